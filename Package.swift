@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// Bluejay for Linux: a Bluetooth Low Energy host stack that drives a controller over HCI.
+import PackageDescription
+
+let package = Package(
+    name: "Bluejay",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "HCI", targets: ["HCI"]),
+        .library(name: "L2CAP", targets: ["L2CAP"]),
+        .library(name: "ATT", targets: ["ATT"]),
+        .library(name: "SMP", targets: ["SMP"]),
+        .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
+        .executable(name: "bluejay", targets: ["bluejay"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
+        // <bluetooth/hci.h>, and termios. No logic lives in C.
+        .target(name: "CBluetooth"),
+        .target(name: "HCI", dependencies: ["CBluetooth"]),
+        .target(name: "L2CAP", dependencies: ["HCI"]),
+        .target(name: "ATT", dependencies: ["L2CAP"]),
+        .target(name: "SMP", dependencies: ["L2CAP"]),
+        .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
+        .executableTarget(
+            name: "bluejay",
+            dependencies: [
+                "HCI", "TraceDecoding",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(name: "HCITests", dependencies: ["HCI"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP"]),
+        .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "TraceDecoding"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

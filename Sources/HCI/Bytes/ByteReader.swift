@@ -1,0 +1,157 @@
+/// Reads little-endian protocol fields from a view of a received buffer without copying it.
+///
+/// Every read checks the remaining length first and throws ``DecodingError/truncated``
+/// instead of trapping, so a short packet from a controller or a peer is an error, never a
+/// crash.
+public struct ByteReader: Sendable {
+    /// The bytes not read yet (a slice of the original buffer: no copy).
+    public private(set) var remaining: ArraySlice<UInt8>
+
+    /// Starts reading at the first byte of `bytes`.
+    public init(_ bytes: ArraySlice<UInt8>) { remaining = bytes }
+
+    /// Starts reading at the first byte of `bytes`.
+    public init(_ bytes: [UInt8]) { remaining = bytes[...] }
+
+    /// How many bytes are left.
+    public var count: Int { remaining.count }
+
+    /// Whether every byte has been read.
+    public var isAtEnd: Bool { remaining.isEmpty }
+
+    /// Reads one byte.
+    public mutating func readUInt8() throws(DecodingError) -> UInt8 {
+        guard let byte = remaining.first else { throw .truncated(needed: 1, available: 0) }
+        remaining = remaining.dropFirst()
+        return byte
+    }
+
+    /// Reads a little-endian 16-bit value.
+    public mutating func readUInt16() throws(DecodingError) -> UInt16 {
+        UInt16(truncatingIfNeeded: try readLittleEndian(byteCount: 2))
+    }
+
+    /// Reads a little-endian 24-bit value.
+    public mutating func readUInt24() throws(DecodingError) -> UInt32 {
+        UInt32(truncatingIfNeeded: try readLittleEndian(byteCount: 3))
+    }
+
+    /// Reads a little-endian 32-bit value.
+    public mutating func readUInt32() throws(DecodingError) -> UInt32 {
+        UInt32(truncatingIfNeeded: try readLittleEndian(byteCount: 4))
+    }
+
+    /// Reads a little-endian 64-bit value.
+    public mutating func readUInt64() throws(DecodingError) -> UInt64 {
+        try readLittleEndian(byteCount: 8)
+    }
+
+    /// Reads a little-endian value of `byteCount` bytes (at most 8).
+    public mutating func readLittleEndian(byteCount: Int) throws(DecodingError) -> UInt64 {
+        let bytes = try readBytes(byteCount)
+        var value: UInt64 = 0
+        for (shift, byte) in bytes.enumerated() { value |= UInt64(byte) << (8 * shift) }
+        return value
+    }
+
+    /// Reads `count` bytes as a view of the buffer.
+    public mutating func readBytes(_ count: Int) throws(DecodingError) -> ArraySlice<UInt8> {
+        guard count >= 0, remaining.count >= count else {
+            throw .truncated(needed: count, available: remaining.count)
+        }
+        let bytes = remaining.prefix(count)
+        remaining = remaining.dropFirst(count)
+        return bytes
+    }
+
+    /// Reads everything that is left.
+    public mutating func readRest() -> ArraySlice<UInt8> {
+        defer { remaining = remaining[remaining.endIndex...] }
+        return remaining
+    }
+
+    /// Throws unless every byte was read: for fixed-size PDUs, where extra bytes mean the
+    /// sender and we disagree about the format.
+    public func expectEnd() throws(DecodingError) {
+        guard remaining.isEmpty else { throw .trailingBytes(remaining.count) }
+    }
+}
+
+/// Writes little-endian protocol fields into a growing byte array.
+public struct ByteWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// Starts with room for `capacity` bytes (a hint) and, optionally, some bytes already
+    /// written.
+    public init(capacity: Int = 32, prefix: [UInt8] = []) {
+        bytes = prefix
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends one byte.
+    public mutating func write(_ value: UInt8) { bytes.append(value) }
+
+    /// Appends a little-endian 16-bit value.
+    public mutating func write(_ value: UInt16) { writeLittleEndian(UInt64(value), byteCount: 2) }
+
+    /// Appends a little-endian 32-bit value.
+    public mutating func write(_ value: UInt32) { writeLittleEndian(UInt64(value), byteCount: 4) }
+
+    /// Appends a little-endian 64-bit value.
+    public mutating func write(_ value: UInt64) { writeLittleEndian(value, byteCount: 8) }
+
+    /// Appends the low 24 bits of `value`, little-endian.
+    public mutating func writeUInt24(_ value: UInt32) { writeLittleEndian(UInt64(value), byteCount: 3) }
+
+    /// Appends the low `byteCount` bytes of `value`, little-endian.
+    public mutating func writeLittleEndian(_ value: UInt64, byteCount: Int) {
+        for index in 0..<byteCount { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
+    }
+
+    /// Appends raw bytes.
+    public mutating func write<S: Sequence>(bytes more: S) where S.Element == UInt8 {
+        bytes.append(contentsOf: more)
+    }
+}
+
+/// Why bytes could not be decoded.
+public enum DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The buffer ended before a field: `needed` bytes were wanted, `available` were left.
+    case truncated(needed: Int, available: Int)
+    /// A fixed-size structure was followed by bytes nobody expected.
+    case trailingBytes(Int)
+    /// A field held a value the format does not allow.
+    case invalidValue(field: String, value: UInt64)
+    /// A length field disagrees with the bytes present.
+    case lengthMismatch(field: String, declared: Int, actual: Int)
+
+    public var description: String {
+        switch self {
+        case let .truncated(needed, available):
+            "truncated: needed \(needed) byte(s), \(available) left"
+        case let .trailingBytes(count):
+            "\(count) unexpected trailing byte(s)"
+        case let .invalidValue(field, value):
+            "invalid \(field) 0x\(String(value, radix: 16))"
+        case let .lengthMismatch(field, declared, actual):
+            "\(field) says \(declared) byte(s) but \(actual) are present"
+        }
+    }
+}
+
+extension Collection where Element == UInt8 {
+    /// The bytes as lowercase hex separated by spaces, for logs and errors.
+    public var hexDump: String {
+        map { byte in
+            let digits = String(byte, radix: 16)
+            return byte < 16 ? "0" + digits : digits
+        }.joined(separator: " ")
+    }
+}
+
+/// Formats `value` as `0x` and exactly `digits` lowercase hex digits.
+public func hex<T: BinaryInteger>(_ value: T, digits: Int) -> String {
+    let text = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, digits - text.count)) + text
+}

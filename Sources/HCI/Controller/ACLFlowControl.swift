@@ -1,0 +1,74 @@
+/// Host-to-controller ACL flow control (Core Vol 4, Part E, 4.1.1): never more packets
+/// outstanding than the controller has buffers. A credit is spent per packet sent and
+/// comes back with Number Of Completed Packets, or when its connection ends.
+///
+/// A value type with no I/O: the controller feeds it and sends what it releases.
+public struct ACLFlowControl: Sendable {
+    /// The controller's buffer count.
+    public let bufferCount: Int
+    /// The longest ACL data payload one buffer holds.
+    public let bufferLength: Int
+    /// Buffers free right now.
+    public private(set) var available: Int
+    /// Packets sent and not yet completed, per connection handle.
+    public private(set) var outstanding: [UInt16: Int] = [:]
+    private var queue: [ACLDataPacket] = []
+    private var queueHead = 0
+
+    /// Starts with every buffer free.
+    public init(bufferCount: Int, bufferLength: Int) {
+        self.bufferCount = bufferCount
+        self.bufferLength = bufferLength
+        available = bufferCount
+    }
+
+    /// Packets waiting for a credit.
+    public var queuedCount: Int { queue.count - queueHead }
+
+    /// Packets in the controller's buffers.
+    public var inFlight: Int { bufferCount - available }
+
+    /// Queues a packet; returns the packets that may be sent now, in order.
+    public mutating func enqueue(_ packet: ACLDataPacket) -> [ACLDataPacket] {
+        queue.append(packet)
+        return release()
+    }
+
+    /// Number Of Completed Packets for `handle`. Returns what may be sent now. A count
+    /// larger than what is outstanding on that handle is clamped: a controller bug must
+    /// not let us overrun its buffers later.
+    public mutating func completed(handle: UInt16, count: Int) -> (released: [ACLDataPacket], excess: Int) {
+        let outstandingOnHandle = outstanding[handle, default: 0]
+        let credited = min(count, outstandingOnHandle)
+        outstanding[handle] = outstandingOnHandle - credited == 0 ? nil : outstandingOnHandle - credited
+        available += credited
+        return (release(), count - credited)
+    }
+
+    /// The connection ended: its buffers are free again (the controller flushes them) and
+    /// its queued packets are dropped and returned in `dropped`.
+    public mutating func disconnected(handle: UInt16) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
+        available += outstanding.removeValue(forKey: handle) ?? 0
+        let pending = queue[queueHead...]
+        let dropped = pending.filter { $0.handle == handle }
+        queue = pending.filter { $0.handle != handle }
+        queueHead = 0
+        return (release(), dropped)
+    }
+
+    private mutating func release() -> [ACLDataPacket] {
+        var sendable: [ACLDataPacket] = []
+        while available > 0, queueHead < queue.count {
+            let packet = queue[queueHead]
+            queueHead += 1
+            available -= 1
+            outstanding[packet.handle, default: 0] += 1
+            sendable.append(packet)
+        }
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        return sendable
+    }
+}

@@ -1,0 +1,443 @@
+/// The host's side of one controller: bring-up, commands with flow control and
+/// timeouts, ACL buffer credits, and dispatch of events and data to the layers above.
+///
+/// Isolated to ``BluetoothActor``: packets from the transport's reader thread arrive in
+/// order through one stream, and everything here runs without locks.
+@BluetoothActor
+public final class HCIController {
+    /// Tunables.
+    public struct Configuration: Sendable {
+        /// How long a command may go unanswered before it fails with
+        /// ``HCIError/commandTimeout(_:seconds:)``.
+        public var commandTimeout: Duration = .seconds(5)
+        /// Where diagnostics go.
+        public var logger: HCILogger = .standardError
+
+        public init(commandTimeout: Duration = .seconds(5), logger: HCILogger = .standardError) {
+            self.commandTimeout = commandTimeout
+            self.logger = logger
+        }
+    }
+
+    /// Where the controller is in its life.
+    public enum State: Sendable, Equatable {
+        /// Created, transport not started.
+        case idle
+        /// Bring-up commands are running.
+        case initializing
+        /// Ready for LE work.
+        case running(ControllerInfo)
+        /// Stopped by an error; every operation fails with it.
+        case failed(HCIError)
+        /// Closed by the host.
+        case closed
+    }
+
+    /// How a command ended at the HCI level.
+    public enum CommandResult: Sendable, Equatable {
+        /// Command Complete with these return parameters (status first, for most commands).
+        case complete(ArraySlice<UInt8>)
+        /// Command Status with this status.
+        case status(HCIStatus)
+    }
+
+    private final class PendingCommand {
+        let packet: HCICommandPacket
+        let continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>
+        var timeout: Task<Void, Never>?
+
+        init(packet: HCICommandPacket, continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>) {
+            self.packet = packet
+            self.continuation = continuation
+        }
+
+        func finish(_ result: Result<CommandResult, HCIError>) {
+            timeout?.cancel()
+            continuation.resume(returning: result)
+        }
+    }
+
+    /// The current state.
+    public private(set) var state: State = .idle
+    /// Called for every event the HCI layer does not consume itself (LE Meta,
+    /// Disconnection Complete, Encryption Change, vendor and unknown events, …).
+    public var onEvent: ((HCIEvent) -> Void)?
+    /// Called for every ACL packet from the controller.
+    public var onACLData: ((ACLDataPacket) -> Void)?
+    /// Called once when the controller stops because of an error.
+    public var onFailure: ((HCIError) -> Void)?
+
+    /// The transport this controller talks through.
+    public nonisolated let transport: any HCITransport
+    private let clock: any Clock<Duration>
+    private let configuration: Configuration
+    private var logger: HCILogger { configuration.logger }
+
+    /// Commands the controller may accept now (Num_HCI_Command_Packets).
+    public private(set) var commandCredits = 1
+    private var waitingCommands: [PendingCommand] = []
+    private var sentCommands: [PendingCommand] = []
+    /// ACL buffer accounting; set once the buffer size is known.
+    public private(set) var aclFlow: ACLFlowControl?
+    private var receiveTask: Task<Void, Never>?
+
+    /// A controller behind `transport`. Nothing is sent until ``start()``.
+    public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
+        self.transport = transport
+        self.clock = clock
+        self.configuration = configuration
+    }
+
+    /// The controller's facts, once running.
+    public var info: ControllerInfo? {
+        if case let .running(info) = state { return info }
+        return nil
+    }
+
+    // MARK: Life cycle
+
+    /// Starts the transport and brings the controller up: Reset, versions, supported
+    /// commands and features, address, event masks chosen from what it supports, buffer
+    /// sizes (LE v2 → LE v1 → shared BR/EDR) and the maximum data length.
+    @discardableResult
+    public func start() async throws(HCIError) -> ControllerInfo {
+        guard state == .idle else { throw .notRunning }
+        state = .initializing
+        let (stream, continuation) = AsyncStream<TransportDelivery>.makeStream()
+        do {
+            try transport.start { continuation.yield($0) }
+        } catch {
+            fail(.transport(error))
+            throw .transport(error)
+        }
+        receiveTask = Task { @BluetoothActor [weak self] in
+            for await delivery in stream {
+                guard let self else { return }
+                self.receive(delivery)
+            }
+        }
+        do {
+            let info = try await bringUp()
+            guard state == .initializing else { throw HCIError.notRunning }
+            state = .running(info)
+            return info
+        } catch {
+            let error = error as? HCIError ?? .notRunning
+            if case .initializing = state { fail(error) }
+            if case let .failed(reason) = state { throw reason }
+            throw error
+        }
+    }
+
+    /// Stops: every queued and running command fails with ``HCIError/notRunning``, the
+    /// transport closes (its thread joined, its descriptors closed).
+    public func close() {
+        switch state {
+        case .closed: return
+        default: break
+        }
+        state = .closed
+        failAllCommands(.notRunning)
+        transport.close()
+        receiveTask?.cancel()
+        receiveTask = nil
+    }
+
+    private func bringUp() async throws -> ControllerInfo {
+        try await send(Reset())
+        let version = try await send(ReadLocalVersionInformation())
+        // A 1.1-era controller lacks the mask: assume what we need and let each command
+        // answer for itself.
+        let commands = try await ifKnown(ReadLocalSupportedCommands())?.commands
+            ?? SupportedCommands(octets: Array(repeating: 0xFF, count: 64))
+        let lmpFeatures = try await send(ReadLocalSupportedFeatures()).features
+        guard let leFeatures = try await ifKnown(LEReadLocalSupportedFeatures())?.features else {
+            throw HCIError.unsupported("Bluetooth Low Energy (LE Read Local Supported Features is unknown to it)")
+        }
+        let address = try await send(ReadBDADDR()).address
+        let eventMask = EventMask.leHost
+        try await send(SetEventMask(mask: eventMask))
+        var leEventMask = LEEventMask.central(for: leFeatures)
+        let leMaskResult = await sendForResult(LESetEventMask(mask: leEventMask))
+        if case let .failure(.commandFailed(opcode, status)) = leMaskResult {
+            // Some controllers reject bits they do not know; the default mask is always valid.
+            logger.log(.warning, "\(opcode.name) with \(hex(leEventMask.rawValue, digits: 16)) rejected (\(status)); using the default mask")
+            leEventMask = .default
+            try await send(LESetEventMask(mask: leEventMask))
+        } else {
+            _ = try leMaskResult.get()
+        }
+        let (aclBuffers, isoBuffers) = try await readBufferSizes(commands)
+        var maximumDataLength: LEReadMaximumDataLength.ReturnParameters?
+        if commands.supports(LEReadMaximumDataLength.self), leFeatures.contains(.dataPacketLengthExtension) {
+            maximumDataLength = try await send(LEReadMaximumDataLength())
+        }
+        aclFlow = ACLFlowControl(bufferCount: aclBuffers.count, bufferLength: aclBuffers.length)
+        return ControllerInfo(version: version, address: address, supportedCommands: commands, lmpFeatures: lmpFeatures,
+                              leFeatures: leFeatures, aclBuffers: aclBuffers, isoBuffers: isoBuffers,
+                              maximumDataLength: maximumDataLength, eventMask: eventMask, leEventMask: leEventMask)
+    }
+
+    /// Sends `command`; `nil` when the controller answers Unknown HCI Command.
+    private func ifKnown<C: HCICommand>(_ command: C) async throws(HCIError) -> C.ReturnParameters? {
+        switch await sendForResult(command) {
+        case .success(let value): return value
+        case .failure(.commandFailed(_, .unknownHCICommand)): return nil
+        case .failure(let error): throw error
+        }
+    }
+
+    private func sendForResult<C: HCICommand>(_ command: C) async -> Result<C.ReturnParameters, HCIError> {
+        do { return .success(try await send(command)) } catch { return .failure(error) }
+    }
+
+    /// LE Read Buffer Size v2, else v1; a zero LE buffer means LE shares the BR/EDR
+    /// buffers of Read Buffer Size.
+    private func readBufferSizes(_ commands: SupportedCommands) async throws -> (ControllerInfo.BufferSize, ControllerInfo.BufferSize?) {
+        var le: ControllerInfo.BufferSize?
+        var iso: ControllerInfo.BufferSize?
+        if commands.supports(LEReadBufferSizeV2.opcode) == true {
+            let v2 = try await send(LEReadBufferSizeV2())
+            le = .init(length: Int(v2.leACLDataPacketLength), count: Int(v2.totalNumLEACLDataPackets), source: LEReadBufferSizeV2.opcode)
+            if v2.totalNumISODataPackets > 0 {
+                iso = .init(length: Int(v2.isoDataPacketLength), count: Int(v2.totalNumISODataPackets), source: LEReadBufferSizeV2.opcode)
+            }
+        } else {
+            let v1 = try await send(LEReadBufferSize())
+            le = .init(length: Int(v1.leACLDataPacketLength), count: Int(v1.totalNumLEACLDataPackets), source: LEReadBufferSize.opcode)
+        }
+        if let le, le.length > 0, le.count > 0 { return (le, iso) }
+        let shared = try await send(ReadBufferSize())
+        guard shared.aclDataPacketLength > 0, shared.totalNumACLDataPackets > 0 else {
+            throw HCIError.unsupported("ACL data: it reports no ACL buffers")
+        }
+        return (.init(length: Int(shared.aclDataPacketLength), count: Int(shared.totalNumACLDataPackets), source: ReadBufferSize.opcode), iso)
+    }
+
+    // MARK: Commands
+
+    /// Sends a command and returns its decoded return parameters, or throws the status
+    /// the controller answered with, a timeout, or the reason the controller stopped.
+    @discardableResult
+    public func send<C: HCICommand>(_ command: C) async throws(HCIError) -> C.ReturnParameters {
+        let result = try await send(command.packet)
+        switch result {
+        case .status(let status):
+            guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
+            guard C.completion == .commandStatus else {
+                throw .malformedResponse(C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
+            }
+            return try decodeReturn(C.self, [])
+        case .complete(let parameters):
+            var reader = ByteReader(parameters)
+            let status: HCIStatus
+            do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
+            guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
+            return try decodeReturn(C.self, reader.remaining)
+        }
+    }
+
+    private func decodeReturn<C: HCICommand>(_: C.Type, _ bytes: ArraySlice<UInt8>) throws(HCIError) -> C.ReturnParameters {
+        do {
+            var reader = ByteReader(bytes)
+            let value = try C.ReturnParameters(from: &reader)
+            // Newer controllers may append fields; extra bytes are not an error.
+            return value
+        } catch {
+            throw .malformedResponse(C.opcode, error)
+        }
+    }
+
+    /// Sends a raw command packet and returns how the controller answered it. Commands
+    /// go out only while the controller grants command credits; the rest wait in order.
+    public func send(_ packet: HCICommandPacket) async throws(HCIError) -> CommandResult {
+        switch state {
+        case .idle, .closed: throw .notRunning
+        case .failed(let error): throw error
+        case .initializing, .running: break
+        }
+        let result = await withCheckedContinuation { continuation in
+            waitingCommands.append(PendingCommand(packet: packet, continuation: continuation))
+            pumpCommands()
+        }
+        return try result.get()
+    }
+
+    private func pumpCommands() {
+        while commandCredits > 0, !waitingCommands.isEmpty {
+            let command = waitingCommands.removeFirst()
+            commandCredits -= 1
+            do {
+                try transport.send(.command(command.packet))
+            } catch {
+                command.finish(.failure(.transport(error)))
+                fail(.transport(error))
+                return
+            }
+            logger.log(.debug, "< \(command.packet.opcode) \(command.packet.parameters.hexDump)")
+            let timeout = configuration.commandTimeout
+            let clock = clock
+            command.timeout = Task { @BluetoothActor [weak self, weak command] in
+                do { try await clock.sleep(for: timeout) } catch { return }
+                guard let self, let command else { return }
+                self.commandTimedOut(command, after: timeout)
+            }
+            sentCommands.append(command)
+        }
+    }
+
+    private func commandTimedOut(_ command: PendingCommand, after timeout: Duration) {
+        guard let index = sentCommands.firstIndex(where: { $0 === command }) else { return }
+        sentCommands.remove(at: index)
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        logger.log(.error, "\(command.packet.opcode) timed out after \(seconds) s")
+        command.finish(.failure(.commandTimeout(command.packet.opcode, seconds: seconds)))
+        // The controller lost the command or its answer; like Linux, assume one credit is
+        // free again so the queue does not stall forever.
+        commandCredits = max(commandCredits, 1)
+        pumpCommands()
+    }
+
+    private func commandAnswered(opcode: HCIOpcode, credits: UInt8, result: CommandResult) {
+        commandCredits = Int(credits)
+        if opcode.rawValue != 0 {
+            if let index = sentCommands.firstIndex(where: { $0.packet.opcode == opcode }) {
+                sentCommands.remove(at: index).finish(.success(result))
+            } else {
+                logger.log(.warning, "answer for \(opcode) which is not outstanding (late after a timeout, or sent by someone else); ignored")
+            }
+        }
+        pumpCommands()
+    }
+
+    private func failAllCommands(_ error: HCIError) {
+        let all = sentCommands + waitingCommands
+        sentCommands.removeAll()
+        waitingCommands.removeAll()
+        for command in all { command.finish(.failure(error)) }
+    }
+
+    private func fail(_ error: HCIError) {
+        switch state {
+        case .failed, .closed: return
+        default: break
+        }
+        state = .failed(error)
+        logger.log(.error, error.description)
+        failAllCommands(error)
+        transport.close()
+        onFailure?(error)
+    }
+
+    // MARK: ACL data
+
+    /// Queues an ACL packet for the controller. It goes out as soon as a controller
+    /// buffer is free; never more are outstanding than the controller has buffers.
+    public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
+        guard case .running = state, var flow = aclFlow else {
+            if case let .failed(error) = state { throw error }
+            throw .notRunning
+        }
+        guard packet.data.count <= flow.bufferLength else {
+            throw .aclPacketTooLong(length: packet.data.count, bufferLength: flow.bufferLength)
+        }
+        let released = flow.enqueue(packet)
+        aclFlow = flow
+        try transmit(released)
+    }
+
+    private func transmit(_ packets: [ACLDataPacket]) throws(HCIError) {
+        for packet in packets {
+            do {
+                try transport.send(.acl(packet))
+            } catch {
+                fail(.transport(error))
+                throw .transport(error)
+            }
+        }
+    }
+
+    // MARK: Receiving
+
+    private func receive(_ delivery: TransportDelivery) {
+        switch delivery {
+        case .failed(let error):
+            fail(.transport(error))
+        case .packets(let packets):
+            for packet in packets {
+                switch state {
+                case .failed, .closed: return
+                default: break
+                }
+                receive(packet)
+            }
+        }
+    }
+
+    private func receive(_ packet: HCIPacket) {
+        switch packet {
+        case .event(let eventPacket):
+            let event: HCIEvent
+            do {
+                event = try HCIEvent(eventPacket)
+            } catch {
+                // A malformed event loses only itself.
+                logger.log(.warning, "malformed \(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))): \(error); "
+                    + "parameters \(eventPacket.parameters.hexDump)")
+                return
+            }
+            handle(event)
+        case .acl(let acl):
+            onACLData?(acl)
+        case .command, .sco, .iso:
+            logger.log(.debug, "ignored \(packet.type) packet from the controller")
+        }
+    }
+
+    private func handle(_ event: HCIEvent) {
+        switch event {
+        case .commandComplete(let complete):
+            logger.log(.debug, "> Command Complete \(complete.opcode) \(complete.returnParameters.hexDump)")
+            commandAnswered(opcode: complete.opcode, credits: complete.numHCICommandPackets, result: .complete(complete.returnParameters))
+        case .commandStatus(let status):
+            logger.log(.debug, "> Command Status \(status.opcode) \(status.status)")
+            commandAnswered(opcode: status.opcode, credits: status.numHCICommandPackets, result: .status(status.status))
+        case .numberOfCompletedPackets(let completed):
+            guard var flow = aclFlow else { return }
+            var released: [ACLDataPacket] = []
+            for completion in completed.completions {
+                let (more, excess) = flow.completed(handle: completion.handle, count: Int(completion.count))
+                if excess > 0 {
+                    logger.log(.warning, "controller completed \(excess) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding")
+                }
+                released += more
+            }
+            aclFlow = flow
+            try? transmit(released)
+        case .disconnectionComplete(let disconnection):
+            if var flow = aclFlow {
+                let (released, dropped) = flow.disconnected(handle: disconnection.handle)
+                aclFlow = flow
+                if !dropped.isEmpty {
+                    logger.log(.info, "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))")
+                }
+                try? transmit(released)
+            }
+            onEvent?(event)
+        case .hardwareError(let error):
+            fail(.hardwareError(code: error.hardwareCode))
+            onEvent?(event)
+        case .vendorSpecific(let parameters):
+            logger.log(.debug, "vendor-specific event (0xff), \(parameters.count) byte(s), ignored")
+            onEvent?(event)
+        case .other(let packet):
+            logger.log(.debug, "event \(hex(packet.code, digits: 2)) \(HCINames.event(packet.code)) not handled by HCI")
+            onEvent?(event)
+        case .dataBufferOverflow(let overflow):
+            logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
+            onEvent?(event)
+        case .encryptionChange, .leMeta:
+            onEvent?(event)
+        }
+    }
+}

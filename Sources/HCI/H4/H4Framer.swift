@@ -1,0 +1,114 @@
+/// Cuts an H4 byte stream (UART, emulator socket) into whole HCI packets.
+///
+/// Bytes may arrive in any chunking — one byte at a time or many packets at once — and
+/// the packets that come out are the same. A byte that is not a packet indicator, or a
+/// length no controller can send, means the stream has lost framing; H4 has no way to
+/// resynchronise, so the framer reports ``H4FramingError`` and stops accepting input.
+public struct H4Framer: Sendable {
+    /// Packet types accepted from this stream (from a controller: ACL, SCO, event, ISO).
+    public let acceptedTypes: Set<H4PacketType>
+    /// Longest ACL data length accepted. Larger claims mean a desynchronised stream: no
+    /// controller buffer is that large.
+    public let maximumACLDataLength: Int
+
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var failure: H4FramingError?
+    /// Bytes consumed before `buffer[0]`, so errors can say where the stream went wrong.
+    private var consumedBefore = 0
+
+    /// Creates a framer for a stream that carries `acceptedTypes`.
+    public init(acceptedTypes: Set<H4PacketType> = Set(H4PacketType.allCases), maximumACLDataLength: Int = 4096) {
+        self.acceptedTypes = acceptedTypes
+        self.maximumACLDataLength = maximumACLDataLength
+    }
+
+    /// Bytes received but not yet part of a whole packet.
+    public var pendingByteCount: Int { buffer.count - readIndex }
+
+    /// Appends bytes from the stream and returns every packet they complete, in order.
+    /// Each packet is `(type, body)` where `body` excludes the indicator byte.
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(H4FramingError) -> [(H4PacketType, [UInt8])] {
+        if let failure { throw failure }
+        buffer.append(contentsOf: bytes)
+        var packets: [(H4PacketType, [UInt8])] = []
+        while true {
+            let available = buffer.count - readIndex
+            guard available >= 1 else { break }
+            let indicator = buffer[readIndex]
+            guard let type = H4PacketType(rawValue: indicator), acceptedTypes.contains(type) else {
+                return try fail(.badPacketType(indicator, offset: consumedBefore + readIndex), after: packets)
+            }
+            guard available >= 1 + type.headerLength else { break }
+            let length = bodyLength(type: type, headerStart: readIndex + 1)
+            if let limit = limit(for: type), length > limit {
+                return try fail(.impossibleLength(type: type, length: length, limit: limit,
+                                                  offset: consumedBefore + readIndex), after: packets)
+            }
+            let total = 1 + type.headerLength + length
+            guard available >= total else { break }
+            packets.append((type, Array(buffer[(readIndex + 1)..<(readIndex + total)])))
+            readIndex += total
+        }
+        compact()
+        return packets
+    }
+
+    private func bodyLength(type: H4PacketType, headerStart: Int) -> Int {
+        switch type {
+        case .command, .sco: Int(buffer[headerStart + 2])
+        case .event: Int(buffer[headerStart + 1])
+        case .acl: Int(buffer[headerStart + 2]) | Int(buffer[headerStart + 3]) << 8
+        // The top two bits of the ISO length field are reserved; a set bit is impossible.
+        case .iso: Int(buffer[headerStart + 2]) | Int(buffer[headerStart + 3]) << 8
+        }
+    }
+
+    private func limit(for type: H4PacketType) -> Int? {
+        switch type {
+        case .acl: maximumACLDataLength
+        case .iso: 0x3FFF
+        case .command, .sco, .event: nil  // a one-byte length is always possible
+        }
+    }
+
+    private mutating func fail(_ error: H4FramingError, after packets: [(H4PacketType, [UInt8])]) throws(H4FramingError) -> [(H4PacketType, [UInt8])] {
+        failure = error
+        // Whole packets before the bad byte are still good; the caller gets them first and
+        // the error on the next call.
+        if packets.isEmpty { throw error }
+        return packets
+    }
+
+    /// Drops consumed bytes once they dominate the buffer, keeping appends amortised O(1).
+    private mutating func compact() {
+        if readIndex == buffer.count {
+            consumedBefore += readIndex
+            buffer.removeAll(keepingCapacity: true)
+            readIndex = 0
+        } else if readIndex > 4096, readIndex * 2 > buffer.count {
+            consumedBefore += readIndex
+            buffer.removeSubrange(0..<readIndex)
+            readIndex = 0
+        }
+    }
+}
+
+/// The H4 stream lost framing.
+public enum H4FramingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A byte where a packet indicator should be is not one of the accepted types.
+    case badPacketType(UInt8, offset: Int)
+    /// A header claims more data than any controller sends.
+    case impossibleLength(type: H4PacketType, length: Int, limit: Int, offset: Int)
+
+    public var description: String {
+        switch self {
+        case let .badPacketType(byte, offset):
+            "H4 framing lost at stream offset \(offset): \(hex(byte, digits: 2)) is not a packet type "
+                + "(expected 0x02 ACL, 0x03 SCO, 0x04 event or 0x05 ISO); is the baud rate or the port right?"
+        case let .impossibleLength(type, length, limit, offset):
+            "H4 framing lost at stream offset \(offset): \(type) packet claims \(length) bytes, more than the "
+                + "\(limit) any controller sends"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+/// An HCI status or error code (Core Vol 1, Part F), as carried by Command Complete,
+/// Command Status, connection events and disconnection reasons.
+///
+/// A struct rather than an enum so that codes newer than this table still round-trip; each
+/// known code has a readable ``name``.
+public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The code as sent on the wire.
+    public let rawValue: UInt8
+
+    /// Wraps a code from the wire.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Whether the code is 0x00 Success.
+    public var isSuccess: Bool { rawValue == 0 }
+
+    /// The specification's name in lower camel case, or `nil` for a code the table lacks.
+    public var name: String? { Self.names[rawValue] }
+
+    /// `0x3e connectionFailedToBeEstablished`.
+    public var description: String { "\(hex(rawValue, digits: 2)) \(name ?? "unknown")" }
+
+    public static let success = HCIStatus(rawValue: 0x00)
+    public static let unknownHCICommand = HCIStatus(rawValue: 0x01)
+    public static let unknownConnectionIdentifier = HCIStatus(rawValue: 0x02)
+    public static let hardwareFailure = HCIStatus(rawValue: 0x03)
+    public static let authenticationFailure = HCIStatus(rawValue: 0x05)
+    public static let pinOrKeyMissing = HCIStatus(rawValue: 0x06)
+    public static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
+    public static let connectionTimeout = HCIStatus(rawValue: 0x08)
+    public static let connectionLimitExceeded = HCIStatus(rawValue: 0x09)
+    public static let connectionAlreadyExists = HCIStatus(rawValue: 0x0B)
+    public static let commandDisallowed = HCIStatus(rawValue: 0x0C)
+    public static let unsupportedFeatureOrParameterValue = HCIStatus(rawValue: 0x11)
+    public static let invalidHCICommandParameters = HCIStatus(rawValue: 0x12)
+    public static let remoteUserTerminatedConnection = HCIStatus(rawValue: 0x13)
+    public static let remoteDeviceTerminatedLowResources = HCIStatus(rawValue: 0x14)
+    public static let remoteDeviceTerminatedPowerOff = HCIStatus(rawValue: 0x15)
+    public static let connectionTerminatedByLocalHost = HCIStatus(rawValue: 0x16)
+    public static let unsupportedRemoteFeature = HCIStatus(rawValue: 0x1A)
+    public static let unspecifiedError = HCIStatus(rawValue: 0x1F)
+    public static let lmpLLResponseTimeout = HCIStatus(rawValue: 0x22)
+    public static let insufficientSecurity = HCIStatus(rawValue: 0x2F)
+    public static let controllerBusy = HCIStatus(rawValue: 0x3A)
+    public static let unacceptableConnectionParameters = HCIStatus(rawValue: 0x3B)
+    public static let advertisingTimeout = HCIStatus(rawValue: 0x3C)
+    public static let connectionTerminatedMICFailure = HCIStatus(rawValue: 0x3D)
+    public static let connectionFailedToBeEstablished = HCIStatus(rawValue: 0x3E)
+    public static let operationCancelledByHost = HCIStatus(rawValue: 0x44)
+
+    private static let names: [UInt8: String] = [
+        0x00: "success", 0x01: "unknownHCICommand", 0x02: "unknownConnectionIdentifier",
+        0x03: "hardwareFailure", 0x04: "pageTimeout", 0x05: "authenticationFailure",
+        0x06: "pinOrKeyMissing", 0x07: "memoryCapacityExceeded", 0x08: "connectionTimeout",
+        0x09: "connectionLimitExceeded", 0x0A: "synchronousConnectionLimitExceeded",
+        0x0B: "connectionAlreadyExists", 0x0C: "commandDisallowed",
+        0x0D: "connectionRejectedLimitedResources", 0x0E: "connectionRejectedSecurityReasons",
+        0x0F: "connectionRejectedUnacceptableBDADDR", 0x10: "connectionAcceptTimeoutExceeded",
+        0x11: "unsupportedFeatureOrParameterValue", 0x12: "invalidHCICommandParameters",
+        0x13: "remoteUserTerminatedConnection", 0x14: "remoteDeviceTerminatedLowResources",
+        0x15: "remoteDeviceTerminatedPowerOff", 0x16: "connectionTerminatedByLocalHost",
+        0x17: "repeatedAttempts", 0x18: "pairingNotAllowed", 0x19: "unknownLMPPDU",
+        0x1A: "unsupportedRemoteFeature", 0x1B: "scoOffsetRejected", 0x1C: "scoIntervalRejected",
+        0x1D: "scoAirModeRejected", 0x1E: "invalidLMPLLParameters", 0x1F: "unspecifiedError",
+        0x20: "unsupportedLMPLLParameterValue", 0x21: "roleChangeNotAllowed",
+        0x22: "lmpLLResponseTimeout", 0x23: "lmpLLErrorTransactionCollision",
+        0x24: "lmpPDUNotAllowed", 0x25: "encryptionModeNotAcceptable",
+        0x26: "linkKeyCannotBeChanged", 0x27: "requestedQoSNotSupported", 0x28: "instantPassed",
+        0x29: "pairingWithUnitKeyNotSupported", 0x2A: "differentTransactionCollision",
+        0x2C: "qosUnacceptableParameter", 0x2D: "qosRejected",
+        0x2E: "channelClassificationNotSupported", 0x2F: "insufficientSecurity",
+        0x30: "parameterOutOfMandatoryRange", 0x32: "roleSwitchPending",
+        0x34: "reservedSlotViolation", 0x35: "roleSwitchFailed",
+        0x36: "extendedInquiryResponseTooLarge", 0x37: "secureSimplePairingNotSupportedByHost",
+        0x38: "hostBusyPairing", 0x39: "connectionRejectedNoSuitableChannelFound",
+        0x3A: "controllerBusy", 0x3B: "unacceptableConnectionParameters",
+        0x3C: "advertisingTimeout", 0x3D: "connectionTerminatedMICFailure",
+        0x3E: "connectionFailedToBeEstablished", 0x3F: "macConnectionFailed",
+        0x40: "coarseClockAdjustmentRejected", 0x41: "type0SubmapNotDefined",
+        0x42: "unknownAdvertisingIdentifier", 0x43: "limitReached",
+        0x44: "operationCancelledByHost", 0x45: "packetTooLong", 0x46: "tooLate",
+        0x47: "tooEarly", 0x48: "insufficientChannels",
+    ]
+}
+
+/// A Bluetooth device address (BD_ADDR), stored as on the wire: least significant byte
+/// first. Printed most significant byte first, as people write it.
+public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The six bytes in wire order (little-endian).
+    public let bytes: [UInt8]
+
+    /// Wraps six bytes in wire order.
+    public init(littleEndianBytes bytes: some Collection<UInt8>) {
+        precondition(bytes.count == 6, "a BD_ADDR has six bytes")
+        self.bytes = Array(bytes)
+    }
+
+    /// Parses `AA:BB:CC:DD:EE:FF` (most significant first); `nil` if malformed.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 6 else { return nil }
+        var bytes: [UInt8] = []
+        for part in parts.reversed() {
+            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        self.bytes = bytes
+    }
+
+    /// Reads six bytes from a PDU.
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        bytes = Array(try reader.readBytes(6))
+    }
+
+    /// Writes the six bytes into a PDU.
+    public func encode(to writer: inout ByteWriter) { writer.write(bytes: bytes) }
+
+    /// `AA:BB:CC:DD:EE:FF`.
+    public var description: String {
+        bytes.reversed().map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return byte < 16 ? "0" + digits : digits
+        }.joined(separator: ":")
+    }
+}

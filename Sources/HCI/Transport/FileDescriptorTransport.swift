@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import CBluetooth
+
+/// H4 over a file descriptor: a UART, a TCP or Unix stream socket, or the HCI user
+/// channel socket (which returns one whole H4 packet per read, a special case of a stream).
+///
+/// A reader thread waits in `poll` on the descriptor and on an eventfd that `close()`
+/// signals, so closing wakes it at once; the thread is joined and both descriptors are
+/// closed before `close()` returns.
+public final class FileDescriptorTransport: HCITransport {
+    private enum State {
+        case ready
+        case running(ReaderThread)
+        case closed
+    }
+
+    private let fd: Int32
+    private let wakeFd: Int32
+    private let name: String
+    private let capture: BTSnoopWriter?
+    private let framerLimit: Int
+    private let state = Mutex(State.ready)
+    private let writeLock = Mutex(())
+
+    /// Wraps an open descriptor; the transport owns it from now on.
+    public init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) {
+        fd = descriptor
+        wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
+        self.name = name
+        self.capture = capture
+        self.framerLimit = framerLimit
+    }
+
+    deinit { close() }
+
+    public var description: String { name }
+
+    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+        try state.withLock { (state: inout State) throws(TransportError) in
+            guard case .ready = state else { throw TransportError.closed }
+            let fd = fd, wakeFd = wakeFd, name = name, capture = capture, limit = framerLimit
+            state = .running(try ReaderThread {
+                Self.readLoop(fd: fd, wakeFd: wakeFd, name: name, capture: capture, framerLimit: limit, deliver: deliver)
+            })
+        }
+    }
+
+    public func send(_ packet: HCIPacket) throws(TransportError) {
+        let bytes = packet.encodeH4()
+        let isOpen = state.withLock { state in
+            if case .closed = state { return false }
+            return true
+        }
+        guard isOpen else { throw .closed }
+        let ok = writeLock.withLock { _ in
+            capture?.write(h4: bytes[...], direction: .sent)
+            return writeAll(fd, bytes[...])
+        }
+        guard ok else { throw .ioFailed(what: "writing to \(name)", errno: errno) }
+    }
+
+    public func close() {
+        let previous = state.withLock { state in
+            let previous = state
+            state = .closed
+            return previous
+        }
+        switch previous {
+        case .closed: return
+        case .ready: break
+        case .running(let thread):
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeFd, &one, 8)
+            thread.join()
+        }
+        Glibc.close(fd)
+        Glibc.close(wakeFd)
+    }
+
+    private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int,
+                                 deliver: @Sendable (TransportDelivery) -> Void) {
+        // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
+        var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                deliver(.failed(.ioFailed(what: "waiting for \(name)", errno: errno)))
+                return
+            }
+            if fds[1].revents != 0 { return }  // close() asked us to stop
+            guard fds[0].revents != 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: errno)))
+                return
+            }
+            if count == 0 {
+                deliver(.failed(.closedByPeer(what: name)))
+                return
+            }
+            let framed: [(H4PacketType, [UInt8])]
+            do {
+                framed = try framer.append(buffer[0..<count])
+            } catch {
+                deliver(.failed(.framing(error)))
+                return
+            }
+            var packets: [HCIPacket] = []
+            packets.reserveCapacity(framed.count)
+            for (type, body) in framed {
+                capture?.write(h4: [type.rawValue] + body, direction: .received)
+                do {
+                    packets.append(try HCIPacket(type: type, body: body[...]))
+                } catch {
+                    // The framer guarantees the lengths; this is defence in depth.
+                    deliver(.failed(.malformedPacket("\(type) packet: \(error)")))
+                    return
+                }
+            }
+            if !packets.isEmpty { deliver(.packets(packets)) }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// What a transport hands the stack: packets from the controller, in order, or the end.
+public enum TransportDelivery: Sendable {
+    /// Whole packets, in the order the controller sent them (one read may hold several).
+    case packets([HCIPacket])
+    /// The transport stopped: the controller went away or the byte stream broke. Nothing
+    /// follows.
+    case failed(TransportError)
+}
+
+/// A link to a controller: user channel socket, UART, TCP/Unix socket, or a replayed
+/// recording. Reading runs on the transport's own thread; deliveries arrive in order on
+/// that thread.
+public protocol HCITransport: AnyObject, Sendable, CustomStringConvertible {
+    /// Starts reading. `deliver` is called from the transport's reader thread, in order;
+    /// it must return quickly (hand the packets to the stack's serial context).
+    func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError)
+    /// Writes one packet to the controller.
+    func send(_ packet: HCIPacket) throws(TransportError)
+    /// Stops reading and releases every thread and descriptor. Idempotent; no delivery
+    /// follows its return.
+    func close()
+}
+
+/// Why a transport could not open, or stopped. Setup errors say how to fix them.
+public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The transport string is malformed; the text says what is expected.
+    case invalidSpec(String)
+    /// The adapter exists but something else holds it.
+    case adapterBusy(adapter: String)
+    /// The process may not open a user channel.
+    case permissionDenied(adapter: String, errno: Int32)
+    /// No such adapter; the ones that exist.
+    case noSuchAdapter(adapter: String, present: [String])
+    /// The kernel has no Bluetooth support.
+    case bluetoothUnsupportedByKernel
+    /// Opening failed for another reason.
+    case openFailed(what: String, errno: Int32)
+    /// Reading or writing failed.
+    case ioFailed(what: String, errno: Int32)
+    /// The other end closed the stream.
+    case closedByPeer(what: String)
+    /// The H4 byte stream lost framing.
+    case framing(H4FramingError)
+    /// A packet was impossible to decode.
+    case malformedPacket(String)
+    /// The transport was closed by the host.
+    case closed
+    /// The capture file could not be written.
+    case captureFailed(path: String, errno: Int32)
+    /// A replayed recording and the host disagree.
+    case replayMismatch(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidSpec(text): text
+        case let .adapterBusy(adapter):
+            "\(adapter) is busy (EBUSY): bluetoothd or another program holds it; stop bluetooth.service "
+                + "('sudo systemctl stop bluetooth') or power the adapter down ('sudo btmgmt -i \(adapter) power off'), "
+                + "and make sure no other user-channel program is running"
+        case let .permissionDenied(adapter, code):
+            "cannot open \(adapter) (\(errorName(code))): the HCI user channel needs CAP_NET_ADMIN; run as root "
+                + "or grant it once with 'sudo setcap cap_net_admin+ep <path to bluejay>'"
+        case let .noSuchAdapter(adapter, present):
+            "no adapter \(adapter) (ENODEV); "
+                + (present.isEmpty ? "this machine has no Bluetooth adapters (/sys/class/bluetooth is empty)"
+                    : "adapters present: \(present.joined(separator: ", "))")
+        case .bluetoothUnsupportedByKernel:
+            "this kernel has no Bluetooth support (EAFNOSUPPORT: socket(AF_BLUETOOTH) failed); load it with "
+                + "'sudo modprobe bluetooth' or use a kernel with CONFIG_BT, or use a serial:, tcp: or unix: transport"
+        case let .openFailed(what, code): "cannot open \(what): \(errorName(code))"
+        case let .ioFailed(what, code): "\(what) failed: \(errorName(code))"
+        case let .closedByPeer(what): "\(what) closed the connection"
+        case let .framing(error): error.description
+        case let .malformedPacket(text): "malformed packet from the controller: \(text)"
+        case .closed: "the transport is closed"
+        case let .captureFailed(path, code): "cannot write capture file \(path): \(errorName(code))"
+        case let .replayMismatch(text): "replay mismatch: \(text)"
+        }
+    }
+}

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A dedicated POSIX thread for blocking reads, joined on close so none is left behind.
+final class ReaderThread: Sendable {
+    private final class Body: @unchecked Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    private let thread: pthread_t
+
+    init(_ run: @escaping @Sendable () -> Void) throws(TransportError) {
+        let body = Unmanaged.passRetained(Body(run)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { argument in
+            let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
+            body.run()
+            return nil
+        }, body)
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(body).release()
+            throw .openFailed(what: "reader thread", errno: result)
+        }
+        self.thread = thread
+    }
+
+    /// Whether the caller is this thread (a delivery handler closing its own transport).
+    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    /// Waits for the thread to end, or detaches it when called from the thread itself.
+    func join() {
+        if isCurrent { pthread_detach(thread) } else { pthread_join(thread, nil) }
+    }
+}

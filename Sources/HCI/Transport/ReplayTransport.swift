@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import CBluetooth
+
+/// Plays the controller's side of a btsnoop recording and checks that the host sends
+/// what the recording says it sent: a conformance test with no controller, no Python and
+/// no network.
+///
+/// Controller→host records are delivered until the next host→controller record; then
+/// the transport waits for the host to send that packet, byte for byte, and goes on.
+/// A difference ends the replay with ``TransportError/replayMismatch(_:)``.
+public final class ReplayTransport: HCITransport {
+    private struct Script {
+        var records: [BTSnoopRecord]
+        var next = 0
+        var outbox: [TransportDelivery] = []
+        var stopped = false
+    }
+
+    /// Shared with the delivery thread, which must not keep the transport itself alive.
+    private final class Shared: Sendable {
+        let script: Mutex<Script>
+        init(_ script: Script) { self.script = Mutex(script) }
+    }
+
+    private let shared: Shared
+    private let wakeFd: Int32
+    private let thread = Mutex<ReaderThread?>(nil)
+    private let capture: BTSnoopWriter?
+    private let path: String
+
+    /// Loads the recording at `path`.
+    public init(path: String, capture: BTSnoopWriter? = nil) throws(TransportError) {
+        let file: BTSnoopFile
+        do { file = try BTSnoopFile(path: path) } catch { throw .openFailed(what: "replay:\(path) (\(error))", errno: 0) }
+        let packets = file.records.filter { if case .packet = $0.content { true } else { false } }
+        shared = Shared(Script(records: packets))
+        wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
+        self.capture = capture
+        self.path = path
+    }
+
+    deinit { close() }
+
+    public var description: String { "replay:\(path)" }
+
+    /// Whether every record of the recording has been played and matched.
+    public var isFinished: Bool { shared.script.withLock { $0.next == $0.records.count } }
+
+    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+        let wakeFd = wakeFd
+        let reader = try ReaderThread { [shared] in
+            var fds = [pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
+            while true {
+                _ = poll(&fds, 1, -1)
+                var counter: UInt64 = 0
+                _ = read(wakeFd, &counter, 8)
+                let (batch, stopped) = shared.script.withLock { script in
+                    defer { script.outbox.removeAll() }
+                    return (script.outbox, script.stopped)
+                }
+                if stopped { return }
+                for delivery in batch { deliver(delivery) }
+            }
+        }
+        thread.withLock { $0 = reader }
+        advance()
+    }
+
+    public func send(_ packet: HCIPacket) throws(TransportError) {
+        let bytes = packet.encodeH4()
+        capture?.write(h4: bytes[...], direction: .sent)
+        let mismatch: TransportError? = shared.script.withLock { script in
+            guard script.next < script.records.count else {
+                return .replayMismatch("the recording has ended but the host sent \(bytes.hexDump)")
+            }
+            let record = script.records[script.next]
+            guard case let .packet(type, body) = record.content, record.direction == .sent,
+                  [type.rawValue] + body == bytes else {
+                return .replayMismatch("record \(record.number): expected \(Self.describe(record)), host sent \(bytes.hexDump)")
+            }
+            script.next += 1
+            return nil
+        }
+        if let mismatch {
+            enqueue(.failed(mismatch))
+            throw mismatch
+        }
+        advance()
+    }
+
+    public func close() {
+        let first = shared.script.withLock { script in
+            defer { script.stopped = true }
+            return !script.stopped
+        }
+        guard first else { return }
+        var one: UInt64 = 1
+        _ = write(wakeFd, &one, 8)
+        let reader = thread.withLock { reader in
+            defer { reader = nil }
+            return reader
+        }
+        reader?.join()
+        Glibc.close(wakeFd)
+    }
+
+    /// Queues the controller's packets up to the next one the host must send.
+    private func advance() {
+        let packets: [HCIPacket] = shared.script.withLock { script in
+            var packets: [HCIPacket] = []
+            while script.next < script.records.count, script.records[script.next].direction == .received {
+                if case let .packet(type, body) = script.records[script.next].content,
+                   let packet = try? HCIPacket(type: type, body: body) {
+                    packets.append(packet)
+                }
+                script.next += 1
+            }
+            return packets
+        }
+        for packet in packets { capture?.write(packet, direction: .received) }
+        if !packets.isEmpty { enqueue(.packets(packets)) }
+    }
+
+    private func enqueue(_ delivery: TransportDelivery) {
+        // The eventfd is written under the lock so close() cannot free it in between.
+        shared.script.withLock { script in
+            guard !script.stopped else { return }
+            script.outbox.append(delivery)
+            var one: UInt64 = 1
+            _ = write(wakeFd, &one, 8)
+        }
+    }
+
+    private static func describe(_ record: BTSnoopRecord) -> String {
+        guard case let .packet(type, body) = record.content else { return "a non-packet record" }
+        return "\(record.direction == .sent ? "host→controller" : "controller→host") \(([type.rawValue] + body).hexDump)"
+    }
+}

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Connected stream sockets for H4 over TCP or a Unix socket.
+enum StreamSocket {
+    static func connectTCP(host: String, port: UInt16) throws(TransportError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .openFailed(what: "tcp:\(host):\(port) (\(String(cString: gai_strerror(status))))", errno: 0)
+        }
+        defer { freeaddrinfo(list) }
+        var lastError: Int32 = ECONNREFUSED
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            if fd >= 0 {
+                if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                    var one: Int32 = 1
+                    // HCI packets are small and latency matters more than batching.
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    return fd
+                }
+                lastError = errno
+                close(fd)
+            } else {
+                lastError = errno
+            }
+            entry = info.pointee.ai_next
+        }
+        throw .openFailed(what: "tcp:\(host):\(port)", errno: lastError)
+    }
+
+    static func connectUnix(path: String) throws(TransportError) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let utf8 = Array(path.utf8)
+        guard utf8.count < capacity else { throw .invalidSpec("unix socket path is longer than \(capacity - 1) bytes") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: utf8)
+            raw[utf8.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .openFailed(what: "unix:\(path)", errno: errno) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw .openFailed(what: "unix:\(path)", errno: code)
+        }
+        return fd
+    }
+}

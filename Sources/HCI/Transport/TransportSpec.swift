@@ -1,0 +1,103 @@
+/// A transport named by a string, the same everywhere (CLI `--transport`, the
+/// `BLUEJAY_TRANSPORT` variable, the API):
+///
+/// - `hci0`, `hci:0` — the kernel's HCI user channel on adapter hci0
+/// - `serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts|none]` — H4 over a UART
+/// - `tcp:HOST:PORT` — H4 over TCP (emulators, the test peer)
+/// - `unix:PATH` — H4 over a Unix stream socket
+/// - `replay:FILE` — the controller side of a btsnoop recording
+public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
+    case userChannel(index: UInt16)
+    case serial(path: String, baudRate: Int, flowControl: Bool)
+    case tcp(host: String, port: UInt16)
+    case unix(path: String)
+    case replay(path: String)
+
+    /// The baud rate used when a serial spec names none.
+    public static let defaultBaudRate = 115_200
+
+    /// Parses a transport string; the error says what forms exist.
+    public init(parsing text: String) throws(TransportError) {
+        let usage = "expected hci0, hci:N, serial:/dev/ttyX[,baud=N][,flow=rtscts|none], tcp:HOST:PORT, unix:PATH or replay:FILE"
+        if text.hasPrefix("hci") {
+            var rest = text.dropFirst(3)
+            if rest.first == ":" { rest = rest.dropFirst() }
+            if rest.hasPrefix("hci") { rest = rest.dropFirst(3) }
+            guard let index = UInt16(rest) else { throw .invalidSpec("bad adapter in '\(text)': \(usage)") }
+            self = .userChannel(index: index)
+            return
+        }
+        guard let colon = text.firstIndex(of: ":") else { throw .invalidSpec("unknown transport '\(text)': \(usage)") }
+        let scheme = text[..<colon]
+        let value = String(text[text.index(after: colon)...])
+        switch scheme {
+        case "serial":
+            var parts = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            let path = parts.removeFirst()
+            guard !path.isEmpty else { throw .invalidSpec("serial transport needs a device path: \(usage)") }
+            var baud = Self.defaultBaudRate
+            var flow = false
+            for option in parts {
+                let pair = option.split(separator: "=", maxSplits: 1).map(String.init)
+                switch (pair.first, pair.count == 2 ? pair[1] : nil) {
+                case ("baud", let number?):
+                    guard let rate = Int(number), SerialPort.speedConstant(rate) != nil else {
+                        throw .invalidSpec("unsupported baud rate '\(number)' (supported: \(SerialPort.supportedRates.map(String.init).joined(separator: ", ")))")
+                    }
+                    baud = rate
+                case ("flow", "rtscts"): flow = true
+                case ("flow", "none"): flow = false
+                default: throw .invalidSpec("unknown serial option '\(option)': expected baud=N or flow=rtscts|none")
+                }
+            }
+            self = .serial(path: path, baudRate: baud, flowControl: flow)
+        case "tcp":
+            guard let portColon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: portColon)...]),
+                  port != 0 else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
+            var host = String(value[..<portColon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
+            self = .tcp(host: host, port: port)
+        case "unix":
+            guard !value.isEmpty else { throw .invalidSpec("unix transport needs a socket path") }
+            self = .unix(path: value)
+        case "replay":
+            guard !value.isEmpty else { throw .invalidSpec("replay transport needs a btsnoop file") }
+            self = .replay(path: value)
+        default:
+            throw .invalidSpec("unknown transport '\(text)': \(usage)")
+        }
+    }
+
+    /// The canonical string for this transport.
+    public var description: String {
+        switch self {
+        case let .userChannel(index): "hci\(index)"
+        case let .serial(path, baud, flow): "serial:\(path),baud=\(baud),flow=\(flow ? "rtscts" : "none")"
+        case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        case let .unix(path): "unix:\(path)"
+        case let .replay(path): "replay:\(path)"
+        }
+    }
+
+    /// Opens the transport. With `capture`, every packet in both directions is also
+    /// written to that btsnoop file.
+    public func open(capture: BTSnoopWriter? = nil) throws(TransportError) -> any HCITransport {
+        switch self {
+        case let .userChannel(index):
+            return FileDescriptorTransport(descriptor: try UserChannel.open(index: index), name: description,
+                                           capture: capture, framerLimit: 65535)
+        case let .serial(path, baud, flow):
+            return FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
+                                           name: description, capture: capture)
+        case let .tcp(host, port):
+            return FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
+                                           name: description, capture: capture)
+        case let .unix(path):
+            return FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
+                                           name: description, capture: capture)
+        case let .replay(path):
+            return try ReplayTransport(path: path, capture: capture)
+        }
+    }
+}

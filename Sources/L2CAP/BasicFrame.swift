@@ -1,0 +1,76 @@
+import HCI
+
+/// A fixed L2CAP channel on an LE link (Core Vol 3, Part A, 2.1).
+public struct ChannelIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// The Attribute Protocol.
+    public static let att = ChannelIdentifier(rawValue: 0x0004)
+    /// LE signaling: connection parameter updates, credit-based channels, command reject.
+    public static let leSignaling = ChannelIdentifier(rawValue: 0x0005)
+    /// The Security Manager Protocol.
+    public static let smp = ChannelIdentifier(rawValue: 0x0006)
+
+    public var description: String {
+        switch rawValue {
+        case 0x0001: "BR/EDR signaling (0x0001)"
+        case 0x0004: "ATT (0x0004)"
+        case 0x0005: "LE signaling (0x0005)"
+        case 0x0006: "SMP (0x0006)"
+        default: "CID \(hex(rawValue, digits: 4))"
+        }
+    }
+}
+
+/// An L2CAP basic frame (B-frame): length, channel id, payload.
+public struct BasicFrame: Sendable, Equatable {
+    /// The channel the payload belongs to.
+    public var channel: ChannelIdentifier
+    /// The payload, a view of the reassembled PDU.
+    public var payload: ArraySlice<UInt8>
+
+    public init(channel: ChannelIdentifier, payload: ArraySlice<UInt8>) {
+        self.channel = channel
+        self.payload = payload
+    }
+
+    /// Decodes a whole PDU; its length field must match the bytes present.
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        let length = Int(try reader.readUInt16())
+        channel = ChannelIdentifier(rawValue: try reader.readUInt16())
+        guard reader.count == length else {
+            throw .lengthMismatch(field: "L2CAP length", declared: length, actual: reader.count)
+        }
+        payload = reader.readRest()
+    }
+
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(UInt16(payload.count))
+        writer.write(channel.rawValue)
+        writer.write(bytes: payload)
+    }
+
+    /// The encoded frame.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: payload.count + 4)
+        encode(to: &writer)
+        return writer.bytes
+    }
+
+    /// Splits the frame into ACL packets of at most `bufferLength` bytes for `handle`:
+    /// the first marked as a start (non-flushable, as the specification requires from an
+    /// LE host), the rest as continuations.
+    public func fragments(handle: UInt16, bufferLength: Int) -> [ACLDataPacket] {
+        let bytes = encoded()
+        var packets: [ACLDataPacket] = []
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + bufferLength, bytes.count)
+            packets.append(ACLDataPacket(handle: handle, boundary: offset == 0 ? .firstNonFlushable : .continuing,
+                                         data: bytes[offset..<end]))
+            offset = end
+        }
+        return packets
+    }
+}

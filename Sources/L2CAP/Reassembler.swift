@@ -1,0 +1,93 @@
+import HCI
+
+/// Rebuilds L2CAP PDUs from the ACL fragments of one connection handle in one direction
+/// (Core Vol 3, Part A, 7.2).
+///
+/// A start fragment opens a PDU whose size the L2CAP length field gives; continuations
+/// append to it until it is whole. Whatever goes wrong is reported, never silently
+/// dropped, and never costs the PDUs that follow.
+public struct Reassembler: Sendable {
+    private enum State: Sendable {
+        case idle
+        /// A PDU of `total` bytes (header included) has `received` bytes so far.
+        case collecting(bytes: [UInt8], total: Int)
+    }
+
+    private var state: State = .idle
+
+    public init() {}
+
+    /// Whether a PDU is partly received.
+    public var isCollecting: Bool { if case .collecting = state { true } else { false } }
+
+    /// Feeds one ACL packet. Returns a whole frame when this packet completes one, and a
+    /// problem when the stream broke the rules (the frame, if any, is still good).
+    public mutating func append(_ packet: ACLDataPacket) -> (frame: BasicFrame?, problem: ReassemblyProblem?) {
+        let data = packet.data
+        if packet.boundary.startsPDU {
+            let abandoned: ReassemblyProblem? = if case let .collecting(bytes, total) = state {
+                .abandoned(received: bytes.count, expected: total)
+            } else { nil }
+            state = .idle
+            guard data.count >= 2 else {
+                return (nil, abandoned ?? .startTooShort(data.count))
+            }
+            let total = Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8
+            let frameLength = total + 4
+            if data.count == frameLength {
+                return (decode(data), abandoned)
+            }
+            if data.count > frameLength {
+                return (nil, abandoned ?? .longerThanDeclared(declared: frameLength, actual: data.count))
+            }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(frameLength)
+            bytes.append(contentsOf: data)
+            state = .collecting(bytes: bytes, total: frameLength)
+            return (nil, abandoned)
+        }
+        guard case .collecting(var bytes, let total) = state else {
+            if data.isEmpty { return (nil, nil) }
+            return (nil, .continuationWithoutStart(data.count))
+        }
+        guard bytes.count + data.count <= total else {
+            return (nil, .overflow(expected: total, wouldHave: bytes.count + data.count))
+        }
+        state = .idle  // release the buffer's storage before appending: no copy-on-write
+        bytes.append(contentsOf: data)
+        if bytes.count == total {
+            return (decode(bytes[...]), nil)
+        }
+        state = .collecting(bytes: bytes, total: total)
+        return (nil, nil)
+    }
+
+    private func decode(_ bytes: ArraySlice<UInt8>) -> BasicFrame? {
+        var reader = ByteReader(bytes)
+        return try? BasicFrame(from: &reader)
+    }
+}
+
+/// How an ACL stream broke L2CAP's fragmentation rules.
+public enum ReassemblyProblem: Sendable, Equatable, CustomStringConvertible {
+    /// A new start arrived while a PDU was incomplete; the incomplete one is lost.
+    case abandoned(received: Int, expected: Int)
+    /// A start fragment too short to hold the length field.
+    case startTooShort(Int)
+    /// A start fragment carries more than its length field declares.
+    case longerThanDeclared(declared: Int, actual: Int)
+    /// A continuation with no PDU in progress (a capture that starts mid-PDU).
+    case continuationWithoutStart(Int)
+    /// A continuation would make the PDU longer than declared; the fragment is dropped.
+    case overflow(expected: Int, wouldHave: Int)
+
+    public var description: String {
+        switch self {
+        case let .abandoned(received, expected): "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"
+        case let .startTooShort(count): "L2CAP start fragment of \(count) byte(s) has no length field"
+        case let .longerThanDeclared(declared, actual): "L2CAP PDU declares \(declared) bytes but the fragment has \(actual)"
+        case let .continuationWithoutStart(count): "continuation fragment of \(count) byte(s) with no PDU in progress"
+        case let .overflow(expected, wouldHave): "continuation overflows the L2CAP PDU: \(wouldHave) of \(expected) bytes"
+        }
+    }
+}

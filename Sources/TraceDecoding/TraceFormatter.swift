@@ -1,0 +1,135 @@
+import ATT
+import HCI
+import L2CAP
+import SMP
+
+/// Turns btsnoop records into readable lines, one packet per line (like `btmon -r`):
+/// number, time, direction, the packet by its specification name, and the L2CAP channel
+/// and ATT/SMP/signaling code of each whole PDU. Nothing is hidden: undecodable packets
+/// are printed as hex with the reason.
+public struct TraceFormatter: Sendable {
+    private var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
+    /// Handles announced by a connection event; ACL on any other handle is marked, because
+    /// it is often vendor debug data (Qualcomm uses 0x0EDC).
+    private var announcedHandles: Set<UInt16> = []
+
+    public init() {}
+
+    /// Formats one record.
+    public mutating func format(_ record: BTSnoopRecord) -> String {
+        let arrow = record.direction == .sent ? "<" : ">"
+        let prefix = "#\(record.number) \(Self.timestamp(record.unixMicroseconds)) \(arrow)"
+        switch record.content {
+        case let .monitor(opcode, index, data):
+            return "\(prefix) monitor opcode \(opcode) index \(index) (\(data.count) bytes)"
+        case let .unknownType(byte, data):
+            return "\(prefix) unknown packet type \(hex(byte, digits: 2)): \(data.hexDump)"
+        case let .packet(type, body):
+            do {
+                let packet = try HCIPacket(type: type, body: body)
+                return "\(prefix) \(describe(packet, received: record.direction == .received))"
+            } catch {
+                return "\(prefix) malformed \(type) packet (\(error)): \(body.hexDump)"
+            }
+        }
+    }
+
+    private mutating func describe(_ packet: HCIPacket, received: Bool) -> String {
+        switch packet {
+        case .command(let command):
+            return "HCI Command: \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
+                + Self.bytes(command.parameters)
+        case .event(let event):
+            return "HCI Event: \(describeEvent(event))"
+        case .acl(let acl):
+            var line = "ACL \(received ? "RX" : "TX"): handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
+            if !announcedHandles.contains(acl.handle) { line += " (handle never announced)" }
+            let key = Counter.ReassemblyKey(handle: acl.handle, received: received)
+            let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
+            if let problem { line += " [\(problem)]" }
+            if let frame { line += " | " + Self.describe(frame) } else if problem == nil { line += " (fragment)" }
+            return line
+        case .sco(let sco):
+            return "SCO: handle \(hex(sco.handle, digits: 4)) dlen \(sco.data.count)"
+        case .iso(let iso):
+            return "ISO: handle \(hex(iso.handle, digits: 4)) dlen \(iso.data.count)"
+        }
+    }
+
+    private mutating func describeEvent(_ packet: HCIEventPacket) -> String {
+        let head = "\(HCINames.event(packet.code)) (\(hex(packet.code, digits: 2))) plen \(packet.parameters.count)"
+        guard let event = try? HCIEvent(packet) else { return head + " (malformed)" + Self.bytes(packet.parameters) }
+        switch event {
+        case .commandComplete(let complete):
+            let status = complete.returnParameters.first.map { " status \(HCIStatus(rawValue: $0))" } ?? ""
+            return head + ": \(complete.opcode.name) (\(hex(complete.opcode.rawValue, digits: 4))) ncmd \(complete.numHCICommandPackets)\(status)"
+        case .commandStatus(let status):
+            return head + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
+        case .disconnectionComplete(let disconnection):
+            announcedHandles.remove(disconnection.handle)
+            return head + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
+        case .numberOfCompletedPackets(let completed):
+            return head + ": " + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(separator: ", ")
+        case .encryptionChange(let change):
+            return head + ": handle \(hex(change.handle, digits: 4)) status \(change.status) encryption \(change.encryptionEnabled)"
+                + (change.keySize.map { " key size \($0)" } ?? "")
+        case .hardwareError(let error):
+            return head + ": hardware code \(hex(error.hardwareCode, digits: 2))"
+        case .leMeta(let meta):
+            if [0x01, 0x0A].contains(meta.subeventCode), meta.parameters.count >= 3 {
+                let index = meta.parameters.startIndex
+                let status = meta.parameters[index]
+                let handle = (UInt16(meta.parameters[index + 1]) | UInt16(meta.parameters[index + 2]) << 8) & 0x0FFF
+                if status == 0 { announcedHandles.insert(handle) }
+                return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(HCIStatus(rawValue: status)) handle \(hex(handle, digits: 4))"
+            }
+            return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + Self.bytes(meta.parameters)
+        case .other(let other) where other.code == 0x03 && other.parameters.count >= 3:
+            let index = other.parameters.startIndex
+            let handle = (UInt16(other.parameters[index + 1]) | UInt16(other.parameters[index + 2]) << 8) & 0x0FFF
+            if other.parameters[index] == 0 { announcedHandles.insert(handle) }
+            return head + ": status \(HCIStatus(rawValue: other.parameters[index])) handle \(hex(handle, digits: 4))"
+        case .vendorSpecific, .other, .dataBufferOverflow:
+            return head + Self.bytes(packet.parameters)
+        }
+    }
+
+    private static func describe(_ frame: BasicFrame) -> String {
+        let code = frame.payload.first
+        let detail: String = switch (frame.channel, code) {
+        case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
+        case (.smp, let code?): "SMP \(SMPCode(rawValue: code))"
+        case (.leSignaling, let code?): "LE signaling \(SignalingCode(rawValue: code))"
+        default: "\(frame.channel)"
+        }
+        return "L2CAP \(frame.channel) len \(frame.payload.count): \(detail)" + bytes(frame.payload)
+    }
+
+    private static func bytes(_ data: ArraySlice<UInt8>) -> String {
+        guard !data.isEmpty else { return "" }
+        let shown = data.prefix(32)
+        return " [" + shown.hexDump + (data.count > shown.count ? " …" : "") + "]"
+    }
+
+    /// `2017-12-13 12:34:56.123456`, UTC.
+    static func timestamp(_ unixMicroseconds: Int64) -> String {
+        let seconds = unixMicroseconds >= 0 ? unixMicroseconds / 1_000_000 : (unixMicroseconds - 999_999) / 1_000_000
+        let micros = unixMicroseconds - seconds * 1_000_000
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        // Howard Hinnant's civil-from-days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let microText = String(micros)
+        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))."
+            + String(repeating: "0", count: 6 - microText.count) + microText
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import HCI
+import TraceDecoding
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bluejay`: a Bluetooth LE host on the command line.
+@main
+struct Bluejay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bluejay",
+        abstract: "A Bluetooth Low Energy host that drives a controller directly over HCI.",
+        discussion: """
+            Transports (--transport or BLUEJAY_TRANSPORT): hci0 or hci:N (kernel user channel), \
+            serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE.
+            """,
+        subcommands: [Info.self, Trace.self])
+}
+
+/// Options every command takes.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: "The controller: hci0, hci:N, serial:PATH[,baud=N][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE (default: $BLUEJAY_TRANSPORT).")
+    var transport: String?
+
+    @Option(name: .long, help: "Write every HCI packet to this btsnoop file (default: $BLUEJAY_BTSNOOP).")
+    var capture: String?
+
+    @Flag(name: .long, help: "Log HCI traffic and diagnostics to standard error.")
+    var verbose = false
+
+    var logger: HCILogger {
+        verbose ? HCILogger(level: .debug) { level, line in printToStandardError("bluejay: \(level): \(line)") } : .standardError
+    }
+
+    /// The transport spec from the option or the environment.
+    func transportSpec() throws -> TransportSpec {
+        guard let text = transport ?? environment("BLUEJAY_TRANSPORT"), !text.isEmpty else {
+            throw CLIError("no transport: pass --transport (e.g. hci0, serial:/dev/ttyACM0, tcp:127.0.0.1:9000) or set BLUEJAY_TRANSPORT")
+        }
+        do { return try TransportSpec(parsing: text) } catch { throw CLIError("--transport: \(error)") }
+    }
+
+    /// Opens the transport (with the capture file, if any) and brings the controller up.
+    @BluetoothActor
+    func withController<T: Sendable>(_ body: @BluetoothActor (HCIController, ControllerInfo) async throws -> T) async throws -> T {
+        let spec = try transportSpec()
+        var writer: BTSnoopWriter?
+        if let path = capture ?? environment("BLUEJAY_BTSNOOP"), !path.isEmpty {
+            do { writer = try BTSnoopWriter(path: path) } catch { throw CLIError(error.description) }
+        }
+        defer { writer?.close() }
+        let transport: any HCITransport
+        do { transport = try spec.open(capture: writer) } catch { throw CLIError(error.description) }
+        let controller = HCIController(transport: transport, configuration: .init(logger: logger))
+        defer { controller.close() }
+        let info: ControllerInfo
+        do { info = try await controller.start() } catch { throw CLIError("\(spec): \(error)") }
+        return try await body(controller, info)
+    }
+}
+
+/// A user-facing error: printed as one line, no stack trace, exit code 1.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func environment(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import HCI
+import TraceDecoding
+
+/// `bluejay trace FILE…`: decode btsnoop files packet by packet, or count what they hold.
+struct Trace: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode btsnoop files (datalinks 1001, 1002 and btmon's 2001).",
+        discussion: """
+            Without --summary, prints one line per packet. With --summary --json, prints an object \
+            keyed by file name whose values have the keys records, packet_types, commands, events, \
+            le_subevents, att, smp, le_signaling, att_mtu and malformed (the schema of the shared \
+            traces' expected-counts.json).
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(name: .long, help: "Print counts instead of packets.")
+    var summary = false
+
+    @Flag(name: .long, help: "With --summary: print JSON.")
+    var json = false
+
+    @Argument(help: "btsnoop files.")
+    var files: [String]
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one btsnoop file") }
+        if json && !summary { throw ValidationError("--json goes with --summary") }
+    }
+
+    func run() async throws {
+        var summaries: [String: JSONValue] = [:]
+        for path in files {
+            let file: BTSnoopFile
+            do { file = try BTSnoopFile(path: path) } catch { throw CLIError("\(path): \(error)") }
+            if summary {
+                let counts = TraceSummary(file: file)
+                if json {
+                    summaries[String(path.split(separator: "/").last ?? Substring(path))] = counts.json
+                } else {
+                    print(Self.text(counts, path: path))
+                }
+            } else {
+                var formatter = TraceFormatter()
+                for record in file.records { print(formatter.format(record)) }
+            }
+            if let tail = file.truncatedTail { printToStandardError("bluejay: warning: \(path): file ends inside a record (\(tail))") }
+        }
+        if summary && json { print(JSONValue.object(summaries).rendered()) }
+    }
+
+    static func text(_ counts: TraceSummary, path: String) -> String {
+        var lines = ["\(path): \(counts.records) records"]
+        func section(_ title: String, _ table: [String: Int]) {
+            guard !table.isEmpty else { return }
+            lines.append("  \(title):")
+            for key in table.keys.sorted() { lines.append("    \(table[key]!)\t\(key)") }
+        }
+        section("packet types", counts.packetTypes)
+        section("commands", counts.commands)
+        section("events", counts.events)
+        section("LE subevents", counts.leSubevents)
+        section("ATT", counts.att)
+        section("SMP", counts.smp)
+        section("LE signaling", counts.leSignaling)
+        if !counts.attMTU.isEmpty { lines.append("  ATT MTU: \(counts.attMTU.joined(separator: ", "))") }
+        section("malformed", counts.malformed)
+        return lines.joined(separator: "\n")
+    }
+}
