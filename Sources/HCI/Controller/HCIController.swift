@@ -76,6 +76,8 @@ public final class HCIController {
     /// Commands the controller may accept now (Num_HCI_Command_Packets).
     public private(set) var commandCredits = 1
     private var waitingCommands: [PendingCommand] = []
+    /// Commands waiting for a credit from the controller.
+    public var queuedCommandCount: Int { waitingCommands.count }
     private var sentCommands: [PendingCommand] = []
     /// ACL buffer accounting; set once the buffer size is known.
     public private(set) var aclFlow: ACLFlowControl?

@@ -1,0 +1,216 @@
+import HCI
+import Testing
+
+/// The HCI controller against a scripted fake: bring-up choices, command flow control and
+/// timeouts, hardware errors, ACL credits. Each test can fail: it checks what went on
+/// the wire and what the host concluded.
+@Suite @BluetoothActor
+struct ControllerTests {
+    let quiet = HCIController.Configuration(logger: .silent)
+
+    @Test func bringUpSendsTheSequenceAndLearnsTheController() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        let info = try await controller.start()
+        #expect(fake.sentCommands == [
+            Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedCommands.opcode,
+            ReadLocalSupportedFeatures.opcode, LEReadLocalSupportedFeatures.opcode, ReadBDADDR.opcode,
+            SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode, LEReadMaximumDataLength.opcode,
+        ])
+        #expect(info.address == BluetoothAddress("C0:FF:EE:00:00:01"))
+        #expect(info.aclBuffers == .init(length: 27, count: 4, source: LEReadBufferSize.opcode))
+        #expect(info.maximumDataLength?.supportedMaxTxOctets == 251)
+        #expect(info.coreVersion == "5.4")
+        // The LE event mask follows the features: data length change and extended reports on,
+        // PHY update (no 2M/coded feature) off.
+        #expect(info.leEventMask.contains(.subevent(0x07)))
+        #expect(info.leEventMask.contains(.subevent(0x0D)))
+        #expect(!info.leEventMask.contains(.subevent(0x0C)))
+        #expect(controller.state == .running(info))
+        controller.close()
+        #expect(fake.isClosed)
+    }
+
+    @Test func bufferSizeFallsBackFromV2ToV1ToShared() async throws {
+        // v2 supported: used, with ISO buffers.
+        var script = FakeController.Script()
+        script.supported.append(LEReadBufferSizeV2.opcode)
+        script.leBufferV2 = (251, 12, 300, 8)
+        var fake = FakeController(script)
+        var controller = HCIController(transport: fake, configuration: quiet)
+        var info = try await controller.start()
+        #expect(info.aclBuffers == .init(length: 251, count: 12, source: LEReadBufferSizeV2.opcode))
+        #expect(info.isoBuffers == .init(length: 300, count: 8, source: LEReadBufferSizeV2.opcode))
+        #expect(!fake.sentCommands.contains(LEReadBufferSize.opcode))
+        controller.close()
+
+        // LE reports no dedicated buffers: the shared BR/EDR ones are used.
+        script = FakeController.Script()
+        script.leBuffer = (0, 0)
+        fake = FakeController(script)
+        controller = HCIController(transport: fake, configuration: quiet)
+        info = try await controller.start()
+        #expect(info.aclBuffers == .init(length: 1021, count: 8, source: ReadBufferSize.opcode))
+        #expect(fake.sentCommands.suffix(3) == [LEReadBufferSize.opcode, ReadBufferSize.opcode, LEReadMaximumDataLength.opcode])
+        controller.close()
+    }
+
+    @Test func rejectedLEEventMaskFallsBackToTheDefault() async throws {
+        var script = FakeController.Script()
+        script.failures[LESetEventMask.opcode.rawValue] = .invalidHCICommandParameters
+        let fake = FakeController(script)
+        let controller = HCIController(transport: fake, configuration: quiet)
+        // The fake rejects every LE Set Event Mask, so the retry fails too and bring-up
+        // reports the controller's status by name.
+        await #expect(throws: HCIError.commandFailed(LESetEventMask.opcode, .invalidHCICommandParameters)) {
+            try await controller.start()
+        }
+        #expect(fake.sentCommands.filter { $0 == LESetEventMask.opcode }.count == 2)
+        guard case .failed = controller.state else { Issue.record("state \(controller.state)"); return }
+    }
+
+    @Test func controllerWithoutLEIsRejectedClearly() async throws {
+        var script = FakeController.Script()
+        script.supported.removeAll { $0 == LEReadLocalSupportedFeatures.opcode }
+        let controller = HCIController(transport: FakeController(script), configuration: quiet)
+        do {
+            try await controller.start()
+            Issue.record("bring-up should fail")
+        } catch {
+            #expect(error.description.contains("Bluetooth Low Energy"))
+        }
+    }
+
+    @Test func commandTimeoutEndsTheCommandAndTheQueueGoesOn() async throws {
+        let clock = ManualClock()
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, clock: clock, configuration: .init(commandTimeout: .seconds(2), logger: .silent))
+        try await controller.start()
+        fake.update { $0.mute = [0xFC77] }
+        let stuck = Task { @BluetoothActor in
+            try await controller.send(HCICommandPacket(opcode: HCIOpcode(rawValue: 0xFC77)))
+        }
+        // A second command waits behind the first: the controller granted one credit.
+        let behind = Task { @BluetoothActor in try await controller.send(ReadBDADDR()) }
+        while clock.sleeperCount == 0 { await Task.yield() }
+        #expect(fake.sentCommands.last == HCIOpcode(rawValue: 0xFC77))
+        #expect(controller.commandCredits == 0)
+        clock.advance(by: .seconds(1))
+        #expect(fake.sentCommands.last == HCIOpcode(rawValue: 0xFC77), "nothing more is sent before the timeout")
+        clock.advance(by: .seconds(1))
+        await #expect(throws: HCIError.commandTimeout(HCIOpcode(rawValue: 0xFC77), seconds: 2)) { try await stuck.value }
+        // After the timeout the queue moves on and the waiting command completes normally.
+        let address = try await behind.value
+        #expect(address.address == BluetoothAddress("C0:FF:EE:00:00:01"))
+        guard case .running = controller.state else { Issue.record("a timeout must not kill the controller"); return }
+        controller.close()
+    }
+
+    @Test func commandsWaitForCreditsFromTheController() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        // The controller answers with Num_HCI_Command_Packets 0: no more commands until it
+        // grants a credit with a NOP Command Complete.
+        fake.update { $0.credits = 0 }
+        try await controller.send(ReadBDADDR())
+        #expect(controller.commandCredits == 0)
+        let sentBefore = fake.sentCommands.count
+        fake.update { $0.credits = 1 }
+        let waiting = Task { @BluetoothActor in try await controller.send(ReadLocalVersionInformation()) }
+        while controller.queuedCommandCount == 0 { await Task.yield() }
+        #expect(fake.sentCommands.count == sentBefore, "sent without a credit")
+        fake.deliverEvent(.commandComplete(CommandComplete(numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0), returnParameters: [])))
+        let version = try await waiting.value
+        #expect(version.hciVersion == 13)
+        #expect(fake.sentCommands.count == sentBefore + 1)
+        controller.close()
+    }
+
+    @Test func hardwareErrorFailsEverythingAtOnce() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        fake.update { $0.mute = [ReadBDADDR.opcode.rawValue] }
+        let pending = Task { @BluetoothActor in try await controller.send(ReadBDADDR()) }
+        while !fake.sentCommands.suffix(1).contains(ReadBDADDR.opcode) { await Task.yield() }
+        var failures: [HCIError] = []
+        controller.onFailure = { failures.append($0) }
+        fake.deliverEvent(.hardwareError(HardwareError(hardwareCode: 0x42)))
+        await #expect(throws: HCIError.hardwareError(code: 0x42)) { try await pending.value }
+        #expect(failures == [.hardwareError(code: 0x42)])
+        #expect(controller.state == .failed(.hardwareError(code: 0x42)))
+        await #expect(throws: HCIError.hardwareError(code: 0x42)) { try await controller.send(ReadBDADDR()) }
+    }
+
+    @Test func transportLossFailsPendingCommands() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        fake.update { $0.mute = [ReadBDADDR.opcode.rawValue] }
+        let pending = Task { @BluetoothActor in try await controller.send(ReadBDADDR()) }
+        while !fake.sentCommands.suffix(1).contains(ReadBDADDR.opcode) { await Task.yield() }
+        fake.deliver(.failed(.closedByPeer(what: "fake")))
+        await #expect(throws: HCIError.transport(.closedByPeer(what: "fake"))) { try await pending.value }
+    }
+
+    @Test func aclCreditsNeverExceedTheControllerBuffers() async throws {
+        let fake = FakeController()  // 4 LE buffers of 27 bytes
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        let burst = (0..<20).map { index in
+            ACLDataPacket(handle: index < 15 ? 0x40 : 0x41, boundary: .firstNonFlushable, data: [UInt8(index), 1, 2][...])
+        }
+        for packet in burst { try controller.sendACL(packet) }
+        #expect(fake.sentACL == Array(burst.prefix(4)))
+        #expect(controller.aclFlow?.queuedCount == 16)
+
+        // Two buffers come back: exactly two more go out, in order.
+        fake.deliverEvent(.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, 2)])))
+        try await controller.send(ReadBDADDR())  // a round trip: the event above was handled before its answer
+        #expect(fake.sentACL == Array(burst.prefix(6)))
+        #expect(controller.aclFlow?.inFlight == 4)
+
+        // A controller that over-reports completions is clamped to what is outstanding.
+        fake.deliverEvent(.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, 100)])))
+        try await controller.send(ReadBDADDR())
+        #expect(fake.sentACL == Array(burst.prefix(10)))
+        #expect(controller.aclFlow?.inFlight == 4)
+
+        // Handle 0x40 disconnects: its buffers come back, its queued packets are dropped,
+        // and the other link's packets flow.
+        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
+        try await controller.send(ReadBDADDR())
+        let sentAfter = fake.sentACL
+        #expect(sentAfter.count == 14)
+        #expect(Array(sentAfter.suffix(4)) == Array(burst.suffix(5).prefix(4)))
+        #expect(sentAfter.allSatisfy { $0.handle == 0x40 || burst.suffix(5).contains($0) })
+        #expect(controller.aclFlow?.queuedCount == 1)
+        #expect(controller.aclFlow?.inFlight == 4)
+
+        #expect(throws: HCIError.aclPacketTooLong(length: 28, bufferLength: 27)) {
+            try controller.sendACL(ACLDataPacket(handle: 0x41, boundary: .firstNonFlushable, data: ArraySlice(repeating: 0, count: 28)))
+        }
+        controller.close()
+    }
+
+    @Test func unknownVendorAndMalformedEventsAreNotFatal() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        var seen: [HCIEvent] = []
+        controller.onEvent = { seen.append($0) }
+        fake.deliver(.packets([
+            .event(HCIEventPacket(code: 0xFF, parameters: [0x01, 0x02])),  // vendor
+            .event(HCIEventPacket(code: 0x7A, parameters: [0x00])),        // unknown code
+            .event(HCIEventPacket(code: 0x13, parameters: [0x02, 0x40])),  // NOCP too short: malformed
+            .event(HCIEventPacket(code: 0x05, parameters: [0x00, 0x40, 0x00, 0x13])),
+        ]))
+        try await controller.send(ReadBDADDR())
+        #expect(seen.count == 3)
+        #expect(seen.first == .vendorSpecific([0x01, 0x02]))
+        #expect(seen.last == .disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
+        guard case .running = controller.state else { Issue.record("state \(controller.state)"); return }
+        controller.close()
+    }
+}
