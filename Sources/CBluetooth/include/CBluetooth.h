@@ -11,4 +11,10 @@
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 
+#include <pthread.h>
+
+// glibc declares this only under _GNU_SOURCE; naming the reader thread makes it visible
+// in /proc/PID/task/*/comm, top -H and gdb.
+int pthread_setname_np(pthread_t thread, const char *name);
+
 #endif

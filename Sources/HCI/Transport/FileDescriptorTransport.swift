@@ -17,8 +17,8 @@ public final class FileDescriptorTransport: HCITransport {
         case closed
     }
 
-    private let fd: Int32
-    private let wakeFd: Int32
+    let fd: Int32
+    let wakeFd: Int32
     private let name: String
     private let capture: BTSnoopWriter?
     private let framerLimit: Int

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CBluetooth
 
 /// A dedicated POSIX thread for blocking reads, joined on close so none is left behind.
 final class ReaderThread: Sendable {
@@ -11,11 +12,15 @@ final class ReaderThread: Sendable {
 
     private let thread: pthread_t
 
+    /// The name every reader thread carries (visible in /proc/PID/task/*/comm, gdb, top -H).
+    static let threadName = "bluejay-hci-rx"
+
     init(_ run: @escaping @Sendable () -> Void) throws(TransportError) {
         let body = Unmanaged.passRetained(Body(run)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in
             let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
+            pthread_setname_np(pthread_self(), ReaderThread.threadName)
             body.run()
             return nil
         }, body)

@@ -1,0 +1,63 @@
+# Bluejay for Linux. `make demo` and `make test` install what they need on a Debian
+# machine (apt packages, a pinned Python venv for the Bumble test peer under .venv/).
+
+SWIFT        ?= swift
+PYTHON       ?= python3
+VENV         := .venv
+PEER_PY      := $(VENV)/bin/python
+PEER         := Fixtures/peer/peer.py
+BLUEJAY      := .build/debug/bluejay
+APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# btsnoop of the demo session, for tshark or `bluejay trace`.
+DEMO_CAPTURE ?= demo.btsnoop
+
+.PHONY: all build test demo deps venv bench clean
+
+all: build
+
+# System packages: the BlueZ headers for the C shim, tshark/btmon to check captures,
+# python3-venv for the test peer. Installed only when missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# The Bumble peer's pinned environment; rebuilt when the pins change.
+venv: $(VENV)/.installed
+$(VENV)/.installed: Fixtures/peer/requirements.txt | deps
+	@[ -x $(PEER_PY) ] || $(PYTHON) -m venv $(VENV) || /usr/bin/python3 -m venv $(VENV)
+	$(PEER_PY) -m pip install -q --disable-pip-version-check -r Fixtures/peer/requirements.txt
+	@touch $@
+
+build: deps
+	$(SWIFT) build --build-tests
+
+# Every test: unit, trace conformance, and integration against the Bumble peer.
+test: deps venv build
+	$(SWIFT) test --skip-build
+
+# The main job against the bundled virtual peripheral: start the peer, bring the
+# controller up, show it, then decode what was captured.
+demo: deps venv
+	$(SWIFT) build --product bluejay
+	@set -e; out=$$(mktemp); \
+	$(PEER_PY) $(PEER) > $$out & peer=$$!; \
+	trap 'kill $$peer 2>/dev/null; rm -f $$out' EXIT; \
+	for i in $$(seq 1 100); do grep -q '^READY' $$out && break; sleep 0.1; done; \
+	grep -q '^READY' $$out || { echo "the test peer did not start"; exit 1; }; \
+	transport=$$(sed -n 's/^READY transport=\([^ ]*\).*/\1/p' $$out); \
+	echo "== peer: $$(cat $$out)"; \
+	echo "== bluejay info --transport $$transport"; \
+	$(BLUEJAY) info --transport $$transport --capture $(DEMO_CAPTURE); \
+	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
+	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
+
+bench:
+	@echo "no benchmarks yet"
+
+clean:
+	rm -rf .build $(VENV) $(DEMO_CAPTURE)

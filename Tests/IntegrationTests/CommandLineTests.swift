@@ -1,0 +1,83 @@
+import Foundation
+import HCI
+import Testing
+
+/// The `bluejay` tool as scripts drive it: exit codes, stderr, the JSON contracts.
+@Suite struct CommandLineTests {
+    @Test func infoAgainstThePeerPrintsAddressAndBuffers() throws {
+        let peer = try TestPeer(arguments: ["--acl-count-a", "6"])
+        defer { peer.stop() }
+        let result = try run(Repository.bluejay, ["info", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("ACL buffers:        6 × 27 bytes"))
+        let address = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Address:") })
+        #expect(BluetoothAddress(String(address.split(separator: " ").last!)) != nil)
+
+        // The environment names the transport and the capture when the flags do not.
+        let capture = NSTemporaryDirectory() + "bluejay-env-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let json = try run(Repository.bluejay, ["info", "--json"],
+                           environment: ["BLUEJAY_TRANSPORT": peer.transport, "BLUEJAY_BTSNOOP": capture])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["acl_buffers"] as? [String: Any])?["count"] as? Int == 6)
+        #expect(try BTSnoopFile(path: capture).records.count == 20)
+    }
+
+    @Test func userChannelFailureNamesItsFix() throws {
+        let result = try run(Repository.bluejay, ["info", "--transport", "hci0"])
+        #expect(result.status != 0)
+        #expect(!result.stderr.contains("Fatal error"), "a user mistake must not print a Swift trap")
+        let probe = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1)
+        if probe < 0 && errno == EAFNOSUPPORT {
+            #expect(result.stderr.contains("EAFNOSUPPORT"))
+            #expect(result.stderr.contains("no Bluetooth support"))
+        } else {
+            if probe >= 0 { close(probe) }
+            // A kernel with Bluetooth: the error names one of the fixes instead.
+            #expect(["ENODEV", "EBUSY", "CAP_NET_ADMIN"].contains { result.stderr.contains($0) }, "stderr: \(result.stderr)")
+        }
+    }
+
+    @Test func badArgumentsGetClearErrors() throws {
+        let bogus = try run(Repository.bluejay, ["info", "--transport", "bogus:thing"])
+        #expect(bogus.status == 1)
+        #expect(bogus.stderr.contains("unknown transport 'bogus:thing'"))
+        let noTransport = try run(Repository.bluejay, ["info"])
+        #expect(noTransport.status == 1)
+        #expect(noTransport.stderr.contains("BLUEJAY_TRANSPORT"))
+        let noFile = try run(Repository.bluejay, ["trace"])
+        #expect(noFile.status == 64)
+        let notSnoop = try run(Repository.bluejay, ["trace", Repository.peer.path])
+        #expect(notSnoop.status == 1)
+        #expect(notSnoop.stderr.contains("not a btsnoop file"))
+        let refused = try run(Repository.bluejay, ["info", "--transport", "tcp:127.0.0.1:1"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("ECONNREFUSED"))
+        for result in [bogus, noTransport, noFile, notSnoop, refused] {
+            #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"))
+        }
+    }
+
+    @Test func traceSummaryOfTheSharedTracesIsExactlyTheExpectedCounts() throws {
+        let directory = Repository.shared.appendingPathComponent("traces")
+        let expected = try String(contentsOf: directory.appendingPathComponent("expected-counts.json"), encoding: .utf8)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".btsnoop") }.sorted().map { directory.appendingPathComponent($0).path }
+        #expect(files.count == 7)
+        let result = try run(Repository.bluejay, ["trace", "--summary", "--json"] + files)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.trimmingCharacters(in: .newlines) == expected.trimmingCharacters(in: .newlines))
+    }
+
+    @Test func traceDecodesEveryRecordReadably() throws {
+        let path = Repository.shared.appendingPathComponent("traces/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop").path
+        let result = try run(Repository.bluejay, ["trace", path])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 897)
+        #expect(lines.contains { $0.contains("SMP 0x01 Pairing_Request") })
+        #expect(lines.contains { $0.contains("HCI Event: Encryption_Change (0x08)") })
+        #expect(!lines.contains { $0.contains("malformed") })
+    }
+}

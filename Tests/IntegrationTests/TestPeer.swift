@@ -1,0 +1,130 @@
+import Foundation
+import HCI
+
+/// Paths of the checkout, found from this file so tests run from any clone.
+enum Repository {
+    /// The package root.
+    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// `../shared` beside the clone, as CI lays it out.
+    static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
+    /// The command-line tool built by `swift build`.
+    static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
+    /// The peer's Python, from the venv `make test` creates.
+    static let python = root.appendingPathComponent(".venv/bin/python")
+    static let peer = root.appendingPathComponent("Fixtures/peer/peer.py")
+}
+
+struct TestPeerError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The Bumble test peer (Fixtures/peer/peer.py) as a child process: two linked virtual
+/// controllers, one served to us over H4/TCP, the other a GATT peripheral. Started per
+/// suite; stopped with SIGTERM (and it exits by itself if the test process dies).
+final class TestPeer: @unchecked Sendable {
+    let process = Process()
+    /// `tcp:127.0.0.1:PORT`.
+    let transport: String
+    /// The peripheral's address.
+    let address: String
+    private let stderrPath: String
+
+    init(arguments: [String] = []) throws {
+        guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
+            throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
+        }
+        stderrPath = NSTemporaryDirectory() + "bluejay-peer-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = Repository.python
+        process.arguments = [Repository.peer.path] + arguments
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The one READY line; read byte by byte so nothing after it is consumed.
+        var line = [UInt8]()
+        let handle = stdout.fileHandleForReading
+        while true {
+            let byte = handle.readData(ofLength: 1)
+            if byte.isEmpty { break }
+            if byte.first == UInt8(ascii: "\n") { break }
+            line.append(contentsOf: byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("READY ") else {
+            process.terminate()
+            let log = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+            throw TestPeerError(description: "the peer did not print READY (got '\(text)'); its log:\n\(log.suffix(2000))")
+        }
+        var fields: [String: String] = [:]
+        for part in text.dropFirst(6).split(separator: " ") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+        }
+        guard let transport = fields["transport"], let address = fields["address"] else {
+            throw TestPeerError(description: "unexpected READY line '\(text)'")
+        }
+        self.transport = transport
+        self.address = address
+    }
+
+    /// The peer's log so far (for failure messages).
+    var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// SIGTERM, and SIGKILL if the peer has not exited within five seconds: a stuck child
+    /// must never hang the test run.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            var waited = 0
+            while process.isRunning && waited < 500 {
+                usleep(10_000)
+                waited += 1
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: stderrPath)
+    }
+
+    deinit { stop() }
+}
+
+/// Runs a program and returns its exit status, standard output and standard error.
+func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "BLUEJAY_TRANSPORT")
+    env.removeValue(forKey: "BLUEJAY_BTSNOOP")
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read both pipes to the end before waiting, so a chatty child never blocks.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// The full path of a program on PATH, or nil.
+func which(_ program: String) -> URL? {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+        let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent(program)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    return nil
+}
