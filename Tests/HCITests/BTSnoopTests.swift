@@ -174,6 +174,16 @@ struct BTSnoopTests {
         #expect(file.records[0].originalLength == 9)
     }
 
+    @Test("A corrupt timestamp with its top bit set converts without trapping")
+    func corruptTimestamp() throws {
+        let file = try BTSnoopFile(bytes: header(datalink: 1002)
+            + record(bytes("01 03 0c 00"), flags: 2, timestamp: .min)
+            + record(bytes("01 03 0c 00"), flags: 2, timestamp: .max))
+        #expect(file.records[0].timestamp == .min)
+        #expect(file.records[0].unixMicroseconds == .min)
+        #expect(file.records[1].unixMicroseconds == .max - 0x00DC_DDB3_0F2F_8000)
+    }
+
     @Test("Bad magic, version or datalink are errors that say which")
     func badHeaders() {
         #expect(throws: BTSnoopError.notBTSnoop("only 0 bytes, a header has 16")) { try BTSnoopFile(bytes: []) }
