@@ -7,25 +7,6 @@ import TraceDecoding
 // expected-counts.json (the counts Wireshark agrees with): structurally, and as text
 // rendered the way Python's json.dumps(indent=1, sort_keys=True) wrote the file.
 
-/// `<package root>/../shared/traces`, from this file's path (never the working directory),
-/// so the tests work from a fresh clone anywhere as long as `shared/` is its sibling.
-private let tracesDirectory: String = {
-    // #filePath is <root>/Tests/TraceDecodingTests/TraceSummaryTests.swift.
-    var components = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    components.removeLast(4)
-    return components.joined(separator: "/") + "/shared/traces"
-}()
-
-private let traceNames = [
-    "android-lumentree-inverter-acl-only-mtu517.btsnoop",
-    "android-mediatek-horizon-treadmill-write-notify.btsnoop",
-    "android-pixel8-broadcom-pongbot-prepare-write.btsnoop",
-    "android-qualcomm-blefun-multiconnection-bulk-writes.btsnoop",
-    "android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop",
-    "android-qualcomm-vband-smartpen-reads-vendor-acl.btsnoop",
-    "android-x86-vbox-csr8510-mc3000-charger-notifications.btsnoop",
-]
-
 /// The text of expected-counts.json. A missing file fails the test (never skips it) and
 /// says where it was looked for.
 private func expectedText(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
@@ -49,12 +30,7 @@ private func parse(_ text: String) throws -> NSObject {
 
 /// Summarises one trace.
 private func summary(of name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> TraceSummary {
-    do {
-        return TraceSummary(file: try BTSnoopFile(path: tracesDirectory + "/" + name))
-    } catch {
-        Issue.record("cannot read \(tracesDirectory)/\(name): \(error)", sourceLocation: sourceLocation)
-        throw error
-    }
+    TraceSummary(file: try readTrace(name, sourceLocation: sourceLocation))
 }
 
 @Suite("Trace summaries")
