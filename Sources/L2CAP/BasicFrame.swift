@@ -62,6 +62,9 @@ public struct BasicFrame: Sendable, Equatable {
     /// the first marked as a start (non-flushable, as the specification requires from an
     /// LE host), the rest as continuations.
     public func fragments(handle: UInt16, bufferLength: Int) -> [ACLDataPacket] {
+        // Zero would loop forever appending empty packets (a controller reporting an LE
+        // buffer length of 0 means "use the shared buffers", never "0 bytes").
+        precondition(bufferLength > 0, "ACL buffer length must be positive, got \(bufferLength)")
         let bytes = encoded()
         var packets: [ACLDataPacket] = []
         var offset = 0

@@ -9,8 +9,9 @@ import HCI
 public struct Reassembler: Sendable {
     private enum State: Sendable {
         case idle
-        /// A PDU of `total` bytes (header included) has `received` bytes so far.
-        case collecting(bytes: [UInt8], total: Int)
+        /// A PDU has `bytes` so far; `total` (header included) is known once the 2-byte
+        /// length field has arrived, which may take more than one fragment.
+        case collecting(bytes: [UInt8], total: Int?)
     }
 
     private var state: State = .idle
@@ -29,11 +30,12 @@ public struct Reassembler: Sendable {
                 .abandoned(received: bytes.count, expected: total)
             } else { nil }
             state = .idle
-            guard data.count >= 2 else {
-                return (nil, abandoned ?? .startTooShort(data.count))
+            guard let frameLength = Self.frameLength(data) else {
+                // Nothing forbids a start fragment shorter than the length field (a host
+                // with 1-byte buffers sends one); the length arrives with the continuation.
+                state = .collecting(bytes: Array(data), total: nil)
+                return (nil, abandoned)
             }
-            let total = Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8
-            let frameLength = total + 4
             if data.count == frameLength {
                 return (decode(data), abandoned)
             }
@@ -46,20 +48,35 @@ public struct Reassembler: Sendable {
             state = .collecting(bytes: bytes, total: frameLength)
             return (nil, abandoned)
         }
-        guard case .collecting(var bytes, let total) = state else {
+        guard case .collecting(var bytes, let knownTotal) = state else {
             if data.isEmpty { return (nil, nil) }
             return (nil, .continuationWithoutStart(data.count))
         }
-        guard bytes.count + data.count <= total else {
-            return (nil, .overflow(expected: total, wouldHave: bytes.count + data.count))
-        }
         state = .idle  // release the buffer's storage before appending: no copy-on-write
+        let previousCount = bytes.count
         bytes.append(contentsOf: data)
+        guard let total = knownTotal ?? Self.frameLength(bytes[...]) else {
+            state = .collecting(bytes: bytes, total: nil)
+            return (nil, nil)
+        }
+        guard bytes.count <= total else {
+            // Drop the offending fragment; the PDU stays as it was.
+            bytes.removeSubrange(previousCount...)
+            state = .collecting(bytes: bytes, total: knownTotal)
+            return (nil, .overflow(expected: total, wouldHave: previousCount + data.count))
+        }
         if bytes.count == total {
             return (decode(bytes[...]), nil)
         }
         state = .collecting(bytes: bytes, total: total)
         return (nil, nil)
+    }
+
+    /// The whole PDU's length (header included) from the first bytes of a PDU, or nil while
+    /// the 2-byte length field is incomplete.
+    private static func frameLength(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard bytes.count >= 2 else { return nil }
+        return (Int(bytes[bytes.startIndex]) | Int(bytes[bytes.startIndex + 1]) << 8) + 4
     }
 
     private func decode(_ bytes: ArraySlice<UInt8>) -> BasicFrame? {
@@ -71,9 +88,8 @@ public struct Reassembler: Sendable {
 /// How an ACL stream broke L2CAP's fragmentation rules.
 public enum ReassemblyProblem: Sendable, Equatable, CustomStringConvertible {
     /// A new start arrived while a PDU was incomplete; the incomplete one is lost.
-    case abandoned(received: Int, expected: Int)
-    /// A start fragment too short to hold the length field.
-    case startTooShort(Int)
+    /// `expected` is nil when not even its length field had arrived.
+    case abandoned(received: Int, expected: Int?)
     /// A start fragment carries more than its length field declares.
     case longerThanDeclared(declared: Int, actual: Int)
     /// A continuation with no PDU in progress (a capture that starts mid-PDU).
@@ -83,8 +99,8 @@ public enum ReassemblyProblem: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .abandoned(received, expected): "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"
-        case let .startTooShort(count): "L2CAP start fragment of \(count) byte(s) has no length field"
+        case let .abandoned(received, expected?): "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"
+        case let .abandoned(received, nil): "incomplete L2CAP PDU abandoned after \(received) byte(s), before its length field"
         case let .longerThanDeclared(declared, actual): "L2CAP PDU declares \(declared) bytes but the fragment has \(actual)"
         case let .continuationWithoutStart(count): "continuation fragment of \(count) byte(s) with no PDU in progress"
         case let .overflow(expected, wouldHave): "continuation overflows the L2CAP PDU: \(wouldHave) of \(expected) bytes"

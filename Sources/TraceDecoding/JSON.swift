@@ -56,6 +56,9 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
+            // Python writes these two with short escapes too, not as \u0008 and \u000c.
+            case "\u{8}": result += "\\b"
+            case "\u{C}": result += "\\f"
             default:
                 if scalar.value < 0x20 || scalar.value > 0x7E {
                     for unit in String(scalar).utf16 {

@@ -113,10 +113,12 @@ public struct TraceFormatter: Sendable {
 
     /// `2017-12-13 12:34:56.123456`, UTC.
     static func timestamp(_ unixMicroseconds: Int64) -> String {
-        let seconds = unixMicroseconds >= 0 ? unixMicroseconds / 1_000_000 : (unixMicroseconds - 999_999) / 1_000_000
-        let micros = unixMicroseconds - seconds * 1_000_000
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let secondOfDay = seconds - days * 86400
+        // Floor division by remainders, which cannot overflow even at Int64.min (a corrupt
+        // capture's timestamp must print, not trap).
+        var (seconds, micros) = unixMicroseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        if micros < 0 { seconds -= 1; micros += 1_000_000 }
+        var (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86400)
+        if secondOfDay < 0 { days -= 1; secondOfDay += 86400 }
         // Howard Hinnant's civil-from-days.
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097

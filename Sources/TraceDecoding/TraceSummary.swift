@@ -164,7 +164,6 @@ struct Counter {
     /// the PDU's length. A capture starting mid-PDU, or an abandoned PDU, is not malformed.
     private static func malformedKind(_ problem: ReassemblyProblem) -> String? {
         switch problem {
-        case .startTooShort: "l2cap truncated"
         case .longerThanDeclared, .overflow: "l2cap length_mismatch"
         case .abandoned, .continuationWithoutStart: nil
         }

@@ -151,8 +151,12 @@ public struct BTSnoopRecord: Sendable {
         case monitor(opcode: UInt16, index: UInt16, ArraySlice<UInt8>)
     }
 
-    /// Microseconds since 1970-01-01.
-    public var unixMicroseconds: Int64 { timestamp - BTSnoop.epochOffsetMicroseconds }
+    /// Microseconds since 1970-01-01. A corrupt timestamp too far in the past to shift
+    /// (its top bit set) gives `Int64.min` rather than trapping.
+    public var unixMicroseconds: Int64 {
+        let (value, overflow) = timestamp.subtractingReportingOverflow(BTSnoop.epochOffsetMicroseconds)
+        return overflow ? .min : value
+    }
 }
 
 /// Reads a whole btsnoop file of datalink 1001, 1002 or 2001.

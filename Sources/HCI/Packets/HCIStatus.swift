@@ -96,11 +96,13 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `AA:BB:CC:DD:EE:FF` (most significant first); `nil` if malformed.
     public init?(_ text: String) {
-        let parts = text.split(separator: ":")
+        // Empty parts count, so a stray colon is malformed rather than ignored.
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 6 else { return nil }
         var bytes: [UInt8] = []
         for part in parts.reversed() {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            // Two hex digits exactly: UInt8(_:radix:) alone would also take "+1" and "-0".
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), let byte = UInt8(part, radix: 16) else { return nil }
             bytes.append(byte)
         }
         self.bytes = bytes

@@ -23,7 +23,7 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
             var rest = text.dropFirst(3)
             if rest.first == ":" { rest = rest.dropFirst() }
             if rest.hasPrefix("hci") { rest = rest.dropFirst(3) }
-            guard let index = UInt16(rest) else { throw .invalidSpec("bad adapter in '\(text)': \(usage)") }
+            guard let index = decimal(rest, as: UInt16.self) else { throw .invalidSpec("bad adapter in '\(text)': \(usage)") }
             self = .userChannel(index: index)
             return
         }
@@ -41,7 +41,7 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
                 let pair = option.split(separator: "=", maxSplits: 1).map(String.init)
                 switch (pair.first, pair.count == 2 ? pair[1] : nil) {
                 case ("baud", let number?):
-                    guard let rate = Int(number), SerialPort.speedConstant(rate) != nil else {
+                    guard let rate = decimal(number, as: Int.self), SerialPort.speedConstant(rate) != nil else {
                         throw .invalidSpec("unsupported baud rate '\(number)' (supported: \(SerialPort.supportedRates.map(String.init).joined(separator: ", ")))")
                     }
                     baud = rate
@@ -52,7 +52,7 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
             }
             self = .serial(path: path, baudRate: baud, flowControl: flow)
         case "tcp":
-            guard let portColon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: portColon)...]),
+            guard let portColon = value.lastIndex(of: ":"), let port = decimal(value[value.index(after: portColon)...], as: UInt16.self),
                   port != 0 else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
             var host = String(value[..<portColon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -100,4 +100,11 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
             return try ReplayTransport(path: path, capture: capture)
         }
     }
+}
+
+/// A number written as decimal digits only: the integer initialisers alone also accept a
+/// sign, so `hci+1` or `baud=+9600` would parse as if written canonically.
+private func decimal<T: FixedWidthInteger>(_ text: some StringProtocol, as _: T.Type) -> T? {
+    guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+    return T(text)
 }

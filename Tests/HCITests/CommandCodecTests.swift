@@ -1,0 +1,201 @@
+import HCI
+import Testing
+
+// Every command this stack sends, and what its Command Complete returns, against byte
+// layouts written out from the Core specification (Vol 4, Part E, 5.4.1 and 7.x): the
+// expected bytes are typed from the spec, not produced by the encoder under test.
+
+/// Checks a command against its H4 bytes from the spec: encoding, decoding back through
+/// `HCIPacket(h4:)`, the parameters on their own, and every truncation of the packet.
+private func expectCommand<C: HCICommand>(_ command: C, h4 expected: [UInt8],
+                                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let packet = HCIPacket.command(command.packet)
+    #expect(packet.encodeH4().hexDump == expected.hexDump, "H4 bytes of \(C.self)", sourceLocation: sourceLocation)
+    guard case .command(let decoded) = try HCIPacket(h4: expected[...]) else {
+        Issue.record("\(C.self) did not decode as a command", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(decoded.opcode == C.opcode, sourceLocation: sourceLocation)
+    #expect(try C(decoding: decoded.parameters) == command, sourceLocation: sourceLocation)
+    // The parameters alone: 1 indicator + 2 opcode + 1 length bytes come first.
+    try expectFixedSizeRoundTrip(command, Array(expected.dropFirst(4)), sourceLocation: sourceLocation)
+    expectEveryPrefixRejected(h4: expected, sourceLocation: sourceLocation)
+}
+
+/// Checks return parameters against the whole Command Complete event that carries them
+/// (status 0x00 Success in front), in both directions.
+private func expectReturn<C: HCICommand>(_: C.Type, _ value: C.ReturnParameters, commandComplete expected: [UInt8],
+                                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let event = HCIEvent.commandComplete(
+        CommandComplete(numHCICommandPackets: 1, opcode: C.opcode, returnParameters: ([0x00] + value.encoded())[...]))
+    #expect(HCIPacket.event(event.packet).encodeH4().hexDump == expected.hexDump,
+            "Command Complete for \(C.self)", sourceLocation: sourceLocation)
+
+    guard case .event(let packet) = try HCIPacket(h4: expected[...]),
+          case .commandComplete(let complete) = try HCIEvent(packet) else {
+        Issue.record("Command Complete for \(C.self) did not decode as one", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(complete.opcode == C.opcode, sourceLocation: sourceLocation)
+    #expect(complete.returnParameters.first == HCIStatus.success.rawValue, sourceLocation: sourceLocation)
+    #expect(try C.ReturnParameters(decoding: complete.returnParameters.dropFirst()) == value, sourceLocation: sourceLocation)
+    // Return parameters after: 1 indicator, 1 code, 1 length, 1 credits, 2 opcode, 1 status.
+    try expectFixedSizeRoundTrip(value, Array(expected.dropFirst(7)), sourceLocation: sourceLocation)
+}
+
+@Suite("Command codecs")
+struct CommandCodecTests {
+    @Test("Reset is 01 03 0c 00 and completes with 04 0e 04 01 03 0c 00")
+    func reset() throws {
+        try expectCommand(Reset(), h4: bytes("01 03 0c 00"))
+        try expectReturn(Reset.self, NoParameters(), commandComplete: bytes("04 0e 04 01 03 0c 00"))
+        #expect(Reset.completion == .commandComplete)
+    }
+
+    @Test("Set_Event_Mask puts each named event on its spec bit (7.3.1)")
+    func setEventMask() throws {
+        // leHost: bits 4, 7 (byte 0 = 0x90), 11, 15 (byte 1 = 0x88), 25 (byte 3 = 0x02),
+        // 47 (byte 5 = 0x80), 61 (byte 7 = 0x20).
+        try expectCommand(SetEventMask(mask: .leHost), h4: bytes("01 01 0c 08 90 88 00 02 00 80 00 20"))
+        // BlueZ's default mask for an LE-capable controller, as btmon prints it.
+        try expectCommand(SetEventMask(mask: EventMask(rawValue: 0x3DBF_F807_FFFB_FFFF)),
+                          h4: bytes("01 01 0c 08 ff ff fb ff 07 f8 bf 3d"))
+    }
+
+    @Test("Read_Local_Version_Information and its five fields")
+    func readLocalVersionInformation() throws {
+        try expectCommand(ReadLocalVersionInformation(), h4: bytes("01 01 10 00"))
+        // HCI 5.4 (0x0d) rev 0x1234, LMP 5.4 rev 0x5678, Broadcom (0x000f).
+        let value = ReadLocalVersionInformation.ReturnParameters(
+            hciVersion: 0x0D, hciSubversion: 0x1234, lmpVersion: 0x0D, companyIdentifier: 0x000F, lmpSubversion: 0x5678)
+        try expectReturn(ReadLocalVersionInformation.self, value,
+                         commandComplete: bytes("04 0e 0c 01 01 10 00 0d 34 12 0d 0f 00 78 56"))
+    }
+
+    @Test("Read_Local_Supported_Commands returns 64 octets with commands on their spec bits (6.27)")
+    func readLocalSupportedCommands() throws {
+        try expectCommand(ReadLocalSupportedCommands(), h4: bytes("01 02 10 00"))
+        // Disconnect octet 0 bit 5, Reset octet 5 bit 7, LE_Read_Buffer_Size octet 25 bit 1,
+        // LE_Read_Buffer_Size_v2 octet 41 bit 5.
+        var octets = [UInt8](repeating: 0, count: 64)
+        octets[0] = 0x20
+        octets[5] = 0x80
+        octets[25] = 0x02
+        octets[41] = 0x20
+        let commands = SupportedCommands.with([Disconnect.opcode, Reset.opcode, LEReadBufferSize.opcode,
+                                               LEReadBufferSizeV2.opcode])
+        #expect(commands.octets == octets)
+        #expect(commands.count == 4)
+        #expect(commands.supports(Reset.self))
+        #expect(!commands.supports(ReadBDADDR.self))
+        #expect(commands.supports(HCIOpcode(rawValue: 0xFC61)) == nil, "a position the table lacks is unknown")
+
+        let value = ReadLocalSupportedCommands.ReturnParameters(commands: commands)
+        try expectReturn(ReadLocalSupportedCommands.self, value,
+                         commandComplete: bytes("04 0e 44 01 02 10 00") + octets)
+    }
+
+    @Test("A short supported-commands mask is padded to 64 octets")
+    func supportedCommandsPadding() {
+        let commands = SupportedCommands(octets: [0x20])
+        #expect(commands.octets.count == 64)
+        #expect(commands.supports(Disconnect.opcode) == true)
+        #expect(commands.supports(Reset.opcode) == false)
+    }
+
+    @Test("Read_Local_Supported_Features: LE Supported (Controller) is bit 38")
+    func readLocalSupportedFeatures() throws {
+        try expectCommand(ReadLocalSupportedFeatures(), h4: bytes("01 03 10 00"))
+        let value = ReadLocalSupportedFeatures.ReturnParameters(features: [.leSupportedController, .brEdrNotSupported])
+        try expectReturn(ReadLocalSupportedFeatures.self, value,
+                         commandComplete: bytes("04 0e 0c 01 03 10 00 00 00 00 00 60 00 00 00"))
+    }
+
+    @Test("Read_Buffer_Size: 2-byte ACL length, 1-byte SCO length, two 2-byte counts")
+    func readBufferSize() throws {
+        try expectCommand(ReadBufferSize(), h4: bytes("01 05 10 00"))
+        let value = ReadBufferSize.ReturnParameters(aclDataPacketLength: 1021, synchronousDataPacketLength: 0x40,
+                                                    totalNumACLDataPackets: 8, totalNumSynchronousDataPackets: 0)
+        try expectReturn(ReadBufferSize.self, value, commandComplete: bytes("04 0e 0b 01 05 10 00 fd 03 40 08 00 00 00"))
+    }
+
+    @Test("Read_BD_ADDR returns the address least significant byte first")
+    func readBDADDR() throws {
+        try expectCommand(ReadBDADDR(), h4: bytes("01 09 10 00"))
+        let address = try #require(BluetoothAddress("00:1A:7D:DA:71:13"))
+        try expectReturn(ReadBDADDR.self, ReadBDADDR.ReturnParameters(address: address),
+                         commandComplete: bytes("04 0e 0a 01 09 10 00 13 71 da 7d 1a 00"))
+    }
+
+    @Test("Disconnect: handle and reason, answered by Command Status")
+    func disconnect() throws {
+        try expectCommand(Disconnect(handle: 0x0040), h4: bytes("01 06 04 03 40 00 13"))
+        try expectCommand(Disconnect(handle: 0x0EFF, reason: .connectionTerminatedByLocalHost),
+                          h4: bytes("01 06 04 03 ff 0e 16"))
+        #expect(Disconnect.completion == .commandStatus)
+        #expect(Disconnect(handle: 1).reason == .remoteUserTerminatedConnection)
+    }
+
+    @Test("LE_Set_Event_Mask: the default mask enables subevents 0x01-0x05")
+    func leSetEventMask() throws {
+        try expectCommand(LESetEventMask(mask: .default), h4: bytes("01 01 20 08 1f 00 00 00 00 00 00 00"))
+        // Subevent N is bit N-1: 0x14 Channel Selection Algorithm is bit 19 (byte 2 = 0x08).
+        try expectCommand(LESetEventMask(mask: .subevent(0x14)), h4: bytes("01 01 20 08 00 00 08 00 00 00 00 00"))
+    }
+
+    @Test("LE_Read_Buffer_Size v1: 1b 00 10 is 27 bytes × 16 buffers")
+    func leReadBufferSize() throws {
+        try expectCommand(LEReadBufferSize(), h4: bytes("01 02 20 00"))
+        let value = LEReadBufferSize.ReturnParameters(leACLDataPacketLength: 27, totalNumLEACLDataPackets: 16)
+        try expectReturn(LEReadBufferSize.self, value, commandComplete: bytes("04 0e 07 01 02 20 00 1b 00 10"))
+        let decoded = try LEReadBufferSize.ReturnParameters(decoding: bytes("1b 00 10")[...])
+        #expect(decoded.leACLDataPacketLength == 27)
+        #expect(decoded.totalNumLEACLDataPackets == 16)
+    }
+
+    @Test("LE_Read_Buffer_Size v2 adds the ISO buffers")
+    func leReadBufferSizeV2() throws {
+        try expectCommand(LEReadBufferSizeV2(), h4: bytes("01 60 20 00"))
+        let value = LEReadBufferSizeV2.ReturnParameters(leACLDataPacketLength: 251, totalNumLEACLDataPackets: 15,
+                                                        isoDataPacketLength: 0x03C0, totalNumISODataPackets: 6)
+        try expectReturn(LEReadBufferSizeV2.self, value, commandComplete: bytes("04 0e 0a 01 60 20 00 fb 00 0f c0 03 06"))
+    }
+
+    @Test("LE_Read_Local_Supported_Features: eight octets, bit 0 is LE Encryption")
+    func leReadLocalSupportedFeatures() throws {
+        try expectCommand(LEReadLocalSupportedFeatures(), h4: bytes("01 03 20 00"))
+        // Encryption (0), Data Packet Length Extension (5), 2M PHY (8), Extended Advertising (12).
+        let value = LEReadLocalSupportedFeatures.ReturnParameters(
+            features: [.encryption, .dataPacketLengthExtension, .twoMegabitPHY, .extendedAdvertising])
+        try expectReturn(LEReadLocalSupportedFeatures.self, value,
+                         commandComplete: bytes("04 0e 0c 01 03 20 00 21 11 00 00 00 00 00 00"))
+        #expect(value.features.names == ["LE Encryption", "LE Data Packet Length Extension", "LE 2M PHY",
+                                         "LE Extended Advertising"])
+        #expect(LEFeatures(rawValue: 1 << 63).names == ["bit 63"])
+    }
+
+    @Test("LE_Read_Maximum_Data_Length: four 2-byte fields")
+    func leReadMaximumDataLength() throws {
+        try expectCommand(LEReadMaximumDataLength(), h4: bytes("01 2f 20 00"))
+        let value = LEReadMaximumDataLength.ReturnParameters(supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
+                                                             supportedMaxRxOctets: 251, supportedMaxRxTime: 17040)
+        try expectReturn(LEReadMaximumDataLength.self, value,
+                         commandComplete: bytes("04 0e 0c 01 2f 20 00 fb 00 48 08 fb 00 90 42"))
+    }
+
+    @Test("A command that takes no parameters rejects any")
+    func noParameters() throws {
+        try expectFixedSizeRoundTrip(NoParameters(), [])
+        #expect(throws: DecodingError.trailingBytes(2)) { try Reset(decoding: bytes("00 00")[...]) }
+    }
+
+    @Test("The LE central event mask follows the controller's features")
+    func leCentralEventMask() {
+        #expect(LEEventMask.central(for: []) == .default)
+        let all = LEEventMask.central(for: [.connectionParametersRequest, .dataPacketLengthExtension, .llPrivacy,
+                                            .twoMegabitPHY, .extendedAdvertising, .channelSelectionAlgorithm2])
+        // Subevents 1-7, 0x0A, 0x0C, 0x0D, 0x11, 0x14 → bits 0-6, 9, 11, 12, 16, 19.
+        #expect(all.rawValue == 0b1001_0001_1010_0111_1111)
+        #expect(LEEventMask.subevent(0x0A).names == ["LE_Enhanced_Connection_Complete"])
+    }
+}

@@ -1,0 +1,103 @@
+import HCI
+import Testing
+import TraceDecoding
+
+// The packet-by-packet trace printer: one line per record, every packet named, nothing
+// hidden, nothing fatal.
+
+/// A datalink-1002 btsnoop file from (flags, timestamp, data) records.
+private func btsnoop(_ records: [(UInt32, Int64, [UInt8])], datalink: UInt32 = 1002) throws -> BTSnoopFile {
+    var writer = ByteWriter(prefix: Array("btsnoop".utf8) + [0])
+    writer.writeBigEndian(UInt32(1))
+    writer.writeBigEndian(datalink)
+    for (flags, timestamp, data) in records {
+        writer.writeBigEndian(UInt32(data.count))
+        writer.writeBigEndian(UInt32(data.count))
+        writer.writeBigEndian(flags)
+        writer.writeBigEndian(UInt32(0))
+        writer.writeBigEndian(timestamp)
+        writer.write(bytes: data)
+    }
+    return try BTSnoopFile(bytes: writer.bytes)
+}
+
+private func hexBytes(_ text: String) -> [UInt8] { text.split(separator: " ").map { UInt8($0, radix: 16)! } }
+
+/// 2017-12-13 12:34:56.123456 UTC in btsnoop's microseconds since year 0.
+private let december2017: Int64 = 1_513_168_496_123_456 + 0x00DC_DDB3_0F2F_8000
+
+@Suite("Trace formatter")
+struct TraceFormatterTests {
+    @Test("A short session prints one readable line per packet")
+    func session() throws {
+        let file = try btsnoop([
+            (2, december2017, hexBytes("01 03 0c 00")),
+            (3, december2017 + 1, hexBytes("04 0e 04 01 03 0c 00")),
+            (3, december2017 + 2, hexBytes("04 3e 13 01 00 40 00 00 00 13 71 da 7d 1a 00 18 00 00 00 2a 00 00")),
+            (0, december2017 + 3, hexBytes("02 40 00 07 00 03 00 04 00 0a 01 00")),
+            (1, december2017 + 4, hexBytes("02 dc 2e 05 00 01 00 06 00 0b")),
+            (3, december2017 + 5, hexBytes("04 0e 04 01 03 0c")),
+            (1, december2017 + 6, hexBytes("09 01 02")),
+            (1, december2017 + 7, hexBytes("02 40 20 03 00 05 00 04")),
+            (1, december2017 + 8, hexBytes("02 40 10 06 00 00 1b 2a 00 01 02")),
+        ])
+        var formatter = TraceFormatter()
+        let lines = file.records.map { formatter.format($0) }
+        #expect(lines == [
+            "#1 2017-12-13 12:34:56.123456 < HCI Command: Reset (0x0c03) plen 0",
+            "#2 2017-12-13 12:34:56.123457 > HCI Event: Command_Complete (0x0e) plen 4: Reset (0x0c03) ncmd 1 status 0x00 success",
+            "#3 2017-12-13 12:34:56.123458 > HCI Event: LE_Meta (0x3e) plen 19: LE_Connection_Complete (0x01) status 0x00 success handle 0x0040",
+            "#4 2017-12-13 12:34:56.123459 < ACL TX: handle 0x0040 flags 0x00 dlen 7 | L2CAP ATT (0x0004) len 3: ATT 0x0a Read_Req [0a 01 00]",
+            "#5 2017-12-13 12:34:56.123460 > ACL RX: handle 0x0edc flags 0x02 dlen 5 (handle never announced) | L2CAP SMP (0x0006) len 1: SMP 0x0b Security_Request [0b]",
+            "#6 2017-12-13 12:34:56.123461 > malformed event packet (event parameter length says 4 byte(s) but 3 are present): 0e 04 01 03 0c",
+            "#7 2017-12-13 12:34:56.123462 > unknown packet type 0x09: 01 02",
+            "#8 2017-12-13 12:34:56.123463 > ACL RX: handle 0x0040 flags 0x02 dlen 3 (fragment)",
+            "#9 2017-12-13 12:34:56.123464 > ACL RX: handle 0x0040 flags 0x01 dlen 6 | L2CAP ATT (0x0004) len 5: ATT 0x1b Handle_Value_Notification [1b 2a 00 01 02]",
+        ])
+    }
+
+    @Test("btmon records that are no packet print as monitor lines")
+    func monitor() throws {
+        let file = try btsnoop([(0x0001_000C, december2017, Array("note".utf8))], datalink: 2001)
+        var formatter = TraceFormatter()
+        #expect(formatter.format(file.records[0]) == "#1 2017-12-13 12:34:56.123456 > monitor opcode 12 index 1 (4 bytes)")
+    }
+
+    static let clockCases: [(Int64, String)] = [
+        (0x00DC_DDB3_0F2F_8000, "1970-01-01 00:00:00.000000"),
+        (0x00DC_DDB3_0F2F_8000 - 1, "1969-12-31 23:59:59.999999"),
+        // btsnoop's "year 0" offset is really 719540 days before 1970, 12 more than the
+        // proleptic Gregorian 0000-01-01; every tool uses that constant, so timestamp 0 is here.
+        (0, "-1-12-20 00:00:00.000000"),
+        (0x00DC_DDB3_0F2F_8000 + 951_782_400_000_000, "2000-02-29 00:00:00.000000"),
+    ]
+
+    @Test("Odd clocks print as proleptic Gregorian UTC dates", arguments: clockCases)
+    func clocks(timestamp: Int64, date: String) throws {
+        let file = try btsnoop([(2, timestamp, hexBytes("01 03 0c 00"))])
+        var formatter = TraceFormatter()
+        #expect(formatter.format(file.records[0]) == "#1 \(date) < HCI Command: Reset (0x0c03) plen 0")
+    }
+
+    @Test("Timestamps at the ends of the 64-bit range print without trapping",
+          arguments: [Int64.min, Int64.min + 1, -1, Int64.max, Int64.max - 1])
+    func extremeClocks(timestamp: Int64) throws {
+        let file = try btsnoop([(2, timestamp, hexBytes("01 03 0c 00"))])
+        var formatter = TraceFormatter()
+        let line = formatter.format(file.records[0])
+        #expect(line.hasPrefix("#1 "))
+        #expect(line.hasSuffix(" < HCI Command: Reset (0x0c03) plen 0"))
+    }
+
+    @Test("Every record of every real trace formats, and none is malformed", arguments: traceNames)
+    func realTraces(name: String) throws {
+        let file = try readTrace(name)
+        var formatter = TraceFormatter()
+        var malformed: [String] = []
+        for record in file.records {
+            let line = formatter.format(record)
+            if line.contains("malformed") { malformed.append(line) }
+        }
+        #expect(malformed.isEmpty, "\(malformed.prefix(5).joined(separator: "\n"))")
+    }
+}
