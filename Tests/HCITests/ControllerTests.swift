@@ -127,13 +127,20 @@ struct ControllerTests {
         controller.close()
     }
 
-    @Test func hardwareErrorFailsEverythingAtOnce() async throws {
+    /// A running controller with Read BD_ADDR sent and never answered.
+    private func startWithUnansweredCommand() async throws
+        -> (FakeController, HCIController, Task<ReadBDADDR.ReturnParameters, any Error>) {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: quiet)
         try await controller.start()
         fake.update { $0.mute = [ReadBDADDR.opcode.rawValue] }
         let pending = Task { @BluetoothActor in try await controller.send(ReadBDADDR()) }
         while !fake.sentCommands.suffix(1).contains(ReadBDADDR.opcode) { await Task.yield() }
+        return (fake, controller, pending)
+    }
+
+    @Test func hardwareErrorFailsEverythingAtOnce() async throws {
+        let (fake, controller, pending) = try await startWithUnansweredCommand()
         var failures: [HCIError] = []
         controller.onFailure = { failures.append($0) }
         fake.deliverEvent(.hardwareError(HardwareError(hardwareCode: 0x42)))
@@ -144,14 +151,11 @@ struct ControllerTests {
     }
 
     @Test func transportLossFailsPendingCommands() async throws {
-        let fake = FakeController()
-        let controller = HCIController(transport: fake, configuration: quiet)
-        try await controller.start()
-        fake.update { $0.mute = [ReadBDADDR.opcode.rawValue] }
-        let pending = Task { @BluetoothActor in try await controller.send(ReadBDADDR()) }
-        while !fake.sentCommands.suffix(1).contains(ReadBDADDR.opcode) { await Task.yield() }
+        let (fake, controller, pending) = try await startWithUnansweredCommand()
         fake.deliver(.failed(.closedByPeer(what: "fake")))
         await #expect(throws: HCIError.transport(.closedByPeer(what: "fake"))) { try await pending.value }
+        #expect(controller.state == .failed(.transport(.closedByPeer(what: "fake"))))
+        #expect(fake.isClosed)
     }
 
     @Test func aclCreditsNeverExceedTheControllerBuffers() async throws {
@@ -187,6 +191,13 @@ struct ControllerTests {
         #expect(sentAfter.allSatisfy { $0.handle == 0x40 || burst.suffix(5).contains($0) })
         #expect(controller.aclFlow?.queuedCount == 1)
         #expect(controller.aclFlow?.inFlight == 4)
+
+        // A Disconnection Complete that reports failure (the link is still up) frees nothing.
+        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)))
+        try await controller.send(ReadBDADDR())
+        #expect(controller.aclFlow?.inFlight == 4)
+        #expect(controller.aclFlow?.queuedCount == 1)
+        #expect(fake.sentACL.count == 14)
 
         #expect(throws: HCIError.aclPacketTooLong(length: 28, bufferLength: 27)) {
             try controller.sendACL(ACLDataPacket(handle: 0x41, boundary: .firstNonFlushable, data: ArraySlice(repeating: 0, count: 28)))

@@ -82,6 +82,7 @@ public final class HCIController {
     /// ACL buffer accounting; set once the buffer size is known.
     public private(set) var aclFlow: ACLFlowControl?
     private var receiveTask: Task<Void, Never>?
+    private var deliveries: AsyncStream<TransportDelivery>.Continuation?
 
     /// A controller behind `transport`. Nothing is sent until ``start()``.
     public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
@@ -106,6 +107,7 @@ public final class HCIController {
         guard state == .idle else { throw .notRunning }
         state = .initializing
         let (stream, continuation) = AsyncStream<TransportDelivery>.makeStream()
+        deliveries = continuation
         do {
             try transport.start { continuation.yield($0) }
         } catch {
@@ -140,7 +142,15 @@ public final class HCIController {
         }
         state = .closed
         failAllCommands(.notRunning)
+        stopReceiving()
+    }
+
+    /// Closes the transport (joining its thread) and ends the stream that fed this
+    /// controller, so the task draining it ends too.
+    private func stopReceiving() {
         transport.close()
+        deliveries?.finish()
+        deliveries = nil
         receiveTask?.cancel()
         receiveTask = nil
     }
@@ -327,7 +337,7 @@ public final class HCIController {
         state = .failed(error)
         logger.log(.error, error.description)
         failAllCommands(error)
-        transport.close()
+        stopReceiving()
         onFailure?(error)
     }
 
@@ -417,7 +427,8 @@ public final class HCIController {
             aclFlow = flow
             try? transmit(released)
         case .disconnectionComplete(let disconnection):
-            if var flow = aclFlow {
+            // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
+            if disconnection.status.isSuccess, var flow = aclFlow {
                 let (released, dropped) = flow.disconnected(handle: disconnection.handle)
                 aclFlow = flow
                 if !dropped.isEmpty {
