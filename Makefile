@@ -19,11 +19,11 @@ all: build
 # System packages: the BlueZ headers for the C shim, tshark/btmon to check captures,
 # python3-venv for the test peer. Installed only when missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -q && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
 # The Bumble peer's pinned environment; rebuilt when the pins change.
@@ -36,8 +36,10 @@ $(VENV)/.installed: Fixtures/peer/requirements.txt | deps
 build: deps
 	$(SWIFT) build --build-tests
 
-# Every test: unit, trace conformance, and integration against the Bumble peer.
+# Every test: the peer's own self-test (the rig the integration tests stand on), then
+# unit, trace conformance, and integration tests against the Bumble peer.
 test: deps venv build
+	$(PEER_PY) Fixtures/peer/selftest.py
 	$(SWIFT) test --skip-build
 
 # The main job against the bundled virtual peripheral: start the peer, bring the
