@@ -81,3 +81,43 @@ import Testing
         #expect(!lines.contains { $0.contains("malformed") })
     }
 }
+
+extension CommandLineTests {
+    /// A capture survives its writer being killed: every record written before SIGKILL is
+    /// whole and readable, by us and by tshark.
+    @Test func captureOfAKilledProcessIsReadable() throws {
+        // Bring-up stalls at Read BD_ADDR, which the controller never answers.
+        let peer = try TestPeer(arguments: ["--mute-opcode", "0x1009"])
+        defer { peer.stop() }
+        let path = NSTemporaryDirectory() + "bluejay-killed-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = Repository.bluejay
+        process.arguments = ["info", "--transport", peer.transport, "--capture", path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Five answered commands (ten records), then the unanswered Read BD_ADDR.
+        var records = 0
+        for _ in 0..<1000 where records < 11 {
+            records = (try? BTSnoopFile(path: path).records.count) ?? 0
+            if records < 11 { usleep(10_000) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        let file = try BTSnoopFile(path: path)
+        #expect(file.records.count == 11)
+        #expect(file.truncatedTail == nil)
+        guard case let .packet(type, body) = try #require(file.records.last).content else {
+            Issue.record("last record is no packet"); return
+        }
+        #expect(type == .command)
+        #expect(Array(body) == [0x09, 0x10, 0x00])  // Read_BD_ADDR, no parameters
+        let tshark = try #require(which("tshark"), "tshark is missing: 'make test' installs it")
+        let frames = try run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
+        #expect(frames.status == 0)
+        #expect(frames.stdout.split(separator: "\n").count == 11)
+    }
+}
