@@ -58,8 +58,10 @@ demo: deps venv
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
 
-bench:
-	@echo "no benchmarks yet"
+# Side-by-side speed and memory: bluejay against tshark and Bumble's host, one run.
+bench: deps venv
+	$(SWIFT) build -c release --product bluejay
+	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay
 
 clean:
 	rm -rf .build $(VENV) $(DEMO_CAPTURE)
