@@ -2,7 +2,9 @@ import HCI
 
 /// A fixed L2CAP channel on an LE link (Core Vol 3, Part A, 2.1).
 public struct ChannelIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The CID as on the wire.
     public let rawValue: UInt16
+    /// Wraps a CID from the wire.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// The Attribute Protocol.
@@ -12,6 +14,7 @@ public struct ChannelIdentifier: RawRepresentable, Hashable, Sendable, CustomStr
     /// The Security Manager Protocol.
     public static let smp = ChannelIdentifier(rawValue: 0x0006)
 
+    /// The channel's name and CID, `ATT (0x0004)`, or `CID 0x0040` for others.
     public var description: String {
         switch rawValue {
         case 0x0001: "BR/EDR signaling (0x0001)"
@@ -30,6 +33,7 @@ public struct BasicFrame: Sendable, Equatable {
     /// The payload, a view of the reassembled PDU.
     public var payload: ArraySlice<UInt8>
 
+    /// A frame carrying `payload` on `channel`.
     public init(channel: ChannelIdentifier, payload: ArraySlice<UInt8>) {
         self.channel = channel
         self.payload = payload

@@ -16,6 +16,7 @@ public struct Reassembler: Sendable {
 
     private var state: State = .idle
 
+    /// A reassembler with no PDU in progress.
     public init() {}
 
     /// Whether a PDU is partly received.
@@ -97,6 +98,7 @@ public enum ReassemblyProblem: Sendable, Equatable, CustomStringConvertible {
     /// A continuation would make the PDU longer than declared; the fragment is dropped.
     case overflow(expected: Int, wouldHave: Int)
 
+    /// A one-line account of the problem, with its byte counts.
     public var description: String {
         switch self {
         case let .abandoned(received, expected?): "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"

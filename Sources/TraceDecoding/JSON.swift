@@ -2,11 +2,17 @@
 /// `json.dumps(value, indent=1, sort_keys=True)` byte for byte, so summaries compare
 /// textually with `expected-counts.json`.
 public indirect enum JSONValue: Sendable, Equatable {
+    /// An object; its keys are written sorted.
     case object([String: JSONValue])
+    /// An array.
     case array([JSONValue])
+    /// A string, written ASCII-only with `\u` escapes.
     case string(String)
+    /// An integer.
     case number(Int)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
 
     /// The value as indented JSON text with sorted keys.

@@ -13,6 +13,7 @@ public struct TraceFormatter: Sendable {
     /// it is often vendor debug data (Qualcomm uses 0x0EDC).
     private var announcedHandles: Set<UInt16> = []
 
+    /// A formatter with no reassembly state and no announced handles.
     public init() {}
 
     /// Formats one record.

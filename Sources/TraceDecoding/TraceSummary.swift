@@ -14,19 +14,28 @@ import SMP
 /// as ACL (Qualcomm's handle 0x0EDC) is therefore counted as whatever its bytes look like,
 /// exactly as Wireshark does.
 public struct TraceSummary: Sendable, Equatable {
+    /// Records in the file, packets or not.
     public var records = 0
+    /// Records by packet type (`command`, `acl`, …), `monitor` or `unknown 0xNN`.
     public var packetTypes: [String: Int] = [:]
+    /// Command packets by `HCINames.commandKey(_:)`.
     public var commands: [String: Int] = [:]
+    /// Event packets by `0xNN Name`.
     public var events: [String: Int] = [:]
+    /// LE Meta events by subevent, `0xNN Name`.
     public var leSubevents: [String: Int] = [:]
+    /// Whole ATT PDUs by opcode, `0xNN Name`.
     public var att: [String: Int] = [:]
+    /// Whole SMP PDUs by code, `0xNN Name`.
     public var smp: [String: Int] = [:]
+    /// Whole LE signaling PDUs by code, `0xNN Name`.
     public var leSignaling: [String: Int] = [:]
     /// `req 517` / `rsp 247`, in file order.
     public var attMTU: [String] = []
     /// Packets whose bytes contradict their own length fields, by kind.
     public var malformed: [String: Int] = [:]
 
+    /// An empty summary.
     public init() {}
 
     /// Summarises a parsed file.

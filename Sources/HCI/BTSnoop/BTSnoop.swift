@@ -247,11 +247,16 @@ public struct BTSnoopFile: Sendable {
 
 /// Why a btsnoop file could not be read.
 public enum BTSnoopError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file could not be opened or read.
     case unreadable(path: String, errno: Int32)
+    /// Shorter than a header, or the magic is not `btsnoop\0`.
     case notBTSnoop(String)
+    /// A header version other than 1.
     case unsupportedVersion(UInt32)
+    /// A datalink other than 1001, 1002 or 2001.
     case unsupportedDatalink(UInt32)
 
+    /// A one-line message naming the file and what is wrong with it.
     public var description: String {
         switch self {
         case let .unreadable(path, code): "cannot read \(path): \(errorName(code))"

@@ -126,6 +126,7 @@ public enum DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A length field disagrees with the bytes present.
     case lengthMismatch(field: String, declared: Int, actual: Int)
 
+    /// A one-line message with the field and byte counts involved.
     public var description: String {
         switch self {
         case let .truncated(needed, available):

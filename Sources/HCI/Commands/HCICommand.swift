@@ -42,6 +42,7 @@ public protocol HCICommand: HCIParameters {
 }
 
 extension HCICommand {
+    /// Command Complete, the default: most commands finish with it.
     public static var completion: HCICommandCompletion { .commandComplete }
 
     /// The command as a packet.
@@ -52,6 +53,7 @@ extension HCICommand {
 
 /// The empty parameter list.
 public struct NoParameters: HCIParameters {
+    /// Creates the empty parameter list.
     public init() {}
     public init(from reader: inout ByteReader) throws(DecodingError) {}
     public func encode(to writer: inout ByteWriter) {}

@@ -12,7 +12,9 @@ public actor BluetoothActor {
 public struct HCILogger: Sendable {
     /// How much to say.
     public enum Level: Int, Sendable, Comparable {
+        /// Least to most detailed: failures, anomalies, notable events, packet tracing.
         case error, warning, info, debug
+        /// Orders levels from least detailed (`error`) to most (`debug`).
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 

@@ -79,6 +79,7 @@ extension NamedBitSet {
         (0..<64).filter { rawValue & (1 << UInt64($0)) != 0 }.map { Self.bitNames[$0] ?? "bit \($0)" }
     }
 
+    /// The names of the set bits, comma-separated.
     public var description: String { names.joined(separator: ", ") }
 
     /// The set with only bit `number`.
@@ -87,23 +88,39 @@ extension NamedBitSet {
 
 /// LE features of a controller (Core Vol 6, Part B, 4.6), from LE Read Local Supported Features.
 public struct LEFeatures: NamedBitSet {
+    /// LE feature bits 0–63, bit N of the value being feature bit N.
     public let rawValue: UInt64
+    /// Wraps a feature mask as read from the controller.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// Bit 0: LE Encryption.
     public static let encryption = bit(0)
+    /// Bit 1: Connection Parameters Request procedure.
     public static let connectionParametersRequest = bit(1)
+    /// Bit 2: Extended Reject Indication.
     public static let extendedRejectIndication = bit(2)
+    /// Bit 3: Peripheral-initiated Features Exchange.
     public static let peripheralInitiatedFeaturesExchange = bit(3)
+    /// Bit 4: LE Ping.
     public static let ping = bit(4)
+    /// Bit 5: LE Data Packet Length Extension (LL Data PDU payloads above 27 octets).
     public static let dataPacketLengthExtension = bit(5)
+    /// Bit 6: LL Privacy (address resolution in the controller).
     public static let llPrivacy = bit(6)
+    /// Bit 7: Extended Scanning Filter Policies.
     public static let extendedScanningFilterPolicies = bit(7)
+    /// Bit 8: LE 2M PHY.
     public static let twoMegabitPHY = bit(8)
+    /// Bit 11: LE Coded PHY.
     public static let codedPHY = bit(11)
+    /// Bit 12: LE Extended Advertising.
     public static let extendedAdvertising = bit(12)
+    /// Bit 13: LE Periodic Advertising.
     public static let periodicAdvertising = bit(13)
+    /// Bit 14: Channel Selection Algorithm #2.
     public static let channelSelectionAlgorithm2 = bit(14)
 
+    /// Specification names of the feature bits this table knows.
     public static let bitNames: [Int: String] = [
         0: "LE Encryption", 1: "Connection Parameters Request", 2: "Extended Reject Indication",
         3: "Peripheral-initiated Features Exchange", 4: "LE Ping", 5: "LE Data Packet Length Extension",
@@ -129,13 +146,19 @@ public struct LEFeatures: NamedBitSet {
 
 /// LMP features, page 0 (Core Vol 2, Part C, 3.3); the stack reads only the LE bits.
 public struct LMPFeatures: NamedBitSet {
+    /// LMP feature page 0 as a little-endian integer: octet N bit M is bit 8N + M.
     public let rawValue: UInt64
+    /// Wraps a feature mask as read from the controller.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// Bit 37 (octet 4 bit 5): BR/EDR Not Supported.
     public static let brEdrNotSupported = bit(37)
+    /// Bit 38 (octet 4 bit 6): LE Supported (Controller).
     public static let leSupportedController = bit(38)
+    /// Bit 49 (octet 6 bit 1): Simultaneous LE and BR/EDR to Same Device Capable (Controller).
     public static let simultaneousLEAndBREDR = bit(49)
 
+    /// Specification names of the bits this stack reads.
     public static let bitNames: [Int: String] = [
         37: "BR/EDR Not Supported", 38: "LE Supported (Controller)",
         49: "Simultaneous LE and BR/EDR to Same Device Capable (Controller)",
@@ -145,15 +168,24 @@ public struct LMPFeatures: NamedBitSet {
 /// The mask of HCI_Set_Event_Mask (Core Vol 4, Part E, 7.3.1). Command Complete, Command
 /// Status and Number Of Completed Packets are always enabled and have no bit.
 public struct EventMask: NamedBitSet {
+    /// The 64-bit Event_Mask parameter.
     public let rawValue: UInt64
+    /// Wraps an Event_Mask value.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// Bit 4: Disconnection Complete.
     public static let disconnectionComplete = bit(4)
+    /// Bit 7: Encryption Change [v1].
     public static let encryptionChange = bit(7)
+    /// Bit 11: Read Remote Version Information Complete.
     public static let readRemoteVersionInformationComplete = bit(11)
+    /// Bit 15: Hardware Error.
     public static let hardwareError = bit(15)
+    /// Bit 25: Data Buffer Overflow.
     public static let dataBufferOverflow = bit(25)
+    /// Bit 47: Encryption Key Refresh Complete.
     public static let encryptionKeyRefreshComplete = bit(47)
+    /// Bit 61: LE Meta; ``LEEventMask`` then chooses the subevents.
     public static let leMeta = bit(61)
 
     /// What an LE central host needs.
@@ -162,6 +194,7 @@ public struct EventMask: NamedBitSet {
         .hardwareError, .dataBufferOverflow, .encryptionKeyRefreshComplete, .leMeta,
     ]
 
+    /// Specification names of the bits this stack sets.
     public static let bitNames: [Int: String] = [
         4: "Disconnection Complete", 7: "Encryption Change", 11: "Read Remote Version Information Complete",
         15: "Hardware Error", 25: "Data Buffer Overflow", 47: "Encryption Key Refresh Complete", 61: "LE Meta",
@@ -170,7 +203,9 @@ public struct EventMask: NamedBitSet {
 
 /// The mask of HCI_LE_Set_Event_Mask: bit N enables LE Meta subevent N + 1.
 public struct LEEventMask: NamedBitSet {
+    /// The 64-bit LE_Event_Mask parameter.
     public let rawValue: UInt64
+    /// Wraps an LE_Event_Mask value.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// The mask bit of LE Meta subevent `code`.
@@ -197,6 +232,7 @@ public struct LEEventMask: NamedBitSet {
         return mask
     }
 
+    /// Subevent names by bit (bit N is subevent N + 1), from ``HCINames``.
     public static var bitNames: [Int: String] {
         var names: [Int: String] = [:]
         for bit in 0..<64 { if let name = HCINames.leSubeventNames[UInt8(bit + 1)] { names[bit] = name } }

@@ -30,12 +30,14 @@ public struct ControllerInfo: Sendable, Equatable {
         /// Which command reported them.
         public var source: HCIOpcode
 
+        /// A pool of `count` buffers of `length` bytes, as `source` reported it.
         public init(length: Int, count: Int, source: HCIOpcode) {
             self.length = length
             self.count = count
             self.source = source
         }
 
+        /// `12 × 251 bytes (LE_Read_Buffer_Size_v2)`.
         public var description: String { "\(count) × \(length) bytes (\(source.name))" }
     }
 

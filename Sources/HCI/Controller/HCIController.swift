@@ -13,6 +13,7 @@ public final class HCIController {
         /// Where diagnostics go.
         public var logger: HCILogger = .standardError
 
+        /// Tunables with the given command timeout and logger.
         public init(commandTimeout: Duration = .seconds(5), logger: HCILogger = .standardError) {
             self.commandTimeout = commandTimeout
             self.logger = logger

@@ -17,6 +17,7 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The controller is not running (not started, closed, or failed before).
     case notRunning
 
+    /// A one-line message naming the command or code involved.
     public var description: String {
         switch self {
         case let .commandFailed(opcode, status): "\(opcode.name) (\(hex(opcode.rawValue, digits: 4))) failed: \(status)"

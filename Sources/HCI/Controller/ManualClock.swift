@@ -5,10 +5,15 @@ import Synchronization
 public final class ManualClock: Clock, Sendable {
     /// An instant on a manual clock: the time since its start.
     public struct Instant: InstantProtocol {
+        /// Time since the clock's start.
         public var offset: Duration
+        /// The instant `offset` after the clock's start.
         public init(offset: Duration) { self.offset = offset }
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`; negative if `other` is earlier.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `lhs` comes before `rhs`.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
@@ -28,7 +33,9 @@ public final class ManualClock: Clock, Sendable {
     /// A clock at offset zero.
     public init() {}
 
+    /// The current instant; it moves only through ``advance(by:)``.
     public var now: Instant { state.withLock { $0.now } }
+    /// Zero: time moves only in the steps it is told to.
     public var minimumResolution: Duration { .zero }
 
     /// How many tasks are sleeping on this clock.
@@ -36,6 +43,8 @@ public final class ManualClock: Clock, Sendable {
         state.withLock { state in state.sleepers.values.filter { if case .waiting = $0 { true } else { false } }.count }
     }
 
+    /// Suspends until ``advance(by:)`` reaches `deadline`, at once if it has passed; throws
+    /// `CancellationError` if cancelled. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }

@@ -1,12 +1,19 @@
 /// An HCI event decoded into what the host acts on. Events the host does not act on stay
 /// as ``other`` with their raw parameters, so nothing is lost and nothing is fatal.
 public enum HCIEvent: Sendable, Equatable {
+    /// Disconnection Complete (0x05): a link ended, or a Disconnect failed.
     case disconnectionComplete(DisconnectionComplete)
+    /// Encryption Change v1 (0x08) or v2 (0x59).
     case encryptionChange(EncryptionChange)
+    /// Command Complete (0x0E).
     case commandComplete(CommandComplete)
+    /// Command Status (0x0F).
     case commandStatus(CommandStatus)
+    /// Hardware Error (0x10).
     case hardwareError(HardwareError)
+    /// Number Of Completed Packets (0x13).
     case numberOfCompletedPackets(NumberOfCompletedPackets)
+    /// Data Buffer Overflow (0x1A).
     case dataBufferOverflow(DataBufferOverflow)
     /// LE Meta (0x3E): a subevent code and its parameters, decoded by the LE layers.
     case leMeta(LEMetaEvent)
@@ -52,6 +59,7 @@ public enum HCIEvent: Sendable, Equatable {
 
 /// Command Complete (0x0E): a command finished; carries its return parameters.
 public struct CommandComplete: HCIParameters {
+    /// 0x0E HCI_Command_Complete.
     public static let code: UInt8 = 0x0E
     /// How many commands the host may now send (command flow control).
     public var numHCICommandPackets: UInt8
@@ -60,6 +68,7 @@ public struct CommandComplete: HCIParameters {
     /// The return parameters, starting with the status for almost every command.
     public var returnParameters: ArraySlice<UInt8>
 
+    /// Creates the event from its fields.
     public init(numHCICommandPackets: UInt8, opcode: HCIOpcode, returnParameters: ArraySlice<UInt8>) {
         self.numHCICommandPackets = numHCICommandPackets
         self.opcode = opcode
@@ -79,11 +88,16 @@ public struct CommandComplete: HCIParameters {
 
 /// Command Status (0x0F): a command was accepted (or refused); its outcome comes later.
 public struct CommandStatus: HCIParameters {
+    /// 0x0F HCI_Command_Status.
     public static let code: UInt8 = 0x0F
+    /// Status: 0x00 if the command is now pending; otherwise why the controller refused it.
     public var status: HCIStatus
+    /// Num_HCI_Command_Packets: how many commands the host may now send (command flow control).
     public var numHCICommandPackets: UInt8
+    /// Command_Opcode: the command this status answers.
     public var opcode: HCIOpcode
 
+    /// Creates the event from its fields.
     public init(status: HCIStatus, numHCICommandPackets: UInt8, opcode: HCIOpcode) {
         self.status = status
         self.numHCICommandPackets = numHCICommandPackets
@@ -103,12 +117,16 @@ public struct CommandStatus: HCIParameters {
 
 /// Disconnection Complete (0x05).
 public struct DisconnectionComplete: HCIParameters {
+    /// 0x05 HCI_Disconnection_Complete.
     public static let code: UInt8 = 0x05
+    /// Status: 0x00 if the link is gone; otherwise why the disconnection failed.
     public var status: HCIStatus
+    /// Connection_Handle of the link (12 bits).
     public var handle: UInt16
     /// Why the link ended (an HCI error code: 0x08, 0x13, 0x16, 0x3E, …).
     public var reason: HCIStatus
 
+    /// Creates the event from its fields.
     public init(status: HCIStatus, handle: UInt16, reason: HCIStatus) {
         self.status = status
         self.handle = handle
@@ -128,9 +146,13 @@ public struct DisconnectionComplete: HCIParameters {
 
 /// Encryption Change v1 (0x08) or v2 (0x59, which adds the key size).
 public struct EncryptionChange: Sendable, Equatable {
+    /// 0x08 HCI_Encryption_Change [v1].
     public static let codeV1: UInt8 = 0x08
+    /// 0x59 HCI_Encryption_Change [v2].
     public static let codeV2: UInt8 = 0x59
+    /// Status: 0x00 if the encryption change succeeded.
     public var status: HCIStatus
+    /// Connection_Handle of the link (12 bits).
     public var handle: UInt16
     /// 0x00 off, 0x01 on (AES-CCM on LE), 0x02 on with AES-CCM on BR/EDR.
     public var encryptionEnabled: UInt8
@@ -140,12 +162,14 @@ public struct EncryptionChange: Sendable, Equatable {
     /// The event code this value encodes to.
     public var code: UInt8 { keySize == nil ? Self.codeV1 : Self.codeV2 }
 
+    /// Creates the event from its fields; a `keySize` makes it v2.
     public init(status: HCIStatus, handle: UInt16, encryptionEnabled: UInt8, keySize: UInt8? = nil) {
         self.status = status
         self.handle = handle
         self.encryptionEnabled = encryptionEnabled
         self.keySize = keySize
     }
+    /// Decodes the parameters of event `code` (v1 or v2); missing or extra bytes are an error.
     public init(code: UInt8, parameters: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = ByteReader(parameters)
         status = HCIStatus(rawValue: try reader.readUInt8())
@@ -154,6 +178,7 @@ public struct EncryptionChange: Sendable, Equatable {
         keySize = code == Self.codeV2 ? try reader.readUInt8() : nil
         try reader.expectEnd()
     }
+    /// The encoded parameters; the key size only in v2.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter()
         writer.write(status.rawValue)
@@ -166,9 +191,11 @@ public struct EncryptionChange: Sendable, Equatable {
 
 /// Hardware Error (0x10): the controller failed and needs a reset.
 public struct HardwareError: HCIParameters {
+    /// 0x10 HCI_Hardware_Error.
     public static let code: UInt8 = 0x10
     /// Vendor-defined cause.
     public var hardwareCode: UInt8
+    /// Creates the event from its field.
     public init(hardwareCode: UInt8) { self.hardwareCode = hardwareCode }
     public init(from reader: inout ByteReader) throws(DecodingError) { hardwareCode = try reader.readUInt8() }
     public func encode(to writer: inout ByteWriter) { writer.write(hardwareCode) }
@@ -176,10 +203,12 @@ public struct HardwareError: HCIParameters {
 
 /// Number Of Completed Packets (0x13): ACL buffers the controller has freed, per handle.
 public struct NumberOfCompletedPackets: HCIParameters {
+    /// 0x13 HCI_Number_Of_Completed_Packets.
     public static let code: UInt8 = 0x13
     /// (connection handle, packets completed) pairs.
     public var completions: [(handle: UInt16, count: UInt16)]
 
+    /// Creates the event from (handle, count) pairs.
     public init(completions: [(handle: UInt16, count: UInt16)]) { self.completions = completions }
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let handles = Int(try reader.readUInt8())
@@ -199,6 +228,7 @@ public struct NumberOfCompletedPackets: HCIParameters {
             writer.write(completion.count)
         }
     }
+    /// Equal when the pairs match in order (tuples are not `Equatable`).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.completions.elementsEqual(rhs.completions) { $0.handle == $1.handle && $0.count == $1.count }
     }
@@ -206,9 +236,11 @@ public struct NumberOfCompletedPackets: HCIParameters {
 
 /// Data Buffer Overflow (0x1A): the controller dropped host data (a host flow-control bug).
 public struct DataBufferOverflow: HCIParameters {
+    /// 0x1A HCI_Data_Buffer_Overflow.
     public static let code: UInt8 = 0x1A
     /// 0x01 for ACL, 0x00 for synchronous data.
     public var linkType: UInt8
+    /// Creates the event from its field.
     public init(linkType: UInt8) { self.linkType = linkType }
     public init(from reader: inout ByteReader) throws(DecodingError) { linkType = try reader.readUInt8() }
     public func encode(to writer: inout ByteWriter) { writer.write(linkType) }
@@ -216,10 +248,14 @@ public struct DataBufferOverflow: HCIParameters {
 
 /// LE Meta (0x3E): an LE subevent.
 public struct LEMetaEvent: HCIParameters {
+    /// 0x3E HCI_LE_Meta.
     public static let code: UInt8 = 0x3E
+    /// Subevent_Code: which LE event this is (0x01 LE Connection Complete, …).
     public var subeventCode: UInt8
+    /// The subevent's parameters, after the subevent code.
     public var parameters: ArraySlice<UInt8>
 
+    /// Creates the event from its fields.
     public init(subeventCode: UInt8, parameters: ArraySlice<UInt8>) {
         self.subeventCode = subeventCode
         self.parameters = parameters

@@ -101,6 +101,7 @@ public enum H4FramingError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A header claims more data than any controller sends.
     case impossibleLength(type: H4PacketType, length: Int, limit: Int, offset: Int)
 
+    /// Where in the stream framing was lost, and why.
     public var description: String {
         switch self {
         case let .badPacketType(byte, offset):

@@ -1,10 +1,15 @@
 /// The H4 packet indicator: the byte in front of every HCI packet on a UART, on an
 /// emulator's socket, on the user channel socket and in btsnoop files of datalink 1002.
 public enum H4PacketType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// 0x01 HCI Command packet (host to controller).
     case command = 0x01
+    /// 0x02 HCI ACL Data packet.
     case acl = 0x02
+    /// 0x03 HCI Synchronous Data packet.
     case sco = 0x03
+    /// 0x04 HCI Event packet (controller to host).
     case event = 0x04
+    /// 0x05 HCI ISO Data packet.
     case iso = 0x05
 
     /// The size of the packet's own header after the indicator byte.
@@ -16,6 +21,7 @@ public enum H4PacketType: UInt8, Sendable, CaseIterable, CustomStringConvertible
         }
     }
 
+    /// The lowercase type name: `command`, `acl`, `sco`, `event` or `iso`.
     public var description: String {
         switch self {
         case .command: "command"
@@ -49,10 +55,15 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// One HCI packet of any type. Decoded packets hold views of the received buffer.
 public enum HCIPacket: Sendable, Equatable {
+    /// An HCI Command packet.
     case command(HCICommandPacket)
+    /// An HCI ACL Data packet.
     case acl(ACLDataPacket)
+    /// An HCI Synchronous Data packet.
     case sco(SCODataPacket)
+    /// An HCI Event packet.
     case event(HCIEventPacket)
+    /// An HCI ISO Data packet.
     case iso(ISODataPacket)
 
     /// The H4 indicator of this packet.
@@ -115,9 +126,12 @@ public enum HCIPacket: Sendable, Equatable {
 
 /// An HCI command packet: opcode, then up to 255 bytes of parameters.
 public struct HCICommandPacket: Sendable, Equatable {
+    /// The command's opcode (OGF and OCF).
     public var opcode: HCIOpcode
+    /// The command's parameters, at most 255 bytes.
     public var parameters: ArraySlice<UInt8>
 
+    /// A command packet; traps if `parameters` is longer than 255 bytes.
     public init(opcode: HCIOpcode, parameters: ArraySlice<UInt8> = []) {
         precondition(parameters.count <= 255, "HCI command parameters are at most 255 bytes")
         self.opcode = opcode
@@ -142,9 +156,12 @@ public struct HCICommandPacket: Sendable, Equatable {
 
 /// An HCI event packet: event code, then up to 255 bytes of parameters.
 public struct HCIEventPacket: Sendable, Equatable {
+    /// The event code (0x0E Command Complete, 0x3E LE Meta, …).
     public var code: UInt8
+    /// The event's parameters, at most 255 bytes.
     public var parameters: ArraySlice<UInt8>
 
+    /// An event packet; traps if `parameters` is longer than 255 bytes.
     public init(code: UInt8, parameters: ArraySlice<UInt8>) {
         precondition(parameters.count <= 255, "HCI event parameters are at most 255 bytes")
         self.code = code
@@ -184,11 +201,16 @@ public enum ACLPacketBoundary: UInt8, Sendable {
 
 /// An HCI ACL data packet: 12-bit connection handle, boundary and broadcast flags, data.
 public struct ACLDataPacket: Sendable, Equatable {
+    /// Connection_Handle (12 bits).
     public var handle: UInt16
+    /// PB_Flag: whether this packet starts or continues an L2CAP PDU.
     public var boundary: ACLPacketBoundary
+    /// BC_Flag (2 bits): 0b00, point-to-point, is the only value LE uses.
     public var broadcast: UInt8
+    /// The data: an L2CAP PDU or a fragment of one.
     public var data: ArraySlice<UInt8>
 
+    /// An ACL packet; `handle` is cut to 12 bits and `broadcast` to 2.
     public init(handle: UInt16, boundary: ACLPacketBoundary, broadcast: UInt8 = 0, data: ArraySlice<UInt8>) {
         self.handle = handle & 0x0FFF
         self.boundary = boundary
@@ -217,10 +239,14 @@ public struct ACLDataPacket: Sendable, Equatable {
 
 /// An HCI synchronous (SCO) data packet; carried for completeness of traces only.
 public struct SCODataPacket: Sendable, Equatable {
+    /// Connection_Handle (12 bits).
     public var handle: UInt16
+    /// The header's top four bits: Packet_Status_Flag (bits 0–1) and two reserved bits.
     public var flags: UInt8
+    /// The synchronous data.
     public var data: ArraySlice<UInt8>
 
+    /// A SCO packet from its fields.
     public init(handle: UInt16, flags: UInt8, data: ArraySlice<UInt8>) {
         self.handle = handle
         self.flags = flags
@@ -247,10 +273,14 @@ public struct SCODataPacket: Sendable, Equatable {
 
 /// An HCI isochronous (ISO) data packet; carried for completeness of traces only.
 public struct ISODataPacket: Sendable, Equatable {
+    /// Connection_Handle (12 bits).
     public var handle: UInt16
+    /// The header's top four bits: PB_Flag (bits 0–1), TS_Flag (bit 2) and a reserved bit.
     public var flags: UInt8
+    /// ISO_Data_Load: the optional time stamp, sequence number and SDU length, then SDU data.
     public var data: ArraySlice<UInt8>
 
+    /// An ISO packet from its fields.
     public init(handle: UInt16, flags: UInt8, data: ArraySlice<UInt8>) {
         self.handle = handle
         self.flags = flags

@@ -19,32 +19,59 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// `0x3e connectionFailedToBeEstablished`.
     public var description: String { "\(hex(rawValue, digits: 2)) \(name ?? "unknown")" }
 
+    /// 0x00 Success.
     public static let success = HCIStatus(rawValue: 0x00)
+    /// 0x01 Unknown HCI Command.
     public static let unknownHCICommand = HCIStatus(rawValue: 0x01)
+    /// 0x02 Unknown Connection Identifier.
     public static let unknownConnectionIdentifier = HCIStatus(rawValue: 0x02)
+    /// 0x03 Hardware Failure.
     public static let hardwareFailure = HCIStatus(rawValue: 0x03)
+    /// 0x05 Authentication Failure.
     public static let authenticationFailure = HCIStatus(rawValue: 0x05)
+    /// 0x06 PIN or Key Missing.
     public static let pinOrKeyMissing = HCIStatus(rawValue: 0x06)
+    /// 0x07 Memory Capacity Exceeded.
     public static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
+    /// 0x08 Connection Timeout (supervision timeout).
     public static let connectionTimeout = HCIStatus(rawValue: 0x08)
+    /// 0x09 Connection Limit Exceeded.
     public static let connectionLimitExceeded = HCIStatus(rawValue: 0x09)
+    /// 0x0B Connection Already Exists.
     public static let connectionAlreadyExists = HCIStatus(rawValue: 0x0B)
+    /// 0x0C Command Disallowed.
     public static let commandDisallowed = HCIStatus(rawValue: 0x0C)
+    /// 0x11 Unsupported Feature or Parameter Value.
     public static let unsupportedFeatureOrParameterValue = HCIStatus(rawValue: 0x11)
+    /// 0x12 Invalid HCI Command Parameters.
     public static let invalidHCICommandParameters = HCIStatus(rawValue: 0x12)
+    /// 0x13 Remote User Terminated Connection.
     public static let remoteUserTerminatedConnection = HCIStatus(rawValue: 0x13)
+    /// 0x14 Remote Device Terminated Connection due to Low Resources.
     public static let remoteDeviceTerminatedLowResources = HCIStatus(rawValue: 0x14)
+    /// 0x15 Remote Device Terminated Connection due to Power Off.
     public static let remoteDeviceTerminatedPowerOff = HCIStatus(rawValue: 0x15)
+    /// 0x16 Connection Terminated By Local Host.
     public static let connectionTerminatedByLocalHost = HCIStatus(rawValue: 0x16)
+    /// 0x1A Unsupported Remote Feature.
     public static let unsupportedRemoteFeature = HCIStatus(rawValue: 0x1A)
+    /// 0x1F Unspecified Error.
     public static let unspecifiedError = HCIStatus(rawValue: 0x1F)
+    /// 0x22 LMP Response Timeout / LL Response Timeout.
     public static let lmpLLResponseTimeout = HCIStatus(rawValue: 0x22)
+    /// 0x2F Insufficient Security.
     public static let insufficientSecurity = HCIStatus(rawValue: 0x2F)
+    /// 0x3A Controller Busy.
     public static let controllerBusy = HCIStatus(rawValue: 0x3A)
+    /// 0x3B Unacceptable Connection Parameters.
     public static let unacceptableConnectionParameters = HCIStatus(rawValue: 0x3B)
+    /// 0x3C Advertising Timeout.
     public static let advertisingTimeout = HCIStatus(rawValue: 0x3C)
+    /// 0x3D Connection Terminated due to MIC Failure.
     public static let connectionTerminatedMICFailure = HCIStatus(rawValue: 0x3D)
+    /// 0x3E Connection Failed to be Established / Synchronization Timeout.
     public static let connectionFailedToBeEstablished = HCIStatus(rawValue: 0x3E)
+    /// 0x44 Operation Cancelled by Host.
     public static let operationCancelledByHost = HCIStatus(rawValue: 0x44)
 
     private static let names: [UInt8: String] = [

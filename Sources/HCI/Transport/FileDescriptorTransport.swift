@@ -36,8 +36,10 @@ public final class FileDescriptorTransport: HCITransport {
 
     deinit { close() }
 
+    /// The name given at creation (the transport spec string).
     public var description: String { name }
 
+    /// Starts the reader thread; throws ``TransportError/closed`` if already started or closed.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         try state.withLock { (state: inout State) throws(TransportError) in
             guard case .ready = state else { throw TransportError.closed }
@@ -48,6 +50,7 @@ public final class FileDescriptorTransport: HCITransport {
         }
     }
 
+    /// Writes the packet as H4, after capturing it; throws once closed or if the write fails.
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.encodeH4()
         let isOpen = state.withLock { state in
@@ -62,6 +65,7 @@ public final class FileDescriptorTransport: HCITransport {
         guard ok else { throw .ioFailed(what: "writing to \(name)", errno: errno) }
     }
 
+    /// Wakes and joins the reader thread, then closes both descriptors. Idempotent.
     public func close() {
         let previous = state.withLock { state in
             let previous = state

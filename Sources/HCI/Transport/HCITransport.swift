@@ -50,6 +50,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A replayed recording and the host disagree.
     case replayMismatch(String)
 
+    /// A one-line message; setup errors include the command that fixes them.
     public var description: String {
         switch self {
         case let .invalidSpec(text): text

@@ -44,11 +44,13 @@ public final class ReplayTransport: HCITransport {
 
     deinit { close() }
 
+    /// `replay:PATH`.
     public var description: String { "replay:\(path)" }
 
     /// Whether every record of the recording has been played and matched.
     public var isFinished: Bool { shared.script.withLock { $0.next == $0.records.count } }
 
+    /// Starts the delivery thread and queues the controller's packets up to the host's first.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         let wakeFd = wakeFd
         let reader = try ReaderThread { [shared] in
@@ -69,6 +71,7 @@ public final class ReplayTransport: HCITransport {
         advance()
     }
 
+    /// Checks `packet` against the next host→controller record; a mismatch ends the replay.
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.encodeH4()
         capture?.write(h4: bytes[...], direction: .sent)
@@ -91,6 +94,7 @@ public final class ReplayTransport: HCITransport {
         advance()
     }
 
+    /// Stops and joins the delivery thread. Idempotent.
     public func close() {
         let first = shared.script.withLock { script in
             defer { script.stopped = true }

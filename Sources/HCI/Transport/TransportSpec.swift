@@ -7,10 +7,15 @@
 /// - `unix:PATH` — H4 over a Unix stream socket
 /// - `replay:FILE` — the controller side of a btsnoop recording
 public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
+    /// The kernel's HCI user channel on adapter `hci<index>`.
     case userChannel(index: UInt16)
+    /// H4 over a UART at `baudRate`, with RTS/CTS flow control when `flowControl`.
     case serial(path: String, baudRate: Int, flowControl: Bool)
+    /// H4 over a TCP connection to `host`:`port`.
     case tcp(host: String, port: UInt16)
+    /// H4 over a Unix stream socket at `path`.
     case unix(path: String)
+    /// The controller side of the btsnoop recording at `path`.
     case replay(path: String)
 
     /// The baud rate used when a serial spec names none.
