@@ -67,7 +67,7 @@ public struct TraceFormatter: Sendable {
         case .commandStatus(let status):
             return head + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
         case .disconnectionComplete(let disconnection):
-            announcedHandles.remove(disconnection.handle)
+            if disconnection.status.isSuccess { announcedHandles.remove(disconnection.handle) }
             return head + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
         case .numberOfCompletedPackets(let completed):
             return head + ": " + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(separator: ", ")
@@ -77,7 +77,8 @@ public struct TraceFormatter: Sendable {
         case .hardwareError(let error):
             return head + ": hardware code \(hex(error.hardwareCode, digits: 2))"
         case .leMeta(let meta):
-            if [0x01, 0x0A].contains(meta.subeventCode), meta.parameters.count >= 3 {
+            // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
+            if [0x01, 0x0A, 0x29].contains(meta.subeventCode), meta.parameters.count >= 3 {
                 let index = meta.parameters.startIndex
                 let status = meta.parameters[index]
                 let handle = (UInt16(meta.parameters[index + 1]) | UInt16(meta.parameters[index + 2]) << 8) & 0x0FFF

@@ -172,3 +172,14 @@ struct VendorCommand: HCICommand {
     init(from reader: inout ByteReader) throws(DecodingError) {}
     func encode(to writer: inout ByteWriter) {}
 }
+
+extension IntegrationTests {
+    @Test func aTransportStartsOnce() throws {
+        let fixture = Repository.root.appendingPathComponent("Fixtures/traces/bumble-bringup.btsnoop").path
+        let replay = try ReplayTransport(path: fixture)
+        try replay.start { _ in }
+        #expect(throws: TransportError.closed) { try replay.start { _ in } }
+        replay.close()
+        #expect(throws: TransportError.closed) { try replay.start { _ in } }
+    }
+}

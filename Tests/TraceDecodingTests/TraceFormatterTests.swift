@@ -101,3 +101,27 @@ struct TraceFormatterTests {
         #expect(malformed.isEmpty, "\(malformed.prefix(5).joined(separator: "\n"))")
     }
 }
+
+extension TraceFormatterTests {
+    /// A link announced by LE Enhanced Connection Complete v2 (0x29) is a known handle; a
+    /// failed Disconnection Complete does not forget it, a successful one does.
+    @Test func handlesAnnouncedByEnhancedConnectionCompleteV2() {
+        func record(_ number: Int, _ direction: BTSnoop.Direction, _ packet: HCIPacket) -> BTSnoopRecord {
+            let bytes = packet.encodeH4()
+            return BTSnoopRecord(number: number, timestamp: BTSnoop.epochOffsetMicroseconds, direction: direction, flags: 0,
+                                 originalLength: bytes.count, content: .packet(packet.type, bytes.dropFirst()))
+        }
+        let acl = HCIPacket.acl(ACLDataPacket(handle: 0x41, boundary: .firstFlushable, data: [0x01, 0x00, 0x04, 0x00, 0x1E][...]))
+        let connected = HCIPacket.event(HCIEventPacket(code: 0x3E, parameters: [0x29, 0x00, 0x41, 0x00] + Array(repeating: 0, count: 30)))
+        let failedDisconnect = HCIPacket.event(HCIEvent.disconnectionComplete(.init(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)).packet)
+        let disconnected = HCIPacket.event(HCIEvent.disconnectionComplete(.init(status: .success, handle: 0x41, reason: .remoteUserTerminatedConnection)).packet)
+        var formatter = TraceFormatter()
+        #expect(formatter.format(record(1, .received, acl)).contains("never announced"))
+        #expect(formatter.format(record(2, .received, connected)).contains("LE_Enhanced_Connection_Complete_v2"))
+        #expect(!formatter.format(record(3, .received, acl)).contains("never announced"))
+        _ = formatter.format(record(4, .received, failedDisconnect))
+        #expect(!formatter.format(record(5, .received, acl)).contains("never announced"))
+        _ = formatter.format(record(6, .received, disconnected))
+        #expect(formatter.format(record(7, .received, acl)).contains("never announced"))
+    }
+}

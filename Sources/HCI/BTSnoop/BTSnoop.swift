@@ -151,6 +151,16 @@ public struct BTSnoopRecord: Sendable {
         case monitor(opcode: UInt16, index: UInt16, ArraySlice<UInt8>)
     }
 
+    /// A record as read from a file, or built to feed a formatter or a summary.
+    public init(number: Int, timestamp: Int64, direction: BTSnoop.Direction, flags: UInt32, originalLength: Int, content: Content) {
+        self.number = number
+        self.timestamp = timestamp
+        self.direction = direction
+        self.flags = flags
+        self.originalLength = originalLength
+        self.content = content
+    }
+
     /// Microseconds since 1970-01-01. A corrupt timestamp too far in the past to shift
     /// (its top bit set) gives `Int64.min` rather than trapping.
     public var unixMicroseconds: Int64 {

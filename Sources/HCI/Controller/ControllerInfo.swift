@@ -60,7 +60,7 @@ public struct ControllerInfo: Sendable, Equatable {
             0x000D: "Texas Instruments", 0x000F: "Broadcom", 0x001D: "Qualcomm", 0x0030: "ST Microelectronics",
             0x0046: "MediaTek", 0x0059: "Nordic Semiconductor", 0x005D: "Realtek", 0x0060: "RivieraWaves",
             0x0075: "Samsung", 0x0077: "Laird", 0x0131: "Cypress Semiconductor", 0x02E5: "Espressif",
-            0x0499: "Ruuvi Innovations", 0x05F1: "The Linux Foundation", 0x0BDA: "Realtek",
+            0x0499: "Ruuvi Innovations", 0x05F1: "The Linux Foundation",
             0xFFFF: "none (test or unassigned)",
         ]
         return names[identifier] ?? "company \(hex(identifier, digits: 4))"

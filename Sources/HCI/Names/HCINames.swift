@@ -106,6 +106,6 @@ public enum HCINames {
         0x0E: "LE_Periodic_Advertising_Sync_Established", 0x0F: "LE_Periodic_Advertising_Report",
         0x10: "LE_Periodic_Advertising_Sync_Lost", 0x11: "LE_Scan_Timeout",
         0x12: "LE_Advertising_Set_Terminated", 0x13: "LE_Scan_Request_Received",
-        0x14: "LE_Channel_Selection_Algorithm",
+        0x14: "LE_Channel_Selection_Algorithm", 0x29: "LE_Enhanced_Connection_Complete_v2",
     ]
 }

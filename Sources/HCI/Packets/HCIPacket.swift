@@ -231,7 +231,7 @@ public struct ACLDataPacket: Sendable, Equatable {
     }
 
     public func encode(to writer: inout ByteWriter) {
-        writer.write(handle | UInt16(boundary.rawValue) << 12 | UInt16(broadcast) << 14)
+        writer.write((handle & 0x0FFF) | UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14)
         writer.write(UInt16(data.count))
         writer.write(bytes: data)
     }

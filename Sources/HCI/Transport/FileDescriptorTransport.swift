@@ -25,10 +25,18 @@ public final class FileDescriptorTransport: HCITransport {
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
 
-    /// Wraps an open descriptor; the transport owns it from now on.
-    public init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) {
+    /// Wraps an open descriptor; the transport owns it from now on (and closes it if this
+    /// initializer fails).
+    public init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) throws(TransportError) {
+        // Without the eventfd, close() could not wake the reader thread.
+        let wake = eventfd(0, Int32(EFD_CLOEXEC))
+        guard wake >= 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw .openFailed(what: "\(name) (eventfd)", errno: code)
+        }
         fd = descriptor
-        wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
+        wakeFd = wake
         self.name = name
         self.capture = capture
         self.framerLimit = framerLimit
@@ -53,16 +61,19 @@ public final class FileDescriptorTransport: HCITransport {
     /// Writes the packet as H4, after capturing it; throws once closed or if the write fails.
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.encodeH4()
-        let isOpen = state.withLock { state in
-            if case .closed = state { return false }
-            return true
-        }
-        guard isOpen else { throw .closed }
-        let ok = writeLock.withLock { _ in
+        // The state is checked under the write lock, which close() also takes before it
+        // closes the descriptor: a write never lands on a closed or reused descriptor.
+        let outcome: Result<Void, TransportError> = writeLock.withLock { _ in
+            let isOpen = state.withLock { state in
+                if case .closed = state { return false }
+                return true
+            }
+            guard isOpen else { return .failure(.closed) }
             capture?.write(h4: bytes[...], direction: .sent)
-            return writeAll(fd, bytes[...])
+            guard writeAll(fd, bytes[...]) else { return .failure(.ioFailed(what: "writing to \(name)", errno: errno)) }
+            return .success(())
         }
-        guard ok else { throw .ioFailed(what: "writing to \(name)", errno: errno) }
+        try outcome.get()
     }
 
     /// Wakes and joins the reader thread, then closes both descriptors. Idempotent.
@@ -80,8 +91,10 @@ public final class FileDescriptorTransport: HCITransport {
             _ = Glibc.write(wakeFd, &one, 8)
             thread.join()
         }
-        Glibc.close(fd)
-        Glibc.close(wakeFd)
+        writeLock.withLock { _ in
+            Glibc.close(fd)
+            Glibc.close(wakeFd)
+        }
     }
 
     private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int,

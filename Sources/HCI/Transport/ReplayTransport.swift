@@ -38,6 +38,7 @@ public final class ReplayTransport: HCITransport {
         let packets = file.records.filter { if case .packet = $0.content { true } else { false } }
         shared = Shared(Script(records: packets))
         wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
+        guard wakeFd >= 0 else { throw .openFailed(what: "replay:\(path) (eventfd)", errno: errno) }
         self.capture = capture
         self.path = path
     }
@@ -52,6 +53,8 @@ public final class ReplayTransport: HCITransport {
 
     /// Starts the delivery thread and queues the controller's packets up to the host's first.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+        let startable = thread.withLock { $0 == nil } && !shared.script.withLock { $0.stopped }
+        guard startable else { throw .closed }
         let wakeFd = wakeFd
         let reader = try ReaderThread { [shared] in
             var fds = [pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]

@@ -90,16 +90,16 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     public func open(capture: BTSnoopWriter? = nil) throws(TransportError) -> any HCITransport {
         switch self {
         case let .userChannel(index):
-            return FileDescriptorTransport(descriptor: try UserChannel.open(index: index), name: description,
+            return try FileDescriptorTransport(descriptor: try UserChannel.open(index: index), name: description,
                                            capture: capture, framerLimit: 65535)
         case let .serial(path, baud, flow):
-            return FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
+            return try FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
                                            name: description, capture: capture)
         case let .tcp(host, port):
-            return FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
+            return try FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
                                            name: description, capture: capture)
         case let .unix(path):
-            return FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
+            return try FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
                                            name: description, capture: capture)
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
