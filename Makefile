@@ -43,18 +43,20 @@ test: deps venv build
 	$(SWIFT) test --skip-build
 
 # The main job against the bundled virtual peripheral: start the peer, bring the
-# controller up, show it, then decode what was captured.
+# controller up, show it, scan for the peripheral, then decode what was captured.
 demo: deps venv
 	$(SWIFT) build --product bluejay
 	@set -e; out=$$(mktemp); \
-	$(PEER_PY) $(PEER) > $$out & peer=$$!; \
-	trap 'kill $$peer 2>/dev/null; rm -f $$out' EXIT; \
+	$(PEER_PY) $(PEER) > $$out 2> $$out.log & peer=$$!; \
+	trap 'kill $$peer 2>/dev/null; rm -f $$out $$out.log' EXIT; \
 	for i in $$(seq 1 100); do grep -q '^READY' $$out && break; sleep 0.1; done; \
-	grep -q '^READY' $$out || { echo "the test peer did not start"; exit 1; }; \
+	grep -q '^READY' $$out || { echo "the test peer did not start:"; cat $$out.log; exit 1; }; \
 	transport=$$(sed -n 's/^READY transport=\([^ ]*\).*/\1/p' $$out); \
 	echo "== peer: $$(cat $$out)"; \
 	echo "== bluejay info --transport $$transport"; \
 	$(BLUEJAY) info --transport $$transport --capture $(DEMO_CAPTURE); \
+	echo "== bluejay scan --transport $$transport --duration 2"; \
+	$(BLUEJAY) scan --transport $$transport --duration 2; \
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
 

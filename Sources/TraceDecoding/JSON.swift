@@ -53,7 +53,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// Quotes a string as Python's `json` does with `ensure_ascii=True`.
-    static func quote(_ text: String) -> String {
+    public static func quote(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -11,6 +11,7 @@ final class FakeController: HCITransport {
             Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedFeatures.opcode, ReadBufferSize.opcode,
             ReadBDADDR.opcode, SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode,
             LEReadLocalSupportedFeatures.opcode, LEReadMaximumDataLength.opcode, Disconnect.opcode,
+            LESetScanParameters.opcode, LESetScanEnable.opcode,
         ]
         var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
         var leBuffer = (length: UInt16(27), count: UInt8(4))

@@ -121,3 +121,41 @@ extension CommandLineTests {
         #expect(frames.stdout.split(separator: "\n").count == 11)
     }
 }
+
+extension CommandLineTests {
+    /// Scanning the Bumble peripheral: its name and 128-bit service come only in the scan
+    /// response, so they prove the merge; a passive scan must not have them.
+    @Test func scanShowsThePeripheralWithItsScanResponse() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let active = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json"])
+        #expect(active.status == 0, "stderr: \(active.stderr)")
+        let lines = active.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "one discovery per peripheral: \(active.stdout)")
+        let found = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(found["address"] as? String == peer.address)
+        #expect(found["address_type"] as? String == "random")
+        #expect(found["name"] as? String == "Bluejay HRM")
+        #expect(found["services"] as? [String] == ["180D", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        let manufacturer = try #require((found["manufacturer_data"] as? [[String: Any]])?.first)
+        #expect(manufacturer["company_id"] as? Int == 0xFFFF)
+        #expect(manufacturer["data"] as? String == "b1e7")
+        #expect(found["scan_response"] as? Bool == true)
+        #expect(found["connectable"] as? Bool == true)
+
+        let passive = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json", "--passive"])
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(passive.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
+        #expect(seen["scan_response"] as? Bool == false)
+        #expect(seen["name"] is NSNull)
+        #expect(seen["services"] as? [String] == ["180D", "180F"])
+
+        let filtered = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
+        #expect(filtered.status == 0)
+        #expect(filtered.stdout.isEmpty)
+        let table = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5"])
+        #expect(table.stdout.contains("Bluejay HRM"))
+        let bad = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--service", "nope"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("is not a UUID"))
+    }
+}

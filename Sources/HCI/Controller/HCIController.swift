@@ -63,6 +63,29 @@ public final class HCIController {
     /// Called for every event the HCI layer does not consume itself (LE Meta,
     /// Disconnection Complete, Encryption Change, vendor and unknown events, …).
     public var onEvent: ((HCIEvent) -> Void)?
+    /// Layers that watch events alongside ``onEvent`` (the scanner, connections), by token.
+    private var eventObservers: [Int: (HCIEvent) -> Void] = [:]
+    private var nextObserverToken = 0
+
+    /// Adds a handler for the events ``onEvent`` receives; returns a token for
+    /// ``removeEventObserver(_:)``.
+    public func addEventObserver(_ handler: @escaping (HCIEvent) -> Void) -> Int {
+        nextObserverToken += 1
+        eventObservers[nextObserverToken] = handler
+        return nextObserverToken
+    }
+
+    /// Removes a handler added with ``addEventObserver(_:)``.
+    public func removeEventObserver(_ token: Int) { eventObservers[token] = nil }
+
+    /// How many event observers are registered (zero once every layer has let go).
+    public var eventObserverCount: Int { eventObservers.count }
+
+    private func dispatch(_ event: HCIEvent) {
+        onEvent?(event)
+        for token in eventObservers.keys.sorted() { eventObservers[token]?(event) }
+    }
+
     /// Called for every ACL packet from the controller.
     public var onACLData: ((ACLDataPacket) -> Void)?
     /// Called once when the controller stops because of an error.
@@ -437,21 +460,21 @@ public final class HCIController {
                 }
                 try? transmit(released)
             }
-            onEvent?(event)
+            dispatch(event)
         case .hardwareError(let error):
             fail(.hardwareError(code: error.hardwareCode))
-            onEvent?(event)
+            dispatch(event)
         case .vendorSpecific(let parameters):
             logger.log(.debug, "vendor-specific event (0xff), \(parameters.count) byte(s), ignored")
-            onEvent?(event)
+            dispatch(event)
         case .other(let packet):
             logger.log(.debug, "event \(hex(packet.code, digits: 2)) \(HCINames.event(packet.code)) not handled by HCI")
-            onEvent?(event)
+            dispatch(event)
         case .dataBufferOverflow(let overflow):
             logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
-            onEvent?(event)
+            dispatch(event)
         case .encryptionChange, .leMeta:
-            onEvent?(event)
+            dispatch(event)
         }
     }
 }

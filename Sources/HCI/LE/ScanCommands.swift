@@ -1,0 +1,170 @@
+// LE scanning commands (Core Vol 4, Part E, 7.8.10, 7.8.11, 7.8.64, 7.8.65).
+
+/// Passive or active scanning: an active scanner sends scan requests and receives scan responses.
+public enum LEScanType: UInt8, Sendable {
+    /// Listen only.
+    case passive = 0x00
+    /// Send scan requests to scannable advertisers.
+    case active = 0x01
+}
+
+/// HCI_LE_Set_Scan_Parameters (0x200B): legacy scanning.
+public struct LESetScanParameters: HCICommand {
+    /// OGF 0x08, OCF 0x00B.
+    public static let opcode = HCIOpcode(rawValue: 0x200B)
+    /// Passive or active.
+    public var scanType: LEScanType
+    /// Time between scan starts, in units of 0.625 ms (0x0004–0x4000).
+    public var interval: UInt16
+    /// Scan duration within each interval, in units of 0.625 ms; at most `interval`.
+    public var window: UInt16
+    /// 0x00 public, 0x01 random, 0x02/0x03 resolvable private with public/random fallback.
+    public var ownAddressType: UInt8
+    /// 0x00 accept all advertisements (the filter accept list is not used).
+    public var filterPolicy: UInt8
+
+    /// Scanning parameters.
+    public init(scanType: LEScanType, interval: UInt16, window: UInt16, ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0) {
+        self.scanType = scanType
+        self.interval = interval
+        self.window = window
+        self.ownAddressType = ownAddressType
+        self.filterPolicy = filterPolicy
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        let type = try reader.readUInt8()
+        guard let scanType = LEScanType(rawValue: type) else { throw .invalidValue(field: "LE_Scan_Type", value: UInt64(type)) }
+        self.scanType = scanType
+        interval = try reader.readUInt16()
+        window = try reader.readUInt16()
+        ownAddressType = try reader.readUInt8()
+        filterPolicy = try reader.readUInt8()
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(scanType.rawValue)
+        writer.write(interval)
+        writer.write(window)
+        writer.write(ownAddressType)
+        writer.write(filterPolicy)
+    }
+}
+
+/// HCI_LE_Set_Scan_Enable (0x200C).
+public struct LESetScanEnable: HCICommand {
+    /// OGF 0x08, OCF 0x00C.
+    public static let opcode = HCIOpcode(rawValue: 0x200C)
+    /// Whether scanning runs.
+    public var enable: Bool
+    /// Whether the controller drops repeated reports of the same advertiser.
+    public var filterDuplicates: Bool
+
+    /// Starts or stops legacy scanning.
+    public init(enable: Bool, filterDuplicates: Bool) {
+        self.enable = enable
+        self.filterDuplicates = filterDuplicates
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        enable = try reader.readUInt8() != 0
+        filterDuplicates = try reader.readUInt8() != 0
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(UInt8(enable ? 1 : 0))
+        writer.write(UInt8(filterDuplicates ? 1 : 0))
+    }
+}
+
+/// HCI_LE_Set_Extended_Scan_Parameters (0x2041): scanning on the LE 1M PHY (and Coded,
+/// when asked), receiving extended advertising.
+public struct LESetExtendedScanParameters: HCICommand {
+    /// OGF 0x08, OCF 0x041.
+    public static let opcode = HCIOpcode(rawValue: 0x2041)
+
+    /// Parameters for one scanning PHY.
+    public struct PHYParameters: Sendable, Equatable {
+        /// Passive or active.
+        public var scanType: LEScanType
+        /// Time between scan starts, in units of 0.625 ms.
+        public var interval: UInt16
+        /// Scan duration within each interval, in units of 0.625 ms.
+        public var window: UInt16
+
+        /// Parameters for one PHY.
+        public init(scanType: LEScanType, interval: UInt16, window: UInt16) {
+            self.scanType = scanType
+            self.interval = interval
+            self.window = window
+        }
+    }
+
+    /// 0x00 public, 0x01 random.
+    public var ownAddressType: UInt8
+    /// 0x00 accept all advertisements.
+    public var filterPolicy: UInt8
+    /// Bit 0 LE 1M, bit 2 LE Coded: which PHYs to scan; one ``PHYParameters`` per set bit.
+    public var scanningPHYs: UInt8
+    /// The parameters of each PHY in `scanningPHYs`, lowest bit first.
+    public var phys: [PHYParameters]
+
+    /// Extended scanning parameters.
+    public init(ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0, scanningPHYs: UInt8 = 0x01, phys: [PHYParameters]) {
+        self.ownAddressType = ownAddressType
+        self.filterPolicy = filterPolicy
+        self.scanningPHYs = scanningPHYs
+        self.phys = phys
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        ownAddressType = try reader.readUInt8()
+        filterPolicy = try reader.readUInt8()
+        scanningPHYs = try reader.readUInt8()
+        phys = []
+        for _ in 0..<scanningPHYs.nonzeroBitCount {
+            let type = try reader.readUInt8()
+            guard let scanType = LEScanType(rawValue: type) else { throw .invalidValue(field: "Scan_Type", value: UInt64(type)) }
+            phys.append(PHYParameters(scanType: scanType, interval: try reader.readUInt16(), window: try reader.readUInt16()))
+        }
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(ownAddressType)
+        writer.write(filterPolicy)
+        writer.write(scanningPHYs)
+        for phy in phys {
+            writer.write(phy.scanType.rawValue)
+            writer.write(phy.interval)
+            writer.write(phy.window)
+        }
+    }
+}
+
+/// HCI_LE_Set_Extended_Scan_Enable (0x2042).
+public struct LESetExtendedScanEnable: HCICommand {
+    /// OGF 0x08, OCF 0x042.
+    public static let opcode = HCIOpcode(rawValue: 0x2042)
+    /// Whether scanning runs.
+    public var enable: Bool
+    /// 0x00 off, 0x01 on, 0x02 on and reset each scan period.
+    public var filterDuplicates: UInt8
+    /// Scan duration in units of 10 ms; 0 scans until disabled.
+    public var duration: UInt16
+    /// Time between scan durations in units of 1.28 s; 0 scans once.
+    public var period: UInt16
+
+    /// Starts or stops extended scanning.
+    public init(enable: Bool, filterDuplicates: UInt8, duration: UInt16 = 0, period: UInt16 = 0) {
+        self.enable = enable
+        self.filterDuplicates = filterDuplicates
+        self.duration = duration
+        self.period = period
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        enable = try reader.readUInt8() != 0
+        filterDuplicates = try reader.readUInt8()
+        duration = try reader.readUInt16()
+        period = try reader.readUInt16()
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(UInt8(enable ? 1 : 0))
+        writer.write(filterDuplicates)
+        writer.write(duration)
+        writer.write(period)
+    }
+}
