@@ -159,3 +159,23 @@ extension CommandLineTests {
         #expect(bad.stderr.contains("is not a UUID"))
     }
 }
+
+extension CommandLineTests {
+    @Test func connectPrintsTheLinkAndTimesOutOnAbsentPeers() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        // No address type given: learnt from a scan (the peer advertises a random address).
+        let result = try run(Repository.bluejay, ["connect", peer.address, "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("Connected to:        \(peer.address)/random"))
+        #expect(result.stdout.contains("PHY:                 TX 2M, RX 2M"))
+        #expect(result.stdout.contains("Data length:         TX 251 bytes, RX 251 bytes"))
+        #expect(result.stdout.contains("Role:                central"))
+        let absent = try run(Repository.bluejay, ["connect", "C0:00:00:00:00:09/random", "--timeout", "0.3", "--transport", peer.transport])
+        #expect(absent.status == 1)
+        #expect(absent.stderr.contains("connectionTimeout"))
+        let bad = try run(Repository.bluejay, ["connect", "C0:00:00:00:00/random", "--transport", peer.transport])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("is not an address"))
+    }
+}

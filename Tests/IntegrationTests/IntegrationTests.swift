@@ -151,7 +151,7 @@ struct IntegrationTests {
     }
 
     /// How many of our reader threads this process has.
-    private func readerThreads() -> Int {
+    func readerThreads() -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.filter { task in
             let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""

@@ -93,7 +93,8 @@ public final class HCIController {
 
     /// The transport this controller talks through.
     public nonisolated let transport: any HCITransport
-    private let clock: any Clock<Duration>
+    /// The clock timeouts are measured on (injectable for tests).
+    let clock: any Clock<Duration>
     private let configuration: Configuration
     private var logger: HCILogger { configuration.logger }
 

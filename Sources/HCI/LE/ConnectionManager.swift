@@ -1,0 +1,300 @@
+/// One LE connection as the host knows it.
+public struct LEConnection: Sendable, Equatable {
+    /// The connection handle.
+    public let handle: UInt16
+    /// 0x00 central, 0x01 peripheral (our role).
+    public let role: UInt8
+    /// The peer's address type as the controller reported it.
+    public let peerAddressType: UInt8
+    /// The peer's address.
+    public let peerAddress: BluetoothAddress
+    /// Interval, latency and supervision timeout now in use.
+    public internal(set) var parameters: LEConnectionParameters
+    /// Transmit PHY: 1 = 1M, 2 = 2M, 3 = Coded.
+    public internal(set) var txPHY: UInt8 = 1
+    /// Receive PHY: 1 = 1M, 2 = 2M, 3 = Coded.
+    public internal(set) var rxPHY: UInt8 = 1
+    /// Maximum link-layer payload octets sent (27 until data length is extended).
+    public internal(set) var maxTxOctets: UInt16 = 27
+    /// Maximum link-layer payload octets received.
+    public internal(set) var maxRxOctets: UInt16 = 27
+    /// The peer's LE features, once read.
+    public internal(set) var remoteFeatures: LEFeatures?
+}
+
+/// Why a connection operation failed.
+public enum ConnectionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The peer was not found in the time allowed; the attempt was cancelled.
+    case connectionTimeout
+    /// The attempt was cancelled by the host.
+    case cancelled
+    /// Another connection attempt is in progress (the controller allows one at a time).
+    case busy
+    /// The controller reported the connection failed with this status.
+    case failed(HCIStatus)
+    /// No connection has this handle.
+    case notConnected(UInt16)
+    /// The link went down while waiting; the reason.
+    case disconnected(HCIStatus)
+    /// An expected event did not arrive in time.
+    case eventTimeout(String)
+    /// A command failed.
+    case hci(HCIError)
+
+    /// Readable, with codes by name.
+    public var description: String {
+        switch self {
+        case .connectionTimeout: "connectionTimeout: the peripheral did not answer in time; the attempt was cancelled"
+        case .cancelled: "the connection attempt was cancelled"
+        case .busy: "another connection attempt is in progress"
+        case let .failed(status): "connection failed: \(status)"
+        case let .notConnected(handle): "no connection with handle \(hex(handle, digits: 4))"
+        case let .disconnected(reason): "disconnected: \(reason)"
+        case let .eventTimeout(what): "timed out waiting for \(what)"
+        case let .hci(error): error.description
+        }
+    }
+}
+
+/// Creates, tracks and ends LE connections as a central: LE (Extended) Create Connection
+/// with a timeout that cancels, Disconnect, and the set-up a link wants right after it
+/// comes up (remote features, longest data length, 2M PHY) when both sides support it.
+@BluetoothActor
+public final class ConnectionManager {
+    private typealias Outcome = Expectation<Result<UInt16, ConnectionError>>
+
+    private enum Attempt {
+        case idle
+        case connecting(Outcome)
+        /// Cancel sent; the controller's LE Connection Complete (status 0x02) ends it.
+        case cancelling(ConnectionError, Outcome)
+    }
+
+    private struct Waiter {
+        let handle: UInt16
+        let matches: (LEConnectionEvent) -> Bool
+        let outcome: Expectation<Result<LEConnectionEvent, ConnectionError>>
+    }
+
+    private let controller: HCIController
+    private let logger: HCILogger
+    private var observer: Int?
+    private var attempt: Attempt = .idle
+    private var waiters: [Int: Waiter] = [:]
+    private var disconnectWaiters: [UInt16: [Expectation<HCIStatus>]] = [:]
+    private var nextWaiter = 0
+
+    /// Live connections by handle.
+    public private(set) var connections: [UInt16: LEConnection] = [:]
+    /// Called when a connection ends, with its reason.
+    public var onDisconnection: ((LEConnection, HCIStatus) -> Void)?
+    /// How long to wait for the events that follow post-connect commands.
+    public var eventTimeout: Duration = .seconds(5)
+
+    /// Watches `controller`'s events from now on.
+    public init(controller: HCIController, logger: HCILogger = .standardError) {
+        self.controller = controller
+        self.logger = logger
+        observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
+    }
+
+    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``.
+    public func close() {
+        if let observer { controller.removeEventObserver(observer) }
+        observer = nil
+        for (_, waiter) in waiters { waiter.outcome.fulfill(.failure(.hci(.notRunning))) }
+        waiters = [:]
+        if case let .connecting(outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
+        if case let .cancelling(_, outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
+        attempt = .idle
+    }
+
+    /// Whether a connection attempt is in progress.
+    public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
+
+    /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
+    /// cancelled and ``ConnectionError/connectionTimeout`` thrown. With `setUp`, the link's
+    /// remote features are read and data length and PHY raised when both sides can.
+    public func connect(to address: BluetoothAddress, type: AddressType, timeout: Duration = .seconds(10),
+                        parameters: LEConnectionRequest = .init(), setUp: Bool = true) async throws(ConnectionError) -> LEConnection {
+        guard case .idle = attempt else { throw .busy }
+        guard let info = controller.info else { throw .hci(.notRunning) }
+        let peerType = type == .anonymous ? 0 : type.rawValue
+        let extended = info.leFeatures.contains(.extendedAdvertising) && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
+        let outcome = Outcome()
+        attempt = .connecting(outcome)
+        do {
+            if extended {
+                try await controller.send(LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
+            } else {
+                try await controller.send(LECreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
+            }
+        } catch {
+            attempt = .idle
+            throw .hci(error)
+        }
+        let clock = controller.clock
+        let timer = Task { @BluetoothActor [weak self] in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            self?.abandonAttempt(.connectionTimeout)
+        }
+        let result = await outcome.value()
+        timer.cancel()
+        let handle = try result.get()
+        if setUp { await self.setUp(handle) }
+        guard let connection = connections[handle] else { throw .disconnected(.connectionTerminatedByLocalHost) }
+        return connection
+    }
+
+    /// Cancels a connection attempt in progress; it ends with ``ConnectionError/cancelled``.
+    public func cancelConnect() { abandonAttempt(.cancelled) }
+
+    private func abandonAttempt(_ reason: ConnectionError) {
+        guard case let .connecting(outcome) = attempt else { return }
+        attempt = .cancelling(reason, outcome)
+        Task { @BluetoothActor [controller, logger] in
+            // Disallowed if the connection completed meanwhile: then that completion wins.
+            do { try await controller.send(LECreateConnectionCancel()) } catch {
+                logger.log(.info, "LE Create Connection Cancel: \(error)")
+            }
+        }
+    }
+
+    /// Disconnects and waits for Disconnection Complete; returns its reason.
+    @discardableResult
+    public func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) async throws(ConnectionError) -> HCIStatus {
+        guard connections[handle] != nil else { throw .notConnected(handle) }
+        let done = Expectation<HCIStatus>()
+        disconnectWaiters[handle, default: []].append(done)
+        do { try await controller.send(Disconnect(handle: handle, reason: reason)) } catch {
+            disconnectWaiters[handle]?.removeAll { $0 === done }
+            throw .hci(error)
+        }
+        return await done.value()
+    }
+
+    /// Reads the link's RSSI in dBm.
+    public func readRSSI(_ handle: UInt16) async throws(ConnectionError) -> Int8 {
+        guard connections[handle] != nil else { throw .notConnected(handle) }
+        do { return try await controller.send(ReadRSSI(handle: handle)).rssi } catch { throw .hci(error) }
+    }
+
+    /// Remote features, then the longest data length, then 2M PHY — each only when both
+    /// sides support it. A step that fails is logged; the link stays up.
+    private func setUp(_ handle: UInt16) async {
+        guard let info = controller.info else { return }
+        do {
+            _ = try await request(LEReadRemoteFeatures(handle: handle), "LE Read Remote Features Complete") {
+                if case .remoteFeaturesComplete = $0 { true } else { false }
+            }
+        } catch {
+            logger.log(.info, "reading remote features of \(hex(handle, digits: 4)): \(error)")
+        }
+        let remote = connections[handle]?.remoteFeatures ?? []
+        if info.leFeatures.contains(.dataPacketLengthExtension), remote.contains(.dataPacketLengthExtension),
+           let maximum = info.maximumDataLength {
+            do {
+                _ = try await controller.send(LESetDataLength(handle: handle, txOctets: maximum.supportedMaxTxOctets, txTime: maximum.supportedMaxTxTime))
+            } catch {
+                logger.log(.info, "LE Set Data Length on \(hex(handle, digits: 4)): \(error)")
+            }
+        }
+        if info.leFeatures.contains(.twoMegabitPHY), remote.contains(.twoMegabitPHY), info.supportedCommands.supports(LESetPHY.self) {
+            do {
+                _ = try await request(LESetPHY(handle: handle, txPHYs: 0x02, rxPHYs: 0x02), handle: handle, "LE PHY Update Complete") {
+                    if case .phyUpdateComplete = $0 { true } else { false }
+                }
+            } catch {
+                logger.log(.info, "LE Set PHY on \(hex(handle, digits: 4)): \(error)")
+            }
+        }
+    }
+
+    /// Sends a command answered by Command Status and waits for the event that ends it on
+    /// `command`'s connection; the wait is registered first, so an event that comes in the
+    /// same read as the Command Status is not missed.
+    private func request<C: HandleCommand>(_ command: C, _ what: String,
+                                           _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
+        try await request(command, handle: command.handle, what, matches)
+    }
+
+    private func request<C: HCICommand>(_ command: C, handle: UInt16, _ what: String,
+                                        _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
+        nextWaiter += 1
+        let id = nextWaiter
+        let outcome = Expectation<Result<LEConnectionEvent, ConnectionError>>()
+        waiters[id] = Waiter(handle: handle, matches: matches, outcome: outcome)
+        do { try await controller.send(command) } catch {
+            waiters[id] = nil
+            throw .hci(error)
+        }
+        let clock = controller.clock
+        let timeout = eventTimeout
+        let timer = Task { @BluetoothActor [weak self] in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            self?.waiters.removeValue(forKey: id)?.outcome.fulfill(.failure(.eventTimeout(what)))
+        }
+        let result = await outcome.value()
+        timer.cancel()
+        return try result.get()
+    }
+
+    private func handle(_ event: HCIEvent) {
+        switch event {
+        case .leMeta(let meta):
+            let decoded: LEConnectionEvent?
+            do { decoded = try LEConnectionEvent.decode(meta) } catch {
+                logger.log(.warning, "malformed \(meta.name): \(error)")
+                return
+            }
+            if let decoded { handle(decoded) }
+        case .disconnectionComplete(let disconnection) where disconnection.status.isSuccess:
+            let handle = disconnection.handle
+            guard let connection = connections.removeValue(forKey: handle) else { return }
+            for (id, waiter) in waiters where waiter.handle == handle {
+                waiters[id] = nil
+                waiter.outcome.fulfill(.failure(.disconnected(disconnection.reason)))
+            }
+            for done in disconnectWaiters.removeValue(forKey: handle) ?? [] { done.fulfill(disconnection.reason) }
+            onDisconnection?(connection, disconnection.reason)
+        default:
+            break
+        }
+    }
+
+    private func handle(_ event: LEConnectionEvent) {
+        switch event {
+        case let .connectionComplete(status, handle, role, peerType, peer, parameters):
+            if status.isSuccess {
+                connections[handle] = LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters)
+            }
+            switch attempt {
+            case .idle:
+                break  // a connection we did not initiate (peripheral role) is tracked all the same
+            case let .connecting(outcome):
+                attempt = .idle
+                outcome.fulfill(status.isSuccess ? .success(handle) : .failure(.failed(status)))
+            case let .cancelling(reason, outcome):
+                attempt = .idle
+                // The link may have come up just before the cancel: then it is ours.
+                outcome.fulfill(status.isSuccess ? .success(handle) : .failure(reason))
+            }
+        case let .connectionUpdateComplete(status, handle, parameters):
+            if status.isSuccess { connections[handle]?.parameters = parameters }
+        case let .remoteFeaturesComplete(status, handle, features):
+            if status.isSuccess { connections[handle]?.remoteFeatures = features }
+        case let .dataLengthChange(handle, maxTxOctets, _, maxRxOctets, _):
+            connections[handle]?.maxTxOctets = maxTxOctets
+            connections[handle]?.maxRxOctets = maxRxOctets
+        case let .phyUpdateComplete(status, handle, txPHY, rxPHY):
+            if status.isSuccess {
+                connections[handle]?.txPHY = txPHY
+                connections[handle]?.rxPHY = rxPHY
+            }
+        }
+        for (id, waiter) in waiters where waiter.handle == event.handle && waiter.matches(event) {
+            waiters[id] = nil
+            waiter.outcome.fulfill(.success(event))
+        }
+    }
+}

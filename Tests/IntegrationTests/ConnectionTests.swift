@@ -1,0 +1,84 @@
+import Foundation
+@testable import HCI
+import Testing
+
+extension IntegrationTests {
+    @Test func connectRaisesDataLengthAndPHYThenDisconnects() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let connection = try await manager.connect(to: BluetoothAddress(peer.address)!, type: .random, timeout: .seconds(10))
+        #expect(connection.role == 0)
+        #expect(connection.peerAddress == BluetoothAddress(peer.address))
+        #expect(connection.remoteFeatures?.contains(.twoMegabitPHY) == true)
+        #expect(connection.txPHY == 2 && connection.rxPHY == 2)
+        #expect(connection.maxTxOctets == 251 && connection.maxRxOctets == 251)
+        #expect(manager.connections.count == 1)
+        var ended: [HCIStatus] = []
+        manager.onDisconnection = { ended.append($1) }
+        let reason = try await manager.disconnect(connection.handle)
+        #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)
+        #expect(ended == [reason])
+        #expect(manager.connections.isEmpty)
+        await #expect(throws: ConnectionError.notConnected(connection.handle)) { try await manager.disconnect(connection.handle) }
+        manager.close()
+        controller.close()
+    }
+
+    @Test func connectingToNobodyTimesOutAndTheControllerStaysUsable() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let clock = ManualClock()
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let attempt = Task { @BluetoothActor in
+            try await manager.connect(to: BluetoothAddress("C0:00:00:00:00:09")!, type: .random, timeout: .seconds(3))
+        }
+        // Wait for the connect timer itself: the create command answered (credit back, its
+        // command timeout gone) and exactly one sleeper on the clock.
+        while !(manager.isConnecting && controller.commandCredits > 0 && clock.sleeperCount == 1) { await Task.yield() }
+        clock.advance(by: .seconds(2))
+        #expect(manager.isConnecting, "not before the timeout")
+        clock.advance(by: .seconds(1))
+        await #expect(throws: ConnectionError.connectionTimeout) { try await attempt.value }
+        #expect(!manager.isConnecting)
+        // Usable at once: a command and a real connection.
+        _ = try await controller.send(ReadBDADDR())
+        let connection = try await manager.connect(to: BluetoothAddress(peer.address)!, type: .random, setUp: false)
+        try await manager.disconnect(connection.handle)
+        manager.close()
+        controller.close()
+    }
+
+    @Test func hundredConnectDisconnectCyclesLeaveNothingBehind() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let clock = ManualClock()
+        let threadsBefore = readerThreads()
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let address = BluetoothAddress(peer.address)!
+        var handles: Set<UInt16> = []
+        for cycle in 0..<100 {
+            let connection = try await manager.connect(to: address, type: .random, setUp: cycle % 10 == 0)
+            handles.insert(connection.handle)
+            try await manager.disconnect(connection.handle)
+        }
+        #expect(!handles.isEmpty)
+        #expect(manager.connections.isEmpty, "no connection handle left")
+        #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left")
+        #expect(controller.aclFlow?.inFlight == 0)
+        #expect(controller.queuedCommandCount == 0)
+        #expect(clock.sleeperCount == 0, "no timer left")
+        #expect(controller.eventObserverCount == 1)
+        manager.close()
+        #expect(controller.eventObserverCount == 0)
+        #expect(readerThreads() == threadsBefore + 1)
+        controller.close()
+        #expect(readerThreads() == threadsBefore, "no thread left")
+    }
+}
