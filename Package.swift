@@ -31,10 +31,12 @@ let package = Package(
                 "HCI", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "HCITests", dependencies: ["HCI"]),
-        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP"]),
+        // A scripted controller for unit tests of the layers above the transport.
+        .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "TraceDecoding"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "TraceDecoding"]),
     ],
     swiftLanguageModes: [.v6]
 )

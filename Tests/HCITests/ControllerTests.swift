@@ -1,4 +1,5 @@
 import HCI
+import HCITestSupport
 import Testing
 
 /// The HCI controller against a scripted fake: bring-up choices, command flow control and

@@ -1,4 +1,5 @@
 import HCI
+import HCITestSupport
 import Testing
 
 /// The scanner's host-side logic against the scripted controller: which commands it

@@ -282,3 +282,42 @@ public struct LESetPHY: HCICommand {
         writer.write(phyOptions)
     }
 }
+
+/// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
+/// Update Complete follows.
+public struct LEConnectionUpdate: HCICommand {
+    /// OGF 0x08, OCF 0x013.
+    public static let opcode = HCIOpcode(rawValue: 0x2013)
+    /// Answered by Command Status.
+    public static var completion: HCICommandCompletion { .commandStatus }
+    /// The connection.
+    public var handle: UInt16
+    /// The parameters asked for.
+    public var parameters: LEConnectionRequest
+
+    /// Ask for `parameters` on `handle`.
+    public init(handle: UInt16, parameters: LEConnectionRequest) {
+        self.handle = handle
+        self.parameters = parameters
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        handle = try reader.readUInt16() & 0x0FFF
+        parameters = try LEConnectionRequest(from: &reader)
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        parameters.encode(to: &writer)
+    }
+}
+
+extension LEConnectionRequest {
+    /// Whether the parameters are inside the ranges the Core specification allows
+    /// (Vol 4, Part E, 7.8.12): interval 7.5 ms–4 s, latency ≤ 499, timeout 100 ms–32 s
+    /// and longer than (1 + latency) × interval × 2.
+    public var isValid: Bool {
+        guard (6...3200).contains(intervalMin), (6...3200).contains(intervalMax), intervalMin <= intervalMax,
+              latency <= 499, (10...3200).contains(supervisionTimeout) else { return false }
+        // Timeout (10 ms units) > (1 + latency) × max interval (1.25 ms units) × 2.
+        return Int(supervisionTimeout) * 10 * 100 > (1 + Int(latency)) * Int(intervalMax) * 125 * 2
+    }
+}

@@ -86,6 +86,8 @@ public final class ConnectionManager {
 
     /// Live connections by handle.
     public private(set) var connections: [UInt16: LEConnection] = [:]
+    /// Called when a connection's interval, latency or supervision timeout changes.
+    public var onParametersChanged: ((LEConnection) -> Void)?
     /// Called when a connection ends, with its reason.
     public var onDisconnection: ((LEConnection, HCIStatus) -> Void)?
     /// How long to wait for the events that follow post-connect commands.
@@ -171,6 +173,20 @@ public final class ConnectionManager {
             throw .hci(error)
         }
         return await done.value()
+    }
+
+    /// Asks the controller for new parameters and returns those in effect afterwards.
+    @discardableResult
+    public func updateParameters(_ handle: UInt16, _ parameters: LEConnectionRequest) async throws(ConnectionError) -> LEConnectionParameters {
+        guard connections[handle] != nil else { throw .notConnected(handle) }
+        guard parameters.isValid else { throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters)) }
+        let event = try await request(LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
+                                      "LE Connection Update Complete") { if case .connectionUpdateComplete = $0 { true } else { false } }
+        guard case let .connectionUpdateComplete(status, _, applied) = event, status.isSuccess else {
+            if case let .connectionUpdateComplete(status, _, _) = event { throw .failed(status) }
+            throw .eventTimeout("LE Connection Update Complete")
+        }
+        return applied
     }
 
     /// Reads the link's RSSI in dBm.
@@ -280,7 +296,10 @@ public final class ConnectionManager {
                 outcome.fulfill(status.isSuccess ? .success(handle) : .failure(reason))
             }
         case let .connectionUpdateComplete(status, handle, parameters):
-            if status.isSuccess { connections[handle]?.parameters = parameters }
+            if status.isSuccess, let connection = connections[handle] {
+                connections[handle]?.parameters = parameters
+                if connection.parameters != parameters, let updated = connections[handle] { onParametersChanged?(updated) }
+            }
         case let .remoteFeaturesComplete(status, handle, features):
             if status.isSuccess { connections[handle]?.remoteFeatures = features }
         case let .dataLengthChange(handle, maxTxOctets, _, maxRxOctets, _):

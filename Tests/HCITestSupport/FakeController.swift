@@ -4,55 +4,57 @@ import Synchronization
 /// A scripted controller behind an in-memory transport, for unit tests of the HCI layer
 /// alone. It answers the bring-up commands like a small LE controller and records every
 /// packet the host sends. Integration tests use a real emulated controller instead.
-final class FakeController: HCITransport {
-    struct Script: Sendable {
-        var address = BluetoothAddress("C0:FF:EE:00:00:01")!
-        var supported: [HCIOpcode] = [
+public final class FakeController: HCITransport {
+    public struct Script: Sendable {
+        /// The defaults: a small LE controller with 4 × 27-byte buffers.
+        public init() {}
+        public var address = BluetoothAddress("C0:FF:EE:00:00:01")!
+        public var supported: [HCIOpcode] = [
             Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedFeatures.opcode, ReadBufferSize.opcode,
             ReadBDADDR.opcode, SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode,
             LEReadLocalSupportedFeatures.opcode, LEReadMaximumDataLength.opcode, Disconnect.opcode,
-            LESetScanParameters.opcode, LESetScanEnable.opcode,
+            LESetScanParameters.opcode, LESetScanEnable.opcode, LEConnectionUpdate.opcode,
         ]
-        var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
-        var leBuffer = (length: UInt16(27), count: UInt8(4))
-        var leBufferV2: (length: UInt16, count: UInt8, isoLength: UInt16, isoCount: UInt8)?
-        var sharedBuffer = (length: UInt16(1021), count: UInt16(8))
+        public var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
+        public var leBuffer = (length: UInt16(27), count: UInt8(4))
+        public var leBufferV2: (length: UInt16, count: UInt8, isoLength: UInt16, isoCount: UInt8)?
+        public var sharedBuffer = (length: UInt16(1021), count: UInt16(8))
         /// Opcodes never answered (to test the command timeout).
-        var mute: Set<UInt16> = []
+        public var mute: Set<UInt16> = []
         /// Opcodes answered with this status instead of success.
-        var failures: [UInt16: HCIStatus] = [:]
+        public var failures: [UInt16: HCIStatus] = [:]
         /// Num_HCI_Command_Packets in answers.
-        var credits: UInt8 = 1
+        public var credits: UInt8 = 1
     }
 
     private struct State {
-        var script: Script
-        var deliver: (@Sendable (TransportDelivery) -> Void)?
-        var sent: [HCIPacket] = []
-        var closed = false
+        public var script: Script
+        public var deliver: (@Sendable (TransportDelivery) -> Void)?
+        public var sent: [HCIPacket] = []
+        public var closed = false
     }
 
     private let state: Mutex<State>
 
-    init(_ script: Script = Script()) { state = Mutex(State(script: script)) }
+    public init(_ script: Script = Script()) { state = Mutex(State(script: script)) }
 
-    var description: String { "fake" }
+    public var description: String { "fake" }
 
     /// Every packet the host sent, in order.
-    var sent: [HCIPacket] { state.withLock { $0.sent } }
-    var sentCommands: [HCIOpcode] {
+    public var sent: [HCIPacket] { state.withLock { $0.sent } }
+    public var sentCommands: [HCIOpcode] {
         sent.compactMap { if case let .command(command) = $0 { command.opcode } else { nil } }
     }
-    var sentACL: [ACLDataPacket] { sent.compactMap { if case let .acl(acl) = $0 { acl } else { nil } } }
-    var isClosed: Bool { state.withLock { $0.closed } }
+    public var sentACL: [ACLDataPacket] { sent.compactMap { if case let .acl(acl) = $0 { acl } else { nil } } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
 
-    func update(_ change: (inout Script) -> Void) { state.withLock { change(&$0.script) } }
+    public func update(_ change: (inout Script) -> Void) { state.withLock { change(&$0.script) } }
 
-    func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         state.withLock { $0.deliver = deliver }
     }
 
-    func send(_ packet: HCIPacket) throws(TransportError) {
+    public func send(_ packet: HCIPacket) throws(TransportError) {
         let (script, closed) = state.withLock { state in
             state.sent.append(packet)
             return (state.script, state.closed)
@@ -62,15 +64,15 @@ final class FakeController: HCITransport {
         deliver(.packets([.event(answer(command, script).packet)]))
     }
 
-    func close() { state.withLock { $0.closed = true } }
+    public func close() { state.withLock { $0.closed = true } }
 
     /// Sends packets to the host as if the controller had.
-    func deliver(_ delivery: TransportDelivery) {
+    public func deliver(_ delivery: TransportDelivery) {
         let deliver = state.withLock { $0.deliver }
         deliver?(delivery)
     }
 
-    func deliverEvent(_ event: HCIEvent) { deliver(.packets([.event(event.packet)])) }
+    public func deliverEvent(_ event: HCIEvent) { deliver(.packets([.event(event.packet)])) }
 
     private func answer(_ command: HCICommandPacket, _ script: Script) -> HCIEvent {
         let opcode = command.opcode

@@ -1,0 +1,123 @@
+import HCI
+
+/// The L2CAP layer of a host's LE links: rebuilds PDUs from ACL fragments per connection
+/// handle, fragments outgoing frames to the controller's ACL buffer size, and hands each
+/// fixed channel's payloads to its protocol (ATT 0x0004, SMP 0x0006). It answers the LE
+/// signaling channel (0x0005) itself: Connection Parameter Update Requests are accepted
+/// when valid and applied with LE Connection Update; anything it does not understand gets
+/// a Command Reject.
+@BluetoothActor
+public final class L2CAPChannels {
+    private let controller: HCIController
+    private let connections: ConnectionManager
+    private let logger: HCILogger
+    private var reassemblers: [UInt16: Reassembler] = [:]
+    private var handlers: [ChannelIdentifier: (UInt16, ArraySlice<UInt8>) -> Void] = [:]
+    private var observer: Int?
+
+    /// Decides whether to accept a peripheral's parameter request; by default every
+    /// request inside the specification's limits.
+    public var acceptParameters: (UInt16, LEConnectionRequest) -> Bool = { _, request in request.isValid }
+    /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
+    public private(set) var droppedFrames = 0
+
+    /// Takes over `controller`'s ACL data.
+    public init(controller: HCIController, connections: ConnectionManager, logger: HCILogger = .standardError) {
+        self.controller = controller
+        self.connections = connections
+        self.logger = logger
+        controller.onACLData = { [weak self] packet in self?.receive(packet) }
+        observer = controller.addEventObserver { [weak self] event in
+            // A link that ends takes its half-received PDU with it.
+            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
+                self?.reassemblers[disconnection.handle] = nil
+            }
+        }
+    }
+
+    /// Stops handling ACL data.
+    public func close() {
+        controller.onACLData = nil
+        if let observer { controller.removeEventObserver(observer) }
+        observer = nil
+    }
+
+    /// Connections with a partly received PDU.
+    public var pendingReassemblies: Int { reassemblers.values.filter(\.isCollecting).count }
+
+    /// Delivers every frame of `channel` to `handler` (connection handle, payload).
+    public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (UInt16, ArraySlice<UInt8>) -> Void) {
+        handlers[channel] = handler
+    }
+
+    /// Sends `payload` on `channel` of connection `handle`, fragmented to the controller's
+    /// ACL buffer size.
+    public func send(_ payload: [UInt8], on channel: ChannelIdentifier, handle: UInt16) throws(HCIError) {
+        guard let bufferLength = controller.info?.aclBuffers.length else { throw .notRunning }
+        for fragment in BasicFrame(channel: channel, payload: payload[...]).fragments(handle: handle, bufferLength: bufferLength) {
+            try controller.sendACL(fragment)
+        }
+    }
+
+    private func receive(_ packet: ACLDataPacket) {
+        guard connections.connections[packet.handle] != nil else {
+            // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
+            logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
+            return
+        }
+        let (frame, problem) = reassemblers[packet.handle, default: Reassembler()].append(packet)
+        if let problem {
+            droppedFrames += 1
+            logger.log(.error, "handle \(hex(packet.handle, digits: 4)): \(problem); frame dropped")
+        }
+        guard let frame else { return }
+        switch frame.channel {
+        case .leSignaling:
+            signaling(frame.payload, handle: packet.handle)
+        default:
+            if let handler = handlers[frame.channel] {
+                handler(packet.handle, frame.payload)
+            } else {
+                logger.log(.info, "handle \(hex(packet.handle, digits: 4)): frame for \(frame.channel) with no protocol attached; dropped")
+            }
+        }
+    }
+
+    private func signaling(_ payload: ArraySlice<UInt8>, handle: UInt16) {
+        let command: SignalingCommand
+        do { command = try SignalingCommand(payload: payload) } catch {
+            logger.log(.warning, "malformed LE signaling command on \(hex(handle, digits: 4)): \(error)")
+            let identifier = payload.dropFirst().first ?? 0
+            reply(SignalingCommand(code: .commandReject, identifier: identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+            return
+        }
+        switch command.code {
+        case .connectionParameterUpdateRequest:
+            guard let request = try? ConnectionParameterUpdateRequest(data: command.data) else {
+                reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+                return
+            }
+            let accept = acceptParameters(handle, request.parameters)
+            reply(SignalingCommand(code: .connectionParameterUpdateResponse, identifier: command.identifier,
+                                   data: ConnectionParameterUpdateResponse(accepted: accept).encoded()), handle)
+            guard accept else { return }
+            Task { @BluetoothActor [connections, logger] in
+                do { try await connections.updateParameters(handle, request.parameters) } catch {
+                    logger.log(.warning, "applying the peripheral's parameters on \(hex(handle, digits: 4)): \(error)")
+                }
+            }
+        case .commandReject:
+            logger.log(.info, "peer rejected a signaling command on \(hex(handle, digits: 4)): \(command.data.hexDump)")
+        case .connectionParameterUpdateResponse:
+            break  // only a peripheral sends requests; nothing of ours is outstanding
+        default:
+            reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+        }
+    }
+
+    private func reply(_ command: SignalingCommand, _ handle: UInt16) {
+        do { try send(command.encoded(), on: .leSignaling, handle: handle) } catch {
+            logger.log(.warning, "sending \(command.code) on \(hex(handle, digits: 4)): \(error)")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import HCI
+
+/// One command on the LE signaling channel (Core Vol 3, Part A, 4): code, identifier
+/// (pairs a response with its request), length, data.
+public struct SignalingCommand: Sendable, Equatable {
+    /// What the command is.
+    public var code: SignalingCode
+    /// Non-zero; a response carries its request's identifier.
+    public var identifier: UInt8
+    /// The command's data.
+    public var data: [UInt8]
+
+    /// A command with its data.
+    public init(code: SignalingCode, identifier: UInt8, data: [UInt8]) {
+        self.code = code
+        self.identifier = identifier
+        self.data = data
+    }
+
+    /// Decodes one command filling `payload` (LE signaling carries one command per frame).
+    public init(payload: ArraySlice<UInt8>) throws(DecodingError) {
+        var reader = ByteReader(payload)
+        code = SignalingCode(rawValue: try reader.readUInt8())
+        identifier = try reader.readUInt8()
+        let length = Int(try reader.readUInt16())
+        guard reader.count == length else {
+            throw .lengthMismatch(field: "signaling command length", declared: length, actual: reader.count)
+        }
+        data = Array(reader.readRest())
+    }
+
+    /// The encoded command.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 4 + data.count)
+        writer.write(code.rawValue)
+        writer.write(identifier)
+        writer.write(UInt16(data.count))
+        writer.write(bytes: data)
+        return writer.bytes
+    }
+}
+
+/// L2CAP Connection Parameter Update Request (0x12): the peripheral asks the central for
+/// new connection parameters.
+public struct ConnectionParameterUpdateRequest: Sendable, Equatable {
+    /// The parameters asked for (interval in 1.25 ms units, timeout in 10 ms units).
+    public var parameters: LEConnectionRequest
+
+    /// A request for `parameters`.
+    public init(parameters: LEConnectionRequest) { self.parameters = parameters }
+
+    /// Decodes the command's eight data bytes.
+    public init(data: [UInt8]) throws(DecodingError) {
+        var reader = ByteReader(data)
+        parameters = LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
+                                         latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16())
+        try reader.expectEnd()
+    }
+
+    /// The command's data.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 8)
+        writer.write(parameters.intervalMin)
+        writer.write(parameters.intervalMax)
+        writer.write(parameters.latency)
+        writer.write(parameters.supervisionTimeout)
+        return writer.bytes
+    }
+}
+
+/// L2CAP Connection Parameter Update Response (0x13): 0x0000 accepted, 0x0001 rejected.
+public struct ConnectionParameterUpdateResponse: Sendable, Equatable {
+    /// Whether the central accepted the request.
+    public var accepted: Bool
+
+    /// A response.
+    public init(accepted: Bool) { self.accepted = accepted }
+
+    /// Decodes the command's two data bytes.
+    public init(data: [UInt8]) throws(DecodingError) {
+        var reader = ByteReader(data)
+        let result = try reader.readUInt16()
+        guard result <= 1 else { throw .invalidValue(field: "Result", value: UInt64(result)) }
+        accepted = result == 0
+        try reader.expectEnd()
+    }
+
+    /// The command's data.
+    public func encoded() -> [UInt8] { accepted ? [0x00, 0x00] : [0x01, 0x00] }
+}
+
+/// L2CAP Command Reject (0x01) reasons.
+public enum CommandRejectReason: UInt16, Sendable {
+    /// 0x0000 Command not understood.
+    case commandNotUnderstood = 0x0000
+    /// 0x0001 Signaling MTU exceeded.
+    case signalingMTUExceeded = 0x0001
+    /// 0x0002 Invalid CID in request.
+    case invalidCID = 0x0002
+
+    /// The Command Reject's data.
+    public var data: [UInt8] { [UInt8(truncatingIfNeeded: rawValue), UInt8(rawValue >> 8)] }
+}
