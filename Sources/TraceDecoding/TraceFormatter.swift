@@ -78,12 +78,10 @@ public struct TraceFormatter: Sendable {
             return head + ": hardware code \(hex(error.hardwareCode, digits: 2))"
         case .leMeta(let meta):
             // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
-            if [0x01, 0x0A, 0x29].contains(meta.subeventCode), meta.parameters.count >= 3 {
-                let index = meta.parameters.startIndex
-                let status = meta.parameters[index]
-                let handle = (UInt16(meta.parameters[index + 1]) | UInt16(meta.parameters[index + 2]) << 8) & 0x0FFF
-                if status == 0 { announcedHandles.insert(handle) }
-                return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(HCIStatus(rawValue: status)) handle \(hex(handle, digits: 4))"
+            if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(meta) {
+                if status.isSuccess { announcedHandles.insert(handle) }
+                return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
+                    + " peer \(peer) \(parameters.description)"
             }
             return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + Self.bytes(meta.parameters)
         case .other(let other) where other.code == 0x03 && other.parameters.count >= 3:

@@ -60,7 +60,7 @@ struct Scan: AsyncParsableCommand {
 
     static func row(_ discovery: Discovery) -> String {
         let data = discovery.advertisement
-        let manufacturer = data.manufacturerData.map { "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexDump.replacingSpaces())" }
+        let manufacturer = data.manufacturerData.map { "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexString())" }
         return pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
             + pad(discovery.rssi.map(String.init) ?? "-", 6) + pad(data.localName ?? "-", 20)
             + pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
@@ -69,7 +69,7 @@ struct Scan: AsyncParsableCommand {
     static func json(_ discovery: Discovery) -> String {
         let data = discovery.advertisement
         func string(_ text: String) -> String { JSONValue.quote(text) }
-        func hexString(_ bytes: [UInt8]) -> String { string(bytes.hexDump.replacingSpaces()) }
+        func hexString(_ bytes: [UInt8]) -> String { string(bytes.hexString()) }
         var fields = [
             "\"address\": \(string(discovery.address.description))",
             "\"address_type\": \(string(discovery.addressType.description))",
@@ -94,9 +94,3 @@ struct Scan: AsyncParsableCommand {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }
-
-extension String {
-    /// Hex dumps without spaces, for compact output.
-    fileprivate func replacingSpaces() -> String { filter { $0 != " " } }
-}
-

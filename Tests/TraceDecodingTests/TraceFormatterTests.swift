@@ -46,7 +46,8 @@ struct TraceFormatterTests {
         #expect(lines == [
             "#1 2017-12-13 12:34:56.123456 < HCI Command: Reset (0x0c03) plen 0",
             "#2 2017-12-13 12:34:56.123457 > HCI Event: Command_Complete (0x0e) plen 4: Reset (0x0c03) ncmd 1 status 0x00 success",
-            "#3 2017-12-13 12:34:56.123458 > HCI Event: LE_Meta (0x3e) plen 19: LE_Connection_Complete (0x01) status 0x00 success handle 0x0040",
+            "#3 2017-12-13 12:34:56.123458 > HCI Event: LE_Meta (0x3e) plen 19: LE_Connection_Complete (0x01) status 0x00 success handle 0x0040"
+                + " peer 00:1A:7D:DA:71:13 interval 30.0 ms, latency 0, supervision timeout 420 ms",
             "#4 2017-12-13 12:34:56.123459 < ACL TX: handle 0x0040 flags 0x00 dlen 7 | L2CAP ATT (0x0004) len 3: ATT 0x0a Read_Req [0a 01 00]",
             "#5 2017-12-13 12:34:56.123460 > ACL RX: handle 0x0edc flags 0x02 dlen 5 (handle never announced) | L2CAP SMP (0x0006) len 1: SMP 0x0b Security_Request [0b]",
             "#6 2017-12-13 12:34:56.123461 > malformed event packet (event parameter length says 4 byte(s) but 3 are present): 0e 04 01 03 0c",

@@ -142,13 +142,16 @@ public enum DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension Collection where Element == UInt8 {
-    /// The bytes as lowercase hex separated by spaces, for logs and errors.
-    public var hexDump: String {
+    /// The bytes as two hex digits each, joined by `separator` (`"0a 1b"`, `"0A:1B"`, `"0a1b"`).
+    public func hexString(uppercase: Bool = false, separator: String = "") -> String {
         map { byte in
-            let digits = String(byte, radix: 16)
+            let digits = String(byte, radix: 16, uppercase: uppercase)
             return byte < 16 ? "0" + digits : digits
-        }.joined(separator: " ")
+        }.joined(separator: separator)
     }
+
+    /// The bytes as lowercase hex separated by spaces, for logs and errors.
+    public var hexDump: String { hexString(separator: " ") }
 }
 
 /// Formats `value` as `0x` and exactly `digits` lowercase hex digits.

@@ -38,6 +38,9 @@ public final class ManualClock: Clock, Sendable {
     /// Zero: time moves only in the steps it is told to.
     public var minimumResolution: Duration { .zero }
 
+    /// How many entries the clock holds (sleepers and stale marks); zero when idle.
+    var entryCount: Int { state.withLock { $0.sleepers.count } }
+
     /// How many tasks are sleeping on this clock.
     public var sleeperCount: Int {
         state.withLock { state in state.sleepers.values.filter { if case .waiting = $0 { true } else { false } }.count }
@@ -50,6 +53,9 @@ public final class ManualClock: Clock, Sendable {
             defer { state.nextID += 1 }
             return state.nextID
         }
+        // A cancel that lands after the sleeper was woken marks it `cancelledEarly`; nothing
+        // else would remove that mark, so the sleep clears its own entry on the way out.
+        defer { _ = state.withLock { $0.sleepers.removeValue(forKey: id) } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resumeNow: Result<Void, any Error>? = state.withLock { state in

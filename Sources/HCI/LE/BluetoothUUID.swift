@@ -76,15 +76,9 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
 
     /// `180D` for SIG 16-bit UUIDs, the 8-digit form for 32-bit, else the full form.
     public var description: String {
-        func hexString(_ bytes: some Sequence<UInt8>) -> String {
-            bytes.map { byte in
-                let digits = String(byte, radix: 16, uppercase: true)
-                return byte < 16 ? "0" + digits : digits
-            }.joined()
-        }
-        if let short = shortValue { return hexString([UInt8(short >> 8), UInt8(truncatingIfNeeded: short)]) }
-        if value32 != nil { return hexString(bytes[0..<4]) }
-        let text = hexString(bytes)
+        if let short = shortValue { return [UInt8(short >> 8), UInt8(truncatingIfNeeded: short)].hexString(uppercase: true) }
+        if value32 != nil { return bytes[0..<4].hexString(uppercase: true) }
+        let text = bytes.hexString(uppercase: true)
         let parts = [text.prefix(8), text.dropFirst(8).prefix(4), text.dropFirst(12).prefix(4), text.dropFirst(16).prefix(4), text.dropFirst(20)]
         return parts.joined(separator: "-")
     }

@@ -200,7 +200,7 @@ public final class ConnectionManager {
     private func setUp(_ handle: UInt16) async {
         guard let info = controller.info else { return }
         do {
-            _ = try await request(LEReadRemoteFeatures(handle: handle), "LE Read Remote Features Complete") {
+            _ = try await request(LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete") {
                 if case .remoteFeaturesComplete = $0 { true } else { false }
             }
         } catch {
@@ -227,13 +227,8 @@ public final class ConnectionManager {
     }
 
     /// Sends a command answered by Command Status and waits for the event that ends it on
-    /// `command`'s connection; the wait is registered first, so an event that comes in the
+    /// connection `handle`; the wait is registered first, so an event that comes in the
     /// same read as the Command Status is not missed.
-    private func request<C: HandleCommand>(_ command: C, _ what: String,
-                                           _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
-        try await request(command, handle: command.handle, what, matches)
-    }
-
     private func request<C: HCICommand>(_ command: C, handle: UInt16, _ what: String,
                                         _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
         nextWaiter += 1

@@ -145,9 +145,6 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// `AA:BB:CC:DD:EE:FF`.
     public var description: String {
-        bytes.reversed().map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return byte < 16 ? "0" + digits : digits
-        }.joined(separator: ":")
+        bytes.reversed().hexString(uppercase: true, separator: ":")
     }
 }
