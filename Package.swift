@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HCI", targets: ["HCI"]),
         .library(name: "L2CAP", targets: ["L2CAP"]),
         .library(name: "ATT", targets: ["ATT"]),
+        .library(name: "GATT", targets: ["GATT"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
@@ -23,12 +24,13 @@ let package = Package(
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
+        .target(name: "GATT", dependencies: ["ATT"]),
         .target(name: "SMP", dependencies: ["L2CAP"]),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "TraceDecoding",
+                "HCI", "L2CAP", "ATT", "GATT", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // A scripted controller for unit tests of the layers above the transport.
@@ -36,7 +38,8 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "TraceDecoding"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HCITestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -94,7 +94,7 @@ public final class HCIController {
     /// The transport this controller talks through.
     public nonisolated let transport: any HCITransport
     /// The clock timeouts are measured on (injectable for tests).
-    let clock: any Clock<Duration>
+    public let clock: any Clock<Duration>
     private let configuration: Configuration
     private var logger: HCILogger { configuration.logger }
 

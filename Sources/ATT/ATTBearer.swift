@@ -1,0 +1,298 @@
+import HCI
+
+/// One ATT bearer: the ATT fixed channel of one LE link (Core Vol 3, Part F, 3.3).
+///
+/// It owns the rule that a client has at most one request outstanding: requests wait in a
+/// FIFO and the next goes out only when the previous one is answered. Commands (Write
+/// Command) and confirmations are not requests and go out at once. A request that is not
+/// answered in 30 s fails with ``ATTError/timeout`` and closes the bearer for good, as the
+/// specification requires; so does a response that does not answer the pending request.
+/// Server-initiated PDUs go to ``onNotification`` and ``onIndication`` (the confirmation is
+/// sent once the handler returns); the peer's own requests go to ``server``.
+///
+/// The bearer talks to the link through a `transmit` closure, so it can be driven byte for
+/// byte in a unit test; ``ATTBearers`` attaches it to a live connection.
+@BluetoothActor
+public final class ATTBearer {
+    /// ATT_MTU before any exchange on an LE link.
+    public nonisolated static let defaultMTU = 23
+    /// The largest ATT_MTU worth asking for: a 512-byte value plus the largest header.
+    public nonisolated static let maximumMTU: UInt16 = 517
+    /// How long a request may wait for its response.
+    public nonisolated static let transactionTimeout: Duration = .seconds(30)
+
+    private enum State {
+        case open
+        case closed(ATTError)
+    }
+
+    /// A request waiting to be sent or answered.
+    private struct Transaction {
+        let id: Int
+        let pdu: [UInt8]
+        let requestOpcode: ATTOpcode
+        let responseOpcode: ATTOpcode
+        /// Ends the caller's wait; returns an error when the response does not decode.
+        let finish: (Result<ArraySlice<UInt8>, ATTError>) -> ATTError?
+    }
+
+    /// Opcodes the bearer treats as responses to its own requests.
+    private static let responseOpcodes: Set<UInt8> = [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x21]
+
+    /// The connection handle of the link this bearer runs on.
+    public let connection: UInt16
+    /// The ATT_MTU now in effect on this bearer.
+    public private(set) var mtu = ATTBearer.defaultMTU
+    /// The receive MTU offered in an MTU exchange (ours, as client or server).
+    public let preferredMTU: UInt16
+    /// Answers the peer's requests; without one, every request is refused with
+    /// `requestNotSupported`.
+    public var server: (any ATTServer)?
+    /// Called with (attribute handle, value) for each notification, in arrival order.
+    public var onNotification: ((UInt16, [UInt8]) -> Void)?
+    /// Called with (attribute handle, value) for each indication; the confirmation goes out
+    /// when it returns.
+    public var onIndication: ((UInt16, [UInt8]) -> Void)?
+    /// Called once when the bearer closes on its own (timeout or protocol error), so that
+    /// its owner drops the link.
+    public var onFatalError: ((ATTError) -> Void)?
+    /// PDUs the peer sent that could not be used (malformed, or a response to nothing).
+    public private(set) var discardedPDUs = 0
+
+    private let transmit: ([UInt8]) throws(HCIError) -> Void
+    private let clock: any Clock<Duration>
+    private let logger: HCILogger
+    private var state = State.open
+    private var pending: Transaction?
+    private var queue: [Transaction] = []
+    private var timer: Task<Void, Never>?
+    private var nextID = 0
+
+    /// A bearer for connection `connection` that sends whole PDUs through `transmit`.
+    public init(connection: UInt16, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
+                logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
+        self.connection = connection
+        self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
+        self.clock = clock
+        self.logger = logger
+        self.transmit = transmit
+    }
+
+    /// Whether the bearer still carries PDUs.
+    public var isOpen: Bool { if case .open = state { true } else { false } }
+
+    /// Requests waiting behind the outstanding one.
+    public var queuedRequests: Int { queue.count }
+
+    /// Whether a request is waiting for its response.
+    public var hasOutstandingRequest: Bool { pending != nil }
+
+    // MARK: Client side
+
+    /// Sends `request` once every earlier request has been answered, and returns its
+    /// response. An Error Response for it throws ``ATTError/errorResponse(_:)``.
+    public func request<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type = Response.self)
+        async throws(ATTError) -> Response
+    {
+        if case let .closed(reason) = state { throw .closed(reason) }
+        let pdu = request.encoded()
+        guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }
+        let outcome = Expectation<Result<Response, ATTError>>()
+        nextID += 1
+        queue.append(Transaction(id: nextID, pdu: pdu, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { result in
+            switch result {
+            case let .failure(error):
+                outcome.fulfill(.failure(error))
+                return nil
+            case let .success(bytes):
+                do {
+                    outcome.fulfill(.success(try Response(pdu: bytes)))
+                    return nil
+                } catch {
+                    let problem = ATTError.protocolError("malformed \(Response.opcode.name): \(error)")
+                    outcome.fulfill(.failure(problem))
+                    return problem
+                }
+            }
+        })
+        sendNext()
+        return try await outcome.value().get()
+    }
+
+    /// Sends a command (Write Command, Signed Write Command) at once; no response follows.
+    public func send<Command: ATTPDU>(command: Command) throws(ATTError) {
+        if case let .closed(reason) = state { throw .closed(reason) }
+        let pdu = command.encoded()
+        guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }
+        do { try transmit(pdu) } catch { throw .transport(error) }
+    }
+
+    /// Exchanges MTUs (the client's first request after connecting) and returns the ATT_MTU
+    /// now in effect: the smaller of the two receive MTUs. A server MTU below 23 breaks the
+    /// specification and closes the bearer.
+    @discardableResult
+    public func exchangeMTU() async throws(ATTError) -> Int {
+        let response = try await request(ExchangeMTURequest(clientRxMTU: preferredMTU), expecting: ExchangeMTUResponse.self)
+        guard Int(response.serverRxMTU) >= ATTBearer.defaultMTU else {
+            let problem = ATTError.protocolError("the server's Rx MTU \(response.serverRxMTU) is below the minimum 23")
+            fail(problem)
+            throw problem
+        }
+        mtu = Int(min(preferredMTU, response.serverRxMTU))
+        return mtu
+    }
+
+    private func sendNext() {
+        while pending == nil, !queue.isEmpty, case .open = state {
+            let next = queue.removeFirst()
+            do { try transmit(next.pdu) } catch {
+                _ = next.finish(.failure(.transport(error)))
+                continue
+            }
+            pending = next
+            let clock = clock
+            timer = Task { @BluetoothActor [weak self] in
+                do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
+                self?.timedOut(next.id)
+            }
+        }
+    }
+
+    private func timedOut(_ id: Int) {
+        guard let pending, pending.id == id else { return }
+        logger.log(.error, "handle \(hex(connection, digits: 4)): no response to \(pending.requestOpcode.name) in 30 s")
+        fail(.timeout)
+    }
+
+    /// Completes the outstanding request and moves on to the next.
+    private func complete(_ result: Result<ArraySlice<UInt8>, ATTError>) {
+        guard let transaction = pending else { return }
+        pending = nil
+        timer?.cancel()
+        timer = nil
+        if let problem = transaction.finish(result) {
+            fail(problem)
+            return
+        }
+        sendNext()
+    }
+
+    // MARK: Closing
+
+    /// Closes the bearer: the outstanding and every queued request end with `reason`, and
+    /// nothing more is sent or delivered. Used when the link goes down.
+    public func close(_ reason: ATTError) {
+        guard case .open = state else { return }
+        state = .closed(reason)
+        timer?.cancel()
+        timer = nil
+        let ended = (pending.map { [$0] } ?? []) + queue
+        pending = nil
+        queue = []
+        for transaction in ended { _ = transaction.finish(.failure(reason)) }
+    }
+
+    /// Closes the bearer for a fault of the protocol and tells the owner to drop the link.
+    private func fail(_ reason: ATTError) {
+        guard case .open = state else { return }
+        close(reason)
+        onFatalError?(reason)
+    }
+
+    // MARK: Receiving
+
+    /// Handles one PDU received on the ATT channel of this link.
+    public func receive(_ pdu: ArraySlice<UInt8>) {
+        guard case .open = state else { return }
+        guard let first = pdu.first else {
+            discard("an empty ATT PDU")
+            return
+        }
+        let opcode = ATTOpcode(rawValue: first)
+        if Self.responseOpcodes.contains(first) {
+            receiveResponse(opcode, pdu)
+            return
+        }
+        switch opcode {
+        case .handleValueNotification:
+            do {
+                let notification = try HandleValueNotification(pdu: pdu)
+                onNotification?(notification.handle, notification.value)
+            } catch {
+                discard("a malformed notification (\(error))")
+            }
+        case .multipleHandleValueNotification:
+            do {
+                for entry in try MultipleHandleValueNotification(pdu: pdu).entries { onNotification?(entry.handle, entry.value) }
+            } catch {
+                discard("a malformed Multiple Handle Value Notification (\(error))")
+            }
+        case .handleValueIndication:
+            do {
+                let indication = try HandleValueIndication(pdu: pdu)
+                onIndication?(indication.handle, indication.value)
+                reply(HandleValueConfirmation().encoded())
+            } catch {
+                discard("a malformed indication (\(error)); not confirmed")
+            }
+        case .exchangeMTURequest:
+            answerMTUExchange(pdu)
+        case .handleValueConfirmation:
+            discard("a confirmation, but we sent no indication")
+        default:
+            if let answer = server?.respond(to: pdu, connection: connection, mtu: mtu) {
+                reply(answer)
+            } else if !opcode.isCommand, server == nil {
+                reply(ErrorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported).encoded())
+            }
+        }
+    }
+
+    private func receiveResponse(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>) {
+        guard let transaction = pending else {
+            discard("a \(opcode.name) that answers no request")
+            return
+        }
+        if opcode == .errorResponse {
+            do {
+                let response = try ErrorResponse(pdu: pdu)
+                guard response.requestOpcode == transaction.requestOpcode else {
+                    // Closing ends the outstanding request (and every queued one) with this.
+                    fail(.protocolError("an Error Response for \(response.requestOpcode.name) while \(transaction.requestOpcode.name) was outstanding"))
+                    return
+                }
+                complete(.failure(.errorResponse(response)))
+            } catch {
+                fail(.protocolError("malformed Error Response (\(error))"))
+            }
+            return
+        }
+        guard opcode == transaction.responseOpcode else {
+            fail(.protocolError("\(opcode.name) received while \(transaction.requestOpcode.name) was outstanding"))
+            return
+        }
+        complete(.success(pdu))
+    }
+
+    private func answerMTUExchange(_ pdu: ArraySlice<UInt8>) {
+        do {
+            let request = try ExchangeMTURequest(pdu: pdu)
+            reply(ExchangeMTUResponse(serverRxMTU: preferredMTU).encoded())
+            // The new MTU applies once the response has gone out (Vol 3, Part F, 3.4.2.2).
+            mtu = max(ATTBearer.defaultMTU, Int(min(request.clientRxMTU, preferredMTU)))
+        } catch {
+            reply(ErrorResponse(requestOpcode: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded())
+        }
+    }
+
+    private func reply(_ pdu: [UInt8]) {
+        do { try transmit(pdu) } catch {
+            logger.log(.warning, "handle \(hex(connection, digits: 4)): sending \(ATTOpcode(rawValue: pdu.first ?? 0).name): \(error)")
+        }
+    }
+
+    private func discard(_ what: String) {
+        discardedPDUs += 1
+        logger.log(.warning, "handle \(hex(connection, digits: 4)): \(what); dropped")
+    }
+}

@@ -1,0 +1,80 @@
+import HCI
+import L2CAP
+
+/// The ATT bearers of a host: one ``ATTBearer`` per LE link, attached to the link's ATT
+/// fixed channel (0x0004). A bearer is made when it is first asked for or when the peer
+/// sends the first ATT PDU; it closes with ``ATTError/disconnected(_:)`` when the link
+/// goes down; when it fails on its own (timeout, protocol error) the link is disconnected.
+@BluetoothActor
+public final class ATTBearers {
+    private let controller: HCIController
+    private let channels: L2CAPChannels
+    private let connections: ConnectionManager
+    private let logger: HCILogger
+    private var observer: Int?
+
+    /// Live bearers by connection handle.
+    public private(set) var bearers: [UInt16: ATTBearer] = [:]
+    /// The receive MTU offered in MTU exchanges on new bearers.
+    public var preferredMTU: UInt16
+    /// The server that answers the peers' requests on every bearer (none: every request is
+    /// refused with `requestNotSupported`).
+    public var server: (any ATTServer)?
+    /// Called when a bearer is made, before it carries any PDU, so the layer above can attach
+    /// its handlers.
+    public var onBearer: ((ATTBearer) -> Void)?
+
+    /// Takes over the ATT channel of `channels`.
+    public init(controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager,
+                preferredMTU: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .standardError) {
+        self.controller = controller
+        self.channels = channels
+        self.connections = connections
+        self.preferredMTU = preferredMTU
+        self.logger = logger
+        channels.setHandler(for: .att) { [weak self] handle, payload in
+            guard let self else { return }
+            do { try self.bearer(for: handle).receive(payload) } catch {
+                self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
+            }
+        }
+        observer = controller.addEventObserver { [weak self] event in
+            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
+                self?.bearers.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
+            }
+        }
+    }
+
+    /// Detaches from the ATT channel and closes every bearer.
+    public func close() {
+        channels.setHandler(for: .att) { _, _ in }
+        if let observer { controller.removeEventObserver(observer) }
+        observer = nil
+        for bearer in bearers.values { bearer.close(.transport(.notRunning)) }
+        bearers = [:]
+    }
+
+    /// The bearer of connection `handle`, made on first use.
+    public func bearer(for handle: UInt16) throws(ATTError) -> ATTBearer {
+        if let bearer = bearers[handle] { return bearer }
+        guard connections.connections[handle] != nil else { throw .notConnected(handle) }
+        let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger) {
+            [channels] (pdu: [UInt8]) throws(HCIError) in
+            try channels.send(pdu, on: .att, handle: handle)
+        }
+        bearer.server = server
+        bearer.onFatalError = { [weak self] reason in self?.drop(handle, because: reason) }
+        bearers[handle] = bearer
+        onBearer?(bearer)
+        return bearer
+    }
+
+    private func drop(_ handle: UInt16, because reason: ATTError) {
+        logger.log(.error, "handle \(hex(handle, digits: 4)): \(reason)")
+        Task { @BluetoothActor [connections, logger] in
+            do { try await connections.disconnect(handle, reason: .remoteUserTerminatedConnection) } catch {
+                logger.log(.warning, "disconnecting \(hex(handle, digits: 4)) after an ATT failure: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,465 @@
+import ATT
+import HCI
+
+/// An attribute handle with a value: what Read Using Characteristic UUID returns and what a
+/// reliable write takes.
+public struct HandleValue: Sendable, Hashable {
+    /// The attribute handle.
+    public var handle: UInt16
+    /// The value.
+    public var value: [UInt8]
+
+    /// `value` at `handle`.
+    public init(handle: UInt16, value: [UInt8]) {
+        self.handle = handle
+        self.value = value
+    }
+}
+
+/// What a Client Characteristic Configuration descriptor is set to.
+public enum ClientConfiguration: UInt16, Sendable {
+    /// Neither notifications nor indications.
+    case none = 0x0000
+    /// Notifications.
+    case notify = 0x0001
+    /// Indications.
+    case indicate = 0x0002
+}
+
+/// The GATT client procedures of Core Vol 3, Part G, 4, over one ATT bearer.
+///
+/// Each procedure is a method that runs its ATT requests one after the other and ends as
+/// the specification says: discoveries at handle 0xFFFF, at the end of their range, or on
+/// Attribute Not Found; a read long when a part comes back shorter than ATT_MTU - 1. The
+/// bearer keeps the one-request-at-a-time rule, so procedures may be called concurrently
+/// and their requests interleave safely.
+///
+/// Lazy discovery (``service(_:)``, ``characteristic(_:in:)``, ``descriptors(of:)``) finds
+/// only what a use needs and remembers it until a Service Changed indication says the
+/// peer's database changed in that range.
+@BluetoothActor
+public final class GATTClient {
+    /// The bearer the procedures run on.
+    public let bearer: ATTBearer
+    /// Called for every notification and indication: (value handle, value, was an indication).
+    public var onValue: ((UInt16, [UInt8], Bool) -> Void)?
+    /// Called with the affected handle range when the peer indicates Service Changed.
+    public var onServiceChanged: ((ClosedRange<UInt16>) -> Void)?
+    /// The value handle of the peer's Service Changed characteristic, once subscribed.
+    public private(set) var serviceChangedHandle: UInt16?
+
+    private var listeners: [UInt16: [Int: ([UInt8]) -> Void]] = [:]
+    private var nextListener = 0
+    private var knownServices: [BluetoothUUID: Service] = [:]
+    private var knownCharacteristics: [UInt16: [Characteristic]] = [:]
+    private var knownDescriptors: [UInt16: [Descriptor]] = [:]
+
+    /// A client on `bearer`; it takes the bearer's notification and indication handlers.
+    public init(bearer: ATTBearer) {
+        self.bearer = bearer
+        bearer.onNotification = { [weak self] handle, value in self?.deliver(handle, value, indication: false) }
+        bearer.onIndication = { [weak self] handle, value in self?.deliver(handle, value, indication: true) }
+    }
+
+    /// The largest value a single Write Request or Write Command carries now.
+    public var maximumWriteLength: Int { bearer.mtu - 3 }
+
+    // MARK: Server configuration (4.3)
+
+    /// Exchange MTU: asks for the bearer's preferred MTU; returns the ATT_MTU now in effect.
+    @discardableResult
+    public func exchangeMTU() async throws(GATTError) -> Int {
+        do { return try await bearer.exchangeMTU() } catch { throw .att(error) }
+    }
+
+    // MARK: Primary service discovery (4.4)
+
+    /// Discover All Primary Services: Read By Group Type (0x2800) over the whole database.
+    public func discoverPrimaryServices() async throws(GATTError) -> [Service] {
+        try await collect(from: 0x0001, to: 0xFFFF) { (start: UInt16) async throws(GATTError) -> ([Service], UInt16) in
+            let response = try await self.ask(ReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF, groupType: .primaryService),
+                                              ReadByGroupTypeResponse.self)
+            var services: [Service] = []
+            for entry in response.entries {
+                guard let uuid = BluetoothUUID(littleEndianBytes: entry.value) else {
+                    throw .invalidResponse("a service UUID of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
+                }
+                guard entry.handle >= start, entry.endGroupHandle >= entry.handle else {
+                    throw .invalidResponse("service group \(hex(entry.handle, digits: 4))…\(hex(entry.endGroupHandle, digits: 4)) asked from \(hex(start, digits: 4))")
+                }
+                services.append(Service(uuid: uuid, handle: entry.handle, endGroupHandle: entry.endGroupHandle))
+            }
+            return (services, services.last?.endGroupHandle ?? 0xFFFF)
+        }
+    }
+
+    /// Discover Primary Service by Service UUID: Find By Type Value (0x2800, the UUID).
+    public func discoverPrimaryServices(uuid: BluetoothUUID) async throws(GATTError) -> [Service] {
+        try await collect(from: 0x0001, to: 0xFFFF) { (start: UInt16) async throws(GATTError) -> ([Service], UInt16) in
+            let response = try await self.ask(FindByTypeValueRequest(startingHandle: start, endingHandle: 0xFFFF, attributeType: 0x2800,
+                                                                     attributeValue: uuid.attributeBytes), FindByTypeValueResponse.self)
+            var services: [Service] = []
+            for entry in response.entries {
+                guard entry.foundHandle >= start, entry.groupEndHandle >= entry.foundHandle else {
+                    throw .invalidResponse("service group \(hex(entry.foundHandle, digits: 4))…\(hex(entry.groupEndHandle, digits: 4)) asked from \(hex(start, digits: 4))")
+                }
+                services.append(Service(uuid: uuid, handle: entry.foundHandle, endGroupHandle: entry.groupEndHandle))
+            }
+            return (services, services.last?.endGroupHandle ?? 0xFFFF)
+        }
+    }
+
+    // MARK: Relationship discovery (4.5)
+
+    /// Find Included Services: Read By Type (0x2802) over the service; a 128-bit included
+    /// service's UUID is read from its declaration (Read Request).
+    public func findIncludedServices(in service: Service) async throws(GATTError) -> [IncludedService] {
+        let found = try await collect(from: service.handle, to: service.endGroupHandle) {
+            (start: UInt16) async throws(GATTError) -> ([(UInt16, UInt16, UInt16, BluetoothUUID?)], UInt16) in
+            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle, attributeType: .include),
+                                              ReadByTypeResponse.self)
+            var includes: [(UInt16, UInt16, UInt16, BluetoothUUID?)] = []
+            for entry in response.entries {
+                guard entry.value.count == 4 || entry.value.count == 6, entry.handle >= start else {
+                    throw .invalidResponse("an include declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
+                }
+                let value = entry.value
+                let first = UInt16(value[0]) | UInt16(value[1]) << 8
+                let last = UInt16(value[2]) | UInt16(value[3]) << 8
+                includes.append((entry.handle, first, last, value.count == 6 ? BluetoothUUID(littleEndianBytes: value[4...]) : nil))
+            }
+            return (includes, includes.last?.0 ?? service.endGroupHandle)
+        }
+        var result: [IncludedService] = []
+        for (declaration, first, last, uuid) in found {
+            var resolved = uuid
+            if resolved == nil {
+                let bytes = try await read(first)
+                guard let uuid = BluetoothUUID(littleEndianBytes: bytes.prefix(16)), bytes.count >= 16 else {
+                    throw .invalidResponse("the included service at \(hex(first, digits: 4)) has no 128-bit UUID")
+                }
+                resolved = uuid
+            }
+            guard let uuid = resolved else { continue }
+            result.append(IncludedService(declarationHandle: declaration, service: Service(uuid: uuid, handle: first, endGroupHandle: last)))
+        }
+        return result
+    }
+
+    // MARK: Characteristic discovery (4.6)
+
+    /// Discover All Characteristics of a Service (or, with `uuid`, Discover Characteristics
+    /// by UUID: the same Read By Type (0x2803) walk, keeping the matching ones).
+    public func discoverCharacteristics(in service: Service, uuid: BluetoothUUID? = nil) async throws(GATTError) -> [Characteristic] {
+        let declared = try await collect(from: service.handle, to: service.endGroupHandle) {
+            (start: UInt16) async throws(GATTError) -> ([Characteristic], UInt16) in
+            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle,
+                                                                attributeType: .characteristic), ReadByTypeResponse.self)
+            var characteristics: [Characteristic] = []
+            for entry in response.entries {
+                let value = entry.value
+                guard value.count == 5 || value.count == 19, entry.handle >= start,
+                      let uuid = BluetoothUUID(littleEndianBytes: value[3...]) else {
+                    throw .invalidResponse("a characteristic declaration of \(value.count) bytes at \(hex(entry.handle, digits: 4))")
+                }
+                let valueHandle = UInt16(value[1]) | UInt16(value[2]) << 8
+                characteristics.append(Characteristic(uuid: uuid, declarationHandle: entry.handle, properties: CharacteristicProperties(rawValue: value[0]),
+                                                      valueHandle: valueHandle, endHandle: service.endGroupHandle))
+            }
+            return (characteristics, characteristics.last?.declarationHandle ?? service.endGroupHandle)
+        }
+        // Each characteristic ends where the next declaration begins (Part G, 3.3).
+        var all = declared
+        for index in all.indices.dropLast() { all[index].endHandle = max(all[index].valueHandle, all[index + 1].declarationHandle - 1) }
+        guard let uuid else { return all }
+        return all.filter { $0.uuid == uuid }
+    }
+
+    // MARK: Characteristic descriptor discovery (4.7)
+
+    /// Discover All Characteristic Descriptors: Find Information after the value handle up to
+    /// the characteristic's end.
+    public func discoverDescriptors(of characteristic: Characteristic) async throws(GATTError) -> [Descriptor] {
+        guard characteristic.mayHaveDescriptors else { return [] }
+        return try await discoverDescriptors(in: characteristic.valueHandle + 1...characteristic.endHandle)
+    }
+
+    /// Find Information over `range`: every attribute's handle and type.
+    public func discoverDescriptors(in range: ClosedRange<UInt16>) async throws(GATTError) -> [Descriptor] {
+        try await collect(from: range.lowerBound, to: range.upperBound) { (start: UInt16) async throws(GATTError) -> ([Descriptor], UInt16) in
+            let response = try await self.ask(FindInformationRequest(startingHandle: start, endingHandle: range.upperBound), FindInformationResponse.self)
+            let descriptors = response.entries.map { Descriptor(uuid: $0.type, handle: $0.handle) }
+            guard descriptors.allSatisfy({ $0.handle >= start }) else {
+                throw .invalidResponse("Find Information answered handles before \(hex(start, digits: 4))")
+            }
+            return (descriptors, descriptors.last?.handle ?? range.upperBound)
+        }
+    }
+
+    // MARK: Reads (4.8)
+
+    /// Read Characteristic Value (or descriptor): one Read Request.
+    public func read(_ handle: UInt16) async throws(GATTError) -> [UInt8] {
+        try await ask(ReadRequest(handle: handle), ReadResponse.self).value
+    }
+
+    /// Read Long Characteristic Value: Read (or Read Blob from `offset`) and then Read Blob
+    /// until a part comes back shorter than ATT_MTU - 1.
+    public func readLong(_ handle: UInt16, offset: UInt16 = 0) async throws(GATTError) -> [UInt8] {
+        var value: [UInt8] = []
+        var part = offset == 0 ? try await read(handle) : try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value
+        while true {
+            value += part
+            guard part.count == bearer.mtu - 1 else { return value }
+            let next = Int(offset) + value.count
+            guard next <= 512 else { throw .invalidResponse("the value at \(hex(handle, digits: 4)) runs past 512 bytes") }
+            do {
+                part = try await ask(ReadBlobRequest(handle: handle, offset: UInt16(next)), ReadBlobResponse.self).value
+            } catch {
+                // A value exactly ATT_MTU - 1 long: the server may say it is not long.
+                if error.code == .attributeNotLong { return value }
+                throw error
+            }
+        }
+    }
+
+    /// Read Multiple Characteristic Values: the values of fixed-length attributes, concatenated.
+    public func readMultiple(_ handles: [UInt16]) async throws(GATTError) -> [UInt8] {
+        try await ask(ReadMultipleRequest(handles: handles), ReadMultipleResponse.self).values
+    }
+
+    /// Read Multiple Variable Length Characteristic Values: one value per handle (the last
+    /// may be truncated to fit ATT_MTU).
+    public func readMultipleVariable(_ handles: [UInt16]) async throws(GATTError) -> [[UInt8]] {
+        try await ask(ReadMultipleVariableRequest(handles: handles), ReadMultipleVariableResponse.self).entries.map(\.value)
+    }
+
+    /// Read Using Characteristic UUID: Read By Type over `range`, continued after the last
+    /// handle found until the range is exhausted.
+    public func read(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
+        try await collect(from: range.lowerBound, to: range.upperBound) { (start: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
+            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: range.upperBound, attributeType: uuid),
+                                              ReadByTypeResponse.self)
+            let values = response.entries.map { HandleValue(handle: $0.handle, value: $0.value) }
+            guard values.allSatisfy({ $0.handle >= start }) else {
+                throw .invalidResponse("Read By Type answered handles before \(hex(start, digits: 4))")
+            }
+            return (values, values.last?.handle ?? range.upperBound)
+        }
+    }
+
+    // MARK: Writes (4.9)
+
+    /// Write Without Response: a Write Command; nothing confirms it arrived.
+    public func writeWithoutResponse(_ handle: UInt16, _ value: [UInt8]) throws(GATTError) {
+        guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
+        do { try bearer.send(command: WriteCommand(handle: handle, value: value)) } catch { throw .att(error) }
+    }
+
+    /// Write Characteristic Value (or descriptor): one Write Request.
+    public func write(_ handle: UInt16, _ value: [UInt8]) async throws(GATTError) {
+        guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
+        _ = try await ask(WriteRequest(handle: handle, value: value), WriteResponse.self)
+    }
+
+    /// Write Long Characteristic Value: Prepare Write parts of ATT_MTU - 5 bytes, then
+    /// Execute Write. If a part is refused, the queue is cancelled and the error thrown.
+    public func writeLong(_ handle: UInt16, _ value: [UInt8], offset: UInt16 = 0) async throws(GATTError) {
+        try await prepareAndExecute([HandleValue(handle: handle, value: value)], offset: offset, verify: false)
+    }
+
+    /// Reliable Writes: every value prepared, each Prepare Write Response checked against what
+    /// was sent (a difference cancels all with ``GATTError/reliableWriteMismatch(handle:offset:)``),
+    /// then executed together.
+    public func reliableWrite(_ values: [HandleValue]) async throws(GATTError) {
+        try await prepareAndExecute(values, offset: 0, verify: true)
+    }
+
+    private func prepareAndExecute(_ values: [HandleValue], offset: UInt16, verify: Bool) async throws(GATTError) {
+        let partLength = bearer.mtu - 5
+        do throws(GATTError) {
+            for item in values {
+                var position = 0
+                repeat {
+                    let part = Array(item.value[position..<min(item.value.count, position + partLength)])
+                    let at = Int(offset) + position
+                    guard at <= Int(UInt16.max) else { throw GATTError.valueTooLong(length: at + part.count, maximum: Int(UInt16.max)) }
+                    let echo = try await ask(PrepareWriteRequest(handle: item.handle, offset: UInt16(at), value: part), PrepareWriteResponse.self)
+                    if verify, echo.handle != item.handle || echo.offset != UInt16(at) || echo.value != part {
+                        throw GATTError.reliableWriteMismatch(handle: item.handle, offset: UInt16(at))
+                    }
+                    position += part.count
+                } while position < item.value.count
+            }
+        } catch {
+            // Leave nothing queued on the server (Part G, 4.9.4 and 4.9.5).
+            if bearer.isOpen { _ = try? await ask(ExecuteWriteRequest(flags: .cancel), ExecuteWriteResponse.self) }
+            throw error
+        }
+        _ = try await ask(ExecuteWriteRequest(flags: .write), ExecuteWriteResponse.self)
+    }
+
+    // MARK: Notifications and indications (4.10, 4.11, 4.12.3)
+
+    /// Writes a Client Characteristic Configuration descriptor (0x2902).
+    public func configure(_ descriptorHandle: UInt16, _ configuration: ClientConfiguration) async throws(GATTError) {
+        let bits = configuration.rawValue
+        try await write(descriptorHandle, [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)])
+    }
+
+    /// Calls `handler` with each notified or indicated value of `valueHandle`; returns a token
+    /// for ``removeValueListener(_:)``.
+    @discardableResult
+    public func addValueListener(_ valueHandle: UInt16, _ handler: @escaping ([UInt8]) -> Void) -> Int {
+        nextListener += 1
+        listeners[valueHandle, default: [:]][nextListener] = handler
+        return nextListener
+    }
+
+    /// Stops a listener added with ``addValueListener(_:_:)``.
+    public func removeValueListener(_ token: Int) {
+        for handle in listeners.keys { listeners[handle]?[token] = nil }
+        listeners = listeners.filter { !$0.value.isEmpty }
+    }
+
+    private func deliver(_ handle: UInt16, _ value: [UInt8], indication: Bool) {
+        if indication, handle == serviceChangedHandle {
+            serviceChanged(value)
+        }
+        onValue?(handle, value, indication)
+        // In registration order, so several listeners see values in the same order.
+        for (_, handler) in (listeners[handle] ?? [:]).sorted(by: { $0.key < $1.key }) { handler(value) }
+    }
+
+    // MARK: Service Changed (Part G, 7.1)
+
+    /// Subscribes to the peer's Service Changed indications when it has the characteristic;
+    /// returns whether it does. Each indication drops what was discovered in its range.
+    @discardableResult
+    public func subscribeToServiceChanged() async throws(GATTError) -> Bool {
+        let characteristic: Characteristic
+        do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute) } catch {
+            switch error {
+            case .serviceNotFound, .characteristicNotFound: return false
+            default: throw error
+            }
+        }
+        guard characteristic.properties.contains(.indicate) else { return false }
+        serviceChangedHandle = characteristic.valueHandle
+        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+            return false
+        }
+        try await configure(cccd.handle, .indicate)
+        return true
+    }
+
+    private func serviceChanged(_ value: [UInt8]) {
+        // An affected range of 0x0001…0xFFFF when the value is malformed: rediscover everything.
+        var range: ClosedRange<UInt16> = 0x0001...0xFFFF
+        if value.count == 4 {
+            let start = UInt16(value[0]) | UInt16(value[1]) << 8
+            let end = UInt16(value[2]) | UInt16(value[3]) << 8
+            if start <= end { range = start...end }
+        }
+        invalidate(range)
+        onServiceChanged?(range)
+    }
+
+    // MARK: Lazy discovery
+
+    /// The primary service `uuid`, discovered by UUID on first use.
+    public func service(_ uuid: BluetoothUUID) async throws(GATTError) -> Service {
+        if let known = knownServices[uuid] { return known }
+        guard let found = try await discoverPrimaryServices(uuid: uuid).first else { throw .serviceNotFound(uuid) }
+        knownServices[uuid] = found
+        return found
+    }
+
+    /// The characteristic `uuid` of service `serviceUUID`, discovering the service and its
+    /// characteristics on first use.
+    public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID) async throws(GATTError) -> Characteristic {
+        let service = try await service(serviceUUID)
+        let characteristics: [Characteristic]
+        if let known = knownCharacteristics[service.handle] {
+            characteristics = known
+        } else {
+            characteristics = try await discoverCharacteristics(in: service)
+            knownCharacteristics[service.handle] = characteristics
+        }
+        guard let found = characteristics.first(where: { $0.uuid == uuid }) else { throw .characteristicNotFound(uuid, service: serviceUUID) }
+        return found
+    }
+
+    /// The descriptors of `characteristic`, discovered on first use.
+    public func descriptors(of characteristic: Characteristic) async throws(GATTError) -> [Descriptor] {
+        if let known = knownDescriptors[characteristic.valueHandle] { return known }
+        let found = try await discoverDescriptors(of: characteristic)
+        knownDescriptors[characteristic.valueHandle] = found
+        return found
+    }
+
+    /// Turns notifications or indications of `characteristic` on or off through its CCCD.
+    public func setNotifications(_ configuration: ClientConfiguration, for characteristic: Characteristic) async throws(GATTError) {
+        switch configuration {
+        case .notify where !characteristic.properties.contains(.notify):
+            throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not notify")
+        case .indicate where !characteristic.properties.contains(.indicate):
+            throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not indicate")
+        default: break
+        }
+        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+            throw .descriptorNotFound(.clientCharacteristicConfiguration, characteristic: characteristic.uuid)
+        }
+        try await configure(cccd.handle, configuration)
+    }
+
+    /// Forgets what was discovered in `range`, so the next use rediscovers it.
+    public func invalidate(_ range: ClosedRange<UInt16>) {
+        let dropped = knownServices.filter { $0.value.handles.overlaps(range) }
+        for (uuid, service) in dropped {
+            knownServices[uuid] = nil
+            knownCharacteristics[service.handle] = nil
+        }
+        knownDescriptors = knownDescriptors.filter { !range.contains($0.key) }
+        if let handle = serviceChangedHandle, range.contains(handle) { serviceChangedHandle = nil }
+    }
+
+    /// Handle ranges of the services discovered so far (for diagnostics and tests).
+    public var discoveredServices: [Service] { knownServices.values.sorted { $0.handle < $1.handle } }
+
+    // MARK: Plumbing
+
+    private func ask<Request: ATTPDU, Response: ATTPDU>(_ request: Request, _ response: Response.Type) async throws(GATTError) -> Response {
+        do { return try await bearer.request(request, expecting: response) } catch { throw .att(error) }
+    }
+
+    /// Runs one step of a discovery from `start` until the range is exhausted, handle 0xFFFF
+    /// is reached, or the server answers Attribute Not Found. A step returns what it found
+    /// and the last handle it covered; the next step starts right after it.
+    private func collect<Entry>(from start: UInt16, to end: UInt16,
+                                _ step: (UInt16) async throws(GATTError) -> ([Entry], UInt16)) async throws(GATTError) -> [Entry] {
+        var found: [Entry] = []
+        var next = start
+        while next <= end {
+            let entries: [Entry]
+            let last: UInt16
+            do { (entries, last) = try await step(next) } catch {
+                if error.code == .attributeNotFound { break }
+                throw error
+            }
+            found += entries
+            guard last >= next else { throw .invalidResponse("the server answered handle \(hex(last, digits: 4)) when asked from \(hex(next, digits: 4))") }
+            if entries.isEmpty || last >= end || last == 0xFFFF { break }
+            next = last + 1
+        }
+        return found
+    }
+}
+
+extension BluetoothUUID {
+    /// The UUID as an attribute value: 2 bytes for SIG 16-bit UUIDs, else all 16 (ATT has no
+    /// 32-bit form).
+    var attributeBytes: [UInt8] {
+        shortValue != nil ? littleEndianBytes : bytes.reversed()
+    }
+}

@@ -1,0 +1,41 @@
+import ATT
+import HCI
+
+/// Why a GATT procedure failed.
+public enum GATTError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The ATT transaction failed: an Error Response (its code by name), a timeout, the link.
+    case att(ATTError)
+    /// The peer has no primary service with this UUID.
+    case serviceNotFound(BluetoothUUID)
+    /// The service has no characteristic with this UUID.
+    case characteristicNotFound(BluetoothUUID, service: BluetoothUUID)
+    /// The characteristic has no descriptor of this type.
+    case descriptorNotFound(BluetoothUUID, characteristic: BluetoothUUID)
+    /// The characteristic's properties do not allow the operation.
+    case notPermitted(String)
+    /// The value is longer than the procedure can carry.
+    case valueTooLong(length: Int, maximum: Int)
+    /// A reliable write's Prepare Write Response did not echo what was sent; the queued
+    /// writes were cancelled.
+    case reliableWriteMismatch(handle: UInt16, offset: UInt16)
+    /// The server's answer breaks the procedure's rules (e.g. handles that go backwards).
+    case invalidResponse(String)
+
+    /// The ATT error code when the server refused with an Error Response.
+    public var code: ATTErrorCode? { if case let .att(error) = self { error.code } else { nil } }
+
+    /// Readable, with codes by name.
+    public var description: String {
+        switch self {
+        case let .att(error): error.description
+        case let .serviceNotFound(uuid): "the peer has no service \(uuid.nameAndValue)"
+        case let .characteristicNotFound(uuid, service): "service \(service.nameAndValue) has no characteristic \(uuid.nameAndValue)"
+        case let .descriptorNotFound(uuid, characteristic): "characteristic \(characteristic.nameAndValue) has no descriptor \(uuid.nameAndValue)"
+        case let .notPermitted(what): what
+        case let .valueTooLong(length, maximum): "a \(length)-byte value is longer than the \(maximum) bytes this procedure can carry"
+        case let .reliableWriteMismatch(handle, offset):
+            "reliable write: the server echoed different data for handle \(hex(handle, digits: 4)) at offset \(offset); the write was cancelled"
+        case let .invalidResponse(what): "invalid GATT response: \(what)"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import ATT
+import GATT
+import HCI
+import L2CAP
+
+/// The peripheral a GATT command talks to, and how to reach it.
+struct PeripheralOptions: ParsableArguments {
+    @Argument(help: "The peripheral: AA:BB:CC:DD:EE:FF[/random|/public] (default type: as seen in a short scan, else public).")
+    var address: String
+
+    @Option(name: .long, help: "Give up connecting (and cancel the attempt) after this many seconds.")
+    var timeout: Double = 10
+
+    @Option(name: .long, help: "The ATT_MTU to ask for (23…517).")
+    var mtu: Int = Int(ATTBearer.maximumMTU)
+
+    func validate() throws {
+        guard Connect.parse(address) != nil else {
+            throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
+        }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard (23...517).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 517") }
+    }
+
+    /// Connects, exchanges MTUs, runs `body` with a GATT client on the link, and disconnects
+    /// whatever happens. Protocol errors become one readable line.
+    @BluetoothActor
+    func withClient<T: Sendable>(_ common: CommonOptions,
+                                 _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
+        let (address, givenType) = Connect.parse(address)!
+        let timeout = timeout
+        let mtu = UInt16(mtu)
+        return try await common.withController { controller, _ in
+            let logger = common.logger
+            let type: AddressType
+            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: controller, logger: logger) }
+            let manager = ConnectionManager(controller: controller, logger: logger)
+            let channels = L2CAPChannels(controller: controller, connections: manager, logger: logger)
+            let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: logger)
+            // TEMP bearers.server = LocalGATTServer()
+            defer {
+                bearers.close()
+                channels.close()
+                manager.close()
+            }
+            let connection: LEConnection
+            do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
+                throw CLIError("connect \(address)/\(type): \(error)")
+            }
+            do {
+                let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
+                try await client.exchangeMTU()
+                let result = try await body(client, manager, connection)
+                _ = try? await manager.disconnect(connection.handle)
+                return result
+            } catch {
+                if manager.connections[connection.handle] != nil { _ = try? await manager.disconnect(connection.handle) }
+                if let error = error as? GATTError { throw CLIError(error.description) }
+                if let error = error as? ATTError { throw CLIError(error.description) }
+                throw error
+            }
+        }
+    }
+}
+
+/// A 16-bit (`180D`) or 128-bit UUID argument.
+func parseUUID(_ text: String, _ what: String) throws -> BluetoothUUID {
+    guard let uuid = BluetoothUUID(text) else {
+        throw ValidationError("\(what) '\(text)' is not a UUID (e.g. 180D or 0000180D-0000-1000-8000-00805F9B34FB)")
+    }
+    return uuid
+}
+
+/// Bytes from hex text: `0102ff`, `01 02 FF`, `01:02:ff` or `0x0102ff`.
+func parseHexBytes(_ text: String) -> [UInt8]? {
+    var digits = text.filter { !" :-_".contains($0) }
+    if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits.removeFirst(2) }
+    guard digits.count.isMultiple(of: 2), digits.allSatisfy(\.isHexDigit) else { return nil }
+    var bytes: [UInt8] = []
+    var index = digits.startIndex
+    while index < digits.endIndex {
+        let next = digits.index(index, offsetBy: 2)
+        bytes.append(UInt8(digits[index..<next], radix: 16)!)
+        index = next
+    }
+    return bytes
+}
+
+/// The value as text when every byte is printable ASCII (a trailing NUL allowed), else nil.
+func printable(_ value: [UInt8]) -> String? {
+    var bytes = value[...]
+    if bytes.last == 0 { bytes = bytes.dropLast() }
+    guard !bytes.isEmpty, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
+}

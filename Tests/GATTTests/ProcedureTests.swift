@@ -1,0 +1,269 @@
+import ATT
+import GATT
+import HCI
+import Testing
+
+/// Every GATT client procedure against scripted PDU sequences, byte for byte.
+@Suite @BluetoothActor
+struct ProcedureTests {
+    @Test func discoverAllPrimaryServicesEndsOnAttributeNotFound() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 07 00 00 18 08 00 0B 00 01 18")
+        server.expect("10 0C 00 FF FF 00 28", "11 14 0C 00 20 00 00 0A 1B 0C 2D 6F 5E 8A 7A 4C 3B 9D 02 00 E7 B1")
+        server.expect("10 21 00 FF FF 00 28", "01 10 21 00 0A")
+        let services = try await client.discoverPrimaryServices()
+        #expect(services.map(\.uuid) == [BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt16(0x1801)),
+                                         BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!])
+        #expect(services.map(\.handles) == [1...7, 8...11, 12...32])
+        server.verify()
+    }
+
+    @Test func discoveryEndsAtHandleFFFFWithoutAnotherRequest() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 FF FF 0D 18")
+        #expect(try await client.discoverPrimaryServices().map(\.endGroupHandle) == [0xFFFF])
+        server.verify()
+    }
+
+    @Test func anErrorInTheMiddleOfADiscoveryEndsItWithThatError() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 07 00 00 18")
+        server.expect("10 08 00 FF FF 00 28", "01 10 08 00 05")
+        do {
+            _ = try await client.discoverPrimaryServices()
+            Issue.record("expected insufficientAuthentication")
+        } catch {
+            #expect(error.code == .insufficientAuthentication)
+        }
+        server.verify()
+    }
+
+    @Test func handlesThatGoBackwardsAreAnInvalidResponse() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 00 28", "11 06 05 00 03 00 00 18")
+        await #expect(throws: GATTError.self) { try await client.discoverPrimaryServices() }
+    }
+
+    @Test func discoverPrimaryServiceByUUID() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 0D 18", "07 10 00 18 00")
+        server.expect("06 19 00 FF FF 00 28 0D 18", "01 06 19 00 0A")
+        let services = try await client.discoverPrimaryServices(uuid: BluetoothUUID(UInt16(0x180D)))
+        #expect(services == [Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x18)])
+        server.verify()
+    }
+
+    @Test func discoverAllCharacteristicsOfAServiceComputesTheirEnds() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        let service = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x18)
+        server.expect("08 10 00 18 00 03 28", "09 07 11 00 10 12 00 37 2A 14 00 0A 15 00 38 2A")
+        server.expect("08 15 00 18 00 03 28", "01 08 15 00 0A")
+        let characteristics = try await client.discoverCharacteristics(in: service)
+        #expect(characteristics == [
+            Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify], valueHandle: 0x12, endHandle: 0x13),
+            Characteristic(uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x14, properties: [.read, .write], valueHandle: 0x15, endHandle: 0x18),
+        ])
+        server.verify()
+    }
+
+    @Test func discoverCharacteristicsByUUIDKeepsTheMatchingOnes() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        let service = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x15)
+        server.expect("08 10 00 15 00 03 28", "09 07 11 00 10 12 00 37 2A 14 00 0A 15 00 38 2A")
+        server.expect("08 15 00 15 00 03 28", "01 08 15 00 0A")
+        let found = try await client.discoverCharacteristics(in: service, uuid: BluetoothUUID(UInt16(0x2A38)))
+        #expect(found.map(\.valueHandle) == [0x15])
+        server.verify()
+    }
+
+    @Test func discoverDescriptorsWithFindInformation() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        let characteristic = Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
+                                            valueHandle: 0x12, endHandle: 0x14)
+        server.expect("04 13 00 14 00", "05 01 13 00 02 29")
+        server.expect("04 14 00 14 00", "05 01 14 00 01 29")
+        let descriptors = try await client.discoverDescriptors(of: characteristic)
+        #expect(descriptors.map(\.handle) == [0x13, 0x14])
+        #expect(descriptors.first?.uuid == .clientCharacteristicConfiguration)
+        server.verify()
+        // A characteristic with no room for descriptors costs no request.
+        #expect(try await client.discoverDescriptors(of: Characteristic(uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x15,
+                                                                        properties: [.read], valueHandle: 0x16, endHandle: 0x16)).isEmpty)
+    }
+
+    @Test func findIncludedServicesReadsA128BitUUID() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        let service = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x20)
+        server.expect("08 10 00 20 00 02 28", "09 08 11 00 30 00 35 00 0F 18")
+        server.expect("08 12 00 20 00 02 28", "09 06 12 00 40 00 45 00")
+        server.expect("08 13 00 20 00 02 28", "01 08 13 00 0A")
+        server.expect("0A 40 00", "0B 00 0A 1B 0C 2D 6F 5E 8A 7A 4C 3B 9D 02 00 E7 B1")
+        let includes = try await client.findIncludedServices(in: service)
+        #expect(includes.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!])
+        #expect(includes.map(\.service.handles) == [0x30...0x35, 0x40...0x45])
+        server.verify()
+    }
+
+    @Test func readLongWithAnMTUOf23() async throws {
+        let server = ScriptedServer(mtu: 23)
+        let client = GATTClient(bearer: server.bearer)
+        let part1 = (0..<22).map { UInt8($0) }, part2 = (22..<44).map { UInt8($0) }, part3 = (44..<49).map { UInt8($0) }
+        server.expect("0A 20 00", "0B" + part1.hexString())
+        server.expect("0C 20 00 16 00", "0D" + part2.hexString())
+        server.expect("0C 20 00 2C 00", "0D" + part3.hexString())
+        #expect(try await client.readLong(0x20) == part1 + part2 + part3)
+        server.verify()
+    }
+
+    @Test func readLongWithAnExactMultipleOfMTUMinus1() async throws {
+        let server = ScriptedServer()
+        try await server.exchangeMTU(server: 247)
+        let client = GATTClient(bearer: server.bearer)
+        let value = (0..<492).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        server.expect("0A 20 00", "0B" + value[..<246].hexString())
+        server.expect("0C 20 00 F6 00", "0D" + value[246...].hexString())
+        server.expect("0C 20 00 EC 01", "01 0C 20 00 0B")
+        #expect(try await client.readLong(0x20) == value)
+        server.verify()
+    }
+
+    @Test func readMultipleAndVariableAndByUUID() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("0E 03 00 05 00", "0F 01 02 03")
+        #expect(try await client.readMultiple([3, 5]) == [1, 2, 3])
+        server.expect("20 03 00 05 00", "21 01 00 AA 02 00 BB CC")
+        #expect(try await client.readMultipleVariable([3, 5]) == [[0xAA], [0xBB, 0xCC]])
+        server.expect("08 01 00 FF FF 19 2A", "09 03 2A 00 64")
+        server.expect("08 2B 00 FF FF 19 2A", "01 08 2B 00 0A")
+        #expect(try await client.read(uuid: BluetoothUUID(UInt16(0x2A19))) == [HandleValue(handle: 0x2A, value: [0x64])])
+        server.verify()
+    }
+
+    @Test func writeAndWriteWithoutResponse() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("12 15 00 01 02", "13")
+        try await client.write(0x15, [1, 2])
+        try client.writeWithoutResponse(0x26, [9])
+        #expect(server.sent.last == bytes("52 26 00 09"))
+        #expect(throws: GATTError.valueTooLong(length: 21, maximum: 20)) { try client.writeWithoutResponse(0x26, Array(repeating: 0, count: 21)) }
+        server.verify()
+    }
+
+    @Test func longWriteInPartsOfMTUMinus5ThenExecute() async throws {
+        let server = ScriptedServer(mtu: 23)
+        let client = GATTClient(bearer: server.bearer)
+        let value = (0..<40).map { UInt8($0) }
+        for (offset, part) in [(0, value[0..<18]), (18, value[18..<36]), (36, value[36..<40])] {
+            let request = "16 20 00 " + [UInt8(offset), 0].hexString() + Array(part).hexString()
+            server.expect(request, "17" + request.dropFirst(2))
+        }
+        server.expect("18 01", "19")
+        try await client.writeLong(0x20, value)
+        server.verify()
+    }
+
+    @Test func aRefusedLongWriteCancelsTheQueue() async throws {
+        let server = ScriptedServer(mtu: 23)
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("16 20 00 00 00 01", "01 16 20 00 0D")
+        server.expect("18 00", "19")
+        do {
+            try await client.writeLong(0x20, [1])
+            Issue.record("expected invalidAttributeValueLength")
+        } catch {
+            #expect(error.code == .invalidAttributeValueLength)
+            #expect(error.description.contains("invalidAttributeValueLength"))
+        }
+        server.verify()
+    }
+
+    @Test func reliableWriteChecksTheEchoAndCancelsOnMismatch() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("16 20 00 00 00 01 02", "17 20 00 00 00 01 02")
+        server.expect("16 21 00 00 00 03", "17 21 00 00 00 03")
+        server.expect("18 01", "19")
+        try await client.reliableWrite([HandleValue(handle: 0x20, value: [1, 2]), HandleValue(handle: 0x21, value: [3])])
+        server.verify()
+
+        server.expect("16 20 00 00 00 01 02", "17 20 00 00 00 01 FF")
+        server.expect("18 00", "19")
+        await #expect(throws: GATTError.reliableWriteMismatch(handle: 0x20, offset: 0)) {
+            try await client.reliableWrite([HandleValue(handle: 0x20, value: [1, 2])])
+        }
+        server.verify()
+    }
+
+    @Test func subscribingWritesTheCCCDFoundLazily() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 0D 18", "07 10 00 18 00")
+        server.expect("06 19 00 FF FF 00 28 0D 18", "01 06 19 00 0A")
+        server.expect("08 10 00 18 00 03 28", "09 07 11 00 10 12 00 37 2A")
+        server.expect("08 12 00 18 00 03 28", "01 08 12 00 0A")
+        server.expect("04 13 00 18 00", "05 01 13 00 02 29")
+        server.expect("04 14 00 18 00", "01 04 14 00 0A")
+        server.expect("12 13 00 01 00", "13")
+        let heartRate = try await client.characteristic(BluetoothUUID(UInt16(0x2A37)), in: BluetoothUUID(UInt16(0x180D)))
+        try await client.setNotifications(.notify, for: heartRate)
+        var values: [[UInt8]] = []
+        client.addValueListener(heartRate.valueHandle) { values.append($0) }
+        server.push("1B 12 00 06 48")
+        #expect(values == [[0x06, 0x48]])
+        // Known now: a second use costs no request.
+        _ = try await client.characteristic(BluetoothUUID(UInt16(0x2A37)), in: BluetoothUUID(UInt16(0x180D)))
+        await #expect(throws: GATTError.notPermitted("characteristic 2A37 Heart Rate Measurement does not indicate")) {
+            try await client.setNotifications(.indicate, for: heartRate)
+        }
+        server.verify()
+    }
+
+    @Test func serviceChangedInvalidatesTheAffectedRange() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 01 18", "07 08 00 0B 00")
+        server.expect("06 0C 00 FF FF 00 28 01 18", "01 06 0C 00 0A")
+        server.expect("08 08 00 0B 00 03 28", "09 07 09 00 20 0A 00 05 2A")
+        server.expect("08 0A 00 0B 00 03 28", "01 08 0A 00 0A")
+        server.expect("04 0B 00 0B 00", "05 01 0B 00 02 29")
+        server.expect("12 0B 00 02 00", "13")
+        #expect(try await client.subscribeToServiceChanged())
+        #expect(client.serviceChangedHandle == 0x0A)
+        server.verify()
+
+        server.expect("06 01 00 FF FF 00 28 0D 18", "07 10 00 18 00")
+        server.expect("06 19 00 FF FF 00 28 0D 18", "01 06 19 00 0A")
+        _ = try await client.service(BluetoothUUID(UInt16(0x180D)))
+        #expect(client.discoveredServices.count == 2)
+        var changed: [ClosedRange<UInt16>] = []
+        client.onServiceChanged = { changed.append($0) }
+        server.push("1D 0A 00 10 00 20 00")
+        #expect(changed == [0x10...0x20])
+        #expect(client.discoveredServices.map(\.uuid) == [.genericAttribute])
+        #expect(server.sent.last == [0x1E], "the indication was confirmed")
+        // The next use rediscovers.
+        server.expect("06 01 00 FF FF 00 28 0D 18", "07 10 00 1A 00")
+        server.expect("06 1B 00 FF FF 00 28 0D 18", "01 06 1B 00 0A")
+        #expect(try await client.service(BluetoothUUID(UInt16(0x180D))).endGroupHandle == 0x1A)
+        server.verify()
+    }
+
+    @Test func noServiceChangedMeansNoSubscription() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 01 18", "01 06 01 00 0A")
+        #expect(try await client.subscribeToServiceChanged() == false)
+        server.verify()
+    }
+}
