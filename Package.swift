@@ -37,6 +37,7 @@ let package = Package(
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
+        .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),

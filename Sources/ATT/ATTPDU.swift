@@ -1,0 +1,76 @@
+import HCI
+
+/// One ATT PDU type: its opcode and its parameters (everything after the opcode byte).
+///
+/// `init(from:)` and `encode(to:)` handle the parameters only; ``encoded()`` and
+/// ``init(pdu:)`` add and check the opcode byte (Core Vol 3, Part F, 3.3).
+public protocol ATTPDU: Sendable, Equatable {
+    /// The PDU's opcode.
+    static var opcode: ATTOpcode { get }
+    /// Decodes the parameters (the bytes after the opcode). Fixed-size PDUs may leave extra
+    /// bytes for the caller to reject; variable ones read to the end.
+    init(from reader: inout ByteReader) throws(DecodingError)
+    /// Encodes the parameters (the bytes after the opcode).
+    func encode(to writer: inout ByteWriter)
+}
+
+extension ATTPDU {
+    /// The whole PDU, opcode first.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 23)
+        writer.write(Self.opcode.rawValue)
+        encode(to: &writer)
+        return writer.bytes
+    }
+
+    /// Decodes a whole PDU (opcode first): a different opcode, missing or extra bytes are errors.
+    ///
+    /// A different opcode is ``DecodingError/invalidValue(field:value:)`` with the field
+    /// `"<expected name> opcode"`, e.g. "invalid Read_Req opcode 0xb".
+    public init(pdu: ArraySlice<UInt8>) throws(DecodingError) {
+        var reader = ByteReader(pdu)
+        let opcode = try reader.readUInt8()
+        guard opcode == Self.opcode.rawValue else {
+            throw .invalidValue(field: "\(Self.opcode.name) opcode", value: UInt64(opcode))
+        }
+        try self.init(from: &reader)
+        try reader.expectEnd()
+    }
+}
+
+extension ByteReader {
+    /// Reads fixed-size entries of `size` bytes to the end: at least one, and no partial
+    /// entry (both ``DecodingError/truncated(needed:available:)``).
+    mutating func readEntries<Entry>(
+        size: Int, _ decode: (inout ByteReader) throws(DecodingError) -> Entry
+    ) throws(DecodingError) -> [Entry] {
+        guard !isAtEnd else { throw .truncated(needed: size, available: 0) }
+        var entries: [Entry] = []
+        while !isAtEnd {
+            var entry = ByteReader(try readBytes(size))
+            entries.append(try decode(&entry))
+        }
+        return entries
+    }
+
+    /// Reads a UUID of 2 or 16 bytes filling the rest of the PDU.
+    mutating func readUUIDToEnd(field: String) throws(DecodingError) -> BluetoothUUID {
+        let bytes = readRest()
+        guard bytes.count == 2 || bytes.count == 16, let uuid = BluetoothUUID(littleEndianBytes: bytes) else {
+            throw .invalidValue(field: "\(field) length", value: UInt64(bytes.count))
+        }
+        return uuid
+    }
+}
+
+extension ByteWriter {
+    /// Writes a UUID as ATT carries it: 2 bytes for a SIG 16-bit UUID, else 16 (ATT has no
+    /// 32-bit form), least significant first.
+    mutating func writeATT(_ uuid: BluetoothUUID) {
+        if let short = uuid.shortValue {
+            write(short)
+        } else {
+            write(bytes: uuid.bytes.reversed())
+        }
+    }
+}

@@ -1,0 +1,290 @@
+import HCI
+
+/// A local attribute table the peer may query: a small GATT server answering discovery,
+/// reads and writes (Core Vol 3, Part F, 3.4).
+///
+/// Answers Find Information, Find By Type Value, Read By Type, Read, Read Blob, Read
+/// Multiple, Read By Group Type (primary and secondary services), Write Request and Write
+/// Command. Every other request, Exchange MTU included (the bearer owns it), gets Request
+/// Not Supported; unknown commands and PDUs that are not requests (responses,
+/// notifications, indications, confirmations) get no answer.
+@BluetoothActor
+public final class AttributeServer: ATTServer {
+    /// Called before a write is applied, with the connection, the handle and the new value;
+    /// return an error code to refuse it (the value stays as it was), nil to accept it.
+    public var onWrite: ((_ connection: UInt16, _ handle: UInt16, _ value: [UInt8]) -> ATTErrorCode?)?
+
+    /// The attributes, sorted by handle.
+    public private(set) var attributes: [Attribute] = []
+
+    /// The longest value an attribute may hold (3.2.9).
+    public nonisolated static let maximumValueLength = 512
+
+    /// A server holding `attributes` (in any order).
+    public init(attributes: [Attribute] = []) {
+        for attribute in attributes { add(attribute) }
+    }
+
+    /// Adds an attribute; traps if its handle is 0x0000 or already used.
+    public func add(_ attribute: Attribute) {
+        precondition(attribute.handle != 0, "handle 0x0000 is reserved")
+        let index = firstIndex(atOrAfter: attribute.handle)
+        precondition(index == attributes.endIndex || attributes[index].handle != attribute.handle,
+                     "handle \(hex(attribute.handle, digits: 4)) is already used")
+        attributes.insert(attribute, at: index)
+    }
+
+    /// Adds an attribute; traps if `handle` is 0x0000 or already used.
+    public func add(handle: UInt16, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
+        add(Attribute(handle: handle, type: type, value: value, permissions: permissions))
+    }
+
+    /// The attribute at `handle`, if there is one.
+    public func attribute(at handle: UInt16) -> Attribute? {
+        index(of: handle).map { attributes[$0] }
+    }
+
+    /// The value of the attribute at `handle`, if there is one.
+    public func value(of handle: UInt16) -> [UInt8]? {
+        attribute(at: handle)?.value
+    }
+
+    /// Replaces the value of the attribute at `handle`; traps if there is none.
+    public func setValue(_ value: [UInt8], of handle: UInt16) {
+        guard let index = index(of: handle) else { preconditionFailure("no attribute at \(hex(handle, digits: 4))") }
+        attributes[index].value = value
+    }
+
+    /// Answers one request or command PDU (opcode first) received on connection `connection`,
+    /// where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed); returns the response
+    /// PDU (an Error Response when it fails), or nil for a command, an empty PDU, or a PDU
+    /// that is not a request.
+    public func respond(to pdu: ArraySlice<UInt8>, connection: UInt16, mtu: Int) -> [UInt8]? {
+        guard let first = pdu.first else { return nil }
+        let opcode = ATTOpcode(rawValue: first)
+        if opcode.isCommand {
+            if opcode == .writeCommand, let command = try? WriteCommand(pdu: pdu) {
+                _ = write(handle: command.handle, value: command.value, needs: .writeWithoutResponse,
+                          connection: connection)
+            }
+            return nil
+        }
+        if Self.notRequests.contains(opcode) { return nil }
+        do {
+            return try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23))
+        } catch {
+            return ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded()
+        }
+    }
+
+    // MARK: - Requests
+
+    /// Why a request failed: the Error Response's handle and code.
+    private struct Refusal: Error {
+        let handle: UInt16
+        let code: ATTErrorCode
+    }
+
+    /// Opcodes the server receives but never answers: they are not requests.
+    private static let notRequests: Set<ATTOpcode> = [
+        .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
+        .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
+        .writeResponse, .prepareWriteResponse, .executeWriteResponse, .handleValueNotification,
+        .handleValueIndication, .handleValueConfirmation, .readMultipleVariableResponse,
+        .multipleHandleValueNotification,
+    ]
+
+    /// The response to a request, or the refusal to put in an Error Response.
+    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: UInt16,
+                        mtu: Int) throws(Refusal) -> [UInt8] {
+        switch opcode {
+        case .findInformationRequest:
+            return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
+        case .findByTypeValueRequest:
+            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu).encoded()
+        case .readByTypeRequest:
+            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu).encoded()
+        case .readByGroupTypeRequest:
+            return try readByGroupType(try decode(ReadByGroupTypeRequest.self, pdu), mtu: mtu).encoded()
+        case .readRequest:
+            let request = try decode(ReadRequest.self, pdu)
+            let value = try readableValue(at: request.handle)
+            return ReadResponse(value: Array(value.prefix(mtu - 1))).encoded()
+        case .readBlobRequest:
+            let request = try decode(ReadBlobRequest.self, pdu)
+            let value = try readableValue(at: request.handle)
+            guard Int(request.offset) <= value.count else { throw Refusal(handle: request.handle, code: .invalidOffset) }
+            return ReadBlobResponse(value: Array(value[Int(request.offset)...].prefix(mtu - 1))).encoded()
+        case .readMultipleRequest:
+            let request = try decode(ReadMultipleRequest.self, pdu)
+            var values: [UInt8] = []
+            for handle in request.handles { values += try readableValue(at: handle) }
+            return ReadMultipleResponse(values: Array(values.prefix(mtu - 1))).encoded()
+        case .writeRequest:
+            let request = try decode(WriteRequest.self, pdu)
+            if let refusal = write(handle: request.handle, value: request.value, needs: .write, connection: connection) {
+                throw refusal
+            }
+            return WriteResponse().encoded()
+        default:
+            throw Refusal(handle: 0x0000, code: .requestNotSupported)
+        }
+    }
+
+    /// Decodes a request; a malformed one is Invalid PDU.
+    private func decode<P: ATTPDU>(_ type: P.Type, _ pdu: ArraySlice<UInt8>) throws(Refusal) -> P {
+        do {
+            return try P(pdu: pdu)
+        } catch {
+            throw Refusal(handle: 0x0000, code: .invalidPDU)
+        }
+    }
+
+    /// The indices of the attributes in `start...end`, after checking the range (3.4.3.1:
+    /// a starting handle of 0x0000 or past the ending handle is Invalid Handle).
+    private func indices(from start: UInt16, to end: UInt16) throws(Refusal) -> Range<Int> {
+        guard start != 0, start <= end else { throw Refusal(handle: start, code: .invalidHandle) }
+        let lower = firstIndex(atOrAfter: start)
+        let upper = end == .max ? attributes.endIndex : firstIndex(atOrAfter: end + 1)
+        return lower..<upper
+    }
+
+    /// Find Information (3.4.3.1): handles and types in the range, all of one UUID size
+    /// (the first one's), as many as fit in the MTU.
+    private func findInformation(_ request: FindInformationRequest, mtu: Int) throws(Refusal) -> FindInformationResponse {
+        var entries: [FindInformationResponse.Entry] = []
+        var size = 2
+        for attribute in attributes[try indices(from: request.startingHandle, to: request.endingHandle)] {
+            let short = attribute.type.shortValue != nil
+            if let first = entries.first, (first.type.shortValue != nil) != short { break }
+            let entrySize = short ? 4 : 18
+            guard size + entrySize <= mtu else { break }
+            entries.append(.init(handle: attribute.handle, type: attribute.type))
+            size += entrySize
+        }
+        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        return FindInformationResponse(entries: entries)
+    }
+
+    /// Find By Type Value (3.4.3.3): the readable attributes of the type holding the value;
+    /// a service's range runs to its group end, any other attribute's is its own handle.
+    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int) throws(Refusal) -> FindByTypeValueResponse {
+        let type = BluetoothUUID(request.attributeType)
+        var entries: [FindByTypeValueResponse.Entry] = []
+        for index in try indices(from: request.startingHandle, to: request.endingHandle) {
+            let attribute = attributes[index]
+            guard attribute.type == type, attribute.permissions.contains(.read),
+                  attribute.value == request.attributeValue else { continue }
+            guard 1 + 4 * (entries.count + 1) <= mtu else { break }
+            let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
+            entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))
+        }
+        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        return FindByTypeValueResponse(entries: entries)
+    }
+
+    /// Read By Type (3.4.4.1): the attributes of the type, values cut to ATT_MTU - 4 or 253
+    /// bytes, as long as they stay readable, keep the first one's length and fit the MTU.
+    private func readByType(_ request: ReadByTypeRequest, mtu: Int) throws(Refusal) -> ReadByTypeResponse {
+        let limit = min(mtu - 4, 253)
+        var entries: [ReadByTypeResponse.Entry] = []
+        var size = 2
+        for attribute in attributes[try indices(from: request.startingHandle, to: request.endingHandle)]
+        where attribute.type == request.attributeType {
+            guard attribute.permissions.contains(.read) else {
+                if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
+                break
+            }
+            let value = Array(attribute.value.prefix(limit))
+            if let first = entries.first, first.value.count != value.count { break }
+            guard size + 2 + value.count <= mtu else { break }
+            entries.append(.init(handle: attribute.handle, value: value))
+            size += 2 + value.count
+        }
+        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        return ReadByTypeResponse(entries: entries)
+    }
+
+    /// Read By Group Type (3.4.4.9): the service declarations of the type with their group
+    /// ends, values cut to ATT_MTU - 6 or 251 bytes, under the same rules as Read By Type.
+    private func readByGroupType(_ request: ReadByGroupTypeRequest, mtu: Int) throws(Refusal) -> ReadByGroupTypeResponse {
+        let range = try indices(from: request.startingHandle, to: request.endingHandle)
+        guard Self.isServiceDeclaration(request.groupType) else {
+            throw Refusal(handle: request.startingHandle, code: .unsupportedGroupType)
+        }
+        let limit = min(mtu - 6, 251)
+        var entries: [ReadByGroupTypeResponse.Entry] = []
+        var size = 2
+        for index in range where attributes[index].type == request.groupType {
+            let attribute = attributes[index]
+            guard attribute.permissions.contains(.read) else {
+                if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
+                break
+            }
+            let value = Array(attribute.value.prefix(limit))
+            if let first = entries.first, first.value.count != value.count { break }
+            guard size + 4 + value.count <= mtu else { break }
+            entries.append(.init(handle: attribute.handle, endGroupHandle: groupEnd(of: index), value: value))
+            size += 4 + value.count
+        }
+        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        return ReadByGroupTypeResponse(entries: entries)
+    }
+
+    /// The value of a readable attribute: Invalid Handle if there is none, Read Not
+    /// Permitted if it is not readable.
+    private func readableValue(at handle: UInt16) throws(Refusal) -> [UInt8] {
+        guard let attribute = attribute(at: handle) else { throw Refusal(handle: handle, code: .invalidHandle) }
+        guard attribute.permissions.contains(.read) else { throw Refusal(handle: handle, code: .readNotPermitted) }
+        return attribute.value
+    }
+
+    /// Applies a write if the attribute exists, allows it (`needs`), the value fits and
+    /// ``onWrite`` accepts it; otherwise returns why not.
+    private func write(handle: UInt16, value: [UInt8], needs permission: AttributePermissions,
+                       connection: UInt16) -> Refusal? {
+        guard let index = index(of: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
+        guard attributes[index].permissions.contains(permission) else {
+            return Refusal(handle: handle, code: .writeNotPermitted)
+        }
+        guard value.count <= Self.maximumValueLength else {
+            return Refusal(handle: handle, code: .invalidAttributeValueLength)
+        }
+        if let code = onWrite?(connection, handle, value) { return Refusal(handle: handle, code: code) }
+        attributes[index].value = value
+        return nil
+    }
+
+    // MARK: - The table
+
+    /// Whether `type` declares a service (0x2800 primary, 0x2801 secondary): the GATT
+    /// grouping types.
+    private static func isServiceDeclaration(_ type: BluetoothUUID) -> Bool {
+        type == BluetoothUUID(UInt16(0x2800)) || type == BluetoothUUID(UInt16(0x2801))
+    }
+
+    /// The last handle of the group the service declaration at `index` opens: the handle of
+    /// the last attribute before the next service declaration, or of the last attribute.
+    private func groupEnd(of index: Int) -> UInt16 {
+        var last = index
+        while last + 1 < attributes.endIndex, !Self.isServiceDeclaration(attributes[last + 1].type) { last += 1 }
+        return attributes[last].handle
+    }
+
+    /// The index of the first attribute whose handle is `handle` or more (binary search).
+    private func firstIndex(atOrAfter handle: UInt16) -> Int {
+        var low = attributes.startIndex
+        var high = attributes.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if attributes[middle].handle < handle { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The index of the attribute at `handle`.
+    private func index(of handle: UInt16) -> Int? {
+        let index = firstIndex(atOrAfter: handle)
+        return index < attributes.endIndex && attributes[index].handle == handle ? index : nil
+    }
+}
