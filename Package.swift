@@ -37,6 +37,8 @@ let package = Package(
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "TraceDecoding"]),
+        // The command-line tool's own pieces (e.g. the live scan table), without a controller.
+        .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],
     swiftLanguageModes: [.v6]
 )
