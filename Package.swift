@@ -41,6 +41,8 @@ let package = Package(
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),
+        // The command-line tool's own pieces (e.g. the live scan table), without a controller.
+        .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],
     swiftLanguageModes: [.v6]
 )

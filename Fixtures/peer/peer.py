@@ -7,7 +7,9 @@ One process, two Bumble controllers on one link:
     stream on a TCP server (127.0.0.1) or a unix socket.  Every host connection gets a
     FRESH controller A; the previous one's links are torn down.
   * controller B is driven in-process by a Bumble Device: a connectable GATT
-    peripheral ("Bluejay HRM") advertising with a static random address.
+    peripheral ("Bluejay HRM") advertising with a static random address.  With
+    --peripherals N there are N such peripherals on the link, each its own controller
+    and Device ("Bluejay HRM 2", ... at the next addresses).
 
 Bumble 0.0.236's controller emulation has bugs that a real host trips over; they are
 worked around here in subclasses (Bumble itself is unpatched).  See README.md next to
@@ -41,7 +43,8 @@ DEBUG_HCI = False
 DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
 HOST_FACING_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0A'
-PERIPHERAL_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0B'
+PERIPHERAL_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0B'  # the next peripherals: ...:0C, ...:0D, ...
+MAX_PERIPHERALS = 8
 CUSTOM_UUID_FORMAT = 'B1E7{:04X}-9D3B-4C7A-8A5E-6F2D0C1B0A00'
 MANUFACTURER_COMPANY_ID = 0xFFFF
 MANUFACTURER_PAYLOAD = bytes([0xB1, 0xE7])
@@ -86,6 +89,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help=f'peripheral static random address (default {DEFAULT_ADDRESS})')
     parser.add_argument('--name', default=DEFAULT_NAME,
                         help=f'peripheral name (default {DEFAULT_NAME!r})')
+    parser.add_argument('--peripherals', type=int, default=1, metavar='N',
+                        help='number of GATT peripherals on the link (default 1, at most '
+                        f'{MAX_PERIPHERALS}); peripheral k > 1 is at --address + k - 1, '
+                        'named "NAME k"')
     parser.add_argument('--acl-len-a', type=int, default=27,
                         help="controller A's ACL buffer length reported to the host (default 27)")
     parser.add_argument('--acl-count-a', type=int, default=64,
@@ -117,7 +124,25 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--acl-len-a must be in 27..65535')
     if not 1 <= args.acl_count_a <= 0xFFFF:
         parser.error('--acl-count-a must be in 1..65535')
+    if not 1 <= args.peripherals <= MAX_PERIPHERALS:
+        parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
+
+
+def peripheral_address(base: str, index: int) -> str:
+    '''The address of peripheral `index` (0-based): `base` plus `index`, carrying into
+    the bytes above but never into the top byte (whose two high bits mark a static
+    random address).'''
+    value = int(base.replace(':', ''), 16)
+    low = ((value & 0xFF_FFFF_FFFF) + index) & 0xFF_FFFF_FFFF
+    value = (value & ~0xFF_FFFF_FFFF) | low
+    text = f'{value:012X}'
+    return ':'.join(text[i:i + 2] for i in range(0, 12, 2))
+
+
+def peripheral_name(base: str, index: int) -> str:
+    '''The name of peripheral `index` (0-based): NAME, then "NAME 2", "NAME 3", ...'''
+    return base if index == 0 else f'{base} {index + 1}'
 
 
 args = parse_args() if __name__ == '__main__' else None
@@ -819,10 +844,16 @@ def build_advertising_data() -> bytes:
     return flags + uuids + manufacturer
 
 
-def build_scan_response_data(name: str) -> bytes:
+def build_scan_response_data(name: str, complete_name_first: bool = False) -> bytes:
+    '''Local name + the custom service's 128-bit UUID.  A name too long for both is cut
+    and sent as a shortened name; with `complete_name_first` (the peripherals after the
+    first, whose "NAME k" would lose the k) the UUID is left out instead.'''
     uuid128 = bytes([17, 0x07]) + bytes.fromhex(custom_uuid(1).replace('-', ''))[::-1]
     name_bytes = name.encode('utf-8')
     room = 31 - len(uuid128) - 2
+    if complete_name_first and len(name_bytes) > room:
+        room = 31 - 2
+        uuid128 = b''
     if len(name_bytes) <= room:
         name_field = bytes([len(name_bytes) + 1, 0x09]) + name_bytes
     else:
@@ -832,10 +863,11 @@ def build_scan_response_data(name: str) -> bytes:
 
 
 class PeripheralApp:
-    def __init__(self, server: 'PeerServer', device: Device, name: str):
+    def __init__(self, server: 'PeerServer', device: Device, name: str, label: str):
         self.server = server
         self.device = device
         self.name = name
+        self.label = label  # 'peripheral', then 'peripheral 2', ... in the log
         self.hr_tasks: dict[int, asyncio.Task] = {}
         self.flood_tasks: dict[int, asyncio.Task] = {}
         self.reset_values()
@@ -1049,7 +1081,7 @@ class PeripheralApp:
 
     async def _flood(self, connection, count: int, length: int) -> None:
         await self.settle(connection)
-        target = self.server.host_side_of(connection.handle)
+        target = self.server.host_side_of(self.device, connection.handle)
         start = time.perf_counter()
         if target is None:
             # Not linked to controller A (should not happen): slow path.
@@ -1073,13 +1105,13 @@ class PeripheralApp:
 
     # --- connection lifecycle ------------------------------------------------------------
     def _on_connection(self, connection) -> None:
-        logger.info('peripheral: connected to %s (handle 0x%04X)',
-                    connection.peer_address, connection.handle)
+        logger.info('%s: connected to %s (handle 0x%04X)',
+                    self.label, connection.peer_address, connection.handle)
         handle = connection.handle
 
         def on_disconnection(reason):
-            logger.info('peripheral: disconnected (handle 0x%04X, reason 0x%02X)',
-                        handle, reason)
+            logger.info('%s: disconnected (handle 0x%04X, reason 0x%02X)',
+                        self.label, handle, reason)
             for tasks in (self.hr_tasks, self.flood_tasks):
                 task = tasks.pop(handle, None)
                 if task is not None:
@@ -1269,22 +1301,30 @@ class PeerServer:
         self.snoop = BtSnoopWriter(options.snoop, options.snoop_flush) if options.snoop else None
         self.muted = set(options.mute_opcode)
         self.server = None
-        self.device: Device | None = None
-        self.app: PeripheralApp | None = None
+        self.devices: list[Device] = []
+        self.apps: list[PeripheralApp] = []
         self.flood_tasks: set[asyncio.Task] = set()
 
     # Peripheral --------------------------------------------------------------------------
-    async def start_peripheral(self) -> None:
+    async def start_peripherals(self) -> None:
+        for index in range(self.options.peripherals):
+            await self.start_peripheral(index)
+
+    async def start_peripheral(self, index: int) -> None:
+        '''Peripheral `index` (0-based): its own controller on the link and Device.'''
         options = self.options
+        name = peripheral_name(options.name, index)
         controller_b = PeerController(
-            'B', link=self.link, public_address=PERIPHERAL_PUBLIC_ADDRESS)
+            'B' if index == 0 else f'B{index + 1}', link=self.link,
+            public_address=peripheral_address(PERIPHERAL_PUBLIC_ADDRESS, index))
         config = DeviceConfiguration()
-        config.name = options.name
-        config.address = hci.Address(options.address, hci.Address.RANDOM_DEVICE_ADDRESS)
+        config.name = name
+        config.address = hci.Address(peripheral_address(options.address, index),
+                                     hci.Address.RANDOM_DEVICE_ADDRESS)
         config.advertising_interval_min = ADVERTISING_INTERVAL_MS
         config.advertising_interval_max = ADVERTISING_INTERVAL_MS
         config.advertising_data = build_advertising_data()
-        config.scan_response_data = build_scan_response_data(options.name)
+        config.scan_response_data = build_scan_response_data(name, complete_name_first=index > 0)
         config.identity_address_type = hci.Address.RANDOM_DEVICE_ADDRESS  # bug 9
         config.io_capability = {
             'none': pairing.PairingDelegate.NO_OUTPUT_NO_INPUT,
@@ -1302,8 +1342,9 @@ class PeerServer:
             sc=True, mitm=True, bonding=True,
             identity_address_type=pairing.PairingConfig.AddressType.RANDOM,
             delegate=FixedPasskeyDelegate(io_capability, options.passkey))
-        self.device = device
-        self.app = PeripheralApp(self, device, options.name)
+        self.devices.append(device)
+        self.apps.append(PeripheralApp(
+            self, device, name, 'peripheral' if index == 0 else f'peripheral {index + 1}'))
         await device.power_on()
         host.long_term_key_provider = make_ltk_provider(device)  # bug 10
         await device.start_advertising(
@@ -1320,27 +1361,27 @@ class PeerServer:
             logger.info('previous host is gone (EOF pending): replacing it')
             current.close(reason=0x13)
         self.session = session
-        if self.app is not None:
-            self.app.reset_values()
+        for app in self.apps:
+            app.reset_values()
         return True
 
     def session_closed(self, session: HostSession) -> None:
         if self.session is session:
             self.session = None
         self.cancel_floods()
-        if self.app is not None:
-            self.app.reset_values()
+        for app in self.apps:
+            app.reset_values()
 
     def new_host_facing_controller(self, session: HostSession) -> HostFacingController:
         return HostFacingController(session, self.options, link=self.link,
                                     public_address=HOST_FACING_PUBLIC_ADDRESS)
 
-    def host_side_of(self, peripheral_handle: int):
-        '''(controller A, A's connection) linked to the peripheral's connection.'''
+    def host_side_of(self, device: Device, peripheral_handle: int):
+        '''(controller A, A's connection) linked to this peripheral's connection.'''
         session = self.session
         if session is None or session.controller is None:
             return None
-        controller_b = self.device.host.hci_sink if self.device else None
+        controller_b = device.host.hci_sink
         b_connection = (controller_b.find_le_connection_by_handle(peripheral_handle)
                         if controller_b is not None else None)
         if b_connection is None:
@@ -1502,11 +1543,15 @@ async def run(options) -> int:
     ready_out, sys.stdout = sys.stdout, sys.stderr
     server = PeerServer(options)
     try:
-        await server.start_peripheral()
+        await server.start_peripherals()
         transport = await server.listen()
+        # name= stays last (it runs to the end of the line); the other peripherals'
+        # addresses go before it, and only when there are any.
+        more = ''.join(f'address{index + 1}={peripheral_address(options.address, index)} '
+                       for index in range(1, options.peripherals))
         ready_out.write(
             f'READY transport={transport} address={options.address.upper()} '
-            f'address_type=random name={options.name}\n')
+            f'address_type=random {more}name={options.name}\n')
         ready_out.flush()
         why = await stop
     finally:

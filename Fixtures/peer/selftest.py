@@ -746,8 +746,8 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
 # -----------------------------------------------------------------------------
 # Raw GATT helpers (for the fast tap and reset tests)
 # -----------------------------------------------------------------------------
-async def raw_connect(hci: RawHci) -> int | None:
-    create = struct.pack('<HHBB', 0x10, 0x10, 0, 1) + PEER_ADDRESS_BYTES + struct.pack(
+async def raw_connect(hci: RawHci, address: bytes = PEER_ADDRESS_BYTES) -> int | None:
+    create = struct.pack('<HHBB', 0x10, 0x10, 0, 1) + address + struct.pack(
         '<BHHHHHH', 0, 24, 40, 0, 72, 0, 0)
     await hci.command(0x200D, create)
     complete = await hci.wait_event(lambda p: le_meta(p, 0x01), 3.0)
@@ -938,6 +938,80 @@ async def reset_and_nocp_tests(log_dir: str) -> None:
         R.check('snoop-flush: file readable after kill -9', result.returncode == 0
                 and len(lines) >= 10 and 'LE Connection Complete' in result.stdout,
                 f'{len(lines)} frames, rc {result.returncode}')
+
+
+async def multi_peripheral_tests(log_dir: str) -> None:
+    """--peripherals 2: two GATT peripherals on the link, both connected at once."""
+    rejected = subprocess.run([PYTHON, PEER, '--peripherals', '0'], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=30)
+    R.check('multi: --peripherals 0 is rejected', rejected.returncode == 2,
+            f'rc {rejected.returncode}')
+    second = 'F0:0D:B1:E7:00:02'
+    second_bytes = bytes.fromhex(second.replace(':', ''))[::-1]
+    second_name = NAME + ' 2'
+    peer = PeerProcess('--peripherals', '2', log_dir=log_dir, tag='multi')
+    try:
+        R.check('multi: READY line adds address2 before name', peer.ready_line ==
+                f'READY transport=tcp:127.0.0.1:{peer.port} address={ADDRESS} '
+                f'address_type=random address2={second} name={NAME}', peer.ready_line)
+        hci = await RawHci.connect(peer.port)
+        try:
+            await hci.command(0x0C03)
+            # Legacy active scan: both advertise the same ADV data; the second's scan
+            # response carries its complete name (the 128-bit UUID no longer fits).
+            await hci.command(0x200B, struct.pack('<BHHBB', 1, 0x10, 0x10, 0, 0))
+            await hci.command(0x200C, bytes([1, 1]))
+            packets = await hci.collect(1.0)
+            await hci.command(0x200C, bytes([0, 0]))
+            reports = parse_legacy_reports(packets)
+            by_address = {address: [r for r in reports if r[2] == address]
+                          for address in (PEER_ADDRESS_BYTES, second_bytes)}
+            first_rsp = [r[3] for r in by_address[PEER_ADDRESS_BYTES] if r[0] == 4]
+            second_adv = [r[3] for r in by_address[second_bytes] if r[0] == 0]
+            second_rsp = [r[3] for r in by_address[second_bytes] if r[0] == 4]
+            R.check('multi: both peripherals advertise, with distinct names',
+                    first_rsp == [SCAN_RSP] and second_adv == [ADV_DATA]
+                    and second_rsp == [bytes([len(second_name) + 1, 0x09]) + second_name.encode()],
+                    f'first {[r.hex() for r in first_rsp]}, second {[r.hex() for r in second_rsp]}')
+
+            # Both connected at once, each its own GATT server (GAP Device Name 0x0003).
+            first_handle = await raw_connect(hci)
+            second_handle = await raw_connect(hci, second_bytes)
+            ok = R.check('multi: connected to both, distinct handles',
+                         first_handle is not None and second_handle is not None
+                         and first_handle != second_handle, f'{first_handle} / {second_handle}')
+            if not ok:
+                return
+            names = [await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003))
+                     for handle in (first_handle, second_handle)]
+            R.check('multi: each link reaches its own peripheral',
+                    names == [b'\x0b' + NAME.encode(), b'\x0b' + second_name.encode()],
+                    repr(names))
+            # One link goes, the other stays usable.
+            await hci.command(0x0406, struct.pack('<HB', first_handle, 0x13))
+            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05, 2.0)
+            R.check('multi: the first link disconnects',
+                    done is not None and struct.unpack_from('<H', done, 4)[0] == first_handle,
+                    repr(done and done.hex()))
+            name = await raw_att(hci, second_handle, struct.pack('<BH', 0x0A, 0x0003))
+            R.check('multi: the second link still works', name == b'\x0b' + second_name.encode(),
+                    repr(name))
+            await hci.command(0x0406, struct.pack('<HB', second_handle, 0x13))
+            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05, 2.0)
+            R.check('multi: the second link disconnects',
+                    done is not None and struct.unpack_from('<H', done, 4)[0] == second_handle,
+                    repr(done and done.hex()))
+        finally:
+            hci.close()
+        await asyncio.sleep(0.2)
+        text = peer.stderr_text()
+        R.check('multi: each peripheral logged its own connection',
+                'peripheral: connected' in text and 'peripheral 2: connected' in text
+                and 'peripheral 2: disconnected' in text)
+        R.check('multi: no tracebacks', 'Traceback' not in text, f'see {peer.log_path}')
+    finally:
+        rc = peer.stop()
+    R.check('multi: peer exits 0 on SIGTERM', rc == 0, f'rc {rc}')
 
 
 async def pairing_tests(log_dir: str) -> None:
@@ -1206,11 +1280,13 @@ async def main_async(options, log_dir: str) -> None:
         await pairing_tests(log_dir)
     if not options.k or 'tap' in options.k:
         await fast_tap_flood(log_dir)
+    if not options.k or 'multi' in options.k:
+        await multi_peripheral_tests(log_dir)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')

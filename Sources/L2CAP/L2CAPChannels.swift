@@ -4,8 +4,8 @@ import HCI
 /// handle, fragments outgoing frames to the controller's ACL buffer size, and hands each
 /// fixed channel's payloads to its protocol (ATT 0x0004, SMP 0x0006). It answers the LE
 /// signaling channel (0x0005) itself: Connection Parameter Update Requests are accepted
-/// when valid and applied with LE Connection Update; anything it does not understand gets
-/// a Command Reject.
+/// when ``ConnectionManager/acceptParameters`` agrees and applied with LE Connection
+/// Update; anything it does not understand gets a Command Reject.
 @BluetoothActor
 public final class L2CAPChannels {
     private let controller: HCIController
@@ -15,9 +15,6 @@ public final class L2CAPChannels {
     private var handlers: [ChannelIdentifier: (UInt16, ArraySlice<UInt8>) -> Void] = [:]
     private var observer: Int?
 
-    /// Decides whether to accept a peripheral's parameter request; by default every
-    /// request inside the specification's limits.
-    public var acceptParameters: (UInt16, LEConnectionRequest) -> Bool = { _, request in request.isValid }
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
 
@@ -97,7 +94,7 @@ public final class L2CAPChannels {
                 reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
                 return
             }
-            let accept = acceptParameters(handle, request.parameters)
+            let accept = connections.acceptParameters(handle, request.parameters)
             reply(SignalingCommand(code: .connectionParameterUpdateResponse, identifier: command.identifier,
                                    data: ConnectionParameterUpdateResponse(accepted: accept).encoded()), handle)
             guard accept else { return }

@@ -2,6 +2,10 @@ import ArgumentParser
 import HCI
 import TraceDecoding
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `bluejay scan`: find advertising peripherals.
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +14,10 @@ struct Scan: AsyncParsableCommand {
             Prints one row per peripheral (address, type, RSSI, name, services, manufacturer data), \
             or with --json one object per discovery: address, address_type, rssi, tx_power, connectable, \
             name, services, solicited_services, manufacturer_data [{company_id, data}], service_data \
-            {uuid: hex}, appearance, flags, scan_response, other [{type, data}], problem.
+            {uuid: hex}, appearance, flags, scan_response, other [{type, data}], problem. \
+            On a terminal (and without --json) the table is redrawn in place and kept current: \
+            every advertisement is reported to it, so a row's RSSI and name follow the peripheral. \
+            When standard output is not a terminal, one row is printed per discovery.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -38,15 +45,30 @@ struct Scan: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = ScanOptions(active: !passive, allowDuplicates: duplicates, services: service.compactMap(BluetoothUUID.init))
         let json = json
+        let live = !json && isatty(STDOUT_FILENO) == 1
+        // The live table collapses repeats into rows, so it wants every advertisement.
+        let options = ScanOptions(active: !passive, allowDuplicates: duplicates || live, services: service.compactMap(BluetoothUUID.init))
         let duration = duration
-        if !json { print(Self.header) }
+        let width = live ? LiveTable<String>.terminalWidth() : nil
+        if !json { print(LiveTable<String>.fit(Self.header, width: width)) }
         try await common.withController { controller, _ in
             let scanner = Scanner(controller: controller, logger: common.logger)
+            var table = LiveTable<String>(width: width)
+            var shown: [String: Discovery] = [:]
             do {
                 try await scanner.start(options) { discovery in
-                    print(json ? Self.json(discovery) : Self.row(discovery))
+                    guard live else {
+                        print(json ? Self.json(discovery) : Self.row(discovery))
+                        return
+                    }
+                    let key = "\(discovery.address)/\(discovery.addressType)"
+                    let current = Self.merge(shown[key], discovery)
+                    shown[key] = current
+                    if let text = table.update(key, Self.row(current)) {
+                        print(text, terminator: "")
+                        fflush(nil)  // all streams: naming stdout is not concurrency-safe in Swift 6
+                    }
                 }
                 try await Task.sleep(for: .seconds(duration))
                 try await scanner.stop()
@@ -54,6 +76,16 @@ struct Scan: AsyncParsableCommand {
                 throw CLIError("scan: \(error)")
             }
         }
+    }
+
+    /// What the live table shows for a peripheral: the latest discovery, except that one
+    /// without a scan response (it missed this time, or the scan is passive) keeps the
+    /// name and services an earlier scan response brought, with the new RSSI.
+    static func merge(_ previous: Discovery?, _ next: Discovery) -> Discovery {
+        guard let previous, previous.hasScanResponse, !next.hasScanResponse else { return next }
+        var merged = previous
+        merged.rssi = next.rssi
+        return merged
     }
 
     static let header = pad("ADDRESS", 18) + pad("TYPE", 8) + pad("RSSI", 6) + pad("NAME", 20) + pad("SERVICES", 30) + "MANUFACTURER"

@@ -14,6 +14,7 @@ public final class FakeController: HCITransport {
             ReadBDADDR.opcode, SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode,
             LEReadLocalSupportedFeatures.opcode, LEReadMaximumDataLength.opcode, Disconnect.opcode,
             LESetScanParameters.opcode, LESetScanEnable.opcode, LEConnectionUpdate.opcode,
+            LERemoteConnectionParameterRequestReply.opcode, LERemoteConnectionParameterRequestNegativeReply.opcode,
         ]
         public var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
         public var leBuffer = (length: UInt16(27), count: UInt8(4))
@@ -74,6 +75,9 @@ public final class FakeController: HCITransport {
 
     public func deliverEvent(_ event: HCIEvent) { deliver(.packets([.event(event.packet)])) }
 
+    /// Sends an LE Meta connection subevent (e.g. a Remote Connection Parameter Request).
+    public func deliverEvent(_ event: LEConnectionEvent) { deliverEvent(.leMeta(event.encoded())) }
+
     private func answer(_ command: HCICommandPacket, _ script: Script) -> HCIEvent {
         let opcode = command.opcode
         func complete(_ parameters: some HCIParameters) -> HCIEvent {
@@ -113,6 +117,10 @@ public final class FakeController: HCITransport {
         case LEReadMaximumDataLength.opcode:
             return complete(LEReadMaximumDataLength.ReturnParameters(supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
                                                                      supportedMaxRxOctets: 251, supportedMaxRxTime: 2120))
+        case LERemoteConnectionParameterRequestReply.opcode, LERemoteConnectionParameterRequestNegativeReply.opcode:
+            // Status and the connection handle (the command's first two bytes).
+            let handle = (try? LERemoteConnectionParameterRequestNegativeReply.ReturnParameters(decoding: command.parameters.prefix(2)))?.handle ?? 0
+            return complete(LERemoteConnectionParameterRequestReply.ReturnParameters(handle: handle))
         case Disconnect.opcode:
             return .commandStatus(CommandStatus(status: .success, numHCICommandPackets: script.credits, opcode: opcode))
         default:

@@ -183,6 +183,25 @@ struct CommandCodecTests {
                          commandComplete: bytes("04 0e 0c 01 2f 20 00 fb 00 48 08 fb 00 90 42"))
     }
 
+    @Test("LE_Remote_Connection_Parameter_Request_Reply and Negative_Reply (7.8.31, 7.8.32)")
+    func leRemoteConnectionParameterRequestReplies() throws {
+        // Handle 0x0040, interval 0x0006-0x0C80, latency 0x01F3, timeout 0x0C80, CE 0x0002-0x0010.
+        let reply = LERemoteConnectionParameterRequestReply(
+            handle: 0x0040, parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200),
+            minCELength: 2, maxCELength: 16)
+        try expectCommand(reply, h4: bytes("01 20 20 0e 40 00 06 00 80 0c f3 01 80 0c 02 00 10 00"))
+        try expectReturn(LERemoteConnectionParameterRequestReply.self, .init(handle: 0x0040),
+                         commandComplete: bytes("04 0e 06 01 20 20 00 40 00"))
+        #expect(LERemoteConnectionParameterRequestReply.completion == .commandComplete)
+
+        try expectCommand(LERemoteConnectionParameterRequestNegativeReply(handle: 0x0EFF), h4: bytes("01 21 20 03 ff 0e 3b"))
+        try expectCommand(LERemoteConnectionParameterRequestNegativeReply(handle: 1, reason: .unsupportedRemoteFeature),
+                          h4: bytes("01 21 20 03 01 00 1a"))
+        try expectReturn(LERemoteConnectionParameterRequestNegativeReply.self, .init(handle: 0x0EFF),
+                         commandComplete: bytes("04 0e 06 01 21 20 00 ff 0e"))
+        #expect(LERemoteConnectionParameterRequestNegativeReply.completion == .commandComplete)
+    }
+
     @Test("A command that takes no parameters rejects any")
     func noParameters() throws {
         try expectFixedSizeRoundTrip(NoParameters(), [])
@@ -197,5 +216,9 @@ struct CommandCodecTests {
         // Subevents 1-7, 0x0A, 0x0C, 0x0D, 0x11, 0x14 → bits 0-6, 9, 11, 12, 16, 19.
         #expect(all.rawValue == 0b1001_0001_1010_0111_1111)
         #expect(LEEventMask.subevent(0x0A).names == ["LE_Enhanced_Connection_Complete"])
+        // Remote Connection Parameter Request (0x06) only when the controller can run the procedure.
+        #expect(LEEventMask.central(for: [.connectionParametersRequest]).contains(.subevent(0x06)))
+        #expect(!LEEventMask.central(for: [.dataPacketLengthExtension]).contains(.subevent(0x06)))
+        #expect(LEEventMask.subevent(0x06).names == ["LE_Remote_Connection_Parameter_Request"])
     }
 }

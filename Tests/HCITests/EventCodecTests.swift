@@ -147,6 +147,46 @@ struct EventCodecTests {
         #expect(LEMetaEvent(subeventCode: 0x7F, parameters: []).name == "Unknown")
     }
 
+    @Test("LE Remote Connection Parameter Request (7.7.65.6): handle, interval range, latency, timeout")
+    func leRemoteConnectionParameterRequest() throws {
+        // Handle 0x0040, interval 0x0028-0x0050, latency 2, timeout 0x0258.
+        let parameters = bytes("40 00 28 00 50 00 02 00 58 02")
+        let meta = LEMetaEvent(subeventCode: 0x06, parameters: parameters[...])
+        #expect(meta.name == "LE_Remote_Connection_Parameter_Request")
+        try expectEvent(.leMeta(meta), h4: bytes("04 3e 0b 06") + parameters)
+        let request = LEConnectionEvent.remoteConnectionParameterRequest(
+            handle: 0x40, parameters: .init(intervalMin: 40, intervalMax: 80, latency: 2, supervisionTimeout: 600))
+        #expect(try LEConnectionEvent.decode(meta) == request)
+        #expect(request.encoded() == meta)
+        #expect(request.handle == 0x40)
+        for length in 0..<parameters.count {
+            #expect(throws: DecodingError.self) { try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: parameters.prefix(length))) }
+        }
+        #expect(throws: DecodingError.trailingBytes(1)) {
+            try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: (parameters + [0])[...]))
+        }
+    }
+
+    @Test("Every LE connection subevent encodes to what it decodes from")
+    func leConnectionEventsRoundTrip() throws {
+        let address = try #require(BluetoothAddress("F0:0D:B1:E7:00:01"))
+        let parameters = LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 42)
+        let events: [LEConnectionEvent] = [
+            .connectionComplete(status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: address, parameters: parameters),
+            .connectionUpdateComplete(status: .success, handle: 0x41, parameters: parameters),
+            .remoteFeaturesComplete(status: .success, handle: 0x42, features: [.encryption, .twoMegabitPHY]),
+            .remoteConnectionParameterRequest(handle: 0x43, parameters: .init()),
+            .dataLengthChange(handle: 0x44, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 27, maxRxTime: 328),
+            .phyUpdateComplete(status: .success, handle: 0x45, txPHY: 2, rxPHY: 1),
+        ]
+        for event in events {
+            #expect(try LEConnectionEvent.decode(event.encoded()) == event)
+        }
+        // LE Connection Complete as the spec lays it out (7.7.65.1).
+        #expect(events[0].encoded() == LEMetaEvent(subeventCode: 0x01,
+                                                    parameters: bytes("00 40 00 00 01 01 00 e7 b1 0d f0 18 00 00 00 2a 00 00")[...]))
+    }
+
     @Test("Vendor-specific and unhandled events are kept raw")
     func rawEvents() throws {
         try expectEvent(.vendorSpecific(bytes("01 02 03")[...]), h4: bytes("04 ff 03 01 02 03"))

@@ -41,6 +41,8 @@ struct NamesTests {
             (LEReadBufferSize.opcode, "LE_Read_Buffer_Size"), (LEReadBufferSizeV2.opcode, "LE_Read_Buffer_Size_v2"),
             (LEReadLocalSupportedFeatures.opcode, "LE_Read_Local_Supported_Features"),
             (LEReadMaximumDataLength.opcode, "LE_Read_Maximum_Data_Length"),
+            (LERemoteConnectionParameterRequestReply.opcode, "LE_Remote_Connection_Parameter_Request_Reply"),
+            (LERemoteConnectionParameterRequestNegativeReply.opcode, "LE_Remote_Connection_Parameter_Request_Negative_Reply"),
         ]
         for (opcode, name) in named {
             #expect(opcode.name == name)

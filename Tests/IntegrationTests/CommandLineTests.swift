@@ -154,6 +154,7 @@ extension CommandLineTests {
         #expect(filtered.stdout.isEmpty)
         let table = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5"])
         #expect(table.stdout.contains("Bluejay HRM"))
+        #expect(!table.stdout.contains("\u{1B}"), "not a terminal: plain rows, no cursor movement")
         let bad = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--service", "nope"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not a UUID"))
@@ -161,6 +162,65 @@ extension CommandLineTests {
 }
 
 extension CommandLineTests {
+    /// On a terminal (a pty from `script`) the table is redrawn in place, one row per
+    /// peripheral; `--json` stays one object per line.
+    @Test func scanOnATerminalRedrawsOneRowPerPeripheral() throws {
+        let script = try #require(which("script"), "script is missing (util-linux)")
+        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        defer { peer.stop() }
+        func onTerminal(_ arguments: [String]) throws -> String {
+            let command = ([Repository.bluejay.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            let result = try run(script, ["-qec", command, "/dev/null"])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            return result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        }
+        let live = try onTerminal(["scan", "--transport", peer.transport, "--duration", "1.5"])
+        // The second peripheral's row is drawn by going back up over the first one.
+        #expect(live.contains("\u{1B}[1A"), "\(live.debugDescription)")
+        #expect(live.contains("\u{1B}[2K"))
+        // The screen at the end: the header, then exactly one row per peripheral.
+        let screen = finalScreen(live)
+        #expect(screen.count == 3, "\(screen)")
+        #expect(screen.first?.hasPrefix("ADDRESS") == true)
+        // In the order first seen, which either peripheral may win.
+        #expect(screen.dropFirst().map { String($0.prefix(17)) }.sorted() == peer.addresses.sorted())
+        #expect(screen.contains { $0.hasPrefix(peer.addresses[1]) && $0.contains("Bluejay HRM 2") })
+
+        let json = try onTerminal(["scan", "--transport", peer.transport, "--duration", "1", "--json"])
+        #expect(!json.contains("\u{1B}"))
+        let objects = json.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(Set(objects.compactMap { $0["address"] as? String }) == Set(peer.addresses))
+        #expect(objects.count == 2, "one object per discovery, as before: \(json)")
+    }
+
+    /// What a terminal shows after `output`, for the few controls the live table uses:
+    /// ESC[nA (cursor up n lines), ESC[2K (clear the line), carriage return, newline.
+    func finalScreen(_ output: String) -> [String] {
+        var lines: [String] = [""]
+        var row = 0
+        var rest = Substring(output)
+        while let character = rest.first {
+            rest = rest.dropFirst()
+            switch character {
+            case "\u{1B}":
+                guard rest.first == "[" else { continue }
+                let digits = rest.dropFirst().prefix { $0.isNumber }
+                let command = rest.dropFirst(1 + digits.count).first
+                rest = rest.dropFirst(2 + digits.count)
+                if command == "A" { row = max(0, row - (Int(digits) ?? 1)) }
+                if command == "K" { lines[row] = "" }
+            case "\r":
+                break
+            case "\n", "\r\n":
+                row += 1
+                if row == lines.count { lines.append("") }
+            default:
+                lines[row].append(character)
+            }
+        }
+        return lines.filter { !$0.isEmpty }
+    }
+
     @Test func connectPrintsTheLinkAndTimesOutOnAbsentPeers() throws {
         let peer = try TestPeer()
         defer { peer.stop() }

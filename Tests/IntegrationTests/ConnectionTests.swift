@@ -1,5 +1,6 @@
 import Foundation
 @testable import HCI
+import L2CAP
 import Testing
 
 extension IntegrationTests {
@@ -72,17 +73,31 @@ extension IntegrationTests {
         // a real controller reports 0x16).
         #expect(reasons.count == 100)
         #expect(Set(reasons).isSubset(of: [.connectionTerminatedByLocalHost, .remoteUserTerminatedConnection]))
-        #expect(manager.connections.isEmpty, "no connection handle left")
-        #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left")
-        #expect(controller.aclFlow?.inFlight == 0)
-        #expect(controller.queuedCommandCount == 0)
-        #expect(clock.sleeperCount == 0, "no timer left")
-        #expect(clock.entryCount == 0, "no stale timer entry left")
-        #expect(controller.eventObserverCount == 1)
+        expectNothingLeftOver(controller, manager, clock, threadsBefore: threadsBefore)
+    }
+
+    /// After every link has ended: no connection handle, ACL credit, queued command,
+    /// timer or event observer is left, and closing the manager (and `l2cap`, if any) and
+    /// the controller leaves no reader thread. Closes them all.
+    func expectNothingLeftOver(_ controller: HCIController, _ manager: ConnectionManager, _ clock: ManualClock,
+                               l2cap: L2CAPChannels? = nil, threadsBefore: Int,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(manager.connections.isEmpty, "no connection handle left", sourceLocation: sourceLocation)
+        #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left", sourceLocation: sourceLocation)
+        #expect(controller.aclFlow?.inFlight == 0, sourceLocation: sourceLocation)
+        #expect(controller.queuedCommandCount == 0, sourceLocation: sourceLocation)
+        #expect(clock.sleeperCount == 0, "no timer left", sourceLocation: sourceLocation)
+        #expect(clock.entryCount == 0, "no stale timer entry left", sourceLocation: sourceLocation)
+        if let l2cap {
+            #expect(l2cap.pendingReassemblies == 0, "no half-received PDU left", sourceLocation: sourceLocation)
+            #expect(controller.eventObserverCount == 2, sourceLocation: sourceLocation)
+            l2cap.close()
+        }
+        #expect(controller.eventObserverCount == 1, sourceLocation: sourceLocation)
         manager.close()
-        #expect(controller.eventObserverCount == 0)
-        #expect(readerThreads() == threadsBefore + 1)
+        #expect(controller.eventObserverCount == 0, sourceLocation: sourceLocation)
+        #expect(readerThreads() == threadsBefore + 1, sourceLocation: sourceLocation)
         controller.close()
-        #expect(readerThreads() == threadsBefore, "no thread left")
+        #expect(readerThreads() == threadsBefore, "no thread left", sourceLocation: sourceLocation)
     }
 }

@@ -25,8 +25,11 @@ final class TestPeer: @unchecked Sendable {
     let process = Process()
     /// `tcp:127.0.0.1:PORT`.
     let transport: String
-    /// The peripheral's address.
+    /// The (first) peripheral's address.
     let address: String
+    /// Every peripheral's address in order: `address`, then `address2=`, `address3=`, ...
+    /// of the READY line (with `--peripherals N`).
+    let addresses: [String]
     private let stderrPath: String
 
     init(arguments: [String] = []) throws {
@@ -67,6 +70,9 @@ final class TestPeer: @unchecked Sendable {
         }
         self.transport = transport
         self.address = address
+        var addresses = [address]
+        while let next = fields["address\(addresses.count + 1)"] { addresses.append(next) }
+        self.addresses = addresses
     }
 
     /// The peer's log so far (for failure messages).

@@ -111,6 +111,26 @@ struct L2CAPChannelsTests {
         link.controller.close()
     }
 
+    @Test func signalingAsksTheConnectionManagersParameterPolicy() async throws {
+        let link = try await link { _, _ in }
+        var asked: [UInt16] = []
+        link.connections.acceptParameters = { handle, _ in
+            asked.append(handle)
+            return false
+        }
+        let request = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 7,
+                                       data: ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)).encoded())
+        let frame = BasicFrame(channel: .leSignaling, payload: request.encoded()[...])
+        try await deliver(link, frame.fragments(handle: 0x41, bufferLength: 27).map { .acl($0) })
+        try await link.controller.send(ReadBDADDR())
+        var reassembler = Reassembler()
+        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(payload: $0.payload) }
+        #expect(asked == [0x41])
+        #expect(replies == [SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x01, 0x00])])
+        #expect(!link.fake.sentCommands.contains(LEConnectionUpdate.opcode))
+        link.controller.close()
+    }
+
     @Test func signalingCodecsRoundTrip() throws {
         let request = ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200))
         #expect(request.encoded() == [0x06, 0x00, 0x80, 0x0C, 0xF3, 0x01, 0x80, 0x0C])

@@ -57,6 +57,24 @@ struct TraceFormatterTests {
         ])
     }
 
+    @Test("The remote parameter request and both answers are named")
+    func remoteConnectionParameterRequest() throws {
+        let file = try btsnoop([
+            (3, december2017, hexBytes("04 3e 0b 06 40 00 28 00 50 00 02 00 58 02")),
+            (2, december2017 + 1, hexBytes("01 20 20 0e 40 00 28 00 50 00 02 00 58 02 00 00 00 00")),
+            (3, december2017 + 2, hexBytes("04 0e 06 01 20 20 00 40 00")),
+            (2, december2017 + 3, hexBytes("01 21 20 03 40 00 3b")),
+            (3, december2017 + 4, hexBytes("04 0e 06 01 21 20 00 40 00")),
+        ])
+        var formatter = TraceFormatter()
+        let lines = file.records.map { formatter.format($0) }
+        #expect(lines[0].contains("LE_Meta (0x3e) plen 11: LE_Remote_Connection_Parameter_Request (0x06)"))
+        #expect(lines[1].contains("HCI Command: LE_Remote_Connection_Parameter_Request_Reply (0x2020) plen 14"))
+        #expect(lines[2].contains("Command_Complete (0x0e) plen 6: LE_Remote_Connection_Parameter_Request_Reply (0x2020) ncmd 1 status 0x00 success"))
+        #expect(lines[3].contains("HCI Command: LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021) plen 3"))
+        #expect(lines[4].contains("LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021) ncmd 1 status 0x00 success"))
+    }
+
     @Test("btmon records that are no packet print as monitor lines")
     func monitor() throws {
         let file = try btsnoop([(0x0001_000C, december2017, Array("note".utf8))], datalink: 2001)

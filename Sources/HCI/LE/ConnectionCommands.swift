@@ -1,5 +1,5 @@
-// LE connection commands (Core Vol 4, Part E, 7.8.12, 7.8.13, 7.8.18, 7.8.21, 7.8.33,
-// 7.8.47, 7.8.49, 7.8.66) and HCI_Read_RSSI (7.5.4).
+// LE connection commands (Core Vol 4, Part E, 7.8.12, 7.8.13, 7.8.18, 7.8.21, 7.8.31,
+// 7.8.32, 7.8.33, 7.8.47, 7.8.49, 7.8.66) and HCI_Read_RSSI (7.5.4).
 
 /// Connection parameters requested when initiating or updating a connection.
 public struct LEConnectionRequest: Sendable, Equatable {
@@ -307,6 +307,82 @@ public struct LEConnectionUpdate: HCICommand {
     public func encode(to writer: inout ByteWriter) {
         writer.write(handle)
         parameters.encode(to: &writer)
+    }
+}
+
+/// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
+/// peer asked for in an LE Remote Connection Parameter Request.
+public struct LERemoteConnectionParameterRequestReply: HCICommand {
+    /// OGF 0x08, OCF 0x020.
+    public static let opcode = HCIOpcode(rawValue: 0x2020)
+    /// The connection.
+    public var handle: UInt16
+    /// The interval range, latency and supervision timeout to run with.
+    public var parameters: LEConnectionRequest
+    /// Minimum length of a connection event, units of 0.625 ms (a hint).
+    public var minCELength: UInt16
+    /// Maximum length of a connection event, units of 0.625 ms (a hint).
+    public var maxCELength: UInt16
+
+    /// Accept `parameters` on `handle`.
+    public init(handle: UInt16, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+        self.handle = handle
+        self.parameters = parameters
+        self.minCELength = minCELength
+        self.maxCELength = maxCELength
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        handle = try reader.readUInt16() & 0x0FFF
+        parameters = LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
+                                         latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16())
+        minCELength = try reader.readUInt16()
+        maxCELength = try reader.readUInt16()
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        writer.write(parameters.intervalMin)
+        writer.write(parameters.intervalMax)
+        writer.write(parameters.latency)
+        writer.write(parameters.supervisionTimeout)
+        writer.write(minCELength)
+        writer.write(maxCELength)
+    }
+
+    /// The connection handle.
+    public struct ReturnParameters: HCIParameters {
+        /// The connection.
+        public var handle: UInt16
+        /// Return parameters.
+        public init(handle: UInt16) { self.handle = handle }
+        public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt16() & 0x0FFF }
+        public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    }
+}
+
+/// HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021): refuse the
+/// parameters the peer asked for, with a reason.
+public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
+    /// OGF 0x08, OCF 0x021.
+    public static let opcode = HCIOpcode(rawValue: 0x2021)
+    /// The connection handle, as for the positive reply.
+    public typealias ReturnParameters = LERemoteConnectionParameterRequestReply.ReturnParameters
+    /// The connection.
+    public var handle: UInt16
+    /// Why: usually 0x3B Unacceptable Connection Parameters.
+    public var reason: HCIStatus
+
+    /// Refuse the request on `handle`.
+    public init(handle: UInt16, reason: HCIStatus = .unacceptableConnectionParameters) {
+        self.handle = handle
+        self.reason = reason
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        handle = try reader.readUInt16() & 0x0FFF
+        reason = HCIStatus(rawValue: try reader.readUInt8())
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        writer.write(reason.rawValue)
     }
 }
 

@@ -30,6 +30,9 @@ public enum LEConnectionEvent: Sendable, Equatable {
     case connectionUpdateComplete(status: HCIStatus, handle: UInt16, parameters: LEConnectionParameters)
     /// LE Read Remote Features Complete (0x04).
     case remoteFeaturesComplete(status: HCIStatus, handle: UInt16, features: LEFeatures)
+    /// LE Remote Connection Parameter Request (0x06): the peer asks for new parameters; the
+    /// host must answer with the Reply or the Negative Reply command.
+    case remoteConnectionParameterRequest(handle: UInt16, parameters: LEConnectionRequest)
     /// LE Data Length Change (0x07): the maximum payload octets and times now in use.
     case dataLengthChange(handle: UInt16, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16)
     /// LE PHY Update Complete (0x0C): 1 = 1M, 2 = 2M, 3 = Coded.
@@ -60,6 +63,11 @@ public enum LEConnectionEvent: Sendable, Equatable {
         case 0x04:
             result = .remoteFeaturesComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try reader.readUInt16() & 0x0FFF,
                                              features: LEFeatures(rawValue: try reader.readUInt64()))
+        case 0x06:
+            result = .remoteConnectionParameterRequest(
+                handle: try reader.readUInt16() & 0x0FFF,
+                parameters: LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
+                                                latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16()))
         case 0x07:
             result = .dataLengthChange(handle: try reader.readUInt16() & 0x0FFF, maxTxOctets: try reader.readUInt16(),
                                        maxTxTime: try reader.readUInt16(), maxRxOctets: try reader.readUInt16(), maxRxTime: try reader.readUInt16())
@@ -77,9 +85,65 @@ public enum LEConnectionEvent: Sendable, Equatable {
     public var handle: UInt16 {
         switch self {
         case let .connectionComplete(_, handle, _, _, _, _), let .connectionUpdateComplete(_, handle, _),
-             let .remoteFeaturesComplete(_, handle, _), let .dataLengthChange(handle, _, _, _, _),
+             let .remoteFeaturesComplete(_, handle, _), let .remoteConnectionParameterRequest(handle, _),
+             let .dataLengthChange(handle, _, _, _, _),
              let .phyUpdateComplete(_, handle, _, _):
             handle
         }
+    }
+
+    /// The subevent as a controller sends it (for scripted controllers and tests); a
+    /// connection complete is encoded as the legacy LE Connection Complete (0x01), with
+    /// central clock accuracy 0.
+    public func encoded() -> LEMetaEvent {
+        var writer = ByteWriter()
+        func write(_ parameters: LEConnectionParameters) {
+            writer.write(parameters.interval)
+            writer.write(parameters.latency)
+            writer.write(parameters.supervisionTimeout)
+        }
+        let code: UInt8
+        switch self {
+        case let .connectionComplete(status, handle, role, peerAddressType, peerAddress, parameters):
+            code = 0x01
+            writer.write(status.rawValue)
+            writer.write(handle)
+            writer.write(role)
+            writer.write(peerAddressType)
+            peerAddress.encode(to: &writer)
+            write(parameters)
+            writer.write(UInt8(0))
+        case let .connectionUpdateComplete(status, handle, parameters):
+            code = 0x03
+            writer.write(status.rawValue)
+            writer.write(handle)
+            write(parameters)
+        case let .remoteFeaturesComplete(status, handle, features):
+            code = 0x04
+            writer.write(status.rawValue)
+            writer.write(handle)
+            writer.write(features.rawValue)
+        case let .remoteConnectionParameterRequest(handle, parameters):
+            code = 0x06
+            writer.write(handle)
+            writer.write(parameters.intervalMin)
+            writer.write(parameters.intervalMax)
+            writer.write(parameters.latency)
+            writer.write(parameters.supervisionTimeout)
+        case let .dataLengthChange(handle, maxTxOctets, maxTxTime, maxRxOctets, maxRxTime):
+            code = 0x07
+            writer.write(handle)
+            writer.write(maxTxOctets)
+            writer.write(maxTxTime)
+            writer.write(maxRxOctets)
+            writer.write(maxRxTime)
+        case let .phyUpdateComplete(status, handle, txPHY, rxPHY):
+            code = 0x0C
+            writer.write(status.rawValue)
+            writer.write(handle)
+            writer.write(txPHY)
+            writer.write(rxPHY)
+        }
+        return LEMetaEvent(subeventCode: code, parameters: writer.bytes[...])
     }
 }

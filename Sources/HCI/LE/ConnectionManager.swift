@@ -92,6 +92,11 @@ public final class ConnectionManager {
     public var onDisconnection: ((LEConnection, HCIStatus) -> Void)?
     /// How long to wait for the events that follow post-connect commands.
     public var eventTimeout: Duration = .seconds(5)
+    /// Decides whether to accept new parameters the peer asks for (connection handle,
+    /// request); by default every request inside the specification's limits. The one
+    /// policy for both ways a peer can ask: the link layer's LE Remote Connection
+    /// Parameter Request, answered here, and L2CAP's Connection Parameter Update Request.
+    public var acceptParameters: (UInt16, LEConnectionRequest) -> Bool = { _, request in request.isValid }
 
     /// Watches `controller`'s events from now on.
     public init(controller: HCIController, logger: HCILogger = .standardError) {
@@ -250,6 +255,24 @@ public final class ConnectionManager {
         return try result.get()
     }
 
+    /// Answers an LE Remote Connection Parameter Request: the controller holds the link
+    /// layer procedure open until the host replies. LE Connection Update Complete follows
+    /// an accepted request (and updates the connection like any other).
+    private func answerParameterRequest(_ handle: UInt16, _ request: LEConnectionRequest) {
+        let accept = connections[handle] != nil && acceptParameters(handle, request)
+        Task { @BluetoothActor [controller, logger] in
+            do {
+                if accept {
+                    _ = try await controller.send(LERemoteConnectionParameterRequestReply(handle: handle, parameters: request))
+                } else {
+                    _ = try await controller.send(LERemoteConnectionParameterRequestNegativeReply(handle: handle))
+                }
+            } catch {
+                logger.log(.warning, "answering the parameter request on \(hex(handle, digits: 4)): \(error)")
+            }
+        }
+    }
+
     private func handle(_ event: HCIEvent) {
         switch event {
         case .leMeta(let meta):
@@ -305,6 +328,8 @@ public final class ConnectionManager {
                 connections[handle]?.txPHY = txPHY
                 connections[handle]?.rxPHY = rxPHY
             }
+        case let .remoteConnectionParameterRequest(handle, request):
+            answerParameterRequest(handle, request)
         }
         for (id, waiter) in waiters where waiter.handle == event.handle && waiter.matches(event) {
             waiters[id] = nil
