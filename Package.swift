@@ -11,11 +11,13 @@ let package = Package(
         .library(name: "ATT", targets: ["ATT"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "SMP", targets: ["SMP"]),
+        .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
@@ -24,8 +26,16 @@ let package = Package(
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
-        .target(name: "GATT", dependencies: ["ATT"]),
+        .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         .target(name: "SMP", dependencies: ["L2CAP"]),
+        // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
+        // swift-crypto's AES block function. Depends on nothing else of ours.
+        .target(
+            name: "BluetoothCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         .executableTarget(
             name: "bluejay",
@@ -38,6 +48,7 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),

@@ -1,0 +1,57 @@
+/// AES-CMAC (RFC 4493) with a 128-bit key: the 16-octet message authentication code of
+/// `message`, the function the toolbox calls AES-CMAC_k(m) (Core Vol 3, Part H, 2.2.5).
+///
+/// `key` is 16 octets and, like `message` and the result, in RFC 4493 order: the first octet
+/// is the most significant. `message` may be of any length, including zero.
+///
+/// Traps unless `key` is 16 octets.
+public func aesCMAC(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    requireLength(key, 16, "key")
+    let cipher = AES128(key: key)
+    let (k1, k2) = cmacSubkeys(cipher)
+
+    // RFC 4493, 2.4: n blocks, the last one complete or padded with 10*, and the last
+    // block masked with K1 (complete) or K2 (padded).
+    let blockCount = max(1, (message.count + 15) / 16)
+    let lastStart = (blockCount - 1) * 16
+    let lastIsComplete = !message.isEmpty && message.count % 16 == 0
+    var last = Array(message[lastStart...])
+    if lastIsComplete {
+        last = xor(last, k1)
+    } else {
+        last.append(0x80)
+        last += [UInt8](repeating: 0, count: 16 - last.count)
+        last = xor(last, k2)
+    }
+
+    var x = [UInt8](repeating: 0, count: 16)
+    for start in stride(from: 0, to: lastStart, by: 16) {
+        x = cipher.encrypt(xor(x, message[start..<start + 16]))
+    }
+    return cipher.encrypt(xor(x, last))
+}
+
+/// RFC 4493, 2.3: K1 and K2 from L = AES-128(K, 0^128).
+private func cmacSubkeys(_ cipher: AES128) -> ([UInt8], [UInt8]) {
+    let l = cipher.encrypt([UInt8](repeating: 0, count: 16))
+    let k1 = doubled(l)
+    return (k1, doubled(k1))
+}
+
+/// Multiplication by x in GF(2^128): a left shift by one bit, with the constant
+/// Rb = 0x87 folded into the last octet when the shifted-out bit was set.
+private func doubled(_ block: [UInt8]) -> [UInt8] {
+    var result = [UInt8](repeating: 0, count: 16)
+    for index in 0..<16 {
+        let carry: UInt8 = index < 15 ? block[index + 1] >> 7 : 0
+        result[index] = block[index] << 1 | carry
+    }
+    if block[0] & 0x80 != 0 { result[15] ^= 0x87 }
+    return result
+}
+
+/// The octet-wise exclusive or of two equally long byte sequences.
+func xor(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> [UInt8] {
+    assert(a.count == b.count)
+    return zip(a, b).map { $0 ^ $1 }
+}
