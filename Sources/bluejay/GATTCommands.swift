@@ -83,7 +83,7 @@ struct Gatt: AsyncParsableCommand {
                 let characteristic = item.characteristic
                 lines.append("  Characteristic \(characteristic.uuid.nameAndValue)  handle \(hex(characteristic.declarationHandle, digits: 4)), value \(hex(characteristic.valueHandle, digits: 4)) [\(characteristic.properties)]")
                 switch item.value {
-                case let .success(value)?: lines.append("    Value: \(describe(value))")
+                case let .success(value)?: lines.append("    Value: \(describe(value, limit: 32))")
                 case let .failure(error)?: lines.append("    Value: unreadable: \(error)")
                 case nil: break
                 }
@@ -93,9 +93,10 @@ struct Gatt: AsyncParsableCommand {
         return lines
     }
 
-    static func describe(_ value: [UInt8]) -> String {
+    static func describe(_ value: [UInt8], limit: Int = .max) -> String {
         if value.isEmpty { return "(empty)" }
-        let bytes = value.hexString(separator: " ")
+        // The tree shows the head of a long value; `bluejay read` and --json show all of it.
+        let bytes = value.count > limit ? value[..<limit].hexString(separator: " ") + " … (\(value.count) bytes)" : value.hexString(separator: " ")
         return printable(value).map { "\(bytes)  \"\($0)\"" } ?? bytes
     }
 

@@ -38,7 +38,7 @@ struct PeripheralOptions: ParsableArguments {
             let manager = ConnectionManager(controller: controller, logger: logger)
             let channels = L2CAPChannels(controller: controller, connections: manager, logger: logger)
             let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: logger)
-            // TEMP bearers.server = LocalGATTServer()
+            bearers.server = LocalGATTServer()
             defer {
                 bearers.close()
                 channels.close()
