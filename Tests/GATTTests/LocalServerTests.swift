@@ -1,0 +1,83 @@
+import ATT
+import GATT
+import HCI
+import Testing
+
+/// Our own GAP/GATT server, queried by our own client over two bearers wired back to back
+/// (what a peer acting as a GATT client would see).
+@Suite @BluetoothActor
+struct LocalServerTests {
+    /// A client bearer and a server bearer whose PDUs cross over, delivered after `transmit`
+    /// returns as on a real link.
+    final class Link {
+        var client: ATTBearer!
+        var server: ATTBearer!
+    }
+
+    func makeLink(_ gattServer: LocalGATTServer) -> Link {
+        let link = Link()
+        link.client = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+            Task { @BluetoothActor in link.server.receive(pdu[...]) }
+        }
+        link.server = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+            Task { @BluetoothActor in link.client.receive(pdu[...]) }
+        }
+        link.server.server = gattServer
+        return link
+    }
+
+    @Test func servesGAPAndGATTWithADatabaseHash() async throws {
+        let gattServer = LocalGATTServer(deviceName: "Bluejay test", appearance: 0x0340)
+        let link = makeLink(gattServer)
+        let client = GATTClient(bearer: link.client)
+        #expect(try await client.exchangeMTU() == Int(ATTBearer.maximumMTU))
+        #expect(link.server.mtu == Int(ATTBearer.maximumMTU))
+
+        let services = try await client.discoverPrimaryServices()
+        #expect(services.map(\.uuid) == [.genericAccess, .genericAttribute])
+        #expect(services.map(\.handles) == [0x0001...0x0005, 0x0006...0x000D])
+
+        let name = try await client.characteristic(.deviceName, in: .genericAccess)
+        #expect(try await client.read(name.valueHandle) == Array("Bluejay test".utf8))
+        let appearance = try await client.characteristic(.appearance, in: .genericAccess)
+        #expect(try await client.read(appearance.valueHandle) == [0x40, 0x03])
+
+        let hash = try await client.read(uuid: .databaseHash)
+        #expect(hash == [HandleValue(handle: LocalGATTServer.databaseHashHandle, value: gattServer.databaseHashValue)])
+        #expect(gattServer.databaseHashValue.count == 16)
+        // The hash covers the layout, not the name: another name, the same hash.
+        #expect(LocalGATTServer(deviceName: "other").databaseHashValue == gattServer.databaseHashValue)
+
+        let serviceChanged = try await client.characteristic(.serviceChanged, in: .genericAttribute)
+        #expect(serviceChanged.properties == [.indicate])
+        let descriptors = try await client.descriptors(of: serviceChanged)
+        #expect(descriptors.map(\.uuid) == [.clientCharacteristicConfiguration])
+        #expect(try await client.subscribeToServiceChanged())
+    }
+
+    @Test func clientSupportedFeaturesBitsCannotBeCleared() async throws {
+        let link = makeLink(LocalGATTServer())
+        let client = GATTClient(bearer: link.client)
+        let handle = LocalGATTServer.clientSupportedFeaturesHandle
+        try await client.write(handle, [0x01])
+        #expect(try await client.read(handle) == [0x01])
+        do {
+            try await client.write(handle, [0x00])
+            Issue.record("clearing a feature bit must be refused")
+        } catch {
+            #expect(error.code == .valueNotAllowed)
+        }
+    }
+
+    @Test func whatItDoesNotServeIsRefused() async throws {
+        let link = makeLink(LocalGATTServer())
+        let client = GATTClient(bearer: link.client)
+        // Read-only attributes, unknown handles and unsupported requests.
+        do { try await client.write(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch { #expect(error.code == .writeNotPermitted) }
+        do { _ = try await client.read(0x0100); Issue.record("expected invalidHandle") } catch { #expect(error.code == .invalidHandle) }
+        do { try await client.writeLong(0x000B, [0x01]); Issue.record("expected requestNotSupported") } catch {
+            #expect(error.code == .requestNotSupported)
+        }
+        #expect(try await client.discoverPrimaryServices(uuid: BluetoothUUID(UInt16(0x180D))).isEmpty)
+    }
+}
