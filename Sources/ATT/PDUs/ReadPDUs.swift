@@ -100,7 +100,7 @@ public struct ReadRequest: ATTPDU {
 }
 
 /// ATT_READ_RSP (0x0B, 3.4.4.4): the value, or its first ATT_MTU - 1 bytes.
-public struct ReadResponse: ATTPDU {
+public struct ReadResponse: ValuePDU {
     /// 0x0B.
     public static var opcode: ATTOpcode { .readResponse }
     /// The value read.
@@ -108,12 +108,6 @@ public struct ReadResponse: ATTPDU {
 
     /// A response carrying `value`.
     public init(value: [UInt8]) { self.value = value }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) { writer.write(bytes: value) }
 }
 
 /// ATT_READ_BLOB_REQ (0x0C, 3.4.4.5): part of a long value, from an offset.
@@ -143,7 +137,7 @@ public struct ReadBlobRequest: ATTPDU {
 }
 
 /// ATT_READ_BLOB_RSP (0x0D, 3.4.4.6): part of a value.
-public struct ReadBlobResponse: ATTPDU {
+public struct ReadBlobResponse: ValuePDU {
     /// 0x0D.
     public static var opcode: ATTOpcode { .readBlobResponse }
     /// The part read.
@@ -151,12 +145,6 @@ public struct ReadBlobResponse: ATTPDU {
 
     /// A response carrying `value`.
     public init(value: [UInt8]) { self.value = value }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) { writer.write(bytes: value) }
 }
 
 /// ATT_READ_MULTIPLE_REQ (0x0E, 3.4.4.7): the values of two or more attributes.

@@ -4,7 +4,7 @@ import HCI
 // 3.4.7).
 
 /// ATT_HANDLE_VALUE_NTF (0x1B, 3.4.7.1): an attribute's value, not acknowledged.
-public struct HandleValueNotification: ATTPDU {
+public struct HandleValueNotification: HandleValuePDU {
     /// 0x1B.
     public static var opcode: ATTOpcode { .handleValueNotification }
     /// The attribute notified.
@@ -17,20 +17,10 @@ public struct HandleValueNotification: ATTPDU {
         self.handle = handle
         self.value = value
     }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: value)
-    }
 }
 
 /// ATT_HANDLE_VALUE_IND (0x1D, 3.4.7.2): an attribute's value the client must confirm.
-public struct HandleValueIndication: ATTPDU {
+public struct HandleValueIndication: HandleValuePDU {
     /// 0x1D.
     public static var opcode: ATTOpcode { .handleValueIndication }
     /// The attribute indicated.
@@ -43,29 +33,15 @@ public struct HandleValueIndication: ATTPDU {
         self.handle = handle
         self.value = value
     }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: value)
-    }
 }
 
 /// ATT_HANDLE_VALUE_CFM (0x1E, 3.4.7.3): confirms an indication. No parameters.
-public struct HandleValueConfirmation: ATTPDU {
+public struct HandleValueConfirmation: ParameterlessPDU {
     /// 0x1E.
     public static var opcode: ATTOpcode { .handleValueConfirmation }
 
     /// The confirmation.
     public init() {}
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-
-    public func encode(to writer: inout ByteWriter) {}
 }
 
 /// ATT_MULTIPLE_HANDLE_VALUE_NTF (0x23, 3.4.7.4): several values in one PDU, each as

@@ -4,7 +4,7 @@ import HCI
 // Write (Core Vol 3, Part F, 3.4.5 and 3.4.6).
 
 /// ATT_WRITE_REQ (0x12, 3.4.5.1): a write the server acknowledges.
-public struct WriteRequest: ATTPDU {
+public struct WriteRequest: HandleValuePDU {
     /// 0x12.
     public static var opcode: ATTOpcode { .writeRequest }
     /// The attribute to write.
@@ -17,33 +17,19 @@ public struct WriteRequest: ATTPDU {
         self.handle = handle
         self.value = value
     }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: value)
-    }
 }
 
 /// ATT_WRITE_RSP (0x13, 3.4.5.2): the write succeeded. No parameters.
-public struct WriteResponse: ATTPDU {
+public struct WriteResponse: ParameterlessPDU {
     /// 0x13.
     public static var opcode: ATTOpcode { .writeResponse }
 
     /// The response.
     public init() {}
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-
-    public func encode(to writer: inout ByteWriter) {}
 }
 
 /// ATT_WRITE_CMD (0x52, 3.4.5.3): a write with no response.
-public struct WriteCommand: ATTPDU {
+public struct WriteCommand: HandleValuePDU {
     /// 0x52.
     public static var opcode: ATTOpcode { .writeCommand }
     /// The attribute to write.
@@ -55,16 +41,6 @@ public struct WriteCommand: ATTPDU {
     public init(handle: UInt16, value: [UInt8]) {
         self.handle = handle
         self.value = value
-    }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: value)
     }
 }
 
@@ -104,7 +80,7 @@ public struct SignedWriteCommand: ATTPDU {
 }
 
 /// ATT_PREPARE_WRITE_REQ (0x16, 3.4.6.1): queues part of a long or reliable write.
-public struct PrepareWriteRequest: ATTPDU {
+public struct PrepareWriteRequest: PreparedWritePDU {
     /// 0x16.
     public static var opcode: ATTOpcode { .prepareWriteRequest }
     /// The attribute to write.
@@ -120,22 +96,10 @@ public struct PrepareWriteRequest: ATTPDU {
         self.offset = offset
         self.value = value
     }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        offset = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(offset)
-        writer.write(bytes: value)
-    }
 }
 
 /// ATT_PREPARE_WRITE_RSP (0x17, 3.4.6.2): echoes the queued part.
-public struct PrepareWriteResponse: ATTPDU {
+public struct PrepareWriteResponse: PreparedWritePDU {
     /// 0x17.
     public static var opcode: ATTOpcode { .prepareWriteResponse }
     /// The attribute the part is for.
@@ -150,18 +114,6 @@ public struct PrepareWriteResponse: ATTPDU {
         self.handle = handle
         self.offset = offset
         self.value = value
-    }
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16()
-        offset = try reader.readUInt16()
-        value = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(offset)
-        writer.write(bytes: value)
     }
 }
 
@@ -195,14 +147,10 @@ public struct ExecuteWriteRequest: ATTPDU {
 }
 
 /// ATT_EXECUTE_WRITE_RSP (0x19, 3.4.6.4): the queue was written or cancelled. No parameters.
-public struct ExecuteWriteResponse: ATTPDU {
+public struct ExecuteWriteResponse: ParameterlessPDU {
     /// 0x19.
     public static var opcode: ATTOpcode { .executeWriteResponse }
 
     /// The response.
     public init() {}
-
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-
-    public func encode(to writer: inout ByteWriter) {}
 }
