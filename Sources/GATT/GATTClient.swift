@@ -50,9 +50,12 @@ public final class GATTClient {
 
     private var listeners: [UInt16: [Int: ([UInt8]) -> Void]] = [:]
     private var nextListener = 0
-    private var knownServices: [BluetoothUUID: Service] = [:]
-    private var knownCharacteristics: [UInt16: [Characteristic]] = [:]
-    private var knownDescriptors: [UInt16: [Descriptor]] = [:]
+    /// What is known of the peer's database; restore a cached one with ``adopt(_:)``.
+    public private(set) var database = GATTDatabase() {
+        didSet { if database != oldValue { onDatabaseChange?(database) } }
+    }
+    /// Called whenever ``database`` changes (something discovered, or a range invalidated).
+    public var onDatabaseChange: ((GATTDatabase) -> Void)?
 
     /// A client on `bearer`; it takes the bearer's notification and indication handlers.
     public init(bearer: ATTBearer) {
@@ -369,9 +372,9 @@ public final class GATTClient {
 
     /// The primary service `uuid`, discovered by UUID on first use.
     public func service(_ uuid: BluetoothUUID) async throws(GATTError) -> Service {
-        if let known = knownServices[uuid] { return known }
-        guard let found = try await discoverPrimaryServices(uuid: uuid).first else { throw .serviceNotFound(uuid) }
-        knownServices[uuid] = found
+        if let known = database.service(uuid) { return known }
+        guard !database.isComplete, let found = try await discoverPrimaryServices(uuid: uuid).first else { throw .serviceNotFound(uuid) }
+        database.insert(found)
         return found
     }
 
@@ -379,23 +382,49 @@ public final class GATTClient {
     /// characteristics on first use.
     public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID) async throws(GATTError) -> Characteristic {
         let service = try await service(serviceUUID)
-        let characteristics: [Characteristic]
-        if let known = knownCharacteristics[service.handle] {
-            characteristics = known
-        } else {
-            characteristics = try await discoverCharacteristics(in: service)
-            knownCharacteristics[service.handle] = characteristics
+        guard let found = try await characteristics(of: service).first(where: { $0.uuid == uuid }) else {
+            throw .characteristicNotFound(uuid, service: serviceUUID)
         }
-        guard let found = characteristics.first(where: { $0.uuid == uuid }) else { throw .characteristicNotFound(uuid, service: serviceUUID) }
+        return found
+    }
+
+    /// The characteristics of `service`, discovered on first use.
+    public func characteristics(of service: Service) async throws(GATTError) -> [Characteristic] {
+        if let known = database.characteristics[service.handle] { return known }
+        let found = try await discoverCharacteristics(in: service)
+        database.characteristics[service.handle] = found
         return found
     }
 
     /// The descriptors of `characteristic`, discovered on first use.
     public func descriptors(of characteristic: Characteristic) async throws(GATTError) -> [Descriptor] {
-        if let known = knownDescriptors[characteristic.valueHandle] { return known }
+        if let known = database.descriptors[characteristic.valueHandle] { return known }
         let found = try await discoverDescriptors(of: characteristic)
-        knownDescriptors[characteristic.valueHandle] = found
+        database.descriptors[characteristic.valueHandle] = found
         return found
+    }
+
+    /// The whole tree — every primary service, its included services, characteristics and
+    /// their descriptors — discovering only what is not known yet.
+    @discardableResult
+    public func discoverAll() async throws(GATTError) -> GATTDatabase {
+        if !database.isComplete {
+            let services = try await discoverPrimaryServices()
+            database = GATTDatabase(services: services, isComplete: true, includes: database.includes.filter { key, _ in services.contains { $0.handle == key } },
+                                    characteristics: database.characteristics.filter { key, _ in services.contains { $0.handle == key } },
+                                    descriptors: database.descriptors)
+        }
+        for service in database.services {
+            if database.includes[service.handle] == nil { database.includes[service.handle] = try await findIncludedServices(in: service) }
+            for characteristic in try await characteristics(of: service) { _ = try await descriptors(of: characteristic) }
+        }
+        return database
+    }
+
+    /// Takes `database` (e.g. from the discovery cache, once validated) as what is known, so
+    /// no discovery request is sent for anything it holds.
+    public func adopt(_ database: GATTDatabase) {
+        self.database = database
     }
 
     /// Turns notifications or indications of `characteristic` on or off through its CCCD.
@@ -415,17 +444,12 @@ public final class GATTClient {
 
     /// Forgets what was discovered in `range`, so the next use rediscovers it.
     public func invalidate(_ range: ClosedRange<UInt16>) {
-        let dropped = knownServices.filter { $0.value.handles.overlaps(range) }
-        for (uuid, service) in dropped {
-            knownServices[uuid] = nil
-            knownCharacteristics[service.handle] = nil
-        }
-        knownDescriptors = knownDescriptors.filter { !range.contains($0.key) }
+        database.invalidate(range)
         if let handle = serviceChangedHandle, range.contains(handle) { serviceChangedHandle = nil }
     }
 
-    /// Handle ranges of the services discovered so far (for diagnostics and tests).
-    public var discoveredServices: [Service] { knownServices.values.sorted { $0.handle < $1.handle } }
+    /// The services discovered so far (for diagnostics and tests).
+    public var discoveredServices: [Service] { database.services }
 
     // MARK: Plumbing
 

@@ -51,12 +51,12 @@ struct Gatt: AsyncParsableCommand {
     /// Every service, include, characteristic and descriptor, and each readable value.
     @BluetoothActor
     static func walk(_ client: GATTClient) async throws(GATTError) -> [ServiceNode] {
+        // Discovery is skipped for whatever the client already knows (a validated cache).
+        let database = try await client.discoverAll()
         var tree: [ServiceNode] = []
-        for service in try await client.discoverPrimaryServices() {
-            let includes = try await client.findIncludedServices(in: service)
+        for service in database.services {
             var characteristics: [CharacteristicNode] = []
-            for characteristic in try await client.discoverCharacteristics(in: service) {
-                let descriptors = try await client.discoverDescriptors(of: characteristic)
+            for characteristic in database.characteristics[service.handle] ?? [] {
                 var value: Result<[UInt8], GATTError>?
                 if characteristic.properties.contains(.read) {
                     do { value = .success(try await client.readLong(characteristic.valueHandle)) } catch {
@@ -65,9 +65,10 @@ struct Gatt: AsyncParsableCommand {
                         value = .failure(error)
                     }
                 }
-                characteristics.append(CharacteristicNode(characteristic: characteristic, descriptors: descriptors, value: value))
+                characteristics.append(CharacteristicNode(characteristic: characteristic, descriptors: database.descriptors[characteristic.valueHandle] ?? [],
+                                                          value: value))
             }
-            tree.append(ServiceNode(service: service, includes: includes, characteristics: characteristics))
+            tree.append(ServiceNode(service: service, includes: database.includes[service.handle] ?? [], characteristics: characteristics))
         }
         return tree
     }

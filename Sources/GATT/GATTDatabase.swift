@@ -1,0 +1,67 @@
+import HCI
+
+/// What a client knows of a peer's attribute database: the services found so far and,
+/// per service and characteristic, what was discovered inside. The lazy procedures fill it,
+/// Service Changed empties the affected range, and the discovery cache stores and restores
+/// it whole.
+public struct GATTDatabase: Sendable, Equatable {
+    /// Primary services found, in handle order.
+    public var services: [Service] = []
+    /// Whether ``services`` holds every primary service (a Discover All Primary Services ran).
+    public var isComplete = false
+    /// Included services by the including service's declaration handle.
+    public var includes: [UInt16: [IncludedService]] = [:]
+    /// Characteristics by their service's declaration handle.
+    public var characteristics: [UInt16: [Characteristic]] = [:]
+    /// Descriptors by their characteristic's value handle.
+    public var descriptors: [UInt16: [Descriptor]] = [:]
+
+    /// An empty database: nothing discovered yet.
+    public init() {}
+
+    /// A database holding exactly these parts.
+    public init(services: [Service], isComplete: Bool, includes: [UInt16: [IncludedService]] = [:],
+                characteristics: [UInt16: [Characteristic]] = [:], descriptors: [UInt16: [Descriptor]] = [:]) {
+        self.services = services.sorted { $0.handle < $1.handle }
+        self.isComplete = isComplete
+        self.includes = includes
+        self.characteristics = characteristics
+        self.descriptors = descriptors
+    }
+
+    /// Whether nothing is known.
+    public var isEmpty: Bool { services.isEmpty && !isComplete }
+
+    /// The first known primary service with `uuid`.
+    public func service(_ uuid: BluetoothUUID) -> Service? { services.first { $0.uuid == uuid } }
+
+    /// Adds a service found by a partial discovery (no-op when known).
+    mutating func insert(_ service: Service) {
+        guard !services.contains(where: { $0.handle == service.handle }) else { return }
+        services.append(service)
+        services.sort { $0.handle < $1.handle }
+    }
+
+    /// Forgets everything in `range` (Service Changed): services overlapping it with all
+    /// they hold, and descriptors inside it. The service list is no longer complete.
+    public mutating func invalidate(_ range: ClosedRange<UInt16>) {
+        let dropped = services.filter { $0.handles.overlaps(range) }
+        guard !dropped.isEmpty || descriptors.keys.contains(where: range.contains) || isComplete else { return }
+        services.removeAll { $0.handles.overlaps(range) }
+        for service in dropped {
+            characteristics[service.handle] = nil
+            includes[service.handle] = nil
+        }
+        descriptors = descriptors.filter { !range.contains($0.key) }
+        isComplete = false
+    }
+
+    /// Whether a full tree is known: every service, and inside each its includes,
+    /// characteristics and their descriptors.
+    public var isFullyDiscovered: Bool {
+        isComplete && services.allSatisfy { service in
+            guard includes[service.handle] != nil, let characteristics = characteristics[service.handle] else { return false }
+            return characteristics.allSatisfy { descriptors[$0.valueHandle] != nil }
+        }
+    }
+}
