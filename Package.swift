@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "L2CAP", targets: ["L2CAP"]),
         .library(name: "ATT", targets: ["ATT"]),
         .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "DiscoveryCache", targets: ["DiscoveryCache"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
@@ -27,6 +28,7 @@ let package = Package(
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
+        .target(name: "DiscoveryCache", dependencies: ["GATT"]),
         .target(name: "SMP", dependencies: ["L2CAP"]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
         // swift-crypto's AES block function. Depends on nothing else of ours.
@@ -40,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "TraceDecoding",
+                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // A scripted controller for unit tests of the layers above the transport.
@@ -50,8 +52,8 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "TraceDecoding"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],

@@ -251,6 +251,19 @@ public final class GATTClient {
         }
     }
 
+    /// The first attribute of type `uuid` in `range` and its value (one Read By Type), or nil
+    /// when there is none: for values a server holds once, like the Database Hash.
+    public func readFirst(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> HandleValue? {
+        do {
+            let response = try await ask(ReadByTypeRequest(startingHandle: range.lowerBound, endingHandle: range.upperBound, attributeType: uuid),
+                                         ReadByTypeResponse.self)
+            return response.entries.first.map { HandleValue(handle: $0.handle, value: $0.value) }
+        } catch {
+            if error.code == .attributeNotFound { return nil }
+            throw error
+        }
+    }
+
     // MARK: Writes (4.9)
 
     /// Write Without Response: a Write Command; nothing confirms it arrived.

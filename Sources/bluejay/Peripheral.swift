@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATT
+import DiscoveryCache
 import GATT
 import HCI
 import L2CAP
@@ -14,6 +15,9 @@ struct PeripheralOptions: ParsableArguments {
 
     @Option(name: .long, help: "The ATT_MTU to ask for (23…517).")
     var mtu: Int = Int(ATTBearer.maximumMTU)
+
+    @Flag(name: .long, help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
+    var noCache = false
 
     func validate() throws {
         guard Connect.parse(address) != nil else {
@@ -31,6 +35,7 @@ struct PeripheralOptions: ParsableArguments {
         let (address, givenType) = Connect.parse(address)!
         let timeout = timeout
         let mtu = UInt16(mtu)
+        let useCache = !noCache
         return try await common.withController { controller, _ in
             let logger = common.logger
             let type: AddressType
@@ -48,10 +53,19 @@ struct PeripheralOptions: ParsableArguments {
             do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
                 throw CLIError("connect \(address)/\(type): \(error)")
             }
+            let cache = DiscoveryCache(enabled: useCache, logger: logger)
             do {
                 let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
+                defer { cache.finish(client) }
                 try await client.exchangeMTU()
-                let result = try await body(client, manager, connection)
+                let outcome = try await cache.prepare(client, identity: DiscoveryCache.identity(address, type))
+                logger.log(.info, "GATT cache: \(outcome)")
+                let result: T
+                do { result = try await body(client, manager, connection) } catch let error as GATTError where error.code == .databaseOutOfSync {
+                    // Robust caching: the peer's database changed under us; check and retry once.
+                    try await cache.revalidate(client)
+                    result = try await body(client, manager, connection)
+                }
                 _ = try? await manager.disconnect(connection.handle)
                 return result
             } catch {

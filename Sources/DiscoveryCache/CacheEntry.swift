@@ -1,0 +1,169 @@
+import FoundationEssentials
+import GATT
+import HCI
+
+/// One peer's cached database, as stored in `gatt-cache/<identity>.json`.
+///
+/// Format (version 1): a JSON object
+/// `{"format": "bluejay-gatt-cache", "version": 1, "identity": "F0:0D:B1:E7:00:01/random",
+/// "database_hash": "<32 hex digits as on the wire>" | null, "bonded": false, "complete": true,
+/// "services": [{"uuid": "180D", "start": 14, "end": 19, "includes": [...] | null,
+/// "characteristics": [{"uuid": "2A37", "declaration_handle": 15, "value_handle": 16,
+/// "end_handle": 17, "properties": 16, "descriptors": [{"uuid": "2902", "handle": 17}] | null}] | null}]}`.
+/// `null` means "not discovered"; an empty list means "discovered, none". Handles are
+/// numbers; UUIDs are written as ``BluetoothUUID`` prints them. A file of another format or
+/// version is ignored (and replaced on the next save).
+public struct CacheEntry: Sendable, Equatable {
+    /// The peer: its identity address and type (`F0:0D:B1:E7:00:01/random`).
+    public var identity: String
+    /// The Database Hash value read when the entry was made (as on the wire), or nil when
+    /// the peer has none.
+    public var databaseHash: [UInt8]?
+    /// Whether the peer was bonded (then an entry without a hash may be trusted).
+    public var bonded: Bool
+    /// What was discovered.
+    public var database: GATTDatabase
+
+    /// An entry for `identity`.
+    public init(identity: String, databaseHash: [UInt8]?, bonded: Bool, database: GATTDatabase) {
+        self.identity = identity
+        self.databaseHash = databaseHash
+        self.bonded = bonded
+        self.database = database
+    }
+
+    /// The format name in the file.
+    public static let format = "bluejay-gatt-cache"
+    /// The format version this code writes and reads.
+    public static let version = 1
+
+    /// The file contents.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // Encoding plain strings, numbers and arrays cannot fail.
+        return Array((try? encoder.encode(File(self))) ?? Data())
+    }
+
+    /// Decodes a file; throws for anything that is not a version-1 cache file.
+    public init(decoding bytes: [UInt8]) throws(StoreError) {
+        let file: File
+        do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
+            throw .malformed("not a GATT cache file: \(error)")
+        }
+        guard file.format == Self.format, file.version == Self.version else {
+            throw .malformed("GATT cache format \(file.format) version \(file.version), expected \(Self.format) version \(Self.version)")
+        }
+        self = try file.entry()
+    }
+}
+
+// MARK: The JSON shape
+
+private struct File: Codable {
+    struct DescriptorRecord: Codable {
+        var uuid: String
+        var handle: UInt16
+    }
+
+    struct CharacteristicRecord: Codable {
+        var uuid: String
+        var declaration_handle: UInt16
+        var value_handle: UInt16
+        var end_handle: UInt16
+        var properties: UInt8
+        var descriptors: [DescriptorRecord]?
+    }
+
+    struct IncludeRecord: Codable {
+        var handle: UInt16
+        var uuid: String
+        var start: UInt16
+        var end: UInt16
+    }
+
+    struct ServiceRecord: Codable {
+        var uuid: String
+        var start: UInt16
+        var end: UInt16
+        var includes: [IncludeRecord]?
+        var characteristics: [CharacteristicRecord]?
+    }
+
+    var format: String
+    var version: Int
+    var identity: String
+    var database_hash: String?
+    var bonded: Bool
+    var complete: Bool
+    var services: [ServiceRecord]
+
+    init(_ entry: CacheEntry) {
+        let database = entry.database
+        format = CacheEntry.format
+        version = CacheEntry.version
+        identity = entry.identity
+        database_hash = entry.databaseHash?.hexString()
+        bonded = entry.bonded
+        complete = database.isComplete
+        services = database.services.map { service in
+            ServiceRecord(
+                uuid: service.uuid.description, start: service.handle, end: service.endGroupHandle,
+                includes: database.includes[service.handle]?.map {
+                    IncludeRecord(handle: $0.declarationHandle, uuid: $0.service.uuid.description, start: $0.service.handle, end: $0.service.endGroupHandle)
+                },
+                characteristics: database.characteristics[service.handle]?.map { characteristic in
+                    CharacteristicRecord(
+                        uuid: characteristic.uuid.description, declaration_handle: characteristic.declarationHandle,
+                        value_handle: characteristic.valueHandle, end_handle: characteristic.endHandle,
+                        properties: characteristic.properties.rawValue,
+                        descriptors: database.descriptors[characteristic.valueHandle]?.map { DescriptorRecord(uuid: $0.uuid.description, handle: $0.handle) })
+                })
+        }
+    }
+
+    func entry() throws(StoreError) -> CacheEntry {
+        func uuid(_ text: String) throws(StoreError) -> BluetoothUUID {
+            guard let uuid = BluetoothUUID(text) else { throw .malformed("GATT cache: '\(text)' is not a UUID") }
+            return uuid
+        }
+        var hash: [UInt8]?
+        if let text = database_hash {
+            let digits = Array(text)
+            let bytes = stride(from: 0, to: digits.count - 1, by: 2).compactMap { UInt8(String(digits[$0...$0 + 1]), radix: 16) }
+            guard digits.count == 32, bytes.count == 16 else { throw .malformed("GATT cache: database_hash '\(text)' is not 16 hex bytes") }
+            hash = bytes
+        }
+        var database = GATTDatabase(services: [], isComplete: complete)
+        var found: [Service] = []
+        for record in services {
+            let service = Service(uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end)
+            found.append(service)
+            if let includes = record.includes {
+                var list: [IncludedService] = []
+                for include in includes {
+                    list.append(IncludedService(declarationHandle: include.handle,
+                                                service: Service(uuid: try uuid(include.uuid), handle: include.start, endGroupHandle: include.end)))
+                }
+                database.includes[service.handle] = list
+            }
+            guard let characteristics = record.characteristics else { continue }
+            var list: [Characteristic] = []
+            for item in characteristics {
+                let characteristic = Characteristic(uuid: try uuid(item.uuid), declarationHandle: item.declaration_handle,
+                                                    properties: CharacteristicProperties(rawValue: item.properties),
+                                                    valueHandle: item.value_handle, endHandle: item.end_handle)
+                list.append(characteristic)
+                if let descriptors = item.descriptors {
+                    var found: [Descriptor] = []
+                    for descriptor in descriptors { found.append(Descriptor(uuid: try uuid(descriptor.uuid), handle: descriptor.handle)) }
+                    database.descriptors[characteristic.valueHandle] = found
+                }
+            }
+            database.characteristics[service.handle] = list
+        }
+        database = GATTDatabase(services: found, isComplete: complete, includes: database.includes,
+                                characteristics: database.characteristics, descriptors: database.descriptors)
+        return CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, database: database)
+    }
+}

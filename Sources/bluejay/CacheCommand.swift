@@ -1,0 +1,74 @@
+import ArgumentParser
+import DiscoveryCache
+import GATT
+import HCI
+import TraceDecoding
+
+/// `bluejay cache list|clear`: the GATT discovery cache.
+struct Cache: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show or clear the GATT discovery cache.",
+        discussion: "Entries live in $BLUEJAY_STORE/gatt-cache (else $XDG_STATE_HOME/bluejay/gatt-cache, else ~/.local/state/bluejay/gatt-cache), one JSON file per peer.",
+        subcommands: [List.self, Clear.self])
+
+    /// `bluejay cache list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the cached peers: identity, services, database hash.")
+
+        @Flag(name: .long, help: "One JSON object per entry: identity, file, services, characteristics, complete, database_hash, bonded.")
+        var json = false
+
+        func run() async throws {
+            let json = json
+            let lines = try await Task { @BluetoothActor in
+                let cache = DiscoveryCache()
+                let entries: [CacheEntry]
+                do { entries = try cache.entries() } catch { throw CLIError("cache: \(error)") }
+                return entries.map { entry in
+                    let database = entry.database
+                    let characteristics = database.characteristics.values.reduce(0) { $0 + $1.count }
+                    let hash = entry.databaseHash?.hexString()
+                    if json {
+                        return "{\"identity\": \(JSONValue.quote(entry.identity)), \"file\": \(JSONValue.quote(cache.directory.path + "/" + DiscoveryCache.fileName(for: entry.identity))), "
+                            + "\"services\": \(database.services.count), \"characteristics\": \(characteristics), \"complete\": \(database.isComplete), "
+                            + "\"database_hash\": \(hash.map(JSONValue.quote) ?? "null"), \"bonded\": \(entry.bonded)}"
+                    }
+                    return "\(entry.identity)  \(database.services.count) services, \(characteristics) characteristics\(database.isComplete ? "" : " (partial)"), "
+                        + "hash \(hash ?? "none")\(entry.bonded ? ", bonded" : "")"
+                }
+            }.value
+            for line in lines { print(line) }
+        }
+    }
+
+    /// `bluejay cache clear [ADDRESS]`.
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget one peer's cached database, or all of them.")
+
+        @Argument(help: "The peer: AA:BB:CC:DD:EE:FF[/random|/public] (default: every entry). Without a type, both are cleared.")
+        var address: String?
+
+        func validate() throws {
+            if let address, Connect.parse(address) == nil {
+                throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
+            }
+        }
+
+        func run() async throws {
+            let target = address.flatMap(Connect.parse)
+            let count = try await Task { @BluetoothActor in
+                let cache = DiscoveryCache()
+                do {
+                    guard let (address, type) = target else { return try cache.removeAll() }
+                    let types: [AddressType] = type.map { [$0] } ?? [.public, .random]
+                    var removed = 0
+                    for type in types where try cache.remove(DiscoveryCache.identity(address, type)) { removed += 1 }
+                    return removed
+                } catch {
+                    throw CLIError("cache: \(error)")
+                }
+            }.value
+            print("Removed \(count) cache entr\(count == 1 ? "y" : "ies").")
+        }
+    }
+}
