@@ -69,6 +69,7 @@ public final class GATTClient {
 
     // MARK: Server configuration (4.3)
 
+
     /// Exchange MTU: asks for the bearer's preferred MTU; returns the ATT_MTU now in effect.
     @discardableResult
     public func exchangeMTU() async throws(GATTError) -> Int {
@@ -226,6 +227,11 @@ public final class GATTClient {
         }
     }
 
+    /// One Read Blob Request: the part of the value from `offset`.
+    public func readBlob(_ handle: UInt16, offset: UInt16) async throws(GATTError) -> [UInt8] {
+        try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value
+    }
+
     /// Read Multiple Characteristic Values: the values of fixed-length attributes, concatenated.
     public func readMultiple(_ handles: [UInt16]) async throws(GATTError) -> [UInt8] {
         try await ask(ReadMultipleRequest(handles: handles), ReadMultipleResponse.self).values
@@ -321,6 +327,29 @@ public final class GATTClient {
     public func configure(_ descriptorHandle: UInt16, _ configuration: ClientConfiguration) async throws(GATTError) {
         let bits = configuration.rawValue
         try await write(descriptorHandle, [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)])
+    }
+
+    /// The Client Characteristic Configuration descriptor of the characteristic whose value
+    /// is at `valueHandle`, found with Find Information requests from the next handle until a
+    /// CCCD, the next declaration or the end of the database; nil when it has none. For
+    /// when only the value handle is known (no discovery).
+    public func clientConfigurationDescriptor(after valueHandle: UInt16) async throws(GATTError) -> UInt16? {
+        let declarations: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
+        var next = valueHandle
+        while next < 0xFFFF {
+            let entries: [FindInformationResponse.Entry]
+            do { entries = try await ask(FindInformationRequest(startingHandle: next + 1, endingHandle: 0xFFFF), FindInformationResponse.self).entries } catch {
+                if error.code == .attributeNotFound { return nil }
+                throw error
+            }
+            for entry in entries {
+                if entry.type == .clientCharacteristicConfiguration { return entry.handle }
+                if declarations.contains(entry.type) { return nil }
+            }
+            guard let last = entries.last?.handle, last > next else { throw .invalidResponse("Find Information did not move past \(hex(next, digits: 4))") }
+            next = last
+        }
+        return nil
     }
 
     /// Calls `handler` with each notified or indicated value of `valueHandle`; returns a token

@@ -22,6 +22,20 @@ public indirect enum JSONValue: Sendable, Equatable {
         return output
     }
 
+    /// The value on one line with sorted keys (`{"a": 1, "b": [2, 3]}`), as Python's
+    /// `json.dumps(sort_keys=True)` writes it: one JSON object per line for scripts.
+    public var compact: String {
+        switch self {
+        case .object(let members):
+            let keys = members.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+            return "{" + keys.map { Self.quote($0) + ": " + members[$0]!.compact }.joined(separator: ", ") + "}"
+        case .array(let elements):
+            return "[" + elements.map(\.compact).joined(separator: ", ") + "]"
+        default:
+            return rendered()
+        }
+    }
+
     private func write(to output: inout String, level: Int, indent: Int) {
         let pad = String(repeating: " ", count: (level + 1) * indent)
         let closePad = String(repeating: " ", count: level * indent)

@@ -5,6 +5,10 @@ import GATT
 import HCI
 import L2CAP
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The peripheral a GATT command talks to, and how to reach it.
 struct PeripheralOptions: ParsableArguments {
     @Argument(help: "The peripheral: AA:BB:CC:DD:EE:FF[/random|/public] (default type: as seen in a short scan, else public).")
@@ -19,6 +23,9 @@ struct PeripheralOptions: ParsableArguments {
     @Flag(name: .long, help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
     var noCache = false
 
+    @Flag(name: .long, help: "Never pair or encrypt to retry a refused request (no effect until the Security Manager lands: nothing pairs yet).")
+    var noPair = false
+
     func validate() throws {
         guard Connect.parse(address) != nil else {
             throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
@@ -30,12 +37,13 @@ struct PeripheralOptions: ParsableArguments {
     /// Connects, exchanges MTUs, runs `body` with a GATT client on the link, and disconnects
     /// whatever happens. Protocol errors become one readable line.
     @BluetoothActor
-    func withClient<T: Sendable>(_ common: CommonOptions,
+    func withClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
                                  _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
         let (address, givenType) = Connect.parse(address)!
         let timeout = timeout
         let mtu = UInt16(mtu)
-        let useCache = !noCache
+        // By handle, exactly the procedure asked goes out: no hash read, no cache.
+        let useCache = !noCache && discovery
         return try await common.withController { controller, _ in
             let logger = common.logger
             let type: AddressType
@@ -78,6 +86,21 @@ struct PeripheralOptions: ParsableArguments {
     }
 }
 
+/// An attribute handle: decimal (`38`) or hex (`0x0026`); 0 is not a handle.
+func parseHandle(_ text: String) -> UInt16? {
+    let value = text.lowercased().hasPrefix("0x") ? UInt16(text.dropFirst(2), radix: 16) : UInt16(text)
+    return value == 0 ? nil : value
+}
+
+/// A `--handle`-style option value, or a usage error naming the option.
+func handleOption(_ text: String?, _ option: String) throws -> UInt16? {
+    guard let text else { return nil }
+    guard let handle = parseHandle(text) else {
+        throw ValidationError("\(option) '\(text)' is not an attribute handle (1…65535, decimal or 0x-hex)")
+    }
+    return handle
+}
+
 /// A 16-bit (`180D`) or 128-bit UUID argument.
 func parseUUID(_ text: String, _ what: String) throws -> BluetoothUUID {
     guard let uuid = BluetoothUUID(text) else {
@@ -107,4 +130,9 @@ func printable(_ value: [UInt8]) -> String? {
     if bytes.last == 0 { bytes = bytes.dropLast() }
     guard !bytes.isEmpty, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Pushes printed lines out now, so a reader on a pipe sees each value as it comes.
+func flushStandardOutput() {
+    fflush(nil)  // every output stream; stdout itself is a C global Swift 6 will not touch
 }

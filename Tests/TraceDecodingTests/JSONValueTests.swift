@@ -72,4 +72,9 @@ struct JSONValueTests {
         let value = JSONValue.object(["a": .array([.number(1)])])
         #expect(value.rendered(indent: 2) == "{\n  \"a\": [\n    1\n  ]\n}")
     }
+
+    @Test func compactIsOneLineWithSortedKeys() {
+        let value = JSONValue.object(["b": .array([.number(1), .null]), "a": .string("x\"y"), "c": .object([:])])
+        #expect(value.compact == #"{"a": "x\"y", "b": [1, null], "c": {}}"#)
+    }
 }

@@ -1,0 +1,350 @@
+import ArgumentParser
+import ATT
+import GATT
+import HCI
+import TraceDecoding
+
+/// What a value command works on: a characteristic by SERVICE CHARACTERISTIC UUIDs (found
+/// by lazy discovery), or an attribute by `--handle` (nothing discovered).
+struct AttributeTarget: ParsableArguments {
+    @Option(name: .long, help: "The attribute handle (decimal or 0x-hex); nothing is discovered.")
+    var handle: String?
+
+    /// The characteristic's value handle: by `--handle`, or by its UUIDs through discovery.
+    @BluetoothActor
+    func valueHandle(_ client: GATTClient, service: BluetoothUUID?, characteristic: BluetoothUUID?) async throws -> (UInt16, Characteristic?) {
+        if let handle = try handleOption(handle, "--handle") { return (handle, nil) }
+        guard let service, let characteristic else { throw CLIError("give SERVICE CHARACTERISTIC or --handle") }
+        let found = try await client.characteristic(characteristic, in: service)
+        return (found.valueHandle, found)
+    }
+}
+
+/// Splits positional arguments into SERVICE CHARACTERISTIC (UUIDs) and the rest.
+func characteristicUUIDs(_ arguments: [String]) throws -> (BluetoothUUID, BluetoothUUID)? {
+    guard arguments.count >= 2 else { return nil }
+    return (try parseUUID(arguments[0], "SERVICE"), try parseUUID(arguments[1], "CHARACTERISTIC"))
+}
+
+/// Hex plus text when printable, or as asked.
+func format(_ value: [UInt8], hexOnly: Bool, utf8: Bool) -> String {
+    if hexOnly { return value.hexString() }
+    if utf8 { return String(decoding: value, as: UTF8.self) }
+    return Gatt.describe(value)
+}
+
+/// `bluejay read`.
+struct Read: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read a value: by SERVICE CHARACTERISTIC, by --handle, by --uuid, or several by --handles.",
+        discussion: """
+            bluejay read ADDRESS SERVICE CHARACTERISTIC      finds the characteristic by UUID, reads it whole (Read + Read Blob)
+            bluejay read ADDRESS --handle H [--long] [--offset N]   Read (or one Read Blob at --offset); --long: Read + Read Blob to the end
+            bluejay read ADDRESS --uuid UUID [--start H --end H]    Read Using Characteristic UUID (Read By Type)
+            bluejay read ADDRESS --handles H1,H2,… [--variable]     Read Multiple (Variable Length)
+            With --json: {"handle", "value", "text"}, or {"values": [{"handle", "value"}]} for --uuid, \
+            or {"handles", "value"} / {"handles", "values"} for --handles.
+            """)
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+
+    @Argument(help: "SERVICE CHARACTERISTIC: 16-bit (180D) or 128-bit UUIDs.")
+    var characteristic: [String] = []
+
+    @OptionGroup var target: AttributeTarget
+
+    @Flag(name: .long, help: "With --handle: Read, then Read Blob until the value ends.")
+    var long = false
+
+    @Option(name: .long, help: "With --handle: start at this offset (Read Blob).")
+    var offset: UInt16 = 0
+
+    @Option(name: .long, help: "Read Using Characteristic UUID: every attribute of this type in --start…--end.")
+    var uuid: String?
+
+    @Option(name: .long, help: "First handle for --uuid (default 0x0001).")
+    var start: String?
+
+    @Option(name: .long, help: "Last handle for --uuid (default 0xFFFF).")
+    var end: String?
+
+    @Option(name: .long, help: "Read Multiple: comma-separated handles (at least two).")
+    var handles: String?
+
+    @Flag(name: .long, help: "With --handles: Read Multiple Variable Length.")
+    var variable = false
+
+    @Flag(name: .long, help: "Print the value as hex only.")
+    var hex = false
+
+    @Flag(name: .long, help: "Print the value as UTF-8 text.")
+    var utf8 = false
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    func validate() throws {
+        let modes = [characteristic.isEmpty ? 0 : 1, target.handle == nil ? 0 : 1, uuid == nil ? 0 : 1, handles == nil ? 0 : 1].reduce(0, +)
+        guard modes == 1 else { throw ValidationError("give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles") }
+        guard characteristic.isEmpty || characteristic.count == 2 else { throw ValidationError("give both SERVICE and CHARACTERISTIC") }
+        _ = try characteristicUUIDs(characteristic)
+        _ = try handleOption(target.handle, "--handle")
+        if let uuid { _ = try parseUUID(uuid, "--uuid") }
+        let range = (try handleOption(start, "--start") ?? 1, try handleOption(end, "--end") ?? 0xFFFF)
+        guard range.0 <= range.1 else { throw ValidationError("--start must not be after --end") }
+        if (start != nil || end != nil) && uuid == nil { throw ValidationError("--start and --end go with --uuid") }
+        if (long || offset > 0) && target.handle == nil { throw ValidationError("--long and --offset go with --handle") }
+        if variable && handles == nil { throw ValidationError("--variable goes with --handles") }
+        if let handles {
+            let parsed = handles.split(separator: ",").map { parseHandle(String($0).trimmingSpaces) }
+            guard parsed.count >= 2, parsed.allSatisfy({ $0 != nil }) else {
+                throw ValidationError("--handles wants at least two comma-separated handles (decimal or 0x-hex), got '\(handles)'")
+            }
+        }
+        guard !(hex && utf8) else { throw ValidationError("--hex and --utf8 exclude each other") }
+    }
+
+    func run() async throws {
+        let uuids = try characteristicUUIDs(characteristic)
+        let handle = try handleOption(target.handle, "--handle")
+        let uuid = try uuid.map { try parseUUID($0, "--uuid") }
+        let range = (try handleOption(start, "--start") ?? 1)...(try handleOption(end, "--end") ?? 0xFFFF)
+        let list = handles?.split(separator: ",").compactMap { parseHandle(String($0).trimmingSpaces) }
+        let long = long, offset = offset, variable = variable, json = json, hexOnly = hex, utf8 = utf8
+        let target = target
+        let lines: [String] = try await peripheral.withClient(common, discovery: uuids != nil) { client, _, _ in
+            if let list {
+                if variable {
+                    let values = try await client.readMultipleVariable(list)
+                    if json {
+                        return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "values": .array(values.map { .string($0.hexString()) })]).compact]
+                    }
+                    return zip(list, values).map { "\(HCI.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))" }
+                }
+                let value = try await client.readMultiple(list)
+                if json { return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "value": .string(value.hexString())]).compact] }
+                return [format(value, hexOnly: hexOnly, utf8: utf8)]
+            }
+            if let uuid {
+                let values = try await client.read(uuid: uuid, in: range)
+                if json {
+                    return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle)), "value": .string($0.value.hexString())]) })]).compact]
+                }
+                return values.map { "\(HCI.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))" }
+            }
+            let value: [UInt8]
+            let valueHandle: UInt16
+            if let handle {
+                valueHandle = handle
+                if long { value = try await client.readLong(handle, offset: offset) }
+                else if offset > 0 { value = try await client.readBlob(handle, offset: offset) }
+                else { value = try await client.read(handle) }
+            } else {
+                (valueHandle, _) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
+                value = try await client.readLong(valueHandle)
+            }
+            if json {
+                return [JSONValue.object(["handle": .number(Int(valueHandle)), "value": .string(value.hexString()),
+                                          "text": printable(value).map(JSONValue.string) ?? .null]).compact]
+            }
+            return [format(value, hexOnly: hexOnly, utf8: utf8)]
+        }
+        for line in lines { print(line) }
+    }
+}
+
+/// `bluejay write`.
+struct Write: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a value: by SERVICE CHARACTERISTIC or by --handle.",
+        discussion: """
+            bluejay write ADDRESS SERVICE CHARACTERISTIC HEXBYTES   Write Request (Prepare/Execute when longer than ATT_MTU - 3)
+            bluejay write ADDRESS --handle H HEXBYTES [--without-response | --signed | --long [--offset N] | --reliable]
+            Write Request, Write Command, Signed Write Command, Prepare Write + Execute Write, or a reliable \
+            write (each prepared part checked against the server's echo; on a mismatch the queue is cancelled).
+            """)
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+
+    @Argument(help: "SERVICE CHARACTERISTIC HEXBYTES, or HEXBYTES alone with --handle.")
+    var arguments: [String] = []
+
+    @OptionGroup var target: AttributeTarget
+
+    @Flag(name: .long, help: "Write Command: no response, nothing confirms it arrived.")
+    var withoutResponse = false
+
+    @Flag(name: .long, help: "Signed Write Command (needs the bond's CSRK).")
+    var signed = false
+
+    @Flag(name: .long, help: "With --handle: Prepare Write + Execute Write.")
+    var long = false
+
+    @Option(name: .long, help: "With --long: the offset of the first byte.")
+    var offset: UInt16 = 0
+
+    @Flag(name: .long, help: "Reliable write: prepared, checked against the server's echo, then executed.")
+    var reliable = false
+
+    @Flag(name: .long, help: "Print JSON: {\"handle\", \"bytes\", \"procedure\"}.")
+    var json = false
+
+    var hexText: String? { arguments.last }
+
+    func validate() throws {
+        guard arguments.count == (target.handle == nil ? 3 : 1) else {
+            throw ValidationError(target.handle == nil ? "give SERVICE CHARACTERISTIC HEXBYTES (or --handle H HEXBYTES)" : "with --handle, give only HEXBYTES")
+        }
+        _ = try characteristicUUIDs(arguments)
+        _ = try handleOption(target.handle, "--handle")
+        guard let text = hexText, parseHexBytes(text) != nil else { throw ValidationError("'\(hexText ?? "")' is not hex bytes (e.g. 0102ff)") }
+        guard [withoutResponse, signed, long, reliable].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--without-response, --signed, --long and --reliable exclude each other")
+        }
+        if offset > 0 && !long { throw ValidationError("--offset goes with --long") }
+        if long && target.handle == nil { throw ValidationError("--long goes with --handle (by UUID, long values are written long on their own)") }
+    }
+
+    func run() async throws {
+        let uuids = try characteristicUUIDs(arguments)
+        let bytes = parseHexBytes(hexText!)!
+        let target = target
+        let withoutResponse = withoutResponse, signed = signed, long = long, offset = offset, reliable = reliable
+        let (handle, procedure) = try await peripheral.withClient(common, discovery: uuids != nil) { client, _, _ in
+            let (handle, _) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
+            if signed {
+                throw CLIError("a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet")
+            } else if withoutResponse {
+                try client.writeWithoutResponse(handle, bytes)
+                return (handle, "Write Command")
+            } else if reliable {
+                try await client.reliableWrite([HandleValue(handle: handle, value: bytes)])
+                return (handle, "reliable write")
+            } else if long || (uuids != nil && bytes.count > client.maximumWriteLength) {
+                try await client.writeLong(handle, bytes, offset: offset)
+                return (handle, "long write")
+            } else {
+                try await client.write(handle, bytes)
+                return (handle, "Write Request")
+            }
+        }
+        if json {
+            print(JSONValue.object(["handle": .number(Int(handle)), "bytes": .number(bytes.count), "procedure": .string(procedure)]).compact)
+        } else {
+            print("Wrote \(bytes.count) bytes to \(HCI.hex(handle, digits: 4)) (\(procedure)).")
+        }
+    }
+}
+
+/// `bluejay listen`.
+struct Listen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe to a characteristic and print each notification or indication.",
+        discussion: """
+            bluejay listen ADDRESS SERVICE CHARACTERISTIC     notifications when offered, else indications
+            bluejay listen ADDRESS --handle H [--cccd H] [--indicate]   the CCCD given, or found after H (Find Information)
+            One line per value: 'notification|indication HANDLE HEX' (with --json: {"type", "handle", "value"}). \
+            Indications are confirmed after each line is printed.
+            """)
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+
+    @Argument(help: "SERVICE CHARACTERISTIC: 16-bit (180D) or 128-bit UUIDs.")
+    var characteristic: [String] = []
+
+    @OptionGroup var target: AttributeTarget
+
+    @Option(name: .long, help: "With --handle: the Client Characteristic Configuration descriptor's handle.")
+    var cccd: String?
+
+    @Flag(name: .long, help: "With --handle: ask for indications instead of notifications.")
+    var indicate = false
+
+    @Option(name: .long, help: "Stop after this many values.")
+    var count: Int?
+
+    @Option(name: .long, help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Flag(name: .long, help: "One JSON object per value.")
+    var json = false
+
+    func validate() throws {
+        guard characteristic.isEmpty != (target.handle == nil) else { throw ValidationError("give SERVICE CHARACTERISTIC or --handle, not both") }
+        guard characteristic.isEmpty || characteristic.count == 2 else { throw ValidationError("give both SERVICE and CHARACTERISTIC") }
+        _ = try characteristicUUIDs(characteristic)
+        _ = try handleOption(target.handle, "--handle")
+        _ = try handleOption(cccd, "--cccd")
+        if (cccd != nil || indicate) && target.handle == nil { throw ValidationError("--cccd and --indicate go with --handle") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let duration, duration <= 0 || duration > 86_400 { throw ValidationError("--duration must be between 0 and 86400 seconds") }
+    }
+
+    func run() async throws {
+        let uuids = try characteristicUUIDs(characteristic)
+        let cccd = try handleOption(cccd, "--cccd")
+        let target = target
+        let limit = count, duration = duration, indicate = indicate, json = json
+        let received = try await peripheral.withClient(common, discovery: uuids != nil) { client, manager, connection in
+            let (handle, found) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
+            let mode: ClientConfiguration
+            let descriptor: UInt16
+            if let found {
+                mode = found.properties.contains(.notify) ? .notify : .indicate
+                guard let cccd = try await client.descriptors(of: found).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+                    throw GATTError.descriptorNotFound(.clientCharacteristicConfiguration, characteristic: found.uuid)
+                }
+                descriptor = cccd.handle
+            } else {
+                mode = indicate ? .indicate : .notify
+                var found = cccd
+                if found == nil { found = try await client.clientConfigurationDescriptor(after: handle) }
+                guard let cccd = found else {
+                    throw CLIError("no Client Characteristic Configuration descriptor follows \(HCI.hex(handle, digits: 4)); give it with --cccd")
+                }
+                descriptor = cccd
+            }
+            let done = Expectation<Result<Int, GATTError>>()
+            let seen = Counter()
+            client.onValue = { valueHandle, value, indication in
+                guard valueHandle == handle else { return }
+                let kind = indication ? "indication" : "notification"
+                if json {
+                    print(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle)), "value": .string(value.hexString())]).compact)
+                } else {
+                    print("\(kind) \(HCI.hex(valueHandle, digits: 4)) \(value.hexString(separator: " "))")
+                }
+                flushStandardOutput()
+                seen.value += 1
+                if let limit, seen.value >= limit { done.fulfill(.success(seen.value)) }
+            }
+            manager.onDisconnection = { link, reason in
+                if link.handle == connection.handle { done.fulfill(.failure(.att(.disconnected(reason)))) }
+            }
+            try await client.configure(descriptor, mode)
+            let timer = Task { @BluetoothActor in
+                guard let duration else { return }
+                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                done.fulfill(.success(seen.value))
+            }
+            defer { timer.cancel() }
+            let count = try await done.value().get()
+            try? await client.configure(descriptor, .none)
+            return count
+        }
+        printToStandardError("\(received) values received")
+    }
+}
+
+/// A count shared between a callback and the code that waits on it (both on the stack's actor).
+@BluetoothActor
+final class Counter {
+    var value = 0
+}
+
+extension String {
+    var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
