@@ -298,6 +298,10 @@ struct Listen: AsyncParsableCommand {
                     throw GATTError.descriptorNotFound(.clientCharacteristicConfiguration, characteristic: found.uuid)
                 }
                 descriptor = cccd.handle
+                // A long listen should learn when the peer's database changes under it.
+                do { try await client.subscribeToServiceChanged() } catch {
+                    common.logger.log(.info, "subscribing to Service Changed: \(error)")
+                }
             } else {
                 mode = indicate ? .indicate : .notify
                 var found = cccd
