@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ATT", targets: ["ATT"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "DiscoveryCache", targets: ["DiscoveryCache"]),
+        .library(name: "Bluejay", targets: ["Bluejay"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
@@ -29,6 +30,8 @@ let package = Package(
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         .target(name: "DiscoveryCache", dependencies: ["GATT"]),
+        // The public facade: Bluejay's API over the stack.
+        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache"]),
         .target(name: "SMP", dependencies: ["L2CAP"]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
         // swift-crypto's AES block function. Depends on nothing else of ours.
@@ -53,7 +56,7 @@ let package = Package(
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "TraceDecoding"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "Bluejay", "TraceDecoding"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],

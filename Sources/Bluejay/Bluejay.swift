@@ -1,0 +1,653 @@
+import Dispatch
+import DiscoveryCache
+import FoundationEssentials
+import GATT
+import HCI
+
+/// How ``Bluejay/start(mode:)`` gets its host.
+public enum StartMode {
+    /// A new host on a transport.
+    case new(StartOptions)
+    /// A host other code brought up (e.g. one from ``Bluejay/stopAndExtractBluetoothState()``).
+    case use(BluetoothHost)
+}
+
+/// How a new host is made (iOS took `CBCentralManager` options here).
+public struct StartOptions: Sendable {
+    /// The controller: `hci0`, `serial:/dev/ttyACM0,baud=1000000`, `tcp:HOST:PORT`, `unix:PATH`.
+    public var transport: String
+    /// Where the GATT cache (and later the bonds) live.
+    public var store: StoreDirectory
+    /// Whether discovered databases are remembered across connections.
+    public var cacheEnabled: Bool
+    /// The name our GAP service gives peers.
+    public var deviceName: String
+    /// Diagnostics of the stack below.
+    public var logger: HCILogger
+
+    /// Options as given.
+    public init(transport: String, store: StoreDirectory = .standard, cacheEnabled: Bool = true, deviceName: String = "Bluejay",
+                logger: HCILogger = .standardError) {
+        self.transport = transport
+        self.store = store
+        self.cacheEnabled = cacheEnabled
+        self.deviceName = deviceName
+        self.logger = logger
+    }
+
+    /// The transport from `$BLUEJAY_TRANSPORT` (else `hci0`), everything else default.
+    public static var `default`: StartOptions {
+        StartOptions(transport: ProcessInfo.processInfo.environment["BLUEJAY_TRANSPORT"] ?? "hci0")
+    }
+}
+
+/// Told about Bluetooth availability and connections. Held weakly.
+@MainActor
+public protocol ConnectionObserver: AnyObject {
+    /// The host came up (true) or went away (false).
+    func bluetoothAvailable(_ available: Bool)
+    /// Connected to a peripheral.
+    func connected(to peripheral: PeripheralIdentifier)
+    /// Disconnected from a peripheral.
+    func disconnected(from peripheral: PeripheralIdentifier)
+}
+
+extension ConnectionObserver {
+    /// Does nothing unless implemented.
+    public func bluetoothAvailable(_ available: Bool) {}
+    /// Does nothing unless implemented.
+    public func connected(to peripheral: PeripheralIdentifier) {}
+    /// Does nothing unless implemented.
+    public func disconnected(from peripheral: PeripheralIdentifier) {}
+}
+
+/// Bluejay on Linux: one connected peripheral at a time, a FIFO of operations, automatic
+/// discovery as characteristics are used, and background tasks written as plain blocking
+/// calls. It follows Bluejay's iOS API; what Linux changes is in DESIGN.md's porting map.
+///
+/// All of it runs on the main actor, and callbacks come back there, as on iOS's main queue:
+/// a command-line program keeps a main loop running (`dispatchMain()` or `await` in `main`).
+@MainActor
+public final class Bluejay {
+    /// Tells one Bluejay from another.
+    public let uuid = UUID()
+    /// Whether the host is up. False before ``start(mode:)`` completes.
+    public private(set) var isBluetoothAvailable = false
+    /// Whether availability is about to change (the host is starting).
+    public var isBluetoothStateUpdateImminent: Bool { hasStarted && host == nil && !startFailed }
+    /// Whether a connection attempt runs.
+    public private(set) var isConnecting = false
+    /// Whether a peripheral is connected.
+    public var isConnected: Bool { connection != nil }
+    /// Whether a disconnection runs.
+    public private(set) var isDisconnecting = false
+    /// Whether Bluejay reconnects after an unexpected disconnection (true after a successful
+    /// connect, false after an explicit disconnect).
+    public private(set) var shouldAutoReconnect = true
+    /// Whether a scan runs.
+    public private(set) var isScanning = false
+    /// Whether ``start(mode:)`` was called.
+    public private(set) var hasStarted = false
+    /// Warning options for connections that give none (iOS only; kept for compatibility).
+    public private(set) var defaultWarningOptions = WarningOptions.default
+    /// Background restoration is not available yet on Linux.
+    public var isBackgroundRestorationEnabled: Bool { false }
+
+    /// The connected peripheral.
+    public var peripheral: PeripheralIdentifier? { connection?.peripheral }
+
+    private struct Connection {
+        let peripheral: PeripheralIdentifier
+        let handle: UInt16
+    }
+
+    private var host: BluetoothHost?
+    private var startFailed = false
+    private let hostReady = Once<Result<BluetoothHost, BluejayError>>()
+    private var connection: Connection?
+    private let queue = OperationQueue()
+    private var connectionObservers: [WeakConnectionObserver] = []
+    private var listeners: [CharacteristicIdentifier: Listener] = [:]
+    private var logLines: [String] = []
+
+    private struct WeakConnectionObserver {
+        weak var observer: (any ConnectionObserver)?
+    }
+
+    /// A listen: registered when asked for (so a second one is trapped at once), live once
+    /// its subscription is written.
+    @MainActor
+    private final class Listener {
+        let option: MultipleListenOption
+        let deliver: ([UInt8]) -> Void
+        /// The value handle it watches, once subscribed.
+        var valueHandle: UInt16?
+        /// The GATT client's listener token, removed when the listen ends.
+        var token: Int?
+        /// Ends the stream that carries values to the main actor.
+        var finish: (@Sendable () -> Void)?
+
+        init(option: MultipleListenOption, deliver: @escaping ([UInt8]) -> Void) {
+            self.option = option
+            self.deliver = deliver
+        }
+    }
+
+    /// A Bluejay that does nothing until ``start(mode:)``.
+    public init() {}
+
+    // MARK: Lifecycle
+
+    /// Brings the host up (or adopts one). Operations asked for before it is up wait for it;
+    /// if it cannot come up they fail with ``BluejayError/startFailed(_:)``.
+    public func start(mode: StartMode = .new(.default)) {
+        guard !hasStarted else {
+            log("start(mode:) called twice; ignored")
+            return
+        }
+        hasStarted = true
+        switch mode {
+        case let .use(existing):
+            adopt(existing)
+        case let .new(options):
+            Task { @MainActor in
+                let result = await Task { @BluetoothActor () -> Result<BluetoothHost, BluejayError> in
+                    do throws(BluejayError) {
+                        return .success(try await BluetoothHost(transport: options.transport, store: options.store, cacheEnabled: options.cacheEnabled,
+                                                               deviceName: options.deviceName, logger: options.logger))
+                    } catch {
+                        return .failure(error)
+                    }
+                }.value
+                switch result {
+                case let .success(host): self.adopt(host)
+                case let .failure(error):
+                    self.startFailed = true
+                    self.log("start failed: \(error)")
+                    self.hostReady.fulfill(.failure(error))
+                    for observer in self.observers { observer.bluetoothAvailable(false) }
+                }
+            }
+        }
+    }
+
+    /// Starts and registers `connectionObserver` first, so it hears availability.
+    public func start(connectionObserver: any ConnectionObserver, mode: StartMode = .new(.default)) {
+        register(connectionObserver: connectionObserver)
+        start(mode: mode)
+    }
+
+    private func adopt(_ host: BluetoothHost) {
+        self.host = host
+        isBluetoothAvailable = true
+        Task { @BluetoothActor [weak self] in
+            host.connections.onDisconnection = { link, reason in
+                Task { @MainActor in self?.linkEnded(link.handle, reason: reason) }
+            }
+        }
+        hostReady.fulfill(.success(host))
+        for observer in observers { observer.bluetoothAvailable(true) }
+    }
+
+    /// Cancels everything without disconnecting and hands back the host and the connected
+    /// peripheral, for code outside Bluejay to go on with. Bluejay is unusable afterwards.
+    public func stopAndExtractBluetoothState() -> (host: BluetoothHost?, peripheral: PeripheralIdentifier?) {
+        cancelEverything(error: .cancelled, shouldDisconnect: false)
+        let extracted = (host, connection?.peripheral)
+        if let host { Task { @BluetoothActor in host.connections.onDisconnection = nil } }
+        host = nil
+        connection = nil
+        for listener in listeners.values { listener.finish?() }
+        listeners = [:]
+        isBluetoothAvailable = false
+        return extracted
+    }
+
+    /// Ends the running and every queued operation with `error` and, by default, disconnects.
+    public func cancelEverything(error: BluejayError = .cancelled, shouldDisconnect: Bool = true) {
+        queue.cancelAll(error)
+        if shouldDisconnect, let connection, let host {
+            shouldAutoReconnect = false
+            isDisconnecting = true
+            Task { @BluetoothActor in _ = try? await host.connections.disconnect(connection.handle) }
+        }
+    }
+
+    // MARK: Observers and logs
+
+    /// Hears availability and connection events; held weakly.
+    public func register(connectionObserver: any ConnectionObserver) {
+        connectionObservers.removeAll { $0.observer == nil || $0.observer === connectionObserver }
+        connectionObservers.append(WeakConnectionObserver(observer: connectionObserver))
+        if hasStarted, host != nil { connectionObserver.bluetoothAvailable(true) }
+    }
+
+    /// Stops telling `connectionObserver`.
+    public func unregister(connectionObserver: any ConnectionObserver) {
+        connectionObservers.removeAll { $0.observer == nil || $0.observer === connectionObserver }
+    }
+
+    private var observers: [any ConnectionObserver] { connectionObservers.compactMap(\.observer) }
+
+    /// Adds a line to Bluejay's log (kept in memory for ``getLogs()``).
+    public func log(_ string: String) {
+        logLines.append(string)
+    }
+
+    /// The log so far, a line per entry.
+    public func getLogs() -> String? { logLines.isEmpty ? nil : logLines.joined(separator: "\n") }
+
+    /// Empties the log.
+    public func clearLogs() { logLines = [] }
+
+    // MARK: Scanning
+
+    /// Scans for peripherals advertising `serviceIdentifiers` (all when nil) for `duration`
+    /// seconds (0: until stopped). `discovery` sees each new peripheral (every advertisement
+    /// whose RSSI moved by `throttleRSSIDelta` or more when duplicates are allowed) with all
+    /// found so far, and says what to do next; `stopped` ends the scan exactly once.
+    public func scan(duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5, serviceIdentifiers: [ServiceIdentifier]?,
+                     discovery: @escaping (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
+                     expired: ((ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
+                     stopped: @escaping ([ScanDiscovery], (any Error)?) -> Void) {
+        var found: [ScanDiscovery] = []
+        guard !isScanning else {
+            stopped(found, BluejayError.alreadyScanning)
+            return
+        }
+        isScanning = true
+        let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
+        queue.add(QueuedOperation("scan", body: { [weak self] operation in
+            guard let self, let host = await self.readyHost(operation) else { return }
+            let (stream, feed) = AsyncStream.makeStream(of: Discovery.self)
+            let failed = await Task { @BluetoothActor () -> HCIError? in
+                do throws(HCIError) { try await host.scanner.start(options) { feed.yield($0) } } catch { return error }
+                return nil
+            }.value
+            if let failed { return operation.fail(.hci(failed)) }
+            operation.onCancel = { feed.finish() }
+            let timer = Task { @MainActor in
+                guard duration > 0 else { return }
+                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                feed.finish()
+            }
+            var blacklisted: Set<PeripheralIdentifier> = []
+            var then: (ScanDiscovery, (ConnectionResult) -> Void)?
+            scanning: for await report in stream {
+                let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
+                guard !blacklisted.contains(identifier) else { continue }
+                let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
+                if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
+                    guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { continue }
+                    found[index] = item
+                } else {
+                    found.append(item)
+                }
+                switch discovery(item, found) {
+                case .continue: continue
+                case .blacklist: blacklisted.insert(identifier)
+                case .stop: break scanning
+                case let .connect(target, completion):
+                    then = (target, completion)
+                    break scanning
+                }
+            }
+            timer.cancel()
+            await Task { @BluetoothActor in _ = try? await host.scanner.stop() }.value
+            self.isScanning = false
+            let wasCancelled = operation.isFinished
+            if operation.claim() { stopped(found, nil) }
+            if let (target, completion) = then, !wasCancelled { self.connect(target.peripheralIdentifier, completion: completion) }
+        }, onFailure: { [weak self] error in
+            self?.isScanning = false
+            stopped(found, error)
+        }))
+    }
+
+    /// Stops a running scan; its `stopped` callback follows.
+    public func stopScanning() {
+        if isScanning, let running = queue.running, running.name == "scan" { running.onCancel?() }
+    }
+
+    // MARK: Connecting
+
+    /// Connects to `peripheralIdentifier`. Fails at once when already connected or
+    /// connecting; stops a running scan first. With a timeout, a peripheral that does not
+    /// answer in time ends with ``BluejayError/connectionTimedOut``.
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
+                        completion: @escaping (ConnectionResult) -> Void) {
+        if isConnected { return completion(.failure(BluejayError.alreadyConnected)) }
+        if isConnecting { return completion(.failure(BluejayError.alreadyConnecting)) }
+        stopScanning()
+        isConnecting = true
+        let limit = timeout.duration ?? .seconds(86_400 * 365)
+        queue.add(QueuedOperation("connect", body: { [weak self] operation in
+            guard let self, let host = await self.readyHost(operation) else { return }
+            operation.onCancel = { Task { @BluetoothActor in host.connections.cancelConnect() } }
+            let identity = DiscoveryCache.identity(peripheralIdentifier.address, peripheralIdentifier.addressType)
+            let result = await Task { @BluetoothActor () -> Result<UInt16, BluejayError> in
+                do throws(ConnectionError) {
+                    let link = try await host.connections.connect(to: peripheralIdentifier.address, type: peripheralIdentifier.addressType, timeout: limit)
+                    do throws(BluejayError) { _ = try await host.client(for: link.handle, identity: identity) } catch {
+                        _ = try? await host.connections.disconnect(link.handle)
+                        return .failure(error)
+                    }
+                    return .success(link.handle)
+                } catch {
+                    switch error {
+                    case .connectionTimeout: return .failure(.connectionTimedOut)
+                    case .cancelled: return .failure(.cancelled)
+                    default: return .failure(.connection(error))
+                    }
+                }
+            }.value
+            self.isConnecting = false
+            switch result {
+            case let .success(handle):
+                guard !operation.isFinished else {
+                    // Cancelled while the link came up: do not keep a link nobody asked for.
+                    Task { @BluetoothActor in _ = try? await host.connections.disconnect(handle) }
+                    return
+                }
+                self.connection = Connection(peripheral: peripheralIdentifier, handle: handle)
+                self.shouldAutoReconnect = true
+                if operation.claim() { completion(.success(peripheralIdentifier)) }
+                for observer in self.observers { observer.connected(to: peripheralIdentifier) }
+            case let .failure(error):
+                operation.fail(error)
+            }
+        }, onFailure: { [weak self] error in
+            self?.isConnecting = false
+            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        }))
+    }
+
+    /// Disconnects. `immediate` cancels everything queued first (and disconnects);
+    /// otherwise the disconnection waits its turn in the queue.
+    public func disconnect(immediate: Bool = false, completion: ((DisconnectionResult) -> Void)? = nil) {
+        shouldAutoReconnect = false
+        if immediate { queue.cancelAll(.cancelled) }
+        queue.add(QueuedOperation("disconnect", body: { [weak self] operation in
+            guard let self, let host = await self.readyHost(operation) else { return }
+            guard let link = self.connection else { return operation.fail(.notConnected) }
+            self.isDisconnecting = true
+            let outcome = await Task { @BluetoothActor () -> BluejayError? in
+                do throws(ConnectionError) {
+                    try await host.connections.disconnect(link.handle)
+                    return nil
+                } catch {
+                    switch error {
+                    case .notConnected: return nil  // it went down meanwhile: done all the same
+                    default: return .connection(error)
+                    }
+                }
+            }.value
+            self.isDisconnecting = false
+            if let outcome { return operation.fail(outcome) }
+            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost)
+            if operation.claim() { completion?(.disconnected(link.peripheral)) }
+        }, onFailure: { error in
+            if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
+        }))
+    }
+
+    /// The link of the connected peripheral ended (asked for or not): everything waiting on
+    /// it fails, listens end, observers hear of it.
+    private func linkEnded(_ handle: UInt16, reason: HCIStatus) {
+        guard let link = connection, link.handle == handle else { return }
+        connection = nil
+        isDisconnecting = false
+        let error = BluejayError.disconnected(reason)
+        for listener in listeners.values { listener.finish?() }
+        listeners = [:]
+        if let host { Task { @BluetoothActor in host.linkEnded(handle) } }
+        // Operations still queued cannot succeed without the link.
+        if queue.running?.name != "disconnect" { queue.cancelAll(error) }
+        for observer in observers { observer.disconnected(from: link.peripheral) }
+    }
+
+    // MARK: Reading, writing, listening
+
+    /// Reads a characteristic (discovering it on first use) and decodes it as `R`.
+    public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping (ReadResult<R>) -> Void) {
+        queue.add(QueuedOperation("read", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
+                    return try await client.readLong(characteristic.valueHandle)
+                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+            }.value
+            switch result {
+            case let .success(bytes):
+                do {
+                    let value = try R(bluetoothData: Data(bytes))
+                    if operation.claim() { completion(.success(value)) }
+                } catch {
+                    if operation.claim() { completion(.failure(error)) }
+                }
+            case let .failure(error): operation.fail(error)
+            }
+        }, onFailure: { error in
+            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        }))
+    }
+
+    /// Writes `value` to a characteristic, with or without a response.
+    public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                          completion: @escaping (WriteResult) -> Void) {
+        let bytes = [UInt8](value.toBluetoothData())
+        queue.add(QueuedOperation("write", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
+                    switch type {
+                    case .withoutResponse: try client.writeWithoutResponse(characteristic.valueHandle, bytes)
+                    case .withResponse where bytes.count > client.maximumWriteLength: try await client.writeLong(characteristic.valueHandle, bytes)
+                    case .withResponse: try await client.write(characteristic.valueHandle, bytes)
+                    }
+                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+            }.value
+            switch result {
+            case .success: if operation.claim() { completion(.success) }
+            case let .failure(error): operation.fail(error)
+            }
+        }, onFailure: { error in
+            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        }))
+    }
+
+    /// Subscribes to a characteristic (notifications when it offers them, else
+    /// indications); `completion` gets every value until ``endListen(to:completion:)`` or
+    /// the link ends. A second listen fails with ``BluejayError/multipleListenTrapped``
+    /// unless the first was `.replaceable`.
+    public func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption = .trap,
+                                      completion: @escaping (ReadResult<R>) -> Void) {
+        if let existing = listeners[characteristicIdentifier], existing.option == .trap {
+            return completion(.failure(BluejayError.multipleListenTrapped))
+        }
+        let listener = Listener(option: option) { bytes in
+            do { completion(.success(try R(bluetoothData: Data(bytes)))) } catch { completion(.failure(error)) }
+        }
+        let replaced = listeners[characteristicIdentifier]
+        replaced?.finish?()
+        listeners[characteristicIdentifier] = listener
+        let replacedToken = replaced?.token
+        queue.add(QueuedOperation("listen", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            let (values, feed) = AsyncStream.makeStream(of: (UInt16, [UInt8]).self)
+            let result = await Task { @BluetoothActor () -> Result<(UInt16, Int), BluejayError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    if let replacedToken { client.removeValueListener(replacedToken) }
+                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
+                    let token = client.addValueListener(characteristic.valueHandle) { feed.yield((characteristic.valueHandle, $0)) }
+                    do throws(GATTError) {
+                        try await client.setNotifications(characteristic.properties.contains(.notify) ? .notify : .indicate, for: characteristic)
+                    } catch {
+                        client.removeValueListener(token)
+                        throw error
+                    }
+                    return (characteristic.valueHandle, token)
+                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+            }.value
+            switch result {
+            case let .success((valueHandle, token)):
+                listener.valueHandle = valueHandle
+                listener.token = token
+                listener.finish = { feed.finish() }
+                _ = operation.claim()
+                // Values reach the callback in arrival order, on the main actor, while this
+                // listen is the characteristic's current one.
+                Task { @MainActor [weak self] in
+                    for await (handle, bytes) in values {
+                        guard self?.listeners[characteristicIdentifier] === listener, listener.valueHandle == handle else { continue }
+                        listener.deliver(bytes)
+                    }
+                }
+                if self.listeners[characteristicIdentifier] !== listener { feed.finish() }
+            case let .failure(error):
+                feed.finish()
+                if self.listeners[characteristicIdentifier] === listener { self.listeners[characteristicIdentifier] = nil }
+                operation.fail(error)
+            }
+        }, onFailure: { error in
+            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        }))
+    }
+
+    /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
+    public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: ((WriteResult) -> Void)? = nil) {
+        queue.add(QueuedOperation("end listen", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            let ended = self.listeners.removeValue(forKey: characteristicIdentifier)
+            ended?.finish?()
+            let token = ended?.token
+            let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    if let token { client.removeValueListener(token) }
+                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
+                    try await client.setNotifications(.none, for: characteristic)
+                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+            }.value
+            switch result {
+            case .success: if operation.claim() { completion?(.success) }
+            case let .failure(error): operation.fail(error)
+            }
+        }, onFailure: { error in
+            if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
+        }))
+    }
+
+    /// Whether a listen is active on the characteristic; throws when not connected.
+    public func isListening(to characteristicIdentifier: CharacteristicIdentifier) throws -> Bool {
+        guard isConnected else { throw BluejayError.notConnected }
+        return listeners[characteristicIdentifier] != nil
+    }
+
+    // MARK: Background tasks
+
+    /// Runs `backgroundTask` on a background thread with a ``SynchronizedPeripheral`` whose
+    /// calls block until done; `completionOnMainThread` gets the outcome. The task holds the
+    /// queue: nothing else runs until it returns.
+    public func run(backgroundTask: @escaping (SynchronizedPeripheral) throws -> Void, completionOnMainThread: @escaping (RunResult<Void>) -> Void) {
+        run(userData: (), backgroundTask: { _, peripheral in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
+    }
+
+    /// Runs `backgroundTask` and hands its result to `completionOnMainThread`.
+    public func run<Result>(backgroundTask: @escaping (SynchronizedPeripheral) throws -> Result, completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+        run(userData: (), backgroundTask: { _, peripheral in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
+    }
+
+    /// Runs `backgroundTask` with `userData` and hands its result to `completionOnMainThread`.
+    public func run<UserData, Result>(userData: UserData, backgroundTask: @escaping (UserData, SynchronizedPeripheral) throws -> Result,
+                                      completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+        queue.add(QueuedOperation("background task", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral)
+            operation.onCancel = { peripheral.cancel() }
+            // The task is the caller's code for a background thread, by Bluejay's contract.
+            let work = UncheckedBox((backgroundTask, userData, peripheral))
+            let outcome: UncheckedBox<Swift.Result<Result, any Error>> = await withCheckedContinuation { continuation in
+                DispatchQueue(label: "bluejay.background-task").async {
+                    let (task, data, peripheral) = work.value
+                    continuation.resume(returning: UncheckedBox(Swift.Result { try task(data, peripheral) }))
+                }
+            }
+            switch outcome.value {
+            case let .success(value): if operation.claim() { completionOnMainThread(.success(value)) }
+            case let .failure(error as BluejayError): operation.fail(error)
+            case let .failure(error): if operation.claim() { completionOnMainThread(.failure(error)) }
+            }
+        }, onFailure: { error in
+            if case .cancelled = error { completionOnMainThread(.cancelled) } else { completionOnMainThread(.failure(error)) }
+        }))
+    }
+
+    // MARK: Plumbing
+
+    /// The host once started; fails `operation` when it cannot start.
+    private func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
+        guard hasStarted else {
+            operation.fail(.bluetoothUnavailable)
+            return nil
+        }
+        switch await hostReady.value() {
+        case let .success(host):
+            guard self.host != nil else {
+                operation.fail(.bluetoothUnavailable)
+                return nil
+            }
+            return host
+        case let .failure(error):
+            operation.fail(error)
+            return nil
+        }
+    }
+
+    /// The host and the connected link; fails `operation` with ``BluejayError/notConnected``.
+    private func connected(_ operation: QueuedOperation) async -> (BluetoothHost, Connection)? {
+        guard let host = await readyHost(operation) else { return nil }
+        guard let connection, !operation.isFinished else {
+            operation.fail(.notConnected)
+            return nil
+        }
+        return (host, connection)
+    }
+
+    /// Runs `body` with the GATT client of link `handle`.
+    @BluetoothActor
+    static func onClient<T>(_ host: BluetoothHost, _ handle: UInt16,
+                            _ body: (GATTClient) async throws(GATTError) -> T) async -> Swift.Result<T, GATTError> {
+        guard let client = host.existingClient(for: handle) else { return .failure(.att(.notConnected(handle))) }
+        do { return .success(try await body(client)) } catch { return .failure(error) }
+    }
+}
+
+/// Carries a value across a thread boundary the compiler cannot check: the user's
+/// background task and its result, which Bluejay's contract puts on a background thread.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A value delivered once on the main actor, awaited by any number of waiters.
+@MainActor
+final class Once<Value: Sendable> {
+    private var value: Value?
+    private var waiters: [CheckedContinuation<Value, Never>] = []
+
+    /// Delivers the value; later calls are ignored.
+    func fulfill(_ value: Value) {
+        guard self.value == nil else { return }
+        self.value = value
+        for waiter in waiters { waiter.resume(returning: value) }
+        waiters = []
+    }
+
+    /// The value, waiting for it if needed.
+    func value() async -> Value {
+        if let value { return value }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+}

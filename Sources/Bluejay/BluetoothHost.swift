@@ -1,0 +1,81 @@
+import ATT
+import DiscoveryCache
+import GATT
+import HCI
+import L2CAP
+
+/// One controller with the whole stack on it: connections, L2CAP, the ATT bearers with our
+/// GAP/GATT server, a GATT client per link, the discovery cache and a scanner. This is what
+/// ``Bluejay`` runs on, and what ``Bluejay/stopAndExtractBluetoothState()`` hands back for
+/// other code to use.
+@BluetoothActor
+public final class BluetoothHost {
+    /// The controller.
+    public let controller: HCIController
+    /// LE connections.
+    public let connections: ConnectionManager
+    /// L2CAP over the links.
+    public let channels: L2CAPChannels
+    /// The ATT bearers, one per link.
+    public let bearers: ATTBearers
+    /// The discovery cache.
+    public let cache: DiscoveryCache
+    /// The scanner.
+    public let scanner: Scanner
+    /// What the controller reported at bring-up.
+    public let info: ControllerInfo
+    private var clients: [UInt16: GATTClient] = [:]
+
+    /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), brings the
+    /// controller up and attaches every layer.
+    public init(transport: String, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+        let opened: any HCITransport
+        do { opened = try TransportSpec(parsing: transport).open() } catch { throw .startFailed("\(transport): \(error)") }
+        controller = HCIController(transport: opened, configuration: .init(logger: logger))
+        do { info = try await controller.start() } catch {
+            controller.close()
+            throw .startFailed("\(transport): \(error)")
+        }
+        connections = ConnectionManager(controller: controller, logger: logger)
+        channels = L2CAPChannels(controller: controller, connections: connections, logger: logger)
+        bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: logger)
+        bearers.server = LocalGATTServer(deviceName: deviceName)
+        cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
+        scanner = Scanner(controller: controller, logger: logger)
+    }
+
+    /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached
+    /// database validated for `identity`.
+    public func client(for handle: UInt16, identity: String) async throws(BluejayError) -> GATTClient {
+        if let client = clients[handle] { return client }
+        let bearer: ATTBearer
+        do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
+        let client = GATTClient(bearer: bearer)
+        clients[handle] = client
+        do {
+            try await client.exchangeMTU()
+            try await cache.prepare(client, identity: identity)
+        } catch {
+            throw BluejayError.from(error)
+        }
+        return client
+    }
+
+    /// The client of a live link, if one was made.
+    public func existingClient(for handle: UInt16) -> GATTClient? { clients[handle] }
+
+    /// Forgets the client of a link that ended, saving what it discovered.
+    public func linkEnded(_ handle: UInt16) {
+        if let client = clients.removeValue(forKey: handle) { cache.finish(client) }
+    }
+
+    /// Detaches every layer and closes the transport.
+    public func close() {
+        for handle in clients.keys { linkEnded(handle) }
+        bearers.close()
+        channels.close()
+        connections.close()
+        controller.close()
+    }
+}

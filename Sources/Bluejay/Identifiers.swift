@@ -1,0 +1,74 @@
+import HCI
+
+/// A service by UUID, as Bluejay names it: `ServiceIdentifier(uuid: "180D")`.
+public struct ServiceIdentifier: Hashable, Sendable, CustomStringConvertible {
+    /// The service's UUID.
+    public let uuid: BluetoothUUID
+
+    /// A service by its UUID text (`180D` or a 128-bit UUID). An invalid UUID is a
+    /// programming error and traps, as a malformed `CBUUID` string does on iOS.
+    public init(uuid: String) {
+        guard let parsed = BluetoothUUID(uuid) else { preconditionFailure("'\(uuid)' is not a Bluetooth UUID") }
+        self.uuid = parsed
+    }
+
+    /// A service by UUID value.
+    public init(uuid: BluetoothUUID) { self.uuid = uuid }
+
+    /// `180D Heart Rate`.
+    public var description: String { uuid.nameAndValue }
+}
+
+/// A characteristic by UUID inside its service.
+public struct CharacteristicIdentifier: Hashable, Sendable, CustomStringConvertible {
+    /// The characteristic's UUID.
+    public let uuid: BluetoothUUID
+    /// The service it belongs to.
+    public let service: ServiceIdentifier
+
+    /// A characteristic by its UUID text inside `service`; an invalid UUID traps.
+    public init(uuid: String, service: ServiceIdentifier) {
+        guard let parsed = BluetoothUUID(uuid) else { preconditionFailure("'\(uuid)' is not a Bluetooth UUID") }
+        self.uuid = parsed
+        self.service = service
+    }
+
+    /// A characteristic by UUID value inside `service`.
+    public init(uuid: BluetoothUUID, service: ServiceIdentifier) {
+        self.uuid = uuid
+        self.service = service
+    }
+
+    /// `2A37 Heart Rate Measurement in 180D Heart Rate`.
+    public var description: String { "\(uuid.nameAndValue) in \(service)" }
+}
+
+/// A peripheral: its Bluetooth address and address type (iOS gave a UUID instead; here the
+/// address is the identity), with the name it advertised when known.
+public struct PeripheralIdentifier: Hashable, Sendable, CustomStringConvertible {
+    /// The device address.
+    public let address: BluetoothAddress
+    /// Public or random.
+    public let addressType: AddressType
+    /// The advertised name, when seen; not part of the identity.
+    public let name: String
+
+    /// A peripheral at `address`.
+    public init(address: BluetoothAddress, addressType: AddressType, name: String? = nil) {
+        self.address = address
+        self.addressType = addressType
+        self.name = name ?? address.description
+    }
+
+    /// Two identifiers name the same peripheral when address and type match.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.address == rhs.address && lhs.addressType == rhs.addressType }
+
+    /// Hashes address and type.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(address)
+        hasher.combine(addressType)
+    }
+
+    /// `F0:0D:B1:E7:00:01/random`.
+    public var description: String { "\(address)/\(addressType)" }
+}

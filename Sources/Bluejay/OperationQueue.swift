@@ -1,0 +1,77 @@
+/// One queued operation: a scan, connect, disconnect, read, write, listen or background
+/// task. It ends exactly once — through ``complete(_:)`` or ``fail(_:)`` — whatever races
+/// with it (a cancel, a disconnection, the body finishing late).
+@MainActor
+final class QueuedOperation {
+    /// For logs.
+    let name: String
+    private let body: (QueuedOperation) async -> Void
+    private let onFailure: (BluejayError) -> Void
+    /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
+    var onCancel: (() -> Void)?
+    private(set) var isFinished = false
+
+    init(_ name: String, body: @escaping (QueuedOperation) async -> Void, onFailure: @escaping (BluejayError) -> Void) {
+        self.name = name
+        self.body = body
+        self.onFailure = onFailure
+    }
+
+    func run() async { await body(self) }
+
+    /// Ends the operation; true when this call ended it, so the caller delivers the
+    /// outcome, false when it had already ended (cancelled, failed).
+    func claim() -> Bool {
+        guard !isFinished else { return false }
+        isFinished = true
+        return true
+    }
+
+    /// Ends the operation with `error`, unless it already ended.
+    func fail(_ error: BluejayError) {
+        guard !isFinished else { return }
+        isFinished = true
+        onFailure(error)
+    }
+}
+
+/// Bluejay's FIFO: operations run one at a time, in the order asked; the next starts when
+/// the running one's body returns.
+@MainActor
+final class OperationQueue {
+    private var waiting: [QueuedOperation] = []
+    private(set) var running: QueuedOperation?
+
+    /// Operations not ended yet (running and waiting).
+    var count: Int { waiting.count + (running == nil ? 0 : 1) }
+
+    func add(_ operation: QueuedOperation) {
+        waiting.append(operation)
+        runNext()
+    }
+
+    private func runNext() {
+        guard running == nil, !waiting.isEmpty else { return }
+        let operation = waiting.removeFirst()
+        running = operation
+        Task { @MainActor in
+            await operation.run()
+            // A body that returned without ending its operation would leave a caller waiting.
+            operation.fail(.cancelled)
+            self.running = nil
+            self.runNext()
+        }
+    }
+
+    /// Ends every waiting operation and the running one with `error`; the running one's
+    /// cancel hook stops its work.
+    func cancelAll(_ error: BluejayError) {
+        let cancelled = waiting
+        waiting = []
+        for operation in cancelled { operation.fail(error) }
+        if let running, !running.isFinished {
+            running.fail(error)
+            running.onCancel?()
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import HCI
+
+/// How a connection attempt ended.
+public enum ConnectionResult: Sendable {
+    /// Connected to this peripheral.
+    case success(PeripheralIdentifier)
+    /// Cancelled before it completed.
+    case cancelled
+    /// Failed, with why.
+    case failure(any Error)
+}
+
+/// How a disconnection ended.
+public enum DisconnectionResult: Sendable {
+    /// Disconnected from this peripheral.
+    case disconnected(PeripheralIdentifier)
+    /// Cancelled.
+    case cancelled
+    /// Failed, with why.
+    case failure(any Error)
+}
+
+/// The outcome of a read, or of each value of a listen.
+public enum ReadResult<R> {
+    /// The value, decoded.
+    case success(R)
+    /// Cancelled.
+    case cancelled
+    /// Failed, with why.
+    case failure(any Error)
+}
+
+/// The outcome of a write (or an end of listen).
+public enum WriteResult: Sendable {
+    /// Written.
+    case success
+    /// Cancelled.
+    case cancelled
+    /// Failed, with why.
+    case failure(any Error)
+}
+
+/// The outcome of a background task.
+public enum RunResult<R> {
+    /// The task's result.
+    case success(R)
+    /// Cancelled.
+    case cancelled
+    /// Failed, with why (the first error a step threw).
+    case failure(any Error)
+}
+
+/// With or without a response from the peripheral (CoreBluetooth's `CBCharacteristicWriteType`).
+public enum WriteType: Sendable {
+    /// Write Request: the peripheral confirms.
+    case withResponse
+    /// Write Command: nothing confirms it.
+    case withoutResponse
+}
+
+/// How long to wait.
+public enum Timeout: Sendable, Equatable {
+    /// Up to this many seconds.
+    case seconds(Double)
+    /// For ever.
+    case none
+
+    var duration: Duration? {
+        if case let .seconds(seconds) = self { return .milliseconds(Int(seconds * 1000)) }
+        return nil
+    }
+}
+
+/// What happens when a second listen is asked for on a characteristic already listened to.
+public enum MultipleListenOption: Int, Sendable {
+    /// The new listen replaces the old one's callback.
+    case replaceable
+    /// The new listen fails with ``BluejayError/multipleListenTrapped``.
+    case trap
+}
+
+/// Warnings the system could show on connection events (iOS only; kept for source
+/// compatibility, they change nothing here).
+public struct WarningOptions: Sendable, Equatable {
+    /// Warn on connection.
+    public var notifyOnConnection: Bool
+    /// Warn on disconnection.
+    public var notifyOnDisconnection: Bool
+    /// Warn on notification.
+    public var notifyOnNotification: Bool
+
+    /// Options as given.
+    public init(notifyOnConnection: Bool = false, notifyOnDisconnection: Bool = false, notifyOnNotification: Bool = false) {
+        self.notifyOnConnection = notifyOnConnection
+        self.notifyOnDisconnection = notifyOnDisconnection
+        self.notifyOnNotification = notifyOnNotification
+    }
+
+    /// No warnings.
+    public static let `default` = WarningOptions()
+}
+
+/// A peripheral found by a scan.
+public struct ScanDiscovery: Sendable {
+    /// Who it is.
+    public let peripheralIdentifier: PeripheralIdentifier
+    /// What it advertised (advertisement and scan response merged).
+    public let advertisementPacket: AdvertisingData
+    /// Signal strength in dBm (127 when the controller did not say).
+    public let rssi: Int
+}
+
+/// What a scan does after a discovery.
+public enum ScanAction {
+    /// Keep scanning.
+    case `continue`
+    /// Ignore this peripheral for the rest of the scan.
+    case blacklist
+    /// Stop scanning.
+    case stop
+    /// Stop scanning and connect to this peripheral.
+    case connect(ScanDiscovery, (ConnectionResult) -> Void)
+}
+
+/// What a synchronous listen does after a value.
+public enum ListenAction {
+    /// Wait for the next value.
+    case keepListening
+    /// Stop listening and return.
+    case done
+}
+
+extension ReadResult: Sendable where R: Sendable {}
+extension RunResult: Sendable where R: Sendable {}

@@ -1,0 +1,104 @@
+import Bluejay
+import DiscoveryCache
+import Foundation
+import HCI
+import Testing
+
+/// The public Bluejay API against the peer (main actor, as an app uses it).
+@Suite(.serialized) @MainActor
+struct BluejayAPITests {
+    /// Bluejay's README flow against the peer, through the public API only: start, scan with
+    /// `ScanAction.connect`, read, write, listen, a background task, disconnect — each
+    /// callback exactly once, on the main actor.
+    @Test func bluejayReadmeFlow() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+
+        let heartRateService = ServiceIdentifier(uuid: "180D")
+        let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
+        let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+
+        // Scan and connect from the discovery callback.
+        var discoveries = 0
+        let connected: ConnectionResult = await withCheckedContinuation { done in
+            bluejay.scan(serviceIdentifiers: [heartRateService], discovery: { discovery, _ in
+                discoveries += 1
+                return .connect(discovery, { done.resume(returning: $0) })
+            }, stopped: { _, error in
+                #expect(error == nil)
+            })
+        }
+        guard case let .success(peripheral) = connected else {
+            Issue.record("connect failed: \(connected)")
+            return
+        }
+        #expect(peripheral.address == BluetoothAddress(peer.address))
+        #expect(discoveries == 1)
+        #expect(bluejay.isConnected && !bluejay.isScanning && !bluejay.isConnecting)
+
+        // Read, write, read back.
+        let location: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
+        guard case .success(1) = location else { Issue.record("read: \(location)"); return }
+        let wrote: WriteResult = await withCheckedContinuation { done in bluejay.write(to: sensorLocation, value: UInt8(2)) { done.resume(returning: $0) } }
+        guard case .success = wrote else { Issue.record("write: \(wrote)"); return }
+
+        // Listen to indications the peer sends when its control point asks it to.
+        var values: [Data] = []
+        let second = CheckedBox<CheckedContinuation<Void, Never>>()
+        bluejay.listen(to: indicated) { (result: ReadResult<Data>) in
+            guard case let .success(value) = result else { Issue.record("listen: \(result)"); return }
+            values.append(value)
+            if values.count == 2 { second.value?.resume() }
+        }
+        #expect(try bluejay.isListening(to: indicated))
+        await withCheckedContinuation { done in
+            second.value = done
+            bluejay.write(to: controlPoint, value: Data([0x04, 0xAB])) { _ in }
+            bluejay.write(to: controlPoint, value: Data([0x04, 0xCD, 0xEF])) { _ in }
+        }
+        #expect(values == [Data([0xAB]), Data([0xCD, 0xEF])])
+
+        // A background task: end the listen, reset the location, read it back.
+        let run: RunResult<UInt8> = await withCheckedContinuation { done in
+            bluejay.run(backgroundTask: { peripheral -> UInt8 in
+                try peripheral.endListen(to: indicated)
+                try peripheral.write(to: sensorLocation, value: UInt8(0))
+                return try peripheral.read(from: sensorLocation)
+            }, completionOnMainThread: { done.resume(returning: $0) })
+        }
+        guard case .success(0) = run else { Issue.record("background task: \(run)"); return }
+
+        // A missing characteristic fails by name; the queue goes on.
+        let missing = CharacteristicIdentifier(uuid: "2A99", service: heartRateService)
+        let refused: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: missing) { done.resume(returning: $0) } }
+        guard case let .failure(error) = refused, case .missingCharacteristic = error as? BluejayError else {
+            Issue.record("expected missingCharacteristic, got \(refused)")
+            return
+        }
+
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        guard case .disconnected(peripheral) = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
+        #expect(!bluejay.isConnected && !bluejay.shouldAutoReconnect)
+
+        // Asked while not connected: refused at once, not hung.
+        let late: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
+        guard case let .failure(notConnected) = late, case .notConnected = notConnected as? BluejayError else {
+            Issue.record("expected notConnected, got \(late)")
+            return
+        }
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
+/// A mutable slot shared with a callback on the main actor.
+@MainActor
+final class CheckedBox<Value> {
+    var value: Value?
+}
