@@ -265,7 +265,7 @@ public final class Bluejay {
                 return nil
             }.value
             if let failed { return operation.fail(.hci(failed)) }
-            operation.onCancel = { feed.finish() }
+            operation.onCancel = { _ in feed.finish() }
             let timer = Task { @MainActor in
                 guard duration > 0 else { return }
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
@@ -306,7 +306,7 @@ public final class Bluejay {
 
     /// Stops a running scan; its `stopped` callback follows.
     public func stopScanning() {
-        if isScanning, let running = queue.running, running.name == "scan" { running.onCancel?() }
+        if isScanning, let running = queue.running, running.name == "scan" { running.onCancel?(.cancelled) }
     }
 
     // MARK: Connecting
@@ -323,7 +323,7 @@ public final class Bluejay {
         let limit = timeout.duration ?? .seconds(86_400 * 365)
         queue.add(QueuedOperation("connect", body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            operation.onCancel = { Task { @BluetoothActor in host.connections.cancelConnect() } }
+            operation.onCancel = { _ in Task { @BluetoothActor in host.connections.cancelConnect() } }
             let identity = DiscoveryCache.identity(peripheralIdentifier.address, peripheralIdentifier.addressType)
             let result = await Task { @BluetoothActor () -> Result<UInt16, BluejayError> in
                 do throws(ConnectionError) {
@@ -565,7 +565,7 @@ public final class Bluejay {
         queue.add(QueuedOperation("background task", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral)
-            operation.onCancel = { peripheral.cancel() }
+            operation.onCancel = { peripheral.cancel($0) }
             // The task is the caller's code for a background thread, by Bluejay's contract.
             let work = UncheckedBox((backgroundTask, userData, peripheral))
             let outcome: UncheckedBox<Swift.Result<Result, any Error>> = await withCheckedContinuation { continuation in

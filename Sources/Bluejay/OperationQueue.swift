@@ -8,7 +8,7 @@ final class QueuedOperation {
     private let body: (QueuedOperation) async -> Void
     private let onFailure: (BluejayError) -> Void
     /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
-    var onCancel: (() -> Void)?
+    var onCancel: ((BluejayError) -> Void)?
     private(set) var isFinished = false
 
     init(_ name: String, body: @escaping (QueuedOperation) async -> Void, onFailure: @escaping (BluejayError) -> Void) {
@@ -71,7 +71,7 @@ final class OperationQueue {
         for operation in cancelled { operation.fail(error) }
         if let running, !running.isFinished {
             running.fail(error)
-            running.onCancel?()
+            running.onCancel?(error)
         }
     }
 }

@@ -13,7 +13,10 @@ public final class SynchronizedPeripheral: Sendable {
     private let handle: UInt16
     /// The connected peripheral.
     public let identifier: PeripheralIdentifier
-    private let cancelled = Mutex(false)
+    /// Set when the task is cancelled or the link ends: every call then throws it.
+    private let failure = Mutex<BluejayError?>(nil)
+    /// Inboxes a blocked call waits on, woken when the task is cancelled.
+    private let inboxes = Mutex<[Inbox]>([])
 
     init(host: BluetoothHost, handle: UInt16, identifier: PeripheralIdentifier) {
         self.host = host
@@ -21,13 +24,17 @@ public final class SynchronizedPeripheral: Sendable {
         self.identifier = identifier
     }
 
-    /// Makes every later call throw ``BluejayError/cancelled`` (the task was cancelled).
-    func cancel() { cancelled.withLock { $0 = true } }
+    /// Makes the blocked call and every later one throw `error` (the task was cancelled,
+    /// or the link went down).
+    func cancel(_ error: BluejayError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        for inbox in inboxes.withLock({ $0 }) { inbox.close() }
+    }
 
     /// Runs `body` on the stack's actor and blocks until it ends.
     private func perform<T: Sendable>(_ body: @escaping @Sendable @BluetoothActor (GATTClient) async throws(GATTError) -> T,
                                       _ characteristic: CharacteristicIdentifier?) throws -> T {
-        if cancelled.withLock({ $0 }) { throw BluejayError.cancelled }
+        try checkCancelled()
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<T, BluejayError>?>(nil)
         let host = host, handle = handle
@@ -75,7 +82,81 @@ public final class SynchronizedPeripheral: Sendable {
     /// ``BluejayError/listenTimedOut``.
     public func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, timeout: Timeout = .none,
                                       completion: (R) -> ListenAction) throws {
+        try whileSubscribed(to: characteristicIdentifier) { inbox in
+            try deliver(inbox, timeout: timeout, completion)
+        }
+    }
+
+    /// Subscribes to `listenTo`, writes `value` to `writeTo`, then hands each value to
+    /// `completion` until it answers `.done` (a request answered by notifications).
+    /// `timeoutInSeconds` 0 waits for ever.
+    public func writeAndListen<S: BluejaySendable, R: Receivable>(writeTo charToWriteTo: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                                                  listenTo charToListenTo: CharacteristicIdentifier, timeoutInSeconds: Int = 0,
+                                                                  completion: (R) -> ListenAction) throws {
+        try whileSubscribed(to: charToListenTo) { inbox in
+            try write(to: charToWriteTo, value: value, type: type)
+            try deliver(inbox, timeout: timeoutInSeconds > 0 ? .seconds(Double(timeoutInSeconds)) : .none, completion)
+        }
+    }
+
+    /// Like ``writeAndListen(writeTo:value:type:listenTo:timeoutInSeconds:completion:)``, but
+    /// gathers notifications until `expectedLength` bytes have come, however the peripheral
+    /// splits them, before decoding; more bytes than expected throw
+    /// ``BluejayError/tooMuchData(expected:actual:)``.
+    public func writeAndAssemble<S: BluejaySendable, R: Receivable>(writeTo charToWriteTo: CharacteristicIdentifier, value: S,
+                                                                    listenTo charToListenTo: CharacteristicIdentifier, expectedLength: Int,
+                                                                    timeoutInSeconds: Int = 0, completion: (R) -> ListenAction) throws {
+        let timeout: Timeout = timeoutInSeconds > 0 ? .seconds(Double(timeoutInSeconds)) : .none
+        try whileSubscribed(to: charToListenTo) { inbox in
+            try write(to: charToWriteTo, value: value)
+            var assembled: [UInt8] = []
+            while true {
+                assembled += try next(inbox, timeout)
+                guard assembled.count >= expectedLength else { continue }
+                guard assembled.count == expectedLength else { throw BluejayError.tooMuchData(expected: expectedLength, actual: assembled.count) }
+                if case .done = completion(try R(bluetoothData: Data(assembled))) { return }
+                assembled = []
+            }
+        }
+    }
+
+    /// Subscribes and throws away whatever arrives until nothing has come for `idleWindow`
+    /// seconds, then unsubscribes and calls `completion`.
+    public func flushListen(to characteristicIdentifier: CharacteristicIdentifier, idleWindow: Int = 3, completion: () -> Void) throws {
+        try whileSubscribed(to: characteristicIdentifier) { inbox in
+            while inbox.take(timeout: .seconds(Double(max(idleWindow, 0)))) != nil { try checkCancelled() }
+            try checkCancelled()
+        }
+        completion()
+    }
+
+    private func checkCancelled() throws {
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// The next value, or the error that ended the task, or ``BluejayError/listenTimedOut``.
+    private func next(_ inbox: Inbox, _ timeout: Timeout) throws -> [UInt8] {
+        let value = inbox.take(timeout: timeout)
+        try checkCancelled()
+        guard let value else { throw BluejayError.listenTimedOut }
+        return value
+    }
+
+    /// Decoded values to `completion` until `.done`; a wait longer than `timeout` throws.
+    private func deliver<R: Receivable>(_ inbox: Inbox, timeout: Timeout, _ completion: (R) -> ListenAction) throws {
+        while true {
+            let bytes = try next(inbox, timeout)
+            if case .done = completion(try R(bluetoothData: Data(bytes))) { return }
+        }
+    }
+
+    /// Runs `body` with the values of `characteristicIdentifier` arriving in an inbox: the
+    /// CCCD is written before and turned off after, whatever `body` does.
+    private func whileSubscribed(to characteristicIdentifier: CharacteristicIdentifier, _ body: (Inbox) throws -> Void) throws {
         let inbox = Inbox()
+        inboxes.withLock { $0.append(inbox) }
+        defer { inboxes.withLock { $0.removeAll { $0 === inbox } } }
+        try checkCancelled()
         let token = try perform({ client throws(GATTError) in
             let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
             let token = client.addValueListener(characteristic.valueHandle) { inbox.put($0) }
@@ -92,31 +173,39 @@ public final class SynchronizedPeripheral: Sendable {
                 try await client.setNotifications(.none, for: characteristic)
             }, characteristicIdentifier)
         }
-        while true {
-            guard let bytes = inbox.take(timeout: timeout) else { throw BluejayError.listenTimedOut }
-            if cancelled.withLock({ $0 }) { throw BluejayError.cancelled }
-            if case .done = completion(try R(bluetoothData: Data(bytes))) { return }
-        }
+        try body(inbox)
     }
 }
 
 /// Values arriving from the stack for a blocked background task, in order.
 final class Inbox: Sendable {
-    private let values = Mutex<[[UInt8]]>([])
+    private let values = Mutex<(queued: [[UInt8]], closed: Bool)>(([], false))
     private let available = DispatchSemaphore(value: 0)
 
     func put(_ value: [UInt8]) {
-        values.withLock { $0.append(value) }
+        values.withLock { $0.queued.append(value) }
         available.signal()
     }
 
-    /// The next value, or nil after `timeout` without one.
+    /// Wakes the waiter for good: ``take(timeout:)`` returns nil from now on.
+    func close() {
+        values.withLock { $0.closed = true }
+        available.signal()
+    }
+
+    /// The next value; nil after `timeout` without one, or once closed.
     func take(timeout: Timeout) -> [UInt8]? {
         switch timeout {
         case .none: available.wait()
         case let .seconds(seconds):
             guard available.wait(timeout: .now() + .milliseconds(Int(seconds * 1000))) == .success else { return nil }
         }
-        return values.withLock { $0.removeFirst() }
+        return values.withLock { state in
+            if state.closed {
+                available.signal()  // keep later takes from blocking
+                return nil
+            }
+            return state.queued.isEmpty ? nil : state.queued.removeFirst()
+        }
     }
 }

@@ -97,6 +97,99 @@ struct BluejayAPITests {
     }
 }
 
+extension BluejayAPITests {
+    static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+
+    /// A started Bluejay connected to the peer's first peripheral.
+    func connectedBluejay(_ peer: TestPeer, store: String) async throws -> Bluejay {
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
+        guard case .success = result else { throw TestPeerError(description: "connect: \(result)") }
+        return bluejay
+    }
+
+    /// writeAndListen and writeAndAssemble: a control-point request answered by indications.
+    @Test func bluejayBackgroundTaskWriteAndListenAndAssemble() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+
+        let run: RunResult<[Data]> = await withCheckedContinuation { done in
+            bluejay.run(backgroundTask: { peripheral -> [Data] in
+                var got: [Data] = []
+                try peripheral.writeAndListen(writeTo: Self.controlPoint, value: Data([0x04, 0x11, 0x22]), listenTo: Self.indicated,
+                                              timeoutInSeconds: 10) { (value: Data) -> ListenAction in
+                    got.append(value)
+                    return .done
+                }
+                // Two bytes asked for and one indication of two bytes: assembled to exactly two.
+                try peripheral.writeAndAssemble(writeTo: Self.controlPoint, value: Data([0x04, 0x33, 0x44]), listenTo: Self.indicated,
+                                                expectedLength: 2, timeoutInSeconds: 10) { (value: UInt16) -> ListenAction in
+                    got.append(value.toBluetoothData())
+                    return .done
+                }
+                return got
+            }, completionOnMainThread: { done.resume(returning: $0) })
+        }
+        guard case let .success(values) = run else { Issue.record("background task: \(run)"); return }
+        #expect(values == [Data([0x11, 0x22]), Data([0x33, 0x44])])
+
+        // More than expected is an error by name, not a silent truncation.
+        let tooMuch: RunResult<Void> = await withCheckedContinuation { done in
+            bluejay.run(backgroundTask: { peripheral in
+                try peripheral.writeAndAssemble(writeTo: Self.controlPoint, value: Data([0x04, 1, 2, 3]), listenTo: Self.indicated,
+                                                expectedLength: 2, timeoutInSeconds: 10) { (_: Data) -> ListenAction in .done }
+            }, completionOnMainThread: { done.resume(returning: $0) })
+        }
+        guard case let .failure(error) = tooMuch, case .tooMuchData(expected: 2, actual: 3) = error as? BluejayError else {
+            Issue.record("expected tooMuchData, got \(tooMuch)")
+            return
+        }
+        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+
+    /// The peer drops the link while a background task waits in a listen: the task fails
+    /// with the disconnection, once, and later operations are refused, not hung.
+    @Test func bluejayDisconnectDuringBackgroundTaskFailsIt() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+
+        var calls = 0
+        let run: RunResult<Void> = await withCheckedContinuation { done in
+            bluejay.run(backgroundTask: { peripheral in
+                // Control point 0x02: the peer disconnects (reason 0x13) while we wait for a value that never comes.
+                try peripheral.writeAndListen(writeTo: Self.controlPoint, value: Data([0x02, 0x13]), listenTo: Self.indicated) { (_: Data) -> ListenAction in
+                    .done
+                }
+            }, completionOnMainThread: { result in
+                calls += 1
+                done.resume(returning: result)
+            })
+        }
+        guard case let .failure(error) = run, case .disconnected = error as? BluejayError else {
+            Issue.record("expected disconnected, got \(run)")
+            return
+        }
+        #expect(calls == 1)
+        #expect(!bluejay.isConnected)
+        let late: ReadResult<UInt8> = await withCheckedContinuation { done in
+            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
+        }
+        guard case .failure = late else { Issue.record("expected a failure, got \(late)"); return }
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
 /// A mutable slot shared with a callback on the main actor.
 @MainActor
 final class CheckedBox<Value> {
