@@ -25,6 +25,7 @@ public final class BluetoothHost {
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
+    private var observer: Int?
 
     /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), brings the
     /// controller up and attaches every layer.
@@ -43,12 +44,18 @@ public final class BluetoothHost {
         bearers.server = LocalGATTServer(deviceName: deviceName)
         cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
         scanner = Scanner(controller: controller, logger: logger)
+        // Handles are reused: a link that ends takes its client with it, whoever asked for it.
+        observer = controller.addEventObserver { [weak self] event in
+            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
+                self?.linkEnded(disconnection.handle)
+            }
+        }
     }
 
     /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached
     /// database validated for `identity`.
     public func client(for handle: UInt16, identity: String) async throws(BluejayError) -> GATTClient {
-        if let client = clients[handle] { return client }
+        if let client = clients[handle], client.bearer.isOpen { return client }
         let bearer: ATTBearer
         do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
         let client = GATTClient(bearer: bearer)
@@ -72,6 +79,8 @@ public final class BluetoothHost {
 
     /// Detaches every layer and closes the transport.
     public func close() {
+        if let observer { controller.removeEventObserver(observer) }
+        observer = nil
         for handle in clients.keys { linkEnded(handle) }
         bearers.close()
         channels.close()

@@ -190,6 +190,53 @@ extension BluejayAPITests {
     }
 }
 
+extension BluejayAPITests {
+    /// Connect, cancel, disconnect, connect — rapidly and repeatedly: no crash, no hang, and
+    /// every completion called exactly once.
+    @Test func bluejayConnectCancelDisconnectStorm() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+
+        var calls: [String: Int] = [:]
+        for round in 0..<15 {
+            let expected = 3
+            var ended = 0
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                func end(_ name: String) {
+                    calls[name, default: 0] += 1
+                    ended += 1
+                    if ended == expected { done.resume() }
+                }
+                bluejay.connect(peripheral, timeout: .seconds(10)) { _ in end("connect \(round)") }
+                if round.isMultiple(of: 2) { bluejay.cancelEverything() }
+                bluejay.disconnect { _ in end("disconnect \(round)") }
+                bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { (_: ReadResult<UInt8>) in
+                    end("read \(round)")
+                }
+            }
+        }
+        #expect(calls.count == 45)
+        #expect(calls.values.allSatisfy { $0 == 1 }, "every completion exactly once: \(calls.filter { $0.value != 1 })")
+        // Whatever state the storm left, Bluejay still works.
+        if bluejay.isConnected {
+            _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        }
+        let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
+        guard case .success = result else { Issue.record("connect after the storm: \(result)"); return }
+        let location: ReadResult<UInt8> = await withCheckedContinuation { done in
+            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
+        }
+        guard case .success(1) = location else { Issue.record("read after the storm: \(location)"); return }
+        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
 /// A mutable slot shared with a callback on the main actor.
 @MainActor
 final class CheckedBox<Value> {
