@@ -61,6 +61,22 @@ extension ConnectionObserver {
     public func disconnected(from peripheral: PeripheralIdentifier) {}
 }
 
+/// What to do about auto-reconnection after a disconnection.
+public enum AutoReconnectMode: Sendable {
+    /// Keep ``Bluejay/shouldAutoReconnect`` as it is.
+    case noChange
+    /// Set it.
+    case change(shouldAutoReconnect: Bool)
+}
+
+/// Told of every disconnection; decides whether Bluejay reconnects.
+@MainActor
+public protocol DisconnectHandler: AnyObject {
+    /// `error` is nil for a disconnection that was asked for; `autoReconnect` says what
+    /// Bluejay will do unless the answer changes it.
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode
+}
+
 /// Bluejay on Linux: one connected peripheral at a time, a FIFO of operations, automatic
 /// discovery as characteristics are used, and background tasks written as plain blocking
 /// calls. It follows Bluejay's iOS API; what Linux changes is in DESIGN.md's porting map.
@@ -109,6 +125,9 @@ public final class Bluejay {
     private var connectionObservers: [WeakConnectionObserver] = []
     private var listeners: [CharacteristicIdentifier: Listener] = [:]
     private var logLines: [String] = []
+    private weak var disconnectHandler: (any DisconnectHandler)?
+    /// The last connection asked for, to reconnect to with the same timeout.
+    private var lastConnect: (PeripheralIdentifier, Timeout)?
 
     private struct WeakConnectionObserver {
         weak var observer: (any ConnectionObserver)?
@@ -320,6 +339,7 @@ public final class Bluejay {
         if isConnecting { return completion(.failure(BluejayError.alreadyConnecting)) }
         stopScanning()
         isConnecting = true
+        lastConnect = (peripheralIdentifier, timeout)
         let limit = timeout.duration ?? .seconds(86_400 * 365)
         queue.add(QueuedOperation("connect", body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
@@ -395,16 +415,51 @@ public final class Bluejay {
     /// it fails, listens end, observers hear of it.
     private func linkEnded(_ handle: UInt16, reason: HCIStatus) {
         guard let link = connection, link.handle == handle else { return }
+        let expected = isDisconnecting || !shouldAutoReconnect
         connection = nil
         isDisconnecting = false
         let error = BluejayError.disconnected(reason)
-        for listener in listeners.values { listener.finish?() }
-        listeners = [:]
+        // Listens stop flowing; their callbacks are kept to resume after a reconnection.
+        for listener in listeners.values {
+            listener.finish?()
+            listener.finish = nil
+            listener.valueHandle = nil
+            listener.token = nil
+        }
         if let host { Task { @BluetoothActor in host.linkEnded(handle) } }
         // Operations still queued cannot succeed without the link.
         if queue.running?.name != "disconnect" { queue.cancelAll(error) }
         for observer in observers { observer.disconnected(from: link.peripheral) }
+        var reconnect = !expected && shouldAutoReconnect
+        if let handler = disconnectHandler,
+           case let .change(shouldAutoReconnect: decided) = handler.didDisconnect(from: link.peripheral, with: expected ? nil : error, willReconnect: reconnect) {
+            shouldAutoReconnect = decided
+            reconnect = decided && !expected
+        }
+        guard reconnect, let (peripheral, timeout) = lastConnect else {
+            listeners = [:]
+            return
+        }
+        log("reconnecting to \(peripheral) after \(reason)")
+        connect(peripheral, timeout: timeout) { [weak self] result in
+            guard let self else { return }
+            guard case .success = result else {
+                self.listeners = [:]
+                return
+            }
+            for (characteristic, listener) in self.listeners {
+                self.subscribe(characteristic, listener, removing: nil) { [weak self] error in
+                    self?.log("resuming the listen to \(characteristic): \(error)")
+                }
+            }
+        }
     }
+
+    /// Decides, after each disconnection, whether Bluejay reconnects. Held weakly.
+    public func registerDisconnectHandler(handler: any DisconnectHandler) { disconnectHandler = handler }
+
+    /// Drops the disconnect handler.
+    public func unregisterDisconnectHandler() { disconnectHandler = nil }
 
     // MARK: Reading, writing, listening
 
@@ -473,7 +528,15 @@ public final class Bluejay {
         let replaced = listeners[characteristicIdentifier]
         replaced?.finish?()
         listeners[characteristicIdentifier] = listener
-        let replacedToken = replaced?.token
+        subscribe(characteristicIdentifier, listener, removing: replaced?.token) { error in
+            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        }
+    }
+
+    /// Queues the subscription of `listener` (a new listen, or one resumed after a
+    /// reconnection): the CCCD is written and values flow to the listener in order.
+    private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?,
+                           onFailure: @escaping (BluejayError) -> Void) {
         queue.add(QueuedOperation("listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let (values, feed) = AsyncStream.makeStream(of: (UInt16, [UInt8]).self)
@@ -511,9 +574,7 @@ public final class Bluejay {
                 if self.listeners[characteristicIdentifier] === listener { self.listeners[characteristicIdentifier] = nil }
                 operation.fail(error)
             }
-        }, onFailure: { error in
-            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
-        }))
+        }, onFailure: onFailure))
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.

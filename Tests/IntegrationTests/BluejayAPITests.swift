@@ -103,8 +103,7 @@ extension BluejayAPITests {
     static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// A started Bluejay connected to the peer's first peripheral.
-    func connectedBluejay(_ peer: TestPeer, store: String) async throws -> Bluejay {
-        let bluejay = Bluejay()
+    func connectedBluejay(_ peer: TestPeer, store: String, bluejay: Bluejay = Bluejay()) async throws -> Bluejay {
         bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
@@ -233,6 +232,74 @@ extension BluejayAPITests {
         }
         guard case .success(1) = location else { Issue.record("read after the storm: \(location)"); return }
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
+/// Records connection events and answers the disconnect handler's question.
+@MainActor
+final class EventRecorder: ConnectionObserver, DisconnectHandler {
+    var events: [String] = []
+    var onConnected: (() -> Void)?
+
+    func bluetoothAvailable(_ available: Bool) { events.append("available \(available)") }
+    func connected(to peripheral: PeripheralIdentifier) {
+        events.append("connected")
+        onConnected?()
+    }
+    func disconnected(from peripheral: PeripheralIdentifier) { events.append("disconnected") }
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+        events.append("handler error=\(error != nil) reconnect=\(autoReconnect)")
+        return .noChange
+    }
+}
+
+extension BluejayAPITests {
+    /// The peer drops the link (control point 0x02): Bluejay tells the handler, reconnects
+    /// with the last connect's timeout, and the listen goes on delivering.
+    @Test func bluejayAutoReconnectResumesListens() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let recorder = EventRecorder()
+        let bluejay = Bluejay()
+        bluejay.register(connectionObserver: recorder)
+        bluejay.registerDisconnectHandler(handler: recorder)
+        let bluejayConnected = try await connectedBluejay(peer, store: store, bluejay: bluejay)
+        #expect(bluejayConnected === bluejay)
+
+        var values: [Data] = []
+        let next = CheckedBox<CheckedContinuation<Void, Never>>()
+        bluejay.listen(to: Self.indicated) { (result: ReadResult<Data>) in
+            guard case let .success(value) = result else { return }
+            values.append(value)
+            next.value?.resume()
+            next.value = nil
+        }
+        await withCheckedContinuation { done in
+            next.value = done
+            bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x01])) { _ in }
+        }
+        // The peer drops the link; wait for the reconnection.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            recorder.onConnected = { done.resume() }
+            bluejay.write(to: Self.controlPoint, value: Data([0x02, 0x13])) { _ in }
+        }
+        recorder.onConnected = nil
+        #expect(bluejay.isConnected && bluejay.shouldAutoReconnect)
+        #expect(try bluejay.isListening(to: Self.indicated))
+        // The listen was resumed on the new link: an indication reaches the same callback.
+        await withCheckedContinuation { done in
+            next.value = done
+            bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x02])) { _ in }
+        }
+        #expect(values == [Data([0x01]), Data([0x02])])
+        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true", "connected"])
+
+        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
+        #expect(!bluejay.isConnected)
         _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
     }
 }
