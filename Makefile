@@ -42,8 +42,9 @@ test: deps venv build
 	$(PEER_PY) Fixtures/peer/selftest.py
 	$(SWIFT) test --skip-build
 
-# The main job against the bundled virtual peripheral: start the peer, bring the
-# controller up, show it, scan for the peripheral, then decode what was captured.
+# The main job against the bundled virtual peripheral: start the peer, show its controller,
+# run the heart-rate demo on the Bluejay API (scan, connect, read, listen, a background task,
+# listen again, disconnect), then decode what was captured.
 demo: deps venv
 	$(SWIFT) build --product bluejay
 	@set -e; out=$$(mktemp); \
@@ -54,9 +55,9 @@ demo: deps venv
 	transport=$$(sed -n 's/^READY transport=\([^ ]*\).*/\1/p' $$out); \
 	echo "== peer: $$(cat $$out)"; \
 	echo "== bluejay info --transport $$transport"; \
-	$(BLUEJAY) info --transport $$transport --capture $(DEMO_CAPTURE); \
-	echo "== bluejay scan --transport $$transport --duration 2"; \
-	$(BLUEJAY) scan --transport $$transport --duration 2; \
+	$(BLUEJAY) info --transport $$transport; \
+	echo "== bluejay demo --transport $$transport"; \
+	BLUEJAY_STORE=$$(mktemp -d) $(BLUEJAY) demo --transport $$transport --capture $(DEMO_CAPTURE); \
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
 

@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "TraceDecoding",
+                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "Bluejay", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // A scripted controller for unit tests of the layers above the transport.

@@ -16,6 +16,8 @@ public enum StartMode {
 public struct StartOptions: Sendable {
     /// The controller: `hci0`, `serial:/dev/ttyACM0,baud=1000000`, `tcp:HOST:PORT`, `unix:PATH`.
     public var transport: String
+    /// A btsnoop file to record every HCI packet to (nil: none).
+    public var capture: String?
     /// Where the GATT cache (and later the bonds) live.
     public var store: StoreDirectory
     /// Whether discovered databases are remembered across connections.
@@ -26,9 +28,10 @@ public struct StartOptions: Sendable {
     public var logger: HCILogger
 
     /// Options as given.
-    public init(transport: String, store: StoreDirectory = .standard, cacheEnabled: Bool = true, deviceName: String = "Bluejay",
-                logger: HCILogger = .standardError) {
+    public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError) {
         self.transport = transport
+        self.capture = capture
         self.store = store
         self.cacheEnabled = cacheEnabled
         self.deviceName = deviceName
@@ -172,7 +175,7 @@ public final class Bluejay {
             Task { @MainActor in
                 let result = await Task { @BluetoothActor () -> Result<BluetoothHost, BluejayError> in
                     do throws(BluejayError) {
-                        return .success(try await BluetoothHost(transport: options.transport, store: options.store, cacheEnabled: options.cacheEnabled,
+                        return .success(try await BluetoothHost(transport: options.transport, capture: options.capture, store: options.store, cacheEnabled: options.cacheEnabled,
                                                                deviceName: options.deviceName, logger: options.logger))
                     } catch {
                         return .failure(error)

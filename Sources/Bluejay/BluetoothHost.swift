@@ -26,16 +26,27 @@ public final class BluetoothHost {
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
     private var observer: Int?
+    private let capture: BTSnoopWriter?
 
-    /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), brings the
-    /// controller up and attaches every layer.
-    public init(transport: String, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+    /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), optionally
+    /// recording every packet to the btsnoop file `capture`, brings the controller up and
+    /// attaches every layer.
+    public init(transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+        if let capturePath {
+            do { capture = try BTSnoopWriter(path: capturePath) } catch { throw .startFailed("capture \(capturePath): \(error)") }
+        } else {
+            capture = nil
+        }
         let opened: any HCITransport
-        do { opened = try TransportSpec(parsing: transport).open() } catch { throw .startFailed("\(transport): \(error)") }
+        do { opened = try TransportSpec(parsing: transport).open(capture: capture) } catch {
+            capture?.close()
+            throw .startFailed("\(transport): \(error)")
+        }
         controller = HCIController(transport: opened, configuration: .init(logger: logger))
         do { info = try await controller.start() } catch {
             controller.close()
+            capture?.close()
             throw .startFailed("\(transport): \(error)")
         }
         connections = ConnectionManager(controller: controller, logger: logger)
@@ -86,5 +97,6 @@ public final class BluetoothHost {
         channels.close()
         connections.close()
         controller.close()
+        capture?.close()
     }
 }

@@ -8,7 +8,7 @@ import Glibc
 
 /// `bluejay`: a Bluetooth LE host on the command line.
 @main
-struct Bluejay: AsyncParsableCommand {
+struct BluejayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bluejay",
         abstract: "A Bluetooth Low Energy host that drives a controller directly over HCI.",
@@ -16,7 +16,7 @@ struct Bluejay: AsyncParsableCommand {
             Transports (--transport or BLUEJAY_TRANSPORT): hci0 or hci:N (kernel user channel), \
             serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE.
             """,
-        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Trace.self])
+        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Demo.self, Trace.self])
 }
 
 /// Options every command takes.
