@@ -421,7 +421,9 @@ public final class GATTClient {
             knownCharacteristics[service.handle] = nil
         }
         knownDescriptors = knownDescriptors.filter { !range.contains($0.key) }
-        if let handle = serviceChangedHandle, range.contains(handle) { serviceChangedHandle = nil }
+        // `serviceChangedHandle` stays: the peer keeps indicating there (our CCCD write
+        // still stands), and a range covering it (0x0001…0xFFFF is the usual one) must not
+        // make the next Service Changed go unnoticed.
     }
 
     /// Handle ranges of the services discovered so far (for diagnostics and tests).
