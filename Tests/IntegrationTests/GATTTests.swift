@@ -503,9 +503,10 @@ extension IntegrationTests {
     }
 
     /// Indications are confirmed: control point 0x04 makes the peer indicate B1E70003
-    /// twice. Bumble sends one indication at a time per bearer and holds the next until
+    /// twice (after a refusal by name while not subscribed). Bumble sends one indication at a time per bearer and holds the next until
     /// the previous one is confirmed (or its 30 s GATT timeout passes), so the second
-    /// arriving well inside 10 s proves the first was confirmed.
+    /// arriving well inside 10 s proves the first was confirmed. The CCCD reads back 0x0002,
+    /// and written back to 0 directly, reads 0 and the peer refuses to indicate again.
     @Test func gattIndicationsAreConfirmed() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
@@ -533,6 +534,13 @@ extension IntegrationTests {
         #expect(kinds == [true, true], "both came as indications")
         #expect(try await client.read(indicated.valueHandle) == second)
         #expect(!peer.log.contains("GATT Indicate timeout"))
+
+        // The descriptor written directly: off again, read back, and the peer knows it.
+        try await client.write(cccd.handle, [0x00, 0x00])
+        #expect(try await client.read(cccd.handle) == [0x00, 0x00])
+        let off = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.indicate(first)) }
+        #expect(off?.code == .cccdImproperlyConfigured)
+        #expect(received.values.count == 2)
         await closeGATT(link)
     }
 
