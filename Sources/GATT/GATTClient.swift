@@ -487,7 +487,9 @@ public final class GATTClient {
     /// Forgets what was discovered in `range`, so the next use rediscovers it.
     public func invalidate(_ range: ClosedRange<UInt16>) {
         database.invalidate(range)
-        if let handle = serviceChangedHandle, range.contains(handle) { serviceChangedHandle = nil }
+        // `serviceChangedHandle` stays: the peer keeps indicating there (our CCCD write
+        // still stands), and a range covering it (0x0001…0xFFFF is the usual one) must not
+        // make the next Service Changed go unnoticed.
     }
 
     /// The services discovered so far (for diagnostics and tests).

@@ -259,6 +259,29 @@ struct ProcedureTests {
         server.verify()
     }
 
+    @Test func serviceChangedStaysRecognisedAfterAChangeCoveringItself() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 01 18", "07 08 00 0B 00")
+        server.expect("06 0C 00 FF FF 00 28 01 18", "01 06 0C 00 0A")
+        server.expect("08 08 00 0B 00 03 28", "09 07 09 00 20 0A 00 05 2A")
+        server.expect("08 0A 00 0B 00 03 28", "01 08 0A 00 0A")
+        server.expect("04 0B 00 0B 00", "05 01 0B 00 02 29")
+        server.expect("12 0B 00 02 00", "13")
+        #expect(try await client.subscribeToServiceChanged())
+        server.verify()
+        var changed: [ClosedRange<UInt16>] = []
+        client.onServiceChanged = { changed.append($0) }
+        // The whole database changed, the Service Changed characteristic's range included:
+        // everything is forgotten, but the peer still indicates on 0x000A.
+        server.push("1D 0A 00 01 00 FF FF")
+        #expect(client.discoveredServices.isEmpty)
+        #expect(client.serviceChangedHandle == 0x0A)
+        server.push("1D 0A 00 01 00 FF FF")
+        #expect(changed == [0x0001...0xFFFF, 0x0001...0xFFFF])
+        #expect(server.sent.suffix(2) == [[0x1E], [0x1E]], "both indications confirmed")
+    }
+
     @Test func noServiceChangedMeansNoSubscription() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)

@@ -1,0 +1,167 @@
+import Foundation
+import HCI
+import Testing
+
+/// `bluejay gatt`, `read`, `write` and `listen` against the peer. Each run is a new host
+/// session, and the peer resets its values with each, so a value written by one run
+/// cannot be read back by the next: the writes are checked by exit status and output
+/// (the GATT integration tests read them back within one connection).
+extension CommandLineTests {
+    /// `bluejay gatt --json`: the whole tree as one JSON object, parsed with
+    /// JSONSerialization.
+    @Test func gattCommandPrintsTheWholeTreeAsJSON() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let result = try run(Repository.bluejay, ["gatt", "\(peer.address)/random", "--transport", peer.transport, "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let tree = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(tree["mtu"] as? Int == 517)
+        #expect(tree["address"] as? String == "\(peer.address)/random")
+        let services = try #require(tree["services"] as? [[String: Any]])
+        #expect(services.compactMap { $0["uuid"] as? String } == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D])
+        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E])
+        #expect(services.allSatisfy { ($0["includes"] as? [Any])?.isEmpty == true })
+
+        func characteristics(_ service: String) throws -> [[String: Any]] {
+            let found = try #require(services.first { $0["uuid"] as? String == service }, "service \(service)")
+            return try #require(found["characteristics"] as? [[String: Any]])
+        }
+        func characteristic(_ uuid: String, in service: String) throws -> [String: Any] {
+            try #require(try characteristics(service).first { $0["uuid"] as? String == uuid }, "characteristic \(uuid)")
+        }
+        let measurement = try characteristic("2A37", in: "180D")
+        #expect(measurement["properties"] as? [String] == ["notify"])
+        #expect(measurement["value_handle"] as? Int == 0x0010)
+        let descriptors = try #require(measurement["descriptors"] as? [[String: Any]])
+        #expect(descriptors.compactMap { $0["uuid"] as? String } == ["2902"])
+        #expect(descriptors.first?["handle"] as? Int == 0x0011)
+        #expect(measurement["value"] is NSNull, "not readable: not read")
+
+        #expect(try characteristic("2A29", in: "180A")["text"] as? String == "Bluejay")
+        #expect(try characteristic("2A19", in: "180F")["value"] as? String == "57")
+        let custom = "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"
+        let long = try characteristic("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
+        #expect((long["value"] as? String)?.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased(), "read long, all 512 bytes")
+        let secret = try characteristic("B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
+        #expect((secret["error"] as? String)?.contains("insufficientEncryption") == true, "\(secret)")
+        #expect(secret["value"] is NSNull)
+        #expect(try characteristics(custom).count == 7)
+        // Readable characteristics without an error have a value; the others have none.
+        for item in services.flatMap({ ($0["characteristics"] as? [[String: Any]]) ?? [] }) where item["error"] is NSNull {
+            let readable = (item["properties"] as? [String])?.contains("read") == true
+            #expect((item["value"] is String) == readable, "\(item)")
+        }
+    }
+
+    /// `bluejay read`: text, hex, the default form, a long value whole at ATT_MTU 23, and
+    /// refusals by name with exit status 1.
+    @Test func gattReadCommandPrintsTheValue() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let address = "\(peer.address)/random"
+        let text = try run(Repository.bluejay, ["read", address, "180A", "2A29", "--utf8", "--transport", peer.transport])
+        #expect(text.status == 0, "stderr: \(text.stderr)")
+        #expect(text.stdout == "Bluejay\n")
+        let hex = try run(Repository.bluejay, ["read", address, "180F", "2A19", "--hex", "--transport", peer.transport])
+        #expect(hex.stdout == "57\n")
+        let plain = try run(Repository.bluejay, ["read", address, "180A", "2A25", "--transport", peer.transport])
+        #expect(plain.stdout == "42 4a 2d 30 30 30 31  \"BJ-0001\"\n" || plain.stdout == "42 4A 2D 30 30 30 31  \"BJ-0001\"\n", "\(plain.stdout)")
+
+        let long = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                "--hex", "--mtu", "23", "--transport", peer.transport])
+        #expect(long.status == 0, "stderr: \(long.stderr)")
+        #expect(long.stdout.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased() + "\n")
+
+        let secret = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                  "--transport", peer.transport])
+        #expect(secret.status == 1)
+        #expect(secret.stderr.contains("insufficientEncryption"), "stderr: \(secret.stderr)")
+        #expect(secret.stdout.isEmpty)
+        let absent = try run(Repository.bluejay, ["read", address, "1812", "2A4D", "--transport", peer.transport])
+        #expect(absent.status == 1)
+        #expect(absent.stderr.contains("has no service 1812"), "stderr: \(absent.stderr)")
+        for result in [secret, absent] {
+            #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"))
+        }
+    }
+
+    /// `bluejay write`: a Write Request, a Write Command, a reliable write, and a 512-byte
+    /// long write at `--mtu 23` that really goes as Prepare Write + Execute Write (counted
+    /// in its capture); 513 bytes and a read-only characteristic are refused by name.
+    @Test func gattWriteCommandWritesEveryWay() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let address = "\(peer.address)/random"
+        let custom = "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"
+        let long = "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00"
+        let request = try run(Repository.bluejay, ["write", address, "180D", "2A38", "02", "--transport", peer.transport])
+        #expect(request.status == 0, "stderr: \(request.stderr)")
+        #expect(request.stdout.contains("(Write Request)"), "\(request.stdout)")
+        let command = try run(Repository.bluejay, ["write", address, custom, "B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00", "68:69", "--without-response",
+                                                   "--transport", peer.transport])
+        #expect(command.status == 0, "stderr: \(command.stderr)")
+        #expect(command.stdout.contains("(Write Command)"))
+        let reliable = try run(Repository.bluejay, ["write", address, custom, long, "0x0102ff", "--reliable", "--transport", peer.transport])
+        #expect(reliable.status == 0, "stderr: \(reliable.stderr)")
+        #expect(reliable.stdout.contains("(reliable write)"))
+
+        let capture = NSTemporaryDirectory() + "bluejay-cli-long-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let value = (0..<512).map { UInt8(255 - $0 % 256) }.hexString()
+        let longWrite = try run(Repository.bluejay, ["write", address, custom, long, value, "--mtu", "23", "--capture", capture,
+                                                     "--transport", peer.transport])
+        #expect(longWrite.status == 0, "stderr: \(longWrite.stderr)")
+        #expect(longWrite.stdout.contains("Wrote 512 bytes") && longWrite.stdout.contains("(long write)"), "\(longWrite.stdout)")
+        let sent = try sentATTPDUs(capture)
+        #expect(sent.filter { $0.first == 0x16 }.count == 29)
+        #expect(sent.filter { $0.first == 0x18 } == [[0x18, 0x01]])
+
+        let tooLong = try run(Repository.bluejay, ["write", address, custom, long, value + "00", "--mtu", "23", "--transport", peer.transport])
+        #expect(tooLong.status == 1)
+        #expect(tooLong.stderr.contains("invalidAttributeValueLength"), "stderr: \(tooLong.stderr)")
+        let readOnly = try run(Repository.bluejay, ["write", address, custom, "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00", "00", "--transport", peer.transport])
+        #expect(readOnly.status == 1)
+        #expect(readOnly.stderr.contains("writeNotPermitted"), "stderr: \(readOnly.stderr)")
+    }
+
+    /// `bluejay listen`: nothing on the peer notifies by itself (heart rate needs control
+    /// point 0x05 in the same connection, the battery level never notifies), so a listen
+    /// for one second subscribes, prints nothing and exits 0.
+    @Test func gattListenCommandEndsAfterItsDuration() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let started = ContinuousClock.now
+        let result = try run(Repository.bluejay, ["listen", "\(peer.address)/random", "180D", "2A37", "--duration", "1", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("0 values received"), "stderr: \(result.stderr)")
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        // Listening needs notify or indicate.
+        let refused = try run(Repository.bluejay, ["listen", "\(peer.address)/random", "180A", "2A29", "--count", "3", "--transport", peer.transport])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("does not indicate"), "stderr: \(refused.stderr)")
+    }
+
+    /// Bad arguments to the value commands: a clear message and a usage exit status,
+    /// before any connection.
+    @Test func gattCommandsRejectBadArguments() throws {
+        let address = "F0:0D:B1:E7:00:01/random"
+        let cases: [([String], String)] = [
+            (["read", address, "18", "2A29"], "SERVICE '18' is not a UUID"),
+            (["read", address, "180A", "2A2"], "CHARACTERISTIC '2A2' is not a UUID"),
+            (["read", address, "180A", "2A29", "--hex", "--utf8"], "--hex and --utf8 exclude each other"),
+            (["read", "F0:0D:B1:E7:00", "180A", "2A29"], "is not an address"),
+            (["read", address, "180A", "2A29", "--mtu", "22"], "--mtu must be between 23 and 517"),
+            (["write", address, "180D", "2A38", "0g"], "is not hex bytes"),
+            (["write", address, "180D", "2A38", "01", "--without-response", "--reliable"], "exclude each other"),
+            (["listen", address, "180D", "2A37", "--count", "0"], "--count must be at least 1"),
+        ]
+        for (arguments, message) in cases {
+            let result = try run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("ECONNREFUSED"), "refused before connecting")
+        }
+    }
+}

@@ -1,0 +1,682 @@
+import ATT
+import Foundation
+import GATT
+@testable import HCI
+import L2CAP
+import Testing
+
+// The ATT bearer and GATT client against the Bumble peer's GATT database (see
+// Fixtures/peer/README.md, "GATT database" and "Control point"), over the real transport.
+
+/// A UUID of the peer's custom family, B1E7xxxx-9D3B-4C7A-8A5E-6F2D0C1B0A00
+/// (`peerUUID(1)` is the test service).
+func peerUUID(_ short: UInt16) -> BluetoothUUID {
+    BluetoothUUID(String(format: "B1E7%04X-9D3B-4C7A-8A5E-6F2D0C1B0A00", short))!
+}
+
+/// A SIG 16-bit UUID.
+func sig(_ value: UInt16) -> BluetoothUUID { BluetoothUUID(value) }
+
+/// Little-endian bytes of a 16- or 32-bit value.
+func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    (0..<T.bitWidth / 8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+}
+
+/// The control point's commands (README, "Control point").
+enum ControlPoint {
+    static func flood(count: UInt32, length: UInt16) -> [UInt8] { [0x01] + littleEndian(count) + littleEndian(length) }
+    static func disconnect(reason: UInt8) -> [UInt8] { [0x02, reason] }
+    static func indicate(_ value: [UInt8]) -> [UInt8] { [0x04] + value }
+    static func serviceChanged(_ range: ClosedRange<UInt16>) -> [UInt8] {
+        [0x06] + littleEndian(range.lowerBound) + littleEndian(range.upperBound)
+    }
+}
+
+/// The whole stack on one link to the peer, up to a GATT client: the controller (on a
+/// manual clock, so that a leftover ATT or connection timer shows), connections, L2CAP,
+/// the ATT bearers with our own GATT server (as the CLI has) and the client.
+@BluetoothActor
+final class GATTLink {
+    let controller: HCIController
+    let clock: ManualClock
+    let manager: ConnectionManager
+    let l2cap: L2CAPChannels
+    let bearers: ATTBearers
+    let connection: LEConnection
+    let client: GATTClient
+    /// Reader threads before the controller started (for `expectNothingLeftOver`).
+    let threadsBefore: Int
+
+    init(controller: HCIController, clock: ManualClock, manager: ConnectionManager, l2cap: L2CAPChannels, bearers: ATTBearers,
+         connection: LEConnection, client: GATTClient, threadsBefore: Int) {
+        self.controller = controller
+        self.clock = clock
+        self.manager = manager
+        self.l2cap = l2cap
+        self.bearers = bearers
+        self.connection = connection
+        self.client = client
+        self.threadsBefore = threadsBefore
+    }
+
+    var bearer: ATTBearer { client.bearer }
+    var handle: UInt16 { connection.handle }
+
+    /// A characteristic of the peer, found by lazy discovery.
+    func characteristic(_ uuid: BluetoothUUID, in service: BluetoothUUID) async throws(GATTError) -> Characteristic {
+        try await client.characteristic(uuid, in: service)
+    }
+
+    /// The CCCD of `characteristic`.
+    func cccd(of characteristic: Characteristic) async throws -> Descriptor {
+        try #require(try await client.descriptors(of: characteristic).first { $0.uuid == .clientCharacteristicConfiguration })
+    }
+}
+
+/// Values as they arrive (notifications, indications, Service Changed ranges), with a
+/// wait for a number of them.
+@BluetoothActor
+final class Arrivals<Value: Sendable> {
+    private(set) var values: [Value] = []
+    private var waiters: [(count: Int, done: HCI.Expectation<Bool>)] = []
+
+    func append(_ value: Value) {
+        values.append(value)
+        for waiter in waiters where values.count >= waiter.count { waiter.done.fulfill(true) }
+        waiters.removeAll { $0.done.isFulfilled }
+    }
+
+    func removeAll() { values.removeAll() }
+
+    /// Waits until `count` values have arrived; false if they have not after `seconds`.
+    /// The bound only keeps a broken stack from hanging the run: the wait ends the moment
+    /// the values are there.
+    func waitFor(_ count: Int, seconds: Int = 10) async -> Bool {
+        if values.count >= count { return true }
+        let done = HCI.Expectation<Bool>()
+        waiters.append((count, done))
+        let giveUp = Task { @BluetoothActor in
+            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            done.fulfill(false)
+        }
+        defer { giveUp.cancel() }
+        return await done.value()
+    }
+}
+
+/// The ATT PDUs the host sent in a capture (first fragments of ACL packets on CID 0x0004;
+/// at ATT_MTU 23 every PDU fits one 27-byte ACL packet, so they are whole there).
+func sentATTPDUs(_ path: String) throws -> [[UInt8]] {
+    try BTSnoopFile(path: path).records.compactMap { record in
+        guard record.direction == .sent, case let .packet(type, body) = record.content, type == .acl, body.count >= 9 else { return nil }
+        let bytes = Array(body)
+        // Packet boundary 0b01 is a continuation: no L2CAP header in it.
+        guard (bytes[1] >> 4) & 0x3 != 0b01, bytes[6] == 0x04, bytes[7] == 0x00 else { return nil }
+        return Array(bytes[8...])
+    }
+}
+
+/// Services, characteristics and descriptors as one comparable value.
+struct DiscoveredTree: Equatable {
+    var services: [Service] = []
+    var characteristics: [UInt16: [Characteristic]] = [:]
+    var descriptors: [UInt16: [Descriptor]] = [:]
+
+    var allCharacteristics: [Characteristic] { services.flatMap { characteristics[$0.handle] ?? [] } }
+    var allDescriptors: [Descriptor] { allCharacteristics.flatMap { descriptors[$0.valueHandle] ?? [] } }
+}
+
+extension IntegrationTests {
+    /// Connects to the peer's (first) peripheral with the whole stack and exchanges MTUs
+    /// (unless `exchangeMTU` is false). Whatever fails on the way is closed again.
+    func openGATT(_ peer: TestPeer, preferredMTU: UInt16 = ATTBearer.maximumMTU, exchangeMTU: Bool = true,
+                  capture: BTSnoopWriter? = nil) async throws -> GATTLink {
+        let threadsBefore = readerThreads()
+        let clock = ManualClock()
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(capture: capture), clock: clock, configuration: quiet)
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, preferredMTU: preferredMTU, logger: .silent)
+        bearers.server = LocalGATTServer()
+        do {
+            try await controller.start()
+            let connection = try await manager.connect(to: try #require(BluetoothAddress(peer.address)), type: .random, timeout: .seconds(10))
+            let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
+            if exchangeMTU { try await client.exchangeMTU() }
+            return GATTLink(controller: controller, clock: clock, manager: manager, l2cap: l2cap, bearers: bearers,
+                            connection: connection, client: client, threadsBefore: threadsBefore)
+        } catch {
+            bearers.close()
+            l2cap.close()
+            manager.close()
+            controller.close()
+            throw error
+        }
+    }
+
+    /// Ends the link if it is still up and checks that nothing of it is left: no bearer, no
+    /// request waiting, no PDU dropped or discarded on the way, then everything
+    /// ``expectNothingLeftOver(_:_:_:l2cap:threadsBefore:sourceLocation:)`` checks. Closes
+    /// everything.
+    func closeGATT(_ link: GATTLink, sourceLocation: SourceLocation = #_sourceLocation) async {
+        if link.manager.connections[link.handle] != nil {
+            do { try await link.manager.disconnect(link.handle) } catch {
+                Issue.record("disconnect: \(error)", sourceLocation: sourceLocation)
+            }
+        }
+        #expect(link.bearers.bearers.isEmpty, "no bearer left", sourceLocation: sourceLocation)
+        #expect(!link.bearer.isOpen, "the link's bearer closed with it", sourceLocation: sourceLocation)
+        #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0, "no ATT request left", sourceLocation: sourceLocation)
+        #expect(link.bearer.discardedPDUs == 0, "no ATT PDU discarded", sourceLocation: sourceLocation)
+        #expect(link.l2cap.droppedFrames == 0, "no L2CAP frame dropped", sourceLocation: sourceLocation)
+        link.bearers.close()
+        expectNothingLeftOver(link.controller, link.manager, link.clock, l2cap: link.l2cap, threadsBefore: link.threadsBefore,
+                              sourceLocation: sourceLocation)
+    }
+
+    /// Every service, characteristic and descriptor, with the client's procedures.
+    func discoverTree(_ client: GATTClient) async throws(GATTError) -> DiscoveredTree {
+        var tree = DiscoveredTree()
+        tree.services = try await client.discoverPrimaryServices()
+        for service in tree.services {
+            let characteristics = try await client.discoverCharacteristics(in: service)
+            tree.characteristics[service.handle] = characteristics
+            for characteristic in characteristics {
+                tree.descriptors[characteristic.valueHandle] = try await client.discoverDescriptors(of: characteristic)
+            }
+        }
+        return tree
+    }
+
+    /// Waits until the peer's log contains `text`; false after `seconds`. For facts only
+    /// the peer knows (how many notifications a flood really sent); the wait ends as soon
+    /// as the line is there.
+    func peerLogs(_ peer: TestPeer, _ text: String, seconds: Int = 10) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if peer.log.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return peer.log.contains(text)
+    }
+
+    /// The error `body` fails with, or nil (and an issue) if it succeeds.
+    func failure<T>(_ body: () async throws(GATTError) -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> GATTError? {
+        do {
+            let value = try await body()
+            Issue.record("expected an error, got \(value)", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Discovery
+
+    /// Every discovery procedure against the peer's database: all primary services with
+    /// the README's handle ranges, by UUID (16- and 128-bit, and one that is absent),
+    /// included services (the peer has none: each search ends on Attribute Not Found with
+    /// an empty result and the bearer idle), all characteristics, characteristics by
+    /// UUID, and the descriptors (exactly the six CCCDs, none searched where a
+    /// characteristic has no room for any).
+    @Test func gattDiscoversEveryServiceCharacteristicAndDescriptor() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+
+        let services = try await client.discoverPrimaryServices()
+        #expect(services.map(\.uuid) == [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1)])
+        #expect(services.map(\.handles) == [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C, 0x001D...0x002E])
+        #expect(services.allSatisfy { $0.isPrimary })
+
+        // By UUID: Find By Type Value, 16-bit and 128-bit; a UUID the peer lacks gives none.
+        #expect(try await client.discoverPrimaryServices(uuid: sig(0x180F)) == [services[4]])
+        #expect(try await client.discoverPrimaryServices(uuid: peerUUID(1)) == [services[5]])
+        #expect(try await client.discoverPrimaryServices(uuid: sig(0x1812)).isEmpty)
+
+        // Included services: the peer has none. Each search must end (Attribute Not Found)
+        // with nothing found, leaving the bearer idle for the next request.
+        for service in services {
+            #expect(try await client.findIncludedServices(in: service).isEmpty, "\(service)")
+            #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0)
+        }
+
+        // All characteristics of a service.
+        let heartRate = try await client.discoverCharacteristics(in: services[2])
+        #expect(heartRate == [
+            Characteristic(uuid: sig(0x2A37), declarationHandle: 0x000F, properties: [.notify], valueHandle: 0x0010, endHandle: 0x0011),
+            Characteristic(uuid: sig(0x2A38), declarationHandle: 0x0012, properties: [.read, .write], valueHandle: 0x0013, endHandle: 0x0013),
+        ])
+        let custom = try await client.discoverCharacteristics(in: services[5])
+        #expect(custom.map(\.uuid) == (2...8).map { peerUUID($0) })
+        #expect(custom.map(\.valueHandle) == [0x001F, 0x0021, 0x0024, 0x0026, 0x0029, 0x002B, 0x002E])
+        #expect(custom.map(\.properties) == [[.read, .write], [.read, .indicate], [.read], [.writeWithoutResponse, .notify], [.write], [.notify], [.read]])
+
+        // Characteristics by UUID.
+        let control = try await client.discoverCharacteristics(in: services[5], uuid: peerUUID(6))
+        #expect(control.map(\.valueHandle) == [0x0029])
+        #expect(try await client.discoverCharacteristics(in: services[2], uuid: sig(0x2A38)) == [heartRate[1]])
+        #expect(try await client.discoverCharacteristics(in: services[5], uuid: sig(0x2A19)).isEmpty)
+
+        // Descriptors of every characteristic: the six CCCDs, nothing else.
+        let tree = try await discoverTree(client)
+        #expect(tree.services == services)
+        #expect(tree.allCharacteristics.count == 17)
+        #expect(tree.allDescriptors == [0x0009, 0x0011, 0x001C, 0x0022, 0x0027, 0x002C].map {
+            Descriptor(uuid: .clientCharacteristicConfiguration, handle: $0)
+        })
+        // Find Information over the whole database: every attribute, 16-bit and 128-bit
+        // types mixed (two response formats), each handle once.
+        let everything = try await client.discoverDescriptors(in: 0x0001...0xFFFF)
+        #expect(everything.map(\.handle) == Array(0x0001...0x002E))
+        #expect(everything.first { $0.handle == 0x0024 }?.uuid == peerUUID(4))
+        #expect(everything.first { $0.handle == 0x0010 }?.uuid == sig(0x2A37))
+        await closeGATT(link)
+    }
+
+    // MARK: Reads
+
+    /// Read, read long (the 512-byte value, i % 256), Read Multiple, Read Multiple
+    /// Variable, Read Using Characteristic UUID; and a refusal by name.
+    @Test func gattReadsEveryWay() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let manufacturer = try await link.characteristic(sig(0x2A29), in: sig(0x180A))
+        let serial = try await link.characteristic(sig(0x2A25), in: sig(0x180A))
+        let battery = try await link.characteristic(sig(0x2A19), in: sig(0x180F))
+        let location = try await link.characteristic(sig(0x2A38), in: sig(0x180D))
+        let long = try await link.characteristic(peerUUID(2), in: peerUUID(1))
+
+        #expect(try await client.read(manufacturer.valueHandle) == Array("Bluejay".utf8))
+        #expect(try await client.readLong(long.valueHandle) == (0..<512).map { UInt8($0 % 256) })
+        // Fixed-length values concatenated: battery level 87, body sensor location 1.
+        #expect(try await client.readMultiple([battery.valueHandle, location.valueHandle]) == [0x57, 0x01])
+        // Variable length: each value with its own length (Bumble implements it).
+        #expect(try await client.readMultipleVariable([manufacturer.valueHandle, serial.valueHandle, battery.valueHandle])
+            == [Array("Bluejay".utf8), Array("BJ-0001".utf8), [0x57]])
+        // Read Using Characteristic UUID, over the whole database and within one service.
+        #expect(try await client.read(uuid: sig(0x2A29)) == [HandleValue(handle: manufacturer.valueHandle, value: Array("Bluejay".utf8))])
+        let deviceInformation = try await client.service(sig(0x180A))
+        #expect(try await client.read(uuid: sig(0x2A25), in: deviceInformation.handles) == [HandleValue(handle: serial.valueHandle, value: Array("BJ-0001".utf8))])
+        #expect(try await client.read(uuid: sig(0x2A29), in: 0x0001...0x0010).isEmpty)
+
+        // The heart rate measurement only notifies: the peer refuses a read, by name.
+        let measurement = try await link.characteristic(sig(0x2A37), in: sig(0x180D))
+        let refused = await failure { () async throws(GATTError) in try await client.read(measurement.valueHandle) }
+        #expect(refused?.code == .readNotPermitted)
+        #expect(refused?.description.contains("readNotPermitted") == true)
+        await closeGATT(link)
+    }
+
+    /// B1E70004 needs an encrypted link; ours is not: the read fails with
+    /// insufficientEncryption, by name, and the link stays usable.
+    @Test func gattReadOfTheEncryptedValueFailsWithInsufficientEncryption() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let secret = try await link.characteristic(peerUUID(4), in: peerUUID(1))
+        #expect(secret.properties == [.read])
+        let error = await failure { () async throws(GATTError) in try await link.client.read(secret.valueHandle) }
+        #expect(error?.code == .insufficientEncryption)
+        #expect(error?.description.contains("insufficientEncryption") == true, "\(String(describing: error))")
+        // Read long and read by UUID are refused the same way.
+        #expect(await failure { () async throws(GATTError) in try await link.client.readLong(secret.valueHandle) }?.code == .insufficientEncryption)
+        #expect(await failure { () async throws(GATTError) in try await link.client.read(uuid: peerUUID(4)) }?.code == .insufficientEncryption)
+        #expect(try await link.client.read(try await link.characteristic(peerUUID(8), in: peerUUID(1)).valueHandle) == Array("Bluejay read-only".utf8))
+        await closeGATT(link)
+    }
+
+    // MARK: Writes
+
+    /// Write Request (read back), a wrong length refused by name, Write Command (the echo
+    /// characteristic notifies every value back, in order), reliable write of two values
+    /// (both read back), a long write at the default MTU, and a write to a read-only value
+    /// refused by name.
+    @Test func gattWritesEveryWay() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let location = try await link.characteristic(sig(0x2A38), in: sig(0x180D))
+        let long = try await link.characteristic(peerUUID(2), in: peerUUID(1))
+        let echo = try await link.characteristic(peerUUID(5), in: peerUUID(1))
+        let readOnly = try await link.characteristic(peerUUID(8), in: peerUUID(1))
+
+        try await client.write(location.valueHandle, [0x05])
+        #expect(try await client.read(location.valueHandle) == [0x05])
+        let tooLong = await failure { () async throws(GATTError) in try await client.write(location.valueHandle, [0x01, 0x02]) }
+        #expect(tooLong?.code == .invalidAttributeValueLength)
+        #expect(tooLong?.description.contains("invalidAttributeValueLength") == true)
+        let notPermitted = await failure { () async throws(GATTError) in try await client.write(readOnly.valueHandle, [0x00]) }
+        #expect(notPermitted?.code == .writeNotPermitted)
+
+        // Write Command: subscribed first, every value comes back as a notification.
+        let echoes = Arrivals<[UInt8]>()
+        client.addValueListener(echo.valueHandle) { echoes.append($0) }
+        try await client.setNotifications(.notify, for: echo)
+        let sent = (0..<20).map { Array("echo \($0)".utf8) } + [(0..<512).map { UInt8(truncatingIfNeeded: $0 * 7) }]
+        for value in sent { try client.writeWithoutResponse(echo.valueHandle, value) }
+        #expect(await echoes.waitFor(sent.count))
+        #expect(echoes.values == sent)
+        // Longer than ATT_MTU - 3: refused before anything is sent.
+        #expect(throws: GATTError.valueTooLong(length: 515, maximum: 514)) {
+            try client.writeWithoutResponse(echo.valueHandle, [UInt8](repeating: 0, count: 515))
+        }
+
+        // Reliable write: two characteristics prepared, echoes checked, executed together.
+        let reliableLong = (0..<300).map { UInt8(255 - $0 % 256) }
+        try await client.reliableWrite([HandleValue(handle: long.valueHandle, value: reliableLong), HandleValue(handle: location.valueHandle, value: [0x07])])
+        #expect(try await client.readLong(long.valueHandle) == reliableLong)
+        #expect(try await client.read(location.valueHandle) == [0x07])
+
+        // A long write at ATT_MTU 517 goes in one Prepare Write (512 ≤ 517 - 5).
+        let full = (0..<512).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        try await client.writeLong(long.valueHandle, full)
+        #expect(try await client.readLong(long.valueHandle) == full)
+        await closeGATT(link)
+    }
+
+    /// `preferredMTU: 23` keeps ATT_MTU at 23, so a 512-byte value really goes as Prepare
+    /// Write parts of 18 bytes and one Execute Write (counted in a capture of the link),
+    /// and is read back equal over Read + Read Blob in the same connection; 513 bytes are
+    /// refused at Execute with invalidAttributeValueLength, by name, leaving the value as
+    /// it was. Discovery at this MTU (many short responses) finds the same tree.
+    @Test func gattLongWriteAndReadAtMTU23() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let path = NSTemporaryDirectory() + "bluejay-gatt-long-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try BTSnoopWriter(path: path)
+        let link = try await openGATT(peer, preferredMTU: 23, capture: capture)
+        let client = link.client
+        #expect(link.bearer.mtu == 23)
+        #expect(client.maximumWriteLength == 20)
+
+        let long = try await link.characteristic(peerUUID(2), in: peerUUID(1))
+        #expect(try await client.readLong(long.valueHandle) == (0..<512).map { UInt8($0 % 256) })
+        #expect(try await client.readLong(long.valueHandle, offset: 500) == (500..<512).map { UInt8($0 % 256) })
+
+        let value = (0..<512).map { UInt8(255 - $0 % 256) }
+        // Too long for a Write Request at this MTU: only a long write can carry it.
+        #expect(await failure { () async throws(GATTError) in try await client.write(long.valueHandle, value) } == .valueTooLong(length: 512, maximum: 20))
+        try await client.writeLong(long.valueHandle, value)
+        #expect(try await client.readLong(long.valueHandle) == value)
+
+        let refused = await failure { () async throws(GATTError) in try await client.writeLong(long.valueHandle, [UInt8](repeating: 0xAA, count: 513)) }
+        #expect(refused?.code == .invalidAttributeValueLength)
+        #expect(refused?.description.contains("invalidAttributeValueLength") == true, "\(String(describing: refused))")
+        #expect(try await client.readLong(long.valueHandle) == value, "a refused long write changes nothing")
+
+        let small = try await discoverTree(client)
+        await closeGATT(link)
+        capture.close()
+
+        // What went over the link: 512 and 513 bytes in parts of 23 - 5 = 18, 29 Prepare
+        // Write Requests each, each followed by an Execute Write (flags 0x01: write).
+        let sent = try sentATTPDUs(path)
+        #expect(sent.filter { $0.first == 0x16 }.count == 58)
+        #expect(sent.filter { $0.first == 0x18 } == [[0x18, 0x01], [0x18, 0x01]])
+        #expect(!sent.contains { $0.first == 0x12 }, "no Write Request at all")
+
+        // The same tree as at ATT_MTU 517.
+        let again = try await openGATT(peer)
+        #expect(again.bearer.mtu == 517)
+        #expect(try await discoverTree(again.client) == small)
+        await closeGATT(again)
+    }
+
+    // MARK: Notifications and indications
+
+    /// The CCCD reads back what subscribing wrote; a flood of 1,000 notifications on the
+    /// stream characteristic (README: payload = u32 LE sequence number, then zeros)
+    /// arrives complete and in order, at 20 and at 244 bytes.
+    @Test func gattThousandNotificationsArriveInOrderWithNoneLost() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let stream = try await link.characteristic(peerUUID(7), in: peerUUID(1))
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        let cccd = try await link.cccd(of: stream)
+
+        // Not subscribed yet: the peer refuses the flood, by name.
+        let early = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.flood(count: 1000, length: 20)) }
+        #expect(early?.code == .cccdImproperlyConfigured)
+        #expect(try await client.read(cccd.handle) == [0x00, 0x00])
+
+        let received = Arrivals<[UInt8]>()
+        client.addValueListener(stream.valueHandle) { received.append($0) }
+        try await client.setNotifications(.notify, for: stream)
+        #expect(try await client.read(cccd.handle) == [0x01, 0x00])
+
+        for length in [20, 244] {
+            received.removeAll()
+            try await client.write(control.valueHandle, ControlPoint.flood(count: 1000, length: UInt16(length)))
+            #expect(await received.waitFor(1000, seconds: 30), "got \(received.values.count) of 1000 at \(length) bytes")
+            // One more round trip: anything sent before its response has arrived by now.
+            #expect(try await client.read(cccd.handle) == [0x01, 0x00])
+            #expect(received.values.count == 1000)
+            let sequence = received.values.map { UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24 }
+            #expect(sequence == Array(0..<1000), "in order, none lost, none twice")
+            #expect(received.values.allSatisfy { $0.count == length && $0[4...].allSatisfy { $0 == 0 } })
+            // The peer's flood task has ended (a second flood would otherwise be refused as busy).
+            #expect(await peerLogs(peer, "flood of 1000 x \(length) B sent"))
+        }
+        await closeGATT(link)
+    }
+
+    /// Unsubscribing stops notifications: during an endless flood, no value arrives after
+    /// the Write Response of the CCCD write, and the number we received is exactly the
+    /// number the peer says it sent (it checks the CCCD before every batch).
+    @Test func gattUnsubscribeStopsNotifications() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let stream = try await link.characteristic(peerUUID(7), in: peerUUID(1))
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        let cccd = try await link.cccd(of: stream)
+        let received = Arrivals<[UInt8]>()
+        client.addValueListener(stream.valueHandle) { received.append($0) }
+        try await client.setNotifications(.notify, for: stream)
+
+        let total: UInt32 = 100_000_000
+        try await client.write(control.valueHandle, ControlPoint.flood(count: total, length: 20))
+        #expect(await received.waitFor(200))
+        try await client.setNotifications(.none, for: stream)
+        // The Write Response is in: the peer stopped before it (the CCCD was already 0).
+        let atResponse = received.values.count
+        #expect(try await client.read(cccd.handle) == [0x00, 0x00])
+        #expect(received.values.count == atResponse, "nothing after the unsubscribe's Write Response")
+        #expect(atResponse < Int(total))
+        let sequence = received.values.map { UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24 }
+        #expect(sequence == Array(0..<UInt32(atResponse)))
+        #expect(await peerLogs(peer, "(stopped early: \(atResponse) of \(total))"), "the peer sent exactly what we received: \(peer.log.suffix(600))")
+        // And the peer knows: a new flood is refused until we subscribe again.
+        let refused = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.flood(count: 10, length: 20)) }
+        #expect(refused?.code == .cccdImproperlyConfigured)
+        #expect(received.values.count == atResponse)
+        await closeGATT(link)
+    }
+
+    /// Indications are confirmed: control point 0x04 makes the peer indicate B1E70003
+    /// twice (after a refusal by name while not subscribed). Bumble sends one indication at a time per bearer and holds the next until
+    /// the previous one is confirmed (or its 30 s GATT timeout passes), so the second
+    /// arriving well inside 10 s proves the first was confirmed. The CCCD reads back 0x0002,
+    /// and written back to 0 directly, reads 0 and the peer refuses to indicate again.
+    @Test func gattIndicationsAreConfirmed() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let indicated = try await link.characteristic(peerUUID(3), in: peerUUID(1))
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        let cccd = try await link.cccd(of: indicated)
+
+        let first = Array("first".utf8), second = Array("second one".utf8)
+        let refused = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.indicate(first)) }
+        #expect(refused?.code == .cccdImproperlyConfigured, "no indication without a subscription")
+
+        let received = Arrivals<[UInt8]>()
+        var kinds: [Bool] = []
+        client.onValue = { handle, _, indication in if handle == indicated.valueHandle { kinds.append(indication) } }
+        client.addValueListener(indicated.valueHandle) { received.append($0) }
+        try await client.setNotifications(.indicate, for: indicated)
+        #expect(try await client.read(cccd.handle) == [0x02, 0x00])
+
+        try await client.write(control.valueHandle, ControlPoint.indicate(first))
+        try await client.write(control.valueHandle, ControlPoint.indicate(second))
+        #expect(await received.waitFor(2, seconds: 10))
+        #expect(received.values == [first, second])
+        #expect(kinds == [true, true], "both came as indications")
+        #expect(try await client.read(indicated.valueHandle) == second)
+        #expect(!peer.log.contains("GATT Indicate timeout"))
+
+        // The descriptor written directly: off again, read back, and the peer knows it.
+        try await client.write(cccd.handle, [0x00, 0x00])
+        #expect(try await client.read(cccd.handle) == [0x00, 0x00])
+        let off = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.indicate(first)) }
+        #expect(off?.code == .cccdImproperlyConfigured)
+        #expect(received.values.count == 2)
+        await closeGATT(link)
+    }
+
+    // MARK: MTU
+
+    /// The MTU exchange: by default we offer 517 and Bumble's server offers its maximum,
+    /// 517 (GATT_SERVER_DEFAULT_MAX_MTU), so ATT_MTU = min(ours, theirs) = 517; with
+    /// `preferredMTU: 23` it stays 23; in between, ours wins. Each time, the peer's
+    /// indication of the longest value the control point can carry arrives whole: ATT_MTU
+    /// - 4 bytes (the Write Request also carries the command byte), at most 511 (Bumble
+    /// refuses written values over 512 bytes).
+    @Test func gattMTUExchangeTakesTheSmallerOfBoth() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        for (preferred, expected) in [(ATTBearer.maximumMTU, 517), (23, 23), (185, 185)] as [(UInt16, Int)] {
+            let link = try await openGATT(peer, preferredMTU: preferred, exchangeMTU: false)
+            #expect(link.bearer.mtu == ATTBearer.defaultMTU, "23 until exchanged")
+            #expect(try await link.client.exchangeMTU() == expected)
+            #expect(link.bearer.mtu == expected)
+            #expect(link.client.maximumWriteLength == expected - 3)
+
+            let indicated = try await link.characteristic(peerUUID(3), in: peerUUID(1))
+            let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+            let received = Arrivals<[UInt8]>()
+            link.client.addValueListener(indicated.valueHandle) { received.append($0) }
+            try await link.client.setNotifications(.indicate, for: indicated)
+            let biggest = (0..<min(expected - 4, 511)).map { UInt8(truncatingIfNeeded: $0) }
+            try await link.client.write(control.valueHandle, ControlPoint.indicate(biggest))
+            #expect(await received.waitFor(1))
+            #expect(received.values == [biggest])
+            await closeGATT(link)
+        }
+    }
+
+    // MARK: Service Changed
+
+    /// `subscribeToServiceChanged()` finds 0x2A05 and turns its indications on; control
+    /// point 0x06 makes the peer indicate a range; `onServiceChanged` gets exactly it and
+    /// the lazily discovered service in it is forgotten (the others kept), then found
+    /// again on next use. A change of the whole database forgets everything, and the
+    /// client keeps listening after it: a second one is recognised too.
+    @Test func gattServiceChangedForgetsWhatItCovers() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let changes = Arrivals<ClosedRange<UInt16>>()
+        client.onServiceChanged = { changes.append($0) }
+
+        #expect(try await client.subscribeToServiceChanged())
+        #expect(client.serviceChangedHandle == 0x0008)
+        let serviceChanged = try await link.characteristic(.serviceChanged, in: .genericAttribute)
+        #expect(try await client.read(try await link.cccd(of: serviceChanged).handle) == [0x02, 0x00])
+
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        let battery = try await client.service(sig(0x180F))
+        _ = try await link.characteristic(sig(0x2A19), in: sig(0x180F))
+        _ = try await link.characteristic(sig(0x2A29), in: sig(0x180A))
+        #expect(client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), sig(0x180F), peerUUID(1)])
+
+        try await client.write(control.valueHandle, ControlPoint.serviceChanged(battery.handles))
+        #expect(await changes.waitFor(1))
+        #expect(changes.values == [0x0019...0x001C])
+        #expect(client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), peerUUID(1)], "only the battery service is forgotten")
+        // Found again on the next use.
+        #expect(try await link.characteristic(sig(0x2A19), in: sig(0x180F)).valueHandle == 0x001B)
+        #expect(client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), sig(0x180F), peerUUID(1)])
+
+        // The whole database, twice: everything forgotten, and the second still recognised.
+        try await client.write(control.valueHandle, ControlPoint.serviceChanged(0x0001...0xFFFF))
+        #expect(await changes.waitFor(2))
+        #expect(client.discoveredServices.isEmpty)
+        try await client.write(control.valueHandle, ControlPoint.serviceChanged(0x0001...0xFFFF))
+        #expect(await changes.waitFor(3))
+        #expect(changes.values == [0x0019...0x001C, 0x0001...0xFFFF, 0x0001...0xFFFF])
+        await closeGATT(link)
+    }
+
+    // MARK: Disconnection
+
+    /// A link that goes while requests wait: one sent (its ACL packet held in our queue,
+    /// because the peer's controller returns no buffer credit for 60 s) and one queued
+    /// behind it on the bearer. The disconnection ends both with `.disconnected`; a new
+    /// request fails with `.closed(.disconnected)`; no bearer, ACL credit, ATT timer or
+    /// thread is left.
+    @Test func gattRequestsFailWithDisconnectedWhenTheLinkGoes() async throws {
+        let peer = try TestPeer(arguments: ["--nocp-delay-ms", "60000"])
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let manufacturer = try await link.characteristic(sig(0x2A29), in: sig(0x180A))
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        // Spend the remaining credits on Write Commands the control point ignores.
+        while let flow = link.controller.aclFlow, flow.available > 0 {
+            try client.writeWithoutResponse(control.valueHandle, [0x00])
+        }
+        #expect(link.controller.aclFlow?.queuedCount == 0)
+
+        let stuck = Task { @BluetoothActor () async -> Result<[UInt8], GATTError> in
+            do throws(GATTError) { return .success(try await client.read(manufacturer.valueHandle)) } catch { return .failure(error) }
+        }
+        let queued = Task { @BluetoothActor () async -> Result<[UInt8], GATTError> in
+            do throws(GATTError) { return .success(try await client.readLong(manufacturer.valueHandle)) } catch { return .failure(error) }
+        }
+        for _ in 0..<100_000 where !(link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1) { await Task.yield() }
+        try #require(link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1, "one request sent, one queued")
+        #expect(link.controller.aclFlow?.queuedCount == 1, "the outstanding request waits for a credit")
+
+        let reason = try await link.manager.disconnect(link.handle)
+        #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)
+        #expect(await stuck.value == .failure(.att(.disconnected(reason))))
+        #expect(await queued.value == .failure(.att(.disconnected(reason))))
+        let late = await failure { () async throws(GATTError) in try await client.read(manufacturer.valueHandle) }
+        #expect(late == .att(.closed(.disconnected(reason))))
+        #expect(late?.description.contains("disconnected") == true)
+        #expect(throws: ATTError.notConnected(link.handle)) { try link.bearers.bearer(for: link.handle) }
+        #expect(link.controller.aclFlow?.queuedCount == 0, "the held packet was dropped with the link")
+        await closeGATT(link)
+    }
+
+    /// The peer drops the link (control point 0x02, reason 0x08 as a supervision timeout):
+    /// the next request fails with `.closed(.disconnected(.connectionTimeout))`, by name,
+    /// and nothing is left over.
+    @Test func gattRequestAfterThePeerDisconnectsFailsByReason() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let link = try await openGATT(peer)
+        let client = link.client
+        let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
+        let ended = HCI.Expectation<HCIStatus>()
+        link.manager.onDisconnection = { connection, reason in if connection.handle == link.handle { ended.fulfill(reason) } }
+        try await client.write(control.valueHandle, ControlPoint.disconnect(reason: 0x08))
+        #expect(await ended.value() == .connectionTimeout)
+        let error = await failure { () async throws(GATTError) in try await client.discoverPrimaryServices() }
+        #expect(error == .att(.closed(.disconnected(.connectionTimeout))))
+        #expect(error?.description.contains("connectionTimeout") == true, "\(String(describing: error))")
+        await closeGATT(link)
+    }
+}
