@@ -293,6 +293,9 @@ struct Listen: AsyncParsableCommand {
             let mode: ClientConfiguration
             let descriptor: UInt16
             if let found {
+                guard !found.properties.isDisjoint(with: [.notify, .indicate]) else {
+                    throw GATTError.notPermitted("characteristic \(found.uuid.nameAndValue) neither notifies nor indicates")
+                }
                 mode = found.properties.contains(.notify) ? .notify : .indicate
                 guard let cccd = try await client.descriptors(of: found).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
                     throw GATTError.descriptorNotFound(.clientCharacteristicConfiguration, characteristic: found.uuid)

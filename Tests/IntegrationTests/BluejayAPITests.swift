@@ -4,8 +4,11 @@ import Foundation
 import HCI
 import Testing
 
-/// The public Bluejay API against the peer (main actor, as an app uses it).
-@Suite(.serialized) @MainActor
+extension IntegrationTests {
+/// The public Bluejay API against the peer (main actor, as an app uses it). Nested in the
+/// serialized integration suite: its links and reader threads must not overlap the leak
+/// checks of the others.
+@Suite @MainActor
 struct BluejayAPITests {
     /// Bluejay's README flow against the peer, through the public API only: start, scan with
     /// `ScanAction.connect`, read, write, listen, a background task, disconnect — each
@@ -96,8 +99,9 @@ struct BluejayAPITests {
         _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
     }
 }
+}
 
-extension BluejayAPITests {
+extension IntegrationTests.BluejayAPITests {
     static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
     static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
     static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
@@ -161,7 +165,10 @@ extension BluejayAPITests {
         defer { peer.stop() }
         let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let bluejay = try await connectedBluejay(peer, store: store)
+        let bluejay = Bluejay()
+        let noReconnect = NoReconnect()
+        bluejay.registerDisconnectHandler(handler: noReconnect)
+        _ = try await connectedBluejay(peer, store: store, bluejay: bluejay)
 
         var calls = 0
         let run: RunResult<Void> = await withCheckedContinuation { done in
@@ -180,7 +187,7 @@ extension BluejayAPITests {
             return
         }
         #expect(calls == 1)
-        #expect(!bluejay.isConnected)
+        #expect(!bluejay.isConnected && !bluejay.shouldAutoReconnect)
         let late: ReadResult<UInt8> = await withCheckedContinuation { done in
             bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
         }
@@ -189,7 +196,7 @@ extension BluejayAPITests {
     }
 }
 
-extension BluejayAPITests {
+extension IntegrationTests.BluejayAPITests {
     /// Connect, cancel, disconnect, connect — rapidly and repeatedly: no crash, no hang, and
     /// every completion called exactly once.
     @Test func bluejayConnectCancelDisconnectStorm() async throws {
@@ -254,7 +261,7 @@ final class EventRecorder: ConnectionObserver, DisconnectHandler {
     }
 }
 
-extension BluejayAPITests {
+extension IntegrationTests.BluejayAPITests {
     /// The peer drops the link (control point 0x02): Bluejay tells the handler, reconnects
     /// with the last connect's timeout, and the listen goes on delivering.
     @Test func bluejayAutoReconnectResumesListens() async throws {
@@ -301,6 +308,14 @@ extension BluejayAPITests {
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
         #expect(!bluejay.isConnected)
         _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
+/// Turns auto-reconnection off at the first disconnection.
+@MainActor
+final class NoReconnect: DisconnectHandler {
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+        .change(shouldAutoReconnect: false)
     }
 }
 

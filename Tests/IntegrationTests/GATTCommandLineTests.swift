@@ -140,7 +140,7 @@ extension CommandLineTests {
         // Listening needs notify or indicate.
         let refused = try run(Repository.bluejay, ["listen", "\(peer.address)/random", "180A", "2A29", "--count", "3", "--transport", peer.transport])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("does not indicate"), "stderr: \(refused.stderr)")
+        #expect(refused.stderr.contains("neither notifies nor indicates"), "stderr: \(refused.stderr)")
     }
 
     /// Bad arguments to the value commands: a clear message and a usage exit status,
