@@ -650,13 +650,22 @@ public final class Bluejay {
 
     // MARK: Plumbing
 
+    /// The operation queued last (the async API's handle on it).
+    var queueLastAdded: QueuedOperation? { queue.lastAdded }
+
+    /// Cancels one operation (a cancelled async call's).
+    func cancel(_ operation: QueuedOperation) { queue.cancel(operation, .cancelled) }
+
     /// The host once started; fails `operation` when it cannot start.
     private func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
         guard hasStarted else {
             operation.fail(.bluetoothUnavailable)
             return nil
         }
-        switch await hostReady.value() {
+        let ready = await hostReady.value()
+        // Cancelled while the host was coming up: do nothing at all.
+        guard !operation.isFinished else { return nil }
+        switch ready {
         case let .success(host):
             guard self.host != nil else {
                 operation.fail(.bluetoothUnavailable)

@@ -41,13 +41,27 @@ final class QueuedOperation {
 final class OperationQueue {
     private var waiting: [QueuedOperation] = []
     private(set) var running: QueuedOperation?
+    /// The operation added last (for the async API, which cancels its own operation).
+    private(set) weak var lastAdded: QueuedOperation?
 
     /// Operations not ended yet (running and waiting).
     var count: Int { waiting.count + (running == nil ? 0 : 1) }
 
     func add(_ operation: QueuedOperation) {
         waiting.append(operation)
+        lastAdded = operation
         runNext()
+    }
+
+    /// Ends one operation with `error`: dropped when waiting, stopped when running.
+    func cancel(_ operation: QueuedOperation, _ error: BluejayError) {
+        if let index = waiting.firstIndex(where: { $0 === operation }) {
+            waiting.remove(at: index)
+            operation.fail(error)
+        } else if running === operation, !operation.isFinished {
+            operation.fail(error)
+            operation.onCancel?(error)
+        }
     }
 
     private func runNext() {

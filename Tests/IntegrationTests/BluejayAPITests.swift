@@ -243,6 +243,56 @@ extension IntegrationTests.BluejayAPITests {
     }
 }
 
+extension IntegrationTests.BluejayAPITests {
+    /// The async mirror: connect, read, write, a stream of indications, disconnect; and a
+    /// cancelled task cancels its connect.
+    @Test func bluejayAsyncAPI() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+
+        // A connect to nobody, cancelled by its task, ends with cancelled (not the 60 s timeout).
+        let nobody = PeripheralIdentifier(address: try #require(BluetoothAddress("C0:FF:EE:C0:FF:EE")), addressType: .random)
+        let attempt = Task { @MainActor in try await bluejay.connect(nobody, timeout: .seconds(60)) }
+        while !bluejay.isConnecting { await Task.yield() }
+        attempt.cancel()
+        do {
+            _ = try await attempt.value
+            Issue.record("a connect to nobody succeeded")
+        } catch {
+            guard case .cancelled = error as? BluejayError else { Issue.record("expected cancelled, got \(error)"); return }
+        }
+        while bluejay.isConnecting { await Task.yield() }
+
+        var found: ScanDiscovery?
+        for try await discovery in bluejay.discoveries(serviceIdentifiers: [ServiceIdentifier(uuid: "180D")]) {
+            found = discovery
+            break
+        }
+        let peripheral = try await bluejay.connect(try #require(found).peripheralIdentifier)
+        #expect(peripheral.address == BluetoothAddress(peer.address))
+        let sensor = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
+        try await bluejay.write(to: sensor, value: UInt8(3))
+        let location: UInt8 = try await bluejay.read(from: sensor)
+        #expect(location == 3)
+
+        let stream: AsyncThrowingStream<Data, any Error> = bluejay.values(of: Self.indicated)
+        try await bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x0A]))
+        try await bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x0B]))
+        var received: [Data] = []
+        for try await value in stream {
+            received.append(value)
+            if received.count == 2 { break }
+        }
+        #expect(received == [Data([0x0A]), Data([0x0B])])
+        #expect(try await bluejay.disconnect() == peripheral)
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
 /// Records connection events and answers the disconnect handler's question.
 @MainActor
 final class EventRecorder: ConnectionObserver, DisconnectHandler {

@@ -1,0 +1,135 @@
+import FoundationEssentials
+import HCI
+
+/// The async/await mirror of the callback API (BlueCap's futures, in today's Swift). Each
+/// call queues the same operation as its callback twin; cancelling the calling task
+/// cancels that operation (dropped if still queued, stopped if running).
+extension Bluejay {
+    /// Connects; returns the peripheral.
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15)) async throws -> PeripheralIdentifier {
+        try await awaiting { done in
+            connect(peripheralIdentifier, timeout: timeout) { result in
+                switch result {
+                case let .success(peripheral): done(.success(peripheral))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Disconnects; returns the peripheral that was connected.
+    @discardableResult
+    public func disconnect() async throws -> PeripheralIdentifier {
+        try await awaiting { done in
+            disconnect(immediate: false) { result in
+                switch result {
+                case let .disconnected(peripheral): done(.success(peripheral))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Reads and decodes a characteristic.
+    public func read<R: Receivable & Sendable>(from characteristicIdentifier: CharacteristicIdentifier) async throws -> R {
+        try await awaiting { done in
+            read(from: characteristicIdentifier) { (result: ReadResult<R>) in
+                switch result {
+                case let .success(value): done(.success(value))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Writes a value.
+    public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws {
+        try await awaiting { (done: @escaping (Result<Void, any Error>) -> Void) in
+            write(to: characteristicIdentifier, value: value, type: type) { result in
+                switch result {
+                case .success: done(.success(()))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// The decoded values of a characteristic as they arrive; the listen ends when the
+    /// iteration stops (or the stream is dropped) and the sequence ends with an error when
+    /// the listen fails or the link goes.
+    public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier) -> AsyncThrowingStream<R, any Error> {
+        let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self)
+        listen(to: characteristicIdentifier, multipleListenOption: .replaceable) { (result: ReadResult<R>) in
+            switch result {
+            case let .success(value): feed.yield(value)
+            case .cancelled: feed.finish(throwing: BluejayError.cancelled)
+            case let .failure(error): feed.finish(throwing: error)
+            }
+        }
+        feed.onTermination = { [weak self] termination in
+            guard case .cancelled = termination else { return }
+            Task { @MainActor in self?.endListen(to: characteristicIdentifier) }
+        }
+        return stream
+    }
+
+    /// Discoveries as they come, for `duration` seconds (0: until the iteration stops);
+    /// stopping the iteration stops the scan.
+    public func discoveries(serviceIdentifiers: [ServiceIdentifier]?, duration: Double = 0, allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+        let (stream, feed) = AsyncThrowingStream.makeStream(of: ScanDiscovery.self)
+        let stop = StopFlag()
+        scan(duration: duration, allowDuplicates: allowDuplicates, serviceIdentifiers: serviceIdentifiers, discovery: { discovery, _ in
+            guard !stop.isSet else { return .stop }
+            feed.yield(discovery)
+            return .continue
+        }, stopped: { _, error in
+            if let error { feed.finish(throwing: error) } else { feed.finish() }
+        })
+        feed.onTermination = { [weak self] _ in
+            Task { @MainActor in
+                stop.set()
+                self?.stopScanning()
+            }
+        }
+        return stream
+    }
+
+    /// Queues an operation through `start` and waits for its outcome; cancelling the task
+    /// cancels the operation.
+    private func awaiting<T: Sendable>(_ start: (@escaping (Result<T, any Error>) -> Void) -> Void) async throws -> T {
+        let handle = CancelHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let before = queueLastAdded
+                start { continuation.resume(with: $0) }
+                if let added = queueLastAdded, added !== before { handle.operation = added }
+                if Task.isCancelled { handle.cancel(in: self) }
+            }
+        } onCancel: {
+            Task { @MainActor in handle.cancel(in: self) }
+        }
+    }
+}
+
+/// The operation an async call queued, so its task's cancellation can reach it.
+@MainActor
+final class CancelHandle: Sendable {
+    weak var operation: QueuedOperation?
+    nonisolated init() {}
+
+    func cancel(in bluejay: Bluejay) {
+        if let operation { bluejay.cancel(operation) }
+    }
+}
+
+/// A flag set once, read from the main actor.
+@MainActor
+final class StopFlag: Sendable {
+    private(set) var isSet = false
+    nonisolated init() {}
+    func set() { isSet = true }
+}
