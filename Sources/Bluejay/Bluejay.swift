@@ -64,6 +64,49 @@ extension ConnectionObserver {
     public func disconnected(from peripheral: PeripheralIdentifier) {}
 }
 
+/// Told when the connected peripheral's services change (a Service Changed indication).
+@MainActor
+public protocol ServiceObserver: AnyObject {
+    /// The services the change invalidated; they are rediscovered on next use.
+    func didModifyServices(from peripheral: PeripheralIdentifier, invalidatedServices: [ServiceIdentifier])
+}
+
+/// Told of each RSSI reading asked for with ``Bluejay/readRSSI()``.
+@MainActor
+public protocol RSSIObserver: AnyObject {
+    /// The reading in dBm, or the error that prevented it.
+    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: (any Error)?)
+}
+
+/// Told whenever Bluejay's log grows.
+@MainActor
+public protocol LogObserver: AnyObject {
+    /// The whole log so far.
+    func logFileUpdated(logs: String)
+}
+
+/// Connection statistics of a peripheral, as BlueCap keeps them.
+public struct PeripheralStatistics: Sendable, Equatable {
+    /// When the last connection came up.
+    public var connectedAt: ContinuousClock.Instant?
+    /// When the last connection ended.
+    public var disconnectedAt: ContinuousClock.Instant?
+    /// Successful connections.
+    public var connectionCount = 0
+    /// Disconnections.
+    public var disconnectionCount = 0
+    /// Connection attempts that timed out.
+    public var timeoutCount = 0
+    /// Time spent connected, over all connections (the current one up to now not included).
+    public var cumulativeConnected: Duration = .zero
+
+    /// How long the current connection has lasted, if connected.
+    public var connectedFor: Duration? {
+        guard let connectedAt, disconnectedAt.map({ $0 < connectedAt }) ?? true else { return nil }
+        return ContinuousClock.now - connectedAt
+    }
+}
+
 /// What to do about auto-reconnection after a disconnection.
 public enum AutoReconnectMode: Sendable {
     /// Keep ``Bluejay/shouldAutoReconnect`` as it is.
@@ -129,6 +172,14 @@ public final class Bluejay {
     private var listeners: [CharacteristicIdentifier: Listener] = [:]
     private var logLines: [String] = []
     private weak var disconnectHandler: (any DisconnectHandler)?
+    private var serviceObservers: [WeakBox] = []
+    private var rssiObservers: [WeakBox] = []
+    private var logObservers: [WeakBox] = []
+    private var statistics: [PeripheralIdentifier: PeripheralStatistics] = [:]
+
+    private struct WeakBox {
+        weak var object: AnyObject?
+    }
     /// The last connection asked for, to reconnect to with the same timeout.
     private var lastConnect: (PeripheralIdentifier, Timeout)?
 
@@ -206,6 +257,10 @@ public final class Bluejay {
             host.connections.onDisconnection = { link, reason in
                 Task { @MainActor in self?.linkEnded(link.handle, reason: reason) }
             }
+            host.onServicesInvalidated = { handle, services in
+                let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
+                Task { @MainActor in self?.servicesInvalidated(handle, identifiers) }
+            }
         }
         hostReady.fulfill(.success(host))
         for observer in observers { observer.bluetoothAvailable(true) }
@@ -251,9 +306,68 @@ public final class Bluejay {
 
     private var observers: [any ConnectionObserver] { connectionObservers.compactMap(\.observer) }
 
+    /// Hears Service Changed; held weakly.
+    public func register(serviceObserver: any ServiceObserver) {
+        serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver }
+        serviceObservers.append(WeakBox(object: serviceObserver))
+    }
+
+    /// Stops telling `serviceObserver`.
+    public func unregister(serviceObserver: any ServiceObserver) { serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver } }
+
+    /// Hears RSSI readings; held weakly.
+    public func register(rssiObserver: any RSSIObserver) {
+        rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver }
+        rssiObservers.append(WeakBox(object: rssiObserver))
+    }
+
+    /// Stops telling `rssiObserver`.
+    public func unregister(rssiObserver: any RSSIObserver) { rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver } }
+
+    /// Hears the log grow; held weakly.
+    public func register(logObserver: any LogObserver) {
+        logObservers.removeAll { $0.object == nil || $0.object === logObserver }
+        logObservers.append(WeakBox(object: logObserver))
+    }
+
+    /// Stops telling `logObserver`.
+    public func unregister(logObserver: any LogObserver) { logObservers.removeAll { $0.object == nil || $0.object === logObserver } }
+
+    private func servicesInvalidated(_ handle: UInt16, _ services: [ServiceIdentifier]) {
+        guard let connection, connection.handle == handle else { return }
+        for case let observer as any ServiceObserver in serviceObservers.compactMap(\.object) {
+            observer.didModifyServices(from: connection.peripheral, invalidatedServices: services)
+        }
+    }
+
+    /// Asks the controller for the link's RSSI; the reading (or the error, e.g. a controller
+    /// that does not support Read RSSI) goes to the RSSI observers. Throws when not connected.
+    public func readRSSI() throws {
+        guard let connection, let host else { throw BluejayError.notConnected }
+        Task { @MainActor in
+            let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
+                do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
+            }.value
+            for case let observer as any RSSIObserver in self.rssiObservers.compactMap(\.object) {
+                switch result {
+                case let .success(rssi): observer.didReadRSSI(from: connection.peripheral, RSSI: Int(rssi), error: nil)
+                case let .failure(error): observer.didReadRSSI(from: connection.peripheral, RSSI: 127, error: BluejayError.connection(error))
+                }
+            }
+        }
+    }
+
+    /// Connection statistics of `peripheral` since this Bluejay started.
+    public func statistics(for peripheral: PeripheralIdentifier) -> PeripheralStatistics {
+        statistics[peripheral] ?? PeripheralStatistics()
+    }
+
     /// Adds a line to Bluejay's log (kept in memory for ``getLogs()``).
     public func log(_ string: String) {
         logLines.append(string)
+        let observers = logObservers.compactMap(\.object)
+        guard !observers.isEmpty, let logs = getLogs() else { return }
+        for case let observer as any LogObserver in observers { observer.logFileUpdated(logs: logs) }
     }
 
     /// The log so far, a line per entry.
@@ -374,9 +488,12 @@ public final class Bluejay {
                 }
                 self.connection = Connection(peripheral: peripheralIdentifier, handle: handle)
                 self.shouldAutoReconnect = true
+                self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectedAt = .now
+                self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectionCount += 1
                 if operation.claim() { completion(.success(peripheralIdentifier)) }
                 for observer in self.observers { observer.connected(to: peripheralIdentifier) }
             case let .failure(error):
+                if case .connectionTimedOut = error { self.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 }
                 operation.fail(error)
             }
         }, onFailure: { [weak self] error in
@@ -420,6 +537,11 @@ public final class Bluejay {
         guard let link = connection, link.handle == handle else { return }
         let expected = isDisconnecting || !shouldAutoReconnect
         connection = nil
+        var counted = statistics[link.peripheral, default: PeripheralStatistics()]
+        counted.disconnectionCount += 1
+        counted.disconnectedAt = .now
+        if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
+        statistics[link.peripheral] = counted
         isDisconnecting = false
         let error = BluejayError.disconnected(reason)
         // Listens stop flowing; their callbacks are kept to resume after a reconnection.

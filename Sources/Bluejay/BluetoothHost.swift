@@ -25,6 +25,8 @@ public final class BluetoothHost {
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
+    /// Called with (connection handle, services) when a peer's Service Changed invalidates them.
+    public var onServicesInvalidated: ((UInt16, [Service]) -> Void)?
     private var observer: Int?
     private let capture: BTSnoopWriter?
 
@@ -74,9 +76,12 @@ public final class BluetoothHost {
         do {
             try await client.exchangeMTU()
             try await cache.prepare(client, identity: identity)
+            // So the peer can tell us when its database changes (iOS does this too).
+            try await client.subscribeToServiceChanged()
         } catch {
             throw BluejayError.from(error)
         }
+        client.onServicesInvalidated = { [weak self] services in self?.onServicesInvalidated?(handle, services) }
         return client
     }
 

@@ -45,6 +45,8 @@ public final class GATTClient {
     public var onValue: ((UInt16, [UInt8], Bool) -> Void)?
     /// Called with the affected handle range when the peer indicates Service Changed.
     public var onServiceChanged: ((ClosedRange<UInt16>) -> Void)?
+    /// Called after a Service Changed indication with the known services it invalidated.
+    public var onServicesInvalidated: (([Service]) -> Void)?
     /// The value handle of the peer's Service Changed characteristic, once subscribed.
     public private(set) var serviceChangedHandle: UInt16?
 
@@ -406,8 +408,10 @@ public final class GATTClient {
             let end = UInt16(value[2]) | UInt16(value[3]) << 8
             if start <= end { range = start...end }
         }
+        let dropped = database.services.filter { $0.handles.overlaps(range) }
         invalidate(range)
         onServiceChanged?(range)
+        onServicesInvalidated?(dropped)
     }
 
     // MARK: Lazy discovery

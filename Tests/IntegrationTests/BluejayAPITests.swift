@@ -293,6 +293,78 @@ extension IntegrationTests.BluejayAPITests {
     }
 }
 
+/// Records service changes, RSSI readings and log updates.
+@MainActor
+final class ObserverRecorder: ServiceObserver, RSSIObserver, LogObserver {
+    var invalidated: [[ServiceIdentifier]] = []
+    var rssi: [(Int, Bool)] = []
+    var logUpdates = 0
+    var next: CheckedContinuation<Void, Never>?
+
+    func didModifyServices(from peripheral: PeripheralIdentifier, invalidatedServices: [ServiceIdentifier]) {
+        invalidated.append(invalidatedServices)
+        next?.resume()
+        next = nil
+    }
+    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: (any Error)?) {
+        rssi.append((RSSI, error != nil))
+        next?.resume()
+        next = nil
+    }
+    func logFileUpdated(logs: String) { logUpdates += 1 }
+}
+
+extension IntegrationTests.BluejayAPITests {
+    /// Service Changed reaches the service observer with the services it invalidated; an
+    /// RSSI reading (which Bumble's controller refuses) reaches the RSSI observer with its
+    /// error; logs and statistics are kept.
+    @Test func bluejayObserversAndStatistics() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let recorder = ObserverRecorder()
+        let bluejay = Bluejay()
+        bluejay.register(serviceObserver: recorder)
+        bluejay.register(rssiObserver: recorder)
+        bluejay.register(logObserver: recorder)
+        _ = try await connectedBluejay(peer, store: store, bluejay: bluejay)
+        let peripheral = try #require(bluejay.peripheral)
+        #expect(bluejay.statistics(for: peripheral).connectionCount == 1)
+        #expect(bluejay.statistics(for: peripheral).connectedFor != nil)
+
+        // Discover the heart-rate service by using it, then have the peer say it changed.
+        let sensor = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
+        let location: UInt8 = try await bluejay.read(from: sensor)
+        #expect(location == 1)
+        await withCheckedContinuation { done in
+            recorder.next = done
+            // Control point 0x06: Service Changed for 0x000E…0x0013 (the heart-rate service).
+            bluejay.write(to: Self.controlPoint, value: Data([0x06, 0x0E, 0x00, 0x13, 0x00])) { _ in }
+        }
+        #expect(recorder.invalidated == [[ServiceIdentifier(uuid: "180D")]])
+        // Rediscovered on next use.
+        #expect(try await bluejay.read(from: sensor) as UInt8 == 1)
+
+        await withCheckedContinuation { done in
+            recorder.next = done
+            try? bluejay.readRSSI()
+        }
+        #expect(recorder.rssi.count == 1 && recorder.rssi[0].1, "Bumble does not support Read RSSI: the error reaches the observer")
+
+        bluejay.log("a line from the app")
+        #expect(bluejay.getLogs()?.contains("a line from the app") == true)
+        #expect(recorder.logUpdates >= 1)
+        bluejay.clearLogs()
+        #expect(bluejay.getLogs() == nil)
+
+        try await bluejay.disconnect()
+        let statistics = bluejay.statistics(for: peripheral)
+        #expect(statistics.disconnectionCount == 1 && statistics.connectedFor == nil && statistics.cumulativeConnected > .zero)
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
 /// Records connection events and answers the disconnect handler's question.
 @MainActor
 final class EventRecorder: ConnectionObserver, DisconnectHandler {
