@@ -180,6 +180,16 @@ public final class Bluejay {
     private struct WeakBox {
         weak var object: AnyObject?
     }
+
+    /// What a scan's loop waits on: a report, or a tick to check for lost peripherals.
+    private enum ScanEvent: Sendable {
+        case report(Discovery)
+        case tick
+    }
+
+    /// With duplicates allowed, a peripheral not heard for this long is reported to the
+    /// scan's `expired` callback.
+    public var scanExpiry: Duration = .seconds(15)
     /// The last connection asked for, to reconnect to with the same timeout.
     private var lastConnect: (PeripheralIdentifier, Timeout)?
 
@@ -395,9 +405,9 @@ public final class Bluejay {
         let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
         queue.add(QueuedOperation("scan", body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            let (stream, feed) = AsyncStream.makeStream(of: Discovery.self)
+            let (stream, feed) = AsyncStream.makeStream(of: ScanEvent.self)
             let failed = await Task { @BluetoothActor () -> HCIError? in
-                do throws(HCIError) { try await host.scanner.start(options) { feed.yield($0) } } catch { return error }
+                do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return error }
                 return nil
             }.value
             if let failed { return operation.fail(.hci(failed)) }
@@ -407,27 +417,54 @@ public final class Bluejay {
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
                 feed.finish()
             }
-            var blacklisted: Set<PeripheralIdentifier> = []
-            var then: (ScanDiscovery, (ConnectionResult) -> Void)?
-            scanning: for await report in stream {
-                let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
-                guard !blacklisted.contains(identifier) else { continue }
-                let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
-                if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
-                    guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { continue }
-                    found[index] = item
-                } else {
-                    found.append(item)
-                }
-                switch discovery(item, found) {
-                case .continue: continue
-                case .blacklist: blacklisted.insert(identifier)
-                case .stop: break scanning
-                case let .connect(target, completion):
-                    then = (target, completion)
-                    break scanning
+            // With duplicates allowed, a peripheral not heard for `scanExpiry` is reported lost.
+            let expiry = self.scanExpiry
+            let ticker = Task { @MainActor in
+                guard allowDuplicates, expired != nil else { return }
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    feed.yield(.tick)
                 }
             }
+            var blacklisted: Set<PeripheralIdentifier> = []
+            var lastSeen: [PeripheralIdentifier: ContinuousClock.Instant] = [:]
+            var then: (ScanDiscovery, (ConnectionResult) -> Void)?
+            scanning: for await event in stream {
+                var actions: [(PeripheralIdentifier, ScanAction)] = []
+                switch event {
+                case let .report(report):
+                    let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
+                    guard !blacklisted.contains(identifier) else { continue }
+                    lastSeen[identifier] = .now
+                    let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
+                    if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
+                        guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { continue }
+                        found[index] = item
+                    } else {
+                        found.append(item)
+                    }
+                    actions.append((identifier, discovery(item, found)))
+                case .tick:
+                    let now = ContinuousClock.now
+                    let lost = found.filter { lastSeen[$0.peripheralIdentifier].map { now - $0 > expiry } ?? false }
+                    for item in lost {
+                        found.removeAll { $0.peripheralIdentifier == item.peripheralIdentifier }
+                        lastSeen[item.peripheralIdentifier] = nil
+                        if let expired { actions.append((item.peripheralIdentifier, expired(item, found))) }
+                    }
+                }
+                for (identifier, action) in actions {
+                    switch action {
+                    case .continue: continue
+                    case .blacklist: blacklisted.insert(identifier)
+                    case .stop: break scanning
+                    case let .connect(target, completion):
+                        then = (target, completion)
+                        break scanning
+                    }
+                }
+            }
+            ticker.cancel()
             timer.cancel()
             await Task { @BluetoothActor in _ = try? await host.scanner.stop() }.value
             self.isScanning = false

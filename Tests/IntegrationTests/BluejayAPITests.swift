@@ -365,6 +365,42 @@ extension IntegrationTests.BluejayAPITests {
     }
 }
 
+extension IntegrationTests.BluejayAPITests {
+    /// With duplicates allowed, a peripheral not heard within `scanExpiry` goes to
+    /// `expired` and out of the list (here the expiry is shorter than the peer's advertising
+    /// interval); `.stop` from `expired` ends the scan, `stopped` once.
+    @Test func bluejayScanExpiresPeripheralsNotHeard() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.scanExpiry = .milliseconds(1)
+        var seen = 0, stoppedCalls = 0
+        let lost: (ScanDiscovery, [ScanDiscovery])? = await withCheckedContinuation { done in
+            var result: (ScanDiscovery, [ScanDiscovery])?
+            bluejay.scan(duration: 20, allowDuplicates: true, serviceIdentifiers: nil, discovery: { _, _ in
+                seen += 1
+                return .continue
+            }, expired: { lostDiscovery, discoveries in
+                result = (lostDiscovery, discoveries)
+                return .stop
+            }, stopped: { _, error in
+                stoppedCalls += 1
+                #expect(error == nil)
+                done.resume(returning: result)
+            })
+        }
+        let (lostDiscovery, remaining) = try #require(lost, "expired was not called before the scan ended")
+        #expect(seen >= 1)
+        #expect(lostDiscovery.peripheralIdentifier.address == BluetoothAddress(peer.address))
+        #expect(!remaining.contains { $0.peripheralIdentifier == lostDiscovery.peripheralIdentifier })
+        #expect(stoppedCalls == 1 && !bluejay.isScanning)
+        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+    }
+}
+
 /// Records connection events and answers the disconnect handler's question.
 @MainActor
 final class EventRecorder: ConnectionObserver, DisconnectHandler {
