@@ -20,6 +20,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
@@ -31,7 +32,8 @@ let package = Package(
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         .target(name: "DiscoveryCache", dependencies: ["GATT"]),
         // The public facade: Bluejay's API over the stack.
-        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache"]),
+        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache",
+                                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "SMP", dependencies: ["L2CAP"]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
         // swift-crypto's AES block function. Depends on nothing else of ours.

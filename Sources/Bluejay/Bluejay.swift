@@ -3,6 +3,7 @@ import DiscoveryCache
 import FoundationEssentials
 import GATT
 import HCI
+import Logging
 
 /// How ``Bluejay/start(mode:)`` gets its host.
 public enum StartMode {
@@ -171,6 +172,8 @@ public final class Bluejay {
     private var connectionObservers: [WeakConnectionObserver] = []
     private var listeners: [CharacteristicIdentifier: Listener] = [:]
     private var logLines: [String] = []
+    private var logFile: LogFile?
+    private static let logger = Logger(label: "bluejay")
     private weak var disconnectHandler: (any DisconnectHandler)?
     private var serviceObservers: [WeakBox] = []
     private var rssiObservers: [WeakBox] = []
@@ -233,6 +236,9 @@ public final class Bluejay {
         case let .use(existing):
             adopt(existing)
         case let .new(options):
+            logFile = LogFile(path: options.store.path + "/bluejay.log")
+            for line in logLines { log(line) }
+            logLines = []
             Task { @MainActor in
                 let result = await Task { @BluetoothActor () -> Result<BluetoothHost, BluejayError> in
                     do throws(BluejayError) {
@@ -372,19 +378,33 @@ public final class Bluejay {
         statistics[peripheral] ?? PeripheralStatistics()
     }
 
-    /// Adds a line to Bluejay's log (kept in memory for ``getLogs()``).
+    /// Adds a line to Bluejay's log: the log file in the store directory (`bluejay.log`,
+    /// mode 0600, from ``start(mode:)`` on; kept in memory before) and swift-log's
+    /// `Logger(label: "bluejay")`, so an app's own logging backend sees it too.
     public func log(_ string: String) {
-        logLines.append(string)
+        Self.logger.info("\(string)")
+        if let logFile {
+            do { try logFile.append(string + "\n") } catch { Self.logger.error("writing \(logFile.path): \(error)") }
+        } else {
+            logLines.append(string)
+        }
         let observers = logObservers.compactMap(\.object)
         guard !observers.isEmpty, let logs = getLogs() else { return }
         for case let observer as any LogObserver in observers { observer.logFileUpdated(logs: logs) }
     }
 
-    /// The log so far, a line per entry.
-    public func getLogs() -> String? { logLines.isEmpty ? nil : logLines.joined(separator: "\n") }
+    /// The whole log, or nil when it is empty.
+    public func getLogs() -> String? {
+        guard let logFile else { return logLines.isEmpty ? nil : logLines.joined(separator: "\n") }
+        guard let text = try? logFile.contents(), !text.isEmpty else { return nil }
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
 
     /// Empties the log.
-    public func clearLogs() { logLines = [] }
+    public func clearLogs() {
+        logLines = []
+        try? logFile?.truncate()
+    }
 
     // MARK: Scanning
 
