@@ -354,6 +354,8 @@ extension IntegrationTests.BluejayAPITests {
 
         bluejay.log("a line from the app")
         #expect(bluejay.getLogs()?.contains("a line from the app") == true)
+        let attributes = try FileManager.default.attributesOfItem(atPath: store + "/bluejay.log")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600, "the log file is the user's alone")
         #expect(recorder.logUpdates >= 1)
         bluejay.clearLogs()
         #expect(bluejay.getLogs() == nil)
