@@ -27,10 +27,13 @@ public struct StartOptions: Sendable {
     public var deviceName: String
     /// Diagnostics of the stack below.
     public var logger: HCILogger
+    /// Whether the connection and listens are recorded and restored after a restart.
+    public var backgroundRestore: BackgroundRestoreMode
 
     /// Options as given.
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError) {
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable) {
+        self.backgroundRestore = backgroundRestore
         self.transport = transport
         self.capture = capture
         self.store = store
@@ -153,8 +156,8 @@ public final class Bluejay {
     public private(set) var hasStarted = false
     /// Warning options for connections that give none (iOS only; kept for compatibility).
     public private(set) var defaultWarningOptions = WarningOptions.default
-    /// Background restoration is not available yet on Linux.
-    public var isBackgroundRestorationEnabled: Bool { false }
+    /// Whether the connection and listens are recorded for restoration after a restart.
+    public var isBackgroundRestorationEnabled: Bool { restoration != nil }
 
     /// The connected peripheral.
     public var peripheral: PeripheralIdentifier? { connection?.peripheral }
@@ -173,6 +176,8 @@ public final class Bluejay {
     private var listeners: [CharacteristicIdentifier: Listener] = [:]
     private var logLines: [String] = []
     private var logFile: LogFile?
+    private var restoration: RestorationStore?
+    private var restorer: (any ListenRestorer)?
     private static let logger = Logger(label: "bluejay")
     private weak var disconnectHandler: (any DisconnectHandler)?
     private var serviceObservers: [WeakBox] = []
@@ -237,6 +242,10 @@ public final class Bluejay {
             adopt(existing)
         case let .new(options):
             logFile = LogFile(path: options.store.path + "/bluejay.log")
+            if let identifier = options.backgroundRestore.identifier {
+                restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
+                restorer = options.backgroundRestore.restorer
+            }
             for line in logLines { log(line) }
             logLines = []
             Task { @MainActor in
@@ -280,6 +289,36 @@ public final class Bluejay {
         }
         hostReady.fulfill(.success(host))
         for observer in observers { observer.bluetoothAvailable(true) }
+        restore()
+    }
+
+    /// After a restart: reconnect to the recorded peripheral and offer each recorded listen
+    /// to the restorer; what it does not take back is turned off.
+    private func restore() {
+        guard let record = restoration?.load(), let peripheral = record.peripheralIdentifier else { return }
+        log("restoring the connection to \(peripheral) and \(record.listens.count) listens")
+        connect(peripheral) { [weak self] result in
+            guard let self, case .success = result else { return }
+            for characteristic in record.characteristics {
+                if self.listeners[characteristic] != nil { continue }
+                if self.restorer?.willRestoreListen(on: characteristic) == true, self.listeners[characteristic] != nil { continue }
+                // Nobody takes it: leave no subscription behind.
+                self.endListen(to: characteristic)
+            }
+        }
+    }
+
+    /// Records the connected peripheral and the active listens (when restoration is on).
+    private func recordRestorationState() {
+        guard let restoration else { return }
+        var record = RestorationRecord()
+        if let connection {
+            record.peripheral = connection.peripheral.address.description
+            record.addressType = connection.peripheral.addressType == .random || connection.peripheral.addressType == .randomIdentity ? "random" : "public"
+            record.listens = listeners.keys.map { RestorationRecord.Listen(service: $0.service.uuid.description, characteristic: $0.uuid.description) }
+                .sorted { ($0.service, $0.characteristic) < ($1.service, $1.characteristic) }
+        }
+        do { try restoration.save(record) } catch { log("recording restoration state: \(error)") }
     }
 
     /// Cancels everything without disconnecting and hands back the host and the connected
@@ -547,6 +586,7 @@ public final class Bluejay {
                 self.shouldAutoReconnect = true
                 self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectedAt = .now
                 self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectionCount += 1
+                self.recordRestorationState()
                 if operation.claim() { completion(.success(peripheralIdentifier)) }
                 for observer in self.observers { observer.connected(to: peripheralIdentifier) }
             case let .failure(error):
@@ -582,6 +622,8 @@ public final class Bluejay {
             self.isDisconnecting = false
             if let outcome { return operation.fail(outcome) }
             self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost)
+            // Asked for: nothing to restore after a restart.
+            self.recordRestorationState()
             if operation.claim() { completion?(.disconnected(link.peripheral)) }
         }, onFailure: { error in
             if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
@@ -742,6 +784,7 @@ public final class Bluejay {
                 listener.token = token
                 listener.finish = { feed.finish() }
                 _ = operation.claim()
+                self.recordRestorationState()
                 // Values reach the callback in arrival order, on the main actor, while this
                 // listen is the characteristic's current one.
                 Task { @MainActor [weak self] in
@@ -773,6 +816,7 @@ public final class Bluejay {
                     try await client.setNotifications(.none, for: characteristic)
                 }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
+            self.recordRestorationState()
             switch result {
             case .success: if operation.claim() { completion?(.success) }
             case let .failure(error): operation.fail(error)

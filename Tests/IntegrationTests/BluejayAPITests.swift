@@ -403,6 +403,98 @@ extension IntegrationTests.BluejayAPITests {
     }
 }
 
+/// Takes back (or refuses) every listen offered after a restart.
+@MainActor
+final class Restorer: ListenRestorer {
+    weak var bluejay: Bluejay?
+    let accept: Bool
+    var offered: [CharacteristicIdentifier] = []
+    var values: [Data] = []
+    var onValue: (() -> Void)?
+
+    init(accept: Bool) { self.accept = accept }
+
+    func willRestoreListen(on characteristic: CharacteristicIdentifier) -> Bool {
+        offered.append(characteristic)
+        guard accept else { return false }
+        bluejay?.restoreListen(to: characteristic) { [weak self] (result: ReadResult<Data>) in
+            guard case let .success(value) = result else { return }
+            self?.values.append(value)
+            self?.onValue?()
+        }
+        return true
+    }
+}
+
+extension IntegrationTests.BluejayAPITests {
+    /// The process "stops" while connected and listening (the host goes away without a
+    /// disconnect); a new Bluejay on the same store reconnects by itself and offers the
+    /// listen to its restorer, which takes it back: indications flow again. A restorer that
+    /// refuses gets the listen turned off.
+    @Test func bluejayListenRestorationAcrossARestart() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let options = { (restore: BackgroundRestoreMode) in
+            StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, backgroundRestore: restore)
+        }
+
+        // First life: connect and listen, then vanish without disconnecting.
+        let first = Bluejay()
+        first.start(mode: .new(options(.enable("demo"))))
+        #expect(first.isBackgroundRestorationEnabled)
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        _ = try await first.connect(peripheral)
+        let subscribed: WriteResult = await withCheckedContinuation { done in
+            first.listen(to: Self.indicated) { (_: ReadResult<Data>) in }
+            first.write(to: Self.controlPoint, value: Data([0x04, 0x00])) { done.resume(returning: $0) }
+        }
+        guard case .success = subscribed else { Issue.record("first life: \(subscribed)"); return }
+        let record = try String(contentsOfFile: store + "/restoration/demo.json", encoding: .utf8)
+        #expect(record.contains(peer.address) && record.contains("B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        if let host = first.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+
+        // Second life: the restorer takes the listen back.
+        let restorer = Restorer(accept: true)
+        let second = Bluejay()
+        restorer.bluejay = second
+        let recorder = EventRecorder()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            recorder.onConnected = { done.resume() }
+            second.start(connectionObserver: recorder, mode: .new(options(.enableWithListenRestorer("demo", restorer))))
+        }
+        recorder.onConnected = nil
+        #expect(second.peripheral == peripheral)
+        await withCheckedContinuation { done in
+            restorer.onValue = { done.resume() }
+            second.write(to: Self.controlPoint, value: Data([0x04, 0x5A])) { _ in }
+        }
+        restorer.onValue = nil
+        #expect(restorer.offered == [Self.indicated])
+        #expect(restorer.values == [Data([0x5A])])
+        if let host = second.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+
+        // Third life: a restorer that refuses; the listen is turned off, so the peer will
+        // not indicate (its control point answers with an error).
+        let refusing = Restorer(accept: false)
+        let third = Bluejay()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            recorder.onConnected = { done.resume() }
+            third.start(connectionObserver: recorder, mode: .new(options(.enableWithListenRestorer("demo", refusing))))
+        }
+        let refused: WriteResult = await withCheckedContinuation { done in
+            third.write(to: Self.controlPoint, value: Data([0x04, 0x01])) { done.resume(returning: $0) }
+        }
+        #expect(refusing.offered == [Self.indicated])
+        guard case .failure = refused else { Issue.record("the refused listen still indicates: \(refused)"); return }
+        try await third.disconnect()
+        let cleared = try String(contentsOfFile: store + "/restoration/demo.json", encoding: .utf8)
+        #expect(!cleared.contains(peer.address), "an asked-for disconnect leaves nothing to restore")
+        if let host = third.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+    }
+}
+
 /// Records connection events and answers the disconnect handler's question.
 @MainActor
 final class EventRecorder: ConnectionObserver, DisconnectHandler {
