@@ -692,10 +692,7 @@ public final class Bluejay {
         queue.add(QueuedOperation("read", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in
-                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-                    return try await client.readLong(characteristic.valueHandle)
-                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.readValue(characteristicIdentifier) }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
             case let .success(bytes):
@@ -719,14 +716,7 @@ public final class Bluejay {
         queue.add(QueuedOperation("write", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in
-                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-                    switch type {
-                    case .withoutResponse: try client.writeWithoutResponse(characteristic.valueHandle, bytes)
-                    case .withResponse where bytes.count > client.maximumWriteLength: try await client.writeLong(characteristic.valueHandle, bytes)
-                    case .withResponse: try await client.write(characteristic.valueHandle, bytes)
-                    }
-                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
             case .success: if operation.claim() { completion(.success) }
@@ -763,19 +753,11 @@ public final class Bluejay {
                            onFailure: @escaping (BluejayError) -> Void) {
         queue.add(QueuedOperation("listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let (values, feed) = AsyncStream.makeStream(of: (UInt16, [UInt8]).self)
+            let (values, feed) = AsyncStream.makeStream(of: [UInt8].self)
             let result = await Task { @BluetoothActor () -> Result<(UInt16, Int), BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in
                     if let replacedToken { client.removeValueListener(replacedToken) }
-                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-                    let token = client.addValueListener(characteristic.valueHandle) { feed.yield((characteristic.valueHandle, $0)) }
-                    do throws(GATTError) {
-                        try await client.setNotifications(characteristic.properties.contains(.notify) ? .notify : .indicate, for: characteristic)
-                    } catch {
-                        client.removeValueListener(token)
-                        throw error
-                    }
-                    return (characteristic.valueHandle, token)
+                    return try await client.subscribe(characteristicIdentifier) { feed.yield($0) }
                 }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
@@ -788,8 +770,7 @@ public final class Bluejay {
                 // Values reach the callback in arrival order, on the main actor, while this
                 // listen is the characteristic's current one.
                 Task { @MainActor [weak self] in
-                    for await (handle, bytes) in values {
-                        guard self?.listeners[characteristicIdentifier] === listener, listener.valueHandle == handle else { continue }
+                    for await bytes in values where self?.listeners[characteristicIdentifier] === listener {
                         listener.deliver(bytes)
                     }
                 }
@@ -810,11 +791,7 @@ public final class Bluejay {
             ended?.finish?()
             let token = ended?.token
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in
-                    if let token { client.removeValueListener(token) }
-                    let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-                    try await client.setNotifications(.none, for: characteristic)
-                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             self.recordRestorationState()
             switch result {

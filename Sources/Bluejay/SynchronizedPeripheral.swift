@@ -49,32 +49,19 @@ public final class SynchronizedPeripheral: Sendable {
 
     /// Reads and decodes a characteristic.
     public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier) throws -> R {
-        let bytes = try perform({ client throws(GATTError) in
-            let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-            return try await client.readLong(characteristic.valueHandle)
-        }, characteristicIdentifier)
+        let bytes = try perform({ client throws(GATTError) in try await client.readValue(characteristicIdentifier) }, characteristicIdentifier)
         return try R(bluetoothData: Data(bytes))
     }
 
     /// Writes a value to a characteristic.
     public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) throws {
         let bytes = [UInt8](value.toBluetoothData())
-        try perform({ client throws(GATTError) in
-            let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-            switch type {
-            case .withoutResponse: try client.writeWithoutResponse(characteristic.valueHandle, bytes)
-            case .withResponse where bytes.count > client.maximumWriteLength: try await client.writeLong(characteristic.valueHandle, bytes)
-            case .withResponse: try await client.write(characteristic.valueHandle, bytes)
-            }
-        }, characteristicIdentifier)
+        try perform({ client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }, characteristicIdentifier)
     }
 
     /// Turns notifications or indications of a characteristic off (the CCCD back to 0).
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier) throws {
-        try perform({ client throws(GATTError) in
-            let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-            try await client.setNotifications(.none, for: characteristic)
-        }, characteristicIdentifier)
+        try perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: nil) }, characteristicIdentifier)
     }
 
     /// Subscribes and hands each value to `completion` until it answers `.done`, then
@@ -157,21 +144,9 @@ public final class SynchronizedPeripheral: Sendable {
         inboxes.withLock { $0.append(inbox) }
         defer { inboxes.withLock { $0.removeAll { $0 === inbox } } }
         try checkCancelled()
-        let token = try perform({ client throws(GATTError) in
-            let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-            let token = client.addValueListener(characteristic.valueHandle) { inbox.put($0) }
-            do throws(GATTError) { try await client.setNotifications(characteristic.properties.contains(.notify) ? .notify : .indicate, for: characteristic) } catch {
-                client.removeValueListener(token)
-                throw error
-            }
-            return token
-        }, characteristicIdentifier)
+        let token = try perform({ client throws(GATTError) in try await client.subscribe(characteristicIdentifier) { inbox.put($0) }.1 }, characteristicIdentifier)
         defer {
-            _ = try? perform({ client throws(GATTError) in
-                client.removeValueListener(token)
-                let characteristic = try await client.characteristic(characteristicIdentifier.uuid, in: characteristicIdentifier.service.uuid)
-                try await client.setNotifications(.none, for: characteristic)
-            }, characteristicIdentifier)
+            _ = try? perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }, characteristicIdentifier)
         }
         try body(inbox)
     }
