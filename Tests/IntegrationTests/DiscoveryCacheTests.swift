@@ -236,6 +236,17 @@ extension IntegrationTests {
         let none = try await store.bluejay(["cache", "list", "--json"])
         #expect(none.status == 0 && none.stdout.isEmpty)
         #expect(try StoreDirectory(path: store.path + "/gatt-cache").fileNames().isEmpty)
+
+        // Without BLUEJAY_STORE the store is $XDG_STATE_HOME/bluejay; BLUEJAY_STORE wins.
+        let state = store.file("state")
+        let xdg = ["BLUEJAY_STORE": "", "XDG_STATE_HOME": state]
+        let written = try await store.bluejay(["cache", "stress-write", "--count", "3"], environment: xdg)
+        #expect(written.status == 0, "stderr: \(written.stderr)")
+        let listed = try await store.bluejay(["cache", "list", "--json"], environment: xdg)
+        let files = try listed.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["file"] as? String }
+        #expect(files == (1...3).map { state + "/bluejay/gatt-cache/C0000000000\($0)-random.json" })
+        let own = try await store.bluejay(["cache", "list"], environment: ["XDG_STATE_HOME": state])
+        #expect(own.status == 0 && own.stdout.isEmpty, "BLUEJAY_STORE is used before XDG_STATE_HOME")
     }
 
     /// Acceptance 4, `--no-cache`: no file is written, the hash is not read, and a valid
@@ -304,8 +315,8 @@ private struct CacheTestStore {
 
     /// Runs `bluejay` with this store, waiting on a dispatch thread so that neither the
     /// test's actor nor a thread of the concurrency pool is blocked meanwhile.
-    func bluejay(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let environment = ["BLUEJAY_STORE": path]
+    func bluejay(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let environment = ["BLUEJAY_STORE": path].merging(extra) { $1 }
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try run(Repository.bluejay, arguments, environment: environment) })
