@@ -113,6 +113,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="peripheral's SMP IO capability (default none: Just Works)")
     parser.add_argument('--passkey', type=int, default=123456,
                         help='fixed passkey the peripheral displays/enters (default 123456)')
+    parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
+                        help='GATT database layout (default 1); 2 inserts an extra service '
+                        'before the test service, so its handles and the Database Hash change')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -922,11 +925,20 @@ class PeripheralApp:
         self.read_only = self._char(
             custom_uuid(8), P.READ, R, read=lambda _c: b'Bluejay read-only')
 
+        # --layout 2: one more service (3 handles) right before the test service, so the
+        # test service and everything after it move and the Database Hash changes.
+        extra = []
+        if self.server.options.layout == 2:
+            self.layout_marker = self._char(
+                custom_uuid(0x0101), P.READ, R, read=lambda _c: b'layout 2')
+            extra = [gatt.Service(custom_uuid(0x0100), [self.layout_marker])]
+
         self.device.add_services([
             gatt.Service(gatt.GATT_HEART_RATE_SERVICE, [self.hrm, self.body_sensor]),
             gatt.Service(gatt.GATT_DEVICE_INFORMATION_SERVICE,
                          [self.manufacturer, self.serial]),
             gatt.Service(gatt.GATT_BATTERY_SERVICE, [self.battery]),
+            *extra,
             gatt.Service(custom_uuid(1), [self.long, self.indicate, self.encrypted,
                                           self.echo, self.control, self.stream,
                                           self.read_only]),
@@ -941,7 +953,7 @@ class PeripheralApp:
             c.handle: policy(c) for c in (
                 self.hrm, self.body_sensor, self.manufacturer, self.serial, self.battery,
                 self.long, self.indicate, self.encrypted, self.echo, self.control,
-                self.stream, self.read_only)
+                self.stream, self.read_only, *([self.layout_marker] if extra else []))
         }
 
     # --- value callbacks --------------------------------------------------------------

@@ -940,6 +940,78 @@ async def reset_and_nocp_tests(log_dir: str) -> None:
                 f'{len(lines)} frames, rc {result.returncode}')
 
 
+async def raw_primary_services(hci: RawHci, handle: int) -> list[tuple[int, int, str]]:
+    """(start, end, UUID upper-case string) of every primary service, via Read By Group Type."""
+    services = []
+    start = 1
+    while start <= 0xFFFF:
+        response = await raw_att(hci, handle, struct.pack('<BHHH', 0x10, start, 0xFFFF, 0x2800))
+        if not response or response[0] != 0x11:
+            break
+        length = response[1]
+        for offset in range(2, len(response), length):
+            first, last = struct.unpack_from('<HH', response, offset)
+            raw_uuid = response[offset + 4:offset + length]
+            if len(raw_uuid) == 2:
+                uuid = f'{struct.unpack("<H", raw_uuid)[0]:04X}'
+            else:
+                h = raw_uuid[::-1].hex().upper()
+                uuid = f'{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}'
+            services.append((first, last, uuid))
+        start = services[-1][1] + 1 if services else 0x10000
+    return services
+
+
+async def layout_tests(log_dir: str) -> None:
+    """--layout 2: an extra service before the test service; handles and hash move."""
+    rejected = subprocess.run([PYTHON, PEER, '--layout', '3'], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=30)
+    R.check('layout: --layout 3 is rejected', rejected.returncode == 2,
+            f'rc {rejected.returncode}')
+    seen = {}
+    for layout in (1, 2):
+        peer = PeerProcess('--layout', str(layout), log_dir=log_dir, tag=f'layout{layout}')
+        try:
+            hci = await RawHci.connect(peer.port)
+            try:
+                await hci.command(0x0C03)
+                handle = await raw_connect(hci)
+                if not R.check(f'layout {layout}: connected', handle is not None):
+                    return
+                await raw_att(hci, handle, struct.pack('<BH', 0x02, 247))
+                await hci.command(0x2022, struct.pack('<HHH', handle, 251, 2120))
+                await hci.collect(0.1)
+                hash_response = await raw_att(hci, handle,
+                                              struct.pack('<BHHH', 0x08, 1, 0xFFFF, 0x2B2A))
+                services = await raw_primary_services(hci, handle)
+                chars = await raw_characteristics(hci, handle)
+                read_only = chars.get(custom(8))
+                value = (await raw_att(hci, handle, struct.pack('<BH', 0x0A, read_only))
+                         if read_only is not None else b'')
+                seen[layout] = (hash_response, services, read_only, value)
+            finally:
+                hci.close()
+        finally:
+            peer.stop()
+    (hash1, services1, read_only1, value1), (hash2, services2, read_only2, value2) = (
+        seen[1], seen[2])
+    uuids1 = [uuid for _, _, uuid in services1]
+    uuids2 = [uuid for _, _, uuid in services2]
+    R.check('layout 1: the documented handles (test service at 0x001D, 0008 at 0x002E)',
+            (0x1D, 0x2E, custom(1)) in services1 and read_only1 == 0x2E
+            and custom(0x100) not in uuids1, f'{services1}, 0008 at {read_only1}')
+    R.check('layout 2: an extra service right before the test service',
+            uuids2 == uuids1[:-1] + [custom(0x100), custom(1)]
+            and (0x1D, 0x1F, custom(0x100)) in services2 and (0x20, 0x31, custom(1)) in services2,
+            repr(services2))
+    R.check('layout 2: 0008 moved by 3 handles and reads the same',
+            read_only2 == read_only1 + 3 and value1 == value2 == b'\x0bBluejay read-only',
+            f'{read_only1} -> {read_only2}, {value2!r}')
+    R.check('layout 2: the Database Hash differs from layout 1',
+            len(hash1) == 20 and len(hash2) == 20 and hash1[:4] == hash2[:4] == b'\x09\x12\x0d\x00'
+            and hash1[4:] != hash2[4:], f'{hash1.hex()} / {hash2.hex()}')
+
+
 async def multi_peripheral_tests(log_dir: str) -> None:
     """--peripherals 2: two GATT peripherals on the link, both connected at once."""
     rejected = subprocess.run([PYTHON, PEER, '--peripherals', '0'], capture_output=True,
@@ -1282,11 +1354,13 @@ async def main_async(options, log_dir: str) -> None:
         await fast_tap_flood(log_dir)
     if not options.k or 'multi' in options.k:
         await multi_peripheral_tests(log_dir)
+    if not options.k or 'layout' in options.k:
+        await layout_tests(log_dir)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')

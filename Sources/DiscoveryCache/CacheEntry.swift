@@ -73,6 +73,16 @@ private struct File: Codable {
         var end_handle: UInt16
         var properties: UInt8
         var descriptors: [DescriptorRecord]?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(uuid, forKey: .uuid)
+            try container.encode(declaration_handle, forKey: .declaration_handle)
+            try container.encode(value_handle, forKey: .value_handle)
+            try container.encode(end_handle, forKey: .end_handle)
+            try container.encode(properties, forKey: .properties)
+            try container.encode(descriptors, forKey: .descriptors)  // null when not discovered
+        }
     }
 
     struct IncludeRecord: Codable {
@@ -88,6 +98,15 @@ private struct File: Codable {
         var end: UInt16
         var includes: [IncludeRecord]?
         var characteristics: [CharacteristicRecord]?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(uuid, forKey: .uuid)
+            try container.encode(start, forKey: .start)
+            try container.encode(end, forKey: .end)
+            try container.encode(includes, forKey: .includes)  // null when not discovered
+            try container.encode(characteristics, forKey: .characteristics)
+        }
     }
 
     var format: String
@@ -97,6 +116,19 @@ private struct File: Codable {
     var bonded: Bool
     var complete: Bool
     var services: [ServiceRecord]
+
+    // Written out, not synthesized: the synthesized encoder leaves nil out, and the format
+    // says `null` ("not discovered", "no hash").
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(version, forKey: .version)
+        try container.encode(identity, forKey: .identity)
+        try container.encode(database_hash, forKey: .database_hash)
+        try container.encode(bonded, forKey: .bonded)
+        try container.encode(complete, forKey: .complete)
+        try container.encode(services, forKey: .services)
+    }
 
     init(_ entry: CacheEntry) {
         let database = entry.database

@@ -9,7 +9,7 @@ struct Cache: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show or clear the GATT discovery cache.",
         discussion: "Entries live in $BLUEJAY_STORE/gatt-cache (else $XDG_STATE_HOME/bluejay/gatt-cache, else ~/.local/state/bluejay/gatt-cache), one JSON file per peer.",
-        subcommands: [List.self, Clear.self])
+        subcommands: [List.self, Clear.self, StressWrite.self])
 
     /// `bluejay cache list`.
     struct List: AsyncParsableCommand {
@@ -69,6 +69,53 @@ struct Cache: AsyncParsableCommand {
                 }
             }.value
             print("Removed \(count) cache entr\(count == 1 ? "y" : "ies").")
+        }
+    }
+
+    /// `bluejay cache stress-write --count N`: a test hook, hidden from help. Writes N cache
+    /// entries as fast as it can, round-robin for three made-up peers, each database a little
+    /// larger than the last (1 to 64 services), through ``DiscoveryCache/store(_:)``. The
+    /// SIGKILL test in Tests/IntegrationTests/DiscoveryCacheTests.swift kills it mid-write and
+    /// checks that every entry left behind is whole.
+    struct StressWrite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "stress-write", abstract: "Test hook: write cache entries in a tight loop.", shouldDisplay: false)
+
+        @Option(name: .long, help: "How many entries to write.")
+        var count = 1000
+
+        func validate() throws {
+            guard count >= 0 else { throw ValidationError("--count must not be negative") }
+        }
+
+        func run() async throws {
+            let count = count
+            try await Task { @BluetoothActor in
+                let cache = DiscoveryCache()
+                let peers = (1...3).map { DiscoveryCache.identity(BluetoothAddress(littleEndianBytes: [UInt8($0), 0, 0, 0, 0, 0xC0]), .random) }
+                for index in 0..<count {
+                    let size = 1 + (index / peers.count) % 64
+                    let hash = (0..<16).map { UInt8(truncatingIfNeeded: index &+ $0) }
+                    let entry = CacheEntry(identity: peers[index % peers.count], databaseHash: hash, bonded: false, database: Self.database(services: size))
+                    do { try cache.store(entry) } catch { throw CLIError("cache: \(error)") }
+                }
+            }.value
+        }
+
+        /// `services` services of 5 handles each: one characteristic with a CCCD.
+        static func database(services: Int) -> GATTDatabase {
+            var database = GATTDatabase(services: [], isComplete: true)
+            for index in 0..<services {
+                let start = UInt16(1 + index * 5)
+                let service = Service(uuid: BluetoothUUID(UInt16(0x1800 + index)), handle: start, endGroupHandle: start + 4)
+                database.services.append(service)
+                database.includes[start] = []
+                let characteristic = Characteristic(uuid: BluetoothUUID(UInt16(0x2A00 + index)), declarationHandle: start + 1,
+                                                    properties: [.read, .notify], valueHandle: start + 2, endHandle: start + 4)
+                database.characteristics[start] = [characteristic]
+                database.descriptors[start + 2] = [Descriptor(uuid: .clientCharacteristicConfiguration, handle: start + 3)]
+            }
+            return database
         }
     }
 }

@@ -1,0 +1,376 @@
+import ATT
+import DiscoveryCache
+import Foundation
+import GATT
+import HCI
+import L2CAP
+import Testing
+import TraceDecoding
+
+/// The GATT discovery cache through the `bluejay` tool against the Bumble peer: each test
+/// has its own store directory (`BLUEJAY_STORE`), and what went over the air is read back
+/// from the `--capture` btsnoop files.
+extension IntegrationTests {
+    static let customService = "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"
+    static let readOnlyCharacteristic = "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00"
+
+    /// Acceptance 1: with a matching Database Hash the second `bluejay gatt` sends no
+    /// discovery request at all — only the hash's Read By Type, the value reads and the
+    /// MTU exchange — and prints the same tree as the first, which did discover.
+    @Test func cacheSecondGattRunSendsNoDiscoveryRequests() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        let target = peer.address + "/random"
+
+        let first = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--capture", store.file("first.btsnoop")])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        #expect(first.stdout.contains("\"Bluejay read-only\""))
+        #expect(FileManager.default.fileExists(atPath: store.entryPath(target)), "the first run saved what it discovered")
+        let second = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--capture", store.file("second.btsnoop")])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(second.stdout == first.stdout, "the cached tree prints exactly like the discovered one")
+
+        let discovered = try CapturedATT.requests(in: store.file("first.btsnoop"))
+        #expect(discovered.contains { $0.opcode == .readByGroupTypeRequest })
+        #expect(discovered.contains { $0.opcode == .findInformationRequest })
+        #expect(discovered.contains { $0.readByTypeUUID == .characteristic })
+        #expect(discovered.contains { $0.readByTypeUUID == .include })
+
+        let cached = try CapturedATT.requests(in: store.file("second.btsnoop"))
+        #expect(cached.filter(\.isDiscovery).isEmpty, "discovery on a hash match: \(cached.filter(\.isDiscovery))")
+        let unexpected = cached.filter { request in
+            ![ATTOpcode.exchangeMTURequest, .readRequest, .readBlobRequest].contains(request.opcode) && request.readByTypeUUID != .databaseHash
+        }
+        #expect(unexpected.isEmpty, "only the MTU exchange, the hash and value reads: \(unexpected)")
+        #expect(cached.first?.opcode == .exchangeMTURequest)
+        #expect(cached.dropFirst().first?.readByTypeUUID == .databaseHash, "the hash is read first")
+        // The same values are read, in the same order: the cached handles are the peer's.
+        #expect(cached.filter { $0.opcode == .readRequest }.map(\.pdu) == discovered.filter { $0.opcode == .readRequest }.map(\.pdu))
+
+        // The trace decoder's own ATT counts agree.
+        let before = TraceSummary(file: try BTSnoopFile(path: store.file("first.btsnoop"))).att
+        let after = TraceSummary(file: try BTSnoopFile(path: store.file("second.btsnoop"))).att
+        for opcode in [ATTOpcode.readByGroupTypeRequest, .findByTypeValueRequest, .findInformationRequest] {
+            #expect(after[opcode.description] == nil, "\(opcode) in the second run")
+        }
+        #expect(after[ATTOpcode.readByTypeRequest.description] == 1)
+        #expect(after[ATTOpcode.exchangeMTURequest.description] == 1)
+        #expect((before[ATTOpcode.readByTypeRequest.description] ?? 0) > 10)
+        #expect((before[ATTOpcode.readByGroupTypeRequest.description] ?? 0) >= 1)
+    }
+
+    /// Acceptance 2: the peer's database changes between connections (`--layout 2` moves
+    /// the test service by 3 handles); the next `bluejay read` sees the new hash,
+    /// rediscovers, reads the right handle and never the cached one, and the cache then
+    /// holds the new hash.
+    @Test func cacheRediscoversWhenThePeersDatabaseChanges() async throws {
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        func read(_ target: String) -> [String] { ["read", "--hex", target, Self.customService, Self.readOnlyCharacteristic] }
+        let expected = Array("Bluejay read-only".utf8).hexString() + "\n"
+        let readOnly = BluetoothUUID(Self.readOnlyCharacteristic)!
+
+        let before = try TestPeer()
+        let target = before.address + "/random"
+        let first = try await store.bluejay(read(target) + ["--transport", before.transport, "--capture", store.file("layout1.btsnoop")])
+        before.stop()
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        #expect(first.stdout == expected)
+        let oldEntry = try store.entry(target)
+        let oldHandle = try #require(oldEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
+        let oldHash = try #require(oldEntry.databaseHash)
+
+        let after = try TestPeer(arguments: ["--layout", "2"])
+        defer { after.stop() }
+        let second = try await store.bluejay(read(target) + ["--transport", after.transport, "--capture", store.file("layout2.btsnoop")])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(second.stdout == expected, "the right value from the moved characteristic")
+
+        let newEntry = try store.entry(target)
+        let newHandle = try #require(newEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
+        #expect(newHandle == oldHandle + 3, "layout 2 moves the test service by 3 handles")
+        let traffic = try CapturedATT.all(in: store.file("layout2.btsnoop"))
+        let requests = traffic.filter(\.sent)
+        #expect(requests.contains { $0.opcode == .findByTypeValueRequest }, "the service is found again")
+        #expect(requests.contains { $0.readByTypeUUID == .characteristic }, "and its characteristics")
+        #expect(requests.filter { $0.opcode == .readRequest }.map(\.handle) == [newHandle], "one read, of the new handle; never the cached \(hex(oldHandle, digits: 4))")
+        let errors = traffic.filter { !$0.sent && $0.opcode == .errorResponse && $0.pdu.last != ATTErrorCode.attributeNotFound.rawValue }
+        #expect(errors.isEmpty, "only Attribute Not Found (ends of discoveries): \(errors)")
+
+        // The hash the peer sent is the one now cached, and `cache list` shows it.
+        let hashIndex = try #require(traffic.firstIndex { $0.readByTypeUUID == .databaseHash })
+        let hashResponse = try #require(traffic[(hashIndex + 1)...].first { !$0.sent })
+        #expect(hashResponse.opcode == .readByTypeResponse)
+        let newHash = Array(hashResponse.pdu.suffix(16))
+        #expect(newHash != oldHash)
+        #expect(newEntry.databaseHash == newHash)
+        let list = try await store.bluejay(["cache", "list", "--json"])
+        #expect(list.status == 0, "stderr: \(list.stderr)")
+        let objects = try list.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.count == 1)
+        #expect(objects.first?["identity"] as? String == target)
+        #expect(objects.first?["database_hash"] as? String == newHash.hexString())
+    }
+
+    /// Acceptance 3: a writer SIGKILLed at any moment leaves every entry whole. A process
+    /// writing entries in a tight loop (`bluejay cache stress-write`) is killed 30 times at
+    /// varying moments; each time, every `*.json` file must decode as a CacheEntry named
+    /// after its identity, and the temporary files left behind are never taken for entries.
+    @Test func cacheFilesAreWholeAfterSIGKILLDuringWrites() async throws {
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        let directory = store.path + "/gatt-cache"
+        var killedBeforeRename = 0
+        for round in 0..<30 {
+            let process = Process()
+            process.executableURL = Repository.bluejay
+            process.arguments = ["cache", "stress-write", "--count", "1000000"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": store.path]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let temporarySuffix = ".tmp-\(process.processIdentifier)"
+            // Wait (at most a second) for this writer's first temporary file, then up to
+            // 15 ms more: most kills land while a temporary file exists, some between.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while ContinuousClock.now < deadline {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                if names.contains(where: { $0.hasSuffix(temporarySuffix) }) || !process.isRunning { break }
+                usleep(100)
+            }
+            usleep(UInt32(round * 509 % 15_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): killed mid-loop, status \(process.terminationStatus)")
+
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            if names.contains(where: { $0.hasSuffix(temporarySuffix) }) { killedBeforeRename += 1 }
+            for name in names {
+                if name.hasPrefix(".") {
+                    #expect(name.contains(".json.tmp-"), "round \(round): unexpected file \(name)")
+                    continue
+                }
+                #expect(name.hasSuffix(".json"), "round \(round): unexpected file \(name)")
+                let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+                do {
+                    let entry = try CacheEntry(decoding: bytes)
+                    #expect(DiscoveryCache.fileName(for: entry.identity) == name)
+                    #expect((1...64).contains(entry.database.services.count))
+                    #expect(entry.database.isFullyDiscovered)
+                } catch {
+                    Issue.record("round \(round): \(name) (\(bytes.count) bytes) is torn: \(error)")
+                }
+            }
+        }
+        // Otherwise the kills all fell outside the window this test is about.
+        #expect(killedBeforeRename > 0, "no SIGKILL landed between creating a temporary file and renaming it")
+
+        // Only the three peers' entries count; the temporary files of killed writers do not.
+        let entries = try StoreDirectory(path: directory).fileNames()
+        #expect(entries == ["C00000000001-random.json", "C00000000002-random.json", "C00000000003-random.json"])
+        let list = try await store.bluejay(["cache", "list", "--json"])
+        #expect(list.status == 0, "stderr: \(list.stderr)")
+        #expect(list.stderr.isEmpty, "no entry was unreadable")
+        #expect(list.stdout.split(separator: "\n").count == 3)
+        let clear = try await store.bluejay(["cache", "clear"])
+        #expect(clear.stdout == "Removed 3 cache entries.\n")
+    }
+
+    /// Acceptance 4: `cache list` shows what `gatt` saved, `cache clear ADDRESS` forgets one
+    /// peer, `cache clear` all of them; the JSON lines have the documented keys.
+    @Test func cacheListAndClearShowAndForgetEntries() async throws {
+        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        defer { peer.stop() }
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        let empty = try await store.bluejay(["cache", "list"])
+        #expect(empty.status == 0 && empty.stdout.isEmpty, "no entries yet: \(empty)")
+
+        for address in peer.addresses {
+            let result = try await store.bluejay(["gatt", address + "/random", "--transport", peer.transport])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+        }
+        let text = try await store.bluejay(["cache", "list"])
+        #expect(text.status == 0, "stderr: \(text.stderr)")
+        let lines = text.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        for address in peer.addresses {
+            #expect(lines.contains { $0.hasPrefix("\(address)/random  6 services, 17 characteristics, hash ") }, "\(text.stdout)")
+        }
+
+        let json = try await store.bluejay(["cache", "list", "--json"])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let objects = try json.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.compactMap { $0["identity"] as? String }.sorted() == peer.addresses.map { $0 + "/random" }.sorted())
+        for object in objects {
+            #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded"])
+            #expect(object["services"] as? Int == 6)
+            #expect(object["characteristics"] as? Int == 17)
+            #expect(object["complete"] as? Bool == true)
+            #expect(object["bonded"] as? Bool == false)
+            let hash = try #require(object["database_hash"] as? String)
+            #expect(hash.count == 32 && hash.allSatisfy(\.isHexDigit))
+            let file = try #require(object["file"] as? String)
+            #expect(file == store.entryPath(object["identity"] as? String ?? ""))
+            let entry = try CacheEntry(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+            #expect(entry.databaseHash?.hexString() == hash)
+        }
+
+        // One peer, by address without a type: both types are tried, one entry existed.
+        let second = peer.addresses[1]
+        let clearOne = try await store.bluejay(["cache", "clear", second])
+        #expect(clearOne.stdout == "Removed 1 cache entry.\n", "stderr: \(clearOne.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store.entryPath(second + "/random")))
+        let remaining = try await store.bluejay(["cache", "list"])
+        #expect(remaining.stdout.split(separator: "\n").map { String($0.prefix(24)) } == [peer.address + "/random"])
+        let again = try await store.bluejay(["cache", "clear", second + "/random"])
+        #expect(again.stdout == "Removed 0 cache entries.\n")
+        let bad = try await store.bluejay(["cache", "clear", "F0:0D"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("is not an address"))
+
+        let clearAll = try await store.bluejay(["cache", "clear"])
+        #expect(clearAll.stdout == "Removed 1 cache entry.\n", "stderr: \(clearAll.stderr)")
+        let none = try await store.bluejay(["cache", "list", "--json"])
+        #expect(none.status == 0 && none.stdout.isEmpty)
+        #expect(try StoreDirectory(path: store.path + "/gatt-cache").fileNames().isEmpty)
+
+        // Without BLUEJAY_STORE the store is $XDG_STATE_HOME/bluejay; BLUEJAY_STORE wins.
+        let state = store.file("state")
+        let xdg = ["BLUEJAY_STORE": "", "XDG_STATE_HOME": state]
+        let written = try await store.bluejay(["cache", "stress-write", "--count", "3"], environment: xdg)
+        #expect(written.status == 0, "stderr: \(written.stderr)")
+        let listed = try await store.bluejay(["cache", "list", "--json"], environment: xdg)
+        let files = try listed.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["file"] as? String }
+        #expect(files == (1...3).map { state + "/bluejay/gatt-cache/C0000000000\($0)-random.json" })
+        let own = try await store.bluejay(["cache", "list"], environment: ["XDG_STATE_HOME": state])
+        #expect(own.status == 0 && own.stdout.isEmpty, "BLUEJAY_STORE is used before XDG_STATE_HOME")
+    }
+
+    /// Acceptance 4, `--no-cache`: no file is written, the hash is not read, and a valid
+    /// entry already there is neither used (discovery happens) nor rewritten.
+    @Test func cacheNoCacheNeitherReadsNorWrites() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        let target = peer.address + "/random"
+
+        let uncached = try await store.bluejay(["gatt", target, "--no-cache", "--transport", peer.transport, "--capture", store.file("none.btsnoop")])
+        #expect(uncached.status == 0, "stderr: \(uncached.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store.path + "/gatt-cache"), "nothing written, not even the directory")
+        var requests = try CapturedATT.requests(in: store.file("none.btsnoop"))
+        #expect(requests.contains { $0.opcode == .readByGroupTypeRequest })
+        #expect(!requests.contains { $0.readByTypeUUID == .databaseHash }, "the cache's hash check is not made")
+        #expect(!requests.contains { $0.opcode == .writeRequest }, "nor robust caching turned on")
+
+        let cached = try await store.bluejay(["gatt", target, "--transport", peer.transport])
+        #expect(cached.status == 0, "stderr: \(cached.stderr)")
+        // (Not the same output: this run turned robust caching on, so Client Supported Features reads 01.)
+        let path = store.entryPath(target)
+        let saved = try Data(contentsOf: URL(fileURLWithPath: path))
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+
+        for command in [["gatt", target], ["read", target, Self.customService, Self.readOnlyCharacteristic]] {
+            let capture = store.file("\(command[0]).btsnoop")
+            let result = try await store.bluejay(command + ["--no-cache", "--transport", peer.transport, "--capture", capture])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            requests = try CapturedATT.requests(in: capture)
+            #expect(requests.contains { $0.isDiscovery }, "\(command[0]) --no-cache discovers despite a valid entry")
+            #expect(!requests.contains { $0.readByTypeUUID == .databaseHash })
+        }
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect(after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+                "the entry was not rewritten")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == saved)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path + "/gatt-cache") == [DiscoveryCache.fileName(for: target)])
+    }
+}
+
+/// A temporary store directory (`BLUEJAY_STORE`) for one test, and the CLI run against it.
+private struct CacheTestStore {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "bluejay-cache-test-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// A file in the store's directory (captures go there too, so one removal cleans up).
+    func file(_ name: String) -> String { path + "/" + name }
+
+    /// Where the entry of `identity` (`ADDRESS/random`) lives.
+    func entryPath(_ identity: String) -> String { path + "/gatt-cache/" + DiscoveryCache.fileName(for: identity) }
+
+    /// The entry of `identity`, decoded.
+    func entry(_ identity: String) throws -> CacheEntry {
+        try CacheEntry(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: entryPath(identity)))))
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Runs `bluejay` with this store, waiting on a dispatch thread so that neither the
+    /// test's actor nor a thread of the concurrency pool is blocked meanwhile.
+    func bluejay(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let environment = ["BLUEJAY_STORE": path].merging(extra) { $1 }
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try run(Repository.bluejay, arguments, environment: environment) })
+            }
+        }
+    }
+}
+
+/// One ATT PDU of a btsnoop capture, rebuilt from its ACL fragments.
+private struct CapturedATT: CustomStringConvertible {
+    /// Host to controller.
+    var sent: Bool
+    var pdu: [UInt8]
+
+    var opcode: ATTOpcode { ATTOpcode(rawValue: pdu[0]) }
+
+    /// The attribute type of a Read By Type request.
+    var readByTypeUUID: BluetoothUUID? { try? ReadByTypeRequest(pdu: pdu[...]).attributeType }
+
+    /// The handle of a Read request.
+    var handle: UInt16? { try? ReadRequest(pdu: pdu[...]).handle }
+
+    /// A discovery request: primary services (Read By Group Type, Find By Type Value),
+    /// includes and characteristics (Read By Type of 0x2802/0x2803), descriptors (Find
+    /// Information). A Read By Type of anything else (the Database Hash) is a read.
+    var isDiscovery: Bool {
+        switch opcode {
+        case .readByGroupTypeRequest, .findByTypeValueRequest, .findInformationRequest: true
+        case .readByTypeRequest: [BluetoothUUID.primaryService, .secondaryService, .include, .characteristic].contains(readByTypeUUID)
+        default: false
+        }
+    }
+
+    var description: String { "\(sent ? "< TX" : "> RX") \(opcode) [\(pdu.hexString(separator: " "))]" }
+
+    /// Every ATT PDU in the file, both ways, in order.
+    static func all(in path: String) throws -> [CapturedATT] {
+        var reassemblers: [String: Reassembler] = [:]
+        var found: [CapturedATT] = []
+        for record in try BTSnoopFile(path: path).records {
+            guard case let .packet(type, body) = record.content, type == .acl, case let .acl(packet)? = try? HCIPacket(type: type, body: body) else {
+                continue
+            }
+            let key = "\(packet.handle) \(record.direction == .sent)"
+            guard let frame = reassemblers[key, default: Reassembler()].append(packet).frame, frame.channel == .att, !frame.payload.isEmpty else {
+                continue
+            }
+            found.append(CapturedATT(sent: record.direction == .sent, pdu: Array(frame.payload)))
+        }
+        return found
+    }
+
+    /// What the host sent.
+    static func requests(in path: String) throws -> [CapturedATT] {
+        try all(in: path).filter(\.sent)
+    }
+}
