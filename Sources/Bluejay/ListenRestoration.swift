@@ -84,7 +84,7 @@ struct RestorationStore {
 
     func save(_ record: RestorationRecord) throws(StoreError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(record) else { throw .malformed("restoration record") }
         try directory.writeAtomically(Array(data), to: fileName)
     }

@@ -40,7 +40,7 @@ public struct CacheEntry: Sendable, Equatable {
     /// The file contents.
     public func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings, numbers and arrays cannot fail.
         return Array((try? encoder.encode(File(self))) ?? Data())
     }
