@@ -246,9 +246,12 @@ public final class GATTClient {
     }
 
     /// Read Using Characteristic UUID: Read By Type over `range`, continued after the last
-    /// handle found until the range is exhausted.
+    /// handle found until the range is exhausted. When the range holds no attribute of the
+    /// type, the server's answer to the first request (an Error Response, Attribute Not
+    /// Found) is thrown: unlike a discovery, a read that finds nothing has failed. Attribute
+    /// Not Found to a continuation only ends the walk.
     public func read(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
-        try await collect(from: range.lowerBound, to: range.upperBound) { (start: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
+        let step = { (start: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
             let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: range.upperBound, attributeType: uuid),
                                               ReadByTypeResponse.self)
             let values = response.entries.map { HandleValue(handle: $0.handle, value: $0.value) }
@@ -257,6 +260,9 @@ public final class GATTClient {
             }
             return (values, values.last?.handle ?? range.upperBound)
         }
+        let (first, last) = try await step(range.lowerBound)
+        guard !first.isEmpty, last < range.upperBound else { return first }
+        return first + (try await collect(from: last + 1, to: range.upperBound, step))
     }
 
     /// The first attribute of type `uuid` in `range` and its value (one Read By Type), or nil

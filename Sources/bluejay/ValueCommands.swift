@@ -273,7 +273,9 @@ struct Listen: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard characteristic.isEmpty != (target.handle == nil) else { throw ValidationError("give SERVICE CHARACTERISTIC or --handle, not both") }
+        guard characteristic.isEmpty != (target.handle == nil) else {
+            throw ValidationError(characteristic.isEmpty ? "give SERVICE CHARACTERISTIC or --handle H" : "give SERVICE CHARACTERISTIC or --handle, not both")
+        }
         guard characteristic.isEmpty || characteristic.count == 2 else { throw ValidationError("give both SERVICE and CHARACTERISTIC") }
         _ = try characteristicUUIDs(characteristic)
         _ = try handleOption(target.handle, "--handle")

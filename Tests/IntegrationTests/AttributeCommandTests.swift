@@ -1,0 +1,454 @@
+import ATT
+import Foundation
+import HCI
+import L2CAP
+import Testing
+
+/// The attribute-level commands (`discover`, `read`, `write`, `listen` by handle) against
+/// the Bumble peer, as the issue accepts them: each run's own btsnoop capture holds, from
+/// the host, the MTU exchange and the asked procedure's ATT PDUs and nothing else; ATT
+/// errors are printed by name with code and handle and exit 1; bad arguments exit 64.
+/// Handles are the peer's (Fixtures/peer/README.md, "GATT database").
+extension IntegrationTests {
+    @Test func attributeDiscoverRunsOnlyTheAskedProcedure() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let cli = AttributeCLI(peer: peer)
+        defer { cli.finish() }
+
+        // Discover All Primary Services: Read By Group Type from 0x0001, continued after
+        // each response's last group until Attribute Not Found.
+        let services = try cli.bluejay("discover", ["services"])
+        #expect(services.status == 0, "\(services.stderr)")
+        #expect(services.stdout == """
+            1800 Generic Access 0x0001…0x0005
+            1801 Generic Attribute 0x0006…0x000d
+            180D Heart Rate 0x000e…0x0013
+            180A Device Information 0x0014…0x0018
+            180F Battery 0x0019…0x001c
+            B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e
+
+            """)
+        expectOnly(services, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
+        #expect(services.sentHex.dropFirst() == ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 2f 00 ff ff 00 28"])
+        #expect(services.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"])
+
+        let servicesJSON = try cli.bluejay("discover", ["services", "--json"])
+        let list = try #require(servicesJSON.json as? [[String: Any]])
+        #expect(list.count == 6)
+        #expect(list.allSatisfy { Set($0.keys) == ["uuid", "name", "start_handle", "end_handle"] })
+        #expect(list.last?["uuid"] as? String == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        #expect(list.last?["name"] is NSNull)
+        #expect(list.last?["start_handle"] as? Int == 0x1D && list.last?["end_handle"] as? Int == 0x2E)
+        expectOnly(servicesJSON, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
+
+        // By UUID: Find By Type Value (0x2800 = the UUID), 16-bit and 128-bit.
+        let heartRate = try cli.bluejay("discover", ["services", "--uuid", "180D", "--json"])
+        #expect(heartRate.status == 0, "\(heartRate.stderr)")
+        let found = try #require(heartRate.json as? [[String: Any]])
+        #expect(found.count == 1)
+        #expect(found.first?["uuid"] as? String == "180D" && found.first?["name"] as? String == "Heart Rate")
+        #expect(found.first?["start_handle"] as? Int == 0x0E && found.first?["end_handle"] as? Int == 0x13)
+        expectOnly(heartRate, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
+        #expect(heartRate.sentHex.dropFirst() == ["06 01 00 ff ff 00 28 0d 18", "06 14 00 ff ff 00 28 0d 18"])
+        let custom = try cli.bluejay("discover", ["services", "--uuid", "b1e70001-9d3b-4c7a-8a5e-6f2d0c1b0a00"])
+        #expect(custom.stdout == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e\n")
+        expectOnly(custom, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
+        #expect(custom.sentHex[1] == "06 01 00 ff ff 00 28 00 0a 1b 0c 2d 6f 5e 8a 7a 4c 3b 9d 01 00 e7 b1")
+
+        // Find Included Services: the peer has none, so one Read By Type (0x2802) answered
+        // Attribute Not Found: an empty result, not an error.
+        let includes = try cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
+        #expect(includes.status == 0, "\(includes.stderr)")
+        #expect((includes.json as? [Any])?.isEmpty == true, "\(includes.stdout)")
+        expectOnly(includes, ["Read_By_Type_Req"])
+        #expect(includes.sentHex[1] == "08 01 00 ff ff 02 28")
+
+        // Discover All Characteristics of a range: Read By Type (0x2803) from --start,
+        // continued after the last declaration.
+        let characteristics = try cli.bluejay("discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
+        #expect(characteristics.status == 0, "\(characteristics.stderr)")
+        #expect(characteristics.stdout.split(separator: "\n") == [
+            "0x001e B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x001f [read, write]",
+            "0x0020 B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0021 [read, indicate]",
+            "0x0023 B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0024 [read]",
+            "0x0025 B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0026 [writeWithoutResponse, notify]",
+            "0x0028 B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0029 [write]",
+            "0x002a B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x002b [notify]",
+            "0x002d B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x002e [read]",
+        ])
+        expectOnly(characteristics, ["Read_By_Type_Req", "Read_By_Type_Req"])
+        #expect(characteristics.sentHex.dropFirst() == ["08 1d 00 2e 00 03 28", "08 2e 00 2e 00 03 28"])
+
+        // Discover Characteristics by UUID: the same walk, only the matching ones kept
+        // (decimal handles work as well as hex).
+        let bodySensor = try cli.bluejay("discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
+        let characteristic = try #require((bodySensor.json as? [[String: Any]])?.first)
+        #expect((bodySensor.json as? [Any])?.count == 1)
+        #expect(Set(characteristic.keys) == ["uuid", "name", "declaration_handle", "value_handle", "properties"])
+        #expect(characteristic["uuid"] as? String == "2A38" && characteristic["name"] as? String == "Body Sensor Location")
+        #expect(characteristic["declaration_handle"] as? Int == 0x12 && characteristic["value_handle"] as? Int == 0x13)
+        #expect(characteristic["properties"] as? [String] == ["read", "write"])
+        expectOnly(bodySensor, ["Read_By_Type_Req", "Read_By_Type_Req"])
+        #expect(bodySensor.sentHex.dropFirst() == ["08 0e 00 13 00 03 28", "08 13 00 13 00 03 28"])
+
+        // Discover All Characteristic Descriptors: Find Information over exactly the range.
+        let descriptors = try cli.bluejay("discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
+        let entries = try #require(descriptors.json as? [[String: Any]])
+        #expect(entries.allSatisfy { Set($0.keys) == ["uuid", "name", "handle"] })
+        #expect(entries.map { $0["handle"] as? Int } == [0x10, 0x11, 0x12, 0x13])
+        #expect(entries.map { $0["uuid"] as? String } == ["2A37", "2902", "2803", "2A38"])
+        #expect(entries[1]["name"] as? String == "Client Characteristic Configuration")
+        expectOnly(descriptors, ["Find_Information_Req"])
+        #expect(descriptors.sentHex[1] == "04 10 00 13 00")
+
+        // With --mtu 23 each Find Information Response holds one UUID size only: five
+        // requests over 0x001D…0x0022, the last one ending exactly at --end.
+        let small = try cli.bluejay("discover", ["descriptors", "--start", "0x001D", "--end", "0x0022", "--mtu", "23"])
+        #expect(small.status == 0, "\(small.stderr)")
+        #expect(small.stdout.split(separator: "\n").count == 6)
+        expectOnly(small, Array(repeating: "Find_Information_Req", count: 5), mtu: 23)
+        #expect(small.sentHex.dropFirst() == ["04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00"])
+    }
+
+    @Test func attributeReadsByHandleUUIDAndHandleList() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let cli = AttributeCLI(peer: peer)
+        defer { cli.finish() }
+
+        // Read: one Read Request.
+        let name = try cli.bluejay("read", ["--handle", "3", "--json"])
+        #expect(name.status == 0, "\(name.stderr)")
+        let object = try #require(name.json as? [String: Any])
+        #expect(Set(object.keys) == ["handle", "value", "text"])
+        #expect(object["handle"] as? Int == 3)
+        #expect(object["value"] as? String == "426c75656a61792048524d")
+        #expect(object["text"] as? String == "Bluejay HRM")
+        expectOnly(name, ["Read_Req"])
+        #expect(name.sentHex[1] == "0a 03 00")
+        #expect(name.receivedNames == ["Exchange_MTU_Rsp", "Read_Rsp"])
+
+        // --long: Read, then Read Blob from each part's end until a short part (the
+        // 512-byte value at an ATT_MTU of 100: 99 bytes a part).
+        let long = try cli.bluejay("read", ["--handle", "0x001F", "--long", "--mtu", "100", "--hex"])
+        #expect(long.status == 0, "\(long.stderr)")
+        #expect(long.stdout == (0..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
+        expectOnly(long, ["Read_Req"] + Array(repeating: "Read_Blob_Req", count: 5), mtu: 100)
+        #expect(long.sentHex.dropFirst() == ["0a 1f 00", "0c 1f 00 63 00", "0c 1f 00 c6 00", "0c 1f 00 29 01", "0c 1f 00 8c 01", "0c 1f 00 ef 01"])
+
+        // --offset: exactly one Read Blob (of a value longer than ATT_MTU - 1: a shorter one
+        // is refused as not long, below).
+        let blob = try cli.bluejay("read", ["--handle", "0x001F", "--offset", "500", "--mtu", "100", "--json"])
+        #expect((blob.json as? [String: Any])?["value"] as? String == "f4f5f6f7f8f9fafbfcfdfeff")
+        #expect((blob.json as? [String: Any])?["text"] is NSNull)
+        expectOnly(blob, ["Read_Blob_Req"], mtu: 100)
+        #expect(blob.sentHex[1] == "0c 1f 00 f4 01")
+
+        // --long --offset: Read Blobs from the offset to the end.
+        let tail = try cli.bluejay("read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
+        #expect(tail.stdout == (300..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
+        expectOnly(tail, ["Read_Blob_Req", "Read_Blob_Req", "Read_Blob_Req"], mtu: 100)
+        #expect(tail.sentHex.dropFirst() == ["0c 1f 00 2c 01", "0c 1f 00 8f 01", "0c 1f 00 f2 01"])
+
+        // Read Using Characteristic UUID: Read By Type over the whole database, continued
+        // after the last handle found; with --start/--end exactly that range.
+        let manufacturer = try cli.bluejay("read", ["--uuid", "2A29", "--json"])
+        #expect(manufacturer.status == 0, "\(manufacturer.stderr)")
+        #expect(manufacturer.stdout == "{\"values\": [{\"handle\": 22, \"value\": \"426c75656a6179\"}]}\n")
+        expectOnly(manufacturer, ["Read_By_Type_Req", "Read_By_Type_Req"])
+        #expect(manufacturer.sentHex.dropFirst() == ["08 01 00 ff ff 29 2a", "08 17 00 ff ff 29 2a"])
+        let ranged = try cli.bluejay("read", ["--uuid", "2A29", "--start", "0x0014", "--end", "0x0016"])
+        #expect(ranged.stdout == "0x0016: 42 6c 75 65 6a 61 79  \"Bluejay\"\n")
+        expectOnly(ranged, ["Read_By_Type_Req"])
+        #expect(ranged.sentHex[1] == "08 14 00 16 00 29 2a")
+
+        // Read Multiple: the fixed-length values concatenated (Battery Level 0x57, Body
+        // Sensor Location 0x01).
+        let multiple = try cli.bluejay("read", ["--handles", "0x001B,0x0013", "--json"])
+        #expect(multiple.stdout == "{\"handles\": [27, 19], \"value\": \"5701\"}\n")
+        expectOnly(multiple, ["Read_Multiple_Req"])
+        #expect(multiple.sentHex[1] == "0e 1b 00 13 00")
+        let multipleText = try cli.bluejay("read", ["--handles", "0x001B, 0x0013", "--hex"])
+        #expect(multipleText.stdout == "5701\n")
+
+        // Read Multiple Variable Length: one value per handle.
+        let variable = try cli.bluejay("read", ["--handles", "0x0016,0x0018,3", "--variable", "--json"])
+        #expect(variable.stdout == "{\"handles\": [22, 24, 3], \"values\": [\"426c75656a6179\", \"424a2d30303031\", \"426c75656a61792048524d\"]}\n")
+        expectOnly(variable, ["Read_Multiple_Variable_Req"])
+        #expect(variable.sentHex[1] == "20 16 00 18 00 03 00")
+        let variableText = try cli.bluejay("read", ["--handles", "0x0016,0x0018", "--variable", "--utf8"])
+        #expect(variableText.stdout == "0x0016: Bluejay\n0x0018: BJ-0001\n")
+        expectOnly(variableText, ["Read_Multiple_Variable_Req"])
+
+        // The server's refusals, by name with code and handle, exit 1, and nothing more sent.
+        let refusals: [(arguments: [String], request: String, error: String)] = [
+            (["--handle", "0x0024"], "0a 24 00", "0x0F insufficientEncryption (Read_Req on handle 0x0024)"),
+            (["--handle", "0x0010"], "0a 10 00", "0x02 readNotPermitted (Read_Req on handle 0x0010)"),
+            (["--handle", "0x0100"], "0a 00 01", "0x01 invalidHandle (Read_Req on handle 0x0100)"),
+            (["--handle", "0x0003", "--offset", "40"], "0c 03 00 28 00", "0x07 invalidOffset (Read_Blob_Req on handle 0x0003)"),
+            (["--handle", "0x001F", "--offset", "500"], "0c 1f 00 f4 01", "0x0B attributeNotLong (Read_Blob_Req on handle 0x001f)"),
+            (["--uuid", "2A00", "--start", "0x0020", "--end", "0x0030"], "08 20 00 30 00 00 2a",
+             "0x0A attributeNotFound (Read_By_Type_Req on handle 0x0020)"),
+            (["--handles", "0x0003,0x0100"], "0e 03 00 00 01", "0x0A attributeNotFound (Read_Multiple_Req on handle 0x0100)"),
+        ]
+        for refusal in refusals {
+            let result = try cli.bluejay("read", refusal.arguments)
+            #expect(result.status == 1, "\(refusal.arguments)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr == "Error: \(refusal.error)\n", "\(refusal.arguments)")
+            #expect(result.sentHex.dropFirst() == [refusal.request], "\(refusal.arguments)")
+            expectOnly(result, [ATTOpcode(rawValue: attributeBytes(refusal.request)[0]).name])
+            #expect(result.receivedNames == ["Exchange_MTU_Rsp", "Error_Rsp"])
+        }
+    }
+
+    @Test func attributeWritesByHandle() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let cli = AttributeCLI(peer: peer)
+        defer { cli.finish() }
+
+        // Write Request.
+        let request = try cli.bluejay("write", ["--handle", "0x0013", "02", "--json"])
+        #expect(request.status == 0, "\(request.stderr)")
+        #expect(request.stdout == "{\"bytes\": 1, \"handle\": 19, \"procedure\": \"Write Request\"}\n")
+        expectOnly(request, ["Write_Req"])
+        #expect(request.sentHex[1] == "12 13 00 02")
+        #expect(request.receivedNames == ["Exchange_MTU_Rsp", "Write_Rsp"])
+
+        // Write Command: nothing answers it.
+        let command = try cli.bluejay("write", ["--handle", "0x0026", "01:02", "--without-response"])
+        #expect(command.status == 0, "\(command.stderr)")
+        #expect(command.stdout == "Wrote 2 bytes to 0x0026 (Write Command).\n")
+        expectOnly(command, ["Write_Cmd"])
+        #expect(command.sentHex[1] == "52 26 00 01 02")
+        #expect(command.receivedNames == ["Exchange_MTU_Rsp"])
+
+        // --long: Prepare Write parts of ATT_MTU - 5 bytes, then Execute Write.
+        let forty = (0..<40).map { UInt8($0) }
+        let long = try cli.bluejay("write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
+        #expect(long.status == 0, "\(long.stderr)")
+        #expect(long.stdout == "{\"bytes\": 40, \"handle\": 31, \"procedure\": \"long write\"}\n")
+        expectOnly(long, ["Prepare_Write_Req", "Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
+        let parts: [[UInt8]] = [[0x16, 0x1F, 0x00, 0, 0x00] + Array(forty[0..<18]), [0x16, 0x1F, 0x00, 18, 0x00] + Array(forty[18..<36]),
+                                [0x16, 0x1F, 0x00, 36, 0x00] + Array(forty[36...]), [0x18, 0x01]]
+        #expect(Array(long.sent.dropFirst()) == parts)
+
+        // --reliable: the same queue, each echo checked, then executed.
+        let thirty = Array(forty.prefix(30))
+        let reliable = try cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--reliable", "--mtu", "23"])
+        #expect(reliable.status == 0, "\(reliable.stderr)")
+        #expect(reliable.stdout == "Wrote 30 bytes to 0x001f (reliable write).\n")
+        expectOnly(reliable, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
+        #expect(reliable.receivedNames == ["Exchange_MTU_Rsp", "Prepare_Write_Rsp", "Prepare_Write_Rsp", "Execute_Write_Rsp"])
+
+        // --long --offset: the first Prepare Write carries the offset. The peer's long value
+        // is replaced whole by a write, so offset 3 of nothing is a gap: refused at Execute.
+        let offset = try cli.bluejay("write", ["--handle", "0x001F", "0102", "--long", "--offset", "3"])
+        #expect(offset.status == 1)
+        #expect(offset.stderr == "Error: 0x07 invalidOffset (Execute_Write_Req on handle 0x001f)\n")
+        expectOnly(offset, ["Prepare_Write_Req", "Execute_Write_Req"])
+        #expect(offset.sentHex.dropFirst() == ["16 1f 00 03 00 01 02", "18 01"])
+        // Over 512 bytes: the peer refuses at Execute (parts of ATT_MTU - 5 = 512 bytes).
+        let oversized = try cli.bluejay("write", ["--handle", "0x001F", [UInt8](repeating: 0xAB, count: 600).hexString(), "--long"])
+        #expect(oversized.status == 1)
+        #expect(oversized.stderr == "Error: 0x0D invalidAttributeValueLength (Execute_Write_Req on handle 0x001f)\n")
+        expectOnly(oversized, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"])
+        #expect(oversized.sent.dropFirst().map(\.count) == [5 + 512, 5 + 88, 2])
+
+        // The server's refusals of a Write Request, by name with code and handle.
+        let refusals: [(handle: String, value: String, error: String)] = [
+            ("0x002E", "01", "0x03 writeNotPermitted (Write_Req on handle 0x002e)"),
+            ("0x0026", "01", "0x03 writeNotPermitted (Write_Req on handle 0x0026)"),
+            ("0x0013", "0102", "0x0D invalidAttributeValueLength (Write_Req on handle 0x0013)"),
+        ]
+        for refusal in refusals {
+            let result = try cli.bluejay("write", ["--handle", refusal.handle, refusal.value])
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr == "Error: \(refusal.error)\n")
+            expectOnly(result, ["Write_Req"])
+            #expect(result.receivedNames == ["Exchange_MTU_Rsp", "Error_Rsp"])
+        }
+
+        // Refused by us before anything is sent: a signed write (no Security Manager yet, so
+        // no CSRK), and a value too long for one Write Request.
+        let signed = try cli.bluejay("write", ["--handle", "0x0013", "02", "--signed"])
+        #expect(signed.status == 1)
+        #expect(signed.stderr == "Error: a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet\n")
+        expectOnly(signed, [])
+        let tooLong = try cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--mtu", "23"])
+        #expect(tooLong.status == 1)
+        #expect(tooLong.stderr == "Error: a 30-byte value is longer than the 20 bytes this procedure can carry\n")
+        expectOnly(tooLong, [], mtu: 23)
+    }
+
+    /// No characteristic of the peer notifies or indicates on subscription by itself (the
+    /// heart rate, the echo and the indication all need another write on the same link), so
+    /// this proves the subscription: the CCCD found by Find Information when --cccd is not
+    /// given, written 01 00 / 02 00, and after --duration written 00 00.
+    @Test func attributeListenByHandleSubscribesAndUnsubscribes() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let cli = AttributeCLI(peer: peer)
+        defer { cli.finish() }
+
+        let indications = try cli.bluejay("listen", ["--handle", "0x0021", "--indicate", "--duration", "0.5"])
+        #expect(indications.status == 0, "\(indications.stderr)")
+        #expect(indications.stdout.isEmpty)
+        #expect(indications.stderr == "0 values received\n")
+        expectOnly(indications, ["Find_Information_Req", "Write_Req", "Write_Req"])
+        #expect(indications.sentHex.dropFirst() == ["04 22 00 ff ff", "12 22 00 02 00", "12 22 00 00 00"])
+        #expect(indications.receivedNames == ["Exchange_MTU_Rsp", "Find_Information_Rsp", "Write_Rsp", "Write_Rsp"])
+        try #require(indications.sentTimes.count == 4)
+        let held = indications.sentTimes[3] - indications.sentTimes[2]
+        #expect(held >= 450_000 && held < 3_000_000, "subscribed for \(held) µs with --duration 0.5")
+
+        let notifications = try cli.bluejay("listen", ["--handle", "0x001B", "--cccd", "0x001C", "--duration", "0.3", "--count", "2", "--json"])
+        #expect(notifications.status == 0, "\(notifications.stderr)")
+        #expect(notifications.stdout.isEmpty)
+        #expect(notifications.stderr == "0 values received\n")
+        expectOnly(notifications, ["Write_Req", "Write_Req"])
+        #expect(notifications.sentHex.dropFirst() == ["12 1c 00 01 00", "12 1c 00 00 00"])
+
+        // No CCCD after the handle: Find Information meets the next service declaration.
+        let none = try cli.bluejay("listen", ["--handle", "0x0013", "--duration", "0.3"])
+        #expect(none.status == 1)
+        #expect(none.stderr == "Error: no Client Characteristic Configuration descriptor follows 0x0013; give it with --cccd\n")
+        expectOnly(none, ["Find_Information_Req"])
+        #expect(none.sentHex[1] == "04 14 00 ff ff")
+    }
+
+    @Test func attributeCommandsRejectBadArgumentsAsUsageErrors() throws {
+        // No peer: a command that got past validation would fail to connect (exit 1).
+        let address = "F0:0D:B1:E7:00:01/random"
+        let cases: [([String], String)] = [
+            (["discover", address, "includes"], "includes need --start H --end H"),
+            (["discover", address, "descriptors", "--start", "0x0010"], "descriptors need --start H --end H"),
+            (["discover", address, "characteristics", "--start", "0x0013", "--end", "0x0010"], "--start must not be after --end"),
+            (["discover", address, "services", "--start", "1", "--end", "2"], "services take no --start/--end"),
+            (["discover", address, "descriptors", "--start", "1", "--end", "2", "--uuid", "2902"], "--uuid goes with services or characteristics"),
+            (["discover", address, "services", "--uuid", "xyz"], "--uuid 'xyz' is not a UUID"),
+            (["discover", address, "everything"], "'everything' is invalid"),
+            (["read", address, "--handle", "0"], "--handle '0' is not an attribute handle (1…65535, decimal or 0x-hex)"),
+            (["read", address, "--handle", "0x10000"], "--handle '0x10000' is not an attribute handle"),
+            (["read", address, "--handle", "abc"], "--handle 'abc' is not an attribute handle"),
+            (["read", address], "give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles"),
+            (["read", address, "--handle", "3", "--uuid", "2A00"], "give exactly one of"),
+            (["read", address, "--handles", "3"], "--handles wants at least two comma-separated handles"),
+            (["read", address, "--handles", "3,x"], "--handles wants at least two comma-separated handles (decimal or 0x-hex), got '3,x'"),
+            (["read", address, "--handle", "3", "--variable"], "--variable goes with --handles"),
+            (["read", address, "--uuid", "2A00", "--long"], "--long and --offset go with --handle"),
+            (["read", address, "--handle", "3", "--start", "1"], "--start and --end go with --uuid"),
+            (["read", address, "--handle", "3", "--mtu", "22"], "--mtu must be between 23 and 517"),
+            (["read", address, "--handle", "3", "--mtu", "518"], "--mtu must be between 23 and 517"),
+            (["read", "F0:0D:B1:E7:00/random", "--handle", "3"], "is not an address"),
+            (["write", address, "--handle", "3", "zz"], "'zz' is not hex bytes"),
+            (["write", address, "--handle", "3", "012"], "'012' is not hex bytes"),
+            (["write", address, "--handle", "3"], "with --handle, give only HEXBYTES"),
+            (["write", address, "--handle", "3", "01", "--signed", "--long"], "--without-response, --signed, --long and --reliable exclude each other"),
+            (["write", address, "--handle", "3", "01", "--without-response", "--reliable"], "exclude each other"),
+            (["write", address, "--handle", "3", "01", "--offset", "2"], "--offset goes with --long"),
+            (["write", address, "180D", "2A38", "01", "--long"], "--long goes with --handle"),
+            (["listen", address], "give SERVICE CHARACTERISTIC or --handle H"),
+            (["listen", address, "180D", "2A37", "--handle", "3"], "give SERVICE CHARACTERISTIC or --handle, not both"),
+            (["listen", address, "--handle", "3", "--count", "0"], "--count must be at least 1"),
+            (["listen", address, "--handle", "3", "--duration", "0"], "--duration must be between 0 and 86400 seconds"),
+            (["listen", address, "--handle", "3", "--cccd", "0"], "--cccd '0' is not an attribute handle"),
+            (["listen", address, "180D", "2A37", "--indicate"], "--cccd and --indicate go with --handle"),
+        ]
+        for (arguments, message) in cases {
+            let result = try run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: "), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("ECONNREFUSED"), "\(arguments)")
+        }
+    }
+
+    /// The host's ATT PDUs in the run's capture are the MTU exchange (asking for `mtu`) and
+    /// then exactly `procedure`, by name; the host sent nothing on any other L2CAP channel.
+    private func expectOnly(_ result: AttributeRun, _ procedure: [String], mtu: UInt16 = 517,
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.sentNames == ["Exchange_MTU_Req"] + procedure, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.sent.first == [0x02, UInt8(mtu & 0xFF), UInt8(mtu >> 8)], sourceLocation: sourceLocation)
+        #expect(result.receivedNames.first == "Exchange_MTU_Rsp", sourceLocation: sourceLocation)
+        #expect(result.otherFrames.isEmpty, "not ATT: \(result.otherFrames)", sourceLocation: sourceLocation)
+    }
+}
+
+/// `bluejay` against one peer: each run with a capture of its own, in a store directory of
+/// the test's own (by handle nothing is cached: ``finish()`` checks it stayed empty, and
+/// that the peer saw no protocol violation).
+private struct AttributeCLI {
+    let peer: TestPeer
+    let store = NSTemporaryDirectory() + "bluejay-attribute-store-\(UUID().uuidString)"
+
+    /// `bluejay COMMAND PEER ARGUMENTS --transport … --capture …`.
+    func bluejay(_ command: String, _ arguments: [String]) throws -> AttributeRun {
+        let capture = NSTemporaryDirectory() + "bluejay-attribute-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try run(Repository.bluejay, [command, peer.address + "/random"] + arguments + ["--transport", peer.transport, "--capture", capture],
+                             environment: ["BLUEJAY_STORE": store])
+        return try AttributeRun(status: result.status, stdout: result.stdout, stderr: result.stderr, capture: capture)
+    }
+
+    func finish() {
+        let left = (try? FileManager.default.subpathsOfDirectory(atPath: store)) ?? []
+        #expect(left.isEmpty, "by handle nothing is cached, yet the store holds \(left)")
+        #expect(!peer.log.contains("PROTOCOL-VIOLATION"), "\(peer.log.suffix(2000))")
+        try? FileManager.default.removeItem(atPath: store)
+    }
+}
+
+/// One run's exit status, output, and the ATT PDUs of its capture: whole (reassembled)
+/// L2CAP frames on the ATT channel, each direction in order.
+private struct AttributeRun {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    /// The ATT PDUs the host sent, and when (µs since 1970).
+    private(set) var sent: [[UInt8]] = []
+    private(set) var sentTimes: [Int64] = []
+    /// The ATT PDUs the host received.
+    private(set) var received: [[UInt8]] = []
+    /// L2CAP frames the host sent on channels other than ATT.
+    private(set) var otherFrames: [String] = []
+
+    init(status: Int32, stdout: String, stderr: String, capture: String) throws {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        var reassemblers: [String: Reassembler] = [:]
+        for record in try BTSnoopFile(path: capture).records {
+            guard case let .packet(type, body) = record.content, type == .acl,
+                  case let .acl(packet) = try HCIPacket(type: type, body: body) else { continue }
+            let fromHost = record.direction == .sent
+            let key = "\(packet.handle) \(fromHost)"
+            let (frame, problem) = reassemblers[key, default: Reassembler()].append(packet)
+            if let problem { Issue.record("record \(record.number): \(problem)") }
+            guard let frame else { continue }
+            if frame.channel != .att {
+                if fromHost { otherFrames.append("\(frame.channel) \(frame.payload.hexDump)") }
+            } else if fromHost {
+                sent.append(Array(frame.payload))
+                sentTimes.append(record.unixMicroseconds)
+            } else {
+                received.append(Array(frame.payload))
+            }
+        }
+    }
+
+    var sentNames: [String] { sent.map { ATTOpcode(rawValue: $0.first ?? 0).name } }
+    var receivedNames: [String] { received.map { ATTOpcode(rawValue: $0.first ?? 0).name } }
+    /// The sent PDUs as lowercase hex separated by spaces (`0a 03 00`).
+    var sentHex: [String] { sent.map(\.hexDump) }
+    /// Standard output parsed as JSON, or nil.
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+}
+
+/// Bytes from `0a 03 00`.
+private func attributeBytes(_ text: String) -> [UInt8] {
+    text.split(separator: " ").compactMap { UInt8($0, radix: 16) }
+}
