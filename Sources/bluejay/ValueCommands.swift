@@ -208,15 +208,17 @@ struct Write: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if signed {
+            // Refused before connecting: nothing would be sent but the MTU exchange.
+            throw CLIError("a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet")
+        }
         let uuids = try characteristicUUIDs(arguments)
         let bytes = parseHexBytes(hexText!)!
         let target = target
-        let withoutResponse = withoutResponse, signed = signed, long = long, offset = offset, reliable = reliable
+        let withoutResponse = withoutResponse, long = long, offset = offset, reliable = reliable
         let (handle, procedure) = try await peripheral.withClient(common, discovery: uuids != nil) { client, _, _ in
             let (handle, _) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
-            if signed {
-                throw CLIError("a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet")
-            } else if withoutResponse {
+            if withoutResponse {
                 try client.writeWithoutResponse(handle, bytes)
                 return (handle, "Write Command")
             } else if reliable {

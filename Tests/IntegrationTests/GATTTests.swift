@@ -301,7 +301,8 @@ extension IntegrationTests {
         #expect(try await client.read(uuid: sig(0x2A29)) == [HandleValue(handle: manufacturer.valueHandle, value: Array("Bluejay".utf8))])
         let deviceInformation = try await client.service(sig(0x180A))
         #expect(try await client.read(uuid: sig(0x2A25), in: deviceInformation.handles) == [HandleValue(handle: serial.valueHandle, value: Array("BJ-0001".utf8))])
-        #expect(try await client.read(uuid: sig(0x2A29), in: 0x0001...0x0010).isEmpty)
+        // Nothing of that type in the range: the server's Attribute Not Found is the answer.
+        #expect(await failure { () async throws(GATTError) in try await client.read(uuid: sig(0x2A29), in: 0x0001...0x0010) }?.code == .attributeNotFound)
 
         // The heart rate measurement only notifies: the peer refuses a read, by name.
         let measurement = try await link.characteristic(sig(0x2A37), in: sig(0x180D))
