@@ -45,6 +45,9 @@ struct BluejayAPITests {
         #expect(peripheral.address == BluetoothAddress(peer.address))
         #expect(discoveries == 1)
         #expect(bluejay.isConnected && !bluejay.isScanning && !bluejay.isConnecting)
+        // One peripheral at a time: a second connect fails at once.
+        let again: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral) { done.resume(returning: $0) } }
+        guard case let .failure(already) = again, case .alreadyConnected = already as? BluejayError else { Issue.record("second connect: \(again)"); return }
 
         // Read, write, read back.
         let location: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
@@ -137,11 +140,15 @@ extension IntegrationTests.BluejayAPITests {
                     got.append(value.toBluetoothData())
                     return .done
                 }
+                // Nothing more comes: the flush ends after its idle window.
+                var flushed = false
+                try peripheral.flushListen(to: Self.indicated, idleWindow: 1) { flushed = true }
+                if flushed { got.append(Data("flushed".utf8)) }
                 return got
             }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case let .success(values) = run else { Issue.record("background task: \(run)"); return }
-        #expect(values == [Data([0x11, 0x22]), Data([0x33, 0x44])])
+        #expect(values == [Data([0x11, 0x22]), Data([0x33, 0x44]), Data("flushed".utf8)])
 
         // More than expected is an error by name, not a silent truncation.
         let tooMuch: RunResult<Void> = await withCheckedContinuation { done in
