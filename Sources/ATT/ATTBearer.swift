@@ -129,14 +129,14 @@ public final class ATTBearer {
 
     /// Exchanges MTUs (the client's first request after connecting) and returns the ATT_MTU
     /// now in effect: the smaller of the two receive MTUs. A server MTU below 23 breaks the
-    /// specification and closes the bearer.
+    /// specification; ATT_MTU then stays 23, as the specification says.
     @discardableResult
     public func exchangeMTU() async throws(ATTError) -> Int {
         let response = try await request(ExchangeMTURequest(clientRxMTU: preferredMTU), expecting: ExchangeMTUResponse.self)
         guard Int(response.serverRxMTU) >= ATTBearer.defaultMTU else {
-            let problem = ATTError.protocolError("the server's Rx MTU \(response.serverRxMTU) is below the minimum 23")
-            fail(problem)
-            throw problem
+            // Part F, 3.4.2.2: an Rx MTU below the default leaves ATT_MTU at 23.
+            logger.log(.warning, "handle \(hex(connection, digits: 4)): the server's Rx MTU \(response.serverRxMTU) is below 23; ATT_MTU stays 23")
+            return mtu
         }
         mtu = Int(min(preferredMTU, response.serverRxMTU))
         return mtu

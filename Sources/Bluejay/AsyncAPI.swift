@@ -63,16 +63,18 @@ extension Bluejay {
     /// the listen fails or the link goes.
     public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier) -> AsyncThrowingStream<R, any Error> {
         let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self)
-        listen(to: characteristicIdentifier, multipleListenOption: .replaceable) { (result: ReadResult<R>) in
+        let tag = StopFlag()
+        listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) { (result: ReadResult<R>) in
             switch result {
             case let .success(value): feed.yield(value)
-            case .cancelled: feed.finish(throwing: BluejayError.cancelled)
+            case .cancelled: feed.finish()  // ended (endListen, or replaced by another listen)
             case let .failure(error): feed.finish(throwing: error)
             }
         }
         feed.onTermination = { [weak self] termination in
             guard case .cancelled = termination else { return }
-            Task { @MainActor in self?.endListen(to: characteristicIdentifier) }
+            // Only this stream's own listen: another may have replaced it since.
+            Task { @MainActor in self?.endListen(to: characteristicIdentifier, ifTaggedWith: tag) }
         }
         return stream
     }

@@ -176,6 +176,7 @@ public final class Bluejay {
     private var listeners: [CharacteristicIdentifier: Listener] = [:]
     private var logLines: [String] = []
     private var logFile: LogFile?
+    private var scanStopRequested = false
     private var restoration: RestorationStore?
     private var restorer: (any ListenRestorer)?
     private static let logger = Logger(label: "bluejay")
@@ -208,19 +209,35 @@ public final class Bluejay {
     /// A listen: registered when asked for (so a second one is trapped at once), live once
     /// its subscription is written.
     @MainActor
-    private final class Listener {
+    final class Listener {
         let option: MultipleListenOption
         let deliver: ([UInt8]) -> Void
+        /// Tells the caller the listen is over (cancelled, or failed with the reason).
+        private let end: (BluejayError) -> Void
+        /// Who asked (the async API's stream), to end only its own listen.
+        let tag: AnyObject?
         /// The value handle it watches, once subscribed.
         var valueHandle: UInt16?
         /// The GATT client's listener token, removed when the listen ends.
         var token: Int?
         /// Ends the stream that carries values to the main actor.
         var finish: (@Sendable () -> Void)?
+        private(set) var isEnded = false
 
-        init(option: MultipleListenOption, deliver: @escaping ([UInt8]) -> Void) {
+        init(option: MultipleListenOption, tag: AnyObject?, deliver: @escaping ([UInt8]) -> Void, end: @escaping (BluejayError) -> Void) {
             self.option = option
+            self.tag = tag
             self.deliver = deliver
+            self.end = end
+        }
+
+        /// Ends the listen once: values stop and the caller hears why.
+        func close(_ reason: BluejayError) {
+            guard !isEnded else { return }
+            isEnded = true
+            finish?()
+            finish = nil
+            end(reason)
         }
     }
 
@@ -329,7 +346,7 @@ public final class Bluejay {
         if let host { Task { @BluetoothActor in host.connections.onDisconnection = nil } }
         host = nil
         connection = nil
-        for listener in listeners.values { listener.finish?() }
+        for listener in listeners.values { listener.close(.cancelled) }
         listeners = [:]
         isBluetoothAvailable = false
         return extracted
@@ -461,6 +478,7 @@ public final class Bluejay {
             return
         }
         isScanning = true
+        scanStopRequested = false
         let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
         queue.add(QueuedOperation("scan", body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
@@ -471,6 +489,8 @@ public final class Bluejay {
             }.value
             if let failed { return operation.fail(.hci(failed)) }
             operation.onCancel = { _ in feed.finish() }
+            // Cancelled or stopped while the scan was starting: end it at once.
+            if operation.isFinished || self.scanStopRequested { feed.finish() }
             let timer = Task { @MainActor in
                 guard duration > 0 else { return }
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
@@ -538,7 +558,10 @@ public final class Bluejay {
 
     /// Stops a running scan; its `stopped` callback follows.
     public func stopScanning() {
-        if isScanning, let running = queue.running, running.name == "scan" { running.onCancel?(.cancelled) }
+        guard isScanning else { return }
+        // Seen by a scan still queued or starting, which ends as soon as it runs.
+        scanStopRequested = true
+        if let running = queue.running, running.name == "scan" { running.onCancel?(.cancelled) }
     }
 
     // MARK: Connecting
@@ -661,6 +684,7 @@ public final class Bluejay {
             reconnect = decided && !expected
         }
         guard reconnect, let (peripheral, timeout) = lastConnect else {
+            for listener in listeners.values { listener.close(error) }
             listeners = [:]
             return
         }
@@ -668,14 +692,11 @@ public final class Bluejay {
         connect(peripheral, timeout: timeout) { [weak self] result in
             guard let self else { return }
             guard case .success = result else {
+                for listener in self.listeners.values { listener.close(error) }
                 self.listeners = [:]
                 return
             }
-            for (characteristic, listener) in self.listeners {
-                self.subscribe(characteristic, listener, removing: nil) { [weak self] error in
-                    self?.log("resuming the listen to \(characteristic): \(error)")
-                }
-            }
+            for (characteristic, listener) in self.listeners { self.subscribe(characteristic, listener, removing: nil) }
         }
     }
 
@@ -733,24 +754,45 @@ public final class Bluejay {
     /// unless the first was `.replaceable`.
     public func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption = .trap,
                                       completion: @escaping (ReadResult<R>) -> Void) {
+        listen(to: characteristicIdentifier, multipleListenOption: option, tag: nil, completion: completion)
+    }
+
+    /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``.
+    func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
+                               tag: AnyObject?, completion: @escaping (ReadResult<R>) -> Void) {
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
-        let listener = Listener(option: option) { bytes in
+        let listener = Listener(option: option, tag: tag, deliver: { bytes in
             do { completion(.success(try R(bluetoothData: Data(bytes)))) } catch { completion(.failure(error)) }
-        }
+        }, end: { reason in
+            if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
+        })
         let replaced = listeners[characteristicIdentifier]
-        replaced?.finish?()
+        replaced?.close(.cancelled)
         listeners[characteristicIdentifier] = listener
-        subscribe(characteristicIdentifier, listener, removing: replaced?.token) { error in
-            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        subscribe(characteristicIdentifier, listener, removing: replaced?.token)
+    }
+
+    /// A background task turned a listen off: its callback hears `.cancelled` and goes.
+    private func listenEndedByTask(_ characteristicIdentifier: CharacteristicIdentifier) {
+        guard let listener = listeners.removeValue(forKey: characteristicIdentifier) else { return }
+        if let token = listener.token, let host, let connection {
+            Task { @BluetoothActor in host.existingClient(for: connection.handle)?.removeValueListener(token) }
         }
+        listener.close(.cancelled)
+        recordRestorationState()
+    }
+
+    /// Ends the listen on `characteristicIdentifier` only if `tag` started it.
+    func endListen(to characteristicIdentifier: CharacteristicIdentifier, ifTaggedWith tag: AnyObject) {
+        guard let listener = listeners[characteristicIdentifier], listener.tag === tag else { return }
+        endListen(to: characteristicIdentifier)
     }
 
     /// Queues the subscription of `listener` (a new listen, or one resumed after a
     /// reconnection): the CCCD is written and values flow to the listener in order.
-    private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?,
-                           onFailure: @escaping (BluejayError) -> Void) {
+    private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
         queue.add(QueuedOperation("listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let (values, feed) = AsyncStream.makeStream(of: [UInt8].self)
@@ -762,25 +804,31 @@ public final class Bluejay {
             }.value
             switch result {
             case let .success((valueHandle, token)):
+                guard operation.claim(), self.listeners[characteristicIdentifier] === listener else {
+                    // Cancelled or replaced while subscribing: leave nothing listening.
+                    feed.finish()
+                    Task { @BluetoothActor in host.existingClient(for: link.handle)?.removeValueListener(token) }
+                    return
+                }
                 listener.valueHandle = valueHandle
                 listener.token = token
                 listener.finish = { feed.finish() }
-                _ = operation.claim()
                 self.recordRestorationState()
                 // Values reach the callback in arrival order, on the main actor, while this
                 // listen is the characteristic's current one.
                 Task { @MainActor [weak self] in
-                    for await bytes in values where self?.listeners[characteristicIdentifier] === listener {
+                    for await bytes in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
                         listener.deliver(bytes)
                     }
                 }
-                if self.listeners[characteristicIdentifier] !== listener { feed.finish() }
             case let .failure(error):
                 feed.finish()
-                if self.listeners[characteristicIdentifier] === listener { self.listeners[characteristicIdentifier] = nil }
                 operation.fail(error)
             }
-        }, onFailure: onFailure))
+        }, onFailure: { [weak self] error in
+            if self?.listeners[characteristicIdentifier] === listener { self?.listeners[characteristicIdentifier] = nil }
+            listener.close(error)
+        }))
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
@@ -788,8 +836,8 @@ public final class Bluejay {
         queue.add(QueuedOperation("end listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.listeners.removeValue(forKey: characteristicIdentifier)
-            ended?.finish?()
             let token = ended?.token
+            ended?.close(.cancelled)
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
@@ -828,7 +876,9 @@ public final class Bluejay {
                                       completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
         queue.add(QueuedOperation("background task", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral)
+            let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral) { [weak self] characteristic in
+                Task { @MainActor in self?.listenEndedByTask(characteristic) }
+            }
             operation.onCancel = { peripheral.cancel($0) }
             // The task is the caller's code for a background thread, by Bluejay's contract.
             let work = UncheckedBox((backgroundTask, userData, peripheral))

@@ -73,11 +73,17 @@ public final class BluetoothHost {
         do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
         let client = GATTClient(bearer: bearer)
         clients[handle] = client
-        do {
-            try await client.exchangeMTU()
+        do throws(GATTError) {
+            do throws(GATTError) { try await client.exchangeMTU() } catch {
+                // A server may refuse the exchange: the link goes on at ATT_MTU 23.
+                guard case .att(.errorResponse) = error else { throw error }
+            }
             try await cache.prepare(client, identity: identity)
-            // So the peer can tell us when its database changes (iOS does this too).
-            try await client.subscribeToServiceChanged()
+            // So the peer can tell us when its database changes (iOS does this too); a peer
+            // that refuses (e.g. wants encryption first) just does not tell us.
+            do throws(GATTError) { try await client.subscribeToServiceChanged() } catch {
+                guard case .att(.errorResponse) = error else { throw error }
+            }
         } catch {
             throw BluejayError.from(error)
         }

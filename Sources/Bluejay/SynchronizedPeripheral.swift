@@ -18,10 +18,14 @@ public final class SynchronizedPeripheral: Sendable {
     /// Inboxes a blocked call waits on, woken when the task is cancelled.
     private let inboxes = Mutex<[Inbox]>([])
 
-    init(host: BluetoothHost, handle: UInt16, identifier: PeripheralIdentifier) {
+    /// Tells Bluejay a listen was ended here, so its callback is dropped too.
+    private let listenEnded: @Sendable (CharacteristicIdentifier) -> Void
+
+    init(host: BluetoothHost, handle: UInt16, identifier: PeripheralIdentifier, listenEnded: @escaping @Sendable (CharacteristicIdentifier) -> Void) {
         self.host = host
         self.handle = handle
         self.identifier = identifier
+        self.listenEnded = listenEnded
     }
 
     /// Makes the blocked call and every later one throw `error` (the task was cancelled,
@@ -33,8 +37,8 @@ public final class SynchronizedPeripheral: Sendable {
 
     /// Runs `body` on the stack's actor and blocks until it ends.
     private func perform<T: Sendable>(_ body: @escaping @Sendable @BluetoothActor (GATTClient) async throws(GATTError) -> T,
-                                      _ characteristic: CharacteristicIdentifier?) throws -> T {
-        try checkCancelled()
+                                      _ characteristic: CharacteristicIdentifier?, evenIfCancelled: Bool = false) throws -> T {
+        if !evenIfCancelled { try checkCancelled() }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<T, BluejayError>?>(nil)
         let host = host, handle = handle
@@ -62,6 +66,7 @@ public final class SynchronizedPeripheral: Sendable {
     /// Turns notifications or indications of a characteristic off (the CCCD back to 0).
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier) throws {
         try perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: nil) }, characteristicIdentifier)
+        listenEnded(characteristicIdentifier)
     }
 
     /// Subscribes and hands each value to `completion` until it answers `.done`, then
@@ -146,7 +151,9 @@ public final class SynchronizedPeripheral: Sendable {
         try checkCancelled()
         let token = try perform({ client throws(GATTError) in try await client.subscribe(characteristicIdentifier) { inbox.put($0) }.1 }, characteristicIdentifier)
         defer {
-            _ = try? perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }, characteristicIdentifier)
+            // Undone even when the task was cancelled: leave no subscription behind.
+            _ = try? perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }, characteristicIdentifier,
+                             evenIfCancelled: true)
         }
         try body(inbox)
     }

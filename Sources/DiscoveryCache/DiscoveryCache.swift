@@ -132,7 +132,12 @@ public final class DiscoveryCache {
     public func save(_ client: GATTClient) {
         let key = ObjectIdentifier(client)
         guard isEnabled, let (identity, bonded) = identities[key], let hash = hashes[key] else { return }
-        guard !client.database.isEmpty else { return }
+        guard !client.database.isEmpty else {
+            // Everything was invalidated (a Service Changed over the whole database): the
+            // file must not keep what the peer no longer has.
+            _ = try? remove(identity)
+            return
+        }
         do { try store(CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, database: client.database)) } catch {
             logger.log(.warning, "saving the GATT cache of \(identity): \(error)")
         }

@@ -41,8 +41,15 @@ public struct StoreDirectory: Sendable, Hashable {
     public func writeAtomically(_ bytes: [UInt8], to name: String) throws(StoreError) {
         try create()
         let final = path + "/" + name
-        let temporary = path + "/." + name + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // A fresh name opened exclusively and never through a symlink: nobody else's file
+        // can be truncated or written through it.
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<16 {
+            temporary = path + "/." + name + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 || errno != EEXIST { break }
+        }
         guard fd >= 0 else { throw .system("creating \(temporary)", errno) }
         var written = 0
         while written < bytes.count {

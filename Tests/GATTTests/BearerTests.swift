@@ -22,14 +22,13 @@ struct BearerTests {
         server.verify()
     }
 
-    @Test func serverMTUBelow23ClosesTheBearer() async throws {
+    @Test func serverMTUBelow23LeavesTheDefault() async throws {
         let server = ScriptedServer()
         server.expect("02 05 02", "03 10 00")
-        await #expect(throws: ATTError.protocolError("the server's Rx MTU 16 is below the minimum 23")) {
-            try await server.bearer.exchangeMTU()
-        }
-        #expect(!server.bearer.isOpen)
-        #expect(server.fatalErrors.count == 1)
+        // Part F, 3.4.2.2: ATT_MTU stays 23; the link goes on.
+        #expect(try await server.bearer.exchangeMTU() == 23)
+        #expect(server.bearer.isOpen)
+        #expect(server.fatalErrors.isEmpty)
     }
 
     @Test func requestsGoOutOneAtATimeInOrder() async throws {

@@ -58,10 +58,15 @@ struct BluejayAPITests {
         // Listen to indications the peer sends when its control point asks it to.
         var values: [Data] = []
         let second = CheckedBox<CheckedContinuation<Void, Never>>()
+        var listenEnded = 0
         bluejay.listen(to: indicated) { (result: ReadResult<Data>) in
-            guard case let .success(value) = result else { Issue.record("listen: \(result)"); return }
-            values.append(value)
-            if values.count == 2 { second.value?.resume() }
+            switch result {
+            case let .success(value):
+                values.append(value)
+                if values.count == 2 { second.value?.resume() }
+            case .cancelled: listenEnded += 1  // the background task below ends it
+            case let .failure(error): Issue.record("listen: \(error)")
+            }
         }
         #expect(try bluejay.isListening(to: indicated))
         await withCheckedContinuation { done in
@@ -80,6 +85,8 @@ struct BluejayAPITests {
             }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case .success(0) = run else { Issue.record("background task: \(run)"); return }
+        #expect(listenEnded == 1, "the task's endListen ends the listen's callback too")
+        #expect(try !bluejay.isListening(to: indicated))
 
         // A missing characteristic fails by name; the queue goes on.
         let missing = CharacteristicIdentifier(uuid: "2A99", service: heartRateService)

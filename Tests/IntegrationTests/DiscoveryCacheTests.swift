@@ -131,13 +131,14 @@ extension IntegrationTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            let temporarySuffix = ".tmp-\(process.processIdentifier)"
+            // Temporary files are `.NAME.tmp-PID-RANDOM`.
+            let temporaryMark = ".tmp-\(process.processIdentifier)-"
             // Wait (at most a second) for this writer's first temporary file, then up to
             // 15 ms more: most kills land while a temporary file exists, some between.
             let deadline = ContinuousClock.now + .seconds(1)
             while ContinuousClock.now < deadline {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-                if names.contains(where: { $0.hasSuffix(temporarySuffix) }) || !process.isRunning { break }
+                if names.contains(where: { $0.contains(temporaryMark) }) || !process.isRunning { break }
                 usleep(100)
             }
             usleep(UInt32(round * 509 % 15_000))
@@ -146,7 +147,7 @@ extension IntegrationTests {
             #expect(process.terminationReason == .uncaughtSignal, "round \(round): killed mid-loop, status \(process.terminationStatus)")
 
             let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-            if names.contains(where: { $0.hasSuffix(temporarySuffix) }) { killedBeforeRename += 1 }
+            if names.contains(where: { $0.contains(temporaryMark) }) { killedBeforeRename += 1 }
             for name in names {
                 if name.hasPrefix(".") {
                     #expect(name.contains(".json.tmp-"), "round \(round): unexpected file \(name)")
