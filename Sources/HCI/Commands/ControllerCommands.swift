@@ -181,7 +181,7 @@ public struct ReadBDADDR: HCICommand {
 }
 
 /// HCI_Disconnect (0x0406): ends a connection; Disconnection Complete follows.
-public struct Disconnect: HCICommand {
+public struct Disconnect: HandleReasonCommand {
     /// 0x0406: OGF 0x01 (Link Control), OCF 0x006.
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     /// Command Status; Disconnection Complete reports the outcome.
@@ -195,13 +195,5 @@ public struct Disconnect: HCICommand {
     public init(handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) {
         self.handle = handle
         self.reason = reason
-    }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
-        reason = HCIStatus(rawValue: try reader.readUInt8())
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(reason.rawValue)
     }
 }

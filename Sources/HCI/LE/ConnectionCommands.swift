@@ -160,6 +160,38 @@ extension HandleCommand {
     public func encode(to writer: inout ByteWriter) { writer.write(handle) }
 }
 
+/// A command whose parameters are a connection handle and a reason (Disconnect, LE Remote
+/// Connection Parameter Request Negative Reply).
+public protocol HandleReasonCommand: HCICommand {
+    /// The connection.
+    var handle: UInt16 { get }
+    /// The reason, an HCI error code.
+    var reason: HCIStatus { get }
+    /// The command for `handle` with `reason`.
+    init(handle: UInt16, reason: HCIStatus)
+}
+
+extension HandleReasonCommand {
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        let handle = try reader.readUInt16() & 0x0FFF
+        self.init(handle: handle, reason: HCIStatus(rawValue: try reader.readUInt8()))
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        writer.write(reason.rawValue)
+    }
+}
+
+/// Return parameters that are just the connection handle the command acted on.
+public struct ConnectionHandleReturn: HCIParameters {
+    /// The connection.
+    public var handle: UInt16
+    /// Return parameters for `handle`.
+    public init(handle: UInt16) { self.handle = handle }
+    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt16() & 0x0FFF }
+    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+}
+
 /// HCI_LE_Read_Remote_Features (0x2016): LE Read Remote Features Complete follows.
 public struct LEReadRemoteFeatures: HandleCommand {
     /// OGF 0x08, OCF 0x016.
@@ -232,14 +264,7 @@ public struct LESetDataLength: HCICommand {
     }
 
     /// The connection handle.
-    public struct ReturnParameters: HCIParameters {
-        /// The connection.
-        public var handle: UInt16
-        /// Return parameters.
-        public init(handle: UInt16) { self.handle = handle }
-        public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt16() & 0x0FFF }
-        public func encode(to writer: inout ByteWriter) { writer.write(handle) }
-    }
+    public typealias ReturnParameters = ConnectionHandleReturn
 }
 
 /// HCI_LE_Set_PHY (0x2032): LE PHY Update Complete follows.
@@ -349,23 +374,16 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
     }
 
     /// The connection handle.
-    public struct ReturnParameters: HCIParameters {
-        /// The connection.
-        public var handle: UInt16
-        /// Return parameters.
-        public init(handle: UInt16) { self.handle = handle }
-        public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt16() & 0x0FFF }
-        public func encode(to writer: inout ByteWriter) { writer.write(handle) }
-    }
+    public typealias ReturnParameters = ConnectionHandleReturn
 }
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021): refuse the
 /// parameters the peer asked for, with a reason.
-public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
+public struct LERemoteConnectionParameterRequestNegativeReply: HandleReasonCommand {
     /// OGF 0x08, OCF 0x021.
     public static let opcode = HCIOpcode(rawValue: 0x2021)
     /// The connection handle, as for the positive reply.
-    public typealias ReturnParameters = LERemoteConnectionParameterRequestReply.ReturnParameters
+    public typealias ReturnParameters = ConnectionHandleReturn
     /// The connection.
     public var handle: UInt16
     /// Why: usually 0x3B Unacceptable Connection Parameters.
@@ -375,14 +393,6 @@ public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
     public init(handle: UInt16, reason: HCIStatus = .unacceptableConnectionParameters) {
         self.handle = handle
         self.reason = reason
-    }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
-        reason = HCIStatus(rawValue: try reader.readUInt8())
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(reason.rawValue)
     }
 }
 
