@@ -16,7 +16,7 @@ struct BluejayAPITests {
     @Test func bluejayReadmeFlow() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
 
         let heartRateService = ServiceIdentifier(uuid: "180D")
@@ -26,7 +26,7 @@ struct BluejayAPITests {
         let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.start(mode: .new(options(peer, store)))
 
         // Scan and connect from the discovery callback.
         var discoveries = 0
@@ -106,7 +106,7 @@ struct BluejayAPITests {
             Issue.record("expected notConnected, got \(late)")
             return
         }
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 }
@@ -116,9 +116,24 @@ extension IntegrationTests.BluejayAPITests {
     static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
     static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
+    /// A store directory of the test's own.
+    func temporaryStore() -> String { NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)" }
+
+    /// Start options for the peer, quiet, in `store`.
+    func options(_ peer: TestPeer, _ store: String, restore: BackgroundRestoreMode = .disable) -> StartOptions {
+        StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, backgroundRestore: restore)
+    }
+
+    /// Stops Bluejay and waits until its host has closed (transport thread joined), so
+    /// the next test's leak checks do not see it.
+    func shutDown(_ bluejay: Bluejay) async {
+        guard let host = bluejay.stopAndExtractBluetoothState().host else { return }
+        await Task { @BluetoothActor in host.close() }.value
+    }
+
     /// A started Bluejay connected to the peer's first peripheral.
     func connectedBluejay(_ peer: TestPeer, store: String, bluejay: Bluejay = Bluejay()) async throws -> Bluejay {
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.start(mode: .new(options(peer, store)))
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
         guard case .success = result else { throw TestPeerError(description: "connect: \(result)") }
@@ -129,7 +144,7 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayBackgroundTaskWriteAndListenAndAssemble() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = try await connectedBluejay(peer, store: store)
 
@@ -169,7 +184,7 @@ extension IntegrationTests.BluejayAPITests {
             return
         }
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 
     /// The peer drops the link while a background task waits in a listen: the task fails
@@ -177,7 +192,7 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayDisconnectDuringBackgroundTaskFailsIt() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
         let noReconnect = NoReconnect()
@@ -206,7 +221,7 @@ extension IntegrationTests.BluejayAPITests {
             bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
         }
         guard case .failure = late else { Issue.record("expected a failure, got \(late)"); return }
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
@@ -216,10 +231,10 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayConnectCancelDisconnectStorm() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.start(mode: .new(options(peer, store)))
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
 
         var calls: [String: Int] = [:]
@@ -253,7 +268,7 @@ extension IntegrationTests.BluejayAPITests {
         }
         guard case .success(1) = location else { Issue.record("read after the storm: \(location)"); return }
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
@@ -263,10 +278,10 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayAsyncAPI() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.start(mode: .new(options(peer, store)))
 
         // A connect to nobody, cancelled by its task, ends with cancelled (not the 60 s timeout).
         let nobody = PeripheralIdentifier(address: try #require(BluetoothAddress("C0:FF:EE:C0:FF:EE")), addressType: .random)
@@ -303,7 +318,7 @@ extension IntegrationTests.BluejayAPITests {
         }
         #expect(received == [Data([0x0A]), Data([0x0B])])
         #expect(try await bluejay.disconnect() == peripheral)
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
@@ -335,7 +350,7 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayObserversAndStatistics() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let recorder = ObserverRecorder()
         let bluejay = Bluejay()
@@ -377,7 +392,7 @@ extension IntegrationTests.BluejayAPITests {
         try await bluejay.disconnect()
         let statistics = bluejay.statistics(for: peripheral)
         #expect(statistics.disconnectionCount == 1 && statistics.connectedFor == nil && statistics.cumulativeConnected > .zero)
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
@@ -388,10 +403,10 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayScanExpiresPeripheralsNotHeard() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent)))
+        bluejay.start(mode: .new(options(peer, store)))
         bluejay.scanExpiry = .milliseconds(1)
         var seen = 0, stoppedCalls = 0
         let lost: (ScanDiscovery, [ScanDiscovery])? = await withCheckedContinuation { done in
@@ -413,7 +428,7 @@ extension IntegrationTests.BluejayAPITests {
         #expect(lostDiscovery.peripheralIdentifier.address == BluetoothAddress(peer.address))
         #expect(!remaining.contains { $0.peripheralIdentifier == lostDiscovery.peripheralIdentifier })
         #expect(stoppedCalls == 1 && !bluejay.isScanning)
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
@@ -448,15 +463,12 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayListenRestorationAcrossARestart() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let options = { (restore: BackgroundRestoreMode) in
-            StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, backgroundRestore: restore)
-        }
 
         // First life: connect and listen, then vanish without disconnecting.
         let first = Bluejay()
-        first.start(mode: .new(options(.enable("demo"))))
+        first.start(mode: .new(options(peer, store, restore: .enable("demo"))))
         #expect(first.isBackgroundRestorationEnabled)
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         _ = try await first.connect(peripheral)
@@ -467,7 +479,7 @@ extension IntegrationTests.BluejayAPITests {
         guard case .success = subscribed else { Issue.record("first life: \(subscribed)"); return }
         let record = try String(contentsOfFile: store + "/restoration/demo.json", encoding: .utf8)
         #expect(record.contains(peer.address) && record.contains("B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
-        if let host = first.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        await shutDown(first)
 
         // Second life: the restorer takes the listen back.
         let restorer = Restorer(accept: true)
@@ -476,7 +488,7 @@ extension IntegrationTests.BluejayAPITests {
         let recorder = EventRecorder()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             recorder.onConnected = { done.resume() }
-            second.start(connectionObserver: recorder, mode: .new(options(.enableWithListenRestorer("demo", restorer))))
+            second.start(connectionObserver: recorder, mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", restorer))))
         }
         recorder.onConnected = nil
         #expect(second.peripheral == peripheral)
@@ -487,7 +499,7 @@ extension IntegrationTests.BluejayAPITests {
         restorer.onValue = nil
         #expect(restorer.offered == [Self.indicated])
         #expect(restorer.values == [Data([0x5A])])
-        if let host = second.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        await shutDown(second)
 
         // Third life: a restorer that refuses; the listen is turned off, so the peer will
         // not indicate (its control point answers with an error).
@@ -495,7 +507,7 @@ extension IntegrationTests.BluejayAPITests {
         let third = Bluejay()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             recorder.onConnected = { done.resume() }
-            third.start(connectionObserver: recorder, mode: .new(options(.enableWithListenRestorer("demo", refusing))))
+            third.start(connectionObserver: recorder, mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", refusing))))
         }
         let refused: WriteResult = await withCheckedContinuation { done in
             third.write(to: Self.controlPoint, value: Data([0x04, 0x01])) { done.resume(returning: $0) }
@@ -505,7 +517,7 @@ extension IntegrationTests.BluejayAPITests {
         try await third.disconnect()
         let cleared = try String(contentsOfFile: store + "/restoration/demo.json", encoding: .utf8)
         #expect(!cleared.contains(peer.address), "an asked-for disconnect leaves nothing to restore")
-        if let host = third.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        await shutDown(third)
     }
 }
 
@@ -533,7 +545,7 @@ extension IntegrationTests.BluejayAPITests {
     @Test func bluejayAutoReconnectResumesListens() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let store = NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)"
+        let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let recorder = EventRecorder()
         let bluejay = Bluejay()
@@ -573,7 +585,7 @@ extension IntegrationTests.BluejayAPITests {
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
         #expect(!bluejay.isConnected)
-        _ = bluejay.stopAndExtractBluetoothState().host.map { host in Task { @BluetoothActor in host.close() } }
+        await shutDown(bluejay)
     }
 }
 
