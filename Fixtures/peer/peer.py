@@ -75,6 +75,16 @@ def parse_opcode(text: str) -> int:
     return value
 
 
+def parse_rssi(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(',')]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a list of dBm values: {text}')
+    if not values or any(v < -127 or v > 20 for v in values):
+        raise argparse.ArgumentTypeError(f'RSSI out of range -127...20: {text}')
+    return values
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description='Bluejay test peer: emulated controller (H4 over TCP/unix) '
@@ -113,6 +123,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="peripheral's SMP IO capability (default none: Just Works)")
     parser.add_argument('--passkey', type=int, default=123456,
                         help='fixed passkey the peripheral displays/enters (default 123456)')
+    parser.add_argument('--rssi', type=parse_rssi, default=[-50], metavar='DBM[,DBM...]',
+                        help='RSSI of successive advertising reports, cycled (default -50)')
     parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
                         help='GATT database layout (default 1); 2 inserts an extra service '
                         'before the test service, so its handles and the Database Hash change')
@@ -311,6 +323,8 @@ class PeerController(Controller):
         self.extended_scan_active = False
         self.seen_reports: set = set()
         self.scan_timeout_handle: asyncio.TimerHandle | None = None
+        self.rssi_values = [-50]           # cycled, one per report (--rssi)
+        self.rssi_index = 0
 
     # --- bug 13: no eager debug strings on the hot path --------------------------
     def send_hci_packet(self, packet) -> None:
@@ -558,7 +572,9 @@ class PeerController(Controller):
             if key in self.seen_reports:
                 return
             self.seen_reports.add(key)
-        rssi = (-50) & 0xFF
+        rssi_dbm = self.rssi_values[self.rssi_index % len(self.rssi_values)]
+        self.rssi_index += 1
+        rssi = rssi_dbm & 0xFF
         if self.scan_api == 'legacy':
             event_type = 4 if scan_response else info.legacy_type
             self.send_hci_packet(h4_le_meta(0x02, struct.pack(
@@ -582,7 +598,7 @@ class PeerController(Controller):
         self.send_hci_packet(h4_le_meta(0x0D, struct.pack(
             '<BHB', 1, event_type, pack_address_type(address)) + address_bytes(address)
             + struct.pack('<BBBbbHB', 1, 0 if info.legacy else 1, info.sid,
-                          127, -50, 0, 0)
+                          127, rssi_dbm, 0, 0)
             + bytes(6) + bytes([len(data)]) + data))
 
     def on_advertising_pdu(self, pdu) -> None:
@@ -623,6 +639,7 @@ class HostFacingController(PeerController):
         self.acl_data_packet_length = options.acl_len_a
         self.total_num_acl_data_packets = options.acl_count_a
         self.nocp_delay = options.nocp_delay_ms / 1000.0
+        self.rssi_values = options.rssi
         self.outstanding: dict[int, int] = {}      # host ACL packets not yet completed
         self.pending_nocp: dict[int, int] = {}     # completions held back (nocp delay)
         self.nocp_timer: asyncio.TimerHandle | None = None
@@ -1051,8 +1068,20 @@ class PeripheralApp:
             if not self.cccd(connection, characteristic) & 2:
                 raise att.ATT_Error(CP_ERROR_NOT_SUBSCRIBED)
             self.spawn(self._indicate(connection, characteristic, params))
+        elif command == 0x07:
+            if params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.spawn(self._unsolicited_heart_rate(connection))
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
+
+    async def _unsolicited_heart_rate(self, connection) -> None:
+        '''One Heart Rate Measurement notification whatever the CCCD says: what a bonded
+        peer does on reconnection, its subscription having outlived the last link.'''
+        await self.settle(connection)
+        self.device.send_l2cap_pdu(
+            connection.handle, att.ATT_CID,
+            struct.pack('<BH', 0x1B, self.hrm.handle) + bytes([0x00, self.hr_bpm]))
 
     async def _disconnect(self, connection, reason: int) -> None:
         await self.settle(connection)

@@ -29,11 +29,19 @@ public struct StartOptions: Sendable {
     public var logger: HCILogger
     /// Whether the connection and listens are recorded and restored after a restart.
     public var backgroundRestore: BackgroundRestoreMode
+    /// Where completion callbacks (connect, read, write, listen values, scan, background task
+    /// results) run: the main queue by default, as in Bluejay. Give a serial queue. Closures
+    /// given to Bluejay then run on that queue, so mark them `@Sendable` (the compiler then
+    /// checks they touch no main-actor state) and hop back with `Task { @MainActor in … }`
+    /// to call Bluejay again. Observers are main-actor objects and stay on the main actor.
+    public var callbackQueue: DispatchQueue
 
     /// Options as given.
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable) {
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
+                callbackQueue: DispatchQueue = .main) {
         self.backgroundRestore = backgroundRestore
+        self.callbackQueue = callbackQueue
         self.transport = transport
         self.capture = capture
         self.store = store
@@ -185,6 +193,10 @@ public final class Bluejay {
     private var rssiObservers: [WeakBox] = []
     private var logObservers: [WeakBox] = []
     private var statistics: [PeripheralIdentifier: PeripheralStatistics] = [:]
+    /// Characteristics whose unsolicited values were offered to the restorer on this link.
+    private var offeredUnsolicited: Set<CharacteristicIdentifier> = []
+    /// Where the app's callbacks run (``StartOptions/callbackQueue``).
+    private var callbacks = CallbackQueue(.main)
 
     private struct WeakBox {
         weak var object: AnyObject?
@@ -258,6 +270,7 @@ public final class Bluejay {
         case let .use(existing):
             adopt(existing)
         case let .new(options):
+            callbacks = CallbackQueue(options.callbackQueue)
             logFile = LogFile(path: options.store.path + "/bluejay.log")
             if let identifier = options.backgroundRestore.identifier {
                 restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
@@ -302,6 +315,9 @@ public final class Bluejay {
             host.onServicesInvalidated = { handle, services in
                 let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
                 Task { @MainActor in self?.servicesInvalidated(handle, identifiers) }
+            }
+            host.onUnhandledValue = { handle, valueHandle, characteristic, value in
+                Task { @MainActor in self?.unsolicitedValue(handle, valueHandle, characteristic, value) }
             }
         }
         hostReady.fulfill(.success(host))
@@ -472,6 +488,9 @@ public final class Bluejay {
                      discovery: @escaping (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
                      expired: ((ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
                      stopped: @escaping ([ScanDiscovery], (any Error)?) -> Void) {
+        let discovery = callbacks.answer(discovery), expired = expired.map { callbacks.answer($0) }
+        let stoppedOnQueue = callbacks.deliver { (outcome: ([ScanDiscovery], (any Error)?)) in stopped(outcome.0, outcome.1) }
+        let stopped = { (found: [ScanDiscovery], error: (any Error)?) in stoppedOnQueue((found, error)) }
         var found: [ScanDiscovery] = []
         guard !isScanning else {
             stopped(found, BluejayError.alreadyScanning)
@@ -571,6 +590,7 @@ public final class Bluejay {
     /// answer in time ends with ``BluejayError/connectionTimedOut``.
     public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
                         completion: @escaping (ConnectionResult) -> Void) {
+        let completion = callbacks.deliver(completion)
         if isConnected { return completion(.failure(BluejayError.alreadyConnected)) }
         if isConnecting { return completion(.failure(BluejayError.alreadyConnecting)) }
         stopScanning()
@@ -625,6 +645,7 @@ public final class Bluejay {
     /// Disconnects. `immediate` cancels everything queued first (and disconnects);
     /// otherwise the disconnection waits its turn in the queue.
     public func disconnect(immediate: Bool = false, completion: ((DisconnectionResult) -> Void)? = nil) {
+        let completion = completion.map { callbacks.deliver($0) }
         shouldAutoReconnect = false
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation("disconnect", body: { [weak self] operation in
@@ -666,6 +687,7 @@ public final class Bluejay {
         statistics[link.peripheral] = counted
         isDisconnecting = false
         let error = BluejayError.disconnected(reason)
+        offeredUnsolicited = []
         // Listens stop flowing; their callbacks are kept to resume after a reconnection.
         for listener in listeners.values {
             listener.finish?()
@@ -700,6 +722,24 @@ public final class Bluejay {
         }
     }
 
+    /// A notification or indication nobody listens to: a bonded peer's subscription that
+    /// outlived the last link (or the last process). The restorer is offered it once per link;
+    /// when nobody takes it, the subscription is turned off rather than left running.
+    private func unsolicitedValue(_ handle: UInt16, _ valueHandle: UInt16, _ characteristic: CharacteristicIdentifier?, _ value: [UInt8]) {
+        guard let link = connection, link.handle == handle else { return }
+        guard let characteristic else {
+            return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")
+        }
+        // A listen whose subscription is still being written: the value is its first.
+        if let listener = listeners[characteristic], !listener.isEnded { return listener.deliver(value) }
+        guard offeredUnsolicited.insert(characteristic).inserted else {
+            return log("a value of \(characteristic) nobody listens to was dropped (its subscription is being turned off)")
+        }
+        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listeners[characteristic] { return listener.deliver(value) }
+        log("\(characteristic) notifies but nobody listens: turning its subscription off")
+        endListen(to: characteristic)
+    }
+
     /// Decides, after each disconnection, whether Bluejay reconnects. Held weakly.
     public func registerDisconnectHandler(handler: any DisconnectHandler) { disconnectHandler = handler }
 
@@ -710,6 +750,7 @@ public final class Bluejay {
 
     /// Reads a characteristic (discovering it on first use) and decodes it as `R`.
     public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping (ReadResult<R>) -> Void) {
+        let completion = callbacks.deliver(completion)
         queue.add(QueuedOperation("read", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
@@ -733,6 +774,7 @@ public final class Bluejay {
     /// Writes `value` to a characteristic, with or without a response.
     public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
                                           completion: @escaping (WriteResult) -> Void) {
+        let completion = callbacks.deliver(completion)
         let bytes = [UInt8](value.toBluetoothData())
         queue.add(QueuedOperation("write", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
@@ -760,6 +802,7 @@ public final class Bluejay {
     /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``.
     func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
                                tag: AnyObject?, completion: @escaping (ReadResult<R>) -> Void) {
+        let completion = callbacks.deliver(completion)
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
@@ -833,6 +876,7 @@ public final class Bluejay {
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: ((WriteResult) -> Void)? = nil) {
+        let completion = completion.map { callbacks.deliver($0) }
         queue.add(QueuedOperation("end listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.listeners.removeValue(forKey: characteristicIdentifier)
@@ -874,6 +918,7 @@ public final class Bluejay {
     /// Runs `backgroundTask` with `userData` and hands its result to `completionOnMainThread`.
     public func run<UserData, Result>(userData: UserData, backgroundTask: @escaping (UserData, SynchronizedPeripheral) throws -> Result,
                                       completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+        let completionOnMainThread = callbacks.deliver(completionOnMainThread)
         queue.add(QueuedOperation("background task", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral) { [weak self] characteristic in

@@ -27,6 +27,9 @@ public final class BluetoothHost {
     private var clients: [UInt16: GATTClient] = [:]
     /// Called with (connection handle, services) when a peer's Service Changed invalidates them.
     public var onServicesInvalidated: ((UInt16, [Service]) -> Void)?
+    /// Called with (link handle, value handle, the characteristic there if discovered, value)
+    /// for a notification or indication nobody listens to.
+    public var onUnhandledValue: ((UInt16, UInt16, CharacteristicIdentifier?, [UInt8]) -> Void)?
     private var observer: Int?
     private let capture: BTSnoopWriter?
 
@@ -88,6 +91,11 @@ public final class BluetoothHost {
             throw BluejayError.from(error)
         }
         client.onServicesInvalidated = { [weak self] services in self?.onServicesInvalidated?(handle, services) }
+        client.onUnhandledValue = { [weak self, weak client] valueHandle, value in
+            let found = client?.database.characteristic(valueHandle: valueHandle)
+            let identifier = found.map { CharacteristicIdentifier(uuid: $0.characteristic.uuid, service: ServiceIdentifier(uuid: $0.service.uuid)) }
+            self?.onUnhandledValue?(handle, valueHandle, identifier, value)
+        }
         return client
     }
 

@@ -43,6 +43,9 @@ public final class GATTClient {
     public let bearer: ATTBearer
     /// Called for every notification and indication: (value handle, value, was an indication).
     public var onValue: ((UInt16, [UInt8], Bool) -> Void)?
+    /// Called for a notification or indication that no value listener watches (Service
+    /// Changed aside): what a bonded peer sends for a subscription from an earlier link.
+    public var onUnhandledValue: ((UInt16, [UInt8]) -> Void)?
     /// Called with the affected handle range when the peer indicates Service Changed.
     public var onServiceChanged: ((ClosedRange<UInt16>) -> Void)?
     /// Called after a Service Changed indication with the known services it invalidated.
@@ -380,8 +383,10 @@ public final class GATTClient {
             serviceChanged(value)
         }
         onValue?(handle, value, indication)
+        let handlers = listeners[handle] ?? [:]
+        if handlers.isEmpty, handle != serviceChangedHandle { onUnhandledValue?(handle, value) }
         // In registration order, so several listeners see values in the same order.
-        for (_, handler) in (listeners[handle] ?? [:]).sorted(by: { $0.key < $1.key }) { handler(value) }
+        for (_, handler) in handlers.sorted(by: { $0.key < $1.key }) { handler(value) }
     }
 
     // MARK: Service Changed (Part G, 7.1)

@@ -35,6 +35,14 @@ public struct GATTDatabase: Sendable, Equatable {
     /// The first known primary service with `uuid`.
     public func service(_ uuid: BluetoothUUID) -> Service? { services.first { $0.uuid == uuid } }
 
+    /// The known characteristic whose value sits at `valueHandle`, with its service.
+    public func characteristic(valueHandle: UInt16) -> (service: Service, characteristic: Characteristic)? {
+        for service in services where service.handles.contains(valueHandle) {
+            if let characteristic = characteristics[service.handle]?.first(where: { $0.valueHandle == valueHandle }) { return (service, characteristic) }
+        }
+        return nil
+    }
+
     /// Adds a service found by a partial discovery (no-op when known).
     mutating func insert(_ service: Service) {
         guard !services.contains(where: { $0.handle == service.handle }) else { return }

@@ -1,0 +1,139 @@
+import Bluejay
+import DiscoveryCache
+import Foundation
+import HCI
+import Testing
+
+/// Where callbacks run, RSSI throttling, and values nobody asked for.
+extension IntegrationTests.BluejayAPITests {
+    static let heartRate = ServiceIdentifier(uuid: "180D")
+    static let heartRateMeasurement = CharacteristicIdentifier(uuid: "2A37", service: heartRate)
+    static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
+
+    /// With a callback queue of the app's own, scan, connect and read call back on it (not
+    /// on the main thread), each once.
+    @Test func bluejayCallbacksRunOnTheChosenQueue() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let key = DispatchSpecificKey<String>()
+        let callbacks = DispatchQueue(label: "app.callbacks")
+        callbacks.setSpecific(key: key, value: "app.callbacks")
+        /// Where a callback ran: the queue's label, and whether that was the main thread.
+        @Sendable func here() -> String { (DispatchQueue.getSpecific(key: key) ?? "elsewhere") + (Thread.isMainThread ? " main" : "") }
+
+        var startOptions = options(peer, store)
+        startOptions.callbackQueue = callbacks
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(startOptions))
+
+        let scanned: [String] = await withCheckedContinuation { done in
+            let places = LockedList()
+            bluejay.scan(serviceIdentifiers: nil, discovery: { @Sendable _, _ in
+                places.append("discovery " + here())
+                return .stop
+            }, stopped: { @Sendable _, _ in
+                places.append("stopped " + here())
+                done.resume(returning: places.items)
+            })
+        }
+        #expect(scanned == ["discovery app.callbacks", "stopped app.callbacks"])
+
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let connected: String = await withCheckedContinuation { done in
+            bluejay.connect(peripheral, timeout: .seconds(10)) { @Sendable result in
+                done.resume(returning: (result.isSuccess ? "connected " : "\(result) ") + here())
+            }
+        }
+        #expect(connected == "connected app.callbacks")
+        let read: String = await withCheckedContinuation { done in
+            bluejay.read(from: Self.bodySensorLocation) { @Sendable (result: ReadResult<UInt8>) in
+                done.resume(returning: "\(result) " + here())
+            }
+        }
+        #expect(read == "success(1) app.callbacks")
+        await shutDown(bluejay)
+    }
+
+    /// With duplicates allowed, a peripheral is reported again only when its RSSI moved by
+    /// `throttleRSSIDelta` or more since the last report (the peer cycles its RSSI).
+    @Test func bluejayScanThrottlesRSSI() async throws {
+        let pattern = [-50, -52, -49, -58, -56, -40]
+        let peer = try TestPeer(arguments: ["--rssi=" + pattern.map(String.init).joined(separator: ",")])
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(options(peer, store)))
+        var reported: [Int] = []
+        let error: String? = await withCheckedContinuation { done in
+            bluejay.scan(allowDuplicates: true, throttleRSSIDelta: 5, serviceIdentifiers: nil, discovery: { discovery, _ in
+                reported.append(discovery.rssi)
+                return reported.count == 7 ? .stop : .continue
+            }, stopped: { _, error in done.resume(returning: error.map { "\($0)" }) })
+        }
+        #expect(error == nil)
+        #expect(reported.count == 7)
+        #expect(Set(reported).count >= 3, "the RSSI never updated: \(reported)")
+        for (previous, next) in zip(reported, reported.dropFirst()) {
+            #expect(abs(next - previous) >= 5, "reported again after an RSSI change below the delta: \(reported)")
+        }
+        await shutDown(bluejay)
+    }
+
+    /// A notification nobody listens to (a bonded peer's subscription from an earlier link):
+    /// the restorer is asked once and, taking it, receives the value; without a restorer the
+    /// subscription is turned off and the next such value is logged as dropped.
+    @Test func bluejayUnsolicitedNotificationGoesToTheRestorer() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+
+        let restorer = Restorer(accept: true)
+        let bluejay = Bluejay()
+        restorer.bluejay = bluejay
+        bluejay.start(mode: .new(options(peer, store, restore: .enableWithListenRestorer("unsolicited", restorer))))
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        _ = try await bluejay.connect(peripheral)
+        // Discovers the heart-rate service, so the notification's handle has a name.
+        let location: UInt8 = try await bluejay.read(from: Self.bodySensorLocation)
+        #expect(location == 1)
+        await withCheckedContinuation { done in
+            restorer.onValue = { done.resume() }
+            bluejay.write(to: Self.controlPoint, value: Data([0x07])) { _ in }
+        }
+        restorer.onValue = nil
+        #expect(restorer.offered == [Self.heartRateMeasurement])
+        #expect(restorer.values == [Data([0x00, 60])])
+        #expect(try bluejay.isListening(to: Self.heartRateMeasurement))
+        await shutDown(bluejay)
+
+        let plain = try await connectedBluejay(peer, store: store)
+        let _: UInt8 = try await plain.read(from: Self.bodySensorLocation)
+        try await plain.write(to: Self.controlPoint, value: Data([0x07]))
+        try await plain.write(to: Self.controlPoint, value: Data([0x07]))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !(plain.getLogs() ?? "").contains("nobody listens to was dropped"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let logs = plain.getLogs() ?? ""
+        #expect(logs.contains("\(Self.heartRateMeasurement) notifies but nobody listens: turning its subscription off"))
+        #expect(logs.contains("nobody listens to was dropped"))
+        #expect(try !plain.isListening(to: Self.heartRateMeasurement))
+        await shutDown(plain)
+    }
+}
+
+/// A list appended to from any thread.
+final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func append(_ item: String) { lock.withLock { list.append(item) } }
+    var items: [String] { lock.withLock { list } }
+}
+
+extension ConnectionResult {
+    var isSuccess: Bool { if case .success = self { true } else { false } }
+}
