@@ -39,16 +39,51 @@ public final class SynchronizedPeripheral: Sendable {
     private func perform<T: Sendable>(_ body: @escaping @Sendable @BluetoothActor (GATTClient) async throws(GATTError) -> T,
                                       _ characteristic: CharacteristicIdentifier?, evenIfCancelled: Bool = false) throws -> T {
         if !evenIfCancelled { try checkCancelled() }
+        let host = host, handle = handle
+        return try block { await Bluejay.onClient(host, handle, body).mapError { BluejayError.from($0, characteristic) } }.get()
+    }
+
+    /// Runs `body` on the stack's actor and blocks the calling thread until it returns.
+    private func block<T: Sendable>(_ body: @escaping @Sendable @BluetoothActor () async -> Result<T, BluejayError>) -> Result<T, BluejayError> {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<T, BluejayError>?>(nil)
-        let host = host, handle = handle
         Task { @BluetoothActor in
-            let result = await Bluejay.onClient(host, handle, body).mapError { BluejayError.from($0, characteristic) }
+            let result = await body()
             outcome.withLock { $0 = result }
             done.signal()
         }
         done.wait()
-        return try outcome.withLock { $0! }.get()
+        return outcome.withLock { $0! }
+    }
+
+    /// Discovers these services (every primary service when nil) and their characteristics;
+    /// returns the characteristics found, in handle order. Reads and writes discover on their
+    /// own; this is for a task that wants to know what the peripheral offers first.
+    public func discover(_ serviceIdentifiers: [ServiceIdentifier]? = nil) throws -> [CharacteristicIdentifier] {
+        try perform({ client throws(GATTError) in
+            var services: [Service] = []
+            if let serviceIdentifiers {
+                for identifier in serviceIdentifiers { services.append(try await client.service(identifier.uuid)) }
+            } else {
+                services = try await client.discoverPrimaryServices()
+            }
+            var found: [CharacteristicIdentifier] = []
+            for service in services {
+                for characteristic in try await client.characteristics(of: service) {
+                    found.append(CharacteristicIdentifier(uuid: characteristic.uuid, service: ServiceIdentifier(uuid: service.uuid)))
+                }
+            }
+            return found
+        }, nil)
+    }
+
+    /// Reads the link's RSSI (HCI Read RSSI), in dBm.
+    public func readRSSI() throws -> Int {
+        try checkCancelled()
+        let host = host, handle = handle
+        return Int(try block { () -> Result<Int8, BluejayError> in
+            do throws(ConnectionError) { return .success(try await host.connections.readRSSI(handle)) } catch { return .failure(.connection(error)) }
+        }.get())
     }
 
     /// Reads and decodes a characteristic.

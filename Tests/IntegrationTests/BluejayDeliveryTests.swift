@@ -126,6 +126,33 @@ extension IntegrationTests.BluejayAPITests {
     }
 }
 
+extension IntegrationTests.BluejayAPITests {
+    /// A background task's `discover` lists the heart-rate service's characteristics (and
+    /// every service's when asked for all); `readRSSI` reaches the controller, which in the
+    /// peer does not support Read RSSI: the HCI status comes back by name.
+    @Test func bluejayBackgroundTaskDiscoversAndReadsRSSI() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        let run: RunResult<([CharacteristicIdentifier], Int, String)> = await withCheckedContinuation { done in
+            bluejay.run(backgroundTask: { peripheral in
+                let heartRate = try peripheral.discover([Self.heartRate])
+                let all = try peripheral.discover()
+                let rssi: String
+                do { rssi = "\(try peripheral.readRSSI()) dBm" } catch { rssi = "\(error)" }
+                return (heartRate, all.count, rssi)
+            }, completionOnMainThread: { done.resume(returning: $0) })
+        }
+        guard case let .success((heartRate, all, rssi)) = run else { Issue.record("background task: \(run)"); return }
+        #expect(heartRate == [Self.heartRateMeasurement, Self.bodySensorLocation])
+        #expect(all > heartRate.count && all >= 10, "every service's characteristics: \(all)")
+        #expect(rssi.contains("0x01") && rssi.lowercased().contains("unknown"), "Read RSSI: \(rssi)")
+        await shutDown(bluejay)
+    }
+}
+
 /// A list appended to from any thread.
 final class LockedList: @unchecked Sendable {
     private let lock = NSLock()
