@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DiscoveryCache", targets: ["DiscoveryCache"]),
         .library(name: "Bluejay", targets: ["Bluejay"]),
         .library(name: "SMP", targets: ["SMP"]),
+        .library(name: "Storage", targets: ["Storage"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
@@ -30,11 +31,14 @@ let package = Package(
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
-        .target(name: "DiscoveryCache", dependencies: ["GATT"]),
+        // The store directory: atomic files, mode 0600 (GATT cache and bonds).
+        .target(name: "Storage", dependencies: ["HCI"]),
+        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
         // The public facade: Bluejay's API over the stack.
-        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache",
+        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
                                                 .product(name: "Logging", package: "swift-log")]),
-        .target(name: "SMP", dependencies: ["L2CAP"]),
+        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto",
+                                            .product(name: "Crypto", package: "swift-crypto")]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
         // swift-crypto's AES block function. Depends on nothing else of ours.
         .target(
@@ -47,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "Bluejay", "TraceDecoding",
+                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // A scripted controller for unit tests of the layers above the transport.
@@ -59,7 +63,8 @@ let package = Package(
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "Bluejay", "TraceDecoding"]),
+        .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],

@@ -125,6 +125,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='fixed passkey the peripheral displays/enters (default 123456)')
     parser.add_argument('--rssi', type=parse_rssi, default=[-50], metavar='DBM[,DBM...]',
                         help='RSSI of successive advertising reports, cycled (default -50)')
+    parser.add_argument('--no-sc', action='store_true',
+                        help='offer LE legacy pairing only (no Secure Connections)')
+    parser.add_argument('--invalid-public-key', action='store_true',
+                        help='send a P-256 public key that is not on the curve (CVE-2018-5383)')
     parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
                         help='GATT database layout (default 1); 2 inserts an extra service '
                         'before the test service, so its handles and the Database Hash change')
@@ -163,7 +167,7 @@ def peripheral_name(base: str, index: int) -> str:
 args = parse_args() if __name__ == '__main__' else None
 
 # Imported after argument parsing so that --help is fast.
-from bumble import att, gatt, hci, ll, pairing  # noqa: E402
+from bumble import att, gatt, hci, ll, pairing, smp  # noqa: E402
 from bumble.controller import Controller, LegacyAdvertiser  # noqa: E402
 from bumble.core import PhysicalTransport  # noqa: E402
 from bumble.device import (  # noqa: E402
@@ -1380,7 +1384,7 @@ class PeerServer:
         device.gatt_server.policies = {}
         io_capability = config.io_capability
         device.pairing_config_factory = lambda _connection: pairing.PairingConfig(
-            sc=True, mitm=True, bonding=True,
+            sc=not options.no_sc, mitm=True, bonding=True,
             identity_address_type=pairing.PairingConfig.AddressType.RANDOM,
             delegate=FixedPasskeyDelegate(io_capability, options.passkey))
         self.devices.append(device)
@@ -1602,12 +1606,24 @@ async def run(options) -> int:
     return 0
 
 
+def send_invalid_public_key(self) -> None:
+    '''--invalid-public-key: our X with Y changed by one bit, a point off the P-256 curve,
+    as an invalid-curve attacker (CVE-2018-5383) would send.'''
+    y = bytearray(self.ecc_key.y[::-1])
+    y[0] ^= 0x01
+    logger.info('sending an invalid public key (off the curve)')
+    self.send_command(smp.SMP_Pairing_Public_Key_Command(
+        public_key_x=self.ecc_key.x[::-1], public_key_y=bytes(y)))
+
+
 def main() -> None:
     options = args
     # A parent may start us with signals blocked (Swift Foundation's Process passes on the
     # spawning thread's mask, where SIGTERM is blocked); then SIGTERM would never arrive.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
     setup_logging(options.verbose, options.log)
+    if options.invalid_public_key:
+        smp.Session.send_public_key_command = send_invalid_public_key
     address = hci.Address(options.address, hci.Address.RANDOM_DEVICE_ADDRESS)
     if address.address_bytes[5] & 0xC0 != 0xC0:
         logger.warning('%s is not a static random address (top bits must be 11)',

@@ -56,6 +56,10 @@ public final class ATTBearer {
     /// Called once when the bearer closes on its own (timeout or protocol error), so that
     /// its owner drops the link.
     public var onFatalError: ((ATTError) -> Void)?
+    /// Asked when a request fails for want of security (Insufficient Authentication,
+    /// Encryption or Encryption Key Size): true once the link was encrypted or paired, and
+    /// the request is then sent again, once. This is what iOS does on demand.
+    public var onSecurityRequired: ((ATTErrorCode) async -> Bool)?
     /// PDUs the peer sent that could not be used (malformed, or a response to nothing).
     public private(set) var discardedPDUs = 0
 
@@ -94,6 +98,18 @@ public final class ATTBearer {
     public func request<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type = Response.self)
         async throws(ATTError) -> Response
     {
+        do throws(ATTError) { return try await transact(request, expecting: Response.self) } catch {
+            guard case let .errorResponse(response) = error, Self.securityErrors.contains(response.error), let onSecurityRequired,
+                  await onSecurityRequired(response.error) else { throw error }
+            return try await transact(request, expecting: Response.self)
+        }
+    }
+
+    /// The error codes that security on the link can cure.
+    static let securityErrors: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort]
+
+    /// One request and its response (or Error Response).
+    private func transact<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type) async throws(ATTError) -> Response {
         if case let .closed(reason) = state { throw .closed(reason) }
         let pdu = request.encoded()
         guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }

@@ -3,6 +3,7 @@ import DiscoveryCache
 import GATT
 import HCI
 import L2CAP
+import SMP
 
 /// One controller with the whole stack on it: connections, L2CAP, the ATT bearers with our
 /// GAP/GATT server, a GATT client per link, the discovery cache and a scanner. This is what
@@ -22,6 +23,9 @@ public final class BluetoothHost {
     public let cache: DiscoveryCache
     /// The scanner.
     public let scanner: Scanner
+    /// The Security Manager: pairing, bonds, encryption on demand.
+    public let security: SecurityManager
+    private let logger: HCILogger
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
@@ -60,6 +64,8 @@ public final class BluetoothHost {
         bearers.server = LocalGATTServer(deviceName: deviceName)
         cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
         scanner = Scanner(controller: controller, logger: logger)
+        security = SecurityManager(controller: controller, channels: channels, connections: connections, store: store, logger: logger)
+        self.logger = logger
         // Handles are reused: a link that ends takes its client with it, whoever asked for it.
         observer = controller.addEventObserver { [weak self] event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
@@ -76,12 +82,32 @@ public final class BluetoothHost {
         do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
         let client = GATTClient(bearer: bearer)
         clients[handle] = client
+        // A bonded peer gets its link encrypted at once, as BlueZ does: its protected
+        // attributes and remembered subscriptions work from the first request.
+        let bonded = security.bond(for: handle) != nil
+        if bonded {
+            do throws(SMPError) { try await security.encrypt(handle) } catch {
+                logger.log(.warning, "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted")
+            }
+        }
+        // iOS pairs on demand: a request refused for want of security secures the link
+        // (stored key, or pairing when the policy allows) and is sent again once.
+        bearer.onSecurityRequired = { [weak self] code in
+            guard let self else { return false }
+            do throws(SMPError) {
+                try await self.security.secure(handle)
+                return true
+            } catch {
+                self.logger.log(.warning, "handle \(hex(handle, digits: 4)): \(code) and securing the link failed: \(error)")
+                return false
+            }
+        }
         do throws(GATTError) {
             do throws(GATTError) { try await client.exchangeMTU() } catch {
                 // A server may refuse the exchange: the link goes on at ATT_MTU 23.
                 guard case .att(.errorResponse) = error else { throw error }
             }
-            try await cache.prepare(client, identity: identity)
+            try await cache.prepare(client, identity: identity, bonded: bonded)
             // So the peer can tell us when its database changes (iOS does this too); a peer
             // that refuses (e.g. wants encryption first) just does not tell us.
             do throws(GATTError) { try await client.subscribeToServiceChanged() } catch {
@@ -112,6 +138,7 @@ public final class BluetoothHost {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
         for handle in clients.keys { linkEnded(handle) }
+        security.close()
         bearers.close()
         channels.close()
         connections.close()

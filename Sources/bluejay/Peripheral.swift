@@ -4,6 +4,7 @@ import DiscoveryCache
 import GATT
 import HCI
 import L2CAP
+import SMP
 
 #if canImport(Glibc)
 import Glibc
@@ -23,8 +24,19 @@ struct PeripheralOptions: ParsableArguments {
     @Flag(name: .long, help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
     var noCache = false
 
-    @Flag(name: .long, help: "Never pair or encrypt to retry a refused request (no effect until the Security Manager lands: nothing pairs yet).")
+    @Flag(name: .long, help: "Never pair to retry a request refused for want of security (the ATT error is reported by name). A stored bond still encrypts.")
     var noPair = false
+
+    @Option(name: .long, help: "Our IO capability when pairing: display, display-yesno, keyboard, none, keyboard-display.")
+    var io: String = IOCapability.keyboardDisplay.description
+
+    @Flag(name: .long, help: "Refuse LE legacy pairing: only LE Secure Connections.")
+    var scOnly = false
+
+    /// The pairing policy these options ask for.
+    var policy: PairingPolicy {
+        PairingPolicy(ioCapability: IOCapability(io) ?? .keyboardDisplay, secureConnectionsOnly: scOnly, allowPairing: !noPair)
+    }
 
     func validate() throws {
         guard Connect.parse(address) != nil else {
@@ -32,6 +44,9 @@ struct PeripheralOptions: ParsableArguments {
         }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard (23...517).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 517") }
+        guard IOCapability(io) != nil else {
+            throw ValidationError("--io '\(io)' is not an IO capability: one of \(IOCapability.allCases.map(\.description).joined(separator: ", "))")
+        }
     }
 
     /// Connects, exchanges MTUs, runs `body` with a GATT client on the link, and disconnects
@@ -39,6 +54,15 @@ struct PeripheralOptions: ParsableArguments {
     @BluetoothActor
     func withClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
                                  _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
+        try await withSecuredClient(common, discovery: discovery) { client, manager, connection, _ in try await body(client, manager, connection) }
+    }
+
+    /// As ``withClient(_:discovery:_:)``, with the link's Security Manager: a bonded peer's
+    /// link is encrypted first, and a request refused for want of security pairs (unless
+    /// `--no-pair`) and is retried once.
+    @BluetoothActor
+    func withSecuredClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
+                                        _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T) async throws -> T {
         let (address, givenType) = Connect.parse(address)!
         let timeout = timeout
         let mtu = UInt16(mtu)
@@ -52,7 +76,10 @@ struct PeripheralOptions: ParsableArguments {
             let channels = L2CAPChannels(controller: controller, connections: manager, logger: logger)
             let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: logger)
             bearers.server = LocalGATTServer()
+            let security = SecurityManager(controller: controller, channels: channels, connections: manager, store: .standard, policy: policy, logger: logger)
+            security.delegate = TerminalPairing()
             defer {
+                security.close()
                 bearers.close()
                 channels.close()
                 manager.close()
@@ -63,16 +90,32 @@ struct PeripheralOptions: ParsableArguments {
             }
             let cache = DiscoveryCache(enabled: useCache, logger: logger)
             do {
-                let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
+                let bearer = try bearers.bearer(for: connection.handle)
+                let bonded = security.bond(for: connection.handle) != nil
+                if bonded {
+                    do { try await security.encrypt(connection.handle) } catch {
+                        logger.log(.warning, "encrypting with the stored bond failed: \(error)")
+                    }
+                }
+                bearer.onSecurityRequired = { code in
+                    do {
+                        try await security.secure(connection.handle)
+                        return true
+                    } catch {
+                        logger.log(.warning, "\(code): securing the link failed: \(error)")
+                        return false
+                    }
+                }
+                let client = GATTClient(bearer: bearer)
                 defer { cache.finish(client) }
                 try await client.exchangeMTU()
-                let outcome = try await cache.prepare(client, identity: DiscoveryCache.identity(address, type))
+                let outcome = try await cache.prepare(client, identity: DiscoveryCache.identity(address, type), bonded: bonded)
                 logger.log(.info, "GATT cache: \(outcome)")
                 let result: T
-                do { result = try await body(client, manager, connection) } catch let error as GATTError where error.code == .databaseOutOfSync {
+                do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
                     // Robust caching: the peer's database changed under us; check and retry once.
                     try await cache.revalidate(client)
-                    result = try await body(client, manager, connection)
+                    result = try await body(client, manager, connection, security)
                 }
                 _ = try? await manager.disconnect(connection.handle)
                 return result
@@ -80,6 +123,7 @@ struct PeripheralOptions: ParsableArguments {
                 if manager.connections[connection.handle] != nil { _ = try? await manager.disconnect(connection.handle) }
                 if let error = error as? GATTError { throw CLIError(error.description) }
                 if let error = error as? ATTError { throw CLIError(error.description) }
+                if let error = error as? SMPError { throw CLIError(error.description) }
                 throw error
             }
         }

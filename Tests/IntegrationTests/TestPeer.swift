@@ -98,7 +98,7 @@ final class TestPeer: @unchecked Sendable {
 }
 
 /// Runs a program and returns its exit status, standard output and standard error.
-func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -110,8 +110,13 @@ func run(_ executable: URL, _ arguments: [String], environment: [String: String]
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = FileHandle.nullDevice
+    let stdin = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+    }
     // Read both pipes to the end before waiting, so a chatty child never blocks.
     let group = DispatchGroup()
     nonisolated(unsafe) var errData = Data()

@@ -1,0 +1,61 @@
+/// HCI_LE_Enable_Encryption (0x2019): the central starts (or refreshes) encryption of a
+/// link with a key the Security Manager chose. Command Status answers; Encryption Change
+/// (first time) or Encryption Key Refresh Complete (already encrypted) ends it.
+public struct LEEnableEncryption: HCICommand {
+    /// OGF 0x08, OCF 0x019.
+    public static let opcode = HCIOpcode(rawValue: 0x2019)
+    /// Answered by Command Status.
+    public static var completion: HCICommandCompletion { .commandStatus }
+    /// The connection.
+    public var handle: UInt16
+    /// Random_Number: 8 octets in wire order (zero for an STK or a Secure Connections LTK).
+    public var random: [UInt8]
+    /// Encrypted_Diversifier (zero for an STK or a Secure Connections LTK).
+    public var ediv: UInt16
+    /// Long_Term_Key: 16 octets in wire order (least significant first).
+    public var longTermKey: [UInt8]
+
+    /// Encrypt `handle` with `longTermKey`, identified to the peer by `ediv` and `random`.
+    public init(handle: UInt16, random: [UInt8] = [UInt8](repeating: 0, count: 8), ediv: UInt16 = 0, longTermKey: [UInt8]) {
+        precondition(random.count == 8 && longTermKey.count == 16, "LE Enable Encryption takes an 8-octet Rand and a 16-octet LTK")
+        self.handle = handle
+        self.random = random
+        self.ediv = ediv
+        self.longTermKey = longTermKey
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        handle = try reader.readUInt16() & 0x0FFF
+        random = Array(try reader.readBytes(8))
+        ediv = try reader.readUInt16()
+        longTermKey = Array(try reader.readBytes(16))
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(handle)
+        writer.write(bytes: random)
+        writer.write(ediv)
+        writer.write(bytes: longTermKey)
+    }
+}
+
+/// Encryption Key Refresh Complete (0x30): an encrypted link now uses the new key.
+public struct EncryptionKeyRefreshComplete: HCIParameters {
+    /// 0x30 HCI_Encryption_Key_Refresh_Complete.
+    public static let code: UInt8 = 0x30
+    /// Status: 0x00 if the key was refreshed.
+    public var status: HCIStatus
+    /// Connection_Handle of the link.
+    public var handle: UInt16
+    /// Creates the event from its fields.
+    public init(status: HCIStatus, handle: UInt16) {
+        self.status = status
+        self.handle = handle
+    }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        status = HCIStatus(rawValue: try reader.readUInt8())
+        handle = try reader.readUInt16() & 0x0FFF
+    }
+    public func encode(to writer: inout ByteWriter) {
+        writer.write(status.rawValue)
+        writer.write(handle)
+    }
+}

@@ -1,0 +1,120 @@
+import HCI
+
+/// A device's input and output capabilities (Core Vol 3, Part H, 2.3.2, Table 3.4).
+public enum IOCapability: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// Can show a 6-digit number, cannot answer.
+    case displayOnly = 0x00
+    /// Can show a number and answer yes or no.
+    case displayYesNo = 0x01
+    /// Can enter digits, cannot show any.
+    case keyboardOnly = 0x02
+    /// Neither: pairing is Just Works.
+    case noInputNoOutput = 0x03
+    /// Both a keyboard and a display.
+    case keyboardDisplay = 0x04
+
+    /// The spelling the CLI uses: `display`, `display-yesno`, `keyboard`, `none`, `keyboard-display`.
+    public var description: String {
+        switch self {
+        case .displayOnly: "display"
+        case .displayYesNo: "display-yesno"
+        case .keyboardOnly: "keyboard"
+        case .noInputNoOutput: "none"
+        case .keyboardDisplay: "keyboard-display"
+        }
+    }
+
+    /// Parses the CLI spelling.
+    public init?(_ text: String) {
+        guard let found = Self.allCases.first(where: { $0.description == text }) else { return nil }
+        self = found
+    }
+}
+
+/// The AuthReq field (Core Vol 3, Part H, 3.5.1, Figure 3.3).
+public struct AuthenticationRequirements: OptionSet, Sendable, Hashable {
+    /// The byte as on the wire.
+    public let rawValue: UInt8
+    /// Wraps a byte from the wire.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Bonding_Flags 01: keys are to be stored.
+    public static let bonding = Self(rawValue: 0x01)
+    /// MITM protection is asked for.
+    public static let mitm = Self(rawValue: 0x04)
+    /// LE Secure Connections is supported and asked for.
+    public static let secureConnections = Self(rawValue: 0x08)
+    /// Keypress notifications are supported.
+    public static let keypress = Self(rawValue: 0x10)
+    /// Cross-transport key derivation (CT2) is supported.
+    public static let ct2 = Self(rawValue: 0x20)
+}
+
+/// Which keys a side distributes after pairing (Core Vol 3, Part H, 3.6.1).
+public struct KeyDistribution: OptionSet, Sendable, Hashable {
+    /// The byte as on the wire.
+    public let rawValue: UInt8
+    /// Wraps a byte from the wire.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// EncKey: LTK, EDIV and Rand (legacy pairing only).
+    public static let encryptionKey = Self(rawValue: 0x01)
+    /// IdKey: IRK and identity address.
+    public static let identityKey = Self(rawValue: 0x02)
+    /// SignKey: CSRK.
+    public static let signingKey = Self(rawValue: 0x04)
+    /// LinkKey: derive a BR/EDR link key.
+    public static let linkKey = Self(rawValue: 0x08)
+}
+
+/// What a Pairing Request or Pairing Response says (Core Vol 3, Part H, 3.5.1 and 3.5.2).
+public struct PairingFeatures: Sendable, Hashable {
+    /// IO_Capability.
+    public var ioCapability: IOCapability
+    /// OOB_Data_Flag: 0x01 when OOB authentication data from the peer is present.
+    public var oobDataPresent: Bool
+    /// AuthReq.
+    public var authentication: AuthenticationRequirements
+    /// Maximum_Encryption_Key_Size: 7 to 16 octets.
+    public var maximumKeySize: UInt8
+    /// Initiator_Key_Distribution.
+    public var initiatorKeys: KeyDistribution
+    /// Responder_Key_Distribution.
+    public var responderKeys: KeyDistribution
+
+    /// Features as given.
+    public init(ioCapability: IOCapability, oobDataPresent: Bool = false, authentication: AuthenticationRequirements,
+                maximumKeySize: UInt8 = 16, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution) {
+        self.ioCapability = ioCapability
+        self.oobDataPresent = oobDataPresent
+        self.authentication = authentication
+        self.maximumKeySize = maximumKeySize
+        self.initiatorKeys = initiatorKeys
+        self.responderKeys = responderKeys
+    }
+
+    /// Decodes the six parameter octets; an unknown IO capability or key size outside
+    /// 7...16 is an error.
+    init(from reader: inout ByteReader) throws(DecodingError) {
+        let io = try reader.readUInt8()
+        guard let ioCapability = IOCapability(rawValue: io) else { throw .invalidValue(field: "IO_Capability", value: UInt64(io)) }
+        self.ioCapability = ioCapability
+        oobDataPresent = try reader.readUInt8() == 0x01
+        authentication = AuthenticationRequirements(rawValue: try reader.readUInt8())
+        maximumKeySize = try reader.readUInt8()
+        guard (7...16).contains(maximumKeySize) else { throw .invalidValue(field: "Maximum_Encryption_Key_Size", value: UInt64(maximumKeySize)) }
+        initiatorKeys = KeyDistribution(rawValue: try reader.readUInt8())
+        responderKeys = KeyDistribution(rawValue: try reader.readUInt8())
+    }
+
+    /// The six parameter octets.
+    func encode(to writer: inout ByteWriter) {
+        writer.write(ioCapability.rawValue)
+        writer.write(oobDataPresent ? UInt8(0x01) : 0x00)
+        writer.write(authentication.rawValue)
+        writer.write(maximumKeySize)
+        writer.write(initiatorKeys.rawValue)
+        writer.write(responderKeys.rawValue)
+    }
+
+    /// IOcap for f6: AuthReq, OOB flag, IO capability (most significant first).
+    var ioCap: [UInt8] { [authentication.rawValue, oobDataPresent ? 0x01 : 0x00, ioCapability.rawValue] }
+}

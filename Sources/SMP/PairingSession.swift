@@ -1,0 +1,337 @@
+import BluetoothCrypto
+import Crypto
+import HCI
+
+/// One pairing as the central (initiator), written top-down as Part H, 2.3 tells it:
+/// features exchange, then LE Secure Connections (public keys, authentication stage 1,
+/// DHKey check) or LE legacy pairing (confirm and random), then encryption and key
+/// distribution. Values are wire order (least significant first) on the SMP channel and
+/// most significant first in the crypto functions; each crossing is marked.
+@BluetoothActor
+final class PairingSession {
+    /// What the session needs from the link.
+    struct Link {
+        let handle: UInt16
+        /// Our address as the peer sees it (type, address): the initiator's.
+        let local: (type: UInt8, address: BluetoothAddress)
+        /// The peer's address on this link: the responder's.
+        let peer: (type: UInt8, address: BluetoothAddress)
+        let send: (SMPPDU) throws(SMPError) -> Void
+        let encrypt: (_ ltk: [UInt8], _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
+    }
+
+    /// What pairing produced.
+    struct Outcome {
+        let method: PairingMethod
+        let secureConnections: Bool
+        let keySize: Int
+        let bond: Bond
+    }
+
+    private let link: Link
+    private let policy: PairingPolicy
+    private let delegate: (any PairingDelegate)?
+    /// Our identity keys, distributed when the peer asks (IdKey).
+    private let localIRK: [UInt8]
+    private var inbox: [SMPPDU] = []
+    private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
+    private var ended: SMPError?
+
+    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: [UInt8]) {
+        self.link = link
+        self.policy = policy
+        self.delegate = delegate
+        self.localIRK = localIRK
+    }
+
+    // MARK: Inbox
+
+    /// A command from the peer.
+    func receive(_ pdu: SMPPDU) {
+        if let waiter {
+            self.waiter = nil
+            waiter.resume(returning: .success(pdu))
+        } else {
+            inbox.append(pdu)
+        }
+    }
+
+    /// Ends the session: a timeout, the link went, or a malformed command.
+    func end(_ error: SMPError) {
+        if ended == nil { ended = error }
+        if let waiter {
+            self.waiter = nil
+            waiter.resume(returning: .failure(error))
+        }
+    }
+
+    /// The next command; Pairing Failed from the peer ends pairing with its reason.
+    private func next() async throws(SMPError) -> SMPPDU {
+        let pdu: SMPPDU
+        if !inbox.isEmpty {
+            pdu = inbox.removeFirst()
+        } else {
+            if let ended { throw ended }
+            pdu = try await withCheckedContinuation { waiter = $0 }.get()
+        }
+        if case let .pairingFailed(reason) = pdu { throw .pairingFailedByPeer(reason) }
+        return pdu
+    }
+
+    /// Ends pairing on our side: Pairing Failed with `reason` goes to the peer.
+    private func fail(_ reason: PairingFailedReason, _ why: String) -> SMPError {
+        try? link.send(.pairingFailed(reason))
+        return .pairingFailed(reason, why)
+    }
+
+    private func unexpected(_ pdu: SMPPDU, _ expected: String) -> SMPError {
+        try? link.send(.pairingFailed(.unspecifiedReason))
+        return .protocolError("expected \(expected), got \(pdu.code)")
+    }
+
+    // MARK: Phase 1: features
+
+    /// Runs the whole pairing and returns the keys; any failure has been told to the peer.
+    func run() async throws(SMPError) -> Outcome {
+        var authentication: AuthenticationRequirements = []
+        if policy.bonding { authentication.insert(.bonding) }
+        if policy.mitm { authentication.insert(.mitm) }
+        if policy.secureConnections { authentication.insert(.secureConnections) }
+        let request = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
+                                      initiatorKeys: policy.bonding ? [.identityKey] : [],
+                                      responderKeys: policy.bonding ? [.encryptionKey, .identityKey, .signingKey] : [])
+        try link.send(.pairingRequest(request))
+        let response: PairingFeatures
+        switch try await next() {
+        case let .pairingResponse(features): response = features
+        case let other: throw unexpected(other, "Pairing Response")
+        }
+        let secureConnections = request.authentication.contains(.secureConnections) && response.authentication.contains(.secureConnections)
+        if policy.secureConnectionsOnly, !secureConnections {
+            _ = fail(.authenticationRequirements, "Secure Connections required")
+            throw .secureConnectionsRequired
+        }
+        let keySize = Int(min(request.maximumKeySize, response.maximumKeySize))
+        let method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections)
+        // The responder's answer is what gets distributed (a subset of what we asked for).
+        let distribution = (initiator: response.initiatorKeys.intersection(request.initiatorKeys),
+                            responder: response.responderKeys.intersection(request.responderKeys))
+        var keys = ReceivedKeys()
+        if secureConnections {
+            let ltk = try await secureConnectionsPairing(request, response, method)
+            // The LTK comes from f5: the peer distributes no EncKey under Secure Connections.
+            try await link.encrypt(mask(ltk, keySize), 0, [UInt8](repeating: 0, count: 8))
+            keys.longTermKey = mask(ltk, keySize)
+        } else {
+            let stk = try await legacyPairing(request, response, method)
+            try await link.encrypt(mask(stk, keySize), 0, [UInt8](repeating: 0, count: 8))
+        }
+        try await receiveKeys(distribution.responder.subtracting(secureConnections ? .encryptionKey : []), into: &keys)
+        try distributeKeys(distribution.initiator.subtracting(secureConnections ? .encryptionKey : []))
+        guard let ltk = keys.longTermKey else {
+            throw fail(.unspecifiedReason, "the peer distributed no LTK, so there is nothing to bond with")
+        }
+        let identity = keys.identityAddress ?? (link.peer.type, link.peer.address)
+        let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: ltk, ediv: keys.ediv, random: keys.random,
+                        keySize: keySize, secureConnections: secureConnections, authenticated: method.isAuthenticated,
+                        identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
+        return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond)
+    }
+
+    /// A key cut to the negotiated size (Part H, 2.3.4): the most significant octets are
+    /// zeroed; in wire order those are the last ones.
+    private func mask(_ key: [UInt8], _ size: Int) -> [UInt8] {
+        key.enumerated().map { $0.offset < size ? $0.element : 0 }
+    }
+
+    // MARK: Phase 2: LE Secure Connections
+
+    /// Public keys, authentication stage 1 and 2; returns the LTK in wire order.
+    private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
+        let privateKey = P256.KeyAgreement.PrivateKey()
+        let ours = Array(privateKey.publicKey.rawRepresentation)  // X || Y, most significant first
+        let pkaX = Array(ours[0..<32])
+        try link.send(.pairingPublicKey(x: lsbFirst(fromMSBFirst: pkaX), y: lsbFirst(fromMSBFirst: ours[32..<64])))
+        let peerKey: P256.KeyAgreement.PublicKey
+        let pkbX: [UInt8]
+        switch try await next() {
+        case let .pairingPublicKey(x, y):
+            let raw = msbFirst(fromLSBFirst: x) + msbFirst(fromLSBFirst: y)
+            guard raw != ours else { throw invalidKey("it is our own public key reflected back") }
+            // swift-crypto refuses a point that is not on P-256 (the CVE-2018-5383 check).
+            guard let key = try? P256.KeyAgreement.PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve") }
+            peerKey = key
+            pkbX = Array(raw[0..<32])
+        case let other: throw unexpected(other, "Pairing Public Key")
+        }
+        let dhKey: [UInt8]
+        do { dhKey = try privateKey.sharedSecretFromKeyAgreement(with: peerKey).withUnsafeBytes { Array($0) } } catch {
+            throw invalidKey("no shared secret: \(error)")
+        }
+
+        // Authentication stage 1: nonces, and with them the values r for stage 2.
+        var na = random(16), nb: [UInt8]
+        var passkey: UInt32 = 0
+        switch method {
+        case .justWorks, .numericComparison:
+            let cb = try await receiveConfirm()
+            try link.send(.pairingRandom(lsbFirst(fromMSBFirst: na)))
+            nb = try await receiveRandom()
+            guard f4(u: pkbX, v: pkaX, x: nb, z: 0) == cb else { throw fail(.confirmValueFailed, "the peer's confirm value does not match its nonce") }
+            if method == .numericComparison {
+                let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
+                guard await delegate?.confirm(numericValue: value) == true else { throw fail(.numericComparisonFailed, "the values were not confirmed") }
+            }
+        case .passkeyEntry, .passkeyEntryBothInput:
+            passkey = try await obtainPasskey(method)
+            nb = []
+            // Twenty rounds, one bit of the passkey each (Part H, 2.3.5.6.3).
+            for bit in 0..<20 {
+                let r: UInt8 = 0x80 | UInt8((passkey >> UInt32(bit)) & 1)
+                na = random(16)
+                try link.send(.pairingConfirm(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: r))))
+                let cb = try await receiveConfirm()
+                try link.send(.pairingRandom(lsbFirst(fromMSBFirst: na)))
+                nb = try await receiveRandom()
+                guard f4(u: pkbX, v: pkaX, x: nb, z: r) == cb else {
+                    throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the peer's confirm value does not match (wrong passkey?)")
+                }
+            }
+        }
+
+        // Authentication stage 2: keys from f5, checks from f6.
+        let a = [link.local.type] + link.local.address.bytes.reversed()
+        let b = [link.peer.type] + link.peer.address.bytes.reversed()
+        let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
+        // ra = rb: the passkey for Passkey Entry, zero otherwise (passkey stays 0 then).
+        let r = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
+        let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
+        try link.send(.pairingDHKeyCheck(lsbFirst(fromMSBFirst: ea)))
+        switch try await next() {
+        case let .pairingDHKeyCheck(value):
+            let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
+            guard msbFirst(fromLSBFirst: value) == eb else { throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match") }
+        case let other: throw unexpected(other, "Pairing DHKey Check")
+        }
+        return lsbFirst(fromMSBFirst: ltk)
+    }
+
+    private func invalidKey(_ why: String) -> SMPError {
+        try? link.send(.pairingFailed(.invalidParameters))
+        return .invalidPublicKey(why)
+    }
+
+    /// A confirm value, most significant first.
+    private func receiveConfirm() async throws(SMPError) -> [UInt8] {
+        switch try await next() {
+        case let .pairingConfirm(value): return msbFirst(fromLSBFirst: value)
+        case let other: throw unexpected(other, "Pairing Confirm")
+        }
+    }
+
+    /// A nonce, most significant first.
+    private func receiveRandom() async throws(SMPError) -> [UInt8] {
+        switch try await next() {
+        case let .pairingRandom(value): return msbFirst(fromLSBFirst: value)
+        case let other: throw unexpected(other, "Pairing Random")
+        }
+    }
+
+    /// The passkey: shown by us (random), or typed in from what the peer shows.
+    private func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> UInt32 {
+        if case .passkeyEntry(initiatorDisplays: true) = method {
+            var generator = SystemRandomNumberGenerator()
+            let passkey = UInt32.random(in: 0...999_999, using: &generator)
+            await delegate?.display(passkey: passkey)
+            return passkey
+        }
+        guard let delegate, let passkey = await delegate.enterPasskey(), passkey <= 999_999 else {
+            throw fail(.passkeyEntryFailed, "no passkey was entered")
+        }
+        return passkey
+    }
+
+    // MARK: Phase 2: LE legacy pairing
+
+    /// Confirm and random exchange; returns the STK in wire order.
+    private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
+        var tk = [UInt8](repeating: 0, count: 16)
+        switch method {
+        case .justWorks: break
+        case .numericComparison: throw fail(.authenticationRequirements, "numeric comparison needs Secure Connections")
+        case .passkeyEntry, .passkeyEntryBothInput:
+            let passkey = try await obtainPasskey(method)
+            tk = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
+        }
+        let preq = msbFirst(fromLSBFirst: SMPPDU.pairingRequest(request).encoded())
+        let pres = msbFirst(fromLSBFirst: SMPPDU.pairingResponse(response).encoded())
+        let ia = Array(link.local.address.bytes.reversed()), ra = Array(link.peer.address.bytes.reversed())
+        func confirm(_ r: [UInt8]) -> [UInt8] {
+            c1(k: tk, r: r, preq: preq, pres: pres, iat: link.local.type, ia: ia, rat: link.peer.type, ra: ra)
+        }
+        let mrand = random(16)
+        try link.send(.pairingConfirm(lsbFirst(fromMSBFirst: confirm(mrand))))
+        let sconfirm = try await receiveConfirm()
+        try link.send(.pairingRandom(lsbFirst(fromMSBFirst: mrand)))
+        let srand = try await receiveRandom()
+        guard confirm(srand) == sconfirm else { throw fail(.confirmValueFailed, "the peer's confirm value does not match (wrong passkey?)") }
+        return lsbFirst(fromMSBFirst: s1(k: tk, r1: srand, r2: mrand))
+    }
+
+    // MARK: Phase 3: key distribution
+
+    /// The keys the peer distributes, in wire order.
+    private struct ReceivedKeys {
+        var longTermKey: [UInt8]?
+        var ediv: UInt16 = 0
+        var random = [UInt8](repeating: 0, count: 8)
+        var identityResolvingKey: [UInt8]?
+        var identityAddress: (UInt8, BluetoothAddress)?
+        var signatureKey: [UInt8]?
+    }
+
+    /// Receives the responder's keys, in the order Part H, 3.6.1 fixes.
+    private func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
+        if expected.contains(.encryptionKey) {
+            switch try await next() {
+            case let .encryptionInformation(ltk): keys.longTermKey = ltk
+            case let other: throw unexpected(other, "Encryption Information")
+            }
+            switch try await next() {
+            case let .centralIdentification(ediv, random): (keys.ediv, keys.random) = (ediv, random)
+            case let other: throw unexpected(other, "Central Identification")
+            }
+        }
+        if expected.contains(.identityKey) {
+            switch try await next() {
+            case let .identityInformation(irk): keys.identityResolvingKey = irk
+            case let other: throw unexpected(other, "Identity Information")
+            }
+            switch try await next() {
+            case let .identityAddressInformation(type, address): keys.identityAddress = (type, address)
+            case let other: throw unexpected(other, "Identity Address Information")
+            }
+        }
+        if expected.contains(.signingKey) {
+            switch try await next() {
+            case let .signingInformation(csrk): keys.signatureKey = csrk
+            case let other: throw unexpected(other, "Signing Information")
+            }
+        }
+    }
+
+    /// Sends our keys: the identity (IRK and the address we connect with), so the peer can
+    /// find the bond when we come back.
+    private func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
+        if keys.contains(.identityKey) {
+            try link.send(.identityInformation(identityResolvingKey: localIRK))
+            try link.send(.identityAddressInformation(addressType: link.local.type, address: link.local.address))
+        }
+    }
+
+    /// `count` random octets.
+    private func random(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+}

@@ -1,0 +1,23 @@
+import BluetoothCrypto
+import HCI
+
+/// Resolvable private addresses (Core Vol 6, Part B, 1.3.2.2; Vol 3, Part H, 2.2.2): the
+/// two most significant bits are 01, the upper 24 bits are prand and the lower 24 bits
+/// `ah(IRK, prand)`, so a peer that rotates its address is recognised by its IRK.
+public enum ResolvablePrivateAddress {
+    /// Whether `address` is a resolvable private address made with `irk` (wire order).
+    public static func resolves(_ address: BluetoothAddress, with irk: [UInt8]) -> Bool {
+        let written = Array(address.bytes.reversed())  // most significant first
+        guard irk.count == 16, written[0] & 0xC0 == 0x40 else { return false }
+        return ah(k: msbFirst(fromLSBFirst: irk), r: Array(written[0..<3])) == Array(written[3..<6])
+    }
+
+    /// A fresh resolvable private address for `irk` (wire order), e.g. for tests.
+    public static func make(with irk: [UInt8]) -> BluetoothAddress {
+        var generator = SystemRandomNumberGenerator()
+        var prand = (0..<3).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        prand[0] = prand[0] & 0x3F | 0x40
+        let written = prand + ah(k: msbFirst(fromLSBFirst: irk), r: prand)
+        return BluetoothAddress(littleEndianBytes: written.reversed())
+    }
+}

@@ -1,0 +1,308 @@
+import HCI
+import L2CAP
+import Storage
+
+/// The Security Manager of a host, as central: owns the SMP channel (0x0006) of every
+/// link, pairs (``pair(_:)``), encrypts with a stored bond (``encrypt(_:)``), and secures a
+/// link on demand (``secure(_:)``: what an ATT security error or a peer's Security Request
+/// asks for). Bonds live in a ``BondStore``; keys never reach a log line.
+@BluetoothActor
+public final class SecurityManager {
+    /// Where bonds are kept.
+    public let bonds: BondStore
+    /// How pairing is done; change it between pairings.
+    public var policy: PairingPolicy
+    /// The pairing user interface (nil: only Just Works can complete).
+    public var delegate: (any PairingDelegate)?
+    /// Told after each pairing that completed: the link, the method and the bond.
+    public var onPaired: ((UInt16, PairingMethod, Bond) -> Void)?
+
+    /// How a link stands.
+    private enum LinkState {
+        /// Plain text.
+        case unencrypted
+        /// Encrypted; `authenticated` when the key came from a MITM-protected pairing.
+        case encrypted(authenticated: Bool)
+    }
+
+    private struct Link {
+        var state = LinkState.unencrypted
+        /// The pairing under way, which receives the SMP commands.
+        var session: PairingSession?
+        /// The SMP timer expired: Part H, 3.4 forbids more SMP on this link.
+        var timedOut = false
+        /// Waiting for Encryption Change (or Key Refresh) on this link.
+        var encryption: CheckedContinuation<Result<Void, SMPError>, Never>?
+        /// Callers of ``secure(_:)`` waiting on the one securing already running.
+        var securing: [CheckedContinuation<Result<Void, SMPError>, Never>]?
+    }
+
+    private let controller: HCIController
+    private let channels: L2CAPChannels
+    private let connections: ConnectionManager
+    private let logger: HCILogger
+    private let localIRK: [UInt8]
+    private var links: [UInt16: Link] = [:]
+    private var observer: Int?
+    /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
+    public var timeout: Duration = .seconds(30)
+
+    /// Attaches to the SMP channel of every link of `channels`; bonds in `store`.
+    public init(controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager, store: StoreDirectory,
+                policy: PairingPolicy = PairingPolicy(), logger: HCILogger = .standardError) {
+        self.controller = controller
+        self.channels = channels
+        self.connections = connections
+        self.bonds = BondStore(store: store)
+        self.policy = policy
+        self.logger = logger
+        self.localIRK = bonds.localIdentityResolvingKey()
+        channels.setHandler(for: .smp) { [weak self] handle, payload in self?.receive(handle, payload) }
+        observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
+    }
+
+    /// Lets go of the channel and the controller's events.
+    public func close() {
+        if let observer { controller.removeEventObserver(observer) }
+        observer = nil
+        for handle in links.keys { linkEnded(handle) }
+    }
+
+    /// Whether `handle` is encrypted.
+    public func isEncrypted(_ handle: UInt16) -> Bool {
+        if case .encrypted = links[handle]?.state { return true }
+        return false
+    }
+
+    /// The stored bond of the peer on `handle`, if any.
+    public func bond(for handle: UInt16) -> Bond? {
+        guard let connection = connections.connections[handle] else { return nil }
+        return bonds.bond(for: connection.peerAddress, type: AddressType(rawValue: connection.peerAddressType) ?? .random)
+    }
+
+    // MARK: Procedures
+
+    /// Secures `handle` the way iOS does on demand: nothing if already encrypted; the stored
+    /// bond's key if there is one (pairing again if the peer lost it, `0x06 pinOrKeyMissing`,
+    /// and the policy allows); else pairing if the policy allows. Concurrent callers share
+    /// one attempt.
+    public func secure(_ handle: UInt16) async throws(SMPError) {
+        guard connections.connections[handle] != nil else { throw .disconnected }
+        if isEncrypted(handle) { return }
+        if links[handle, default: Link()].securing != nil {
+            let result = await withCheckedContinuation { links[handle]?.securing?.append($0) }
+            return try result.get()
+        }
+        links[handle, default: Link()].securing = []
+        let result: Result<Void, SMPError>
+        do throws(SMPError) {
+            try await secureOnce(handle)
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        for waiter in links[handle]?.securing ?? [] { waiter.resume(returning: result) }
+        links[handle]?.securing = nil
+        try result.get()
+    }
+
+    private func secureOnce(_ handle: UInt16) async throws(SMPError) {
+        if bond(for: handle) != nil {
+            do throws(SMPError) { return try await encrypt(handle) } catch {
+                guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing, connections.connections[handle] != nil else { throw error }
+                logger.log(.warning, "handle \(hex(handle, digits: 4)): the peer lost our bond (PIN or Key Missing); pairing again")
+            }
+        }
+        guard policy.allowPairing else { throw .pairingNotAllowed }
+        _ = try await pair(handle)
+    }
+
+    /// Encrypts `handle` with the stored bond's LTK (LE Enable Encryption), without pairing.
+    public func encrypt(_ handle: UInt16) async throws(SMPError) {
+        guard let bond = bond(for: handle), let ltk = bond.longTermKeyBytes, let random = bond.randomBytes else { throw .notBonded }
+        try await startEncryption(handle, ltk: ltk, ediv: bond.ediv, random: random)
+        links[handle]?.state = .encrypted(authenticated: bond.authenticated)
+        logger.log(.info, "handle \(hex(handle, digits: 4)): encrypted with the stored \(bond.secureConnections ? "Secure Connections" : "legacy") key")
+    }
+
+    /// The result of a pairing.
+    public struct Pairing: Sendable {
+        /// How the sides authenticated.
+        public let method: PairingMethod
+        /// Whether LE Secure Connections was used.
+        public let secureConnections: Bool
+        /// The keys (stored only when the policy bonds).
+        public let bond: Bond
+    }
+
+    /// Pairs with the peer on `handle` as the policy says, encrypts the link and stores the
+    /// bond (when bonding). Fails with the reason by name; the 30 s SMP timeout applies to
+    /// each step.
+    public func pair(_ handle: UInt16) async throws(SMPError) -> Pairing {
+        guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
+        if links[handle]?.timedOut == true { throw .timeout }
+        if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
+        let session = PairingSession(
+            link: PairingSession.Link(
+                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
+                send: { [weak self] pdu throws(SMPError) in try self?.send(pdu, handle) },
+                encrypt: { [weak self] ltk, ediv, random throws(SMPError) in
+                    guard let self else { throw .disconnected }
+                    try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
+                }),
+            policy: policy, delegate: delegate, localIRK: localIRK)
+        links[handle, default: Link()].session = session
+        // One timer for the whole exchange, restarted by each command we receive.
+        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
+            self?.links[handle]?.timedOut = true
+            session?.end(.timeout)
+        }
+        sessionWatchdogs[handle] = watchdog
+        defer {
+            watchdog.cancel()
+            sessionWatchdogs[handle] = nil
+            links[handle]?.session = nil
+        }
+        let outcome = try await session.run()
+        links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
+        if policy.bonding {
+            do { try bonds.save(outcome.bond) } catch { throw .store("\(error)") }
+        }
+        logger.log(.info, "handle \(hex(handle, digits: 4)): paired (\(outcome.method), \(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
+        onPaired?(handle, outcome.method, outcome.bond)
+        return Pairing(method: outcome.method, secureConnections: outcome.secureConnections, bond: outcome.bond)
+    }
+
+    private var sessionWatchdogs: [UInt16: Watchdog] = [:]
+
+    // MARK: Encryption
+
+    /// LE Enable Encryption, then Encryption Change (or Key Refresh Complete) for `handle`.
+    private func startEncryption(_ handle: UInt16, ltk: [UInt8], ediv: UInt16, random: [UInt8]) async throws(SMPError) {
+        guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
+        // Registered before the command: its Command Status and the event may come in one read.
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
+            links[handle, default: Link()].encryption = continuation
+            Task { @BluetoothActor [weak self] in
+                do throws(HCIError) {
+                    _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk))
+                } catch {
+                    self?.links[handle]?.encryption?.resume(returning: .failure(Self.encryptionError(error)))
+                    self?.links[handle]?.encryption = nil
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// A refused LE Enable Encryption, by status.
+    private static func encryptionError(_ error: HCIError) -> SMPError {
+        if case let .commandFailed(_, status) = error { return .encryptionFailed(status) }
+        return .hci(error)
+    }
+
+    private func encryptionEnded(_ handle: UInt16, _ status: HCIStatus, enabled: Bool) {
+        guard let waiter = links[handle]?.encryption else {
+            if !enabled { links[handle]?.state = .unencrypted }
+            return
+        }
+        links[handle]?.encryption = nil
+        if status.isSuccess, enabled {
+            if case .unencrypted = links[handle]?.state { links[handle]?.state = .encrypted(authenticated: false) }
+            waiter.resume(returning: .success(()))
+        } else {
+            waiter.resume(returning: .failure(.encryptionFailed(status.isSuccess ? .pinOrKeyMissing : status)))
+        }
+    }
+
+    // MARK: Input
+
+    private func handle(_ event: HCIEvent) {
+        switch event {
+        case let .encryptionChange(change):
+            encryptionEnded(change.handle, change.status, enabled: change.encryptionEnabled != 0)
+        case let .other(packet) where packet.code == EncryptionKeyRefreshComplete.code:
+            if let refresh = try? EncryptionKeyRefreshComplete(decoding: packet.parameters) {
+                encryptionEnded(refresh.handle, refresh.status, enabled: true)
+            }
+        case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
+            linkEnded(disconnection.handle)
+        default:
+            break
+        }
+    }
+
+    private func linkEnded(_ handle: UInt16) {
+        guard let link = links.removeValue(forKey: handle) else { return }
+        link.session?.end(.disconnected)
+        link.encryption?.resume(returning: .failure(.disconnected))
+        for waiter in link.securing ?? [] { waiter.resume(returning: .failure(.disconnected)) }
+    }
+
+    private func receive(_ handle: UInt16, _ payload: ArraySlice<UInt8>) {
+        if links[handle]?.timedOut == true {
+            return logger.log(.warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
+        }
+        let pdu: SMPPDU
+        do { pdu = try SMPPDU(bytes: payload) } catch {
+            logger.log(.error, "handle \(hex(handle, digits: 4)): \(error)")
+            let reason: PairingFailedReason = if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
+            try? send(.pairingFailed(reason), handle)
+            links[handle]?.session?.end(.protocolError("\(error)"))
+            return
+        }
+        if let session = links[handle]?.session {
+            sessionWatchdogs[handle]?.restart()
+            return session.receive(pdu)
+        }
+        switch pdu {
+        case let .securityRequest(requirements):
+            logger.log(.info, "handle \(hex(handle, digits: 4)): the peer asks for security (AuthReq \(hex(requirements.rawValue, digits: 2)))")
+            guard policy.allowPairing || bond(for: handle) != nil else {
+                try? send(.pairingFailed(.pairingNotSupported), handle)
+                return
+            }
+            Task { @BluetoothActor [weak self] in
+                do throws(SMPError) { try await self?.secure(handle) } catch {
+                    self?.logger.log(.warning, "handle \(hex(handle, digits: 4)): answering the Security Request: \(error)")
+                }
+            }
+        case .pairingFailed:
+            break  // Nothing to fail.
+        default:
+            logger.log(.warning, "handle \(hex(handle, digits: 4)): \(pdu.code) outside a pairing; refused")
+            try? send(.pairingFailed(.commandNotSupported), handle)
+        }
+    }
+
+    private func send(_ pdu: SMPPDU, _ handle: UInt16) throws(SMPError) {
+        do { try channels.send(pdu.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
+    }
+}
+
+/// Fires once after `timeout` unless restarted or cancelled (the SMP timer).
+@BluetoothActor
+final class Watchdog {
+    private let clock: any Clock<Duration>
+    private let timeout: Duration
+    private let fire: () -> Void
+    private var task: Task<Void, Never>?
+
+    init(clock: any Clock<Duration>, timeout: Duration, fire: @escaping () -> Void) {
+        self.clock = clock
+        self.timeout = timeout
+        self.fire = fire
+        restart()
+    }
+
+    func restart() {
+        task?.cancel()
+        let clock = clock, timeout = timeout
+        task = Task { @BluetoothActor [weak self] in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            self?.fire()
+        }
+    }
+
+    func cancel() { task?.cancel() }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import HCI
+import SMP
+import Storage
+import Testing
+import TraceDecoding
+
+/// Pairing, bonding and encryption against the Bumble peer, through the `bluejay` tool as
+/// a user runs it: each command is a new process, so a bond must survive in the store.
+@Suite struct PairingTests {
+    static let secret = "0x0024"  // …0004: readable only on an encrypted link
+
+    /// A store of the test's own.
+    private func store() -> String { NSTemporaryDirectory() + "bluejay-pairing-\(UUID().uuidString)" }
+
+    private func bluejay(_ arguments: [String], _ peer: TestPeer, store: String, input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        // `bonds` and `unpair` only touch the store.
+        let transport = ["bonds", "unpair"].contains(arguments[0]) ? [] : ["--transport", peer.transport]
+        return try run(Repository.bluejay, arguments + transport, environment: ["BLUEJAY_STORE": store], input: input)
+    }
+
+    /// SMP codes in a capture, by name.
+    private func smpCodes(_ capture: String) throws -> [String: Int] {
+        TraceSummary(file: try BTSnoopFile(path: capture)).smp
+    }
+
+    private func capturePath() -> String { NSTemporaryDirectory() + "bluejay-pairing-\(UUID().uuidString).btsnoop" }
+
+    /// LESC Just Works: paired and bonded (file mode 0600), then a new process reading the
+    /// protected characteristic encrypts with the stored key: no SMP in its capture.
+    @Test func secureConnectionsJustWorksBondsAndReconnectsWithoutPairing() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let address = peer.address + "/random"
+
+        let paired = try bluejay(["pair", address, "--json"], peer, store: store)
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(paired.stdout.utf8)) as? [String: Any])
+        #expect(object["method"] as? String == "Just Works")
+        #expect(object["secure_connections"] as? Bool == true)
+        #expect(object["authenticated"] as? Bool == false)
+        let file = try #require(object["bond_file"] as? String)
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("\"longTermKey\"") && text.contains(peer.address))
+        #expect(!paired.stderr.contains(String(text.split(separator: "\"longTermKey\" : \"").last?.prefix(32) ?? "-")), "a key reached the log")
+
+        let listed = try bluejay(["bonds", "--json"], peer, store: store)
+        #expect(listed.stdout.contains("\"address\": \"\(peer.address)\"") && listed.stdout.contains("\"secure_connections\": true"))
+        #expect(!listed.stdout.contains("longTermKey"))
+
+        let capture = capturePath()
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        #expect(read.status == 0, "stderr: \(read.stderr)")
+        #expect(read.stdout.contains("\"Bluejay secret\""))
+        #expect(try smpCodes(capture).isEmpty, "the bonded reconnection paired again")
+        #expect(TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains { $0.contains("LE_Enable_Encryption") })
+
+        let unpaired = try bluejay(["unpair", peer.address], peer, store: store)
+        #expect(unpaired.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try bluejay(["unpair", peer.address], peer, store: store).stderr.contains("no bond with"))
+    }
+
+    /// LESC Passkey Entry: the peer displays 123456, we type it (standard input); a wrong
+    /// passkey fails by name and leaves no bond.
+    @Test func secureConnectionsPasskeyEntry() throws {
+        let peer = try TestPeer(arguments: ["--io-capability", "display"])
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let address = peer.address + "/random"
+
+        let wrong = try bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "111111\n")
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("0x04 confirmValueFailed"), "stderr: \(wrong.stderr)")
+        #expect(BondStore(store: StoreDirectory(path: store)).all().isEmpty)
+
+        let paired = try bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "123456\n")
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections") && paired.stdout.contains("authenticated"))
+        #expect(paired.stderr.contains("Enter the passkey"))
+        let read = try bluejay(["read", address, "--handle", Self.secret], peer, store: store)
+        #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
+    }
+
+    /// LE legacy Just Works (the peer offers no Secure Connections): the peer's distributed
+    /// LTK (Bumble sends EDIV 0 and Rand 0 with it) encrypts the next link; `--sc-only` refuses such a peer.
+    @Test func legacyJustWorksAndSecureConnectionsOnly() throws {
+        let peer = try TestPeer(arguments: ["--no-sc"])
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let address = peer.address + "/random"
+
+        let refused = try bluejay(["pair", address, "--sc-only"], peer, store: store)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("only LE legacy pairing"), "stderr: \(refused.stderr)")
+
+        let paired = try bluejay(["pair", address, "--json"], peer, store: store)
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        #expect(paired.stdout.contains("\"secure_connections\": false"))
+        let bond = try #require(BondStore(store: StoreDirectory(path: store)).all().first)
+        #expect(!bond.secureConnections && bond.longTermKeyBytes != nil, "the peer's distributed LTK is the bond")
+
+        let capture = capturePath()
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
+        #expect(try smpCodes(capture).isEmpty)
+    }
+
+    /// On demand, like iOS: reading the protected characteristic on a fresh store pairs
+    /// (Insufficient Encryption → pairing → the read again); `--no-pair` reports the ATT
+    /// error by name instead.
+    @Test func pairsOnDemandUnlessTold() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let address = peer.address + "/random"
+
+        let refused = try bluejay(["read", address, "--handle", Self.secret, "--no-pair"], peer, store: store)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("0x0F insufficientEncryption"), "stderr: \(refused.stderr)")
+
+        let capture = capturePath()
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        #expect(read.status == 0, "stderr: \(read.stderr)")
+        #expect(read.stdout.contains("\"Bluejay secret\""))
+        let codes = try smpCodes(capture)
+        #expect(codes["0x01 Pairing_Request"] == 1 && codes["0x0d Pairing_DHKey_Check"] == 2, "\(codes)")
+        #expect(BondStore(store: StoreDirectory(path: store)).all().count == 1)
+    }
+
+    /// A peer whose public key is off the curve (CVE-2018-5383) is refused by name, with
+    /// Pairing Failed (Invalid Parameters) on the air and no bond.
+    @Test func invalidPublicKeyIsRefused() throws {
+        let peer = try TestPeer(arguments: ["--invalid-public-key"])
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let capture = capturePath()
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let paired = try bluejay(["pair", peer.address + "/random", "--capture", capture], peer, store: store)
+        #expect(paired.status == 1)
+        #expect(paired.stderr.contains("the peer's public key is invalid (the point is not on the P-256 curve)"), "stderr: \(paired.stderr)")
+        let failed = try BTSnoopFile(path: capture).records.contains { record in
+            guard case let .packet(_, packet) = record.content, record.direction == .sent else { return false }
+            return packet.suffix(2).elementsEqual([0x05, 0x0A])  // SMP Pairing Failed, Invalid Parameters
+        }
+        #expect(failed)
+        #expect(BondStore(store: StoreDirectory(path: store)).all().isEmpty)
+    }
+}

@@ -1,0 +1,82 @@
+import HCI
+import Testing
+@testable import SMP
+
+/// Every SMP command encodes and decodes back to itself; bad bytes are refused by name.
+@Suite struct SMPPDUTests {
+    static let sixteen = Array(0x00...0x0F).map(UInt8.init)
+
+    static let samples: [SMPPDU] = [
+        .pairingRequest(PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .mitm, .secureConnections],
+                                        initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey, .signingKey])),
+        .pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, oobDataPresent: true, authentication: [.bonding],
+                                         maximumKeySize: 7, initiatorKeys: [], responderKeys: [.encryptionKey])),
+        .pairingConfirm(sixteen), .pairingRandom(sixteen.reversed()), .pairingFailed(.dhKeyCheckFailed),
+        .encryptionInformation(longTermKey: sixteen), .centralIdentification(ediv: 0xBEEF, random: Array(sixteen[0..<8])),
+        .identityInformation(identityResolvingKey: sixteen),
+        .identityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!),
+        .signingInformation(signatureKey: sixteen), .securityRequest([.bonding, .mitm]),
+        .pairingPublicKey(x: Array(repeating: 0xAA, count: 32), y: Array(repeating: 0x55, count: 32)),
+        .pairingDHKeyCheck(sixteen), .pairingKeypressNotification(4),
+    ]
+
+    @Test(arguments: samples) func roundTrips(_ pdu: SMPPDU) throws {
+        let bytes = pdu.encoded()
+        #expect(bytes.first == pdu.code.rawValue)
+        #expect(try SMPPDU(bytes: bytes) == pdu)
+    }
+
+    /// The Pairing Request of Core Vol 3, Part H, Appendix D.2 (c1's sample) as sent.
+    @Test func pairingRequestLayout() throws {
+        let pdu = try SMPPDU(bytes: [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07])
+        guard case let .pairingRequest(features) = pdu else { Issue.record("\(pdu)"); return }
+        #expect(features.ioCapability == .displayYesNo && !features.oobDataPresent && features.authentication.isEmpty)
+        #expect(features.maximumKeySize == 16 && features.initiatorKeys == [.encryptionKey, .identityKey, .signingKey])
+    }
+
+    @Test func badBytesAreRefusedByName() {
+        #expect(throws: SMPDecodingError.unknownCode(0x42)) { try SMPPDU(bytes: [0x42]) }
+        #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) { try SMPPDU(bytes: []) }
+        #expect(throws: SMPDecodingError.malformed(.pairingConfirm, .truncated(needed: 16, available: 3))) { try SMPPDU(bytes: [0x03, 1, 2, 3]) }
+        #expect(throws: SMPDecodingError.malformed(.pairingFailed, .trailingBytes(1))) { try SMPPDU(bytes: [0x05, 0x01, 0x00]) }
+        // Key size outside 7...16, an IO capability Part H does not define.
+        #expect(throws: SMPDecodingError.malformed(.pairingRequest, .invalidValue(field: "Maximum_Encryption_Key_Size", value: 6))) {
+            try SMPPDU(bytes: [0x01, 0x03, 0x00, 0x01, 0x06, 0x00, 0x00])
+        }
+        #expect(throws: SMPDecodingError.malformed(.pairingResponse, .invalidValue(field: "IO_Capability", value: 5))) {
+            try SMPPDU(bytes: [0x02, 0x05, 0x00, 0x01, 0x10, 0x00, 0x00])
+        }
+        #expect("\(PairingFailedReason.dhKeyCheckFailed)" == "0x0B dhKeyCheckFailed")
+    }
+}
+
+/// Table 2.8 of Core Vol 3, Part H: which method the IO capabilities give.
+@Suite struct PairingMethodTests {
+    private func features(_ io: IOCapability, mitm: Bool = true) -> PairingFeatures {
+        PairingFeatures(ioCapability: io, authentication: mitm ? [.mitm] : [], initiatorKeys: [], responderKeys: [])
+    }
+
+    @Test func table() {
+        let cases: [(IOCapability, IOCapability, Bool, PairingMethod)] = [
+            // (initiator, responder, Secure Connections, method)
+            (.keyboardDisplay, .noInputNoOutput, true, .justWorks),
+            (.keyboardDisplay, .displayOnly, true, .passkeyEntry(initiatorDisplays: false)),
+            (.keyboardOnly, .displayOnly, false, .passkeyEntry(initiatorDisplays: false)),
+            (.displayOnly, .keyboardOnly, true, .passkeyEntry(initiatorDisplays: true)),
+            (.keyboardOnly, .keyboardOnly, true, .passkeyEntryBothInput),
+            (.displayYesNo, .displayYesNo, true, .numericComparison),
+            (.displayYesNo, .displayYesNo, false, .justWorks),
+            (.keyboardDisplay, .keyboardDisplay, true, .numericComparison),
+            (.keyboardDisplay, .keyboardDisplay, false, .passkeyEntry(initiatorDisplays: true)),
+            (.keyboardDisplay, .displayYesNo, false, .passkeyEntry(initiatorDisplays: false)),
+            (.displayOnly, .displayOnly, true, .justWorks),
+        ]
+        for (initiator, responder, sc, method) in cases {
+            #expect(PairingMethod.select(initiator: features(initiator), responder: features(responder), secureConnections: sc) == method,
+                    "\(initiator) → \(responder), SC \(sc)")
+        }
+        // Neither side asks for MITM: Just Works whatever the IO.
+        #expect(PairingMethod.select(initiator: features(.keyboardOnly, mitm: false), responder: features(.displayOnly, mitm: false),
+                                     secureConnections: true) == .justWorks)
+    }
+}
