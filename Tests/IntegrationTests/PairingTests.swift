@@ -158,3 +158,44 @@ import TraceDecoding
         #expect(BondStore(store: StoreDirectory(path: store)).all().isEmpty)
     }
 }
+
+extension PairingTests {
+    /// Numeric Comparison: both show the same six digits; "y" pairs (authenticated), "n"
+    /// fails by name.
+    @Test func secureConnectionsNumericComparison() throws {
+        let peer = try TestPeer(arguments: ["--io-capability", "display-yes-no"])
+        defer { peer.stop() }
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let address = peer.address + "/random"
+        let declined = try bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "n\n")
+        #expect(declined.status == 1)
+        #expect(declined.stderr.contains("0x0C numericComparisonFailed"), "stderr: \(declined.stderr)")
+        let paired = try bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "y\n")
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        #expect(paired.stdout.contains("Numeric Comparison, LE Secure Connections") && paired.stdout.contains("authenticated"))
+        #expect(paired.stderr.contains("Does the peripheral show "))
+    }
+
+    /// A peer that lost our bond (restarted) answers the stored key with PIN or Key
+    /// Missing; on demand we pair again and the read succeeds.
+    @Test func pairsAgainWhenThePeerLostTheBond() throws {
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let first = try TestPeer()
+        let address = first.address + "/random"
+        let paired = try bluejay(["pair", address], first, store: store)
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        first.stop()
+
+        let second = try TestPeer()
+        defer { second.stop() }
+        let capture = capturePath()
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], second, store: store)
+        #expect(read.status == 0, "stderr: \(read.stderr)")
+        #expect(read.stdout.contains("\"Bluejay secret\""))
+        #expect(read.stderr.contains("0x06 pinOrKeyMissing") && read.stderr.contains("pairing again"), "stderr: \(read.stderr)")
+        #expect(try smpCodes(capture)["0x01 Pairing_Request"] == 1)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import HCI
+import HCITestSupport
+import L2CAP
+import Storage
+import Testing
+@testable import SMP
+
+/// The Security Manager's rules over the scripted controller: the 30 s SMP timeout, the
+/// peer's Pairing Failed and malformed commands, and Security Requests per policy.
+@Suite @BluetoothActor
+struct SecurityManagerTests {
+    struct Rig {
+        let fake: FakeController
+        let clock: ManualClock
+        let controller: HCIController
+        let security: SecurityManager
+        let store: String
+        static let handle: UInt16 = 0x40
+
+        /// SMP commands we sent, in order.
+        var sent: [SMPPDU] {
+            fake.sentACL.compactMap { acl in
+                let data = Array(acl.data)
+                guard data.count > 4, data[2] == 0x06, data[3] == 0x00 else { return nil }
+                return try? SMPPDU(bytes: data[4...])
+            }
+        }
+
+        /// Delivers an SMP command from the peer and waits until it is handled.
+        func receive(_ bytes: [UInt8]) async throws {
+            let frame = [UInt8(bytes.count), 0x00, 0x06, 0x00] + bytes
+            fake.deliver(.packets([.acl(ACLDataPacket(handle: Self.handle, boundary: .firstFlushable, data: frame[...]))]))
+            try await controller.send(ReadBDADDR())
+        }
+
+        /// Waits (yielding, never sleeping) until `count` SMP commands went out.
+        func waitForSent(_ count: Int) async {
+            for _ in 0..<10_000 where sent.count < count { await Task.yield() }
+        }
+    }
+
+    func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput)) async throws -> Rig {
+        let fake = FakeController()
+        let clock = ManualClock()
+        let controller = HCIController(transport: fake, clock: clock, configuration: .init(logger: .silent))
+        try await controller.start()
+        let connections = ConnectionManager(controller: controller, logger: .silent)
+        let channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
+        let store = NSTemporaryDirectory() + "bluejay-smp-\(UUID().uuidString)"
+        let security = SecurityManager(controller: controller, channels: channels, connections: connections, store: StoreDirectory(path: store),
+                                       policy: policy, logger: .silent)
+        let parameters: [UInt8] = [0x00, UInt8(Rig.handle), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
+            + [0x18, 0x00, 0x00, 0x00, 0x90, 0x01, 0x00]
+        fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
+        try await controller.send(ReadBDADDR())
+        return Rig(fake: fake, clock: clock, controller: controller, security: security, store: store)
+    }
+
+    /// A peer that never answers: the pairing fails with the SMP timeout after 30 s, and
+    /// Part H, 3.4 forbids any more SMP on the link (a later pairing fails at once).
+    @Test func silentPeerTimesOutAndTheLinkIsDoneWithSMP() async throws {
+        let rig = try await rig()
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        let pairing = Task { @BluetoothActor () -> SMPError? in
+            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
+        }
+        await rig.waitForSent(1)
+        guard case .pairingRequest? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
+        // The SMP timer is running before time moves.
+        for _ in 0..<10_000 where rig.clock.sleeperCount == 0 { await Task.yield() }
+        rig.clock.advance(by: .seconds(29))
+        await Task.yield()
+        rig.clock.advance(by: .seconds(1))
+        #expect(await pairing.value == .timeout)
+        let again = Task { @BluetoothActor () -> SMPError? in
+            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
+        }
+        #expect(await again.value == .timeout)
+        #expect(rig.sent.count == 1, "nothing more may be sent after the SMP timeout")
+        rig.controller.close()
+    }
+
+    /// The peer's Pairing Failed ends pairing with its reason by name; a malformed command
+    /// is answered with Pairing Failed (Invalid Parameters).
+    @Test func peerFailureAndMalformedCommands() async throws {
+        let rig = try await rig()
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        var pairing = Task { @BluetoothActor () -> SMPError? in
+            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
+        }
+        await rig.waitForSent(1)
+        try await rig.receive([0x05, 0x05])
+        #expect(await pairing.value == .pairingFailedByPeer(.pairingNotSupported))
+        #expect("\(SMPError.pairingFailedByPeer(.pairingNotSupported))".contains("0x05 pairingNotSupported"))
+
+        pairing = Task { @BluetoothActor () -> SMPError? in
+            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
+        }
+        await rig.waitForSent(2)
+        try await rig.receive([0x02, 0x03, 0x00])  // a Pairing Response cut short
+        guard case .protocolError? = await pairing.value else { Issue.record("a malformed response must fail pairing"); return }
+        #expect(rig.sent.last == .pairingFailed(.invalidParameters))
+        rig.controller.close()
+    }
+
+    /// A Security Request starts pairing when the policy allows it, and is refused with
+    /// Pairing Not Supported when it does not (no bond to encrypt with either).
+    @Test func securityRequestFollowsThePolicy() async throws {
+        let allowed = try await rig()
+        defer { try? FileManager.default.removeItem(atPath: allowed.store) }
+        try await allowed.receive([0x0B, 0x0D])
+        await allowed.waitForSent(1)
+        guard case .pairingRequest? = allowed.sent.first else { Issue.record("sent \(allowed.sent)"); return }
+        allowed.controller.close()
+
+        let refused = try await rig(PairingPolicy(allowPairing: false))
+        defer { try? FileManager.default.removeItem(atPath: refused.store) }
+        try await refused.receive([0x0B, 0x0D])
+        #expect(refused.sent == [.pairingFailed(.pairingNotSupported)])
+        refused.controller.close()
+    }
+}
