@@ -1,5 +1,6 @@
 import ArgumentParser
 import HCI
+import SMP
 import TraceDecoding
 
 #if canImport(Glibc)
@@ -14,7 +15,8 @@ struct Scan: AsyncParsableCommand {
             Prints one row per peripheral (address, type, RSSI, name, services, manufacturer data), \
             or with --json one object per discovery: address, address_type, rssi, tx_power, connectable, \
             name, services, solicited_services, manufacturer_data [{company_id, data}], service_data \
-            {uuid: hex}, appearance, flags, scan_response, other [{type, data}], problem. \
+            {uuid: hex}, appearance, flags, scan_response, other [{type, data}], problem, bonded \
+            (the identity address of a bonded peer this address is, resolved with its IRK, or null). \
             On a terminal (and without --json) the table is redrawn in place and kept current: \
             every advertisement is reported to it, so a row's RSSI and name follow the peripheral. \
             When standard output is not a terminal, one row is printed per discovery.
@@ -51,6 +53,9 @@ struct Scan: AsyncParsableCommand {
         let options = ScanOptions(active: !passive, allowDuplicates: duplicates || live, services: service.compactMap(BluetoothUUID.init))
         let duration = duration
         let width = live ? LiveTable<String>.terminalWidth() : nil
+        // Bonded peers are recognised behind their rotating private addresses (IRK).
+        let bonds = BondStore(store: .standard).all()
+        let bonded = { (discovery: Discovery) in bonds.first { $0.matches(discovery.address, discovery.addressType) }.map { "\($0.address)/\($0.addressType)" } }
         if !json { print(LiveTable<String>.fit(Self.header, width: width)) }
         try await common.withController { controller, _ in
             let scanner = Scanner(controller: controller, logger: common.logger)
@@ -59,13 +64,13 @@ struct Scan: AsyncParsableCommand {
             do {
                 try await scanner.start(options) { discovery in
                     guard live else {
-                        print(json ? Self.json(discovery) : Self.row(discovery))
+                        print(json ? Self.json(discovery, bonded: bonded(discovery)) : Self.row(discovery, bonded: bonded(discovery)))
                         return
                     }
                     let key = "\(discovery.address)/\(discovery.addressType)"
                     let current = Self.merge(shown[key], discovery)
                     shown[key] = current
-                    if let text = table.update(key, Self.row(current)) {
+                    if let text = table.update(key, Self.row(current, bonded: bonded(current))) {
                         print(text, terminator: "")
                         fflush(nil)  // all streams: naming stdout is not concurrency-safe in Swift 6
                     }
@@ -90,15 +95,16 @@ struct Scan: AsyncParsableCommand {
 
     static let header = pad("ADDRESS", 18) + pad("TYPE", 8) + pad("RSSI", 6) + pad("NAME", 20) + pad("SERVICES", 30) + "MANUFACTURER"
 
-    static func row(_ discovery: Discovery) -> String {
+    static func row(_ discovery: Discovery, bonded: String? = nil) -> String {
         let data = discovery.advertisement
         let manufacturer = data.manufacturerData.map { "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexString())" }
         return pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
             + pad(discovery.rssi.map(String.init) ?? "-", 6) + pad(data.localName ?? "-", 20)
             + pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
+            + (bonded.map { "  bonded: \($0)" } ?? "")
     }
 
-    static func json(_ discovery: Discovery) -> String {
+    static func json(_ discovery: Discovery, bonded: String? = nil) -> String {
         let data = discovery.advertisement
         func string(_ text: String) -> String { JSONValue.quote(text) }
         func hexString(_ bytes: [UInt8]) -> String { string(bytes.hexString()) }
@@ -119,6 +125,7 @@ struct Scan: AsyncParsableCommand {
             "\"other\": [\(data.otherStructures.map { "{\"type\": \($0.type), \"data\": \(hexString($0.data))}" }.joined(separator: ", "))]",
         ]
         fields.append("\"problem\": \(data.problem.map { string($0.description) } ?? "null")")
+        fields.append("\"bonded\": \(bonded.map(string) ?? "null")")
         return "{" + fields.joined(separator: ", ") + "}"
     }
 

@@ -199,3 +199,26 @@ extension PairingTests {
         #expect(try smpCodes(capture)["0x01 Pairing_Request"] == 1)
     }
 }
+
+extension PairingTests {
+    /// A bonded peer that comes back behind a resolvable private address (made from the IRK
+    /// it distributed) is recognised in a scan by that IRK.
+    @Test func bondedPeerIsRecognisedBehindItsPrivateAddress() throws {
+        let store = store()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let first = try TestPeer()
+        let paired = try bluejay(["pair", first.address + "/random"], first, store: store)
+        first.stop()
+        #expect(paired.status == 0, "stderr: \(paired.stderr)")
+        let bond = try #require(BondStore(store: StoreDirectory(path: store)).all().first)
+        let irk = try #require(bond.identityResolvingKeyBytes)
+
+        let privateAddress = ResolvablePrivateAddress.make(with: irk)
+        let rotated = try TestPeer(arguments: ["--address", privateAddress.description])
+        defer { rotated.stop() }
+        let scan = try bluejay(["scan", "--json", "--duration", "1.5"], rotated, store: store)
+        #expect(scan.status == 0, "stderr: \(scan.stderr)")
+        let line = try #require(scan.stdout.split(separator: "\n").first { $0.contains(privateAddress.description) }, "stdout: \(scan.stdout)")
+        #expect(line.contains("\"bonded\": \"\(bond.address)/random\""), "\(line)")
+    }
+}
