@@ -4,6 +4,7 @@ import FoundationEssentials
 import GATT
 import HCI
 import Logging
+import SMP
 
 /// How ``Bluejay/start(mode:)`` gets its host.
 public enum StartMode {
@@ -35,11 +36,18 @@ public struct StartOptions: Sendable {
     /// checks they touch no main-actor state) and hop back with `Task { @MainActor in … }`
     /// to call Bluejay again. Observers are main-actor objects and stay on the main actor.
     public var callbackQueue: DispatchQueue
+    /// How pairing is done when a peripheral asks for security (on demand, as iOS does):
+    /// IO capability, bonding, Secure Connections only, whether pairing is allowed at all.
+    public var pairingPolicy: PairingPolicy
+    /// Answers Numeric Comparison and Passkey Entry (nil: only Just Works can complete).
+    public var pairingDelegate: (any PairingDelegate)?
 
     /// Options as given.
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
-                callbackQueue: DispatchQueue = .main) {
+                callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil) {
+        self.pairingPolicy = pairingPolicy
+        self.pairingDelegate = pairingDelegate
         self.backgroundRestore = backgroundRestore
         self.callbackQueue = callbackQueue
         self.transport = transport
@@ -281,8 +289,11 @@ public final class Bluejay {
             Task { @MainActor in
                 let result = await Task { @BluetoothActor () -> Result<BluetoothHost, BluejayError> in
                     do throws(BluejayError) {
-                        return .success(try await BluetoothHost(transport: options.transport, capture: options.capture, store: options.store, cacheEnabled: options.cacheEnabled,
-                                                               deviceName: options.deviceName, logger: options.logger))
+                        let host = try await BluetoothHost(transport: options.transport, capture: options.capture, store: options.store, cacheEnabled: options.cacheEnabled,
+                                                           deviceName: options.deviceName, logger: options.logger)
+                        host.security.policy = options.pairingPolicy
+                        host.security.delegate = options.pairingDelegate
+                        return .success(host)
                     } catch {
                         return .failure(error)
                     }

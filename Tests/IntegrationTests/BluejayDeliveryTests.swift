@@ -2,6 +2,7 @@ import Bluejay
 import DiscoveryCache
 import Foundation
 import HCI
+import SMP
 import Testing
 
 /// Where callbacks run, RSSI throttling, and values nobody asked for.
@@ -163,4 +164,38 @@ final class LockedList: @unchecked Sendable {
 
 extension ConnectionResult {
     var isSuccess: Bool { if case .success = self { true } else { false } }
+}
+
+extension IntegrationTests.BluejayAPITests {
+    static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+
+    /// Through the Bluejay API, a read refused with Insufficient Encryption pairs on demand
+    /// and succeeds (as on iOS); with pairing turned off it fails with the ATT error by name.
+    @Test func bluejayReadPairsOnDemand() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+
+        var refusing = options(peer, store)
+        refusing.pairingPolicy.allowPairing = false
+        let strict = Bluejay()
+        strict.start(mode: .new(refusing))
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        _ = try await strict.connect(peripheral)
+        do {
+            let _: String = try await strict.read(from: Self.encrypted)
+            Issue.record("read without pairing succeeded")
+        } catch {
+            #expect("\(error)".contains("0x0F insufficientEncryption"), "\(error)")
+        }
+        try await strict.disconnect()
+        await shutDown(strict)
+
+        let bluejay = try await connectedBluejay(peer, store: store)
+        let secret: String = try await bluejay.read(from: Self.encrypted)
+        #expect(secret == "Bluejay secret")
+        #expect(BondStore(store: StoreDirectory(path: store)).all().count == 1)
+        await shutDown(bluejay)
+    }
 }
