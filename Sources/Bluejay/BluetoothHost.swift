@@ -25,7 +25,6 @@ public final class BluetoothHost {
     public let scanner: Scanner
     /// The Security Manager: pairing, bonds, encryption on demand.
     public let security: SecurityManager
-    private let logger: HCILogger
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
@@ -65,7 +64,6 @@ public final class BluetoothHost {
         cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
         scanner = Scanner(controller: controller, logger: logger)
         security = SecurityManager(controller: controller, channels: channels, connections: connections, store: store, logger: logger)
-        self.logger = logger
         // Handles are reused: a link that ends takes its client with it, whoever asked for it.
         observer = controller.addEventObserver { [weak self] event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
@@ -84,24 +82,10 @@ public final class BluetoothHost {
         clients[handle] = client
         // A bonded peer gets its link encrypted at once, as BlueZ does: its protected
         // attributes and remembered subscriptions work from the first request.
-        let bonded = security.bond(for: handle) != nil
-        if bonded {
-            do throws(SMPError) { try await security.encrypt(handle) } catch {
-                logger.log(.warning, "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted")
-            }
-        }
+        let bonded = await security.encryptIfBonded(handle)
         // iOS pairs on demand: a request refused for want of security secures the link
         // (stored key, or pairing when the policy allows) and is sent again once.
-        bearer.onSecurityRequired = { [weak self] code in
-            guard let self else { return false }
-            do throws(SMPError) {
-                try await self.security.secure(handle)
-                return true
-            } catch {
-                self.logger.log(.warning, "handle \(hex(handle, digits: 4)): \(code) and securing the link failed: \(error)")
-                return false
-            }
-        }
+        bearer.onSecurityRequired = { [weak self] code in await self?.security.securityRequired(handle, for: code) ?? false }
         do throws(GATTError) {
             do throws(GATTError) { try await client.exchangeMTU() } catch {
                 // A server may refuse the exchange: the link goes on at ATT_MTU 23.

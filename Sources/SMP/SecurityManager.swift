@@ -41,7 +41,9 @@ public final class SecurityManager {
     private let channels: L2CAPChannels
     private let connections: ConnectionManager
     private let logger: HCILogger
-    private let localIRK: [UInt8]
+    /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
+    /// a command that never pairs leaves the store untouched.
+    private lazy var localIRK = bonds.localIdentityResolvingKey()
     private var links: [UInt16: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
@@ -56,7 +58,6 @@ public final class SecurityManager {
         self.bonds = BondStore(store: store)
         self.policy = policy
         self.logger = logger
-        self.localIRK = bonds.localIdentityResolvingKey()
         channels.setHandler(for: .smp) { [weak self] handle, payload in self?.receive(handle, payload) }
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
@@ -104,6 +105,32 @@ public final class SecurityManager {
         for waiter in links[handle]?.securing ?? [] { waiter.resume(returning: result) }
         links[handle]?.securing = nil
         try result.get()
+    }
+
+    /// Encrypts a bonded peer's link at once, as BlueZ does on connection (its protected
+    /// attributes and remembered subscriptions then work from the first request); returns
+    /// whether the peer is bonded. A failure is logged and the link goes on unencrypted
+    /// (on demand, a peer that lost the bond is paired again).
+    public func encryptIfBonded(_ handle: UInt16) async -> Bool {
+        guard bond(for: handle) != nil else { return false }
+        do throws(SMPError) { try await encrypt(handle) } catch {
+            logger.log(.warning, "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted")
+        }
+        return true
+    }
+
+    /// What an ATT bearer asks when a request was refused with a security error (`code`):
+    /// secures the link and answers whether the request may be sent again. A refusal the
+    /// policy makes (no bond, pairing not allowed) is not worth a warning; the request's own
+    /// error is reported.
+    public func securityRequired(_ handle: UInt16, for code: some CustomStringConvertible) async -> Bool {
+        do throws(SMPError) {
+            try await secure(handle)
+            return true
+        } catch {
+            logger.log(error == .pairingNotAllowed ? .info : .warning, "handle \(hex(handle, digits: 4)): \(code): securing the link failed: \(error)")
+            return false
+        }
     }
 
     private func secureOnce(_ handle: UInt16) async throws(SMPError) {

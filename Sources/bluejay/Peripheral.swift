@@ -91,21 +91,8 @@ struct PeripheralOptions: ParsableArguments {
             let cache = DiscoveryCache(enabled: useCache, logger: logger)
             do {
                 let bearer = try bearers.bearer(for: connection.handle)
-                let bonded = security.bond(for: connection.handle) != nil
-                if bonded {
-                    do { try await security.encrypt(connection.handle) } catch {
-                        logger.log(.warning, "encrypting with the stored bond failed: \(error)")
-                    }
-                }
-                bearer.onSecurityRequired = { code in
-                    do {
-                        try await security.secure(connection.handle)
-                        return true
-                    } catch {
-                        logger.log(.warning, "\(code): securing the link failed: \(error)")
-                        return false
-                    }
-                }
+                let bonded = await security.encryptIfBonded(connection.handle)
+                bearer.onSecurityRequired = { code in await security.securityRequired(connection.handle, for: code) }
                 let client = GATTClient(bearer: bearer)
                 defer { cache.finish(client) }
                 try await client.exchangeMTU()

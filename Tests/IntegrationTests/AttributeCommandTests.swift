@@ -183,7 +183,7 @@ extension IntegrationTests {
 
         // The server's refusals, by name with code and handle, exit 1, and nothing more sent.
         let refusals: [(arguments: [String], request: String, error: String)] = [
-            (["--handle", "0x0024"], "0a 24 00", "0x0F insufficientEncryption (Read_Req on handle 0x0024)"),
+            (["--handle", "0x0024", "--no-pair"], "0a 24 00", "0x0F insufficientEncryption (Read_Req on handle 0x0024)"),
             (["--handle", "0x0010"], "0a 10 00", "0x02 readNotPermitted (Read_Req on handle 0x0010)"),
             (["--handle", "0x0100"], "0a 00 01", "0x01 invalidHandle (Read_Req on handle 0x0100)"),
             (["--handle", "0x0003", "--offset", "40"], "0c 03 00 28 00", "0x07 invalidOffset (Read_Blob_Req on handle 0x0003)"),

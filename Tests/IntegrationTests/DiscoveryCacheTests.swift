@@ -24,11 +24,12 @@ extension IntegrationTests {
         defer { store.remove() }
         let target = peer.address + "/random"
 
-        let first = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--capture", store.file("first.btsnoop")])
+        // --no-pair: a pairing retry would add a read to the first run only.
+        let first = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("first.btsnoop")])
         #expect(first.status == 0, "stderr: \(first.stderr)")
         #expect(first.stdout.contains("\"Bluejay read-only\""))
         #expect(FileManager.default.fileExists(atPath: store.entryPath(target)), "the first run saved what it discovered")
-        let second = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--capture", store.file("second.btsnoop")])
+        let second = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("second.btsnoop")])
         #expect(second.status == 0, "stderr: \(second.stderr)")
         #expect(second.stdout == first.stdout, "the cached tree prints exactly like the discovered one")
 

@@ -12,7 +12,8 @@ extension CommandLineTests {
     @Test func gattCommandPrintsTheWholeTreeAsJSON() throws {
         let peer = try TestPeer()
         defer { peer.stop() }
-        let result = try run(Repository.bluejay, ["gatt", "\(peer.address)/random", "--transport", peer.transport, "--json"])
+        // --no-pair: the refused read shows how errors appear in the tree.
+        let result = try run(Repository.bluejay, ["gatt", "\(peer.address)/random", "--transport", peer.transport, "--json", "--no-pair"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let tree = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(tree["mtu"] as? Int == 517)
@@ -74,7 +75,7 @@ extension CommandLineTests {
         #expect(long.stdout.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased() + "\n")
 
         let secret = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                  "--transport", peer.transport])
+                                                  "--transport", peer.transport, "--no-pair"])
         #expect(secret.status == 1)
         #expect(secret.stderr.contains("insufficientEncryption"), "stderr: \(secret.stderr)")
         #expect(secret.stdout.isEmpty)

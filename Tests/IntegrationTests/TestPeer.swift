@@ -105,6 +105,14 @@ func run(_ executable: URL, _ arguments: [String], environment: [String: String]
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "BLUEJAY_TRANSPORT")
     env.removeValue(forKey: "BLUEJAY_BTSNOOP")
+    // Each run gets a store of its own unless the test names one: bonds and cached
+    // databases must not leak between tests, nor into the user's own store.
+    var ownStore: String?
+    if environment["BLUEJAY_STORE"] == nil {
+        ownStore = NSTemporaryDirectory() + "bluejay-run-\(UUID().uuidString)"
+        env["BLUEJAY_STORE"] = ownStore
+    }
+    defer { if let ownStore { try? FileManager.default.removeItem(atPath: ownStore) } }
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let out = Pipe(), err = Pipe()
