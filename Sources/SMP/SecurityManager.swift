@@ -31,6 +31,9 @@ public final class SecurityManager {
         var session: PairingSession?
         /// The SMP timer expired: Part H, 3.4 forbids more SMP on this link.
         var timedOut = false
+        /// A pairing failed: commands the peer still had in flight for it are dropped
+        /// quietly rather than answered with another Pairing Failed.
+        var pairingFailed = false
         /// Waiting for Encryption Change (or Key Refresh) on this link.
         var encryption: CheckedContinuation<Result<Void, SMPError>, Never>?
         /// Callers of ``secure(_:)`` waiting on the one securing already running.
@@ -179,6 +182,7 @@ public final class SecurityManager {
                 }),
             policy: policy, delegate: delegate, localIRK: localIRK)
         links[handle, default: Link()].session = session
+        links[handle]?.pairingFailed = false
         // One timer for the whole exchange, restarted by each command we receive.
         let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
             self?.links[handle]?.timedOut = true
@@ -190,7 +194,11 @@ public final class SecurityManager {
             sessionWatchdogs[handle] = nil
             links[handle]?.session = nil
         }
-        let outcome = try await session.run()
+        let outcome: PairingSession.Outcome
+        do throws(SMPError) { outcome = try await session.run() } catch {
+            links[handle]?.pairingFailed = true
+            throw error
+        }
         links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
         if policy.bonding {
             do { try bonds.save(outcome.bond) } catch { throw .store("\(error)") }
@@ -296,6 +304,8 @@ public final class SecurityManager {
             }
         case .pairingFailed:
             break  // Nothing to fail.
+        case _ where links[handle]?.pairingFailed == true:
+            logger.log(.debug, "handle \(hex(handle, digits: 4)): \(pdu.code) after the pairing failed; dropped")
         default:
             logger.log(.warning, "handle \(hex(handle, digits: 4)): \(pdu.code) outside a pairing; refused")
             try? send(.pairingFailed(.commandNotSupported), handle)

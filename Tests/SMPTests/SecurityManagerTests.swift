@@ -20,8 +20,12 @@ struct SecurityManagerTests {
 
         /// SMP commands we sent, in order.
         var sent: [SMPPDU] {
-            fake.sentACL.compactMap { acl in
-                let data = Array(acl.data)
+            // Reassembled: a public key (65 octets) takes several 27-octet fragments.
+            var frames: [[UInt8]] = []
+            for acl in fake.sentACL {
+                if acl.boundary == .continuing, !frames.isEmpty { frames[frames.count - 1] += acl.data } else { frames.append(Array(acl.data)) }
+            }
+            return frames.compactMap { data in
                 guard data.count > 4, data[2] == 0x06, data[3] == 0x00 else { return nil }
                 return try? SMPPDU(bytes: data[4...])
             }
@@ -41,7 +45,9 @@ struct SecurityManagerTests {
     }
 
     func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput)) async throws -> Rig {
-        let fake = FakeController()
+        var script = FakeController.Script()
+        script.leBuffer = (27, 64)  // the fake returns no credits: enough for a whole pairing
+        let fake = FakeController(script)
         let clock = ManualClock()
         let controller = HCIController(transport: fake, clock: clock, configuration: .init(logger: .silent))
         try await controller.start()
@@ -119,5 +125,26 @@ struct SecurityManagerTests {
         try await refused.receive([0x0B, 0x0D])
         #expect(refused.sent == [.pairingFailed(.pairingNotSupported)])
         refused.controller.close()
+    }
+
+    /// A peer that sends our own public key back (a reflection) is refused like an invalid
+    /// one: Pairing Failed (Invalid Parameters), and the error says why.
+    @Test func reflectedPublicKeyIsRefused() async throws {
+        let rig = try await rig()
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        let pairing = Task { @BluetoothActor () -> SMPError? in
+            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
+        }
+        await rig.waitForSent(1)
+        let response = SMPPDU.pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding, .secureConnections],
+                                                              initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
+        try await rig.receive(response.encoded())
+        await rig.waitForSent(2)
+        guard case let .pairingPublicKey(x, y)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        try await rig.receive(SMPPDU.pairingPublicKey(x: x, y: y).encoded())
+        guard case let .invalidPublicKey(why)? = await pairing.value else { Issue.record("a reflected key must be refused"); return }
+        #expect(why.contains("our own public key"))
+        #expect(rig.sent.last == .pairingFailed(.invalidParameters))
+        rig.controller.close()
     }
 }
