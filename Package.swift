@@ -54,6 +54,12 @@ let package = Package(
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // `bluejay-bench` (make bench): the receive and send paths in memory, with a heap
+        // allocation counter that interposes malloc for that executable only.
+        .target(name: "CMallocCounter"),
+        .executableTarget(
+            name: "bluejay-bench", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport", "CMallocCounter"],
+            path: "Sources/BluejayBench"),
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
