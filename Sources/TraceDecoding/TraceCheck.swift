@@ -43,8 +43,14 @@ public struct TraceCheck: Sendable, Equatable {
     public var packets = 0
     /// Records that are no packet (btmon index and note records), skipped.
     public var skipped = 0
-    /// Whole L2CAP PDUs decoded, by channel: ATT, SMP, LE signaling, other.
-    public var attPDUs = 0, smpPDUs = 0, signalingPDUs = 0, otherPDUs = 0
+    /// Whole ATT PDUs decoded.
+    public var attPDUs = 0
+    /// Whole SMP PDUs checked.
+    public var smpPDUs = 0
+    /// Whole LE signaling PDUs decoded.
+    public var signalingPDUs = 0
+    /// Whole L2CAP PDUs on other channels (framing checked only).
+    public var otherPDUs = 0
     /// ACL packets on a handle no connection event announced, checked as HCI only.
     public var vendorACLPackets = 0
     /// The first record that did not decode; nil when all did.

@@ -198,7 +198,7 @@ public struct ReplayMatcher: Sendable {
         // Exact everywhere else.
         let coveredOctets = Set(covered.flatMap { Array($0.range) })
         if let first = expected.indices.first(where: { !coveredOctets.contains($0) && expected[$0] != actual[$0] }) {
-            return "octet \(first) differs: recorded \(hex(expected[first], digits: 2)), sent \(hex(actual[first], digits: 2))"
+            return "octet \(first) differs (counting the H4 packet type as octet 0): recorded \(hex(expected[first], digits: 2)), sent \(hex(actual[first], digits: 2))"
         }
         // Each field, once its octets are all in (a field may span ACL fragments).
         for piece in covered {
