@@ -282,9 +282,14 @@ public struct ReplayMismatch: Error, Equatable, Sendable, CustomStringConvertibl
         self.reason = reason
     }
 
+    /// The report's first line: where and what, without the packets.
+    public var summary: String {
+        "replay mismatch at record \(recordNumber.map(String.init) ?? "(none: the recording has ended)"): \(reason)"
+    }
+
     /// The report with each packet decoded by `decode` (H4 bytes to a line).
     public func report(decode: ([UInt8]) -> String) -> String {
-        var lines = ["replay mismatch at record \(recordNumber.map(String.init) ?? "(none: the recording has ended)"): \(reason)"]
+        var lines = [summary]
         func add(_ label: String, _ bytes: [UInt8]?) {
             guard let bytes else { lines.append("  \(label): nothing"); return }
             lines.append("  \(label): \(bytes.hexDump)")
