@@ -14,23 +14,44 @@ import Testing
 struct APIReplayTests {
     static let peripheral = BluetoothAddress("F0:0D:B1:E7:00:01")!
     let quiet = HCIController.Configuration(logger: .silent)
+    /// When set, the scenario replays its recording with this octet flipped and must stop
+    /// with the mismatch at that record (see `CorruptedReplayTests`).
+    var corruption: (record: Int, octet: Int)?
+
+    /// The scenario noticed the flipped octet where it should: the outcome a corrupted
+    /// replay is run for.
+    struct NoticedMismatch: Error {}
 
     /// Brings the replayed controller up, runs `body`, and requires the replay to have
     /// ended exactly where the recording does.
     func replaying<T>(_ name: String, _ body: (HCIController, ControllerInfo) async throws -> T) async throws -> T {
-        let replay = try ReplayTransport(path: Repository.trace(name))
+        var path = Repository.trace(name)
+        if let corruption { path = try corruptedCopy(of: path, record: corruption.record, octet: corruption.octet) }
+        defer { if corruption != nil { try? FileManager.default.removeItem(atPath: path) } }
+        let replay = try ReplayTransport(path: path)
         let controller = HCIController(transport: replay, configuration: quiet)
         defer { controller.close() }
+        let outcome: Result<T, any Error>
         do {
             let info = try await controller.start()
-            let result = try await body(controller, info)
-            #expect(replay.verdict == nil, "\(replay.verdict.map(String.init(describing:)) ?? "")")
-            #expect(replay.isFinished)
-            return result
+            outcome = .success(try await body(controller, info))
         } catch {
-            if let mismatch = replay.mismatch { Issue.record("\(mismatch)") }
-            throw error
+            outcome = .failure(error)
         }
+        if let corruption {
+            // Whatever the scenario made of it, the replay must have stopped at that record.
+            guard let mismatch = replay.mismatch else {
+                Issue.record("\(name): record \(corruption.record) broken, yet the replay \(replay.isFinished ? "finished" : "stopped without a mismatch")")
+                throw NoticedMismatch()
+            }
+            #expect(mismatch.recordNumber == corruption.record, "\(name): \(mismatch)")
+            throw NoticedMismatch()
+        }
+        if case let .failure(error) = outcome, let mismatch = replay.mismatch { Issue.record("\(mismatch)"); throw error }
+        let result = try outcome.get()
+        #expect(replay.verdict == nil, "\(replay.verdict.map(String.init(describing:)) ?? "")")
+        #expect(replay.isFinished)
+        return result
     }
 
     /// What `PeripheralOptions.withClient` of the tool does: connect, exchange MTUs, run
@@ -208,5 +229,90 @@ struct APIReplayTests {
             return Array(body.prefix(2)) == [0x13, 0x20]
         }
         #expect(update)
+    }
+}
+
+extension APIReplayTests {
+    /// A replay that stops while the host waits on its peer (here for an indication) ends
+    /// the link at once: the host's layers hear Disconnection Complete (Unspecified Error)
+    /// from the failed controller, so nothing waits for a peer that can no longer answer.
+    @Test func aMismatchEndsTheLinkSoNothingWaitsForever() async throws {
+        let path = Repository.trace("indications")
+        // The host's Handle Value Confirmation of the first indication, broken.
+        let confirmation = try #require(try BTSnoopFile(path: path).records.first { record in
+            guard record.direction == .sent, case let .packet(.acl, body) = record.content, body.count == 9 else { return false }
+            return body[body.startIndex + 8] == 0x1E
+        })
+        let corrupt = try corruptedCopy(of: path, record: confirmation.number, octet: 9)
+        defer { try? FileManager.default.removeItem(atPath: corrupt) }
+        let replay = try ReplayTransport(path: corrupt)
+        let controller = HCIController(transport: replay, configuration: quiet)
+        defer { controller.close() }
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let channels = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, logger: .silent)
+        bearers.server = LocalGATTServer()
+        defer {
+            bearers.close()
+            channels.close()
+            manager.close()
+        }
+        let link = try await manager.connect(to: Self.peripheral, type: .random)
+        let client = GATTClient(bearer: try bearers.bearer(for: link.handle))
+        try await client.exchangeMTU()
+        let cccd = try #require(try await client.clientConfigurationDescriptor(after: 0x0021))
+        var ended: HCIStatus?
+        manager.onDisconnection = { _, reason in ended = reason }
+        try await client.configure(cccd, .indicate)
+        try await client.write(0x0029, [0x04, 0xAA])
+        await #expect(throws: GATTError.self) { try await client.write(0x0029, [0x04, 0xBB, 0xCC]) }
+        #expect(replay.mismatch?.recordNumber == confirmation.number)
+        #expect(ended == .unspecifiedError)
+        #expect(manager.connections.isEmpty)
+        #expect(!client.bearer.isOpen)
+    }
+}
+
+/// The checker is not vacuous, packet by packet: for every recording, each of its
+/// host→controller packets in turn gets one octet flipped, and the scenario that replays it
+/// through the API must stop with the mismatch at exactly that record — promptly, whatever
+/// it was waiting for (a response, a notification, a disconnection).
+@Suite @BluetoothActor
+struct CorruptedReplayTests {
+    static let scenarios: [String: (APIReplayTests) async throws -> Void] = [
+        "bumble-bringup": { try await $0.bringUp() },
+        "scan": { try await $0.scan() },
+        "connect": { try await $0.connectAndDisconnect() },
+        "gatt-discovery": { try await $0.fullDiscovery() },
+        "read": { try await $0.readByUUIDWithTheCache() },
+        "read-long": { try await $0.readLongAtMTU100() },
+        "write": { try await $0.write() },
+        "write-long": { try await $0.longWriteAtMTU23() },
+        "write-reliable": { try await $0.reliableWrite() },
+        "notifications": { try await $0.notifications() },
+        "indications": { try await $0.indications() },
+        "disconnect-by-peer": { try await $0.disconnectionByThePeer() },
+        "connection-update": { try await $0.connectionParameterUpdateRequestedByThePeer() },
+    ]
+
+    @Test func everyRecordingHasAScenario() {
+        #expect(Set(Self.scenarios.keys) == Set(Session.all.map(\.name)))
+    }
+
+    @Test(arguments: Session.all.map(\.name))
+    func everyHostPacketIsChecked(_ name: String) async throws {
+        let scenario = try #require(Self.scenarios[name])
+        for record in try hostRecords(Repository.trace(name)) {
+            var corrupted = APIReplayTests()
+            corrupted.corruption = (record.number, record.length - 1)
+            do {
+                try await scenario(corrupted)
+                Issue.record("\(name): record \(record.number) broken, yet the scenario succeeded")
+            } catch is APIReplayTests.NoticedMismatch {
+            } catch {
+                Issue.record("\(name): record \(record.number): \(error)")
+            }
+        }
     }
 }
