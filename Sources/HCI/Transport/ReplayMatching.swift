@@ -287,6 +287,13 @@ public struct ReplayMismatch: Error, Equatable, Sendable, CustomStringConvertibl
         "replay mismatch at record \(recordNumber.map(String.init) ?? "(none: the recording has ended)"): \(reason)"
     }
 
+    /// The whole report on one line (for logs and errors that travel as one line):
+    /// the summary, then the expected and the sent bytes, each decoded at the HCI level.
+    public var oneLine: String {
+        func packet(_ bytes: [UInt8]?) -> String { bytes.map { "\($0.hexDump) (\(describeH4($0)))" } ?? "nothing" }
+        return "\(summary); expected \(packet(expected)), sent \(packet(actual))"
+    }
+
     /// The report with each packet decoded by `decode` (H4 bytes to a line).
     public func report(decode: ([UInt8]) -> String) -> String {
         var lines = [summary]
