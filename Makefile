@@ -12,7 +12,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # btsnoop of the demo session, for tshark or `bluejay trace`.
 DEMO_CAPTURE ?= demo.btsnoop
 
-.PHONY: all build test demo deps venv bench clean
+.PHONY: all build test demo deps venv bench traces clean
 
 all: build
 
@@ -41,6 +41,13 @@ build: deps
 test: deps venv build
 	$(PEER_PY) Fixtures/peer/selftest.py
 	$(SWIFT) test --skip-build
+
+# Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
+# NAMES="scan read-long"), checks that each decodes and replays with the same output, and
+# leaves the new .btsnoop/.out/.err files for `git diff` (see Fixtures/traces/README.md).
+traces: deps venv
+	$(SWIFT) build --product bluejay
+	Fixtures/traces/record.sh $(PEER_PY) $(BLUEJAY) $(NAMES)
 
 # The main job against the bundled virtual peripheral: start the peer, show its controller,
 # run the heart-rate demo on the Bluejay API (scan, connect, read, listen, a background task,

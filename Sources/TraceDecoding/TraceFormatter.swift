@@ -35,6 +35,17 @@ public struct TraceFormatter: Sendable {
         }
     }
 
+    /// One packet described as ``format(_:)`` would, without number and time: for a report
+    /// that shows a packet on its own (a replay mismatch). An ACL fragment is described as
+    /// far as it goes by itself.
+    public static func describe(h4 bytes: [UInt8], direction: BTSnoop.Direction) -> String {
+        guard let packet = try? HCIPacket(h4: bytes[...]) else { return "undecodable packet (\(bytes.count) bytes)" }
+        var formatter = TraceFormatter()
+        // A lone packet cannot show its connection event; do not flag its handle for that.
+        if case let .acl(acl) = packet { formatter.announcedHandles.insert(acl.handle) }
+        return formatter.describe(packet, received: direction == .received)
+    }
+
     private mutating func describe(_ packet: HCIPacket, received: Bool) -> String {
         switch packet {
         case .command(let command):

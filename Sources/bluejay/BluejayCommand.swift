@@ -55,13 +55,27 @@ struct CommonOptions: ParsableArguments {
         do { transport = try spec.open(capture: writer) } catch { throw CLIError(error.description) }
         let controller = HCIController(transport: transport, configuration: .init(logger: logger))
         defer { controller.close() }
+        // A replay's verdict outranks whatever error the stack made of it: the report names
+        // the record, the expected and the actual packet.
+        let replay = transport as? ReplayTransport
         let info: ControllerInfo
-        do { info = try await controller.start() } catch { throw CLIError("\(spec): \(error)") }
-        return try await body(controller, info)
+        do { info = try await controller.start() } catch {
+            if let mismatch = replay?.mismatch { throw CLIError(mismatch.decodedReport) }
+            throw CLIError("\(spec): \(error)")
+        }
+        let result: T
+        do { result = try await body(controller, info) } catch {
+            if let mismatch = replay?.mismatch { throw CLIError(mismatch.decodedReport) }
+            if let verdict = replay?.verdict { throw CLIError("\(error)\n\(verdict.decodedReport)") }
+            throw error
+        }
+        if let verdict = replay?.verdict { throw CLIError(verdict.decodedReport) }
+        return result
     }
 }
 
-/// A user-facing error: printed as one line, no stack trace, exit code 1.
+/// A user-facing error: printed as one line (a replay mismatch report adds the two packets
+/// on lines of their own), no stack trace, exit code 1.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Bluejay
 import FoundationEssentials
 import HCI
+import TraceDecoding
 
 /// `bluejay demo`: Bluejay's heart-rate demo as a terminal program, on the Bluejay API.
 struct Demo: AsyncParsableCommand {
@@ -78,6 +79,26 @@ final class HeartRateDemo {
     func step(_ text: String) { print("== \(text)") }
 
     func run() async throws {
+        do { try await steps() } catch {
+            if let report = await replayReport(finished: false) { throw DemoError(report) }
+            throw error
+        }
+        if let report = await replayReport(finished: true) { throw DemoError(report) }
+    }
+
+    /// Stops Bluejay and closes its host. On a `replay:` transport, returns the mismatch
+    /// report if the host diverged from the recording, or — once the demo has finished —
+    /// also if it stopped before the recording does; nil otherwise.
+    func replayReport(finished: Bool) async -> String? {
+        guard let host = bluejay.stopAndExtractBluetoothState().host else { return nil }
+        return await Task { @BluetoothActor in
+            defer { host.close() }
+            guard let replay = host.controller.transport as? ReplayTransport else { return nil }
+            return (finished ? replay.verdict : replay.mismatch)?.decodedReport
+        }.value
+    }
+
+    func steps() async throws {
         step("start Bluejay on \(transport)")
         bluejay.start(mode: .new(StartOptions(transport: transport, capture: capture, logger: logger)))
 
@@ -121,7 +142,6 @@ final class HeartRateDemo {
         let ended: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
         guard case .disconnected = ended else { throw DemoError("disconnect: \(ended)") }
         step("disconnected")
-        if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
     }
 
     /// Listens until `count` beats have been printed; the listen stays on (the background

@@ -27,6 +27,9 @@ struct Scan: AsyncParsableCommand {
     @Option(name: .long, help: "How long to scan, in seconds.")
     var duration: Double = 5
 
+    @Option(name: .long, help: "Stop after this many discoveries, before --duration ends (a scan bounded by what it finds, not by time: e.g. to replay it).")
+    var count: Int?
+
     @Flag(name: .long, help: "Report every advertisement, not one discovery per peripheral.")
     var duplicates = false
 
@@ -41,6 +44,7 @@ struct Scan: AsyncParsableCommand {
 
     func validate() throws {
         guard duration > 0, duration <= 86_400 else { throw ValidationError("--duration must be between 0 and 86400 seconds") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         for text in service where BluetoothUUID(text) == nil {
             throw ValidationError("--service '\(text)' is not a UUID (e.g. 180D or 0000180D-0000-1000-8000-00805F9B34FB)")
         }
@@ -51,7 +55,7 @@ struct Scan: AsyncParsableCommand {
         let live = !json && isatty(STDOUT_FILENO) == 1
         // The live table collapses repeats into rows, so it wants every advertisement.
         let options = ScanOptions(active: !passive, allowDuplicates: duplicates || live, services: service.compactMap(BluetoothUUID.init))
-        let duration = duration
+        let duration = duration, limit = count
         let width = live ? LiveTable<String>.terminalWidth() : nil
         // Bonded peers are recognised behind their rotating private addresses (IRK).
         let bonds = BondStore(store: .standard).all()
@@ -61,8 +65,14 @@ struct Scan: AsyncParsableCommand {
             let scanner = Scanner(controller: controller, logger: common.logger)
             var table = LiveTable<String>(width: width)
             var shown: [String: Discovery] = [:]
+            let enough = Expectation<Void>()
+            var seen = 0
             do {
                 try await scanner.start(options) { discovery in
+                    // Past --count, what is still on its way before the scan stops is not shown.
+                    guard !enough.isFulfilled else { return }
+                    seen += 1
+                    if let limit, seen >= limit { enough.fulfill(()) }
                     guard live else {
                         print(json ? Self.json(discovery, bonded: bonded(discovery)) : Self.row(discovery, bonded: bonded(discovery)))
                         return
@@ -75,7 +85,12 @@ struct Scan: AsyncParsableCommand {
                         fflush(nil)  // all streams: naming stdout is not concurrency-safe in Swift 6
                     }
                 }
-                try await Task.sleep(for: .seconds(duration))
+                let timer = Task { @BluetoothActor in
+                    try? await Task.sleep(for: .seconds(duration))
+                    enough.fulfill(())
+                }
+                await enough.value()
+                timer.cancel()
                 try await scanner.stop()
             } catch let error as HCIError {
                 throw CLIError("scan: \(error)")

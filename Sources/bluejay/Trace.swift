@@ -7,7 +7,8 @@ struct Trace: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode btsnoop files (datalinks 1001, 1002 and btmon's 2001).",
         discussion: """
-            Without --summary, prints one line per packet. With --summary --json, prints an object \
+            Without --summary, prints one line per packet. With --check, prints one line per file: \
+            every packet decodes, or the first record that does not (then the exit code is 1). With --summary --json, prints an object \
             keyed by file name whose values have the keys records, packet_types, commands, events, \
             le_subevents, att, smp, le_signaling, att_mtu and malformed (the schema of the shared \
             traces' expected-counts.json).
@@ -21,20 +22,36 @@ struct Trace: AsyncParsableCommand {
     @Flag(name: .long, help: "With --summary: print JSON.")
     var json = false
 
+    @Flag(name: .long, help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, LE signaling); name the first that does not.")
+    var check = false
+
     @Argument(help: "btsnoop files.")
     var files: [String]
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one btsnoop file") }
         if json && !summary { throw ValidationError("--json goes with --summary") }
+        if check && summary { throw ValidationError("--check and --summary are separate: give one") }
     }
 
     func run() async throws {
         var summaries: [String: JSONValue] = [:]
+        var failures: [String] = []
         for path in files {
             let file: BTSnoopFile
             do { file = try BTSnoopFile(path: path) } catch { throw CLIError("\(path): \(error)") }
-            if summary {
+            if check {
+                let result = TraceCheck(file: file)
+                if let failure = result.failure {
+                    failures.append("\(path): \(failure)")
+                    print("\(path): FAILED at \(failure)")
+                } else {
+                    print("\(path): \(result.records) records, every packet decodes (\(result.packets) HCI packets; "
+                          + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling and \(result.otherPDUs) other L2CAP PDUs"
+                          + (result.skipped > 0 ? "; \(result.skipped) non-packet records skipped" : "")
+                          + (result.vendorACLPackets > 0 ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only" : "") + ")")
+                }
+            } else if summary {
                 let counts = TraceSummary(file: file)
                 if json {
                     summaries[String(path.split(separator: "/").last ?? Substring(path))] = counts.json
@@ -48,6 +65,9 @@ struct Trace: AsyncParsableCommand {
             if let tail = file.truncatedTail { printToStandardError("bluejay: warning: \(path): file ends inside a record (\(tail))") }
         }
         if summary && json { print(JSONValue.object(summaries).rendered()) }
+        if !failures.isEmpty {
+            throw CLIError("\(failures.count) of \(files.count) file(s) do not decode; first: \(failures[0])")
+        }
     }
 
     static func text(_ counts: TraceSummary, path: String) -> String {

@@ -247,6 +247,7 @@ struct Listen: AsyncParsableCommand {
         discussion: """
             bluejay listen ADDRESS SERVICE CHARACTERISTIC     notifications when offered, else indications
             bluejay listen ADDRESS --handle H [--cccd H] [--indicate]   the CCCD given, or found after H (Find Information)
+            bluejay listen ... --write 0x0029=0105             once subscribed, write to a control point that starts the values
             One line per value: 'notification|indication HANDLE HEX' (with --json: {"type", "handle", "value"}). \
             Indications are confirmed after each line is printed.
             """)
@@ -268,6 +269,9 @@ struct Listen: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many values.")
     var count: Int?
 
+    @Option(name: .customLong("write"), help: ArgumentHelp("Once subscribed, write HEXBYTES to HANDLE (Write Request), in the order given: for peripherals that start sending on a command.", valueName: "HANDLE=HEXBYTES"))
+    var writes: [String] = []
+
     @Option(name: .long, help: "Stop after this many seconds.")
     var duration: Double?
 
@@ -285,6 +289,18 @@ struct Listen: AsyncParsableCommand {
         if (cccd != nil || indicate) && target.handle == nil { throw ValidationError("--cccd and --indicate go with --handle") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let duration, duration <= 0 || duration > 86_400 { throw ValidationError("--duration must be between 0 and 86400 seconds") }
+        _ = try Self.parseWrites(writes)
+    }
+
+    /// `--write HANDLE=HEXBYTES` values, in order.
+    static func parseWrites(_ texts: [String]) throws -> [(handle: UInt16, value: [UInt8])] {
+        try texts.map { text in
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let handle = parseHandle(parts[0]), let value = parseHexBytes(parts[1]), !value.isEmpty else {
+                throw ValidationError("--write '\(text)' is not HANDLE=HEXBYTES (e.g. 0x0029=0105)")
+            }
+            return (handle, value)
+        }
     }
 
     func run() async throws {
@@ -292,6 +308,7 @@ struct Listen: AsyncParsableCommand {
         let cccd = try handleOption(cccd, "--cccd")
         let target = target
         let limit = count, duration = duration, indicate = indicate, json = json
+        let writes = try Self.parseWrites(writes)
         let received = try await peripheral.withClient(common, discovery: uuids != nil) { client, manager, connection in
             let (handle, found) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
             let mode: ClientConfiguration
@@ -336,6 +353,7 @@ struct Listen: AsyncParsableCommand {
                 if link.handle == connection.handle { done.fulfill(.failure(.att(.disconnected(reason)))) }
             }
             try await client.configure(descriptor, mode)
+            for write in writes { try await client.write(write.handle, write.value) }
             let timer = Task { @BluetoothActor in
                 guard let duration else { return }
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))

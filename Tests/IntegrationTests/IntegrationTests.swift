@@ -132,11 +132,12 @@ struct IntegrationTests {
         writer.close()
         let controller = HCIController(transport: try ReplayTransport(path: path), configuration: quiet)
         let outcome = await startResult(controller)
-        guard case .failure(.transport(.replayMismatch(let message))) = outcome else {
+        guard case .failure(.transport(.replayMismatch(let mismatch))) = outcome else {
             Issue.record("bring-up should fail with a replay mismatch when the recording ends, got \(outcome)")
             return
         }
-        #expect(message.contains("recording has ended"))
+        #expect(mismatch.reason.contains("recording has ended"))
+        #expect(mismatch.recordNumber == nil && mismatch.expected == nil)
 
         // The whole fixture replays cleanly: a conformance test with no peer at all.
         let replay = try ReplayTransport(path: fixture)

@@ -90,6 +90,9 @@ public final class HCIController {
     public var onACLData: ((ACLDataPacket) -> Void)?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
+    /// Links the controller reported open and not yet closed: when the controller fails it
+    /// can no longer report their end, so ``fail(_:)`` does.
+    private var openLinks: Set<UInt16> = []
 
     /// The transport this controller talks through.
     public nonisolated let transport: any HCITransport
@@ -363,6 +366,13 @@ public final class HCIController {
         logger.log(.error, error.description)
         failAllCommands(error)
         stopReceiving()
+        // With the controller gone no Disconnection Complete will come, and a layer waiting
+        // on a link (an ATT response, a notification) would wait forever. Every link ends
+        // here instead, as Unspecified Error, through the same event every layer handles.
+        for handle in openLinks.sorted() {
+            dispatch(.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: .unspecifiedError)))
+        }
+        openLinks = []
         onFailure?(error)
     }
 
@@ -452,6 +462,7 @@ public final class HCIController {
             aclFlow = flow
             try? transmit(released)
         case .disconnectionComplete(let disconnection):
+            if disconnection.status.isSuccess { openLinks.remove(disconnection.handle) }
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
             if disconnection.status.isSuccess, var flow = aclFlow {
                 let (released, dropped) = flow.disconnected(handle: disconnection.handle)
@@ -474,7 +485,12 @@ public final class HCIController {
         case .dataBufferOverflow(let overflow):
             logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
             dispatch(event)
-        case .encryptionChange, .leMeta:
+        case .leMeta(let meta):
+            if case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
+                openLinks.insert(handle)
+            }
+            dispatch(event)
+        case .encryptionChange:
             dispatch(event)
         }
     }

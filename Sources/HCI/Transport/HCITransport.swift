@@ -47,8 +47,10 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case closed
     /// The capture file could not be written.
     case captureFailed(path: String, errno: Int32)
-    /// A replayed recording and the host disagree.
-    case replayMismatch(String)
+    /// A replayed recording and the host disagree: the record, expected and actual bytes.
+    /// Its description is the whole report on one line (logs stay one line a message);
+    /// the mismatch's own description spreads it over lines.
+    case replayMismatch(ReplayMismatch)
 
     /// A one-line message; setup errors include the command that fixes them.
     public var description: String {
@@ -75,7 +77,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .malformedPacket(text): "malformed packet from the controller: \(text)"
         case .closed: "the transport is closed"
         case let .captureFailed(path, code): "cannot write capture file \(path): \(errorName(code))"
-        case let .replayMismatch(text): "replay mismatch: \(text)"
+        case let .replayMismatch(mismatch): mismatch.oneLine
         }
     }
 }

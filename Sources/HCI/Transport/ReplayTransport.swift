@@ -9,14 +9,20 @@ import CBluetooth
 /// no network.
 ///
 /// Controller→host records are delivered until the next host→controller record; then
-/// the transport waits for the host to send that packet, byte for byte, and goes on.
-/// A difference ends the replay with ``TransportError/replayMismatch(_:)``.
+/// the transport waits for the host to send a packet and compares it with that record
+/// under ``ReplayRule``s: exact octets, except the fields a rule names (random values the
+/// host makes up, and values computed from them), which are matched by the rule's kind.
+/// Timestamps are never compared, so a replay runs as fast as the host does.
+/// A difference ends the replay with ``TransportError/replayMismatch(_:)`` (also kept in
+/// ``mismatch``), naming the record, the expected and the actual bytes.
 public final class ReplayTransport: HCITransport {
     private struct Script {
         var records: [BTSnoopRecord]
         var next = 0
         var outbox: [TransportDelivery] = []
         var stopped = false
+        var matcher: ReplayMatcher
+        var mismatch: ReplayMismatch?
     }
 
     /// Shared with the delivery thread, which must not keep the transport itself alive.
@@ -31,12 +37,12 @@ public final class ReplayTransport: HCITransport {
     private let capture: BTSnoopWriter?
     private let path: String
 
-    /// Loads the recording at `path`.
-    public init(path: String, capture: BTSnoopWriter? = nil) throws(TransportError) {
+    /// Loads the recording at `path`; the host's packets are matched under `rules`.
+    public init(path: String, capture: BTSnoopWriter? = nil, rules: [ReplayRule] = ReplayRule.standard) throws(TransportError) {
         let file: BTSnoopFile
         do { file = try BTSnoopFile(path: path) } catch { throw .openFailed(what: "replay:\(path) (\(error))", errno: 0) }
         let packets = file.records.filter { if case .packet = $0.content { true } else { false } }
-        shared = Shared(Script(records: packets))
+        shared = Shared(Script(records: packets, matcher: ReplayMatcher(rules: rules)))
         wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
         guard wakeFd >= 0 else { throw .openFailed(what: "replay:\(path) (eventfd)", errno: errno) }
         self.capture = capture
@@ -49,7 +55,23 @@ public final class ReplayTransport: HCITransport {
     public var description: String { "replay:\(path)" }
 
     /// Whether every record of the recording has been played and matched.
-    public var isFinished: Bool { shared.script.withLock { $0.next == $0.records.count } }
+    public var isFinished: Bool { shared.script.withLock { $0.next == $0.records.count && $0.mismatch == nil } }
+
+    /// The first difference between the host and the recording, if there was one.
+    public var mismatch: ReplayMismatch? { shared.script.withLock { $0.mismatch } }
+
+    /// How the replay went, once the host is done: nil when every record was played and
+    /// matched; else the mismatch, or — when the host stopped early — the first
+    /// host→controller record it never sent.
+    public var verdict: ReplayMismatch? {
+        shared.script.withLock { script in
+            if let mismatch = script.mismatch { return mismatch }
+            guard let record = script.records[script.next...].first(where: { $0.direction == .sent }) else { return nil }
+            let remaining = script.records[script.next...].filter { $0.direction == .sent }.count
+            return ReplayMismatch(recordNumber: record.number, expected: Self.h4(record), actual: nil,
+                                  reason: "the host stopped, but the recording has \(remaining) more host→controller packet(s)")
+        }
+    }
 
     /// Starts the delivery thread and queues the controller's packets up to the host's first.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
@@ -78,21 +100,33 @@ public final class ReplayTransport: HCITransport {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.encodeH4()
         capture?.write(h4: bytes[...], direction: .sent)
-        let mismatch: TransportError? = shared.script.withLock { script in
+        let (mismatch, isNew): (ReplayMismatch?, Bool) = shared.script.withLock { script in
+            if let earlier = script.mismatch { return (earlier, false) }
             guard script.next < script.records.count else {
-                return .replayMismatch("the recording has ended but the host sent \(bytes.hexDump)")
+                script.mismatch = ReplayMismatch(recordNumber: nil, expected: nil, actual: bytes,
+                                                 reason: "the recording has ended but the host sent another packet")
+                return (script.mismatch, true)
             }
             let record = script.records[script.next]
-            guard case let .packet(type, body) = record.content, record.direction == .sent,
-                  [type.rawValue] + body == bytes else {
-                return .replayMismatch("record \(record.number): expected \(Self.describe(record)), host sent \(bytes.hexDump)")
+            let expected = Self.h4(record)
+            let reason: String? = if record.direction != .sent {
+                "the recording expects the controller's packet here, not one from the host"
+            } else if let expected {
+                script.matcher.match(expected: expected, actual: bytes)
+            } else {
+                "the record is no HCI packet"
+            }
+            if let reason {
+                script.mismatch = ReplayMismatch(recordNumber: record.number, expected: expected, actual: bytes, reason: reason)
+                return (script.mismatch, true)
             }
             script.next += 1
-            return nil
+            return (nil, false)
         }
         if let mismatch {
-            enqueue(.failed(mismatch))
-            throw mismatch
+            // The stack hears of it once; later sends just fail.
+            if isNew { enqueue(.failed(.replayMismatch(mismatch))) }
+            throw .replayMismatch(mismatch)
         }
         advance()
     }
@@ -141,8 +175,8 @@ public final class ReplayTransport: HCITransport {
         }
     }
 
-    private static func describe(_ record: BTSnoopRecord) -> String {
-        guard case let .packet(type, body) = record.content else { return "a non-packet record" }
-        return "\(record.direction == .sent ? "host→controller" : "controller→host") \(([type.rawValue] + body).hexDump)"
+    private static func h4(_ record: BTSnoopRecord) -> [UInt8]? {
+        guard case let .packet(type, body) = record.content else { return nil }
+        return [type.rawValue] + body
     }
 }

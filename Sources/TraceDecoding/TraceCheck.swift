@@ -1,0 +1,209 @@
+import ATT
+import HCI
+import L2CAP
+import SMP
+
+/// Checks that every packet of a btsnoop file decodes with this stack's own decoders, and
+/// names the first that does not (`bluejay trace FILE --check`).
+///
+/// What "decodes" means, layer by layer:
+/// - every record is an HCI packet (btmon's non-packet records — index added, notes — are
+///   skipped and counted) whose length fields agree with its bytes;
+/// - every event decodes as its event (Command Complete, Disconnection Complete, …), and
+///   LE connection and advertising-report subevents decode as theirs;
+/// - ACL fragments reassemble per handle and direction into L2CAP PDUs that never
+///   contradict their length (a capture starting mid-PDU is not an error, as in Wireshark);
+///   in a capture that announces connections, ACL on a handle none of them announced is
+///   vendor data, not L2CAP (Qualcomm's debug stream on 0x0EDC), and only its HCI framing
+///   is checked; a capture that announces none started mid-connection, so all its ACL is
+///   taken as L2CAP;
+/// - every whole ATT PDU decodes as the PDU its opcode names (an opcode the ATT
+///   specification does not define fails), every SMP PDU has its code's length (Core Vol 3,
+///   Part H, 3.3), every LE signaling command decodes.
+public struct TraceCheck: Sendable, Equatable {
+    /// The first record that does not decode.
+    public struct Failure: Sendable, Equatable, CustomStringConvertible {
+        /// Its number in the file, from 1.
+        public var recordNumber: Int
+        /// What did not decode, and why.
+        public var reason: String
+        /// The record's bytes (H4 indicator first, when it has one).
+        public var bytes: [UInt8]
+
+        /// `record 12: …: 04 0e …`.
+        public var description: String {
+            let shown = bytes.prefix(64)
+            return "record \(recordNumber): \(reason): \(shown.hexDump)\(bytes.count > shown.count ? " …" : "")"
+        }
+    }
+
+    /// Records in the file.
+    public var records = 0
+    /// HCI packets decoded.
+    public var packets = 0
+    /// Records that are no packet (btmon index and note records), skipped.
+    public var skipped = 0
+    /// Whole ATT PDUs decoded.
+    public var attPDUs = 0
+    /// Whole SMP PDUs checked.
+    public var smpPDUs = 0
+    /// Whole LE signaling PDUs decoded.
+    public var signalingPDUs = 0
+    /// Whole L2CAP PDUs on other channels (framing checked only).
+    public var otherPDUs = 0
+    /// ACL packets on a handle no connection event announced, checked as HCI only.
+    public var vendorACLPackets = 0
+    /// The first record that did not decode; nil when all did.
+    public var failure: Failure?
+    /// Handles some connection event of the file announces; nil when none does.
+    private var announced: Set<UInt16>?
+
+    /// Checks `file`, stopping at the first record that does not decode.
+    public init(file: BTSnoopFile) {
+        announced = Self.announcedHandles(file)
+        var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
+        for record in file.records {
+            records += 1
+            if let reason = check(record, &reassemblers) {
+                failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record))
+                return
+            }
+        }
+        if let tail = file.truncatedTail {
+            failure = Failure(recordNumber: file.records.count + 1, reason: "the file ends inside a record (\(tail))", bytes: [])
+        }
+    }
+
+    private mutating func check(_ record: BTSnoopRecord, _ reassemblers: inout [Counter.ReassemblyKey: Reassembler]) -> String? {
+        let type: H4PacketType, body: ArraySlice<UInt8>
+        switch record.content {
+        case .monitor:
+            skipped += 1
+            return nil
+        case let .unknownType(byte, _):
+            return "\(hex(byte, digits: 2)) is no HCI packet type"
+        case let .packet(packetType, packetBody):
+            (type, body) = (packetType, packetBody)
+        }
+        let packet: HCIPacket
+        do { packet = try HCIPacket(type: type, body: body) } catch { return "\(type) packet: \(error)" }
+        packets += 1
+        switch packet {
+        case .command, .sco, .iso:
+            return nil
+        case let .event(event):
+            return Self.check(event)
+        case let .acl(acl):
+            if let announced, !announced.contains(acl.handle) {
+                vendorACLPackets += 1
+                return nil
+            }
+            let key = Counter.ReassemblyKey(handle: acl.handle, received: record.direction == .received)
+            let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
+            if let problem {
+                switch problem {
+                case .longerThanDeclared, .overflow: return "ACL handle \(hex(acl.handle, digits: 4)): \(problem)"
+                case .abandoned, .continuationWithoutStart: break
+                }
+            }
+            guard let frame else { return nil }
+            return check(frame)
+        }
+    }
+
+    private static func check(_ packet: HCIEventPacket) -> String? {
+        let event: HCIEvent
+        do { event = try HCIEvent(packet) } catch { return "\(HCINames.event(packet.code)) event: \(error)" }
+        guard case let .leMeta(meta) = event else { return nil }
+        do {
+            _ = try LEConnectionEvent.decode(meta)
+            _ = try AdvertisingReport.decode(meta)
+        } catch {
+            return "LE Meta \(meta.name) event: \(error)"
+        }
+        return nil
+    }
+
+    private mutating func check(_ frame: BasicFrame) -> String? {
+        switch frame.channel {
+        case .att:
+            attPDUs += 1
+            guard let code = frame.payload.first else { return "empty ATT PDU" }
+            guard let decode = Self.attDecoders[code] else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
+            do { try decode(frame.payload) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
+        case .smp:
+            smpPDUs += 1
+            guard let code = frame.payload.first else { return "empty SMP PDU" }
+            guard let length = Self.smpLengths[code] else { return "SMP code \(hex(code, digits: 2)) is not defined" }
+            guard frame.payload.count == length else {
+                return "SMP \(SMPCode(rawValue: code)) is \(frame.payload.count) octets, its length is \(length)"
+            }
+        case .leSignaling:
+            signalingPDUs += 1
+            do { _ = try SignalingCommand(payload: frame.payload) } catch { return "LE signaling command: \(error)" }
+        default:
+            otherPDUs += 1
+        }
+        return nil
+    }
+
+    /// Every handle a successful (LE) Connection Complete of the file announces.
+    private static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
+        var handles: Set<UInt16> = []
+        for record in file.records {
+            guard case let .packet(.event, body) = record.content,
+                  case let .event(packet)? = try? HCIPacket(type: .event, body: body) else { continue }
+            if case let .leMeta(meta)? = try? HCIEvent(packet),
+               case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
+                handles.insert(handle)
+            } else if packet.code == 0x03, packet.parameters.count >= 3, packet.parameters.first == 0 {
+                // BR/EDR Connection Complete: status, then the handle.
+                let index = packet.parameters.startIndex
+                handles.insert((UInt16(packet.parameters[index + 1]) | UInt16(packet.parameters[index + 2]) << 8) & 0x0FFF)
+            }
+        }
+        return handles.isEmpty ? nil : handles
+    }
+
+    /// Decoders by ATT opcode (Core Vol 3, Part F, 3.4.8).
+    private static let attDecoders: [UInt8: @Sendable (ArraySlice<UInt8>) throws -> Void] = {
+        func entry<P: ATTPDU>(_ type: P.Type) -> (UInt8, @Sendable (ArraySlice<UInt8>) throws -> Void) {
+            (P.opcode.rawValue, { _ = try P(pdu: $0) })
+        }
+        return Dictionary(uniqueKeysWithValues: [
+            entry(ErrorResponse.self), entry(ExchangeMTURequest.self), entry(ExchangeMTUResponse.self),
+            entry(FindInformationRequest.self), entry(FindInformationResponse.self),
+            entry(FindByTypeValueRequest.self), entry(FindByTypeValueResponse.self),
+            entry(ReadByTypeRequest.self), entry(ReadByTypeResponse.self), entry(ReadRequest.self), entry(ReadResponse.self),
+            entry(ReadBlobRequest.self), entry(ReadBlobResponse.self), entry(ReadMultipleRequest.self),
+            entry(ReadMultipleResponse.self), entry(ReadByGroupTypeRequest.self), entry(ReadByGroupTypeResponse.self),
+            entry(WriteRequest.self), entry(WriteResponse.self), entry(WriteCommand.self), entry(SignedWriteCommand.self),
+            entry(PrepareWriteRequest.self), entry(PrepareWriteResponse.self), entry(ExecuteWriteRequest.self),
+            entry(ExecuteWriteResponse.self), entry(HandleValueNotification.self), entry(HandleValueIndication.self),
+            entry(HandleValueConfirmation.self), entry(ReadMultipleVariableRequest.self),
+            entry(ReadMultipleVariableResponse.self), entry(MultipleHandleValueNotification.self),
+        ])
+    }()
+
+    /// SMP PDU lengths, Code octet included (Core Vol 3, Part H, 3.5 and 3.6).
+    private static let smpLengths: [UInt8: Int] = [
+        0x01: 7, 0x02: 7, 0x03: 17, 0x04: 17, 0x05: 2, 0x06: 17, 0x07: 11, 0x08: 17,
+        0x09: 8, 0x0A: 17, 0x0B: 2, 0x0C: 65, 0x0D: 17, 0x0E: 2,
+    ]
+
+    private static func bytes(_ record: BTSnoopRecord) -> [UInt8] {
+        switch record.content {
+        case let .packet(type, body): [type.rawValue] + body
+        case let .unknownType(byte, body): [byte] + body
+        case let .monitor(_, _, body): Array(body)
+        }
+    }
+}
+
+extension ReplayMismatch {
+    /// The mismatch report with both packets decoded down to ATT, SMP and L2CAP
+    /// signaling (the report HCI alone gives stops at the L2CAP channel).
+    public var decodedReport: String {
+        report { TraceFormatter.describe(h4: $0, direction: .sent) }
+    }
+}

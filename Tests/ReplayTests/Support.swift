@@ -1,0 +1,106 @@
+import Foundation
+import HCI
+
+/// Paths of the checkout, found from this file so tests run from any clone.
+enum Repository {
+    /// The package root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The recorded sessions.
+    static let traces = root.appendingPathComponent("Fixtures/traces")
+    /// `../shared` beside the clone, as CI lays it out.
+    static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
+    /// The command-line tool built by `swift build`.
+    static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
+
+    static func trace(_ name: String) -> String { traces.appendingPathComponent("\(name).btsnoop").path }
+}
+
+/// One line of Fixtures/traces/sessions.txt: a recorded `bluejay` invocation.
+struct Session: Sendable, CustomStringConvertible {
+    let name: String
+    let exitStatus: Int32
+    let arguments: [String]
+
+    var description: String { name }
+    var path: String { Repository.trace(name) }
+
+    /// What the recording printed, with the transport written as TRANSPORT.
+    func expected(_ stream: String) throws -> String {
+        try String(contentsOf: Repository.traces.appendingPathComponent("\(name).\(stream)"), encoding: .utf8)
+    }
+
+    /// Every session of sessions.txt (read when the test list is made; a missing file is
+    /// an empty list, which the suite's own count check then reports).
+    static let all: [Session] = {
+        guard let text = try? String(contentsOf: Repository.traces.appendingPathComponent("sessions.txt"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard !line.hasPrefix("#") else { return nil }
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count >= 3, let status = Int32(words[1]) else { return nil }
+            return Session(name: words[0], exitStatus: status, arguments: Array(words[2...]))
+        }
+    }()
+
+    /// Runs the tool on `recording` (this session's own unless told) with an empty store.
+    func replay(_ recording: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let file = recording ?? path
+        let store = NSTemporaryDirectory() + "bluejay-replay-store-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let result = try run(Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
+        return (result.status, result.stdout.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"),
+                result.stderr.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"))
+    }
+}
+
+/// A copy of the btsnoop file at `path` with one octet of record `number` flipped
+/// (`index` counts from the H4 packet type), for proving a replay notices.
+func corruptedCopy(of path: String, record number: Int, octet index: Int) throws -> String {
+    let file = try BTSnoopFile(path: path)
+    let copy = NSTemporaryDirectory() + "bluejay-corrupt-\(UUID().uuidString).btsnoop"
+    let writer = try BTSnoopWriter(path: copy)
+    defer { writer.close() }
+    for record in file.records {
+        guard case let .packet(type, body) = record.content else { continue }
+        var bytes = [type.rawValue] + body
+        if record.number == number { bytes[index] ^= 0x01 }
+        writer.write(h4: bytes[...], direction: record.direction, timestamp: record.timestamp)
+    }
+    return copy
+}
+
+/// Numbers of the host→controller records of a recording.
+func hostRecords(_ path: String) throws -> [(number: Int, length: Int)] {
+    try BTSnoopFile(path: path).records.compactMap { record in
+        guard record.direction == .sent, case let .packet(_, body) = record.content else { return nil }
+        return (record.number, body.count + 1)
+    }
+}
+
+/// Runs a program and returns its exit status, standard output and standard error.
+func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "BLUEJAY_TRANSPORT")
+    env.removeValue(forKey: "BLUEJAY_BTSNOOP")
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read both pipes to the end before waiting, so a chatty child never blocks.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
