@@ -71,7 +71,8 @@ demo: deps venv
 # Side-by-side speed and memory: bluejay against tshark and Bumble's host, one run.
 bench: deps venv
 	$(SWIFT) build -c release --product bluejay
-	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay
+	$(SWIFT) build -c release --product bluejay-bench
+	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench
 
 clean:
 	rm -rf .build $(VENV) $(DEMO_CAPTURE)

@@ -10,10 +10,17 @@ median wall time over N runs and peak resident memory (ru_maxrss from wait4).
   bring-up       bluejay info against the Bumble peer                vs  bumble-controller-info (Bumble's Python host)
   reconnect      bluejay read of one characteristic with the discovery cache (warm) vs --no-cache:
                  ATT requests before the value arrived, and the time to it (from the captures'
-                 btsnoop timestamps, and the whole process's wall time)
+                 btsnoop timestamps, and the whole process's wall time), p50/p95 over >= 20 connections
+  receive        bluejay-bench receive vs Fixtures/bench/bumble_receive.py on the same H4 bytes
+  send           bluejay-bench send: host CPU per Write Command, idle buffers while queued
+  end to end     notifications/s of the peer's flood through bluejay listen
+  footprint      the stripped static binary; peak RSS of listen (flooded, and idle)
+
+Everything lands in bench/results.json (machine, date, commit, each figure's median/min/max).
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import statistics
@@ -51,6 +58,18 @@ def compare(title, ours, theirs, runs):
     print(f'  {theirs[0]:<28} {tb * 1000:9.1f} ms  {mb / 1024:7.1f} MiB')
     print(f'  ratio: {tb / ta:.1f}x faster, {mb / ma:.1f}x less memory')
     print()
+    return {'ours': spread([x[0] * 1000 for x in a]), 'theirs': spread([x[0] * 1000 for x in b]),
+            'ours_peak_rss_bytes': ma * 1024, 'theirs_peak_rss_bytes': mb * 1024}
+
+
+def spread(values):
+    """median/min/max (and the runs) of a list of figures."""
+    return {'median': statistics.median(values), 'min': min(values), 'max': max(values), 'runs': list(values)}
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def start_peer():
@@ -161,7 +180,7 @@ def reconnect(bluejay, transport, address, runs):
     if rows[False][3]:
         print(f'  note: the cached runs sent {rows[False][3]} discovery requests (expected none)')
     print(f'reconnect: bluejay read {address} <custom service> B1E70008… against the Bumble peer '
-          f'({runs} runs each, interleaved, after one warm-up run that filled the cache)')
+          f'({runs} connections each, interleaved, after one warm-up run that filled the cache)')
     print(f'  {"":<22} {"ATT round trips to the value":>29} {"1st ATT PDU -> value (capture)":>31} {"process wall time":>18}')
     print(f'  {"":<22} {"with MTU xchg / without":>29} {"median (min-max)":>31} {"median":>18}')
     for no_cache in (False, True):
@@ -176,40 +195,182 @@ def reconnect(bluejay, transport, address, runs):
     print('  process start, controller bring-up over TCP, scan-free connection set-up and the disconnect, which the')
     print('  cache does not change.')
     print()
+    figures = {}
+    for no_cache, key in ((False, 'cached'), (True, 'uncached')):
+        air = [r[1][3] / 1000 for r in results[no_cache]]
+        figures[key] = {'round_trips': rows[no_cache][1], 'round_trips_without_mtu': rows[no_cache][2],
+                        'ms': {'p50': percentile(air, 0.5), 'p95': percentile(air, 0.95), 'min': min(air), 'max': max(air), 'runs': air},
+                        'process_ms': {'p50': percentile([r[0] * 1000 for r in results[no_cache]], 0.5)}}
+    return figures
+
+
+def bench_json(argv):
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f'benchmark command failed ({result.returncode}): {" ".join(argv)}\n{result.stderr}')
+    return json.loads(result.stdout)
+
+
+def receive(bench, runs, count):
+    """The receive path in memory: bluejay-bench and Bumble's host fed the same H4 bytes."""
+    work = tempfile.mkdtemp(prefix='bluejay-bench-')
+    figures = {}
+    try:
+        for payload in (244, 20):
+            stream = os.path.join(work, f'notifications-{payload}.h4')
+            ours = bench_json([bench, 'receive', '--payload', str(payload), '--count', str(count), '--runs', str(runs),
+                               '--write-stream', stream])
+            theirs = bench_json([os.path.join(ROOT, '.venv/bin/python'), os.path.join(ROOT, 'Fixtures/bench/bumble_receive.py'),
+                                 stream, '--runs', str(runs), '--json'])
+            figures[payload] = (ours, theirs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f'receive path in memory: {count} ATT notifications as H4 bytes -> HCI -> L2CAP -> ATT -> GATT listener -> a Receivable '
+          f'({runs} runs each)')
+    print(f'  {"payload":<9} {"bluejay /s (wall)":>19} {"bluejay /s (CPU)":>18} {"allocs each":>12} {"Bumble /s":>11} {"ratio":>7}')
+    for payload, (ours, theirs) in figures.items():
+        print(f'  {payload:<9} {ours["notifications_per_s"]["median"]:>19,.0f} {ours["notifications_per_cpu_s"]["median"]:>18,.0f} '
+              f'{ours["allocations_per_notification"]["median"]:>12.2f} {theirs["median"]:>11,.0f} '
+              f'{ours["notifications_per_s"]["median"] / theirs["median"]:>6.1f}x')
+    print('  bluejay: framing on a reader thread, the stack on its actor (two threads: "CPU" divides by the CPU time of both).')
+    print('  Bumble: its stock host path with its eager debug formatting patched out (see bumble_receive.py), one thread.')
+    print()
+    return figures
+
+
+def send(bench, runs, count):
+    """Write Commands of 244 bytes: host CPU per packet, and whether buffers sat idle."""
+    result = bench_json([bench, 'send', '--payload', '244', '--count', str(count), '--runs', str(runs)])
+    print(f'send path in memory: {count} Write Commands of 244 bytes -> GATT -> ATT -> L2CAP -> ACL queue ({runs} runs)')
+    print(f'  host CPU per packet: {result["host_us_per_packet"]["median"]:.2f} µs median '
+          f'({result["host_us_per_packet"]["min"]:.2f}-{result["host_us_per_packet"]["max"]:.2f}), '
+          f'{result["allocations_per_packet"]["median"]:.1f} allocations each; '
+          f'a controller buffer sat free while packets were queued: {result["buffer_idle_while_queued"]} times')
+    print()
+    return result
+
+
+def flood(bluejay, transport, address, count):
+    """Notifications/s from the peer's flood (this measures the peer as much as us)."""
+    work = tempfile.mkdtemp(prefix='bluejay-bench-')
+    capture = os.path.join(work, 'flood.btsnoop')
+    try:
+        argv = [bluejay, 'listen', f'{address}/random', '--handle', '0x002B', '--count', str(count), '--transport', transport,
+                '--capture', capture, '--write', '0x0029=01' + struct.pack('<IH', count, 244).hex()]
+        result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, BLUEJAY_STORE=os.path.join(work, 'store')))
+        if result.returncode != 0:
+            sys.exit(f'flood failed: {result.stderr}')
+        times = [t for t, sent, pdu in att_pdus(capture) if not sent and pdu[0] == 0x1B]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rate = (len(times) - 1) / ((times[-1] - times[0]) / 1e6)
+    print(f'end to end: the peer floods {count} notifications of 244 bytes; bluejay listen received {len(times)} '
+          f'at {rate:,.0f}/s (capture timestamps). The Bumble peer is the limit here, not the host.')
+    print()
+    return {'notifications': len(times), 'per_s': rate}
+
+
+def footprint(bluejay, transport, address, seconds):
+    """Stripped static binary; peak RSS of listen under a flood and of an idle connection."""
+    static_dir = os.path.join(ROOT, '.build', 'static')
+    subprocess.run(['swift', 'build', '-c', 'release', '--static-swift-stdlib', '--product', 'bluejay', '--scratch-path', static_dir],
+                   check=True, stdout=subprocess.DEVNULL)
+    stripped = os.path.join(tempfile.mkdtemp(prefix='bluejay-bench-'), 'bluejay')
+    subprocess.run(['strip', '-o', stripped, os.path.join(static_dir, 'release', 'bluejay')], check=True)
+    size = os.path.getsize(stripped)
+    unstripped = os.path.getsize(os.path.join(static_dir, 'release', 'bluejay'))
+    env = dict(os.environ, BLUEJAY_STORE=tempfile.mkdtemp(prefix='bluejay-bench-'))
+
+    def rss(argv):
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f'benchmark command failed ({status}): {" ".join(argv)}')
+        return usage.ru_maxrss * 1024
+
+    listen = [stripped, 'listen', f'{address}/random', '--handle', '0x002B', '--transport', transport]
+    flooded = rss(listen + ['--duration', str(seconds), '--write', '0x0029=01' + struct.pack('<IH', 0xFFFFFFFF, 244).hex()])
+    idle = rss(listen + ['--duration', '5'])
+    print(f'footprint: static binary (--static-swift-stdlib, stripped) {size / 1e6:.1f} MB ({unstripped / 1e6:.1f} MB unstripped);')
+    print(f'  peak RSS of bluejay listen: {flooded / 1e6:.1f} MB over {seconds} s of the peer\'s flood, {idle / 1e6:.1f} MB idle connected (5 s)')
+    print()
+    return {'static_binary_bytes': size, 'static_binary_unstripped_bytes': unstripped,
+            'peak_rss_bytes_listen': flooded, 'peak_rss_bytes_idle': idle, 'listen_seconds': seconds}
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--bluejay', required=True, help='a release build of bluejay')
+    parser.add_argument('--bench', required=True, help='a release build of bluejay-bench')
     parser.add_argument('--runs', type=int, default=7)
+    parser.add_argument('--connections', type=int, default=20, help='connections per reconnect figure')
+    parser.add_argument('--notifications', type=int, default=200000, help='per receive run')
+    parser.add_argument('--listen-seconds', type=int, default=60)
+    parser.add_argument('--results', default=os.path.join(ROOT, 'bench', 'results.json'))
     options = parser.parse_args()
     if len(TRACES) != 7:
         sys.exit(f'expected the 7 shared traces beside the clone, found {len(TRACES)}')
     total = sum(os.path.getsize(t) for t in TRACES)
     print(f'inputs: {len(TRACES)} shared traces, {total / 1e6:.2f} MB; bluejay = {options.bluejay}\n')
+    results = {'machine': machine(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'commit': commit()}
+
+    results['receive'] = {}
+    for payload, (ours, theirs) in receive(options.bench, max(options.runs, 5), options.notifications).items():
+        key = '' if payload == 244 else f'_{payload}'
+        results['receive'][f'notifications_per_s{key}'] = ours['notifications_per_s']
+        results['receive'][f'notifications_per_cpu_s{key}'] = ours['notifications_per_cpu_s']
+        results['receive'][f'bumble_notifications_per_s{key}'] = {k: theirs[k] for k in ('median', 'min', 'max', 'runs')}
+        results['receive'][f'allocations_per_notification{key}'] = ours['allocations_per_notification']['median']
+    sent = send(options.bench, max(options.runs, 5), 100000)
+    results['send'] = {'host_us_per_packet': sent['host_us_per_packet'], 'allocations_per_packet': sent['allocations_per_packet']['median'],
+                       'buffer_idle_while_queued': sent['buffer_idle_while_queued']}
 
     tshark = 'tshark'
     # tshark is given the same work per file; a shell loop keeps it to one command line.
     tshark_all = ['sh', '-c', ' && '.join(f'{tshark} -r "{t}" -q' for t in TRACES)]
-    compare('trace summary (all 7 traces)',
-            ('bluejay trace --summary', [options.bluejay, 'trace', '--summary', '--json', *TRACES]),
-            ('tshark -r -q', tshark_all), options.runs)
+    results['trace_summary_ms'] = compare('trace summary (all 7 traces)',
+                                          ('bluejay trace --summary', [options.bluejay, 'trace', '--summary', '--json', *TRACES]),
+                                          ('tshark -r -q', tshark_all), options.runs)
     tshark_lines = ['sh', '-c', ' && '.join(f'{tshark} -r "{t}" > /dev/null' for t in TRACES)]
-    compare('trace decode, one line per packet (all 7 traces)',
-            ('bluejay trace', [options.bluejay, 'trace', *TRACES]),
-            ('tshark -r', tshark_lines), options.runs)
+    results['trace_decode_ms'] = compare('trace decode, one line per packet (all 7 traces)',
+                                         ('bluejay trace', [options.bluejay, 'trace', *TRACES]),
+                                         ('tshark -r', tshark_lines), options.runs)
 
     peer, transport, address = start_peer()
     try:
-        compare('controller bring-up against the Bumble peer over TCP',
-                ('bluejay info', [options.bluejay, 'info', '--transport', transport]),
-                ('bumble-controller-info', [os.path.join(ROOT, '.venv/bin/bumble-controller-info'),
-                                            transport.replace('tcp:', 'tcp-client:', 1)]),
-                options.runs)
-        reconnect(options.bluejay, transport, address, max(options.runs, 5))
+        results['bringup_ms'] = compare('controller bring-up against the Bumble peer over TCP',
+                                        ('bluejay info', [options.bluejay, 'info', '--transport', transport]),
+                                        ('bumble-controller-info', [os.path.join(ROOT, '.venv/bin/bumble-controller-info'),
+                                                                    transport.replace('tcp:', 'tcp-client:', 1)]),
+                                        options.runs)
+        results['reconnect'] = reconnect(options.bluejay, transport, address, max(options.connections, 20))
+        results['end_to_end'] = {'flood': flood(options.bluejay, transport, address, 20000)}
+        results['footprint'] = footprint(options.bluejay, transport, address, options.listen_seconds)
     finally:
         peer.terminate()
         peer.wait()
+    os.makedirs(os.path.dirname(options.results), exist_ok=True)
+    with open(options.results, 'w') as out:
+        json.dump(results, out, indent=2, sort_keys=True)
+        out.write('\n')
+    print(f'wrote {options.results}')
+
+
+def machine():
+    cpu = 'unknown'
+    try:
+        with open('/proc/cpuinfo') as info:
+            cpu = next(line.split(':', 1)[1].strip() for line in info if line.startswith('model name'))
+    except (OSError, StopIteration):
+        pass
+    return {'cpu': cpu, 'cores': os.cpu_count(), 'kernel': os.uname().release,
+            'memory_bytes': os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')}
+
+
+def commit():
+    result = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD'], capture_output=True, text=True)
+    return result.stdout.strip() or None
 
 
 if __name__ == '__main__':

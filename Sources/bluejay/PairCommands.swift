@@ -73,7 +73,34 @@ struct Pair: AsyncParsableCommand {
 
 /// `bluejay bonds`: the stored bonds, without their keys.
 struct Bonds: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the stored bonds (never their keys).")
+    static let configuration = CommandConfiguration(abstract: "List the stored bonds (never their keys).", subcommands: [StressWrite.self])
+
+    /// `bluejay bonds stress-write`: a test hook for the durability test (SIGKILL at random
+    /// moments must leave every bond file whole).
+    struct StressWrite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "stress-write", abstract: "Test hook: write bonds in a tight loop.", shouldDisplay: false)
+
+        @Option(name: .long, help: "How many bonds to write.")
+        var count = 1000
+
+        func validate() throws {
+            guard count >= 0 else { throw ValidationError("--count must not be negative") }
+        }
+
+        func run() async throws {
+            let store = BondStore(store: .standard)
+            for index in 0..<count {
+                // Three peers, each rewritten with keys that change, with and without an IRK and CSRK.
+                let peer = BluetoothAddress(littleEndianBytes: [UInt8(index % 3 + 1), 0, 0, 0, 0, 0xC0])
+                let key = (0..<16).map { UInt8(truncatingIfNeeded: index &+ $0) }
+                let bond = Bond(address: peer, addressType: .random, longTermKey: key, ediv: UInt16(truncatingIfNeeded: index),
+                                secureConnections: index % 2 == 0, authenticated: index % 3 == 0,
+                                identityResolvingKey: index % 4 == 0 ? nil : key, signatureKey: index % 5 == 0 ? key : nil)
+                do { try store.save(bond) } catch { throw CLIError("bonds: \(error)") }
+            }
+        }
+    }
 
     @Flag(name: .long, help: "One JSON object per bond: address, address_type, secure_connections, authenticated, key_size, irk, csrk.")
     var json = false

@@ -4,6 +4,7 @@ import Foundation
 import GATT
 import HCI
 import L2CAP
+import SMP
 import Testing
 import TraceDecoding
 
@@ -115,20 +116,59 @@ extension IntegrationTests {
         #expect(objects.first?["database_hash"] as? String == newHash.hexString())
     }
 
-    /// Acceptance 3: a writer SIGKILLed at any moment leaves every entry whole. A process
-    /// writing entries in a tight loop (`bluejay cache stress-write`) is killed 30 times at
-    /// varying moments; each time, every `*.json` file must decode as a CacheEntry named
-    /// after its identity, and the temporary files left behind are never taken for entries.
+    /// Acceptance 3 (and issue 11's durability): a writer SIGKILLed at any moment leaves
+    /// every entry whole. A process writing entries in a tight loop (`bluejay cache
+    /// stress-write`) is killed 200 times at varying moments; each time, every `*.json` file
+    /// must decode as a CacheEntry named after its identity, and the temporary files left
+    /// behind are never taken for entries.
     @Test func cacheFilesAreWholeAfterSIGKILLDuringWrites() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        let directory = store.path + "/gatt-cache"
+        try killWritersRepeatedly(["cache", "stress-write", "--count", "1000000"], store: store.path, folder: "gatt-cache") { name, bytes in
+            let entry = try CacheEntry(decoding: bytes)
+            #expect(DiscoveryCache.fileName(for: entry.identity) == name)
+            #expect((1...64).contains(entry.database.services.count))
+            #expect(entry.database.isFullyDiscovered)
+        }
+        // Only the three peers' entries count; the temporary files of killed writers do not.
+        let entries = try StoreDirectory(path: store.path + "/gatt-cache").fileNames()
+        #expect(entries == ["C00000000001-random.json", "C00000000002-random.json", "C00000000003-random.json"])
+        let list = try await store.bluejay(["cache", "list", "--json"])
+        #expect(list.status == 0, "stderr: \(list.stderr)")
+        #expect(list.stderr.isEmpty, "no entry was unreadable")
+        #expect(list.stdout.split(separator: "\n").count == 3)
+        let clear = try await store.bluejay(["cache", "clear"])
+        #expect(clear.stdout == "Removed 3 cache entries.\n")
+    }
+
+    /// The same for the key store: `bluejay bonds stress-write` killed 200 times; every bond
+    /// file is a whole, usable bond for the address it is named after, and `bonds` lists the
+    /// three peers with nothing unreadable.
+    @Test func bondFilesAreWholeAfterSIGKILLDuringWrites() async throws {
+        let store = try CacheTestStore()
+        defer { store.remove() }
+        try killWritersRepeatedly(["bonds", "stress-write", "--count", "1000000"], store: store.path, folder: "bonds") { name, bytes in
+            let bond = try JSONDecoder().decode(Bond.self, from: Data(bytes))
+            #expect(bond.isUsable)
+            #expect(bond.address.filter { $0 != ":" } + ".json" == name)
+        }
+        let list = try await store.bluejay(["bonds"])
+        #expect(list.status == 0 && list.stderr.isEmpty, "stderr: \(list.stderr)")
+        #expect(list.stdout.split(separator: "\n").count == 3)
+    }
+
+    /// Runs `arguments` (a writer in a tight loop) `rounds` times, each killed with SIGKILL
+    /// at a different moment, and checks every file of `folder` with `check` after each kill.
+    /// Some kills must land between a temporary file's creation and its rename.
+    func killWritersRepeatedly(_ arguments: [String], store: String, folder: String, rounds: Int = 200,
+                               check: (String, [UInt8]) throws -> Void) throws {
+        let directory = store + "/" + folder
         var killedBeforeRename = 0
-        for round in 0..<30 {
+        for round in 0..<rounds {
             let process = Process()
             process.executableURL = Repository.bluejay
-            process.arguments = ["cache", "stress-write", "--count", "1000000"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": store.path]) { $1 }
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": store]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -156,28 +196,13 @@ extension IntegrationTests {
                 }
                 #expect(name.hasSuffix(".json"), "round \(round): unexpected file \(name)")
                 let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
-                do {
-                    let entry = try CacheEntry(decoding: bytes)
-                    #expect(DiscoveryCache.fileName(for: entry.identity) == name)
-                    #expect((1...64).contains(entry.database.services.count))
-                    #expect(entry.database.isFullyDiscovered)
-                } catch {
+                do { try check(name, bytes) } catch {
                     Issue.record("round \(round): \(name) (\(bytes.count) bytes) is torn: \(error)")
                 }
             }
         }
         // Otherwise the kills all fell outside the window this test is about.
         #expect(killedBeforeRename > 0, "no SIGKILL landed between creating a temporary file and renaming it")
-
-        // Only the three peers' entries count; the temporary files of killed writers do not.
-        let entries = try StoreDirectory(path: directory).fileNames()
-        #expect(entries == ["C00000000001-random.json", "C00000000002-random.json", "C00000000003-random.json"])
-        let list = try await store.bluejay(["cache", "list", "--json"])
-        #expect(list.status == 0, "stderr: \(list.stderr)")
-        #expect(list.stderr.isEmpty, "no entry was unreadable")
-        #expect(list.stdout.split(separator: "\n").count == 3)
-        let clear = try await store.bluejay(["cache", "clear"])
-        #expect(clear.stdout == "Removed 3 cache entries.\n")
     }
 
     /// Acceptance 4: `cache list` shows what `gatt` saved, `cache clear ADDRESS` forgets one
