@@ -53,7 +53,9 @@ public final class GATTClient {
     /// The value handle of the peer's Service Changed characteristic, once subscribed.
     public private(set) var serviceChangedHandle: UInt16?
 
-    private var listeners: [UInt16: [Int: ([UInt8]) -> Void]] = [:]
+    /// Value listeners by value handle, in registration order (tokens only grow), so the hot
+    /// path walks an array instead of sorting per value.
+    private var listeners: [UInt16: [(token: Int, handler: ([UInt8]) -> Void)]] = [:]
     private var nextListener = 0
     /// What is known of the peer's database; restore a cached one with ``adopt(_:)``.
     public private(set) var database = GATTDatabase() {
@@ -368,13 +370,13 @@ public final class GATTClient {
     @discardableResult
     public func addValueListener(_ valueHandle: UInt16, _ handler: @escaping ([UInt8]) -> Void) -> Int {
         nextListener += 1
-        listeners[valueHandle, default: [:]][nextListener] = handler
+        listeners[valueHandle, default: []].append((nextListener, handler))
         return nextListener
     }
 
     /// Stops a listener added with ``addValueListener(_:_:)``.
     public func removeValueListener(_ token: Int) {
-        for handle in listeners.keys { listeners[handle]?[token] = nil }
+        for handle in listeners.keys { listeners[handle]?.removeAll { $0.token == token } }
         listeners = listeners.filter { !$0.value.isEmpty }
     }
 
@@ -383,10 +385,12 @@ public final class GATTClient {
             serviceChanged(value)
         }
         onValue?(handle, value, indication)
-        let handlers = listeners[handle] ?? [:]
-        if handlers.isEmpty, handle != serviceChangedHandle { onUnhandledValue?(handle, value) }
+        guard let handlers = listeners[handle] else {
+            if handle != serviceChangedHandle { onUnhandledValue?(handle, value) }
+            return
+        }
         // In registration order, so several listeners see values in the same order.
-        for (_, handler) in handlers.sorted(by: { $0.key < $1.key }) { handler(value) }
+        for listener in handlers { listener.handler(value) }
     }
 
     // MARK: Service Changed (Part G, 7.1)

@@ -111,6 +111,8 @@ public final class HCIController {
     public private(set) var aclFlow: ACLFlowControl?
     private var receiveTask: Task<Void, Never>?
     private var deliveries: AsyncStream<TransportDelivery>.Continuation?
+    /// At most this many deliveries (one read each) wait between the transport and us.
+    private let backlog = DeliveryBacklog(limit: 64)
 
     /// A controller behind `transport`. Nothing is sent until ``start()``.
     public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
@@ -137,7 +139,11 @@ public final class HCIController {
         let (stream, continuation) = AsyncStream<TransportDelivery>.makeStream()
         deliveries = continuation
         do {
-            try transport.start { continuation.yield($0) }
+            let backlog = backlog
+            try transport.start { delivery in
+                backlog.enter()
+                continuation.yield(delivery)
+            }
         } catch {
             fail(.transport(error))
             throw .transport(error)
@@ -145,6 +151,7 @@ public final class HCIController {
         receiveTask = Task { @BluetoothActor [weak self] in
             for await delivery in stream {
                 guard let self else { return }
+                self.backlog.leave()
                 self.receive(delivery)
             }
         }
@@ -176,6 +183,7 @@ public final class HCIController {
     /// Closes the transport (joining its thread) and ends the stream that fed this
     /// controller, so the task draining it ends too.
     private func stopReceiving() {
+        backlog.open()
         transport.close()
         deliveries?.finish()
         deliveries = nil
