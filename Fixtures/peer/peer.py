@@ -1076,8 +1076,26 @@ class PeripheralApp:
             if params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.spawn(self._unsolicited_heart_rate(connection))
+        elif command == 0x08:
+            # A misbehaving server: these bytes go out as an ATT PDU now, before the Write
+            # Response, while the host's Write Request is still outstanding.
+            if not params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            logger.info('sending raw ATT %s before the Write Response', params.hex())
+            self.device.send_l2cap_pdu(connection.handle, att.ATT_CID, bytes(params))
+        elif command == 0x09:
+            if not params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.spawn(self._raw_att_after_response(connection, bytes(params)))
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
+
+    async def _raw_att_after_response(self, connection, pdu: bytes) -> None:
+        '''Control point 0x09: these bytes as an ATT PDU once the Write Response is out
+        (no request outstanding then).'''
+        await self.settle(connection)
+        logger.info('sending raw ATT %s after the Write Response', pdu.hex())
+        self.device.send_l2cap_pdu(connection.handle, att.ATT_CID, pdu)
 
     async def _unsolicited_heart_rate(self, connection) -> None:
         '''One Heart Rate Measurement notification whatever the CCCD says: what a bonded

@@ -147,7 +147,7 @@ extension BondStore {
     /// our identity address when we distribute IdKey.
     func localIdentityResolvingKey() -> [UInt8] {
         let name = "local-irk.key"
-        if let stored = try? directory.read(name), let key = Bond.bytes(String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), count: 16) {
+        if let stored = try? directory.read(name), let key = Bond.bytes(String(decoding: stored.prefix(32), as: UTF8.self), count: 16) {
             return key
         }
         var generator = SystemRandomNumberGenerator()

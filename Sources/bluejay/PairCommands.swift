@@ -22,7 +22,7 @@ final class TerminalPairing: PairingDelegate {
     }
 
     func enterPasskey() async -> UInt32? {
-        guard let line = await prompt("Enter the passkey the peripheral shows: "), let passkey = UInt32(line.trimmingCharacters(in: .whitespaces)),
+        guard let line = await prompt("Enter the passkey the peripheral shows: "), let passkey = UInt32(line.filter { !$0.isWhitespace }),
               passkey <= 999_999 else { return nil }
         return passkey
     }

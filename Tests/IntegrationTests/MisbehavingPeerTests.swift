@@ -1,0 +1,55 @@
+import ATT
+import Foundation
+import GATT
+@testable import HCI
+import L2CAP
+import Testing
+
+extension IntegrationTests {
+    /// A misbehaving server on one link of two (the peer's control point 08/09 sends raw
+    /// ATT PDUs): a response to no request and a truncated notification are dropped and
+    /// counted, and the link goes on; a response with the wrong opcode while a request is
+    /// outstanding fails that request with a protocol error and drops that link only. The
+    /// other link keeps being served throughout.
+    @Test func misbehavingServerEndsItsOwnLinkOnly() async throws {
+        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        defer { peer.stop() }
+        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        let clock = ManualClock()
+        let threadsBefore = readerThreads()
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let bad = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
+        let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
+        let badClient = GATTClient(bearer: try bearers.bearer(for: bad.handle))
+        let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
+        let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
+
+        // After the Write Response: a Read Response nobody asked for, a notification cut short.
+        try await badClient.write(controlPoint, [0x09, 0x0B, 0x41, 0x42])
+        try await badClient.write(controlPoint, [0x09, 0x1B, 0x2B])
+        #expect(try await badClient.read(deviceName) == Array("Bluejay HRM".utf8), "the link goes on")
+        #expect(badClient.bearer.discardedPDUs == 2)
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8))
+
+        // Before the Write Response: a Read Response while the Write Request is outstanding.
+        var ended: [UInt16] = []
+        manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
+        do {
+            try await badClient.write(controlPoint, [0x08, 0x0B, 0x41])
+            Issue.record("a Read Response to a Write Request was accepted")
+        } catch {
+            #expect("\(error)".contains("Read_Rsp received while Write_Req was outstanding"), "\(error)")
+        }
+        for _ in 0..<10_000 where !ended.contains(bad.handle) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(ended == [bad.handle], "the misbehaving link is dropped, and only it")
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
+
+        try await manager.disconnect(good.handle)
+        bearers.close()
+        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+    }
+}
