@@ -125,9 +125,24 @@ def att_pdus(path):
     return pdus
 
 
+def create_connection_time(path):
+    """The btsnoop timestamp (µs) of the host's LE (Extended) Create Connection."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    offset = 16
+    while offset + 24 <= len(data):
+        _, length, flags, _, timestamp = struct.unpack_from('>IIIIq', data, offset)
+        packet = data[offset + 24:offset + 24 + length]
+        offset += 24 + length
+        if len(packet) >= 3 and packet[0] == 0x01 and struct.unpack_from('<H', packet, 1)[0] in (0x200D, 0x2043):
+            return timestamp
+    sys.exit(f'{path}: no LE Create Connection')
+
+
 def until_value(path):
     """(ATT requests sent, of which Exchange MTU, discovery requests, µs from the first ATT
-    PDU to the Read Response carrying the value) up to that response."""
+    PDU to the Read Response carrying the value, µs from LE Create Connection to it) up to
+    that response."""
     pdus = att_pdus(path)
     requests = mtu = discovery = 0
     for timestamp, sent, pdu in pdus:
@@ -137,7 +152,7 @@ def until_value(path):
             discovery += pdu[0] in ATT_DISCOVERY or (
                 pdu[0] == 0x08 and pdu[5:] in (b'\x00\x28', b'\x01\x28', b'\x02\x28', b'\x03\x28'))
         if not sent and pdu[0] == 0x0B and pdu[1:] == READ_ONLY_VALUE:
-            return requests, mtu, discovery, timestamp - pdus[0][0]
+            return requests, mtu, discovery, timestamp - pdus[0][0], timestamp - create_connection_time(path)
     sys.exit(f'{path}: no Read Response with the value')
 
 
@@ -198,9 +213,15 @@ def reconnect(bluejay, transport, address, runs):
     figures = {}
     for no_cache, key in ((False, 'cached'), (True, 'uncached')):
         air = [r[1][3] / 1000 for r in results[no_cache]]
+        connect = [r[1][4] / 1000 for r in results[no_cache]]
         figures[key] = {'round_trips': rows[no_cache][1], 'round_trips_without_mtu': rows[no_cache][2],
-                        'ms': {'p50': percentile(air, 0.5), 'p95': percentile(air, 0.95), 'min': min(air), 'max': max(air), 'runs': air},
+                        'ms': {'p50': percentile(connect, 0.5), 'p95': percentile(connect, 0.95), 'min': min(connect), 'max': max(connect), 'runs': connect},
+                        'att_ms': {'p50': percentile(air, 0.5), 'p95': percentile(air, 0.95), 'runs': air},
                         'process_ms': {'p50': percentile([r[0] * 1000 for r in results[no_cache]], 0.5)}}
+    c, u = figures['cached']['ms'], figures['uncached']['ms']
+    print(f'  connect -> value (LE Create Connection to the Read Response, capture): cached p50 {c["p50"]:.2f} ms p95 {c["p95"]:.2f} ms; '
+          f'--no-cache p50 {u["p50"]:.2f} ms p95 {u["p95"]:.2f} ms')
+    print()
     return figures
 
 
