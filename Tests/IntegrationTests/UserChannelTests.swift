@@ -1,5 +1,6 @@
 import Foundation
-import HCI
+@testable import HCI
+import Synchronization
 import Testing
 
 /// The HCI user channel against a real Linux kernel. These need the `make vmtest` guest:
@@ -103,10 +104,24 @@ struct UserChannelTests {
         _ = try await Self.bringUp(.userChannel(index: 0))
     }
 
-    @Test("An adapter that has just appeared is opened once the kernel's own init is done")
+    @Test("An open that starts before the adapter exists rides out ENODEV and the kernel's init")
     func transientInitIsRetried() async throws {
         let btvirt = try #require(which("btvirt"), "btvirt (Debian package bluez-test-tools) is not installed")
-        let before = Set(Self.kernelAdapters())
+        // The index the next controller will get: one past the highest the kernel has.
+        let indices = Self.kernelAdapters().compactMap { UInt16($0.dropFirst(3)) }
+        let index = (indices.max() ?? 0) + 1
+        let name = "hci\(index)"
+        // Open first, as a service started at boot would, before the controller is attached.
+        let retried = Mutex<[Int32]>([])
+        let opening = Task.detached { () throws(TransportError) -> Int32 in
+            try UserChannel.open(index: index) { code in retried.withLock { $0.append(code) } }
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline, retried.withLock({ $0.isEmpty }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(retried.withLock { $0.first } == ENODEV, "the first bind should find no \(name) yet")
+
         let emulator = Process()
         emulator.executableURL = btvirt
         emulator.arguments = ["-L", "-l1"]
@@ -118,17 +133,15 @@ struct UserChannelTests {
             emulator.terminate()
             emulator.waitUntilExit()
         }
-        // Open the moment sysfs shows it: the kernel is then still running HCI_Reset and its
-        // reads on it, and bind() answers EBUSY until that is done.
-        let deadline = ContinuousClock.now + .seconds(30)
-        var added: [String] = []
-        while ContinuousClock.now < deadline, added.isEmpty {
-            added = Self.kernelAdapters().filter { !before.contains($0) }
-            if added.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        let name = try #require(added.first, "btvirt attached no controller within 30 s")
-        let spec = try TransportSpec(parsing: name)
-        let info = try await Self.bringUp(spec)
+        let descriptor = try await opening.value
+        let codes = retried.withLock { $0 }
+        print("\(name): bound after \(codes.filter { $0 == ENODEV }.count) ENODEV and \(codes.filter { $0 == EBUSY }.count) EBUSY retries")
+        let transport = try FileDescriptorTransport(descriptor: descriptor, name: name, framerLimit: 65535)
+        let info = try await Task { @BluetoothActor in
+            let controller = HCIController(transport: transport)
+            defer { controller.close() }
+            return try await controller.start()
+        }.value
         #expect(info.address.description == (try Self.kernelAddress(name)))
     }
 }
