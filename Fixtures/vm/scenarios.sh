@@ -38,9 +38,10 @@ adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
 adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
 address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
 
-# Runs bluejay, keeping stdout/stderr/status in OUT, ERR and STATUS.
+# Runs bluejay, keeping stdout/stderr/status in OUT, ERR and STATUS. A hang is a failure
+# reported here (status 124), not a machine killed by run.sh's overall timeout.
 bluejay() {
-    "$BLUEJAY" "$@" > "$LOGS/out" 2> "$LOGS/err"
+    timeout 60 "$BLUEJAY" "$@" > "$LOGS/out" 2> "$LOGS/err"
     STATUS=$?
     OUT=$(cat "$LOGS/out")
     ERR=$(cat "$LOGS/err")
@@ -78,7 +79,7 @@ else
 fi
 
 step "2. the user-channel Swift tests, from the prebuilt bundle"
-timeout 300 "$BUNDLE" --testing-library swift-testing --filter UserChannelTests 2>&1 | tee "$LOGS/swift-tests.log" | grep --line-buffered -v -e '^↳' -e ' started\.$' | sed -u 's/^/   /'
+timeout 150 "$BUNDLE" --testing-library swift-testing --filter UserChannelTests 2>&1 | tee "$LOGS/swift-tests.log" | grep --line-buffered -v -e '^↳' -e ' started\.$' | sed -u 's/^/   /'
 tests_status=${PIPESTATUS[0]}
 summary=$(grep -E 'Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)' "$LOGS/swift-tests.log" || true)
 if [ $tests_status != 0 ] || [ -z "$summary" ]; then
@@ -172,18 +173,26 @@ step "5. interop with real BlueZ: kernel host + bluetoothd on hci1, bluejay on h
 printf '[General]\nName = BlueZ peer\n[Policy]\nAutoEnable = false\n' > /tmp/main.conf
 start_bluetoothd -f /tmp/main.conf
 peer=$(address_of hci1)
-wait_for 10 adapter_down hci1
+# bluetoothd sets its own modes while it adopts an adapter; settings made before it has
+# published the adapter on D-Bus can be overwritten, so wait for that first.
+adopted() { dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 \
+    org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Address > /dev/null 2>&1; }
+wait_for 30 adopted || fail "bluetoothd did not adopt hci1"
 for setting in "le on" "connectable on" "power on" "advertising on"; do
     # shellcheck disable=SC2086
     btmgmt -i hci1 $setting < /dev/null >> "$LOGS/btmgmt.log" 2>&1
 done
-if wait_for 30 adapter_up hci1; then pass "bluetoothd runs hci1 ($peer), powered and advertising"; else fail "hci1 did not come up: $(cat "$LOGS/btmgmt.log")"; fi
+# (btmgmt prints nothing when not on a terminal: ask bluetoothd over D-Bus instead. The scan
+# below is what shows that hci1 advertises, connectable, from its public address.)
+powered() { dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 \
+    org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Powered 2>/dev/null | grep -q 'boolean true'; }
+if wait_for 30 powered; then pass "bluetoothd runs hci1 ($peer), powered"; else fail "bluetoothd did not power hci1: $(cat "$LOGS/btmgmt.log")"; fi
 
-"$BLUEJAY" scan --transport hci0 --duration 5 --json --capture "$ARTIFACTS/bluez-scan.btsnoop" > "$LOGS/scan.json" 2> "$LOGS/err"
+timeout 60 "$BLUEJAY" scan --transport hci0 --duration 5 --json --capture "$ARTIFACTS/bluez-scan.btsnoop" > "$LOGS/scan.json" 2> "$LOGS/err"
 sed 's/^/   /' "$LOGS/scan.json"
-if grep -q "\"$peer\"" "$LOGS/scan.json"; then pass "scan on hci0 finds BlueZ's hci1 ($peer)"; else fail "scan did not find $peer: $(cat "$LOGS/err")"; fi
+if grep "\"$peer\"" "$LOGS/scan.json" | grep -q '"connectable": true'; then pass "scan on hci0 finds BlueZ's hci1 ($peer), connectable"; else fail "scan did not find $peer: $(cat "$LOGS/err")"; fi
 
-bluejay gatt "$peer" --transport hci0 --no-cache --capture "$ARTIFACTS/bluez-gatt.btsnoop"
+bluejay gatt "$peer/public" --transport hci0 --no-cache --capture "$ARTIFACTS/bluez-gatt.btsnoop"
 echo "$OUT" | sed 's/^/   /'
 if [ "$STATUS" = 0 ] && grep -q "^Service 1800 Generic Access" <<< "$OUT" && grep -q "^Service 1801 Generic Attribute" <<< "$OUT" \
     && grep -q "Characteristic 2A00 Device Name" <<< "$OUT"; then
@@ -192,7 +201,7 @@ else
     fail "gatt against BlueZ (status $STATUS): $ERR"
 fi
 
-bluejay read "$peer" 1800 2A00 --utf8 --transport hci0 --capture "$ARTIFACTS/bluez-read.btsnoop"
+bluejay read "$peer/public" 1800 2A00 --utf8 --transport hci0 --capture "$ARTIFACTS/bluez-read.btsnoop"
 echo "   Device Name: $OUT"
 if [ "$STATUS" = 0 ] && [ "$OUT" = "BlueZ peer" ]; then
     pass "read GAP Device Name (2A00) from BlueZ: \"$OUT\""
