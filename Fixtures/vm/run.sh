@@ -54,7 +54,7 @@ if [ -z "$accel" ]; then
 fi
 case $accel in
     kvm) machine=(-accel kvm -cpu host) ;;
-    tcg) machine=(-accel tcg,thread=multi -cpu max) ;;
+    tcg) machine=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
     *) echo "VM_ACCEL must be kvm or tcg" >&2; exit 64 ;;
 esac
 

@@ -211,6 +211,12 @@ fi
 echo "   (pairing with BlueZ waits for SMP, not part of this run)"
 stop_bluetoothd
 
+# The BlueZ peer's kernel SMP needs ECDH P-256 (pairing, once ours lands): no crypto gaps.
+if dmesg | grep -qE 'Unable to create ECDH|self-tests for .* failed'; then
+    fail "the guest kernel's crypto: $(dmesg | grep -E 'Unable to create ECDH|self-tests for .* failed' | head -n 2)"
+else
+    pass "the guest kernel has ECDH P-256 for the BlueZ peer's SMP"
+fi
 kill $btvirt 2>/dev/null
 cp "$LOGS"/* "$ARTIFACTS"/ 2>/dev/null
 echo
