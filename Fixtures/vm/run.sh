@@ -12,6 +12,7 @@
 #   VM_TIMEOUT  seconds before the machine is killed (default 300); exit status 124 then
 #   VM_ENV      names of further variables to pass into the guest
 #   VM_ACCEL    kvm or tcg; default: kvm only when /dev/kvm opens and the CPU shows vmx/svm
+#   VM_CPU      the CPU model QEMU emulates under tcg (default max)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)

@@ -47,7 +47,8 @@ bluejay() {
     ERR=$(cat "$LOGS/err")
 }
 
-# An error path: bluejay must exit 1 with exactly one stderr line naming $1 (EBUSY, ...), and
+# An error path ($1 describes it): bluejay must exit 1 with exactly one stderr line that names
+# the errno $2 (EBUSY, ...), and
 # the README must quote that line verbatim (its "Running on a real board" section).
 expect_error() {
     local what=$1 code=$2
@@ -66,10 +67,10 @@ modprobe -a algif_hash algif_skcipher cmac ecb || fail "modprobe of the AF_ALG m
 btvirt -l2 > "$LOGS/btvirt.log" 2>&1 &
 btvirt=$!
 if wait_for 20 test -e /sys/class/bluetooth/hci1; then pass "btvirt -l2 attached hci0 and hci1"; else
-    fail "btvirt attached no controllers"; cat "$LOGS/btvirt.log"; echo "$passed passed, $failed failed"; exit 1
+    fail "btvirt attached no controllers"; cat "$LOGS/btvirt.log"; echo "vmtest: $passed passed, $failed failed"; exit 1
 fi
 
-step "1. bluejay info --transport hci0, at once (the kernel's own init is still running)"
+step "1. bluejay info --transport hci0, the moment hci0 appears"
 bluejay info --transport hci0 --capture "$ARTIFACTS/info-hci0.btsnoop"
 echo "$OUT" | sed 's/^/   /'
 if [ "$STATUS" = 0 ] && grep -q "^Address: *$(address_of hci0)\$" <<< "$OUT"; then
