@@ -12,7 +12,13 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # btsnoop of the demo session, for tshark or `bluejay trace`.
 DEMO_CAPTURE ?= demo.btsnoop
 
-.PHONY: all build test demo deps venv bench traces clean
+# What `make vmtest` needs beyond deps: QEMU (with qboot), busybox for the initramfs, kmod
+# for depmod/modprobe, btvirt, bluetoothd/btmgmt/hciconfig, dbus for bluetoothd, setcap.
+VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools dbus libcap2-bin
+# Where `make vmtest` leaves btsnoop captures and logs from the guest.
+VM_ARTIFACTS := $(CURDIR)/artifacts/vm
+
+.PHONY: all build test vmtest demo deps vm-deps venv bench traces clean
 
 all: build
 
@@ -25,6 +31,9 @@ deps:
 	  $(SUDO) apt-get update -q && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+vm-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(VM_APT_PACKAGES)"
 
 # The Bumble peer's pinned environment; rebuilt when the pins change.
 venv: $(VENV)/.installed
@@ -48,6 +57,13 @@ test: deps venv build
 traces: deps venv
 	$(SWIFT) build --product bluejay
 	Fixtures/traces/record.sh $(PEER_PY) $(BLUEJAY) $(NAMES)
+
+# The user channel on a real Linux kernel: a Debian kernel in QEMU with hci_vhci, virtual
+# controllers from btvirt, the host's debug build run in the guest (Fixtures/vm). One boot
+# runs every scenario; the exit status is the guest's.
+vmtest: deps vm-deps build
+	@rm -rf $(VM_ARTIFACTS) && mkdir -p $(VM_ARTIFACTS)
+	VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
 
 # The main job against the bundled virtual peripheral: start the peer, show its controller,
 # run the heart-rate demo on the Bluejay API (scan, connect, read, listen, a background task,
@@ -75,4 +91,4 @@ bench: deps venv
 	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench
 
 clean:
-	rm -rf .build $(VENV) $(DEMO_CAPTURE)
+	rm -rf .build $(VENV) $(DEMO_CAPTURE) .vmcache

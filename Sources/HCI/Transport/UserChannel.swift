@@ -9,7 +9,9 @@ enum UserChannel {
     /// runs its own init for about half a second, during which the bind fails.
     static let retryWindowMilliseconds = 3000
 
-    static func open(index: UInt16) throws(TransportError) -> Int32 {
+    /// Binds a user-channel socket to `hci<index>`. `retrying` is told the errno of each
+    /// bind that failed and is about to be retried (the tests watch the kernel's init window).
+    static func open(index: UInt16, retrying: (Int32) -> Void = { _ in }) throws(TransportError) -> Int32 {
         let adapter = "hci\(index)"
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else {
@@ -32,6 +34,7 @@ enum UserChannel {
             if result == 0 { return fd }
             let code = errno
             if (code == EBUSY || code == ENODEV), waited < retryWindowMilliseconds {
+                retrying(code)
                 usleep(100_000)
                 waited += 100
                 continue

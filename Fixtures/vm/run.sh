@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs one command inside a Debian-kernel virtual machine and exits with its status.
+#
+#   Fixtures/vm/run.sh COMMAND [ARG...]
+#
+# The guest sees the host's whole filesystem read-only with a throwaway writable layer, so
+# binaries built on the host run there as they are; the command runs as root, in the current
+# directory, with the current PATH and the variables named below. Its output streams here.
+#
+#   VM_CACHE    where the kernel and initramfs are kept (default: .vmcache in the repo)
+#   VM_RW       space-separated host directories the guest may write to (artifacts)
+#   VM_TIMEOUT  seconds before the machine is killed (default 300); exit status 124 then
+#   VM_ENV      names of further variables to pass into the guest
+#   VM_ACCEL    kvm or tcg; default: kvm only when /dev/kvm opens and the CPU shows vmx/svm
+#   VM_CPU      the CPU model QEMU emulates under tcg (default max)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+[ $# -gt 0 ] || { echo "usage: run.sh COMMAND [ARG...]" >&2; exit 64; }
+cache=${VM_CACHE:-$repo/.vmcache}
+release=$("$here/assets.sh" "$cache")
+assets=$cache/$release
+timeout=${VM_TIMEOUT:-300}
+
+work=$(mktemp -d /tmp/bluejay-vm.XXXXXX)
+qemu=""
+cleanup() {
+    [ -n "$qemu" ] && kill "$qemu" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/xfer"
+: > "$work/xfer/output"
+
+{
+    echo "VM_KERNEL_RELEASE=$release"
+    echo "VM_MODULES=$assets/root/lib/modules/$release"
+    echo "VM_RW='${VM_RW:-}'"
+} > "$work/xfer/vm.conf"
+{
+    echo "export PATH=$(printf %q "$PATH") HOME=/root TERM=dumb LANG=C.UTF-8 BLUEJAY_VM=1"
+    for name in ${VM_ENV:-}; do
+        [ -n "${!name+set}" ] && echo "export $name=$(printf %q "${!name}")"
+    done
+    echo "cd $(printf %q "$PWD") || exit 125"
+    printf '%q ' "$@"
+    echo
+} > "$work/xfer/cmd.sh"
+
+# KVM only where it really works: /dev/kvm here can be a PVM "KVM" that cannot run a stock
+# kernel (no vmx/svm flag); software emulation is slower but always right.
+accel=${VM_ACCEL:-}
+if [ -z "$accel" ]; then
+    if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then accel=kvm; else accel=tcg; fi
+fi
+case $accel in
+    kvm) machine=(-accel kvm -cpu host) ;;
+    tcg) machine=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
+    *) echo "VM_ACCEL must be kvm or tcg" >&2; exit 64 ;;
+esac
+
+shares=()
+index=0
+for dir in ${VM_RW:-}; do
+    mkdir -p "$dir"
+    shares+=(-fsdev "local,id=rw$index,path=$dir,security_model=none" -device "virtio-9p-pci,fsdev=rw$index,mount_tag=rw$index")
+    index=$((index + 1))
+done
+
+qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
+    -machine q35 -bios /usr/share/qemu/qboot.rom "${machine[@]}" -smp 2 -m 1G \
+    -kernel "$assets/vmlinux" -initrd "$assets/initramfs.cpio.gz" \
+    -append "console=ttyS0 panic=-1 tsc=reliable no_timer_check mitigations=off random.trust_cpu=on loglevel=4" \
+    -serial "file:$work/console.log" \
+    -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+    -fsdev "local,id=xfer,path=$work/xfer,security_model=none" -device virtio-9p-pci,fsdev=xfer,mount_tag=xfer \
+    "${shares[@]}" -device virtio-rng-pci < /dev/null > "$work/qemu.log" 2>&1 &
+qemu=$!
+tail -n +1 -f --pid="$qemu" "$work/xfer/output" &
+tailer=$!
+
+deadline=$((SECONDS + timeout))
+while kill -0 "$qemu" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+    sleep 0.2  # polling the machine's process with a deadline, not waiting out a race
+done
+status=0
+if kill -0 "$qemu" 2>/dev/null; then
+    kill "$qemu"
+    wait "$qemu" 2>/dev/null || true
+    wait "$tailer" 2>/dev/null || true
+    echo "vm: timed out after ${timeout}s; kernel console:" >&2
+    tail -n 40 "$work/console.log" >&2
+    exit 124
+fi
+wait "$qemu" || status=$?
+qemu=""
+wait "$tailer" 2>/dev/null || true
+if [ ! -s "$work/xfer/rc" ]; then
+    echo "vm: the guest stopped without a result (qemu exit $status); qemu and kernel console:" >&2
+    cat "$work/qemu.log" >&2
+    tail -n 40 "$work/console.log" >&2
+    exit 125
+fi
+rc=$(cat "$work/xfer/rc")
+[ "$rc" = 125 ] && { echo "vm: guest set-up failed; kernel console:" >&2; tail -n 40 "$work/console.log" >&2; }
+exit "$rc"
