@@ -6,11 +6,14 @@
 #   2. the user-channel Swift tests (UserChannelTests), run from the prebuilt .xctest bundle
 #   3. the error paths through the CLI, with the exact messages: EBUSY (we hold it), ENODEV, EPERM
 #   4. bluetoothd powering the adapter → EBUSY, and both fixes the message names
-#   5. interop with real BlueZ: kernel host + bluetoothd on hci1, bluejay on hci0
+#   5. interop with real BlueZ: kernel host + bluetoothd on hci1, bluejay on hci0 (scan,
+#      GATT, read, pairing, bonded reconnection)
 #
 # VM_ARTIFACTS (a host directory shared read-write) receives the btsnoop captures and logs.
 set -uo pipefail
 export NO_COLOR=1 PATH=$PATH:/usr/sbin:/sbin
+# Bonds and the GATT cache of this run only.
+export BLUEJAY_STORE=$(mktemp -d)
 BLUEJAY=$PWD/.build/debug/bluejay
 BUNDLE=$PWD/.build/debug/BluejayPackageTests.xctest
 ARTIFACTS=${VM_ARTIFACTS:-/tmp/artifacts}
@@ -179,7 +182,7 @@ peer=$(address_of hci1)
 adopted() { dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 \
     org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Address > /dev/null 2>&1; }
 wait_for 30 adopted || fail "bluetoothd did not adopt hci1"
-for setting in "le on" "connectable on" "power on" "advertising on"; do
+for setting in "le on" "bondable on" "connectable on" "power on" "advertising on"; do
     # shellcheck disable=SC2086
     btmgmt -i hci1 $setting < /dev/null >> "$LOGS/btmgmt.log" 2>&1
 done
@@ -209,7 +212,37 @@ if [ "$STATUS" = 0 ] && [ "$OUT" = "BlueZ peer" ]; then
 else
     fail "read Device Name (status $STATUS, got '$OUT'): $ERR"
 fi
-echo "   (pairing with BlueZ waits for SMP, not part of this run)"
+btmon -i hci1 -w "$ARTIFACTS/bluez-side.btsnoop" > /dev/null 2>&1 &
+btmon_pid=$!
+# Pairing with BlueZ: its kernel SMP as the peripheral, bluetoothd with a NoInputNoOutput
+# agent (Just Works, accepted without a person). Then a new process reconnects and reads
+# with the stored key: encryption, and no pairing in its capture. btmon records BlueZ's side.
+# (bluetoothd still asks its agent to authorize a Just Works pairing; bluetoothctl prompts
+# for it on stdin, so a "yes" goes in every half second: at the shell prompt it is just an
+# unknown command.)
+{ echo "agent NoInputNoOutput"; echo "default-agent"; for _ in $(seq 240); do sleep 0.5; echo yes; done; } \
+    | bluetoothctl > "$LOGS/bluetoothctl.log" 2>&1 &
+agent=$!
+registered() { grep -q "Default agent request successful" "$LOGS/bluetoothctl.log"; }
+wait_for 20 registered || echo "   (bluetoothctl did not confirm its agent: $(tail -n 3 "$LOGS/bluetoothctl.log"))"
+bluejay pair "$peer/public" --io none --transport hci0 --json --capture "$ARTIFACTS/bluez-pair.btsnoop"
+echo "   $OUT"
+if [ "$STATUS" = 0 ] && grep -q '"secure_connections": true' <<< "$OUT"; then
+    pass "paired with BlueZ (LE Secure Connections): $(sed 's/.*"method": "\([^"]*\)".*/\1/' <<< "$OUT")"
+else
+    fail "pairing with BlueZ (status $STATUS): $ERR"
+fi
+bluejay read "$peer/public" 1800 2A00 --utf8 --transport hci0 --capture "$ARTIFACTS/bluez-bonded-read.btsnoop"
+smp=$("$BLUEJAY" trace "$ARTIFACTS/bluez-bonded-read.btsnoop" --summary --json | tr -d ' \n' | sed -n 's/.*"smp":{\([^}]*\)}.*/\1/p')
+encrypted=$("$BLUEJAY" trace "$ARTIFACTS/bluez-bonded-read.btsnoop" | grep -c "Encryption_Change.*status 0x00")
+# (BlueZ, bonded, sends a Security Request at once; answering it with the stored key is
+# fine. What must not appear is a pairing: Pairing Request and what follows.)
+if [ "$STATUS" = 0 ] && [ "$OUT" = "BlueZ peer" ] && ! grep -q "Pairing_Request" <<< "$smp" && [ "$encrypted" -ge 1 ]; then
+    pass "a new process reconnects to BlueZ encrypted with the stored key, no pairing in its capture (SMP seen: ${smp:-none})"
+else
+    fail "bonded reconnection to BlueZ (status $STATUS, smp '$smp', encryption changes $encrypted): $ERR"
+fi
+kill $agent $btmon_pid 2>/dev/null
 stop_bluetoothd
 
 # The BlueZ peer's kernel SMP needs ECDH P-256 (pairing, once ours lands): no crypto gaps.

@@ -95,7 +95,9 @@ final class PairingSession {
     func run() async throws(SMPError) -> Outcome {
         var authentication: AuthenticationRequirements = []
         if policy.bonding { authentication.insert(.bonding) }
-        if policy.mitm { authentication.insert(.mitm) }
+        // Without input or output we cannot protect against a MITM; asking anyway makes
+        // peers such as BlueZ refuse (Authentication Requirements) instead of Just Works.
+        if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
         let request = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
                                       initiatorKeys: policy.bonding ? [.identityKey] : [],

@@ -116,7 +116,9 @@ public final class SecurityManager {
     /// (on demand, a peer that lost the bond is paired again).
     public func encryptIfBonded(_ handle: UInt16) async -> Bool {
         guard bond(for: handle) != nil else { return false }
-        do throws(SMPError) { try await encrypt(handle) } catch {
+        // Through ``secure(_:)``, so a peer's Security Request arriving at the same moment
+        // shares this one encryption instead of racing it.
+        do throws(SMPError) { try await secure(handle) } catch {
             logger.log(.warning, "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted")
         }
         return true
@@ -200,6 +202,9 @@ public final class SecurityManager {
             throw error
         }
         links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
+        // Our keys are the last thing pairing sends: they must reach the peer before anyone
+        // acts on the result (and, say, disconnects), or the peer keeps no bond.
+        await controller.waitUntilDelivered(handle: handle)
         if policy.bonding {
             do { try bonds.save(outcome.bond) } catch { throw .store("\(error)") }
         }

@@ -28,6 +28,12 @@ public struct ACLFlowControl: Sendable {
     /// Packets in the controller's buffers.
     public var inFlight: Int { bufferCount - available }
 
+    /// Whether everything sent on `handle` has left the host and been completed by the
+    /// controller (nothing queued, nothing outstanding).
+    public func isDrained(_ handle: UInt16) -> Bool {
+        outstanding[handle] == nil && !queue[queueHead...].contains { $0.handle == handle }
+    }
+
     /// Queues a packet; returns the packets that may be sent now, in order.
     public mutating func enqueue(_ packet: ACLDataPacket) -> [ACLDataPacket] {
         queue.append(packet)

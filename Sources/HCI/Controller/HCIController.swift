@@ -386,6 +386,38 @@ public final class HCIController {
 
     // MARK: ACL data
 
+    /// Callers of ``waitUntilDelivered(handle:timeout:)`` by connection handle.
+    private var drainWaiters: [UInt16: [Expectation<Bool>]] = [:]
+
+    /// Waits until every ACL packet queued for `handle` has been sent and completed by the
+    /// controller (Number Of Completed Packets), or the link ended, or `timeout` passed;
+    /// returns whether it drained. What the last PDUs before a disconnect need (SMP's
+    /// last distributed key, a final Write Command): a Disconnect may otherwise overtake them.
+    @discardableResult
+    public func waitUntilDelivered(handle: UInt16, timeout: Duration = .seconds(2)) async -> Bool {
+        guard let flow = aclFlow, !flow.isDrained(handle) else { return true }
+        let drained = Expectation<Bool>()
+        drainWaiters[handle, default: []].append(drained)
+        let clock = clock
+        let timer = Task { @BluetoothActor in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            drained.fulfill(false)
+        }
+        let result = await drained.value()
+        timer.cancel()
+        drainWaiters[handle]?.removeAll { $0 === drained }
+        if drainWaiters[handle]?.isEmpty == true { drainWaiters[handle] = nil }
+        return result
+    }
+
+    /// Wakes the drain waiters whose handle has nothing left (or no longer exists).
+    private func wakeDrainWaiters() {
+        guard !drainWaiters.isEmpty else { return }
+        for (handle, waiters) in drainWaiters where aclFlow.map({ $0.isDrained(handle) }) ?? true {
+            for waiter in waiters { waiter.fulfill(true) }
+        }
+    }
+
     /// Queues an ACL packet for the controller. It goes out as soon as a controller
     /// buffer is free; never more are outstanding than the controller has buffers.
     public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
@@ -469,6 +501,7 @@ public final class HCIController {
             }
             aclFlow = flow
             try? transmit(released)
+            wakeDrainWaiters()
         case .disconnectionComplete(let disconnection):
             if disconnection.status.isSuccess { openLinks.remove(disconnection.handle) }
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
@@ -479,6 +512,7 @@ public final class HCIController {
                     logger.log(.info, "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))")
                 }
                 try? transmit(released)
+                wakeDrainWaiters()
             }
             dispatch(event)
         case .hardwareError(let error):
