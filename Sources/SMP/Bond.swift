@@ -145,13 +145,12 @@ public struct BondStore: Sendable {
 extension BondStore {
     /// Our own IRK (wire order), made once and kept in the store: the peer stores it with
     /// our identity address when we distribute IdKey.
-    func localIdentityResolvingKey() -> [UInt8] {
+    func localIdentityResolvingKey(using entropy: PairingEntropy = .system) -> [UInt8] {
         let name = "local-irk.key"
         if let stored = try? directory.read(name), let key = Bond.bytes(String(decoding: stored.prefix(32), as: UTF8.self), count: 16) {
             return key
         }
-        var generator = SystemRandomNumberGenerator()
-        let key = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let key = entropy.bytes(16)
         try? directory.writeAtomically(Array((Bond.hex(key) + "\n").utf8), to: name)
         return key
     }

@@ -33,11 +33,14 @@ final class PairingSession {
     private let delegate: (any PairingDelegate)?
     /// Our identity keys, distributed when the peer asks (IdKey).
     private let localIRK: [UInt8]
+    /// Nonces, passkeys and the key pair come from here.
+    private let entropy: PairingEntropy
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
 
-    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: [UInt8]) {
+    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: [UInt8], entropy: PairingEntropy = .system) {
+        self.entropy = entropy
         self.link = link
         self.policy = policy
         self.delegate = delegate
@@ -150,7 +153,7 @@ final class PairingSession {
 
     /// Public keys, authentication stage 1 and 2; returns the LTK in wire order.
     private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
-        let privateKey = P256.KeyAgreement.PrivateKey()
+        let privateKey = entropy.privateKey()
         let ours = Array(privateKey.publicKey.rawRepresentation)  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
         try link.send(.pairingPublicKey(x: lsbFirst(fromMSBFirst: pkaX), y: lsbFirst(fromMSBFirst: ours[32..<64])))
@@ -242,8 +245,7 @@ final class PairingSession {
     /// The passkey: shown by us (random), or typed in from what the peer shows.
     private func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> UInt32 {
         if case .passkeyEntry(initiatorDisplays: true) = method {
-            var generator = SystemRandomNumberGenerator()
-            let passkey = UInt32.random(in: 0...999_999, using: &generator)
+            let passkey = entropy.passkey()
             await delegate?.display(passkey: passkey)
             return passkey
         }
@@ -332,8 +334,5 @@ final class PairingSession {
     }
 
     /// `count` random octets.
-    private func random(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    }
+    private func random(_ count: Int) -> [UInt8] { entropy.bytes(count) }
 }

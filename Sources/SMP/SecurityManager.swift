@@ -14,6 +14,9 @@ public final class SecurityManager {
     public var policy: PairingPolicy
     /// The pairing user interface (nil: only Just Works can complete).
     public var delegate: (any PairingDelegate)?
+    /// Where pairing's randomness comes from: ``PairingEntropy/system`` except in replayed
+    /// conformance tests.
+    public var entropy = PairingEntropy.system
     /// Told after each pairing that completed: the link, the method and the bond.
     public var onPaired: ((UInt16, PairingMethod, Bond) -> Void)?
 
@@ -46,7 +49,7 @@ public final class SecurityManager {
     private let logger: HCILogger
     /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
     /// a command that never pairs leaves the store untouched.
-    private lazy var localIRK = bonds.localIdentityResolvingKey()
+    private lazy var localIRK = bonds.localIdentityResolvingKey(using: entropy)
     private var links: [UInt16: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
@@ -182,7 +185,7 @@ public final class SecurityManager {
                     guard let self else { throw .disconnected }
                     try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
                 }),
-            policy: policy, delegate: delegate, localIRK: localIRK)
+            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
         links[handle, default: Link()].session = session
         links[handle]?.pairingFailed = false
         // One timer for the whole exchange, restarted by each command we receive.

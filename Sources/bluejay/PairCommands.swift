@@ -65,7 +65,8 @@ struct Pair: AsyncParsableCommand {
                     + "\"identity_address\": \(JSONValue.quote(bond.address + "/" + bond.addressType)), \"bond_file\": \(JSONValue.quote(file))}"
             }
             return "paired with \(connection.peerAddress): \(pairing.method), \(pairing.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "
-                + "key size \(bond.keySize)\(bond.authenticated ? ", authenticated" : ""); identity \(bond.address)/\(bond.addressType); bond stored in \(file)"
+                + "key size \(bond.keySize)\(bond.authenticated ? ", authenticated" : ""); identity \(bond.address)/\(bond.addressType); "
+                + "bond stored as bonds/\(bond.address.filter { $0 != ":" }).json in the store"
         }
         print(line)
     }

@@ -33,6 +33,9 @@ struct PeripheralOptions: ParsableArguments {
     @Flag(name: .long, help: "Refuse LE legacy pairing: only LE Secure Connections.")
     var scOnly = false
 
+    @Option(name: .long, help: ArgumentHelp("Test only: pair with keys and nonces from this seed, so a recorded pairing replays byte for byte. Not secret.", visibility: .hidden))
+    var smpTestSeed: UInt64?
+
     /// The pairing policy these options ask for.
     var policy: PairingPolicy {
         PairingPolicy(ioCapability: IOCapability(io) ?? .keyboardDisplay, secureConnectionsOnly: scOnly, allowPairing: !noPair)
@@ -78,6 +81,7 @@ struct PeripheralOptions: ParsableArguments {
             bearers.server = LocalGATTServer()
             let security = SecurityManager(controller: controller, channels: channels, connections: manager, store: .standard, policy: policy, logger: logger)
             security.delegate = TerminalPairing()
+            if let seed = smpTestSeed { security.entropy = .seeded(seed) }
             defer {
                 security.close()
                 bearers.close()

@@ -24,11 +24,14 @@ struct APIReplayTests {
 
     /// Brings the replayed controller up, runs `body`, and requires the replay to have
     /// ended exactly where the recording does.
-    func replaying<T>(_ name: String, _ body: (HCIController, ControllerInfo) async throws -> T) async throws -> T {
+    /// `rules`: the matching rules; none (exact octets) for recordings made with a seeded
+    /// pairing, where even the random values must come out as recorded.
+    func replaying<T>(_ name: String, rules: [ReplayRule] = ReplayRule.standard,
+                      _ body: (HCIController, ControllerInfo) async throws -> T) async throws -> T {
         var path = Repository.trace(name)
         if let corruption { path = try corruptedCopy(of: path, record: corruption.record, octet: corruption.octet) }
         defer { if corruption != nil { try? FileManager.default.removeItem(atPath: path) } }
-        let replay = try ReplayTransport(path: path)
+        let replay = try ReplayTransport(path: path, rules: rules)
         let controller = HCIController(transport: replay, configuration: quiet)
         defer { controller.close() }
         let outcome: Result<T, any Error>
@@ -294,6 +297,8 @@ struct CorruptedReplayTests {
         "indications": { try await $0.indications() },
         "disconnect-by-peer": { try await $0.disconnectionByThePeer() },
         "connection-update": { try await $0.connectionParameterUpdateRequestedByThePeer() },
+        "pairing": { try await $0.pairing() },
+        "pairing-on-demand": { try await $0.pairingOnDemand() },
     ]
 
     /// Every recording but the Bluejay API demo, which `BluejayReplayTests` breaks.

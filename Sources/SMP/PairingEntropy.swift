@@ -1,0 +1,56 @@
+import Crypto
+import Synchronization
+
+/// Where pairing gets its randomness: nonces, passkeys shown, the P-256 key pair.
+///
+/// ``system`` is the only choice for real use. ``seeded(_:)`` makes every pairing
+/// reproduce the same bytes, which is what a recorded pairing replayed in a conformance
+/// test needs (the peer's recorded confirm values only verify against the recorded keys).
+/// A seeded pairing is not secret: never use it with a real device.
+public struct PairingEntropy: Sendable {
+    /// `count` random octets.
+    public let bytes: @Sendable (Int) -> [UInt8]
+
+    /// Entropy from `bytes`.
+    public init(bytes: @escaping @Sendable (Int) -> [UInt8]) { self.bytes = bytes }
+
+    /// The system's random number generator.
+    public static let system = PairingEntropy { count in
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// A deterministic stream (SplitMix64) from `seed`. For replayed tests only.
+    public static func seeded(_ seed: UInt64) -> PairingEntropy {
+        let state = Mutex(seed)
+        return PairingEntropy { count in
+            state.withLock { state in
+                var bytes: [UInt8] = []
+                while bytes.count < count {
+                    state &+= 0x9E37_79B9_7F4A_7C15
+                    var z = state
+                    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                    z ^= z >> 31
+                    bytes += withUnsafeBytes(of: z.littleEndian) { Array($0) }
+                }
+                return Array(bytes.prefix(count))
+            }
+        }
+    }
+
+    /// A P-256 key pair: the system's, or one made from this entropy's octets.
+    func privateKey() -> P256.KeyAgreement.PrivateKey {
+        for _ in 0..<8 {
+            // A 32-octet string is a valid scalar unless it is 0 or ≥ n: retry then.
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(32)) { return key }
+        }
+        return P256.KeyAgreement.PrivateKey()
+    }
+
+    /// A six-digit passkey.
+    func passkey() -> UInt32 {
+        let raw = bytes(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        return raw % 1_000_000
+    }
+}
