@@ -38,6 +38,14 @@ struct SecurityManagerTests {
             try await controller.send(ReadBDADDR())
         }
 
+        /// Starts a pairing; its value is the error it ended with (nil: it succeeded).
+        func startPairing() -> Task<SMPError?, Never> {
+            let security = security
+            return Task { @BluetoothActor () -> SMPError? in
+                do throws(SMPError) { _ = try await security.pair(Rig.handle); return nil } catch { return error }
+            }
+        }
+
         /// Waits (yielding, never sleeping) until `count` SMP commands went out.
         func waitForSent(_ count: Int) async {
             for _ in 0..<10_000 where sent.count < count { await Task.yield() }
@@ -68,9 +76,7 @@ struct SecurityManagerTests {
     @Test func silentPeerTimesOutAndTheLinkIsDoneWithSMP() async throws {
         let rig = try await rig()
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
-        let pairing = Task { @BluetoothActor () -> SMPError? in
-            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
-        }
+        let pairing = rig.startPairing()
         await rig.waitForSent(1)
         guard case .pairingRequest? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
         // The SMP timer is running before time moves.
@@ -79,9 +85,7 @@ struct SecurityManagerTests {
         await Task.yield()
         rig.clock.advance(by: .seconds(1))
         #expect(await pairing.value == .timeout)
-        let again = Task { @BluetoothActor () -> SMPError? in
-            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
-        }
+        let again = rig.startPairing()
         #expect(await again.value == .timeout)
         #expect(rig.sent.count == 1, "nothing more may be sent after the SMP timeout")
         rig.controller.close()
@@ -92,17 +96,13 @@ struct SecurityManagerTests {
     @Test func peerFailureAndMalformedCommands() async throws {
         let rig = try await rig()
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
-        var pairing = Task { @BluetoothActor () -> SMPError? in
-            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
-        }
+        var pairing = rig.startPairing()
         await rig.waitForSent(1)
         try await rig.receive([0x05, 0x05])
         #expect(await pairing.value == .pairingFailedByPeer(.pairingNotSupported))
         #expect("\(SMPError.pairingFailedByPeer(.pairingNotSupported))".contains("0x05 pairingNotSupported"))
 
-        pairing = Task { @BluetoothActor () -> SMPError? in
-            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
-        }
+        pairing = rig.startPairing()
         await rig.waitForSent(2)
         try await rig.receive([0x02, 0x03, 0x00])  // a Pairing Response cut short
         guard case .protocolError? = await pairing.value else { Issue.record("a malformed response must fail pairing"); return }
@@ -132,9 +132,7 @@ struct SecurityManagerTests {
     @Test func reflectedPublicKeyIsRefused() async throws {
         let rig = try await rig()
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
-        let pairing = Task { @BluetoothActor () -> SMPError? in
-            do throws(SMPError) { _ = try await rig.security.pair(Rig.handle); return nil } catch { return error }
-        }
+        let pairing = rig.startPairing()
         await rig.waitForSent(1)
         let response = SMPPDU.pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding, .secureConnections],
                                                               initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
