@@ -2,6 +2,7 @@ import ATT
 import Foundation
 import HCI
 import L2CAP
+import HCITestSupport
 import Testing
 
 /// The attribute-level commands (`discover`, `read`, `write`, `listen` by handle) against

@@ -1,5 +1,6 @@
 import Foundation
 import HCI
+import HCITestSupport
 import Testing
 
 /// The `bluejay` tool as scripts drive it: exit codes, stderr, the JSON contracts.

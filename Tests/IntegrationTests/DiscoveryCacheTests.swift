@@ -5,6 +5,7 @@ import GATT
 import HCI
 import L2CAP
 import SMP
+import HCITestSupport
 import Testing
 import TraceDecoding
 

@@ -1,5 +1,6 @@
 import Foundation
 import HCI
+import HCITestSupport
 import Testing
 
 /// `bluejay gatt`, `read`, `write` and `listen` against the peer. Each run is a new host

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HCI
+import HCITestSupport
 import Testing
 
 /// The stack against a real emulated controller (Bumble, over H4/TCP) and real tools

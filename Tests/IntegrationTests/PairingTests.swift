@@ -2,6 +2,7 @@ import Foundation
 import HCI
 import SMP
 import Storage
+import HCITestSupport
 import Testing
 import TraceDecoding
 

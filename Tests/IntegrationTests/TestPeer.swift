@@ -97,48 +97,6 @@ final class TestPeer: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// Runs a program and returns its exit status, standard output and standard error.
-func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env.removeValue(forKey: "BLUEJAY_TRANSPORT")
-    env.removeValue(forKey: "BLUEJAY_BTSNOOP")
-    // Each run gets a store of its own unless the test names one: bonds and cached
-    // databases must not leak between tests, nor into the user's own store.
-    var ownStore: String?
-    if environment["BLUEJAY_STORE"] == nil {
-        ownStore = NSTemporaryDirectory() + "bluejay-run-\(UUID().uuidString)"
-        env["BLUEJAY_STORE"] = ownStore
-    }
-    defer { if let ownStore { try? FileManager.default.removeItem(atPath: ownStore) } }
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let stdin = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
-    if let input {
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-    }
-    // Read both pipes to the end before waiting, so a chatty child never blocks.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
-}
-
 /// The full path of a program on PATH, or nil.
 func which(_ program: String) -> URL? {
     for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HCI
 import Synchronization
+import HCITestSupport
 import Testing
 
 /// The HCI user channel against a real Linux kernel. These need the `make vmtest` guest:

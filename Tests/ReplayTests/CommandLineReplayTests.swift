@@ -1,5 +1,6 @@
 import Foundation
 import HCI
+import HCITestSupport
 import Testing
 
 /// Every recorded session of Fixtures/traces replayed through the `bluejay` tool: the host

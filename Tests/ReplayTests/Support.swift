@@ -1,4 +1,5 @@
 import Foundation
+import HCITestSupport
 import HCI
 
 /// Paths of the checkout, found from this file so tests run from any clone.
@@ -76,31 +77,3 @@ func hostRecords(_ path: String) throws -> [(number: Int, length: Int)] {
     }
 }
 
-/// Runs a program and returns its exit status, standard output and standard error.
-func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env.removeValue(forKey: "BLUEJAY_TRANSPORT")
-    env.removeValue(forKey: "BLUEJAY_BTSNOOP")
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read both pipes to the end before waiting, so a chatty child never blocks.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
-}
