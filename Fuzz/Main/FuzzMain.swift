@@ -25,6 +25,6 @@ private let target: FuzzTarget = {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
-    do { try target.run(bytes) } catch { fatalError("\(target.name): \(error)") }
+    do { _ = try target.run(bytes) } catch { fatalError("\(target.name): \(error)") }
     return 0
 }

@@ -1,5 +1,6 @@
 import HCI
 import L2CAP
+import TraceDecoding
 
 /// One fuzz target: a decoder that reads bytes from outside the process (a controller, a
 /// peer, a file), driven with arbitrary input, plus the invariants its output must keep.
@@ -14,8 +15,10 @@ public struct FuzzTarget: Sendable {
     public let name: String
     /// What the target drives, for `--list` and the README.
     public let summary: String
-    /// Runs one input; throws when the decoders broke an invariant.
-    public let run: @Sendable ([UInt8]) throws(FuzzFailure) -> Void
+    /// Runs one input and returns how many units (packets, frames, PDUs, records, files) got
+    /// past the first decoder, so tests can tell inputs that reach the decoders under test
+    /// from ones the outermost check turns away; throws when the decoders broke an invariant.
+    public let run: @Sendable ([UInt8]) throws(FuzzFailure) -> Int
     /// Seed inputs cut from a recorded trace, given as bytes and as read (empty when the
     /// target's seeds are the files committed under Fuzz/Corpus).
     public let seeds: @Sendable (_ trace: [UInt8], _ file: BTSnoopFile) -> [[UInt8]]
@@ -73,14 +76,16 @@ extension BTSnoopRecord {
 }
 
 extension BTSnoopFile {
-    /// Every L2CAP frame of the file, reassembled per handle and direction.
+    /// Every L2CAP frame of the file, reassembled per handle and direction; ACL on handles
+    /// no connection event announced is vendor data, not L2CAP (as ``TraceCheck`` treats it).
     var frames: [BasicFrame] {
+        let announced = TraceCheck.announcedHandles(self)
         var reassemblers: [String: Reassembler] = [:]
         var frames: [BasicFrame] = []
         for record in records {
             guard let body = record.body(of: .acl) else { continue }
             var reader = ByteReader(body)
-            guard let packet = try? ACLDataPacket(from: &reader) else { continue }
+            guard let packet = try? ACLDataPacket(from: &reader), announced?.contains(packet.handle) ?? true else { continue }
             let key = "\(packet.handle)-\(record.direction == .received)"
             if let frame = reassemblers[key, default: Reassembler()].append(packet).frame { frames.append(frame) }
         }

@@ -12,12 +12,16 @@ extension FuzzTarget {
             let chunked = frame(chunks(of: bytes))
             try expect(whole.packets.elementsEqual(chunked.packets, by: { $0 == $1 }) && whole.error == chunked.error,
                        "chunking changed the framing: \(whole) whole, \(chunked) in chunks")
+            _ = whole.error.map { "\($0)" }
+            var decoded = 0
             for (type, body) in whole.packets {
                 guard let packet = try? HCIPacket(type: type, body: body[...]) else { continue }
+                decoded += 1
                 try expectRoundTrip(packet, "packet", encode: { $0.encodeBody() },
                                     decode: { try HCIPacket(type: type, body: $0[...]) })
-                if case let .event(event) = packet { try checkEvent(event) }
+                if case let .event(event) = packet { _ = try checkEvent(event) }
             }
+            return decoded
         },
         seeds: { _, file in
             // Runs of up to 8 controller packets, as a UART delivers them back to back.
@@ -33,8 +37,8 @@ extension FuzzTarget {
         summary: "HCIEvent, LE meta subevents (connection events, advertising reports) and advertising data",
         run: { bytes throws(FuzzFailure) in
             var reader = ByteReader(bytes)
-            guard let packet = try? HCIEventPacket(from: &reader), reader.isAtEnd else { return }
-            try checkEvent(packet)
+            guard let packet = try? HCIEventPacket(from: &reader), reader.isAtEnd else { return 0 }
+            return try checkEvent(packet) ? 1 : 0
         },
         seeds: { _, file in file.records.compactMap { $0.body(of: .event).map(Array.init) } },
         maximumLength: 300)
@@ -43,9 +47,14 @@ extension FuzzTarget {
     static let advertisingData = FuzzTarget(
         name: "advertising-data",
         summary: "AdvertisingData parsing and every accessor (names, UUIDs, service and manufacturer data)",
-        run: { bytes throws(FuzzFailure) in try checkAdvertisingData(bytes) },
+        run: { bytes throws(FuzzFailure) in
+            // Every octet goes through the parser; a malformed structure is one of its
+            // outcomes (``ADProblem``), not a rejection.
+            try checkAdvertisingData(bytes)
+            return bytes.isEmpty ? 0 : 1
+        },
         seeds: { _, file in
-            file.records.compactMap { $0.body(of: .event) }.flatMap(advertisingPayloads)
+            file.records.compactMap { $0.body(of: .event) }.flatMap(advertisingPayloads).filter { !$0.isEmpty }
         },
         maximumLength: 300)
 }
@@ -86,23 +95,63 @@ private func chunks(of bytes: [UInt8]) -> [ArraySlice<UInt8>] {
     return chunks
 }
 
-/// Decodes an event the way the controller layer does, with round trips at each level.
-private func checkEvent(_ packet: HCIEventPacket) throws(FuzzFailure) {
-    guard let event = try? HCIEvent(packet) else { return }
+/// Decodes an event the way the controller layer does, with round trips at each level;
+/// returns whether the event decoded.
+private func checkEvent(_ packet: HCIEventPacket) throws(FuzzFailure) -> Bool {
+    guard let event = try? HCIEvent(packet) else { return false }
     try expectRoundTrip(event, "event", encode: { Array($0.packet.parameters) },
                         decode: { try HCIEvent(HCIEventPacket(code: packet.code, parameters: $0[...])) })
-    guard case let .leMeta(meta) = event else { return }
-    _ = try? LEConnectionEvent.decode(meta).map { "\($0)" }
+    switch event {
+    case let .commandComplete(complete):
+        try returnParameterChecks[complete.opcode]?(complete.returnParameters)
+    case let .leMeta(meta):
+        try checkLEMeta(meta)
+    default:
+        break
+    }
+    return true
+}
+
+/// The LE subevents the host acts on: connection events and advertising reports.
+private func checkLEMeta(_ meta: LEMetaEvent) throws(FuzzFailure) {
+    if let connection = try? LEConnectionEvent.decode(meta) {
+        _ = (connection.handle, "\(connection)")
+        try expectRoundTrip(connection, "LE connection event", encode: { $0.encoded().encoded() }, decode: { bytes in
+            guard let again = try LEConnectionEvent.decode(LEMetaEvent(decoding: bytes[...])) else {
+                throw FuzzFailure("not a connection subevent")
+            }
+            return again
+        })
+    }
     if let reports = try? AdvertisingReport.decode(meta) {
-        let extended = meta.subeventCode == 0x0D
+        let extended = meta.subeventCode == AdvertisingReport.extendedSubevent
         try expectRoundTrip(reports, "advertising reports", encode: { AdvertisingReport.encode($0, extended: extended).encoded() },
-                            decode: { bytes in
-                                var reader = ByteReader(bytes)
-                                return try AdvertisingReport.decode(LEMetaEvent(from: &reader)) ?? []
-                            })
+                            decode: { try AdvertisingReport.decode(LEMetaEvent(decoding: $0[...])) ?? [] })
         for report in reports { try checkAdvertisingData(report.data) }
     }
 }
+
+/// Return parameters of every command the host sends whose Command Complete carries some,
+/// decoded as ``HCIController`` does: the status octet, then the command's fields (a newer
+/// controller may append more).
+private let returnParameterChecks: [HCIOpcode: @Sendable (ArraySlice<UInt8>) throws(FuzzFailure) -> Void] = {
+    func check<C: HCICommand>(_: C.Type) -> (HCIOpcode, @Sendable (ArraySlice<UInt8>) throws(FuzzFailure) -> Void) {
+        (C.opcode, { bytes throws(FuzzFailure) in
+            var reader = ByteReader(bytes)
+            guard (try? reader.readUInt8()) == HCIStatus.success.rawValue,
+                  let parameters = try? C.ReturnParameters(from: &reader) else { return }
+            try expectRoundTrip(parameters, "\(C.opcode) return parameters", encode: { $0.encoded() },
+                                decode: { try C.ReturnParameters(decoding: $0[...]) })
+        })
+    }
+    return Dictionary(uniqueKeysWithValues: [
+        check(ReadLocalVersionInformation.self), check(ReadLocalSupportedCommands.self),
+        check(ReadLocalSupportedFeatures.self), check(ReadBufferSize.self), check(ReadBDADDR.self),
+        check(LEReadBufferSize.self), check(LEReadBufferSizeV2.self), check(LEReadLocalSupportedFeatures.self),
+        check(LEReadMaximumDataLength.self), check(ReadRSSI.self), check(LESetDataLength.self),
+        check(LERemoteConnectionParameterRequestReply.self), check(LERemoteConnectionParameterRequestNegativeReply.self),
+    ])
+}()
 
 /// Parses advertising data, reads every accessor, and checks the structures survive a
 /// round trip.

@@ -147,8 +147,9 @@ public struct TraceCheck: Sendable, Equatable {
         return nil
     }
 
-    /// Every handle a successful (LE) Connection Complete of the file announces.
-    private static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
+    /// Every handle a successful (LE) Connection Complete of the file announces; nil when
+    /// none does (a capture started mid-connection). ACL on other handles is vendor data.
+    public static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
         var handles: Set<UInt16> = []
         for record in file.records {
             guard case let .packet(.event, body) = record.content,
