@@ -87,7 +87,9 @@ let package = Package(
 )
 
 // The libFuzzer executable exists only for `make fuzz` (BLUEJAY_FUZZ=1, its own build
-// folder): linked with -sanitize=fuzzer, libFuzzer supplies its main().
+// folder, Fuzz/run.sh): linked with -sanitize=fuzzer, libFuzzer supplies its main(), so its
+// one file is a library file with no top-level code.
 if Context.environment["BLUEJAY_FUZZ"] != nil {
-    package.targets.append(.executableTarget(name: "bluejay-fuzz", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Main"))
+    package.targets.append(.executableTarget(name: "bluejay-fuzz", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Main",
+                                             swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }
