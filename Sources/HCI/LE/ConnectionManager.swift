@@ -105,7 +105,8 @@ public final class ConnectionManager {
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
 
-    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``.
+    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``, waits for
+    /// a disconnection end at once, and no link is tracked any more.
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
@@ -114,6 +115,10 @@ public final class ConnectionManager {
         if case let .connecting(outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         if case let .cancelling(_, outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         attempt = .idle
+        // No Disconnection Complete can reach us any more: nobody may wait for one.
+        for done in disconnectWaiters.values.joined() { done.fulfill(.connectionTerminatedByLocalHost) }
+        disconnectWaiters = [:]
+        connections = [:]
     }
 
     /// Whether a connection attempt is in progress.
@@ -148,8 +153,13 @@ public final class ConnectionManager {
         let result = await outcome.value()
         timer.cancel()
         let handle = try result.get()
+        // The link may go down while it is set up: the caller hears the real reason.
+        let ended = Expectation<HCIStatus>()
+        disconnectWaiters[handle, default: []].append(ended)
         if setUp { await self.setUp(handle) }
-        guard let connection = connections[handle] else { throw .disconnected(.connectionTerminatedByLocalHost) }
+        disconnectWaiters[handle]?.removeAll { $0 === ended }
+        if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
+        guard let connection = connections[handle] else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
         return connection
     }
 
