@@ -132,6 +132,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
                         help='GATT database layout (default 1); 2 inserts an extra service '
                         'before the test service, so its handles and the Database Hash change')
+    parser.add_argument('--att-mtu', type=int, default=517, metavar='N',
+                        help='the largest ATT_MTU the peripheral accepts in an MTU exchange '
+                        '(default 517; 23 makes long reads and writes take several PDUs)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -143,6 +146,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--acl-len-a must be in 27..65535')
     if not 1 <= args.acl_count_a <= 0xFFFF:
         parser.error('--acl-count-a must be in 1..65535')
+    if not 23 <= args.att_mtu <= 517:
+        parser.error('--att-mtu must be in 23..517')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -1400,6 +1405,7 @@ class PeerServer:
         device = Device(config=config, host=host)
         device.gatt_server.__class__ = PeerGattServer  # bug 11 (explicit checks)
         device.gatt_server.policies = {}
+        device.gatt_server.max_mtu = options.att_mtu
         io_capability = config.io_capability
         device.pairing_config_factory = lambda _connection: pairing.PairingConfig(
             sc=not options.no_sc, mitm=True, bonding=True,
