@@ -71,6 +71,18 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
         FaultTrigger(name, .sent) { packet in firstFragmentPayload(packet, channel: 0x0006)?.first == code }
     }
 
+    /// The host's `number`-th packet, counting from 1 (for breaking a replay at each one).
+    public static func hostPacket(_ number: Int) -> FaultTrigger {
+        let seen = Counter()
+        return FaultTrigger("host packet \(number)", .sent) { _ in seen.next() == number }
+    }
+
+    /// Counts the packets a trigger has looked at.
+    private final class Counter: Sendable {
+        private let count = Atomic<Int>(0)
+        func next() -> Int { count.add(1, ordering: .relaxed).newValue }
+    }
+
     /// The controller reports an LE connection (LE Connection Complete, legacy or enhanced).
     public static let linkUp = FaultTrigger("LE Connection Complete", .received) { openedHandle($0) != nil }
 
