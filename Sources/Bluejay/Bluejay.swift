@@ -188,6 +188,8 @@ public final class Bluejay {
     /// With duplicates allowed, a peripheral not heard for this long is reported to the
     /// scan's `expired` callback.
     public var scanExpiry: Duration = .seconds(15)
+    /// How many values of one listen may wait for the app (``StartOptions/listenBufferLimit``).
+    private(set) var listenBufferLimit = StartOptions.defaultListenBufferLimit
     /// The last connection asked for, to reconnect to with the same timeout.
     private var lastConnect: (PeripheralIdentifier, Timeout)?
 
@@ -201,6 +203,8 @@ public final class Bluejay {
     final class Listener {
         let option: MultipleListenOption
         let deliver: ([UInt8]) -> Void
+        /// Values on their way to the callback, bounded.
+        let backlog: ListenBacklog
         /// Tells the caller the listen is over (cancelled, or failed with the reason).
         private let end: (BluejayError) -> Void
         /// Who asked (the async API's stream), to end only its own listen.
@@ -213,11 +217,20 @@ public final class Bluejay {
         var finish: (@Sendable () -> Void)?
         private(set) var isEnded = false
 
-        init(option: MultipleListenOption, tag: AnyObject?, deliver: @escaping ([UInt8]) -> Void, end: @escaping (BluejayError) -> Void) {
+        init(option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, deliver: @escaping ([UInt8]) -> Void,
+             end: @escaping (BluejayError) -> Void) {
             self.option = option
             self.tag = tag
+            self.backlog = backlog
             self.deliver = deliver
             self.end = end
+        }
+
+        /// Delivers a value that did not come through the subscription's stream (one that
+        /// arrived before the subscription was written).
+        func deliverDirectly(_ bytes: [UInt8]) {
+            guard case .accepted = backlog.arrived() else { return }
+            deliver(bytes)
         }
 
         /// Ends the listen once: values stop and the caller hears why.
@@ -248,6 +261,7 @@ public final class Bluejay {
             adopt(existing, ready: nil)
         case let .new(options):
             callbacks = CallbackQueue(options.callbackQueue)
+            listenBufferLimit = options.listenBufferLimit
             logFile = LogFile(path: options.store.path + "/bluejay.log")
             if let identifier = options.backgroundRestore.identifier {
                 restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
@@ -815,11 +829,11 @@ public final class Bluejay {
             return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")
         }
         // A listen whose subscription is still being written: the value is its first.
-        if let listener = listeners[characteristic], !listener.isEnded { return listener.deliver(value) }
+        if let listener = listeners[characteristic], !listener.isEnded { return listener.deliverDirectly(value) }
         guard offeredUnsolicited.insert(characteristic).inserted else {
             return log("a value of \(characteristic) nobody listens to was dropped (its subscription is being turned off)")
         }
-        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listeners[characteristic] { return listener.deliver(value) }
+        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listeners[characteristic] { return listener.deliverDirectly(value) }
         log("\(characteristic) notifies but nobody listens: turning its subscription off")
         endListen(to: characteristic)
     }
@@ -886,12 +900,18 @@ public final class Bluejay {
     /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``.
     func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
                                tag: AnyObject?, completion: @escaping (ReadResult<R>) -> Void) {
+        let backlog = ListenBacklog(limit: listenBufferLimit)
+        // A value leaves the backlog once the app's callback has run, wherever it runs.
+        let onValue = callbacks.deliver { (result: ReadResult<R>) in
+            completion(result)
+            backlog.taken()
+        }
         let completion = callbacks.deliver(completion)
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
-        let listener = Listener(option: option, tag: tag, deliver: { bytes in
-            do { completion(.success(try R(bluetoothData: Data(bytes)))) } catch { completion(.failure(error)) }
+        let listener = Listener(option: option, tag: tag, backlog: backlog, deliver: { bytes in
+            do { onValue(.success(try R(bluetoothData: Data(bytes)))) } catch { onValue(.failure(error)) }
         }, end: { reason in
             if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
         })
@@ -922,11 +942,20 @@ public final class Bluejay {
     private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
         queue.add(QueuedOperation("listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let (values, feed) = AsyncStream.makeStream(of: [UInt8].self)
+            let (values, feed) = AsyncStream.makeStream(of: ListenBacklog.Item.self)
+            let backlog = listener.backlog
             let result = await Task { @BluetoothActor () -> Result<(UInt16, Int), BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in
                     if let replacedToken { client.removeValueListener(replacedToken) }
-                    return try await client.subscribe(characteristicIdentifier) { feed.yield($0) }
+                    return try await client.subscribe(characteristicIdentifier) { bytes in
+                        switch backlog.arrived() {
+                        case .accepted: feed.yield(.value(bytes))
+                        case .overflowed:
+                            feed.yield(.overflow)
+                            feed.finish()
+                        case .dropped: break  // after the overflow, until the subscription is off
+                        }
+                    }
                 }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
@@ -944,8 +973,11 @@ public final class Bluejay {
                 // Values reach the callback in arrival order, on the main actor, while this
                 // listen is the characteristic's current one.
                 Task { @MainActor [weak self] in
-                    for await bytes in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
-                        listener.deliver(bytes)
+                    for await item in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
+                        switch item {
+                        case let .value(bytes): listener.deliver(bytes)
+                        case .overflow: self?.listenOverflowed(characteristicIdentifier, listener)
+                        }
                     }
                 }
             case let .failure(error):
@@ -956,6 +988,30 @@ public final class Bluejay {
             if self?.listeners[characteristicIdentifier] === listener { self?.listeners[characteristicIdentifier] = nil }
             listener.close(error)
         }))
+    }
+
+    /// The app fell more than the backlog's limit behind a listen: what came before the
+    /// overflow has been delivered; the listen ends with ``BluejayError/listenOverflow(_:limit:)``
+    /// and its subscription is turned off, so the peer stops sending. The link stays up.
+    private func listenOverflowed(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener) {
+        guard listeners[characteristicIdentifier] === listener else { return }
+        listeners[characteristicIdentifier] = nil
+        let limit = listener.backlog.limit
+        log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
+        listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
+        let token = listener.token
+        queue.add(QueuedOperation("end listen", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            // Listened to again meanwhile: only the old listener goes.
+            let relistened = self.listeners[characteristicIdentifier] != nil
+            _ = await Task { @BluetoothActor () -> Result<Void, GATTError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    if relistened { token.map(client.removeValueListener) } else { try await client.unsubscribe(characteristicIdentifier, token: token) }
+                }
+            }.value
+            self.recordRestorationState()
+            _ = operation.claim()
+        }, onFailure: { _ in }))
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.

@@ -43,6 +43,14 @@ public struct StartOptions: Sendable {
     /// your own, or a wrapper around one such as a test's fault injector); ``transport``
     /// then only names it in logs. Called again each time a lost controller is reopened.
     public var openTransport: TransportOpener?
+    /// How many values of one listen may wait for the app, received but with the callback
+    /// not yet run (the app, or the queue it chose, is slower than the peer). One more and
+    /// the listen ends with ``BluejayError/listenOverflow(_:limit:)`` and its notifications
+    /// are turned off: memory stays bounded, nothing is dropped silently, and the link and
+    /// every other listen go on. The values before the overflow are all delivered.
+    public var listenBufferLimit: Int
+    /// The default ``listenBufferLimit``: 4096 values (about 1 MB of 244-byte values).
+    public static let defaultListenBufferLimit = 4096
     /// How a controller that was lost (its transport closed or failed, or a Hardware
     /// Error) is brought back: ``ControllerRecovery/standard`` by default.
     public var controllerRecovery: ControllerRecovery
@@ -51,7 +59,9 @@ public struct StartOptions: Sendable {
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
                 callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
-                openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard) {
+                openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
+                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit) {
+        self.listenBufferLimit = max(1, listenBufferLimit)
         self.openTransport = openTransport
         self.controllerRecovery = controllerRecovery
         self.pairingPolicy = pairingPolicy
