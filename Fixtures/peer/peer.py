@@ -826,6 +826,19 @@ class PeerGattServer(GattServer):
     WRITE_WITHOUT_RESPONSE is ignored.  Reads are refused in the value callbacks.'''
 
     policies: dict[int, AccessPolicy]
+    # Connection handles whose next ATT request goes unanswered (control point 0x0A).
+    muted: set[int]
+
+    # Requests that expect a response (Core Vol 3, Part F, 3.4.8).
+    REQUESTS = {0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x20}
+
+    def on_gatt_pdu(self, bearer, att_pdu):
+        handle = getattr(bearer, 'handle', None)
+        if handle in self.muted and att_pdu.op_code in self.REQUESTS:
+            self.muted.discard(handle)
+            logger.info('control point 0x0A: not answering %s', att_pdu.name)
+            return
+        super().on_gatt_pdu(bearer, att_pdu)
 
     def _refuse(self, bearer, request) -> None:
         self.send_response(bearer, att.ATT_Error_Response(
@@ -1092,6 +1105,11 @@ class PeripheralApp:
             if not params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.spawn(self._raw_att_after_response(connection, bytes(params)))
+        elif command == 0x0A:
+            # A server that goes silent: the host's next request is never answered.
+            if params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.device.gatt_server.muted.add(connection.handle)
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
 
@@ -1405,6 +1423,7 @@ class PeerServer:
         device = Device(config=config, host=host)
         device.gatt_server.__class__ = PeerGattServer  # bug 11 (explicit checks)
         device.gatt_server.policies = {}
+        device.gatt_server.muted = set()
         device.gatt_server.max_mtu = options.att_mtu
         io_capability = config.io_capability
         device.pairing_config_factory = lambda _connection: pairing.PairingConfig(

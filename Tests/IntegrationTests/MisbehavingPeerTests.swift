@@ -57,3 +57,65 @@ extension IntegrationTests {
         expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
     }
 }
+
+extension IntegrationTests {
+    /// Two more ways a server misbehaves, each on one link of two: a response cut short
+    /// (an Error Response missing its code, while a Write Request is outstanding) and a
+    /// server that stops answering (control point 0A: the next request is never answered,
+    /// so the 30 s ATT transaction timeout runs out, on the injected clock). Each fails its
+    /// request with a clear error and drops that link only; the other link is served.
+    @Test func truncatedResponseAndSilenceEndTheirLinkOnly() async throws {
+        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        defer { peer.stop() }
+        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        let clock = ManualClock()
+        let threadsBefore = readerThreads()
+        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
+        let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
+        let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
+        var ended: [UInt16] = []
+        manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
+
+        // An Error Response of 4 octets instead of 5 while the Write Request is outstanding.
+        let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
+        let firstClient = GATTClient(bearer: try bearers.bearer(for: first.handle))
+        do {
+            try await firstClient.write(controlPoint, [0x08, 0x01, 0x12, 0x29, 0x00])
+            Issue.record("a truncated Error Response was accepted")
+        } catch {
+            #expect("\(error)".contains("malformed Error Response"), "the error names what was malformed: \(error)")
+        }
+        for _ in 0..<10_000 where !ended.contains(first.handle) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(ended == [first.handle], "the link that sent it is dropped, and only it")
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
+
+        // Silence: the next request is never answered; 30 s on the clock end it.
+        let second = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
+        let secondClient = GATTClient(bearer: try bearers.bearer(for: second.handle))
+        try await secondClient.write(controlPoint, [0x0A])
+        let unanswered = Task { @BluetoothActor in try await secondClient.read(deviceName) }
+        while !secondClient.bearer.hasOutstandingRequest { await Task.yield() }
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "served while the other link waits")
+        clock.advance(by: .seconds(29))
+        #expect(secondClient.bearer.hasOutstandingRequest, "not before 30 s")
+        clock.advance(by: .seconds(1))
+        do {
+            _ = try await unanswered.value
+            Issue.record("a request nobody answered succeeded")
+        } catch {
+            #expect("\(error)".contains("no ATT response in 30 s"), "\(error)")
+        }
+        for _ in 0..<10_000 where ended.count < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(ended == [first.handle, second.handle], "the silent link is dropped, and only it")
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
+
+        try await manager.disconnect(good.handle)
+        bearers.close()
+        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+    }
+}
