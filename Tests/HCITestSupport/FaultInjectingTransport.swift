@@ -170,11 +170,13 @@ public final class FaultInjectingTransport: HCITransport {
     /// What the host sent after the fault that went nowhere (scripted controllers).
     public var afterFault: [HCIPacket] { state.withLock { $0.afterFault } }
 
+    /// Starts the transport underneath, with the controller's packets passing through here.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         state.withLock { $0.deliver = deliver }
         try inner.start { [weak self] delivery in self?.fromController(delivery, deliver) }
     }
 
+    /// Passes the host's packet on, unless it fires the trigger or comes after the fault.
     public func send(_ packet: HCIPacket) throws(TransportError) {
         enum Route { case pass, drop, fire, endOfStream }
         let route: Route = state.withLock { state in
@@ -198,6 +200,7 @@ public final class FaultInjectingTransport: HCITransport {
         }
     }
 
+    /// Closes the transport underneath.
     public func close() { inner.close() }
 
     private func fromController(_ delivery: TransportDelivery, _ deliver: @Sendable (TransportDelivery) -> Void) {
