@@ -12,16 +12,9 @@ extension IntegrationTests {
     /// outstanding fails that request with a protocol error and drops that link only. The
     /// other link keeps being served throughout.
     @Test func misbehavingServerEndsItsOwnLinkOnly() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
-        defer { peer.stop() }
-        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
-        let clock = ManualClock()
-        let threadsBefore = readerThreads()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
-        try await controller.start()
-        let manager = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let rig = try await TwoPeripheralRig(quiet)
+        defer { rig.peer.stop() }
+        let (addresses, clock, manager, bearers) = (rig.addresses, rig.clock, rig.manager, rig.bearers)
         let bad = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let badClient = GATTClient(bearer: try bearers.bearer(for: bad.handle))
@@ -54,7 +47,7 @@ extension IntegrationTests {
 
         try await manager.disconnect(good.handle)
         bearers.close()
-        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
     }
 }
 
@@ -65,16 +58,9 @@ extension IntegrationTests {
     /// so the 30 s ATT transaction timeout runs out, on the injected clock). Each fails its
     /// request with a clear error and drops that link only; the other link is served.
     @Test func truncatedResponseAndSilenceEndTheirLinkOnly() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
-        defer { peer.stop() }
-        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
-        let clock = ManualClock()
-        let threadsBefore = readerThreads()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
-        try await controller.start()
-        let manager = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let rig = try await TwoPeripheralRig(quiet)
+        defer { rig.peer.stop() }
+        let (addresses, clock, manager, bearers) = (rig.addresses, rig.clock, rig.manager, rig.bearers)
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
         let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
@@ -116,6 +102,33 @@ extension IntegrationTests {
 
         try await manager.disconnect(good.handle)
         bearers.close()
-        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
     }
 }
+
+/// The peer with two peripherals, and a controller (on a manual clock), connections, L2CAP
+/// and ATT bearers over it: one link to misbehave on, one to keep serving.
+@BluetoothActor
+struct TwoPeripheralRig {
+    let peer: TestPeer
+    let addresses: [BluetoothAddress]
+    let clock = ManualClock()
+    /// Reader threads before the controller started (for `expectNothingLeftOver`).
+    let threadsBefore: Int
+    let controller: HCIController
+    let manager: ConnectionManager
+    let l2cap: L2CAPChannels
+    let bearers: ATTBearers
+
+    init(_ configuration: HCIController.Configuration) async throws {
+        peer = try TestPeer(arguments: ["--peripherals", "2"])
+        addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        threadsBefore = readerThreads()
+        controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
+        try await controller.start()
+        manager = ConnectionManager(controller: controller, logger: .silent)
+        l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+    }
+}
+
