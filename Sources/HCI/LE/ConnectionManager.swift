@@ -80,6 +80,9 @@ public final class ConnectionManager {
     private let logger: HCILogger
     private var observer: Int?
     private var attempt: Attempt = .idle
+    /// Fulfilled with the reason if the attempt's link goes down before ``connect(to:type:timeout:parameters:setUp:)``
+    /// returns: registered as the link comes up, so an end that follows at once is not missed.
+    private var attemptLinkEnd: Expectation<HCIStatus>?
     private var waiters: [Int: Waiter] = [:]
     private var disconnectWaiters: [UInt16: [Expectation<HCIStatus>]] = [:]
     private var nextWaiter = 0
@@ -122,7 +125,9 @@ public final class ConnectionManager {
     }
 
     /// Whether a connection attempt is in progress.
-    public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
+    public var isConnecting: Bool { !isIdle }
+
+    private var isIdle: Bool { if case .idle = attempt { true } else { false } }
 
     /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
     /// cancelled and ``ConnectionError/connectionTimeout`` thrown. With `setUp`, the link's
@@ -135,6 +140,9 @@ public final class ConnectionManager {
         let extended = info.leFeatures.contains(.extendedAdvertising) && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
         let outcome = Outcome()
         attempt = .connecting(outcome)
+        let ended = Expectation<HCIStatus>()
+        attemptLinkEnd = ended
+        defer { if attemptLinkEnd === ended { attemptLinkEnd = nil } }
         do {
             if extended {
                 try await controller.send(LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
@@ -154,8 +162,6 @@ public final class ConnectionManager {
         timer.cancel()
         let handle = try result.get()
         // The link may go down while it is set up: the caller hears the real reason.
-        let ended = Expectation<HCIStatus>()
-        disconnectWaiters[handle, default: []].append(ended)
         if setUp { await self.setUp(handle) }
         disconnectWaiters[handle]?.removeAll { $0 === ended }
         if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
@@ -311,6 +317,10 @@ public final class ConnectionManager {
         case let .connectionComplete(status, handle, role, peerType, peer, parameters):
             if status.isSuccess {
                 connections[handle] = LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters)
+                if let end = attemptLinkEnd, !isIdle {
+                    disconnectWaiters[handle, default: []].append(end)
+                    attemptLinkEnd = nil
+                }
             }
             switch attempt {
             case .idle:
