@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-sanitize vmtest demo deps vm-deps venv bench traces clean
+.PHONY: all build test test-sanitize vmtest demo deps vm-deps venv bench traces fuzz clean
 
 all: build
 
@@ -93,6 +93,15 @@ demo: deps venv
 	BLUEJAY_STORE=$$(mktemp -d) $(BLUEJAY) demo --transport $$transport --capture $(DEMO_CAPTURE); \
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
+
+# Every fuzz target under libFuzzer and AddressSanitizer (Fuzz/run.sh, README "Fuzzing"):
+# FUZZ_TIME seconds each, or FUZZ_RUNS inputs each; FUZZ_TARGETS="att smp" picks some.
+# Seeds come from Fixtures/traces and ../shared/traces; a crash is left in artifacts/fuzz/.
+FUZZ_TIME    ?= 60
+FUZZ_RUNS    ?=
+FUZZ_TARGETS ?=
+fuzz: deps
+	SWIFT="$(SWIFT)" FUZZ_TIME="$(FUZZ_TIME)" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" Fuzz/run.sh
 
 # Side-by-side speed and memory: bluejay against tshark and Bumble's host, one run.
 bench: deps venv

@@ -74,8 +74,22 @@ let package = Package(
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport"]),
+        // Fuzz targets for every decoder of outside bytes (Fuzz/README.md): run over their
+        // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
+        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding"],
+                path: "Fuzz/Targets"),
+        .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer executable exists only for `make fuzz` (BLUEJAY_FUZZ=1, its own build
+// folder, Fuzz/run.sh): linked with -sanitize=fuzzer, libFuzzer supplies its main(), so its
+// one file is a library file with no top-level code.
+if Context.environment["BLUEJAY_FUZZ"] != nil {
+    package.targets.append(.executableTarget(name: "bluejay-fuzz", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Main",
+                                             swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}

@@ -74,3 +74,27 @@ extension ByteWriter {
         }
     }
 }
+
+extension ATTOpcode {
+    /// The PDU type this opcode introduces (Core Vol 3, Part F, 3.4.8), or nil for an
+    /// opcode the specification does not define: how a reader meeting any opcode (the
+    /// trace checker, the fuzz targets) finds the decoder.
+    public var pduType: (any ATTPDU.Type)? { Self.pduTypes[rawValue] }
+
+    private static let pduTypes: [UInt8: any ATTPDU.Type] = {
+        let types: [any ATTPDU.Type] = [
+            ErrorResponse.self, ExchangeMTURequest.self, ExchangeMTUResponse.self,
+            FindInformationRequest.self, FindInformationResponse.self,
+            FindByTypeValueRequest.self, FindByTypeValueResponse.self,
+            ReadByTypeRequest.self, ReadByTypeResponse.self, ReadRequest.self, ReadResponse.self,
+            ReadBlobRequest.self, ReadBlobResponse.self, ReadMultipleRequest.self,
+            ReadMultipleResponse.self, ReadByGroupTypeRequest.self, ReadByGroupTypeResponse.self,
+            WriteRequest.self, WriteResponse.self, WriteCommand.self, SignedWriteCommand.self,
+            PrepareWriteRequest.self, PrepareWriteResponse.self, ExecuteWriteRequest.self,
+            ExecuteWriteResponse.self, HandleValueNotification.self, HandleValueIndication.self,
+            HandleValueConfirmation.self, ReadMultipleVariableRequest.self,
+            ReadMultipleVariableResponse.self, MultipleHandleValueNotification.self,
+        ]
+        return Dictionary(uniqueKeysWithValues: types.map { ($0.opcode.rawValue, $0) })
+    }()
+}

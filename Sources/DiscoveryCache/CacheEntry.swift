@@ -168,7 +168,14 @@ private struct File: Codable {
         }
         var database = GATTDatabase(services: [], isComplete: complete)
         var found: [Service] = []
+        // The database keys includes and characteristics by service handle, descriptors by
+        // value handle: a second service or characteristic on a handle would silently
+        // replace the first's.
+        var serviceHandles: Set<UInt16> = [], valueHandles: Set<UInt16> = []
         for record in services {
+            guard serviceHandles.insert(record.start).inserted else {
+                throw .malformed("GATT cache: two services start at handle \(hex(record.start, digits: 4))")
+            }
             let service = Service(uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end)
             found.append(service)
             if let includes = record.includes {
@@ -182,6 +189,9 @@ private struct File: Codable {
             guard let characteristics = record.characteristics else { continue }
             var list: [Characteristic] = []
             for item in characteristics {
+                guard valueHandles.insert(item.value_handle).inserted else {
+                    throw .malformed("GATT cache: two characteristics have value handle \(hex(item.value_handle, digits: 4))")
+                }
                 let characteristic = Characteristic(uuid: try uuid(item.uuid), declarationHandle: item.declaration_handle,
                                                     properties: CharacteristicProperties(rawValue: item.properties),
                                                     valueHandle: item.value_handle, endHandle: item.end_handle)

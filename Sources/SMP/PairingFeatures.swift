@@ -69,8 +69,15 @@ public struct KeyDistribution: OptionSet, Sendable, Hashable {
 public struct PairingFeatures: Sendable, Hashable {
     /// IO_Capability.
     public var ioCapability: IOCapability
-    /// OOB_Data_Flag: 0x01 when OOB authentication data from the peer is present.
-    public var oobDataPresent: Bool
+    /// OOB_Data_Flag as sent: 0x00 not present, 0x01 present. Values 0x02–0xFF are reserved
+    /// for future use; one is read as "not present" but kept, because the confirm (c1) and
+    /// check (f6) values cover the octet the peer sent, not our reading of it.
+    public var oobDataFlag: UInt8
+    /// Whether OOB authentication data from the peer is present (OOB_Data_Flag 0x01).
+    public var oobDataPresent: Bool {
+        get { oobDataFlag == 0x01 }
+        set { oobDataFlag = newValue ? 0x01 : 0x00 }
+    }
     /// AuthReq.
     public var authentication: AuthenticationRequirements
     /// Maximum_Encryption_Key_Size: 7 to 16 octets.
@@ -84,7 +91,7 @@ public struct PairingFeatures: Sendable, Hashable {
     public init(ioCapability: IOCapability, oobDataPresent: Bool = false, authentication: AuthenticationRequirements,
                 maximumKeySize: UInt8 = 16, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution) {
         self.ioCapability = ioCapability
-        self.oobDataPresent = oobDataPresent
+        oobDataFlag = oobDataPresent ? 0x01 : 0x00
         self.authentication = authentication
         self.maximumKeySize = maximumKeySize
         self.initiatorKeys = initiatorKeys
@@ -97,7 +104,7 @@ public struct PairingFeatures: Sendable, Hashable {
         let io = try reader.readUInt8()
         guard let ioCapability = IOCapability(rawValue: io) else { throw .invalidValue(field: "IO_Capability", value: UInt64(io)) }
         self.ioCapability = ioCapability
-        oobDataPresent = try reader.readUInt8() == 0x01
+        oobDataFlag = try reader.readUInt8()
         authentication = AuthenticationRequirements(rawValue: try reader.readUInt8())
         maximumKeySize = try reader.readUInt8()
         guard (7...16).contains(maximumKeySize) else { throw .invalidValue(field: "Maximum_Encryption_Key_Size", value: UInt64(maximumKeySize)) }
@@ -108,7 +115,7 @@ public struct PairingFeatures: Sendable, Hashable {
     /// The six parameter octets.
     func encode(to writer: inout ByteWriter) {
         writer.write(ioCapability.rawValue)
-        writer.write(oobDataPresent ? UInt8(0x01) : 0x00)
+        writer.write(oobDataFlag)
         writer.write(authentication.rawValue)
         writer.write(maximumKeySize)
         writer.write(initiatorKeys.rawValue)
@@ -116,5 +123,5 @@ public struct PairingFeatures: Sendable, Hashable {
     }
 
     /// IOcap for f6: AuthReq, OOB flag, IO capability (most significant first).
-    var ioCap: [UInt8] { [authentication.rawValue, oobDataPresent ? 0x01 : 0x00, ioCapability.rawValue] }
+    var ioCap: [UInt8] { [authentication.rawValue, oobDataFlag, ioCapability.rawValue] }
 }

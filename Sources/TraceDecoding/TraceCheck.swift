@@ -129,8 +129,8 @@ public struct TraceCheck: Sendable, Equatable {
         case .att:
             attPDUs += 1
             guard let code = frame.payload.first else { return "empty ATT PDU" }
-            guard let decode = Self.attDecoders[code] else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
-            do { try decode(frame.payload) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
+            guard let type = ATTOpcode(rawValue: code).pduType else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
+            do { _ = try type.init(pdu: frame.payload) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
         case .smp:
             smpPDUs += 1
             guard let code = frame.payload.first else { return "empty SMP PDU" }
@@ -147,8 +147,9 @@ public struct TraceCheck: Sendable, Equatable {
         return nil
     }
 
-    /// Every handle a successful (LE) Connection Complete of the file announces.
-    private static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
+    /// Every handle a successful (LE) Connection Complete of the file announces; nil when
+    /// none does (a capture started mid-connection). ACL on other handles is vendor data.
+    public static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
         var handles: Set<UInt16> = []
         for record in file.records {
             guard case let .packet(.event, body) = record.content,
@@ -164,26 +165,6 @@ public struct TraceCheck: Sendable, Equatable {
         }
         return handles.isEmpty ? nil : handles
     }
-
-    /// Decoders by ATT opcode (Core Vol 3, Part F, 3.4.8).
-    private static let attDecoders: [UInt8: @Sendable (ArraySlice<UInt8>) throws -> Void] = {
-        func entry<P: ATTPDU>(_ type: P.Type) -> (UInt8, @Sendable (ArraySlice<UInt8>) throws -> Void) {
-            (P.opcode.rawValue, { _ = try P(pdu: $0) })
-        }
-        return Dictionary(uniqueKeysWithValues: [
-            entry(ErrorResponse.self), entry(ExchangeMTURequest.self), entry(ExchangeMTUResponse.self),
-            entry(FindInformationRequest.self), entry(FindInformationResponse.self),
-            entry(FindByTypeValueRequest.self), entry(FindByTypeValueResponse.self),
-            entry(ReadByTypeRequest.self), entry(ReadByTypeResponse.self), entry(ReadRequest.self), entry(ReadResponse.self),
-            entry(ReadBlobRequest.self), entry(ReadBlobResponse.self), entry(ReadMultipleRequest.self),
-            entry(ReadMultipleResponse.self), entry(ReadByGroupTypeRequest.self), entry(ReadByGroupTypeResponse.self),
-            entry(WriteRequest.self), entry(WriteResponse.self), entry(WriteCommand.self), entry(SignedWriteCommand.self),
-            entry(PrepareWriteRequest.self), entry(PrepareWriteResponse.self), entry(ExecuteWriteRequest.self),
-            entry(ExecuteWriteResponse.self), entry(HandleValueNotification.self), entry(HandleValueIndication.self),
-            entry(HandleValueConfirmation.self), entry(ReadMultipleVariableRequest.self),
-            entry(ReadMultipleVariableResponse.self), entry(MultipleHandleValueNotification.self),
-        ])
-    }()
 
     /// SMP PDU lengths, Code octet included (Core Vol 3, Part H, 3.5 and 3.6).
     private static let smpLengths: [UInt8: Int] = [

@@ -97,6 +97,11 @@ import Testing
             ("a hash that is not hex", edited("07070707070707070707070707070707", "0707070707070707070707070707070g")),
             ("a bad UUID", edited("\"180F\"", "\"1G0F\"")),
             ("a handle out of range", edited("\"start\" : 32", "\"start\" : 70000")),
+            // Found by the cache-file fuzz target: the second of two services (or
+            // characteristics) on one handle replaced the first's characteristics (or
+            // descriptors), so the entry did not survive saving and loading again.
+            ("two services on one handle", edited("\"start\" : 32", "\"start\" : 16")),
+            ("two characteristics on one value handle", edited("\"value_handle\" : 35", "\"value_handle\" : 18")),
         ]
         for (what, bytes) in rejected {
             do {

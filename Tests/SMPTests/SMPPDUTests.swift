@@ -34,6 +34,18 @@ import Testing
         #expect(features.maximumKeySize == 16 && features.initiatorKeys == [.encryptionKey, .identityKey, .signingKey])
     }
 
+    /// A reserved OOB_Data_Flag (0x02–0xFF) means "not present", and the octet stays as sent:
+    /// c1 hashes the Pairing Response's bytes and f6 its IOcap, both as the peer sent them
+    /// (found by the smp fuzz target, which re-encoded 0x08 as 0x00).
+    @Test func reservedOOBFlagIsKeptAsSent() throws {
+        let bytes: [UInt8] = [0x02, 0x03, 0x08, 0x01, 0x10, 0x07, 0x07]
+        let pdu = try SMPPDU(bytes: bytes)
+        guard case let .pairingResponse(features) = pdu else { Issue.record("\(pdu)"); return }
+        #expect(!features.oobDataPresent && features.oobDataFlag == 0x08)
+        #expect(pdu.encoded() == bytes)
+        #expect(features.ioCap == [0x01, 0x08, 0x03])
+    }
+
     @Test func badBytesAreRefusedByName() {
         #expect(throws: SMPDecodingError.unknownCode(0x42)) { try SMPPDU(bytes: [0x42]) }
         #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) { try SMPPDU(bytes: []) }

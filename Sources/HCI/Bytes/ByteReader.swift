@@ -143,16 +143,26 @@ public enum DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
 
 extension Collection where Element == UInt8 {
     /// The bytes as two hex digits each, joined by `separator` (`"0a 1b"`, `"0A:1B"`, `"0a1b"`).
+    /// Built as UTF-8 in one buffer: `bluejay trace` prints bytes for every packet, and a
+    /// string per byte made that the formatter's largest cost.
     public func hexString(uppercase: Bool = false, separator: String = "") -> String {
-        map { byte in
-            let digits = String(byte, radix: 16, uppercase: uppercase)
-            return byte < 16 ? "0" + digits : digits
-        }.joined(separator: separator)
+        let digits = uppercase ? hexDigitsUppercase : hexDigitsLowercase
+        var text: [UInt8] = []
+        text.reserveCapacity(count * (2 + separator.utf8.count))
+        for byte in self {
+            if !text.isEmpty { text.append(contentsOf: separator.utf8) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The bytes as lowercase hex separated by spaces, for logs and errors.
     public var hexDump: String { hexString(separator: " ") }
 }
+
+private let hexDigitsLowercase = Array("0123456789abcdef".utf8)
+private let hexDigitsUppercase = Array("0123456789ABCDEF".utf8)
 
 /// Formats `value` as `0x` and exactly `digits` lowercase hex digits.
 public func hex<T: BinaryInteger>(_ value: T, digits: Int) -> String {

@@ -1,0 +1,79 @@
+import DiscoveryCache
+import Foundation
+import HCI
+import SMP
+import TraceDecoding
+
+extension FuzzTarget {
+    /// A btsnoop file, read and then decoded by everything `bluejay trace` runs on it.
+    static let btsnoop = FuzzTarget(
+        name: "btsnoop",
+        summary: "BTSnoopFile, then TraceFormatter, TraceSummary and TraceCheck over its records",
+        run: { bytes throws(FuzzFailure) in
+            guard let file = try? BTSnoopFile(bytes: bytes) else { return 0 }
+            var formatter = TraceFormatter()
+            for (index, record) in file.records.enumerated() {
+                try expect(record.number == index + 1, "record \(index + 1) is numbered \(record.number)")
+                _ = formatter.format(record)
+            }
+            _ = TraceSummary(file: file)
+            _ = TraceCheck(file: file).failure.map { "\($0)" }
+            return file.records.count
+        },
+        seeds: { trace, _ in windows(of: trace, size: 2048) },
+        maximumLength: 4096)
+
+    /// A GATT cache file from the store directory (anyone with write access to it, or a
+    /// disk that lost a block, can put anything there).
+    static let cacheFile = FuzzTarget(
+        name: "cache-file",
+        summary: "CacheEntry JSON decoding, with a round trip through its encoding",
+        run: { bytes throws(FuzzFailure) in
+            guard let entry = try? CacheEntry(decoding: bytes) else { return 0 }
+            try expectRoundTrip(entry, "cache entry", encode: { $0.encoded() }, decode: { try CacheEntry(decoding: $0) })
+            return 1
+        },
+        seeds: { _, _ in [] },
+        maximumLength: 8192)
+
+    /// A bond file from the store directory: read as BondStore reads it, then every key.
+    static let bondFile = FuzzTarget(
+        name: "bond-file",
+        summary: "Bond JSON decoding, key accessors, identity matching, with a round trip",
+        run: { bytes throws(FuzzFailure) in
+            guard let bond = try? JSONDecoder().decode(Bond.self, from: Data(bytes)) else { return 0 }
+            _ = (bond.identityAddressType, bond.randomBytes, bond.identityResolvingKeyBytes)
+            guard bond.isUsable, let address = bond.identityAddress else { return 0 }
+            try expect(bond.longTermKeyBytes?.count == 16, "usable bond without a 16-octet LTK: \(bond)")
+            try expect(bond.matches(address, bond.identityAddressType), "bond does not match its identity address: \(bond)")
+            _ = bond.matches(address, .random)
+            try expectRoundTrip(bond, "bond", encode: { (try? Array(JSONEncoder().encode($0))) ?? [] },
+                                decode: { try JSONDecoder().decode(Bond.self, from: Data($0)) })
+            return 1
+        },
+        seeds: { _, _ in [] },
+        maximumLength: 4096)
+}
+
+/// The trace's 16-octet file header, each time followed by the next run of whole records
+/// (about `size` octets), so the seeds hold records from the whole session, not only its
+/// start, and stay small enough to mutate quickly.
+private func windows(of trace: [UInt8], size: Int) -> [[UInt8]] {
+    guard trace.count >= 16 else { return [] }
+    let header = Array(trace[0..<16])
+    var seeds: [[UInt8]] = []
+    var window = header
+    var offset = 16
+    while trace.count - offset >= 24 {
+        // The record header's second field, big-endian: the included length.
+        let end = offset + 24 + trace[(offset + 4)..<(offset + 8)].reduce(0) { $0 << 8 | Int($1) }
+        guard end <= trace.count else { break }
+        if window.count > header.count, window.count + (end - offset) > size {
+            seeds.append(window)
+            window = header
+        }
+        window += trace[offset..<end]
+        offset = end
+    }
+    return window.count > header.count ? seeds + [window] : seeds
+}

@@ -1,0 +1,60 @@
+import Foundation
+import FuzzTargets
+import HCI
+import Testing
+
+/// Every fuzz target over its seed corpus (cut from the recorded traces, plus the files
+/// under Fuzz/Corpus) and over every crash libFuzzer ever found (Fuzz/Regressions): the
+/// regression tests of `make fuzz`, and proof that the harness itself runs on real data.
+@Suite struct FuzzTargetTests {
+    /// The repository root, from this file's place in it.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// Every btsnoop trace of the repository and, where the workspace has them, the shared
+    /// real-world traces.
+    static let traces: [(name: String, bytes: [UInt8])] = ["\(root)/Fixtures/traces", "\(root)/../shared/traces"]
+        .flatMap { directory in files(in: directory).filter { $0.name.hasSuffix(".btsnoop") } }
+
+    @Test(arguments: FuzzTarget.all.map(\.name))
+    func holdsOnSeedsAndPastCrashes(_ name: String) throws {
+        let target = try #require(FuzzTarget.named(name))
+        var seeds: [(name: String, bytes: [UInt8])] = []
+        for trace in Self.traces {
+            let file = try BTSnoopFile(bytes: trace.bytes)
+            seeds += target.seeds(trace.bytes, file).enumerated().map { ("\(trace.name) seed \($0.offset)", $0.element) }
+        }
+        seeds += Self.files(in: "\(Self.root)/Fuzz/Corpus/\(name)")
+        #expect(!seeds.isEmpty, "\(name) has no seeds")
+        // Seeds are real traffic and real files: each must get past the outermost decoder,
+        // or the target does not drive the decoders it names.
+        for seed in seeds {
+            do {
+                let units = try target.run(seed.bytes)
+                #expect(units > 0, "\(name), \(seed.name) does not decode: \(seed.bytes.prefix(32).hexDump)")
+            } catch {
+                Issue.record("\(name), \(seed.name): \(error)")
+            }
+        }
+        // Past findings only have to keep their invariants (a fixed decoder may reject them).
+        for crash in Self.files(in: "\(Self.root)/Fuzz/Regressions/\(name)") {
+            do { _ = try target.run(crash.bytes) } catch { Issue.record("\(name), regression \(crash.name): \(error)") }
+        }
+    }
+
+    /// Names pick corpus folders and crash files, so no two targets share one.
+    @Test func targetsHaveDistinctNames() {
+        let names = FuzzTarget.all.map(\.name)
+        #expect(Set(names).count == names.count)
+        for target in FuzzTarget.all {
+            #expect(target.maximumLength > 0 && !target.summary.isEmpty, "\(target.name)")
+        }
+    }
+
+    private static func files(in directory: String) -> [(name: String, bytes: [UInt8])] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted().compactMap { name in
+            (try? readWholeFile("\(directory)/\(name)")).map { (name, $0) }
+        }
+    }
+}
