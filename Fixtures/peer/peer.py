@@ -1269,12 +1269,35 @@ class HostSession(asyncio.Protocol):
         self.can_write.set()
 
     # asyncio.Protocol ----------------------------------------------------------------
+    # How long a new host connection waits for the previous host's session to end before
+    # it is refused: a host that closed its socket right after sending may still have
+    # bytes the peer has not read, so its EOF is not visible yet (a loaded machine).
+    TAKEOVER_GRACE = 1.0
+
     def connection_made(self, transport) -> None:
         self.transport = transport
         if not self.server.accept_session(self):
-            logger.warning('a host is already connected: closing the new connection')
-            transport.close()
+            transport.pause_reading()
+            asyncio.get_running_loop().create_task(self._wait_for_turn())
             return
+        self._begin()
+
+    async def _wait_for_turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.TAKEOVER_GRACE
+        while loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            if self.transport.is_closing():
+                return
+            if self.server.accept_session(self):
+                self.transport.resume_reading()
+                self._begin()
+                return
+        logger.warning('a host is already connected: closing the new connection')
+        self.transport.close()
+
+    def _begin(self) -> None:
+        transport = self.transport
         self.active = True
         sock = transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
