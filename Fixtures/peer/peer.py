@@ -132,6 +132,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
                         help='GATT database layout (default 1); 2 inserts an extra service '
                         'before the test service, so its handles and the Database Hash change')
+    parser.add_argument('--att-mtu', type=int, default=517, metavar='N',
+                        help='the largest ATT_MTU the peripheral accepts in an MTU exchange '
+                        '(default 517; 23 makes long reads and writes take several PDUs)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -143,6 +146,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--acl-len-a must be in 27..65535')
     if not 1 <= args.acl_count_a <= 0xFFFF:
         parser.error('--acl-count-a must be in 1..65535')
+    if not 23 <= args.att_mtu <= 517:
+        parser.error('--att-mtu must be in 23..517')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -821,6 +826,19 @@ class PeerGattServer(GattServer):
     WRITE_WITHOUT_RESPONSE is ignored.  Reads are refused in the value callbacks.'''
 
     policies: dict[int, AccessPolicy]
+    # Connection handles whose next ATT request goes unanswered (control point 0x0A).
+    muted: set[int]
+
+    # Requests that expect a response (Core Vol 3, Part F, 3.4.8).
+    REQUESTS = {0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x20}
+
+    def on_gatt_pdu(self, bearer, att_pdu):
+        handle = getattr(bearer, 'handle', None)
+        if handle in self.muted and att_pdu.op_code in self.REQUESTS:
+            self.muted.discard(handle)
+            logger.info('control point 0x0A: not answering %s', att_pdu.name)
+            return
+        super().on_gatt_pdu(bearer, att_pdu)
 
     def _refuse(self, bearer, request) -> None:
         self.send_response(bearer, att.ATT_Error_Response(
@@ -1087,6 +1105,11 @@ class PeripheralApp:
             if not params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.spawn(self._raw_att_after_response(connection, bytes(params)))
+        elif command == 0x0A:
+            # A server that goes silent: the host's next request is never answered.
+            if params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.device.gatt_server.muted.add(connection.handle)
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
 
@@ -1246,12 +1269,35 @@ class HostSession(asyncio.Protocol):
         self.can_write.set()
 
     # asyncio.Protocol ----------------------------------------------------------------
+    # How long a new host connection waits for the previous host's session to end before
+    # it is refused: a host that closed its socket right after sending may still have
+    # bytes the peer has not read, so its EOF is not visible yet (a loaded machine).
+    TAKEOVER_GRACE = 1.0
+
     def connection_made(self, transport) -> None:
         self.transport = transport
         if not self.server.accept_session(self):
-            logger.warning('a host is already connected: closing the new connection')
-            transport.close()
+            transport.pause_reading()
+            asyncio.get_running_loop().create_task(self._wait_for_turn())
             return
+        self._begin()
+
+    async def _wait_for_turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.TAKEOVER_GRACE
+        while loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            if self.transport.is_closing():
+                return
+            if self.server.accept_session(self):
+                self.transport.resume_reading()
+                self._begin()
+                return
+        logger.warning('a host is already connected: closing the new connection')
+        self.transport.close()
+
+    def _begin(self) -> None:
+        transport = self.transport
         self.active = True
         sock = transport.get_extra_info('socket')
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
@@ -1400,6 +1446,8 @@ class PeerServer:
         device = Device(config=config, host=host)
         device.gatt_server.__class__ = PeerGattServer  # bug 11 (explicit checks)
         device.gatt_server.policies = {}
+        device.gatt_server.muted = set()
+        device.gatt_server.max_mtu = options.att_mtu
         io_capability = config.io_capability
         device.pairing_config_factory = lambda _connection: pairing.PairingConfig(
             sc=not options.no_sc, mitm=True, bonding=True,

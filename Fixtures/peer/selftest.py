@@ -1012,6 +1012,38 @@ async def layout_tests(log_dir: str) -> None:
             and hash1[4:] != hash2[4:], f'{hash1.hex()} / {hash2.hex()}')
 
 
+async def misbehave_tests(log_dir: str) -> None:
+    """--att-mtu: the MTU the server offers; control point 0x0A: the next request is never answered."""
+    rejected = subprocess.run([PYTHON, PEER, '--att-mtu', '22'], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=30)
+    R.check('misbehave: --att-mtu 22 is rejected', rejected.returncode == 2,
+            f'rc {rejected.returncode}')
+    peer = PeerProcess('--att-mtu', '23', log_dir=log_dir, tag='misbehave')
+    try:
+        hci = await RawHci.connect(peer.port)
+        try:
+            await hci.command(0x0C03)
+            handle = await raw_connect(hci)
+            if not R.check('misbehave: connected', handle is not None):
+                return
+            mtu = await raw_att(hci, handle, struct.pack('<BH', 0x02, 247))
+            R.check('misbehave: --att-mtu 23 answers Exchange MTU with 23',
+                    mtu == b'\x03\x17\x00', mtu.hex())
+            control = (await raw_characteristics(hci, handle)).get(custom(6))
+            if not R.check('misbehave: control point found', control is not None):
+                return
+            written = await raw_att(hci, handle, struct.pack('<BHB', 0x12, control, 0x0A))
+            R.check('misbehave: control point 0A is acknowledged', written == b'\x13', written.hex())
+            silent = await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003))
+            R.check('misbehave: the next request is never answered', silent == b'', silent.hex())
+            answered = await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003))
+            R.check('misbehave: only that one', answered == b'\x0bBluejay HRM', answered.hex())
+        finally:
+            hci.close()
+    finally:
+        peer.stop()
+
+
 async def multi_peripheral_tests(log_dir: str) -> None:
     """--peripherals 2: two GATT peripherals on the link, both connected at once."""
     rejected = subprocess.run([PYTHON, PEER, '--peripherals', '0'], capture_output=True,
@@ -1356,11 +1388,13 @@ async def main_async(options, log_dir: str) -> None:
         await multi_peripheral_tests(log_dir)
     if not options.k or 'layout' in options.k:
         await layout_tests(log_dir)
+    if not options.k or 'misbehave' in options.k:
+        await misbehave_tests(log_dir)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, misbehave, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')

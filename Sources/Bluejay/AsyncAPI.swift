@@ -60,13 +60,19 @@ extension Bluejay {
 
     /// The decoded values of a characteristic as they arrive; the listen ends when the
     /// iteration stops (or the stream is dropped) and the sequence ends with an error when
-    /// the listen fails or the link goes.
+    /// the listen fails or the link goes. At most ``StartOptions/listenBufferLimit`` values
+    /// wait for the iteration: one more and, after those, the sequence ends with
+    /// ``BluejayError/listenOverflow(_:limit:)`` and the listen is turned off.
     public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier) -> AsyncThrowingStream<R, any Error> {
-        let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self)
+        let limit = listenBufferLimit
+        let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self, bufferingPolicy: .bufferingOldest(limit))
         let tag = StopFlag()
-        listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) { (result: ReadResult<R>) in
+        listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) { [weak self] (result: ReadResult<R>) in
             switch result {
-            case let .success(value): feed.yield(value)
+            case let .success(value):
+                guard case .dropped = feed.yield(value) else { return }
+                feed.finish(throwing: BluejayError.listenOverflow(characteristicIdentifier, limit: limit))
+                Task { @MainActor in self?.endListen(to: characteristicIdentifier, ifTaggedWith: tag) }
             case .cancelled: feed.finish()  // ended (endListen, or replaced by another listen)
             case let .failure(error): feed.finish(throwing: error)
             }

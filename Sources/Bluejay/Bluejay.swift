@@ -6,64 +6,6 @@ import HCI
 import Logging
 import SMP
 
-/// How ``Bluejay/start(mode:)`` gets its host.
-public enum StartMode {
-    /// A new host on a transport.
-    case new(StartOptions)
-    /// A host other code brought up (e.g. one from ``Bluejay/stopAndExtractBluetoothState()``).
-    case use(BluetoothHost)
-}
-
-/// How a new host is made (iOS took `CBCentralManager` options here).
-public struct StartOptions: Sendable {
-    /// The controller: `hci0`, `serial:/dev/ttyACM0,baud=1000000`, `tcp:HOST:PORT`, `unix:PATH`.
-    public var transport: String
-    /// A btsnoop file to record every HCI packet to (nil: none).
-    public var capture: String?
-    /// Where the GATT cache (and later the bonds) live.
-    public var store: StoreDirectory
-    /// Whether discovered databases are remembered across connections.
-    public var cacheEnabled: Bool
-    /// The name our GAP service gives peers.
-    public var deviceName: String
-    /// Diagnostics of the stack below.
-    public var logger: HCILogger
-    /// Whether the connection and listens are recorded and restored after a restart.
-    public var backgroundRestore: BackgroundRestoreMode
-    /// Where completion callbacks (connect, read, write, listen values, scan, background task
-    /// results) run: the main queue by default, as in Bluejay. Give a serial queue. Closures
-    /// given to Bluejay then run on that queue, so mark them `@Sendable` (the compiler then
-    /// checks they touch no main-actor state) and hop back with `Task { @MainActor in … }`
-    /// to call Bluejay again. Observers are main-actor objects and stay on the main actor.
-    public var callbackQueue: DispatchQueue
-    /// How pairing is done when a peripheral asks for security (on demand, as iOS does):
-    /// IO capability, bonding, Secure Connections only, whether pairing is allowed at all.
-    public var pairingPolicy: PairingPolicy
-    /// Answers Numeric Comparison and Passkey Entry (nil: only Just Works can complete).
-    public var pairingDelegate: (any PairingDelegate)?
-
-    /// Options as given.
-    public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
-                callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil) {
-        self.pairingPolicy = pairingPolicy
-        self.pairingDelegate = pairingDelegate
-        self.backgroundRestore = backgroundRestore
-        self.callbackQueue = callbackQueue
-        self.transport = transport
-        self.capture = capture
-        self.store = store
-        self.cacheEnabled = cacheEnabled
-        self.deviceName = deviceName
-        self.logger = logger
-    }
-
-    /// The transport from `$BLUEJAY_TRANSPORT` (else `hci0`), everything else default.
-    public static var `default`: StartOptions {
-        StartOptions(transport: ProcessInfo.processInfo.environment["BLUEJAY_TRANSPORT"] ?? "hci0")
-    }
-}
-
 /// Told about Bluetooth availability and connections. Held weakly.
 @MainActor
 public protocol ConnectionObserver: AnyObject {
@@ -153,10 +95,12 @@ public protocol DisconnectHandler: AnyObject {
 public final class Bluejay {
     /// Tells one Bluejay from another.
     public let uuid = UUID()
-    /// Whether the host is up. False before ``start(mode:)`` completes.
-    public private(set) var isBluetoothAvailable = false
-    /// Whether availability is about to change (the host is starting).
-    public var isBluetoothStateUpdateImminent: Bool { hasStarted && host == nil && !startFailed }
+    /// Whether the host is up. False before ``start(mode:)`` completes, and while a lost
+    /// controller is being reopened.
+    public var isBluetoothAvailable: Bool { host != nil }
+    /// Whether availability is about to change (the host is starting, or coming back after
+    /// the controller was lost).
+    public var isBluetoothStateUpdateImminent: Bool { if case .starting = hostState { true } else { false } }
     /// Whether a connection attempt runs.
     public private(set) var isConnecting = false
     /// Whether a peripheral is connected.
@@ -183,9 +127,34 @@ public final class Bluejay {
         let handle: UInt16
     }
 
-    private var host: BluetoothHost?
-    private var startFailed = false
-    private let hostReady = Once<Result<BluetoothHost, BluejayError>>()
+    /// Where the host is in its life.
+    private enum HostState {
+        /// ``start(mode:)`` not called yet.
+        case notStarted
+        /// Coming up, the first time or again after the controller was lost; operations
+        /// wait for the outcome.
+        case starting(Once<Result<BluetoothHost, BluejayError>>)
+        /// Up: operations run on it.
+        case up(BluetoothHost)
+        /// Could not come up, or lost and not brought back: operations fail with this.
+        case down(BluejayError)
+        /// Handed over by ``stopAndExtractBluetoothState()``.
+        case extracted
+    }
+
+    private var hostState = HostState.notStarted
+    /// The host operations run on, while it is up.
+    private var host: BluetoothHost? { if case let .up(host) = hostState { host } else { nil } }
+    /// How the host was made, to make it again after the controller is lost (nil for a
+    /// host adopted with ``StartMode/use(_:)``: Bluejay cannot reopen what it did not open).
+    private var reopenOptions: StartOptions?
+    /// Reopen attempts since the controller last stayed up, and when it last came back: a
+    /// controller lost again soon after it came back goes on with the next delay, so one
+    /// that keeps failing is given up on rather than reopened for ever.
+    private var recoveryAttempts = 0
+    private var recoveredAt: ContinuousClock.Instant?
+    /// Told of each host Bluejay brings up (the tests' census of what every host held).
+    var onHostUp: ((BluetoothHost) -> Void)?
     private var connection: Connection?
     private let queue = OperationQueue()
     private var connectionObservers: [WeakConnectionObserver] = []
@@ -219,6 +188,8 @@ public final class Bluejay {
     /// With duplicates allowed, a peripheral not heard for this long is reported to the
     /// scan's `expired` callback.
     public var scanExpiry: Duration = .seconds(15)
+    /// How many values of one listen may wait for the app (``StartOptions/listenBufferLimit``).
+    private(set) var listenBufferLimit = StartOptions.defaultListenBufferLimit
     /// The last connection asked for, to reconnect to with the same timeout.
     private var lastConnect: (PeripheralIdentifier, Timeout)?
 
@@ -232,6 +203,8 @@ public final class Bluejay {
     final class Listener {
         let option: MultipleListenOption
         let deliver: ([UInt8]) -> Void
+        /// Values on their way to the callback, bounded.
+        let backlog: ListenBacklog
         /// Tells the caller the listen is over (cancelled, or failed with the reason).
         private let end: (BluejayError) -> Void
         /// Who asked (the async API's stream), to end only its own listen.
@@ -244,11 +217,20 @@ public final class Bluejay {
         var finish: (@Sendable () -> Void)?
         private(set) var isEnded = false
 
-        init(option: MultipleListenOption, tag: AnyObject?, deliver: @escaping ([UInt8]) -> Void, end: @escaping (BluejayError) -> Void) {
+        init(option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, deliver: @escaping ([UInt8]) -> Void,
+             end: @escaping (BluejayError) -> Void) {
             self.option = option
             self.tag = tag
+            self.backlog = backlog
             self.deliver = deliver
             self.end = end
+        }
+
+        /// Delivers a value that did not come through the subscription's stream (one that
+        /// arrived before the subscription was written).
+        func deliverDirectly(_ bytes: [UInt8]) {
+            guard case .accepted = backlog.arrived() else { return }
+            deliver(bytes)
         }
 
         /// Ends the listen once: values stop and the caller hears why.
@@ -276,9 +258,10 @@ public final class Bluejay {
         hasStarted = true
         switch mode {
         case let .use(existing):
-            adopt(existing)
+            adopt(existing, ready: nil)
         case let .new(options):
             callbacks = CallbackQueue(options.callbackQueue)
+            listenBufferLimit = options.listenBufferLimit
             logFile = LogFile(path: options.store.path + "/bluejay.log")
             if let identifier = options.backgroundRestore.identifier {
                 restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
@@ -286,28 +269,60 @@ public final class Bluejay {
             }
             for line in logLines { log(line) }
             logLines = []
+            // A recording cannot go on from the middle: a replayed controller is not reopened.
+            if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil {} else { reopenOptions = options }
+            let ready = Once<Result<BluetoothHost, BluejayError>>()
+            hostState = .starting(ready)
             Task { @MainActor in
-                let result = await Task { @BluetoothActor () -> Result<BluetoothHost, BluejayError> in
-                    do throws(BluejayError) {
-                        let host = try await BluetoothHost(transport: options.transport, capture: options.capture, store: options.store, cacheEnabled: options.cacheEnabled,
-                                                           deviceName: options.deviceName, logger: options.logger)
-                        host.security.policy = options.pairingPolicy
-                        host.security.delegate = options.pairingDelegate
-                        return .success(host)
-                    } catch {
-                        return .failure(error)
-                    }
-                }.value
+                let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: nil) }.value
+                guard self.isStarting(ready, else: result) else { return }
                 switch result {
-                case let .success(host): self.adopt(host)
+                case let .success(host):
+                    self.adopt(host, ready: ready)
+                    self.restore()
                 case let .failure(error):
-                    self.startFailed = true
+                    self.hostState = .down(error)
                     self.log("start failed: \(error)")
-                    self.hostReady.fulfill(.failure(error))
+                    ready.fulfill(.failure(error))
                     for observer in self.observers { observer.bluetoothAvailable(false) }
                 }
             }
         }
+    }
+
+    /// Opens the transport `options` name (continuing `capture`, or opening the capture file
+    /// they name) and brings a host up on it.
+    @BluetoothActor
+    private static func makeHost(_ options: StartOptions, capture continued: BTSnoopWriter?) async -> Result<BluetoothHost, BluejayError> {
+        do throws(BluejayError) {
+            var capture = continued
+            if capture == nil, let path = options.capture {
+                do { capture = try BTSnoopWriter(path: path) } catch { throw .startFailed("capture \(path): \(error)") }
+            }
+            let transport: any HCITransport
+            do {
+                if let open = options.openTransport { transport = try open(capture) } else {
+                    transport = try TransportSpec(parsing: options.transport).open(capture: capture)
+                }
+            } catch {
+                throw .startFailed("\(options.transport): \(error)")
+            }
+            let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
+                                               deviceName: options.deviceName, logger: options.logger)
+            host.security.policy = options.pairingPolicy
+            host.security.delegate = options.pairingDelegate
+            return .success(host)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Whether the bring-up that `ready` stands for is still wanted; if not (Bluejay was
+    /// stopped meanwhile), the host it made is closed.
+    private func isStarting(_ ready: Once<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>) -> Bool {
+        if case let .starting(current) = hostState, current === ready { return true }
+        if case let .success(host) = made { Task { @BluetoothActor in host.close() } }
+        return false
     }
 
     /// Starts and registers `connectionObserver` first, so it hears availability.
@@ -316,13 +331,18 @@ public final class Bluejay {
         start(mode: mode)
     }
 
-    private func adopt(_ host: BluetoothHost) {
-        self.host = host
-        isBluetoothAvailable = true
+    /// Runs on `host` from now on: its links and failures are heard, waiting operations go.
+    private func adopt(_ host: BluetoothHost, ready: Once<Result<BluetoothHost, BluejayError>>?) {
+        hostState = .up(host)
         Task { @BluetoothActor [weak self] in
             host.connections.onDisconnection = { link, reason in
-                Task { @MainActor in self?.linkEnded(link.handle, reason: reason) }
+                // A failed controller ends its links itself: that is the controller lost.
+                let failure = host.controller.failure
+                Task { @MainActor in
+                    if let failure { self?.controllerLost(host, failure) } else { self?.linkEnded(link.handle, reason: reason, on: host) }
+                }
             }
+            host.onControllerFailure = { error in Task { @MainActor in self?.controllerLost(host, error) } }
             host.onServicesInvalidated = { handle, services in
                 let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
                 Task { @MainActor in self?.servicesInvalidated(handle, identifiers) }
@@ -330,10 +350,70 @@ public final class Bluejay {
             host.onUnhandledValue = { handle, valueHandle, characteristic, value in
                 Task { @MainActor in self?.unsolicitedValue(handle, valueHandle, characteristic, value) }
             }
+            // Failed before anyone listened (between bring-up and now): heard all the same.
+            if let failure = host.controller.failure { Task { @MainActor in self?.controllerLost(host, failure) } }
         }
-        hostReady.fulfill(.success(host))
+        onHostUp?(host)
+        ready?.fulfill(.success(host))
         for observer in observers { observer.bluetoothAvailable(true) }
-        restore()
+    }
+
+    /// The controller stopped by itself: its transport closed or failed, or it reported a
+    /// Hardware Error. As on iOS when Bluetooth goes off, everything under way ends with the
+    /// error and observers hear Bluetooth is unavailable; the link ends like any lost link
+    /// (so auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
+    /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
+    /// says, and operations wait for that.
+    private func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) {
+        guard case let .up(current) = hostState, current === lost else { return }
+        let error = BluejayError.hci(failure)
+        log("controller lost: \(failure)")
+        if let recoveredAt, ContinuousClock.now - recoveredAt > Self.recoveryStreakWindow { recoveryAttempts = 0 }
+        let options = reopenOptions.flatMap { $0.controllerRecovery.delays.count > recoveryAttempts ? $0 : nil }
+        if options == nil, reopenOptions?.controllerRecovery.delays.isEmpty == false { log("not reopening the controller again: it was lost \(recoveryAttempts + 1) times in a row") }
+        let ready = Once<Result<BluetoothHost, BluejayError>>()
+        hostState = options == nil ? .down(error) : .starting(ready)
+        queue.cancelAll(error)
+        if let connection { linkEnded(connection.handle, reason: .unspecifiedError, on: lost, error: error) }
+        for observer in observers { observer.bluetoothAvailable(false) }
+        let capture = options == nil ? nil : lost.capture
+        Task { @BluetoothActor in lost.close(keepingCapture: options != nil) }
+        guard let options else { return }
+        Task { @MainActor in await self.recover(ready, options, capture: capture) }
+    }
+
+    /// A controller lost again within this long after it came back counts as the same
+    /// failure: its next reopen waits the next delay.
+    static let recoveryStreakWindow: Duration = .seconds(10)
+
+    /// Reopens the transport after each delay of ``StartOptions/controllerRecovery`` not yet
+    /// used up until a controller comes up; if none does, Bluejay stays down with the last
+    /// error.
+    private func recover(_ ready: Once<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?) async {
+        let delays = options.controllerRecovery.delays
+        var lastError = BluejayError.bluetoothUnavailable
+        while recoveryAttempts < delays.count {
+            let attempt = recoveryAttempts
+            recoveryAttempts += 1
+            try? await Task.sleep(for: delays[attempt])
+            guard case let .starting(current) = hostState, current === ready else { return }
+            log("reopening \(options.transport) (attempt \(attempt + 1) of \(delays.count))")
+            let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: capture) }.value
+            guard isStarting(ready, else: result) else { return }
+            switch result {
+            case let .success(host):
+                log("the controller is back on \(options.transport)")
+                recoveredAt = .now
+                return adopt(host, ready: ready)
+            case let .failure(error):
+                log("reopening \(options.transport): \(error)")
+                lastError = error
+            }
+        }
+        log("gave up reopening \(options.transport) after \(delays.count) attempts")
+        capture?.close()
+        hostState = .down(lastError)
+        ready.fulfill(.failure(lastError))
     }
 
     /// After a restart: reconnect to the recorded peripheral and offer each recorded listen
@@ -370,12 +450,18 @@ public final class Bluejay {
     public func stopAndExtractBluetoothState() -> (host: BluetoothHost?, peripheral: PeripheralIdentifier?) {
         cancelEverything(error: .cancelled, shouldDisconnect: false)
         let extracted = (host, connection?.peripheral)
-        if let host { Task { @BluetoothActor in host.connections.onDisconnection = nil } }
-        host = nil
+        if let host {
+            Task { @BluetoothActor in
+                host.connections.onDisconnection = nil
+                host.onControllerFailure = nil
+            }
+        }
+        // Operations waiting for a host that was still coming up end now.
+        if case let .starting(ready) = hostState { ready.fulfill(.failure(.bluetoothUnavailable)) }
+        hostState = .extracted
         connection = nil
         for listener in listeners.values { listener.close(.cancelled) }
         listeners = [:]
-        isBluetoothAvailable = false
         return extracted
     }
 
@@ -395,7 +481,7 @@ public final class Bluejay {
     public func register(connectionObserver: any ConnectionObserver) {
         connectionObservers.removeAll { $0.observer == nil || $0.observer === connectionObserver }
         connectionObservers.append(WeakConnectionObserver(observer: connectionObserver))
-        if hasStarted, host != nil { connectionObserver.bluetoothAvailable(true) }
+        if host != nil { connectionObserver.bluetoothAvailable(true) }
     }
 
     /// Stops telling `connectionObserver`.
@@ -676,7 +762,7 @@ public final class Bluejay {
             }.value
             self.isDisconnecting = false
             if let outcome { return operation.fail(outcome) }
-            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost)
+            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost, on: host)
             // Asked for: nothing to restore after a restart.
             self.recordRestorationState()
             if operation.claim() { completion?(.disconnected(link.peripheral)) }
@@ -687,8 +773,9 @@ public final class Bluejay {
 
     /// The link of the connected peripheral ended (asked for or not): everything waiting on
     /// it fails, listens end, observers hear of it.
-    private func linkEnded(_ handle: UInt16, reason: HCIStatus) {
-        guard let link = connection, link.handle == handle else { return }
+    /// `error` is what operations under way fail with (by default, the disconnection).
+    private func linkEnded(_ handle: UInt16, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) {
+        guard let link = connection, link.handle == handle, endedHost === host || failure != nil else { return }
         let expected = isDisconnecting || !shouldAutoReconnect
         connection = nil
         var counted = statistics[link.peripheral, default: PeripheralStatistics()]
@@ -697,7 +784,7 @@ public final class Bluejay {
         if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
         statistics[link.peripheral] = counted
         isDisconnecting = false
-        let error = BluejayError.disconnected(reason)
+        let error = failure ?? BluejayError.disconnected(reason)
         offeredUnsolicited = []
         // Listens stop flowing; their callbacks are kept to resume after a reconnection.
         for listener in listeners.values {
@@ -706,7 +793,7 @@ public final class Bluejay {
             listener.valueHandle = nil
             listener.token = nil
         }
-        if let host { Task { @BluetoothActor in host.linkEnded(handle) } }
+        Task { @BluetoothActor in endedHost.linkEnded(handle) }
         // Operations still queued cannot succeed without the link.
         if queue.running?.name != "disconnect" { queue.cancelAll(error) }
         for observer in observers { observer.disconnected(from: link.peripheral) }
@@ -742,11 +829,11 @@ public final class Bluejay {
             return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")
         }
         // A listen whose subscription is still being written: the value is its first.
-        if let listener = listeners[characteristic], !listener.isEnded { return listener.deliver(value) }
+        if let listener = listeners[characteristic], !listener.isEnded { return listener.deliverDirectly(value) }
         guard offeredUnsolicited.insert(characteristic).inserted else {
             return log("a value of \(characteristic) nobody listens to was dropped (its subscription is being turned off)")
         }
-        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listeners[characteristic] { return listener.deliver(value) }
+        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listeners[characteristic] { return listener.deliverDirectly(value) }
         log("\(characteristic) notifies but nobody listens: turning its subscription off")
         endListen(to: characteristic)
     }
@@ -813,12 +900,18 @@ public final class Bluejay {
     /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``.
     func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
                                tag: AnyObject?, completion: @escaping (ReadResult<R>) -> Void) {
+        let backlog = ListenBacklog(limit: listenBufferLimit)
+        // A value leaves the backlog once the app's callback has run, wherever it runs.
+        let onValue = callbacks.deliver { (result: ReadResult<R>) in
+            completion(result)
+            backlog.taken()
+        }
         let completion = callbacks.deliver(completion)
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
-        let listener = Listener(option: option, tag: tag, deliver: { bytes in
-            do { completion(.success(try R(bluetoothData: Data(bytes)))) } catch { completion(.failure(error)) }
+        let listener = Listener(option: option, tag: tag, backlog: backlog, deliver: { bytes in
+            do { onValue(.success(try R(bluetoothData: Data(bytes)))) } catch { onValue(.failure(error)) }
         }, end: { reason in
             if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
         })
@@ -849,11 +942,20 @@ public final class Bluejay {
     private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
         queue.add(QueuedOperation("listen", body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let (values, feed) = AsyncStream.makeStream(of: [UInt8].self)
+            let (values, feed) = AsyncStream.makeStream(of: ListenBacklog.Item.self)
+            let backlog = listener.backlog
             let result = await Task { @BluetoothActor () -> Result<(UInt16, Int), BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in
                     if let replacedToken { client.removeValueListener(replacedToken) }
-                    return try await client.subscribe(characteristicIdentifier) { feed.yield($0) }
+                    return try await client.subscribe(characteristicIdentifier) { bytes in
+                        switch backlog.arrived() {
+                        case .accepted: feed.yield(.value(bytes))
+                        case .overflowed:
+                            feed.yield(.overflow)
+                            feed.finish()
+                        case .dropped: break  // after the overflow, until the subscription is off
+                        }
+                    }
                 }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
@@ -871,8 +973,11 @@ public final class Bluejay {
                 // Values reach the callback in arrival order, on the main actor, while this
                 // listen is the characteristic's current one.
                 Task { @MainActor [weak self] in
-                    for await bytes in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
-                        listener.deliver(bytes)
+                    for await item in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
+                        switch item {
+                        case let .value(bytes): listener.deliver(bytes)
+                        case .overflow: self?.listenOverflowed(characteristicIdentifier, listener)
+                        }
                     }
                 }
             case let .failure(error):
@@ -883,6 +988,30 @@ public final class Bluejay {
             if self?.listeners[characteristicIdentifier] === listener { self?.listeners[characteristicIdentifier] = nil }
             listener.close(error)
         }))
+    }
+
+    /// The app fell more than the backlog's limit behind a listen: what came before the
+    /// overflow has been delivered; the listen ends with ``BluejayError/listenOverflow(_:limit:)``
+    /// and its subscription is turned off, so the peer stops sending. The link stays up.
+    private func listenOverflowed(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener) {
+        guard listeners[characteristicIdentifier] === listener else { return }
+        listeners[characteristicIdentifier] = nil
+        let limit = listener.backlog.limit
+        log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
+        listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
+        let token = listener.token
+        queue.add(QueuedOperation("end listen", body: { [weak self] operation in
+            guard let self, let (host, link) = await self.connected(operation) else { return }
+            // Listened to again meanwhile: only the old listener goes.
+            let relistened = self.listeners[characteristicIdentifier] != nil
+            _ = await Task { @BluetoothActor () -> Result<Void, GATTError> in
+                await Self.onClient(host, link.handle) { client throws(GATTError) in
+                    if relistened { token.map(client.removeValueListener) } else { try await client.unsubscribe(characteristicIdentifier, token: token) }
+                }
+            }.value
+            self.recordRestorationState()
+            _ = operation.claim()
+        }, onFailure: { _ in }))
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
@@ -962,25 +1091,34 @@ public final class Bluejay {
     /// Cancels one operation (a cancelled async call's).
     func cancel(_ operation: QueuedOperation) { queue.cancel(operation, .cancelled) }
 
-    /// The host once started; fails `operation` when it cannot start.
+    /// The host once up (waiting while it starts or comes back); fails `operation` when
+    /// there is none.
     private func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
-        guard hasStarted else {
+        switch hostState {
+        case .notStarted, .extracted:
             operation.fail(.bluetoothUnavailable)
             return nil
-        }
-        let ready = await hostReady.value()
-        // Cancelled while the host was coming up: do nothing at all.
-        guard !operation.isFinished else { return nil }
-        switch ready {
-        case let .success(host):
-            guard self.host != nil else {
-                operation.fail(.bluetoothUnavailable)
-                return nil
-            }
-            return host
-        case let .failure(error):
+        case let .down(error):
             operation.fail(error)
             return nil
+        case let .up(host):
+            return operation.isFinished ? nil : host
+        case let .starting(ready):
+            let result = await ready.value()
+            // Cancelled while the host was coming up: do nothing at all.
+            guard !operation.isFinished else { return nil }
+            switch result {
+            case let .success(host):
+                // Lost again, or handed over, since it came up.
+                guard case let .up(current) = hostState, current === host else {
+                    operation.fail(.bluetoothUnavailable)
+                    return nil
+                }
+                return host
+            case let .failure(error):
+                operation.fail(error)
+                return nil
+            }
         }
     }
 

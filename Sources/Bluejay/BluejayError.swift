@@ -29,6 +29,9 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case multipleListenTrapped
     /// A synchronous listen waited longer than its timeout.
     case listenTimedOut
+    /// The app fell more than `limit` values behind a listen (``StartOptions/listenBufferLimit``):
+    /// the listen ended and its notifications were turned off.
+    case listenOverflow(CharacteristicIdentifier, limit: Int)
     /// The data is shorter than what was to be read from it.
     case notEnoughData(expected: Int, actual: Int)
     /// More data arrived than was expected (``SynchronizedPeripheral/writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:)``).
@@ -61,6 +64,8 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
         case let .missingCharacteristic(characteristic): "missing characteristic \(characteristic)"
         case .multipleListenTrapped: "already listening to this characteristic (the listen was trapped)"
         case .listenTimedOut: "listen timed out"
+        case let .listenOverflow(characteristic, limit):
+            "the app fell more than \(limit) values behind on \(characteristic): the listen ended and its notifications were turned off"
         case let .notEnoughData(expected, actual): "not enough data: needed \(expected) bytes, got \(actual)"
         case let .tooMuchData(expected, actual): "more data than expected: wanted \(expected) bytes, got \(actual)"
         case let .invalidExtraction(start, length, type): "cannot extract \(length) bytes at \(start) as \(type)"

@@ -34,28 +34,47 @@ public final class BluetoothHost {
     /// for a notification or indication nobody listens to.
     public var onUnhandledValue: ((UInt16, UInt16, CharacteristicIdentifier?, [UInt8]) -> Void)?
     private var observer: Int?
-    private let capture: BTSnoopWriter?
+    /// The btsnoop writer the transport records to (closed with the host).
+    nonisolated let capture: BTSnoopWriter?
+    /// What every timeout of this host sleeps on, so armed timers can be counted.
+    private let timers: CountingClock<ContinuousClock>
+    /// Called once if the controller stops by itself (transport lost, Hardware Error), after
+    /// its links have been ended.
+    public var onControllerFailure: ((HCIError) -> Void)?
 
     /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), optionally
     /// recording every packet to the btsnoop file `capture`, brings the controller up and
     /// attaches every layer.
-    public init(transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+    public convenience init(transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+        let writer: BTSnoopWriter?
         if let capturePath {
-            do { capture = try BTSnoopWriter(path: capturePath) } catch { throw .startFailed("capture \(capturePath): \(error)") }
+            do { writer = try BTSnoopWriter(path: capturePath) } catch { throw .startFailed("capture \(capturePath): \(error)") }
         } else {
-            capture = nil
+            writer = nil
         }
         let opened: any HCITransport
-        do { opened = try TransportSpec(parsing: transport).open(capture: capture) } catch {
-            capture?.close()
+        do { opened = try TransportSpec(parsing: transport).open(capture: writer) } catch {
+            writer?.close()
             throw .startFailed("\(transport): \(error)")
         }
-        controller = HCIController(transport: opened, configuration: .init(logger: logger))
+        try await self.init(transport: opened, capture: writer, store: store, cacheEnabled: cacheEnabled, deviceName: deviceName, logger: logger)
+    }
+
+    /// Brings up the controller behind a transport already open (one of your own, or a
+    /// wrapper around one), and attaches every layer. `capture` is the btsnoop writer that
+    /// transport records to, if any; once up, the host closes it with itself. On failure
+    /// the transport is closed and the capture left open.
+    public init(transport opened: any HCITransport, capture: BTSnoopWriter? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+        self.capture = capture
+        timers = CountingClock(ContinuousClock())
+        controller = HCIController(transport: opened, clock: timers, configuration: .init(logger: logger))
         do { info = try await controller.start() } catch {
+            // The capture is the caller's until the host is up (it may go on in a retry);
+            // a writer nobody keeps closes itself.
             controller.close()
-            capture?.close()
-            throw .startFailed("\(transport): \(error)")
+            throw .startFailed("\(opened): \(error)")
         }
         connections = ConnectionManager(controller: controller, logger: logger)
         channels = L2CAPChannels(controller: controller, connections: connections, logger: logger)
@@ -70,6 +89,7 @@ public final class BluetoothHost {
                 self?.linkEnded(disconnection.handle)
             }
         }
+        controller.onFailure = { [weak self] error in self?.onControllerFailure?(error) }
     }
 
     /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached
@@ -117,8 +137,13 @@ public final class BluetoothHost {
         if let client = clients.removeValue(forKey: handle) { cache.finish(client) }
     }
 
-    /// Detaches every layer and closes the transport.
-    public func close() {
+    /// Detaches every layer and closes the transport and the capture.
+    public func close() { close(keepingCapture: false) }
+
+    /// Detaches every layer and closes the transport; the capture stays open when it is to
+    /// go on in the host that replaces this one.
+    func close(keepingCapture: Bool) {
+        onControllerFailure = nil
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
         for handle in clients.keys { linkEnded(handle) }
@@ -127,6 +152,24 @@ public final class BluetoothHost {
         channels.close()
         connections.close()
         controller.close()
-        capture?.close()
+        if !keepingCapture { capture?.close() }
+    }
+
+    /// What the host holds right now: links and their per-layer state, commands and ACL
+    /// packets in flight, timers armed. Zero everywhere once every link has ended and
+    /// nothing is under way; anything else after that is a leak.
+    public var resources: HostResources {
+        HostResources(
+            links: connections.connections.count,
+            commandsOutstanding: controller.outstandingCommandCount + controller.queuedCommandCount,
+            aclPacketsQueued: controller.aclFlow?.queuedCount ?? 0,
+            aclPacketsInController: controller.aclFlow?.inFlight ?? 0,
+            l2capLinks: channels.trackedLinks,
+            attBearers: bearers.bearers.count,
+            attRequestsPending: bearers.bearers.values.reduce(0) { $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0) },
+            gattClients: clients.count,
+            smpLinks: security.trackedLinks,
+            pairings: security.pairingsInProgress,
+            timersArmed: timers.sleeping)
     }
 }

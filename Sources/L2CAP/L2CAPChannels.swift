@@ -37,7 +37,11 @@ public final class L2CAPChannels {
         controller.onACLData = nil
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
+        reassemblers = [:]
     }
+
+    /// Links with reassembly state (zero once every link has ended).
+    public var trackedLinks: Int { reassemblers.count }
 
     /// Connections with a partly received PDU.
     public var pendingReassemblies: Int { reassemblers.values.filter(\.isCollecting).count }

@@ -75,6 +75,11 @@ public final class SecurityManager {
         for handle in links.keys { linkEnded(handle) }
     }
 
+    /// Links the Security Manager keeps state for (zero once every link has ended).
+    public var trackedLinks: Int { links.count }
+    /// Pairings under way.
+    public var pairingsInProgress: Int { links.values.filter { $0.session != nil }.count }
+
     /// Whether `handle` is encrypted.
     public func isEncrypted(_ handle: UInt16) -> Bool {
         if case .encrypted = links[handle]?.state { return true }

@@ -121,7 +121,7 @@ public final class FakeController: HCITransport {
             // Status and the connection handle (the command's first two bytes).
             let handle = (try? LERemoteConnectionParameterRequestNegativeReply.ReturnParameters(decoding: command.parameters.prefix(2)))?.handle ?? 0
             return complete(LERemoteConnectionParameterRequestReply.ReturnParameters(handle: handle))
-        case Disconnect.opcode:
+        case Disconnect.opcode, LECreateConnection.opcode:
             return .commandStatus(CommandStatus(status: .success, numHCICommandPackets: script.credits, opcode: opcode))
         default:
             return complete(NoParameters())

@@ -91,4 +91,25 @@ struct ConnectionManagerTests {
         manager.close()
         controller.close()
     }
+
+    /// The link comes up and goes at once (both events in one read, before `connect`
+    /// resumes): `connect` fails with the reason the controller gave, not a made-up one.
+    @Test func aLinkLostAsItComesUpFailsConnectWithItsReason() async throws {
+        var script = FakeController.Script()
+        script.supported.append(LECreateConnection.opcode)
+        let fake = FakeController(script)
+        let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
+        try await controller.start()
+        let manager = ConnectionManager(controller: controller, logger: .silent)
+        let attempt = Task { @BluetoothActor in try await manager.connect(to: peer, type: .random, setUp: false) }
+        #expect(await sent(fake, LECreateConnection.opcode).count == 1)
+        let up = LEConnectionEvent.connectionComplete(status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: peer,
+                                                      parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400))
+        let down = HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: HCIStatus(rawValue: 0x08)))
+        fake.deliver(.packets([.event(HCIEvent.leMeta(up.encoded()).packet), .event(down.packet)]))
+        await #expect(throws: ConnectionError.disconnected(HCIStatus(rawValue: 0x08))) { try await attempt.value }
+        #expect(manager.connections.isEmpty)
+        manager.close()
+        controller.close()
+    }
 }

@@ -151,6 +151,29 @@ struct ControllerTests {
         await #expect(throws: HCIError.hardwareError(code: 0x42)) { try await controller.send(ReadBDADDR()) }
     }
 
+    /// A failed controller ends its links itself; their ACL credits come back and their
+    /// queued packets are dropped, as after a real Disconnection Complete, so the failed
+    /// host holds nothing.
+    @Test func hardwareErrorReleasesTheLinksBuffers() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        fake.deliverEvent(LEConnectionEvent.connectionComplete(
+            status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
+            parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        try await controller.send(ReadBDADDR())
+        for number in 0..<6 { try controller.sendACL(ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: [UInt8(number)])) }
+        #expect(controller.aclFlow?.inFlight == 4 && controller.aclFlow?.queuedCount == 2)
+        var ended: [DisconnectionComplete] = []
+        controller.onEvent = { if case let .disconnectionComplete(event) = $0 { ended.append(event) } }
+        fake.deliverEvent(.hardwareError(HardwareError(hardwareCode: 0x42)))
+        await #expect(throws: HCIError.hardwareError(code: 0x42)) { try await controller.send(ReadBDADDR()) }
+        #expect(ended == [DisconnectionComplete(status: .success, handle: 0x40, reason: .unspecifiedError)])
+        #expect(controller.aclFlow?.inFlight == 0 && controller.aclFlow?.queuedCount == 0)
+        #expect(fake.sentACL.count == 4, "nothing more goes to a failed controller")
+        controller.close()
+    }
+
     @Test func transportLossFailsPendingCommands() async throws {
         let (fake, controller, pending) = try await startWithUnansweredCommand()
         fake.deliver(.failed(.closedByPeer(what: "fake")))

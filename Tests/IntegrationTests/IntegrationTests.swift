@@ -153,14 +153,6 @@ struct IntegrationTests {
     }
 
     /// How many of our reader threads this process has.
-    func readerThreads() -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == ReaderThread.threadName
-        }.count
-    }
-
     /// What a descriptor refers to (`socket:[123]`), or nil if it is closed.
     private func fdLink(_ fd: Int32) -> String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
@@ -184,4 +176,13 @@ extension IntegrationTests {
         replay.close()
         #expect(throws: TransportError.closed) { try replay.start { _ in } }
     }
+}
+
+/// How many transport reader threads the process has (they carry ReaderThread's name).
+func readerThreads() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == ReaderThread.threadName
+    }.count
 }

@@ -12,16 +12,9 @@ extension IntegrationTests {
     /// outstanding fails that request with a protocol error and drops that link only. The
     /// other link keeps being served throughout.
     @Test func misbehavingServerEndsItsOwnLinkOnly() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
-        defer { peer.stop() }
-        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
-        let clock = ManualClock()
-        let threadsBefore = readerThreads()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
-        try await controller.start()
-        let manager = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let rig = try await TwoPeripheralRig(quiet)
+        defer { rig.peer.stop() }
+        let (addresses, clock, manager, bearers) = (rig.addresses, rig.clock, rig.manager, rig.bearers)
         let bad = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let badClient = GATTClient(bearer: try bearers.bearer(for: bad.handle))
@@ -54,6 +47,88 @@ extension IntegrationTests {
 
         try await manager.disconnect(good.handle)
         bearers.close()
-        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
     }
 }
+
+extension IntegrationTests {
+    /// Two more ways a server misbehaves, each on one link of two: a response cut short
+    /// (an Error Response missing its code, while a Write Request is outstanding) and a
+    /// server that stops answering (control point 0A: the next request is never answered,
+    /// so the 30 s ATT transaction timeout runs out, on the injected clock). Each fails its
+    /// request with a clear error and drops that link only; the other link is served.
+    @Test func truncatedResponseAndSilenceEndTheirLinkOnly() async throws {
+        let rig = try await TwoPeripheralRig(quiet)
+        defer { rig.peer.stop() }
+        let (addresses, clock, manager, bearers) = (rig.addresses, rig.clock, rig.manager, rig.bearers)
+        let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
+        let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
+        let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
+        var ended: [UInt16] = []
+        manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
+
+        // An Error Response of 4 octets instead of 5 while the Write Request is outstanding.
+        let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
+        let firstClient = GATTClient(bearer: try bearers.bearer(for: first.handle))
+        do {
+            try await firstClient.write(controlPoint, [0x08, 0x01, 0x12, 0x29, 0x00])
+            Issue.record("a truncated Error Response was accepted")
+        } catch {
+            #expect("\(error)".contains("malformed Error Response"), "the error names what was malformed: \(error)")
+        }
+        for _ in 0..<10_000 where !ended.contains(first.handle) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(ended == [first.handle], "the link that sent it is dropped, and only it")
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
+
+        // Silence: the next request is never answered; 30 s on the clock end it.
+        let second = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
+        let secondClient = GATTClient(bearer: try bearers.bearer(for: second.handle))
+        try await secondClient.write(controlPoint, [0x0A])
+        let unanswered = Task { @BluetoothActor in try await secondClient.read(deviceName) }
+        while !secondClient.bearer.hasOutstandingRequest { await Task.yield() }
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "served while the other link waits")
+        clock.advance(by: .seconds(29))
+        #expect(secondClient.bearer.hasOutstandingRequest, "not before 30 s")
+        clock.advance(by: .seconds(1))
+        do {
+            _ = try await unanswered.value
+            Issue.record("a request nobody answered succeeded")
+        } catch {
+            #expect("\(error)".contains("no ATT response in 30 s"), "\(error)")
+        }
+        for _ in 0..<10_000 where ended.count < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(ended == [first.handle, second.handle], "the silent link is dropped, and only it")
+        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
+
+        try await manager.disconnect(good.handle)
+        bearers.close()
+        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
+    }
+}
+
+/// The peer with two peripherals, and a controller (on a manual clock), connections, L2CAP
+/// and ATT bearers over it: one link to misbehave on, one to keep serving.
+@BluetoothActor
+struct TwoPeripheralRig {
+    let peer: TestPeer
+    let addresses: [BluetoothAddress]
+    let clock = ManualClock()
+    /// Reader threads before the controller started (for `expectNothingLeftOver`).
+    let threadsBefore: Int
+    let controller: HCIController
+    let manager: ConnectionManager
+    let l2cap: L2CAPChannels
+    let bearers: ATTBearers
+
+    init(_ configuration: HCIController.Configuration) async throws {
+        peer = try TestPeer(arguments: ["--peripherals", "2"])
+        addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        threadsBefore = readerThreads()
+        controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
+        try await controller.start()
+        manager = ConnectionManager(controller: controller, logger: .silent)
+        l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+    }
+}
+

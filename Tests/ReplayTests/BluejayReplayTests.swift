@@ -1,4 +1,4 @@
-import Bluejay
+@testable import Bluejay
 import DiscoveryCache
 import Foundation
 import HCI
@@ -31,18 +31,38 @@ struct BluejayReplayTests {
     /// The demo's steps on `recording`; then the replay's verdict (nil: every packet
     /// played and matched) and the first mismatch.
     func demo(_ recording: String) async -> (Result<Outcome, any Error>, verdict: ReplayMismatch?) {
+        let run = await demo(recording, openTransport: nil)
+        return (run.outcome, run.verdict)
+    }
+
+    /// The demo on `recording`, opened by `openTransport` when given (e.g. with a fault
+    /// injector around the replay); also what the host held once closed (nil: no host came up).
+    func demo(_ recording: String, openTransport: TransportOpener?, disconnectHandler: (any DisconnectHandler)? = nil)
+        async -> (outcome: Result<Outcome, any Error>, verdict: ReplayMismatch?, heldAfterClose: HostResources?) {
         let store = NSTemporaryDirectory() + "bluejay-replay-api-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent)))
+        if let disconnectHandler { bluejay.registerDisconnectHandler(handler: disconnectHandler) }
+        // The host, also after a lost controller took it out of Bluejay's hands.
+        var started: BluetoothHost?
+        bluejay.onHostUp = { started = $0 }
+        bluejay.start(mode: .new(StartOptions(transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent,
+                                              openTransport: openTransport, controllerRecovery: .disabled)))
         let outcome: Result<Outcome, any Error>
         do { outcome = .success(try await steps(bluejay)) } catch { outcome = .failure(error) }
-        guard let host = bluejay.stopAndExtractBluetoothState().host else { return (outcome, nil) }
+        _ = bluejay.stopAndExtractBluetoothState()
+        guard let host = started else { return (outcome, nil, nil) }
         let verdict = await Task { @BluetoothActor in
             defer { host.close() }
             return (host.controller.transport as? ReplayTransport)?.verdict
         }.value
-        return (outcome, verdict)
+        // Timers unwind in their own tasks once cancelled: give them a moment to.
+        var held = await Task { @BluetoothActor in host.resources }.value
+        for _ in 0..<200 where held != .none {
+            try? await Task.sleep(for: .milliseconds(5))
+            held = await Task { @BluetoothActor in host.resources }.value
+        }
+        return (outcome, verdict, held)
     }
 
     func steps(_ bluejay: Bluejay) async throws -> Outcome {

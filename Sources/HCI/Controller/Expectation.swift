@@ -14,6 +14,9 @@ public final class Expectation<Value: Sendable> {
     /// Whether a value has been delivered.
     public var isFulfilled: Bool { result != nil }
 
+    /// The value, if it has come (without waiting).
+    public var delivered: Value? { result }
+
     /// Delivers the value; later calls are ignored (the first outcome wins).
     public func fulfill(_ value: Value) {
         guard result == nil else { return }

@@ -60,6 +60,8 @@ public final class HCIController {
 
     /// The current state.
     public private(set) var state: State = .idle
+    /// Why the controller stopped, once it has failed (transport lost, Hardware Error).
+    public var failure: HCIError? { if case let .failed(error) = state { error } else { nil } }
     /// Called for every event the HCI layer does not consume itself (LE Meta,
     /// Disconnection Complete, Encryption Change, vendor and unknown events, …).
     public var onEvent: ((HCIEvent) -> Void)?
@@ -107,6 +109,8 @@ public final class HCIController {
     /// Commands waiting for a credit from the controller.
     public var queuedCommandCount: Int { waitingCommands.count }
     private var sentCommands: [PendingCommand] = []
+    /// Commands sent and not yet answered.
+    public var outstandingCommandCount: Int { sentCommands.count }
     /// ACL buffer accounting; set once the buffer size is known.
     public private(set) var aclFlow: ACLFlowControl?
     private var receiveTask: Task<Void, Never>?
@@ -378,9 +382,16 @@ public final class HCIController {
         // on a link (an ATT response, a notification) would wait forever. Every link ends
         // here instead, as Unspecified Error, through the same event every layer handles.
         for handle in openLinks.sorted() {
+            // Its buffers are gone with the controller: the credits come back, and what was
+            // queued for it is dropped, as after any disconnection (nothing is sent now).
+            if var flow = aclFlow {
+                _ = flow.disconnected(handle: handle)
+                aclFlow = flow
+            }
             dispatch(.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: .unspecifiedError)))
         }
         openLinks = []
+        wakeDrainWaiters()
         onFailure?(error)
     }
 

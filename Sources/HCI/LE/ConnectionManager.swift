@@ -80,6 +80,9 @@ public final class ConnectionManager {
     private let logger: HCILogger
     private var observer: Int?
     private var attempt: Attempt = .idle
+    /// Fulfilled with the reason if the attempt's link goes down before ``connect(to:type:timeout:parameters:setUp:)``
+    /// returns: registered as the link comes up, so an end that follows at once is not missed.
+    private var attemptLinkEnd: Expectation<HCIStatus>?
     private var waiters: [Int: Waiter] = [:]
     private var disconnectWaiters: [UInt16: [Expectation<HCIStatus>]] = [:]
     private var nextWaiter = 0
@@ -105,7 +108,8 @@ public final class ConnectionManager {
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
 
-    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``.
+    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``, waits for
+    /// a disconnection end at once, and no link is tracked any more.
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
@@ -114,10 +118,16 @@ public final class ConnectionManager {
         if case let .connecting(outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         if case let .cancelling(_, outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         attempt = .idle
+        // No Disconnection Complete can reach us any more: nobody may wait for one.
+        for done in disconnectWaiters.values.joined() { done.fulfill(.connectionTerminatedByLocalHost) }
+        disconnectWaiters = [:]
+        connections = [:]
     }
 
     /// Whether a connection attempt is in progress.
-    public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
+    public var isConnecting: Bool { !isIdle }
+
+    private var isIdle: Bool { if case .idle = attempt { true } else { false } }
 
     /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
     /// cancelled and ``ConnectionError/connectionTimeout`` thrown. With `setUp`, the link's
@@ -130,6 +140,9 @@ public final class ConnectionManager {
         let extended = info.leFeatures.contains(.extendedAdvertising) && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
         let outcome = Outcome()
         attempt = .connecting(outcome)
+        let ended = Expectation<HCIStatus>()
+        attemptLinkEnd = ended
+        defer { if attemptLinkEnd === ended { attemptLinkEnd = nil } }
         do {
             if extended {
                 try await controller.send(LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
@@ -148,8 +161,11 @@ public final class ConnectionManager {
         let result = await outcome.value()
         timer.cancel()
         let handle = try result.get()
+        // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
-        guard let connection = connections[handle] else { throw .disconnected(.connectionTerminatedByLocalHost) }
+        disconnectWaiters[handle]?.removeAll { $0 === ended }
+        if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
+        guard let connection = connections[handle] else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
         return connection
     }
 
@@ -301,6 +317,10 @@ public final class ConnectionManager {
         case let .connectionComplete(status, handle, role, peerType, peer, parameters):
             if status.isSuccess {
                 connections[handle] = LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters)
+                if let end = attemptLinkEnd, !isIdle {
+                    disconnectWaiters[handle, default: []].append(end)
+                    attemptLinkEnd = nil
+                }
             }
             switch attempt {
             case .idle:

@@ -1,0 +1,106 @@
+import Dispatch
+import DiscoveryCache
+import FoundationEssentials
+import HCI
+import SMP
+
+/// How ``Bluejay/start(mode:)`` gets its host.
+public enum StartMode {
+    /// A new host on a transport.
+    case new(StartOptions)
+    /// A host other code brought up (e.g. one from ``Bluejay/stopAndExtractBluetoothState()``).
+    case use(BluetoothHost)
+}
+
+/// How a new host is made (iOS took `CBCentralManager` options here).
+public struct StartOptions: Sendable {
+    /// The controller: `hci0`, `serial:/dev/ttyACM0,baud=1000000`, `tcp:HOST:PORT`, `unix:PATH`.
+    public var transport: String
+    /// A btsnoop file to record every HCI packet to (nil: none).
+    public var capture: String?
+    /// Where the GATT cache (and later the bonds) live.
+    public var store: StoreDirectory
+    /// Whether discovered databases are remembered across connections.
+    public var cacheEnabled: Bool
+    /// The name our GAP service gives peers.
+    public var deviceName: String
+    /// Diagnostics of the stack below.
+    public var logger: HCILogger
+    /// Whether the connection and listens are recorded and restored after a restart.
+    public var backgroundRestore: BackgroundRestoreMode
+    /// Where completion callbacks (connect, read, write, listen values, scan, background task
+    /// results) run: the main queue by default, as in Bluejay. Give a serial queue. Closures
+    /// given to Bluejay then run on that queue, so mark them `@Sendable` (the compiler then
+    /// checks they touch no main-actor state) and hop back with `Task { @MainActor in … }`
+    /// to call Bluejay again. Observers are main-actor objects and stay on the main actor.
+    public var callbackQueue: DispatchQueue
+    /// How pairing is done when a peripheral asks for security (on demand, as iOS does):
+    /// IO capability, bonding, Secure Connections only, whether pairing is allowed at all.
+    public var pairingPolicy: PairingPolicy
+    /// Answers Numeric Comparison and Passkey Entry (nil: only Just Works can complete).
+    public var pairingDelegate: (any PairingDelegate)?
+    /// Opens the controller's transport instead of parsing ``transport`` (a transport of
+    /// your own, or a wrapper around one such as a test's fault injector); ``transport``
+    /// then only names it in logs. Called again each time a lost controller is reopened.
+    public var openTransport: TransportOpener?
+    /// How many values of one listen may wait for the app, received but with the callback
+    /// not yet run (the app, or the queue it chose, is slower than the peer). One more and
+    /// the listen ends with ``BluejayError/listenOverflow(_:limit:)`` and its notifications
+    /// are turned off: memory stays bounded, nothing is dropped silently, and the link and
+    /// every other listen go on. The values before the overflow are all delivered.
+    public var listenBufferLimit: Int
+    /// The default ``listenBufferLimit``: 4096 values (about 1 MB of 244-byte values).
+    public static let defaultListenBufferLimit = 4096
+    /// How a controller that was lost (its transport closed or failed, or a Hardware
+    /// Error) is brought back: ``ControllerRecovery/standard`` by default.
+    public var controllerRecovery: ControllerRecovery
+
+    /// Options as given.
+    public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
+                callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
+                openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
+                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit) {
+        self.listenBufferLimit = max(1, listenBufferLimit)
+        self.openTransport = openTransport
+        self.controllerRecovery = controllerRecovery
+        self.pairingPolicy = pairingPolicy
+        self.pairingDelegate = pairingDelegate
+        self.backgroundRestore = backgroundRestore
+        self.callbackQueue = callbackQueue
+        self.transport = transport
+        self.capture = capture
+        self.store = store
+        self.cacheEnabled = cacheEnabled
+        self.deviceName = deviceName
+        self.logger = logger
+    }
+
+    /// The transport from `$BLUEJAY_TRANSPORT` (else `hci0`), everything else default.
+    public static var `default`: StartOptions {
+        StartOptions(transport: ProcessInfo.processInfo.environment["BLUEJAY_TRANSPORT"] ?? "hci0")
+    }
+}
+
+/// Opens a controller's transport, recording to `capture` when given (what
+/// ``StartOptions/openTransport`` holds).
+public typealias TransportOpener = @Sendable (_ capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport
+
+/// How Bluejay brings back a controller it lost: the transport closed or failed (a USB
+/// adapter unplugged, an emulator restarted) or the controller reported a Hardware Error
+/// (Core Vol 4, Part E, 7.7.16), after which only a reset helps. Bluejay closes the
+/// transport and, after each delay in turn, opens it again and brings a controller up
+/// (HCI Reset first) until one comes up. Operations asked for meanwhile wait; if no
+/// attempt succeeds they fail with the last attempt's error, and Bluejay stays down.
+public struct ControllerRecovery: Sendable, Equatable {
+    /// The wait before each attempt.
+    public var delays: [Duration]
+
+    /// One attempt after each of `delays`.
+    public init(delays: [Duration]) { self.delays = delays }
+
+    /// Six attempts over about 16 s (0.1, 0.5, 1, 2, 4 and 8 s apart).
+    public static let standard = ControllerRecovery(delays: [.milliseconds(100), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)])
+    /// Never reopen: a lost controller leaves Bluejay down.
+    public static let disabled = ControllerRecovery(delays: [])
+}

@@ -1,0 +1,412 @@
+@testable import Bluejay
+import DiscoveryCache
+import Foundation
+@testable import HCI
+import HCITestSupport
+import Testing
+
+/// The phases of the scripted session, in order: each is one or two calls of the Bluejay
+/// API. A fault is armed as one phase starts; that phase and every later one are then
+/// asked for at once, so the fault finds one operation running and the rest queued.
+enum SessionPhase: Int, Comparable, Sendable {
+    case scan, connect, read, longRead, write, longWrite, listen, backgroundTask, pairing
+
+    static func < (lhs: SessionPhase, rhs: SessionPhase) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// One step of the session, and the packet that marks it.
+struct FaultStep: Sendable, CustomStringConvertible {
+    let description: String
+    /// The phase the step runs in.
+    let phase: SessionPhase
+    /// The packet the fault goes off at, for this fault.
+    let trigger: @Sendable (InjectedFault) -> FaultTrigger
+
+    /// Every step the issue names: scan, connect, MTU, each discovery step, read, long
+    /// read, write, long write, listen, background task, and pairing (its request, its
+    /// public keys, the encryption it starts and the keys we distribute).
+    static let all: [FaultStep] = [
+        FaultStep(description: "scan", phase: .scan) { _ in
+            FaultTrigger("scan enable", .sent) { packet in
+                guard case let .command(command) = packet, command.opcode.rawValue == 0x2042 || command.opcode.rawValue == 0x200C else { return false }
+                return command.parameters.first == 0x01
+            }
+        },
+        FaultStep(description: "connect", phase: .connect) { fault in
+            fault.needsLink ? .linkUp : FaultTrigger("create connection", .sent) { packet in
+                guard case let .command(command) = packet else { return false }
+                return command.opcode.rawValue == 0x2043 || command.opcode.rawValue == 0x200D
+            }
+        },
+        FaultStep(description: "MTU exchange", phase: .connect) { _ in .att("Exchange MTU Request", 0x02) },
+        FaultStep(description: "discover services", phase: .read) { _ in .att("Find By Type Value Request", 0x06) },
+        FaultStep(description: "discover characteristics", phase: .read) { _ in
+            .att("Read By Type Request for characteristics", 0x08) { $0.suffix(2).elementsEqual([0x03, 0x28]) }
+        },
+        FaultStep(description: "read", phase: .read) { _ in .att("Read Request", 0x0A) },
+        FaultStep(description: "long read", phase: .longRead) { _ in .att("Read Blob Request", 0x0C) },
+        FaultStep(description: "write", phase: .write) { _ in .att("Write Request", 0x12) },
+        FaultStep(description: "long write", phase: .longWrite) { _ in .att("Prepare Write Request", 0x16) },
+        FaultStep(description: "discover descriptors", phase: .listen) { _ in .att("Find Information Request", 0x04) },
+        FaultStep(description: "listen", phase: .listen) { _ in .att("Write Request to the CCCD", 0x12) },
+        FaultStep(description: "background task", phase: .backgroundTask) { _ in
+            FaultTrigger("the task's first ATT request", .sent) { FaultTrigger.firstFragmentPayload($0, channel: 0x0004) != nil }
+        },
+        FaultStep(description: "pairing request", phase: .pairing) { _ in .smp("Pairing Request", 0x01) },
+        FaultStep(description: "pairing public key", phase: .pairing) { _ in .smp("Pairing Public Key", 0x0C) },
+        FaultStep(description: "link encryption", phase: .pairing) { _ in .command("LE Enable Encryption", HCIOpcode(rawValue: 0x2019)) },
+        FaultStep(description: "key distribution", phase: .pairing) { _ in .smp("Identity Information", 0x08) },
+    ]
+}
+
+extension InjectedFault {
+    /// What the error of an operation the fault interrupts says.
+    var expectedError: String {
+        switch self {
+        case let .linkLost(reason): "disconnected: \(reason)"
+        case .transportEOF: "closed the connection"
+        case let .hardwareError(code): "Hardware Error \(hex(code, digits: 2))"
+        }
+    }
+}
+
+/// A fault at a step.
+struct FaultCase: Sendable, CustomStringConvertible {
+    let step: FaultStep
+    let fault: InjectedFault
+    var description: String { "\(fault) at \(step)" }
+
+    static let faults: [InjectedFault] = [.peerDisconnect, .supervisionTimeout, .transportEOF, .hardwareError(0x2A)]
+    /// Every fault at every step where it can happen (a link can only be lost once there is one).
+    static let all: [FaultCase] = FaultStep.all.flatMap { step in
+        faults.filter { !$0.needsLink || step.phase >= .connect }.map { FaultCase(step: step, fault: $0) }
+    }
+}
+
+/// Counts connections and availability as the observer hears them.
+@MainActor
+final class AvailabilityRecorder: ConnectionObserver {
+    var connections = 0
+    var disconnections = 0
+    var availability: [Bool] = []
+    func bluetoothAvailable(_ available: Bool) { availability.append(available) }
+    func connected(to peripheral: PeripheralIdentifier) { connections += 1 }
+    func disconnected(from peripheral: PeripheralIdentifier) { disconnections += 1 }
+}
+
+/// Every callback of the session, by operation: each must end exactly once.
+@MainActor
+final class Ledger {
+    private(set) var outcomes: [String: [String]] = [:]
+    /// Values each listen received.
+    private(set) var values: [String: [Data]] = [:]
+
+    func end(_ operation: String, _ outcome: String) { outcomes[operation, default: []].append(outcome) }
+    func value(_ listen: String, _ value: Data) { values[listen, default: []].append(value) }
+
+    /// The outcome of `operation` once it ended, or nil.
+    func outcome(_ operation: String) -> String? { outcomes[operation]?.first }
+
+    /// Waits until every one of `operations` has ended; false if one has not within `limit`.
+    func waitUntilEnded(_ operations: [String], within limit: Duration = .seconds(40)) async -> Bool {
+        await eventually(within: limit) { operations.allSatisfy { self.outcomes[$0] != nil } }
+    }
+}
+
+/// Polls `condition` on the main actor until it holds or `limit` passes: for states that
+/// settle asynchronously (a thread joined, a cancelled timer's task unwound).
+@MainActor
+func eventually(within limit: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
+
+/// Describes how a write completion ended.
+func describe(_ result: WriteResult) -> String {
+    switch result {
+    case .success: "success"
+    case .cancelled: "cancelled"
+    case let .failure(error): "failure: \(error)"
+    }
+}
+
+/// Describes how a read (or listen) completion ended.
+func describe<T>(_ result: ReadResult<T>) -> String {
+    switch result {
+    case .success: "success"
+    case .cancelled: "cancelled"
+    case let .failure(error): "failure: \(error)"
+    }
+}
+
+extension IntegrationTests {
+/// Fault injection against the Bumble peer: the link is lost (the peer disconnects, the
+/// supervision timeout expires), the transport ends, or the controller reports a Hardware
+/// Error, at every step of a scripted Bluejay session. After each, every operation that was
+/// running or queued ended exactly once with an error, none twice; auto-reconnect brings
+/// the link back (after reopening the controller when it was the controller that went) and
+/// earlier listens resume; and when it is all over nothing is left: no link, timer, ATT
+/// request, command, ACL credit, thread or descriptor.
+@Suite @MainActor
+struct FaultInjectionTests {
+    static let heartRate = ServiceIdentifier(uuid: "180D")
+    static let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
+    static let manufacturer = CharacteristicIdentifier(uuid: "2A29", service: ServiceIdentifier(uuid: "180A"))
+    static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    static let longValue = CharacteristicIdentifier(uuid: "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+
+    /// What one run holds: the peer, Bluejay, the transports it opened and what it saw.
+    @MainActor
+    final class Run {
+        let peer: TestPeer
+        let store = NSTemporaryDirectory() + "bluejay-faults-\(UUID().uuidString)"
+        let bluejay = Bluejay()
+        let ledger = Ledger()
+        let recorder = AvailabilityRecorder()
+        let peripheral: PeripheralIdentifier
+        /// Every transport Bluejay opened, in order (the first carries the fault), with what
+        /// its descriptors referred to when it opened.
+        let opened = OpenedTransports()
+        /// Every host Bluejay brought up.
+        var hosts: [BluetoothHost] = []
+
+        init() throws {
+            // A peripheral that offers only ATT_MTU 23, so a 512-byte value takes Read Blob
+            // and Prepare Write.
+            peer = try TestPeer(arguments: ["--att-mtu", "23"])
+            peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+            let transport = peer.transport, opened = opened
+            bluejay.onHostUp = { [unowned self] in self.hosts.append($0) }
+            bluejay.register(connectionObserver: recorder)
+            bluejay.start(mode: .new(StartOptions(
+                transport: transport, store: StoreDirectory(path: store), logger: .silent,
+                openTransport: { capture throws(TransportError) in
+                    try opened.open(transport, capture: capture)
+                },
+                controllerRecovery: ControllerRecovery(delays: [.milliseconds(50), .milliseconds(200), .milliseconds(500), .seconds(1)]))))
+        }
+
+        func finish() {
+            peer.stop()
+            try? FileManager.default.removeItem(atPath: store)
+        }
+    }
+
+    /// The transports a run opened: each live one wrapped in a fault injector.
+    final class OpenedTransports: @unchecked Sendable {
+        struct Entry {
+            let injector: FaultInjectingTransport
+            let inner: FileDescriptorTransport
+            let fdLink: String?
+            let wakeLink: String?
+        }
+
+        private let lock = NSLock()
+        private var entries: [Entry] = []
+
+        func open(_ transport: String, capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport {
+            let inner = try TransportSpec(parsing: transport).open(capture: capture)
+            guard let descriptors = inner as? FileDescriptorTransport else { return inner }
+            let injector = FaultInjectingTransport(wrapping: descriptors, controller: .live)
+            lock.withLock {
+                entries.append(Entry(injector: injector, inner: descriptors, fdLink: link(descriptors.fd), wakeLink: link(descriptors.wakeFd)))
+            }
+            return injector
+        }
+
+        var all: [Entry] { lock.withLock { entries } }
+
+        /// Whether every descriptor the transports opened is closed (or reused for something else).
+        var allClosed: Bool { all.allSatisfy { link($0.inner.fd) != $0.fdLink && link($0.inner.wakeFd) != $0.wakeLink } }
+
+        private func link(_ fd: Int32) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)") }
+    }
+
+    @Test(.timeLimit(.minutes(2)), arguments: FaultCase.all)
+    func faultAtEveryStep(_ faultCase: FaultCase) async throws {
+        let threadsBefore = readerThreads()
+        let run = try Run()
+        defer { run.finish() }
+        let step = faultCase.step
+        let up = await eventually { run.bluejay.isBluetoothAvailable }
+        try #require(up, "\(faultCase): Bluejay did not start: \(run.recorder.availability)")
+
+        // The phases before the step run to completion, as a normal session.
+        for phase in [SessionPhase.scan, .connect, .read, .longRead, .write, .longWrite, .listen, .backgroundTask, .pairing] where phase < step.phase {
+            let operations = ask(phase, run)
+            guard await run.ledger.waitUntilEnded(operations) else {
+                Issue.record("\(faultCase): \(phase) did not end before the fault; \(run.ledger.outcomes)")
+                return
+            }
+            for operation in operations where run.ledger.outcome(operation)?.hasPrefix("success") != true {
+                Issue.record("\(faultCase): \(operation) before the fault: \(run.ledger.outcome(operation) ?? "")")
+                return
+            }
+        }
+        let listenedBefore = step.phase > .listen
+        let wasConnected = run.bluejay.isConnected
+
+        // Armed as the step's phase starts; that phase and every later one asked for at once.
+        let injector = try #require(run.opened.all.first?.injector)
+        injector.arm(faultCase.fault, on: step.trigger(faultCase.fault))
+        var asked: [String] = []
+        for phase in [SessionPhase.scan, .connect, .read, .longRead, .write, .longWrite, .listen, .backgroundTask, .pairing] where phase >= step.phase {
+            asked += ask(phase, run)
+        }
+        let ended = await run.ledger.waitUntilEnded(asked)
+        #expect(injector.fired, "\(faultCase): the trigger never fired")
+        #expect(ended, "\(faultCase): operations left hanging: \(asked.filter { run.ledger.outcome($0) == nil })")
+        for operation in asked {
+            let outcome = run.ledger.outcome(operation) ?? "none"
+            #expect(outcome.hasPrefix("failure"), "\(faultCase): \(operation) ended with \(outcome), not an error")
+        }
+        // The operation the fault interrupted says what happened.
+        let interrupted = run.ledger.outcome(asked[0]) ?? "none"
+        #expect(interrupted.contains(faultCase.fault.expectedError), "\(faultCase): \(asked[0]) ended with \(interrupted)")
+
+        // Auto-reconnect: a link that was up comes back (on a reopened controller when the
+        // controller went), and a listen from before resumes.
+        if wasConnected {
+            let back = await eventually(within: .seconds(30)) { run.recorder.connections == 2 && run.bluejay.isConnected }
+            #expect(back, "\(faultCase): Bluejay did not reconnect (connections \(run.recorder.connections), availability \(run.recorder.availability))")
+            guard back else { return }
+            if listenedBefore {
+                let before = run.ledger.values["listen"]?.count ?? 0
+                await written(Data([0x04, 0xB2]), run)
+                let resumed = await eventually(within: .seconds(10)) { (run.ledger.values["listen"]?.count ?? 0) > before }
+                #expect(resumed && run.ledger.values["listen"]?.last == Data([0xB2]), "\(faultCase): the listen did not resume")
+            }
+        } else {
+            let reconnected: ConnectionResult = await withCheckedContinuation { done in
+                run.bluejay.connect(run.peripheral, timeout: .seconds(15)) { done.resume(returning: $0) }
+            }
+            guard case .success = reconnected else { Issue.record("\(faultCase): connecting after the fault: \(reconnected)"); return }
+        }
+        if !faultCase.fault.needsLink {
+            #expect(run.recorder.availability == [true, false, true], "\(faultCase): availability \(run.recorder.availability)")
+            #expect(run.hosts.count == 2, "\(faultCase): the controller was reopened once")
+        }
+
+        // Idle and connected, the live host holds one link and nothing else under way.
+        let host = try #require(run.hosts.last)
+        let idle = await eventually { () async -> Bool in
+            let held = await Task { @BluetoothActor in host.resources }.value
+            return held.links == 1 && held.commandsOutstanding == 0 && held.attRequestsPending == 0 && held.timersArmed == 0
+                && held.pairings == 0 && held.aclPacketsQueued == 0
+        }
+        let heldWhenIdle = await Task { @BluetoothActor in host.resources }.value
+        #expect(idle, "\(faultCase): after the reconnection the host holds \(heldWhenIdle)")
+
+        // Bluejay still works, and its last callbacks come once.
+        let location: ReadResult<UInt8> = await withCheckedContinuation { done in run.bluejay.read(from: Self.sensorLocation) { done.resume(returning: $0) } }
+        #expect(describe(location) == "success", "\(faultCase): read after the fault: \(location)")
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in run.bluejay.disconnect { done.resume(returning: $0) } }
+        guard case .disconnected = disconnected else { Issue.record("\(faultCase): disconnect: \(disconnected)"); return }
+        if listenedBefore {
+            let listenEnded = await run.ledger.waitUntilEnded(["listen end"], within: .seconds(5))
+            #expect(listenEnded, "\(faultCase): the listen never ended")
+        }
+        #expect(run.ledger.outcomes.filter { $0.value.count != 1 }.isEmpty,
+                "\(faultCase): callbacks that did not fire exactly once: \(run.ledger.outcomes.filter { $0.value.count != 1 })")
+
+        // Nothing left: every host holds nothing, every transport is closed, no thread remains.
+        guard let last = run.bluejay.stopAndExtractBluetoothState().host else { Issue.record("\(faultCase): no host to stop"); return }
+        await Task { @BluetoothActor in last.close() }.value
+        for (index, host) in run.hosts.enumerated() {
+            let empty = await eventually { await Task { @BluetoothActor in host.resources }.value == .none }
+            let held = await Task { @BluetoothActor in host.resources }.value
+            #expect(empty, "\(faultCase): host \(index + 1) still holds \(held)")
+        }
+        let closed = await eventually { run.opened.allClosed }
+        #expect(closed, "\(faultCase): a transport's descriptors are still open")
+        let joined = await eventually { readerThreads() == threadsBefore }
+        #expect(joined, "\(faultCase): \(readerThreads() - threadsBefore) reader thread(s) left")
+    }
+
+    /// Asks Bluejay for one phase; returns the names its callbacks are recorded under.
+    func ask(_ phase: SessionPhase, _ run: Run) -> [String] {
+        let bluejay = run.bluejay, ledger = run.ledger
+        switch phase {
+        case .scan:
+            bluejay.scan(duration: 15, serviceIdentifiers: [Self.heartRate], discovery: { _, _ in .stop }, stopped: { found, error in
+                ledger.end("scan", error.map { "failure: \($0)" } ?? (found.isEmpty ? "failure: nothing found" : "success"))
+            })
+            return ["scan"]
+        case .connect:
+            bluejay.connect(run.peripheral, timeout: .seconds(15)) { result in
+                switch result {
+                case .success: ledger.end("connect", "success")
+                case .cancelled: ledger.end("connect", "cancelled")
+                case let .failure(error): ledger.end("connect", "failure: \(error)")
+                }
+            }
+            return ["connect"]
+        case .read:
+            bluejay.read(from: Self.sensorLocation) { (result: ReadResult<UInt8>) in ledger.end("read", describe(result)) }
+            return ["read"]
+        case .longRead:
+            bluejay.read(from: Self.longValue) { (result: ReadResult<Data>) in
+                if case let .success(value) = result, value.count != 512 { return ledger.end("long read", "failure: \(value.count) bytes") }
+                ledger.end("long read", describe(result))
+            }
+            return ["long read"]
+        case .write:
+            bluejay.write(to: Self.sensorLocation, value: UInt8(2)) { ledger.end("write", describe($0)) }
+            return ["write"]
+        case .longWrite:
+            bluejay.write(to: Self.longValue, value: Data((0..<300).map { UInt8(255 - $0 % 256) })) { ledger.end("long write", describe($0)) }
+            return ["long write"]
+        case .listen:
+            var subscribed = false
+            bluejay.listen(to: Self.indicated) { (result: ReadResult<Data>) in
+                switch result {
+                case let .success(value):
+                    ledger.value("listen", value)
+                    // The first value proves the subscription: that is the listen phase's success.
+                    if !subscribed { ledger.end("listen", "success") }
+                    subscribed = true
+                case .cancelled, .failure:
+                    if !subscribed { ledger.end("listen", describe(result)) } else { ledger.end("listen end", describe(result)) }
+                    subscribed = true
+                }
+            }
+            // The peer indicates what is written to its control point after 04.
+            bluejay.write(to: Self.controlPoint, value: Data([0x04, 0xA1])) { ledger.end("indicate", describe($0)) }
+            return ["listen", "indicate"]
+        case .backgroundTask:
+            bluejay.run(backgroundTask: { peripheral -> Data in
+                let name: Data = try peripheral.read(from: Self.manufacturer)
+                try peripheral.write(to: Self.sensorLocation, value: UInt8(3))
+                return name
+            }, completionOnMainThread: { (result: RunResult<Data>) in
+                switch result {
+                case let .success(name): ledger.end("background task", name == Data("Bluejay".utf8) ? "success" : "failure: read \(name)")
+                case .cancelled: ledger.end("background task", "cancelled")
+                case let .failure(error): ledger.end("background task", "failure: \(error)")
+                }
+            })
+            return ["background task"]
+        case .pairing:
+            // Insufficient Encryption, then pairing on demand, then the value.
+            bluejay.read(from: Self.encrypted) { (result: ReadResult<Data>) in
+                if case let .success(value) = result, value != Data("Bluejay secret".utf8) { return ledger.end("pairing", "failure: read \(value)") }
+                ledger.end("pairing", describe(result))
+            }
+            return ["pairing"]
+        }
+    }
+
+    /// Writes the control point and waits for the response.
+    func written(_ value: Data, _ run: Run) async {
+        let result: WriteResult = await withCheckedContinuation { done in run.bluejay.write(to: Self.controlPoint, value: value) { done.resume(returning: $0) } }
+        #expect(describe(result) == "success", "control point \(value as NSData): \(result)")
+    }
+}
+}
