@@ -32,7 +32,7 @@ traces=$(ls Fixtures/traces/*.btsnoop ../shared/traces/*.btsnoop 2>/dev/null || 
 # One line per target: name, longest input, seeds written.
 catalogue=$(.build/debug/bluejay-fuzz-seeds $SCRATCH/seeds $traces)
 targets=${FUZZ_TARGETS:-$(echo "$catalogue" | cut -d' ' -f1)}
-if [ -n "$FUZZ_RUNS" ]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$FUZZ_TIME"; fi
+if [ -n "$FUZZ_RUNS" ]; then limit="-runs=$FUZZ_RUNS" budget="$FUZZ_RUNS runs"; else limit="-max_total_time=$FUZZ_TIME" budget="${FUZZ_TIME}s"; fi
 
 printf 'target\texecutions\tseconds\texec/s\tcrashes\n' > $ARTIFACTS/summary.tsv
 failed=""
@@ -40,7 +40,7 @@ for target in $targets; do
     max_len=$(echo "$catalogue" | awk -v t="$target" '$1 == t { print $2 }')
     [ -n "$max_len" ] || { echo "no fuzz target $target (targets: $(echo "$catalogue" | cut -d' ' -f1 | tr '\n' ' '))" >&2; exit 2; }
     mkdir -p $SCRATCH/corpus/$target
-    echo "== $target: ${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-${FUZZ_TIME}s}, inputs up to $max_len bytes"
+    echo "== $target: $budget, inputs up to $max_len bytes"
     log=$ARTIFACTS/$target.log
     status=0
     start=$(date +%s)
