@@ -380,18 +380,11 @@ public final class HCIController {
         stopReceiving()
         // With the controller gone no Disconnection Complete will come, and a layer waiting
         // on a link (an ATT response, a notification) would wait forever. Every link ends
-        // here instead, as Unspecified Error, through the same event every layer handles.
-        for handle in openLinks.sorted() {
-            // Its buffers are gone with the controller: the credits come back, and what was
-            // queued for it is dropped, as after any disconnection (nothing is sent now).
-            if var flow = aclFlow {
-                _ = flow.disconnected(handle: handle)
-                aclFlow = flow
-            }
-            dispatch(.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: .unspecifiedError)))
+        // here instead, as Unspecified Error, through the same handling as a real one: its
+        // ACL credits come back and what was queued for it is dropped.
+        for link in openLinks.sorted() {
+            handle(.disconnectionComplete(DisconnectionComplete(status: .success, handle: link, reason: .unspecifiedError)))
         }
-        openLinks = []
-        wakeDrainWaiters()
         onFailure?(error)
     }
 
@@ -445,6 +438,9 @@ public final class HCIController {
     }
 
     private func transmit(_ packets: [ACLDataPacket]) throws(HCIError) {
+        // A failed controller's links are ended one by one: credits one frees must not send
+        // another's packets to it.
+        guard case .running = state else { return }
         for packet in packets {
             do {
                 try transport.send(.acl(packet))
