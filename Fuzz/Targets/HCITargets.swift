@@ -132,14 +132,11 @@ private func checkLEMeta(_ meta: LEMetaEvent) throws(FuzzFailure) {
 }
 
 /// Return parameters of every command the host sends whose Command Complete carries some,
-/// decoded as ``HCIController`` does: the status octet, then the command's fields (a newer
-/// controller may append more).
+/// decoded by what ``HCIController`` decodes them with (``HCIController/CommandResult/returnParameters(of:)``).
 private let returnParameterChecks: [HCIOpcode: @Sendable (ArraySlice<UInt8>) throws(FuzzFailure) -> Void] = {
     func check<C: HCICommand>(_: C.Type) -> (HCIOpcode, @Sendable (ArraySlice<UInt8>) throws(FuzzFailure) -> Void) {
         (C.opcode, { bytes throws(FuzzFailure) in
-            var reader = ByteReader(bytes)
-            guard (try? reader.readUInt8()) == HCIStatus.success.rawValue,
-                  let parameters = try? C.ReturnParameters(from: &reader) else { return }
+            guard let parameters = try? HCIController.CommandResult.complete(bytes).returnParameters(of: C.self) else { return }
             try expectRoundTrip(parameters, "\(C.opcode) return parameters", encode: { $0.encoded() },
                                 decode: { try C.ReturnParameters(decoding: $0[...]) })
         })

@@ -40,6 +40,27 @@ public final class HCIController {
         case complete(ArraySlice<UInt8>)
         /// Command Status with this status.
         case status(HCIStatus)
+
+        /// The return parameters of command `C` this answer carries; throws the status when
+        /// it is not success, or what is malformed. A newer controller may append fields:
+        /// extra octets are not an error.
+        public func returnParameters<C: HCICommand>(of _: C.Type) throws(HCIError) -> C.ReturnParameters {
+            var reader: ByteReader
+            switch self {
+            case .status(let status):
+                guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
+                guard C.completion == .commandStatus else {
+                    throw .malformedResponse(C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
+                }
+                reader = ByteReader([])
+            case .complete(let parameters):
+                reader = ByteReader(parameters)
+                let status: HCIStatus
+                do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
+                guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
+            }
+            do { return try C.ReturnParameters(from: &reader) } catch { throw .malformedResponse(C.opcode, error) }
+        }
     }
 
     private final class PendingCommand {
@@ -272,32 +293,7 @@ public final class HCIController {
     /// the controller answered with, a timeout, or the reason the controller stopped.
     @discardableResult
     public func send<C: HCICommand>(_ command: C) async throws(HCIError) -> C.ReturnParameters {
-        let result = try await send(command.packet)
-        switch result {
-        case .status(let status):
-            guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
-            guard C.completion == .commandStatus else {
-                throw .malformedResponse(C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
-            }
-            return try decodeReturn(C.self, [])
-        case .complete(let parameters):
-            var reader = ByteReader(parameters)
-            let status: HCIStatus
-            do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
-            guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
-            return try decodeReturn(C.self, reader.remaining)
-        }
-    }
-
-    private func decodeReturn<C: HCICommand>(_: C.Type, _ bytes: ArraySlice<UInt8>) throws(HCIError) -> C.ReturnParameters {
-        do {
-            var reader = ByteReader(bytes)
-            let value = try C.ReturnParameters(from: &reader)
-            // Newer controllers may append fields; extra bytes are not an error.
-            return value
-        } catch {
-            throw .malformedResponse(C.opcode, error)
-        }
+        try await send(command.packet).returnParameters(of: C.self)
     }
 
     /// Sends a raw command packet and returns how the controller answered it. Commands
