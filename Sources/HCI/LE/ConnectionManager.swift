@@ -63,11 +63,21 @@ public enum ConnectionError: Error, Equatable, Sendable, CustomStringConvertible
 public final class ConnectionManager {
     private typealias Outcome = Expectation<Result<UInt16, ConnectionError>>
 
+    /// A connection attempt. `linkEnd` hears the reason if the link goes down before
+    /// ``connect(to:type:timeout:parameters:setUp:)`` returns: it waits for the link's end from
+    /// the moment the link comes up, so an end that follows at once is not missed.
     private enum Attempt {
         case idle
-        case connecting(Outcome)
+        case connecting(Outcome, linkEnd: Expectation<HCIStatus>)
         /// Cancel sent; the controller's LE Connection Complete (status 0x02) ends it.
-        case cancelling(ConnectionError, Outcome)
+        case cancelling(ConnectionError, Outcome, linkEnd: Expectation<HCIStatus>)
+
+        var linkEnd: Expectation<HCIStatus>? {
+            switch self {
+            case .idle: nil
+            case let .connecting(_, linkEnd), let .cancelling(_, _, linkEnd): linkEnd
+            }
+        }
     }
 
     private struct Waiter {
@@ -80,9 +90,6 @@ public final class ConnectionManager {
     private let logger: HCILogger
     private var observer: Int?
     private var attempt: Attempt = .idle
-    /// Fulfilled with the reason if the attempt's link goes down before ``connect(to:type:timeout:parameters:setUp:)``
-    /// returns: registered as the link comes up, so an end that follows at once is not missed.
-    private var attemptLinkEnd: Expectation<HCIStatus>?
     private var waiters: [Int: Waiter] = [:]
     private var disconnectWaiters: [UInt16: [Expectation<HCIStatus>]] = [:]
     private var nextWaiter = 0
@@ -115,8 +122,8 @@ public final class ConnectionManager {
         observer = nil
         for (_, waiter) in waiters { waiter.outcome.fulfill(.failure(.hci(.notRunning))) }
         waiters = [:]
-        if case let .connecting(outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
-        if case let .cancelling(_, outcome) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
+        if case let .connecting(outcome, _) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
+        if case let .cancelling(_, outcome, _) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         attempt = .idle
         // No Disconnection Complete can reach us any more: nobody may wait for one.
         for done in disconnectWaiters.values.joined() { done.fulfill(.connectionTerminatedByLocalHost) }
@@ -125,9 +132,7 @@ public final class ConnectionManager {
     }
 
     /// Whether a connection attempt is in progress.
-    public var isConnecting: Bool { !isIdle }
-
-    private var isIdle: Bool { if case .idle = attempt { true } else { false } }
+    public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
 
     /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
     /// cancelled and ``ConnectionError/connectionTimeout`` thrown. With `setUp`, the link's
@@ -138,11 +143,8 @@ public final class ConnectionManager {
         guard let info = controller.info else { throw .hci(.notRunning) }
         let peerType = type == .anonymous ? 0 : type.rawValue
         let extended = info.leFeatures.contains(.extendedAdvertising) && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
-        let outcome = Outcome()
-        attempt = .connecting(outcome)
-        let ended = Expectation<HCIStatus>()
-        attemptLinkEnd = ended
-        defer { if attemptLinkEnd === ended { attemptLinkEnd = nil } }
+        let outcome = Outcome(), ended = Expectation<HCIStatus>()
+        attempt = .connecting(outcome, linkEnd: ended)
         do {
             if extended {
                 try await controller.send(LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
@@ -163,8 +165,7 @@ public final class ConnectionManager {
         let handle = try result.get()
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
-        disconnectWaiters[handle]?.removeAll { $0 === ended }
-        if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
+        stopWaiting(ended, forTheEndOf: handle)
         guard let connection = connections[handle] else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
         return connection
     }
@@ -173,8 +174,8 @@ public final class ConnectionManager {
     public func cancelConnect() { abandonAttempt(.cancelled) }
 
     private func abandonAttempt(_ reason: ConnectionError) {
-        guard case let .connecting(outcome) = attempt else { return }
-        attempt = .cancelling(reason, outcome)
+        guard case let .connecting(outcome, linkEnd) = attempt else { return }
+        attempt = .cancelling(reason, outcome, linkEnd: linkEnd)
         Task { @BluetoothActor [controller, logger] in
             // Disallowed if the connection completed meanwhile: then that completion wins.
             do { try await controller.send(LECreateConnectionCancel()) } catch {
@@ -190,10 +191,15 @@ public final class ConnectionManager {
         let done = Expectation<HCIStatus>()
         disconnectWaiters[handle, default: []].append(done)
         do { try await controller.send(Disconnect(handle: handle, reason: reason)) } catch {
-            disconnectWaiters[handle]?.removeAll { $0 === done }
+            stopWaiting(done, forTheEndOf: handle)
             throw .hci(error)
         }
         return await done.value()
+    }
+
+    private func stopWaiting(_ waiter: Expectation<HCIStatus>, forTheEndOf handle: UInt16) {
+        disconnectWaiters[handle]?.removeAll { $0 === waiter }
+        if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
     }
 
     /// Asks the controller for new parameters and returns those in effect afterwards.
@@ -317,18 +323,15 @@ public final class ConnectionManager {
         case let .connectionComplete(status, handle, role, peerType, peer, parameters):
             if status.isSuccess {
                 connections[handle] = LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters)
-                if let end = attemptLinkEnd, !isIdle {
-                    disconnectWaiters[handle, default: []].append(end)
-                    attemptLinkEnd = nil
-                }
+                if let linkEnd = attempt.linkEnd { disconnectWaiters[handle, default: []].append(linkEnd) }
             }
             switch attempt {
             case .idle:
                 break  // a connection we did not initiate (peripheral role) is tracked all the same
-            case let .connecting(outcome):
+            case let .connecting(outcome, _):
                 attempt = .idle
                 outcome.fulfill(status.isSuccess ? .success(handle) : .failure(.failed(status)))
-            case let .cancelling(reason, outcome):
+            case let .cancelling(reason, outcome, _):
                 attempt = .idle
                 // The link may have come up just before the cancel: then it is ours.
                 outcome.fulfill(status.isSuccess ? .success(handle) : .failure(reason))
