@@ -23,35 +23,40 @@ final class ListenBacklog: Sendable {
         case dropped
     }
 
-    private struct State {
-        var pending = 0
-        var overflowed = false
+    private enum State {
+        /// Values are taken in; `pending` of them wait for the callback.
+        case accepting(pending: Int)
+        /// The limit was passed: the listen is ending and takes nothing more.
+        case overflowed
     }
 
     /// Values allowed to wait for the callback.
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Mutex(State.accepting(pending: 0))
 
     init(limit: Int) { self.limit = limit }
 
-    /// Values waiting for the callback now.
-    var pending: Int { state.withLock { $0.pending } }
+    /// Values waiting for the callback now (none once overflowed: what is left is delivered
+    /// but no longer counted).
+    var pending: Int { state.withLock { if case let .accepting(pending) = $0 { pending } else { 0 } } }
 
     /// A value arrived from the peer.
     func arrived() -> Arrival {
         state.withLock { state in
-            if state.overflowed { return .dropped }
-            guard state.pending < limit else {
-                state.overflowed = true
+            guard case let .accepting(pending) = state else { return .dropped }
+            guard pending < limit else {
+                state = .overflowed
                 return .overflowed
             }
-            state.pending += 1
+            state = .accepting(pending: pending + 1)
             return .accepted
         }
     }
 
     /// The callback took a value.
     func taken() {
-        state.withLock { $0.pending = max(0, $0.pending - 1) }
+        state.withLock { state in
+            if case let .accepting(pending) = state { state = .accepting(pending: max(0, pending - 1)) }
+        }
     }
 }
