@@ -296,17 +296,8 @@ public final class Bluejay {
     private static func makeHost(_ options: StartOptions, capture continued: BTSnoopWriter?) async -> Result<BluetoothHost, BluejayError> {
         do throws(BluejayError) {
             var capture = continued
-            if capture == nil, let path = options.capture {
-                do { capture = try BTSnoopWriter(path: path) } catch { throw .startFailed("capture \(path): \(error)") }
-            }
-            let transport: any HCITransport
-            do {
-                if let open = options.openTransport { transport = try open(capture) } else {
-                    transport = try TransportSpec(parsing: options.transport).open(capture: capture)
-                }
-            } catch {
-                throw .startFailed("\(options.transport): \(error)")
-            }
+            if capture == nil { capture = try BluetoothHost.openCapture(options.capture) }
+            let transport = try BluetoothHost.open(options.transport, capture: capture, using: options.openTransport)
             let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
                                                deviceName: options.deviceName, logger: options.logger)
             host.security.policy = options.pairingPolicy

@@ -47,18 +47,30 @@ public final class BluetoothHost {
     /// attaches every layer.
     public convenience init(transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
                             deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
-        let writer: BTSnoopWriter?
-        if let capturePath {
-            do { writer = try BTSnoopWriter(path: capturePath) } catch { throw .startFailed("capture \(capturePath): \(error)") }
-        } else {
-            writer = nil
-        }
+        let writer = try Self.openCapture(capturePath)
         let opened: any HCITransport
-        do { opened = try TransportSpec(parsing: transport).open(capture: writer) } catch {
+        do { opened = try Self.open(transport, capture: writer) } catch {
             writer?.close()
-            throw .startFailed("\(transport): \(error)")
+            throw error
         }
         try await self.init(transport: opened, capture: writer, store: store, cacheEnabled: cacheEnabled, deviceName: deviceName, logger: logger)
+    }
+
+    /// Opens the btsnoop file at `path` to record to (nil: no capture).
+    static func openCapture(_ path: String?) throws(BluejayError) -> BTSnoopWriter? {
+        guard let path else { return nil }
+        do { return try BTSnoopWriter(path: path) } catch { throw .startFailed("capture \(path): \(error)") }
+    }
+
+    /// Opens the transport string `transport` names, or calls `opener` instead when given
+    /// (then `transport` only names it in the error), recording to `capture`.
+    static func open(_ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil) throws(BluejayError) -> any HCITransport {
+        do {
+            if let opener { return try opener(capture) }
+            return try TransportSpec(parsing: transport).open(capture: capture)
+        } catch {
+            throw .startFailed("\(transport): \(error)")
+        }
     }
 
     /// Brings up the controller behind a transport already open (one of your own, or a
