@@ -6,21 +6,30 @@ import CBluetooth
 /// A dedicated POSIX thread for blocking reads, joined on close so none is left behind.
 final class ReaderThread: Sendable {
     private final class Body: @unchecked Sendable {
+        let name: String
         let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        init(name: String, _ run: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.run = run
+        }
     }
 
     private let thread: pthread_t
 
-    /// The name every reader thread carries (visible in /proc/PID/task/*/comm, gdb, top -H).
+    /// The name a live transport's reader thread carries (visible in /proc/PID/task/*/comm,
+    /// gdb, top -H).
     static let threadName = "bluejay-hci-rx"
+    /// The name a replay's delivery thread carries: told apart from a live transport's, so
+    /// counting one kind (the integration tests do) is not thrown by the other.
+    static let replayThreadName = "bluejay-replay"
 
-    init(_ run: @escaping @Sendable () -> Void) throws(TransportError) {
-        let body = Unmanaged.passRetained(Body(run)).toOpaque()
+    /// Starts a thread called `name` (at most 15 characters, Linux's limit) running `run`.
+    init(name: String = threadName, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
+        let body = Unmanaged.passRetained(Body(name: name, run)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in
             let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), ReaderThread.threadName)
+            pthread_setname_np(pthread_self(), body.name)
             body.run()
             return nil
         }, body)

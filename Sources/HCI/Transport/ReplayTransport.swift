@@ -78,7 +78,7 @@ public final class ReplayTransport: HCITransport {
         let startable = thread.withLock { $0 == nil } && !shared.script.withLock { $0.stopped }
         guard startable else { throw .closed }
         let wakeFd = wakeFd
-        let reader = try ReaderThread { [shared] in
+        let reader = try ReaderThread(name: ReaderThread.replayThreadName) { [shared] in
             var fds = [pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
             while true {
                 _ = poll(&fds, 1, -1)
