@@ -88,10 +88,10 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
 
     /// The L2CAP payload of a host ACL packet that starts a frame on `channel`.
     public static func firstFragmentPayload(_ packet: HCIPacket, channel: UInt16) -> ArraySlice<UInt8>? {
-        guard case let .acl(acl) = packet, acl.boundary.startsPDU, acl.data.count >= 4 else { return nil }
-        let data = acl.data
-        let cid = UInt16(data[data.startIndex + 2]) | UInt16(data[data.startIndex + 3]) << 8
-        return cid == channel ? data.dropFirst(4) : nil
+        guard case let .acl(acl) = packet, acl.boundary.startsPDU else { return nil }
+        var header = ByteReader(acl.data)
+        guard (try? header.readUInt16()) != nil, (try? header.readUInt16()) == channel else { return nil }
+        return header.remaining
     }
 
     /// The handle of a successful LE Connection Complete, if `packet` is one.

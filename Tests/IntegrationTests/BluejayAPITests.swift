@@ -2,6 +2,7 @@ import Bluejay
 import DiscoveryCache
 import Foundation
 import HCI
+import HCITestSupport
 import Synchronization
 import Testing
 

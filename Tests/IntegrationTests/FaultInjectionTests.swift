@@ -8,7 +8,7 @@ import Testing
 /// The phases of the scripted session, in order: each is one or two calls of the Bluejay
 /// API. A fault is armed as one phase starts; that phase and every later one are then
 /// asked for at once, so the fault finds one operation running and the rest queued.
-enum SessionPhase: Int, Comparable, Sendable {
+enum SessionPhase: Int, CaseIterable, Comparable, Sendable {
     case scan, connect, read, longRead, write, longWrite, listen, backgroundTask, pairing
 
     static func < (lhs: SessionPhase, rhs: SessionPhase) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -113,18 +113,6 @@ final class Ledger {
     }
 }
 
-/// Polls `condition` on the main actor until it holds or `limit` passes: for states that
-/// settle asynchronously (a thread joined, a cancelled timer's task unwound).
-@MainActor
-func eventually(within limit: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
-}
-
 /// Describes how a write completion ended.
 func describe(_ result: WriteResult) -> String {
     switch result {
@@ -216,7 +204,7 @@ struct FaultInjectionTests {
             guard let descriptors = inner as? FileDescriptorTransport else { return inner }
             let injector = FaultInjectingTransport(wrapping: descriptors, controller: .live)
             lock.withLock {
-                entries.append(Entry(injector: injector, inner: descriptors, fdLink: link(descriptors.fd), wakeLink: link(descriptors.wakeFd)))
+                entries.append(Entry(injector: injector, inner: descriptors, fdLink: fdLink(descriptors.fd), wakeLink: fdLink(descriptors.wakeFd)))
             }
             return injector
         }
@@ -224,9 +212,8 @@ struct FaultInjectionTests {
         var all: [Entry] { lock.withLock { entries } }
 
         /// Whether every descriptor the transports opened is closed (or reused for something else).
-        var allClosed: Bool { all.allSatisfy { link($0.inner.fd) != $0.fdLink && link($0.inner.wakeFd) != $0.wakeLink } }
+        var allClosed: Bool { all.allSatisfy { fdLink($0.inner.fd) != $0.fdLink && fdLink($0.inner.wakeFd) != $0.wakeLink } }
 
-        private func link(_ fd: Int32) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)") }
     }
 
     @Test(.timeLimit(.minutes(2)), arguments: FaultCase.all)
@@ -239,7 +226,7 @@ struct FaultInjectionTests {
         try #require(up, "\(faultCase): Bluejay did not start: \(run.recorder.availability)")
 
         // The phases before the step run to completion, as a normal session.
-        for phase in [SessionPhase.scan, .connect, .read, .longRead, .write, .longWrite, .listen, .backgroundTask, .pairing] where phase < step.phase {
+        for phase in SessionPhase.allCases where phase < step.phase {
             let operations = ask(phase, run)
             guard await run.ledger.waitUntilEnded(operations) else {
                 Issue.record("\(faultCase): \(phase) did not end before the fault; \(run.ledger.outcomes)")
@@ -257,7 +244,7 @@ struct FaultInjectionTests {
         let injector = try #require(run.opened.all.first?.injector)
         injector.arm(faultCase.fault, on: step.trigger(faultCase.fault))
         var asked: [String] = []
-        for phase in [SessionPhase.scan, .connect, .read, .longRead, .write, .longWrite, .listen, .backgroundTask, .pairing] where phase >= step.phase {
+        for phase in SessionPhase.allCases where phase >= step.phase {
             asked += ask(phase, run)
         }
         let ended = await run.ledger.waitUntilEnded(asked)

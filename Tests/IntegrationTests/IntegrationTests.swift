@@ -152,11 +152,6 @@ struct IntegrationTests {
         do { return .success(try await controller.start()) } catch { return .failure(error) }
     }
 
-    /// How many of our reader threads this process has.
-    /// What a descriptor refers to (`socket:[123]`), or nil if it is closed.
-    private func fdLink(_ fd: Int32) -> String? {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
-    }
 }
 
 /// A vendor-specific opcode no controller here knows.
@@ -178,7 +173,13 @@ extension IntegrationTests {
     }
 }
 
-/// How many transport reader threads the process has (they carry ReaderThread's name).
+/// What a descriptor refers to (`socket:[123]`), or nil if it is closed.
+func fdLink(_ fd: Int32) -> String? {
+    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+}
+
+/// How many reader threads of live transports the process has (they carry ReaderThread's
+/// name; a replay's, which the replay tests run alongside, carry another).
 func readerThreads() -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     return tasks.filter { task in

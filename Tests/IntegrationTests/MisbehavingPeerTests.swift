@@ -2,6 +2,7 @@ import ATT
 import Foundation
 import GATT
 @testable import HCI
+import HCITestSupport
 import L2CAP
 import Testing
 
@@ -25,24 +26,20 @@ extension IntegrationTests {
         // (Each waits for its stray PDU to arrive before the next request goes out: one
         // arriving while a request is outstanding would be a wrong response instead.)
         try await badClient.write(controlPoint, [0x09, 0x0B, 0x41, 0x42])
-        for _ in 0..<10_000 where badClient.bearer.discardedPDUs < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await eventually { badClient.bearer.discardedPDUs == 1 }, "the stray Read Response is dropped")
         try await badClient.write(controlPoint, [0x09, 0x1B, 0x2B])
-        for _ in 0..<10_000 where badClient.bearer.discardedPDUs < 2 { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(badClient.bearer.discardedPDUs == 2)
+        #expect(await eventually { badClient.bearer.discardedPDUs == 2 }, "the truncated notification is dropped")
         #expect(try await badClient.read(deviceName) == Array("Bluejay HRM".utf8), "the link goes on")
         #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8))
 
         // Before the Write Response: a Read Response while the Write Request is outstanding.
-        var ended: [UInt16] = []
-        manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
         do {
             try await badClient.write(controlPoint, [0x08, 0x0B, 0x41])
             Issue.record("a Read Response to a Write Request was accepted")
         } catch {
             #expect("\(error)".contains("Read_Rsp received while Write_Req was outstanding"), "\(error)")
         }
-        for _ in 0..<10_000 where !ended.contains(bad.handle) { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(ended == [bad.handle], "the misbehaving link is dropped, and only it")
+        #expect(await rig.nextLinkEnd() == bad.handle, "the misbehaving link is dropped")
         #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
 
         try await manager.disconnect(good.handle)
@@ -64,8 +61,6 @@ extension IntegrationTests {
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
         let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
-        var ended: [UInt16] = []
-        manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
 
         // An Error Response of 4 octets instead of 5 while the Write Request is outstanding.
         let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
@@ -76,8 +71,7 @@ extension IntegrationTests {
         } catch {
             #expect("\(error)".contains("malformed Error Response"), "the error names what was malformed: \(error)")
         }
-        for _ in 0..<10_000 where !ended.contains(first.handle) { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(ended == [first.handle], "the link that sent it is dropped, and only it")
+        #expect(await rig.nextLinkEnd() == first.handle, "the link that sent it is dropped")
         #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
 
         // Silence: the next request is never answered; 30 s on the clock end it.
@@ -96,8 +90,7 @@ extension IntegrationTests {
         } catch {
             #expect("\(error)".contains("no ATT response in 30 s"), "\(error)")
         }
-        for _ in 0..<10_000 where ended.count < 2 { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(ended == [first.handle, second.handle], "the silent link is dropped, and only it")
+        #expect(await rig.nextLinkEnd() == second.handle, "the silent link is dropped")
         #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "the other link is still served")
 
         try await manager.disconnect(good.handle)
@@ -119,6 +112,8 @@ struct TwoPeripheralRig {
     let manager: ConnectionManager
     let l2cap: L2CAPChannels
     let bearers: ATTBearers
+    /// Each link's handle as it ends, in order.
+    private let linkEnds: AsyncStream<UInt16>
 
     init(_ configuration: HCIController.Configuration) async throws {
         peer = try TestPeer(arguments: ["--peripherals", "2"])
@@ -129,6 +124,16 @@ struct TwoPeripheralRig {
         manager = ConnectionManager(controller: controller, logger: .silent)
         l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
         bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        let (ends, feed) = AsyncStream.makeStream(of: UInt16.self)
+        manager.onDisconnection = { connection, _ in feed.yield(connection.handle) }
+        linkEnds = ends
+    }
+
+    /// The handle of the next link to end, waiting for it: the rig sees every end, so a
+    /// link of the other peripheral ending first would show here.
+    func nextLinkEnd() async -> UInt16? {
+        for await handle in linkEnds { return handle }
+        return nil
     }
 }
 

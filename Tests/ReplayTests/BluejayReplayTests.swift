@@ -2,6 +2,7 @@
 import DiscoveryCache
 import Foundation
 import HCI
+import HCITestSupport
 import Testing
 
 /// The `bluejay-api-demo` recording (Bluejay's heart-rate demo on the Bluejay API)
@@ -57,12 +58,8 @@ struct BluejayReplayTests {
             return (host.controller.transport as? ReplayTransport)?.verdict
         }.value
         // Timers unwind in their own tasks once cancelled: give them a moment to.
-        var held = await Task { @BluetoothActor in host.resources }.value
-        for _ in 0..<200 where held != .none {
-            try? await Task.sleep(for: .milliseconds(5))
-            held = await Task { @BluetoothActor in host.resources }.value
-        }
-        return (outcome, verdict, held)
+        _ = await eventually(within: .seconds(1)) { await Task { @BluetoothActor in host.resources }.value == .none }
+        return (outcome, verdict, await Task { @BluetoothActor in host.resources }.value)
     }
 
     func steps(_ bluejay: Bluejay) async throws -> Outcome {
