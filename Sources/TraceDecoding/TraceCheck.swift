@@ -20,7 +20,23 @@ import SMP
 /// - every whole ATT PDU decodes as the PDU its opcode names (an opcode the ATT
 ///   specification does not define fails), every SMP PDU has its code's length (Core Vol 3,
 ///   Part H, 3.3), every LE signaling command decodes.
+///
+/// What the stack accepts under its tolerance rule but a strict reading of the
+/// specification would not is a ``Warning``, not a failure: an event, LE subevent or
+/// Command Complete return parameters with octets past their format (the stack ignores
+/// them). With `strict`, the first warning fails the check instead.
 public struct TraceCheck: Sendable, Equatable {
+    /// A record the stack accepts although it bends the specification.
+    public struct Warning: Sendable, Equatable, CustomStringConvertible {
+        /// Its number in the file, from 1.
+        public var recordNumber: Int
+        /// What is odd about it.
+        public var reason: String
+
+        /// `record 12: Command_Status event (0x0f) carries 1 octet past its format (ignored)`.
+        public var description: String { "record \(recordNumber): \(reason)" }
+    }
+
     /// The first record that does not decode.
     public struct Failure: Sendable, Equatable, CustomStringConvertible {
         /// Its number in the file, from 1.
@@ -55,11 +71,15 @@ public struct TraceCheck: Sendable, Equatable {
     public var vendorACLPackets = 0
     /// The first record that did not decode; nil when all did.
     public var failure: Failure?
+    /// Every record accepted under the tolerance rule, in file order (in a strict check,
+    /// the first of them is the failure instead).
+    public var warnings: [Warning] = []
     /// Handles some connection event of the file announces; nil when none does.
     private var announced: Set<UInt16>?
 
-    /// Checks `file`, stopping at the first record that does not decode.
-    public init(file: BTSnoopFile) {
+    /// Checks `file`, stopping at the first record that does not decode; with `strict`, also
+    /// at the first record that only the tolerance rule accepts (see ``Warning``).
+    public init(file: BTSnoopFile, strict: Bool = false) {
         announced = Self.announcedHandles(file)
         var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
         for record in file.records {
@@ -67,6 +87,13 @@ public struct TraceCheck: Sendable, Equatable {
             if let reason = check(record, &reassemblers) {
                 failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record))
                 return
+            }
+            if let oddity = Self.tolerated(record) {
+                if strict {
+                    failure = Failure(recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record))
+                    return
+                }
+                warnings.append(Warning(recordNumber: record.number, reason: oddity))
             }
         }
         if let tail = file.truncatedTail {
@@ -109,6 +136,20 @@ public struct TraceCheck: Sendable, Equatable {
             guard let frame else { return nil }
             return check(frame)
         }
+    }
+
+    /// What the tolerance rule accepts in `record` that a strict reading would not: octets
+    /// past an event's format (``HCIEventPacket/extraOctets``).
+    private static func tolerated(_ record: BTSnoopRecord) -> String? {
+        guard case let .packet(.event, body) = record.content, case let .event(packet)? = try? HCIPacket(type: .event, body: body),
+              let extra = packet.extraOctets, extra > 0 else { return nil }
+        var what = "\(HCINames.event(packet.code)) event (\(hex(packet.code, digits: 2)))"
+        if case let .leMeta(meta)? = try? HCIEvent(packet) {
+            what = "LE Meta \(meta.name) event (\(hex(meta.subeventCode, digits: 2)))"
+        } else if case let .commandComplete(complete)? = try? HCIEvent(packet) {
+            what += " for \(complete.opcode.name)"
+        }
+        return "\(what) carries \(extra) octet\(extra == 1 ? "" : "s") past its format (ignored)"
     }
 
     private static func check(_ packet: HCIEventPacket) -> String? {

@@ -8,7 +8,9 @@ struct Trace: AsyncParsableCommand {
         abstract: "Decode btsnoop files (datalinks 1001, 1002 and btmon's 2001).",
         discussion: """
             Without --summary, prints one line per packet. With --check, prints one line per file: \
-            every packet decodes, or the first record that does not (then the exit code is 1). With --summary --json, prints an object \
+            every packet decodes, or the first record that does not (then the exit code is 1); records the stack accepts \
+            although they bend the specification (an event with octets past its format) are listed as warnings and \
+            the check still passes, unless --strict makes them failures. With --summary --json, prints an object \
             keyed by file name whose values have the keys records, packet_types, commands, events, \
             le_subevents, att, smp, le_signaling, att_mtu and malformed (the schema of the shared \
             traces' expected-counts.json).
@@ -25,6 +27,9 @@ struct Trace: AsyncParsableCommand {
     @Flag(name: .long, help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, LE signaling); name the first that does not.")
     var check = false
 
+    @Flag(name: .long, help: "With --check: a record accepted only under the tolerance rule (e.g. an event with extra octets) fails the check.")
+    var strict = false
+
     @Argument(help: "btsnoop files.")
     var files: [String]
 
@@ -32,6 +37,7 @@ struct Trace: AsyncParsableCommand {
         if files.isEmpty { throw ValidationError("give at least one btsnoop file") }
         if json && !summary { throw ValidationError("--json goes with --summary") }
         if check && summary { throw ValidationError("--check and --summary are separate: give one") }
+        if strict && !check { throw ValidationError("--strict goes with --check") }
     }
 
     func run() async throws {
@@ -41,7 +47,11 @@ struct Trace: AsyncParsableCommand {
             let file: BTSnoopFile
             do { file = try BTSnoopFile(path: path) } catch { throw CLIError("\(path): \(error)") }
             if check {
-                let result = TraceCheck(file: file)
+                let result = TraceCheck(file: file, strict: strict)
+                for warning in result.warnings.prefix(Self.warningsShown) { print("\(path): warning: \(warning)") }
+                if result.warnings.count > Self.warningsShown {
+                    print("\(path): warning: \(result.warnings.count - Self.warningsShown) more record(s) accepted under the tolerance rule")
+                }
                 if let failure = result.failure {
                     failures.append("\(path): \(failure)")
                     print("\(path): FAILED at \(failure)")
@@ -49,7 +59,8 @@ struct Trace: AsyncParsableCommand {
                     print("\(path): \(result.records) records, every packet decodes (\(result.packets) HCI packets; "
                           + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling and \(result.otherPDUs) other L2CAP PDUs"
                           + (result.skipped > 0 ? "; \(result.skipped) non-packet records skipped" : "")
-                          + (result.vendorACLPackets > 0 ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only" : "") + ")")
+                          + (result.vendorACLPackets > 0 ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only" : "")
+                          + (result.warnings.isEmpty ? "" : "; \(result.warnings.count) warning(s)") + ")")
                 }
             } else if summary {
                 let counts = TraceSummary(file: file)
@@ -69,6 +80,9 @@ struct Trace: AsyncParsableCommand {
             throw CLIError("\(failures.count) of \(files.count) file(s) do not decode; first: \(failures[0])")
         }
     }
+
+    /// Warnings printed per file before the rest are only counted.
+    static let warningsShown = 20
 
     static func text(_ counts: TraceSummary, path: String) -> String {
         var lines = ["\(path): \(counts.records) records"]

@@ -72,9 +72,9 @@ struct EventCodecTests {
         #expect(event.code == 0x08)
         try expectEvent(.encryptionChange(event), h4: bytes("04 08 04 00 40 00 01"))
         expectShortParametersRejected(code: 0x08, bytes("00 40 00 01"))
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x08, parameters: bytes("00 40 00 01 10")[...]))
-        }
+        // An extra octet is ignored and counted (the tolerance rule).
+        let padded = try HCIEvent.decode(HCIEventPacket(code: 0x08, parameters: bytes("00 40 00 01 10")[...]))
+        #expect(padded.event == .encryptionChange(event) && padded.extraOctets == 1)
     }
 
     @Test("Encryption Change v2 (0x59) adds the key size")
@@ -83,9 +83,8 @@ struct EventCodecTests {
         #expect(event.code == 0x59)
         try expectEvent(.encryptionChange(event), h4: bytes("04 59 05 00 40 00 01 10"))
         expectShortParametersRejected(code: 0x59, bytes("00 40 00 01 10"))
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x59, parameters: bytes("00 40 00 01 10 00")[...]))
-        }
+        let padded = try HCIEvent.decode(HCIEventPacket(code: 0x59, parameters: bytes("00 40 00 01 10 00")[...]))
+        #expect(padded.event == .encryptionChange(event) && padded.extraOctets == 1)
     }
 
     @Test("Hardware Error carries one vendor code")
@@ -100,12 +99,15 @@ struct EventCodecTests {
         try expectEvent(.numberOfCompletedPackets(event), h4: bytes("04 13 09 02 40 00 01 00 41 00 03 00"))
         let parameters = bytes("02 40 00 01 00 41 00 03 00")
         expectShortParametersRejected(code: 0x13, parameters)
-        // Zero handles is one byte; anything after it contradicts the count.
+        // Zero handles is one byte. Octets after the last handle are past the format: the
+        // strict decoder refuses them, the event decoder ignores and counts them.
         #expect(NumberOfCompletedPackets(completions: []).encoded() == [0x00])
         #expect(try NumberOfCompletedPackets(decoding: [0x00]) == NumberOfCompletedPackets(completions: []))
-        #expect(throws: DecodingError.lengthMismatch(field: "Number_Of_Completed_Packets handles", declared: 8, actual: 9)) {
+        #expect(throws: DecodingError.trailingBytes(1)) {
             _ = try NumberOfCompletedPackets(decoding: (parameters + [0x00])[...])
         }
+        let padded = try HCIEvent.decode(HCIEventPacket(code: 0x13, parameters: (parameters + [0x00])[...]))
+        #expect(padded.event == .numberOfCompletedPackets(event) && padded.extraOctets == 1)
         #expect(event != NumberOfCompletedPackets(completions: [(0x0040, 1), (0x0041, 2)]))
         #expect(event != NumberOfCompletedPackets(completions: [(0x0040, 1)]))
     }
@@ -162,9 +164,11 @@ struct EventCodecTests {
         for length in 0..<parameters.count {
             #expect(throws: DecodingError.self) { try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: parameters.prefix(length))) }
         }
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: (parameters + [0])[...]))
-        }
+        // An octet past the subevent's format is ignored and counted.
+        let padded = LEMetaEvent(subeventCode: 0x06, parameters: (parameters + [0])[...])
+        #expect(try LEConnectionEvent.decode(padded) == request)
+        #expect(try LEConnectionEvent.decodeCountingExtraOctets(padded)?.extraOctets == 1)
+        #expect(HCIEventPacket(code: 0x3E, parameters: ([0x06] + parameters + [0])[...]).extraOctets == 1)
     }
 
     @Test("Every LE connection subevent encodes to what it decodes from")
@@ -195,21 +199,46 @@ struct EventCodecTests {
         try expectEvent(.other(remoteVersion), h4: bytes("04 0c 08 00 40 00 0b 0f 00 34 12"))
     }
 
-    @Test("A known event with extra parameter bytes is rejected, an unknown one is not")
-    func trailingBytes() throws {
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x05, parameters: bytes("00 40 00 13 00")[...]))
+    @Test("A known event with octets past its format is accepted and they are counted; too few stays an error")
+    func extraOctets() throws {
+        let cases: [(code: UInt8, parameters: String, extra: Int, event: HCIEvent)] = [
+            (0x05, "00 40 00 13 00", 1, .disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection))),
+            // Command Status with one octet too many, as a real controller sent it: the
+            // command it answers must still complete.
+            (0x0F, "00 01 0d 20 00", 1, .commandStatus(CommandStatus(status: .success, numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x200D)))),
+            (0x10, "2a 00", 1, .hardwareError(HardwareError(hardwareCode: 0x2A))),
+            (0x1A, "01 00 00", 2, .dataBufferOverflow(DataBufferOverflow(linkType: 1))),
+        ]
+        for (code, parameters, extra, event) in cases {
+            let packet = HCIEventPacket(code: code, parameters: bytes(parameters)[...])
+            let decoded = try HCIEvent.decode(packet)
+            #expect(decoded.event == event)
+            #expect(decoded.extraOctets == extra)
+            #expect(packet.extraOctets == extra)
+            #expect(try HCIEvent(packet) == event)
         }
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x0F, parameters: bytes("00 01 0d 20 00")[...]))
+        // Too few octets is still an error.
+        #expect(throws: DecodingError.truncated(needed: 2, available: 1)) {
+            _ = try HCIEvent(HCIEventPacket(code: 0x0F, parameters: bytes("00 01 0d")[...]))
         }
-        #expect(throws: DecodingError.trailingBytes(1)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x10, parameters: bytes("2a 00")[...]))
-        }
-        #expect(throws: DecodingError.trailingBytes(2)) {
-            _ = try HCIEvent(HCIEventPacket(code: 0x1A, parameters: bytes("01 00 00")[...]))
-        }
+        #expect(HCIEventPacket(code: 0x0F, parameters: bytes("00 01 0d")[...]).extraOctets == nil)
+        // An event this stack does not decode has no format to be past.
         let unknown = HCIEventPacket(code: 0x57, parameters: bytes("40 00 ff")[...])
         #expect(try HCIEvent(unknown) == .other(unknown))
+        #expect(unknown.extraOctets == 0)
+        // Command Complete: octets past the return parameters of a command the stack knows.
+        let bdAddr = HCIEventPacket(code: 0x0E, parameters: bytes("01 09 10 00 13 71 da 7d 1a 00 ee ee")[...])
+        #expect(bdAddr.extraOctets == 2)
+        let unknownCommand = HCIEventPacket(code: 0x0E, parameters: bytes("01 14 0c 00 41 42 00")[...])
+        #expect(unknownCommand.extraOctets == 0)
+        // An advertising report with an octet after its last report.
+        let report = AdvertisingReport.encode([AdvertisingReport(connectable: true, scannable: true, directed: false, isScanResponse: false,
+                                                                 legacy: true, addressType: .random,
+                                                                 address: try #require(BluetoothAddress("F0:0D:B1:E7:00:01")),
+                                                                 rssi: -50, data: [2, 1, 6])], extended: false)
+        let paddedReport = LEMetaEvent(subeventCode: report.subeventCode, parameters: (Array(report.parameters) + [0xEE])[...])
+        #expect(try AdvertisingReport.decode(paddedReport) == AdvertisingReport.decode(report))
+        #expect(HCIEventPacket(code: 0x3E, parameters: paddedReport.encoded()[...]).extraOctets == 1)
     }
+
 }

@@ -52,8 +52,13 @@ struct MalformedPacketTests {
         }
     }
 
-    @Test("Fixed-size return parameters reject extra bytes")
-    func trailingReturnParameters() {
+    @Test("Return parameters: the strict decoder refuses extra octets, the controller's ignores and counts them")
+    func trailingReturnParameters() throws {
+        let answer = HCIController.CommandResult.complete(bytes("00 1b 00 10 00")[...])
+        let (parameters, extra) = try answer.returnParametersCountingExtraOctets(of: LEReadBufferSize.self)
+        #expect(parameters == LEReadBufferSize.ReturnParameters(leACLDataPacketLength: 27, totalNumLEACLDataPackets: 16))
+        #expect(extra == 1)
+        #expect(try answer.returnParameters(of: LEReadBufferSize.self) == parameters)
         #expect(throws: DecodingError.trailingBytes(1)) {
             _ = try LEReadBufferSize.ReturnParameters(decoding: bytes("1b 00 10 00")[...])
         }

@@ -35,3 +35,22 @@ func readTrace(_ name: String, sourceLocation: SourceLocation = #_sourceLocation
         throw error
     }
 }
+
+
+/// A datalink-1002 btsnoop file from (flags, timestamp, data) records.
+func btsnoop(_ records: [(UInt32, Int64, [UInt8])], datalink: UInt32 = 1002) throws -> BTSnoopFile {
+    var writer = ByteWriter(prefix: Array("btsnoop".utf8) + [0])
+    writer.writeBigEndian(UInt32(1))
+    writer.writeBigEndian(datalink)
+    for (flags, timestamp, data) in records {
+        writer.writeBigEndian(UInt32(data.count))
+        writer.writeBigEndian(UInt32(data.count))
+        writer.writeBigEndian(flags)
+        writer.writeBigEndian(UInt32(0))
+        writer.writeBigEndian(timestamp)
+        writer.write(bytes: data)
+    }
+    return try BTSnoopFile(bytes: writer.bytes)
+}
+
+func hexBytes(_ text: String) -> [UInt8] { text.split(separator: " ").map { UInt8($0, radix: 16)! } }

@@ -5,24 +5,6 @@ import TraceDecoding
 // The packet-by-packet trace printer: one line per record, every packet named, nothing
 // hidden, nothing fatal.
 
-/// A datalink-1002 btsnoop file from (flags, timestamp, data) records.
-private func btsnoop(_ records: [(UInt32, Int64, [UInt8])], datalink: UInt32 = 1002) throws -> BTSnoopFile {
-    var writer = ByteWriter(prefix: Array("btsnoop".utf8) + [0])
-    writer.writeBigEndian(UInt32(1))
-    writer.writeBigEndian(datalink)
-    for (flags, timestamp, data) in records {
-        writer.writeBigEndian(UInt32(data.count))
-        writer.writeBigEndian(UInt32(data.count))
-        writer.writeBigEndian(flags)
-        writer.writeBigEndian(UInt32(0))
-        writer.writeBigEndian(timestamp)
-        writer.write(bytes: data)
-    }
-    return try BTSnoopFile(bytes: writer.bytes)
-}
-
-private func hexBytes(_ text: String) -> [UInt8] { text.split(separator: " ").map { UInt8($0, radix: 16)! } }
-
 /// 2017-12-13 12:34:56.123456 UTC in btsnoop's microseconds since year 0.
 private let december2017: Int64 = 1_513_168_496_123_456 + 0x00DC_DDB3_0F2F_8000
 

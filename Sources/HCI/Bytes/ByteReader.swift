@@ -75,6 +75,18 @@ public struct ByteReader: Sendable {
     public func expectEnd() throws(DecodingError) {
         guard remaining.isEmpty else { throw .trailingBytes(remaining.count) }
     }
+
+    /// Ends a format the sender may extend, under the stack's tolerance rule (strict in what
+    /// we send, liberal in what we accept): the octets left after the last field this
+    /// decoder knows are skipped, as the Linux kernel's `hci_event.c` does by pulling only
+    /// each event's minimum length. Returns how many there were, so the caller can note them
+    /// (a debug line, a `trace --check` warning). Too few octets stay an error: that is
+    /// ``DecodingError/truncated(needed:available:)`` from the reads before.
+    @discardableResult
+    public mutating func skipExtraOctets() -> Int {
+        defer { remaining = remaining[remaining.endIndex...] }
+        return remaining.count
+    }
 }
 
 /// Writes little-endian protocol fields into a growing byte array.

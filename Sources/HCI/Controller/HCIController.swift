@@ -43,8 +43,15 @@ public final class HCIController {
 
         /// The return parameters of command `C` this answer carries; throws the status when
         /// it is not success, or what is malformed. A newer controller may append fields:
-        /// extra octets are not an error.
-        public func returnParameters<C: HCICommand>(of _: C.Type) throws(HCIError) -> C.ReturnParameters {
+        /// extra octets are not an error (the tolerance rule).
+        public func returnParameters<C: HCICommand>(of type: C.Type) throws(HCIError) -> C.ReturnParameters {
+            try returnParametersCountingExtraOctets(of: type).parameters
+        }
+
+        /// The return parameters of command `C`, as ``returnParameters(of:)`` decodes them,
+        /// and how many octets followed their format (ignored).
+        public func returnParametersCountingExtraOctets<C: HCICommand>(of _: C.Type) throws(HCIError)
+            -> (parameters: C.ReturnParameters, extraOctets: Int) {
             var reader: ByteReader
             switch self {
             case .status(let status):
@@ -59,7 +66,10 @@ public final class HCIController {
                 do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
                 guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
             }
-            do { return try C.ReturnParameters(from: &reader) } catch { throw .malformedResponse(C.opcode, error) }
+            do {
+                let parameters = try C.ReturnParameters(from: &reader)
+                return (parameters, reader.skipExtraOctets())
+            } catch { throw .malformedResponse(C.opcode, error) }
         }
     }
 
@@ -475,6 +485,11 @@ public final class HCIController {
                 logger.log(.warning, "malformed \(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))): \(error); "
                     + "parameters \(eventPacket.parameters.hexDump)")
                 return
+            }
+            // Octets past an event's format are ignored (the tolerance rule); say so when tracing.
+            if logger.level >= .debug, let extra = eventPacket.extraOctets, extra > 0 {
+                logger.log(.debug, "\(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))) carries \(extra) octet(s) "
+                    + "past its format, ignored: \(eventPacket.parameters.hexDump)")
             }
             handle(event)
         case .acl(let acl):

@@ -22,22 +22,37 @@ public enum HCIEvent: Sendable, Equatable {
     /// Any other event, kept raw.
     case other(HCIEventPacket)
 
-    /// Decodes an event packet. A known event whose parameters are malformed throws.
+    /// Decodes an event packet. A known event whose parameters are too short throws; octets
+    /// past its format are ignored (the tolerance rule: ``decode(_:)`` counts them).
     public init(_ packet: HCIEventPacket) throws(DecodingError) {
-        let parameters = packet.parameters
+        self = try Self.decode(packet).event
+    }
+
+    /// Decodes an event packet and counts the octets past its format, which a newer or
+    /// sloppier controller may append (one was seen sending a Command Status with one extra
+    /// octet): they are ignored, never a reason to drop the event. The count covers this
+    /// event's own fields; an LE subevent's and a Command Complete's return parameters are
+    /// the business of their decoders (``HCIEventPacket/extraOctets``).
+    public static func decode(_ packet: HCIEventPacket) throws(DecodingError) -> (event: HCIEvent, extraOctets: Int) {
+        var reader = ByteReader(packet.parameters)
+        let event: HCIEvent
         switch packet.code {
-        case DisconnectionComplete.code: self = .disconnectionComplete(try .init(decoding: parameters))
+        case DisconnectionComplete.code: event = .disconnectionComplete(try .init(from: &reader))
         case EncryptionChange.codeV1, EncryptionChange.codeV2:
-            self = .encryptionChange(try .init(code: packet.code, parameters: parameters))
-        case CommandComplete.code: self = .commandComplete(try .init(decoding: parameters))
-        case CommandStatus.code: self = .commandStatus(try .init(decoding: parameters))
-        case HardwareError.code: self = .hardwareError(try .init(decoding: parameters))
-        case NumberOfCompletedPackets.code: self = .numberOfCompletedPackets(try .init(decoding: parameters))
-        case DataBufferOverflow.code: self = .dataBufferOverflow(try .init(decoding: parameters))
-        case LEMetaEvent.code: self = .leMeta(try .init(decoding: parameters))
-        case 0xFF: self = .vendorSpecific(parameters)
-        default: self = .other(packet)
+            event = .encryptionChange(try .init(code: packet.code, from: &reader))
+        case CommandComplete.code: event = .commandComplete(try .init(from: &reader))
+        case CommandStatus.code: event = .commandStatus(try .init(from: &reader))
+        case HardwareError.code: event = .hardwareError(try .init(from: &reader))
+        case NumberOfCompletedPackets.code: event = .numberOfCompletedPackets(try .init(from: &reader))
+        case DataBufferOverflow.code: event = .dataBufferOverflow(try .init(from: &reader))
+        case LEMetaEvent.code: event = .leMeta(try .init(from: &reader))
+        case 0xFF: event = .vendorSpecific(reader.readRest())
+        default:
+            // A format this stack does not decode has no end to be past.
+            event = .other(packet)
+            _ = reader.readRest()
         }
+        return (event, reader.skipExtraOctets())
     }
 
     /// The event as a packet.
@@ -169,15 +184,21 @@ public struct EncryptionChange: Sendable, Equatable {
         self.encryptionEnabled = encryptionEnabled
         self.keySize = keySize
     }
-    /// Decodes the parameters of event `code` (v1 or v2); missing or extra bytes are an error.
+    /// Decodes the parameters of event `code` (v1 or v2); missing bytes are an error, extra
+    /// ones are ignored (the tolerance rule).
     public init(code: UInt8, parameters: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = ByteReader(parameters)
+        try self.init(code: code, from: &reader)
+    }
+
+    /// Decodes the fields of event `code` (v1 or v2) from `reader`, leaving what follows.
+    public init(code: UInt8, from reader: inout ByteReader) throws(DecodingError) {
         status = HCIStatus(rawValue: try reader.readUInt8())
         handle = try reader.readUInt16() & 0x0FFF
         encryptionEnabled = try reader.readUInt8()
         keySize = code == Self.codeV2 ? try reader.readUInt8() : nil
-        try reader.expectEnd()
     }
+
     /// The encoded parameters; the key size only in v2.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -212,7 +233,8 @@ public struct NumberOfCompletedPackets: HCIParameters {
     public init(completions: [(handle: UInt16, count: UInt16)]) { self.completions = completions }
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let handles = Int(try reader.readUInt8())
-        guard reader.count == handles * 4 else {
+        // Fewer octets than Num_Handles says is an error; more are left for the caller.
+        guard reader.count >= handles * 4 else {
             throw .lengthMismatch(field: "Number_Of_Completed_Packets handles", declared: handles * 4, actual: reader.count)
         }
         completions = []

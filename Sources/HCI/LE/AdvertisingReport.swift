@@ -72,25 +72,27 @@ public struct AdvertisingReport: Sendable, Equatable {
     public static let extendedSubevent: UInt8 = 0x0D
 
     /// Decodes the reports of an LE Advertising Report or LE Extended Advertising Report;
-    /// `nil` for any other subevent.
+    /// `nil` for any other subevent. Octets after the last report are ignored (the
+    /// tolerance rule).
     public static func decode(_ event: LEMetaEvent) throws(DecodingError) -> [AdvertisingReport]? {
+        try decodeCountingExtraOctets(event)?.reports
+    }
+
+    /// Decodes the reports as ``decode(_:)`` does and counts the octets after the last
+    /// report, which are ignored.
+    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (reports: [AdvertisingReport], extraOctets: Int)? {
         var reader = ByteReader(event.parameters)
+        let decodeOne: (inout ByteReader) throws(DecodingError) -> AdvertisingReport
         switch event.subeventCode {
-        case legacySubevent:
-            let count = Int(try reader.readUInt8())
-            var reports: [AdvertisingReport] = []
-            for _ in 0..<count { reports.append(try decodeLegacy(&reader)) }
-            try reader.expectEnd()
-            return reports
-        case extendedSubevent:
-            let count = Int(try reader.readUInt8())
-            var reports: [AdvertisingReport] = []
-            for _ in 0..<count { reports.append(try decodeExtended(&reader)) }
-            try reader.expectEnd()
-            return reports
-        default:
-            return nil
+        case legacySubevent: decodeOne = decodeLegacy
+        case extendedSubevent: decodeOne = decodeExtended
+        default: return nil
         }
+        let count = Int(try reader.readUInt8())
+        var reports: [AdvertisingReport] = []
+        reports.reserveCapacity(count)
+        for _ in 0..<count { reports.append(try decodeOne(&reader)) }
+        return (reports, reader.skipExtraOctets())
     }
 
     private static func addressType(_ raw: UInt8) throws(DecodingError) -> AddressType {

@@ -38,8 +38,15 @@ public enum LEConnectionEvent: Sendable, Equatable {
     /// LE PHY Update Complete (0x0C): 1 = 1M, 2 = 2M, 3 = Coded.
     case phyUpdateComplete(status: HCIStatus, handle: UInt16, txPHY: UInt8, rxPHY: UInt8)
 
-    /// Decodes a connection subevent; `nil` for other subevents.
+    /// Decodes a connection subevent; `nil` for other subevents. Octets past the
+    /// subevent's format are ignored (the tolerance rule).
     public static func decode(_ event: LEMetaEvent) throws(DecodingError) -> LEConnectionEvent? {
+        try decodeCountingExtraOctets(event)?.event
+    }
+
+    /// Decodes a connection subevent and counts the octets past its format, which are
+    /// ignored; `nil` for other subevents.
+    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (event: LEConnectionEvent, extraOctets: Int)? {
         var reader = ByteReader(event.parameters)
         let result: LEConnectionEvent
         switch event.subeventCode {
@@ -77,8 +84,7 @@ public enum LEConnectionEvent: Sendable, Equatable {
         default:
             return nil
         }
-        try reader.expectEnd()
-        return result
+        return (result, reader.skipExtraOctets())
     }
 
     /// The connection the event is about.
