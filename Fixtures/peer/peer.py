@@ -878,6 +878,22 @@ def custom_uuid(short: int) -> str:
     return CUSTOM_UUID_FORMAT.format(short)
 
 
+# The tolerance service's oversized value: 600 octets, a pattern unlike the 512-octet one.
+OVERSIZED_VALUE = bytes((i * 7 + 3) % 256 for i in range(600))
+
+
+def fix_include_declarations(server) -> None:
+    '''Bumble 0.0.236's IncludedServiceDeclaration packs the UUID with '2s', so a 128-bit
+    UUID is cut to its first two octets. Core Vol 3 Part G 3.2: the UUID is present only
+    when it is a 16-bit UUID; a 128-bit one is left out (a 4-octet value).'''
+    for attribute in server.attributes:
+        if isinstance(attribute, gatt.IncludedServiceDeclaration):
+            service = attribute.service
+            uuid = bytes(service.uuid)
+            attribute.value = struct.pack('<HH', service.handle, service.end_group_handle) + (
+                uuid if len(uuid) == 2 else b'')
+
+
 def build_advertising_data() -> bytes:
     flags = bytes([2, 0x01, 0x06])
     uuids = bytes([5, 0x03]) + struct.pack('<HH', 0x180D, 0x180F)
@@ -920,6 +936,9 @@ class PeripheralApp:
         self.body_sensor_location = b'\x01'
         self.battery_level = 87
         self.long_value = bytes(i % 256 for i in range(512))
+        # Longer than the specification's 512 octets (Core Vol 3 Part F 3.2.9), as some
+        # peripherals serve: a client must read it whole, or refuse it by its own limit.
+        self.oversized_value = OVERSIZED_VALUE
         self.indicate_value = b'\x00'
         self.echo_value = b''
         self.hr_bpm = 60
@@ -964,6 +983,18 @@ class PeripheralApp:
         self.read_only = self._char(
             custom_uuid(8), P.READ, R, read=lambda _c: b'Bluejay read-only')
 
+        # The tolerance service, after everything else (so no handle above moves): a
+        # characteristic with a 600-octet value, and an included secondary service with a
+        # 128-bit UUID, whose include declaration therefore carries no UUID (Core Vol 3
+        # Part G 3.2): a client must read the included service's declaration to learn it.
+        self.included_value = self._char(
+            custom_uuid(0x0202), P.READ, R, read=lambda _c: b'Bluejay included')
+        self.included_service = gatt.Service(custom_uuid(0x0201), [self.included_value], primary=False)
+        self.oversized = self._char(
+            custom_uuid(0x0203), P.READ, R, read=lambda _c: self.oversized_value)
+        tolerance = gatt.Service(custom_uuid(0x0200), [self.oversized],
+                                 included_services=[self.included_service])
+
         # --layout 2: one more service (3 handles) right before the test service, so the
         # test service and everything after it move and the Database Hash changes.
         extra = []
@@ -981,7 +1012,13 @@ class PeripheralApp:
             gatt.Service(custom_uuid(1), [self.long, self.indicate, self.encrypted,
                                           self.echo, self.control, self.stream,
                                           self.read_only]),
+            # The included service first: Bumble registers an included service that is not
+            # yet in the database in the middle of the including one (its handles would
+            # fall inside the including service's group).
+            self.included_service,
+            tolerance,
         ])
+        fix_include_declarations(self.device.gatt_server)
 
         def policy(characteristic):
             props = characteristic.properties
@@ -992,7 +1029,8 @@ class PeripheralApp:
             c.handle: policy(c) for c in (
                 self.hrm, self.body_sensor, self.manufacturer, self.serial, self.battery,
                 self.long, self.indicate, self.encrypted, self.echo, self.control,
-                self.stream, self.read_only, *([self.layout_marker] if extra else []))
+                self.stream, self.read_only, self.included_value, self.oversized,
+                *([self.layout_marker] if extra else []))
         }
 
     # --- value callbacks --------------------------------------------------------------

@@ -962,6 +962,39 @@ async def raw_primary_services(hci: RawHci, handle: int) -> list[tuple[int, int,
     return services
 
 
+async def check_tolerance_service(hci: RawHci, handle: int, services, chars) -> None:
+    """The tolerance service: a 600-octet value read whole (Read + Read Blob at ATT_MTU
+    247), and an include of a 128-bit secondary service whose declaration leaves the UUID
+    out (4 octets, Core Vol 3 Part G 3.2), readable from the included service's declaration."""
+    tolerance = next(((first, last) for first, last, uuid in services if uuid == custom(0x200)), None)
+    if not R.check('tolerance: the service is there, after the test service', tolerance is not None
+                   and tolerance[0] > 0x2E, repr(services)):
+        return
+    include = await raw_att(hci, handle, struct.pack('<BHHH', 0x08, tolerance[0], tolerance[1], 0x2802))
+    ok = R.check('tolerance: one include declaration of 4 octets (UUID left out)',
+                 include is not None and include[0] == 0x09 and include[1] == 6 and len(include) == 8,
+                 include.hex() if include else repr(include))
+    if ok:
+        first, last = struct.unpack_from('<HH', include, 4)
+        declaration = await raw_att(hci, handle, struct.pack('<BH', 0x0A, first))
+        R.check('tolerance: the included service declares the 128-bit UUID',
+                declaration == b'\x0b' + bytes.fromhex(custom(0x201).replace('-', ''))[::-1],
+                declaration.hex() if declaration else repr(declaration))
+    value_handle = chars.get(custom(0x203))
+    value = b''
+    if value_handle is not None:
+        while True:
+            part = await raw_att(hci, handle, struct.pack('<BH', 0x0A, value_handle) if not value
+                                 else struct.pack('<BHH', 0x0C, value_handle, len(value)))
+            if not part or part[0] not in (0x0B, 0x0D):
+                break
+            value += part[1:]
+            if len(part) - 1 < 246:
+                break
+    R.check('tolerance: the 600-octet value reads whole', value == bytes((i * 7 + 3) % 256 for i in range(600)),
+            f'{len(value)} octets')
+
+
 async def layout_tests(log_dir: str) -> None:
     """--layout 2: an extra service before the test service; handles and hash move."""
     rejected = subprocess.run([PYTHON, PEER, '--layout', '3'], capture_output=True,
@@ -989,6 +1022,8 @@ async def layout_tests(log_dir: str) -> None:
                 value = (await raw_att(hci, handle, struct.pack('<BH', 0x0A, read_only))
                          if read_only is not None else b'')
                 seen[layout] = (hash_response, services, read_only, value)
+                if layout == 1:
+                    await check_tolerance_service(hci, handle, services, chars)
             finally:
                 hci.close()
         finally:
@@ -1001,7 +1036,7 @@ async def layout_tests(log_dir: str) -> None:
             (0x1D, 0x2E, custom(1)) in services1 and read_only1 == 0x2E
             and custom(0x100) not in uuids1, f'{services1}, 0008 at {read_only1}')
     R.check('layout 2: an extra service right before the test service',
-            uuids2 == uuids1[:-1] + [custom(0x100), custom(1)]
+            uuids2 == uuids1[:-2] + [custom(0x100), custom(1), custom(0x200)]
             and (0x1D, 0x1F, custom(0x100)) in services2 and (0x20, 0x31, custom(1)) in services2,
             repr(services2))
     R.check('layout 2: 0008 moved by 3 handles and reads the same',

@@ -65,7 +65,8 @@ public final class ATTBearer {
 
     private let transmit: ([UInt8]) throws(HCIError) -> Void
     private let clock: any Clock<Duration>
-    private let logger: HCILogger
+    /// Where the bearer, and the procedures run on it, log.
+    public let logger: HCILogger
     private var state = State.open
     private var pending: Transaction?
     private var queue: [Transaction] = []

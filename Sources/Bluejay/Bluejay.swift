@@ -302,6 +302,7 @@ public final class Bluejay {
                                                deviceName: options.deviceName, logger: options.logger)
             host.security.policy = options.pairingPolicy
             host.security.delegate = options.pairingDelegate
+            host.maximumValueLength = options.maxValueLength
             return .success(host)
         } catch {
             return .failure(error)

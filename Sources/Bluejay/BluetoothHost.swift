@@ -28,6 +28,9 @@ public final class BluetoothHost {
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [UInt16: GATTClient] = [:]
+    /// The longest value a long read follows (``GATTClient/maximumValueLength``), for every
+    /// link's client from now on.
+    public var maximumValueLength = 65536
     /// Called with (connection handle, services) when a peer's Service Changed invalidates them.
     public var onServicesInvalidated: ((UInt16, [Service]) -> Void)?
     /// Called with (link handle, value handle, the characteristic there if discovered, value)
@@ -111,6 +114,7 @@ public final class BluetoothHost {
         let bearer: ATTBearer
         do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
         let client = GATTClient(bearer: bearer)
+        client.maximumValueLength = maximumValueLength
         clients[handle] = client
         // A bonded peer gets its link encrypted at once, as BlueZ does: its protected
         // attributes and remembered subscriptions work from the first request.

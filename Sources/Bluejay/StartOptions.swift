@@ -51,6 +51,13 @@ public struct StartOptions: Sendable {
     public var listenBufferLimit: Int
     /// The default ``listenBufferLimit``: 4096 values (about 1 MB of 244-byte values).
     public static let defaultListenBufferLimit = 4096
+    /// The longest characteristic value a read follows: the specification caps values at
+    /// 512 octets, some peripherals serve longer ones, and a read follows them (logging a
+    /// warning) up to this many octets; past it the read fails with
+    /// `GATTError.valueLengthLimitExceeded`, so a peer cannot grow memory without end.
+    public var maxValueLength: Int
+    /// The default ``maxValueLength``: 65536 octets.
+    public static let defaultMaxValueLength = 65536
     /// How a controller that was lost (its transport closed or failed, or a Hardware
     /// Error) is brought back: ``ControllerRecovery/standard`` by default.
     public var controllerRecovery: ControllerRecovery
@@ -60,8 +67,9 @@ public struct StartOptions: Sendable {
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
                 callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
                 openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
-                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit) {
+                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit, maxValueLength: Int = StartOptions.defaultMaxValueLength) {
         self.listenBufferLimit = max(1, listenBufferLimit)
+        self.maxValueLength = max(512, maxValueLength)
         self.openTransport = openTransport
         self.controllerRecovery = controllerRecovery
         self.pairingPolicy = pairingPolicy

@@ -71,6 +71,17 @@ public final class GATTClient {
         bearer.onIndication = { [weak self] handle, value in self?.deliver(handle, value, indication: true) }
     }
 
+    /// The longest attribute value the specification allows (Core 6.0 Vol 3 Part F §3.2.9).
+    public nonisolated static let specifiedMaximumValueLength = 512
+    /// The longest value a long read follows before giving up (at least 512): a server may
+    /// serve longer values than the specification allows, but not unboundedly. 65536 by
+    /// default; `StartOptions.maxValueLength` and `--max-value` set it.
+    public var maximumValueLength = 65536 {
+        didSet { maximumValueLength = max(maximumValueLength, Self.specifiedMaximumValueLength) }
+    }
+    /// Value handles already warned about for running past 512 octets.
+    private var warnedLongValues: Set<UInt16> = []
+
     /// The largest value a single Write Request or Write Command carries now.
     public var maximumWriteLength: Int { bearer.mtu - 3 }
 
@@ -145,9 +156,12 @@ public final class GATTClient {
         for (declaration, first, last, uuid) in found {
             var resolved = uuid
             if resolved == nil {
+                // The include left the UUID out (Core Vol 3 Part G §4.5.1: it does for a
+                // 128-bit UUID): the included service's declaration holds it. A server that
+                // left out a 16-bit one is served as well.
                 let bytes = try await read(first)
-                guard let uuid = BluetoothUUID(littleEndianBytes: bytes.prefix(16)), bytes.count >= 16 else {
-                    throw .invalidResponse("the included service at \(hex(first, digits: 4)) has no 128-bit UUID")
+                guard let uuid = BluetoothUUID(littleEndianBytes: bytes) else {
+                    throw .invalidResponse("the included service's declaration at \(hex(first, digits: 4)) holds no UUID (\(bytes.count) octets)")
                 }
                 resolved = uuid
             }
@@ -181,7 +195,11 @@ public final class GATTClient {
         }
         // Each characteristic ends where the next declaration begins (Part G, 3.3).
         var all = declared
-        for index in all.indices.dropLast() { all[index].endHandle = max(all[index].valueHandle, all[index + 1].declarationHandle - 1) }
+        for index in all.indices.dropLast() {
+            // A declaration at handle 0x0000 (a broken server, asked from 0) ends nothing before it.
+            let next = all[index + 1].declarationHandle
+            all[index].endHandle = max(all[index].valueHandle, next == 0 ? 0 : next - 1)
+        }
         guard let uuid else { return all }
         return all.filter { $0.uuid == uuid }
     }
@@ -197,13 +215,20 @@ public final class GATTClient {
 
     /// Find Information over `range`: every attribute's handle and type.
     public func discoverDescriptors(in range: ClosedRange<UInt16>) async throws(GATTError) -> [Descriptor] {
-        try await collect(from: range.lowerBound, to: range.upperBound) { (start: UInt16) async throws(GATTError) -> ([Descriptor], UInt16) in
-            let response = try await self.ask(FindInformationRequest(startingHandle: start, endingHandle: range.upperBound), FindInformationResponse.self)
+        try await discoverDescriptors(from: range.lowerBound, to: range.upperBound)
+    }
+
+    /// Find Information from `start` to `end` as given: the first request goes out even when
+    /// the range is one a server must refuse (start 0x0000, or after `end`), so its answer
+    /// (Invalid Handle) is what the caller sees.
+    public func discoverDescriptors(from start: UInt16, to end: UInt16) async throws(GATTError) -> [Descriptor] {
+        try await collect(from: start, to: end) { (next: UInt16) async throws(GATTError) -> ([Descriptor], UInt16) in
+            let response = try await self.ask(FindInformationRequest(startingHandle: next, endingHandle: end), FindInformationResponse.self)
             let descriptors = response.entries.map { Descriptor(uuid: $0.type, handle: $0.handle) }
-            guard descriptors.allSatisfy({ $0.handle >= start }) else {
-                throw .invalidResponse("Find Information answered handles before \(hex(start, digits: 4))")
+            guard descriptors.allSatisfy({ $0.handle >= next }) else {
+                throw .invalidResponse("Find Information answered handles before \(hex(next, digits: 4))")
             }
-            return (descriptors, descriptors.last?.handle ?? range.upperBound)
+            return (descriptors, descriptors.last?.handle ?? end)
         }
     }
 
@@ -216,19 +241,34 @@ public final class GATTClient {
 
     /// Read Long Characteristic Value: Read (or Read Blob from `offset`) and then Read Blob
     /// until a part comes back shorter than ATT_MTU - 1.
+    ///
+    /// Core 6.0 Vol 3 Part F §3.2.9 caps an attribute value at 512 octets, but some servers
+    /// serve longer ones (Bumble will): the read follows them to the end, logging a warning
+    /// once per value handle, up to ``maximumValueLength``; past it the read fails with
+    /// ``GATTError/valueLengthLimitExceeded(handle:limit:)``.
     public func readLong(_ handle: UInt16, offset: UInt16 = 0) async throws(GATTError) -> [UInt8] {
         var value: [UInt8] = []
         var part = offset == 0 ? try await read(handle) : try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value
         while true {
             value += part
+            let end = Int(offset) + value.count
+            guard end <= maximumValueLength else { throw .valueLengthLimitExceeded(handle: handle, limit: maximumValueLength) }
+            if end > Self.specifiedMaximumValueLength, warnedLongValues.insert(handle).inserted {
+                bearer.logger.log(.warning, "the value at \(hex(handle, digits: 4)) runs past the specification's \(Self.specifiedMaximumValueLength) octets; "
+                    + "reading on (up to \(maximumValueLength))")
+            }
             guard part.count == bearer.mtu - 1 else { return value }
-            let next = Int(offset) + value.count
-            guard next <= 512 else { throw .invalidResponse("the value at \(hex(handle, digits: 4)) runs past 512 bytes") }
+            // Read Blob's offset is 16 bits: a value cannot be followed past offset 65535.
+            guard let next = UInt16(exactly: end) else { throw .valueLengthLimitExceeded(handle: handle, limit: Int(UInt16.max)) }
             do {
-                part = try await ask(ReadBlobRequest(handle: handle, offset: UInt16(next)), ReadBlobResponse.self).value
+                part = try await ask(ReadBlobRequest(handle: handle, offset: next), ReadBlobResponse.self).value
             } catch {
                 // A value exactly ATT_MTU - 1 long: the server may say it is not long.
                 if error.code == .attributeNotLong { return value }
+                // A value whose length is a multiple of ATT_MTU - 1: some servers answer the
+                // offset at its end with Invalid Offset instead of an empty part; BlueZ's
+                // gatt-client takes that as the end of the value too.
+                if error.code == .invalidOffset, end > Int(offset) { return value }
                 throw error
             }
         }
@@ -256,18 +296,25 @@ public final class GATTClient {
     /// Found) is thrown: unlike a discovery, a read that finds nothing has failed. Attribute
     /// Not Found to a continuation only ends the walk.
     public func read(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
-        let step = { (start: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
-            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: range.upperBound, attributeType: uuid),
+        try await read(uuid: uuid, from: range.lowerBound, to: range.upperBound)
+    }
+
+    /// Read Using Characteristic UUID from `start` to `end` as given, as
+    /// ``read(uuid:in:)`` does; a range a server must refuse (start 0x0000, or after `end`)
+    /// still goes out, and the server's answer is thrown.
+    public func read(uuid: BluetoothUUID, from start: UInt16, to end: UInt16) async throws(GATTError) -> [HandleValue] {
+        let step = { (next: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
+            let response = try await self.ask(ReadByTypeRequest(startingHandle: next, endingHandle: end, attributeType: uuid),
                                               ReadByTypeResponse.self)
             let values = response.entries.map { HandleValue(handle: $0.handle, value: $0.value) }
-            guard values.allSatisfy({ $0.handle >= start }) else {
-                throw .invalidResponse("Read By Type answered handles before \(hex(start, digits: 4))")
+            guard values.allSatisfy({ $0.handle >= next }) else {
+                throw .invalidResponse("Read By Type answered handles before \(hex(next, digits: 4))")
             }
-            return (values, values.last?.handle ?? range.upperBound)
+            return (values, values.last?.handle ?? end)
         }
-        let (first, last) = try await step(range.lowerBound)
-        guard !first.isEmpty, last < range.upperBound else { return first }
-        return first + (try await collect(from: last + 1, to: range.upperBound, step))
+        let (first, last) = try await step(start)
+        guard !first.isEmpty, last < end else { return first }
+        return first + (try await collect(from: last + 1, to: end, step))
     }
 
     /// The first attribute of type `uuid` in `range` and its value (one Read By Type), or nil
@@ -522,12 +569,14 @@ public final class GATTClient {
 
     /// Runs one step of a discovery from `start` until the range is exhausted, handle 0xFFFF
     /// is reached, or the server answers Attribute Not Found. A step returns what it found
-    /// and the last handle it covered; the next step starts right after it.
+    /// and the last handle it covered; the next step starts right after it. The first step
+    /// always runs, whatever the range: a range the server must refuse (start 0x0000, or
+    /// after `end`) is the caller's to ask, and the server's Error Response is the answer.
     private func collect<Entry>(from start: UInt16, to end: UInt16,
                                 _ step: (UInt16) async throws(GATTError) -> ([Entry], UInt16)) async throws(GATTError) -> [Entry] {
         var found: [Entry] = []
         var next = start
-        while next <= end {
+        repeat {
             let entries: [Entry]
             let last: UInt16
             do { (entries, last) = try await step(next) } catch {
@@ -538,7 +587,7 @@ public final class GATTClient {
             guard last >= next else { throw .invalidResponse("the server answered handle \(hex(last, digits: 4)) when asked from \(hex(next, digits: 4))") }
             if entries.isEmpty || last >= end || last == 0xFFFF { break }
             next = last + 1
-        }
+        } while next <= end
         return found
     }
 }

@@ -10,11 +10,17 @@ struct Gatt: AsyncParsableCommand {
         abstract: "Discover a peripheral's whole GATT database and read every readable value.",
         discussion: """
             Prints services, included services, characteristics (handles, properties) and descriptors, \
-            with each readable value in hex and, when printable, as text. With --json: {"address", "mtu", \
+            with each readable value in hex and, when printable, as text. A value the peer refuses (an ATT \
+            error) or that runs past --max-value is printed in its place with the error, and the dump goes on; \
+            the exit status is 0 once discovery completed, and non-zero only when the link, the ATT bearer or \
+            discovery failed. With --json: {"address", "mtu", \
             "services": [{"uuid", "name", "start_handle", "end_handle", "includes": [{"handle", "uuid", \
             "start_handle", "end_handle"}], "characteristics": [{"uuid", "name", "declaration_handle", \
-            "value_handle", "properties": [...], "value": hex|null, "text": string|null, "error": string|null, \
-            "descriptors": [{"uuid", "name", "handle"}]}]}]}. Handles are numbers.
+            "value_handle", "properties": [...], "value": hex|null, "text": string|null, \
+            "error": {"code": number|null, "name", "message"}|null, \
+            "descriptors": [{"uuid", "name", "handle"}]}]}]}. Handles are numbers; an error's code is the ATT \
+            error code when the peer answered with one (name e.g. insufficientEncryption), else null (name e.g. \
+            valueLengthLimitExceeded).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -60,8 +66,9 @@ struct Gatt: AsyncParsableCommand {
                 var value: Result<[UInt8], GATTError>?
                 if characteristic.properties.contains(.read) {
                     do { value = .success(try await client.readLong(characteristic.valueHandle)) } catch {
-                        // A refusal (e.g. insufficientEncryption) is part of the picture; a dead link is not.
-                        guard case .att(.errorResponse) = error else { throw error }
+                        // A value the peer refuses (e.g. insufficientEncryption) or that runs past
+                        // the limit is part of the picture; a dead link or bearer is not.
+                        guard error.concernsOneValue else { throw error }
                         value = .failure(error)
                     }
                 }
@@ -117,7 +124,9 @@ struct Gatt: AsyncParsableCommand {
                     case let .success(bytes)?:
                         value = .string(bytes.hexString())
                         text = printable(bytes).map(JSONValue.string) ?? .null
-                    case let .failure(problem)?: error = .string(problem.description)
+                    case let .failure(problem)?:
+                        error = .object(["code": problem.code.map { .number(Int($0.rawValue)) } ?? .null,
+                                         "name": .string(problem.name), "message": .string(problem.description)])
                     case nil: break
                     }
                     return .object([
@@ -136,4 +145,17 @@ struct Gatt: AsyncParsableCommand {
         }
         return .object(["address": .string(address), "mtu": .number(mtu), "services": .array(services)])
     }
+}
+
+extension GATTError {
+    /// Whether the error ends one value's read only: the peer refused it (an ATT Error
+    /// Response) or the value broke a limit or a rule of its own. A failed link or bearer
+    /// ends everything.
+    var concernsOneValue: Bool {
+        switch self {
+        case .att(.errorResponse), .valueLengthLimitExceeded, .invalidResponse: true
+        default: false
+        }
+    }
+
 }

@@ -21,6 +21,9 @@ struct PeripheralOptions: ParsableArguments {
     @Option(name: .long, help: "The ATT_MTU to ask for (23…517).")
     var mtu: Int = Int(ATTBearer.maximumMTU)
 
+    @Option(name: .long, help: "The longest value a read follows, in octets (at least 512; values past 512 break the specification but some peripherals serve them).")
+    var maxValue: Int = 65536
+
     @Flag(name: .long, help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
     var noCache = false
 
@@ -47,6 +50,7 @@ struct PeripheralOptions: ParsableArguments {
         }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard (23...517).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 517") }
+        guard maxValue >= 512 else { throw ValidationError("--max-value must be at least 512 (the specification's longest value)") }
         guard IOCapability(io) != nil else {
             throw ValidationError("--io '\(io)' is not an IO capability: one of \(IOCapability.allCases.map(\.description).joined(separator: ", "))")
         }
@@ -69,6 +73,7 @@ struct PeripheralOptions: ParsableArguments {
         let (address, givenType) = Connect.parse(address)!
         let timeout = timeout
         let mtu = UInt16(mtu)
+        let maxValue = maxValue
         // By handle, exactly the procedure asked goes out: no hash read, no cache.
         let useCache = !noCache && discovery
         return try await common.withController { controller, _ in
@@ -98,6 +103,7 @@ struct PeripheralOptions: ParsableArguments {
                 let bonded = await security.encryptIfBonded(connection.handle)
                 bearer.onSecurityRequired = { code in await security.securityRequired(connection.handle, for: code) }
                 let client = GATTClient(bearer: bearer)
+                client.maximumValueLength = maxValue
                 defer { cache.finish(client) }
                 try await client.exchangeMTU()
                 let outcome = try await cache.prepare(client, identity: DiscoveryCache.identity(address, type), bonded: bonded)
@@ -121,17 +127,18 @@ struct PeripheralOptions: ParsableArguments {
     }
 }
 
-/// An attribute handle: decimal (`38`) or hex (`0x0026`); 0 is not a handle.
+/// An attribute handle: decimal (`38`) or hex (`0x0026`), 0x0000 to 0xFFFF. 0x0000 is no
+/// valid handle, but sending it is how a server's refusal (Invalid Handle) is tested, so the
+/// tool sends what it is told and reports the answer.
 func parseHandle(_ text: String) -> UInt16? {
-    let value = text.lowercased().hasPrefix("0x") ? UInt16(text.dropFirst(2), radix: 16) : UInt16(text)
-    return value == 0 ? nil : value
+    text.lowercased().hasPrefix("0x") ? UInt16(text.dropFirst(2), radix: 16) : UInt16(text)
 }
 
 /// A `--handle`-style option value, or a usage error naming the option.
 func handleOption(_ text: String?, _ option: String) throws -> UInt16? {
     guard let text else { return nil }
     guard let handle = parseHandle(text) else {
-        throw ValidationError("\(option) '\(text)' is not an attribute handle (1…65535, decimal or 0x-hex)")
+        throw ValidationError("\(option) '\(text)' is not an attribute handle (0…65535, decimal or 0x0000…0xFFFF)")
     }
     return handle
 }

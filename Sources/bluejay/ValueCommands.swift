@@ -69,7 +69,7 @@ struct Read: AsyncParsableCommand {
     @Option(name: .long, help: "Last handle for --uuid (default 0xFFFF).")
     var end: String?
 
-    @Option(name: .long, help: "Read Multiple: comma-separated handles (at least two).")
+    @Option(name: .long, help: "Read Multiple: comma-separated handles (the specification asks for two or more).")
     var handles: String?
 
     @Flag(name: .long, help: "With --handles: Read Multiple Variable Length.")
@@ -91,15 +91,16 @@ struct Read: AsyncParsableCommand {
         _ = try characteristicUUIDs(characteristic)
         _ = try handleOption(target.handle, "--handle")
         if let uuid { _ = try parseUUID(uuid, "--uuid") }
-        let range = (try handleOption(start, "--start") ?? 1, try handleOption(end, "--end") ?? 0xFFFF)
-        guard range.0 <= range.1 else { throw ValidationError("--start must not be after --end") }
+        // Any range goes out as given (start 0x0000 or after --end too): the server answers.
+        _ = (try handleOption(start, "--start"), try handleOption(end, "--end"))
         if (start != nil || end != nil) && uuid == nil { throw ValidationError("--start and --end go with --uuid") }
         if (long || offset > 0) && target.handle == nil { throw ValidationError("--long and --offset go with --handle") }
         if variable && handles == nil { throw ValidationError("--variable goes with --handles") }
         if let handles {
             let parsed = handles.split(separator: ",").map { parseHandle(String($0).trimmingSpaces) }
-            guard parsed.count >= 2, parsed.allSatisfy({ $0 != nil }) else {
-                throw ValidationError("--handles wants at least two comma-separated handles (decimal or 0x-hex), got '\(handles)'")
+            // The specification asks for two or more; one still goes out, and the server answers.
+            guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else {
+                throw ValidationError("--handles wants comma-separated handles (decimal or 0x-hex), got '\(handles)'")
             }
         }
         guard !(hex && utf8) else { throw ValidationError("--hex and --utf8 exclude each other") }
@@ -109,7 +110,7 @@ struct Read: AsyncParsableCommand {
         let uuids = try characteristicUUIDs(characteristic)
         let handle = try handleOption(target.handle, "--handle")
         let uuid = try uuid.map { try parseUUID($0, "--uuid") }
-        let range = (try handleOption(start, "--start") ?? 1)...(try handleOption(end, "--end") ?? 0xFFFF)
+        let first = try handleOption(start, "--start") ?? 1, last = try handleOption(end, "--end") ?? 0xFFFF
         let list = handles?.split(separator: ",").compactMap { parseHandle(String($0).trimmingSpaces) }
         let long = long, offset = offset, variable = variable, json = json, hexOnly = hex, utf8 = utf8
         let target = target
@@ -127,7 +128,7 @@ struct Read: AsyncParsableCommand {
                 return [format(value, hexOnly: hexOnly, utf8: utf8)]
             }
             if let uuid {
-                let values = try await client.read(uuid: uuid, in: range)
+                let values = try await client.read(uuid: uuid, from: first, to: last)
                 if json {
                     return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle)), "value": .string($0.value.hexString())]) })]).compact]
                 }

@@ -1,6 +1,7 @@
 import ATT
 import GATT
 import HCI
+import Synchronization
 import Testing
 
 /// Every GATT client procedure against scripted PDU sequences, byte for byte.
@@ -133,6 +134,72 @@ struct ProcedureTests {
         server.expect("0C 20 00 F6 00", "0D" + value[246...].hexString())
         server.expect("0C 20 00 EC 01", "01 0C 20 00 0B")
         #expect(try await client.readLong(0x20) == value)
+        server.verify()
+    }
+
+    /// Past the specification's 512 octets: the read follows the value to its end, warning
+    /// once per value handle.
+    @Test func readLongPast512Octets() async throws {
+        let warnings = Mutex<[String]>([])
+        let server = ScriptedServer(logger: HCILogger(level: .warning) { _, line in warnings.withLock { $0.append(line) } })
+        try await server.exchangeMTU(server: 247)
+        let client = GATTClient(bearer: server.bearer)
+        let value = (0..<600).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        for _ in 0..<2 {
+            server.expect("0A 20 00", "0B" + value[..<246].hexString())
+            server.expect("0C 20 00 F6 00", "0D" + value[246..<492].hexString())
+            server.expect("0C 20 00 EC 01", "0D" + value[492...].hexString())
+            #expect(try await client.readLong(0x20) == value)
+        }
+        server.verify()
+        #expect(warnings.withLock { $0 } == ["the value at 0x0020 runs past the specification's 512 octets; reading on (up to 65536)"])
+    }
+
+    /// Past ``GATTClient/maximumValueLength`` the read fails by name, having asked for no more
+    /// than one part beyond it.
+    @Test func readLongStopsAtItsLimit() async throws {
+        let server = ScriptedServer()
+        try await server.exchangeMTU(server: 247)
+        let client = GATTClient(bearer: server.bearer)
+        client.maximumValueLength = 600
+        let part = [UInt8](repeating: 0xAB, count: 246)
+        server.expect("0A 20 00", "0B" + part.hexString())
+        server.expect("0C 20 00 F6 00", "0D" + part.hexString())
+        server.expect("0C 20 00 EC 01", "0D" + part.hexString())
+        await #expect(throws: GATTError.valueLengthLimitExceeded(handle: 0x20, limit: 600)) { try await client.readLong(0x20) }
+        server.verify()
+        // The limit never goes below the specification's 512.
+        client.maximumValueLength = 100
+        #expect(client.maximumValueLength == 512)
+    }
+
+    /// A server that answers the offset at the value's end with Invalid Offset (instead of an
+    /// empty part) has ended the value, as BlueZ takes it.
+    @Test func readLongEndingInInvalidOffset() async throws {
+        let server = ScriptedServer(mtu: 23)
+        let client = GATTClient(bearer: server.bearer)
+        let value = (0..<44).map { UInt8($0) }
+        server.expect("0A 20 00", "0B" + value[..<22].hexString())
+        server.expect("0C 20 00 16 00", "0D" + value[22...].hexString())
+        server.expect("0C 20 00 2C 00", "01 0C 20 00 07")
+        #expect(try await client.readLong(0x20) == value)
+        // At the first Read Blob, Invalid Offset is the server's answer, not an end.
+        server.expect("0C 20 00 64 00", "01 0C 20 00 07")
+        await #expect(throws: GATTError.self) { try await client.readLong(0x20, offset: 100) }
+        server.verify()
+    }
+
+    /// A range a server must refuse still goes out as given, and its answer is thrown.
+    @Test func proceduresSendTheRangeTheyAreGiven() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("04 10 00 05 00", "01 04 10 00 01")
+        await #expect(throws: GATTError.self) { try await client.discoverDescriptors(from: 0x10, to: 0x05) }
+        server.expect("08 00 00 FF FF 29 2A", "01 08 00 00 01")
+        await #expect(throws: GATTError.self) { try await client.read(uuid: BluetoothUUID(UInt16(0x2A29)), from: 0, to: 0xFFFF) }
+        server.expect("08 30 00 20 00 03 28", "01 08 30 00 01")
+        let backwards = Service(uuid: BluetoothUUID(UInt16(0)), handle: 0x30, endGroupHandle: 0x20)
+        await #expect(throws: GATTError.self) { try await client.discoverCharacteristics(in: backwards) }
         server.verify()
     }
 

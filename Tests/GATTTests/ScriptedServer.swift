@@ -19,8 +19,8 @@ final class ScriptedServer {
     private(set) var bearer: ATTBearer!
     private(set) var fatalErrors: [ATTError] = []
 
-    init(mtu: UInt16 = ATTBearer.maximumMTU) {
-        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: .silent) { [unowned self] (pdu: [UInt8]) throws(HCIError) in
+    init(mtu: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .silent) {
+        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: logger) { [unowned self] (pdu: [UInt8]) throws(HCIError) in
             self.sent.append(pdu)
             self.answer(pdu)
         }

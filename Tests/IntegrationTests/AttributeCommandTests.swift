@@ -28,19 +28,21 @@ extension IntegrationTests {
             180A Device Information 0x0014…0x0018
             180F Battery 0x0019…0x001c
             B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e
+            B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x0032…0x0035
 
             """)
         expectOnly(services, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
-        #expect(services.sentHex.dropFirst() == ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 2f 00 ff ff 00 28"])
+        #expect(services.sentHex.dropFirst() == ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28"])
         #expect(services.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"])
 
         let servicesJSON = try cli.bluejay("discover", ["services", "--json"])
         let list = try #require(servicesJSON.json as? [[String: Any]])
-        #expect(list.count == 6)
+        #expect(list.count == 7)
         #expect(list.allSatisfy { Set($0.keys) == ["uuid", "name", "start_handle", "end_handle"] })
-        #expect(list.last?["uuid"] as? String == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-        #expect(list.last?["name"] is NSNull)
-        #expect(list.last?["start_handle"] as? Int == 0x1D && list.last?["end_handle"] as? Int == 0x2E)
+        let testService = try #require(list.dropLast().last)
+        #expect(testService["uuid"] as? String == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        #expect(testService["name"] is NSNull)
+        #expect(testService["start_handle"] as? Int == 0x1D && testService["end_handle"] as? Int == 0x2E)
         expectOnly(servicesJSON, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
 
         // By UUID: Find By Type Value (0x2800 = the UUID), 16-bit and 128-bit.
@@ -57,13 +59,20 @@ extension IntegrationTests {
         expectOnly(custom, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
         #expect(custom.sentHex[1] == "06 01 00 ff ff 00 28 00 0a 1b 0c 2d 6f 5e 8a 7a 4c 3b 9d 01 00 e7 b1")
 
-        // Find Included Services: the peer has none, so one Read By Type (0x2802) answered
-        // Attribute Not Found: an empty result, not an error.
+        // Find Included Services: Read By Type (0x2802) finds the tolerance service's include
+        // of a secondary service with a 128-bit UUID, which the declaration leaves out (a
+        // 4-octet value); the continuation is answered Attribute Not Found; then a Read of
+        // the included service's declaration gives its UUID.
         let includes = try cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
         #expect(includes.status == 0, "\(includes.stderr)")
-        #expect((includes.json as? [Any])?.isEmpty == true, "\(includes.stdout)")
-        expectOnly(includes, ["Read_By_Type_Req"])
-        #expect(includes.sentHex[1] == "08 01 00 ff ff 02 28")
+        let include = try #require((includes.json as? [[String: Any]])?.first, "\(includes.stdout)")
+        #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
+        #expect(include["uuid"] as? String == "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        expectOnly(includes, ["Read_By_Type_Req", "Read_By_Type_Req", "Read_Req"])
+        #expect(includes.sentHex.dropFirst() == ["08 01 00 ff ff 02 28", "08 34 00 ff ff 02 28", "0a 2f 00"])
+        #expect(includes.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Error_Rsp", "Read_Rsp"])
+        let inRange = try cli.bluejay("discover", ["includes", "--start", "0x0032", "--end", "0x0035"])
+        #expect(inRange.stdout == "0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031\n", "\(inRange.stdout)")
 
         // Discover All Characteristics of a range: Read By Type (0x2803) from --start,
         // continued after the last declaration.
@@ -324,24 +333,57 @@ extension IntegrationTests {
         #expect(none.sentHex[1] == "04 14 00 ff ff")
     }
 
+    /// The negative cases conformance suites run against servers: handle 0x0000, a start
+    /// after the end, a one-handle Read Multiple. The request goes out as given and the
+    /// server's answer is reported as usual (exit status 1, the ATT error by name); only
+    /// malformed syntax is a usage error.
+    @Test func attributeCommandsSendWhatTheyAreToldAndReportTheAnswer() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let cli = AttributeCLI(peer: peer)
+        defer { cli.finish() }
+        let cases: [(arguments: [String], request: String, error: String)] = [
+            (["read", "--handle", "0x0000"], "0a 00 00", "0x01 invalidHandle (Read_Req on handle 0x0000)"),
+            (["read", "--handle", "0"], "0a 00 00", "0x01 invalidHandle"),
+            (["read", "--handle", "0xFFFF"], "0a ff ff", "0x01 invalidHandle (Read_Req on handle 0xffff)"),
+            (["discover", "characteristics", "--start", "0x0013", "--end", "0x0010"], "08 13 00 10 00 03 28", "0x01 invalidHandle"),
+            (["discover", "descriptors", "--start", "0x0000", "--end", "0x0010"], "04 00 00 10 00", "0x01 invalidHandle"),
+            (["discover", "includes", "--start", "0x0020", "--end", "0x0001"], "08 20 00 01 00 02 28", "0x01 invalidHandle"),
+            (["read", "--uuid", "2A29", "--start", "0x0100", "--end", "0x0001"], "08 00 01 01 00 29 2a", "0x01 invalidHandle"),
+            (["write", "--handle", "0x0000", "01"], "12 00 00 01", "0x01 invalidHandle (Write_Req on handle 0x0000)"),
+        ]
+        for (arguments, request, error) in cases {
+            let result = try cli.bluejay(arguments[0], Array(arguments.dropFirst()))
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.sentHex.dropFirst().first == request, "\(arguments): sent \(result.sentHex)")
+            #expect(result.receivedNames.last == "Error_Rsp", "\(arguments): \(result.receivedNames)")
+            #expect(result.stderr.contains(error), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("Fatal error"), "\(arguments)")
+        }
+        // Read Multiple with one handle: the specification asks for two or more; the request
+        // still goes out, and this server answers it.
+        let one = try cli.bluejay("read", ["--handles", "0x0016", "--hex"])
+        #expect(one.sentHex.dropFirst().first == "0e 16 00", "\(one.sentHex)")
+        #expect(one.receivedNames.count == 2, "\(one.receivedNames)")
+    }
+
     @Test func attributeCommandsRejectBadArgumentsAsUsageErrors() throws {
         // No peer: a command that got past validation would fail to connect (exit 1).
         let address = "F0:0D:B1:E7:00:01/random"
         let cases: [([String], String)] = [
             (["discover", address, "includes"], "includes need --start H --end H"),
             (["discover", address, "descriptors", "--start", "0x0010"], "descriptors need --start H --end H"),
-            (["discover", address, "characteristics", "--start", "0x0013", "--end", "0x0010"], "--start must not be after --end"),
             (["discover", address, "services", "--start", "1", "--end", "2"], "services take no --start/--end"),
             (["discover", address, "descriptors", "--start", "1", "--end", "2", "--uuid", "2902"], "--uuid goes with services or characteristics"),
             (["discover", address, "services", "--uuid", "xyz"], "--uuid 'xyz' is not a UUID"),
             (["discover", address, "everything"], "'everything' is invalid"),
-            (["read", address, "--handle", "0"], "--handle '0' is not an attribute handle (1…65535, decimal or 0x-hex)"),
+            (["read", address, "--handle", "70000"], "--handle '70000' is not an attribute handle (0…65535, decimal or 0x0000…0xFFFF)"),
             (["read", address, "--handle", "0x10000"], "--handle '0x10000' is not an attribute handle"),
             (["read", address, "--handle", "abc"], "--handle 'abc' is not an attribute handle"),
             (["read", address], "give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles"),
             (["read", address, "--handle", "3", "--uuid", "2A00"], "give exactly one of"),
-            (["read", address, "--handles", "3"], "--handles wants at least two comma-separated handles"),
-            (["read", address, "--handles", "3,x"], "--handles wants at least two comma-separated handles (decimal or 0x-hex), got '3,x'"),
+            (["read", address, "--handles", "3,x"], "--handles wants comma-separated handles (decimal or 0x-hex), got '3,x'"),
+            (["read", address, "--handle", "3", "--max-value", "511"], "--max-value must be at least 512"),
             (["read", address, "--handle", "3", "--variable"], "--variable goes with --handles"),
             (["read", address, "--uuid", "2A00", "--long"], "--long and --offset go with --handle"),
             (["read", address, "--handle", "3", "--start", "1"], "--start and --end go with --uuid"),
@@ -359,7 +401,7 @@ extension IntegrationTests {
             (["listen", address, "180D", "2A37", "--handle", "3"], "give SERVICE CHARACTERISTIC or --handle, not both"),
             (["listen", address, "--handle", "3", "--count", "0"], "--count must be at least 1"),
             (["listen", address, "--handle", "3", "--duration", "0"], "--duration must be between 0 and 86400 seconds"),
-            (["listen", address, "--handle", "3", "--cccd", "0"], "--cccd '0' is not an attribute handle"),
+            (["listen", address, "--handle", "3", "--cccd", "0x1ffff"], "--cccd '0x1ffff' is not an attribute handle"),
             (["listen", address, "180D", "2A37", "--indicate"], "--cccd and --indicate go with --handle"),
         ]
         for (arguments, message) in cases {

@@ -709,5 +709,36 @@ extension IntegrationTests.BluejayAPITests {
         try await bluejay.disconnect()
         await shutDown(bluejay)
     }
-}
 
+    /// A value longer than the specification's 512 octets (the peer's tolerance service
+    /// serves 600) reads back whole; with `maxValueLength` below its length the read fails
+    /// by name, and the link goes on.
+    @Test func bluejayReadsAValuePast512OctetsUpToItsLimit() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let oversized = CharacteristicIdentifier(uuid: "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                 service: ServiceIdentifier(uuid: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        let expected = Data((0..<600).map { UInt8(($0 * 7 + 3) % 256) })
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        for limit in [StartOptions.defaultMaxValueLength, 599] {
+            let bluejay = Bluejay()
+            bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
+                                                  maxValueLength: limit)))
+            _ = try await bluejay.connect(peripheral)
+            do {
+                let value: Data = try await bluejay.read(from: oversized)
+                #expect(limit >= 600, "read \(value.count) octets past a limit of \(limit)")
+                #expect(value == expected)
+            } catch {
+                #expect(limit < 600, "\(error)")
+                #expect("\(error)".contains("longer than the 599-octet limit"), "\(error)")
+            }
+            // The link is still good.
+            #expect(try await bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) as UInt8 == 1)
+            try await bluejay.disconnect()
+            await shutDown(bluejay)
+        }
+    }
+}

@@ -50,7 +50,13 @@ extension IntegrationTests {
         #expect(cached.first?.opcode == .exchangeMTURequest)
         #expect(cached.dropFirst().first?.readByTypeUUID == .databaseHash, "the hash is read first")
         // The same values are read, in the same order: the cached handles are the peer's.
-        #expect(cached.filter { $0.opcode == .readRequest }.map(\.pdu) == discovered.filter { $0.opcode == .readRequest }.map(\.pdu))
+        // Discovery also read the included service's declaration (0x002F) for its 128-bit
+        // UUID, which the cache remembers.
+        let includeRead: [UInt8] = [ATTOpcode.readRequest.rawValue, 0x2F, 0x00]
+        #expect(discovered.filter { $0.opcode == .readRequest }.map(\.pdu).filter { $0 == includeRead }.count == 1)
+        #expect(cached.filter { $0.opcode == .readRequest }.map(\.pdu)
+                == discovered.filter { $0.opcode == .readRequest }.map(\.pdu).filter { $0 != includeRead })
+        #expect(second.stdout.contains("Include 0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031"), "\(second.stdout)")
 
         // The trace decoder's own ATT counts agree.
         let before = TraceSummary(file: try BTSnoopFile(path: store.file("first.btsnoop"))).att
@@ -225,7 +231,7 @@ extension IntegrationTests {
         let lines = text.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         for address in peer.addresses {
-            #expect(lines.contains { $0.hasPrefix("\(address)/random  6 services, 17 characteristics, hash ") }, "\(text.stdout)")
+            #expect(lines.contains { $0.hasPrefix("\(address)/random  7 services, 18 characteristics, hash ") }, "\(text.stdout)")
         }
 
         let json = try await store.bluejay(["cache", "list", "--json"])
@@ -234,8 +240,8 @@ extension IntegrationTests {
         #expect(objects.compactMap { $0["identity"] as? String }.sorted() == peer.addresses.map { $0 + "/random" }.sorted())
         for object in objects {
             #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded"])
-            #expect(object["services"] as? Int == 6)
-            #expect(object["characteristics"] as? Int == 17)
+            #expect(object["services"] as? Int == 7)
+            #expect(object["characteristics"] as? Int == 18)
             #expect(object["complete"] as? Bool == true)
             #expect(object["bonded"] as? Bool == false)
             let hash = try #require(object["database_hash"] as? String)

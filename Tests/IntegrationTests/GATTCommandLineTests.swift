@@ -20,10 +20,15 @@ extension CommandLineTests {
         #expect(tree["mtu"] as? Int == 517)
         #expect(tree["address"] as? String == "\(peer.address)/random")
         let services = try #require(tree["services"] as? [[String: Any]])
-        #expect(services.compactMap { $0["uuid"] as? String } == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
-        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D])
-        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E])
-        #expect(services.allSatisfy { ($0["includes"] as? [Any])?.isEmpty == true })
+        #expect(services.compactMap { $0["uuid"] as? String }
+                == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D, 0x32])
+        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E, 0x35])
+        // Only the tolerance service includes one, a secondary service with a 128-bit UUID.
+        #expect(services.dropLast().allSatisfy { ($0["includes"] as? [Any])?.isEmpty == true })
+        let include = try #require((services.last?["includes"] as? [[String: Any]])?.first)
+        #expect(include["uuid"] as? String == "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
 
         func characteristics(_ service: String) throws -> [[String: Any]] {
             let found = try #require(services.first { $0["uuid"] as? String == service }, "service \(service)")
@@ -46,7 +51,12 @@ extension CommandLineTests {
         let long = try characteristic("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
         #expect((long["value"] as? String)?.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased(), "read long, all 512 bytes")
         let secret = try characteristic("B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
-        #expect((secret["error"] as? String)?.contains("insufficientEncryption") == true, "\(secret)")
+        let refusal = try #require(secret["error"] as? [String: Any], "\(secret)")
+        #expect(refusal["code"] as? Int == 0x0F && refusal["name"] as? String == "insufficientEncryption", "\(refusal)")
+        #expect((refusal["message"] as? String)?.contains("Read_Req on handle 0x0024") == true, "\(refusal)")
+        // Past 512 octets: the tolerance service's 600-octet value, whole.
+        let oversized = try characteristic("B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        #expect((oversized["value"] as? String)?.lowercased() == (0..<600).map { UInt8(($0 * 7 + 3) % 256) }.hexString(), "\(oversized)")
         #expect(secret["value"] is NSNull)
         #expect(try characteristics(custom).count == 7)
         // Readable characteristics without an error have a value; the others have none.
@@ -54,6 +64,29 @@ extension CommandLineTests {
             let readable = (item["properties"] as? [String])?.contains("read") == true
             #expect((item["value"] is String) == readable, "\(item)")
         }
+    }
+
+    /// `bluejay gatt` never loses the whole dump for one value: a value refused by the peer or
+    /// past --max-value is printed in its place with its error, the dump goes on, and the
+    /// exit status is 0.
+    @Test func gattCommandKeepsGoingPastAValueItCannotRead() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let address = "\(peer.address)/random"
+        let json = try run(Repository.bluejay, ["gatt", address, "--json", "--no-pair", "--max-value", "599", "--transport", peer.transport])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let tree = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let characteristics = ((tree["services"] as? [[String: Any]]) ?? []).flatMap { ($0["characteristics"] as? [[String: Any]]) ?? [] }
+        let errors = characteristics.compactMap { item in (item["error"] as? [String: Any]).map { (item["uuid"] as? String ?? "", $0) } }
+        #expect(errors.map(\.0) == ["B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00"], "\(errors)")
+        #expect(errors.last?.1["name"] as? String == "valueLengthLimitExceeded")
+        #expect(errors.last?.1["code"] is NSNull)
+        // Values after the refused ones were read.
+        #expect(characteristics.first { $0["uuid"] as? String == "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00" }?["text"] as? String == "Bluejay read-only")
+        let text = try run(Repository.bluejay, ["gatt", address, "--no-pair", "--max-value", "599", "--transport", peer.transport])
+        #expect(text.status == 0, "stderr: \(text.stderr)")
+        #expect(text.stdout.contains("Value: unreadable: the value at 0x0035 is longer than the 599-octet limit"), "\(text.stdout)")
+        #expect(text.stdout.contains("Value: unreadable: 0x0F insufficientEncryption"), "\(text.stdout)")
     }
 
     /// `bluejay read`: text, hex, the default form, a long value whole at ATT_MTU 23, and
@@ -74,6 +107,18 @@ extension CommandLineTests {
                                                 "--hex", "--mtu", "23", "--transport", peer.transport])
         #expect(long.status == 0, "stderr: \(long.stderr)")
         #expect(long.stdout.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased() + "\n")
+
+        // Past the specification's 512 octets: the tolerance service's 600-octet value, whole
+        // at ATT_MTU 23 (Read + 27 Read Blobs), with one warning; past --max-value, a named error.
+        let tolerance = ["B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00"]
+        let oversized = try run(Repository.bluejay, ["read", address] + tolerance + ["--hex", "--mtu", "23", "--transport", peer.transport])
+        #expect(oversized.status == 0, "stderr: \(oversized.stderr)")
+        #expect(oversized.stdout == (0..<600).map { UInt8(($0 * 7 + 3) % 256) }.hexString() + "\n")
+        #expect(oversized.stderr.components(separatedBy: "runs past the specification's 512 octets").count == 2, "stderr: \(oversized.stderr)")
+        let limited = try run(Repository.bluejay, ["read", address] + tolerance + ["--max-value", "599", "--transport", peer.transport])
+        #expect(limited.status == 1)
+        #expect(limited.stderr.contains("is longer than the 599-octet limit for one value"), "stderr: \(limited.stderr)")
+        #expect(limited.stdout.isEmpty)
 
         let secret = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                   "--transport", peer.transport, "--no-pair"])

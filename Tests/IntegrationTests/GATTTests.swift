@@ -226,8 +226,9 @@ extension IntegrationTests {
         let client = link.client
 
         let services = try await client.discoverPrimaryServices()
-        #expect(services.map(\.uuid) == [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1)])
-        #expect(services.map(\.handles) == [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C, 0x001D...0x002E])
+        #expect(services.map(\.uuid) == [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1), peerUUID(0x0200)])
+        #expect(services.map(\.handles) == [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C, 0x001D...0x002E,
+                                            0x0032...0x0035])
         #expect(services.allSatisfy { $0.isPrimary })
 
         // By UUID: Find By Type Value, 16-bit and 128-bit; a UUID the peer lacks gives none.
@@ -235,12 +236,16 @@ extension IntegrationTests {
         #expect(try await client.discoverPrimaryServices(uuid: peerUUID(1)) == [services[5]])
         #expect(try await client.discoverPrimaryServices(uuid: sig(0x1812)).isEmpty)
 
-        // Included services: the peer has none. Each search must end (Attribute Not Found)
-        // with nothing found, leaving the bearer idle for the next request.
-        for service in services {
+        // Included services: only the tolerance service has one, a secondary service with a
+        // 128-bit UUID its include declaration leaves out (read from the included service's
+        // declaration). Each search must end (Attribute Not Found), leaving the bearer idle.
+        for service in services.dropLast() {
             #expect(try await client.findIncludedServices(in: service).isEmpty, "\(service)")
             #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0)
         }
+        let included = try await client.findIncludedServices(in: services[6])
+        #expect(included == [IncludedService(declarationHandle: 0x0033, service: Service(uuid: peerUUID(0x0201), handle: 0x002F, endGroupHandle: 0x0031))])
+        #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0)
 
         // All characteristics of a service.
         let heartRate = try await client.discoverCharacteristics(in: services[2])
@@ -262,14 +267,16 @@ extension IntegrationTests {
         // Descriptors of every characteristic: the six CCCDs, nothing else.
         let tree = try await discoverTree(client)
         #expect(tree.services == services)
-        #expect(tree.allCharacteristics.count == 17)
+        #expect(tree.allCharacteristics.count == 18)
         #expect(tree.allDescriptors == [0x0009, 0x0011, 0x001C, 0x0022, 0x0027, 0x002C].map {
             Descriptor(uuid: .clientCharacteristicConfiguration, handle: $0)
         })
         // Find Information over the whole database: every attribute, 16-bit and 128-bit
         // types mixed (two response formats), each handle once.
         let everything = try await client.discoverDescriptors(in: 0x0001...0xFFFF)
-        #expect(everything.map(\.handle) == Array(0x0001...0x002E))
+        #expect(everything.map(\.handle) == Array(0x0001...0x0035))
+        #expect(everything.first { $0.handle == 0x002F }?.uuid == .secondaryService)
+        #expect(everything.first { $0.handle == 0x0033 }?.uuid == .include)
         #expect(everything.first { $0.handle == 0x0024 }?.uuid == peerUUID(4))
         #expect(everything.first { $0.handle == 0x0010 }?.uuid == sig(0x2A37))
         await closeGATT(link)
