@@ -62,15 +62,19 @@ let package = Package(
             path: "Sources/BluejayBench"),
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
+        // Holds trace summaries against ../shared/traces/expected-counts.json under one rule,
+        // for the decoder's tests and the command line's alike.
+        .target(name: "TraceTestSupport", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
+                path: "Tests/TraceTestSupport"),
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
-        .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding"]),
+        .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport"]),
