@@ -82,6 +82,15 @@ public final class GATTClient {
     /// Value handles already warned about for running past 512 octets.
     private var warnedLongValues: Set<UInt16> = []
 
+    /// Who uses the server's prepare queue: long and reliable writes take turns.
+    private enum PrepareQueue {
+        /// No long or reliable write is under way.
+        case idle
+        /// One is under way; these wait for it, first come first served.
+        case held(waiting: [CheckedContinuation<Void, Never>])
+    }
+    private var prepareQueue = PrepareQueue.idle
+
     /// The largest value a single Write Request or Write Command carries now.
     public var maximumWriteLength: Int { bearer.mtu - 3 }
 
@@ -358,6 +367,10 @@ public final class GATTClient {
     }
 
     private func prepareAndExecute(_ values: [HandleValue], offset: UInt16, verify: Bool) async throws(GATTError) {
+        // The server keeps one prepare queue per client (Core Vol 3 Part F §3.4.6): a second
+        // long or reliable write must not add to it, or execute it, while one is under way.
+        await acquirePrepareQueue()
+        defer { releasePrepareQueue() }
         let partLength = bearer.mtu - 5
         do throws(GATTError) {
             for item in values {
@@ -379,6 +392,32 @@ public final class GATTClient {
             throw error
         }
         _ = try await ask(ExecuteWriteRequest(flags: .write), ExecuteWriteResponse.self)
+    }
+
+    /// Waits until no other long or reliable write of this client is using the server's
+    /// prepare queue, then holds it.
+    private func acquirePrepareQueue() async {
+        switch prepareQueue {
+        case .idle:
+            prepareQueue = .held(waiting: [])
+        case .held(var waiting):
+            await withCheckedContinuation { continuation in
+                waiting.append(continuation)
+                prepareQueue = .held(waiting: waiting)
+            }
+            // Handed over by the holder: the state is already `.held` for us.
+        }
+    }
+
+    /// Hands the prepare queue to the next write waiting for it, in order, or frees it.
+    private func releasePrepareQueue() {
+        guard case .held(var waiting) = prepareQueue, !waiting.isEmpty else {
+            prepareQueue = .idle
+            return
+        }
+        let next = waiting.removeFirst()
+        prepareQueue = .held(waiting: waiting)
+        next.resume()
     }
 
     // MARK: Notifications and indications (4.10, 4.11, 4.12.3)

@@ -203,6 +203,25 @@ struct ProcedureTests {
         server.verify()
     }
 
+    /// Two long writes asked for at once share the server's one prepare queue: the client
+    /// runs them one after the other (prepare, execute, prepare, execute), never interleaved,
+    /// whatever queue the caller has.
+    @Test func longWritesTakeTurnsOnThePrepareQueue() async throws {
+        let server = ScriptedServer(mtu: 23)
+        let client = GATTClient(bearer: server.bearer)
+        let first = (0..<30).map { UInt8($0) }, second = (100..<130).map { UInt8($0) }
+        server.expect("16 20 00 00 00" + first[..<18].hexString(), "17 20 00 00 00" + first[..<18].hexString())
+        server.expect("16 20 00 12 00" + first[18...].hexString(), "17 20 00 12 00" + first[18...].hexString())
+        server.expect("18 01", "19")
+        server.expect("16 30 00 00 00" + second[..<18].hexString(), "17 30 00 00 00" + second[..<18].hexString())
+        server.expect("16 30 00 12 00" + second[18...].hexString(), "17 30 00 12 00" + second[18...].hexString())
+        server.expect("18 01", "19")
+        async let one: Void = client.writeLong(0x20, first)
+        async let two: Void = client.reliableWrite([HandleValue(handle: 0x30, value: second)])
+        _ = try await (one, two)
+        server.verify()
+    }
+
     @Test func readMultipleAndVariableAndByUUID() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
