@@ -153,15 +153,9 @@ public struct TraceCheck: Sendable, Equatable {
         var handles: Set<UInt16> = []
         for record in file.records {
             guard case let .packet(.event, body) = record.content,
-                  case let .event(packet)? = try? HCIPacket(type: .event, body: body) else { continue }
-            if case let .leMeta(meta)? = try? HCIEvent(packet),
-               case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
-                handles.insert(handle)
-            } else if packet.code == 0x03, packet.parameters.count >= 3, packet.parameters.first == 0 {
-                // BR/EDR Connection Complete: status, then the handle.
-                let index = packet.parameters.startIndex
-                handles.insert((UInt16(packet.parameters[index + 1]) | UInt16(packet.parameters[index + 2]) << 8) & 0x0FFF)
-            }
+                  case let .event(packet)? = try? HCIPacket(type: .event, body: body),
+                  let announcement = LinkAnnouncement(packet) else { continue }
+            handles.insert(announcement.handle)
         }
         return handles.isEmpty ? nil : handles
     }

@@ -7,6 +7,9 @@ import SMP
 /// number, time, direction, the packet by its specification name, and the L2CAP channel
 /// and ATT/SMP/signaling code of each whole PDU. Nothing is hidden: undecodable packets
 /// are printed as hex with the reason.
+///
+/// Events print their fields: LE connection events, and the main BR/EDR events
+/// (``BREDREventDescription``).
 public struct TraceFormatter: Sendable {
     private var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
     /// Handles announced by a connection event; ACL on any other handle is marked, because
@@ -90,17 +93,23 @@ public struct TraceFormatter: Sendable {
         case .leMeta(let meta):
             // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
             if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(meta) {
-                if status.isSuccess { announcedHandles.insert(handle) }
+                if let announcement = LinkAnnouncement(packet) { announcedHandles.insert(announcement.handle) }
                 return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
                     + " peer \(peer) \(parameters.description)"
             }
             return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + Self.bytes(meta.parameters)
-        case .other(let other) where other.code == 0x03 && other.parameters.count >= 3:
-            let index = other.parameters.startIndex
-            let handle = (UInt16(other.parameters[index + 1]) | UInt16(other.parameters[index + 2]) << 8) & 0x0FFF
-            if other.parameters[index] == 0 { announcedHandles.insert(handle) }
-            return head + ": status \(HCIStatus(rawValue: other.parameters[index])) handle \(hex(handle, digits: 4))"
-        case .vendorSpecific, .other, .dataBufferOverflow:
+        case .other(let other):
+            // A BR/EDR Connection Complete announces its link as an LE one does.
+            if let announcement = LinkAnnouncement(packet) { announcedHandles.insert(announcement.handle) }
+            do {
+                guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters) else {
+                    return head + Self.bytes(packet.parameters)
+                }
+                return head + ": " + fields
+            } catch {
+                return head + " (malformed: \(error))" + Self.bytes(packet.parameters)
+            }
+        case .vendorSpecific, .dataBufferOverflow:
             return head + Self.bytes(packet.parameters)
         }
     }
