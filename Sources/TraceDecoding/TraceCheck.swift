@@ -225,7 +225,9 @@ public struct TraceCheck: Sendable, Equatable {
     public static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
         var handles: Set<UInt16> = []
         for record in file.records {
-            guard case let .packet(.event, body) = record.content,
+            // Only two event codes announce links; the rest need no decoding here.
+            guard case let .packet(.event, body) = record.content, let code = body.first,
+                  code == 0x03 || code == LEMetaEvent.code,
                   case let .event(packet)? = try? HCIPacket(type: .event, body: body),
                   let announcement = LinkAnnouncement(packet) else { continue }
             handles.insert(announcement.handle)
