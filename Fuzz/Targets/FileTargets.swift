@@ -11,7 +11,7 @@ extension FuzzTarget {
         summary: "BTSnoopFile, then TraceFormatter, TraceSummary and TraceCheck over its records",
         run: { bytes throws(FuzzFailure) in
             guard let file = try? BTSnoopFile(bytes: bytes) else { return 0 }
-            var formatter = TraceFormatter()
+            var formatter = TraceFormatter(file: file)
             for (index, record) in file.records.enumerated() {
                 try expect(record.number == index + 1, "record \(index + 1) is numbered \(record.number)")
                 _ = formatter.format(record)

@@ -4,14 +4,17 @@ import L2CAP
 import SMP
 
 extension FuzzTarget {
-    /// A peer's ACL packets on one link: L2CAP reassembly, then LE signaling commands.
-    /// Every frame that comes out, cut again into fragments of a size the input picks,
-    /// must reassemble to itself without a problem.
+    /// A peer's ACL packets on one link: L2CAP reassembly, then LE signaling commands,
+    /// BR/EDR C-frames and the frames of dynamic channels (as K-frames, and as I- and
+    /// S-frames). Every frame that comes out, cut again into fragments of a size the input
+    /// picks, must reassemble to itself without a problem; a C-frame's commands must encode
+    /// back to the octets they came from.
     static let l2cap = FuzzTarget(
         name: "l2cap",
-        summary: "Reassembler over a run of ACL packets, LE signaling commands, re-fragmentation",
+        summary: "Reassembler over a run of ACL packets, signaling commands, dynamic channels' frames, re-fragmentation",
         run: { bytes throws(FuzzFailure) in
             var reassemblers: [UInt16: Reassembler] = [:]
+            var sdus: [UInt16: SDUReassembler] = [:]
             let bufferLength = Int(bytes.last ?? 0) % 251 + 1
             var frames = 0
             for packet in aclPackets(bytes) {
@@ -21,6 +24,12 @@ extension FuzzTarget {
                 frames += 1
                 try checkFrame(frame, handle: packet.handle, bufferLength: bufferLength)
                 if frame.channel == .leSignaling { try checkSignaling(frame.payload) }
+                if frame.channel == .signaling { try checkControlFrame(frame.payload) }
+                if frame.channel.isDynamic {
+                    _ = sdus[frame.channel.rawValue, default: SDUReassembler()].appendKFrame(frame.payload).problem.map { "\($0)" }
+                    // Either control field, with an FCS: whatever the octets, a result or a thrown error.
+                    _ = try? ControlFieldFrame.decode(frame, extendedControl: frame.payload.count % 2 == 0, hasFCS: true)
+                }
             }
             return frames
         },
@@ -112,8 +121,66 @@ private func checkFrame(_ frame: BasicFrame, handle: UInt16, bufferLength: Int) 
 private func checkSignaling(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
     guard let command = try? SignalingCommand(payload: payload) else { return }
     try expect(command.encoded()[...] == payload, "signaling command \(command) from \(payload.hexDump) encodes to \(command.encoded().hexDump)")
+    try checkCommand(command)
+}
+
+/// A BR/EDR C-frame: its whole commands encode back to the frame's first octets, and each
+/// decodes as its code says.
+private func checkControlFrame(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
+    let frame = ControlFrame(payload: payload)
+    let encoded = frame.commands.flatMap { $0.encoded() }
+    try expect(encoded[...] == payload.prefix(encoded.count), "C-frame \(payload.hexDump) walks to commands encoding to \(encoded.hexDump)")
+    try expect(frame.damaged != nil || encoded.count == payload.count, "C-frame \(payload.hexDump) leaves octets with no damage reported")
+    for command in frame.commands {
+        _ = command.code.bredrDescription
+        try checkCommand(command)
+    }
+}
+
+/// The data of a signaling command, by its code, with round trips.
+private func checkCommand(_ command: SignalingCommand) throws(FuzzFailure) {
     _ = command.code.description
+    let data = command.data
     switch command.code {
+    case .connectionRequest, .createChannelRequest:
+        let create = command.code == .createChannelRequest
+        guard let request = try? ConnectionRequest(data: data, createChannel: create) else { return }
+        try expectRoundTrip(request, "Connection_Req", encode: { $0.encoded() }, decode: { try ConnectionRequest(data: $0, createChannel: create) })
+    case .connectionResponse, .createChannelResponse:
+        guard let response = try? ConnectionResponse(data: data) else { return }
+        try expectRoundTrip(response, "Connection_Rsp", encode: { $0.encoded() }, decode: { try ConnectionResponse(data: $0) })
+    case .configurationRequest:
+        guard let request = try? ConfigurationRequest(data: data) else { return }
+        _ = request.options.map(\.description)
+        try expectRoundTrip(request, "Configuration_Req", encode: { $0.encoded() }, decode: { try ConfigurationRequest(data: $0) })
+    case .configurationResponse:
+        guard let response = try? ConfigurationResponse(data: data) else { return }
+        try expectRoundTrip(response, "Configuration_Rsp", encode: { $0.encoded() }, decode: { try ConfigurationResponse(data: $0) })
+    case .disconnectionRequest, .disconnectionResponse:
+        guard let disconnection = try? ChannelDisconnection(data: data) else { return }
+        try expectRoundTrip(disconnection, "Disconnection", encode: { $0.encoded() }, decode: { try ChannelDisconnection(data: $0) })
+    case .leCreditBasedConnectionRequest:
+        guard let request = try? LECreditBasedConnectionRequest(data: data) else { return }
+        try expectRoundTrip(request, "LE_Credit_Based_Connection_Req", encode: { $0.encoded() },
+                            decode: { try LECreditBasedConnectionRequest(data: $0) })
+    case .leCreditBasedConnectionResponse:
+        guard let response = try? LECreditBasedConnectionResponse(data: data) else { return }
+        _ = response.result.description
+        try expectRoundTrip(response, "LE_Credit_Based_Connection_Rsp", encode: { $0.encoded() },
+                            decode: { try LECreditBasedConnectionResponse(data: $0) })
+    case .creditBasedConnectionRequest:
+        guard let request = try? CreditBasedConnectionRequest(data: data) else { return }
+        try expectRoundTrip(request, "Credit_Based_Connection_Req", encode: { $0.encoded() },
+                            decode: { try CreditBasedConnectionRequest(data: $0) })
+    case .creditBasedConnectionResponse:
+        guard let response = try? CreditBasedConnectionResponse(data: data) else { return }
+        _ = response.result.description
+        try expectRoundTrip(response, "Credit_Based_Connection_Rsp", encode: { $0.encoded() },
+                            decode: { try CreditBasedConnectionResponse(data: $0) })
+    case .creditBasedReconfigureRequest:
+        guard let request = try? CreditBasedReconfigureRequest(data: data) else { return }
+        try expectRoundTrip(request, "Credit_Based_Reconfigure_Req", encode: { $0.encoded() },
+                            decode: { try CreditBasedReconfigureRequest(data: $0) })
     case .connectionParameterUpdateRequest:
         guard let request = try? ConnectionParameterUpdateRequest(data: command.data) else { return }
         try expectRoundTrip(request, "Connection_Parameter_Update_Req", encode: { $0.encoded() },

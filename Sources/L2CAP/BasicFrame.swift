@@ -1,12 +1,15 @@
 import HCI
 
-/// A fixed L2CAP channel on an LE link (Core Vol 3, Part A, 2.1).
+/// An L2CAP channel identifier (Core Vol 3, Part A, 2.1): a fixed channel (below 0x0040), or
+/// one end of a connection-oriented channel, allocated by the device that receives on it.
 public struct ChannelIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The CID as on the wire.
     public let rawValue: UInt16
     /// Wraps a CID from the wire.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
+    /// BR/EDR signaling: channel connection, configuration and disconnection on ACL-U.
+    public static let signaling = ChannelIdentifier(rawValue: 0x0001)
     /// The Attribute Protocol.
     public static let att = ChannelIdentifier(rawValue: 0x0004)
     /// LE signaling: connection parameter updates, credit-based channels, command reject.
@@ -14,13 +17,19 @@ public struct ChannelIdentifier: RawRepresentable, Hashable, Sendable, CustomStr
     /// The Security Manager Protocol.
     public static let smp = ChannelIdentifier(rawValue: 0x0006)
 
+    /// Whether the CID is in the range of connection-oriented channels (0x0040 and up; LE
+    /// allocates only up to 0x007F, but a trace takes what it is given).
+    public var isDynamic: Bool { rawValue >= 0x0040 }
+
     /// The channel's name and CID, `ATT (0x0004)`, or `CID 0x0040` for others.
     public var description: String {
         switch rawValue {
         case 0x0001: "BR/EDR signaling (0x0001)"
+        case 0x0002: "connectionless (0x0002)"
         case 0x0004: "ATT (0x0004)"
         case 0x0005: "LE signaling (0x0005)"
         case 0x0006: "SMP (0x0006)"
+        case 0x0007: "BR/EDR SMP (0x0007)"
         default: "CID \(hex(rawValue, digits: 4))"
         }
     }

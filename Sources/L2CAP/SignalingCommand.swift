@@ -1,7 +1,8 @@
 import HCI
 
-/// One command on the LE signaling channel (Core Vol 3, Part A, 4): code, identifier
-/// (pairs a response with its request), length, data.
+/// One signaling command (Core Vol 3, Part A, 4): code, identifier (pairs a response with
+/// its request), length, data. The LE signaling channel carries one per C-frame; the BR/EDR
+/// channel may carry several (``ControlFrame``).
 public struct SignalingCommand: Sendable, Equatable {
     /// What the command is.
     public var code: SignalingCode

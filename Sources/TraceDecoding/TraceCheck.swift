@@ -19,7 +19,13 @@ import SMP
 ///   taken as L2CAP;
 /// - every whole ATT PDU decodes as the PDU its opcode names (an opcode the ATT
 ///   specification does not define fails), every SMP PDU has its code's length (Core Vol 3,
-///   Part H, 3.3), every LE signaling command decodes.
+///   Part H, 3.3), every LE signaling command decodes;
+/// - every command of every BR/EDR signaling C-frame (CID 0x0001) decodes, the frame
+///   holding whole commands only;
+/// - on dynamic channels, followed from the signaling as ``TraceSummary`` follows them,
+///   every K-frame and I-frame holds its fields and every SDU adds up to its SDU length
+///   (one cut off by the capture's start is not an error), every FCS matches, and every SDU
+///   of an ATT or EATT channel decodes as ATT does on CID 0x0004.
 ///
 /// What the stack accepts under its tolerance rule but a strict reading of the
 /// specification would not is a ``Warning``, not a failure: an event, LE subevent or
@@ -65,6 +71,8 @@ public struct TraceCheck: Sendable, Equatable {
     public var smpPDUs = 0
     /// Whole LE signaling PDUs decoded.
     public var signalingPDUs = 0
+    /// Whole BR/EDR signaling C-frames decoded (each may hold several commands).
+    public var bredrSignalingPDUs = 0
     /// Whole L2CAP PDUs on other channels (framing checked only).
     public var otherPDUs = 0
     /// ACL packets on a handle no connection event announced, checked as HCI only.
@@ -77,14 +85,21 @@ public struct TraceCheck: Sendable, Equatable {
     /// Handles some connection event of the file announces; nil when none does.
     private var announced: Set<UInt16>?
 
+    /// What the check keeps from record to record: ACL reassembly per handle and direction,
+    /// and the dynamic channels opened so far.
+    private struct State {
+        var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
+        var channels = ChannelTracker()
+    }
+
     /// Checks `file`, stopping at the first record that does not decode; with `strict`, also
     /// at the first record that only the tolerance rule accepts (see ``Warning``).
     public init(file: BTSnoopFile, strict: Bool = false) {
         announced = Self.announcedHandles(file)
-        var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
+        var state = State()
         for record in file.records {
             records += 1
-            if let reason = check(record, &reassemblers) {
+            if let reason = check(record, &state) {
                 failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record))
                 return
             }
@@ -101,7 +116,7 @@ public struct TraceCheck: Sendable, Equatable {
         }
     }
 
-    private mutating func check(_ record: BTSnoopRecord, _ reassemblers: inout [Counter.ReassemblyKey: Reassembler]) -> String? {
+    private mutating func check(_ record: BTSnoopRecord, _ state: inout State) -> String? {
         let type: H4PacketType, body: ArraySlice<UInt8>
         switch record.content {
         case .monitor:
@@ -119,6 +134,11 @@ public struct TraceCheck: Sendable, Equatable {
         case .command, .sco, .iso:
             return nil
         case let .event(event):
+            if let announcement = LinkAnnouncement(event) {
+                state.channels.announce(announcement)
+            } else if case let .disconnectionComplete(disconnection)? = try? HCIEvent(event), disconnection.status.isSuccess {
+                state.channels.disconnected(disconnection.handle)
+            }
             return Self.check(event)
         case let .acl(acl):
             if let announced, !announced.contains(acl.handle) {
@@ -126,7 +146,7 @@ public struct TraceCheck: Sendable, Equatable {
                 return nil
             }
             let key = Counter.ReassemblyKey(handle: acl.handle, received: record.direction == .received)
-            let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
+            let (frame, problem) = state.reassemblers[key, default: Reassembler()].append(acl)
             if let problem {
                 switch problem {
                 case .longerThanDeclared, .overflow: return "ACL handle \(hex(acl.handle, digits: 4)): \(problem)"
@@ -134,7 +154,7 @@ public struct TraceCheck: Sendable, Equatable {
                 }
             }
             guard let frame else { return nil }
-            return check(frame)
+            return check(state.channels.process(frame, handle: acl.handle, received: record.direction == .received), frame)
         }
     }
 
@@ -165,13 +185,64 @@ public struct TraceCheck: Sendable, Equatable {
         return nil
     }
 
-    private mutating func check(_ frame: BasicFrame) -> String? {
+    private mutating func check(_ content: ChannelTracker.Content, _ frame: BasicFrame) -> String? {
+        switch content {
+        case .fixed:
+            return checkFixed(frame)
+        case .signaling(let control):
+            bredrSignalingPDUs += 1
+            if control.commands.isEmpty && control.damaged == nil { return "empty BR/EDR signaling C-frame" }
+            for command in control.commands {
+                if let problem = SignalingDescription.problem(command, bredr: true) {
+                    return "BR/EDR signaling \(command.code.bredrDescription): \(problem)"
+                }
+            }
+            if let damaged = control.damaged {
+                return "BR/EDR signaling C-frame ends inside \(damaged.code?.bredrDescription ?? "a command"): \(damaged.error)"
+            }
+            return nil
+        case .dynamic(let dynamic):
+            return check(dynamic)
+        }
+    }
+
+    private mutating func check(_ frame: ChannelTracker.DynamicFrame) -> String? {
+        let channel = "CID \(hex(frame.cid, digits: 4)) (\(frame.psm.map(\.description) ?? "no PSM seen"))"
+        if frame.closing {
+            // Discarded by the disconnection's requester, whatever it holds.
+            otherPDUs += 1
+            return nil
+        }
+        if frame.fcsValid == false { return "\(channel): FCS mismatch" }
+        switch frame.problem {
+        case .frame(let error)?: return "\(channel): \(error)"
+        case .sdu(let problem)?:
+            switch problem {
+            case .abandoned, .continuationWithoutStart: break
+            case .missingSDULength, .overflow, .endedShort, .endMissing: return "\(channel): \(problem)"
+            }
+        case nil: break
+        }
+        guard let sdu = frame.sdu else { return nil }
+        guard frame.psm?.carriesATT == true else {
+            otherPDUs += 1
+            return nil
+        }
+        return checkATT(sdu).map { "\(channel): \($0)" }
+    }
+
+    private mutating func checkATT(_ pdu: ArraySlice<UInt8>) -> String? {
+        attPDUs += 1
+        guard let code = pdu.first else { return "empty ATT PDU" }
+        guard let type = ATTOpcode(rawValue: code).pduType else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
+        do { _ = try type.init(pdu: pdu) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
+        return nil
+    }
+
+    private mutating func checkFixed(_ frame: BasicFrame) -> String? {
         switch frame.channel {
         case .att:
-            attPDUs += 1
-            guard let code = frame.payload.first else { return "empty ATT PDU" }
-            guard let type = ATTOpcode(rawValue: code).pduType else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
-            do { _ = try type.init(pdu: frame.payload) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
+            return checkATT(frame.payload)
         case .smp:
             smpPDUs += 1
             guard let code = frame.payload.first else { return "empty SMP PDU" }
@@ -181,7 +252,9 @@ public struct TraceCheck: Sendable, Equatable {
             }
         case .leSignaling:
             signalingPDUs += 1
-            do { _ = try SignalingCommand(payload: frame.payload) } catch { return "LE signaling command: \(error)" }
+            let command: SignalingCommand
+            do { command = try SignalingCommand(payload: frame.payload) } catch { return "LE signaling command: \(error)" }
+            if let problem = SignalingDescription.problem(command, bredr: false) { return "LE signaling \(command.code): \(problem)" }
         default:
             otherPDUs += 1
         }
@@ -193,16 +266,12 @@ public struct TraceCheck: Sendable, Equatable {
     public static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
         var handles: Set<UInt16> = []
         for record in file.records {
-            guard case let .packet(.event, body) = record.content,
-                  case let .event(packet)? = try? HCIPacket(type: .event, body: body) else { continue }
-            if case let .leMeta(meta)? = try? HCIEvent(packet),
-               case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
-                handles.insert(handle)
-            } else if packet.code == 0x03, packet.parameters.count >= 3, packet.parameters.first == 0 {
-                // BR/EDR Connection Complete: status, then the handle.
-                let index = packet.parameters.startIndex
-                handles.insert((UInt16(packet.parameters[index + 1]) | UInt16(packet.parameters[index + 2]) << 8) & 0x0FFF)
-            }
+            // Only two event codes announce links; the rest need no decoding here.
+            guard case let .packet(.event, body) = record.content, let code = body.first,
+                  code == 0x03 || code == LEMetaEvent.code,
+                  case let .event(packet)? = try? HCIPacket(type: .event, body: body),
+                  let announcement = LinkAnnouncement(packet) else { continue }
+            handles.insert(announcement.handle)
         }
         return handles.isEmpty ? nil : handles
     }

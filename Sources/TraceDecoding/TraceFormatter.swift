@@ -7,14 +7,35 @@ import SMP
 /// number, time, direction, the packet by its specification name, and the L2CAP channel
 /// and ATT/SMP/signaling code of each whole PDU. Nothing is hidden: undecodable packets
 /// are printed as hex with the reason.
+///
+/// Events print their fields: LE connection events, and the main BR/EDR events
+/// (``BREDREventDescription``). Signaling commands print decoded, every command of a
+/// BR/EDR C-frame. Dynamic channels are followed as ``TraceSummary`` follows them: a frame
+/// prints with its channel's PSM, `L2CAP CID 0x0041 (PSM 0x001f ATT) len 3: ATT 0x0a
+/// Read_Req [0a 03 00]`, K-, I- and S-frames with their fields and the SDU they complete.
 public struct TraceFormatter: Sendable {
     private var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
+    private var channels = ChannelTracker()
     /// Handles announced by a connection event; ACL on any other handle is marked, because
     /// it is often vendor debug data (Qualcomm uses 0x0EDC).
     private var announcedHandles: Set<UInt16> = []
+    /// Handles whose signaling and channels are followed before (or without) their
+    /// connection event; nil for every handle.
+    private var followedHandles: Set<UInt16>? = []
 
-    /// A formatter with no reassembly state and no announced handles.
+    /// A formatter with no reassembly state and no announced handles. It follows signaling
+    /// and channels on the handles connection events announce as it goes; ACL on any other
+    /// handle is framed as L2CAP and its fixed channels named, no more.
     public init() {}
+
+    /// A formatter for the records of `file`, which follows signaling and channels where
+    /// ``TraceSummary`` does: on the handles the file's connection events announce, or on
+    /// every handle of a file that announces none (a capture started mid-connection). So
+    /// vendor data on a never-announced handle (Qualcomm's 0x0EDC) is not taken for
+    /// signaling, even before the first connection event.
+    public init(file: BTSnoopFile) {
+        followedHandles = TraceCheck.announcedHandles(file)
+    }
 
     /// Formats one record.
     public mutating func format(_ record: BTSnoopRecord) -> String {
@@ -59,7 +80,11 @@ public struct TraceFormatter: Sendable {
             let key = Counter.ReassemblyKey(handle: acl.handle, received: received)
             let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
             if let problem { line += " [\(problem)]" }
-            if let frame { line += " | " + Self.describe(frame) } else if problem == nil { line += " (fragment)" }
+            if let frame {
+                line += " | " + describe(frame, handle: acl.handle, received: received)
+            } else if problem == nil {
+                line += " (fragment)"
+            }
             return line
         case .sco(let sco):
             return "SCO: handle \(hex(sco.handle, digits: 4)) dlen \(sco.data.count)"
@@ -78,7 +103,10 @@ public struct TraceFormatter: Sendable {
         case .commandStatus(let status):
             return head + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
         case .disconnectionComplete(let disconnection):
-            if disconnection.status.isSuccess { announcedHandles.remove(disconnection.handle) }
+            if disconnection.status.isSuccess {
+                announcedHandles.remove(disconnection.handle)
+                channels.disconnected(disconnection.handle)
+            }
             return head + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
         case .numberOfCompletedPackets(let completed):
             return head + ": " + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(separator: ", ")
@@ -90,30 +118,114 @@ public struct TraceFormatter: Sendable {
         case .leMeta(let meta):
             // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
             if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(meta) {
-                if status.isSuccess { announcedHandles.insert(handle) }
+                if let announcement = LinkAnnouncement(packet) {
+                    announcedHandles.insert(announcement.handle)
+                    channels.announce(announcement)
+                }
                 return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
                     + " peer \(peer) \(parameters.description)"
             }
             return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + Self.bytes(meta.parameters)
-        case .other(let other) where other.code == 0x03 && other.parameters.count >= 3:
-            let index = other.parameters.startIndex
-            let handle = (UInt16(other.parameters[index + 1]) | UInt16(other.parameters[index + 2]) << 8) & 0x0FFF
-            if other.parameters[index] == 0 { announcedHandles.insert(handle) }
-            return head + ": status \(HCIStatus(rawValue: other.parameters[index])) handle \(hex(handle, digits: 4))"
-        case .vendorSpecific, .other, .dataBufferOverflow:
+        case .other(let other):
+            // A BR/EDR Connection Complete announces its link as an LE one does.
+            if let announcement = LinkAnnouncement(packet) {
+                announcedHandles.insert(announcement.handle)
+                channels.announce(announcement)
+            }
+            do {
+                guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters) else {
+                    return head + Self.bytes(packet.parameters)
+                }
+                return head + ": " + fields
+            } catch {
+                return head + " (malformed: \(error))" + Self.bytes(packet.parameters)
+            }
+        case .vendorSpecific, .dataBufferOverflow:
             return head + Self.bytes(packet.parameters)
         }
     }
 
-    private static func describe(_ frame: BasicFrame) -> String {
+    private mutating func describe(_ frame: BasicFrame, handle: UInt16, received: Bool) -> String {
+        // ACL on a handle no connection announced may be vendor data (Qualcomm's 0x0EDC),
+        // whose bytes mean nothing as signaling or channels.
+        guard announcedHandles.contains(handle) || followedHandles.map({ $0.contains(handle) }) ?? true else {
+            return Self.describeFixed(frame, linkType: nil, followed: false)
+        }
+        let linkType = channels.linkType(handle)
+        switch channels.process(frame, handle: handle, received: received) {
+        case .fixed:
+            return Self.describeFixed(frame, linkType: linkType, followed: true)
+        case .signaling(let control):
+            var commands = control.commands.map { SignalingDescription.text($0, bredr: true) }
+            if let damaged = control.damaged {
+                commands.append("\(damaged.code?.bredrDescription ?? "command") (damaged: \(damaged.error))")
+            }
+            let reserved = linkType == .le ? " [reserved on LE]" : ""
+            return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): " + (commands.isEmpty ? "no command" : commands.joined(separator: "; "))
+                + Self.bytes(frame.payload)
+        case .dynamic(let dynamic):
+            return Self.describe(dynamic, length: frame.payload.count, payload: frame.payload)
+        }
+    }
+
+    /// A frame on a fixed channel, by its CID; LE signaling commands decoded only on a
+    /// `followed` handle (on vendor data their fields would mean nothing).
+    private static func describeFixed(_ frame: BasicFrame, linkType: LinkType?, followed: Bool) -> String {
         let code = frame.payload.first
         let detail: String = switch (frame.channel, code) {
         case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
         case (.smp, let code?): "SMP \(SMPCode(rawValue: code))"
-        case (.leSignaling, let code?): "LE signaling \(SignalingCode(rawValue: code))"
+        case (.leSignaling, _?):
+            if followed, let command = try? SignalingCommand(payload: frame.payload) {
+                "LE signaling " + SignalingDescription.text(command, bredr: false)
+            } else {
+                "LE signaling \(SignalingCode(rawValue: code ?? 0))"
+            }
+        case (ChannelIdentifier(rawValue: 0x0007), let code?): "SMP \(SMPCode(rawValue: code))"
         default: "\(frame.channel)"
         }
-        return "L2CAP \(frame.channel) len \(frame.payload.count): \(detail)" + bytes(frame.payload)
+        // Wireshark reads 0x0004–0x0006 as ATT, LE signaling and SMP on any link, and so does
+        // the summary; the line says when the link makes that CID a reserved one.
+        let leOnly = [ChannelIdentifier.att, .leSignaling, .smp].contains(frame.channel)
+        let reserved = linkType == .bredr && leOnly ? " [reserved on BR/EDR]" : ""
+        return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): \(detail)" + bytes(frame.payload)
+    }
+
+    /// `L2CAP CID 0x0040 (PSM 0x0080) len 30: K-frame, SDU 28 of 60 octets [3c 00 …]`.
+    private static func describe(_ frame: ChannelTracker.DynamicFrame, length: Int, payload: ArraySlice<UInt8>) -> String {
+        let channel = "CID \(hex(frame.cid, digits: 4)) (\(frame.psm.map(\.description) ?? "no PSM seen"))"
+        if frame.closing {
+            return "L2CAP \(channel) len \(length): disconnecting, discarded" + bytes(payload)
+        }
+        var parts: [String] = []
+        switch frame.layout {
+        case .basic: break
+        case .kFrame: parts.append("K-frame")
+        case .information(let information):
+            parts.append("I-frame txseq \(information.txSeq) reqseq \(information.reqSeq)\(information.final ? " final" : "") \(information.sar)")
+        case .supervisory(let supervisory):
+            parts.append("S-frame \(supervisory.function) reqseq \(supervisory.reqSeq)"
+                         + (supervisory.poll ? " poll" : "") + (supervisory.final ? " final" : ""))
+        case .undecodable: parts.append("undecodable frame")
+        }
+        var shown = payload
+        if let sdu = frame.sdu {
+            shown = sdu
+            if frame.psm?.carriesATT == true, let code = sdu.first {
+                parts.append("ATT \(ATTOpcode(rawValue: code))")
+            } else if let name = frame.psm?.name {
+                parts.append(name + (frame.layout.isBasic ? "" : " SDU of \(sdu.count) octets"))
+            } else if !frame.layout.isBasic {
+                parts.append("SDU of \(sdu.count) octets")
+            }
+        } else if let (received, total) = frame.partial {
+            parts.append("SDU \(received) of \(total) octets")
+        }
+        if case .supervisory = frame.layout { shown = [] }
+        var line = "L2CAP \(channel) len \(length)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+        if let problem = frame.problem { line += " [\(problem)]" }
+        if frame.fcsValid == false { line += " [FCS mismatch]" }
+        return line + bytes(shown)
     }
 
     private static func bytes(_ data: ArraySlice<UInt8>) -> String {
@@ -145,4 +257,9 @@ public struct TraceFormatter: Sendable {
         return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))."
             + String(repeating: "0", count: 6 - microText.count) + microText
     }
+}
+
+extension ChannelTracker.Layout {
+    /// Whether the frame is a B-frame, whose payload is the SDU itself.
+    fileprivate var isBasic: Bool { if case .basic = self { true } else { false } }
 }

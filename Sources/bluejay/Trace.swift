@@ -13,7 +13,8 @@ struct Trace: AsyncParsableCommand {
             the check still passes, unless --strict makes them failures. With --summary --json, prints an object \
             keyed by file name whose values have the keys records, packet_types, commands, events, \
             le_subevents, att, smp, le_signaling, att_mtu and malformed (the schema of the shared \
-            traces' expected-counts.json).
+            traces' expected-counts.json), and, only when the file has any, l2cap (SDUs on dynamic \
+            channels other than ATT and EATT, by PSM) and signaling (BR/EDR signaling commands).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -24,7 +25,7 @@ struct Trace: AsyncParsableCommand {
     @Flag(name: .long, help: "With --summary: print JSON.")
     var json = false
 
-    @Flag(name: .long, help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, LE signaling); name the first that does not.")
+    @Flag(name: .long, help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, signaling); name the first that does not.")
     var check = false
 
     @Flag(name: .long, help: "With --check: a record accepted only under the tolerance rule (e.g. an event with extra octets) fails the check.")
@@ -57,7 +58,9 @@ struct Trace: AsyncParsableCommand {
                     print("\(path): FAILED at \(failure)")
                 } else {
                     print("\(path): \(result.records) records, every packet decodes (\(result.packets) HCI packets; "
-                          + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling and \(result.otherPDUs) other L2CAP PDUs"
+                          + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling"
+                          + (result.bredrSignalingPDUs > 0 ? ", \(result.bredrSignalingPDUs) BR/EDR signaling" : "")
+                          + " and \(result.otherPDUs) other L2CAP PDUs"
                           + (result.skipped > 0 ? "; \(result.skipped) non-packet records skipped" : "")
                           + (result.vendorACLPackets > 0 ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only" : "")
                           + (result.warnings.isEmpty ? "" : "; \(result.warnings.count) warning(s)") + ")")
@@ -70,7 +73,7 @@ struct Trace: AsyncParsableCommand {
                     print(Self.text(counts, path: path))
                 }
             } else {
-                var formatter = TraceFormatter()
+                var formatter = TraceFormatter(file: file)
                 for record in file.records { print(formatter.format(record)) }
             }
             if let tail = file.truncatedTail { printToStandardError("bluejay: warning: \(path): file ends inside a record (\(tail))") }
@@ -98,6 +101,8 @@ struct Trace: AsyncParsableCommand {
         section("ATT", counts.att)
         section("SMP", counts.smp)
         section("LE signaling", counts.leSignaling)
+        section("BR/EDR signaling", counts.signaling)
+        section("other L2CAP", counts.l2cap)
         if !counts.attMTU.isEmpty { lines.append("  ATT MTU: \(counts.attMTU.joined(separator: ", "))") }
         section("malformed", counts.malformed)
         return lines.joined(separator: "\n")

@@ -1,0 +1,163 @@
+import HCI
+
+// LE credit based connections (Core Vol 3, Part A, 4.22–4.24): one channel per request,
+// on the LE signaling channel. The channel then carries K-frames (3.4.3).
+
+/// L2CAP_LE_CREDIT_BASED_CONNECTION_REQ (0x14).
+public struct LECreditBasedConnectionRequest: Sendable, Equatable {
+    /// The LE_PSM asked for.
+    public var psm: PSM
+    /// The CID the requester allocated: frames to the requester carry it.
+    public var sourceCID: UInt16
+    /// The largest SDU the requester accepts.
+    public var mtu: UInt16
+    /// The largest K-frame payload the requester accepts.
+    public var mps: UInt16
+    /// K-frames the responder may send before it needs more credits.
+    public var initialCredits: UInt16
+
+    /// A request from its fields.
+    public init(psm: PSM, sourceCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16) {
+        self.psm = psm
+        self.sourceCID = sourceCID
+        self.mtu = mtu
+        self.mps = mps
+        self.initialCredits = initialCredits
+    }
+
+    /// Decodes the command's ten data octets.
+    public init(data: [UInt8]) throws(DecodingError) {
+        var reader = ByteReader(data)
+        psm = PSM(rawValue: try reader.readUInt16())
+        sourceCID = try reader.readUInt16()
+        mtu = try reader.readUInt16()
+        mps = try reader.readUInt16()
+        initialCredits = try reader.readUInt16()
+    }
+
+    /// The command's data.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 10)
+        for field in [psm.rawValue, sourceCID, mtu, mps, initialCredits] { writer.write(field) }
+        return writer.bytes
+    }
+}
+
+/// L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (0x15).
+public struct LECreditBasedConnectionResponse: Sendable, Equatable {
+    /// The CID the responder allocated (frames to the responder carry it); 0x0000 when refused.
+    public var destinationCID: UInt16
+    /// The largest SDU the responder accepts.
+    public var mtu: UInt16
+    /// The largest K-frame payload the responder accepts.
+    public var mps: UInt16
+    /// K-frames the requester may send.
+    public var initialCredits: UInt16
+    /// The outcome.
+    public var result: CreditBasedConnectionResult
+
+    /// A response from its fields.
+    public init(destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult) {
+        self.destinationCID = destinationCID
+        self.mtu = mtu
+        self.mps = mps
+        self.initialCredits = initialCredits
+        self.result = result
+    }
+
+    /// Decodes the command's ten data octets.
+    public init(data: [UInt8]) throws(DecodingError) {
+        var reader = ByteReader(data)
+        destinationCID = try reader.readUInt16()
+        mtu = try reader.readUInt16()
+        mps = try reader.readUInt16()
+        initialCredits = try reader.readUInt16()
+        result = CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: false)
+    }
+
+    /// The command's data.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 10)
+        for field in [destinationCID, mtu, mps, initialCredits, result.rawValue] { writer.write(field) }
+        return writer.bytes
+    }
+}
+
+/// L2CAP_FLOW_CONTROL_CREDIT_IND (0x16): more K-frames the receiver of the indication may send.
+public struct FlowControlCreditIndication: Sendable, Equatable {
+    /// The channel, by the CID of the device sending the indication.
+    public var cid: UInt16
+    /// Credits added.
+    public var credits: UInt16
+
+    /// An indication from its fields.
+    public init(cid: UInt16, credits: UInt16) {
+        self.cid = cid
+        self.credits = credits
+    }
+
+    /// Decodes the command's four data octets.
+    public init(data: [UInt8]) throws(DecodingError) {
+        var reader = ByteReader(data)
+        cid = try reader.readUInt16()
+        credits = try reader.readUInt16()
+    }
+
+    /// The command's data.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 4)
+        writer.write(cid)
+        writer.write(credits)
+        return writer.bytes
+    }
+}
+
+/// The Result of an LE Credit Based (0x15) or Credit Based (0x18) Connection Response
+/// (Core Vol 3, Part A, 4.23 and 4.26). The two tables share their values; the enhanced
+/// one says whether all or only some of the channels asked for were refused, and adds
+/// 0x000C and the pending results.
+public struct CreditBasedConnectionResult: Hashable, Sendable, CustomStringConvertible {
+    /// The result as on the wire.
+    public let rawValue: UInt16
+    /// Whether it answers an enhanced (0x17) request, whose table it is named from.
+    public let enhanced: Bool
+
+    /// Wraps a result from the wire.
+    public init(rawValue: UInt16, enhanced: Bool) {
+        self.rawValue = rawValue
+        self.enhanced = enhanced
+    }
+
+    /// Every channel asked for was opened (0x0000).
+    public var isSuccess: Bool { rawValue == 0 }
+
+    /// The response only promises another one with the same identifier (0x000D–0x000F of
+    /// the enhanced table).
+    public var isPending: Bool { enhanced && (0x000D...0x000F).contains(rawValue) }
+
+    /// The specification's wording in lower case, or nil for a value it does not define.
+    public var name: String? {
+        enhanced ? Self.enhancedNames[rawValue] : Self.names[rawValue]
+    }
+
+    private static let names: [UInt16: String] = [
+        0x0000: "success", 0x0002: "refused, SPSM not supported", 0x0004: "refused, no resources available",
+        0x0005: "refused, insufficient authentication", 0x0006: "refused, insufficient authorization",
+        0x0007: "refused, encryption key size too short", 0x0008: "refused, insufficient encryption",
+        0x0009: "refused, invalid Source CID", 0x000A: "refused, Source CID already allocated",
+        0x000B: "refused, unacceptable parameters",
+    ]
+
+    private static let enhancedNames: [UInt16: String] = [
+        0x0000: "all successful", 0x0002: "all refused, SPSM not supported",
+        0x0004: "some refused, insufficient resources", 0x0005: "all refused, insufficient authentication",
+        0x0006: "all refused, insufficient authorization", 0x0007: "all refused, encryption key size too short",
+        0x0008: "all refused, insufficient encryption", 0x0009: "some refused, invalid Source CID",
+        0x000A: "some refused, Source CID already allocated", 0x000B: "all refused, unacceptable parameters",
+        0x000C: "all refused, invalid parameters", 0x000D: "all pending, no further information",
+        0x000E: "all pending, authentication pending", 0x000F: "all pending, authorization pending",
+    ]
+
+    /// `0x0004 some refused, insufficient resources`.
+    public var description: String { hex(rawValue, digits: 4) + (name.map { " \($0)" } ?? "") }
+}

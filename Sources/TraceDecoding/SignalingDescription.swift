@@ -1,0 +1,137 @@
+import HCI
+import L2CAP
+
+/// Signaling commands in words, for the printer (``TraceFormatter``) and the checker
+/// (``TraceCheck``), which must agree on what decodes.
+///
+/// A command is decoded by its code only when the channel it came on defines that code
+/// (``SignalingCode/name`` on LE, ``SignalingCode/bredrName`` on BR/EDR); any other is
+/// shown by name and bytes.
+enum SignalingDescription {
+    /// `0x02 Connection_Req id 1: PSM 0x0001 SDP, scid 0x0040`, or the command with its
+    /// bytes and why its data does not decode.
+    static func text(_ command: SignalingCommand, bredr: Bool) -> String {
+        let head = "\(bredr ? command.code.bredrDescription : command.code.description) id \(command.identifier)"
+        do {
+            let detail = try details(command, bredr: bredr)
+            return detail.isEmpty ? head : head + ": " + detail
+        } catch {
+            return head + " (malformed: \(error))" + bytes(command.data)
+        }
+    }
+
+    /// Why `command`'s data does not decode as its code's; nil when it does.
+    static func problem(_ command: SignalingCommand, bredr: Bool) -> DecodingError? {
+        do { _ = try details(command, bredr: bredr) } catch { return error }
+        return nil
+    }
+
+    private static func details(_ command: SignalingCommand, bredr: Bool) throws(DecodingError) -> String {
+        let code = command.code
+        let data = command.data
+        guard (bredr ? code.bredrName : code.name) != "Unknown" else { return bytes(data, separated: false) }
+        switch code {
+        case .commandReject:
+            return try commandReject(data)
+        case .connectionRequest, .createChannelRequest:
+            let request = try ConnectionRequest(data: data, createChannel: code == .createChannelRequest)
+            return "\(request.psm), scid \(cid(request.sourceCID))" + (request.controllerID.map { ", controller \($0)" } ?? "")
+        case .connectionResponse, .createChannelResponse:
+            let response = try ConnectionResponse(data: data)
+            return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID)), result \(response.result)"
+                + (response.result == .pending ? ", status \(response.status)" : "")
+        case .configurationRequest:
+            let request = try ConfigurationRequest(data: data)
+            return "dcid \(cid(request.destinationCID))" + flags(request.flags) + options(request.options)
+        case .configurationResponse:
+            let response = try ConfigurationResponse(data: data)
+            return "scid \(cid(response.sourceCID))" + flags(response.flags) + ", result \(response.result)" + options(response.options)
+        case .disconnectionRequest, .disconnectionResponse:
+            let disconnection = try ChannelDisconnection(data: data)
+            return "dcid \(cid(disconnection.destinationCID)), scid \(cid(disconnection.sourceCID))"
+        case .echoRequest, .echoResponse:
+            return data.isEmpty ? "" : "data [\(data.hexDump)]"
+        case .informationRequest:
+            var reader = ByteReader(data)
+            return "type \(informationType(try reader.readUInt16()))"
+        case .informationResponse:
+            var reader = ByteReader(data)
+            let type = try reader.readUInt16()
+            let result = try reader.readUInt16()
+            let resultName = result == 0 ? " success" : result == 1 ? " not supported" : ""
+            return "type \(informationType(type)), result \(hex(result, digits: 4))\(resultName)" + bytes(reader.remaining)
+        case .connectionParameterUpdateRequest:
+            let parameters = try ConnectionParameterUpdateRequest(data: data).parameters
+            return "interval \(Double(parameters.intervalMin) * 1.25)–\(Double(parameters.intervalMax) * 1.25) ms, latency \(parameters.latency), "
+                + "supervision timeout \(Int(parameters.supervisionTimeout) * 10) ms"
+        case .connectionParameterUpdateResponse:
+            return try ConnectionParameterUpdateResponse(data: data).accepted ? "accepted" : "rejected"
+        case .leCreditBasedConnectionRequest:
+            let request = try LECreditBasedConnectionRequest(data: data)
+            return "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
+        case .leCreditBasedConnectionResponse:
+            let response = try LECreditBasedConnectionResponse(data: data)
+            return "dcid \(cid(response.destinationCID)), MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), "
+                + "result \(response.result)"
+        case .flowControlCreditIndication:
+            let indication = try FlowControlCreditIndication(data: data)
+            return "cid \(cid(indication.cid)), credits \(indication.credits)"
+        case .creditBasedConnectionRequest:
+            let request = try CreditBasedConnectionRequest(data: data)
+            return "\(request.psm), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits), "
+                + "scids \(request.sourceCIDs.map(cid).joined(separator: " "))"
+        case .creditBasedConnectionResponse:
+            let response = try CreditBasedConnectionResponse(data: data)
+            return "MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), result \(response.result), "
+                + "dcids \(response.destinationCIDs.map { $0 == 0 ? "0x0000 (refused)" : cid($0) }.joined(separator: " "))"
+        case .creditBasedReconfigureRequest:
+            let request = try CreditBasedReconfigureRequest(data: data)
+            return "MTU \(request.mtu), MPS \(request.mps), dcids \(request.destinationCIDs.map(cid).joined(separator: " "))"
+        case .creditBasedReconfigureResponse:
+            return "result \(try CreditBasedReconfigureResult(data: data))"
+        default:
+            return bytes(data, separated: false)
+        }
+    }
+
+    private static func commandReject(_ data: [UInt8]) throws(DecodingError) -> String {
+        var reader = ByteReader(data)
+        let reason = try reader.readUInt16()
+        switch CommandRejectReason(rawValue: reason) {
+        case .commandNotUnderstood?:
+            return "reason 0x0000 command not understood" + bytes(reader.remaining)
+        case .signalingMTUExceeded?:
+            return "reason 0x0001 signaling MTU exceeded, MTU \(try reader.readUInt16())"
+        case .invalidCID?:
+            return "reason 0x0002 invalid CID in request, local \(cid(try reader.readUInt16())), remote \(cid(try reader.readUInt16()))"
+        case nil:
+            return "reason \(hex(reason, digits: 4))" + bytes(reader.remaining)
+        }
+    }
+
+    private static func informationType(_ type: UInt16) -> String {
+        let name = switch type {
+        case 0x0001: " connectionless MTU"
+        case 0x0002: " extended features mask"
+        case 0x0003: " fixed channels supported"
+        default: ""
+        }
+        return hex(type, digits: 4) + name
+    }
+
+    private static func flags(_ flags: UInt16) -> String {
+        flags & 1 == 1 ? ", continued" : ""
+    }
+
+    private static func options(_ options: [ConfigurationOption]) -> String {
+        options.isEmpty ? "" : ", " + options.map(\.description).joined(separator: ", ")
+    }
+
+    /// `0x0040`.
+    static func cid(_ value: UInt16) -> String { hex(value, digits: 4) }
+
+    /// ` [01 02]`, or `[01 02]` when not `separated`; empty for no bytes.
+    private static func bytes(_ data: some Collection<UInt8>, separated: Bool = true) -> String {
+        data.isEmpty ? "" : (separated ? " " : "") + "[\(data.hexDump)]"
+    }
+}
