@@ -116,14 +116,14 @@ public final class ATTBearer {
         guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }
         let outcome = Expectation<Result<Response, ATTError>>()
         nextID += 1
-        queue.append(Transaction(id: nextID, pdu: pdu, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { result in
+        queue.append(Transaction(id: nextID, pdu: pdu, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { [connection, logger] result in
             switch result {
             case let .failure(error):
                 outcome.fulfill(.failure(error))
                 return nil
             case let .success(bytes):
                 do {
-                    outcome.fulfill(.success(try Response(pdu: bytes)))
+                    outcome.fulfill(.success(try Self.received(Response.self, bytes, on: connection, logger: logger)))
                     return nil
                 } catch {
                     let problem = ATTError.protocolError("malformed \(Response.opcode.name): \(error)")
@@ -233,7 +233,7 @@ public final class ATTBearer {
         switch opcode {
         case .handleValueNotification:
             do {
-                let notification = try HandleValueNotification(pdu: pdu)
+                let notification = try received(HandleValueNotification.self, pdu)
                 onNotification?(notification.handle, notification.value)
             } catch {
                 discard("a malformed notification (\(error))")
@@ -246,7 +246,7 @@ public final class ATTBearer {
             }
         case .handleValueIndication:
             do {
-                let indication = try HandleValueIndication(pdu: pdu)
+                let indication = try received(HandleValueIndication.self, pdu)
                 onIndication?(indication.handle, indication.value)
                 reply(HandleValueConfirmation().encoded())
             } catch {
@@ -265,6 +265,21 @@ public final class ATTBearer {
         }
     }
 
+    /// Decodes what the server sent under the tolerance rule: octets past a fixed format
+    /// (a newer server's fields) are ignored, with a debug line.
+    private func received<PDU: ATTPDU>(_ type: PDU.Type, _ pdu: ArraySlice<UInt8>) throws(DecodingError) -> PDU {
+        try Self.received(type, pdu, on: connection, logger: logger)
+    }
+
+    private static func received<PDU: ATTPDU>(_: PDU.Type, _ pdu: ArraySlice<UInt8>, on connection: UInt16,
+                                              logger: HCILogger) throws(DecodingError) -> PDU {
+        let (decoded, extra) = try PDU.decodeCountingExtraOctets(pdu)
+        if extra > 0 {
+            logger.log(.debug, "handle \(hex(connection, digits: 4)): \(PDU.opcode.name) carries \(extra) octet(s) past its format, ignored: \(pdu.hexDump)")
+        }
+        return decoded
+    }
+
     private func receiveResponse(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>) {
         guard let transaction = pending else {
             discard("a \(opcode.name) that answers no request")
@@ -272,7 +287,7 @@ public final class ATTBearer {
         }
         if opcode == .errorResponse {
             do {
-                let response = try ErrorResponse(pdu: pdu)
+                let response = try received(ErrorResponse.self, pdu)
                 guard response.requestOpcode == transaction.requestOpcode else {
                     // Closing ends the outstanding request (and every queued one) with this.
                     fail(.protocolError("an Error Response for \(response.requestOpcode.name) while \(transaction.requestOpcode.name) was outstanding"))

@@ -36,6 +36,21 @@ extension ATTPDU {
         try self.init(from: &reader)
         try reader.expectEnd()
     }
+
+    /// Decodes a whole PDU a server sent (a response, a notification or an indication)
+    /// under the tolerance rule: a different opcode or too few octets are errors, octets past
+    /// a fixed format are ignored and counted (``ByteReader/skipExtraOctets()``). Requests to
+    /// our own server stay strict (``init(pdu:)``): the specification answers those with
+    /// Invalid PDU.
+    public static func decodeCountingExtraOctets(_ pdu: ArraySlice<UInt8>) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
+        var reader = ByteReader(pdu)
+        let opcode = try reader.readUInt8()
+        guard opcode == Self.opcode.rawValue else {
+            throw .invalidValue(field: "\(Self.opcode.name) opcode", value: UInt64(opcode))
+        }
+        let decoded = try Self(from: &reader)
+        return (decoded, reader.skipExtraOctets())
+    }
 }
 
 extension ByteReader {

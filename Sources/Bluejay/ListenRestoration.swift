@@ -3,7 +3,7 @@ import FoundationEssentials
 import HCI
 
 /// Whether and how Bluejay restores its connection and listens after the process restarts
-/// (iOS's state restoration, DESIGN.md's porting map).
+/// (iOS's state restoration, docs/ARCHITECTURE.md's porting map).
 public enum BackgroundRestoreMode: Sendable {
     /// Nothing is recorded or restored.
     case disable

@@ -269,10 +269,8 @@ public final class SecurityManager {
         switch event {
         case let .encryptionChange(change):
             encryptionEnded(change.handle, change.status, enabled: change.encryptionEnabled != 0)
-        case let .other(packet) where packet.code == EncryptionKeyRefreshComplete.code:
-            if let refresh = try? EncryptionKeyRefreshComplete(decoding: packet.parameters) {
-                encryptionEnded(refresh.handle, refresh.status, enabled: true)
-            }
+        case let .encryptionKeyRefreshComplete(refresh):
+            encryptionEnded(refresh.handle, refresh.status, enabled: true)
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
             linkEnded(disconnection.handle)
         default:

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import HCI
 
-/// The store directory (DESIGN.md, Storage): bonds and the GATT cache, one file per peer
+/// The store directory (docs/ARCHITECTURE.md, Storage): bonds and the GATT cache, one file per peer
 /// identity, each written atomically with mode 0600.
 public struct StoreDirectory: Sendable, Hashable {
     /// The directory's path.

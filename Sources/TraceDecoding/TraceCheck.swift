@@ -84,6 +84,9 @@ public struct TraceCheck: Sendable, Equatable {
     public var warnings: [Warning] = []
     /// Handles some connection event of the file announces; nil when none does.
     private var announced: Set<UInt16>?
+    /// What the record being checked bends that the stack accepts (an ATT PDU with extra
+    /// octets), found while decoding it.
+    private var recordOddity: String?
 
     /// What the check keeps from record to record: ACL reassembly per handle and direction,
     /// and the dynamic channels opened so far.
@@ -99,11 +102,12 @@ public struct TraceCheck: Sendable, Equatable {
         var state = State()
         for record in file.records {
             records += 1
+            recordOddity = nil
             if let reason = check(record, &state) {
                 failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record))
                 return
             }
-            if let oddity = Self.tolerated(record) {
+            if let oddity = Self.tolerated(record) ?? recordOddity {
                 if strict {
                     failure = Failure(recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record))
                     return
@@ -235,7 +239,14 @@ public struct TraceCheck: Sendable, Equatable {
         attPDUs += 1
         guard let code = pdu.first else { return "empty ATT PDU" }
         guard let type = ATTOpcode(rawValue: code).pduType else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
-        do { _ = try type.init(pdu: pdu) } catch { return "ATT \(ATTOpcode(rawValue: code)): \(error)" }
+        // Octets past a fixed format are what the stack accepts from a server (and a
+        // server answers a request with them by Invalid PDU): a warning, not a failure.
+        do {
+            let (_, extra) = try type.decodeCountingExtraOctets(pdu)
+            if extra > 0 { recordOddity = "ATT \(ATTOpcode(rawValue: code)) carries \(extra) octet\(extra == 1 ? "" : "s") past its format" }
+        } catch {
+            return "ATT \(ATTOpcode(rawValue: code)): \(error)"
+        }
         return nil
     }
 

@@ -113,6 +113,8 @@ public struct TraceFormatter: Sendable {
         case .encryptionChange(let change):
             return head + ": handle \(hex(change.handle, digits: 4)) status \(change.status) encryption \(change.encryptionEnabled)"
                 + (change.keySize.map { " key size \($0)" } ?? "")
+        case .encryptionKeyRefreshComplete(let refresh):
+            return head + ": handle \(hex(refresh.handle, digits: 4)) status \(refresh.status)"
         case .hardwareError(let error):
             return head + ": hardware code \(hex(error.hardwareCode, digits: 2))"
         case .leMeta(let meta):

@@ -222,6 +222,24 @@ struct ProcedureTests {
         server.verify()
     }
 
+    /// A server's responses with octets past their format (a newer server's fields) are
+    /// accepted: the request completes, the extra octets are ignored, the link stays.
+    @Test func responsesWithExtraOctetsAreAccepted() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("02 05 02", "03 F7 00 EE")
+        #expect(try await client.exchangeMTU() == 247)
+        server.expect("12 15 00 01", "13 EE EE")
+        try await client.write(0x15, [0x01])
+        server.expect("0A 16 00", "01 0A 16 00 0F EE")
+        await #expect(throws: GATTError.self) { try await client.read(0x16) }
+        server.expect("0A 16 00", "0B 42")
+        #expect(try await client.read(0x16) == [0x42])
+        #expect(server.bearer.isOpen)
+        #expect(server.fatalErrors.isEmpty)
+        server.verify()
+    }
+
     @Test func readMultipleAndVariableAndByUUID() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)

@@ -29,7 +29,7 @@ struct ConnectionManagerTests {
         func matching() -> [HCICommandPacket] {
             fake.sent.compactMap { if case let .command(command) = $0, command.opcode == opcode { command } else { nil } }
         }
-        for _ in 0..<10_000 where matching().count < count { await Task.yield() }
+        _ = await eventually { matching().count >= count }
         return matching()
     }
 

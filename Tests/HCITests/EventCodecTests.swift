@@ -208,6 +208,7 @@ struct EventCodecTests {
             (0x0F, "00 01 0d 20 00", 1, .commandStatus(CommandStatus(status: .success, numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x200D)))),
             (0x10, "2a 00", 1, .hardwareError(HardwareError(hardwareCode: 0x2A))),
             (0x1A, "01 00 00", 2, .dataBufferOverflow(DataBufferOverflow(linkType: 1))),
+            (0x30, "00 40 00 ee", 1, .encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: 0x40))),
         ]
         for (code, parameters, extra, event) in cases {
             let packet = HCIEventPacket(code: code, parameters: bytes(parameters)[...])

@@ -40,6 +40,19 @@ struct TraceCheckTests {
         #expect(failure.bytes == hexBytes("04 0f 05 00 01 0d 20 ee"))
     }
 
+    @Test("An ATT PDU with octets past its fixed format is a warning; --strict fails on it")
+    func attExtraOctetsWarn() throws {
+        let file = try btsnoop([
+            (3, 0, hexBytes("04 3e 13 01 00 40 00 00 00 13 71 da 7d 1a 00 18 00 00 00 2a 00 00")),
+            // A Write Response (0x13) with one octet past its format.
+            (1, 1, hexBytes("02 40 20 06 00 02 00 04 00 13 ee")),
+        ])
+        let check = TraceCheck(file: file)
+        #expect(check.failure == nil)
+        #expect(check.warnings.map(\.description) == ["record 2: ATT 0x13 Write_Rsp carries 1 octet past its format"])
+        #expect(TraceCheck(file: file, strict: true).failure?.recordNumber == 2)
+    }
+
     @Test("Too few octets fails with or without strict")
     func truncatedFails() throws {
         let file = try btsnoop([(3, 0, hexBytes("04 0f 03 00 01 0d"))])

@@ -550,7 +550,7 @@ public final class HCIController {
                 openLinks.insert(handle)
             }
             dispatch(event)
-        case .encryptionChange:
+        case .encryptionChange, .encryptionKeyRefreshComplete:
             dispatch(event)
         }
     }

@@ -5,6 +5,8 @@ public enum HCIEvent: Sendable, Equatable {
     case disconnectionComplete(DisconnectionComplete)
     /// Encryption Change v1 (0x08) or v2 (0x59).
     case encryptionChange(EncryptionChange)
+    /// Encryption Key Refresh Complete (0x30): an encrypted link was re-encrypted.
+    case encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete)
     /// Command Complete (0x0E).
     case commandComplete(CommandComplete)
     /// Command Status (0x0F).
@@ -40,6 +42,7 @@ public enum HCIEvent: Sendable, Equatable {
         case DisconnectionComplete.code: event = .disconnectionComplete(try .init(from: &reader))
         case EncryptionChange.codeV1, EncryptionChange.codeV2:
             event = .encryptionChange(try .init(code: packet.code, from: &reader))
+        case EncryptionKeyRefreshComplete.code: event = .encryptionKeyRefreshComplete(try .init(from: &reader))
         case CommandComplete.code: event = .commandComplete(try .init(from: &reader))
         case CommandStatus.code: event = .commandStatus(try .init(from: &reader))
         case HardwareError.code: event = .hardwareError(try .init(from: &reader))
@@ -60,6 +63,7 @@ public enum HCIEvent: Sendable, Equatable {
         switch self {
         case .disconnectionComplete(let event): HCIEventPacket(code: DisconnectionComplete.code, parameters: event.encoded()[...])
         case .encryptionChange(let event): HCIEventPacket(code: event.code, parameters: event.encoded()[...])
+        case .encryptionKeyRefreshComplete(let event): HCIEventPacket(code: EncryptionKeyRefreshComplete.code, parameters: event.encoded()[...])
         case .commandComplete(let event): HCIEventPacket(code: CommandComplete.code, parameters: event.encoded()[...])
         case .commandStatus(let event): HCIEventPacket(code: CommandStatus.code, parameters: event.encoded()[...])
         case .hardwareError(let event): HCIEventPacket(code: HardwareError.code, parameters: event.encoded()[...])
