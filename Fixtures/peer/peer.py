@@ -85,6 +85,16 @@ def parse_rssi(text: str) -> list[int]:
     return values
 
 
+def parse_irk(text: str) -> bytes:
+    try:
+        value = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not hex: {text}')
+    if len(value) != 16:
+        raise argparse.ArgumentTypeError(f'an IRK has 16 octets (32 hex digits), not {len(value)}: {text}')
+    return value
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description='Bluejay test peer: emulated controller (H4 over TCP/unix) '
@@ -129,6 +139,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='offer LE legacy pairing only (no Secure Connections)')
     parser.add_argument('--invalid-public-key', action='store_true',
                         help='send a P-256 public key that is not on the curve (CVE-2018-5383)')
+    parser.add_argument('--irk', type=parse_irk, metavar='HEX',
+                        help="the peripherals' IRK, 32 hex digits in the order Identity Information "
+                        "carries them (default: Bumble's, all zeros)")
     parser.add_argument('--layout', type=int, choices=[1, 2], default=1,
                         help='GATT database layout (default 1); 2 inserts an extra service '
                         'before the test service, so its handles and the Database Hash change')
@@ -1473,6 +1486,8 @@ class PeerServer:
         config.advertising_data = build_advertising_data()
         config.scan_response_data = build_scan_response_data(name, complete_name_first=index > 0)
         config.identity_address_type = hci.Address.RANDOM_DEVICE_ADDRESS  # bug 9
+        if options.irk is not None:
+            config.irk = options.irk
         config.io_capability = {
             'none': pairing.PairingDelegate.NO_OUTPUT_NO_INPUT,
             'display': pairing.PairingDelegate.DISPLAY_OUTPUT_ONLY,

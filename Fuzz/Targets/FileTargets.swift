@@ -8,7 +8,7 @@ extension FuzzTarget {
     /// A btsnoop file, read and then decoded by everything `bluejay trace` runs on it.
     static let btsnoop = FuzzTarget(
         name: "btsnoop",
-        summary: "BTSnoopFile, then TraceFormatter, TraceSummary and TraceCheck over its records",
+        summary: "BTSnoopFile, then TraceFormatter, TraceSummary, TraceCheck and trace --redact over its records",
         run: { bytes throws(FuzzFailure) in
             guard let file = try? BTSnoopFile(bytes: bytes) else { return 0 }
             var formatter = TraceFormatter(file: file)
@@ -18,6 +18,17 @@ extension FuzzTarget {
             }
             _ = TraceSummary(file: file)
             _ = TraceCheck(file: file).failure.map { "\($0)" }
+            // trace --redact: the same file but for zeros inside the fields it names.
+            let redaction = try? BTSnoopRedaction(original: bytes, redactor: PacketSecrets())
+            try expect(redaction != nil, "BTSnoopFile reads the file but BTSnoopRedaction refuses it")
+            if let redaction {
+                try expect(redaction.bytes.count == bytes.count, "the redacted copy has \(redaction.bytes.count) octets, the file \(bytes.count)")
+                var secret = Set<Int>()
+                for zeroed in redaction.zeroed { secret.formUnion(zeroed.field.range) }
+                for index in bytes.indices where redaction.bytes[index] != bytes[index] {
+                    try expect(secret.contains(index) && redaction.bytes[index] == 0, "octet \(index) changed outside the zeroed fields")
+                }
+            }
             return file.records.count
         },
         seeds: { trace, _ in windows(of: trace, size: 2048) },

@@ -296,10 +296,10 @@ public final class Bluejay {
     private static func makeHost(_ options: StartOptions, capture continued: BTSnoopWriter?) async -> Result<BluetoothHost, BluejayError> {
         do throws(BluejayError) {
             var capture = continued
-            if capture == nil { capture = try BluetoothHost.openCapture(options.capture) }
+            if capture == nil { capture = try BluetoothHost.openCapture(options.capture, redacted: options.redactCapture) }
             let transport = try BluetoothHost.open(options.transport, capture: capture, using: options.openTransport)
             let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
-                                               deviceName: options.deviceName, logger: options.logger)
+                                               deviceName: options.deviceName, logger: options.effectiveLogger)
             host.security.policy = options.pairingPolicy
             host.security.delegate = options.pairingDelegate
             host.maximumValueLength = options.maxValueLength

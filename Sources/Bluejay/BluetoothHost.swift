@@ -59,10 +59,11 @@ public final class BluetoothHost {
         try await self.init(transport: opened, capture: writer, store: store, cacheEnabled: cacheEnabled, deviceName: deviceName, logger: logger)
     }
 
-    /// Opens the btsnoop file at `path` to record to (nil: no capture).
-    static func openCapture(_ path: String?) throws(BluejayError) -> BTSnoopWriter? {
+    /// Opens the btsnoop file at `path` to record to (nil: no capture); `redacted`, with
+    /// every packet's secrets zeroed (``PacketSecrets``).
+    static func openCapture(_ path: String?, redacted: Bool = false) throws(BluejayError) -> BTSnoopWriter? {
         guard let path else { return nil }
-        do { return try BTSnoopWriter(path: path) } catch { throw .startFailed("capture \(path): \(error)") }
+        do { return try BTSnoopWriter(path: path, redactor: redacted ? PacketSecrets() : nil) } catch { throw .startFailed("capture \(path): \(error)") }
     }
 
     /// Opens the transport string `transport` names, or calls `opener` instead when given

@@ -18,14 +18,21 @@ public struct StartOptions: Sendable {
     public var transport: String
     /// A btsnoop file to record every HCI packet to (nil: none).
     public var capture: String?
+    /// Whether ``capture`` is written with every key, nonce and passkey zeroed in place
+    /// (`--capture-redacted`): a capture that can be shared. It then no longer replays a
+    /// pairing.
+    public var redactCapture: Bool
     /// Where the GATT cache (and later the bonds) live.
     public var store: StoreDirectory
     /// Whether discovered databases are remembered across connections.
     public var cacheEnabled: Bool
     /// The name our GAP service gives peers.
     public var deviceName: String
-    /// Diagnostics of the stack below.
+    /// Diagnostics of the stack below. Secrets in them print as `<redacted 16 octets>`.
     public var logger: HCILogger
+    /// Whether ``logger`` prints keys, nonces and passkeys in clear (`--log-secrets`), for
+    /// debugging a pairing: it warns once when it first does. Never share such a log.
+    public var logSecrets: Bool
     /// Whether the connection and listens are recorded and restored after a restart.
     public var backgroundRestore: BackgroundRestoreMode
     /// Where completion callbacks (connect, read, write, listen values, scan, background task
@@ -67,7 +74,10 @@ public struct StartOptions: Sendable {
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
                 callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
                 openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
-                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit, maxValueLength: Int = StartOptions.defaultMaxValueLength) {
+                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit, maxValueLength: Int = StartOptions.defaultMaxValueLength,
+                logSecrets: Bool = false, redactCapture: Bool = false) {
+        self.logSecrets = logSecrets
+        self.redactCapture = redactCapture
         self.listenBufferLimit = max(1, listenBufferLimit)
         self.maxValueLength = max(512, maxValueLength)
         self.openTransport = openTransport
@@ -82,6 +92,13 @@ public struct StartOptions: Sendable {
         self.cacheEnabled = cacheEnabled
         self.deviceName = deviceName
         self.logger = logger
+    }
+
+    /// ``logger``, showing secrets when ``logSecrets`` asks it to.
+    var effectiveLogger: HCILogger {
+        var logger = logger
+        if logSecrets { logger.showsSecrets = true }
+        return logger
     }
 
     /// The transport from `$BLUEJAY_TRANSPORT` (else `hci0`), everything else default.

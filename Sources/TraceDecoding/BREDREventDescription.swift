@@ -5,13 +5,24 @@ import HCI
 /// Part E, 7.7). The HCI layer keeps these events raw (the host drives LE links only); a
 /// trace of a phone shows them all the same.
 ///
-/// Never printed: link keys (only their length is shown). Passkeys and numeric comparison
-/// values are, as the user saw them on screen.
+/// The fields ``HCISecretFields`` names (link keys, passkeys) print as `<redacted N octets>`
+/// unless `showingSecrets`. Numeric comparison values are not secret: both screens show
+/// them, and they are of no use to an attacker.
 enum BREDREventDescription {
     /// The event's fields as `status 0x00 success, handle 0x000b, …`; nil for an event this
-    /// does not describe. Throws when the parameters are too short for the fields.
-    static func describe(code: UInt8, parameters: ArraySlice<UInt8>) throws(DecodingError) -> String? {
+    /// does not describe. Throws when the parameters are too short for the fields. `shown`
+    /// counts the secret fields printed in clear.
+    static func describe(code: UInt8, parameters: ArraySlice<UInt8>, showingSecrets: Bool = false, shown: inout Int) throws(DecodingError) -> String? {
         var reader = ByteReader(parameters)
+        let secrets = HCISecretFields.event(code: code, parameters: parameters)
+        /// `clear`, or `<redacted N octets>` when the `length` octets just read are secret.
+        func field(_ length: Int, _ clear: String) -> String {
+            let start = parameters.count - reader.count - length
+            guard secrets.contains(where: { $0.range.overlaps(start..<(start + length)) }) else { return clear }
+            guard showingSecrets else { return "<redacted \(length) octets>" }
+            shown += 1
+            return clear
+        }
         switch code {
         case 0x02, 0x22:
             // Inquiry Result (with RSSI): the fields come as arrays, one entry per response.
@@ -78,9 +89,9 @@ enum BREDREventDescription {
             return "peer \(try BluetoothAddress(from: &reader))"
         case 0x18:
             let address = try BluetoothAddress(from: &reader)
-            let key = try reader.readBytes(16)
+            let key = field(16, try reader.readBytes(16).hexString())
             let keyType = try reader.readUInt8()
-            return "peer \(address), key <redacted \(key.count) octets>, key type \(Self.keyType(keyType))"
+            return "peer \(address), key \(key), key type \(Self.keyType(keyType))"
         case 0x1B:
             let handle = try reader.readUInt16() & 0x0FFF
             return "handle \(hex(handle, digits: 4)), max slots \(try reader.readUInt8())"
@@ -113,7 +124,7 @@ enum BREDREventDescription {
             let address = try BluetoothAddress(from: &reader)
             let value = try reader.readUInt32()
             let digits = String(value)
-            return "peer \(address), \(code == 0x33 ? "value" : "passkey") \(String(repeating: "0", count: max(0, 6 - digits.count)) + digits)"
+            return "peer \(address), \(code == 0x33 ? "value" : "passkey") \(field(4, String(repeating: "0", count: max(0, 6 - digits.count)) + digits))"
         case 0x36:
             let status = HCIStatus(rawValue: try reader.readUInt8())
             return "status \(status), peer \(try BluetoothAddress(from: &reader))"

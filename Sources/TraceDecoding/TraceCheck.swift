@@ -51,11 +51,22 @@ public struct TraceCheck: Sendable, Equatable {
         public var reason: String
         /// The record's bytes (H4 indicator first, when it has one).
         public var bytes: [UInt8]
+        /// The secret fields among them (offsets from the first of ``bytes``), printed as
+        /// `<redacted N octets>`.
+        public var secrets: [SecretField]
+
+        /// A failure at `recordNumber`, for `reason`, of a record holding `bytes` with
+        /// `secrets` among them.
+        public init(recordNumber: Int, reason: String, bytes: [UInt8], secrets: [SecretField] = []) {
+            self.recordNumber = recordNumber
+            self.reason = reason
+            self.bytes = bytes
+            self.secrets = secrets
+        }
 
         /// `record 12: …: 04 0e …`.
         public var description: String {
-            let shown = bytes.prefix(64)
-            return "record \(recordNumber): \(reason): \(shown.hexDump)\(bytes.count > shown.count ? " …" : "")"
+            "record \(recordNumber): \(reason): \(bytes.hexDump(redacting: secrets, limit: 64))"
         }
     }
 
@@ -100,16 +111,23 @@ public struct TraceCheck: Sendable, Equatable {
     public init(file: BTSnoopFile, strict: Bool = false) {
         announced = Self.announcedHandles(file)
         var state = State()
+        var secrets = PacketSecrets()
         for record in file.records {
             records += 1
             recordOddity = nil
+            // Followed for every record, so a failing fragment's share of an SMP key is known.
+            var recordSecrets: [SecretField] = []
+            if case let .packet(type, body) = record.content {
+                // Failure.bytes has the H4 indicator in front of the body.
+                recordSecrets = secrets.secretFields(type: type, body: body, direction: record.direction).map { $0.shifted(by: 1) }
+            }
             if let reason = check(record, &state) {
-                failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record))
+                failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record), secrets: recordSecrets)
                 return
             }
             if let oddity = Self.tolerated(record) ?? recordOddity {
                 if strict {
-                    failure = Failure(recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record))
+                    failure = Failure(recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record), secrets: recordSecrets)
                     return
                 }
                 warnings.append(Warning(recordNumber: record.number, reason: oddity))

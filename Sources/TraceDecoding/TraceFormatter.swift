@@ -13,7 +13,17 @@ import SMP
 /// BR/EDR C-frame. Dynamic channels are followed as ``TraceSummary`` follows them: a frame
 /// prints with its channel's PSM, `L2CAP CID 0x0041 (PSM 0x001f ATT) len 3: ATT 0x0a
 /// Read_Req [0a 03 00]`, K-, I- and S-frames with their fields and the SDU they complete.
+///
+/// Secrets are the one thing not shown as they are: keys, nonces, confirm and check values
+/// and passkeys (``HCISecretFields``, ``SMPSecretFields``) print as `<redacted 16 octets>`
+/// unless ``showsSecrets`` is set. A capture redacted with ``BTSnoopRedaction`` holds zeros
+/// there, so the same marks show where it was redacted.
 public struct TraceFormatter: Sendable {
+    /// Whether secret fields print in clear (`--log-secrets`). Off by default.
+    public var showsSecrets = false
+    /// How many secret fields were printed in clear so far (only with ``showsSecrets``): the
+    /// caller warns when this first moves.
+    public private(set) var secretsShown = 0
     private var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
     private var channels = ChannelTracker()
     /// Handles announced by a connection event; ACL on any other handle is marked, because
@@ -51,7 +61,7 @@ public struct TraceFormatter: Sendable {
                 let packet = try HCIPacket(type: type, body: body)
                 return "\(prefix) \(describe(packet, received: record.direction == .received))"
             } catch {
-                return "\(prefix) malformed \(type) packet (\(error)): \(body.hexDump)"
+                return "\(prefix) malformed \(type) packet (\(error)): \(render(body, secrets: HCISecretFields.packet(type: type, body: body)))"
             }
         }
     }
@@ -71,7 +81,7 @@ public struct TraceFormatter: Sendable {
         switch packet {
         case .command(let command):
             return "HCI Command: \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
-                + Self.bytes(command.parameters)
+                + bytes(command.parameters, secrets: HCISecretFields.command(command.opcode, parameters: command.parameters))
         case .event(let event):
             return "HCI Event: \(describeEvent(event))"
         case .acl(let acl):
@@ -95,7 +105,8 @@ public struct TraceFormatter: Sendable {
 
     private mutating func describeEvent(_ packet: HCIEventPacket) -> String {
         let head = "\(HCINames.event(packet.code)) (\(hex(packet.code, digits: 2))) plen \(packet.parameters.count)"
-        guard let event = try? HCIEvent(packet) else { return head + " (malformed)" + Self.bytes(packet.parameters) }
+        let secrets = HCISecretFields.event(code: packet.code, parameters: packet.parameters)
+        guard let event = try? HCIEvent(packet) else { return head + " (malformed)" + bytes(packet.parameters, secrets: secrets) }
         switch event {
         case .commandComplete(let complete):
             let status = complete.returnParameters.first.map { " status \(HCIStatus(rawValue: $0))" } ?? ""
@@ -127,7 +138,7 @@ public struct TraceFormatter: Sendable {
                 return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
                     + " peer \(peer) \(parameters.description)"
             }
-            return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + Self.bytes(meta.parameters)
+            return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + bytes(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode))
         case .other(let other):
             // A BR/EDR Connection Complete announces its link as an LE one does.
             if let announcement = LinkAnnouncement(packet) {
@@ -135,15 +146,16 @@ public struct TraceFormatter: Sendable {
                 channels.announce(announcement)
             }
             do {
-                guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters) else {
-                    return head + Self.bytes(packet.parameters)
+                guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters,
+                                                                      showingSecrets: showsSecrets, shown: &secretsShown) else {
+                    return head + bytes(packet.parameters, secrets: secrets)
                 }
                 return head + ": " + fields
             } catch {
-                return head + " (malformed: \(error))" + Self.bytes(packet.parameters)
+                return head + " (malformed: \(error))" + bytes(packet.parameters, secrets: secrets)
             }
         case .vendorSpecific, .dataBufferOverflow:
-            return head + Self.bytes(packet.parameters)
+            return head + bytes(packet.parameters, secrets: secrets)
         }
     }
 
@@ -151,12 +163,12 @@ public struct TraceFormatter: Sendable {
         // ACL on a handle no connection announced may be vendor data (Qualcomm's 0x0EDC),
         // whose bytes mean nothing as signaling or channels.
         guard announcedHandles.contains(handle) || followedHandles.map({ $0.contains(handle) }) ?? true else {
-            return Self.describeFixed(frame, linkType: nil, followed: false)
+            return describeFixed(frame, linkType: nil, followed: false)
         }
         let linkType = channels.linkType(handle)
         switch channels.process(frame, handle: handle, received: received) {
         case .fixed:
-            return Self.describeFixed(frame, linkType: linkType, followed: true)
+            return describeFixed(frame, linkType: linkType, followed: true)
         case .signaling(let control):
             var commands = control.commands.map { SignalingDescription.text($0, bredr: true) }
             if let damaged = control.damaged {
@@ -172,7 +184,7 @@ public struct TraceFormatter: Sendable {
 
     /// A frame on a fixed channel, by its CID; LE signaling commands decoded only on a
     /// `followed` handle (on vendor data their fields would mean nothing).
-    private static func describeFixed(_ frame: BasicFrame, linkType: LinkType?, followed: Bool) -> String {
+    private mutating func describeFixed(_ frame: BasicFrame, linkType: LinkType?, followed: Bool) -> String {
         let code = frame.payload.first
         let detail: String = switch (frame.channel, code) {
         case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
@@ -190,7 +202,8 @@ public struct TraceFormatter: Sendable {
         // the summary; the line says when the link makes that CID a reserved one.
         let leOnly = [ChannelIdentifier.att, .leSignaling, .smp].contains(frame.channel)
         let reserved = linkType == .bredr && leOnly ? " [reserved on BR/EDR]" : ""
-        return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): \(detail)" + bytes(frame.payload)
+        let secrets = SMPSecretFields.carriesSMP(channel: frame.channel.rawValue) ? SMPSecretFields.fields(pdu: frame.payload) : []
+        return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): \(detail)" + bytes(frame.payload, secrets: secrets)
     }
 
     /// `L2CAP CID 0x0040 (PSM 0x0080) len 30: K-frame, SDU 28 of 60 octets [3c 00 …]`.
@@ -234,6 +247,23 @@ public struct TraceFormatter: Sendable {
         guard !data.isEmpty else { return "" }
         let shown = data.prefix(32)
         return " [" + shown.hexDump + (data.count > shown.count ? " …" : "") + "]"
+    }
+
+    /// ` [0a 01 00]`, the first 32 octets, each secret field redacted unless ``showsSecrets``.
+    private mutating func bytes(_ data: ArraySlice<UInt8>, secrets: [SecretField]) -> String {
+        guard !data.isEmpty else { return "" }
+        return " [" + render(data, secrets: secrets, limit: 32) + "]"
+    }
+
+    /// `data` in hex, each secret field as `<redacted N octets>`, or in clear (and counted in
+    /// ``secretsShown``) when ``showsSecrets`` is set.
+    private mutating func render(_ data: ArraySlice<UInt8>, secrets: [SecretField], limit: Int? = nil) -> String {
+        let present = secrets.compactMap { $0.clipped(to: min(data.count, limit ?? data.count)) }
+        if showsSecrets {
+            secretsShown += present.count
+            return data.hexDump(redacting: [], limit: limit)
+        }
+        return data.hexDump(redacting: secrets, limit: limit)
     }
 
     /// `2017-12-13 12:34:56.123456`, UTC.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HCI
+import SMP
 import TraceDecoding
 
 #if canImport(Glibc)
@@ -27,11 +28,38 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Write every HCI packet to this btsnoop file (default: $BLUEJAY_BTSNOOP).")
     var capture: String?
 
+    @Option(name: .long, help: "Write every HCI packet to this btsnoop file with keys, nonces and passkeys zeroed in place: a capture to share.")
+    var captureRedacted: String?
+
     @Flag(name: .long, help: "Log HCI traffic and diagnostics to standard error.")
     var verbose = false
 
+    @Flag(name: .long, help: "Print keys, nonces and passkeys in clear in logs and traces (for debugging; never share such output).")
+    var logSecrets = false
+
+    /// One logger per process for each level, so its warning about secrets in clear comes
+    /// once however many layers are handed a copy.
+    private static let verboseLogger = HCILogger(level: .debug) { level, line in printToStandardError("bluejay: \(level): \(line)") }
+
     var logger: HCILogger {
-        verbose ? HCILogger(level: .debug) { level, line in printToStandardError("bluejay: \(level): \(line)") } : .standardError
+        var logger = verbose ? Self.verboseLogger : .standardError
+        logger.showsSecrets = logSecrets
+        return logger
+    }
+
+    func validate() throws {
+        if capture != nil && captureRedacted != nil {
+            throw ValidationError("--capture and --capture-redacted each record every packet: give one")
+        }
+    }
+
+    /// The capture file the options (or $BLUEJAY_BTSNOOP) name, opened; nil for none.
+    func openCapture() throws -> BTSnoopWriter? {
+        do {
+            if let path = captureRedacted { return try BTSnoopWriter(path: path, redactor: PacketSecrets()) }
+            if let path = capture ?? environment("BLUEJAY_BTSNOOP"), !path.isEmpty { return try BTSnoopWriter(path: path) }
+        } catch { throw CLIError(error.description) }
+        return nil
     }
 
     /// The transport spec from the option or the environment.
@@ -46,10 +74,7 @@ struct CommonOptions: ParsableArguments {
     @BluetoothActor
     func withController<T: Sendable>(_ body: @BluetoothActor (HCIController, ControllerInfo) async throws -> T) async throws -> T {
         let spec = try transportSpec()
-        var writer: BTSnoopWriter?
-        if let path = capture ?? environment("BLUEJAY_BTSNOOP"), !path.isEmpty {
-            do { writer = try BTSnoopWriter(path: path) } catch { throw CLIError(error.description) }
-        }
+        let writer = try openCapture()
         defer { writer?.close() }
         let transport: any HCITransport
         do { transport = try spec.open(capture: writer) } catch { throw CLIError(error.description) }

@@ -28,8 +28,9 @@ struct Demo: AsyncParsableCommand {
         let transport = try common.transportSpec().description
         let beats = beats
         let logger = common.logger
-        let capture = common.capture ?? environment("BLUEJAY_BTSNOOP")
-        try await HeartRateDemo(transport: transport, capture: capture, beats: beats, logger: logger).run()
+        let redact = common.captureRedacted != nil
+        let capture = common.captureRedacted ?? common.capture ?? environment("BLUEJAY_BTSNOOP")
+        try await HeartRateDemo(transport: transport, capture: capture, redactCapture: redact, beats: beats, logger: logger).run()
     }
 }
 
@@ -57,6 +58,8 @@ struct HeartRateMeasurement: Receivable {
 final class HeartRateDemo {
     let transport: String
     let capture: String?
+    /// Whether the capture is written with secrets zeroed (`--capture-redacted`).
+    let redactCapture: Bool
     let beats: Int
     let logger: HCILogger
     let bluejay = Bluejay()
@@ -67,9 +70,10 @@ final class HeartRateDemo {
     let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                 service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
 
-    init(transport: String, capture: String?, beats: Int, logger: HCILogger) {
+    init(transport: String, capture: String?, redactCapture: Bool = false, beats: Int, logger: HCILogger) {
         self.transport = transport
         self.capture = capture
+        self.redactCapture = redactCapture
         self.beats = beats
         self.logger = logger
     }
@@ -100,7 +104,7 @@ final class HeartRateDemo {
 
     func steps() async throws {
         step("start Bluejay on \(transport)")
-        bluejay.start(mode: .new(StartOptions(transport: transport, capture: capture, logger: logger)))
+        bluejay.start(mode: .new(StartOptions(transport: transport, capture: capture, logger: logger, redactCapture: redactCapture)))
 
         step("scan for a heart-rate sensor (180D)")
         let connected: ConnectionResult = await withCheckedContinuation { done in

@@ -26,7 +26,7 @@ struct BREDREventTests {
         (0x31, peer, "peer 11:22:33:44:55:66"),
         (0x32, "\(peer) 01 00 03", "peer 11:22:33:44:55:66, IO capability DisplayYesNo, OOB data absent, authentication 0x03 dedicated bonding, MITM"),
         (0x33, "\(peer) 40 e2 01 00", "peer 11:22:33:44:55:66, value 123456"),
-        (0x3B, "\(peer) 2a 00 00 00", "peer 11:22:33:44:55:66, passkey 000042"),
+        (0x3B, "\(peer) 2a 00 00 00", "peer 11:22:33:44:55:66, passkey <redacted 4 octets>"),
         (0x36, "00 \(peer)", "status 0x00 success, peer 11:22:33:44:55:66"),
     ]
 
@@ -49,6 +49,19 @@ struct BREDREventTests {
         let line = formatter.format(try capture.file().records[0])
         #expect(line.hasSuffix("plen 23: peer 11:22:33:44:55:66, key <redacted 16 octets>, key type 0x05 authenticated combination P-192"))
         #expect(!line.contains("a5"))
+    }
+
+    @Test("With showsSecrets the link key and the passkey print in clear, and are counted for the warning")
+    func secretsShownWhenAsked() throws {
+        var capture = CaptureBuilder()
+        capture.event(0x18, hexBytes("\(peer) " + String(repeating: "a5 ", count: 16) + "05"))
+        capture.event(0x3B, hexBytes("\(peer) 2a 00 00 00"))
+        var formatter = TraceFormatter()
+        formatter.showsSecrets = true
+        let lines = try capture.file().records.map { formatter.format($0) }
+        #expect(lines[0].hasSuffix("key " + String(repeating: "a5", count: 16) + ", key type 0x05 authenticated combination P-192"), "\(lines[0])")
+        #expect(lines[1].hasSuffix("passkey 000042"), "\(lines[1])")
+        #expect(formatter.secretsShown == 2)
     }
 
     @Test("An Extended Inquiry Result shows the name of its extended inquiry response")

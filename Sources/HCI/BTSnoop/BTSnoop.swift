@@ -34,13 +34,26 @@ public enum BTSnoop {
 
 /// Tees HCI packets into a btsnoop file (datalink 1002, H4), one `write(2)` per record
 /// and no user-space buffering, so a killed process leaves every record it wrote readable.
+///
+/// With a redactor (`--capture-redacted`), each packet's secret fields are zeroed before
+/// it is written, lengths and every other octet kept: a capture that can be shared.
 public final class BTSnoopWriter: Sendable {
-    private let descriptor: Mutex<Int32>
+    /// The file, and the redactor following the packets written to it: one lock for both,
+    /// so the redactor sees fragments in the order they are written.
+    private struct State {
+        var fd: Int32
+        var redactor: (any PacketRedacting)?
+    }
+
+    private let state: Mutex<State>
     /// The file being written.
     public let path: String
+    /// Whether secrets are zeroed before they are written.
+    public let redacts: Bool
 
-    /// Creates (or truncates) `path` and writes the file header.
-    public init(path: String) throws(TransportError) {
+    /// Creates (or truncates) `path` and writes the file header; with `redactor`, every
+    /// packet's secret fields (as it names them) are written as zeros.
+    public init(path: String, redactor: (any PacketRedacting)? = nil) throws(TransportError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .captureFailed(path: path, errno: errno) }
         var header = ByteWriter(capacity: 16, prefix: BTSnoop.magic)
@@ -51,11 +64,12 @@ public final class BTSnoopWriter: Sendable {
             Glibc.close(fd)
             throw .captureFailed(path: path, errno: error)
         }
-        descriptor = Mutex(fd)
+        state = Mutex(State(fd: fd, redactor: redactor))
         self.path = path
+        redacts = redactor != nil
     }
 
-    deinit { descriptor.withLock { fd in if fd >= 0 { Glibc.close(fd) } } }
+    deinit { state.withLock { state in if state.fd >= 0 { Glibc.close(state.fd) } } }
 
     /// Appends one packet, stamped with the current wall-clock time.
     public func write(_ packet: HCIPacket, direction: BTSnoop.Direction) {
@@ -67,24 +81,32 @@ public final class BTSnoopWriter: Sendable {
         let type = bytes.first.flatMap(H4PacketType.init(rawValue:))
         var flags: UInt32 = direction == .received ? 1 : 0
         if type == .command || type == .event { flags |= 2 }
-        var record = ByteWriter(capacity: 24 + bytes.count)
-        record.writeBigEndian(UInt32(bytes.count))  // original length
-        record.writeBigEndian(UInt32(bytes.count))  // included length
-        record.writeBigEndian(flags)
-        record.writeBigEndian(UInt32(0))  // cumulative drops
-        record.writeBigEndian(UInt64(bitPattern: timestamp ?? Self.now()))
-        record.write(bytes: bytes)
-        descriptor.withLock { fd in
-            guard fd >= 0 else { return }
-            _ = writeAll(fd, record.bytes[...])
+        let stamp = timestamp ?? Self.now()
+        state.withLock { state in
+            guard state.fd >= 0 else { return }
+            var record = ByteWriter(capacity: 24 + bytes.count)
+            record.writeBigEndian(UInt32(bytes.count))  // original length
+            record.writeBigEndian(UInt32(bytes.count))  // included length
+            record.writeBigEndian(flags)
+            record.writeBigEndian(UInt32(0))  // cumulative drops
+            record.writeBigEndian(UInt64(bitPattern: stamp))
+            if state.redactor != nil, let type {
+                var packet = Array(bytes)
+                let fields = state.redactor!.secretFields(type: type, body: packet[1...], direction: direction)
+                packet.zero(fields.map { $0.shifted(by: 1) })
+                record.write(bytes: packet)
+            } else {
+                record.write(bytes: bytes)
+            }
+            _ = writeAll(state.fd, record.bytes[...])
         }
     }
 
     /// Closes the file; later writes are ignored.
     public func close() {
-        descriptor.withLock { fd in
-            if fd >= 0 { Glibc.close(fd) }
-            fd = -1
+        state.withLock { state in
+            if state.fd >= 0 { Glibc.close(state.fd) }
+            state.fd = -1
         }
     }
 
@@ -225,7 +247,9 @@ public struct BTSnoopFile: Sendable {
         truncatedTail = tail
     }
 
-    private static func interpret(_ data: ArraySlice<UInt8>, flags: UInt32, datalink: BTSnoop.Datalink) -> (BTSnoop.Direction, BTSnoopRecord.Content) {
+    /// A record's direction and content from its data, flags and the file's datalink; the
+    /// content's bytes are a slice of `data` (same indices).
+    static func interpret(_ data: ArraySlice<UInt8>, flags: UInt32, datalink: BTSnoop.Datalink) -> (BTSnoop.Direction, BTSnoopRecord.Content) {
         switch datalink {
         case .hciUART:
             let direction: BTSnoop.Direction = flags & 1 == 0 ? .sent : .received

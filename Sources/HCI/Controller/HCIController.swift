@@ -332,7 +332,7 @@ public final class HCIController {
                 fail(.transport(error))
                 return
             }
-            logger.log(.debug, "< \(command.packet.opcode) \(command.packet.parameters.hexDump)")
+            logger.log(.debug, "< \(command.packet.opcode) \(logger.hexDump(command.packet.parameters, secrets: HCISecretFields.command(command.packet.opcode, parameters: command.packet.parameters)))")
             let timeout = configuration.commandTimeout
             let clock = clock
             command.timeout = Task { @BluetoothActor [weak self, weak command] in
@@ -483,13 +483,13 @@ public final class HCIController {
             } catch {
                 // A malformed event loses only itself.
                 logger.log(.warning, "malformed \(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))): \(error); "
-                    + "parameters \(eventPacket.parameters.hexDump)")
+                    + "parameters \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))")
                 return
             }
             // Octets past an event's format are ignored (the tolerance rule); say so when tracing.
             if logger.level >= .debug, let extra = eventPacket.extraOctets, extra > 0 {
                 logger.log(.debug, "\(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))) carries \(extra) octet(s) "
-                    + "past its format, ignored: \(eventPacket.parameters.hexDump)")
+                    + "past its format, ignored: \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))")
             }
             handle(event)
         case .acl(let acl):
@@ -502,7 +502,7 @@ public final class HCIController {
     private func handle(_ event: HCIEvent) {
         switch event {
         case .commandComplete(let complete):
-            logger.log(.debug, "> Command Complete \(complete.opcode) \(complete.returnParameters.hexDump)")
+            logger.log(.debug, "> Command Complete \(complete.opcode) \(logger.hexDump(complete.returnParameters, secrets: HCISecretFields.returnParameters(complete.opcode, complete.returnParameters)))")
             commandAnswered(opcode: complete.opcode, credits: complete.numHCICommandPackets, result: .complete(complete.returnParameters))
         case .commandStatus(let status):
             logger.log(.debug, "> Command Status \(status.opcode) \(status.status)")

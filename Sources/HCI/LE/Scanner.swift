@@ -129,7 +129,7 @@ public final class Scanner {
             guard let decoded = try AdvertisingReport.decode(meta) else { return }
             reports = decoded
         } catch {
-            logger.log(.warning, "malformed \(meta.name): \(error); \(meta.parameters.hexDump)")
+            logger.log(.warning, "malformed \(meta.name): \(error); \(logger.hexDump(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode)))")
             return
         }
         for report in reports { handle(report) }
