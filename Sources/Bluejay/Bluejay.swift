@@ -297,7 +297,7 @@ public final class Bluejay {
         do throws(BluejayError) {
             var capture = continued
             if capture == nil { capture = try BluetoothHost.openCapture(options.capture) }
-            let transport = try BluetoothHost.open(options.transport, capture: capture, using: options.openTransport)
+            let transport = try await BluetoothHost.open(options.transport, capture: capture, using: options.openTransport, clock: ContinuousClock())
             let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
                                                deviceName: options.deviceName, logger: options.logger)
             host.security.policy = options.pairingPolicy
