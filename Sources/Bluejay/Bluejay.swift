@@ -588,7 +588,7 @@ public final class Bluejay {
         isScanning = true
         scanStopRequested = false
         let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
-        queue.add(QueuedOperation("scan", body: { [weak self] operation in
+        queue.add(QueuedOperation(.scan, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             let (stream, feed) = AsyncStream.makeStream(of: ScanEvent.self)
             let failed = await Task { @BluetoothActor () -> HCIError? in
@@ -669,7 +669,7 @@ public final class Bluejay {
         guard isScanning else { return }
         // Seen by a scan still queued or starting, which ends as soon as it runs.
         scanStopRequested = true
-        if let running = queue.running, running.name == "scan" { running.onCancel?(.cancelled) }
+        if let running = queue.running, running.kind == .scan { running.onCancel?(.cancelled) }
     }
 
     // MARK: Connecting
@@ -686,7 +686,7 @@ public final class Bluejay {
         isConnecting = true
         lastConnect = (peripheralIdentifier, timeout)
         let limit = timeout.duration ?? .seconds(86_400 * 365)
-        queue.add(QueuedOperation("connect", body: { [weak self] operation in
+        queue.add(QueuedOperation(.connect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             operation.onCancel = { _ in Task { @BluetoothActor in host.connections.cancelConnect() } }
             let identity = DiscoveryCache.identity(peripheralIdentifier.address, peripheralIdentifier.addressType)
@@ -737,7 +737,7 @@ public final class Bluejay {
         let completion = completion.map { callbacks.deliver($0) }
         shouldAutoReconnect = false
         if immediate { queue.cancelAll(.cancelled) }
-        queue.add(QueuedOperation("disconnect", body: { [weak self] operation in
+        queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             guard let link = self.connection else { return operation.fail(.notConnected) }
             self.isDisconnecting = true
@@ -786,8 +786,9 @@ public final class Bluejay {
             listener.token = nil
         }
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
-        // Operations still queued cannot succeed without the link.
-        if queue.running?.name != "disconnect" { queue.cancelAll(error) }
+        // Operations still queued cannot succeed without the link; a disconnection under
+        // way is what ended it, and finishes by itself.
+        if queue.running?.kind != .disconnect { queue.cancelAll(error) }
         for observer in observers { observer.disconnected(from: link.peripheral) }
         var reconnect = !expected && shouldAutoReconnect
         if let handler = disconnectHandler,
@@ -841,7 +842,7 @@ public final class Bluejay {
     /// Reads a characteristic (discovering it on first use) and decodes it as `R`.
     public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping (ReadResult<R>) -> Void) {
         let completion = callbacks.deliver(completion)
-        queue.add(QueuedOperation("read", body: { [weak self] operation in
+        queue.add(QueuedOperation(.read, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.readValue(characteristicIdentifier) }.mapError { BluejayError.from($0, characteristicIdentifier) }
@@ -866,7 +867,7 @@ public final class Bluejay {
                                           completion: @escaping (WriteResult) -> Void) {
         let completion = callbacks.deliver(completion)
         let bytes = [UInt8](value.toBluetoothData())
-        queue.add(QueuedOperation("write", body: { [weak self] operation in
+        queue.add(QueuedOperation(.write, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }.mapError { BluejayError.from($0, characteristicIdentifier) }
@@ -932,7 +933,7 @@ public final class Bluejay {
     /// Queues the subscription of `listener` (a new listen, or one resumed after a
     /// reconnection): the CCCD is written and values flow to the listener in order.
     private func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
-        queue.add(QueuedOperation("listen", body: { [weak self] operation in
+        queue.add(QueuedOperation(.listen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let (values, feed) = AsyncStream.makeStream(of: ListenBacklog.Item.self)
             let backlog = listener.backlog
@@ -992,7 +993,7 @@ public final class Bluejay {
         log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
         listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
         let token = listener.token
-        queue.add(QueuedOperation("end listen", body: { [weak self] operation in
+        queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             // Listened to again meanwhile: only the old listener goes.
             let relistened = self.listeners[characteristicIdentifier] != nil
@@ -1009,7 +1010,7 @@ public final class Bluejay {
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: ((WriteResult) -> Void)? = nil) {
         let completion = completion.map { callbacks.deliver($0) }
-        queue.add(QueuedOperation("end listen", body: { [weak self] operation in
+        queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.listeners.removeValue(forKey: characteristicIdentifier)
             let token = ended?.token
@@ -1051,7 +1052,7 @@ public final class Bluejay {
     public func run<UserData, Result>(userData: UserData, backgroundTask: @escaping (UserData, SynchronizedPeripheral) throws -> Result,
                                       completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
         let completionOnMainThread = callbacks.deliver(completionOnMainThread)
-        queue.add(QueuedOperation("background task", body: { [weak self] operation in
+        queue.add(QueuedOperation(.backgroundTask, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral) { [weak self] characteristic in
                 Task { @MainActor in self?.listenEndedByTask(characteristic) }
