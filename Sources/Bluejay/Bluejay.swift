@@ -76,9 +76,11 @@ public final class Bluejay {
     /// controller lost again soon after it came back goes on with the next delay, so one
     /// that keeps failing is given up on rather than reopened for ever.
     var recoveryAttempts = 0
-    var recoveredAt: ContinuousClock.Instant?
+    var recoveredAt: FacadeClock.Instant?
     /// Told of each host Bluejay brings up (the tests' census of what every host held).
     var onHostUp: ((BluetoothHost) -> Void)?
+    /// What every timer of Bluejay's own waits on (``StartOptions/clock``).
+    var clock = FacadeClock(ContinuousClock())
     /// Where the app's callbacks run (``StartOptions/callbackQueue``).
     var callbacks = CallbackQueue(.main)
     /// Bluejay's FIFO: every operation on the peripheral waits its turn here.

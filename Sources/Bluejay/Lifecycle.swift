@@ -17,6 +17,7 @@ extension Bluejay {
             adopt(existing, ready: nil)
         case let .new(options):
             callbacks = CallbackQueue(options.callbackQueue)
+            clock = FacadeClock(options.clock)
             listenBufferLimit = options.listenBufferLimit
             logFile = LogFile(path: options.store.path + "/bluejay.log")
             if let identifier = options.backgroundRestore.identifier {
@@ -59,7 +60,7 @@ extension Bluejay {
         do throws(BluejayError) {
             var capture = continued
             if capture == nil { capture = try BluetoothHost.openCapture(options.capture) }
-            let transport = try await BluetoothHost.open(options.transport, capture: capture, using: options.openTransport, clock: ContinuousClock())
+            let transport = try await BluetoothHost.open(options.transport, capture: capture, using: options.openTransport, clock: options.clock)
             let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
                                                deviceName: options.deviceName, logger: options.logger)
             host.security.policy = options.pairingPolicy
@@ -118,7 +119,7 @@ extension Bluejay {
         guard case let .up(current) = hostState, current === lost else { return }
         let error = BluejayError.hci(failure)
         log("controller lost: \(failure)")
-        if let recoveredAt, ContinuousClock.now - recoveredAt > Self.recoveryStreakWindow { recoveryAttempts = 0 }
+        if let recoveredAt, clock.now - recoveredAt > Self.recoveryStreakWindow { recoveryAttempts = 0 }
         let options = reopenOptions.flatMap { $0.controllerRecovery.delays.count > recoveryAttempts ? $0 : nil }
         if options == nil, reopenOptions?.controllerRecovery.delays.isEmpty == false { log("not reopening the controller again: it was lost \(recoveryAttempts + 1) times in a row") }
         let ready = Once<Result<BluetoothHost, BluejayError>>()
@@ -138,14 +139,14 @@ extension Bluejay {
 
     /// Reopens the transport after each delay of ``StartOptions/controllerRecovery`` not yet
     /// used up until a controller comes up; if none does, Bluejay stays down with the last
-    /// error.
+    /// error. The delays are waited on Bluejay's clock.
     private func recover(_ ready: Once<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?) async {
         let delays = options.controllerRecovery.delays
         var lastError = BluejayError.bluetoothUnavailable
         while recoveryAttempts < delays.count {
             let attempt = recoveryAttempts
             recoveryAttempts += 1
-            try? await Task.sleep(for: delays[attempt])
+            try? await clock.sleep(for: delays[attempt])
             guard case let .starting(current) = hostState, current === ready else { return }
             log("reopening \(options.transport) (attempt \(attempt + 1) of \(delays.count))")
             let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: capture) }.value
@@ -153,7 +154,7 @@ extension Bluejay {
             switch result {
             case let .success(host):
                 log("the controller is back on \(options.transport)")
-                recoveredAt = .now
+                recoveredAt = clock.now
                 return adopt(host, ready: ready)
             case let .failure(error):
                 log("reopening \(options.transport): \(error)")

@@ -15,16 +15,16 @@ extension Bluejay {
         let discovery = callbacks.answer(discovery), expired = expired.map { callbacks.answer($0) }
         let stoppedOnQueue = callbacks.deliver { (outcome: ([ScanDiscovery], (any Error)?)) in stopped(outcome.0, outcome.1) }
         let stopped = { (found: [ScanDiscovery], error: (any Error)?) in stoppedOnQueue((found, error)) }
-        var found: [ScanDiscovery] = []
+        var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
         guard case .idle = scanState else {
-            stopped(found, BluejayError.alreadyScanning)
+            stopped(findings.found, BluejayError.alreadyScanning)
             return
         }
         scanState = .scanning
         let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
         queue.add(QueuedOperation(.scan, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            let (stream, feed) = AsyncStream.makeStream(of: ScanEvent.self)
+            let (events, feed) = AsyncStream.makeStream(of: ScanEvent.self)
             let failed = await Task { @BluetoothActor () -> HCIError? in
                 do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return error }
                 return nil
@@ -34,70 +34,65 @@ extension Bluejay {
             // Cancelled or stopped while the scan was starting: end it at once.
             if operation.isFinished { feed.finish() }
             if case .stopRequested = self.scanState { feed.finish() }
-            let timer = Task { @MainActor in
-                guard duration > 0 else { return }
-                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
-                feed.finish()
-            }
-            // With duplicates allowed, a peripheral not heard for `scanExpiry` is reported lost.
-            let expiry = self.scanExpiry
-            let ticker = Task { @MainActor in
-                guard allowDuplicates, expired != nil else { return }
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    feed.yield(.tick)
+            let clock = self.clock
+            // The scan ends at its deadline.
+            let deadline = duration > 0 ? clock.now + .milliseconds(Int(duration * 1000)) : nil
+            let timer = deadline.map { deadline in
+                Task {
+                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                    feed.finish()
                 }
             }
-            var blacklisted: Set<PeripheralIdentifier> = []
-            var lastSeen: [PeripheralIdentifier: ContinuousClock.Instant] = [:]
+            // With duplicates allowed, a peripheral not heard for `scanExpiry` is reported
+            // lost: an alarm is set for the earliest such deadline. A report only moves a
+            // peripheral's deadline later, so an alarm once set is never late, at worst early;
+            // when it goes off, what is due expires and the alarm is set for the next one.
+            let expiry = allowDuplicates && expired != nil ? self.scanExpiry : nil
+            var alarm: Task<Void, Never>?
             var then: (ScanDiscovery, (ConnectionResult) -> Void)?
-            scanning: for await event in stream {
+            scanning: for await event in events {
                 var actions: [(PeripheralIdentifier, ScanAction)] = []
                 switch event {
                 case let .report(report):
-                    let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
-                    guard !blacklisted.contains(identifier) else { continue }
-                    lastSeen[identifier] = .now
-                    let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
-                    if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
-                        guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { continue }
-                        found[index] = item
-                    } else {
-                        found.append(item)
-                    }
-                    actions.append((identifier, discovery(item, found)))
-                case .tick:
-                    let now = ContinuousClock.now
-                    let lost = found.filter { lastSeen[$0.peripheralIdentifier].map { now - $0 > expiry } ?? false }
-                    for item in lost {
-                        found.removeAll { $0.peripheralIdentifier == item.peripheralIdentifier }
-                        lastSeen[item.peripheralIdentifier] = nil
-                        if let expired { actions.append((item.peripheralIdentifier, expired(item, found))) }
+                    if let item = findings.heard(report, at: clock.now) { actions.append((item.peripheralIdentifier, discovery(item, findings.found))) }
+                case .expiryDue:
+                    alarm = nil
+                    if let expiry, let expired {
+                        for item in findings.lost(at: clock.now, after: expiry) {
+                            findings.forget(item.peripheralIdentifier)
+                            actions.append((item.peripheralIdentifier, expired(item, findings.found)))
+                        }
                     }
                 }
                 for (identifier, action) in actions {
                     switch action {
                     case .continue: continue
-                    case .blacklist: blacklisted.insert(identifier)
+                    case .blacklist: findings.blacklist(identifier)
                     case .stop: break scanning
                     case let .connect(target, completion):
                         then = (target, completion)
                         break scanning
                     }
                 }
+                if let expiry, alarm == nil, let due = findings.nextExpiry(after: expiry) {
+                    alarm = Task {
+                        guard (try? await clock.sleep(until: due)) != nil else { return }
+                        feed.yield(.expiryDue)
+                    }
+                }
             }
-            ticker.cancel()
-            timer.cancel()
+            alarm?.cancel()
+            timer?.cancel()
             await Task { @BluetoothActor in _ = try? await host.scanner.stop() }.value
             let wasCancelled = operation.isFinished
             if operation.claim() {
                 self.scanState = .idle
-                stopped(found, nil)
+                stopped(findings.found, nil)
             }
             if let (target, completion) = then, !wasCancelled { self.connect(target.peripheralIdentifier, completion: completion) }
         }, onFailure: { [weak self] error in
             self?.scanState = .idle
-            stopped(found, error)
+            stopped(findings.found, error)
         }))
     }
 
@@ -110,8 +105,60 @@ extension Bluejay {
     }
 }
 
-/// What a scan's loop waits on: a report, or a tick to check for lost peripherals.
+/// What a scan's loop waits on.
 private enum ScanEvent: Sendable {
+    /// An advertisement (with its scan response, when active).
     case report(Discovery)
-    case tick
+    /// The earliest deadline for a peripheral not heard from has come.
+    case expiryDue
+}
+
+/// What one scan has found, when each peripheral was last heard, and whom it ignores.
+private struct ScanFindings {
+    let allowDuplicates: Bool
+    let throttleRSSIDelta: Int
+    /// Each peripheral reported, with its latest report, in the order first found.
+    private(set) var found: [ScanDiscovery] = []
+    private var lastHeard: [PeripheralIdentifier: FacadeClock.Instant] = [:]
+    private var blacklisted: Set<PeripheralIdentifier> = []
+
+    init(allowDuplicates: Bool, throttleRSSIDelta: Int) {
+        self.allowDuplicates = allowDuplicates
+        self.throttleRSSIDelta = throttleRSSIDelta
+    }
+
+    /// Takes a report heard at `now`; returns what to tell the app of: a new peripheral,
+    /// or (duplicates allowed) one whose RSSI moved by the throttle or more.
+    mutating func heard(_ report: Discovery, at now: FacadeClock.Instant) -> ScanDiscovery? {
+        let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
+        guard !blacklisted.contains(identifier) else { return nil }
+        lastHeard[identifier] = now
+        let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
+        if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
+            guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { return nil }
+            found[index] = item
+        } else {
+            found.append(item)
+        }
+        return item
+    }
+
+    /// The peripherals found and not heard for `expiry` by `now`.
+    func lost(at now: FacadeClock.Instant, after expiry: Duration) -> [ScanDiscovery] {
+        found.filter { lastHeard[$0.peripheralIdentifier].map { now - $0 >= expiry } ?? false }
+    }
+
+    /// The earliest instant a peripheral found could be lost at, if any was found.
+    func nextExpiry(after expiry: Duration) -> FacadeClock.Instant? {
+        found.compactMap { lastHeard[$0.peripheralIdentifier] }.min().map { $0 + expiry }
+    }
+
+    /// Drops a lost peripheral: heard again, it is new.
+    mutating func forget(_ identifier: PeripheralIdentifier) {
+        found.removeAll { $0.peripheralIdentifier == identifier }
+        lastHeard[identifier] = nil
+    }
+
+    /// Ignores `identifier` for the rest of the scan.
+    mutating func blacklist(_ identifier: PeripheralIdentifier) { blacklisted.insert(identifier) }
 }
