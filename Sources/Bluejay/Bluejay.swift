@@ -13,8 +13,8 @@ import Logging
 public final class Bluejay {
     // This file holds the class's state; each concern is an extension in its own file:
     // Lifecycle (start, controller recovery, stop), Scanning, Connecting (connect,
-    // disconnect, a link's end, auto-reconnect), ReadingAndWriting, Listening,
-    // BackgroundTasks, Observers (and logs).
+    // disconnect, a link's end, auto-reconnect), ReadingAndWriting, Listening (listens and
+    // the one route every notified value takes), BackgroundTasks, Observers (and logs).
 
     /// Tells one Bluejay from another.
     public let uuid = UUID()
@@ -129,6 +129,9 @@ public final class Bluejay {
     var offeredUnsolicited: Set<CharacteristicIdentifier> = []
     /// How many values of one listen may wait for the app (``StartOptions/listenBufferLimit``).
     var listenBufferLimit = StartOptions.defaultListenBufferLimit
+    /// The one way every notified or indicated value comes to the main actor, in the order
+    /// the stack received them (see Listening.swift).
+    let arrivals: AsyncStream<ValueArrival>.Continuation
     var restoration: RestorationStore?
     var restorer: (any ListenRestorer)?
 
@@ -159,7 +162,18 @@ public final class Bluejay {
     static let logger = Logger(label: "bluejay")
 
     /// A Bluejay that does nothing until ``start(mode:)``.
-    public init() {}
+    public init() {
+        let (values, arrivals) = AsyncStream.makeStream(of: ValueArrival.self)
+        self.arrivals = arrivals
+        Task { [weak self] in
+            for await arrival in values { self?.arrived(arrival) }
+        }
+    }
+
+    deinit {
+        // Ends the task that takes values to the main actor.
+        arrivals.finish()
+    }
 
     // MARK: Plumbing
 

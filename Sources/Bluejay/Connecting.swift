@@ -154,12 +154,7 @@ extension Bluejay {
         let error = failure ?? BluejayError.disconnected(reason)
         offeredUnsolicited = []
         // Listens stop flowing; their callbacks are kept to resume after a reconnection.
-        for listener in listeners.values {
-            listener.finish?()
-            listener.finish = nil
-            listener.valueHandle = nil
-            listener.token = nil
-        }
+        for listener in listeners.values { listener.unsubscribed() }
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.

@@ -83,6 +83,7 @@ extension Bluejay {
     /// Runs on `host` from now on: its links and failures are heard, waiting operations go.
     private func adopt(_ host: BluetoothHost, ready: Once<Result<BluetoothHost, BluejayError>>?) {
         hostState = .up(host)
+        let arrivals = arrivals
         Task { @BluetoothActor [weak self] in
             host.connections.onDisconnection = { link, reason in
                 // A failed controller ends its links itself: that is the controller lost.
@@ -96,8 +97,9 @@ extension Bluejay {
                 let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
                 Task { @MainActor in self?.servicesInvalidated(handle, identifiers) }
             }
+            // The same route as a listen's values, so the two stay in the order they came.
             host.onUnhandledValue = { handle, valueHandle, characteristic, value in
-                Task { @MainActor in self?.unsolicitedValue(handle, valueHandle, characteristic, value) }
+                arrivals.yield(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
             }
             // Failed before anyone listened (between bring-up and now): heard all the same.
             if let failure = host.controller.failure { Task { @MainActor in self?.controllerLost(host, failure) } }

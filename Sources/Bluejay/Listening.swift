@@ -2,13 +2,39 @@ import FoundationEssentials
 import GATT
 import HCI
 
+/// One notified or indicated value on its way from the stack to the main actor. Every value
+/// takes this one route (``Bluejay/arrivals``), in the order the stack received it, and one
+/// task on the main actor takes them in that order: a listen's first values and those that
+/// came before its subscription was in place cannot overtake each other.
+enum ValueArrival: Sendable {
+    /// A value for a listen's subscription.
+    case value(Bluejay.Listener, [UInt8])
+    /// The listen fell more than its backlog's limit behind: it ends here.
+    case overflow(Bluejay.Listener)
+    /// A value that no subscription of ours watches, on link `link`, at `valueHandle` (the
+    /// characteristic there, when it is discovered).
+    case unsolicited(link: UInt16, valueHandle: UInt16, CharacteristicIdentifier?, [UInt8])
+}
+
 /// Listens: subscriptions whose values go to a callback until ended, kept across a
 /// reconnection, and the values that arrive without one.
 extension Bluejay {
-    /// A listen: registered when asked for (so a second one is trapped at once), live once
-    /// its subscription is written.
+    /// A listen: registered when asked for (so a second one is trapped at once), subscribed
+    /// once its CCCD is written.
     @MainActor
     final class Listener {
+        /// Where a listen is.
+        enum State {
+            /// Its subscription is to be written: asked for, or to be written again once
+            /// Bluejay has reconnected.
+            case unsubscribed
+            /// Subscribed on the current link, fed by the GATT client's listener `token`.
+            case subscribed(token: Int)
+            /// Over (cancelled, failed, or fell behind): it takes no more values.
+            case ended
+        }
+
+        let characteristic: CharacteristicIdentifier
         let option: MultipleListenOption
         let deliver: ([UInt8]) -> Void
         /// Values on their way to the callback, bounded.
@@ -17,16 +43,11 @@ extension Bluejay {
         private let end: (BluejayError) -> Void
         /// Who asked (the async API's stream), to end only its own listen.
         let tag: AnyObject?
-        /// The value handle it watches, once subscribed.
-        var valueHandle: UInt16?
-        /// The GATT client's listener token, removed when the listen ends.
-        var token: Int?
-        /// Ends the stream that carries values to the main actor.
-        var finish: (@Sendable () -> Void)?
-        private(set) var isEnded = false
+        private(set) var state = State.unsubscribed
 
-        init(option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, deliver: @escaping ([UInt8]) -> Void,
-             end: @escaping (BluejayError) -> Void) {
+        init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog,
+             deliver: @escaping ([UInt8]) -> Void, end: @escaping (BluejayError) -> Void) {
+            self.characteristic = characteristic
             self.option = option
             self.tag = tag
             self.backlog = backlog
@@ -34,8 +55,22 @@ extension Bluejay {
             self.end = end
         }
 
-        /// Delivers a value that did not come through the subscription's stream (one that
-        /// arrived before the subscription was written).
+        /// The GATT client's listener token, while subscribed.
+        var token: Int? { if case let .subscribed(token) = state { token } else { nil } }
+        var isEnded: Bool { if case .ended = state { true } else { false } }
+
+        /// Its subscription is written on the current link.
+        func subscribed(token: Int) {
+            if !isEnded { state = .subscribed(token: token) }
+        }
+
+        /// The link ended: the subscription went with it, the listen waits to be subscribed again.
+        func unsubscribed() {
+            if !isEnded { state = .unsubscribed }
+        }
+
+        /// Delivers a value that did not come through the subscription (one that arrived
+        /// before the subscription was written).
         func deliverDirectly(_ bytes: [UInt8]) {
             guard case .accepted = backlog.arrived() else { return }
             deliver(bytes)
@@ -44,9 +79,7 @@ extension Bluejay {
         /// Ends the listen once: values stop and the caller hears why.
         func close(_ reason: BluejayError) {
             guard !isEnded else { return }
-            isEnded = true
-            finish?()
-            finish = nil
+            state = .ended
             end(reason)
         }
     }
@@ -75,62 +108,48 @@ extension Bluejay {
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
-        let listener = Listener(option: option, tag: tag, backlog: backlog, deliver: { bytes in
+        let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, deliver: { bytes in
             do { onValue(.success(try R(bluetoothData: Data(bytes)))) } catch { onValue(.failure(error)) }
         }, end: { reason in
             if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
         })
         let replaced = listeners[characteristicIdentifier]
+        let replacedToken = replaced?.token
         replaced?.close(.cancelled)
         listeners[characteristicIdentifier] = listener
-        subscribe(characteristicIdentifier, listener, removing: replaced?.token)
+        subscribe(characteristicIdentifier, listener, removing: replacedToken)
     }
 
     /// Queues the subscription of `listener` (a new listen, or one resumed after a
-    /// reconnection): the CCCD is written and values flow to the listener in order.
+    /// reconnection): the CCCD is written, and its values take the one route to the main
+    /// actor, counted by its backlog.
     func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
+        let arrivals = arrivals
         queue.add(QueuedOperation(.listen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let (values, feed) = AsyncStream.makeStream(of: ListenBacklog.Item.self)
             let backlog = listener.backlog
-            let result = await Task { @BluetoothActor () -> Result<(UInt16, Int), BluejayError> in
+            let result = await Task { @BluetoothActor () -> Result<Int, BluejayError> in
                 await Self.onClient(host, link.handle) { client throws(GATTError) in
                     if let replacedToken { client.removeValueListener(replacedToken) }
                     return try await client.subscribe(characteristicIdentifier) { bytes in
                         switch backlog.arrived() {
-                        case .accepted: feed.yield(.value(bytes))
-                        case .overflowed:
-                            feed.yield(.overflow)
-                            feed.finish()
+                        case .accepted: arrivals.yield(.value(listener, bytes))
+                        case .overflowed: arrivals.yield(.overflow(listener))
                         case .dropped: break  // after the overflow, until the subscription is off
                         }
-                    }
+                    }.token
                 }.mapError { BluejayError.from($0, characteristicIdentifier) }
             }.value
             switch result {
-            case let .success((valueHandle, token)):
+            case let .success(token):
                 guard operation.claim(), self.listeners[characteristicIdentifier] === listener else {
                     // Cancelled or replaced while subscribing: leave nothing listening.
-                    feed.finish()
                     Task { @BluetoothActor in host.existingClient(for: link.handle)?.removeValueListener(token) }
                     return
                 }
-                listener.valueHandle = valueHandle
-                listener.token = token
-                listener.finish = { feed.finish() }
+                listener.subscribed(token: token)
                 self.recordRestorationState()
-                // Values reach the callback in arrival order, on the main actor, while this
-                // listen is the characteristic's current one.
-                Task { @MainActor [weak self] in
-                    for await item in values where self?.listeners[characteristicIdentifier] === listener && !listener.isEnded {
-                        switch item {
-                        case let .value(bytes): listener.deliver(bytes)
-                        case .overflow: self?.listenOverflowed(characteristicIdentifier, listener)
-                        }
-                    }
-                }
             case let .failure(error):
-                feed.finish()
                 operation.fail(error)
             }
         }, onFailure: { [weak self] error in
@@ -139,16 +158,31 @@ extension Bluejay {
         }))
     }
 
+    /// Takes the next value off the route, in arrival order. A listen's value reaches its
+    /// callback only while it is the characteristic's current listen.
+    func arrived(_ arrival: ValueArrival) {
+        switch arrival {
+        case let .value(listener, bytes):
+            guard listeners[listener.characteristic] === listener, !listener.isEnded else { return }
+            listener.deliver(bytes)
+        case let .overflow(listener):
+            listenOverflowed(listener)
+        case let .unsolicited(link, valueHandle, characteristic, value):
+            unsolicitedValue(link, valueHandle, characteristic, value)
+        }
+    }
+
     /// The app fell more than the backlog's limit behind a listen: what came before the
     /// overflow has been delivered; the listen ends with ``BluejayError/listenOverflow(_:limit:)``
     /// and its subscription is turned off, so the peer stops sending. The link stays up.
-    private func listenOverflowed(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener) {
+    private func listenOverflowed(_ listener: Listener) {
+        let characteristicIdentifier = listener.characteristic
         guard listeners[characteristicIdentifier] === listener else { return }
         listeners[characteristicIdentifier] = nil
         let limit = listener.backlog.limit
         log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
-        listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
         let token = listener.token
+        listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             // Listened to again meanwhile: only the old listener goes.
@@ -166,7 +200,7 @@ extension Bluejay {
     /// A notification or indication nobody listens to: a bonded peer's subscription that
     /// outlived the last link (or the last process). The restorer is offered it once per link;
     /// when nobody takes it, the subscription is turned off rather than left running.
-    func unsolicitedValue(_ handle: UInt16, _ valueHandle: UInt16, _ characteristic: CharacteristicIdentifier?, _ value: [UInt8]) {
+    private func unsolicitedValue(_ handle: UInt16, _ valueHandle: UInt16, _ characteristic: CharacteristicIdentifier?, _ value: [UInt8]) {
         guard let link = connection, link.handle == handle else { return }
         guard let characteristic else {
             return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")
