@@ -48,7 +48,13 @@ extension Bluejay {
     /// answer in time ends with ``BluejayError/connectionTimedOut``.
     public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
                         completion: @escaping (ConnectionResult) -> Void) {
-        let completion = callbacks.deliver(completion)
+        connect(peripheralIdentifier, timeout: timeout, then: callbacks.deliver(completion))
+    }
+
+    /// Connects, calling `completion` as given: Bluejay's own continuations (a
+    /// reconnection, a restored connection) stay on the main actor, while the public call
+    /// has already sent the app's to its callback queue.
+    func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping (ConnectionResult) -> Void) {
         switch linkState {
         case .connected, .disconnecting: return completion(.failure(BluejayError.alreadyConnected))
         case .connecting: return completion(.failure(BluejayError.alreadyConnecting))
@@ -168,11 +174,11 @@ extension Bluejay {
         }
         guard reconnect, let (peripheral, timeout) = lastConnect else { return endListens(error) }
         log("reconnecting to \(peripheral) after \(reason)")
-        connect(peripheral, timeout: timeout) { [weak self] result in
+        connect(peripheral, timeout: timeout, then: { [weak self] result in
             guard let self else { return }
             guard case .success = result else { return self.endListens(error) }
             for (characteristic, listener) in self.listeners { self.subscribe(characteristic, listener, removing: nil) }
-        }
+        })
     }
 
     /// Decides, after each disconnection, whether Bluejay reconnects. Held weakly.

@@ -74,7 +74,7 @@ extension Bluejay {
     func restore() {
         guard let record = restoration?.load(), let peripheral = record.peripheralIdentifier else { return }
         log("restoring the connection to \(peripheral) and \(record.listens.count) listens")
-        connect(peripheral) { [weak self] result in
+        connect(peripheral, timeout: .seconds(15), then: { [weak self] result in
             guard let self, case .success = result else { return }
             for characteristic in record.characteristics {
                 if self.listeners[characteristic] != nil { continue }
@@ -82,7 +82,7 @@ extension Bluejay {
                 // Nobody takes it: leave no subscription behind.
                 self.endListen(to: characteristic)
             }
-        }
+        })
     }
 
     /// Records the connected peripheral and the active listens (when restoration is on).
