@@ -36,7 +36,7 @@ public final class Bluejay {
     /// Whether a scan runs.
     public var isScanning: Bool { if case .idle = scanState { false } else { true } }
     /// Whether ``start(mode:)`` was called.
-    public internal(set) var hasStarted = false
+    public var hasStarted: Bool { if case .notStarted = hostState { false } else { true } }
     /// Warning options for connections that give none (iOS only; kept for compatibility).
     public private(set) var defaultWarningOptions = WarningOptions.default
     /// Whether the connection and listens are recorded for restoration after a restart.

@@ -11,11 +11,13 @@ extension Bluejay {
             log("start(mode:) called twice; ignored")
             return
         }
-        hasStarted = true
+        // Either way the host leaves notStarted at once: that is what hasStarted reads.
         switch mode {
         case let .use(existing):
             adopt(existing, ready: nil)
         case let .new(options):
+            let ready = Once<Result<BluetoothHost, BluejayError>>()
+            hostState = .starting(ready)
             callbacks = CallbackQueue(options.callbackQueue)
             clock = FacadeClock(options.clock)
             listenBufferLimit = options.listenBufferLimit
@@ -28,8 +30,6 @@ extension Bluejay {
             logLines = []
             // A recording cannot go on from the middle: a replayed controller is not reopened.
             if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil {} else { reopenOptions = options }
-            let ready = Once<Result<BluetoothHost, BluejayError>>()
-            hostState = .starting(ready)
             Task { @MainActor in
                 let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: nil) }.value
                 guard self.isStarting(ready, else: result) else { return }
