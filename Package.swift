@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay"]),
+        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against

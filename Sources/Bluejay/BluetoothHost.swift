@@ -52,7 +52,7 @@ public final class BluetoothHost {
                             deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
         let writer = try Self.openCapture(capturePath)
         let opened: any HCITransport
-        do { opened = try Self.open(transport, capture: writer) } catch {
+        do { opened = try await Self.open(transport, capture: writer, clock: ContinuousClock()) } catch {
             writer?.close()
             throw error
         }
@@ -67,11 +67,13 @@ public final class BluetoothHost {
     }
 
     /// Opens the transport string `transport` names, or calls `opener` instead when given
-    /// (then `transport` only names it in the error), recording to `capture`.
-    static func open(_ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil) throws(BluejayError) -> any HCITransport {
+    /// (then `transport` only names it in the error), recording to `capture`. A user channel
+    /// still busy is retried on `clock`, off this actor, so the stack is not held up.
+    static func open(_ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil,
+                     clock: any Clock<Duration>) async throws(BluejayError) -> any HCITransport {
         do {
             if let opener { return try opener(capture) }
-            return try TransportSpec(parsing: transport).open(capture: capture)
+            return try await TransportSpec(parsing: transport).open(capture: capture, clock: clock)
         } catch {
             throw .startFailed("\(transport): \(error)")
         }

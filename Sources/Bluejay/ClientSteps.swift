@@ -26,7 +26,7 @@ extension GATTClient {
     /// Sends each value of the characteristic to `handler` and turns notifications (or
     /// indications, when it has no notify) on; returns the value handle and the listener
     /// token to remove later.
-    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping ([UInt8]) -> Void) async throws(GATTError) -> (UInt16, Int) {
+    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping ([UInt8]) -> Void) async throws(GATTError) -> (valueHandle: UInt16, token: Int) {
         let characteristic = try await characteristic(identifier)
         let token = addValueListener(characteristic.valueHandle, handler)
         do throws(GATTError) {

@@ -5,14 +5,6 @@ import Synchronization
 /// peer that notifies faster than the app takes values cannot grow it past the limit; the
 /// value that would is the listen's end instead (``BluejayError/listenOverflow(_:limit:)``).
 final class ListenBacklog: Sendable {
-    /// What the stream to the app carries.
-    enum Item: Sendable {
-        /// A value, in arrival order.
-        case value([UInt8])
-        /// The app fell behind by more than the limit: the listen ends here.
-        case overflow
-    }
-
     /// What became of an arriving value.
     enum Arrival: Equatable {
         /// Queued for the callback.

@@ -60,12 +60,42 @@ struct RestorationRecord: Codable, Equatable {
     }
 }
 
+/// Recording the connection and listens, and taking them back after a restart.
 extension Bluejay {
     /// Takes back a listen offered to the ``ListenRestorer``: the same as a listen, whose
     /// subscription is written again (the peer forgets it for an unbonded client).
     public func restoreListen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .replaceable,
                                              completion: @escaping (ReadResult<R>) -> Void) {
         listen(to: characteristicIdentifier, multipleListenOption: multipleListenOption, completion: completion)
+    }
+
+    /// After a restart: reconnect to the recorded peripheral and offer each recorded listen
+    /// to the restorer; what it does not take back is turned off.
+    func restore() {
+        guard let record = restoration?.load(), let peripheral = record.peripheralIdentifier else { return }
+        log("restoring the connection to \(peripheral) and \(record.listens.count) listens")
+        connect(peripheral, timeout: .seconds(15), then: { [weak self] result in
+            guard let self, case .success = result else { return }
+            for characteristic in record.characteristics {
+                if self.listeners[characteristic] != nil { continue }
+                if self.restorer?.willRestoreListen(on: characteristic) == true, self.listeners[characteristic] != nil { continue }
+                // Nobody takes it: leave no subscription behind.
+                self.endListen(to: characteristic)
+            }
+        })
+    }
+
+    /// Records the connected peripheral and the active listens (when restoration is on).
+    func recordRestorationState() {
+        guard let restoration else { return }
+        var record = RestorationRecord()
+        if let connection {
+            record.peripheral = connection.peripheral.address.description
+            record.addressType = connection.peripheral.addressType == .random || connection.peripheral.addressType == .randomIdentity ? "random" : "public"
+            record.listens = listeners.keys.map { RestorationRecord.Listen(service: $0.service.uuid.description, characteristic: $0.uuid.description) }
+                .sorted { ($0.service, $0.characteristic) < ($1.service, $1.characteristic) }
+        }
+        do { try restoration.save(record) } catch { log("recording restoration state: \(error)") }
     }
 }
 

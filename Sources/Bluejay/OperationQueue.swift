@@ -1,18 +1,32 @@
+/// What a queued operation does (its raw value names it in logs). Bluejay treats some
+/// kinds apart: ``Bluejay/stopScanning()`` stops a running scan, and a link's end does not
+/// cancel the disconnection that ended it.
+enum OperationKind: String, Sendable {
+    case scan
+    case connect
+    case disconnect
+    case read
+    case write
+    case listen
+    case endListen = "end listen"
+    case backgroundTask = "background task"
+}
+
 /// One queued operation: a scan, connect, disconnect, read, write, listen or background
-/// task. It ends exactly once — through ``complete(_:)`` or ``fail(_:)`` — whatever races
+/// task. It ends exactly once — through ``claim()`` or ``fail(_:)`` — whatever races
 /// with it (a cancel, a disconnection, the body finishing late).
 @MainActor
 final class QueuedOperation {
-    /// For logs.
-    let name: String
+    /// What it does.
+    let kind: OperationKind
     private let body: (QueuedOperation) async -> Void
     private let onFailure: (BluejayError) -> Void
     /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
     var onCancel: ((BluejayError) -> Void)?
     private(set) var isFinished = false
 
-    init(_ name: String, body: @escaping (QueuedOperation) async -> Void, onFailure: @escaping (BluejayError) -> Void) {
-        self.name = name
+    init(_ kind: OperationKind, body: @escaping (QueuedOperation) async -> Void, onFailure: @escaping (BluejayError) -> Void) {
+        self.kind = kind
         self.body = body
         self.onFailure = onFailure
     }

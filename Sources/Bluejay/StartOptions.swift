@@ -68,6 +68,11 @@ public struct StartOptions: Sendable {
     /// How a controller that was lost (its transport closed or failed, or a Hardware
     /// Error) is brought back: ``ControllerRecovery/standard`` by default.
     public var controllerRecovery: ControllerRecovery
+    /// What Bluejay's own timers wait on: a scan's `duration`, ``Bluejay/scanExpiry``, the
+    /// delays of ``controllerRecovery``, and the retries of a user channel that is busy or
+    /// not there yet. `ContinuousClock()` by default; a test gives a clock it moves itself.
+    /// (The stack's protocol timeouts run on the host's own clock.)
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     /// Options as given.
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,

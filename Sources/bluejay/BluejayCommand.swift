@@ -77,7 +77,8 @@ struct CommonOptions: ParsableArguments {
         let writer = try openCapture()
         defer { writer?.close() }
         let transport: any HCITransport
-        do { transport = try spec.open(capture: writer) } catch { throw CLIError(error.description) }
+        // Awaited: a user channel still busy is retried without holding up the stack's actor.
+        do { transport = try await spec.open(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
         let controller = HCIController(transport: transport, configuration: .init(logger: logger))
         defer { controller.close() }
         // A replay's verdict outranks whatever error the stack made of it: the report names

@@ -86,12 +86,21 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Opens the transport. With `capture`, every packet in both directions is also
-    /// written to that btsnoop file.
+    /// written to that btsnoop file. A user channel whose adapter is busy or not there yet
+    /// (the kernel's own init) is retried for a while, waiting on `clock`: the caller's
+    /// actor is not blocked meanwhile.
+    public func open(capture: BTSnoopWriter? = nil, clock: any Clock<Duration>) async throws(TransportError) -> any HCITransport {
+        guard case let .userChannel(index) = self else { return try open(capture: capture) }
+        return try userChannel(try await UserChannel.open(index: index, clock: clock), capture: capture)
+    }
+
+    /// Opens the transport, blocking the calling thread while a user channel is retried
+    /// (see ``open(capture:clock:)``, which does not). With `capture`, every packet in both
+    /// directions is also written to that btsnoop file.
     public func open(capture: BTSnoopWriter? = nil) throws(TransportError) -> any HCITransport {
         switch self {
         case let .userChannel(index):
-            return try FileDescriptorTransport(descriptor: try UserChannel.open(index: index), name: description,
-                                           capture: capture, framerLimit: 65535)
+            return try userChannel(try UserChannel.open(index: index), capture: capture)
         case let .serial(path, baud, flow):
             return try FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
                                            name: description, capture: capture)
@@ -104,6 +113,11 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
         }
+    }
+
+    /// The transport on a bound user-channel socket.
+    private func userChannel(_ descriptor: Int32, capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport {
+        try FileDescriptorTransport(descriptor: descriptor, name: description, capture: capture, framerLimit: 65535)
     }
 }
 

@@ -8,45 +8,95 @@ enum UserChannel {
     /// How long to keep retrying EBUSY/ENODEV: right after an adapter appears the kernel
     /// runs its own init for about half a second, during which the bind fails.
     static let retryWindowMilliseconds = 3000
+    /// The wait between two binds while retrying.
+    static let retryIntervalMilliseconds = 100
 
-    /// Binds a user-channel socket to `hci<index>`. `retrying` is told the errno of each
-    /// bind that failed and is about to be retried (the tests watch the kernel's init window).
+    /// Binds a user-channel socket to `hci<index>`, waiting on `clock` between attempts: the
+    /// caller's actor is free while the kernel finishes with the adapter. `retrying` is told
+    /// the errno of each bind that failed and is about to be retried (the tests watch the
+    /// kernel's init window). Cancelled while it waits, it gives up with the last bind's error.
+    static func open(index: UInt16, clock: any Clock<Duration>, retrying: (Int32) -> Void = { _ in }) async throws(TransportError) -> Int32 {
+        let fd = try unboundSocket(index)
+        var retries = Retries()
+        while true {
+            let code = bindUserChannel(fd, index)
+            if code == 0 { return fd }
+            if retries.allow(code) {
+                retrying(code)
+                // Cancelled while waiting: give up with what the last bind said.
+                if (try? await clock.sleep(for: .milliseconds(retryIntervalMilliseconds))) != nil { continue }
+            }
+            close(fd)
+            throw failure(code, index)
+        }
+    }
+
+    /// As ``open(index:clock:retrying:)``, for a caller that can only block: the calling
+    /// thread sleeps between attempts.
     static func open(index: UInt16, retrying: (Int32) -> Void = { _ in }) throws(TransportError) -> Int32 {
-        let adapter = "hci\(index)"
+        let fd = try unboundSocket(index)
+        var retries = Retries()
+        while true {
+            let code = bindUserChannel(fd, index)
+            if code == 0 { return fd }
+            if retries.allow(code) {
+                retrying(code)
+                usleep(useconds_t(retryIntervalMilliseconds * 1000))
+                continue
+            }
+            close(fd)
+            throw failure(code, index)
+        }
+    }
+
+    /// Which failed binds are tried again: EBUSY and ENODEV, every
+    /// ``retryIntervalMilliseconds`` for ``retryWindowMilliseconds``.
+    private struct Retries {
+        private var waited = 0
+
+        /// Whether a bind that failed with `code` is to be tried again; counts the wait.
+        mutating func allow(_ code: Int32) -> Bool {
+            guard code == EBUSY || code == ENODEV, waited < retryWindowMilliseconds else { return false }
+            waited += retryIntervalMilliseconds
+            return true
+        }
+    }
+
+    /// A raw HCI socket, not yet bound.
+    private static func unboundSocket(_ index: UInt16) throws(TransportError) -> Int32 {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else {
             let code = errno
             if code == EAFNOSUPPORT || code == EPROTONOSUPPORT { throw .bluetoothUnsupportedByKernel }
-            if code == EPERM || code == EACCES { throw .permissionDenied(adapter: adapter, errno: code) }
-            throw .openFailed(what: adapter, errno: code)
+            if code == EPERM || code == EACCES { throw .permissionDenied(adapter: "hci\(index)", errno: code) }
+            throw .openFailed(what: "hci\(index)", errno: code)
         }
+        return fd
+    }
+
+    /// Binds `fd` to the user channel of `hci<index>`: 0, or the errno of the failure.
+    private static func bindUserChannel(_ fd: Int32, _ index: UInt16) -> Int32 {
         var address = sockaddr_hci()
         address.hci_family = sa_family_t(AF_BLUETOOTH)
         address.hci_dev = index
         address.hci_channel = UInt16(HCI_CHANNEL_USER)
-        var waited = 0
-        while true {
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
-                }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
             }
-            if result == 0 { return fd }
-            let code = errno
-            if (code == EBUSY || code == ENODEV), waited < retryWindowMilliseconds {
-                retrying(code)
-                usleep(100_000)
-                waited += 100
-                continue
-            }
-            close(fd)
-            switch code {
-            case EBUSY: throw .adapterBusy(adapter: adapter)
-            case EPERM, EACCES: throw .permissionDenied(adapter: adapter, errno: code)
-            case ENODEV: throw .noSuchAdapter(adapter: adapter, present: presentAdapters())
-            case ERFKILL: throw .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
-            default: throw .openFailed(what: adapter, errno: code)
-            }
+        }
+        return result == 0 ? 0 : errno
+    }
+
+    /// What a bind that failed with `code` (for good) tells the user.
+    private static func failure(_ code: Int32, _ index: UInt16) -> TransportError {
+        let adapter = "hci\(index)"
+        switch code {
+        case EBUSY: return .adapterBusy(adapter: adapter)
+        case EPERM, EACCES: return .permissionDenied(adapter: adapter, errno: code)
+        case ENODEV: return .noSuchAdapter(adapter: adapter, present: presentAdapters())
+        case ERFKILL: return .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
+        default: return .openFailed(what: adapter, errno: code)
         }
     }
 

@@ -1,0 +1,152 @@
+import HCI
+
+/// Told about Bluetooth availability and connections. Held weakly.
+@MainActor
+public protocol ConnectionObserver: AnyObject {
+    /// The host came up (true) or went away (false).
+    func bluetoothAvailable(_ available: Bool)
+    /// Connected to a peripheral.
+    func connected(to peripheral: PeripheralIdentifier)
+    /// Disconnected from a peripheral.
+    func disconnected(from peripheral: PeripheralIdentifier)
+}
+
+extension ConnectionObserver {
+    /// Does nothing unless implemented.
+    public func bluetoothAvailable(_ available: Bool) {}
+    /// Does nothing unless implemented.
+    public func connected(to peripheral: PeripheralIdentifier) {}
+    /// Does nothing unless implemented.
+    public func disconnected(from peripheral: PeripheralIdentifier) {}
+}
+
+/// Told when the connected peripheral's services change (a Service Changed indication).
+@MainActor
+public protocol ServiceObserver: AnyObject {
+    /// The services the change invalidated; they are rediscovered on next use.
+    func didModifyServices(from peripheral: PeripheralIdentifier, invalidatedServices: [ServiceIdentifier])
+}
+
+/// Told of each RSSI reading asked for with ``Bluejay/readRSSI()``.
+@MainActor
+public protocol RSSIObserver: AnyObject {
+    /// The reading in dBm, or the error that prevented it.
+    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: (any Error)?)
+}
+
+/// Told whenever Bluejay's log grows.
+@MainActor
+public protocol LogObserver: AnyObject {
+    /// The whole log so far.
+    func logFileUpdated(logs: String)
+}
+
+/// The observers, held weakly, and the log.
+extension Bluejay {
+    /// An observer held weakly.
+    struct WeakBox {
+        weak var object: AnyObject?
+    }
+
+    /// A connection observer held weakly.
+    struct WeakConnectionObserver {
+        weak var observer: (any ConnectionObserver)?
+    }
+
+    // MARK: Observers and logs
+
+    /// Hears availability and connection events; held weakly.
+    public func register(connectionObserver: any ConnectionObserver) {
+        connectionObservers.removeAll { $0.observer == nil || $0.observer === connectionObserver }
+        connectionObservers.append(WeakConnectionObserver(observer: connectionObserver))
+        if host != nil { connectionObserver.bluetoothAvailable(true) }
+    }
+
+    /// Stops telling `connectionObserver`.
+    public func unregister(connectionObserver: any ConnectionObserver) {
+        connectionObservers.removeAll { $0.observer == nil || $0.observer === connectionObserver }
+    }
+
+    /// The connection observers still there.
+    var observers: [any ConnectionObserver] { connectionObservers.compactMap(\.observer) }
+
+    /// Hears Service Changed; held weakly.
+    public func register(serviceObserver: any ServiceObserver) {
+        serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver }
+        serviceObservers.append(WeakBox(object: serviceObserver))
+    }
+
+    /// Stops telling `serviceObserver`.
+    public func unregister(serviceObserver: any ServiceObserver) { serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver } }
+
+    /// Hears RSSI readings; held weakly.
+    public func register(rssiObserver: any RSSIObserver) {
+        rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver }
+        rssiObservers.append(WeakBox(object: rssiObserver))
+    }
+
+    /// Stops telling `rssiObserver`.
+    public func unregister(rssiObserver: any RSSIObserver) { rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver } }
+
+    /// Hears the log grow; held weakly.
+    public func register(logObserver: any LogObserver) {
+        logObservers.removeAll { $0.object == nil || $0.object === logObserver }
+        logObservers.append(WeakBox(object: logObserver))
+    }
+
+    /// Stops telling `logObserver`.
+    public func unregister(logObserver: any LogObserver) { logObservers.removeAll { $0.object == nil || $0.object === logObserver } }
+
+    /// The peer's Service Changed invalidated `services` on link `handle`.
+    func servicesInvalidated(_ handle: UInt16, _ services: [ServiceIdentifier]) {
+        guard let connection, connection.handle == handle else { return }
+        for case let observer as any ServiceObserver in serviceObservers.compactMap(\.object) {
+            observer.didModifyServices(from: connection.peripheral, invalidatedServices: services)
+        }
+    }
+
+    /// Asks the controller for the link's RSSI; the reading (or the error, e.g. a controller
+    /// that does not support Read RSSI) goes to the RSSI observers. Throws when not connected.
+    public func readRSSI() throws {
+        guard let connection, let host else { throw BluejayError.notConnected }
+        Task { @MainActor in
+            let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
+                do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
+            }.value
+            for case let observer as any RSSIObserver in self.rssiObservers.compactMap(\.object) {
+                switch result {
+                case let .success(rssi): observer.didReadRSSI(from: connection.peripheral, RSSI: Int(rssi), error: nil)
+                case let .failure(error): observer.didReadRSSI(from: connection.peripheral, RSSI: 127, error: BluejayError.connection(error))
+                }
+            }
+        }
+    }
+
+    /// Adds a line to Bluejay's log: the log file in the store directory (`bluejay.log`,
+    /// mode 0600, from ``start(mode:)`` on; kept in memory before) and swift-log's
+    /// `Logger(label: "bluejay")`, so an app's own logging backend sees it too.
+    public func log(_ string: String) {
+        Self.logger.info("\(string)")
+        if let logFile {
+            do { try logFile.append(string + "\n") } catch { Self.logger.error("writing \(logFile.path): \(error)") }
+        } else {
+            logLines.append(string)
+        }
+        let observers = logObservers.compactMap(\.object)
+        guard !observers.isEmpty, let logs = getLogs() else { return }
+        for case let observer as any LogObserver in observers { observer.logFileUpdated(logs: logs) }
+    }
+
+    /// The whole log, or nil when it is empty.
+    public func getLogs() -> String? {
+        guard let logFile else { return logLines.isEmpty ? nil : logLines.joined(separator: "\n") }
+        guard let text = try? logFile.contents(), !text.isEmpty else { return nil }
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
+    /// Empties the log.
+    public func clearLogs() {
+        logLines = []
+        try? logFile?.truncate()
+    }
+}
