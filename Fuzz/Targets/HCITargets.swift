@@ -61,7 +61,7 @@ extension FuzzTarget {
 
 /// Framer output: the packets cut before any error, and the error.
 private struct Framing: CustomStringConvertible {
-    var packets: [(H4PacketType, [UInt8])] = []
+    var packets: [(H4PacketType, ArraySlice<UInt8>)] = []
     var error: H4FramingError?
     var description: String { "\(packets.count) packets, error \(error.map { "\($0)" } ?? "none")" }
 }

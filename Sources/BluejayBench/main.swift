@@ -100,7 +100,7 @@ struct Stack {
 
     static func frame(_ bytes: [UInt8]) throws -> [HCIPacket] {
         var framer = H4Framer()
-        return try framer.append(bytes).map { type, body in try HCIPacket(type: type, body: body[...]) }
+        return try framer.append(bytes).map { type, body in try HCIPacket(type: type, body: body) }
     }
 
     func close() {

@@ -5,7 +5,7 @@ import Testing
 // packet, or a length no controller sends, stops the stream with an error that says where.
 
 /// A framer's output as comparable values: each packet's H4 bytes.
-private func h4(_ packets: [(H4PacketType, [UInt8])]) -> [[UInt8]] {
+private func h4(_ packets: [(H4PacketType, ArraySlice<UInt8>)]) -> [[UInt8]] {
     packets.map { [$0.0.rawValue] + $0.1 }
 }
 

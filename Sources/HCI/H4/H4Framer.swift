@@ -11,10 +11,10 @@ public struct H4Framer: Sendable {
     /// controller buffer is that large.
     public let maximumACLDataLength: Int
 
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
+    /// The bytes of a packet not yet whole, kept for the next read.
+    private var pending: [UInt8] = []
     private var failure: H4FramingError?
-    /// Bytes consumed before `buffer[0]`, so errors can say where the stream went wrong.
+    /// Stream bytes before `pending[0]`, so errors can say where the stream went wrong.
     private var consumedBefore = 0
 
     /// Creates a framer for a stream that carries `acceptedTypes`.
@@ -24,37 +24,47 @@ public struct H4Framer: Sendable {
     }
 
     /// Bytes received but not yet part of a whole packet.
-    public var pendingByteCount: Int { buffer.count - readIndex }
+    public var pendingByteCount: Int { pending.count }
 
     /// Appends bytes from the stream and returns every packet they complete, in order.
     /// Each packet is `(type, body)` where `body` excludes the indicator byte.
-    public mutating func append(_ bytes: some Collection<UInt8>) throws(H4FramingError) -> [(H4PacketType, [UInt8])] {
+    ///
+    /// The bodies are views into one buffer per call, holding this read's bytes (and the
+    /// start of a packet the previous read cut): read once from the transport, they travel
+    /// up the stack without another copy.
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(H4FramingError) -> [(H4PacketType, ArraySlice<UInt8>)] {
         if let failure { throw failure }
-        buffer.append(contentsOf: bytes)
-        var packets: [(H4PacketType, [UInt8])] = []
+        // Accumulated in place until a packet completes (a UART may deliver a few bytes a read).
+        pending.append(contentsOf: bytes)
+        var packets: [(H4PacketType, ArraySlice<UInt8>)] = []
+        var readIndex = 0
         while true {
-            let available = buffer.count - readIndex
+            let available = pending.count - readIndex
             guard available >= 1 else { break }
-            let indicator = buffer[readIndex]
+            let indicator = pending[readIndex]
             guard let type = H4PacketType(rawValue: indicator), acceptedTypes.contains(type) else {
                 return try fail(.badPacketType(indicator, offset: consumedBefore + readIndex), after: packets)
             }
             guard available >= 1 + type.headerLength else { break }
-            let length = bodyLength(type: type, headerStart: readIndex + 1)
+            let length = Self.bodyLength(pending, type: type, headerStart: readIndex + 1)
             if let limit = limit(for: type), length > limit {
                 return try fail(.impossibleLength(type: type, length: length, limit: limit,
                                                   offset: consumedBefore + readIndex), after: packets)
             }
             let total = 1 + type.headerLength + length
             guard available >= total else { break }
-            packets.append((type, Array(buffer[(readIndex + 1)..<(readIndex + total)])))
+            packets.append((type, pending[(readIndex + 1)..<(readIndex + total)]))
             readIndex += total
         }
-        compact()
+        guard readIndex > 0 else { return packets }
+        // The packets keep this buffer; the start of the next packet, if any, moves to a
+        // new one.
+        consumedBefore += readIndex
+        pending = readIndex < pending.count ? Array(pending[readIndex...]) : []
         return packets
     }
 
-    private func bodyLength(type: H4PacketType, headerStart: Int) -> Int {
+    private static func bodyLength(_ buffer: [UInt8], type: H4PacketType, headerStart: Int) -> Int {
         switch type {
         case .command, .sco: Int(buffer[headerStart + 2])
         case .event: Int(buffer[headerStart + 1])
@@ -72,7 +82,8 @@ public struct H4Framer: Sendable {
         }
     }
 
-    private mutating func fail(_ error: H4FramingError, after packets: [(H4PacketType, [UInt8])]) throws(H4FramingError) -> [(H4PacketType, [UInt8])] {
+    private mutating func fail(_ error: H4FramingError, after packets: [(H4PacketType, ArraySlice<UInt8>)]) throws(H4FramingError)
+        -> [(H4PacketType, ArraySlice<UInt8>)] {
         failure = error
         // Whole packets before the bad byte are still good; the caller gets them first and
         // the error on the next call.
@@ -80,18 +91,6 @@ public struct H4Framer: Sendable {
         return packets
     }
 
-    /// Drops consumed bytes once they dominate the buffer, keeping appends amortised O(1).
-    private mutating func compact() {
-        if readIndex == buffer.count {
-            consumedBefore += readIndex
-            buffer.removeAll(keepingCapacity: true)
-            readIndex = 0
-        } else if readIndex > 4096, readIndex * 2 > buffer.count {
-            consumedBefore += readIndex
-            buffer.removeSubrange(0..<readIndex)
-            readIndex = 0
-        }
-    }
 }
 
 /// The H4 stream lost framing.

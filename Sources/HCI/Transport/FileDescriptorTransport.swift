@@ -122,7 +122,7 @@ public final class FileDescriptorTransport: HCITransport {
                 deliver(.failed(.closedByPeer(what: name)))
                 return
             }
-            let framed: [(H4PacketType, [UInt8])]
+            let framed: [(H4PacketType, ArraySlice<UInt8>)]
             do {
                 framed = try framer.append(buffer[0..<count])
             } catch {
@@ -134,7 +134,7 @@ public final class FileDescriptorTransport: HCITransport {
             for (type, body) in framed {
                 capture?.write(h4: [type.rawValue] + body, direction: .received)
                 do {
-                    packets.append(try HCIPacket(type: type, body: body[...]))
+                    packets.append(try HCIPacket(type: type, body: body))
                 } catch {
                     // The framer guarantees the lengths; this is defence in depth.
                     deliver(.failed(.malformedPacket("\(type) packet: \(error)")))
