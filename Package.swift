@@ -6,6 +6,7 @@ let package = Package(
     name: "Bluejay",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "HCI", targets: ["HCI"]),
         .library(name: "L2CAP", targets: ["L2CAP"]),
         .library(name: "ATT", targets: ["ATT"]),
@@ -27,12 +28,15 @@ let package = Package(
         // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
         // <bluetooth/hci.h>, and termios. No logic lives in C.
         .target(name: "CBluetooth"),
-        .target(name: "HCI", dependencies: ["CBluetooth"]),
+        // What every layer shares, below HCI: bytes and message layouts, UUIDs, addresses,
+        // handles, the logger, the serial actor, clocks.
+        .target(name: "BluetoothCore"),
+        .target(name: "HCI", dependencies: ["CBluetooth", "BluetoothCore"]),
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         // The store directory: atomic files, mode 0600 (GATT cache and bonds).
-        .target(name: "Storage", dependencies: ["HCI"]),
+        .target(name: "Storage", dependencies: ["BluetoothCore"]),
         .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
         // The public facade: Bluejay's API over the stack.
         .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",

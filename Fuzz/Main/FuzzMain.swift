@@ -1,5 +1,6 @@
 // The libFuzzer entry point: `make fuzz` builds this with -sanitize=fuzzer,address and runs
 // it once per target, naming the target in BLUEJAY_FUZZ_TARGET. libFuzzer supplies main().
+import BluetoothCore
 import FuzzTargets
 import HCI
 

@@ -1,6 +1,7 @@
 // bluejay-fuzz-seeds OUTPUT TRACE...: writes each fuzz target's seed corpus, cut from
 // btsnoop traces, to OUTPUT/<target>/ (one file per distinct input). `make fuzz` runs it
 // over Fixtures/traces and ../shared/traces before fuzzing.
+import BluetoothCore
 import Foundation
 import FuzzTargets
 import HCI

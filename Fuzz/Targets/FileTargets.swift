@@ -1,3 +1,4 @@
+import BluetoothCore
 import DiscoveryCache
 import Foundation
 import HCI

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// One ATT bearer: the ATT fixed channel of one LE link (Core Vol 3, Part F, 3.3).

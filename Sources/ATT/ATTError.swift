@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Why an ATT transaction, or the whole bearer, failed.

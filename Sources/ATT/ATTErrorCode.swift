@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// An ATT error code (Core Vol 3, Part F, 3.4.1.1 Table 3.4), plus the common profile and

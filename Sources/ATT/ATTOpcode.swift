@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// An ATT opcode (Core Vol 3, Part F, 3.4.8): method bits plus the command flag (0x40)

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// One ATT PDU type: its opcode and its parameters (everything after the opcode byte).

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A service by UUID, as Bluejay names it: `ServiceIdentifier(uuid: "180D")`.

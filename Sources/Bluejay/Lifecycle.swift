@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Bringing the host up, losing the controller and bringing it back, and letting go.

@@ -1,3 +1,4 @@
+import BluetoothCore
 import DiscoveryCache
 import FoundationEssentials
 import HCI

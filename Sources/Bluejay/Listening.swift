@@ -1,3 +1,4 @@
+import BluetoothCore
 import FoundationEssentials
 import GATT
 import HCI

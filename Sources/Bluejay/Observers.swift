@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Told about Bluetooth availability and connections. Held weakly.

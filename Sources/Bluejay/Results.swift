@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// How a connection attempt ended.

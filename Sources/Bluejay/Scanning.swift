@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Scanning: one scan at a time, through the queue like every other operation.

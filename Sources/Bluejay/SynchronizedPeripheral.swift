@@ -1,3 +1,4 @@
+import BluetoothCore
 import Dispatch
 import FoundationEssentials
 import GATT

@@ -18,6 +18,7 @@
 // Output: one JSON object per run mode on stdout.
 import ATT
 import Bluejay
+import BluetoothCore
 import CMallocCounter
 import Dispatch
 import Foundation

@@ -1,6 +1,6 @@
+import BluetoothCore
 import FoundationEssentials
 import GATT
-import HCI
 
 /// One peer's cached database, as stored in `gatt-cache/<identity>.json`.
 ///

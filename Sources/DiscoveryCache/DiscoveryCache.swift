@@ -1,6 +1,6 @@
 import ATT
+import BluetoothCore
 import GATT
-import HCI
 
 /// Remembers each peer's discovered GATT database across connections and proves it is
 /// still valid before using it (Core Vol 3, Part G, 2.5.2: attribute caching).

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Names of SIG-assigned UUIDs (Bluetooth Assigned Numbers): the GATT declarations and

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A service found on the peer: its declaration handle, the last handle of its group, and

@@ -1,4 +1,5 @@
 import ATT
+import BluetoothCore
 import HCI
 
 /// An attribute handle with a value: what Read Using Characteristic UUID returns and what a

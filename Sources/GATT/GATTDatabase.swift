@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// What a client knows of a peer's attribute database: the services found so far and,

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// An L2CAP channel identifier (Core Vol 3, Part A, 2.1): a fixed channel (below 0x0040), or

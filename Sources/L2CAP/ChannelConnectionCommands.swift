@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Opening and closing a BR/EDR connection-oriented channel (Core Vol 3, Part A, 4.2, 4.3,

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Configuring a BR/EDR connection-oriented channel (Core Vol 3, Part A, 4.4, 4.5 and the

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A frame of a BR/EDR channel in a mode other than basic (Enhanced Retransmission,

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A C-frame of the BR/EDR signaling channel (CID 0x0001): one or more signaling commands

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Enhanced credit based connections (Core Vol 3, Part A, 4.25–4.28): up to five channels

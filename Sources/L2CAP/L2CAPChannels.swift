@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The L2CAP layer of a host's LE links: rebuilds PDUs from ACL fragments per connection

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // LE credit based connections (Core Vol 3, Part A, 4.22–4.24): one channel per request,

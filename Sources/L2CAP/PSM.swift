@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A Protocol/Service Multiplexer: what a connection-oriented channel carries (Core Vol 3,

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Rebuilds L2CAP PDUs from the ACL fragments of one connection handle in one direction

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Rebuilds the SDUs of one connection-oriented channel in one direction from the frames of

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The code of a signaling command (Core Vol 3, Part A, 4, Table 4.2).

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// One signaling command (Core Vol 3, Part A, 4): code, identifier (pairs a response with

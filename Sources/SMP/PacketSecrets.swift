@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The secret octets of every packet of an HCI stream, followed in order: commands and

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The reason a Pairing Failed command carries (Core Vol 3, Part H, 3.5.5, Table 3.7).

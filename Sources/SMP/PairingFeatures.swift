@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A device's input and output capabilities (Core Vol 3, Part H, 2.3.2, Table 3.4).

@@ -1,3 +1,4 @@
+import BluetoothCore
 import BluetoothCrypto
 import Crypto
 import HCI

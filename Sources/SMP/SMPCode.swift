@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The code of a Security Manager Protocol command (Core Vol 3, Part H, 3.3).

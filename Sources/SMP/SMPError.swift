@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Why pairing or encryption failed, with the protocol's codes and readable names.

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// One Security Manager Protocol command (Core Vol 3, Part H, 3.5 and 3.6), its values in

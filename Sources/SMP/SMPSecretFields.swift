@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Which octets of which SMP command are secret (Core Vol 3, Part H, 3.5 and 3.6): the one

@@ -1,7 +1,7 @@
+import BluetoothCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import HCI
 
 /// The store directory (docs/ARCHITECTURE.md, Storage): bonds and the GATT cache, one file per peer
 /// identity, each written atomically with mode 0600.

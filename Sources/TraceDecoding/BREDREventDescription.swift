@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The fields of the main BR/EDR events in words, for the trace printer: the events of

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// The kind of an ACL link, which decides what its L2CAP channels mean.

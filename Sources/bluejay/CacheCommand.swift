@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import DiscoveryCache
 import GATT
 import HCI

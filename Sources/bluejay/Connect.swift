@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import HCI
 
 /// `bluejay connect ADDRESS`: connect, show the link, disconnect.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bluejay
+import BluetoothCore
 import FoundationEssentials
 import HCI
 import TraceDecoding

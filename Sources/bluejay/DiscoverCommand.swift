@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import GATT
 import HCI
 import TraceDecoding
@@ -71,13 +72,13 @@ struct Discover: AsyncParsableCommand {
                 })
             case .includes:
                 let includes = try await client.findIncludedServices(in: group)
-                return (includes.map { "\(HCI.hex($0.declarationHandle, digits: 4)) → \($0.service)" }, includes.map {
+                return (includes.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) → \($0.service)" }, includes.map {
                     .object(["handle": .number(Int($0.declarationHandle)), "uuid": .string($0.service.uuid.description),
                              "start_handle": .number(Int($0.service.handle)), "end_handle": .number(Int($0.service.endGroupHandle))])
                 })
             case .characteristics:
                 let characteristics = try await client.discoverCharacteristics(in: group, uuid: uuid)
-                return (characteristics.map { "\(HCI.hex($0.declarationHandle, digits: 4)) \($0)" }, characteristics.map {
+                return (characteristics.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) \($0)" }, characteristics.map {
                     .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "declaration_handle": .number(Int($0.declarationHandle)),
                              "value_handle": .number(Int($0.valueHandle)), "properties": .array($0.properties.names.map(JSONValue.string))])
                 })

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATT
+import BluetoothCore
 import GATT
 import HCI
 import TraceDecoding

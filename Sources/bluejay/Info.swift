@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import HCI
 
 /// `bluejay info`: bring the controller up and say what it is.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import Dispatch
 import GATT
 import HCI

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATT
+import BluetoothCore
 import DiscoveryCache
 import GATT
 import HCI

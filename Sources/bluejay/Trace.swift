@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothCore
 import HCI
 import SMP
 import TraceDecoding

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATT
+import BluetoothCore
 import GATT
 import HCI
 import TraceDecoding
@@ -121,7 +122,7 @@ struct Read: AsyncParsableCommand {
                     if json {
                         return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "values": .array(values.map { .string($0.hexString()) })]).compact]
                     }
-                    return zip(list, values).map { "\(HCI.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))" }
+                    return zip(list, values).map { "\(BluetoothCore.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))" }
                 }
                 let value = try await client.readMultiple(list)
                 if json { return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "value": .string(value.hexString())]).compact] }
@@ -132,7 +133,7 @@ struct Read: AsyncParsableCommand {
                 if json {
                     return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle)), "value": .string($0.value.hexString())]) })]).compact]
                 }
-                return values.map { "\(HCI.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))" }
+                return values.map { "\(BluetoothCore.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))" }
             }
             let value: [UInt8]
             let valueHandle: UInt16
@@ -236,7 +237,7 @@ struct Write: AsyncParsableCommand {
         if json {
             print(JSONValue.object(["handle": .number(Int(handle)), "bytes": .number(bytes.count), "procedure": .string(procedure)]).compact)
         } else {
-            print("Wrote \(bytes.count) bytes to \(HCI.hex(handle, digits: 4)) (\(procedure)).")
+            print("Wrote \(bytes.count) bytes to \(BluetoothCore.hex(handle, digits: 4)) (\(procedure)).")
         }
     }
 }
@@ -332,7 +333,7 @@ struct Listen: AsyncParsableCommand {
                 var found = cccd
                 if found == nil { found = try await client.clientConfigurationDescriptor(after: handle) }
                 guard let cccd = found else {
-                    throw CLIError("no Client Characteristic Configuration descriptor follows \(HCI.hex(handle, digits: 4)); give it with --cccd")
+                    throw CLIError("no Client Characteristic Configuration descriptor follows \(BluetoothCore.hex(handle, digits: 4)); give it with --cccd")
                 }
                 descriptor = cccd
             }
@@ -344,7 +345,7 @@ struct Listen: AsyncParsableCommand {
                 if json {
                     print(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle)), "value": .string(value.hexString())]).compact)
                 } else {
-                    print("\(kind) \(HCI.hex(valueHandle, digits: 4)) \(value.hexString(separator: " "))")
+                    print("\(kind) \(BluetoothCore.hex(valueHandle, digits: 4)) \(value.hexString(separator: " "))")
                 }
                 flushStandardOutput()
                 seen.value += 1

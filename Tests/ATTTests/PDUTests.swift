@@ -1,4 +1,5 @@
 import ATT
+import BluetoothCore
 import HCI
 import Testing
 

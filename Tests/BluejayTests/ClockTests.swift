@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothCore
 import DiscoveryCache
 import Foundation
 import HCI

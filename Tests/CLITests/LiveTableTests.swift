@@ -1,3 +1,4 @@
+import BluetoothCore
 @testable import bluejay
 @testable import HCI
 import Testing

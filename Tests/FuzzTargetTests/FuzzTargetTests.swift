@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 import FuzzTargets
 import HCI

@@ -1,4 +1,5 @@
 import ATT
+import BluetoothCore
 import DiscoveryCache
 import GATT
 import Glibc

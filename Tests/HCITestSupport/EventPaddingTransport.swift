@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Passes everything through, but appends octets to every event the controller sends, after

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 import HCITestSupport
 import Testing

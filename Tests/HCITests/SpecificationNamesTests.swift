@@ -1,3 +1,4 @@
+import BluetoothCore
 @testable import HCI
 import Testing
 

@@ -1,3 +1,4 @@
+@testable import BluetoothCore
 import Foundation
 @testable import HCI
 import L2CAP

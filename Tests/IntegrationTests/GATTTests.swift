@@ -1,4 +1,5 @@
 import ATT
+import BluetoothCore
 import Foundation
 import GATT
 @testable import HCI
@@ -78,7 +79,7 @@ final class GATTLink {
 @BluetoothActor
 final class Arrivals<Value: Sendable> {
     private(set) var values: [Value] = []
-    private var waiters: [(count: Int, done: HCI.Expectation<Bool>)] = []
+    private var waiters: [(count: Int, done: BluetoothCore.Expectation<Bool>)] = []
 
     func append(_ value: Value) {
         values.append(value)
@@ -93,7 +94,7 @@ final class Arrivals<Value: Sendable> {
     /// the values are there.
     func waitFor(_ count: Int, seconds: Int = 10) async -> Bool {
         if values.count >= count { return true }
-        let done = HCI.Expectation<Bool>()
+        let done = BluetoothCore.Expectation<Bool>()
         waiters.append((count, done))
         let giveUp = Task { @BluetoothActor in
             do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
@@ -678,7 +679,7 @@ extension IntegrationTests {
         let link = try await openGATT(peer)
         let client = link.client
         let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
-        let ended = HCI.Expectation<HCIStatus>()
+        let ended = BluetoothCore.Expectation<HCIStatus>()
         link.manager.onDisconnection = { connection, reason in if connection.handle == link.handle { ended.fulfill(reason) } }
         try await client.write(control.valueHandle, ControlPoint.disconnect(reason: 0x08))
         #expect(await ended.value() == .connectionTimeout)

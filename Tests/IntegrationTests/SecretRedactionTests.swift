@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 import HCI
 import HCITestSupport

@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 @testable import HCI
 import L2CAP
@@ -20,7 +21,7 @@ extension IntegrationTests {
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        var attReplies: [UInt16: HCI.Expectation<[UInt8]?>] = [:]
+        var attReplies: [UInt16: BluetoothCore.Expectation<[UInt8]?>] = [:]
         l2cap.setHandler(for: .att) { handle, payload in attReplies[handle]?.fulfill(Array(payload)) }
 
         // Sequential connects; the first link stays up while the second comes up.
@@ -37,7 +38,7 @@ extension IntegrationTests {
 
         /// The GAP Device Name over ATT (Read By Type 0x2A00 over all handles) on `handle`.
         func deviceName(_ handle: UInt16) async throws -> String? {
-            let reply = HCI.Expectation<[UInt8]?>()
+            let reply = BluetoothCore.Expectation<[UInt8]?>()
             attReplies[handle] = reply
             let giveUp = Task { @BluetoothActor in
                 try? await Task.sleep(for: .seconds(10))

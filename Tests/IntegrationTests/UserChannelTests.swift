@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 @testable import HCI
 import Synchronization

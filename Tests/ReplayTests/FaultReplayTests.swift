@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothCore
 import Foundation
 import HCI
 import HCITestSupport

@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 import HCITestSupport
 import HCI

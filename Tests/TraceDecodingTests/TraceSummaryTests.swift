@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation  // FileManager, to read the expected file; tests only.
 import HCI
 import Testing

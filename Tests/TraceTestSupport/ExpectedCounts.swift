@@ -1,4 +1,5 @@
 import ATT
+import BluetoothCore
 import Foundation  // JSONSerialization, to read the expected file; test support only.
 import HCI
 import L2CAP

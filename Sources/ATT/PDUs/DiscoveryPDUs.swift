@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Discovery: Find Information and Find By Type Value (Core Vol 3, Part F, 3.4.3).

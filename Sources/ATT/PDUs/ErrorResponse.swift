@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// ATT_ERROR_RSP (0x01, Core Vol 3, Part F, 3.4.1.1): a request failed.

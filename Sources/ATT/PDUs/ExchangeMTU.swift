@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// ATT_EXCHANGE_MTU_REQ (0x02, Core Vol 3, Part F, 3.4.2.1): the client's receive MTU.

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // The parameter layouts several PDUs share, each encoded and decoded once here.

@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Reading: Read By Type, Read, Read Blob, Read Multiple, Read By Group Type, Read Multiple

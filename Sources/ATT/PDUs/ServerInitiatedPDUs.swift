@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Server-initiated: notifications, indications and their confirmation (Core Vol 3, Part F,

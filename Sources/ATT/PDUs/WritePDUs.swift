@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 // Writing: Write Request/Response, Write Command, Signed Write Command, Prepare and Execute

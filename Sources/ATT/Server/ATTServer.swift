@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// Answers the peer's ATT requests and commands on a bearer.

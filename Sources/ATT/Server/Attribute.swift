@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// What the peer may do with an attribute. Authentication, authorization and encryption

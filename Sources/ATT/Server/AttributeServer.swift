@@ -1,3 +1,4 @@
+import BluetoothCore
 import HCI
 
 /// A local attribute table the peer may query: a small GATT server answering discovery,

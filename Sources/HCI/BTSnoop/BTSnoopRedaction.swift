@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A btsnoop file with every packet's secret fields zeroed in place, as Android's filtered
 /// snoop log does: the same length, header, record count, flags and timestamps, and every
 /// octet the same but the secret ones, so the copy still decodes, counts and prints like

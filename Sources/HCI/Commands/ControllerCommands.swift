@@ -1,3 +1,5 @@
+import BluetoothCore
+
 // The controller and baseband, informational and status commands used to bring a
 // controller up (Core Vol 4, Part E, 7.3 and 7.4).
 

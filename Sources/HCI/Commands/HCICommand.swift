@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A value that encodes to and decodes from a run of HCI parameter bytes: command
 /// parameters, return parameters, event parameters.
 public protocol HCIParameters: Sendable, Equatable {

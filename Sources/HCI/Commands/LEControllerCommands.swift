@@ -1,3 +1,5 @@
+import BluetoothCore
+
 // LE controller commands used at bring-up (Core Vol 4, Part E, 7.8).
 
 /// HCI_LE_Set_Event_Mask (0x2001): which LE Meta subevents the controller may send.

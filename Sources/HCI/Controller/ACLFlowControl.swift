@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Host-to-controller ACL flow control (Core Vol 4, Part E, 4.1.1): never more packets
 /// outstanding than the controller has buffers. A credit is spent per packet sent and
 /// comes back with Number Of Completed Packets, or when its connection ends.

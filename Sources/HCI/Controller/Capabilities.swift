@@ -1,3 +1,5 @@
+import BluetoothCore
+
 // What a controller says it can do, and the masks that choose which events it sends.
 
 /// The 64-octet bit mask of HCI_Read_Local_Supported_Commands (Core Vol 4, Part E, 6.27).

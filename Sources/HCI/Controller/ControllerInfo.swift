@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// What bring-up learned about the controller.
 public struct ControllerInfo: Sendable, Equatable {
     /// HCI_Read_Local_Version_Information.

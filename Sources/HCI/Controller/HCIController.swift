@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The host's side of one controller: bring-up, commands with flow control and
 /// timeouts, ACL buffer credits, and dispatch of events and data to the layers above.
 ///

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Why an HCI operation failed. Each case carries the protocol's code and says it by name.
 public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The controller answered the command with an error status.

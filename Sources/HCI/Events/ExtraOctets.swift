@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The tolerance rule for what a controller sends, in one place: an event, a Command
 /// Complete's return parameters or an LE subevent may carry more octets than its format
 /// (a controller of a newer specification appends fields; one real controller sends Command

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// An HCI event decoded into what the host acts on. Events the host does not act on stay
 /// as ``other`` with their raw parameters, so nothing is lost and nothing is fatal.
 public enum HCIEvent: Sendable, Equatable {

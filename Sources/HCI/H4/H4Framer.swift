@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Cuts an H4 byte stream (UART, emulator socket) into whole HCI packets.
 ///
 /// Bytes may arrive in any chunking — one byte at a time or many packets at once — and

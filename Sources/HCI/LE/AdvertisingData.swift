@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// One AD structure of advertising or scan-response data (Core Supplement Part A):
 /// a length, an AD type and its data.
 public struct ADStructure: Sendable, Equatable {

@@ -1,27 +1,4 @@
-/// The address type of an advertiser or a peer (Core Vol 4, Part E, 7.7.65.2).
-public enum AddressType: UInt8, Sendable, Hashable, CustomStringConvertible {
-    /// A public device address.
-    case `public` = 0x00
-    /// A random device address (static or private).
-    case random = 0x01
-    /// A public identity address, resolved by the controller from a private address.
-    case publicIdentity = 0x02
-    /// A random static identity address, resolved by the controller.
-    case randomIdentity = 0x03
-    /// No address was sent (anonymous extended advertising).
-    case anonymous = 0xFF
-
-    /// `public`, `random`, `public-identity`, `random-identity` or `anonymous`.
-    public var description: String {
-        switch self {
-        case .public: "public"
-        case .random: "random"
-        case .publicIdentity: "public-identity"
-        case .randomIdentity: "random-identity"
-        case .anonymous: "anonymous"
-        }
-    }
-}
+import BluetoothCore
 
 /// One advertisement or scan response as a controller reports it, from either the
 /// legacy LE Advertising Report (0x02) or the LE Extended Advertising Report (0x0D).

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 // LE connection commands (Core Vol 4, Part E, 7.8.12, 7.8.13, 7.8.18, 7.8.21, 7.8.31,
 // 7.8.32, 7.8.33, 7.8.47, 7.8.49, 7.8.66) and HCI_Read_RSSI (7.5.4).
 

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The link parameters a connection runs with.
 public struct LEConnectionParameters: Sendable, Equatable {
     /// Connection interval, units of 1.25 ms.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// One LE connection as the host knows it.
 public struct LEConnection: Sendable, Equatable {
     /// The connection handle.

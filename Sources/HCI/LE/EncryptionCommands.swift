@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// HCI_LE_Enable_Encryption (0x2019): the central starts (or refreshes) encryption of a
 /// link with a key the Security Manager chose. Command Status answers; Encryption Change
 /// (first time) or Encryption Key Refresh Complete (already encrypted) ends it.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 // LE scanning commands (Core Vol 4, Part E, 7.8.10, 7.8.11, 7.8.64, 7.8.65).
 
 /// Passive or active scanning: an active scanner sends scan requests and receives scan responses.

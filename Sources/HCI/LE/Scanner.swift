@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// What a scan is looking for.
 public struct ScanOptions: Sendable, Equatable {
     /// Active scanning sends scan requests, so scan responses (names, more UUIDs) arrive.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Names of HCI opcodes, events and LE subevents, spelled as in the Core specification
 /// with underscores (`LE_Set_Scan_Parameters`) — the spelling trace summaries use.
 ///

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The H4 packet indicator: the byte in front of every HCI packet on a UART, on an
 /// emulator's socket, on the user channel socket and in btsnoop files of datalink 1002.
 public enum H4PacketType: UInt8, Sendable, CaseIterable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Which parameters of which HCI command and event are secret (Core Vol 4, Part E, 7): the
 /// one table logs, the trace printer, `trace --redact` and the redacting capture writer
 /// consult for HCI. SMP PDUs, carried in ACL data, have their own table in the SMP module.

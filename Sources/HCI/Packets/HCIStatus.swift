@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// An HCI status or error code (Core Vol 1, Part F), as carried by Command Complete,
 /// Command Status, connection events and disconnection reasons.
 ///
@@ -107,44 +109,4 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         0x44: "operationCancelledByHost", 0x45: "packetTooLong", 0x46: "tooLate",
         0x47: "tooEarly", 0x48: "insufficientChannels",
     ]
-}
-
-/// A Bluetooth device address (BD_ADDR), stored as on the wire: least significant byte
-/// first. Printed most significant byte first, as people write it.
-public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The six bytes in wire order (little-endian).
-    public let bytes: [UInt8]
-
-    /// Wraps six bytes in wire order.
-    public init(littleEndianBytes bytes: some Collection<UInt8>) {
-        precondition(bytes.count == 6, "a BD_ADDR has six bytes")
-        self.bytes = Array(bytes)
-    }
-
-    /// Parses `AA:BB:CC:DD:EE:FF` (most significant first); `nil` if malformed.
-    public init?(_ text: String) {
-        // Empty parts count, so a stray colon is malformed rather than ignored.
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6 else { return nil }
-        var bytes: [UInt8] = []
-        for part in parts.reversed() {
-            // Two hex digits exactly: UInt8(_:radix:) alone would also take "+1" and "-0".
-            guard part.count == 2, part.allSatisfy(\.isHexDigit), let byte = UInt8(part, radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        self.bytes = bytes
-    }
-
-    /// Reads six bytes from a PDU.
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        bytes = Array(try reader.readBytes(6))
-    }
-
-    /// Writes the six bytes into a PDU.
-    public func encode(to writer: inout ByteWriter) { writer.write(bytes: bytes) }
-
-    /// `AA:BB:CC:DD:EE:FF`.
-    public var description: String {
-        bytes.reversed().hexString(uppercase: true, separator: ":")
-    }
 }

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Follows a stream of HCI packets, in order, and names the secret octets of each: what a
 /// redacting btsnoop writer and `trace --redact` need. Stateful because an SMP PDU may be
 /// split across ACL fragments: whether an octet of a continuation fragment is secret

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// What a transport hands the stack: packets from the controller, in order, or the end.
 public enum TransportDelivery: Sendable {
     /// Whole packets, in the order the controller sent them (one read may hold several).

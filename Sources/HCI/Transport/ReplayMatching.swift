@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A field of a host→controller packet that may legitimately differ from the recording:
 /// a value the host makes up (a random address, an SMP nonce or key, a key handed to the
 /// controller) or computes from one. Everything outside such fields is compared exactly.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A transport named by a string, the same everywhere (CLI `--transport`, the
 /// `BLUEJAY_TRANSPORT` variable, the API):
 ///

@@ -1,3 +1,4 @@
+import BluetoothCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,18 +1,9 @@
 import Synchronization
 
-/// The stack's serial context. Every piece of protocol state — controller, connections,
-/// L2CAP, ATT, GATT, SMP — is isolated to this one actor, so protocol code runs without
-/// locks and calls between layers are plain synchronous calls.
-@globalActor
-public actor BluetoothActor {
-    /// The one instance.
-    public static let shared = BluetoothActor()
-}
-
 /// Where the stack's diagnostics go. Quiet by default; the CLI's `--verbose` turns on
 /// `.debug` to stderr.
 ///
-/// Secrets (keys, nonces, passkeys: ``HCISecretFields`` and the SMP module's table) are
+/// Secrets (keys, nonces, passkeys: `HCISecretFields` (HCI) and the SMP module's table) are
 /// printed as `<redacted 16 octets>` at every level unless ``showsSecrets`` is set
 /// (`--log-secrets`); then the first line that shows one is preceded by a warning.
 public struct HCILogger: Sendable {
