@@ -14,7 +14,7 @@ extension FuzzTarget {
         name: "l2cap",
         summary: "Reassembler over a run of ACL packets, signaling commands, dynamic channels' frames, re-fragmentation",
         run: { bytes throws(FuzzFailure) in
-            var reassemblers: [UInt16: Reassembler] = [:]
+            var reassemblers: [ConnectionHandle: Reassembler] = [:]
             var sdus: [UInt16: SDUReassembler] = [:]
             let bufferLength = Int(bytes.last ?? 0) % 251 + 1
             var frames = 0
@@ -103,7 +103,7 @@ private func aclPackets(_ bytes: [UInt8]) -> [ACLDataPacket] {
 }
 
 /// A frame must survive encoding, and fragmenting then reassembling.
-private func checkFrame(_ frame: BasicFrame, handle: UInt16, bufferLength: Int) throws(FuzzFailure) {
+private func checkFrame(_ frame: BasicFrame, handle: ConnectionHandle, bufferLength: Int) throws(FuzzFailure) {
     try expectRoundTrip(frame, "L2CAP frame", encode: { $0.encoded() }, decode: { bytes in
         var reader = ByteReader(bytes)
         return try BasicFrame(from: &reader)

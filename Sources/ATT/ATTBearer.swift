@@ -41,7 +41,7 @@ public final class ATTBearer {
     private static let responseOpcodes: Set<UInt8> = [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x21]
 
     /// The connection handle of the link this bearer runs on.
-    public let connection: UInt16
+    public let connection: ConnectionHandle
     /// The ATT_MTU now in effect on this bearer.
     public private(set) var mtu = ATTBearer.defaultMTU
     /// The receive MTU offered in an MTU exchange (ours, as client or server).
@@ -50,10 +50,10 @@ public final class ATTBearer {
     /// `requestNotSupported`.
     public var server: (any ATTServer)?
     /// Called with (attribute handle, value) for each notification, in arrival order.
-    public var onNotification: ((UInt16, [UInt8]) -> Void)?
+    public var onNotification: ((AttributeHandle, ArraySlice<UInt8>) -> Void)?
     /// Called with (attribute handle, value) for each indication; the confirmation goes out
     /// when it returns.
-    public var onIndication: ((UInt16, [UInt8]) -> Void)?
+    public var onIndication: ((AttributeHandle, ArraySlice<UInt8>) -> Void)?
     /// Called once when the bearer closes on its own (timeout or protocol error), so that
     /// its owner drops the link.
     public var onFatalError: ((ATTError) -> Void)?
@@ -75,7 +75,7 @@ public final class ATTBearer {
     private var nextID = 0
 
     /// A bearer for connection `connection` that sends whole PDUs through `transmit`.
-    public init(connection: UInt16, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
+    public init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
                 logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
@@ -272,7 +272,7 @@ public final class ATTBearer {
         try Self.received(type, pdu, on: connection, logger: logger)
     }
 
-    private static func received<PDU: ATTPDU>(_: PDU.Type, _ pdu: ArraySlice<UInt8>, on connection: UInt16,
+    private static func received<PDU: ATTPDU>(_: PDU.Type, _ pdu: ArraySlice<UInt8>, on connection: ConnectionHandle,
                                               logger: HCILogger) throws(DecodingError) -> PDU {
         let (decoded, extra) = try PDU.decodeCountingExtraOctets(pdu)
         if extra > 0 {

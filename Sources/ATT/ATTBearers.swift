@@ -15,7 +15,7 @@ public final class ATTBearers {
     private var observer: Int?
 
     /// Live bearers by connection handle.
-    public private(set) var bearers: [UInt16: ATTBearer] = [:]
+    public private(set) var bearers: [ConnectionHandle: ATTBearer] = [:]
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
     /// The server that answers the peers' requests on every bearer (none: every request is
@@ -56,7 +56,7 @@ public final class ATTBearers {
     }
 
     /// The bearer of connection `handle`, made on first use.
-    public func bearer(for handle: UInt16) throws(ATTError) -> ATTBearer {
+    public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
         if let bearer = bearers[handle] { return bearer }
         guard connections.connections[handle] != nil else { throw .notConnected(handle) }
         let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger) {
@@ -70,7 +70,7 @@ public final class ATTBearers {
         return bearer
     }
 
-    private func drop(_ handle: UInt16, because reason: ATTError) {
+    private func drop(_ handle: ConnectionHandle, because reason: ATTError) {
         logger.log(.error, "handle \(hex(handle, digits: 4)): \(reason)")
         Task { @BluetoothActor [connections, logger] in
             do { try await connections.disconnect(handle, reason: .remoteUserTerminatedConnection) } catch {

@@ -16,7 +16,7 @@ public enum ATTError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The link went down; the Disconnection Complete reason.
     case disconnected(HCIStatus)
     /// No LE link has this connection handle.
-    case notConnected(UInt16)
+    case notConnected(ConnectionHandle)
     /// The controller could not take the PDU.
     case transport(HCIError)
     /// The bearer had already closed for this reason; no PDU was sent.

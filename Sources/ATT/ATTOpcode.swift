@@ -74,45 +74,4 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     /// Whether the command flag is set (no response follows).
     public var isCommand: Bool { rawValue & 0x40 != 0 }
-
-    /// The name in trace spelling (`Handle_Value_Notification`), or `Unknown`.
-    public var name: String {
-        switch rawValue {
-        case 0x01: "Error_Rsp"
-        case 0x02: "Exchange_MTU_Req"
-        case 0x03: "Exchange_MTU_Rsp"
-        case 0x04: "Find_Information_Req"
-        case 0x05: "Find_Information_Rsp"
-        case 0x06: "Find_By_Type_Value_Req"
-        case 0x07: "Find_By_Type_Value_Rsp"
-        case 0x08: "Read_By_Type_Req"
-        case 0x09: "Read_By_Type_Rsp"
-        case 0x0A: "Read_Req"
-        case 0x0B: "Read_Rsp"
-        case 0x0C: "Read_Blob_Req"
-        case 0x0D: "Read_Blob_Rsp"
-        case 0x0E: "Read_Multiple_Req"
-        case 0x0F: "Read_Multiple_Rsp"
-        case 0x10: "Read_By_Group_Type_Req"
-        case 0x11: "Read_By_Group_Type_Rsp"
-        case 0x12: "Write_Req"
-        case 0x13: "Write_Rsp"
-        case 0x16: "Prepare_Write_Req"
-        case 0x17: "Prepare_Write_Rsp"
-        case 0x18: "Execute_Write_Req"
-        case 0x19: "Execute_Write_Rsp"
-        case 0x1B: "Handle_Value_Notification"
-        case 0x1D: "Handle_Value_Indication"
-        case 0x1E: "Handle_Value_Confirmation"
-        case 0x20: "Read_Multiple_Variable_Req"
-        case 0x21: "Read_Multiple_Variable_Rsp"
-        case 0x23: "Multiple_Handle_Value_Notification"
-        case 0x52: "Write_Cmd"
-        case 0xD2: "Signed_Write_Cmd"
-        default: "Unknown"
-        }
-    }
-
-    /// `0x1b Handle_Value_Notification`.
-    public var description: String { "\(hex(rawValue, digits: 2)) \(name)" }
 }

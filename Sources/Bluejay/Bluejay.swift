@@ -104,7 +104,7 @@ public final class Bluejay {
     /// A link up to the peripheral.
     struct Connection {
         let peripheral: PeripheralIdentifier
-        let handle: UInt16
+        let handle: ConnectionHandle
     }
 
     var linkState = LinkState.idle
@@ -227,7 +227,7 @@ public final class Bluejay {
 
     /// Runs `body` with the GATT client of link `handle`.
     @BluetoothActor
-    static func onClient<T>(_ host: BluetoothHost, _ handle: UInt16,
+    static func onClient<T>(_ host: BluetoothHost, _ handle: ConnectionHandle,
                             _ body: (GATTClient) async throws(GATTError) -> T) async -> Swift.Result<T, GATTError> {
         guard let client = host.existingClient(for: handle) else { return .failure(.att(.notConnected(handle))) }
         do { return .success(try await body(client)) } catch { return .failure(error) }

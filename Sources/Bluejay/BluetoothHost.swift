@@ -28,15 +28,15 @@ public final class BluetoothHost {
     public let security: SecurityManager
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
-    private var clients: [UInt16: GATTClient] = [:]
+    private var clients: [ConnectionHandle: GATTClient] = [:]
     /// The longest value a long read follows (``GATTClient/maximumValueLength``), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
     /// Called with (connection handle, services) when a peer's Service Changed invalidates them.
-    public var onServicesInvalidated: ((UInt16, [Service]) -> Void)?
+    public var onServicesInvalidated: ((ConnectionHandle, [Service]) -> Void)?
     /// Called with (link handle, value handle, the characteristic there if discovered, value)
     /// for a notification or indication nobody listens to.
-    public var onUnhandledValue: ((UInt16, UInt16, CharacteristicIdentifier?, [UInt8]) -> Void)?
+    public var onUnhandledValue: ((ConnectionHandle, AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>) -> Void)?
     private var observer: Int?
     /// The btsnoop writer the transport records to (closed with the host).
     nonisolated let capture: BTSnoopWriter?
@@ -113,7 +113,7 @@ public final class BluetoothHost {
 
     /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached
     /// database validated for `identity`.
-    public func client(for handle: UInt16, identity: String) async throws(BluejayError) -> GATTClient {
+    public func client(for handle: ConnectionHandle, identity: String) async throws(BluejayError) -> GATTClient {
         if let client = clients[handle], client.bearer.isOpen { return client }
         let bearer: ATTBearer
         do { bearer = try bearers.bearer(for: handle) } catch { throw .gatt(.att(error)) }
@@ -150,10 +150,10 @@ public final class BluetoothHost {
     }
 
     /// The client of a live link, if one was made.
-    public func existingClient(for handle: UInt16) -> GATTClient? { clients[handle] }
+    public func existingClient(for handle: ConnectionHandle) -> GATTClient? { clients[handle] }
 
     /// Forgets the client of a link that ended, saving what it discovered.
-    public func linkEnded(_ handle: UInt16) {
+    public func linkEnded(_ handle: ConnectionHandle) {
         if let client = clients.removeValue(forKey: handle) { cache.finish(client) }
     }
 

@@ -1,3 +1,4 @@
+import BluetoothCore
 import GATT
 
 /// The GATT steps both the queued API and the synchronized peripheral take, written once.
@@ -26,7 +27,7 @@ extension GATTClient {
     /// Sends each value of the characteristic to `handler` and turns notifications (or
     /// indications, when it has no notify) on; returns the value handle and the listener
     /// token to remove later.
-    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping ([UInt8]) -> Void) async throws(GATTError) -> (valueHandle: UInt16, token: Int) {
+    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping (ArraySlice<UInt8>) -> Void) async throws(GATTError) -> (valueHandle: AttributeHandle, token: Int) {
         let characteristic = try await characteristic(identifier)
         let token = addValueListener(characteristic.valueHandle, handler)
         do throws(GATTError) {

@@ -69,7 +69,7 @@ extension Bluejay {
             guard let self, let host = await self.readyHost(operation) else { return }
             operation.onCancel = { _ in Task { @BluetoothActor in host.connections.cancelConnect() } }
             let identity = DiscoveryCache.identity(peripheralIdentifier.address, peripheralIdentifier.addressType)
-            let result = await Task { @BluetoothActor () -> Result<UInt16, BluejayError> in
+            let result = await Task { @BluetoothActor () -> Result<ConnectionHandle, BluejayError> in
                 do throws(ConnectionError) {
                     let link = try await host.connections.connect(to: peripheralIdentifier.address, type: peripheralIdentifier.addressType, timeout: limit)
                     do throws(BluejayError) { _ = try await host.client(for: link.handle, identity: identity) } catch {
@@ -148,7 +148,7 @@ extension Bluejay {
     /// The link of the connected peripheral ended (asked for or not): everything waiting on
     /// it fails, listens end, observers hear of it.
     /// `error` is what operations under way fail with (by default, the disconnection).
-    func linkEnded(_ handle: UInt16, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) {
+    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) {
         guard let link = connection, link.handle == handle, endedHost === host || failure != nil else { return }
         // Asked for (a disconnection under way, or auto-reconnect turned off): no error to report.
         let expected = if case .disconnecting = linkState { true } else { !shouldAutoReconnect }

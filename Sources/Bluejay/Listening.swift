@@ -9,12 +9,12 @@ import HCI
 /// came before its subscription was in place cannot overtake each other.
 enum ValueArrival: Sendable {
     /// A value for a listen's subscription.
-    case value(Bluejay.Listener, [UInt8])
+    case value(Bluejay.Listener, ArraySlice<UInt8>)
     /// The listen fell more than its backlog's limit behind: it ends here.
     case overflow(Bluejay.Listener)
     /// A value that no subscription of ours watches, on link `link`, at `valueHandle` (the
     /// characteristic there, when it is discovered).
-    case unsolicited(link: UInt16, valueHandle: UInt16, CharacteristicIdentifier?, [UInt8])
+    case unsolicited(link: ConnectionHandle, valueHandle: AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>)
 }
 
 /// Listens: subscriptions whose values go to a callback until ended, kept across a
@@ -37,7 +37,7 @@ extension Bluejay {
 
         let characteristic: CharacteristicIdentifier
         let option: MultipleListenOption
-        let deliver: ([UInt8]) -> Void
+        let deliver: (ArraySlice<UInt8>) -> Void
         /// Values on their way to the callback, bounded.
         let backlog: ListenBacklog
         /// Tells the caller the listen is over (cancelled, or failed with the reason).
@@ -47,7 +47,7 @@ extension Bluejay {
         private(set) var state = State.unsubscribed
 
         init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog,
-             deliver: @escaping ([UInt8]) -> Void, end: @escaping (BluejayError) -> Void) {
+             deliver: @escaping (ArraySlice<UInt8>) -> Void, end: @escaping (BluejayError) -> Void) {
             self.characteristic = characteristic
             self.option = option
             self.tag = tag
@@ -72,7 +72,7 @@ extension Bluejay {
 
         /// Delivers a value that did not come through the subscription (one that arrived
         /// before the subscription was written).
-        func deliverDirectly(_ bytes: [UInt8]) {
+        func deliverDirectly(_ bytes: ArraySlice<UInt8>) {
             guard case .accepted = backlog.arrived() else { return }
             deliver(bytes)
         }
@@ -201,7 +201,7 @@ extension Bluejay {
     /// A notification or indication nobody listens to: a bonded peer's subscription that
     /// outlived the last link (or the last process). The restorer is offered it once per link;
     /// when nobody takes it, the subscription is turned off rather than left running.
-    private func unsolicitedValue(_ handle: UInt16, _ valueHandle: UInt16, _ characteristic: CharacteristicIdentifier?, _ value: [UInt8]) {
+    private func unsolicitedValue(_ handle: ConnectionHandle, _ valueHandle: AttributeHandle, _ characteristic: CharacteristicIdentifier?, _ value: ArraySlice<UInt8>) {
         guard let link = connection, link.handle == handle else { return }
         guard let characteristic else {
             return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")

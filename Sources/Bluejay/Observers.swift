@@ -99,7 +99,7 @@ extension Bluejay {
     public func unregister(logObserver: any LogObserver) { logObservers.removeAll { $0.object == nil || $0.object === logObserver } }
 
     /// The peer's Service Changed invalidated `services` on link `handle`.
-    func servicesInvalidated(_ handle: UInt16, _ services: [ServiceIdentifier]) {
+    func servicesInvalidated(_ handle: ConnectionHandle, _ services: [ServiceIdentifier]) {
         guard let connection, connection.handle == handle else { return }
         for case let observer as any ServiceObserver in serviceObservers.compactMap(\.object) {
             observer.didModifyServices(from: connection.peripheral, invalidatedServices: services)

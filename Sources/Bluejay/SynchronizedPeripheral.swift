@@ -11,7 +11,7 @@ import Synchronization
 /// calling it on the main actor would block the callbacks it waits for.
 public final class SynchronizedPeripheral: Sendable {
     private let host: BluetoothHost
-    private let handle: UInt16
+    private let handle: ConnectionHandle
     /// The connected peripheral.
     public let identifier: PeripheralIdentifier
     /// Set when the task is cancelled or the link ends: every call then throws it.
@@ -22,7 +22,7 @@ public final class SynchronizedPeripheral: Sendable {
     /// Tells Bluejay a listen was ended here, so its callback is dropped too.
     private let listenEnded: @Sendable (CharacteristicIdentifier) -> Void
 
-    init(host: BluetoothHost, handle: UInt16, identifier: PeripheralIdentifier, listenEnded: @escaping @Sendable (CharacteristicIdentifier) -> Void) {
+    init(host: BluetoothHost, handle: ConnectionHandle, identifier: PeripheralIdentifier, listenEnded: @escaping @Sendable (CharacteristicIdentifier) -> Void) {
         self.host = host
         self.handle = handle
         self.identifier = identifier
@@ -185,7 +185,7 @@ public final class SynchronizedPeripheral: Sendable {
         inboxes.withLock { $0.append(inbox) }
         defer { inboxes.withLock { $0.removeAll { $0 === inbox } } }
         try checkCancelled()
-        let token = try perform({ client throws(GATTError) in try await client.subscribe(characteristicIdentifier) { inbox.put($0) }.1 }, characteristicIdentifier)
+        let token = try perform({ client throws(GATTError) in try await client.subscribe(characteristicIdentifier) { inbox.put(Array($0)) }.1 }, characteristicIdentifier)
         defer {
             // Undone even when the task was cancelled: leave no subscription behind.
             _ = try? perform({ client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }, characteristicIdentifier,

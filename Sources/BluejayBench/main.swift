@@ -36,12 +36,12 @@ struct Sample: Receivable {
     init(bluetoothData: Data) throws { sequence = try bluetoothData.extract(start: 0, length: 4) }
 }
 
-let handle: UInt16 = 0x0040
-let attributeHandle: UInt16 = 0x002B
+let handle: ConnectionHandle = 0x0040
+let attributeHandle: AttributeHandle = 0x002B
 
 /// The H4 bytes of the LE Connection Complete that opens the link.
 func connectionComplete() -> [UInt8] {
-    let parameters: [UInt8] = [0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1, 0x0D, 0xF0,
+    let parameters: [UInt8] = [0x01, 0x00, UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1, 0x0D, 0xF0,
                                0x18, 0x00, 0x00, 0x00, 0xF4, 0x01, 0x00]
     return [0x04, 0x3E, UInt8(parameters.count)] + parameters
 }
@@ -52,11 +52,11 @@ func notifications(count: Int, payload: Int) -> [UInt8] {
     let l2capLength = 3 + payload
     let aclLength = 4 + l2capLength
     bytes.reserveCapacity(count * (5 + aclLength))
-    let flagged = handle | 0x2000  // packet boundary 0b10: first, flushable
+    let flagged = handle.rawValue | 0x2000  // packet boundary 0b10: first, flushable
     for sequence in 0..<UInt32(count) {
         bytes += [0x02, UInt8(flagged & 0xFF), UInt8(flagged >> 8), UInt8(aclLength & 0xFF), UInt8(aclLength >> 8)]
         bytes += [UInt8(l2capLength & 0xFF), UInt8(l2capLength >> 8), 0x04, 0x00]
-        bytes += [0x1B, UInt8(attributeHandle & 0xFF), UInt8(attributeHandle >> 8)]
+        bytes += [0x1B, UInt8(attributeHandle.rawValue & 0xFF), UInt8(attributeHandle.rawValue >> 8)]
         bytes += withUnsafeBytes(of: sequence.littleEndian) { Array($0) }
         bytes += [UInt8](repeating: 0, count: payload - 4)
     }
@@ -95,7 +95,7 @@ struct Stack {
         // ATT_MTU 517, as a real peer would answer: the peer's Exchange MTU Response.
         let client = client
         let exchange = Task { @BluetoothActor in try await client.exchangeMTU() }
-        fake.deliver(.packets(try Self.frame([0x02, UInt8(handle & 0xFF), UInt8((handle | 0x2000) >> 8), 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x03, 0x05, 0x02])))
+        fake.deliver(.packets(try Self.frame([0x02, UInt8(handle.rawValue & 0xFF), UInt8((handle.rawValue | 0x2000) >> 8), 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x03, 0x05, 0x02])))
         _ = try await exchange.value
     }
 

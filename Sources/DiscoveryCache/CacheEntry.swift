@@ -63,14 +63,14 @@ public struct CacheEntry: Sendable, Equatable {
 private struct File: Codable {
     struct DescriptorRecord: Codable {
         var uuid: String
-        var handle: UInt16
+        var handle: AttributeHandle
     }
 
     struct CharacteristicRecord: Codable {
         var uuid: String
-        var declaration_handle: UInt16
-        var value_handle: UInt16
-        var end_handle: UInt16
+        var declaration_handle: AttributeHandle
+        var value_handle: AttributeHandle
+        var end_handle: AttributeHandle
         var properties: UInt8
         var descriptors: [DescriptorRecord]?
 
@@ -86,16 +86,16 @@ private struct File: Codable {
     }
 
     struct IncludeRecord: Codable {
-        var handle: UInt16
+        var handle: AttributeHandle
         var uuid: String
-        var start: UInt16
-        var end: UInt16
+        var start: AttributeHandle
+        var end: AttributeHandle
     }
 
     struct ServiceRecord: Codable {
         var uuid: String
-        var start: UInt16
-        var end: UInt16
+        var start: AttributeHandle
+        var end: AttributeHandle
         var includes: [IncludeRecord]?
         var characteristics: [CharacteristicRecord]?
 
@@ -171,7 +171,7 @@ private struct File: Codable {
         // The database keys includes and characteristics by service handle, descriptors by
         // value handle: a second service or characteristic on a handle would silently
         // replace the first's.
-        var serviceHandles: Set<UInt16> = [], valueHandles: Set<UInt16> = []
+        var serviceHandles: Set<AttributeHandle> = [], valueHandles: Set<AttributeHandle> = []
         for record in services {
             guard serviceHandles.insert(record.start).inserted else {
                 throw .malformed("GATT cache: two services start at handle \(hex(record.start, digits: 4))")

@@ -7,14 +7,14 @@ public struct Service: Sendable, Hashable, CustomStringConvertible {
     /// The service's UUID.
     public var uuid: BluetoothUUID
     /// The handle of its service declaration (the first handle of the group).
-    public var handle: UInt16
+    public var handle: AttributeHandle
     /// The last handle of its group.
-    public var endGroupHandle: UInt16
+    public var endGroupHandle: AttributeHandle
     /// Primary (0x2800) or secondary (0x2801).
     public var isPrimary: Bool
 
     /// A service spanning `handle...endGroupHandle`.
-    public init(uuid: BluetoothUUID, handle: UInt16, endGroupHandle: UInt16, isPrimary: Bool = true) {
+    public init(uuid: BluetoothUUID, handle: AttributeHandle, endGroupHandle: AttributeHandle, isPrimary: Bool = true) {
         self.uuid = uuid
         self.handle = handle
         self.endGroupHandle = endGroupHandle
@@ -22,7 +22,7 @@ public struct Service: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Every handle of the service's group.
-    public var handles: ClosedRange<UInt16> { handle...max(handle, endGroupHandle) }
+    public var handles: ClosedRange<AttributeHandle> { handle...max(handle, endGroupHandle) }
 
     /// `180D Heart Rate 0x0001…0x0009`.
     public var description: String {
@@ -33,12 +33,12 @@ public struct Service: Sendable, Hashable, CustomStringConvertible {
 /// An include declaration (0x2802) inside a service: it names another service.
 public struct IncludedService: Sendable, Hashable {
     /// The handle of the include declaration itself.
-    public var declarationHandle: UInt16
+    public var declarationHandle: AttributeHandle
     /// The included service (its handle range and UUID).
     public var service: Service
 
     /// An include declaration at `declarationHandle` naming `service`.
-    public init(declarationHandle: UInt16, service: Service) {
+    public init(declarationHandle: AttributeHandle, service: Service) {
         self.declarationHandle = declarationHandle
         self.service = service
     }
@@ -86,16 +86,16 @@ public struct Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// The characteristic's UUID.
     public var uuid: BluetoothUUID
     /// The handle of its declaration (0x2803).
-    public var declarationHandle: UInt16
+    public var declarationHandle: AttributeHandle
     /// What may be done with its value.
     public var properties: CharacteristicProperties
     /// The handle of its value.
-    public var valueHandle: UInt16
+    public var valueHandle: AttributeHandle
     /// The last handle belonging to it: its descriptors sit in `valueHandle + 1 ... endHandle`.
-    public var endHandle: UInt16
+    public var endHandle: AttributeHandle
 
     /// A characteristic as declared.
-    public init(uuid: BluetoothUUID, declarationHandle: UInt16, properties: CharacteristicProperties, valueHandle: UInt16, endHandle: UInt16) {
+    public init(uuid: BluetoothUUID, declarationHandle: AttributeHandle, properties: CharacteristicProperties, valueHandle: AttributeHandle, endHandle: AttributeHandle) {
         self.uuid = uuid
         self.declarationHandle = declarationHandle
         self.properties = properties
@@ -117,10 +117,10 @@ public struct Descriptor: Sendable, Hashable, CustomStringConvertible {
     /// The descriptor's type.
     public var uuid: BluetoothUUID
     /// Its handle.
-    public var handle: UInt16
+    public var handle: AttributeHandle
 
     /// A descriptor at `handle`.
-    public init(uuid: BluetoothUUID, handle: UInt16) {
+    public init(uuid: BluetoothUUID, handle: AttributeHandle) {
         self.uuid = uuid
         self.handle = handle
     }

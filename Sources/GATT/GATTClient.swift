@@ -6,12 +6,12 @@ import HCI
 /// reliable write takes.
 public struct HandleValue: Sendable, Hashable {
     /// The attribute handle.
-    public var handle: UInt16
+    public var handle: AttributeHandle
     /// The value.
     public var value: [UInt8]
 
     /// `value` at `handle`.
-    public init(handle: UInt16, value: [UInt8]) {
+    public init(handle: AttributeHandle, value: [UInt8]) {
         self.handle = handle
         self.value = value
     }
@@ -43,20 +43,20 @@ public final class GATTClient {
     /// The bearer the procedures run on.
     public let bearer: ATTBearer
     /// Called for every notification and indication: (value handle, value, was an indication).
-    public var onValue: ((UInt16, [UInt8], Bool) -> Void)?
+    public var onValue: ((AttributeHandle, ArraySlice<UInt8>, Bool) -> Void)?
     /// Called for a notification or indication that no value listener watches (Service
     /// Changed aside): what a bonded peer sends for a subscription from an earlier link.
-    public var onUnhandledValue: ((UInt16, [UInt8]) -> Void)?
+    public var onUnhandledValue: ((AttributeHandle, ArraySlice<UInt8>) -> Void)?
     /// Called with the affected handle range when the peer indicates Service Changed.
-    public var onServiceChanged: ((ClosedRange<UInt16>) -> Void)?
+    public var onServiceChanged: ((ClosedRange<AttributeHandle>) -> Void)?
     /// Called after a Service Changed indication with the known services it invalidated.
     public var onServicesInvalidated: (([Service]) -> Void)?
     /// The value handle of the peer's Service Changed characteristic, once subscribed.
-    public private(set) var serviceChangedHandle: UInt16?
+    public private(set) var serviceChangedHandle: AttributeHandle?
 
     /// Value listeners by value handle, in registration order (tokens only grow), so the hot
     /// path walks an array instead of sorting per value.
-    private var listeners: [UInt16: [(token: Int, handler: ([UInt8]) -> Void)]] = [:]
+    private var listeners: [AttributeHandle: [(token: Int, handler: (ArraySlice<UInt8>) -> Void)]] = [:]
     private var nextListener = 0
     /// What is known of the peer's database; restore a cached one with ``adopt(_:)``.
     public private(set) var database = GATTDatabase() {
@@ -81,7 +81,7 @@ public final class GATTClient {
         didSet { maximumValueLength = max(maximumValueLength, Self.specifiedMaximumValueLength) }
     }
     /// Value handles already warned about for running past 512 octets.
-    private var warnedLongValues: Set<UInt16> = []
+    private var warnedLongValues: Set<AttributeHandle> = []
 
     /// Who uses the server's prepare queue: long and reliable writes take turns.
     private enum PrepareQueue {
@@ -108,7 +108,7 @@ public final class GATTClient {
 
     /// Discover All Primary Services: Read By Group Type (0x2800) over the whole database.
     public func discoverPrimaryServices() async throws(GATTError) -> [Service] {
-        try await collect(from: 0x0001, to: 0xFFFF) { (start: UInt16) async throws(GATTError) -> ([Service], UInt16) in
+        try await collect(from: 0x0001, to: 0xFFFF) { (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
             let response = try await self.ask(ReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF, groupType: .primaryService),
                                               ReadByGroupTypeResponse.self)
             var services: [Service] = []
@@ -127,9 +127,9 @@ public final class GATTClient {
 
     /// Discover Primary Service by Service UUID: Find By Type Value (0x2800, the UUID).
     public func discoverPrimaryServices(uuid: BluetoothUUID) async throws(GATTError) -> [Service] {
-        try await collect(from: 0x0001, to: 0xFFFF) { (start: UInt16) async throws(GATTError) -> ([Service], UInt16) in
+        try await collect(from: 0x0001, to: 0xFFFF) { (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
             let response = try await self.ask(FindByTypeValueRequest(startingHandle: start, endingHandle: 0xFFFF, attributeType: 0x2800,
-                                                                     attributeValue: uuid.attributeBytes), FindByTypeValueResponse.self)
+                                                                     attributeValue: uuid.attributeBytes[...]), FindByTypeValueResponse.self)
             var services: [Service] = []
             for entry in response.entries {
                 guard entry.foundHandle >= start, entry.groupEndHandle >= entry.foundHandle else {
@@ -147,18 +147,18 @@ public final class GATTClient {
     /// service's UUID is read from its declaration (Read Request).
     public func findIncludedServices(in service: Service) async throws(GATTError) -> [IncludedService] {
         let found = try await collect(from: service.handle, to: service.endGroupHandle) {
-            (start: UInt16) async throws(GATTError) -> ([(UInt16, UInt16, UInt16, BluetoothUUID?)], UInt16) in
+            (start: AttributeHandle) async throws(GATTError) -> ([(AttributeHandle, AttributeHandle, AttributeHandle, BluetoothUUID?)], AttributeHandle) in
             let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle, attributeType: .include),
                                               ReadByTypeResponse.self)
-            var includes: [(UInt16, UInt16, UInt16, BluetoothUUID?)] = []
+            var includes: [(AttributeHandle, AttributeHandle, AttributeHandle, BluetoothUUID?)] = []
             for entry in response.entries {
                 guard entry.value.count == 4 || entry.value.count == 6, entry.handle >= start else {
                     throw .invalidResponse("an include declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
-                let value = entry.value
-                let first = UInt16(value[0]) | UInt16(value[1]) << 8
-                let last = UInt16(value[2]) | UInt16(value[3]) << 8
-                includes.append((entry.handle, first, last, value.count == 6 ? BluetoothUUID(littleEndianBytes: value[4...]) : nil))
+                // Included_Service_Attribute_Handle, End_Group_Handle, and the UUID when 16-bit.
+                var fields = ByteReader(entry.value)
+                guard let first = try? AttributeHandle(from: &fields), let last = try? AttributeHandle(from: &fields) else { continue }
+                includes.append((entry.handle, first, last, fields.isAtEnd ? nil : BluetoothUUID(littleEndianBytes: fields.remaining)))
             }
             return (includes, includes.last?.0 ?? service.endGroupHandle)
         }
@@ -187,18 +187,19 @@ public final class GATTClient {
     /// by UUID: the same Read By Type (0x2803) walk, keeping the matching ones).
     public func discoverCharacteristics(in service: Service, uuid: BluetoothUUID? = nil) async throws(GATTError) -> [Characteristic] {
         let declared = try await collect(from: service.handle, to: service.endGroupHandle) {
-            (start: UInt16) async throws(GATTError) -> ([Characteristic], UInt16) in
+            (start: AttributeHandle) async throws(GATTError) -> ([Characteristic], AttributeHandle) in
             let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle,
                                                                 attributeType: .characteristic), ReadByTypeResponse.self)
             var characteristics: [Characteristic] = []
             for entry in response.entries {
-                let value = entry.value
-                guard value.count == 5 || value.count == 19, entry.handle >= start,
-                      let uuid = BluetoothUUID(littleEndianBytes: value[3...]) else {
-                    throw .invalidResponse("a characteristic declaration of \(value.count) bytes at \(hex(entry.handle, digits: 4))")
+                // Characteristic_Properties, Characteristic_Value_Handle, Characteristic_UUID.
+                var fields = ByteReader(entry.value)
+                guard entry.value.count == 5 || entry.value.count == 19, entry.handle >= start,
+                      let properties = try? fields.readUInt8(), let valueHandle = try? AttributeHandle(from: &fields),
+                      let uuid = BluetoothUUID(littleEndianBytes: fields.remaining) else {
+                    throw .invalidResponse("a characteristic declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
-                let valueHandle = UInt16(value[1]) | UInt16(value[2]) << 8
-                characteristics.append(Characteristic(uuid: uuid, declarationHandle: entry.handle, properties: CharacteristicProperties(rawValue: value[0]),
+                characteristics.append(Characteristic(uuid: uuid, declarationHandle: entry.handle, properties: CharacteristicProperties(rawValue: properties),
                                                       valueHandle: valueHandle, endHandle: service.endGroupHandle))
             }
             return (characteristics, characteristics.last?.declarationHandle ?? service.endGroupHandle)
@@ -224,15 +225,15 @@ public final class GATTClient {
     }
 
     /// Find Information over `range`: every attribute's handle and type.
-    public func discoverDescriptors(in range: ClosedRange<UInt16>) async throws(GATTError) -> [Descriptor] {
+    public func discoverDescriptors(in range: ClosedRange<AttributeHandle>) async throws(GATTError) -> [Descriptor] {
         try await discoverDescriptors(from: range.lowerBound, to: range.upperBound)
     }
 
     /// Find Information from `start` to `end` as given: the first request goes out even when
     /// the range is one a server must refuse (start 0x0000, or after `end`), so its answer
     /// (Invalid Handle) is what the caller sees.
-    public func discoverDescriptors(from start: UInt16, to end: UInt16) async throws(GATTError) -> [Descriptor] {
-        try await collect(from: start, to: end) { (next: UInt16) async throws(GATTError) -> ([Descriptor], UInt16) in
+    public func discoverDescriptors(from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError) -> [Descriptor] {
+        try await collect(from: start, to: end) { (next: AttributeHandle) async throws(GATTError) -> ([Descriptor], AttributeHandle) in
             let response = try await self.ask(FindInformationRequest(startingHandle: next, endingHandle: end), FindInformationResponse.self)
             let descriptors = response.entries.map { Descriptor(uuid: $0.type, handle: $0.handle) }
             guard descriptors.allSatisfy({ $0.handle >= next }) else {
@@ -245,8 +246,8 @@ public final class GATTClient {
     // MARK: Reads (4.8)
 
     /// Read Characteristic Value (or descriptor): one Read Request.
-    public func read(_ handle: UInt16) async throws(GATTError) -> [UInt8] {
-        try await ask(ReadRequest(handle: handle), ReadResponse.self).value
+    public func read(_ handle: AttributeHandle) async throws(GATTError) -> [UInt8] {
+        Array(try await ask(ReadRequest(handle: handle), ReadResponse.self).value)
     }
 
     /// Read Long Characteristic Value: Read (or Read Blob from `offset`) and then Read Blob
@@ -256,9 +257,9 @@ public final class GATTClient {
     /// serve longer ones (Bumble will): the read follows them to the end, logging a warning
     /// once per value handle, up to ``maximumValueLength``; past it the read fails with
     /// ``GATTError/valueLengthLimitExceeded(handle:limit:)``.
-    public func readLong(_ handle: UInt16, offset: UInt16 = 0) async throws(GATTError) -> [UInt8] {
+    public func readLong(_ handle: AttributeHandle, offset: UInt16 = 0) async throws(GATTError) -> [UInt8] {
         var value: [UInt8] = []
-        var part = offset == 0 ? try await read(handle) : try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value
+        var part = offset == 0 ? try await read(handle) : try await readBlob(handle, offset: offset)
         while true {
             value += part
             let end = Int(offset) + value.count
@@ -270,8 +271,8 @@ public final class GATTClient {
             guard part.count == bearer.mtu - 1 else { return value }
             // Read Blob's offset is 16 bits: a value cannot be followed past offset 65535.
             guard let next = UInt16(exactly: end) else { throw .valueLengthLimitExceeded(handle: handle, limit: Int(UInt16.max)) }
-            do {
-                part = try await ask(ReadBlobRequest(handle: handle, offset: next), ReadBlobResponse.self).value
+            do throws(GATTError) {
+                part = try await readBlob(handle, offset: next)
             } catch {
                 // A value exactly ATT_MTU - 1 long: the server may say it is not long.
                 if error.code == .attributeNotLong { return value }
@@ -285,19 +286,19 @@ public final class GATTClient {
     }
 
     /// One Read Blob Request: the part of the value from `offset`.
-    public func readBlob(_ handle: UInt16, offset: UInt16) async throws(GATTError) -> [UInt8] {
-        try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value
+    public func readBlob(_ handle: AttributeHandle, offset: UInt16) async throws(GATTError) -> [UInt8] {
+        Array(try await ask(ReadBlobRequest(handle: handle, offset: offset), ReadBlobResponse.self).value)
     }
 
     /// Read Multiple Characteristic Values: the values of fixed-length attributes, concatenated.
-    public func readMultiple(_ handles: [UInt16]) async throws(GATTError) -> [UInt8] {
-        try await ask(ReadMultipleRequest(handles: handles), ReadMultipleResponse.self).values
+    public func readMultiple(_ handles: [AttributeHandle]) async throws(GATTError) -> [UInt8] {
+        Array(try await ask(ReadMultipleRequest(handles: handles), ReadMultipleResponse.self).values)
     }
 
     /// Read Multiple Variable Length Characteristic Values: one value per handle (the last
     /// may be truncated to fit ATT_MTU).
-    public func readMultipleVariable(_ handles: [UInt16]) async throws(GATTError) -> [[UInt8]] {
-        try await ask(ReadMultipleVariableRequest(handles: handles), ReadMultipleVariableResponse.self).entries.map(\.value)
+    public func readMultipleVariable(_ handles: [AttributeHandle]) async throws(GATTError) -> [[UInt8]] {
+        try await ask(ReadMultipleVariableRequest(handles: handles), ReadMultipleVariableResponse.self).entries.map { Array($0.value) }
     }
 
     /// Read Using Characteristic UUID: Read By Type over `range`, continued after the last
@@ -305,18 +306,18 @@ public final class GATTClient {
     /// type, the server's answer to the first request (an Error Response, Attribute Not
     /// Found) is thrown: unlike a discovery, a read that finds nothing has failed. Attribute
     /// Not Found to a continuation only ends the walk.
-    public func read(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
+    public func read(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
         try await read(uuid: uuid, from: range.lowerBound, to: range.upperBound)
     }
 
     /// Read Using Characteristic UUID from `start` to `end` as given, as
     /// ``read(uuid:in:)`` does; a range a server must refuse (start 0x0000, or after `end`)
     /// still goes out, and the server's answer is thrown.
-    public func read(uuid: BluetoothUUID, from start: UInt16, to end: UInt16) async throws(GATTError) -> [HandleValue] {
-        let step = { (next: UInt16) async throws(GATTError) -> ([HandleValue], UInt16) in
+    public func read(uuid: BluetoothUUID, from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError) -> [HandleValue] {
+        let step = { (next: AttributeHandle) async throws(GATTError) -> ([HandleValue], AttributeHandle) in
             let response = try await self.ask(ReadByTypeRequest(startingHandle: next, endingHandle: end, attributeType: uuid),
                                               ReadByTypeResponse.self)
-            let values = response.entries.map { HandleValue(handle: $0.handle, value: $0.value) }
+            let values = response.entries.map { HandleValue(handle: $0.handle, value: Array($0.value)) }
             guard values.allSatisfy({ $0.handle >= next }) else {
                 throw .invalidResponse("Read By Type answered handles before \(hex(next, digits: 4))")
             }
@@ -329,11 +330,11 @@ public final class GATTClient {
 
     /// The first attribute of type `uuid` in `range` and its value (one Read By Type), or nil
     /// when there is none: for values a server holds once, like the Database Hash.
-    public func readFirst(uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> HandleValue? {
+    public func readFirst(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF) async throws(GATTError) -> HandleValue? {
         do {
             let response = try await ask(ReadByTypeRequest(startingHandle: range.lowerBound, endingHandle: range.upperBound, attributeType: uuid),
                                          ReadByTypeResponse.self)
-            return response.entries.first.map { HandleValue(handle: $0.handle, value: $0.value) }
+            return response.entries.first.map { HandleValue(handle: $0.handle, value: Array($0.value)) }
         } catch {
             if error.code == .attributeNotFound { return nil }
             throw error
@@ -343,20 +344,20 @@ public final class GATTClient {
     // MARK: Writes (4.9)
 
     /// Write Without Response: a Write Command; nothing confirms it arrived.
-    public func writeWithoutResponse(_ handle: UInt16, _ value: [UInt8]) throws(GATTError) {
+    public func writeWithoutResponse(_ handle: AttributeHandle, _ value: [UInt8]) throws(GATTError) {
         guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
-        do { try bearer.send(command: WriteCommand(handle: handle, value: value)) } catch { throw .att(error) }
+        do { try bearer.send(command: WriteCommand(handle: handle, value: value[...])) } catch { throw .att(error) }
     }
 
     /// Write Characteristic Value (or descriptor): one Write Request.
-    public func write(_ handle: UInt16, _ value: [UInt8]) async throws(GATTError) {
+    public func write(_ handle: AttributeHandle, _ value: [UInt8]) async throws(GATTError) {
         guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
-        _ = try await ask(WriteRequest(handle: handle, value: value), WriteResponse.self)
+        _ = try await ask(WriteRequest(handle: handle, value: value[...]), WriteResponse.self)
     }
 
     /// Write Long Characteristic Value: Prepare Write parts of ATT_MTU - 5 bytes, then
     /// Execute Write. If a part is refused, the queue is cancelled and the error thrown.
-    public func writeLong(_ handle: UInt16, _ value: [UInt8], offset: UInt16 = 0) async throws(GATTError) {
+    public func writeLong(_ handle: AttributeHandle, _ value: [UInt8], offset: UInt16 = 0) async throws(GATTError) {
         try await prepareAndExecute([HandleValue(handle: handle, value: value)], offset: offset, verify: false)
     }
 
@@ -380,8 +381,8 @@ public final class GATTClient {
                     let part = Array(item.value[position..<min(item.value.count, position + partLength)])
                     let at = Int(offset) + position
                     guard at <= Int(UInt16.max) else { throw GATTError.valueTooLong(length: at + part.count, maximum: Int(UInt16.max)) }
-                    let echo = try await ask(PrepareWriteRequest(handle: item.handle, offset: UInt16(at), value: part), PrepareWriteResponse.self)
-                    if verify, echo.handle != item.handle || echo.offset != UInt16(at) || echo.value != part {
+                    let echo = try await ask(PrepareWriteRequest(handle: item.handle, offset: UInt16(at), value: part[...]), PrepareWriteResponse.self)
+                    if verify, echo.handle != item.handle || echo.offset != UInt16(at) || echo.value.elementsEqual(part) == false {
                         throw GATTError.reliableWriteMismatch(handle: item.handle, offset: UInt16(at))
                     }
                     position += part.count
@@ -424,7 +425,7 @@ public final class GATTClient {
     // MARK: Notifications and indications (4.10, 4.11, 4.12.3)
 
     /// Writes a Client Characteristic Configuration descriptor (0x2902).
-    public func configure(_ descriptorHandle: UInt16, _ configuration: ClientConfiguration) async throws(GATTError) {
+    public func configure(_ descriptorHandle: AttributeHandle, _ configuration: ClientConfiguration) async throws(GATTError) {
         let bits = configuration.rawValue
         try await write(descriptorHandle, [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)])
     }
@@ -433,7 +434,7 @@ public final class GATTClient {
     /// is at `valueHandle`, found with Find Information requests from the next handle until a
     /// CCCD, the next declaration or the end of the database; nil when it has none. For
     /// when only the value handle is known (no discovery).
-    public func clientConfigurationDescriptor(after valueHandle: UInt16) async throws(GATTError) -> UInt16? {
+    public func clientConfigurationDescriptor(after valueHandle: AttributeHandle) async throws(GATTError) -> AttributeHandle? {
         let declarations: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
         var next = valueHandle
         while next < 0xFFFF {
@@ -452,10 +453,10 @@ public final class GATTClient {
         return nil
     }
 
-    /// Calls `handler` with each notified or indicated value of `valueHandle`; returns a token
-    /// for ``removeValueListener(_:)``.
+    /// Calls `handler` with each notified or indicated value of `valueHandle` (a view of the
+    /// received bytes: copy what you keep); returns a token for ``removeValueListener(_:)``.
     @discardableResult
-    public func addValueListener(_ valueHandle: UInt16, _ handler: @escaping ([UInt8]) -> Void) -> Int {
+    public func addValueListener(_ valueHandle: AttributeHandle, _ handler: @escaping (ArraySlice<UInt8>) -> Void) -> Int {
         nextListener += 1
         listeners[valueHandle, default: []].append((nextListener, handler))
         return nextListener
@@ -467,7 +468,7 @@ public final class GATTClient {
         listeners = listeners.filter { !$0.value.isEmpty }
     }
 
-    private func deliver(_ handle: UInt16, _ value: [UInt8], indication: Bool) {
+    private func deliver(_ handle: AttributeHandle, _ value: ArraySlice<UInt8>, indication: Bool) {
         if indication, handle == serviceChangedHandle {
             serviceChanged(value)
         }
@@ -502,12 +503,12 @@ public final class GATTClient {
         return true
     }
 
-    private func serviceChanged(_ value: [UInt8]) {
+    private func serviceChanged(_ value: ArraySlice<UInt8>) {
         // An affected range of 0x0001…0xFFFF when the value is malformed: rediscover everything.
-        var range: ClosedRange<UInt16> = 0x0001...0xFFFF
+        var range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF
         if value.count == 4 {
-            let start = UInt16(value[0]) | UInt16(value[1]) << 8
-            let end = UInt16(value[2]) | UInt16(value[3]) << 8
+            var fields = ByteReader(value)
+            guard let start = try? AttributeHandle(from: &fields), let end = try? AttributeHandle(from: &fields) else { return }
             if start <= end { range = start...end }
         }
         let dropped = database.services.filter { $0.handles.overlaps(range) }
@@ -591,7 +592,7 @@ public final class GATTClient {
     }
 
     /// Forgets what was discovered in `range`, so the next use rediscovers it.
-    public func invalidate(_ range: ClosedRange<UInt16>) {
+    public func invalidate(_ range: ClosedRange<AttributeHandle>) {
         database.invalidate(range)
         // `serviceChangedHandle` stays: the peer keeps indicating there (our CCCD write
         // still stands), and a range covering it (0x0001…0xFFFF is the usual one) must not
@@ -612,13 +613,13 @@ public final class GATTClient {
     /// and the last handle it covered; the next step starts right after it. The first step
     /// always runs, whatever the range: a range the server must refuse (start 0x0000, or
     /// after `end`) is the caller's to ask, and the server's Error Response is the answer.
-    private func collect<Entry>(from start: UInt16, to end: UInt16,
-                                _ step: (UInt16) async throws(GATTError) -> ([Entry], UInt16)) async throws(GATTError) -> [Entry] {
+    private func collect<Entry>(from start: AttributeHandle, to end: AttributeHandle,
+                                _ step: (AttributeHandle) async throws(GATTError) -> ([Entry], AttributeHandle)) async throws(GATTError) -> [Entry] {
         var found: [Entry] = []
         var next = start
         repeat {
             let entries: [Entry]
-            let last: UInt16
+            let last: AttributeHandle
             do { (entries, last) = try await step(next) } catch {
                 if error.code == .attributeNotFound { break }
                 throw error

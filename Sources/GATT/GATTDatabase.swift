@@ -11,18 +11,18 @@ public struct GATTDatabase: Sendable, Equatable {
     /// Whether ``services`` holds every primary service (a Discover All Primary Services ran).
     public var isComplete = false
     /// Included services by the including service's declaration handle.
-    public var includes: [UInt16: [IncludedService]] = [:]
+    public var includes: [AttributeHandle: [IncludedService]] = [:]
     /// Characteristics by their service's declaration handle.
-    public var characteristics: [UInt16: [Characteristic]] = [:]
+    public var characteristics: [AttributeHandle: [Characteristic]] = [:]
     /// Descriptors by their characteristic's value handle.
-    public var descriptors: [UInt16: [Descriptor]] = [:]
+    public var descriptors: [AttributeHandle: [Descriptor]] = [:]
 
     /// An empty database: nothing discovered yet.
     public init() {}
 
     /// A database holding exactly these parts.
-    public init(services: [Service], isComplete: Bool, includes: [UInt16: [IncludedService]] = [:],
-                characteristics: [UInt16: [Characteristic]] = [:], descriptors: [UInt16: [Descriptor]] = [:]) {
+    public init(services: [Service], isComplete: Bool, includes: [AttributeHandle: [IncludedService]] = [:],
+                characteristics: [AttributeHandle: [Characteristic]] = [:], descriptors: [AttributeHandle: [Descriptor]] = [:]) {
         self.services = services.sorted { $0.handle < $1.handle }
         self.isComplete = isComplete
         self.includes = includes
@@ -37,7 +37,7 @@ public struct GATTDatabase: Sendable, Equatable {
     public func service(_ uuid: BluetoothUUID) -> Service? { services.first { $0.uuid == uuid } }
 
     /// The known characteristic whose value sits at `valueHandle`, with its service.
-    public func characteristic(valueHandle: UInt16) -> (service: Service, characteristic: Characteristic)? {
+    public func characteristic(valueHandle: AttributeHandle) -> (service: Service, characteristic: Characteristic)? {
         for service in services where service.handles.contains(valueHandle) {
             if let characteristic = characteristics[service.handle]?.first(where: { $0.valueHandle == valueHandle }) { return (service, characteristic) }
         }
@@ -53,7 +53,7 @@ public struct GATTDatabase: Sendable, Equatable {
 
     /// Forgets everything in `range` (Service Changed): services overlapping it with all
     /// they hold, and descriptors inside it. The service list is no longer complete.
-    public mutating func invalidate(_ range: ClosedRange<UInt16>) {
+    public mutating func invalidate(_ range: ClosedRange<AttributeHandle>) {
         let dropped = services.filter { $0.handles.overlaps(range) }
         guard !dropped.isEmpty || descriptors.keys.contains(where: range.contains) || isComplete else { return }
         services.removeAll { $0.handles.overlaps(range) }

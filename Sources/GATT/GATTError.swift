@@ -18,10 +18,10 @@ public enum GATTError: Error, Equatable, Sendable, CustomStringConvertible {
     case valueTooLong(length: Int, maximum: Int)
     /// A long read ran past the length the client accepts for one value
     /// (``GATTClient/maximumValueLength``), so a peer cannot grow memory without end.
-    case valueLengthLimitExceeded(handle: UInt16, limit: Int)
+    case valueLengthLimitExceeded(handle: AttributeHandle, limit: Int)
     /// A reliable write's Prepare Write Response did not echo what was sent; the queued
     /// writes were cancelled.
-    case reliableWriteMismatch(handle: UInt16, offset: UInt16)
+    case reliableWriteMismatch(handle: AttributeHandle, offset: UInt16)
     /// The server's answer breaks the procedure's rules (e.g. handles that go backwards).
     case invalidResponse(String)
 

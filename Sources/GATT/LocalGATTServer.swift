@@ -23,17 +23,17 @@ public final class LocalGATTServer: ATTServer {
     public let attributes: AttributeServer
 
     /// Handle of the Client Supported Features value.
-    public nonisolated static let clientSupportedFeaturesHandle: UInt16 = 0x000B
+    public nonisolated static let clientSupportedFeaturesHandle: AttributeHandle = 0x000B
     /// Handle of the Database Hash value.
-    public nonisolated static let databaseHashHandle: UInt16 = 0x000D
+    public nonisolated static let databaseHashHandle: AttributeHandle = 0x000D
 
     /// A server naming this host `deviceName`, with a GAP appearance value (0 = unknown).
     public init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
         let server = AttributeServer()
-        func declare(_ handle: UInt16, _ properties: CharacteristicProperties, _ uuid: BluetoothUUID) {
+        func declare(_ handle: AttributeHandle, _ properties: CharacteristicProperties, _ uuid: BluetoothUUID) {
             let valueHandle = handle + 1
             server.add(handle: handle, type: .characteristic,
-                       value: [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle), UInt8(valueHandle >> 8)] + uuid.attributeBytes)
+                       value: [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle.rawValue), UInt8(valueHandle.rawValue >> 8)] + uuid.attributeBytes)
         }
         server.add(handle: 0x0001, type: .primaryService, value: BluetoothUUID.genericAccess.attributeBytes)
         declare(0x0002, [.read], .deviceName)
@@ -47,7 +47,7 @@ public final class LocalGATTServer: ATTServer {
         declare(0x000A, [.read, .write], .clientSupportedFeatures)
         server.add(handle: Self.clientSupportedFeaturesHandle, type: .clientSupportedFeatures, value: [0x00], permissions: [.read, .write])
         declare(0x000C, [.read], .databaseHash)
-        let hashInput = server.attributes.map { DatabaseHashAttribute(handle: $0.handle, typeBytes: $0.type.attributeBytes, value: $0.value) }
+        let hashInput = server.attributes.map { DatabaseHashAttribute(handle: $0.handle.rawValue, typeBytes: $0.type.attributeBytes, value: $0.value) }
         server.add(handle: Self.databaseHashHandle, type: .databaseHash, value: lsbFirst(fromMSBFirst: databaseHash(attributes: hashInput)))
         attributes = server
         server.onWrite = { [unowned server] _, handle, value in
@@ -73,7 +73,7 @@ public final class LocalGATTServer: ATTServer {
     public var databaseHashValue: [UInt8] { attributes.value(of: Self.databaseHashHandle) ?? [] }
 
     /// Answers one request or command from a peer.
-    public func respond(to pdu: ArraySlice<UInt8>, connection: UInt16, mtu: Int) -> [UInt8]? {
+    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
         attributes.respond(to: pdu, connection: connection, mtu: mtu)
     }
 }

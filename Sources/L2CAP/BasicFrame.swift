@@ -75,7 +75,7 @@ public struct BasicFrame: Sendable, Equatable {
     /// Splits the frame into ACL packets of at most `bufferLength` bytes for `handle`:
     /// the first marked as a start (non-flushable, as the specification requires from an
     /// LE host), the rest as continuations.
-    public func fragments(handle: UInt16, bufferLength: Int) -> [ACLDataPacket] {
+    public func fragments(handle: ConnectionHandle, bufferLength: Int) -> [ACLDataPacket] {
         // Zero would loop forever appending empty packets (a controller reporting an LE
         // buffer length of 0 means "use the shared buffers", never "0 bytes").
         precondition(bufferLength > 0, "ACL buffer length must be positive, got \(bufferLength)")

@@ -12,8 +12,8 @@ public final class L2CAPChannels {
     private let controller: HCIController
     private let connections: ConnectionManager
     private let logger: HCILogger
-    private var reassemblers: [UInt16: Reassembler] = [:]
-    private var handlers: [ChannelIdentifier: (UInt16, ArraySlice<UInt8>) -> Void] = [:]
+    private var reassemblers: [ConnectionHandle: Reassembler] = [:]
+    private var handlers: [ChannelIdentifier: (ConnectionHandle, ArraySlice<UInt8>) -> Void] = [:]
     private var observer: Int?
 
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
@@ -48,13 +48,13 @@ public final class L2CAPChannels {
     public var pendingReassemblies: Int { reassemblers.values.filter(\.isCollecting).count }
 
     /// Delivers every frame of `channel` to `handler` (connection handle, payload).
-    public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (UInt16, ArraySlice<UInt8>) -> Void) {
+    public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (ConnectionHandle, ArraySlice<UInt8>) -> Void) {
         handlers[channel] = handler
     }
 
     /// Sends `payload` on `channel` of connection `handle`, fragmented to the controller's
     /// ACL buffer size.
-    public func send(_ payload: [UInt8], on channel: ChannelIdentifier, handle: UInt16) throws(HCIError) {
+    public func send(_ payload: [UInt8], on channel: ChannelIdentifier, handle: ConnectionHandle) throws(HCIError) {
         guard let bufferLength = controller.info?.aclBuffers.length else { throw .notRunning }
         for fragment in BasicFrame(channel: channel, payload: payload[...]).fragments(handle: handle, bufferLength: bufferLength) {
             try controller.sendACL(fragment)
@@ -85,7 +85,7 @@ public final class L2CAPChannels {
         }
     }
 
-    private func signaling(_ payload: ArraySlice<UInt8>, handle: UInt16) {
+    private func signaling(_ payload: ArraySlice<UInt8>, handle: ConnectionHandle) {
         let command: SignalingCommand
         do { command = try SignalingCommand(payload: payload) } catch {
             logger.log(.warning, "malformed LE signaling command on \(hex(handle, digits: 4)): \(error)")
@@ -117,7 +117,7 @@ public final class L2CAPChannels {
         }
     }
 
-    private func reply(_ command: SignalingCommand, _ handle: UInt16) {
+    private func reply(_ command: SignalingCommand, _ handle: ConnectionHandle) {
         do { try send(command.encoded(), on: .leSignaling, handle: handle) } catch {
             logger.log(.warning, "sending \(command.code) on \(hex(handle, digits: 4)): \(error)")
         }

@@ -12,7 +12,7 @@ import HCI
 final class PairingSession {
     /// What the session needs from the link.
     struct Link {
-        let handle: UInt16
+        let handle: ConnectionHandle
         /// Our address as the peer sees it (type, address): the initiator's.
         let local: (type: UInt8, address: BluetoothAddress)
         /// The peer's address on this link: the responder's.

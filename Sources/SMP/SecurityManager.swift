@@ -19,7 +19,7 @@ public final class SecurityManager {
     /// conformance tests.
     public var entropy = PairingEntropy.system
     /// Told after each pairing that completed: the link, the method and the bond.
-    public var onPaired: ((UInt16, PairingMethod, Bond) -> Void)?
+    public var onPaired: ((ConnectionHandle, PairingMethod, Bond) -> Void)?
 
     /// How a link stands.
     private enum LinkState {
@@ -51,7 +51,7 @@ public final class SecurityManager {
     /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
     /// a command that never pairs leaves the store untouched.
     private lazy var localIRK = bonds.localIdentityResolvingKey(using: entropy)
-    private var links: [UInt16: Link] = [:]
+    private var links: [ConnectionHandle: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
     public var timeout: Duration = .seconds(30)
@@ -82,13 +82,13 @@ public final class SecurityManager {
     public var pairingsInProgress: Int { links.values.filter { $0.session != nil }.count }
 
     /// Whether `handle` is encrypted.
-    public func isEncrypted(_ handle: UInt16) -> Bool {
+    public func isEncrypted(_ handle: ConnectionHandle) -> Bool {
         if case .encrypted = links[handle]?.state { return true }
         return false
     }
 
     /// The stored bond of the peer on `handle`, if any.
-    public func bond(for handle: UInt16) -> Bond? {
+    public func bond(for handle: ConnectionHandle) -> Bond? {
         guard let connection = connections.connections[handle] else { return nil }
         return bonds.bond(for: connection.peerAddress, type: AddressType(rawValue: connection.peerAddressType) ?? .random)
     }
@@ -99,7 +99,7 @@ public final class SecurityManager {
     /// bond's key if there is one (pairing again if the peer lost it, `0x06 pinOrKeyMissing`,
     /// and the policy allows); else pairing if the policy allows. Concurrent callers share
     /// one attempt.
-    public func secure(_ handle: UInt16) async throws(SMPError) {
+    public func secure(_ handle: ConnectionHandle) async throws(SMPError) {
         guard connections.connections[handle] != nil else { throw .disconnected }
         if isEncrypted(handle) { return }
         if links[handle, default: Link()].securing != nil {
@@ -123,7 +123,7 @@ public final class SecurityManager {
     /// attributes and remembered subscriptions then work from the first request); returns
     /// whether the peer is bonded. A failure is logged and the link goes on unencrypted
     /// (on demand, a peer that lost the bond is paired again).
-    public func encryptIfBonded(_ handle: UInt16) async -> Bool {
+    public func encryptIfBonded(_ handle: ConnectionHandle) async -> Bool {
         guard bond(for: handle) != nil else { return false }
         // Through ``secure(_:)``, so a peer's Security Request arriving at the same moment
         // shares this one encryption instead of racing it.
@@ -137,7 +137,7 @@ public final class SecurityManager {
     /// secures the link and answers whether the request may be sent again. A refusal the
     /// policy makes (no bond, pairing not allowed) is not worth a warning; the request's own
     /// error is reported.
-    public func securityRequired(_ handle: UInt16, for code: some CustomStringConvertible) async -> Bool {
+    public func securityRequired(_ handle: ConnectionHandle, for code: some CustomStringConvertible) async -> Bool {
         do throws(SMPError) {
             try await secure(handle)
             return true
@@ -147,7 +147,7 @@ public final class SecurityManager {
         }
     }
 
-    private func secureOnce(_ handle: UInt16) async throws(SMPError) {
+    private func secureOnce(_ handle: ConnectionHandle) async throws(SMPError) {
         if bond(for: handle) != nil {
             do throws(SMPError) { return try await encrypt(handle) } catch {
                 guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing, connections.connections[handle] != nil else { throw error }
@@ -159,7 +159,7 @@ public final class SecurityManager {
     }
 
     /// Encrypts `handle` with the stored bond's LTK (LE Enable Encryption), without pairing.
-    public func encrypt(_ handle: UInt16) async throws(SMPError) {
+    public func encrypt(_ handle: ConnectionHandle) async throws(SMPError) {
         guard let bond = bond(for: handle), let ltk = bond.longTermKeyBytes, let random = bond.randomBytes else { throw .notBonded }
         try await startEncryption(handle, ltk: ltk, ediv: bond.ediv, random: random)
         links[handle]?.state = .encrypted(authenticated: bond.authenticated)
@@ -179,7 +179,7 @@ public final class SecurityManager {
     /// Pairs with the peer on `handle` as the policy says, encrypts the link and stores the
     /// bond (when bonding). Fails with the reason by name; the 30 s SMP timeout applies to
     /// each step.
-    public func pair(_ handle: UInt16) async throws(SMPError) -> Pairing {
+    public func pair(_ handle: ConnectionHandle) async throws(SMPError) -> Pairing {
         guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
@@ -222,12 +222,12 @@ public final class SecurityManager {
         return Pairing(method: outcome.method, secureConnections: outcome.secureConnections, bond: outcome.bond)
     }
 
-    private var sessionWatchdogs: [UInt16: Watchdog] = [:]
+    private var sessionWatchdogs: [ConnectionHandle: Watchdog] = [:]
 
     // MARK: Encryption
 
     /// LE Enable Encryption, then Encryption Change (or Key Refresh Complete) for `handle`.
-    private func startEncryption(_ handle: UInt16, ltk: [UInt8], ediv: UInt16, random: [UInt8]) async throws(SMPError) {
+    private func startEncryption(_ handle: ConnectionHandle, ltk: [UInt8], ediv: UInt16, random: [UInt8]) async throws(SMPError) {
         guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
         // Registered before the command: its Command Status and the event may come in one read.
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
@@ -250,7 +250,7 @@ public final class SecurityManager {
         return .hci(error)
     }
 
-    private func encryptionEnded(_ handle: UInt16, _ status: HCIStatus, enabled: Bool) {
+    private func encryptionEnded(_ handle: ConnectionHandle, _ status: HCIStatus, enabled: Bool) {
         guard let waiter = links[handle]?.encryption else {
             if !enabled { links[handle]?.state = .unencrypted }
             return
@@ -279,14 +279,14 @@ public final class SecurityManager {
         }
     }
 
-    private func linkEnded(_ handle: UInt16) {
+    private func linkEnded(_ handle: ConnectionHandle) {
         guard let link = links.removeValue(forKey: handle) else { return }
         link.session?.end(.disconnected)
         link.encryption?.resume(returning: .failure(.disconnected))
         for waiter in link.securing ?? [] { waiter.resume(returning: .failure(.disconnected)) }
     }
 
-    private func receive(_ handle: UInt16, _ payload: ArraySlice<UInt8>) {
+    private func receive(_ handle: ConnectionHandle, _ payload: ArraySlice<UInt8>) {
         if links[handle]?.timedOut == true {
             return logger.log(.warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
         }
@@ -324,7 +324,7 @@ public final class SecurityManager {
         }
     }
 
-    private func send(_ pdu: SMPPDU, _ handle: UInt16) throws(SMPError) {
+    private func send(_ pdu: SMPPDU, _ handle: ConnectionHandle) throws(SMPError) {
         do { try channels.send(pdu.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
     }
 }

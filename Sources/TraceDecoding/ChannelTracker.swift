@@ -162,7 +162,7 @@ struct ChannelTracker: Sendable {
         var nextChannel = 0
     }
 
-    private var links: [UInt16: Link] = [:]
+    private var links: [ConnectionHandle: Link] = [:]
 
     /// A tracker that knows no link yet.
     init() {}
@@ -173,17 +173,17 @@ struct ChannelTracker: Sendable {
     }
 
     /// A successful Disconnection Complete: the link and its channels are gone.
-    mutating func disconnected(_ handle: UInt16) {
+    mutating func disconnected(_ handle: ConnectionHandle) {
         links[handle] = nil
     }
 
     /// The link's kind: announced, or inferred from the signaling channel it used; nil when
     /// neither has happened.
-    func linkType(_ handle: UInt16) -> LinkType? { links[handle]?.type }
+    func linkType(_ handle: ConnectionHandle) -> LinkType? { links[handle]?.type }
 
     /// Reads one whole PDU of `handle`, travelling the way `received` says, and follows what
     /// its signaling opens and closes.
-    mutating func process(_ frame: BasicFrame, handle: UInt16, received: Bool) -> Content {
+    mutating func process(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> Content {
         let cid = frame.channel.rawValue
         switch cid {
         case ChannelIdentifier.signaling.rawValue:
@@ -316,7 +316,7 @@ struct ChannelTracker: Sendable {
 
     // MARK: Data
 
-    private mutating func dynamic(_ frame: BasicFrame, handle: UInt16, received: Bool) -> DynamicFrame {
+    private mutating func dynamic(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> DynamicFrame {
         let cid = frame.channel.rawValue
         let end = Endpoint(received: received, cid: cid)
         guard let index = links[handle]?.endpoints[end]?.channel, let channel = links[handle]?.channels[index] else {

@@ -15,7 +15,7 @@ enum LinkType: Sendable, Equatable {
 /// links and of which kind.
 struct LinkAnnouncement: Sendable, Equatable {
     /// The link's connection handle.
-    var handle: UInt16
+    var handle: ConnectionHandle
     /// BR/EDR or LE; nil for a Connection Complete of a SCO link (whose handle is announced
     /// but carries no L2CAP) or one too short to say.
     var type: LinkType?
@@ -28,7 +28,7 @@ struct LinkAnnouncement: Sendable, Equatable {
             let parameters = packet.parameters
             guard parameters.count >= 3, parameters.first == 0 else { return nil }
             let index = parameters.startIndex
-            handle = (UInt16(parameters[index + 1]) | UInt16(parameters[index + 2]) << 8) & 0x0FFF
+            handle = ConnectionHandle(rawValue: UInt16(parameters[index + 1]) | UInt16(parameters[index + 2]) << 8)
             // A short event still announces its handle (as it always did here); its link
             // type is then unknown, and inferred from the channels it uses.
             type = parameters.count >= 10 && parameters[index + 9] == 0x01 ? .bredr : nil

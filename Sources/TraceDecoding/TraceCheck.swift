@@ -95,7 +95,7 @@ public struct TraceCheck: Sendable, Equatable {
     /// the first of them is the failure instead).
     public var warnings: [Warning] = []
     /// Handles some connection event of the file announces; nil when none does.
-    private var announced: Set<UInt16>?
+    private var announced: Set<ConnectionHandle>?
     /// What the record being checked bends that the stack accepts (an ATT PDU with extra
     /// octets), found while decoding it.
     private var recordOddity: String?
@@ -293,8 +293,8 @@ public struct TraceCheck: Sendable, Equatable {
 
     /// Every handle a successful (LE) Connection Complete of the file announces; nil when
     /// none does (a capture started mid-connection). ACL on other handles is vendor data.
-    public static func announcedHandles(_ file: BTSnoopFile) -> Set<UInt16>? {
-        var handles: Set<UInt16> = []
+    public static func announcedHandles(_ file: BTSnoopFile) -> Set<ConnectionHandle>? {
+        var handles: Set<ConnectionHandle> = []
         for record in file.records {
             // Only two event codes announce links; the rest need no decoding here.
             guard case let .packet(.event, body) = record.content, let code = body.first,

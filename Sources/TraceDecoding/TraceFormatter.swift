@@ -29,10 +29,10 @@ public struct TraceFormatter: Sendable {
     private var channels = ChannelTracker()
     /// Handles announced by a connection event; ACL on any other handle is marked, because
     /// it is often vendor debug data (Qualcomm uses 0x0EDC).
-    private var announcedHandles: Set<UInt16> = []
+    private var announcedHandles: Set<ConnectionHandle> = []
     /// Handles whose signaling and channels are followed before (or without) their
     /// connection event; nil for every handle.
-    private var followedHandles: Set<UInt16>? = []
+    private var followedHandles: Set<ConnectionHandle>? = []
 
     /// A formatter with no reassembly state and no announced handles. It follows signaling
     /// and channels on the handles connection events announce as it goes; ACL on any other
@@ -160,7 +160,7 @@ public struct TraceFormatter: Sendable {
         }
     }
 
-    private mutating func describe(_ frame: BasicFrame, handle: UInt16, received: Bool) -> String {
+    private mutating func describe(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> String {
         // ACL on a handle no connection announced may be vendor data (Qualcomm's 0x0EDC),
         // whose bytes mean nothing as signaling or channels.
         guard announcedHandles.contains(handle) || followedHandles.map({ $0.contains(handle) }) ?? true else {

@@ -98,15 +98,15 @@ struct Counter {
     private var reassemblers: [ReassemblyKey: Reassembler] = [:]
     private var channels = ChannelTracker()
     /// The handles whose dynamic channels and BR/EDR signaling are followed; nil for all.
-    private let followedHandles: Set<UInt16>?
+    private let followedHandles: Set<ConnectionHandle>?
 
     /// A counter following channels on `followedHandles` (all handles when nil).
-    init(followedHandles: Set<UInt16>?) {
+    init(followedHandles: Set<ConnectionHandle>?) {
         self.followedHandles = followedHandles
     }
 
     struct ReassemblyKey: Hashable {
-        var handle: UInt16
+        var handle: ConnectionHandle
         var received: Bool
     }
 
@@ -181,7 +181,7 @@ struct Counter {
         }
     }
 
-    private mutating func countFrame(_ frame: BasicFrame, handle: UInt16, received: Bool) {
+    private mutating func countFrame(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) {
         guard followedHandles?.contains(handle) ?? true else { return countFixed(frame) }
         switch channels.process(frame, handle: handle, received: received) {
         case .fixed:

@@ -107,7 +107,7 @@ struct Cache: AsyncParsableCommand {
         static func database(services: Int) -> GATTDatabase {
             var database = GATTDatabase(services: [], isComplete: true)
             for index in 0..<services {
-                let start = UInt16(1 + index * 5)
+                let start = AttributeHandle(rawValue: UInt16(1 + index * 5))
                 let service = Service(uuid: BluetoothUUID(UInt16(0x1800 + index)), handle: start, endGroupHandle: start + 4)
                 database.services.append(service)
                 database.includes[start] = []

@@ -67,25 +67,25 @@ struct Discover: AsyncParsableCommand {
             case .services:
                 let services = if let uuid { try await client.discoverPrimaryServices(uuid: uuid) } else { try await client.discoverPrimaryServices() }
                 return (services.map(\.description), services.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "start_handle": .number(Int($0.handle)),
-                             "end_handle": .number(Int($0.endGroupHandle))])
+                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "start_handle": .number(Int($0.handle.rawValue)),
+                             "end_handle": .number(Int($0.endGroupHandle.rawValue))])
                 })
             case .includes:
                 let includes = try await client.findIncludedServices(in: group)
                 return (includes.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) → \($0.service)" }, includes.map {
-                    .object(["handle": .number(Int($0.declarationHandle)), "uuid": .string($0.service.uuid.description),
-                             "start_handle": .number(Int($0.service.handle)), "end_handle": .number(Int($0.service.endGroupHandle))])
+                    .object(["handle": .number(Int($0.declarationHandle.rawValue)), "uuid": .string($0.service.uuid.description),
+                             "start_handle": .number(Int($0.service.handle.rawValue)), "end_handle": .number(Int($0.service.endGroupHandle.rawValue))])
                 })
             case .characteristics:
                 let characteristics = try await client.discoverCharacteristics(in: group, uuid: uuid)
                 return (characteristics.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) \($0)" }, characteristics.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "declaration_handle": .number(Int($0.declarationHandle)),
-                             "value_handle": .number(Int($0.valueHandle)), "properties": .array($0.properties.names.map(JSONValue.string))])
+                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "declaration_handle": .number(Int($0.declarationHandle.rawValue)),
+                             "value_handle": .number(Int($0.valueHandle.rawValue)), "properties": .array($0.properties.names.map(JSONValue.string))])
                 })
             case .descriptors:
                 let descriptors = try await client.discoverDescriptors(from: first, to: last)
                 return (descriptors.map(\.description), descriptors.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "handle": .number(Int($0.handle))])
+                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "handle": .number(Int($0.handle.rawValue))])
                 })
             }
         }

@@ -114,10 +114,10 @@ struct Gatt: AsyncParsableCommand {
         let services: [JSONValue] = tree.map { node in
             .object([
                 "uuid": .string(node.service.uuid.description), "name": name(node.service.uuid),
-                "start_handle": .number(Int(node.service.handle)), "end_handle": .number(Int(node.service.endGroupHandle)),
+                "start_handle": .number(Int(node.service.handle.rawValue)), "end_handle": .number(Int(node.service.endGroupHandle.rawValue)),
                 "includes": .array(node.includes.map { include in
-                    .object(["handle": .number(Int(include.declarationHandle)), "uuid": .string(include.service.uuid.description),
-                             "start_handle": .number(Int(include.service.handle)), "end_handle": .number(Int(include.service.endGroupHandle))])
+                    .object(["handle": .number(Int(include.declarationHandle.rawValue)), "uuid": .string(include.service.uuid.description),
+                             "start_handle": .number(Int(include.service.handle.rawValue)), "end_handle": .number(Int(include.service.endGroupHandle.rawValue))])
                 }),
                 "characteristics": .array(node.characteristics.map { item in
                     var value = JSONValue.null, text = JSONValue.null, error = JSONValue.null
@@ -132,13 +132,13 @@ struct Gatt: AsyncParsableCommand {
                     }
                     return .object([
                         "uuid": .string(item.characteristic.uuid.description), "name": name(item.characteristic.uuid),
-                        "declaration_handle": .number(Int(item.characteristic.declarationHandle)),
-                        "value_handle": .number(Int(item.characteristic.valueHandle)),
+                        "declaration_handle": .number(Int(item.characteristic.declarationHandle.rawValue)),
+                        "value_handle": .number(Int(item.characteristic.valueHandle.rawValue)),
                         "properties": .array(item.characteristic.properties.names.map(JSONValue.string)),
                         "value": value, "text": text, "error": error,
                         "descriptors": .array(item.descriptors.map { descriptor in
                             .object(["uuid": .string(descriptor.uuid.description), "name": name(descriptor.uuid),
-                                     "handle": .number(Int(descriptor.handle))])
+                                     "handle": .number(Int(descriptor.handle.rawValue))])
                         }),
                     ])
                 }),

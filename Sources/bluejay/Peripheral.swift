@@ -131,12 +131,13 @@ struct PeripheralOptions: ParsableArguments {
 /// An attribute handle: decimal (`38`) or hex (`0x0026`), 0x0000 to 0xFFFF. 0x0000 is no
 /// valid handle, but sending it is how a server's refusal (Invalid Handle) is tested, so the
 /// tool sends what it is told and reports the answer.
-func parseHandle(_ text: String) -> UInt16? {
-    text.lowercased().hasPrefix("0x") ? UInt16(text.dropFirst(2), radix: 16) : UInt16(text)
+func parseHandle(_ text: String) -> AttributeHandle? {
+    let value = text.lowercased().hasPrefix("0x") ? UInt16(text.dropFirst(2), radix: 16) : UInt16(text)
+    return value.map(AttributeHandle.init(rawValue:))
 }
 
 /// A `--handle`-style option value, or a usage error naming the option.
-func handleOption(_ text: String?, _ option: String) throws -> UInt16? {
+func handleOption(_ text: String?, _ option: String) throws -> AttributeHandle? {
     guard let text else { return nil }
     guard let handle = parseHandle(text) else {
         throw ValidationError("\(option) '\(text)' is not an attribute handle (0…65535, decimal or 0x0000…0xFFFF)")

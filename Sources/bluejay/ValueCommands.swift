@@ -13,7 +13,7 @@ struct AttributeTarget: ParsableArguments {
 
     /// The characteristic's value handle: by `--handle`, or by its UUIDs through discovery.
     @BluetoothActor
-    func valueHandle(_ client: GATTClient, service: BluetoothUUID?, characteristic: BluetoothUUID?) async throws -> (UInt16, Characteristic?) {
+    func valueHandle(_ client: GATTClient, service: BluetoothUUID?, characteristic: BluetoothUUID?) async throws -> (AttributeHandle, Characteristic?) {
         if let handle = try handleOption(handle, "--handle") { return (handle, nil) }
         guard let service, let characteristic else { throw CLIError("give SERVICE CHARACTERISTIC or --handle") }
         let found = try await client.characteristic(characteristic, in: service)
@@ -120,23 +120,23 @@ struct Read: AsyncParsableCommand {
                 if variable {
                     let values = try await client.readMultipleVariable(list)
                     if json {
-                        return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "values": .array(values.map { .string($0.hexString()) })]).compact]
+                        return [JSONValue.object(["handles": .array(list.map { .number(Int($0.rawValue)) }), "values": .array(values.map { .string($0.hexString()) })]).compact]
                     }
                     return zip(list, values).map { "\(BluetoothCore.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))" }
                 }
                 let value = try await client.readMultiple(list)
-                if json { return [JSONValue.object(["handles": .array(list.map { .number(Int($0)) }), "value": .string(value.hexString())]).compact] }
+                if json { return [JSONValue.object(["handles": .array(list.map { .number(Int($0.rawValue)) }), "value": .string(value.hexString())]).compact] }
                 return [format(value, hexOnly: hexOnly, utf8: utf8)]
             }
             if let uuid {
                 let values = try await client.read(uuid: uuid, from: first, to: last)
                 if json {
-                    return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle)), "value": .string($0.value.hexString())]) })]).compact]
+                    return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle.rawValue)), "value": .string($0.value.hexString())]) })]).compact]
                 }
                 return values.map { "\(BluetoothCore.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))" }
             }
             let value: [UInt8]
-            let valueHandle: UInt16
+            let valueHandle: AttributeHandle
             if let handle {
                 valueHandle = handle
                 if long { value = try await client.readLong(handle, offset: offset) }
@@ -147,7 +147,7 @@ struct Read: AsyncParsableCommand {
                 value = try await client.readLong(valueHandle)
             }
             if json {
-                return [JSONValue.object(["handle": .number(Int(valueHandle)), "value": .string(value.hexString()),
+                return [JSONValue.object(["handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString()),
                                           "text": printable(value).map(JSONValue.string) ?? .null]).compact]
             }
             return [format(value, hexOnly: hexOnly, utf8: utf8)]
@@ -235,7 +235,7 @@ struct Write: AsyncParsableCommand {
             }
         }
         if json {
-            print(JSONValue.object(["handle": .number(Int(handle)), "bytes": .number(bytes.count), "procedure": .string(procedure)]).compact)
+            print(JSONValue.object(["handle": .number(Int(handle.rawValue)), "bytes": .number(bytes.count), "procedure": .string(procedure)]).compact)
         } else {
             print("Wrote \(bytes.count) bytes to \(BluetoothCore.hex(handle, digits: 4)) (\(procedure)).")
         }
@@ -295,7 +295,7 @@ struct Listen: AsyncParsableCommand {
     }
 
     /// `--write HANDLE=HEXBYTES` values, in order.
-    static func parseWrites(_ texts: [String]) throws -> [(handle: UInt16, value: [UInt8])] {
+    static func parseWrites(_ texts: [String]) throws -> [(handle: AttributeHandle, value: [UInt8])] {
         try texts.map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let handle = parseHandle(parts[0]), let value = parseHexBytes(parts[1]), !value.isEmpty else {
@@ -314,7 +314,7 @@ struct Listen: AsyncParsableCommand {
         let received = try await peripheral.withClient(common, discovery: uuids != nil) { client, manager, connection in
             let (handle, found) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
             let mode: ClientConfiguration
-            let descriptor: UInt16
+            let descriptor: AttributeHandle
             if let found {
                 guard !found.properties.isDisjoint(with: [.notify, .indicate]) else {
                     throw GATTError.notPermitted("characteristic \(found.uuid.nameAndValue) neither notifies nor indicates")
@@ -343,7 +343,7 @@ struct Listen: AsyncParsableCommand {
                 guard valueHandle == handle else { return }
                 let kind = indication ? "indication" : "notification"
                 if json {
-                    print(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle)), "value": .string(value.hexString())]).compact)
+                    print(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString())]).compact)
                 } else {
                     print("\(kind) \(BluetoothCore.hex(valueHandle, digits: 4)) \(value.hexString(separator: " "))")
                 }

@@ -54,7 +54,7 @@ struct AttributeServerTests {
     }
 
     /// The server's answer to `request` (hex), as hex, or nil.
-    func ask(_ server: AttributeServer, _ request: String, mtu: Int = 23, connection: UInt16 = 0x0040) -> String? {
+    func ask(_ server: AttributeServer, _ request: String, mtu: Int = 23, connection: ConnectionHandle = 0x0040) -> String? {
         server.respond(to: hexBytes(request)[...], connection: connection, mtu: mtu)?.hexDump
     }
 
@@ -192,7 +192,7 @@ struct AttributeServerTests {
     @Test("Find By Type Value: as many ranges as fit in the MTU")
     func findByTypeValueMTU() {
         let server = AttributeServer()
-        for handle in UInt16(1)...10 { server.add(handle: handle, type: BluetoothUUID(UInt16(0x2902)), value: [0, 0]) }
+        for handle in AttributeHandle(1)...10 { server.add(handle: handle, type: BluetoothUUID(UInt16(0x2902)), value: [0, 0]) }
         // 1 + 5 × 4 = 21: a sixth would not fit in 23.
         #expect(ask(server, "06 01 00 ff ff 02 29 00 00")
                 == "07 01 00 01 00 02 00 02 00 03 00 03 00 04 00 04 00 05 00 05 00")
@@ -241,7 +241,7 @@ struct AttributeServerTests {
     @Test("Write Request: permissions, handle, length, then the hook; Write Response on success")
     func writeRequest() {
         let server = gapServer()
-        var writes: [(UInt16, UInt16, [UInt8])] = []
+        var writes: [(ConnectionHandle, AttributeHandle, [UInt8])] = []
         server.onWrite = { connection, handle, value in
             writes.append((connection, handle, value))
             return nil
@@ -249,7 +249,7 @@ struct AttributeServerTests {
         #expect(ask(server, "12 09 00 02 00", connection: 0x0041) == "13")
         #expect(server.value(of: 0x0009) == [0x02, 0x00])
         #expect(writes.count == 1)
-        #expect(writes.first.map { [$0.0, $0.1] } == [0x0041, 0x0009])
+        #expect(writes.first.map { [$0.0.rawValue, $0.1.rawValue] } == [0x0041, 0x0009])
         #expect(writes.first?.2 == [0x02, 0x00])
 
         #expect(ask(server, "12 03 00 41") == "01 12 03 00 03")
@@ -287,7 +287,7 @@ struct AttributeServerTests {
     @Test("Write Command: applied when allowed, silently dropped otherwise")
     func writeCommand() {
         let server = gapServer()
-        var writes: [UInt16] = []
+        var writes: [AttributeHandle] = []
         server.onWrite = { _, handle, value in
             writes.append(handle)
             return value == [0xFF] ? .valueNotAllowed : nil

@@ -129,7 +129,7 @@ struct PDUTests {
         ])
         expectWire(response, "09 07 02 00 02 03 00 00 2a 04 00 02 05 00 01 2a")
         expectWire(ReadByTypeResponse(entries: [.init(handle: 0x0003, value: [])]), "09 02 03 00")
-        let longest = ReadByTypeResponse(entries: [.init(handle: 1, value: Array(repeating: 0xAB, count: 253))])
+        let longest = ReadByTypeResponse(entries: [.init(handle: 1, value: Array(repeating: 0xAB, count: 253)[...])])
         #expect(longest.encoded().prefix(2) == [0x09, 0xFF])
         #expect(try ReadByTypeResponse(pdu: longest.encoded()[...]) == longest)
     }
@@ -147,7 +147,7 @@ struct PDUTests {
     @Test("Read, Read Blob, Read Multiple")
     func reads() {
         expectWire(ReadRequest(handle: 0x0003), "0a 03 00")
-        expectWire(ReadResponse(value: Array("Bluejay".utf8)), "0b 42 6c 75 65 6a 61 79")
+        expectWire(ReadResponse(value: Array("Bluejay".utf8)[...]), "0b 42 6c 75 65 6a 61 79")
         expectWire(ReadResponse(value: []), "0b")
         expectWire(ReadBlobRequest(handle: 0x0003, offset: 0x0016), "0c 03 00 16 00")
         expectWire(ReadBlobResponse(value: [0x01, 0x02]), "0d 01 02")
@@ -182,7 +182,7 @@ struct PDUTests {
         ])
         expectWire(response, "11 06 01 00 07 00 00 18 08 00 0b 00 01 18")
         expectWire(ReadByGroupTypeResponse(entries: [.init(handle: 0x0010, endGroupHandle: 0xFFFF,
-                                                           value: uartService.bytes.reversed())]),
+                                                           value: ArraySlice(uartService.bytes.reversed()))]),
                    "11 14 10 00 ff ff " + uartServiceWire)
     }
 
@@ -201,7 +201,7 @@ struct PDUTests {
     @Test("Read Multiple Variable: length-value tuples, the last one may be truncated")
     func readMultipleVariable() {
         expectWire(ReadMultipleVariableRequest(handles: [0x0003, 0x0005]), "20 03 00 05 00")
-        let response = ReadMultipleVariableResponse(entries: [.init(value: Array("Bluejay".utf8)), .init(value: [0x64]),
+        let response = ReadMultipleVariableResponse(entries: [.init(value: Array("Bluejay".utf8)[...]), .init(value: [0x64]),
                                                               .init(value: [])])
         expectWire(response, "21 07 00 42 6c 75 65 6a 61 79 01 00 64 00 00")
         // Truncated at ATT_MTU: the last value says 7 bytes, 3 are present.
@@ -223,9 +223,9 @@ struct PDUTests {
         expectWire(WriteResponse(), "13")
         expectWire(WriteCommand(handle: 0x000A, value: [0x01, 0x00]), "52 0a 00 01 00")
         let signature: [UInt8] = [0x01, 0x00, 0x00, 0x00] + Array(0xA0...0xA7)
-        expectWire(SignedWriteCommand(handle: 0x000A, value: [0x01, 0x02], signature: signature),
+        expectWire(SignedWriteCommand(handle: 0x000A, value: [0x01, 0x02], signature: signature[...]),
                    "d2 0a 00 01 02 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
-        expectWire(SignedWriteCommand(handle: 0x000A, value: [], signature: signature),
+        expectWire(SignedWriteCommand(handle: 0x000A, value: [], signature: signature[...]),
                    "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
         expectDecodeError(SignedWriteCommand.self, "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6",
                           .truncated(needed: 12, available: 11))

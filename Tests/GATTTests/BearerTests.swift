@@ -37,7 +37,7 @@ struct BearerTests {
         let bearer = server.bearer!
         server.expect("0A 03 00")  // answered below, once the others are queued
         var tasks: [Task<ReadResponse, any Error>] = []
-        for (index, handle) in [UInt16(3), 5, 7].enumerated() {
+        for (index, handle) in [AttributeHandle(3), 5, 7].enumerated() {
             tasks.append(Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: handle), expecting: ReadResponse.self) })
             while !bearer.hasOutstandingRequest || bearer.queuedRequests < index { await Task.yield() }
         }
@@ -46,7 +46,7 @@ struct BearerTests {
         server.expect("0A 07 00", "0B 03")
         server.push("0B 01")
         var values: [[UInt8]] = []
-        for task in tasks { values.append(try await task.value.value) }
+        for task in tasks { values.append(Array(try await task.value.value)) }
         #expect(values == [[1], [2], [3]])
         #expect(server.sent == [bytes("0A 03 00"), bytes("0A 05 00"), bytes("0A 07 00")])
         server.verify()
@@ -154,7 +154,7 @@ struct BearerTests {
         let bearer = server.bearer!
         server.expect("0A 03 00")
         let requests = (0..<3).map { index in
-            Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 3 + UInt16(index)), expecting: ReadResponse.self) }
+            Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 3 + index), expecting: ReadResponse.self) }
         }
         while !bearer.hasOutstandingRequest || bearer.queuedRequests < 2 { await Task.yield() }
         bearer.close(.disconnected(.connectionTimeout))
@@ -167,9 +167,9 @@ struct BearerTests {
 
     @Test func notificationsArriveInOrderAndIndicationsAreConfirmedAfterDelivery() async throws {
         let server = ScriptedServer()
-        var seen: [(UInt16, [UInt8], Int)] = []
-        server.bearer.onNotification = { handle, value in seen.append((handle, value, server.sent.count)) }
-        server.bearer.onIndication = { handle, value in seen.append((handle, value, server.sent.count)) }
+        var seen: [(AttributeHandle, [UInt8], Int)] = []
+        server.bearer.onNotification = { handle, value in seen.append((handle, Array(value), server.sent.count)) }
+        server.bearer.onIndication = { handle, value in seen.append((handle, Array(value), server.sent.count)) }
         for index in 0..<1000 { server.bearer.receive([0x1B, 0x26, 0x00, UInt8(index >> 8), UInt8(index & 0xFF)][...]) }
         #expect(seen.count == 1000)
         #expect(seen.enumerated().allSatisfy { $0.element.1 == [UInt8($0.offset >> 8), UInt8($0.offset & 0xFF)] })
@@ -181,8 +181,8 @@ struct BearerTests {
 
     @Test func multipleHandleValueNotificationIsSplit() async throws {
         let server = ScriptedServer()
-        var seen: [(UInt16, [UInt8])] = []
-        server.bearer.onNotification = { seen.append(($0, $1)) }
+        var seen: [(AttributeHandle, [UInt8])] = []
+        server.bearer.onNotification = { seen.append(($0, Array($1))) }
         server.push("23 03 00 02 00 AA BB 05 00 01 00 CC")
         #expect(seen.map(\.0) == [3, 5])
         #expect(seen.map(\.1) == [[0xAA, 0xBB], [0xCC]])
@@ -190,7 +190,7 @@ struct BearerTests {
 
     @Test func aMalformedNotificationIsDroppedAndTheNextDelivered() async throws {
         let server = ScriptedServer()
-        var seen: [UInt16] = []
+        var seen: [AttributeHandle] = []
         server.bearer.onNotification = { handle, _ in seen.append(handle) }
         server.push("1B 03")
         server.push("1B 04 00 01")
@@ -215,7 +215,7 @@ struct BearerTests {
     @Test func aPDULongerThanTheMTUIsRefusedBeforeSending() async throws {
         let server = ScriptedServer()
         await #expect(throws: ATTError.pduTooLong(length: 24, mtu: 23)) {
-            try await server.bearer.request(WriteRequest(handle: 3, value: Array(repeating: 0, count: 21)), expecting: WriteResponse.self)
+            try await server.bearer.request(WriteRequest(handle: 3, value: Array(repeating: 0, count: 21)[...]), expecting: WriteResponse.self)
         }
         #expect(server.sent.isEmpty)
     }

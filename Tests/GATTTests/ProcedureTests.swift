@@ -323,7 +323,7 @@ struct ProcedureTests {
         let heartRate = try await client.characteristic(BluetoothUUID(UInt16(0x2A37)), in: BluetoothUUID(UInt16(0x180D)))
         try await client.setNotifications(.notify, for: heartRate)
         var values: [[UInt8]] = []
-        client.addValueListener(heartRate.valueHandle) { values.append($0) }
+        client.addValueListener(heartRate.valueHandle) { values.append(Array($0)) }
         server.push("1B 12 00 06 48")
         #expect(values == [[0x06, 0x48]])
         // Known now: a second use costs no request.
@@ -351,7 +351,7 @@ struct ProcedureTests {
         server.expect("06 19 00 FF FF 00 28 0D 18", "01 06 19 00 0A")
         _ = try await client.service(BluetoothUUID(UInt16(0x180D)))
         #expect(client.discoveredServices.count == 2)
-        var changed: [ClosedRange<UInt16>] = []
+        var changed: [ClosedRange<AttributeHandle>] = []
         client.onServiceChanged = { changed.append($0) }
         server.push("1D 0A 00 10 00 20 00")
         #expect(changed == [0x10...0x20])
@@ -375,7 +375,7 @@ struct ProcedureTests {
         server.expect("12 0B 00 02 00", "13")
         #expect(try await client.subscribeToServiceChanged())
         server.verify()
-        var changed: [ClosedRange<UInt16>] = []
+        var changed: [ClosedRange<AttributeHandle>] = []
         client.onServiceChanged = { changed.append($0) }
         // The whole database changed, the Service Changed characteristic's range included:
         // everything is forgotten, but the peer still indicates on 0x000A.

@@ -96,7 +96,7 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The handle of a successful LE Connection Complete, if `packet` is one.
-    public static func openedHandle(_ packet: HCIPacket) -> UInt16? {
+    public static func openedHandle(_ packet: HCIPacket) -> ConnectionHandle? {
         guard case let .event(event) = packet, case let .leMeta(meta)? = try? HCIEvent(event),
               case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess
         else { return nil }
@@ -135,9 +135,9 @@ public final class FaultInjectingTransport: HCITransport {
         var fired = false
         /// EOF or Hardware Error: nothing more passes in either direction.
         var dead = false
-        var openHandles: [UInt16] = []
+        var openHandles: [ConnectionHandle] = []
         /// Disconnection Complete reasons to give the host, by handle.
-        var reasons: [UInt16: HCIStatus] = [:]
+        var reasons: [ConnectionHandle: HCIStatus] = [:]
         /// Command Status events of our own Disconnect still to hide.
         var hiddenStatuses = 0
         var afterFault: [HCIPacket] = []
@@ -246,7 +246,7 @@ public final class FaultInjectingTransport: HCITransport {
     }
 
     private func fire() {
-        let (fault, handle, deliver): (InjectedFault?, UInt16?, (@Sendable (TransportDelivery) -> Void)?) = state.withLock { state in
+        let (fault, handle, deliver): (InjectedFault?, ConnectionHandle?, (@Sendable (TransportDelivery) -> Void)?) = state.withLock { state in
             state.fired = true
             if state.armed?.fault.needsLink == false { state.dead = true }
             return (state.armed?.fault, state.openHandles.last, state.deliver)

@@ -7,7 +7,7 @@ import Testing
 // or a disconnection must not let us overrun it later.
 
 /// A packet on `handle` whose single data byte numbers it, so order is visible.
-private func packet(_ handle: UInt16, _ number: UInt8) -> ACLDataPacket {
+private func packet(_ handle: ConnectionHandle, _ number: UInt8) -> ACLDataPacket {
     ACLDataPacket(handle: handle, boundary: .firstNonFlushable, data: [number])
 }
 
@@ -55,11 +55,11 @@ struct ACLFlowControlTests {
         var rng = SplitMix64(seed: seed)
         var flow = ACLFlowControl(bufferCount: 5, bufferLength: 27)
         var sentOrder: [UInt8] = []
-        var inController: [UInt16: Int] = [:]
+        var inController: [ConnectionHandle: Int] = [:]
         var next: UInt8 = 0
         for _ in 0..<2000 {
             if Bool.random(using: &rng) {
-                let handle = UInt16.random(in: 0x40...0x42, using: &rng)
+                let handle = ConnectionHandle(rawValue: UInt16.random(in: 0x40...0x42, using: &rng))
                 let released = flow.enqueue(packet(handle, next))
                 next &+= 1
                 for packet in released { inController[packet.handle, default: 0] += 1 }
@@ -106,7 +106,7 @@ struct ACLFlowControlTests {
         var sent: [ACLDataPacket] = []
         // In flight: 0 (A), 1 (B), 2 (A). Queued: 3 (B), 4 (A), 5 (B), 6 (A).
         for (number, handle) in [0x40, 0x41, 0x40, 0x41, 0x40, 0x41, 0x40].enumerated() {
-            sent += flow.enqueue(packet(UInt16(handle), UInt8(number)))
+            sent += flow.enqueue(packet(ConnectionHandle(rawValue: UInt16(handle)), UInt8(number)))
         }
         #expect(numbers(sent) == [0, 1, 2])
         #expect(flow.outstanding == [0x40: 2, 0x41: 1])

@@ -73,7 +73,7 @@ struct ConnectionManagerTests {
 
     @Test func theParameterPolicyDecides() async throws {
         let (fake, controller, manager) = try await connected()
-        var asked: [(UInt16, LEConnectionRequest)] = []
+        var asked: [(ConnectionHandle, LEConnectionRequest)] = []
         manager.acceptParameters = { handle, request in
             asked.append((handle, request))
             return request.latency == 0

@@ -6,7 +6,7 @@ import Testing
 
 /// A message with a handle, an offset and a value running to the end.
 private struct Sample: LaidOut, Equatable {
-    var handle: UInt16
+    var handle: ConnectionHandle
     var offset: UInt16
     var value: ArraySlice<UInt8>
 

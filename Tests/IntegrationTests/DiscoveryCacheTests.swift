@@ -372,7 +372,7 @@ private struct CapturedATT: CustomStringConvertible {
     var readByTypeUUID: BluetoothUUID? { try? ReadByTypeRequest(pdu: pdu[...]).attributeType }
 
     /// The handle of a Read request.
-    var handle: UInt16? { try? ReadRequest(pdu: pdu[...]).handle }
+    var handle: AttributeHandle? { try? ReadRequest(pdu: pdu[...]).handle }
 
     /// A discovery request: primary services (Read By Group Type, Find By Type Value),
     /// includes and characteristics (Read By Type of 0x2802/0x2803), descriptors (Find

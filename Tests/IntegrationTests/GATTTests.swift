@@ -28,8 +28,8 @@ enum ControlPoint {
     static func flood(count: UInt32, length: UInt16) -> [UInt8] { [0x01] + littleEndian(count) + littleEndian(length) }
     static func disconnect(reason: UInt8) -> [UInt8] { [0x02, reason] }
     static func indicate(_ value: [UInt8]) -> [UInt8] { [0x04] + value }
-    static func serviceChanged(_ range: ClosedRange<UInt16>) -> [UInt8] {
-        [0x06] + littleEndian(range.lowerBound) + littleEndian(range.upperBound)
+    static func serviceChanged(_ range: ClosedRange<AttributeHandle>) -> [UInt8] {
+        [0x06] + littleEndian(range.lowerBound.rawValue) + littleEndian(range.upperBound.rawValue)
     }
 }
 
@@ -61,7 +61,7 @@ final class GATTLink {
     }
 
     var bearer: ATTBearer { client.bearer }
-    var handle: UInt16 { connection.handle }
+    var handle: ConnectionHandle { connection.handle }
 
     /// A characteristic of the peer, found by lazy discovery.
     func characteristic(_ uuid: BluetoothUUID, in service: BluetoothUUID) async throws(GATTError) -> Characteristic {
@@ -120,8 +120,8 @@ func sentATTPDUs(_ path: String) throws -> [[UInt8]] {
 /// Services, characteristics and descriptors as one comparable value.
 struct DiscoveredTree: Equatable {
     var services: [Service] = []
-    var characteristics: [UInt16: [Characteristic]] = [:]
-    var descriptors: [UInt16: [Descriptor]] = [:]
+    var characteristics: [AttributeHandle: [Characteristic]] = [:]
+    var descriptors: [AttributeHandle: [Descriptor]] = [:]
 
     var allCharacteristics: [Characteristic] { services.flatMap { characteristics[$0.handle] ?? [] } }
     var allDescriptors: [Descriptor] { allCharacteristics.flatMap { descriptors[$0.valueHandle] ?? [] } }
@@ -364,7 +364,7 @@ extension IntegrationTests {
 
         // Write Command: subscribed first, every value comes back as a notification.
         let echoes = Arrivals<[UInt8]>()
-        client.addValueListener(echo.valueHandle) { echoes.append($0) }
+        client.addValueListener(echo.valueHandle) { echoes.append(Array($0)) }
         try await client.setNotifications(.notify, for: echo)
         let sent = (0..<20).map { Array("echo \($0)".utf8) } + [(0..<512).map { UInt8(truncatingIfNeeded: $0 * 7) }]
         for value in sent { try client.writeWithoutResponse(echo.valueHandle, value) }
@@ -457,7 +457,7 @@ extension IntegrationTests {
         #expect(try await client.read(cccd.handle) == [0x00, 0x00])
 
         let received = Arrivals<[UInt8]>()
-        client.addValueListener(stream.valueHandle) { received.append($0) }
+        client.addValueListener(stream.valueHandle) { received.append(Array($0)) }
         try await client.setNotifications(.notify, for: stream)
         #expect(try await client.read(cccd.handle) == [0x01, 0x00])
 
@@ -489,7 +489,7 @@ extension IntegrationTests {
         let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
         let cccd = try await link.cccd(of: stream)
         let received = Arrivals<[UInt8]>()
-        client.addValueListener(stream.valueHandle) { received.append($0) }
+        client.addValueListener(stream.valueHandle) { received.append(Array($0)) }
         try await client.setNotifications(.notify, for: stream)
 
         let total: UInt32 = 100_000_000
@@ -532,7 +532,7 @@ extension IntegrationTests {
         let received = Arrivals<[UInt8]>()
         var kinds: [Bool] = []
         client.onValue = { handle, _, indication in if handle == indicated.valueHandle { kinds.append(indication) } }
-        client.addValueListener(indicated.valueHandle) { received.append($0) }
+        client.addValueListener(indicated.valueHandle) { received.append(Array($0)) }
         try await client.setNotifications(.indicate, for: indicated)
         #expect(try await client.read(cccd.handle) == [0x02, 0x00])
 
@@ -574,7 +574,7 @@ extension IntegrationTests {
             let indicated = try await link.characteristic(peerUUID(3), in: peerUUID(1))
             let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
             let received = Arrivals<[UInt8]>()
-            link.client.addValueListener(indicated.valueHandle) { received.append($0) }
+            link.client.addValueListener(indicated.valueHandle) { received.append(Array($0)) }
             try await link.client.setNotifications(.indicate, for: indicated)
             let biggest = (0..<min(expected - 4, 511)).map { UInt8(truncatingIfNeeded: $0) }
             try await link.client.write(control.valueHandle, ControlPoint.indicate(biggest))
@@ -596,7 +596,7 @@ extension IntegrationTests {
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
-        let changes = Arrivals<ClosedRange<UInt16>>()
+        let changes = Arrivals<ClosedRange<AttributeHandle>>()
         client.onServiceChanged = { changes.append($0) }
 
         #expect(try await client.subscribeToServiceChanged())

@@ -21,7 +21,7 @@ extension IntegrationTests {
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let badClient = GATTClient(bearer: try bearers.bearer(for: bad.handle))
         let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
-        let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
+        let controlPoint: AttributeHandle = 0x0029, deviceName: AttributeHandle = 0x0003
 
         // After the Write Response: a Read Response nobody asked for, a notification cut short.
         // (Each waits for its stray PDU to arrive before the next request goes out: one
@@ -61,7 +61,7 @@ extension IntegrationTests {
         let (addresses, clock, manager, bearers) = (rig.addresses, rig.clock, rig.manager, rig.bearers)
         let good = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         let goodClient = GATTClient(bearer: try bearers.bearer(for: good.handle))
-        let controlPoint: UInt16 = 0x0029, deviceName: UInt16 = 0x0003
+        let controlPoint: AttributeHandle = 0x0029, deviceName: AttributeHandle = 0x0003
 
         // An Error Response of 4 octets instead of 5 while the Write Request is outstanding.
         let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
@@ -114,7 +114,7 @@ struct TwoPeripheralRig {
     let l2cap: L2CAPChannels
     let bearers: ATTBearers
     /// Each link's handle as it ends, in order.
-    private let linkEnds: AsyncStream<UInt16>
+    private let linkEnds: AsyncStream<ConnectionHandle>
 
     init(_ configuration: HCIController.Configuration) async throws {
         peer = try TestPeer(arguments: ["--peripherals", "2"])
@@ -125,14 +125,14 @@ struct TwoPeripheralRig {
         manager = ConnectionManager(controller: controller, logger: .silent)
         l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
         bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
-        let (ends, feed) = AsyncStream.makeStream(of: UInt16.self)
+        let (ends, feed) = AsyncStream.makeStream(of: ConnectionHandle.self)
         manager.onDisconnection = { connection, _ in feed.yield(connection.handle) }
         linkEnds = ends
     }
 
     /// The handle of the next link to end, waiting for it: the rig sees every end, so a
     /// link of the other peripheral ending first would show here.
-    func nextLinkEnd() async -> UInt16? {
+    func nextLinkEnd() async -> ConnectionHandle? {
         for await handle in linkEnds { return handle }
         return nil
     }

@@ -21,7 +21,7 @@ extension IntegrationTests {
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        var attReplies: [UInt16: BluetoothCore.Expectation<[UInt8]?>] = [:]
+        var attReplies: [ConnectionHandle: BluetoothCore.Expectation<[UInt8]?>] = [:]
         l2cap.setHandler(for: .att) { handle, payload in attReplies[handle]?.fulfill(Array(payload)) }
 
         // Sequential connects; the first link stays up while the second comes up.
@@ -37,7 +37,7 @@ extension IntegrationTests {
         }
 
         /// The GAP Device Name over ATT (Read By Type 0x2A00 over all handles) on `handle`.
-        func deviceName(_ handle: UInt16) async throws -> String? {
+        func deviceName(_ handle: ConnectionHandle) async throws -> String? {
             let reply = BluetoothCore.Expectation<[UInt8]?>()
             attReplies[handle] = reply
             let giveUp = Task { @BluetoothActor in
@@ -54,7 +54,7 @@ extension IntegrationTests {
         #expect(try await deviceName(second.handle) == "Bluejay HRM 2")
 
         // One link goes; the other stays up and usable.
-        var ended: [UInt16] = []
+        var ended: [ConnectionHandle] = []
         manager.onDisconnection = { connection, _ in ended.append(connection.handle) }
         let reason = try await manager.disconnect(first.handle)
         #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)

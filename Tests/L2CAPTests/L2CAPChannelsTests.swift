@@ -17,15 +17,15 @@ struct L2CAPChannelsTests {
 
     /// A running controller with connections on handles 0x40 and 0x41 (announced by LE
     /// Connection Complete) and an ATT handler that records what it gets.
-    func link(_ received: @escaping (UInt16, [UInt8]) -> Void) async throws -> Link {
+    func link(_ received: @escaping (ConnectionHandle, [UInt8]) -> Void) async throws -> Link {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
         let connections = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
         l2cap.setHandler(for: .att) { handle, payload in received(handle, Array(payload)) }
-        for handle: UInt16 in [0x40, 0x41] {
-            let parameters: [UInt8] = [0x00, UInt8(handle), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
+        for handle: ConnectionHandle in [0x40, 0x41] {
+            let parameters: [UInt8] = [0x00, UInt8(handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
                 + [0x18, 0x00, 0x00, 0x00, 0x90, 0x01, 0x00]
             fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
         }
@@ -34,7 +34,7 @@ struct L2CAPChannelsTests {
         return Link(fake: fake, controller: controller, connections: connections, l2cap: l2cap)
     }
 
-    func acl(_ handle: UInt16, _ boundary: ACLPacketBoundary, _ bytes: [UInt8]) -> HCIPacket {
+    func acl(_ handle: ConnectionHandle, _ boundary: ACLPacketBoundary, _ bytes: [UInt8]) -> HCIPacket {
         .acl(ACLDataPacket(handle: handle, boundary: boundary, data: bytes[...]))
     }
 
@@ -45,7 +45,7 @@ struct L2CAPChannelsTests {
     }
 
     @Test func interleavedHandlesReassembleSeparately() async throws {
-        var got: [(UInt16, [UInt8])] = []
+        var got: [(ConnectionHandle, [UInt8])] = []
         let link = try await link { got.append(($0, $1)) }
         let a = BasicFrame(channel: .att, payload: Array(0..<40)[...]).fragments(handle: 0x40, bufferLength: 16)
         let b = BasicFrame(channel: .att, payload: Array(100..<130)[...]).fragments(handle: 0x41, bufferLength: 20)
@@ -114,7 +114,7 @@ struct L2CAPChannelsTests {
 
     @Test func signalingAsksTheConnectionManagersParameterPolicy() async throws {
         let link = try await link { _, _ in }
-        var asked: [UInt16] = []
+        var asked: [ConnectionHandle] = []
         link.connections.acceptParameters = { handle, _ in
             asked.append(handle)
             return false

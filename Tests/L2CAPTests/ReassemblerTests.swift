@@ -6,11 +6,11 @@ import Testing
 // L2CAP reassembly (Core Vol 3, Part A, 7.2): whole PDUs out of ACL fragments, and every
 // rule the stream breaks reported without costing the PDUs after it.
 
-private func start(_ data: [UInt8], handle: UInt16 = 0x40) -> ACLDataPacket {
+private func start(_ data: [UInt8], handle: ConnectionHandle = 0x40) -> ACLDataPacket {
     ACLDataPacket(handle: handle, boundary: .firstFlushable, data: data[...])
 }
 
-private func continuation(_ data: [UInt8], handle: UInt16 = 0x40) -> ACLDataPacket {
+private func continuation(_ data: [UInt8], handle: ConnectionHandle = 0x40) -> ACLDataPacket {
     ACLDataPacket(handle: handle, boundary: .continuing, data: data[...])
 }
 

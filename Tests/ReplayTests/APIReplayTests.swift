@@ -122,9 +122,9 @@ struct APIReplayTests {
     }
 
     @Test func fullDiscovery() async throws {
-        let (database, values) = try await withClient("gatt-discovery", cache: true) { client, _, _ -> (GATTDatabase, [UInt16: [UInt8]]) in
+        let (database, values) = try await withClient("gatt-discovery", cache: true) { client, _, _ -> (GATTDatabase, [AttributeHandle: [UInt8]]) in
             let database = try await client.discoverAll()
-            var values: [UInt16: [UInt8]] = [:]
+            var values: [AttributeHandle: [UInt8]] = [:]
             for service in database.services {
                 for characteristic in database.characteristics[service.handle] ?? [] where characteristic.properties.contains(.read) {
                     do { values[characteristic.valueHandle] = try await client.readLong(characteristic.valueHandle) } catch let error as GATTError {
@@ -177,7 +177,7 @@ struct APIReplayTests {
 
     /// `listen --handle H --count N --write CP=VALUE...`: CCCD found after H, subscribe,
     /// write the control point, take N values, unsubscribe.
-    func listen(_ name: String, handle: UInt16, mode: ClientConfiguration, count: Int, writes: [[UInt8]]) async throws -> (values: [[UInt8]], indications: Int) {
+    func listen(_ name: String, handle: AttributeHandle, mode: ClientConfiguration, count: Int, writes: [[UInt8]]) async throws -> (values: [[UInt8]], indications: Int) {
         try await withClient(name) { client, manager, connection in
             let cccd = try #require(try await client.clientConfigurationDescriptor(after: handle))
             var values: [[UInt8]] = []
@@ -185,7 +185,7 @@ struct APIReplayTests {
             let done = Expectation<Result<Void, GATTError>>()
             client.onValue = { valueHandle, value, indication in
                 guard valueHandle == handle else { return }
-                values.append(value)
+                values.append(Array(value))
                 if indication { indications += 1 }
                 if values.count >= count { done.fulfill(.success(())) }
             }

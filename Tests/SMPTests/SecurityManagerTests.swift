@@ -17,7 +17,7 @@ struct SecurityManagerTests {
         let controller: HCIController
         let security: SecurityManager
         let store: String
-        static let handle: UInt16 = 0x40
+        static let handle: ConnectionHandle = 0x40
 
         /// SMP commands we sent, in order.
         var sent: [SMPPDU] {
@@ -66,7 +66,7 @@ struct SecurityManagerTests {
         let store = NSTemporaryDirectory() + "bluejay-smp-\(UUID().uuidString)"
         let security = SecurityManager(controller: controller, channels: channels, connections: connections, store: StoreDirectory(path: store),
                                        policy: policy, logger: .silent)
-        let parameters: [UInt8] = [0x00, UInt8(Rig.handle), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
+        let parameters: [UInt8] = [0x00, UInt8(Rig.handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
             + [0x18, 0x00, 0x00, 0x00, 0x90, 0x01, 0x00]
         fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
         try await controller.send(ReadBDADDR())

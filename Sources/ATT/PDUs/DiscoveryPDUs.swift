@@ -1,5 +1,4 @@
 import BluetoothCore
-import HCI
 
 // Discovery: Find Information and Find By Type Value (Core Vol 3, Part F, 3.4.3).
 
@@ -9,25 +8,19 @@ public struct FindInformationRequest: ATTPDU {
     /// 0x04.
     public static var opcode: ATTOpcode { .findInformationRequest }
     /// The first handle to look at.
-    public var startingHandle: UInt16
+    public var startingHandle: AttributeHandle
     /// The last handle to look at.
-    public var endingHandle: UInt16
+    public var endingHandle: AttributeHandle
 
     /// A request for `startingHandle...endingHandle`.
-    public init(startingHandle: UInt16, endingHandle: UInt16) {
+    public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle) {
         self.startingHandle = startingHandle
         self.endingHandle = endingHandle
     }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
-    }
+    /// Starting_Handle, Ending_Handle.
+    public static let layout = MessageLayout("Find_Information_Req", Self.init(startingHandle:endingHandle:),
+                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle))
 }
 
 /// ATT_FIND_INFORMATION_RSP (0x05, 3.4.3.2): handle–type pairs, all 16-bit UUIDs (format
@@ -36,12 +29,12 @@ public struct FindInformationResponse: ATTPDU {
     /// One attribute's handle and type.
     public struct Entry: Sendable, Equatable {
         /// The attribute's handle.
-        public var handle: UInt16
+        public var handle: AttributeHandle
         /// The attribute's type.
         public var type: BluetoothUUID
 
         /// An entry for the attribute at `handle`.
-        public init(handle: UInt16, type: BluetoothUUID) {
+        public init(handle: AttributeHandle, type: BluetoothUUID) {
             self.handle = handle
             self.type = type
         }
@@ -58,7 +51,9 @@ public struct FindInformationResponse: ATTPDU {
     /// Whether every type fits the 16-bit format (0x01); otherwise all go as 128-bit (0x02).
     public var usesShortUUIDs: Bool { entries.allSatisfy { $0.type.shortValue != nil } }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
+    /// Format, then Information_Data: handles with 2-octet types (format 0x01) or 16-octet
+    /// ones (0x02).
+    public static let layout = MessageLayout("Find_Information_Rsp", Self.init(entries:), Field("Information_Data", read: { reader throws(DecodingError) in
         let format = try reader.readUInt8()
         let uuidSize: Int
         switch format {
@@ -66,25 +61,23 @@ public struct FindInformationResponse: ATTPDU {
         case 0x02: uuidSize = 16
         default: throw .invalidValue(field: "Find_Information_Rsp format", value: UInt64(format))
         }
-        entries = try reader.readEntries(size: 2 + uuidSize) { (entry: inout ByteReader) throws(DecodingError) in
-            let handle = try entry.readUInt16()
+        guard !reader.isAtEnd else { throw .truncated(needed: 2 + uuidSize, available: 0) }
+        var entries: [Entry] = []
+        while !reader.isAtEnd {
+            var entry = ByteReader(try reader.readBytes(2 + uuidSize))
+            let handle = try AttributeHandle(from: &entry)
             // 2 or 16 bytes: always a valid UUID.
-            return Entry(handle: handle, type: BluetoothUUID(littleEndianBytes: entry.readRest())!)
+            entries.append(Entry(handle: handle, type: BluetoothUUID(littleEndianBytes: entry.readRest())!))
         }
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        let short = usesShortUUIDs
+        return entries
+    }, write: { response, writer in
+        let short = response.usesShortUUIDs
         writer.write(short ? UInt8(0x01) : 0x02)
-        for entry in entries {
+        for entry in response.entries {
             writer.write(entry.handle)
-            if short {
-                writer.write(entry.type.shortValue!)
-            } else {
-                writer.write(bytes: entry.type.bytes.reversed())
-            }
+            if short { writer.write(entry.type.shortValue!) } else { writer.write(bytes: entry.type.bytes.reversed()) }
         }
-    }
+    }))
 }
 
 /// ATT_FIND_BY_TYPE_VALUE_REQ (0x06, 3.4.3.3): the attributes of a 16-bit type with a given
@@ -93,51 +86,46 @@ public struct FindByTypeValueRequest: ATTPDU {
     /// 0x06.
     public static var opcode: ATTOpcode { .findByTypeValueRequest }
     /// The first handle to look at.
-    public var startingHandle: UInt16
+    public var startingHandle: AttributeHandle
     /// The last handle to look at.
-    public var endingHandle: UInt16
+    public var endingHandle: AttributeHandle
     /// The 16-bit attribute type to match.
     public var attributeType: UInt16
     /// The value to match.
-    public var attributeValue: [UInt8]
+    public var attributeValue: ArraySlice<UInt8>
 
     /// A request for attributes of `attributeType` holding `attributeValue`.
-    public init(startingHandle: UInt16, endingHandle: UInt16, attributeType: UInt16, attributeValue: [UInt8]) {
+    public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle, attributeType: UInt16, attributeValue: ArraySlice<UInt8>) {
         self.startingHandle = startingHandle
         self.endingHandle = endingHandle
         self.attributeType = attributeType
         self.attributeValue = attributeValue
     }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeType = try reader.readUInt16()
-        attributeValue = Array(reader.readRest())
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
-        writer.write(attributeType)
-        writer.write(bytes: attributeValue)
-    }
+    /// Starting_Handle, Ending_Handle, Attribute_Type, Attribute_Value.
+    public static let layout = MessageLayout("Find_By_Type_Value_Req", Self.init(startingHandle:endingHandle:attributeType:attributeValue:),
+                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
+                                             Field("Attribute_Type", \.attributeType), .rest("Attribute_Value", \.attributeValue))
 }
 
 /// ATT_FIND_BY_TYPE_VALUE_RSP (0x07, 3.4.3.4): the handle ranges found.
 public struct FindByTypeValueResponse: ATTPDU {
     /// One attribute found and the end of its group.
-    public struct Entry: Sendable, Equatable {
+    public struct Entry: LaidOut, Equatable {
         /// The matching attribute's handle.
-        public var foundHandle: UInt16
+        public var foundHandle: AttributeHandle
         /// The last handle of its group (the found handle for a non-grouping attribute).
-        public var groupEndHandle: UInt16
+        public var groupEndHandle: AttributeHandle
 
         /// An entry for `foundHandle...groupEndHandle`.
-        public init(foundHandle: UInt16, groupEndHandle: UInt16) {
+        public init(foundHandle: AttributeHandle, groupEndHandle: AttributeHandle) {
             self.foundHandle = foundHandle
             self.groupEndHandle = groupEndHandle
         }
+
+        /// Found_Attribute_Handle, Group_End_Handle.
+        public static let layout = MessageLayout("Handles_Information", Self.init(foundHandle:groupEndHandle:),
+                                                 Field("Found_Attribute_Handle", \.foundHandle), Field("Group_End_Handle", \.groupEndHandle))
     }
 
     /// 0x07.
@@ -148,16 +136,7 @@ public struct FindByTypeValueResponse: ATTPDU {
     /// A response listing `entries`.
     public init(entries: [Entry]) { self.entries = entries }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        entries = try reader.readEntries(size: 4) { (entry: inout ByteReader) throws(DecodingError) in
-            Entry(foundHandle: try entry.readUInt16(), groupEndHandle: try entry.readUInt16())
-        }
-    }
-
-    public func encode(to writer: inout ByteWriter) {
-        for entry in entries {
-            writer.write(entry.foundHandle)
-            writer.write(entry.groupEndHandle)
-        }
-    }
+    /// Handles_Information_List: 4-octet entries to the end.
+    public static let layout = MessageLayout("Find_By_Type_Value_Rsp", Self.init(entries:),
+                                             .entries("Handles_Information_List", size: 4, \.entries))
 }

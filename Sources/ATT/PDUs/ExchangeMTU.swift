@@ -1,5 +1,4 @@
 import BluetoothCore
-import HCI
 
 /// ATT_EXCHANGE_MTU_REQ (0x02, Core Vol 3, Part F, 3.4.2.1): the client's receive MTU.
 public struct ExchangeMTURequest: ATTPDU {
@@ -11,11 +10,8 @@ public struct ExchangeMTURequest: ATTPDU {
     /// A request announcing `clientRxMTU`.
     public init(clientRxMTU: UInt16) { self.clientRxMTU = clientRxMTU }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        clientRxMTU = try reader.readUInt16()
-    }
-
-    public func encode(to writer: inout ByteWriter) { writer.write(clientRxMTU) }
+    /// Client_Rx_MTU.
+    public static let layout = MessageLayout("Exchange_MTU_Req", Self.init(clientRxMTU:), Field("Client_Rx_MTU", \.clientRxMTU))
 }
 
 /// ATT_EXCHANGE_MTU_RSP (0x03, Core Vol 3, Part F, 3.4.2.2): the server's receive MTU.
@@ -28,9 +24,6 @@ public struct ExchangeMTUResponse: ATTPDU {
     /// A response announcing `serverRxMTU`.
     public init(serverRxMTU: UInt16) { self.serverRxMTU = serverRxMTU }
 
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        serverRxMTU = try reader.readUInt16()
-    }
-
-    public func encode(to writer: inout ByteWriter) { writer.write(serverRxMTU) }
+    /// Server_Rx_MTU.
+    public static let layout = MessageLayout("Exchange_MTU_Rsp", Self.init(serverRxMTU:), Field("Server_Rx_MTU", \.serverRxMTU))
 }

@@ -11,5 +11,5 @@ public protocol ATTServer: AnyObject {
     /// Answers one request or command PDU (opcode first) received on connection `connection`,
     /// where `mtu` is the bearer's ATT_MTU now; returns the response PDU (an Error Response when
     /// it fails), or nil for a command (no response is sent).
-    func respond(to pdu: ArraySlice<UInt8>, connection: UInt16, mtu: Int) -> [UInt8]?
+    func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]?
 }

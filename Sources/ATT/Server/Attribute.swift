@@ -22,7 +22,7 @@ public struct AttributePermissions: OptionSet, Hashable, Sendable {
 /// what the peer may do with it.
 public struct Attribute: Sendable, Equatable {
     /// The attribute's handle, 0x0001–0xFFFF.
-    public var handle: UInt16
+    public var handle: AttributeHandle
     /// The attribute's type (0x2800 primary service, 0x2803 characteristic, …).
     public var type: BluetoothUUID
     /// The attribute's value, at most 512 bytes.
@@ -31,7 +31,7 @@ public struct Attribute: Sendable, Equatable {
     public var permissions: AttributePermissions
 
     /// An attribute, readable only unless `permissions` says otherwise.
-    public init(handle: UInt16, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
+    public init(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
         self.handle = handle
         self.type = type
         self.value = value

@@ -13,7 +13,7 @@ import HCI
 public final class AttributeServer: ATTServer {
     /// Called before a write is applied, with the connection, the handle and the new value;
     /// return an error code to refuse it (the value stays as it was), nil to accept it.
-    public var onWrite: ((_ connection: UInt16, _ handle: UInt16, _ value: [UInt8]) -> ATTErrorCode?)?
+    public var onWrite: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8]) -> ATTErrorCode?)?
 
     /// The attributes, sorted by handle.
     public private(set) var attributes: [Attribute] = []
@@ -36,22 +36,22 @@ public final class AttributeServer: ATTServer {
     }
 
     /// Adds an attribute; traps if `handle` is 0x0000 or already used.
-    public func add(handle: UInt16, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
+    public func add(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
         add(Attribute(handle: handle, type: type, value: value, permissions: permissions))
     }
 
     /// The attribute at `handle`, if there is one.
-    public func attribute(at handle: UInt16) -> Attribute? {
+    public func attribute(at handle: AttributeHandle) -> Attribute? {
         index(of: handle).map { attributes[$0] }
     }
 
     /// The value of the attribute at `handle`, if there is one.
-    public func value(of handle: UInt16) -> [UInt8]? {
+    public func value(of handle: AttributeHandle) -> [UInt8]? {
         attribute(at: handle)?.value
     }
 
     /// Replaces the value of the attribute at `handle`; traps if there is none.
-    public func setValue(_ value: [UInt8], of handle: UInt16) {
+    public func setValue(_ value: [UInt8], of handle: AttributeHandle) {
         guard let index = index(of: handle) else { preconditionFailure("no attribute at \(hex(handle, digits: 4))") }
         attributes[index].value = value
     }
@@ -60,12 +60,12 @@ public final class AttributeServer: ATTServer {
     /// where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed); returns the response
     /// PDU (an Error Response when it fails), or nil for a command, an empty PDU, or a PDU
     /// that is not a request.
-    public func respond(to pdu: ArraySlice<UInt8>, connection: UInt16, mtu: Int) -> [UInt8]? {
+    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
         guard let first = pdu.first else { return nil }
         let opcode = ATTOpcode(rawValue: first)
         if opcode.isCommand {
             if opcode == .writeCommand, let command = try? WriteCommand(pdu: pdu) {
-                _ = write(handle: command.handle, value: command.value, needs: .writeWithoutResponse,
+                _ = write(handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
                           connection: connection)
             }
             return nil
@@ -82,7 +82,7 @@ public final class AttributeServer: ATTServer {
 
     /// Why a request failed: the Error Response's handle and code.
     private struct Refusal: Error {
-        let handle: UInt16
+        let handle: AttributeHandle
         let code: ATTErrorCode
     }
 
@@ -96,7 +96,7 @@ public final class AttributeServer: ATTServer {
     ]
 
     /// The response to a request, or the refusal to put in an Error Response.
-    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: UInt16,
+    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle,
                         mtu: Int) throws(Refusal) -> [UInt8] {
         switch opcode {
         case .findInformationRequest:
@@ -110,20 +110,20 @@ public final class AttributeServer: ATTServer {
         case .readRequest:
             let request = try decode(ReadRequest.self, pdu)
             let value = try readableValue(at: request.handle)
-            return ReadResponse(value: Array(value.prefix(mtu - 1))).encoded()
+            return ReadResponse(value: value.prefix(mtu - 1)).encoded()
         case .readBlobRequest:
             let request = try decode(ReadBlobRequest.self, pdu)
             let value = try readableValue(at: request.handle)
             guard Int(request.offset) <= value.count else { throw Refusal(handle: request.handle, code: .invalidOffset) }
-            return ReadBlobResponse(value: Array(value[Int(request.offset)...].prefix(mtu - 1))).encoded()
+            return ReadBlobResponse(value: value[Int(request.offset)...].prefix(mtu - 1)).encoded()
         case .readMultipleRequest:
             let request = try decode(ReadMultipleRequest.self, pdu)
             var values: [UInt8] = []
             for handle in request.handles { values += try readableValue(at: handle) }
-            return ReadMultipleResponse(values: Array(values.prefix(mtu - 1))).encoded()
+            return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
         case .writeRequest:
             let request = try decode(WriteRequest.self, pdu)
-            if let refusal = write(handle: request.handle, value: request.value, needs: .write, connection: connection) {
+            if let refusal = write(handle: request.handle, value: Array(request.value), needs: .write, connection: connection) {
                 throw refusal
             }
             return WriteResponse().encoded()
@@ -143,10 +143,10 @@ public final class AttributeServer: ATTServer {
 
     /// The indices of the attributes in `start...end`, after checking the range (3.4.3.1:
     /// a starting handle of 0x0000 or past the ending handle is Invalid Handle).
-    private func indices(from start: UInt16, to end: UInt16) throws(Refusal) -> Range<Int> {
+    private func indices(from start: AttributeHandle, to end: AttributeHandle) throws(Refusal) -> Range<Int> {
         guard start != 0, start <= end else { throw Refusal(handle: start, code: .invalidHandle) }
         let lower = firstIndex(atOrAfter: start)
-        let upper = end == .max ? attributes.endIndex : firstIndex(atOrAfter: end + 1)
+        let upper = end == .last ? attributes.endIndex : firstIndex(atOrAfter: end + 1)
         return lower..<upper
     }
 
@@ -175,7 +175,7 @@ public final class AttributeServer: ATTServer {
         for index in try indices(from: request.startingHandle, to: request.endingHandle) {
             let attribute = attributes[index]
             guard attribute.type == type, attribute.permissions.contains(.read),
-                  attribute.value == request.attributeValue else { continue }
+                  attribute.value[...] == request.attributeValue else { continue }
             guard 1 + 4 * (entries.count + 1) <= mtu else { break }
             let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
             entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))
@@ -196,7 +196,7 @@ public final class AttributeServer: ATTServer {
                 if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
                 break
             }
-            let value = Array(attribute.value.prefix(limit))
+            let value = attribute.value.prefix(limit)
             if let first = entries.first, first.value.count != value.count { break }
             guard size + 2 + value.count <= mtu else { break }
             entries.append(.init(handle: attribute.handle, value: value))
@@ -222,7 +222,7 @@ public final class AttributeServer: ATTServer {
                 if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
                 break
             }
-            let value = Array(attribute.value.prefix(limit))
+            let value = attribute.value.prefix(limit)
             if let first = entries.first, first.value.count != value.count { break }
             guard size + 4 + value.count <= mtu else { break }
             entries.append(.init(handle: attribute.handle, endGroupHandle: groupEnd(of: index), value: value))
@@ -234,7 +234,7 @@ public final class AttributeServer: ATTServer {
 
     /// The value of a readable attribute: Invalid Handle if there is none, Read Not
     /// Permitted if it is not readable.
-    private func readableValue(at handle: UInt16) throws(Refusal) -> [UInt8] {
+    private func readableValue(at handle: AttributeHandle) throws(Refusal) -> [UInt8] {
         guard let attribute = attribute(at: handle) else { throw Refusal(handle: handle, code: .invalidHandle) }
         guard attribute.permissions.contains(.read) else { throw Refusal(handle: handle, code: .readNotPermitted) }
         return attribute.value
@@ -242,8 +242,8 @@ public final class AttributeServer: ATTServer {
 
     /// Applies a write if the attribute exists, allows it (`needs`), the value fits and
     /// ``onWrite`` accepts it; otherwise returns why not.
-    private func write(handle: UInt16, value: [UInt8], needs permission: AttributePermissions,
-                       connection: UInt16) -> Refusal? {
+    private func write(handle: AttributeHandle, value: [UInt8], needs permission: AttributePermissions,
+                       connection: ConnectionHandle) -> Refusal? {
         guard let index = index(of: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
         guard attributes[index].permissions.contains(permission) else {
             return Refusal(handle: handle, code: .writeNotPermitted)
@@ -266,14 +266,14 @@ public final class AttributeServer: ATTServer {
 
     /// The last handle of the group the service declaration at `index` opens: the handle of
     /// the last attribute before the next service declaration, or of the last attribute.
-    private func groupEnd(of index: Int) -> UInt16 {
+    private func groupEnd(of index: Int) -> AttributeHandle {
         var last = index
         while last + 1 < attributes.endIndex, !Self.isServiceDeclaration(attributes[last + 1].type) { last += 1 }
         return attributes[last].handle
     }
 
     /// The index of the first attribute whose handle is `handle` or more (binary search).
-    private func firstIndex(atOrAfter handle: UInt16) -> Int {
+    private func firstIndex(atOrAfter handle: AttributeHandle) -> Int {
         var low = attributes.startIndex
         var high = attributes.endIndex
         while low < high {
@@ -284,7 +284,7 @@ public final class AttributeServer: ATTServer {
     }
 
     /// The index of the attribute at `handle`.
-    private func index(of handle: UInt16) -> Int? {
+    private func index(of handle: AttributeHandle) -> Int? {
         let index = firstIndex(atOrAfter: handle)
         return index < attributes.endIndex && attributes[index].handle == handle ? index : nil
     }

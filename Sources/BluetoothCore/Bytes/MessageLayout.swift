@@ -45,8 +45,10 @@ extension UInt64: WireCodable {
 public struct Field<Message, Value>: Sendable {
     /// The field's name in the specification.
     public let name: String
-    @usableFromInline let read: @Sendable (inout ByteReader) throws(DecodingError) -> Value
-    @usableFromInline let write: @Sendable (Message, inout ByteWriter) -> Void
+    /// Reads the field at the reader's position.
+    public let read: @Sendable (inout ByteReader) throws(DecodingError) -> Value
+    /// Writes the field from the message.
+    public let write: @Sendable (Message, inout ByteWriter) -> Void
 
     /// A field read by `read` and written by `write` (for encodings a type does not have on
     /// its own: a value running to the end of the PDU, a count-prefixed list, …).

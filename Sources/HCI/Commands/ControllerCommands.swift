@@ -189,12 +189,12 @@ public struct Disconnect: HandleReasonCommand {
     /// Command Status; Disconnection Complete reports the outcome.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// Connection_Handle of the link to end (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Reason told to the peer: 0x05, 0x13–0x15, 0x1A, 0x29 or 0x3B.
     public var reason: HCIStatus
 
     /// Ends the link `handle`, by default with 0x13 Remote User Terminated Connection.
-    public init(handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) {
+    public init(handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection) {
         self.handle = handle
         self.reason = reason
     }

@@ -13,7 +13,7 @@ public struct ACLFlowControl: Sendable {
     /// Buffers free right now.
     public private(set) var available: Int
     /// Packets sent and not yet completed, per connection handle.
-    public private(set) var outstanding: [UInt16: Int] = [:]
+    public private(set) var outstanding: [ConnectionHandle: Int] = [:]
     private var queue: [ACLDataPacket] = []
     private var queueHead = 0
 
@@ -32,7 +32,7 @@ public struct ACLFlowControl: Sendable {
 
     /// Whether everything sent on `handle` has left the host and been completed by the
     /// controller (nothing queued, nothing outstanding).
-    public func isDrained(_ handle: UInt16) -> Bool {
+    public func isDrained(_ handle: ConnectionHandle) -> Bool {
         outstanding[handle] == nil && !queue[queueHead...].contains { $0.handle == handle }
     }
 
@@ -45,7 +45,7 @@ public struct ACLFlowControl: Sendable {
     /// Number Of Completed Packets for `handle`. Returns what may be sent now. A count
     /// larger than what is outstanding on that handle is clamped: a controller bug must
     /// not let us overrun its buffers later.
-    public mutating func completed(handle: UInt16, count: Int) -> (released: [ACLDataPacket], excess: Int) {
+    public mutating func completed(handle: ConnectionHandle, count: Int) -> (released: [ACLDataPacket], excess: Int) {
         let outstandingOnHandle = outstanding[handle, default: 0]
         let credited = min(count, outstandingOnHandle)
         outstanding[handle] = outstandingOnHandle - credited == 0 ? nil : outstandingOnHandle - credited
@@ -55,7 +55,7 @@ public struct ACLFlowControl: Sendable {
 
     /// The connection ended: its buffers are free again (the controller flushes them) and
     /// its queued packets are dropped and returned in `dropped`.
-    public mutating func disconnected(handle: UInt16) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
+    public mutating func disconnected(handle: ConnectionHandle) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
         available += outstanding.removeValue(forKey: handle) ?? 0
         let pending = queue[queueHead...]
         let dropped = pending.filter { $0.handle == handle }

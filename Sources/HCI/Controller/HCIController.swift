@@ -127,7 +127,7 @@ public final class HCIController {
     public var onFailure: ((HCIError) -> Void)?
     /// Links the controller reported open and not yet closed: when the controller fails it
     /// can no longer report their end, so ``fail(_:)`` does.
-    private var openLinks: Set<UInt16> = []
+    private var openLinks: Set<ConnectionHandle> = []
 
     /// The transport this controller talks through.
     public nonisolated let transport: any HCITransport
@@ -399,14 +399,14 @@ public final class HCIController {
     // MARK: ACL data
 
     /// Callers of ``waitUntilDelivered(handle:timeout:)`` by connection handle.
-    private var drainWaiters: [UInt16: [Expectation<Bool>]] = [:]
+    private var drainWaiters: [ConnectionHandle: [Expectation<Bool>]] = [:]
 
     /// Waits until every ACL packet queued for `handle` has been sent and completed by the
     /// controller (Number Of Completed Packets), or the link ended, or `timeout` passed;
     /// returns whether it drained. What the last PDUs before a disconnect need (SMP's
     /// last distributed key, a final Write Command): a Disconnect may otherwise overtake them.
     @discardableResult
-    public func waitUntilDelivered(handle: UInt16, timeout: Duration = .seconds(2)) async -> Bool {
+    public func waitUntilDelivered(handle: ConnectionHandle, timeout: Duration = .seconds(2)) async -> Bool {
         guard let flow = aclFlow, !flow.isDrained(handle) else { return true }
         let drained = Expectation<Bool>()
         drainWaiters[handle, default: []].append(drained)

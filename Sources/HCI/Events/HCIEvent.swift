@@ -143,19 +143,19 @@ public struct DisconnectionComplete: HCIParameters {
     /// Status: 0x00 if the link is gone; otherwise why the disconnection failed.
     public var status: HCIStatus
     /// Connection_Handle of the link (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Why the link ended (an HCI error code: 0x08, 0x13, 0x16, 0x3E, …).
     public var reason: HCIStatus
 
     /// Creates the event from its fields.
-    public init(status: HCIStatus, handle: UInt16, reason: HCIStatus) {
+    public init(status: HCIStatus, handle: ConnectionHandle, reason: HCIStatus) {
         self.status = status
         self.handle = handle
         self.reason = reason
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
         status = HCIStatus(rawValue: try reader.readUInt8())
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         reason = HCIStatus(rawValue: try reader.readUInt8())
     }
     public func encode(to writer: inout ByteWriter) {
@@ -174,7 +174,7 @@ public struct EncryptionChange: Sendable, Equatable {
     /// Status: 0x00 if the encryption change succeeded.
     public var status: HCIStatus
     /// Connection_Handle of the link (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// 0x00 off, 0x01 on (AES-CCM on LE), 0x02 on with AES-CCM on BR/EDR.
     public var encryptionEnabled: UInt8
     /// The key size in octets; only in v2.
@@ -184,7 +184,7 @@ public struct EncryptionChange: Sendable, Equatable {
     public var code: UInt8 { keySize == nil ? Self.codeV1 : Self.codeV2 }
 
     /// Creates the event from its fields; a `keySize` makes it v2.
-    public init(status: HCIStatus, handle: UInt16, encryptionEnabled: UInt8, keySize: UInt8? = nil) {
+    public init(status: HCIStatus, handle: ConnectionHandle, encryptionEnabled: UInt8, keySize: UInt8? = nil) {
         self.status = status
         self.handle = handle
         self.encryptionEnabled = encryptionEnabled
@@ -200,7 +200,7 @@ public struct EncryptionChange: Sendable, Equatable {
     /// Decodes the fields of event `code` (v1 or v2) from `reader`, leaving what follows.
     public init(code: UInt8, from reader: inout ByteReader) throws(DecodingError) {
         status = HCIStatus(rawValue: try reader.readUInt8())
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         encryptionEnabled = try reader.readUInt8()
         keySize = code == Self.codeV2 ? try reader.readUInt8() : nil
     }
@@ -233,10 +233,10 @@ public struct NumberOfCompletedPackets: HCIParameters {
     /// 0x13 HCI_Number_Of_Completed_Packets.
     public static let code: UInt8 = 0x13
     /// (connection handle, packets completed) pairs.
-    public var completions: [(handle: UInt16, count: UInt16)]
+    public var completions: [(handle: ConnectionHandle, count: UInt16)]
 
     /// Creates the event from (handle, count) pairs.
-    public init(completions: [(handle: UInt16, count: UInt16)]) { self.completions = completions }
+    public init(completions: [(handle: ConnectionHandle, count: UInt16)]) { self.completions = completions }
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let handles = Int(try reader.readUInt8())
         // Fewer octets than Num_Handles says is an error; more are left for the caller.
@@ -245,7 +245,7 @@ public struct NumberOfCompletedPackets: HCIParameters {
         }
         completions = []
         for _ in 0..<handles {
-            let handle = try reader.readUInt16() & 0x0FFF
+            let handle = try ConnectionHandle(from: &reader)
             completions.append((handle, try reader.readUInt16()))
         }
     }

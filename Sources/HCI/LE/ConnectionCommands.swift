@@ -152,13 +152,13 @@ public struct LECreateConnectionCancel: HCICommand {
 /// A command whose only parameter is a connection handle.
 public protocol HandleCommand: HCICommand {
     /// The connection.
-    var handle: UInt16 { get }
+    var handle: ConnectionHandle { get }
     /// The command for `handle`.
-    init(handle: UInt16)
+    init(handle: ConnectionHandle)
 }
 
 extension HandleCommand {
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(handle: try reader.readUInt16() & 0x0FFF) }
+    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(handle: try ConnectionHandle(from: &reader)) }
     public func encode(to writer: inout ByteWriter) { writer.write(handle) }
 }
 
@@ -166,16 +166,16 @@ extension HandleCommand {
 /// Connection Parameter Request Negative Reply).
 public protocol HandleReasonCommand: HCICommand {
     /// The connection.
-    var handle: UInt16 { get }
+    var handle: ConnectionHandle { get }
     /// The reason, an HCI error code.
     var reason: HCIStatus { get }
     /// The command for `handle` with `reason`.
-    init(handle: UInt16, reason: HCIStatus)
+    init(handle: ConnectionHandle, reason: HCIStatus)
 }
 
 extension HandleReasonCommand {
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        let handle = try reader.readUInt16() & 0x0FFF
+        let handle = try ConnectionHandle(from: &reader)
         self.init(handle: handle, reason: HCIStatus(rawValue: try reader.readUInt8()))
     }
     public func encode(to writer: inout ByteWriter) {
@@ -187,10 +187,10 @@ extension HandleReasonCommand {
 /// Return parameters that are just the connection handle the command acted on.
 public struct ConnectionHandleReturn: HCIParameters {
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Return parameters for `handle`.
-    public init(handle: UInt16) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try reader.readUInt16() & 0x0FFF }
+    public init(handle: ConnectionHandle) { self.handle = handle }
+    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try ConnectionHandle(from: &reader) }
     public func encode(to writer: inout ByteWriter) { writer.write(handle) }
 }
 
@@ -201,9 +201,9 @@ public struct LEReadRemoteFeatures: HandleCommand {
     /// Answered by Command Status.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Read the features of the peer on `handle`.
-    public init(handle: UInt16) { self.handle = handle }
+    public init(handle: ConnectionHandle) { self.handle = handle }
 }
 
 /// HCI_Read_RSSI (0x1405).
@@ -211,23 +211,23 @@ public struct ReadRSSI: HandleCommand {
     /// OGF 0x05, OCF 0x005.
     public static let opcode = HCIOpcode(rawValue: 0x1405)
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Read the RSSI of `handle`.
-    public init(handle: UInt16) { self.handle = handle }
+    public init(handle: ConnectionHandle) { self.handle = handle }
 
     /// The handle and the RSSI in dBm (127: not available).
     public struct ReturnParameters: HCIParameters {
         /// The connection.
-        public var handle: UInt16
+        public var handle: ConnectionHandle
         /// Signal strength in dBm.
         public var rssi: Int8
         /// Return parameters.
-        public init(handle: UInt16, rssi: Int8) {
+        public init(handle: ConnectionHandle, rssi: Int8) {
             self.handle = handle
             self.rssi = rssi
         }
         public init(from reader: inout ByteReader) throws(DecodingError) {
-            handle = try reader.readUInt16() & 0x0FFF
+            handle = try ConnectionHandle(from: &reader)
             rssi = Int8(bitPattern: try reader.readUInt8())
         }
         public func encode(to writer: inout ByteWriter) {
@@ -242,20 +242,20 @@ public struct LESetDataLength: HCICommand {
     /// OGF 0x08, OCF 0x022.
     public static let opcode = HCIOpcode(rawValue: 0x2022)
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Preferred maximum payload octets to send (27–251).
     public var txOctets: UInt16
     /// Preferred maximum transmit time in microseconds (328–17040).
     public var txTime: UInt16
 
     /// Ask for `txOctets`/`txTime` on `handle`.
-    public init(handle: UInt16, txOctets: UInt16, txTime: UInt16) {
+    public init(handle: ConnectionHandle, txOctets: UInt16, txTime: UInt16) {
         self.handle = handle
         self.txOctets = txOctets
         self.txTime = txTime
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         txOctets = try reader.readUInt16()
         txTime = try reader.readUInt16()
     }
@@ -276,7 +276,7 @@ public struct LESetPHY: HCICommand {
     /// Answered by Command Status.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Bit 0: no TX preference; bit 1: no RX preference.
     public var allPHYs: UInt8
     /// Preferred TX PHYs: bit 0 1M, bit 1 2M, bit 2 Coded.
@@ -287,7 +287,7 @@ public struct LESetPHY: HCICommand {
     public var phyOptions: UInt16
 
     /// Prefer `tx`/`rx` on `handle`.
-    public init(handle: UInt16, allPHYs: UInt8 = 0, txPHYs: UInt8, rxPHYs: UInt8, phyOptions: UInt16 = 0) {
+    public init(handle: ConnectionHandle, allPHYs: UInt8 = 0, txPHYs: UInt8, rxPHYs: UInt8, phyOptions: UInt16 = 0) {
         self.handle = handle
         self.allPHYs = allPHYs
         self.txPHYs = txPHYs
@@ -295,7 +295,7 @@ public struct LESetPHY: HCICommand {
         self.phyOptions = phyOptions
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         allPHYs = try reader.readUInt8()
         txPHYs = try reader.readUInt8()
         rxPHYs = try reader.readUInt8()
@@ -318,17 +318,17 @@ public struct LEConnectionUpdate: HCICommand {
     /// Answered by Command Status.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// The parameters asked for.
     public var parameters: LEConnectionRequest
 
     /// Ask for `parameters` on `handle`.
-    public init(handle: UInt16, parameters: LEConnectionRequest) {
+    public init(handle: ConnectionHandle, parameters: LEConnectionRequest) {
         self.handle = handle
         self.parameters = parameters
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         parameters = try LEConnectionRequest(from: &reader)
     }
     public func encode(to writer: inout ByteWriter) {
@@ -343,7 +343,7 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
     /// OGF 0x08, OCF 0x020.
     public static let opcode = HCIOpcode(rawValue: 0x2020)
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// The interval range, latency and supervision timeout to run with.
     public var parameters: LEConnectionRequest
     /// Minimum length of a connection event, units of 0.625 ms (a hint).
@@ -352,14 +352,14 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
     public var maxCELength: UInt16
 
     /// Accept `parameters` on `handle`.
-    public init(handle: UInt16, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
         self.handle = handle
         self.parameters = parameters
         self.minCELength = minCELength
         self.maxCELength = maxCELength
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         parameters = LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
                                          latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16())
         minCELength = try reader.readUInt16()
@@ -387,12 +387,12 @@ public struct LERemoteConnectionParameterRequestNegativeReply: HandleReasonComma
     /// The connection handle, as for the positive reply.
     public typealias ReturnParameters = ConnectionHandleReturn
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Why: usually 0x3B Unacceptable Connection Parameters.
     public var reason: HCIStatus
 
     /// Refuse the request on `handle`.
-    public init(handle: UInt16, reason: HCIStatus = .unacceptableConnectionParameters) {
+    public init(handle: ConnectionHandle, reason: HCIStatus = .unacceptableConnectionParameters) {
         self.handle = handle
         self.reason = reason
     }

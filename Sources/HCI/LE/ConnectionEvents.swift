@@ -26,19 +26,19 @@ public struct LEConnectionParameters: Sendable, Equatable {
 /// The LE Meta subevents about connections, decoded.
 public enum LEConnectionEvent: Sendable, Equatable {
     /// LE Connection Complete (0x01) or LE Enhanced Connection Complete v1/v2 (0x0A/0x29).
-    case connectionComplete(status: HCIStatus, handle: UInt16, role: UInt8, peerAddressType: UInt8,
+    case connectionComplete(status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8,
                             peerAddress: BluetoothAddress, parameters: LEConnectionParameters)
     /// LE Connection Update Complete (0x03).
-    case connectionUpdateComplete(status: HCIStatus, handle: UInt16, parameters: LEConnectionParameters)
+    case connectionUpdateComplete(status: HCIStatus, handle: ConnectionHandle, parameters: LEConnectionParameters)
     /// LE Read Remote Features Complete (0x04).
-    case remoteFeaturesComplete(status: HCIStatus, handle: UInt16, features: LEFeatures)
+    case remoteFeaturesComplete(status: HCIStatus, handle: ConnectionHandle, features: LEFeatures)
     /// LE Remote Connection Parameter Request (0x06): the peer asks for new parameters; the
     /// host must answer with the Reply or the Negative Reply command.
-    case remoteConnectionParameterRequest(handle: UInt16, parameters: LEConnectionRequest)
+    case remoteConnectionParameterRequest(handle: ConnectionHandle, parameters: LEConnectionRequest)
     /// LE Data Length Change (0x07): the maximum payload octets and times now in use.
-    case dataLengthChange(handle: UInt16, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16)
+    case dataLengthChange(handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16)
     /// LE PHY Update Complete (0x0C): 1 = 1M, 2 = 2M, 3 = Coded.
-    case phyUpdateComplete(status: HCIStatus, handle: UInt16, txPHY: UInt8, rxPHY: UInt8)
+    case phyUpdateComplete(status: HCIStatus, handle: ConnectionHandle, txPHY: UInt8, rxPHY: UInt8)
 
     /// Decodes a connection subevent; `nil` for other subevents. Octets past the
     /// subevent's format are ignored (the tolerance rule).
@@ -54,7 +54,7 @@ public enum LEConnectionEvent: Sendable, Equatable {
         switch event.subeventCode {
         case 0x01, 0x0A, 0x29:
             let status = HCIStatus(rawValue: try reader.readUInt8())
-            let handle = try reader.readUInt16() & 0x0FFF
+            let handle = try ConnectionHandle(from: &reader)
             let role = try reader.readUInt8()
             let addressType = try reader.readUInt8()
             let address = try BluetoothAddress(from: &reader)
@@ -66,22 +66,22 @@ public enum LEConnectionEvent: Sendable, Equatable {
             result = .connectionComplete(status: status, handle: handle, role: role, peerAddressType: addressType,
                                          peerAddress: address, parameters: parameters)
         case 0x03:
-            result = .connectionUpdateComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try reader.readUInt16() & 0x0FFF,
+            result = .connectionUpdateComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try ConnectionHandle(from: &reader),
                                                parameters: LEConnectionParameters(interval: try reader.readUInt16(), latency: try reader.readUInt16(),
                                                                                   supervisionTimeout: try reader.readUInt16()))
         case 0x04:
-            result = .remoteFeaturesComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try reader.readUInt16() & 0x0FFF,
+            result = .remoteFeaturesComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try ConnectionHandle(from: &reader),
                                              features: LEFeatures(rawValue: try reader.readUInt64()))
         case 0x06:
             result = .remoteConnectionParameterRequest(
-                handle: try reader.readUInt16() & 0x0FFF,
+                handle: try ConnectionHandle(from: &reader),
                 parameters: LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
                                                 latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16()))
         case 0x07:
-            result = .dataLengthChange(handle: try reader.readUInt16() & 0x0FFF, maxTxOctets: try reader.readUInt16(),
+            result = .dataLengthChange(handle: try ConnectionHandle(from: &reader), maxTxOctets: try reader.readUInt16(),
                                        maxTxTime: try reader.readUInt16(), maxRxOctets: try reader.readUInt16(), maxRxTime: try reader.readUInt16())
         case 0x0C:
-            result = .phyUpdateComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try reader.readUInt16() & 0x0FFF,
+            result = .phyUpdateComplete(status: HCIStatus(rawValue: try reader.readUInt8()), handle: try ConnectionHandle(from: &reader),
                                         txPHY: try reader.readUInt8(), rxPHY: try reader.readUInt8())
         default:
             return nil
@@ -90,7 +90,7 @@ public enum LEConnectionEvent: Sendable, Equatable {
     }
 
     /// The connection the event is about.
-    public var handle: UInt16 {
+    public var handle: ConnectionHandle {
         switch self {
         case let .connectionComplete(_, handle, _, _, _, _), let .connectionUpdateComplete(_, handle, _),
              let .remoteFeaturesComplete(_, handle, _), let .remoteConnectionParameterRequest(handle, _),

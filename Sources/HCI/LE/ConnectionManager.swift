@@ -3,7 +3,7 @@ import BluetoothCore
 /// One LE connection as the host knows it.
 public struct LEConnection: Sendable, Equatable {
     /// The connection handle.
-    public let handle: UInt16
+    public let handle: ConnectionHandle
     /// 0x00 central, 0x01 peripheral (our role).
     public let role: UInt8
     /// The peer's address type as the controller reported it.
@@ -35,7 +35,7 @@ public enum ConnectionError: Error, Equatable, Sendable, CustomStringConvertible
     /// The controller reported the connection failed with this status.
     case failed(HCIStatus)
     /// No connection has this handle.
-    case notConnected(UInt16)
+    case notConnected(ConnectionHandle)
     /// The link went down while waiting; the reason.
     case disconnected(HCIStatus)
     /// An expected event did not arrive in time.
@@ -63,7 +63,7 @@ public enum ConnectionError: Error, Equatable, Sendable, CustomStringConvertible
 /// comes up (remote features, longest data length, 2M PHY) when both sides support it.
 @BluetoothActor
 public final class ConnectionManager {
-    private typealias Outcome = Expectation<Result<UInt16, ConnectionError>>
+    private typealias Outcome = Expectation<Result<ConnectionHandle, ConnectionError>>
 
     /// A connection attempt. `linkEnd` hears the reason if the link goes down before
     /// ``connect(to:type:timeout:parameters:setUp:)`` returns: it waits for the link's end from
@@ -83,7 +83,7 @@ public final class ConnectionManager {
     }
 
     private struct Waiter {
-        let handle: UInt16
+        let handle: ConnectionHandle
         let matches: (LEConnectionEvent) -> Bool
         let outcome: Expectation<Result<LEConnectionEvent, ConnectionError>>
     }
@@ -93,11 +93,11 @@ public final class ConnectionManager {
     private var observer: Int?
     private var attempt: Attempt = .idle
     private var waiters: [Int: Waiter] = [:]
-    private var disconnectWaiters: [UInt16: [Expectation<HCIStatus>]] = [:]
+    private var disconnectWaiters: [ConnectionHandle: [Expectation<HCIStatus>]] = [:]
     private var nextWaiter = 0
 
     /// Live connections by handle.
-    public private(set) var connections: [UInt16: LEConnection] = [:]
+    public private(set) var connections: [ConnectionHandle: LEConnection] = [:]
     /// Called when a connection's interval, latency or supervision timeout changes.
     public var onParametersChanged: ((LEConnection) -> Void)?
     /// Called when a connection ends, with its reason.
@@ -108,7 +108,7 @@ public final class ConnectionManager {
     /// request); by default every request inside the specification's limits. The one
     /// policy for both ways a peer can ask: the link layer's LE Remote Connection
     /// Parameter Request, answered here, and L2CAP's Connection Parameter Update Request.
-    public var acceptParameters: (UInt16, LEConnectionRequest) -> Bool = { _, request in request.isValid }
+    public var acceptParameters: (ConnectionHandle, LEConnectionRequest) -> Bool = { _, request in request.isValid }
 
     /// Watches `controller`'s events from now on.
     public init(controller: HCIController, logger: HCILogger = .standardError) {
@@ -188,7 +188,7 @@ public final class ConnectionManager {
 
     /// Disconnects and waits for Disconnection Complete; returns its reason.
     @discardableResult
-    public func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) async throws(ConnectionError) -> HCIStatus {
+    public func disconnect(_ handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection) async throws(ConnectionError) -> HCIStatus {
         guard connections[handle] != nil else { throw .notConnected(handle) }
         let done = Expectation<HCIStatus>()
         disconnectWaiters[handle, default: []].append(done)
@@ -199,14 +199,14 @@ public final class ConnectionManager {
         return await done.value()
     }
 
-    private func stopWaiting(_ waiter: Expectation<HCIStatus>, forTheEndOf handle: UInt16) {
+    private func stopWaiting(_ waiter: Expectation<HCIStatus>, forTheEndOf handle: ConnectionHandle) {
         disconnectWaiters[handle]?.removeAll { $0 === waiter }
         if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
     }
 
     /// Asks the controller for new parameters and returns those in effect afterwards.
     @discardableResult
-    public func updateParameters(_ handle: UInt16, _ parameters: LEConnectionRequest) async throws(ConnectionError) -> LEConnectionParameters {
+    public func updateParameters(_ handle: ConnectionHandle, _ parameters: LEConnectionRequest) async throws(ConnectionError) -> LEConnectionParameters {
         guard connections[handle] != nil else { throw .notConnected(handle) }
         guard parameters.isValid else { throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters)) }
         let event = try await request(LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
@@ -219,14 +219,14 @@ public final class ConnectionManager {
     }
 
     /// Reads the link's RSSI in dBm.
-    public func readRSSI(_ handle: UInt16) async throws(ConnectionError) -> Int8 {
+    public func readRSSI(_ handle: ConnectionHandle) async throws(ConnectionError) -> Int8 {
         guard connections[handle] != nil else { throw .notConnected(handle) }
         do { return try await controller.send(ReadRSSI(handle: handle)).rssi } catch { throw .hci(error) }
     }
 
     /// Remote features, then the longest data length, then 2M PHY — each only when both
     /// sides support it. A step that fails is logged; the link stays up.
-    private func setUp(_ handle: UInt16) async {
+    private func setUp(_ handle: ConnectionHandle) async {
         guard let info = controller.info else { return }
         do {
             _ = try await request(LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete") {
@@ -258,7 +258,7 @@ public final class ConnectionManager {
     /// Sends a command answered by Command Status and waits for the event that ends it on
     /// connection `handle`; the wait is registered first, so an event that comes in the
     /// same read as the Command Status is not missed.
-    private func request<C: HCICommand>(_ command: C, handle: UInt16, _ what: String,
+    private func request<C: HCICommand>(_ command: C, handle: ConnectionHandle, _ what: String,
                                         _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
         nextWaiter += 1
         let id = nextWaiter
@@ -282,7 +282,7 @@ public final class ConnectionManager {
     /// Answers an LE Remote Connection Parameter Request: the controller holds the link
     /// layer procedure open until the host replies. LE Connection Update Complete follows
     /// an accepted request (and updates the connection like any other).
-    private func answerParameterRequest(_ handle: UInt16, _ request: LEConnectionRequest) {
+    private func answerParameterRequest(_ handle: ConnectionHandle, _ request: LEConnectionRequest) {
         let accept = connections[handle] != nil && acceptParameters(handle, request)
         Task { @BluetoothActor [controller, logger] in
             do {

@@ -9,7 +9,7 @@ public struct LEEnableEncryption: HCICommand {
     /// Answered by Command Status.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// The connection.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Random_Number: 8 octets in wire order (zero for an STK or a Secure Connections LTK).
     public var random: [UInt8]
     /// Encrypted_Diversifier (zero for an STK or a Secure Connections LTK).
@@ -18,7 +18,7 @@ public struct LEEnableEncryption: HCICommand {
     public var longTermKey: [UInt8]
 
     /// Encrypt `handle` with `longTermKey`, identified to the peer by `ediv` and `random`.
-    public init(handle: UInt16, random: [UInt8] = [UInt8](repeating: 0, count: 8), ediv: UInt16 = 0, longTermKey: [UInt8]) {
+    public init(handle: ConnectionHandle, random: [UInt8] = [UInt8](repeating: 0, count: 8), ediv: UInt16 = 0, longTermKey: [UInt8]) {
         precondition(random.count == 8 && longTermKey.count == 16, "LE Enable Encryption takes an 8-octet Rand and a 16-octet LTK")
         self.handle = handle
         self.random = random
@@ -26,7 +26,7 @@ public struct LEEnableEncryption: HCICommand {
         self.longTermKey = longTermKey
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
         random = Array(try reader.readBytes(8))
         ediv = try reader.readUInt16()
         longTermKey = Array(try reader.readBytes(16))
@@ -46,15 +46,15 @@ public struct EncryptionKeyRefreshComplete: HCIParameters {
     /// Status: 0x00 if the key was refreshed.
     public var status: HCIStatus
     /// Connection_Handle of the link.
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// Creates the event from its fields.
-    public init(status: HCIStatus, handle: UInt16) {
+    public init(status: HCIStatus, handle: ConnectionHandle) {
         self.status = status
         self.handle = handle
     }
     public init(from reader: inout ByteReader) throws(DecodingError) {
         status = HCIStatus(rawValue: try reader.readUInt8())
-        handle = try reader.readUInt16() & 0x0FFF
+        handle = try ConnectionHandle(from: &reader)
     }
     public func encode(to writer: inout ByteWriter) {
         writer.write(status.rawValue)

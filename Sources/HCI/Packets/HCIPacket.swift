@@ -204,7 +204,7 @@ public enum ACLPacketBoundary: UInt8, Sendable {
 /// An HCI ACL data packet: 12-bit connection handle, boundary and broadcast flags, data.
 public struct ACLDataPacket: Sendable, Equatable {
     /// Connection_Handle (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// PB_Flag: whether this packet starts or continues an L2CAP PDU.
     public var boundary: ACLPacketBoundary
     /// BC_Flag (2 bits): 0b00, point-to-point, is the only value LE uses.
@@ -213,8 +213,8 @@ public struct ACLDataPacket: Sendable, Equatable {
     public var data: ArraySlice<UInt8>
 
     /// An ACL packet; `handle` is cut to 12 bits and `broadcast` to 2.
-    public init(handle: UInt16, boundary: ACLPacketBoundary, broadcast: UInt8 = 0, data: ArraySlice<UInt8>) {
-        self.handle = handle & 0x0FFF
+    public init(handle: ConnectionHandle, boundary: ACLPacketBoundary, broadcast: UInt8 = 0, data: ArraySlice<UInt8>) {
+        self.handle = handle
         self.boundary = boundary
         self.broadcast = broadcast & 0b11
         self.data = data
@@ -222,7 +222,7 @@ public struct ACLDataPacket: Sendable, Equatable {
 
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
-        handle = header & 0x0FFF
+        handle = ConnectionHandle(rawValue: header)
         boundary = ACLPacketBoundary(rawValue: UInt8((header >> 12) & 0b11))!
         broadcast = UInt8(header >> 14)
         let length = Int(try reader.readUInt16())
@@ -233,7 +233,8 @@ public struct ACLDataPacket: Sendable, Equatable {
     }
 
     public func encode(to writer: inout ByteWriter) {
-        writer.write((handle & 0x0FFF) | UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14)
+        let flags = UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14
+        writer.write(handle.rawValue | flags)
         writer.write(UInt16(data.count))
         writer.write(bytes: data)
     }
@@ -242,14 +243,14 @@ public struct ACLDataPacket: Sendable, Equatable {
 /// An HCI synchronous (SCO) data packet; carried for completeness of traces only.
 public struct SCODataPacket: Sendable, Equatable {
     /// Connection_Handle (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// The header's top four bits: Packet_Status_Flag (bits 0–1) and two reserved bits.
     public var flags: UInt8
     /// The synchronous data.
     public var data: ArraySlice<UInt8>
 
     /// A SCO packet from its fields.
-    public init(handle: UInt16, flags: UInt8, data: ArraySlice<UInt8>) {
+    public init(handle: ConnectionHandle, flags: UInt8, data: ArraySlice<UInt8>) {
         self.handle = handle
         self.flags = flags
         self.data = data
@@ -257,7 +258,7 @@ public struct SCODataPacket: Sendable, Equatable {
 
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
-        handle = header & 0x0FFF
+        handle = ConnectionHandle(rawValue: header)
         flags = UInt8(header >> 12)
         let length = Int(try reader.readUInt8())
         guard reader.count == length else {
@@ -267,7 +268,7 @@ public struct SCODataPacket: Sendable, Equatable {
     }
 
     public func encode(to writer: inout ByteWriter) {
-        writer.write(handle | UInt16(flags) << 12)
+        writer.write(handle.rawValue | UInt16(flags) << 12)
         writer.write(UInt8(data.count))
         writer.write(bytes: data)
     }
@@ -276,14 +277,14 @@ public struct SCODataPacket: Sendable, Equatable {
 /// An HCI isochronous (ISO) data packet; carried for completeness of traces only.
 public struct ISODataPacket: Sendable, Equatable {
     /// Connection_Handle (12 bits).
-    public var handle: UInt16
+    public var handle: ConnectionHandle
     /// The header's top four bits: PB_Flag (bits 0–1), TS_Flag (bit 2) and a reserved bit.
     public var flags: UInt8
     /// ISO_Data_Load: the optional time stamp, sequence number and SDU length, then SDU data.
     public var data: ArraySlice<UInt8>
 
     /// An ISO packet from its fields.
-    public init(handle: UInt16, flags: UInt8, data: ArraySlice<UInt8>) {
+    public init(handle: ConnectionHandle, flags: UInt8, data: ArraySlice<UInt8>) {
         self.handle = handle
         self.flags = flags
         self.data = data
@@ -291,7 +292,7 @@ public struct ISODataPacket: Sendable, Equatable {
 
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
-        handle = header & 0x0FFF
+        handle = ConnectionHandle(rawValue: header)
         flags = UInt8(header >> 12)
         let lengthField = try reader.readUInt16()
         let length = Int(lengthField & 0x3FFF)
@@ -302,7 +303,7 @@ public struct ISODataPacket: Sendable, Equatable {
     }
 
     public func encode(to writer: inout ByteWriter) {
-        writer.write(handle | UInt16(flags) << 12)
+        writer.write(handle.rawValue | UInt16(flags) << 12)
         writer.write(UInt16(data.count))
         writer.write(bytes: data)
     }
