@@ -22,7 +22,7 @@ public struct ByteReader: Sendable {
     /// Reads one byte.
     public mutating func readUInt8() throws(DecodingError) -> UInt8 {
         guard let byte = remaining.first else { throw .truncated(needed: 1, available: 0) }
-        remaining = remaining.dropFirst()
+        remaining.removeFirst()
         return byte
     }
 
@@ -48,9 +48,14 @@ public struct ByteReader: Sendable {
 
     /// Reads a little-endian value of `byteCount` bytes (at most 8).
     public mutating func readLittleEndian(byteCount: Int) throws(DecodingError) -> UInt64 {
-        let bytes = try readBytes(byteCount)
+        guard byteCount >= 0, remaining.count >= byteCount else {
+            throw .truncated(needed: byteCount, available: remaining.count)
+        }
+        // Read in place and move the start: no slice of the buffer is made (and retained).
+        let start = remaining.startIndex
         var value: UInt64 = 0
-        for (shift, byte) in bytes.enumerated() { value |= UInt64(byte) << (8 * shift) }
+        for offset in 0..<byteCount { value |= UInt64(remaining[start + offset]) << (8 * offset) }
+        remaining.removeFirst(byteCount)
         return value
     }
 
@@ -59,14 +64,15 @@ public struct ByteReader: Sendable {
         guard count >= 0, remaining.count >= count else {
             throw .truncated(needed: count, available: remaining.count)
         }
-        let bytes = remaining.prefix(count)
-        remaining = remaining.dropFirst(count)
+        let start = remaining.startIndex
+        let bytes = remaining[start..<(start + count)]
+        remaining.removeFirst(count)
         return bytes
     }
 
     /// Reads everything that is left.
     public mutating func readRest() -> ArraySlice<UInt8> {
-        defer { remaining = remaining[remaining.endIndex...] }
+        defer { remaining.removeFirst(remaining.count) }
         return remaining
     }
 
@@ -84,7 +90,7 @@ public struct ByteReader: Sendable {
     /// ``DecodingError/truncated(needed:available:)`` from the reads before.
     @discardableResult
     public mutating func skipExtraOctets() -> Int {
-        defer { remaining = remaining[remaining.endIndex...] }
+        defer { remaining.removeFirst(remaining.count) }
         return remaining.count
     }
 }
@@ -99,6 +105,24 @@ public struct ByteWriter: Sendable {
     public init(capacity: Int = 32, prefix: [UInt8] = []) {
         bytes = prefix
         bytes.reserveCapacity(capacity)
+    }
+
+    /// Starts with `headroom` zero octets already written, kept for headers a lower layer
+    /// fills in later with ``overwrite(_:at:)``, and room for `capacity` more: a PDU built
+    /// this way is never copied to put a header in front of it.
+    public init(capacity: Int, headroom: Int) {
+        bytes = []
+        bytes.reserveCapacity(headroom + capacity)
+        bytes.append(contentsOf: repeatElement(0, count: headroom))
+    }
+
+    /// How many bytes have been written (headroom included).
+    public var count: Int { bytes.count }
+
+    /// Replaces the two bytes at `offset` (already written) with `value`, little-endian.
+    public mutating func overwrite(_ value: UInt16, at offset: Int) {
+        bytes[offset] = UInt8(truncatingIfNeeded: value)
+        bytes[offset + 1] = UInt8(truncatingIfNeeded: value >> 8)
     }
 
     /// Appends one byte.

@@ -52,6 +52,7 @@ public struct Field<Message, Value>: Sendable {
 
     /// A field read by `read` and written by `write` (for encodings a type does not have on
     /// its own: a value running to the end of the PDU, a count-prefixed list, …).
+    @inlinable
     public init(_ name: String, read: @escaping @Sendable (inout ByteReader) throws(DecodingError) -> Value,
                 write: @escaping @Sendable (Message, inout ByteWriter) -> Void) {
         self.name = name
@@ -63,6 +64,7 @@ public struct Field<Message, Value>: Sendable {
 extension Field where Value: WireCodable {
     /// A field of a type with its own encoding, at `value` of the message
     /// (`Field("Attribute_Handle", \.handle)`).
+    @inlinable
     public init(_ name: String, _ value: @escaping @Sendable (Message) -> Value) {
         self.init(name, read: { reader throws(DecodingError) in try Value(from: &reader) },
                   write: { message, writer in value(message).encode(to: &writer) })
@@ -72,6 +74,7 @@ extension Field where Value: WireCodable {
 extension Field where Value == ArraySlice<UInt8> {
     /// A field that runs to the end of the PDU (an attribute value, a vendor payload): on
     /// decoding, a view of the received bytes, not a copy.
+    @inlinable
     public static func rest(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
         Field(name, read: { reader in reader.readRest() }, write: { message, writer in writer.write(bytes: value(message)) })
     }
@@ -86,31 +89,37 @@ extension Field where Value == ArraySlice<UInt8> {
 ///                                          Field("Attribute_Handle", \.handle),
 ///                                          Field("Value_Offset", \.offset))
 /// ```
-public struct MessageLayout<Message, each Value>: Sendable {
+public final class MessageLayout<Message, each Value>: Sendable {
     /// The message's name in the specification (`Read_Blob_Req`).
     public let name: String
     @usableFromInline let fields: (repeat Field<Message, each Value>)
-    @usableFromInline let make: @Sendable (repeat each Value) -> Message
+    /// The whole decoding and encoding, composed once from the fields' closures when the
+    /// layout is made. The initializer is inlinable, so they are compiled for the message's
+    /// own field types where the layout is declared: decoding a PDU is then one call that
+    /// neither copies the field list nor goes through generic pack code at run time.
+    @usableFromInline let decoder: @Sendable (inout ByteReader) throws(DecodingError) -> Message
+    @usableFromInline let encoder: @Sendable (Message, inout ByteWriter) -> Void
 
     /// The layout of message `name`: made by `make` from `fields`, read and written in order.
+    @inlinable
     public init(_ name: String, _ make: @escaping @Sendable (repeat each Value) -> Message, _ fields: repeat Field<Message, each Value>) {
         self.name = name
-        self.make = make
         self.fields = (repeat each fields)
+        let reads = (repeat (each fields).read)
+        var writes: [@Sendable (Message, inout ByteWriter) -> Void] = []
+        for field in repeat each fields { writes.append(field.write) }
+        decoder = { (reader: inout ByteReader) throws(DecodingError) -> Message in try make(repeat (each reads)(&reader)) }
+        encoder = { [writes] message, writer in for write in writes { write(message, &writer) } }
     }
 
     /// Reads every field in order and makes the message; octets after the last field are
     /// left in `reader`.
     @inlinable
-    public func decode(from reader: inout ByteReader) throws(DecodingError) -> Message {
-        try make(repeat (each fields).read(&reader))
-    }
+    public func decode(from reader: inout ByteReader) throws(DecodingError) -> Message { try decoder(&reader) }
 
     /// Writes every field in order.
     @inlinable
-    public func encode(_ message: Message, to writer: inout ByteWriter) {
-        for field in repeat each fields { field.write(message, &writer) }
-    }
+    public func encode(_ message: Message, to writer: inout ByteWriter) { encoder(message, &writer) }
 
     /// The fields' names in the specification, in order.
     public var fieldNames: [String] {

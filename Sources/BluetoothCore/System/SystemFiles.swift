@@ -55,3 +55,35 @@ public func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
     }
     return true
 }
+
+/// Writes `header` then `body` with `writev`, so a packet's header need not be copied in
+/// front of its body; retries short writes and EINTR, false on any other error. A datagram
+/// socket (the HCI user channel) takes both parts as one packet.
+public func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySlice<UInt8>) -> Bool {
+    writeAll(fd, header: header, body: body, writev: Glibc.writev)
+}
+
+/// ``writeAll(_:header:body:)`` through the given `writev`, so a test can make the kernel
+/// take less than asked.
+package func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySlice<UInt8>,
+                      writev: (Int32, UnsafePointer<iovec>, Int32) -> Int) -> Bool {
+    body.withUnsafeBytes { body in
+        var parts = (header, body)
+        while parts.0.count + parts.1.count > 0 {
+            var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: parts.0.baseAddress), iov_len: parts.0.count),
+                           iovec(iov_base: UnsafeMutableRawPointer(mutating: parts.1.baseAddress), iov_len: parts.1.count))
+            let written = withUnsafeMutablePointer(to: &vectors) {
+                $0.withMemoryRebound(to: iovec.self, capacity: 2) { writev(fd, $0, 2) }
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            // A short write (a UART, a stream socket): go on from where it stopped.
+            let fromHeader = min(written, parts.0.count)
+            parts.0 = UnsafeRawBufferPointer(rebasing: parts.0[fromHeader...])
+            parts.1 = UnsafeRawBufferPointer(rebasing: parts.1[(written - fromHeader)...])
+        }
+        return true
+    }
+}
