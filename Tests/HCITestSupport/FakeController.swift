@@ -27,12 +27,16 @@ public final class FakeController: HCITransport {
         public var failures: [UInt16: HCIStatus] = [:]
         /// Num_HCI_Command_Packets in answers.
         public var credits: UInt8 = 1
+        /// Whether ACL packets are kept in ``sent``; when false they are only counted
+        /// (``sentACLCount``), so a benchmark sending millions holds no memory for them.
+        public var keepsACL = true
     }
 
     private struct State {
         public var script: Script
         public var deliver: (@Sendable (TransportDelivery) -> Void)?
         public var sent: [HCIPacket] = []
+        public var sentACLCount = 0
         public var closed = false
     }
 
@@ -48,6 +52,8 @@ public final class FakeController: HCITransport {
         sent.compactMap { if case let .command(command) = $0 { command.opcode } else { nil } }
     }
     public var sentACL: [ACLDataPacket] { sent.compactMap { if case let .acl(acl) = $0 { acl } else { nil } } }
+    /// How many ACL packets the host sent, kept or not.
+    public var sentACLCount: Int { state.withLock { $0.sentACLCount } }
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     public func update(_ change: (inout Script) -> Void) { state.withLock { change(&$0.script) } }
@@ -58,7 +64,12 @@ public final class FakeController: HCITransport {
 
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let (script, closed) = state.withLock { state in
-            state.sent.append(packet)
+            if case .acl = packet {
+                state.sentACLCount += 1
+                if state.script.keepsACL { state.sent.append(packet) }
+            } else {
+                state.sent.append(packet)
+            }
             return (state.script, state.closed)
         }
         guard !closed else { throw .closed }

@@ -66,6 +66,50 @@ struct H4FramerTests {
         #expect(oneByOne == records)
     }
 
+    @Test("Reading into the framer frames a recorded stream the same as appending, whatever the read sizes",
+          arguments: [1, 7, 300, 4096, 65536])
+    func readIntoTheFramer(largestRead: Int) throws {
+        let records = try recordedControllerPackets()
+        let stream = records.flatMap { $0 }
+        var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso])
+        var rng = SplitMix64(seed: UInt64(largestRead))
+        var offset = 0
+        var packets: [[UInt8]] = []
+        while offset < stream.count {
+            // A read returns anything from one byte to all the room it is given.
+            let (count, framed) = try framer.read(maximum: largestRead) { buffer in
+                let count = min(Int.random(in: 1...buffer.count, using: &rng), stream.count - offset)
+                stream.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+                offset += count
+                return count
+            }
+            #expect(count > 0)
+            packets += h4(framed)
+        }
+        #expect(packets == records)
+        #expect(framer.pendingByteCount == 0)
+    }
+
+    @Test("A read that ends the stream or fails changes nothing and returns its count")
+    func readEndAndError() throws {
+        var framer = H4Framer()
+        #expect(try framer.append(bytes("04 0e")).isEmpty)
+        for result in [0, -1] {
+            let (count, packets) = try framer.read(maximum: 64) { _ in result }
+            #expect(count == result)
+            #expect(packets.isEmpty)
+            #expect(framer.pendingByteCount == 2)
+        }
+        // The bytes kept from before are still in front of the next read.
+        let (count, packets) = try framer.read(maximum: 64) { buffer in
+            let rest = bytes("04 01 03 0c 00")
+            buffer.copyBytes(from: rest)
+            return rest.count
+        }
+        #expect(count == 5)
+        #expect(h4(packets) == [bytes("04 0e 04 01 03 0c 00")])
+    }
+
     @Test("A partial packet stays pending until its last byte")
     func pending() throws {
         var framer = H4Framer()

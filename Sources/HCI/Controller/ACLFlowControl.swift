@@ -38,45 +38,69 @@ public struct ACLFlowControl: Sendable {
 
     /// Queues a packet; returns the packets that may be sent now, in order.
     public mutating func enqueue(_ packet: ACLDataPacket) -> [ACLDataPacket] {
+        append(packet)
+        return releaseAll()
+    }
+
+    /// Queues a packet; ``nextSendable()`` gives it back once a credit allows.
+    public mutating func append(_ packet: ACLDataPacket) {
         queue.append(packet)
-        return release()
+    }
+
+    /// The next queued packet if a buffer is free (spending its credit), else nil: the
+    /// controller's send loop, which allocates nothing per packet.
+    public mutating func nextSendable() -> ACLDataPacket? {
+        guard available > 0, queueHead < queue.count else { return nil }
+        let packet = queue[queueHead]
+        queueHead += 1
+        available -= 1
+        outstanding[packet.handle, default: 0] += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        return packet
     }
 
     /// Number Of Completed Packets for `handle`. Returns what may be sent now. A count
     /// larger than what is outstanding on that handle is clamped: a controller bug must
     /// not let us overrun its buffers later.
     public mutating func completed(handle: ConnectionHandle, count: Int) -> (released: [ACLDataPacket], excess: Int) {
+        let excess = credit(handle: handle, count: count)
+        return (releaseAll(), excess)
+    }
+
+    /// Returns `count` credits of `handle` (Number Of Completed Packets), clamped to what
+    /// is outstanding on it; returns how many more the controller claimed.
+    public mutating func credit(handle: ConnectionHandle, count: Int) -> Int {
         let outstandingOnHandle = outstanding[handle, default: 0]
         let credited = min(count, outstandingOnHandle)
         outstanding[handle] = outstandingOnHandle - credited == 0 ? nil : outstandingOnHandle - credited
         available += credited
-        return (release(), count - credited)
+        return count - credited
     }
 
     /// The connection ended: its buffers are free again (the controller flushes them) and
     /// its queued packets are dropped and returned in `dropped`.
     public mutating func disconnected(handle: ConnectionHandle) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
+        let dropped = forget(handle: handle)
+        return (releaseAll(), dropped)
+    }
+
+    /// The connection ended: its credits come back and its queued packets are dropped
+    /// (returned).
+    public mutating func forget(handle: ConnectionHandle) -> [ACLDataPacket] {
         available += outstanding.removeValue(forKey: handle) ?? 0
         let pending = queue[queueHead...]
         let dropped = pending.filter { $0.handle == handle }
         queue = pending.filter { $0.handle != handle }
         queueHead = 0
-        return (release(), dropped)
+        return dropped
     }
 
-    private mutating func release() -> [ACLDataPacket] {
+    private mutating func releaseAll() -> [ACLDataPacket] {
         var sendable: [ACLDataPacket] = []
-        while available > 0, queueHead < queue.count {
-            let packet = queue[queueHead]
-            queueHead += 1
-            available -= 1
-            outstanding[packet.handle, default: 0] += 1
-            sendable.append(packet)
-        }
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
-        }
+        while let packet = nextSendable() { sendable.append(packet) }
         return sendable
     }
 }

@@ -433,23 +433,25 @@ public final class HCIController {
     /// Queues an ACL packet for the controller. It goes out as soon as a controller
     /// buffer is free; never more are outstanding than the controller has buffers.
     public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
-        guard case .running = state, var flow = aclFlow else {
+        guard case .running = state, let bufferLength = aclFlow?.bufferLength else {
             if case let .failed(error) = state { throw error }
             throw .notRunning
         }
-        guard packet.data.count <= flow.bufferLength else {
-            throw .aclPacketTooLong(length: packet.data.count, bufferLength: flow.bufferLength)
+        guard packet.data.count <= bufferLength else {
+            throw .aclPacketTooLong(length: packet.data.count, bufferLength: bufferLength)
         }
-        let released = flow.enqueue(packet)
-        aclFlow = flow
-        try transmit(released)
+        // Mutated in place (optional chaining), not through a copy: a copy would make the
+        // queue's storage shared and the append copy it, every packet.
+        aclFlow?.append(packet)
+        try transmitReleased()
     }
 
-    private func transmit(_ packets: [ACLDataPacket]) throws(HCIError) {
+    /// Sends every queued packet a free controller buffer allows, in order.
+    private func transmitReleased() throws(HCIError) {
         // A failed controller's links are ended one by one: credits one frees must not send
         // another's packets to it.
         guard case .running = state else { return }
-        for packet in packets {
+        while let packet = aclFlow?.nextSendable() {
             do {
                 try transport.send(.acl(packet))
             } catch {
@@ -460,6 +462,11 @@ public final class HCIController {
     }
 
     // MARK: Receiving
+
+    /// Handles `delivery` at once, on the stack's actor, as if the transport had just
+    /// delivered it: for the send benchmark, which times the host's own work on completions
+    /// without the hop from the reader thread.
+    package func receiveNow(_ delivery: TransportDelivery) { receive(delivery) }
 
     private func receive(_ delivery: TransportDelivery) {
         switch delivery {
@@ -510,28 +517,23 @@ public final class HCIController {
             logger.log(.debug, "> Command Status \(status.opcode) \(status.status)")
             commandAnswered(opcode: status.opcode, credits: status.numHCICommandPackets, result: .status(status.status))
         case .numberOfCompletedPackets(let completed):
-            guard var flow = aclFlow else { return }
-            var released: [ACLDataPacket] = []
+            guard aclFlow != nil else { return }
             for completion in completed.completions {
-                let (more, excess) = flow.completed(handle: completion.handle, count: Int(completion.count))
+                let excess = aclFlow?.credit(handle: completion.handle, count: Int(completion.count)) ?? 0
                 if excess > 0 {
                     logger.log(.warning, "controller completed \(excess) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding")
                 }
-                released += more
             }
-            aclFlow = flow
-            try? transmit(released)
+            try? transmitReleased()
             wakeDrainWaiters()
         case .disconnectionComplete(let disconnection):
             if disconnection.status.isSuccess { openLinks.remove(disconnection.handle) }
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
-            if disconnection.status.isSuccess, var flow = aclFlow {
-                let (released, dropped) = flow.disconnected(handle: disconnection.handle)
-                aclFlow = flow
+            if disconnection.status.isSuccess, let dropped = aclFlow?.forget(handle: disconnection.handle) {
                 if !dropped.isEmpty {
                     logger.log(.info, "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))")
                 }
-                try? transmit(released)
+                try? transmitReleased()
                 wakeDrainWaiters()
             }
             dispatch(event)

@@ -12,9 +12,13 @@ public struct H4Framer: Sendable {
     /// Longest ACL data length accepted. Larger claims mean a desynchronised stream: no
     /// controller buffer is that large.
     public let maximumACLDataLength: Int
+    /// ``acceptedTypes`` as one bit per indicator value, tested for every packet without hashing.
+    private let acceptedIndicators: UInt64
 
     /// The bytes of a packet not yet whole, kept for the next read.
     private var pending: [UInt8] = []
+    /// Where ``read(maximum:_:)`` reads into, kept between reads while small reads leave it.
+    private var readBuffer: [UInt8] = []
     private var failure: H4FramingError?
     /// Stream bytes before `pending[0]`, so errors can say where the stream went wrong.
     private var consumedBefore = 0
@@ -23,6 +27,7 @@ public struct H4Framer: Sendable {
     public init(acceptedTypes: Set<H4PacketType> = Set(H4PacketType.allCases), maximumACLDataLength: Int = 4096) {
         self.acceptedTypes = acceptedTypes
         self.maximumACLDataLength = maximumACLDataLength
+        acceptedIndicators = acceptedTypes.reduce(0) { $0 | 1 << $1.rawValue }
     }
 
     /// Bytes received but not yet part of a whole packet.
@@ -38,13 +43,54 @@ public struct H4Framer: Sendable {
         if let failure { throw failure }
         // Accumulated in place until a packet completes (a UART may deliver a few bytes a read).
         pending.append(contentsOf: bytes)
+        return try frameWholePackets()
+    }
+
+    /// Reads from the stream straight into the framer's buffer and returns the packets the
+    /// bytes complete: `read` is given room for up to `maximum` bytes and returns how many
+    /// it wrote (0 at the end of the stream, negative on error; then nothing changes and
+    /// that count is returned with no packets).
+    ///
+    /// This is the receive path's one copy: the bytes go from the kernel into the buffer the
+    /// packets are views of, and that buffer is handed over to them. A small read (the user
+    /// channel returns one packet per read) is copied to an array of its own size instead
+    /// and the read buffer kept for the next read, so a packet an app holds on to never
+    /// keeps a large buffer alive.
+    public mutating func read(maximum: Int, _ read: (UnsafeMutableRawBufferPointer) -> Int)
+        throws(H4FramingError) -> (count: Int, packets: [(H4PacketType, ArraySlice<UInt8>)]) {
+        if let failure { throw failure }
+        let carried = pending.count
+        let size = carried + maximum
+        if readBuffer.count < size {
+            // Every byte is written by the copy or the read before the framer looks at it.
+            readBuffer = [UInt8](unsafeUninitializedCapacity: size) { _, initialized in initialized = size }
+        }
+        let count = readBuffer.withUnsafeMutableBytes { storage in
+            if carried > 0 { pending.withUnsafeBytes { storage.copyMemory(from: $0) } }
+            return read(UnsafeMutableRawBufferPointer(rebasing: storage[carried..<size]))
+        }
+        guard count > 0 else { return (count, []) }
+        let filled = carried + count
+        if filled >= maximum / 4 {
+            // Handed over whole: the packets become views of it, the next read gets a new one.
+            swap(&pending, &readBuffer)
+            readBuffer = []
+            pending.removeLast(pending.count - filled)
+        } else {
+            pending = Array(readBuffer[0..<filled])
+        }
+        return (count, try frameWholePackets())
+    }
+
+    /// Cuts every whole packet off the front of `pending`.
+    private mutating func frameWholePackets() throws(H4FramingError) -> [(H4PacketType, ArraySlice<UInt8>)] {
         var packets: [(H4PacketType, ArraySlice<UInt8>)] = []
         var readIndex = 0
         while true {
             let available = pending.count - readIndex
             guard available >= 1 else { break }
             let indicator = pending[readIndex]
-            guard let type = H4PacketType(rawValue: indicator), acceptedTypes.contains(type) else {
+            guard indicator < 64, acceptedIndicators & 1 << indicator != 0, let type = H4PacketType(rawValue: indicator) else {
                 return try fail(.badPacketType(indicator, offset: consumedBefore + readIndex), after: packets)
             }
             guard available >= 1 + type.headerLength else { break }

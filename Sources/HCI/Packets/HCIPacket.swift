@@ -233,10 +233,20 @@ public struct ACLDataPacket: Sendable, Equatable {
     }
 
     public func encode(to writer: inout ByteWriter) {
-        let flags = UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14
-        writer.write(handle.rawValue | flags)
+        writer.write(headerField)
         writer.write(UInt16(data.count))
         writer.write(bytes: data)
+    }
+
+    /// The first header field: the handle with the PB and BC flags above it.
+    private var headerField: UInt16 { handle.rawValue | UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14 }
+
+    /// The H4 indicator and the ACL header, five octets in a value that lives on the stack:
+    /// what a transport writes in front of ``data`` to send the packet without copying it.
+    public var h4Header: (UInt8, UInt8, UInt8, UInt8, UInt8) {
+        let field = headerField, length = UInt16(data.count)
+        return (H4PacketType.acl.rawValue, UInt8(truncatingIfNeeded: field), UInt8(field >> 8),
+                UInt8(truncatingIfNeeded: length), UInt8(length >> 8))
     }
 }
 

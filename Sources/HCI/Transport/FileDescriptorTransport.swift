@@ -60,8 +60,11 @@ public final class FileDescriptorTransport: HCITransport {
     }
 
     /// Writes the packet as H4, after capturing it; throws once closed or if the write fails.
+    ///
+    /// An ACL packet's data (a view of the frame L2CAP built) is not copied: its five
+    /// header octets (H4 indicator, handle and flags, length) are gathered in front of it by
+    /// `writev`. Other packets are encoded whole; they are few and small.
     public func send(_ packet: HCIPacket) throws(TransportError) {
-        let bytes = packet.encodeH4()
         // The state is checked under the write lock, which close() also takes before it
         // closes the descriptor: a write never lands on a closed or reused descriptor.
         let outcome: Result<Void, TransportError> = writeLock.withLock { _ in
@@ -70,8 +73,14 @@ public final class FileDescriptorTransport: HCITransport {
                 return true
             }
             guard isOpen else { return .failure(.closed) }
-            capture?.write(h4: bytes[...], direction: .sent)
-            guard writeAll(fd, bytes[...]) else { return .failure(.ioFailed(what: "writing to \(name)", errno: errno)) }
+            if let capture { capture.write(packet, direction: .sent) }
+            let written: Bool
+            if case let .acl(acl) = packet {
+                written = withUnsafeBytes(of: acl.h4Header) { writeAll(fd, header: $0, body: acl.data) }
+            } else {
+                written = writeAll(fd, packet.encodeH4()[...])
+            }
+            guard written else { return .failure(.ioFailed(what: "writing to \(name)", errno: errno)) }
             return .success(())
         }
         try outcome.get()
@@ -102,7 +111,6 @@ public final class FileDescriptorTransport: HCITransport {
                                  deliver: @Sendable (TransportDelivery) -> Void) {
         // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
         var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
-        var buffer = [UInt8](repeating: 0, count: 65536)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
         while true {
             let ready = poll(&fds, 2, -1)
@@ -113,21 +121,26 @@ public final class FileDescriptorTransport: HCITransport {
             }
             if fds[1].revents != 0 { return }  // close() asked us to stop
             guard fds[0].revents != 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            // Read into the framer's buffer: the packets are views of the bytes as read.
+            var readError: Int32 = 0
+            let (count, framed): (Int, [(H4PacketType, ArraySlice<UInt8>)])
+            do {
+                (count, framed) = try framer.read(maximum: 65536) { buffer in
+                    let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                    if count < 0 { readError = errno }
+                    return count
+                }
+            } catch {
+                deliver(.failed(.framing(error)))
+                return
+            }
             if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: errno)))
+                if readError == EINTR || readError == EAGAIN { continue }
+                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: readError)))
                 return
             }
             if count == 0 {
                 deliver(.failed(.closedByPeer(what: name)))
-                return
-            }
-            let framed: [(H4PacketType, ArraySlice<UInt8>)]
-            do {
-                framed = try framer.append(buffer[0..<count])
-            } catch {
-                deliver(.failed(.framing(error)))
                 return
             }
             var packets: [HCIPacket] = []
