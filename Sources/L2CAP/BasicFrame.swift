@@ -72,22 +72,11 @@ public struct BasicFrame: Sendable, Equatable {
         return writer.bytes
     }
 
-    /// Splits the frame into ACL packets of at most `bufferLength` bytes for `handle`:
-    /// the first marked as a start (non-flushable, as the specification requires from an
-    /// LE host), the rest as continuations.
+    /// Splits the frame into ACL packets of at most `bufferLength` bytes for `handle`
+    /// (``ACLDataPacket/forEachFragment(of:handle:bufferLength:_:)``).
     public func fragments(handle: ConnectionHandle, bufferLength: Int) -> [ACLDataPacket] {
-        // Zero would loop forever appending empty packets (a controller reporting an LE
-        // buffer length of 0 means "use the shared buffers", never "0 bytes").
-        precondition(bufferLength > 0, "ACL buffer length must be positive, got \(bufferLength)")
-        let bytes = encoded()
         var packets: [ACLDataPacket] = []
-        var offset = 0
-        while offset < bytes.count {
-            let end = min(offset + bufferLength, bytes.count)
-            packets.append(ACLDataPacket(handle: handle, boundary: offset == 0 ? .firstNonFlushable : .continuing,
-                                         data: bytes[offset..<end]))
-            offset = end
-        }
+        ACLDataPacket.forEachFragment(of: encoded()[...], handle: handle, bufferLength: bufferLength) { packets.append($0) }
         return packets
     }
 }

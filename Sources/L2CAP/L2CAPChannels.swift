@@ -12,8 +12,10 @@ public final class L2CAPChannels {
     private let controller: HCIController
     private let connections: ConnectionManager
     private let logger: HCILogger
-    private var reassemblers: [ConnectionHandle: Reassembler] = [:]
-    private var handlers: [ChannelIdentifier: (ConnectionHandle, ArraySlice<UInt8>) -> Void] = [:]
+    /// One per link the connection manager knows, made when its first packet arrives and
+    /// dropped when it ends: having one is what makes a handle known on the receive path.
+    private var reassemblers = SmallMap<ConnectionHandle, Reassembler>()
+    private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
     private var observer: Int?
 
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
@@ -38,7 +40,7 @@ public final class L2CAPChannels {
         controller.onACLData = nil
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
-        reassemblers = [:]
+        reassemblers.removeAll()
     }
 
     /// Links with reassembly state (zero once every link has ended).
@@ -55,19 +57,29 @@ public final class L2CAPChannels {
     /// Sends `payload` on `channel` of connection `handle`, fragmented to the controller's
     /// ACL buffer size.
     public func send(_ payload: [UInt8], on channel: ChannelIdentifier, handle: ConnectionHandle) throws(HCIError) {
+        try send(OutgoingFrame(payload: payload), on: channel, handle: handle)
+    }
+
+    /// Sends a frame built in place on `channel` of connection `handle`: its header is
+    /// filled in and its ACL packets are views of its buffer, so the PDU is not copied.
+    public func send(_ frame: consuming OutgoingFrame, on channel: ChannelIdentifier, handle: ConnectionHandle) throws(HCIError) {
         guard let bufferLength = controller.info?.aclBuffers.length else { throw .notRunning }
-        for fragment in BasicFrame(channel: channel, payload: payload[...]).fragments(handle: handle, bufferLength: bufferLength) {
-            try controller.sendACL(fragment)
+        let bytes = frame.sealed(for: channel)
+        try ACLDataPacket.forEachFragment(of: bytes[...], handle: handle, bufferLength: bufferLength) { (packet) throws(HCIError) in
+            try controller.sendACL(packet)
         }
     }
 
     private func receive(_ packet: ACLDataPacket) {
-        guard connections.connections[packet.handle] != nil else {
-            // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
-            logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
-            return
+        if reassemblers.index(forKey: packet.handle) == nil {
+            guard connections.connections[packet.handle] != nil else {
+                // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
+                logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
+                return
+            }
+            reassemblers[packet.handle] = Reassembler()
         }
-        let (frame, problem) = reassemblers[packet.handle, default: Reassembler()].append(packet)
+        guard let (frame, problem) = reassemblers.update(packet.handle, { $0.append(packet) }) else { return }
         if let problem {
             droppedFrames += 1
             logger.log(.error, "handle \(hex(packet.handle, digits: 4)): \(problem); frame dropped")
