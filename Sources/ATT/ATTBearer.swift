@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import L2CAP
 
 /// One ATT bearer: the ATT fixed channel of one LE link (Core Vol 3, Part F, 3.3).
 ///
@@ -12,7 +13,8 @@ import HCI
 /// sent once the handler returns); the peer's own requests go to ``server``.
 ///
 /// The bearer talks to the link through a `transmit` closure, so it can be driven byte for
-/// byte in a unit test; ``ATTBearers`` attaches it to a live connection.
+/// byte in a unit test; ``ATTBearers`` attaches it to a live connection. Each PDU is
+/// encoded once, into an ``OutgoingFrame`` that L2CAP sends without copying.
 @BluetoothActor
 public final class ATTBearer {
     /// ATT_MTU before any exchange on an LE link.
@@ -30,15 +32,14 @@ public final class ATTBearer {
     /// A request waiting to be sent or answered.
     private struct Transaction {
         let id: Int
-        let pdu: [UInt8]
+        /// The request, until it is sent (then handed over, so L2CAP owns the only copy and
+        /// fills in its header without copying the buffer).
+        var frame: OutgoingFrame?
         let requestOpcode: ATTOpcode
         let responseOpcode: ATTOpcode
         /// Ends the caller's wait; returns an error when the response does not decode.
         let finish: (Result<ArraySlice<UInt8>, ATTError>) -> ATTError?
     }
-
-    /// Opcodes the bearer treats as responses to its own requests.
-    private static let responseOpcodes: Set<UInt8> = [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x21]
 
     /// The connection handle of the link this bearer runs on.
     public let connection: ConnectionHandle
@@ -64,7 +65,7 @@ public final class ATTBearer {
     /// PDUs the peer sent that could not be used (malformed, or a response to nothing).
     public private(set) var discardedPDUs = 0
 
-    private let transmit: ([UInt8]) throws(HCIError) -> Void
+    private let transmit: (consuming OutgoingFrame) throws(HCIError) -> Void
     private let clock: any Clock<Duration>
     /// Where the bearer, and the procedures run on it, log.
     public let logger: HCILogger
@@ -74,14 +75,23 @@ public final class ATTBearer {
     private var timer: Task<Void, Never>?
     private var nextID = 0
 
-    /// A bearer for connection `connection` that sends whole PDUs through `transmit`.
+    /// A bearer for connection `connection` that sends each PDU, built in place, through
+    /// `transmit`.
     public init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
-                logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
+                logger: HCILogger = .standardError, transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
         self.clock = clock
         self.logger = logger
         self.transmit = transmit
+    }
+
+    /// A bearer that hands `transmit` each whole PDU as bytes (for a unit test's loopback).
+    public convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
+                            logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
+        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger) { (frame: consuming OutgoingFrame) throws(HCIError) in
+            try transmit(Array(frame.payload))
+        }
     }
 
     /// Whether the bearer still carries PDUs.
@@ -113,11 +123,11 @@ public final class ATTBearer {
     /// One request and its response (or Error Response).
     private func transact<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type) async throws(ATTError) -> Response {
         if case let .closed(reason) = state { throw .closed(reason) }
-        let pdu = request.encoded()
-        guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }
+        let frame = request.frame(capacity: mtu)
+        guard frame.payloadCount <= mtu else { throw .pduTooLong(length: frame.payloadCount, mtu: mtu) }
         let outcome = Expectation<Result<Response, ATTError>>()
         nextID += 1
-        queue.append(Transaction(id: nextID, pdu: pdu, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { [connection, logger] result in
+        queue.append(Transaction(id: nextID, frame: frame, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { [connection, logger] result in
             switch result {
             case let .failure(error):
                 outcome.fulfill(.failure(error))
@@ -140,9 +150,9 @@ public final class ATTBearer {
     /// Sends a command (Write Command, Signed Write Command) at once; no response follows.
     public func send<Command: ATTPDU>(command: Command) throws(ATTError) {
         if case let .closed(reason) = state { throw .closed(reason) }
-        let pdu = command.encoded()
-        guard pdu.count <= mtu else { throw .pduTooLong(length: pdu.count, mtu: mtu) }
-        do { try transmit(pdu) } catch { throw .transport(error) }
+        let frame = command.frame(capacity: mtu)
+        guard frame.payloadCount <= mtu else { throw .pduTooLong(length: frame.payloadCount, mtu: mtu) }
+        do { try transmit(consume frame) } catch { throw .transport(error) }
     }
 
     /// Exchanges MTUs (the client's first request after connecting) and returns the ATT_MTU
@@ -162,16 +172,17 @@ public final class ATTBearer {
 
     private func sendNext() {
         while pending == nil, !queue.isEmpty, case .open = state {
-            let next = queue.removeFirst()
-            do { try transmit(next.pdu) } catch {
+            var next = queue.removeFirst()
+            guard let frame = next.frame.take() else { continue }
+            do { try transmit(consume frame) } catch {
                 _ = next.finish(.failure(.transport(error)))
                 continue
             }
             pending = next
-            let clock = clock
+            let clock = clock, id = next.id
             timer = Task { @BluetoothActor [weak self] in
                 do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
-                self?.timedOut(next.id)
+                self?.timedOut(id)
             }
         }
     }
@@ -227,7 +238,7 @@ public final class ATTBearer {
             return
         }
         let opcode = ATTOpcode(rawValue: first)
-        if Self.responseOpcodes.contains(first) {
+        if opcode.isResponse {
             receiveResponse(opcode, pdu)
             return
         }
@@ -249,7 +260,7 @@ public final class ATTBearer {
             do {
                 let indication = try received(HandleValueIndication.self, pdu)
                 onIndication?(indication.handle, indication.value)
-                reply(HandleValueConfirmation().encoded())
+                reply(HandleValueConfirmation())
             } catch {
                 discard("a malformed indication (\(error)); not confirmed")
             }
@@ -259,9 +270,9 @@ public final class ATTBearer {
             discard("a confirmation, but we sent no indication")
         default:
             if let answer = server?.respond(to: pdu, connection: connection, mtu: mtu) {
-                reply(answer)
+                reply(OutgoingFrame(payload: answer))
             } else if !opcode.isCommand, server == nil {
-                reply(ErrorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported).encoded())
+                reply(ErrorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported))
             }
         }
     }
@@ -310,17 +321,22 @@ public final class ATTBearer {
     private func answerMTUExchange(_ pdu: ArraySlice<UInt8>) {
         do {
             let request = try ExchangeMTURequest(pdu: pdu)
-            reply(ExchangeMTUResponse(serverRxMTU: preferredMTU).encoded())
+            reply(ExchangeMTUResponse(serverRxMTU: preferredMTU))
             // The new MTU applies once the response has gone out (Vol 3, Part F, 3.4.2.2).
             mtu = max(ATTBearer.defaultMTU, Int(min(request.clientRxMTU, preferredMTU)))
         } catch {
-            reply(ErrorResponse(requestOpcode: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded())
+            reply(ErrorResponse(requestOpcode: .exchangeMTURequest, handle: 0, error: .invalidPDU))
         }
     }
 
-    private func reply(_ pdu: [UInt8]) {
-        do { try transmit(pdu) } catch {
-            logger.log(.warning, "handle \(hex(connection, digits: 4)): sending \(ATTOpcode(rawValue: pdu.first ?? 0).name): \(error)")
+    private func reply(_ pdu: some ATTPDU) {
+        reply(pdu.frame(capacity: mtu))
+    }
+
+    private func reply(_ frame: consuming OutgoingFrame) {
+        let opcode = ATTOpcode(rawValue: frame.payload.first ?? 0)
+        do { try transmit(consume frame) } catch {
+            logger.log(.warning, "handle \(hex(connection, digits: 4)): sending \(opcode.name): \(error)")
         }
     }
 

@@ -14,8 +14,11 @@ public final class ATTBearers {
     private let logger: HCILogger
     private var observer: Int?
 
+    /// Live bearers by connection handle (looked up for every PDU received, so not hashed).
+    private var live = SmallMap<ConnectionHandle, ATTBearer>()
+
     /// Live bearers by connection handle.
-    public private(set) var bearers: [ConnectionHandle: ATTBearer] = [:]
+    public var bearers: [ConnectionHandle: ATTBearer] { Dictionary(uniqueKeysWithValues: Array(live)) }
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
     /// The server that answers the peers' requests on every bearer (none: every request is
@@ -41,7 +44,7 @@ public final class ATTBearers {
         }
         observer = controller.addEventObserver { [weak self] event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self?.bearers.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
+                self?.live.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
             }
         }
     }
@@ -51,21 +54,21 @@ public final class ATTBearers {
         channels.setHandler(for: .att) { _, _ in }
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
-        for bearer in bearers.values { bearer.close(.transport(.notRunning)) }
-        bearers = [:]
+        for bearer in live.values { bearer.close(.transport(.notRunning)) }
+        live.removeAll()
     }
 
     /// The bearer of connection `handle`, made on first use.
     public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
-        if let bearer = bearers[handle] { return bearer }
+        if let index = live.index(forKey: handle) { return live.values[index] }
         guard connections.connections[handle] != nil else { throw .notConnected(handle) }
         let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger) {
-            [channels] (pdu: [UInt8]) throws(HCIError) in
-            try channels.send(pdu, on: .att, handle: handle)
+            [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
+            try channels.send(consume frame, on: .att, handle: handle)
         }
         bearer.server = server
         bearer.onFatalError = { [weak self] reason in self?.drop(handle, because: reason) }
-        bearers[handle] = bearer
+        live[handle] = bearer
         onBearer?(bearer)
         return bearer
     }

@@ -1,4 +1,5 @@
 import BluetoothCore
+import L2CAP
 
 /// One ATT PDU type (Core Vol 3, Part F, 3.4): its opcode, and its parameters declared once
 /// as a ``MessageLayout`` (everything after the opcode byte), from which decoding, encoding
@@ -14,6 +15,15 @@ public protocol ATTPDU: LaidOut, Equatable {
 extension ATTPDU {
     /// The PDU's name in trace spelling (`Read_Blob_Req`), from its layout.
     public static var name: String { layout.name }
+
+    /// The whole PDU, opcode first, written once into an L2CAP frame with room for
+    /// `capacity` octets (the bearer passes its ATT_MTU, which no PDU may exceed).
+    public func frame(capacity: Int) -> OutgoingFrame {
+        var frame = OutgoingFrame(capacity: capacity)
+        frame.writer.write(Self.opcode.rawValue)
+        encode(to: &frame.writer)
+        return frame
+    }
 
     /// The whole PDU, opcode first.
     public func encoded() -> [UInt8] {
@@ -178,10 +188,14 @@ extension ATTOpcode {
     /// Whether the opcode is a response's (an Error Response included): what answers the
     /// one request outstanding on a bearer. By the specification's naming, whose response
     /// PDUs end in `_RSP`.
-    public var isResponse: Bool { name.hasSuffix("_Rsp") }
+    public var isResponse: Bool { Self.responses[Int(rawValue)] }
 
     /// `0x1b Handle_Value_Notification`.
     public var description: String { "\(hex(rawValue, digits: 2)) \(name)" }
+
+    /// ``isResponse`` for every opcode byte, worked out once from the names: the bearer asks
+    /// it of every PDU it receives.
+    private static let responses: [Bool] = (0...255).map { ATTOpcode(rawValue: UInt8($0)).name.hasSuffix("_Rsp") }
 
     private static let pduTypes: [UInt8: any ATTPDU.Type] = {
         let types: [any ATTPDU.Type] = [

@@ -55,8 +55,9 @@ public final class GATTClient {
     public private(set) var serviceChangedHandle: AttributeHandle?
 
     /// Value listeners by value handle, in registration order (tokens only grow), so the hot
-    /// path walks an array instead of sorting per value.
-    private var listeners: [AttributeHandle: [(token: Int, handler: (ArraySlice<UInt8>) -> Void)]] = [:]
+    /// path walks an array instead of sorting per value; a ``SmallMap`` because it is looked
+    /// up for every notification.
+    private var listeners = SmallMap<AttributeHandle, [(token: Int, handler: (ArraySlice<UInt8>) -> Void)]>()
     private var nextListener = 0
     /// What is known of the peer's database; restore a cached one with ``adopt(_:)``.
     public private(set) var database = GATTDatabase() {
@@ -458,14 +459,15 @@ public final class GATTClient {
     @discardableResult
     public func addValueListener(_ valueHandle: AttributeHandle, _ handler: @escaping (ArraySlice<UInt8>) -> Void) -> Int {
         nextListener += 1
-        listeners[valueHandle, default: []].append((nextListener, handler))
+        let listener = (token: nextListener, handler: handler)
+        if listeners.update(valueHandle, { $0.append(listener) }) == nil { listeners[valueHandle] = [listener] }
         return nextListener
     }
 
     /// Stops a listener added with ``addValueListener(_:_:)``.
     public func removeValueListener(_ token: Int) {
-        for handle in listeners.keys { listeners[handle]?.removeAll { $0.token == token } }
-        listeners = listeners.filter { !$0.value.isEmpty }
+        for handle in listeners.keys { listeners.update(handle) { $0.removeAll { $0.token == token } } }
+        listeners.removeAll { $0.isEmpty }
     }
 
     private func deliver(_ handle: AttributeHandle, _ value: ArraySlice<UInt8>, indication: Bool) {
