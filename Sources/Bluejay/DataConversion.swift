@@ -1,10 +1,24 @@
 import FoundationEssentials
 
 /// A value that can be made from the bytes of a characteristic (Bluejay's `Receivable`).
+///
+/// Bluejay hands a value to ``init(bluetoothBytes:)``: a view of the bytes as they were read
+/// from the controller, with no copy made on the way. By default it copies them into a
+/// `Data` for ``init(bluetoothData:)``, the initializer Bluejay's iOS API defines; a type
+/// that decodes straight from the view (the integers here do) saves that copy, which is
+/// what matters for a characteristic that notifies thousands of times a second.
 public protocol Receivable {
     /// Decodes the value; throws ``BluejayError/notEnoughData(expected:actual:)`` (or your own
     /// error) when the bytes do not hold one.
     init(bluetoothData: Data) throws
+    /// Decodes the value from a view of the received bytes (indices as in the buffer they
+    /// were read into: use `startIndex`, or ``Swift/ArraySlice/extract(start:length:)``).
+    init(bluetoothBytes: ArraySlice<UInt8>) throws
+}
+
+extension Receivable {
+    /// Copies the bytes into a `Data` and decodes with ``init(bluetoothData:)``.
+    public init(bluetoothBytes: ArraySlice<UInt8>) throws { try self.init(bluetoothData: Data(bluetoothBytes)) }
 }
 
 /// A value that can be written to a characteristic: Bluejay's `Sendable`, renamed because
@@ -19,16 +33,10 @@ extension Data {
     /// `length` bytes from `start`, read as `T` in little-endian order (Bluetooth's). Throws
     /// ``BluejayError/notEnoughData(expected:actual:)`` when the data is too short, rather
     /// than reading past its end.
+    @inlinable
     public func extract<T: FixedWidthInteger>(start: Int, length: Int) throws -> T {
-        guard start >= 0, length >= 0, length <= MemoryLayout<T>.size else {
-            throw BluejayError.invalidExtraction(start: start, length: length, type: String(describing: T.self))
-        }
-        guard start + length <= count else { throw BluejayError.notEnoughData(expected: start + length, actual: count) }
-        var value: T = 0
-        for (shift, byte) in self[(startIndex + start)..<(startIndex + start + length)].enumerated() {
-            value |= T(truncatingIfNeeded: byte) << (8 * shift)
-        }
-        return value
+        try checkExtraction(start: start, length: length, of: T.self, count: count)
+        return withUnsafeBytes { littleEndian(from: $0, start: start, length: length) }
     }
 
     /// `length` bytes from `start` as `Data`; throws when the data is too short.
@@ -39,6 +47,35 @@ extension Data {
     }
 }
 
+extension ArraySlice where Element == UInt8 {
+    /// `length` bytes from `start` (counted from the view's first byte), read as `T` in
+    /// little-endian order, as ``Foundation/Data/extract(start:length:)`` reads them.
+    /// Inlinable, so an app's decoder gets it specialised to its integer type: this runs
+    /// once per notification.
+    @inlinable
+    public func extract<T: FixedWidthInteger>(start: Int, length: Int) throws -> T {
+        try checkExtraction(start: start, length: length, of: T.self, count: count)
+        return withUnsafeBytes { littleEndian(from: $0, start: start, length: length) }
+    }
+}
+
+/// Refuses an extraction that does not fit `T` or runs past `count` bytes.
+@usableFromInline
+func checkExtraction<T>(start: Int, length: Int, of _: T.Type, count: Int) throws {
+    guard start >= 0, length >= 0, length <= MemoryLayout<T>.size else {
+        throw BluejayError.invalidExtraction(start: start, length: length, type: String(describing: T.self))
+    }
+    guard start + length <= count else { throw BluejayError.notEnoughData(expected: start + length, actual: count) }
+}
+
+/// `length` little-endian bytes from `start`, already checked to be in `bytes`.
+@inlinable
+func littleEndian<T: FixedWidthInteger>(from bytes: UnsafeRawBufferPointer, start: Int, length: Int) -> T {
+    var value: T = 0
+    for index in 0..<length { value |= T(truncatingIfNeeded: bytes[start + index]) << (8 * index) }
+    return value
+}
+
 /// Fixed-width integers travel little-endian at exactly their width. `Int` and `UInt` are
 /// deliberately not conformed: their width on the air would be a guess.
 public protocol BluetoothInteger: FixedWidthInteger, Receivable, BluejaySendable {}
@@ -47,6 +84,11 @@ extension BluetoothInteger {
     /// Exactly `MemoryLayout<Self>.size` bytes, least significant first.
     public init(bluetoothData: Data) throws {
         self = try bluetoothData.extract(start: 0, length: MemoryLayout<Self>.size)
+    }
+
+    /// Exactly `MemoryLayout<Self>.size` bytes, least significant first, from the view.
+    public init(bluetoothBytes: ArraySlice<UInt8>) throws {
+        self = try bluetoothBytes.extract(start: 0, length: MemoryLayout<Self>.size)
     }
 
     /// The value's bytes, least significant first.
@@ -74,6 +116,8 @@ extension Data: Receivable, BluejaySendable {
 extension String: Receivable, BluejaySendable {
     /// UTF-8 text (invalid sequences replaced, as Bluejay's `String(data:encoding:)` would fail; here they show).
     public init(bluetoothData: Data) { self = String(decoding: bluetoothData, as: UTF8.self) }
+    /// UTF-8 text from the view, as ``init(bluetoothData:)`` decodes it.
+    public init(bluetoothBytes: ArraySlice<UInt8>) { self = String(decoding: bluetoothBytes, as: UTF8.self) }
     /// The text as UTF-8.
     public func toBluetoothData() -> Data { Data(utf8) }
 }

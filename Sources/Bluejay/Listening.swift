@@ -110,7 +110,7 @@ extension Bluejay {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
         let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, deliver: { bytes in
-            do { onValue(.success(try R(bluetoothData: Data(bytes)))) } catch { onValue(.failure(error)) }
+            do { onValue(.success(try R(bluetoothBytes: bytes[...]))) } catch { onValue(.failure(error)) }
         }, end: { reason in
             if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
         })

@@ -18,7 +18,7 @@ extension Bluejay {
             switch result {
             case let .success(bytes):
                 do {
-                    let value = try R(bluetoothData: Data(bytes))
+                    let value = try R(bluetoothBytes: bytes[...])
                     if operation.claim() { completion(.success(value)) }
                 } catch {
                     if operation.claim() { completion(.failure(error)) }

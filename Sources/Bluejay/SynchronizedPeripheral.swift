@@ -90,7 +90,7 @@ public final class SynchronizedPeripheral: Sendable {
     /// Reads and decodes a characteristic.
     public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier) throws -> R {
         let bytes = try perform({ client throws(GATTError) in try await client.readValue(characteristicIdentifier) }, characteristicIdentifier)
-        return try R(bluetoothData: Data(bytes))
+        return try R(bluetoothBytes: bytes[...])
     }
 
     /// Writes a value to a characteristic.
@@ -142,7 +142,7 @@ public final class SynchronizedPeripheral: Sendable {
                 assembled += try next(inbox, timeout)
                 guard assembled.count >= expectedLength else { continue }
                 guard assembled.count == expectedLength else { throw BluejayError.tooMuchData(expected: expectedLength, actual: assembled.count) }
-                if case .done = completion(try R(bluetoothData: Data(assembled))) { return }
+                if case .done = completion(try R(bluetoothBytes: assembled[...])) { return }
                 assembled = []
             }
         }
@@ -174,7 +174,7 @@ public final class SynchronizedPeripheral: Sendable {
     private func deliver<R: Receivable>(_ inbox: Inbox, timeout: Timeout, _ completion: (R) -> ListenAction) throws {
         while true {
             let bytes = try next(inbox, timeout)
-            if case .done = completion(try R(bluetoothData: Data(bytes))) { return }
+            if case .done = completion(try R(bluetoothBytes: bytes[...])) { return }
         }
     }
 
