@@ -74,7 +74,7 @@ extension IntegrationTests {
         // a real controller reports 0x16).
         #expect(reasons.count == 100)
         #expect(Set(reasons).isSubset(of: [.connectionTerminatedByLocalHost, .remoteUserTerminatedConnection]))
-        expectNothingLeftOver(controller, manager, clock, threadsBefore: threadsBefore)
+        await expectNothingLeftOver(controller, manager, clock, threadsBefore: threadsBefore)
     }
 
     /// After every link has ended: no connection handle, ACL credit, queued command,
@@ -82,7 +82,7 @@ extension IntegrationTests {
     /// the controller leaves no reader thread. Closes them all.
     func expectNothingLeftOver(_ controller: HCIController, _ manager: ConnectionManager, _ clock: ManualClock,
                                l2cap: L2CAPChannels? = nil, threadsBefore: Int,
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+                               sourceLocation: SourceLocation = #_sourceLocation) async {
         #expect(manager.connections.isEmpty, "no connection handle left", sourceLocation: sourceLocation)
         #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left", sourceLocation: sourceLocation)
         #expect(controller.aclFlow?.inFlight == 0, sourceLocation: sourceLocation)
@@ -99,6 +99,6 @@ extension IntegrationTests {
         #expect(controller.eventObserverCount == 0, sourceLocation: sourceLocation)
         #expect(readerThreads() == threadsBefore + 1, sourceLocation: sourceLocation)
         controller.close()
-        #expect(readerThreads() == threadsBefore, "no thread left", sourceLocation: sourceLocation)
+        #expect(await readerThreadsReaped(down: threadsBefore), "no thread left", sourceLocation: sourceLocation)
     }
 }

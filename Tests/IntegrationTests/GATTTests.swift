@@ -171,7 +171,7 @@ extension IntegrationTests {
         #expect(link.bearer.discardedPDUs == 0, "no ATT PDU discarded", sourceLocation: sourceLocation)
         #expect(link.l2cap.droppedFrames == 0, "no L2CAP frame dropped", sourceLocation: sourceLocation)
         link.bearers.close()
-        expectNothingLeftOver(link.controller, link.manager, link.clock, l2cap: link.l2cap, threadsBefore: link.threadsBefore,
+        await expectNothingLeftOver(link.controller, link.manager, link.clock, l2cap: link.l2cap, threadsBefore: link.threadsBefore,
                               sourceLocation: sourceLocation)
     }
 

@@ -45,7 +45,7 @@ extension IntegrationTests {
 
         try await manager.disconnect(good.handle)
         bearers.close()
-        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
+        await expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
     }
 }
 
@@ -96,7 +96,7 @@ extension IntegrationTests {
 
         try await manager.disconnect(good.handle)
         bearers.close()
-        expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
+        await expectNothingLeftOver(rig.controller, manager, clock, l2cap: rig.l2cap, threadsBefore: rig.threadsBefore)
     }
 }
 

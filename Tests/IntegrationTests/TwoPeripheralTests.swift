@@ -70,6 +70,6 @@ extension IntegrationTests {
 
         try await manager.disconnect(second.handle)
         #expect(ended == [first.handle, second.handle])
-        expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
+        await expectNothingLeftOver(controller, manager, clock, l2cap: l2cap, threadsBefore: threadsBefore)
     }
 }
