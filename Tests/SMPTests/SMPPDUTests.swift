@@ -8,17 +8,20 @@ import Testing
     static let sixteen = Array(0x00...0x0F).map(UInt8.init)
 
     static let samples: [SMPPDU] = [
-        .pairingRequest(PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .mitm, .secureConnections],
-                                        initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey, .signingKey])),
-        .pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, oobDataPresent: true, authentication: [.bonding],
-                                         maximumKeySize: 7, initiatorKeys: [], responderKeys: [.encryptionKey])),
-        .pairingConfirm(sixteen), .pairingRandom(sixteen.reversed()), .pairingFailed(.dhKeyCheckFailed),
-        .encryptionInformation(longTermKey: sixteen), .centralIdentification(ediv: 0xBEEF, random: Array(sixteen[0..<8])),
-        .identityInformation(identityResolvingKey: sixteen),
-        .identityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!),
-        .signingInformation(signatureKey: sixteen), .securityRequest([.bonding, .mitm]),
-        .pairingPublicKey(x: Array(repeating: 0xAA, count: 32), y: Array(repeating: 0x55, count: 32)),
-        .pairingDHKeyCheck(sixteen), .pairingKeypressNotification(4),
+        .pairingRequest(PairingRequest(features: PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .mitm, .secureConnections],
+                                                                 initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey, .signingKey]))),
+        .pairingResponse(PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, oobDataPresent: true, authentication: [.bonding],
+                                                                   maximumKeySize: 7, initiatorKeys: [], responderKeys: [.encryptionKey]))),
+        .pairingConfirm(PairingConfirm(confirmValue: SecretValue(sixteen))), .pairingRandom(PairingRandom(randomValue: SecretValue(sixteen.reversed()))),
+        .pairingFailed(PairingFailed(reason: .dhKeyCheckFailed)),
+        .encryptionInformation(EncryptionInformation(longTermKey: SecretValue(sixteen))),
+        .centralIdentification(CentralIdentification(ediv: 0xBEEF, random: Octets(sixteen[0..<8]))),
+        .identityInformation(IdentityInformation(identityResolvingKey: SecretValue(sixteen))),
+        .identityAddressInformation(IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)),
+        .signingInformation(SigningInformation(signatureKey: SecretValue(sixteen))), .securityRequest(SecurityRequest(authentication: [.bonding, .mitm])),
+        .pairingPublicKey(PairingPublicKey(x: Octets(Array(repeating: 0xAA, count: 32)), y: Octets(Array(repeating: 0x55, count: 32)))),
+        .pairingDHKeyCheck(PairingDHKeyCheck(dhKeyCheck: SecretValue(sixteen))),
+        .pairingKeypressNotification(PairingKeypressNotification(notificationType: 4)),
     ]
 
     @Test(arguments: samples) func roundTrips(_ pdu: SMPPDU) throws {
@@ -30,7 +33,8 @@ import Testing
     /// The Pairing Request of Core Vol 3, Part H, Appendix D.2 (c1's sample) as sent.
     @Test func pairingRequestLayout() throws {
         let pdu = try SMPPDU(bytes: [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07])
-        guard case let .pairingRequest(features) = pdu else { Issue.record("\(pdu)"); return }
+        guard case let .pairingRequest(request) = pdu else { Issue.record("\(pdu)"); return }
+        let features = request.features
         #expect(features.ioCapability == .displayYesNo && !features.oobDataPresent && features.authentication.isEmpty)
         #expect(features.maximumKeySize == 16 && features.initiatorKeys == [.encryptionKey, .identityKey, .signingKey])
     }
@@ -41,7 +45,8 @@ import Testing
     @Test func reservedOOBFlagIsKeptAsSent() throws {
         let bytes: [UInt8] = [0x02, 0x03, 0x08, 0x01, 0x10, 0x07, 0x07]
         let pdu = try SMPPDU(bytes: bytes)
-        guard case let .pairingResponse(features) = pdu else { Issue.record("\(pdu)"); return }
+        guard case let .pairingResponse(response) = pdu else { Issue.record("\(pdu)"); return }
+        let features = response.features
         #expect(!features.oobDataPresent && features.oobDataFlag == 0x08)
         #expect(pdu.encoded() == bytes)
         #expect(features.ioCap == [0x01, 0x08, 0x03])
