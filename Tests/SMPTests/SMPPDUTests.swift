@@ -30,6 +30,36 @@ import Testing
         #expect(try SMPPDU(bytes: bytes) == pdu)
     }
 
+    /// Each command's length, Code octet included, is the one Part H gives (3.5 and 3.6), and
+    /// a command encodes to exactly that many octets: the lengths come from the declarations'
+    /// fields, so this pins them to the specification.
+    @Test func lengthsArePartH() {
+        let lengths: [UInt8: Int] = [
+            0x01: 7, 0x02: 7, 0x03: 17, 0x04: 17, 0x05: 2, 0x06: 17, 0x07: 11, 0x08: 17,
+            0x09: 8, 0x0A: 17, 0x0B: 2, 0x0C: 65, 0x0D: 17, 0x0E: 2,
+        ]
+        for code in UInt8.min...UInt8.max {
+            #expect(SMPCode(rawValue: code).commandType?.length == lengths[code], "\(SMPCode(rawValue: code))")
+        }
+        for pdu in Self.samples {
+            #expect(pdu.encoded().count == type(of: pdu.command).length, "\(pdu.code)")
+        }
+    }
+
+    /// Replay's rules for SMP (in HCI, which cannot see the declarations) name each command
+    /// and field as declared, where the declaration puts it.
+    @Test func replayRulesAgreeWithTheDeclarations() throws {
+        for rule in ReplayRule.standard {
+            guard case let .smp(code) = rule.target else { continue }
+            let command = try #require(SMPCode(rawValue: code).commandType, "\(rule.name)")
+            #expect(rule.name == command.name)
+            for field in rule.fields {
+                #expect(command.fields.contains { $0.name == field.name && $0.offset == field.offset && $0.length == field.length },
+                        "\(rule.name) \(field.name)")
+            }
+        }
+    }
+
     /// The Pairing Request of Core Vol 3, Part H, Appendix D.2 (c1's sample) as sent.
     @Test func pairingRequestLayout() throws {
         let pdu = try SMPPDU(bytes: [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07])
