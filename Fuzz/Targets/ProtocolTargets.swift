@@ -72,12 +72,12 @@ extension FuzzTarget {
         run: { bytes throws(FuzzFailure) in
             guard let pdu = try? SMPPDU(bytes: bytes) else { return 0 }
             try expect(pdu.encoded() == bytes, "SMP \(pdu) decoded from \(bytes.hexDump) encodes to \(pdu.encoded().hexDump)")
-            guard case let .pairingResponse(responder) = pdu else { return 1 }
+            guard case let .pairingResponse(response) = pdu else { return 1 }
             for capability in IOCapability.allCases {
                 let initiator = PairingFeatures(ioCapability: capability, authentication: [.bonding, .mitm, .secureConnections],
                                                 initiatorKeys: [.encryptionKey, .identityKey], responderKeys: [.encryptionKey, .identityKey])
                 for secureConnections in [false, true] {
-                    _ = PairingMethod.select(initiator: initiator, responder: responder, secureConnections: secureConnections)
+                    _ = PairingMethod.select(initiator: initiator, responder: response.features, secureConnections: secureConnections)
                 }
             }
             return 1

@@ -2,7 +2,7 @@ import BluetoothCore
 import HCI
 
 /// The reason a Pairing Failed command carries (Core Vol 3, Part H, 3.5.5, Table 3.7).
-public struct PairingFailedReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct PairingFailedReason: RawRepresentable, OneOctetField, Hashable, CustomStringConvertible {
     /// The reason byte as on the wire.
     public let rawValue: UInt8
     /// Wraps a reason byte from the wire.

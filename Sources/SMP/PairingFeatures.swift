@@ -2,7 +2,7 @@ import BluetoothCore
 import HCI
 
 /// A device's input and output capabilities (Core Vol 3, Part H, 2.3.2, Table 3.4).
-public enum IOCapability: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+public enum IOCapability: UInt8, SMPField, CaseIterable, CustomStringConvertible {
     /// Can show a 6-digit number, cannot answer.
     case displayOnly = 0x00
     /// Can show a number and answer yes or no.
@@ -30,10 +30,13 @@ public enum IOCapability: UInt8, Sendable, CaseIterable, CustomStringConvertible
         guard let found = Self.allCases.first(where: { $0.description == text }) else { return nil }
         self = found
     }
+
+    /// One octet.
+    public static var length: Int { 1 }
 }
 
 /// The AuthReq field (Core Vol 3, Part H, 3.5.1, Figure 3.3).
-public struct AuthenticationRequirements: OptionSet, Sendable, Hashable {
+public struct AuthenticationRequirements: OptionSet, OneOctetField, Hashable {
     /// The byte as on the wire.
     public let rawValue: UInt8
     /// Wraps a byte from the wire.
@@ -51,7 +54,7 @@ public struct AuthenticationRequirements: OptionSet, Sendable, Hashable {
 }
 
 /// Which keys a side distributes after pairing (Core Vol 3, Part H, 3.6.1).
-public struct KeyDistribution: OptionSet, Sendable, Hashable {
+public struct KeyDistribution: OptionSet, OneOctetField, Hashable {
     /// The byte as on the wire.
     public let rawValue: UInt8
     /// Wraps a byte from the wire.
@@ -99,28 +102,28 @@ public struct PairingFeatures: Sendable, Hashable {
         self.responderKeys = responderKeys
     }
 
-    /// Decodes the six parameter octets; an unknown IO capability or key size outside
-    /// 7...16 is an error.
-    init(from reader: inout ByteReader) throws(DecodingError) {
-        let io = try reader.readUInt8()
-        guard let ioCapability = IOCapability(rawValue: io) else { throw .invalidValue(field: "IO_Capability", value: UInt64(io)) }
-        self.ioCapability = ioCapability
-        oobDataFlag = try reader.readUInt8()
-        authentication = AuthenticationRequirements(rawValue: try reader.readUInt8())
-        maximumKeySize = try reader.readUInt8()
-        guard (7...16).contains(maximumKeySize) else { throw .invalidValue(field: "Maximum_Encryption_Key_Size", value: UInt64(maximumKeySize)) }
-        initiatorKeys = KeyDistribution(rawValue: try reader.readUInt8())
-        responderKeys = KeyDistribution(rawValue: try reader.readUInt8())
+    /// Features as received: the OOB_Data_Flag octet as sent, reserved values included.
+    init(ioCapability: IOCapability, oobDataFlag: UInt8, authentication: AuthenticationRequirements,
+         maximumKeySize: UInt8, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution) {
+        self.init(ioCapability: ioCapability, authentication: authentication, maximumKeySize: maximumKeySize,
+                  initiatorKeys: initiatorKeys, responderKeys: responderKeys)
+        self.oobDataFlag = oobDataFlag
     }
 
-    /// The six parameter octets.
-    func encode(to writer: inout ByteWriter) {
-        writer.write(ioCapability.rawValue)
-        writer.write(oobDataFlag)
-        writer.write(authentication.rawValue)
-        writer.write(maximumKeySize)
-        writer.write(initiatorKeys.rawValue)
-        writer.write(responderKeys.rawValue)
+    /// The layout of command `name`, whose parameters are pairing features: Pairing Request
+    /// and Pairing Response list the same six fields (3.5.1 and 3.5.2), so they are declared
+    /// here once. An IO capability Part H does not define, or a key size outside 7...16, is
+    /// refused by the field's name.
+    static func layout<Command>(_ name: String, _ make: @escaping @Sendable (PairingFeatures) -> Command,
+                                _ features: @escaping @Sendable (Command) -> PairingFeatures) -> some SMPParameters<Command> {
+        MessageLayout(name, { make(PairingFeatures(ioCapability: $0, oobDataFlag: $1, authentication: $2,
+                                                   maximumKeySize: $3, initiatorKeys: $4, responderKeys: $5)) },
+                      Field.defined("IO_Capability", { features($0).ioCapability }),
+                      Field("OOB_Data_Flag", { features($0).oobDataFlag }),
+                      Field("AuthReq", { features($0).authentication }),
+                      Field.octet("Maximum_Encryption_Key_Size", in: 7...16, { features($0).maximumKeySize }),
+                      Field("Initiator_Key_Distribution", { features($0).initiatorKeys }),
+                      Field("Responder_Key_Distribution", { features($0).responderKeys }))
     }
 
     /// IOcap for f6: AuthReq, OOB flag, IO capability (most significant first).

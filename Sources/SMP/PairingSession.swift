@@ -17,7 +17,7 @@ final class PairingSession {
         let local: (type: UInt8, address: BluetoothAddress)
         /// The peer's address on this link: the responder's.
         let peer: (type: UInt8, address: BluetoothAddress)
-        let send: (SMPPDU) throws(SMPError) -> Void
+        let send: (any SMPCommand) throws(SMPError) -> Void
         let encrypt: (_ ltk: [UInt8], _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
     }
 
@@ -78,18 +78,18 @@ final class PairingSession {
             if let ended { throw ended }
             pdu = try await withCheckedContinuation { waiter = $0 }.get()
         }
-        if case let .pairingFailed(reason) = pdu { throw .pairingFailedByPeer(reason) }
+        if case let .pairingFailed(failed) = pdu { throw .pairingFailedByPeer(failed.reason) }
         return pdu
     }
 
     /// Ends pairing on our side: Pairing Failed with `reason` goes to the peer.
     private func fail(_ reason: PairingFailedReason, _ why: String) -> SMPError {
-        try? link.send(.pairingFailed(reason))
+        try? link.send(PairingFailed(reason: reason))
         return .pairingFailed(reason, why)
     }
 
     private func unexpected(_ pdu: SMPPDU, _ expected: String) -> SMPError {
-        try? link.send(.pairingFailed(.unspecifiedReason))
+        try? link.send(PairingFailed(reason: .unspecifiedReason))
         return .protocolError("expected \(expected), got \(pdu.code)")
     }
 
@@ -106,10 +106,10 @@ final class PairingSession {
         let request = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
                                       initiatorKeys: policy.bonding ? [.identityKey] : [],
                                       responderKeys: policy.bonding ? [.encryptionKey, .identityKey, .signingKey] : [])
-        try link.send(.pairingRequest(request))
+        try link.send(PairingRequest(features: request))
         let response: PairingFeatures
         switch try await next() {
-        case let .pairingResponse(features): response = features
+        case let .pairingResponse(command): response = command.features
         case let other: throw unexpected(other, "Pairing Response")
         }
         let secureConnections = request.authentication.contains(.secureConnections) && response.authentication.contains(.secureConnections)
@@ -157,12 +157,12 @@ final class PairingSession {
         let privateKey = entropy.privateKey()
         let ours = Array(privateKey.publicKey.rawRepresentation)  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
-        try link.send(.pairingPublicKey(x: lsbFirst(fromMSBFirst: pkaX), y: lsbFirst(fromMSBFirst: ours[32..<64])))
+        try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
         let peerKey: P256.KeyAgreement.PublicKey
         let pkbX: [UInt8]
         switch try await next() {
-        case let .pairingPublicKey(x, y):
-            let raw = msbFirst(fromLSBFirst: x) + msbFirst(fromLSBFirst: y)
+        case let .pairingPublicKey(theirs):
+            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
             guard raw != ours else { throw invalidKey("it is our own public key reflected back") }
             // swift-crypto refuses a point that is not on P-256 (the CVE-2018-5383 check).
             guard let key = try? P256.KeyAgreement.PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve") }
@@ -181,7 +181,7 @@ final class PairingSession {
         switch method {
         case .justWorks, .numericComparison:
             let cb = try await receiveConfirm()
-            try link.send(.pairingRandom(lsbFirst(fromMSBFirst: na)))
+            try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: na))))
             nb = try await receiveRandom()
             guard f4(u: pkbX, v: pkaX, x: nb, z: 0) == cb else { throw fail(.confirmValueFailed, "the peer's confirm value does not match its nonce") }
             if method == .numericComparison {
@@ -195,9 +195,9 @@ final class PairingSession {
             for bit in 0..<20 {
                 let r: UInt8 = 0x80 | UInt8((passkey >> UInt32(bit)) & 1)
                 na = random(16)
-                try link.send(.pairingConfirm(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: r))))
+                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: r)))))
                 let cb = try await receiveConfirm()
-                try link.send(.pairingRandom(lsbFirst(fromMSBFirst: na)))
+                try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: na))))
                 nb = try await receiveRandom()
                 guard f4(u: pkbX, v: pkaX, x: nb, z: r) == cb else {
                     throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the peer's confirm value does not match (wrong passkey?)")
@@ -212,25 +212,25 @@ final class PairingSession {
         // ra = rb: the passkey for Passkey Entry, zero otherwise (passkey stays 0 then).
         let r = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
         let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
-        try link.send(.pairingDHKeyCheck(lsbFirst(fromMSBFirst: ea)))
+        try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: ea))))
         switch try await next() {
-        case let .pairingDHKeyCheck(value):
+        case let .pairingDHKeyCheck(check):
             let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
-            guard msbFirst(fromLSBFirst: value) == eb else { throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match") }
+            guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == eb else { throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match") }
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
         return lsbFirst(fromMSBFirst: ltk)
     }
 
     private func invalidKey(_ why: String) -> SMPError {
-        try? link.send(.pairingFailed(.invalidParameters))
+        try? link.send(PairingFailed(reason: .invalidParameters))
         return .invalidPublicKey(why)
     }
 
     /// A confirm value, most significant first.
     private func receiveConfirm() async throws(SMPError) -> [UInt8] {
         switch try await next() {
-        case let .pairingConfirm(value): return msbFirst(fromLSBFirst: value)
+        case let .pairingConfirm(confirm): return msbFirst(fromLSBFirst: confirm.confirmValue.bytes)
         case let other: throw unexpected(other, "Pairing Confirm")
         }
     }
@@ -238,7 +238,7 @@ final class PairingSession {
     /// A nonce, most significant first.
     private func receiveRandom() async throws(SMPError) -> [UInt8] {
         switch try await next() {
-        case let .pairingRandom(value): return msbFirst(fromLSBFirst: value)
+        case let .pairingRandom(nonce): return msbFirst(fromLSBFirst: nonce.randomValue.bytes)
         case let other: throw unexpected(other, "Pairing Random")
         }
     }
@@ -268,16 +268,16 @@ final class PairingSession {
             let passkey = try await obtainPasskey(method)
             tk = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
         }
-        let preq = msbFirst(fromLSBFirst: SMPPDU.pairingRequest(request).encoded())
-        let pres = msbFirst(fromLSBFirst: SMPPDU.pairingResponse(response).encoded())
+        let preq = msbFirst(fromLSBFirst: PairingRequest(features: request).encoded())
+        let pres = msbFirst(fromLSBFirst: PairingResponse(features: response).encoded())
         let ia = Array(link.local.address.bytes.reversed()), ra = Array(link.peer.address.bytes.reversed())
         func confirm(_ r: [UInt8]) -> [UInt8] {
             c1(k: tk, r: r, preq: preq, pres: pres, iat: link.local.type, ia: ia, rat: link.peer.type, ra: ra)
         }
         let mrand = random(16)
-        try link.send(.pairingConfirm(lsbFirst(fromMSBFirst: confirm(mrand))))
+        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: confirm(mrand)))))
         let sconfirm = try await receiveConfirm()
-        try link.send(.pairingRandom(lsbFirst(fromMSBFirst: mrand)))
+        try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: mrand))))
         let srand = try await receiveRandom()
         guard confirm(srand) == sconfirm else { throw fail(.confirmValueFailed, "the peer's confirm value does not match (wrong passkey?)") }
         return lsbFirst(fromMSBFirst: s1(k: tk, r1: srand, r2: mrand))
@@ -299,27 +299,27 @@ final class PairingSession {
     private func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
         if expected.contains(.encryptionKey) {
             switch try await next() {
-            case let .encryptionInformation(ltk): keys.longTermKey = ltk
+            case let .encryptionInformation(information): keys.longTermKey = information.longTermKey.bytes
             case let other: throw unexpected(other, "Encryption Information")
             }
             switch try await next() {
-            case let .centralIdentification(ediv, random): (keys.ediv, keys.random) = (ediv, random)
+            case let .centralIdentification(identification): (keys.ediv, keys.random) = (identification.ediv, identification.random.bytes)
             case let other: throw unexpected(other, "Central Identification")
             }
         }
         if expected.contains(.identityKey) {
             switch try await next() {
-            case let .identityInformation(irk): keys.identityResolvingKey = irk
+            case let .identityInformation(information): keys.identityResolvingKey = information.identityResolvingKey.bytes
             case let other: throw unexpected(other, "Identity Information")
             }
             switch try await next() {
-            case let .identityAddressInformation(type, address): keys.identityAddress = (type, address)
+            case let .identityAddressInformation(information): keys.identityAddress = (information.addressType, information.address)
             case let other: throw unexpected(other, "Identity Address Information")
             }
         }
         if expected.contains(.signingKey) {
             switch try await next() {
-            case let .signingInformation(csrk): keys.signatureKey = csrk
+            case let .signingInformation(information): keys.signatureKey = information.signatureKey.bytes
             case let other: throw unexpected(other, "Signing Information")
             }
         }
@@ -329,8 +329,8 @@ final class PairingSession {
     /// find the bond when we come back.
     private func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
         if keys.contains(.identityKey) {
-            try link.send(.identityInformation(identityResolvingKey: localIRK))
-            try link.send(.identityAddressInformation(addressType: link.local.type, address: link.local.address))
+            try link.send(IdentityInformation(identityResolvingKey: SecretValue(localIRK)))
+            try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
         }
     }
 

@@ -37,27 +37,26 @@ public struct SMPCode: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// 0x0E Pairing Keypress Notification (passkey entry).
     public static let pairingKeypressNotification = SMPCode(rawValue: 0x0E)
 
-    /// The name in trace spelling (`Pairing_Request`), or `Unknown`.
-    public var name: String {
-        switch rawValue {
-        case 0x01: "Pairing_Request"
-        case 0x02: "Pairing_Response"
-        case 0x03: "Pairing_Confirm"
-        case 0x04: "Pairing_Random"
-        case 0x05: "Pairing_Failed"
-        case 0x06: "Encryption_Information"
-        case 0x07: "Central_Identification"
-        case 0x08: "Identity_Information"
-        case 0x09: "Identity_Address_Information"
-        case 0x0A: "Signing_Information"
-        case 0x0B: "Security_Request"
-        case 0x0C: "Pairing_Public_Key"
-        case 0x0D: "Pairing_DHKey_Check"
-        case 0x0E: "Pairing_Keypress_Notification"
-        default: "Unknown"
-        }
-    }
+    /// The command type this code introduces, or nil for a code Part H does not define: how
+    /// a reader meeting any code (the Security Manager, the trace checker and printer, the
+    /// fuzz target) finds the command's declaration.
+    public var commandType: (any SMPCommand.Type)? { Self.commandTypes[rawValue] }
+
+    /// The name in trace spelling (`Pairing_Request`), from the command's declaration, or
+    /// `Unknown`.
+    public var name: String { commandType?.name ?? "Unknown" }
 
     /// `0x01 Pairing_Request`.
     public var description: String { "\(hex(rawValue, digits: 2)) \(name)" }
+
+    /// Every command of Part H, 3.5 and 3.6, by code.
+    private static let commandTypes: [UInt8: any SMPCommand.Type] = {
+        let types: [any SMPCommand.Type] = [
+            PairingRequest.self, PairingResponse.self, PairingConfirm.self, PairingRandom.self, PairingFailed.self,
+            EncryptionInformation.self, CentralIdentification.self, IdentityInformation.self,
+            IdentityAddressInformation.self, SigningInformation.self, SecurityRequest.self,
+            PairingPublicKey.self, PairingDHKeyCheck.self, PairingKeypressNotification.self,
+        ]
+        return Dictionary(uniqueKeysWithValues: types.map { ($0.code.rawValue, $0) })
+    }()
 }

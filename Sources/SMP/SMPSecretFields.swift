@@ -3,7 +3,8 @@ import HCI
 
 /// Which octets of which SMP command are secret (Core Vol 3, Part H, 3.5 and 3.6): the one
 /// table logs, the trace printer, `trace --redact` and the redacting capture writer consult
-/// for SMP, on the LE channel (0x0006) and the BR/EDR one (0x0007) alike.
+/// for SMP, on the LE channel (0x0006) and the BR/EDR one (0x0007) alike. It is read off
+/// the commands' declarations: a field is secret when its type is ``SecretValue``.
 ///
 /// Secret: the confirm and random values (with them a recorded legacy pairing's TK, and so
 /// its keys, can be brute-forced), the DHKey check, and every distributed key: the LTK
@@ -18,15 +19,7 @@ import HCI
 public enum SMPSecretFields {
     /// The secret fields of the command with this Code, offsets from the Code octet.
     public static func fields(code: UInt8) -> [SecretField] {
-        switch code {
-        case SMPCode.pairingConfirm.rawValue: [SecretField("Confirm_Value", offset: 1, length: 16)]
-        case SMPCode.pairingRandom.rawValue: [SecretField("Random_Value", offset: 1, length: 16)]
-        case SMPCode.encryptionInformation.rawValue: [SecretField("Long_Term_Key", offset: 1, length: 16)]
-        case SMPCode.identityInformation.rawValue: [SecretField("Identity_Resolving_Key", offset: 1, length: 16)]
-        case SMPCode.signingInformation.rawValue: [SecretField("Signature_Key", offset: 1, length: 16)]
-        case SMPCode.pairingDHKeyCheck.rawValue: [SecretField("DHKey_Check", offset: 1, length: 16)]
-        default: []
-        }
+        SMPCode(rawValue: code).commandType?.secretFields ?? []
     }
 
     /// The secret fields of a whole SMP PDU (Code octet first), clipped to its octets.

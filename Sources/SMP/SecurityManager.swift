@@ -186,7 +186,7 @@ public final class SecurityManager {
         let session = PairingSession(
             link: PairingSession.Link(
                 handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
-                send: { [weak self] pdu throws(SMPError) in try self?.send(pdu, handle) },
+                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) },
                 encrypt: { [weak self] ltk, ediv, random throws(SMPError) in
                     guard let self else { throw .disconnected }
                     try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
@@ -294,7 +294,7 @@ public final class SecurityManager {
         do { pdu = try SMPPDU(bytes: payload) } catch {
             logger.log(.error, "handle \(hex(handle, digits: 4)): \(error)")
             let reason: PairingFailedReason = if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
-            try? send(.pairingFailed(reason), handle)
+            try? send(PairingFailed(reason: reason), handle)
             links[handle]?.session?.end(.protocolError("\(error)"))
             return
         }
@@ -303,10 +303,10 @@ public final class SecurityManager {
             return session.receive(pdu)
         }
         switch pdu {
-        case let .securityRequest(requirements):
-            logger.log(.info, "handle \(hex(handle, digits: 4)): the peer asks for security (AuthReq \(hex(requirements.rawValue, digits: 2)))")
+        case let .securityRequest(request):
+            logger.log(.info, "handle \(hex(handle, digits: 4)): the peer asks for security (AuthReq \(hex(request.authentication.rawValue, digits: 2)))")
             guard policy.allowPairing || bond(for: handle) != nil else {
-                try? send(.pairingFailed(.pairingNotSupported), handle)
+                try? send(PairingFailed(reason: .pairingNotSupported), handle)
                 return
             }
             Task { @BluetoothActor [weak self] in
@@ -320,12 +320,12 @@ public final class SecurityManager {
             logger.log(.debug, "handle \(hex(handle, digits: 4)): \(pdu.code) after the pairing failed; dropped")
         default:
             logger.log(.warning, "handle \(hex(handle, digits: 4)): \(pdu.code) outside a pairing; refused")
-            try? send(.pairingFailed(.commandNotSupported), handle)
+            try? send(PairingFailed(reason: .commandNotSupported), handle)
         }
     }
 
-    private func send(_ pdu: SMPPDU, _ handle: ConnectionHandle) throws(SMPError) {
-        do { try channels.send(pdu.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
+    private func send(_ command: any SMPCommand, _ handle: ConnectionHandle) throws(SMPError) {
+        do { try channels.send(command.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
     }
 }
 

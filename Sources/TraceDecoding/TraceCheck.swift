@@ -276,9 +276,9 @@ public struct TraceCheck: Sendable, Equatable {
         case .smp:
             smpPDUs += 1
             guard let code = frame.payload.first else { return "empty SMP PDU" }
-            guard let length = Self.smpLengths[code] else { return "SMP code \(hex(code, digits: 2)) is not defined" }
-            guard frame.payload.count == length else {
-                return "SMP \(SMPCode(rawValue: code)) is \(frame.payload.count) octets, its length is \(length)"
+            guard let command = SMPCode(rawValue: code).commandType else { return "SMP code \(hex(code, digits: 2)) is not defined" }
+            guard frame.payload.count == command.length else {
+                return "SMP \(SMPCode(rawValue: code)) is \(frame.payload.count) octets, its length is \(command.length)"
             }
         case .leSignaling:
             signalingPDUs += 1
@@ -305,12 +305,6 @@ public struct TraceCheck: Sendable, Equatable {
         }
         return handles.isEmpty ? nil : handles
     }
-
-    /// SMP PDU lengths, Code octet included (Core Vol 3, Part H, 3.5 and 3.6).
-    private static let smpLengths: [UInt8: Int] = [
-        0x01: 7, 0x02: 7, 0x03: 17, 0x04: 17, 0x05: 2, 0x06: 17, 0x07: 11, 0x08: 17,
-        0x09: 8, 0x0A: 17, 0x0B: 2, 0x0C: 65, 0x0D: 17, 0x0E: 2,
-    ]
 
     private static func bytes(_ record: BTSnoopRecord) -> [UInt8] {
         switch record.content {

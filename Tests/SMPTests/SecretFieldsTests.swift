@@ -25,21 +25,22 @@ private func acl(_ handle: UInt16, start: Bool, _ data: [UInt8]) -> [UInt8] {
 struct SMPSecretFieldsTests {
     /// Every command, with the octets that must be secret (empty: none).
     static let cases: [(SMPPDU, [UInt8])] = [
-        (.pairingRequest(PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .secureConnections],
-                                         initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey])), []),
-        (.pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [], responderKeys: [.encryptionKey])), []),
-        (.pairingConfirm(key(0xA0)), key(0xA0)),
-        (.pairingRandom(key(0xA0)), key(0xA0)),
-        (.pairingFailed(.confirmValueFailed), []),
-        (.encryptionInformation(longTermKey: key(0xA0)), key(0xA0)),
-        (.centralIdentification(ediv: 0x4321, random: key(0x30, 8)), []),
-        (.identityInformation(identityResolvingKey: key(0xA0)), key(0xA0)),
-        (.identityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!), []),
-        (.signingInformation(signatureKey: key(0xA0)), key(0xA0)),
-        (.securityRequest([.bonding, .mitm]), []),
-        (.pairingPublicKey(x: key(0x20, 32), y: key(0x60, 32)), []),
-        (.pairingDHKeyCheck(key(0xA0)), key(0xA0)),
-        (.pairingKeypressNotification(2), []),
+        (.pairingRequest(PairingRequest(features: PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .secureConnections],
+                                                                  initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey]))), []),
+        (.pairingResponse(PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding],
+                                                                    initiatorKeys: [], responderKeys: [.encryptionKey]))), []),
+        (.pairingConfirm(PairingConfirm(confirmValue: SecretValue(key(0xA0)))), key(0xA0)),
+        (.pairingRandom(PairingRandom(randomValue: SecretValue(key(0xA0)))), key(0xA0)),
+        (.pairingFailed(PairingFailed(reason: .confirmValueFailed)), []),
+        (.encryptionInformation(EncryptionInformation(longTermKey: SecretValue(key(0xA0)))), key(0xA0)),
+        (.centralIdentification(CentralIdentification(ediv: 0x4321, random: Octets(key(0x30, 8)))), []),
+        (.identityInformation(IdentityInformation(identityResolvingKey: SecretValue(key(0xA0)))), key(0xA0)),
+        (.identityAddressInformation(IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)), []),
+        (.signingInformation(SigningInformation(signatureKey: SecretValue(key(0xA0)))), key(0xA0)),
+        (.securityRequest(SecurityRequest(authentication: [.bonding, .mitm])), []),
+        (.pairingPublicKey(PairingPublicKey(x: Octets(key(0x20, 32)), y: Octets(key(0x60, 32)))), []),
+        (.pairingDHKeyCheck(PairingDHKeyCheck(dhKeyCheck: SecretValue(key(0xA0)))), key(0xA0)),
+        (.pairingKeypressNotification(PairingKeypressNotification(notificationType: 2)), []),
     ]
 
     @Test("Each command's secret field covers exactly its key, nonce or check value", arguments: cases)
@@ -60,11 +61,11 @@ struct SMPSecretFieldsTests {
     func fragmentedKeys() {
         // Encryption Information from the peer in three fragments: half the basic header;
         // the rest of it, the Code and 5 octets of the LTK; the last 11 octets.
-        let incoming = frame(0x0006, SMPPDU.encryptionInformation(longTermKey: key(0xA0)).encoded())
+        let incoming = frame(0x0006, EncryptionInformation(longTermKey: SecretValue(key(0xA0))).encoded())
         let fragments = [Array(incoming[0..<2]), Array(incoming[2..<10]), Array(incoming[10...])]
         // Between them: our Identity Information in one piece on the same handle (the other
         // direction), and an ATT PDU on another handle whose octets look like SMP.
-        let outgoing = frame(0x0006, SMPPDU.identityInformation(identityResolvingKey: key(0xC0)).encoded())
+        let outgoing = frame(0x0006, IdentityInformation(identityResolvingKey: SecretValue(key(0xC0))).encoded())
         let otherHandle = frame(0x0004, [0x06] + key(0xE0))
         var secrets = PacketSecrets()
         var results: [[UInt8]] = []
@@ -89,7 +90,7 @@ struct SMPSecretFieldsTests {
 
     @Test("A key split at every possible point is zeroed whole, nothing around it")
     func everySplitPoint() {
-        let pdu = frame(0x0006, SMPPDU.pairingRandom(key(0xA0)).encoded())
+        let pdu = frame(0x0006, PairingRandom(randomValue: SecretValue(key(0xA0))).encoded())
         for cut in 1..<pdu.count {
             var secrets = PacketSecrets()
             var parts = [acl(0x0001, start: true, Array(pdu[..<cut])), acl(0x0001, start: false, Array(pdu[cut...]))]
@@ -105,10 +106,10 @@ struct SMPSecretFieldsTests {
         var secrets = PacketSecrets()
         // A capture that begins inside a PDU: nothing to place it by.
         #expect(secrets.secretFields(type: .acl, body: acl(0x0001, start: false, key(0xA0))[...], direction: .received).isEmpty)
-        let bredr = acl(0x000B, start: true, frame(0x0007, SMPPDU.pairingDHKeyCheck(key(0xA0)).encoded()))
+        let bredr = acl(0x000B, start: true, frame(0x0007, PairingDHKeyCheck(dhKeyCheck: SecretValue(key(0xA0))).encoded()))
         #expect(secrets.secretFields(type: .acl, body: bredr[...], direction: .received) == [SecretField("DHKey_Check", offset: 9, length: 16)])
         // A new start ends whatever was under way on that handle and direction.
-        _ = secrets.secretFields(type: .acl, body: acl(0x0001, start: true, Array(frame(0x0006, SMPPDU.pairingConfirm(key(0xA0)).encoded()).prefix(6)))[...],
+        _ = secrets.secretFields(type: .acl, body: acl(0x0001, start: true, Array(frame(0x0006, PairingConfirm(confirmValue: SecretValue(key(0xA0))).encoded()).prefix(6)))[...],
                                  direction: .sent)
         let restart = acl(0x0001, start: true, frame(0x0004, [0x0A, 0x01, 0x00]))
         #expect(secrets.secretFields(type: .acl, body: restart[...], direction: .sent).isEmpty)

@@ -108,7 +108,7 @@ struct SecurityManagerTests {
         await rig.waitForSent(2)
         try await rig.receive([0x02, 0x03, 0x00])  // a Pairing Response cut short
         guard case .protocolError? = await pairing.value else { Issue.record("a malformed response must fail pairing"); return }
-        #expect(rig.sent.last == .pairingFailed(.invalidParameters))
+        #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
         rig.controller.close()
     }
 
@@ -125,7 +125,7 @@ struct SecurityManagerTests {
         let refused = try await rig(PairingPolicy(allowPairing: false))
         defer { try? FileManager.default.removeItem(atPath: refused.store) }
         try await refused.receive([0x0B, 0x0D])
-        #expect(refused.sent == [.pairingFailed(.pairingNotSupported)])
+        #expect(refused.sent == [.pairingFailed(PairingFailed(reason: .pairingNotSupported))])
         refused.controller.close()
     }
 
@@ -136,15 +136,15 @@ struct SecurityManagerTests {
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let pairing = rig.startPairing()
         await rig.waitForSent(1)
-        let response = SMPPDU.pairingResponse(PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding, .secureConnections],
-                                                              initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
+        let response = PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding, .secureConnections],
+                                                                 initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
         try await rig.receive(response.encoded())
         await rig.waitForSent(2)
-        guard case let .pairingPublicKey(x, y)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
-        try await rig.receive(SMPPDU.pairingPublicKey(x: x, y: y).encoded())
+        guard case let .pairingPublicKey(key)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        try await rig.receive(key.encoded())
         guard case let .invalidPublicKey(why)? = await pairing.value else { Issue.record("a reflected key must be refused"); return }
         #expect(why.contains("our own public key"))
-        #expect(rig.sent.last == .pairingFailed(.invalidParameters))
+        #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
         rig.controller.close()
     }
 }

@@ -1,0 +1,134 @@
+import BluetoothCore
+
+// The types the fields of SMP commands have (Core Vol 3, Part H, 3.5 and 3.6). Every one
+// has a fixed size, and says whether it is secret, so a command's length and its secret
+// fields follow from its declaration (its MessageLayout) and are written nowhere else.
+
+/// A type an SMP command's field has: its size on the wire, and whether the field is secret.
+public protocol SMPField: Sendable {
+    /// Octets on the wire: SMP has no field of varying length.
+    static var length: Int { get }
+    /// Whether the field must not reach a log or a shared capture (a key, a nonce, a
+    /// confirm or check value): only ``SecretValue`` is.
+    static var isSecret: Bool { get }
+}
+
+extension SMPField {
+    /// Not secret.
+    public static var isSecret: Bool { false }
+}
+
+extension UInt8: SMPField {
+    /// One octet.
+    public static var length: Int { 1 }
+}
+
+extension UInt16: SMPField {
+    /// Two octets.
+    public static var length: Int { 2 }
+}
+
+extension BluetoothAddress: SMPField {
+    /// Six octets.
+    public static var length: Int { 6 }
+}
+
+/// A one-octet field whose every value is valid, read and written as its raw value: the
+/// AuthReq and key distribution flags, a Pairing Failed reason.
+public protocol OneOctetField: SMPField, WireCodable {
+    /// The octet as on the wire.
+    var rawValue: UInt8 { get }
+    /// Wraps an octet from the wire.
+    init(rawValue: UInt8)
+}
+
+extension OneOctetField {
+    /// One octet.
+    public static var length: Int { 1 }
+    /// Reads the octet.
+    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try reader.readUInt8()) }
+    /// Writes the octet.
+    public func encode(to writer: inout ByteWriter) { writer.write(rawValue) }
+}
+
+/// Octets of a fixed count that are not secret, as on the wire (least significant first):
+/// Central Identification's Rand (8) and the coordinates of a public key (32 each).
+public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
+    /// The octets, least significant first.
+    public let bytes: [UInt8]
+
+    /// Wraps `bytes`, which must be `count` octets: the sizes are the specification's, so
+    /// another is a programming error.
+    public init(_ bytes: some Collection<UInt8>) {
+        precondition(bytes.count == count, "this SMP field has \(count) octets, not \(bytes.count)")
+        self.bytes = Array(bytes)
+    }
+
+    /// Reads `count` octets.
+    public init(from reader: inout ByteReader) throws(DecodingError) { bytes = Array(try reader.readBytes(count)) }
+    /// Writes the octets.
+    public func encode(to writer: inout ByteWriter) { writer.write(bytes: bytes) }
+    /// `count` octets.
+    public static var length: Int { count }
+}
+
+/// A 128-bit secret of pairing, as on the wire (least significant octet first): a key (the
+/// LTK, IRK or CSRK), a nonce, or a confirm or check value. A field of this type is what
+/// ``SMPSecretFields`` names, so logs, traces and redacted captures leave it out; for the
+/// same reason it prints as `<redacted 16 octets>`.
+public struct SecretValue: SMPField, WireCodable, Hashable, CustomStringConvertible {
+    private let octets: Octets<16>
+
+    /// The 16 octets, least significant first.
+    public var bytes: [UInt8] { octets.bytes }
+
+    /// Wraps `bytes`, which must be 16 octets.
+    public init(_ bytes: some Collection<UInt8>) { octets = Octets(bytes) }
+
+    /// Reads 16 octets.
+    public init(from reader: inout ByteReader) throws(DecodingError) { octets = try Octets(from: &reader) }
+    /// Writes the 16 octets.
+    public func encode(to writer: inout ByteWriter) { octets.encode(to: &writer) }
+    /// 16 octets.
+    public static var length: Int { Octets<16>.length }
+    /// Secret.
+    public static var isSecret: Bool { true }
+    /// `<redacted 16 octets>`, never the value.
+    public var description: String { "<redacted \(Self.length) octets>" }
+}
+
+// MARK: Fields the specification restricts
+
+extension Field where Value == UInt8 {
+    /// A one-octet field whose values outside `range` the specification forbids (a key size,
+    /// an address type): another is ``DecodingError/invalidValue(field:value:)`` naming it.
+    static func octet(_ name: String, in range: ClosedRange<UInt8>, _ value: @escaping @Sendable (Message) -> UInt8) -> Field {
+        Field(name, read: { reader throws(DecodingError) in
+            let octet = try reader.readUInt8()
+            guard range.contains(octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
+            return octet
+        }, write: { message, writer in writer.write(value(message)) })
+    }
+}
+
+extension Field where Value: SMPField & RawRepresentable<UInt8> {
+    /// A one-octet field that must be one of `Value`'s cases (an IO capability): another
+    /// octet is ``DecodingError/invalidValue(field:value:)`` naming the field.
+    static func defined(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(name, read: { reader throws(DecodingError) in
+            let octet = try reader.readUInt8()
+            guard let defined = Value(rawValue: octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
+            return defined
+        }, write: { message, writer in writer.write(value(message).rawValue) })
+    }
+}
+
+extension Field where Value == BluetoothAddress {
+    /// A device address, six octets least significant first. (``BluetoothAddress`` reads
+    /// and writes itself but is not ``WireCodable``: that conformance belongs in
+    /// BluetoothCore, beside the type, for every layer at once.)
+    static func address(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(name, read: { reader throws(DecodingError) in try BluetoothAddress(from: &reader) },
+              write: { message, writer in value(message).encode(to: &writer) })
+    }
+}
