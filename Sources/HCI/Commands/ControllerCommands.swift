@@ -4,40 +4,38 @@ import BluetoothCore
 // controller up (Core Vol 4, Part E, 7.3 and 7.4).
 
 /// HCI_Reset (0x0C03): the controller returns to its power-on state.
-public struct Reset: HCICommand {
+public struct Reset: HCICommand, LaidOut {
     /// 0x0C03: OGF 0x03 (Controller & Baseband), OCF 0x003.
     public static let opcode = HCIOpcode(rawValue: 0x0C03)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Reset", Self.init)
 }
 
 /// HCI_Set_Event_Mask (0x0C01): which events the controller may send.
-public struct SetEventMask: HCICommand {
+public struct SetEventMask: HCICommand, LaidOut {
     /// 0x0C01: OGF 0x03 (Controller & Baseband), OCF 0x001.
     public static let opcode = HCIOpcode(rawValue: 0x0C01)
     /// Event_Mask: a set bit enables the event of that bit, a clear bit suppresses it.
     public var mask: EventMask
     /// Enables the events in `mask`.
     public init(mask: EventMask) { self.mask = mask }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        mask = EventMask(rawValue: try reader.readUInt64())
-    }
-    public func encode(to writer: inout ByteWriter) { writer.write(mask.rawValue) }
+    /// Event_Mask.
+    public static let layout = MessageLayout("Set_Event_Mask", Self.init(mask:), Field("Event_Mask", \.mask))
 }
 
 /// HCI_Read_Local_Version_Information (0x1001).
-public struct ReadLocalVersionInformation: HCICommand {
+public struct ReadLocalVersionInformation: HCICommand, LaidOut {
     /// 0x1001: OGF 0x04 (Informational), OCF 0x001.
     public static let opcode = HCIOpcode(rawValue: 0x1001)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Version_Information", Self.init)
 
     /// The controller's HCI and link-layer versions and its manufacturer.
-    public struct ReturnParameters: HCIParameters {
+    public struct ReturnParameters: HCIParameters, LaidOut {
         /// HCI_Version: the Core version the HCI implements (Assigned Numbers; 13 is 5.4).
         public var hciVersion: UInt8
         /// HCI_Subversion: the manufacturer's revision of its HCI implementation.
@@ -57,78 +55,68 @@ public struct ReadLocalVersionInformation: HCICommand {
             self.companyIdentifier = companyIdentifier
             self.lmpSubversion = lmpSubversion
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            hciVersion = try reader.readUInt8()
-            hciSubversion = try reader.readUInt16()
-            lmpVersion = try reader.readUInt8()
-            companyIdentifier = try reader.readUInt16()
-            lmpSubversion = try reader.readUInt16()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(hciVersion)
-            writer.write(hciSubversion)
-            writer.write(lmpVersion)
-            writer.write(companyIdentifier)
-            writer.write(lmpSubversion)
-        }
+
+        /// HCI_Version, HCI_Subversion, LMP_Version, Company_Identifier, LMP_Subversion.
+        public static let layout = MessageLayout("Read_Local_Version_Information",
+                                                 Self.init(hciVersion:hciSubversion:lmpVersion:companyIdentifier:lmpSubversion:),
+                                                 Field("HCI_Version", \.hciVersion), Field("HCI_Subversion", \.hciSubversion),
+                                                 Field("LMP_Version", \.lmpVersion), Field("Company_Identifier", \.companyIdentifier),
+                                                 Field("LMP_Subversion", \.lmpSubversion))
     }
 }
 
 /// HCI_Read_Local_Supported_Commands (0x1002).
-public struct ReadLocalSupportedCommands: HCICommand {
+public struct ReadLocalSupportedCommands: HCICommand, LaidOut {
     /// 0x1002: OGF 0x04 (Informational), OCF 0x002.
     public static let opcode = HCIOpcode(rawValue: 0x1002)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init)
 
     /// The 64-octet supported-commands bit mask.
-    public struct ReturnParameters: HCIParameters {
+    public struct ReturnParameters: HCIParameters, LaidOut {
         /// Supported_Commands: one bit per command (Core Vol 4, Part E, 6.27).
         public var commands: SupportedCommands
         /// Creates the return parameters from the mask.
         public init(commands: SupportedCommands) { self.commands = commands }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            commands = SupportedCommands(octets: Array(try reader.readBytes(64)))
-        }
-        public func encode(to writer: inout ByteWriter) { writer.write(bytes: commands.octets) }
+        /// Supported_Commands.
+        public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init(commands:),
+                                                 Field("Supported_Commands", \.commands))
     }
 }
 
 /// HCI_Read_Local_Supported_Features (0x1003): the LMP feature mask (page 0).
-public struct ReadLocalSupportedFeatures: HCICommand {
+public struct ReadLocalSupportedFeatures: HCICommand, LaidOut {
     /// 0x1003: OGF 0x04 (Informational), OCF 0x003.
     public static let opcode = HCIOpcode(rawValue: 0x1003)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init)
 
     /// The eight-octet LMP features.
-    public struct ReturnParameters: HCIParameters {
+    public struct ReturnParameters: HCIParameters, LaidOut {
         /// LMP_Features: page 0 of the LMP feature mask (Core Vol 2, Part C, 3.3).
         public var features: LMPFeatures
         /// Creates the return parameters from the mask.
         public init(features: LMPFeatures) { self.features = features }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            features = LMPFeatures(rawValue: try reader.readUInt64())
-        }
-        public func encode(to writer: inout ByteWriter) { writer.write(features.rawValue) }
+        /// LMP_Features.
+        public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init(features:), Field("LMP_Features", \.features))
     }
 }
 
 /// HCI_Read_Buffer_Size (0x1005): the shared BR/EDR (and, when LE reports none, LE) ACL buffers.
-public struct ReadBufferSize: HCICommand {
+public struct ReadBufferSize: HCICommand, LaidOut {
     /// 0x1005: OGF 0x04 (Informational), OCF 0x005.
     public static let opcode = HCIOpcode(rawValue: 0x1005)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Buffer_Size", Self.init)
 
     /// The controller's ACL and synchronous data buffers (also LE's when LE has none of its own).
-    public struct ReturnParameters: HCIParameters {
+    public struct ReturnParameters: HCIParameters, LaidOut {
         /// ACL_Data_Packet_Length: the most data octets one HCI ACL Data packet may carry.
         public var aclDataPacketLength: UInt16
         /// Synchronous_Data_Packet_Length: the most data octets per HCI Synchronous Data packet.
@@ -145,45 +133,40 @@ public struct ReadBufferSize: HCICommand {
             self.totalNumACLDataPackets = totalNumACLDataPackets
             self.totalNumSynchronousDataPackets = totalNumSynchronousDataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            aclDataPacketLength = try reader.readUInt16()
-            synchronousDataPacketLength = try reader.readUInt8()
-            totalNumACLDataPackets = try reader.readUInt16()
-            totalNumSynchronousDataPackets = try reader.readUInt16()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(aclDataPacketLength)
-            writer.write(synchronousDataPacketLength)
-            writer.write(totalNumACLDataPackets)
-            writer.write(totalNumSynchronousDataPackets)
-        }
+
+        /// ACL_Data_Packet_Length, Synchronous_Data_Packet_Length, Total_Num_ACL_Data_Packets,
+        /// Total_Num_Synchronous_Data_Packets.
+        public static let layout = MessageLayout(
+            "Read_Buffer_Size",
+            Self.init(aclDataPacketLength:synchronousDataPacketLength:totalNumACLDataPackets:totalNumSynchronousDataPackets:),
+            Field("ACL_Data_Packet_Length", \.aclDataPacketLength), Field("Synchronous_Data_Packet_Length", \.synchronousDataPacketLength),
+            Field("Total_Num_ACL_Data_Packets", \.totalNumACLDataPackets),
+            Field("Total_Num_Synchronous_Data_Packets", \.totalNumSynchronousDataPackets))
     }
 }
 
 /// HCI_Read_BD_ADDR (0x1009): the controller's public address.
-public struct ReadBDADDR: HCICommand {
+public struct ReadBDADDR: HCICommand, LaidOut {
     /// 0x1009: OGF 0x04 (Informational), OCF 0x009.
     public static let opcode = HCIOpcode(rawValue: 0x1009)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_BD_ADDR", Self.init)
 
     /// The controller's public device address.
-    public struct ReturnParameters: HCIParameters {
+    public struct ReturnParameters: HCIParameters, LaidOut {
         /// BD_ADDR: the public address; 00:00:00:00:00:00 from an LE controller that has none.
         public var address: BluetoothAddress
         /// Creates the return parameters from the address.
         public init(address: BluetoothAddress) { self.address = address }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            address = try BluetoothAddress(from: &reader)
-        }
-        public func encode(to writer: inout ByteWriter) { address.encode(to: &writer) }
+        /// BD_ADDR.
+        public static let layout = MessageLayout("Read_BD_ADDR", Self.init(address:), Field("BD_ADDR", \.address))
     }
 }
 
 /// HCI_Disconnect (0x0406): ends a connection; Disconnection Complete follows.
-public struct Disconnect: HandleReasonCommand {
+public struct Disconnect: HCICommand, LaidOut {
     /// 0x0406: OGF 0x01 (Link Control), OCF 0x006.
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     /// Command Status; Disconnection Complete reports the outcome.
@@ -198,4 +181,8 @@ public struct Disconnect: HandleReasonCommand {
         self.handle = handle
         self.reason = reason
     }
+
+    /// Connection_Handle, Reason.
+    public static let layout = MessageLayout("Disconnect", Self.init(handle:reason:),
+                                             Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }

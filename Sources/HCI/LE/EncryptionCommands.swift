@@ -3,7 +3,7 @@ import BluetoothCore
 /// HCI_LE_Enable_Encryption (0x2019): the central starts (or refreshes) encryption of a
 /// link with a key the Security Manager chose. Command Status answers; Encryption Change
 /// (first time) or Encryption Key Refresh Complete (already encrypted) ends it.
-public struct LEEnableEncryption: HCICommand {
+public struct LEEnableEncryption: HCICommand, LaidOut {
     /// OGF 0x08, OCF 0x019.
     public static let opcode = HCIOpcode(rawValue: 0x2019)
     /// Answered by Command Status.
@@ -25,18 +25,11 @@ public struct LEEnableEncryption: HCICommand {
         self.ediv = ediv
         self.longTermKey = longTermKey
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        random = Array(try reader.readBytes(8))
-        ediv = try reader.readUInt16()
-        longTermKey = Array(try reader.readBytes(16))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: random)
-        writer.write(ediv)
-        writer.write(bytes: longTermKey)
-    }
+
+    /// Connection_Handle, Random_Number, Encrypted_Diversifier, Long_Term_Key.
+    public static let layout = MessageLayout("LE_Enable_Encryption", Self.init(handle:random:ediv:longTermKey:),
+                                             Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
+                                             Field("Encrypted_Diversifier", \.ediv), .octets("Long_Term_Key", count: 16, \.longTermKey))
 }
 
 /// Encryption Key Refresh Complete (0x30): an encrypted link now uses the new key.
