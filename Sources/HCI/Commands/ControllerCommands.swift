@@ -4,7 +4,7 @@ import BluetoothCore
 // controller up (Core Vol 4, Part E, 7.3 and 7.4).
 
 /// HCI_Reset (0x0C03): the controller returns to its power-on state.
-public struct Reset: HCICommand, LaidOut {
+public struct Reset: HCICommand {
     /// 0x0C03: OGF 0x03 (Controller & Baseband), OCF 0x003.
     public static let opcode = HCIOpcode(rawValue: 0x0C03)
     /// Creates the command; it has no parameters.
@@ -14,7 +14,7 @@ public struct Reset: HCICommand, LaidOut {
 }
 
 /// HCI_Set_Event_Mask (0x0C01): which events the controller may send.
-public struct SetEventMask: HCICommand, LaidOut {
+public struct SetEventMask: HCICommand {
     /// 0x0C01: OGF 0x03 (Controller & Baseband), OCF 0x001.
     public static let opcode = HCIOpcode(rawValue: 0x0C01)
     /// Event_Mask: a set bit enables the event of that bit, a clear bit suppresses it.
@@ -26,7 +26,7 @@ public struct SetEventMask: HCICommand, LaidOut {
 }
 
 /// HCI_Read_Local_Version_Information (0x1001).
-public struct ReadLocalVersionInformation: HCICommand, LaidOut {
+public struct ReadLocalVersionInformation: HCICommand {
     /// 0x1001: OGF 0x04 (Informational), OCF 0x001.
     public static let opcode = HCIOpcode(rawValue: 0x1001)
     /// Creates the command; it has no parameters.
@@ -35,7 +35,7 @@ public struct ReadLocalVersionInformation: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_Local_Version_Information", Self.init)
 
     /// The controller's HCI and link-layer versions and its manufacturer.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// HCI_Version: the Core version the HCI implements (Assigned Numbers; 13 is 5.4).
         public var hciVersion: UInt8
         /// HCI_Subversion: the manufacturer's revision of its HCI implementation.
@@ -66,7 +66,7 @@ public struct ReadLocalVersionInformation: HCICommand, LaidOut {
 }
 
 /// HCI_Read_Local_Supported_Commands (0x1002).
-public struct ReadLocalSupportedCommands: HCICommand, LaidOut {
+public struct ReadLocalSupportedCommands: HCICommand {
     /// 0x1002: OGF 0x04 (Informational), OCF 0x002.
     public static let opcode = HCIOpcode(rawValue: 0x1002)
     /// Creates the command; it has no parameters.
@@ -75,7 +75,7 @@ public struct ReadLocalSupportedCommands: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init)
 
     /// The 64-octet supported-commands bit mask.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// Supported_Commands: one bit per command (Core Vol 4, Part E, 6.27).
         public var commands: SupportedCommands
         /// Creates the return parameters from the mask.
@@ -87,7 +87,7 @@ public struct ReadLocalSupportedCommands: HCICommand, LaidOut {
 }
 
 /// HCI_Read_Local_Supported_Features (0x1003): the LMP feature mask (page 0).
-public struct ReadLocalSupportedFeatures: HCICommand, LaidOut {
+public struct ReadLocalSupportedFeatures: HCICommand {
     /// 0x1003: OGF 0x04 (Informational), OCF 0x003.
     public static let opcode = HCIOpcode(rawValue: 0x1003)
     /// Creates the command; it has no parameters.
@@ -96,7 +96,7 @@ public struct ReadLocalSupportedFeatures: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init)
 
     /// The eight-octet LMP features.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// LMP_Features: page 0 of the LMP feature mask (Core Vol 2, Part C, 3.3).
         public var features: LMPFeatures
         /// Creates the return parameters from the mask.
@@ -107,7 +107,7 @@ public struct ReadLocalSupportedFeatures: HCICommand, LaidOut {
 }
 
 /// HCI_Read_Buffer_Size (0x1005): the shared BR/EDR (and, when LE reports none, LE) ACL buffers.
-public struct ReadBufferSize: HCICommand, LaidOut {
+public struct ReadBufferSize: HCICommand {
     /// 0x1005: OGF 0x04 (Informational), OCF 0x005.
     public static let opcode = HCIOpcode(rawValue: 0x1005)
     /// Creates the command; it has no parameters.
@@ -116,7 +116,7 @@ public struct ReadBufferSize: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_Buffer_Size", Self.init)
 
     /// The controller's ACL and synchronous data buffers (also LE's when LE has none of its own).
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// ACL_Data_Packet_Length: the most data octets one HCI ACL Data packet may carry.
         public var aclDataPacketLength: UInt16
         /// Synchronous_Data_Packet_Length: the most data octets per HCI Synchronous Data packet.
@@ -146,7 +146,7 @@ public struct ReadBufferSize: HCICommand, LaidOut {
 }
 
 /// HCI_Read_BD_ADDR (0x1009): the controller's public address.
-public struct ReadBDADDR: HCICommand, LaidOut {
+public struct ReadBDADDR: HCICommand {
     /// 0x1009: OGF 0x04 (Informational), OCF 0x009.
     public static let opcode = HCIOpcode(rawValue: 0x1009)
     /// Creates the command; it has no parameters.
@@ -155,7 +155,7 @@ public struct ReadBDADDR: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_BD_ADDR", Self.init)
 
     /// The controller's public device address.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// BD_ADDR: the public address; 00:00:00:00:00:00 from an LE controller that has none.
         public var address: BluetoothAddress
         /// Creates the return parameters from the address.
@@ -166,7 +166,7 @@ public struct ReadBDADDR: HCICommand, LaidOut {
 }
 
 /// HCI_Disconnect (0x0406): ends a connection; Disconnection Complete follows.
-public struct Disconnect: HCICommand, LaidOut {
+public struct Disconnect: HCICommand {
     /// 0x0406: OGF 0x01 (Link Control), OCF 0x006.
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     /// Command Status; Disconnection Complete reports the outcome.

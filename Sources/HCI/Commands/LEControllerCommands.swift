@@ -3,7 +3,7 @@ import BluetoothCore
 // LE controller commands used at bring-up (Core Vol 4, Part E, 7.8).
 
 /// HCI_LE_Set_Event_Mask (0x2001): which LE Meta subevents the controller may send.
-public struct LESetEventMask: HCICommand, LaidOut {
+public struct LESetEventMask: HCICommand {
     /// 0x2001: OGF 0x08 (LE Controller), OCF 0x001.
     public static let opcode = HCIOpcode(rawValue: 0x2001)
     /// LE_Event_Mask: bit N enables LE Meta subevent N + 1.
@@ -16,7 +16,7 @@ public struct LESetEventMask: HCICommand, LaidOut {
 
 /// HCI_LE_Read_Buffer_Size [v1] (0x2002). A length of zero means LE shares the BR/EDR
 /// buffers reported by ``ReadBufferSize``.
-public struct LEReadBufferSize: HCICommand, LaidOut {
+public struct LEReadBufferSize: HCICommand {
     /// 0x2002: OGF 0x08 (LE Controller), OCF 0x002.
     public static let opcode = HCIOpcode(rawValue: 0x2002)
     /// Creates the command; it has no parameters.
@@ -25,7 +25,7 @@ public struct LEReadBufferSize: HCICommand, LaidOut {
     public static let layout = MessageLayout("LE_Read_Buffer_Size", Self.init)
 
     /// The controller's LE ACL data buffers; zeros mean LE shares the ``ReadBufferSize`` buffers.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// LE_ACL_Data_Packet_Length: max data octets per LE ACL packet; 0 means no LE buffers.
         public var leACLDataPacketLength: UInt16
         /// Total_Num_LE_ACL_Data_Packets: the number of LE ACL buffers; 0 means no LE buffers.
@@ -43,7 +43,7 @@ public struct LEReadBufferSize: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Read_Buffer_Size [v2] (0x2060): LE ACL and ISO buffers.
-public struct LEReadBufferSizeV2: HCICommand, LaidOut {
+public struct LEReadBufferSizeV2: HCICommand {
     /// 0x2060: OGF 0x08 (LE Controller), OCF 0x060.
     public static let opcode = HCIOpcode(rawValue: 0x2060)
     /// Creates the command; it has no parameters.
@@ -52,7 +52,7 @@ public struct LEReadBufferSizeV2: HCICommand, LaidOut {
     public static let layout = MessageLayout("LE_Read_Buffer_Size_v2", Self.init)
 
     /// The controller's LE ACL and ISO data buffers.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// LE_ACL_Data_Packet_Length: max data octets per LE ACL packet; 0 means no LE buffers.
         public var leACLDataPacketLength: UInt16
         /// Total_Num_LE_ACL_Data_Packets: the number of LE ACL buffers; 0 means no LE buffers.
@@ -78,7 +78,7 @@ public struct LEReadBufferSizeV2: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Read_Local_Supported_Features (0x2003).
-public struct LEReadLocalSupportedFeatures: HCICommand, LaidOut {
+public struct LEReadLocalSupportedFeatures: HCICommand {
     /// 0x2003: OGF 0x08 (LE Controller), OCF 0x003.
     public static let opcode = HCIOpcode(rawValue: 0x2003)
     /// Creates the command; it has no parameters.
@@ -87,7 +87,7 @@ public struct LEReadLocalSupportedFeatures: HCICommand, LaidOut {
     public static let layout = MessageLayout("LE_Read_Local_Supported_Features", Self.init)
 
     /// The controller's LE features.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// LE_Features: the first eight octets of the LE feature mask (Core Vol 6, Part B, 4.6).
         public var features: LEFeatures
         /// Creates the return parameters from the mask.
@@ -98,7 +98,7 @@ public struct LEReadLocalSupportedFeatures: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Read_Maximum_Data_Length (0x202F): the largest LL payloads the controller supports.
-public struct LEReadMaximumDataLength: HCICommand, LaidOut {
+public struct LEReadMaximumDataLength: HCICommand {
     /// 0x202F: OGF 0x08 (LE Controller), OCF 0x02F.
     public static let opcode = HCIOpcode(rawValue: 0x202F)
     /// Creates the command; it has no parameters.
@@ -107,7 +107,7 @@ public struct LEReadMaximumDataLength: HCICommand, LaidOut {
     public static let layout = MessageLayout("LE_Read_Maximum_Data_Length", Self.init)
 
     /// The largest LL Data PDU payload and airtime the controller supports, each direction.
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// Supported_Max_TX_Octets: max LL Data PDU payload it can send, in octets (27–251).
         public var supportedMaxTxOctets: UInt16
         /// Supported_Max_TX_Time: max time to send one LL Data PDU, in microseconds (328–17040).

@@ -27,13 +27,13 @@ public struct LEConnectionRequest: Sendable, Equatable, LaidOut {
     /// Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout
     /// (LE_Create_Connection's names; the event and the reply call them Interval_Min,
     /// Interval_Max, Max_Latency, Timeout).
-    public static let layout = MessageLayout("Connection_Parameters", Self.init(intervalMin:intervalMax:latency:supervisionTimeout:),
+    public static let layout = MessageLayout("Requested_Connection_Parameters", Self.init(intervalMin:intervalMax:latency:supervisionTimeout:),
                                              Field("Connection_Interval_Min", \.intervalMin), Field("Connection_Interval_Max", \.intervalMax),
                                              Field("Max_Latency", \.latency), Field("Supervision_Timeout", \.supervisionTimeout))
 }
 
 /// HCI_LE_Create_Connection (0x200D): initiate a connection (legacy).
-public struct LECreateConnection: HCICommand, LaidOut {
+public struct LECreateConnection: HCICommand {
     /// OGF 0x08, OCF 0x00D.
     public static let opcode = HCIOpcode(rawValue: 0x200D)
     /// Answered by Command Status; LE Connection Complete follows.
@@ -91,7 +91,7 @@ public enum LEInitiatingPHYs: UInt8, Sendable {
 }
 
 /// HCI_LE_Extended_Create_Connection [v1] (0x2043), initiating on the LE 1M PHY.
-public struct LEExtendedCreateConnection: HCICommand, LaidOut {
+public struct LEExtendedCreateConnection: HCICommand {
     /// OGF 0x08, OCF 0x043.
     public static let opcode = HCIOpcode(rawValue: 0x2043)
     /// Answered by Command Status; LE (Enhanced) Connection Complete follows.
@@ -149,7 +149,7 @@ public struct LEExtendedCreateConnection: HCICommand, LaidOut {
 
 /// HCI_LE_Create_Connection_Cancel (0x200E): stop initiating; LE Connection Complete
 /// with status 0x02 follows.
-public struct LECreateConnectionCancel: HCICommand, LaidOut {
+public struct LECreateConnectionCancel: HCICommand {
     /// OGF 0x08, OCF 0x00E.
     public static let opcode = HCIOpcode(rawValue: 0x200E)
     /// No parameters.
@@ -159,7 +159,7 @@ public struct LECreateConnectionCancel: HCICommand, LaidOut {
 }
 
 /// Return parameters that are just the connection handle the command acted on.
-public struct ConnectionHandleReturn: HCIParameters, LaidOut {
+public struct ConnectionHandleReturn: HCIParameters {
     /// The connection.
     public var handle: ConnectionHandle
     /// Return parameters for `handle`.
@@ -169,7 +169,7 @@ public struct ConnectionHandleReturn: HCIParameters, LaidOut {
 }
 
 /// HCI_LE_Read_Remote_Features (0x2016): LE Read Remote Features Complete follows.
-public struct LEReadRemoteFeatures: HCICommand, LaidOut {
+public struct LEReadRemoteFeatures: HCICommand {
     /// OGF 0x08, OCF 0x016.
     public static let opcode = HCIOpcode(rawValue: 0x2016)
     /// Answered by Command Status.
@@ -183,7 +183,7 @@ public struct LEReadRemoteFeatures: HCICommand, LaidOut {
 }
 
 /// HCI_Read_RSSI (0x1405).
-public struct ReadRSSI: HCICommand, LaidOut {
+public struct ReadRSSI: HCICommand {
     /// OGF 0x05, OCF 0x005.
     public static let opcode = HCIOpcode(rawValue: 0x1405)
     /// The connection.
@@ -194,7 +194,7 @@ public struct ReadRSSI: HCICommand, LaidOut {
     public static let layout = MessageLayout("Read_RSSI", Self.init(handle:), Field("Connection_Handle", \.handle))
 
     /// The handle and the RSSI in dBm (127: not available).
-    public struct ReturnParameters: HCIParameters, LaidOut {
+    public struct ReturnParameters: HCIParameters {
         /// The connection.
         public var handle: ConnectionHandle
         /// Signal strength in dBm.
@@ -210,7 +210,7 @@ public struct ReadRSSI: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Set_Data_Length (0x2022): ask for longer link-layer packets.
-public struct LESetDataLength: HCICommand, LaidOut {
+public struct LESetDataLength: HCICommand {
     /// OGF 0x08, OCF 0x022.
     public static let opcode = HCIOpcode(rawValue: 0x2022)
     /// The connection.
@@ -236,7 +236,7 @@ public struct LESetDataLength: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Set_PHY (0x2032): LE PHY Update Complete follows.
-public struct LESetPHY: HCICommand, LaidOut {
+public struct LESetPHY: HCICommand {
     /// OGF 0x08, OCF 0x032.
     public static let opcode = HCIOpcode(rawValue: 0x2032)
     /// Answered by Command Status.
@@ -269,7 +269,7 @@ public struct LESetPHY: HCICommand, LaidOut {
 
 /// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
 /// Update Complete follows.
-public struct LEConnectionUpdate: HCICommand, LaidOut {
+public struct LEConnectionUpdate: HCICommand {
     /// OGF 0x08, OCF 0x013.
     public static let opcode = HCIOpcode(rawValue: 0x2013)
     /// Answered by Command Status.
@@ -299,7 +299,7 @@ public struct LEConnectionUpdate: HCICommand, LaidOut {
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
 /// peer asked for in an LE Remote Connection Parameter Request.
-public struct LERemoteConnectionParameterRequestReply: HCICommand, LaidOut {
+public struct LERemoteConnectionParameterRequestReply: HCICommand {
     /// OGF 0x08, OCF 0x020.
     public static let opcode = HCIOpcode(rawValue: 0x2020)
     /// The connection.
@@ -331,7 +331,7 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand, LaidOut {
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021): refuse the
 /// parameters the peer asked for, with a reason.
-public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand, LaidOut {
+public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
     /// OGF 0x08, OCF 0x021.
     public static let opcode = HCIOpcode(rawValue: 0x2021)
     /// The connection handle, as for the positive reply.

@@ -3,7 +3,7 @@ import BluetoothCore
 /// HCI_LE_Enable_Encryption (0x2019): the central starts (or refreshes) encryption of a
 /// link with a key the Security Manager chose. Command Status answers; Encryption Change
 /// (first time) or Encryption Key Refresh Complete (already encrypted) ends it.
-public struct LEEnableEncryption: HCICommand, LaidOut {
+public struct LEEnableEncryption: HCICommand {
     /// OGF 0x08, OCF 0x019.
     public static let opcode = HCIOpcode(rawValue: 0x2019)
     /// Answered by Command Status.
@@ -33,7 +33,7 @@ public struct LEEnableEncryption: HCICommand, LaidOut {
 }
 
 /// Encryption Key Refresh Complete (0x30): an encrypted link now uses the new key.
-public struct EncryptionKeyRefreshComplete: HCIParameters {
+public struct EncryptionKeyRefreshComplete: HCIEventParameters {
     /// 0x30 HCI_Encryption_Key_Refresh_Complete.
     public static let code: UInt8 = 0x30
     /// Status: 0x00 if the key was refreshed.
@@ -45,12 +45,7 @@ public struct EncryptionKeyRefreshComplete: HCIParameters {
         self.status = status
         self.handle = handle
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = HCIStatus(rawValue: try reader.readUInt8())
-        handle = try ConnectionHandle(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(status.rawValue)
-        writer.write(handle)
-    }
+    /// Status, Connection_Handle.
+    public static let layout = MessageLayout("Encryption_Key_Refresh_Complete", Self.init(status:handle:),
+                                             Field("Status", \.status), Field("Connection_Handle", \.handle))
 }

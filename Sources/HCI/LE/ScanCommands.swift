@@ -11,7 +11,7 @@ public enum LEScanType: UInt8, Sendable {
 }
 
 /// HCI_LE_Set_Scan_Parameters (0x200B): legacy scanning.
-public struct LESetScanParameters: HCICommand, LaidOut {
+public struct LESetScanParameters: HCICommand {
     /// OGF 0x08, OCF 0x00B.
     public static let opcode = HCIOpcode(rawValue: 0x200B)
     /// Passive or active.
@@ -42,7 +42,7 @@ public struct LESetScanParameters: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Set_Scan_Enable (0x200C).
-public struct LESetScanEnable: HCICommand, LaidOut {
+public struct LESetScanEnable: HCICommand {
     /// OGF 0x08, OCF 0x00C.
     public static let opcode = HCIOpcode(rawValue: 0x200C)
     /// Whether scanning runs.
@@ -63,7 +63,7 @@ public struct LESetScanEnable: HCICommand, LaidOut {
 
 /// HCI_LE_Set_Extended_Scan_Parameters (0x2041): scanning on the LE 1M PHY (and Coded,
 /// when asked), receiving extended advertising.
-public struct LESetExtendedScanParameters: HCICommand, LaidOut {
+public struct LESetExtendedScanParameters: HCICommand {
     /// OGF 0x08, OCF 0x041.
     public static let opcode = HCIOpcode(rawValue: 0x2041)
 
@@ -123,7 +123,7 @@ public struct LESetExtendedScanParameters: HCICommand, LaidOut {
 }
 
 /// HCI_LE_Set_Extended_Scan_Enable (0x2042).
-public struct LESetExtendedScanEnable: HCICommand, LaidOut {
+public struct LESetExtendedScanEnable: HCICommand {
     /// OGF 0x08, OCF 0x042.
     public static let opcode = HCIOpcode(rawValue: 0x2042)
     /// Whether scanning runs.
