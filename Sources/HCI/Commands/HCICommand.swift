@@ -11,6 +11,10 @@ import BluetoothCore
 public protocol HCIParameters: LaidOut, Equatable {}
 
 extension HCIParameters {
+    /// The name in the specification, from the layout: a command's or an event's as
+    /// ``HCINames`` spells it (`LE_Set_Scan_Parameters`, `Disconnection_Complete`).
+    public static var name: String { layout.name }
+
     /// The encoded parameters.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter()
