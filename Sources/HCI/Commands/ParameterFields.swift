@@ -40,6 +40,8 @@ extension SupportedCommands: WireCodable {
     public func encode(to writer: inout ByteWriter) { writer.write(bytes: octets) }
 }
 
+/// One two's-complement octet. Like UInt8's conformance, it belongs in BluetoothCore, and
+/// lives here until that module takes it.
 extension Int8: WireCodable {
     /// Reads one octet as a two's-complement value (an RSSI or a TX power in dBm).
     public init(from reader: inout ByteReader) throws(DecodingError) { self.init(bitPattern: try reader.readUInt8()) }
@@ -106,17 +108,7 @@ extension Field {
             for entry in entries { entry.encode(to: &writer) }
         })
     }
-}
 
-extension Field where Value: LaidOut {
-    /// Fields that travel together in several messages (a connection's interval, latency
-    /// and timeout), declared once by their own layout and named here by the fields they are.
-    static func group(_ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(Value.layout.fieldNames.joined(separator: ", "), value)
-    }
-}
-
-extension Field {
     /// `field`, read only once `octets` remain for it and the fields that follow it in one
     /// run (two addresses, a handle and a sync handle): a short run is one
     /// ``DecodingError/truncated(needed:available:)`` for the whole run, as the decoders
@@ -126,5 +118,13 @@ extension Field {
             guard reader.count >= octets else { throw .truncated(needed: octets, available: reader.count) }
             return try field.read(&reader)
         }, write: field.write)
+    }
+}
+
+extension Field where Value: LaidOut {
+    /// Fields that travel together in several messages (a connection's interval, latency
+    /// and timeout), declared once by their own layout and named here by the fields they are.
+    static func group(_ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(Value.layout.fieldNames.joined(separator: ", "), value)
     }
 }
