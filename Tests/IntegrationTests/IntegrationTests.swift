@@ -167,8 +167,7 @@ func readerThreadsReaped(down count: Int) async -> Bool {
 struct VendorCommand: HCICommand {
     static let opcode = HCIOpcode(rawValue: 0xFC77)
     init() {}
-    init(from reader: inout ByteReader) throws(DecodingError) {}
-    func encode(to writer: inout ByteWriter) {}
+    static let layout = MessageLayout("Vendor", Self.init)
 }
 
 extension IntegrationTests {

@@ -9,8 +9,8 @@ public struct Reset: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x0C03)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Reset", Self.init)
 }
 
 /// HCI_Set_Event_Mask (0x0C01): which events the controller may send.
@@ -21,10 +21,8 @@ public struct SetEventMask: HCICommand {
     public var mask: EventMask
     /// Enables the events in `mask`.
     public init(mask: EventMask) { self.mask = mask }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        mask = EventMask(rawValue: try reader.readUInt64())
-    }
-    public func encode(to writer: inout ByteWriter) { writer.write(mask.rawValue) }
+    /// Event_Mask.
+    public static let layout = MessageLayout("Set_Event_Mask", Self.init(mask:), Field("Event_Mask", \.mask))
 }
 
 /// HCI_Read_Local_Version_Information (0x1001).
@@ -33,8 +31,8 @@ public struct ReadLocalVersionInformation: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x1001)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Version_Information", Self.init)
 
     /// The controller's HCI and link-layer versions and its manufacturer.
     public struct ReturnParameters: HCIParameters {
@@ -57,20 +55,13 @@ public struct ReadLocalVersionInformation: HCICommand {
             self.companyIdentifier = companyIdentifier
             self.lmpSubversion = lmpSubversion
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            hciVersion = try reader.readUInt8()
-            hciSubversion = try reader.readUInt16()
-            lmpVersion = try reader.readUInt8()
-            companyIdentifier = try reader.readUInt16()
-            lmpSubversion = try reader.readUInt16()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(hciVersion)
-            writer.write(hciSubversion)
-            writer.write(lmpVersion)
-            writer.write(companyIdentifier)
-            writer.write(lmpSubversion)
-        }
+
+        /// HCI_Version, HCI_Subversion, LMP_Version, Company_Identifier, LMP_Subversion.
+        public static let layout = MessageLayout("Read_Local_Version_Information",
+                                                 Self.init(hciVersion:hciSubversion:lmpVersion:companyIdentifier:lmpSubversion:),
+                                                 Field("HCI_Version", \.hciVersion), Field("HCI_Subversion", \.hciSubversion),
+                                                 Field("LMP_Version", \.lmpVersion), Field("Company_Identifier", \.companyIdentifier),
+                                                 Field("LMP_Subversion", \.lmpSubversion))
     }
 }
 
@@ -80,8 +71,8 @@ public struct ReadLocalSupportedCommands: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x1002)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init)
 
     /// The 64-octet supported-commands bit mask.
     public struct ReturnParameters: HCIParameters {
@@ -89,10 +80,9 @@ public struct ReadLocalSupportedCommands: HCICommand {
         public var commands: SupportedCommands
         /// Creates the return parameters from the mask.
         public init(commands: SupportedCommands) { self.commands = commands }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            commands = SupportedCommands(octets: Array(try reader.readBytes(64)))
-        }
-        public func encode(to writer: inout ByteWriter) { writer.write(bytes: commands.octets) }
+        /// Supported_Commands.
+        public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init(commands:),
+                                                 Field("Supported_Commands", \.commands))
     }
 }
 
@@ -102,8 +92,8 @@ public struct ReadLocalSupportedFeatures: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x1003)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init)
 
     /// The eight-octet LMP features.
     public struct ReturnParameters: HCIParameters {
@@ -111,10 +101,8 @@ public struct ReadLocalSupportedFeatures: HCICommand {
         public var features: LMPFeatures
         /// Creates the return parameters from the mask.
         public init(features: LMPFeatures) { self.features = features }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            features = LMPFeatures(rawValue: try reader.readUInt64())
-        }
-        public func encode(to writer: inout ByteWriter) { writer.write(features.rawValue) }
+        /// LMP_Features.
+        public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init(features:), Field("LMP_Features", \.features))
     }
 }
 
@@ -124,8 +112,8 @@ public struct ReadBufferSize: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x1005)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_Buffer_Size", Self.init)
 
     /// The controller's ACL and synchronous data buffers (also LE's when LE has none of its own).
     public struct ReturnParameters: HCIParameters {
@@ -145,18 +133,15 @@ public struct ReadBufferSize: HCICommand {
             self.totalNumACLDataPackets = totalNumACLDataPackets
             self.totalNumSynchronousDataPackets = totalNumSynchronousDataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            aclDataPacketLength = try reader.readUInt16()
-            synchronousDataPacketLength = try reader.readUInt8()
-            totalNumACLDataPackets = try reader.readUInt16()
-            totalNumSynchronousDataPackets = try reader.readUInt16()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(aclDataPacketLength)
-            writer.write(synchronousDataPacketLength)
-            writer.write(totalNumACLDataPackets)
-            writer.write(totalNumSynchronousDataPackets)
-        }
+
+        /// ACL_Data_Packet_Length, Synchronous_Data_Packet_Length, Total_Num_ACL_Data_Packets,
+        /// Total_Num_Synchronous_Data_Packets.
+        public static let layout = MessageLayout(
+            "Read_Buffer_Size",
+            Self.init(aclDataPacketLength:synchronousDataPacketLength:totalNumACLDataPackets:totalNumSynchronousDataPackets:),
+            Field("ACL_Data_Packet_Length", \.aclDataPacketLength), Field("Synchronous_Data_Packet_Length", \.synchronousDataPacketLength),
+            Field("Total_Num_ACL_Data_Packets", \.totalNumACLDataPackets),
+            Field("Total_Num_Synchronous_Data_Packets", \.totalNumSynchronousDataPackets))
     }
 }
 
@@ -166,8 +151,8 @@ public struct ReadBDADDR: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x1009)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("Read_BD_ADDR", Self.init)
 
     /// The controller's public device address.
     public struct ReturnParameters: HCIParameters {
@@ -175,15 +160,13 @@ public struct ReadBDADDR: HCICommand {
         public var address: BluetoothAddress
         /// Creates the return parameters from the address.
         public init(address: BluetoothAddress) { self.address = address }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            address = try BluetoothAddress(from: &reader)
-        }
-        public func encode(to writer: inout ByteWriter) { address.encode(to: &writer) }
+        /// BD_ADDR.
+        public static let layout = MessageLayout("Read_BD_ADDR", Self.init(address:), Field("BD_ADDR", \.address))
     }
 }
 
 /// HCI_Disconnect (0x0406): ends a connection; Disconnection Complete follows.
-public struct Disconnect: HandleReasonCommand {
+public struct Disconnect: HCICommand {
     /// 0x0406: OGF 0x01 (Link Control), OCF 0x006.
     public static let opcode = HCIOpcode(rawValue: 0x0406)
     /// Command Status; Disconnection Complete reports the outcome.
@@ -198,4 +181,8 @@ public struct Disconnect: HandleReasonCommand {
         self.handle = handle
         self.reason = reason
     }
+
+    /// Connection_Handle, Reason.
+    public static let layout = MessageLayout("Disconnect", Self.init(handle:reason:),
+                                             Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }

@@ -10,10 +10,8 @@ public struct LESetEventMask: HCICommand {
     public var mask: LEEventMask
     /// Enables the LE subevents in `mask`.
     public init(mask: LEEventMask) { self.mask = mask }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        mask = LEEventMask(rawValue: try reader.readUInt64())
-    }
-    public func encode(to writer: inout ByteWriter) { writer.write(mask.rawValue) }
+    /// LE_Event_Mask.
+    public static let layout = MessageLayout("LE_Set_Event_Mask", Self.init(mask:), Field("LE_Event_Mask", \.mask))
 }
 
 /// HCI_LE_Read_Buffer_Size [v1] (0x2002). A length of zero means LE shares the BR/EDR
@@ -23,8 +21,8 @@ public struct LEReadBufferSize: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x2002)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("LE_Read_Buffer_Size", Self.init)
 
     /// The controller's LE ACL data buffers; zeros mean LE shares the ``ReadBufferSize`` buffers.
     public struct ReturnParameters: HCIParameters {
@@ -37,14 +35,10 @@ public struct LEReadBufferSize: HCICommand {
             self.leACLDataPacketLength = leACLDataPacketLength
             self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            leACLDataPacketLength = try reader.readUInt16()
-            totalNumLEACLDataPackets = try reader.readUInt8()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
-        }
+        /// LE_ACL_Data_Packet_Length, Total_Num_LE_ACL_Data_Packets.
+        public static let layout = MessageLayout("LE_Read_Buffer_Size", Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:),
+                                                 Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength),
+                                                 Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets))
     }
 }
 
@@ -54,8 +48,8 @@ public struct LEReadBufferSizeV2: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x2060)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("LE_Read_Buffer_Size_v2", Self.init)
 
     /// The controller's LE ACL and ISO data buffers.
     public struct ReturnParameters: HCIParameters {
@@ -74,18 +68,12 @@ public struct LEReadBufferSizeV2: HCICommand {
             self.isoDataPacketLength = isoDataPacketLength
             self.totalNumISODataPackets = totalNumISODataPackets
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            leACLDataPacketLength = try reader.readUInt16()
-            totalNumLEACLDataPackets = try reader.readUInt8()
-            isoDataPacketLength = try reader.readUInt16()
-            totalNumISODataPackets = try reader.readUInt8()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
-            writer.write(isoDataPacketLength)
-            writer.write(totalNumISODataPackets)
-        }
+        /// LE_ACL_Data_Packet_Length, Total_Num_LE_ACL_Data_Packets, ISO_Data_Packet_Length,
+        /// Total_Num_ISO_Data_Packets.
+        public static let layout = MessageLayout(
+            "LE_Read_Buffer_Size_v2", Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:isoDataPacketLength:totalNumISODataPackets:),
+            Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength), Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets),
+            Field("ISO_Data_Packet_Length", \.isoDataPacketLength), Field("Total_Num_ISO_Data_Packets", \.totalNumISODataPackets))
     }
 }
 
@@ -95,8 +83,8 @@ public struct LEReadLocalSupportedFeatures: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x2003)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("LE_Read_Local_Supported_Features", Self.init)
 
     /// The controller's LE features.
     public struct ReturnParameters: HCIParameters {
@@ -104,10 +92,8 @@ public struct LEReadLocalSupportedFeatures: HCICommand {
         public var features: LEFeatures
         /// Creates the return parameters from the mask.
         public init(features: LEFeatures) { self.features = features }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            features = LEFeatures(rawValue: try reader.readUInt64())
-        }
-        public func encode(to writer: inout ByteWriter) { writer.write(features.rawValue) }
+        /// LE_Features.
+        public static let layout = MessageLayout("LE_Read_Local_Supported_Features", Self.init(features:), Field("LE_Features", \.features))
     }
 }
 
@@ -117,8 +103,8 @@ public struct LEReadMaximumDataLength: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x202F)
     /// Creates the command; it has no parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
+    /// No parameters.
+    public static let layout = MessageLayout("LE_Read_Maximum_Data_Length", Self.init)
 
     /// The largest LL Data PDU payload and airtime the controller supports, each direction.
     public struct ReturnParameters: HCIParameters {
@@ -137,17 +123,11 @@ public struct LEReadMaximumDataLength: HCICommand {
             self.supportedMaxRxOctets = supportedMaxRxOctets
             self.supportedMaxRxTime = supportedMaxRxTime
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            supportedMaxTxOctets = try reader.readUInt16()
-            supportedMaxTxTime = try reader.readUInt16()
-            supportedMaxRxOctets = try reader.readUInt16()
-            supportedMaxRxTime = try reader.readUInt16()
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(supportedMaxTxOctets)
-            writer.write(supportedMaxTxTime)
-            writer.write(supportedMaxRxOctets)
-            writer.write(supportedMaxRxTime)
-        }
+        /// Supported_Max_TX_Octets, Supported_Max_TX_Time, Supported_Max_RX_Octets,
+        /// Supported_Max_RX_Time.
+        public static let layout = MessageLayout(
+            "LE_Read_Maximum_Data_Length", Self.init(supportedMaxTxOctets:supportedMaxTxTime:supportedMaxRxOctets:supportedMaxRxTime:),
+            Field("Supported_Max_TX_Octets", \.supportedMaxTxOctets), Field("Supported_Max_TX_Time", \.supportedMaxTxTime),
+            Field("Supported_Max_RX_Octets", \.supportedMaxRxOctets), Field("Supported_Max_RX_Time", \.supportedMaxRxTime))
     }
 }

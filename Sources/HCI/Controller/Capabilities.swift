@@ -69,8 +69,8 @@ public struct SupportedCommands: Sendable, Equatable {
     ]
 }
 
-/// A bit set whose bits have names, printed by name.
-public protocol NamedBitSet: OptionSet, Sendable, CustomStringConvertible where RawValue == UInt64 {
+/// A bit set whose bits have names, printed by name; eight octets on the wire.
+public protocol NamedBitSet: OptionSet, Sendable, CustomStringConvertible, WireRawRepresentable where RawValue == UInt64 {
     /// Names of the bits this table knows, by bit number.
     static var bitNames: [Int: String] { get }
 }

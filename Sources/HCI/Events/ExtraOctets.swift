@@ -1,11 +1,25 @@
 import BluetoothCore
 
-/// The tolerance rule for what a controller sends, in one place: an event, a Command
-/// Complete's return parameters or an LE subevent may carry more octets than its format
-/// (a controller of a newer specification appends fields; one real controller sends Command
-/// Status with an extra octet). Decoders read the fields they know and ignore the rest
-/// (``ByteReader/skipExtraOctets()``); too few octets stay an error. This says how many were
-/// ignored, for the controller's debug log and for `bluejay trace --check`'s warnings.
+// The tolerance rule for what a controller sends, in one place: an event, a Command
+// Complete's return parameters or an LE subevent may carry more octets than its format (a
+// controller of a newer specification appends fields; one real controller sends Command
+// Status with an extra octet). Decoders read the fields they know and ignore the rest
+// (``ByteReader/skipExtraOctets()``); too few octets stay an error. What is ignored is
+// counted, for the controller's debug log and for `bluejay trace --check`'s warnings.
+
+extension MessageLayoutProtocol {
+    /// Decodes a message a controller sent under the tolerance rule: every field of the
+    /// layout must be there (else ``DecodingError/truncated(needed:available:)``), octets
+    /// past the last one are ignored and counted. Every HCI decoder that accepts extra
+    /// octets comes here (``HCIParameters/decodeCountingExtraOctets(_:)``, the events, the
+    /// LE subevents).
+    func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (message: Message, extraOctets: Int) {
+        var reader = ByteReader(bytes)
+        let message = try decode(from: &reader)
+        return (message, reader.skipExtraOctets())
+    }
+}
+
 extension HCIEventPacket {
     /// The octets past this event's format, summed over the event, its LE subevent and its
     /// Command Complete return parameters, wherever this stack knows the format (an event or
@@ -30,10 +44,26 @@ extension HCIEventPacket {
     }
 }
 
-/// The commands this stack sends whose Command Complete carries return parameters beyond the
-/// status, by opcode: what a reader of an event stream (the controller's log, a trace check,
-/// a fuzz target) needs to decode an answer by its opcode alone.
+/// The commands this stack declares, and those of them whose Command Complete carries
+/// return parameters beyond the status, by opcode: what a reader of an event stream (the
+/// controller's log, a trace check, a fuzz target) needs to decode an answer by its opcode
+/// alone.
 public enum KnownCommands {
+    /// Every command type this stack declares (Core Vol 4, Part E, 7): a command added to the
+    /// stack is added here, and the tables below follow.
+    public static let all: [any HCICommand.Type] = [
+        // Controller and baseband, informational, link control, status (7.1, 7.3–7.5).
+        Reset.self, SetEventMask.self, ReadLocalVersionInformation.self, ReadLocalSupportedCommands.self,
+        ReadLocalSupportedFeatures.self, ReadBufferSize.self, ReadBDADDR.self, Disconnect.self, ReadRSSI.self,
+        // LE controller (7.8).
+        LESetEventMask.self, LEReadBufferSize.self, LEReadBufferSizeV2.self, LEReadLocalSupportedFeatures.self,
+        LEReadMaximumDataLength.self, LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanParameters.self,
+        LESetExtendedScanEnable.self, LECreateConnection.self, LEExtendedCreateConnection.self, LECreateConnectionCancel.self,
+        LEReadRemoteFeatures.self, LESetDataLength.self, LESetPHY.self, LEConnectionUpdate.self,
+        LERemoteConnectionParameterRequestReply.self, LERemoteConnectionParameterRequestNegativeReply.self,
+        LEEnableEncryption.self,
+    ]
+
     /// One command's return-parameter decoder.
     public struct ReturnParameterFormat: Sendable {
         /// The command's opcode.
@@ -45,7 +75,9 @@ public enum KnownCommands {
         /// not decode. For round-trip checks.
         public let reencoded: @Sendable (ArraySlice<UInt8>) -> [UInt8]?
 
-        init<C: HCICommand>(_: C.Type) {
+        /// The format of `C`'s return parameters; nil when it returns the status alone.
+        init?<C: HCICommand>(_: C.Type) {
+            guard C.ReturnParameters.self != NoParameters.self else { return nil }
             opcode = C.opcode
             extraOctets = { bytes in
                 try? HCIController.CommandResult.complete(bytes).returnParametersCountingExtraOctets(of: C.self).extraOctets
@@ -58,16 +90,6 @@ public enum KnownCommands {
     }
 
     /// Every command with return parameters beyond the status, by opcode.
-    public static let withReturnParameters: [HCIOpcode: ReturnParameterFormat] = {
-        let formats = [
-            ReturnParameterFormat(ReadLocalVersionInformation.self), ReturnParameterFormat(ReadLocalSupportedCommands.self),
-            ReturnParameterFormat(ReadLocalSupportedFeatures.self), ReturnParameterFormat(ReadBufferSize.self),
-            ReturnParameterFormat(ReadBDADDR.self), ReturnParameterFormat(LEReadBufferSize.self),
-            ReturnParameterFormat(LEReadBufferSizeV2.self), ReturnParameterFormat(LEReadLocalSupportedFeatures.self),
-            ReturnParameterFormat(LEReadMaximumDataLength.self), ReturnParameterFormat(ReadRSSI.self),
-            ReturnParameterFormat(LESetDataLength.self), ReturnParameterFormat(LERemoteConnectionParameterRequestReply.self),
-            ReturnParameterFormat(LERemoteConnectionParameterRequestNegativeReply.self),
-        ]
-        return Dictionary(uniqueKeysWithValues: formats.map { ($0.opcode, $0) })
-    }()
+    public static let withReturnParameters: [HCIOpcode: ReturnParameterFormat] =
+        Dictionary(uniqueKeysWithValues: all.compactMap { ReturnParameterFormat($0) }.map { ($0.opcode, $0) })
 }

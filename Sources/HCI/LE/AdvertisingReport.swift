@@ -44,9 +44,9 @@ public struct AdvertisingReport: Sendable, Equatable {
     }
 
     /// Subevent 0x02, LE Advertising Report.
-    public static let legacySubevent: UInt8 = 0x02
+    public static let legacySubevent = LEAdvertisingReport.subeventCode
     /// Subevent 0x0D, LE Extended Advertising Report.
-    public static let extendedSubevent: UInt8 = 0x0D
+    public static let extendedSubevent = LEExtendedAdvertisingReport.subeventCode
 
     /// Decodes the reports of an LE Advertising Report or LE Extended Advertising Report;
     /// `nil` for any other subevent. Octets after the last report are ignored (the
@@ -58,97 +58,199 @@ public struct AdvertisingReport: Sendable, Equatable {
     /// Decodes the reports as ``decode(_:)`` does and counts the octets after the last
     /// report, which are ignored.
     public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (reports: [AdvertisingReport], extraOctets: Int)? {
-        var reader = ByteReader(event.parameters)
-        let decodeOne: (inout ByteReader) throws(DecodingError) -> AdvertisingReport
         switch event.subeventCode {
-        case legacySubevent: decodeOne = decodeLegacy
-        case extendedSubevent: decodeOne = decodeExtended
-        default: return nil
+        case legacySubevent:
+            let (legacy, extraOctets) = try LEAdvertisingReport.decodeCountingExtraOctets(event.parameters)
+            return (legacy.reports.map(AdvertisingReport.init), extraOctets)
+        case extendedSubevent:
+            let (extended, extraOctets) = try LEExtendedAdvertisingReport.decodeCountingExtraOctets(event.parameters)
+            return (extended.reports.map(AdvertisingReport.init), extraOctets)
+        default:
+            return nil
         }
-        let count = Int(try reader.readUInt8())
-        var reports: [AdvertisingReport] = []
-        reports.reserveCapacity(count)
-        for _ in 0..<count { reports.append(try decodeOne(&reader)) }
-        return (reports, reader.skipExtraOctets())
-    }
-
-    private static func addressType(_ raw: UInt8) throws(DecodingError) -> AddressType {
-        guard let type = AddressType(rawValue: raw) else { throw .invalidValue(field: "Address_Type", value: UInt64(raw)) }
-        return type
-    }
-
-    private static func decodeLegacy(_ reader: inout ByteReader) throws(DecodingError) -> AdvertisingReport {
-        let eventType = try reader.readUInt8()
-        guard eventType <= 0x04 else { throw .invalidValue(field: "Event_Type", value: UInt64(eventType)) }
-        let type = try addressType(try reader.readUInt8())
-        let address = try BluetoothAddress(from: &reader)
-        let length = Int(try reader.readUInt8())
-        guard length <= 31 else { throw .invalidValue(field: "Data_Length", value: UInt64(length)) }
-        let data = Array(try reader.readBytes(length))
-        let rssi = Int8(bitPattern: try reader.readUInt8())
-        // ADV_IND 0, ADV_DIRECT_IND 1, ADV_SCAN_IND 2, ADV_NONCONN_IND 3, SCAN_RSP 4.
-        return AdvertisingReport(connectable: eventType <= 1, scannable: eventType == 0 || eventType == 2 || eventType == 4,
-                                 directed: eventType == 1, isScanResponse: eventType == 4, legacy: true,
-                                 addressType: type, address: address, rssi: rssi == 127 ? nil : rssi, data: data)
-    }
-
-    private static func decodeExtended(_ reader: inout ByteReader) throws(DecodingError) -> AdvertisingReport {
-        let eventType = try reader.readUInt16()
-        let type = try addressType(try reader.readUInt8())
-        let address = try BluetoothAddress(from: &reader)
-        _ = try reader.readUInt8()   // primary PHY
-        _ = try reader.readUInt8()   // secondary PHY
-        _ = try reader.readUInt8()   // advertising SID
-        let txPower = Int8(bitPattern: try reader.readUInt8())
-        let rssi = Int8(bitPattern: try reader.readUInt8())
-        _ = try reader.readUInt16()  // periodic advertising interval
-        _ = try reader.readUInt8()   // direct address type
-        _ = try reader.readBytes(6)  // direct address
-        let length = Int(try reader.readUInt8())
-        let data = Array(try reader.readBytes(length))
-        return AdvertisingReport(connectable: eventType & 0x01 != 0, scannable: eventType & 0x02 != 0,
-                                 directed: eventType & 0x04 != 0, isScanResponse: eventType & 0x08 != 0,
-                                 legacy: eventType & 0x10 != 0, addressType: type, address: address,
-                                 rssi: rssi == 127 ? nil : rssi, txPower: txPower == 127 ? nil : txPower,
-                                 dataStatus: UInt8((eventType >> 5) & 0b11), data: data)
     }
 
     /// Encodes reports as an LE Meta event of the legacy or extended kind (for emulated
     /// controllers in tests).
     public static func encode(_ reports: [AdvertisingReport], extended: Bool) -> LEMetaEvent {
-        var writer = ByteWriter()
-        writer.write(UInt8(reports.count))
-        for report in reports {
-            if extended {
-                var eventType: UInt16 = 0
-                if report.connectable { eventType |= 0x01 }
-                if report.scannable { eventType |= 0x02 }
-                if report.directed { eventType |= 0x04 }
-                if report.isScanResponse { eventType |= 0x08 }
-                if report.legacy { eventType |= 0x10 }
-                eventType |= UInt16(report.dataStatus & 0b11) << 5
-                writer.write(eventType)
-                writer.write(report.addressType.rawValue)
-                report.address.encode(to: &writer)
-                writer.write(UInt8(1))
-                writer.write(UInt8(0))
-                writer.write(UInt8(0xFF))
-                writer.write(UInt8(bitPattern: report.txPower ?? 127))
-                writer.write(UInt8(bitPattern: report.rssi ?? 127))
-                writer.write(UInt16(0))
-                writer.write(UInt8(0))
-                writer.write(bytes: [UInt8](repeating: 0, count: 6))
-            } else {
-                let eventType: UInt8 = report.isScanResponse ? 4 : report.directed ? 1
-                    : report.connectable ? 0 : report.scannable ? 2 : 3
-                writer.write(eventType)
-                writer.write(report.addressType.rawValue)
-                report.address.encode(to: &writer)
-            }
-            writer.write(UInt8(report.data.count))
-            writer.write(bytes: report.data)
-            if !extended { writer.write(UInt8(bitPattern: report.rssi ?? 127)) }
-        }
-        return LEMetaEvent(subeventCode: extended ? extendedSubevent : legacySubevent, parameters: writer.bytes[...])
+        extended ? LEExtendedAdvertisingReport(reports: reports.map(LEExtendedAdvertisingReport.Report.init)).meta
+            : LEAdvertisingReport(reports: reports.map(LEAdvertisingReport.Report.init)).meta
     }
+
+    /// The report a legacy one says: its event type is the kind of PDU it came in.
+    init(_ report: LEAdvertisingReport.Report) {
+        let type = report.eventType
+        self.init(connectable: type == .advInd || type == .advDirectInd, scannable: type == .advInd || type == .advScanInd || type == .scanRsp,
+                  directed: type == .advDirectInd, isScanResponse: type == .scanRsp, legacy: true, addressType: report.addressType,
+                  address: report.address, rssi: report.rssi == 127 ? nil : report.rssi, data: Array(report.data))
+    }
+
+    /// The report an extended one says: its event type is a set of properties.
+    init(_ report: LEExtendedAdvertisingReport.Report) {
+        let type = report.eventType
+        self.init(connectable: type & 0x01 != 0, scannable: type & 0x02 != 0, directed: type & 0x04 != 0,
+                  isScanResponse: type & 0x08 != 0, legacy: type & 0x10 != 0, addressType: report.addressType, address: report.address,
+                  rssi: report.rssi == 127 ? nil : report.rssi, txPower: report.txPower == 127 ? nil : report.txPower,
+                  dataStatus: UInt8((type >> 5) & 0b11), data: Array(report.data))
+    }
+}
+
+// MARK: The advertising report subevents (Core Vol 4, Part E, 7.7.65.2 and 7.7.65.13)
+
+/// LE Advertising Report (0x02, 7.7.65.2): advertisements and scan responses received by
+/// legacy scanning.
+public struct LEAdvertisingReport: LESubeventParameters {
+    /// 0x02.
+    public static let subeventCode: UInt8 = 0x02
+
+    /// The kind of advertising PDU a report came in (Event_Type).
+    public enum EventType: UInt8, Sendable {
+        /// ADV_IND: connectable and scannable, undirected.
+        case advInd = 0x00
+        /// ADV_DIRECT_IND: connectable, directed.
+        case advDirectInd = 0x01
+        /// ADV_SCAN_IND: scannable, undirected.
+        case advScanInd = 0x02
+        /// ADV_NONCONN_IND: neither connectable nor scannable.
+        case advNonconnInd = 0x03
+        /// SCAN_RSP: a scan response.
+        case scanRsp = 0x04
+    }
+
+    /// One report.
+    public struct Report: Sendable, Equatable, LaidOut {
+        /// Event_Type.
+        public var eventType: EventType
+        /// Address_Type of the advertiser.
+        public var addressType: AddressType
+        /// Address of the advertiser.
+        public var address: BluetoothAddress
+        /// Data: at most 31 octets of advertising or scan response data.
+        public var data: ArraySlice<UInt8>
+        /// RSSI in dBm; 127 when the controller could not measure it.
+        public var rssi: Int8
+
+        /// Creates a report from its fields.
+        public init(eventType: EventType, addressType: AddressType, address: BluetoothAddress, data: ArraySlice<UInt8>, rssi: Int8) {
+            self.eventType = eventType
+            self.addressType = addressType
+            self.address = address
+            self.data = data
+            self.rssi = rssi
+        }
+
+        /// The legacy report of `report`: the PDU kind its flags say, scan response first.
+        init(_ report: AdvertisingReport) {
+            let type: EventType = report.isScanResponse ? .scanRsp : report.directed ? .advDirectInd
+                : report.connectable ? .advInd : report.scannable ? .advScanInd : .advNonconnInd
+            self.init(eventType: type, addressType: report.addressType, address: report.address, data: report.data[...],
+                      rssi: report.rssi ?? 127)
+        }
+
+        /// Event_Type, Address_Type, Address, Data_Length, Data, RSSI.
+        public static let layout = MessageLayout("LE_Advertising_Report_Entry", Self.init(eventType:addressType:address:data:rssi:),
+                                                 .code("Event_Type", \.eventType), .code("Address_Type", \.addressType),
+                                                 Field("Address", \.address), .lengthPrefixed("Data_Length", "Data", maximum: 31, \.data),
+                                                 Field("RSSI", \.rssi))
+    }
+
+    /// The reports, in the order received.
+    public var reports: [Report]
+
+    /// Creates the subevent from its reports.
+    public init(reports: [Report]) { self.reports = reports }
+
+    /// Num_Reports, then each report's fields.
+    public static let layout = MessageLayout("LE_Advertising_Report", Self.init(reports:), .counted("Num_Reports", "Reports", \.reports))
+}
+
+/// LE Extended Advertising Report (0x0D, 7.7.65.13): advertisements and scan responses
+/// received by extended scanning, legacy PDUs included.
+public struct LEExtendedAdvertisingReport: LESubeventParameters {
+    /// 0x0D.
+    public static let subeventCode: UInt8 = 0x0D
+
+    /// One report.
+    public struct Report: Sendable, Equatable, LaidOut {
+        /// Event_Type: bit 0 connectable, 1 scannable, 2 directed, 3 scan response, 4 legacy
+        /// PDU, bits 5–6 data status.
+        public var eventType: UInt16
+        /// Address_Type of the advertiser.
+        public var addressType: AddressType
+        /// Address of the advertiser.
+        public var address: BluetoothAddress
+        /// Primary_PHY: 0x01 LE 1M, 0x03 LE Coded.
+        public var primaryPHY: UInt8
+        /// Secondary_PHY: 0x00 none, 0x01 LE 1M, 0x02 LE 2M, 0x03 LE Coded.
+        public var secondaryPHY: UInt8
+        /// Advertising_SID: the advertising set's identifier; 0xFF none.
+        public var advertisingSID: UInt8
+        /// TX_Power in dBm; 127 not available.
+        public var txPower: Int8
+        /// RSSI in dBm; 127 not available.
+        public var rssi: Int8
+        /// Periodic_Advertising_Interval, units of 1.25 ms; 0 none.
+        public var periodicAdvertisingInterval: UInt16
+        /// Direct_Address_Type of a directed advertisement's target.
+        public var directAddressType: UInt8
+        /// Direct_Address: a directed advertisement's target.
+        public var directAddress: BluetoothAddress
+        /// Data: advertising or scan response data.
+        public var data: ArraySlice<UInt8>
+
+        /// Creates a report from its fields.
+        public init(eventType: UInt16, addressType: AddressType, address: BluetoothAddress, primaryPHY: UInt8, secondaryPHY: UInt8,
+                    advertisingSID: UInt8, txPower: Int8, rssi: Int8, periodicAdvertisingInterval: UInt16, directAddressType: UInt8,
+                    directAddress: BluetoothAddress, data: ArraySlice<UInt8>) {
+            self.eventType = eventType
+            self.addressType = addressType
+            self.address = address
+            self.primaryPHY = primaryPHY
+            self.secondaryPHY = secondaryPHY
+            self.advertisingSID = advertisingSID
+            self.txPower = txPower
+            self.rssi = rssi
+            self.periodicAdvertisingInterval = periodicAdvertisingInterval
+            self.directAddressType = directAddressType
+            self.directAddress = directAddress
+            self.data = data
+        }
+
+        /// The extended report of `report`, as received on the LE 1M PHY from no advertising
+        /// set, not periodic, not directed.
+        init(_ report: AdvertisingReport) {
+            var eventType = UInt16(report.dataStatus & 0b11) << 5
+            if report.connectable { eventType |= 0x01 }
+            if report.scannable { eventType |= 0x02 }
+            if report.directed { eventType |= 0x04 }
+            if report.isScanResponse { eventType |= 0x08 }
+            if report.legacy { eventType |= 0x10 }
+            self.init(eventType: eventType, addressType: report.addressType, address: report.address, primaryPHY: 0x01, secondaryPHY: 0x00,
+                      advertisingSID: 0xFF, txPower: report.txPower ?? 127, rssi: report.rssi ?? 127, periodicAdvertisingInterval: 0,
+                      directAddressType: 0, directAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]), data: report.data[...])
+        }
+
+        /// Event_Type, Address_Type, Address, Primary_PHY, Secondary_PHY, Advertising_SID,
+        /// TX_Power, RSSI, Periodic_Advertising_Interval, Direct_Address_Type, Direct_Address,
+        /// Data_Length, Data.
+        public static let layout = MessageLayout(
+            "LE_Extended_Advertising_Report_Entry",
+            Self.init(eventType:addressType:address:primaryPHY:secondaryPHY:advertisingSID:txPower:rssi:periodicAdvertisingInterval:
+                      directAddressType:directAddress:data:),
+            Field("Event_Type", \.eventType), .code("Address_Type", \.addressType), Field("Address", \.address),
+            Field("Primary_PHY", \.primaryPHY), Field("Secondary_PHY", \.secondaryPHY), Field("Advertising_SID", \.advertisingSID),
+            Field("TX_Power", \.txPower), Field("RSSI", \.rssi), Field("Periodic_Advertising_Interval", \.periodicAdvertisingInterval),
+            Field("Direct_Address_Type", \.directAddressType), Field("Direct_Address", \.directAddress),
+            .lengthPrefixed("Data_Length", "Data", \.data))
+    }
+
+    /// The reports, in the order received.
+    public var reports: [Report]
+
+    /// Creates the subevent from its reports.
+    public init(reports: [Report]) { self.reports = reports }
+
+    /// Num_Reports, then each report's fields.
+    public static let layout = MessageLayout("LE_Extended_Advertising_Report", Self.init(reports:),
+                                             .counted("Num_Reports", "Reports", \.reports))
 }

@@ -3,8 +3,10 @@ import BluetoothCore
 // LE connection commands (Core Vol 4, Part E, 7.8.12, 7.8.13, 7.8.18, 7.8.21, 7.8.31,
 // 7.8.32, 7.8.33, 7.8.47, 7.8.49, 7.8.66) and HCI_Read_RSSI (7.5.4).
 
-/// Connection parameters requested when initiating or updating a connection.
-public struct LEConnectionRequest: Sendable, Equatable {
+/// Connection parameters requested when initiating or updating a connection, and asked
+/// for by a peer (the same four fields in LE_Create_Connection, LE_Connection_Update, the
+/// LE Remote Connection Parameter Request event and its reply).
+public struct LEConnectionRequest: Sendable, Equatable, LaidOut {
     /// Minimum connection interval, units of 1.25 ms (0x0006–0x0C80).
     public var intervalMin: UInt16
     /// Maximum connection interval, units of 1.25 ms.
@@ -22,23 +24,12 @@ public struct LEConnectionRequest: Sendable, Equatable {
         self.supervisionTimeout = supervisionTimeout
     }
 
-    fileprivate func encode(to writer: inout ByteWriter) {
-        writer.write(intervalMin)
-        writer.write(intervalMax)
-        writer.write(latency)
-        writer.write(supervisionTimeout)
-        writer.write(UInt16(0))  // Min_CE_Length
-        writer.write(UInt16(0))  // Max_CE_Length
-    }
-
-    fileprivate init(from reader: inout ByteReader) throws(DecodingError) {
-        intervalMin = try reader.readUInt16()
-        intervalMax = try reader.readUInt16()
-        latency = try reader.readUInt16()
-        supervisionTimeout = try reader.readUInt16()
-        _ = try reader.readUInt16()
-        _ = try reader.readUInt16()
-    }
+    /// Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout
+    /// (LE_Create_Connection's names; the event and the reply call them Interval_Min,
+    /// Interval_Max, Max_Latency, Timeout).
+    public static let layout = MessageLayout("Requested_Connection_Parameters", Self.init(intervalMin:intervalMax:latency:supervisionTimeout:),
+                                             Field("Connection_Interval_Min", \.intervalMin), Field("Connection_Interval_Max", \.intervalMax),
+                                             Field("Max_Latency", \.latency), Field("Supervision_Timeout", \.supervisionTimeout))
 }
 
 /// HCI_LE_Create_Connection (0x200D): initiate a connection (legacy).
@@ -48,44 +39,55 @@ public struct LECreateConnection: HCICommand {
     /// Answered by Command Status; LE Connection Complete follows.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// Scan interval while initiating, units of 0.625 ms.
-    public var scanInterval: UInt16 = 0x0060
+    public var scanInterval: UInt16
     /// Scan window while initiating, units of 0.625 ms.
-    public var scanWindow: UInt16 = 0x0060
+    public var scanWindow: UInt16
     /// 0x00: connect to `peerAddress`; 0x01: to any device on the filter accept list.
-    public var initiatorFilterPolicy: UInt8 = 0
+    public var initiatorFilterPolicy: UInt8
     /// The peer's address type (0x00 public, 0x01 random, 0x02/0x03 identity).
     public var peerAddressType: UInt8
     /// The peer's address.
     public var peerAddress: BluetoothAddress
     /// 0x00 public, 0x01 random.
-    public var ownAddressType: UInt8 = 0
+    public var ownAddressType: UInt8
     /// The connection parameters asked for.
     public var parameters: LEConnectionRequest
+    /// Minimum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var minCELength: UInt16
+    /// Maximum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var maxCELength: UInt16
 
-    /// Connect to `peerAddress`.
-    public init(peerAddressType: UInt8, peerAddress: BluetoothAddress, parameters: LEConnectionRequest = .init()) {
+    /// Connect to `peerAddress`, by default scanning 60 ms of every 60 ms.
+    public init(scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060, initiatorFilterPolicy: UInt8 = 0, peerAddressType: UInt8,
+                peerAddress: BluetoothAddress, ownAddressType: UInt8 = 0, parameters: LEConnectionRequest = .init(),
+                minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+        self.scanInterval = scanInterval
+        self.scanWindow = scanWindow
+        self.initiatorFilterPolicy = initiatorFilterPolicy
         self.peerAddressType = peerAddressType
         self.peerAddress = peerAddress
+        self.ownAddressType = ownAddressType
         self.parameters = parameters
+        self.minCELength = minCELength
+        self.maxCELength = maxCELength
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        scanInterval = try reader.readUInt16()
-        scanWindow = try reader.readUInt16()
-        initiatorFilterPolicy = try reader.readUInt8()
-        peerAddressType = try reader.readUInt8()
-        peerAddress = try BluetoothAddress(from: &reader)
-        ownAddressType = try reader.readUInt8()
-        parameters = try LEConnectionRequest(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(scanInterval)
-        writer.write(scanWindow)
-        writer.write(initiatorFilterPolicy)
-        writer.write(peerAddressType)
-        peerAddress.encode(to: &writer)
-        writer.write(ownAddressType)
-        parameters.encode(to: &writer)
-    }
+
+    /// LE_Scan_Interval, LE_Scan_Window, Initiator_Filter_Policy, Peer_Address_Type,
+    /// Peer_Address, Own_Address_Type, the connection parameters, Min_CE_Length, Max_CE_Length.
+    public static let layout = MessageLayout(
+        "LE_Create_Connection",
+        Self.init(scanInterval:scanWindow:initiatorFilterPolicy:peerAddressType:peerAddress:ownAddressType:parameters:minCELength:maxCELength:),
+        Field("LE_Scan_Interval", \.scanInterval), Field("LE_Scan_Window", \.scanWindow),
+        Field("Initiator_Filter_Policy", \.initiatorFilterPolicy), Field("Peer_Address_Type", \.peerAddressType),
+        Field("Peer_Address", \.peerAddress), Field("Own_Address_Type", \.ownAddressType), .group(\.parameters),
+        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
+}
+
+/// Initiating_PHYs of LE_Extended_Create_Connection: the PHYs to initiate on, each with
+/// parameters of its own. This stack initiates on the LE 1M PHY alone.
+public enum LEInitiatingPHYs: UInt8, Sendable {
+    /// Bit 0: the LE 1M PHY, one set of parameters.
+    case le1M = 0x01
 }
 
 /// HCI_LE_Extended_Create_Connection [v1] (0x2043), initiating on the LE 1M PHY.
@@ -95,47 +97,54 @@ public struct LEExtendedCreateConnection: HCICommand {
     /// Answered by Command Status; LE (Enhanced) Connection Complete follows.
     public static var completion: HCICommandCompletion { .commandStatus }
     /// 0x00: connect to `peerAddress`.
-    public var initiatorFilterPolicy: UInt8 = 0
+    public var initiatorFilterPolicy: UInt8
     /// 0x00 public, 0x01 random.
-    public var ownAddressType: UInt8 = 0
+    public var ownAddressType: UInt8
     /// The peer's address type.
     public var peerAddressType: UInt8
     /// The peer's address.
     public var peerAddress: BluetoothAddress
+    /// The PHYs the parameters below are for: LE 1M.
+    public var initiatingPHYs: LEInitiatingPHYs
     /// Scan interval on the 1M PHY, units of 0.625 ms.
-    public var scanInterval: UInt16 = 0x0060
+    public var scanInterval: UInt16
     /// Scan window on the 1M PHY, units of 0.625 ms.
-    public var scanWindow: UInt16 = 0x0060
+    public var scanWindow: UInt16
     /// The connection parameters asked for.
     public var parameters: LEConnectionRequest
+    /// Minimum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var minCELength: UInt16
+    /// Maximum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var maxCELength: UInt16
 
-    /// Connect to `peerAddress` on the 1M PHY.
-    public init(peerAddressType: UInt8, peerAddress: BluetoothAddress, parameters: LEConnectionRequest = .init()) {
+    /// Connect to `peerAddress` on the 1M PHY, by default scanning 60 ms of every 60 ms.
+    public init(initiatorFilterPolicy: UInt8 = 0, ownAddressType: UInt8 = 0, peerAddressType: UInt8, peerAddress: BluetoothAddress,
+                initiatingPHYs: LEInitiatingPHYs = .le1M, scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060,
+                parameters: LEConnectionRequest = .init(), minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+        self.initiatorFilterPolicy = initiatorFilterPolicy
+        self.ownAddressType = ownAddressType
         self.peerAddressType = peerAddressType
         self.peerAddress = peerAddress
+        self.initiatingPHYs = initiatingPHYs
+        self.scanInterval = scanInterval
+        self.scanWindow = scanWindow
         self.parameters = parameters
+        self.minCELength = minCELength
+        self.maxCELength = maxCELength
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        initiatorFilterPolicy = try reader.readUInt8()
-        ownAddressType = try reader.readUInt8()
-        peerAddressType = try reader.readUInt8()
-        peerAddress = try BluetoothAddress(from: &reader)
-        let phys = try reader.readUInt8()
-        guard phys == 0x01 else { throw .invalidValue(field: "Initiating_PHYs (only LE 1M is modelled)", value: UInt64(phys)) }
-        scanInterval = try reader.readUInt16()
-        scanWindow = try reader.readUInt16()
-        parameters = try LEConnectionRequest(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(initiatorFilterPolicy)
-        writer.write(ownAddressType)
-        writer.write(peerAddressType)
-        peerAddress.encode(to: &writer)
-        writer.write(UInt8(0x01))
-        writer.write(scanInterval)
-        writer.write(scanWindow)
-        parameters.encode(to: &writer)
-    }
+
+    /// Initiator_Filter_Policy, Own_Address_Type, Peer_Address_Type, Peer_Address,
+    /// Initiating_PHYs, then for the one PHY: Scan_Interval, Scan_Window, the connection
+    /// parameters, Min_CE_Length, Max_CE_Length.
+    public static let layout = MessageLayout(
+        "LE_Extended_Create_Connection",
+        Self.init(initiatorFilterPolicy:ownAddressType:peerAddressType:peerAddress:initiatingPHYs:scanInterval:scanWindow:parameters:
+                  minCELength:maxCELength:),
+        Field("Initiator_Filter_Policy", \.initiatorFilterPolicy), Field("Own_Address_Type", \.ownAddressType),
+        Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
+        .code("Initiating_PHYs", errorField: "Initiating_PHYs (only LE 1M is modelled)", \.initiatingPHYs),
+        Field("Scan_Interval", \.scanInterval), Field("Scan_Window", \.scanWindow), .group(\.parameters),
+        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
 }
 
 /// HCI_LE_Create_Connection_Cancel (0x200E): stop initiating; LE Connection Complete
@@ -145,43 +154,8 @@ public struct LECreateConnectionCancel: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x200E)
     /// No parameters.
     public init() {}
-    public init(from reader: inout ByteReader) throws(DecodingError) {}
-    public func encode(to writer: inout ByteWriter) {}
-}
-
-/// A command whose only parameter is a connection handle.
-public protocol HandleCommand: HCICommand {
-    /// The connection.
-    var handle: ConnectionHandle { get }
-    /// The command for `handle`.
-    init(handle: ConnectionHandle)
-}
-
-extension HandleCommand {
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(handle: try ConnectionHandle(from: &reader)) }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
-}
-
-/// A command whose parameters are a connection handle and a reason (Disconnect, LE Remote
-/// Connection Parameter Request Negative Reply).
-public protocol HandleReasonCommand: HCICommand {
-    /// The connection.
-    var handle: ConnectionHandle { get }
-    /// The reason, an HCI error code.
-    var reason: HCIStatus { get }
-    /// The command for `handle` with `reason`.
-    init(handle: ConnectionHandle, reason: HCIStatus)
-}
-
-extension HandleReasonCommand {
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        let handle = try ConnectionHandle(from: &reader)
-        self.init(handle: handle, reason: HCIStatus(rawValue: try reader.readUInt8()))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(reason.rawValue)
-    }
+    /// No parameters.
+    public static let layout = MessageLayout("LE_Create_Connection_Cancel", Self.init)
 }
 
 /// Return parameters that are just the connection handle the command acted on.
@@ -190,12 +164,12 @@ public struct ConnectionHandleReturn: HCIParameters {
     public var handle: ConnectionHandle
     /// Return parameters for `handle`.
     public init(handle: ConnectionHandle) { self.handle = handle }
-    public init(from reader: inout ByteReader) throws(DecodingError) { handle = try ConnectionHandle(from: &reader) }
-    public func encode(to writer: inout ByteWriter) { writer.write(handle) }
+    /// Connection_Handle.
+    public static let layout = MessageLayout("Connection_Handle", Self.init(handle:), Field("Connection_Handle", \.handle))
 }
 
 /// HCI_LE_Read_Remote_Features (0x2016): LE Read Remote Features Complete follows.
-public struct LEReadRemoteFeatures: HandleCommand {
+public struct LEReadRemoteFeatures: HCICommand {
     /// OGF 0x08, OCF 0x016.
     public static let opcode = HCIOpcode(rawValue: 0x2016)
     /// Answered by Command Status.
@@ -204,16 +178,20 @@ public struct LEReadRemoteFeatures: HandleCommand {
     public var handle: ConnectionHandle
     /// Read the features of the peer on `handle`.
     public init(handle: ConnectionHandle) { self.handle = handle }
+    /// Connection_Handle.
+    public static let layout = MessageLayout("LE_Read_Remote_Features", Self.init(handle:), Field("Connection_Handle", \.handle))
 }
 
 /// HCI_Read_RSSI (0x1405).
-public struct ReadRSSI: HandleCommand {
+public struct ReadRSSI: HCICommand {
     /// OGF 0x05, OCF 0x005.
     public static let opcode = HCIOpcode(rawValue: 0x1405)
     /// The connection.
     public var handle: ConnectionHandle
     /// Read the RSSI of `handle`.
     public init(handle: ConnectionHandle) { self.handle = handle }
+    /// Connection_Handle.
+    public static let layout = MessageLayout("Read_RSSI", Self.init(handle:), Field("Connection_Handle", \.handle))
 
     /// The handle and the RSSI in dBm (127: not available).
     public struct ReturnParameters: HCIParameters {
@@ -226,14 +204,8 @@ public struct ReadRSSI: HandleCommand {
             self.handle = handle
             self.rssi = rssi
         }
-        public init(from reader: inout ByteReader) throws(DecodingError) {
-            handle = try ConnectionHandle(from: &reader)
-            rssi = Int8(bitPattern: try reader.readUInt8())
-        }
-        public func encode(to writer: inout ByteWriter) {
-            writer.write(handle)
-            writer.write(UInt8(bitPattern: rssi))
-        }
+        /// Connection_Handle, RSSI.
+        public static let layout = MessageLayout("Read_RSSI", Self.init(handle:rssi:), Field("Connection_Handle", \.handle), Field("RSSI", \.rssi))
     }
 }
 
@@ -254,16 +226,10 @@ public struct LESetDataLength: HCICommand {
         self.txOctets = txOctets
         self.txTime = txTime
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        txOctets = try reader.readUInt16()
-        txTime = try reader.readUInt16()
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(txOctets)
-        writer.write(txTime)
-    }
+
+    /// Connection_Handle, TX_Octets, TX_Time.
+    public static let layout = MessageLayout("LE_Set_Data_Length", Self.init(handle:txOctets:txTime:),
+                                             Field("Connection_Handle", \.handle), Field("TX_Octets", \.txOctets), Field("TX_Time", \.txTime))
 
     /// The connection handle.
     public typealias ReturnParameters = ConnectionHandleReturn
@@ -294,20 +260,11 @@ public struct LESetPHY: HCICommand {
         self.rxPHYs = rxPHYs
         self.phyOptions = phyOptions
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        allPHYs = try reader.readUInt8()
-        txPHYs = try reader.readUInt8()
-        rxPHYs = try reader.readUInt8()
-        phyOptions = try reader.readUInt16()
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(allPHYs)
-        writer.write(txPHYs)
-        writer.write(rxPHYs)
-        writer.write(phyOptions)
-    }
+
+    /// Connection_Handle, All_PHYs, TX_PHYs, RX_PHYs, PHY_Options.
+    public static let layout = MessageLayout("LE_Set_PHY", Self.init(handle:allPHYs:txPHYs:rxPHYs:phyOptions:),
+                                             Field("Connection_Handle", \.handle), Field("All_PHYs", \.allPHYs),
+                                             Field("TX_PHYs", \.txPHYs), Field("RX_PHYs", \.rxPHYs), Field("PHY_Options", \.phyOptions))
 }
 
 /// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
@@ -321,20 +278,23 @@ public struct LEConnectionUpdate: HCICommand {
     public var handle: ConnectionHandle
     /// The parameters asked for.
     public var parameters: LEConnectionRequest
+    /// Minimum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var minCELength: UInt16
+    /// Maximum length of a connection event, units of 0.625 ms (a hint; 0, none).
+    public var maxCELength: UInt16
 
     /// Ask for `parameters` on `handle`.
-    public init(handle: ConnectionHandle, parameters: LEConnectionRequest) {
+    public init(handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
         self.handle = handle
         self.parameters = parameters
+        self.minCELength = minCELength
+        self.maxCELength = maxCELength
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        parameters = try LEConnectionRequest(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        parameters.encode(to: &writer)
-    }
+
+    /// Connection_Handle, the connection parameters, Min_CE_Length, Max_CE_Length.
+    public static let layout = MessageLayout("LE_Connection_Update", Self.init(handle:parameters:minCELength:maxCELength:),
+                                             Field("Connection_Handle", \.handle), .group(\.parameters),
+                                             Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
 }
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
@@ -358,22 +318,12 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
         self.minCELength = minCELength
         self.maxCELength = maxCELength
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        parameters = LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
-                                         latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16())
-        minCELength = try reader.readUInt16()
-        maxCELength = try reader.readUInt16()
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(parameters.intervalMin)
-        writer.write(parameters.intervalMax)
-        writer.write(parameters.latency)
-        writer.write(parameters.supervisionTimeout)
-        writer.write(minCELength)
-        writer.write(maxCELength)
-    }
+
+    /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout, Min_CE_Length,
+    /// Max_CE_Length.
+    public static let layout = MessageLayout("LE_Remote_Connection_Parameter_Request_Reply", Self.init(handle:parameters:minCELength:maxCELength:),
+                                             Field("Connection_Handle", \.handle), .group(\.parameters),
+                                             Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
 
     /// The connection handle.
     public typealias ReturnParameters = ConnectionHandleReturn
@@ -381,7 +331,7 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021): refuse the
 /// parameters the peer asked for, with a reason.
-public struct LERemoteConnectionParameterRequestNegativeReply: HandleReasonCommand {
+public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
     /// OGF 0x08, OCF 0x021.
     public static let opcode = HCIOpcode(rawValue: 0x2021)
     /// The connection handle, as for the positive reply.
@@ -396,6 +346,10 @@ public struct LERemoteConnectionParameterRequestNegativeReply: HandleReasonComma
         self.handle = handle
         self.reason = reason
     }
+
+    /// Connection_Handle, Reason.
+    public static let layout = MessageLayout("LE_Remote_Connection_Parameter_Request_Negative_Reply", Self.init(handle:reason:),
+                                             Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }
 
 extension LEConnectionRequest {

@@ -25,22 +25,15 @@ public struct LEEnableEncryption: HCICommand {
         self.ediv = ediv
         self.longTermKey = longTermKey
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        handle = try ConnectionHandle(from: &reader)
-        random = Array(try reader.readBytes(8))
-        ediv = try reader.readUInt16()
-        longTermKey = Array(try reader.readBytes(16))
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(bytes: random)
-        writer.write(ediv)
-        writer.write(bytes: longTermKey)
-    }
+
+    /// Connection_Handle, Random_Number, Encrypted_Diversifier, Long_Term_Key.
+    public static let layout = MessageLayout("LE_Enable_Encryption", Self.init(handle:random:ediv:longTermKey:),
+                                             Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
+                                             Field("Encrypted_Diversifier", \.ediv), .octets("Long_Term_Key", count: 16, \.longTermKey))
 }
 
 /// Encryption Key Refresh Complete (0x30): an encrypted link now uses the new key.
-public struct EncryptionKeyRefreshComplete: HCIParameters {
+public struct EncryptionKeyRefreshComplete: HCIEventParameters {
     /// 0x30 HCI_Encryption_Key_Refresh_Complete.
     public static let code: UInt8 = 0x30
     /// Status: 0x00 if the key was refreshed.
@@ -52,12 +45,7 @@ public struct EncryptionKeyRefreshComplete: HCIParameters {
         self.status = status
         self.handle = handle
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        status = HCIStatus(rawValue: try reader.readUInt8())
-        handle = try ConnectionHandle(from: &reader)
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(status.rawValue)
-        writer.write(handle)
-    }
+    /// Status, Connection_Handle.
+    public static let layout = MessageLayout("Encryption_Key_Refresh_Complete", Self.init(status:handle:),
+                                             Field("Status", \.status), Field("Connection_Handle", \.handle))
 }

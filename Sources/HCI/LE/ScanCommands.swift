@@ -33,22 +33,12 @@ public struct LESetScanParameters: HCICommand {
         self.ownAddressType = ownAddressType
         self.filterPolicy = filterPolicy
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        let type = try reader.readUInt8()
-        guard let scanType = LEScanType(rawValue: type) else { throw .invalidValue(field: "LE_Scan_Type", value: UInt64(type)) }
-        self.scanType = scanType
-        interval = try reader.readUInt16()
-        window = try reader.readUInt16()
-        ownAddressType = try reader.readUInt8()
-        filterPolicy = try reader.readUInt8()
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(scanType.rawValue)
-        writer.write(interval)
-        writer.write(window)
-        writer.write(ownAddressType)
-        writer.write(filterPolicy)
-    }
+
+    /// LE_Scan_Type, LE_Scan_Interval, LE_Scan_Window, Own_Address_Type, Scanning_Filter_Policy.
+    public static let layout = MessageLayout("LE_Set_Scan_Parameters", Self.init(scanType:interval:window:ownAddressType:filterPolicy:),
+                                             .code("LE_Scan_Type", \.scanType), Field("LE_Scan_Interval", \.interval),
+                                             Field("LE_Scan_Window", \.window), Field("Own_Address_Type", \.ownAddressType),
+                                             Field("Scanning_Filter_Policy", \.filterPolicy))
 }
 
 /// HCI_LE_Set_Scan_Enable (0x200C).
@@ -65,14 +55,10 @@ public struct LESetScanEnable: HCICommand {
         self.enable = enable
         self.filterDuplicates = filterDuplicates
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8() != 0
-        filterDuplicates = try reader.readUInt8() != 0
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
-        writer.write(UInt8(filterDuplicates ? 1 : 0))
-    }
+
+    /// LE_Scan_Enable, Filter_Duplicates.
+    public static let layout = MessageLayout("LE_Set_Scan_Enable", Self.init(enable:filterDuplicates:),
+                                             .flag("LE_Scan_Enable", \.enable), .flag("Filter_Duplicates", \.filterDuplicates))
 }
 
 /// HCI_LE_Set_Extended_Scan_Parameters (0x2041): scanning on the LE 1M PHY (and Coded,
@@ -82,7 +68,7 @@ public struct LESetExtendedScanParameters: HCICommand {
     public static let opcode = HCIOpcode(rawValue: 0x2041)
 
     /// Parameters for one scanning PHY.
-    public struct PHYParameters: Sendable, Equatable {
+    public struct PHYParameters: Sendable, Equatable, LaidOut {
         /// Passive or active.
         public var scanType: LEScanType
         /// Time between scan starts, in units of 0.625 ms.
@@ -96,6 +82,11 @@ public struct LESetExtendedScanParameters: HCICommand {
             self.interval = interval
             self.window = window
         }
+
+        /// Scan_Type, Scan_Interval, Scan_Window: one entry of each array.
+        public static let layout = MessageLayout("Scanning_PHY", Self.init(scanType:interval:window:),
+                                                 .code("Scan_Type", \.scanType), Field("Scan_Interval", \.interval),
+                                                 Field("Scan_Window", \.window))
     }
 
     /// 0x00 public, 0x01 random.
@@ -114,27 +105,21 @@ public struct LESetExtendedScanParameters: HCICommand {
         self.scanningPHYs = scanningPHYs
         self.phys = phys
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        ownAddressType = try reader.readUInt8()
-        filterPolicy = try reader.readUInt8()
-        scanningPHYs = try reader.readUInt8()
-        phys = []
-        for _ in 0..<scanningPHYs.nonzeroBitCount {
-            let type = try reader.readUInt8()
-            guard let scanType = LEScanType(rawValue: type) else { throw .invalidValue(field: "Scan_Type", value: UInt64(type)) }
-            phys.append(PHYParameters(scanType: scanType, interval: try reader.readUInt16(), window: try reader.readUInt16()))
-        }
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(ownAddressType)
-        writer.write(filterPolicy)
-        writer.write(scanningPHYs)
-        for phy in phys {
-            writer.write(phy.scanType.rawValue)
-            writer.write(phy.interval)
-            writer.write(phy.window)
-        }
-    }
+
+    /// Own_Address_Type, Scanning_Filter_Policy, Scanning_PHYs, then a ``PHYParameters`` for
+    /// each bit set in Scanning_PHYs: one field, since the bits say how many follow.
+    public static let layout = MessageLayout(
+        "LE_Set_Extended_Scan_Parameters", { Self(ownAddressType: $0, filterPolicy: $1, scanningPHYs: $2.bits, phys: $2.phys) },
+        Field("Own_Address_Type", \.ownAddressType), Field("Scanning_Filter_Policy", \.filterPolicy),
+        Field<Self, (bits: UInt8, phys: [PHYParameters])>("Scanning_PHYs, Scan_Type[i], Scan_Interval[i], Scan_Window[i]", read: { reader throws(DecodingError) in
+            let bits = try reader.readUInt8()
+            var phys: [PHYParameters] = []
+            for _ in 0..<bits.nonzeroBitCount { phys.append(try PHYParameters(from: &reader)) }
+            return (bits, phys)
+        }, write: { command, writer in
+            writer.write(command.scanningPHYs)
+            for phy in command.phys { phy.encode(to: &writer) }
+        }))
 }
 
 /// HCI_LE_Set_Extended_Scan_Enable (0x2042).
@@ -157,16 +142,9 @@ public struct LESetExtendedScanEnable: HCICommand {
         self.duration = duration
         self.period = period
     }
-    public init(from reader: inout ByteReader) throws(DecodingError) {
-        enable = try reader.readUInt8() != 0
-        filterDuplicates = try reader.readUInt8()
-        duration = try reader.readUInt16()
-        period = try reader.readUInt16()
-    }
-    public func encode(to writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
-        writer.write(filterDuplicates)
-        writer.write(duration)
-        writer.write(period)
-    }
+
+    /// Enable, Filter_Duplicates, Duration, Period.
+    public static let layout = MessageLayout("LE_Set_Extended_Scan_Enable", Self.init(enable:filterDuplicates:duration:period:),
+                                             .flag("Enable", \.enable), Field("Filter_Duplicates", \.filterDuplicates),
+                                             Field("Duration", \.duration), Field("Period", \.period))
 }

@@ -1,0 +1,130 @@
+import BluetoothCore
+
+// The fields HCI parameters are made of (Core Vol 4, Part E, 5.2 and 7): how each type
+// looks on the wire, and the shapes of field the layouts of commands, events and LE
+// subevents share. A layout names its fields; what a field's octets are is said here once.
+
+// MARK: Types with one encoding
+
+/// A value that is its raw value on the wire: a status code, an opcode, a bit mask. Reading
+/// and writing are the raw value's, said once here instead of in every such type.
+///
+/// Nothing HCI-specific: it belongs next to ``WireCodable`` in BluetoothCore, and lives here
+/// until that module takes it.
+public protocol WireRawRepresentable: WireCodable, RawRepresentable where RawValue: WireCodable {
+    /// Wraps a value read from the wire; every raw value is a valid one.
+    init(rawValue: RawValue)
+}
+
+extension WireRawRepresentable {
+    /// Reads the raw value.
+    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try RawValue(from: &reader)) }
+    /// Writes the raw value.
+    public func encode(to writer: inout ByteWriter) { rawValue.encode(to: &writer) }
+}
+
+/// A status or error code octet: codes newer than the table still round-trip.
+extension HCIStatus: WireRawRepresentable {}
+
+/// Two octets, OGF and OCF, least significant first.
+extension HCIOpcode: WireRawRepresentable {}
+
+/// Six octets, least significant first (the address already reads and writes itself).
+extension BluetoothAddress: WireCodable {}
+
+/// The 64 octets of Supported_Commands, octet 0 first.
+extension SupportedCommands: WireCodable {
+    /// Reads the 64 octets.
+    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(octets: Array(try reader.readBytes(64))) }
+    /// Writes the 64 octets.
+    public func encode(to writer: inout ByteWriter) { writer.write(bytes: octets) }
+}
+
+/// One two's-complement octet. Like UInt8's conformance, it belongs in BluetoothCore, and
+/// lives here until that module takes it.
+extension Int8: WireCodable {
+    /// Reads one octet as a two's-complement value (an RSSI or a TX power in dBm).
+    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(bitPattern: try reader.readUInt8()) }
+    /// Writes the value as one two's-complement octet.
+    public func encode(to writer: inout ByteWriter) { writer.write(UInt8(bitPattern: self)) }
+}
+
+// MARK: Shapes of field
+
+extension Field where Value: RawRepresentable & Sendable, Value.RawValue == UInt8 {
+    /// A one-octet code from a list the specification fixes (LE_Scan_Type, Address_Type):
+    /// a value outside the list is ``DecodingError/invalidValue(field:value:)`` about
+    /// `errorField`, by default the field's name.
+    static func code(_ name: String, errorField: String? = nil, _ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(name, read: { reader throws(DecodingError) in
+            let raw = try reader.readUInt8()
+            guard let code = Value(rawValue: raw) else { throw .invalidValue(field: errorField ?? name, value: UInt64(raw)) }
+            return code
+        }, write: { message, writer in writer.write(value(message).rawValue) })
+    }
+}
+
+extension Field {
+    /// A one-octet switch: written 0x01 or 0x00; any octet but 0x00 reads as on.
+    static func flag(_ name: String, _ value: @escaping @Sendable (Message) -> Bool) -> Field where Value == Bool {
+        Field(name, read: { reader throws(DecodingError) in try reader.readUInt8() != 0 },
+              write: { message, writer in writer.write(UInt8(value(message) ? 1 : 0)) })
+    }
+
+    /// A fixed number of octets copied out (a key, a random number).
+    static func octets(_ name: String, count: Int, _ value: @escaping @Sendable (Message) -> [UInt8]) -> Field where Value == [UInt8] {
+        Field(name, read: { reader throws(DecodingError) in Array(try reader.readBytes(count)) },
+              write: { message, writer in writer.write(bytes: value(message)) })
+    }
+
+    /// A length octet, then that many octets (Data_Length and Data), as a view of the
+    /// received bytes. A length above `maximum` is ``DecodingError/invalidValue(field:value:)``
+    /// about `lengthField`.
+    static func lengthPrefixed(_ lengthField: String, _ name: String, maximum: Int = 255,
+                               _ value: @escaping @Sendable (Message) -> ArraySlice<UInt8>) -> Field where Value == ArraySlice<UInt8> {
+        Field("\(lengthField), \(name)", read: { reader throws(DecodingError) in
+            let length = Int(try reader.readUInt8())
+            guard length <= maximum else { throw .invalidValue(field: lengthField, value: UInt64(length)) }
+            return try reader.readBytes(length)
+        }, write: { message, writer in
+            let bytes = value(message)
+            writer.write(UInt8(bytes.count))
+            writer.write(bytes: bytes)
+        })
+    }
+
+    /// A count octet, then that many entries one after another (Num_Reports and the reports).
+    static func counted<Entry: WireCodable>(_ countField: String, _ name: String,
+                                            _ value: @escaping @Sendable (Message) -> [Entry]) -> Field where Value == [Entry] {
+        Field("\(countField), \(name)", read: { reader throws(DecodingError) in
+            let count = Int(try reader.readUInt8())
+            var entries: [Entry] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count { entries.append(try Entry(from: &reader)) }
+            return entries
+        }, write: { message, writer in
+            let entries = value(message)
+            writer.write(UInt8(entries.count))
+            for entry in entries { entry.encode(to: &writer) }
+        })
+    }
+
+    /// `field`, read only once `octets` remain for it and the fields that follow it in one
+    /// run (two addresses, a handle and a sync handle): a short run is one
+    /// ``DecodingError/truncated(needed:available:)`` for the whole run, as the decoders
+    /// before these layouts reported it.
+    static func run(of octets: Int, _ field: Field) -> Field {
+        Field(field.name, read: { reader throws(DecodingError) in
+            guard reader.count >= octets else { throw .truncated(needed: octets, available: reader.count) }
+            return try field.read(&reader)
+        }, write: field.write)
+    }
+}
+
+extension Field where Value: LaidOut {
+    /// Fields that travel together in several messages (a connection's interval, latency
+    /// and timeout), declared once by their own layout and named here by the fields they are.
+    static func group(_ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(Value.layout.fieldNames.joined(separator: ", "), value)
+    }
+}
