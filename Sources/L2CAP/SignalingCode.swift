@@ -6,7 +6,7 @@ import HCI
 /// The two signaling channels share the code space but not the commands: ``name`` is the
 /// LE signaling channel's (0x0005), where codes valid only on BR/EDR have no name, and
 /// ``bredrName`` the BR/EDR signaling channel's (0x0001), where the LE-only codes have none.
-public struct SignalingCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct SignalingCode: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The code byte as on the wire.
     public let rawValue: UInt8
     /// Wraps a code byte from the wire.

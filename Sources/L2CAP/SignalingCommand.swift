@@ -4,7 +4,7 @@ import HCI
 /// One signaling command (Core Vol 3, Part A, 4): code, identifier (pairs a response with
 /// its request), length, data. The LE signaling channel carries one per C-frame; the BR/EDR
 /// channel may carry several (``ControlFrame``).
-public struct SignalingCommand: Sendable, Equatable {
+public struct SignalingCommand: LaidOut, Equatable {
     /// What the command is.
     public var code: SignalingCode
     /// Non-zero; a response carries its request's identifier.
@@ -19,27 +19,24 @@ public struct SignalingCommand: Sendable, Equatable {
         self.data = data
     }
 
-    /// Decodes one command filling `payload` (LE signaling carries one command per frame).
+    /// Code, Identifier, then Length and the Data it counts. Reading stops after the data,
+    /// so the commands of a C-frame are read one after another.
+    public static let layout = MessageLayout("Signaling_Command", Self.init(code:identifier:data:),
+                                             Field("Code", \.code), Field("Identifier", \.identifier),
+                                             .lengthPrefixed("Length", "Data", lengthOctets: 2, errorField: "signaling command length", \.data))
+
+    /// Decodes the one command filling an LE C-frame's `payload`: its Length must account
+    /// for every octet after the header.
     public init(payload: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = ByteReader(payload)
-        code = SignalingCode(rawValue: try reader.readUInt8())
-        identifier = try reader.readUInt8()
-        let length = Int(try reader.readUInt16())
-        guard reader.count == length else {
-            throw .lengthMismatch(field: "signaling command length", declared: length, actual: reader.count)
+        self = try Self(from: &reader)
+        guard reader.isAtEnd else {
+            throw .lengthMismatch(field: "signaling command length", declared: data.count, actual: data.count + reader.count)
         }
-        data = Array(reader.readRest())
     }
 
     /// The encoded command.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4 + data.count)
-        writer.write(code.rawValue)
-        writer.write(identifier)
-        writer.write(UInt16(data.count))
-        writer.write(bytes: data)
-        return writer.bytes
-    }
+    public func encoded() -> [UInt8] { wireBytes(capacity: 4 + data.count) }
 }
 
 /// L2CAP Connection Parameter Update Request (0x12): the peripheral asks the central for
