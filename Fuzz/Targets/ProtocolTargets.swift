@@ -183,13 +183,13 @@ private func checkCommand(_ command: SignalingCommand) throws(FuzzFailure) {
         try expectRoundTrip(request, "Credit_Based_Reconfigure_Req", encode: { $0.encoded() },
                             decode: { try CreditBasedReconfigureRequest(data: $0) })
     case .connectionParameterUpdateRequest:
-        guard let request = try? ConnectionParameterUpdateRequest(data: command.data) else { return }
-        try expectRoundTrip(request, "Connection_Parameter_Update_Req", encode: { $0.encoded() },
-                            decode: { try ConnectionParameterUpdateRequest(data: $0) })
+        guard let request = try? ConnectionParameterUpdateRequest.decodeCountingExtraOctets(command).pdu else { return }
+        try expectRoundTrip(request, "Connection_Parameter_Update_Req", encode: { $0.command(identifier: 1).encoded() },
+                            decode: { try ConnectionParameterUpdateRequest(command: SignalingCommand(payload: $0[...])) })
     case .connectionParameterUpdateResponse:
-        guard let response = try? ConnectionParameterUpdateResponse(data: command.data) else { return }
-        try expectRoundTrip(response, "Connection_Parameter_Update_Rsp", encode: { $0.encoded() },
-                            decode: { try ConnectionParameterUpdateResponse(data: $0) })
+        guard let response = try? ConnectionParameterUpdateResponse.decodeCountingExtraOctets(command).pdu else { return }
+        try expectRoundTrip(response, "Connection_Parameter_Update_Rsp", encode: { $0.command(identifier: 1).encoded() },
+                            decode: { try ConnectionParameterUpdateResponse(command: SignalingCommand(payload: $0[...])) })
     default:
         break
     }

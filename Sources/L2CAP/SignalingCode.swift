@@ -114,3 +114,17 @@ public struct SignalingCode: WireRawRepresentable, Hashable, Sendable, CustomStr
     /// `0x02 Connection_Req`: the code as the BR/EDR signaling channel names it.
     public var bredrDescription: String { "\(hex(rawValue, digits: 2)) \(bredrName)" }
 }
+
+/// The signaling channels a command may travel on (Core Vol 3, Part A, Table 4.2): the
+/// BR/EDR one, the LE one, or both.
+public struct SignalingChannels: OptionSet, Sendable {
+    /// One bit a channel.
+    public let rawValue: UInt8
+    /// The channels whose bits `rawValue` sets.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The BR/EDR signaling channel (CID 0x0001, on ACL-U).
+    public static let bredr = SignalingChannels(rawValue: 1 << 0)
+    /// The LE signaling channel (CID 0x0005, on LE-U).
+    public static let le = SignalingChannels(rawValue: 1 << 1)
+}

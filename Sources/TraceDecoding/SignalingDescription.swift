@@ -27,13 +27,18 @@ enum SignalingDescription {
         return nil
     }
 
+    /// The command's fields in words, its data decoded under the tolerance rule.
     private static func details(_ command: SignalingCommand, bredr: Bool) throws(DecodingError) -> String {
         let code = command.code
         let data = command.data
         guard (bredr ? code.bredrName : code.name) != "Unknown" else { return bytes(data, separated: false) }
+        /// The command's data as a `PDU`.
+        func decode<PDU: SignalingPDU>(_: PDU.Type) throws(DecodingError) -> PDU {
+            try PDU.decodeCountingExtraOctets(command).pdu
+        }
         switch code {
         case .commandReject:
-            return try commandReject(data)
+            return try commandReject(decode(CommandReject.self))
         case .connectionRequest, .createChannelRequest:
             let request = try ConnectionRequest(data: data, createChannel: code == .createChannelRequest)
             return "\(request.psm), scid \(cid(request.sourceCID))" + (request.controllerID.map { ", controller \($0)" } ?? "")
@@ -51,22 +56,20 @@ enum SignalingDescription {
             let disconnection = try ChannelDisconnection(data: data)
             return "dcid \(cid(disconnection.destinationCID)), scid \(cid(disconnection.sourceCID))"
         case .echoRequest, .echoResponse:
-            return data.isEmpty ? "" : "data [\(data.hexDump)]"
+            let echoed = try code == .echoRequest ? decode(EchoRequest.self).data : decode(EchoResponse.self).data
+            return echoed.isEmpty ? "" : "data [\(echoed.hexDump)]"
         case .informationRequest:
-            var reader = ByteReader(data)
-            return "type \(informationType(try reader.readUInt16()))"
+            return "type \(informationType(try decode(InformationRequest.self).infoType))"
         case .informationResponse:
-            var reader = ByteReader(data)
-            let type = try reader.readUInt16()
-            let result = try reader.readUInt16()
-            let resultName = result == 0 ? " success" : result == 1 ? " not supported" : ""
-            return "type \(informationType(type)), result \(hex(result, digits: 4))\(resultName)" + bytes(reader.remaining)
+            let response = try decode(InformationResponse.self)
+            let resultName = response.result == 0 ? " success" : response.result == 1 ? " not supported" : ""
+            return "type \(informationType(response.infoType)), result \(hex(response.result, digits: 4))\(resultName)" + bytes(response.data)
         case .connectionParameterUpdateRequest:
-            let parameters = try ConnectionParameterUpdateRequest(data: data).parameters
+            let parameters = try decode(ConnectionParameterUpdateRequest.self).parameters
             return "interval \(Double(parameters.intervalMin) * 1.25)–\(Double(parameters.intervalMax) * 1.25) ms, latency \(parameters.latency), "
                 + "supervision timeout \(Int(parameters.supervisionTimeout) * 10) ms"
         case .connectionParameterUpdateResponse:
-            return try ConnectionParameterUpdateResponse(data: data).accepted ? "accepted" : "rejected"
+            return try decode(ConnectionParameterUpdateResponse.self).accepted ? "accepted" : "rejected"
         case .leCreditBasedConnectionRequest:
             let request = try LECreditBasedConnectionRequest(data: data)
             return "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
@@ -95,18 +98,15 @@ enum SignalingDescription {
         }
     }
 
-    private static func commandReject(_ data: [UInt8]) throws(DecodingError) -> String {
-        var reader = ByteReader(data)
-        let reason = try reader.readUInt16()
-        switch CommandRejectReason(rawValue: reason) {
-        case .commandNotUnderstood?:
-            return "reason 0x0000 command not understood" + bytes(reader.remaining)
-        case .signalingMTUExceeded?:
-            return "reason 0x0001 signaling MTU exceeded, MTU \(try reader.readUInt16())"
-        case .invalidCID?:
-            return "reason 0x0002 invalid CID in request, local \(cid(try reader.readUInt16())), remote \(cid(try reader.readUInt16()))"
-        case nil:
-            return "reason \(hex(reason, digits: 4))" + bytes(reader.remaining)
+    private static func commandReject(_ reject: CommandReject) throws(DecodingError) -> String {
+        switch reject.reason {
+        case .signalingMTUExceeded:
+            return "reason \(reject.reason), MTU \(try reject.reasonData(CommandReject.SignalingMTUExceeded.self).actualMTU)"
+        case .invalidCID:
+            let endpoints = try reject.reasonData(CommandReject.InvalidCID.self)
+            return "reason \(reject.reason), local \(cid(endpoints.localCID)), remote \(cid(endpoints.remoteCID))"
+        default:
+            return "reason \(reject.reason)" + bytes(reject.data)
         }
     }
 
