@@ -5,7 +5,8 @@ import HCI
 /// its request), length, data. The LE signaling channel carries one per C-frame; the BR/EDR
 /// channel may carry several (``ControlFrame``).
 ///
-/// The data stays as received: its code's declaration (``SignalingPDU``) reads it.
+/// The data stays as received: its code's declaration (``SignalingPDU``, found by
+/// ``SignalingCode/pduType``) reads it.
 public struct SignalingCommand: LaidOut, Equatable {
     /// What the command is.
     public var code: SignalingCode

@@ -39,22 +39,28 @@ enum SignalingDescription {
         switch code {
         case .commandReject:
             return try commandReject(decode(CommandReject.self))
-        case .connectionRequest, .createChannelRequest:
-            let request = try ConnectionRequest(data: data, createChannel: code == .createChannelRequest)
-            return "\(request.psm), scid \(cid(request.sourceCID))" + (request.controllerID.map { ", controller \($0)" } ?? "")
+        case .connectionRequest:
+            let request = try decode(ConnectionRequest.self)
+            return "\(request.psm), scid \(cid(request.sourceCID))"
+        case .createChannelRequest:
+            let create = try decode(CreateChannelRequest.self)
+            return "\(create.request.psm), scid \(cid(create.request.sourceCID)), controller \(create.controllerID)"
         case .connectionResponse, .createChannelResponse:
-            let response = try ConnectionResponse(data: data)
+            let response = try code == .connectionResponse ? decode(ConnectionResponse.self) : decode(CreateChannelResponse.self).response
             return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID)), result \(response.result)"
                 + (response.result == .pending ? ", status \(response.status)" : "")
         case .configurationRequest:
-            let request = try ConfigurationRequest(data: data)
+            let request = try decode(ConfigurationRequest.self)
             return "dcid \(cid(request.destinationCID))" + flags(request.flags) + options(request.options)
         case .configurationResponse:
-            let response = try ConfigurationResponse(data: data)
+            let response = try decode(ConfigurationResponse.self)
             return "scid \(cid(response.sourceCID))" + flags(response.flags) + ", result \(response.result)" + options(response.options)
-        case .disconnectionRequest, .disconnectionResponse:
-            let disconnection = try ChannelDisconnection(data: data)
-            return "dcid \(cid(disconnection.destinationCID)), scid \(cid(disconnection.sourceCID))"
+        case .disconnectionRequest:
+            let request = try decode(DisconnectionRequest.self)
+            return "dcid \(cid(request.destinationCID)), scid \(cid(request.sourceCID))"
+        case .disconnectionResponse:
+            let response = try decode(DisconnectionResponse.self)
+            return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID))"
         case .echoRequest, .echoResponse:
             let echoed = try code == .echoRequest ? decode(EchoRequest.self).data : decode(EchoResponse.self).data
             return echoed.isEmpty ? "" : "data [\(echoed.hexDump)]"
@@ -71,28 +77,28 @@ enum SignalingDescription {
         case .connectionParameterUpdateResponse:
             return try decode(ConnectionParameterUpdateResponse.self).accepted ? "accepted" : "rejected"
         case .leCreditBasedConnectionRequest:
-            let request = try LECreditBasedConnectionRequest(data: data)
+            let request = try decode(LECreditBasedConnectionRequest.self)
             return "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
         case .leCreditBasedConnectionResponse:
-            let response = try LECreditBasedConnectionResponse(data: data)
+            let response = try decode(LECreditBasedConnectionResponse.self)
             return "dcid \(cid(response.destinationCID)), MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), "
                 + "result \(response.result)"
         case .flowControlCreditIndication:
-            let indication = try FlowControlCreditIndication(data: data)
+            let indication = try decode(FlowControlCreditIndication.self)
             return "cid \(cid(indication.cid)), credits \(indication.credits)"
         case .creditBasedConnectionRequest:
-            let request = try CreditBasedConnectionRequest(data: data)
+            let request = try decode(CreditBasedConnectionRequest.self)
             return "\(request.psm), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits), "
                 + "scids \(request.sourceCIDs.map(cid).joined(separator: " "))"
         case .creditBasedConnectionResponse:
-            let response = try CreditBasedConnectionResponse(data: data)
+            let response = try decode(CreditBasedConnectionResponse.self)
             return "MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), result \(response.result), "
                 + "dcids \(response.destinationCIDs.map { $0 == 0 ? "0x0000 (refused)" : cid($0) }.joined(separator: " "))"
         case .creditBasedReconfigureRequest:
-            let request = try CreditBasedReconfigureRequest(data: data)
+            let request = try decode(CreditBasedReconfigureRequest.self)
             return "MTU \(request.mtu), MPS \(request.mps), dcids \(request.destinationCIDs.map(cid).joined(separator: " "))"
         case .creditBasedReconfigureResponse:
-            return "result \(try CreditBasedReconfigureResult(data: data))"
+            return "result \(try decode(CreditBasedReconfigureResponse.self).result)"
         default:
             return bytes(data, separated: false)
         }
