@@ -14,7 +14,8 @@ enum SignalingDescription {
     static func text(_ command: SignalingCommand, bredr: Bool) -> String {
         let head = "\(bredr ? command.code.bredrDescription : command.code.description) id \(command.identifier)"
         do {
-            let detail = try details(command, bredr: bredr)
+            var extraOctets = 0
+            let detail = try details(command, bredr: bredr, extraOctets: &extraOctets)
             return detail.isEmpty ? head : head + ": " + detail
         } catch {
             return head + " (malformed: \(error))" + bytes(command.data)
@@ -23,18 +24,30 @@ enum SignalingDescription {
 
     /// Why `command`'s data does not decode as its code's; nil when it does.
     static func problem(_ command: SignalingCommand, bredr: Bool) -> DecodingError? {
-        do { _ = try details(command, bredr: bredr) } catch { return error }
+        var extraOctets = 0
+        do { _ = try details(command, bredr: bredr, extraOctets: &extraOctets) } catch { return error }
         return nil
     }
 
-    /// The command's fields in words, its data decoded under the tolerance rule.
-    private static func details(_ command: SignalingCommand, bredr: Bool) throws(DecodingError) -> String {
+    /// How many octets `command`'s data carries past its code's format (the tolerance rule
+    /// accepts them); 0 when it does not decode.
+    static func extraOctets(_ command: SignalingCommand, bredr: Bool) -> Int {
+        var extraOctets = 0
+        do { _ = try details(command, bredr: bredr, extraOctets: &extraOctets) } catch { return 0 }
+        return extraOctets
+    }
+
+    /// The command's fields in words, its data decoded under the tolerance rule: octets
+    /// past the format are counted in `extraOctets`.
+    private static func details(_ command: SignalingCommand, bredr: Bool, extraOctets: inout Int) throws(DecodingError) -> String {
         let code = command.code
         let data = command.data
         guard (bredr ? code.bredrName : code.name) != "Unknown" else { return bytes(data, separated: false) }
         /// The command's data as a `PDU`.
         func decode<PDU: SignalingPDU>(_: PDU.Type) throws(DecodingError) -> PDU {
-            try PDU.decodeCountingExtraOctets(command).pdu
+            let decoded = try PDU.decodeCountingExtraOctets(command)
+            extraOctets = decoded.extraOctets
+            return decoded.pdu
         }
         switch code {
         case .commandReject:
