@@ -6,49 +6,39 @@ import HCI
 // receives on: a request carries the requester's (Source CID), the response adds the
 // responder's (Destination CID).
 //
-// Decoders accept octets past the defined fields (a later version may append some) and
-// refuse only data too short to hold them; encoders write exactly the defined fields.
+// Decoded under the tolerance rule (``SignalingPDU/decodeCountingExtraOctets(_:)``), octets a
+// later version may append are accepted and counted; encoders write exactly the fields.
 
-/// L2CAP_CONNECTION_REQ (0x02), or L2CAP_CREATE_CHANNEL_REQ (0x0C), which adds a
-/// Controller ID: open a channel to `psm`.
-public struct ConnectionRequest: Sendable, Equatable {
+/// L2CAP_CONNECTION_REQ (0x02, 4.2): open a channel to `psm`.
+public struct ConnectionRequest: SignalingPDU {
+    /// 0x02.
+    public static var code: SignalingCode { .connectionRequest }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
     /// The protocol or service asked for.
     public var psm: PSM
     /// The CID the requester allocated: frames to the requester carry it.
     public var sourceCID: UInt16
-    /// Create Channel's Controller ID (0x00 for BR/EDR); nil for a Connection Request.
-    public var controllerID: UInt8?
 
-    /// A request from its fields.
-    public init(psm: PSM, sourceCID: UInt16, controllerID: UInt8? = nil) {
+    /// A request for a channel to `psm`, the requester receiving on `sourceCID`.
+    public init(psm: PSM, sourceCID: UInt16) {
         self.psm = psm
         self.sourceCID = sourceCID
-        self.controllerID = controllerID
     }
 
-    /// Decodes a Connection Request's data, or a Create Channel Request's when
-    /// `createChannel` is set.
-    public init(data: [UInt8], createChannel: Bool = false) throws(DecodingError) {
-        var reader = ByteReader(data)
-        psm = PSM(rawValue: try reader.readUInt16())
-        sourceCID = try reader.readUInt16()
-        controllerID = createChannel ? try reader.readUInt8() : nil
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 5)
-        writer.write(psm.rawValue)
-        writer.write(sourceCID)
-        if let controllerID { writer.write(controllerID) }
-        return writer.bytes
-    }
+    /// PSM, Source_CID.
+    public static let layout = MessageLayout("Connection_Req", Self.init(psm:sourceCID:),
+                                             Field("PSM", \.psm), Field("Source_CID", \.sourceCID))
 }
 
-/// L2CAP_CONNECTION_RSP (0x03) or L2CAP_CREATE_CHANNEL_RSP (0x0D): the answer to a
-/// request. Only ``ConnectionResult/success`` opens the channel; ``ConnectionResult/pending``
-/// promises another response with the same identifier.
-public struct ConnectionResponse: Sendable, Equatable {
+/// L2CAP_CONNECTION_RSP (0x03, 4.3): the answer to a request. Only
+/// ``ConnectionResult/success`` opens the channel; ``ConnectionResult/pending`` promises
+/// another response with the same identifier.
+public struct ConnectionResponse: SignalingPDU {
+    /// 0x03.
+    public static var code: SignalingCode { .connectionResponse }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
     /// The CID the responder allocated (frames to the responder carry it); 0x0000 when refused.
     public var destinationCID: UInt16
     /// The requester's CID, echoed.
@@ -58,7 +48,7 @@ public struct ConnectionResponse: Sendable, Equatable {
     /// Why a response is pending (meaningful only with ``ConnectionResult/pending``).
     public var status: ConnectionStatus
 
-    /// A response from its fields.
+    /// A response to the request from `sourceCID`, with `result`.
     public init(destinationCID: UInt16, sourceCID: UInt16, result: ConnectionResult, status: ConnectionStatus = .noFurtherInformation) {
         self.destinationCID = destinationCID
         self.sourceCID = sourceCID
@@ -66,28 +56,59 @@ public struct ConnectionResponse: Sendable, Equatable {
         self.status = status
     }
 
-    /// Decodes the command's eight data octets.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        destinationCID = try reader.readUInt16()
-        sourceCID = try reader.readUInt16()
-        result = ConnectionResult(rawValue: try reader.readUInt16())
-        status = ConnectionStatus(rawValue: try reader.readUInt16())
+    /// Destination_CID, Source_CID, Result, Status.
+    public static let layout = MessageLayout("Connection_Rsp", Self.init(destinationCID:sourceCID:result:status:),
+                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID),
+                                             Field("Result", \.result), Field("Status", \.status))
+}
+
+/// L2CAP_CREATE_CHANNEL_REQ (0x0C, 4.14): a Connection Request naming the AMP controller
+/// the channel is to use (AMP, since withdrawn from the specification; read for old
+/// captures).
+public struct CreateChannelRequest: SignalingPDU {
+    /// 0x0C.
+    public static var code: SignalingCode { .createChannelRequest }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
+    /// The request's PSM and Source CID, as a Connection Request has them.
+    public var request: ConnectionRequest
+    /// The controller to use (0x00 for BR/EDR).
+    public var controllerID: UInt8
+
+    /// A request for `request`'s channel on controller `controllerID`.
+    public init(_ request: ConnectionRequest, controllerID: UInt8) {
+        self.request = request
+        self.controllerID = controllerID
     }
 
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 8)
-        writer.write(destinationCID)
-        writer.write(sourceCID)
-        writer.write(result.rawValue)
-        writer.write(status.rawValue)
-        return writer.bytes
-    }
+    /// PSM, Source_CID (a Connection Request's), Controller_ID.
+    public static let layout = MessageLayout("Create_Channel_Req", { Self(ConnectionRequest(psm: $0, sourceCID: $1), controllerID: $2) },
+                                             Field("PSM", \.request.psm), Field("Source_CID", \.request.sourceCID),
+                                             Field("Controller_ID", \.controllerID))
+}
+
+/// L2CAP_CREATE_CHANNEL_RSP (0x0D, 4.15): the answer to a Create Channel Request, in a
+/// Connection Response's fields.
+public struct CreateChannelResponse: SignalingPDU {
+    /// 0x0D.
+    public static var code: SignalingCode { .createChannelResponse }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
+    /// The fields, as a Connection Response has them.
+    public var response: ConnectionResponse
+
+    /// A response with `response`'s fields.
+    public init(_ response: ConnectionResponse) { self.response = response }
+
+    /// Destination_CID, Source_CID, Result, Status: a Connection Response's.
+    public static let layout = MessageLayout(
+        "Create_Channel_Rsp", { Self(ConnectionResponse(destinationCID: $0, sourceCID: $1, result: $2, status: $3)) },
+        Field("Destination_CID", \.response.destinationCID), Field("Source_CID", \.response.sourceCID),
+        Field("Result", \.response.result), Field("Status", \.response.status))
 }
 
 /// The Result of a Connection (or Create Channel) Response (Core Vol 3, Part A, 4.3).
-public struct ConnectionResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct ConnectionResult: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The result as on the wire.
     public let rawValue: UInt16
     /// Wraps a result from the wire.
@@ -119,7 +140,7 @@ public struct ConnectionResult: RawRepresentable, Hashable, Sendable, CustomStri
 }
 
 /// The Status of a pending Connection Response (Core Vol 3, Part A, 4.3).
-public struct ConnectionStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct ConnectionStatus: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The status as on the wire.
     public let rawValue: UInt16
     /// Wraps a status from the wire.
@@ -142,33 +163,50 @@ public struct ConnectionStatus: RawRepresentable, Hashable, Sendable, CustomStri
     public var description: String { hex(rawValue, digits: 4) + (name.map { " \($0)" } ?? "") }
 }
 
-/// L2CAP_DISCONNECTION_REQ (0x06) and L2CAP_DISCONNECTION_RSP (0x07), on either signaling
-/// channel: both carry the channel as the requester sees it, the response echoing the
-/// request.
-public struct ChannelDisconnection: Sendable, Equatable {
+/// L2CAP_DISCONNECTION_REQ (0x06, 4.6), on either signaling channel: close a channel, named
+/// as the requester sees it.
+public struct DisconnectionRequest: SignalingPDU {
+    /// 0x06.
+    public static var code: SignalingCode { .disconnectionRequest }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The CID of the device receiving the request (the one the requester sends to).
     public var destinationCID: UInt16
     /// The CID of the device sending the request (the one it receives on).
     public var sourceCID: UInt16
 
-    /// A request or response from its fields.
+    /// A request to close the channel between `destinationCID` and `sourceCID`.
     public init(destinationCID: UInt16, sourceCID: UInt16) {
         self.destinationCID = destinationCID
         self.sourceCID = sourceCID
     }
 
-    /// Decodes the command's four data octets.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        destinationCID = try reader.readUInt16()
-        sourceCID = try reader.readUInt16()
+    /// Destination_CID, Source_CID.
+    public static let layout = MessageLayout("Disconnection_Req", Self.init(destinationCID:sourceCID:),
+                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
+}
+
+/// L2CAP_DISCONNECTION_RSP (0x07, 4.7): the channel is closed; its CIDs echo the request's.
+public struct DisconnectionResponse: SignalingPDU {
+    /// 0x07.
+    public static var code: SignalingCode { .disconnectionResponse }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
+    /// The CID of the device sending the response (the request's Destination CID).
+    public var destinationCID: UInt16
+    /// The CID of the device receiving the response (the request's Source CID).
+    public var sourceCID: UInt16
+
+    /// A response closing the channel between `destinationCID` and `sourceCID`.
+    public init(destinationCID: UInt16, sourceCID: UInt16) {
+        self.destinationCID = destinationCID
+        self.sourceCID = sourceCID
     }
 
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4)
-        writer.write(destinationCID)
-        writer.write(sourceCID)
-        return writer.bytes
-    }
+    /// Destination_CID, Source_CID.
+    public static let layout = MessageLayout("Disconnection_Rsp", Self.init(destinationCID:sourceCID:),
+                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
 }
+
+// A field of the connection requests here and of the credit based ones, as its raw value.
+extension PSM: WireRawRepresentable {}

@@ -6,8 +6,12 @@ import HCI
 // options of a Configuration Request describe what the requester accepts to receive, and
 // the Retransmission and Flow Control option sets the mode of the frames sent to it.
 
-/// L2CAP_CONFIGURATION_REQ (0x04).
-public struct ConfigurationRequest: Sendable, Equatable {
+/// L2CAP_CONFIGURATION_REQ (0x04, 4.4).
+public struct ConfigurationRequest: SignalingPDU {
+    /// 0x04.
+    public static var code: SignalingCode { .configurationRequest }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
     /// The channel, by the CID of the device receiving the request.
     public var destinationCID: UInt16
     /// Bit 0 is the continuation flag: more options follow in another request.
@@ -22,26 +26,18 @@ public struct ConfigurationRequest: Sendable, Equatable {
         self.options = options
     }
 
-    /// Decodes the command's data.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        destinationCID = try reader.readUInt16()
-        flags = try reader.readUInt16()
-        options = try ConfigurationOption.decodeAll(&reader)
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4 + options.count * 4)
-        writer.write(destinationCID)
-        writer.write(flags)
-        for option in options { option.encode(to: &writer) }
-        return writer.bytes
-    }
+    /// Destination_CID, Flags, Configuration_Options (to the end of the command).
+    public static let layout = MessageLayout("Configuration_Req", Self.init(destinationCID:flags:options:),
+                                             Field("Destination_CID", \.destinationCID), Field("Flags", \.flags),
+                                             .repeated("Configuration_Options", minimumSize: 1, \.options))
 }
 
-/// L2CAP_CONFIGURATION_RSP (0x05).
-public struct ConfigurationResponse: Sendable, Equatable {
+/// L2CAP_CONFIGURATION_RSP (0x05, 4.5).
+public struct ConfigurationResponse: SignalingPDU {
+    /// 0x05.
+    public static var code: SignalingCode { .configurationResponse }
+    /// BR/EDR only.
+    public static var channels: SignalingChannels { .bredr }
     /// The channel, by the CID of the device receiving the response (the requester).
     public var sourceCID: UInt16
     /// Bit 0 is the continuation flag.
@@ -59,28 +55,14 @@ public struct ConfigurationResponse: Sendable, Equatable {
         self.options = options
     }
 
-    /// Decodes the command's data.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        sourceCID = try reader.readUInt16()
-        flags = try reader.readUInt16()
-        result = ConfigurationResult(rawValue: try reader.readUInt16())
-        options = try ConfigurationOption.decodeAll(&reader)
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 6 + options.count * 4)
-        writer.write(sourceCID)
-        writer.write(flags)
-        writer.write(result.rawValue)
-        for option in options { option.encode(to: &writer) }
-        return writer.bytes
-    }
+    /// Source_CID, Flags, Result, Config (options, to the end of the command).
+    public static let layout = MessageLayout("Configuration_Rsp", Self.init(sourceCID:flags:result:options:),
+                                             Field("Source_CID", \.sourceCID), Field("Flags", \.flags), Field("Result", \.result),
+                                             .repeated("Config", minimumSize: 1, \.options))
 }
 
 /// The Result of a Configuration Response (Core Vol 3, Part A, 4.5).
-public struct ConfigurationResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct ConfigurationResult: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The result as on the wire.
     public let rawValue: UInt16
     /// Wraps a result from the wire.
@@ -108,7 +90,7 @@ public struct ConfigurationResult: RawRepresentable, Hashable, Sendable, CustomS
 
 /// One configuration option (Core Vol 3, Part A, 5): type, length, value. An option whose
 /// value has not its type's length is kept as ``other`` rather than guessed at.
-public enum ConfigurationOption: Sendable, Equatable, CustomStringConvertible {
+public enum ConfigurationOption: LaidOut, Equatable, CustomStringConvertible {
     /// 0x01 MTU: the largest SDU the sender of the option accepts.
     case mtu(UInt16)
     /// 0x02 Flush Timeout, in milliseconds (0xFFFF: infinite).
@@ -124,45 +106,53 @@ public enum ConfigurationOption: Sendable, Equatable, CustomStringConvertible {
     /// The type keeps its hint bit (0x80).
     case other(type: UInt8, value: [UInt8])
 
-    /// Decodes options until the reader is empty.
-    static func decodeAll(_ reader: inout ByteReader) throws(DecodingError) -> [ConfigurationOption] {
-        var options: [ConfigurationOption] = []
-        while !reader.isAtEnd {
-            let type = try reader.readUInt8()
-            let length = Int(try reader.readUInt8())
-            guard reader.count >= length else {
-                throw .lengthMismatch(field: "configuration option length", declared: length, actual: reader.count)
-            }
-            options.append(ConfigurationOption(type: type, value: Array(try reader.readBytes(length))))
-        }
-        return options
-    }
+    /// Type, then Length and the Option_Data it counts. A value shorter than its Length is
+    /// an error; what the value means is ``init(type:value:)``'s business.
+    public static let layout = MessageLayout("Configuration_Option", Self.init(type:value:), Field("Type", \.type),
+                                             .lengthPrefixed("Length", "Option_Data", lengthOctets: 1, errorField: "configuration option length", \.value))
 
     /// The option of `type` with `value`.
     public init(type: UInt8, value: [UInt8]) {
         // The hint bit (0x80) says whether an unknown option may be skipped; it does not
         // change what a known one means.
-        switch (type & 0x7F, value.count) {
-        case (0x01, 2): self = .mtu(Self.word(value))
-        case (0x02, 2): self = .flushTimeout(Self.word(value))
-        case (0x04, 9): self = .retransmissionAndFlowControl(RetransmissionAndFlowControl(value))
-        case (0x05, 1): self = .frameCheckSequence(value[0])
-        case (0x07, 2): self = .extendedWindowSize(Self.word(value))
-        default: self = .other(type: type, value: value)
+        let known: ConfigurationOption? = switch type & 0x7F {
+        case 0x01: Self.exactly(value).map { .mtu($0) }
+        case 0x02: Self.exactly(value).map { .flushTimeout($0) }
+        case 0x04: Self.exactly(value).map { .retransmissionAndFlowControl($0) }
+        case 0x05: Self.exactly(value).map { .frameCheckSequence($0) }
+        case 0x07: Self.exactly(value).map { .extendedWindowSize($0) }
+        default: nil
+        }
+        self = known ?? .other(type: type, value: value)
+    }
+
+    /// `value` read as a `Value`, when it is exactly one: an option of the wrong length
+    /// is not its type's.
+    private static func exactly<Value: WireCodable>(_ value: [UInt8]) -> Value? {
+        var reader = ByteReader(value)
+        guard let decoded = try? Value(from: &reader), reader.isAtEnd else { return nil }
+        return decoded
+    }
+
+    /// The option's Type as sent: the known ones without the hint bit, ``other`` as read.
+    public var type: UInt8 {
+        switch self {
+        case .mtu: 0x01
+        case .flushTimeout: 0x02
+        case .retransmissionAndFlowControl: 0x04
+        case .frameCheckSequence: 0x05
+        case .extendedWindowSize: 0x07
+        case let .other(type, _): type
         }
     }
 
-    /// A two-octet little-endian value.
-    private static func word(_ value: [UInt8]) -> UInt16 { UInt16(value[0]) | UInt16(value[1]) << 8 }
-
-    func encode(to writer: inout ByteWriter) {
+    /// The option's value, its Option_Data.
+    public var value: [UInt8] {
         switch self {
-        case let .mtu(value): writer.write(bytes: [0x01, 2]); writer.write(value)
-        case let .flushTimeout(value): writer.write(bytes: [0x02, 2]); writer.write(value)
-        case let .retransmissionAndFlowControl(option): writer.write(bytes: [0x04, 9] + option.encoded())
-        case let .frameCheckSequence(value): writer.write(bytes: [0x05, 1, value])
-        case let .extendedWindowSize(value): writer.write(bytes: [0x07, 2]); writer.write(value)
-        case let .other(type, value): writer.write(bytes: [type, UInt8(truncatingIfNeeded: value.count)] + value)
+        case let .mtu(value), let .flushTimeout(value), let .extendedWindowSize(value): value.wireBytes()
+        case let .retransmissionAndFlowControl(option): option.wireBytes()
+        case let .frameCheckSequence(value): [value]
+        case let .other(_, value): value
         }
     }
 
@@ -179,8 +169,8 @@ public enum ConfigurationOption: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The Retransmission and Flow Control option's nine octets.
-public struct RetransmissionAndFlowControl: Sendable, Equatable, CustomStringConvertible {
+/// The Retransmission and Flow Control option's nine octets (Core Vol 3, Part A, 5.4).
+public struct RetransmissionAndFlowControl: LaidOut, Equatable, CustomStringConvertible {
     /// The channel mode of the frames sent to the option's sender.
     public var mode: ChannelMode
     /// TxWindow size.
@@ -205,27 +195,12 @@ public struct RetransmissionAndFlowControl: Sendable, Equatable, CustomStringCon
         self.mps = mps
     }
 
-    /// Reads the nine octets of the option's value.
-    init(_ value: [UInt8]) {
-        mode = ChannelMode(rawValue: value[0])
-        transmitWindow = value[1]
-        maxTransmit = value[2]
-        retransmissionTimeout = UInt16(value[3]) | UInt16(value[4]) << 8
-        monitorTimeout = UInt16(value[5]) | UInt16(value[6]) << 8
-        mps = UInt16(value[7]) | UInt16(value[8]) << 8
-    }
-
-    /// The option's value.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 9)
-        writer.write(mode.rawValue)
-        writer.write(transmitWindow)
-        writer.write(maxTransmit)
-        writer.write(retransmissionTimeout)
-        writer.write(monitorTimeout)
-        writer.write(mps)
-        return writer.bytes
-    }
+    /// Mode, TxWindow_Size, MaxTransmit, Retransmission_Time_Out, Monitor_Time_Out, Maximum_PDU_Size.
+    public static let layout = MessageLayout(
+        "Retransmission_And_Flow_Control", Self.init(mode:transmitWindow:maxTransmit:retransmissionTimeout:monitorTimeout:mps:),
+        Field("Mode", \.mode), Field("TxWindow_Size", \.transmitWindow), Field("MaxTransmit", \.maxTransmit),
+        Field("Retransmission_Time_Out", \.retransmissionTimeout), Field("Monitor_Time_Out", \.monitorTimeout),
+        Field("Maximum_PDU_Size", \.mps))
 
     /// `mode 0x03 enhanced retransmission, tx window 10, …`.
     public var description: String {
@@ -235,7 +210,7 @@ public struct RetransmissionAndFlowControl: Sendable, Equatable, CustomStringCon
 }
 
 /// The mode of a BR/EDR channel (Core Vol 3, Part A, 5.4): which frames it carries.
-public struct ChannelMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct ChannelMode: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The mode as on the wire.
     public let rawValue: UInt8
     /// Wraps a mode from the wire.

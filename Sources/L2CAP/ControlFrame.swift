@@ -42,12 +42,6 @@ public struct ControlFrame: Sendable, Equatable {
     private static func command(from reader: inout ByteReader) throws(DecodingError) -> SignalingCommand {
         // The header whole, or the command is reported as short of its header.
         guard reader.count >= 4 else { throw .truncated(needed: 4, available: reader.count) }
-        let code = SignalingCode(rawValue: try reader.readUInt8())
-        let identifier = try reader.readUInt8()
-        let length = Int(try reader.readUInt16())
-        guard reader.count >= length else {
-            throw .lengthMismatch(field: "signaling command length", declared: length, actual: reader.count)
-        }
-        return SignalingCommand(code: code, identifier: identifier, data: Array(try reader.readBytes(length)))
+        return try SignalingCommand(from: &reader)
     }
 }

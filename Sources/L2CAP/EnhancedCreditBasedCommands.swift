@@ -5,8 +5,12 @@ import HCI
 // per request, on the LE or the BR/EDR signaling channel. The channels carry K-frames
 // (3.4.3), as LE credit based ones do.
 
-/// L2CAP_CREDIT_BASED_CONNECTION_REQ (0x17).
-public struct CreditBasedConnectionRequest: Sendable, Equatable {
+/// L2CAP_CREDIT_BASED_CONNECTION_REQ (0x17, 4.25).
+public struct CreditBasedConnectionRequest: SignalingPDU {
+    /// 0x17.
+    public static var code: SignalingCode { .creditBasedConnectionRequest }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The most channels one request may open.
     public static let maximumChannels = 5
 
@@ -30,29 +34,20 @@ public struct CreditBasedConnectionRequest: Sendable, Equatable {
         self.sourceCIDs = sourceCIDs
     }
 
-    /// Decodes the command's data: eight octets, then the CIDs. More than
-    /// ``maximumChannels`` CIDs are read all the same (a trace shows what was sent); an odd
-    /// octet at the end is ignored.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        psm = PSM(rawValue: try reader.readUInt16())
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-        sourceCIDs = []
-        while reader.count >= 2 { sourceCIDs.append(try reader.readUInt16()) }
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 8 + 2 * sourceCIDs.count)
-        for field in [psm.rawValue, mtu, mps, initialCredits] + sourceCIDs { writer.write(field) }
-        return writer.bytes
-    }
+    /// SPSM, MTU, MPS, Initial_Credits, then the Source_CIDs to the end of the command. More
+    /// than ``maximumChannels`` CIDs are read all the same (a trace shows what was sent); an
+    /// odd octet at the end is an extra octet.
+    public static let layout = MessageLayout("Credit_Based_Connection_Req", Self.init(psm:mtu:mps:initialCredits:sourceCIDs:),
+                                             Field("SPSM", \.psm), Field("MTU", \.mtu), Field("MPS", \.mps),
+                                             Field("Initial_Credits", \.initialCredits), .repeated("Source_CID", minimumSize: 2, \.sourceCIDs))
 }
 
-/// L2CAP_CREDIT_BASED_CONNECTION_RSP (0x18).
-public struct CreditBasedConnectionResponse: Sendable, Equatable {
+/// L2CAP_CREDIT_BASED_CONNECTION_RSP (0x18, 4.26).
+public struct CreditBasedConnectionResponse: SignalingPDU {
+    /// 0x18.
+    public static var code: SignalingCode { .creditBasedConnectionResponse }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The largest SDU the responder accepts.
     public var mtu: UInt16
     /// The largest K-frame payload the responder accepts.
@@ -74,28 +69,20 @@ public struct CreditBasedConnectionResponse: Sendable, Equatable {
         self.destinationCIDs = destinationCIDs
     }
 
-    /// Decodes the command's data: eight octets, then the CIDs.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-        result = CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: true)
-        destinationCIDs = []
-        while reader.count >= 2 { destinationCIDs.append(try reader.readUInt16()) }
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 8 + 2 * destinationCIDs.count)
-        for field in [mtu, mps, initialCredits, result.rawValue] + destinationCIDs { writer.write(field) }
-        return writer.bytes
-    }
+    /// MTU, MPS, Initial_Credits, Result (named from the enhanced table), then the
+    /// Destination_CIDs to the end of the command.
+    public static let layout = MessageLayout("Credit_Based_Connection_Rsp", Self.init(mtu:mps:initialCredits:result:destinationCIDs:),
+                                             Field("MTU", \.mtu), Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits),
+                                             .result("Result", enhanced: true, \.result), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
 }
 
-/// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (0x19): new MTU and MPS for channels the requester
-/// receives on.
-public struct CreditBasedReconfigureRequest: Sendable, Equatable {
+/// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (0x19, 4.27): new MTU and MPS for channels the
+/// requester receives on.
+public struct CreditBasedReconfigureRequest: SignalingPDU {
+    /// 0x19.
+    public static var code: SignalingCode { .creditBasedReconfigureRequest }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The new largest SDU.
     public var mtu: UInt16
     /// The new largest K-frame payload.
@@ -110,35 +97,33 @@ public struct CreditBasedReconfigureRequest: Sendable, Equatable {
         self.destinationCIDs = destinationCIDs
     }
 
-    /// Decodes the command's data: four octets, then the CIDs.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        destinationCIDs = []
-        while reader.count >= 2 { destinationCIDs.append(try reader.readUInt16()) }
-    }
+    /// MTU, MPS, then the Destination_CIDs to the end of the command.
+    public static let layout = MessageLayout("Credit_Based_Reconfigure_Req", Self.init(mtu:mps:destinationCIDs:),
+                                             Field("MTU", \.mtu), Field("MPS", \.mps), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
+}
 
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4 + 2 * destinationCIDs.count)
-        for field in [mtu, mps] + destinationCIDs { writer.write(field) }
-        return writer.bytes
-    }
+/// L2CAP_CREDIT_BASED_RECONFIGURE_RSP (0x1A, 4.28): whether the reconfiguration took.
+public struct CreditBasedReconfigureResponse: SignalingPDU {
+    /// 0x1A.
+    public static var code: SignalingCode { .creditBasedReconfigureResponse }
+    /// Both signaling channels.
+    public static var channels: SignalingChannels { [.bredr, .le] }
+    /// The outcome.
+    public var result: CreditBasedReconfigureResult
+
+    /// A response with `result`.
+    public init(result: CreditBasedReconfigureResult) { self.result = result }
+
+    /// Result.
+    public static let layout = MessageLayout("Credit_Based_Reconfigure_Rsp", Self.init(result:), Field("Result", \.result))
 }
 
 /// The Result of L2CAP_CREDIT_BASED_RECONFIGURE_RSP (0x1A), its only field.
-public struct CreditBasedReconfigureResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct CreditBasedReconfigureResult: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The result as on the wire.
     public let rawValue: UInt16
     /// Wraps a result from the wire.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
-
-    /// Decodes the response's data.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        rawValue = try reader.readUInt16()
-    }
 
     /// The specification's wording in lower case, or nil for a value it does not define.
     public var name: String? {

@@ -107,7 +107,7 @@ public final class L2CAPChannels {
         }
         switch command.code {
         case .connectionParameterUpdateRequest:
-            guard let request = try? ConnectionParameterUpdateRequest(data: command.data) else {
+            guard let request = try? ConnectionParameterUpdateRequest(command: command) else {
                 reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
                 return
             }

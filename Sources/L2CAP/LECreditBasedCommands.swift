@@ -4,9 +4,13 @@ import HCI
 // LE credit based connections (Core Vol 3, Part A, 4.22–4.24): one channel per request,
 // on the LE signaling channel. The channel then carries K-frames (3.4.3).
 
-/// L2CAP_LE_CREDIT_BASED_CONNECTION_REQ (0x14).
-public struct LECreditBasedConnectionRequest: Sendable, Equatable {
-    /// The LE_PSM asked for.
+/// L2CAP_LE_CREDIT_BASED_CONNECTION_REQ (0x14, 4.22).
+public struct LECreditBasedConnectionRequest: SignalingPDU {
+    /// 0x14.
+    public static var code: SignalingCode { .leCreditBasedConnectionRequest }
+    /// LE only.
+    public static var channels: SignalingChannels { .le }
+    /// The SPSM asked for.
     public var psm: PSM
     /// The CID the requester allocated: frames to the requester carry it.
     public var sourceCID: UInt16
@@ -26,26 +30,18 @@ public struct LECreditBasedConnectionRequest: Sendable, Equatable {
         self.initialCredits = initialCredits
     }
 
-    /// Decodes the command's ten data octets.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        psm = PSM(rawValue: try reader.readUInt16())
-        sourceCID = try reader.readUInt16()
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 10)
-        for field in [psm.rawValue, sourceCID, mtu, mps, initialCredits] { writer.write(field) }
-        return writer.bytes
-    }
+    /// SPSM, Source_CID, MTU, MPS, Initial_Credits.
+    public static let layout = MessageLayout("LE_Credit_Based_Connection_Req", Self.init(psm:sourceCID:mtu:mps:initialCredits:),
+                                             Field("SPSM", \.psm), Field("Source_CID", \.sourceCID), Field("MTU", \.mtu),
+                                             Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits))
 }
 
-/// L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (0x15).
-public struct LECreditBasedConnectionResponse: Sendable, Equatable {
+/// L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (0x15, 4.23).
+public struct LECreditBasedConnectionResponse: SignalingPDU {
+    /// 0x15.
+    public static var code: SignalingCode { .leCreditBasedConnectionResponse }
+    /// LE only.
+    public static var channels: SignalingChannels { .le }
     /// The CID the responder allocated (frames to the responder carry it); 0x0000 when refused.
     public var destinationCID: UInt16
     /// The largest SDU the responder accepts.
@@ -66,26 +62,19 @@ public struct LECreditBasedConnectionResponse: Sendable, Equatable {
         self.result = result
     }
 
-    /// Decodes the command's ten data octets.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        destinationCID = try reader.readUInt16()
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-        result = CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: false)
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 10)
-        for field in [destinationCID, mtu, mps, initialCredits, result.rawValue] { writer.write(field) }
-        return writer.bytes
-    }
+    /// Destination_CID, MTU, MPS, Initial_Credits, Result (named from the LE table).
+    public static let layout = MessageLayout("LE_Credit_Based_Connection_Rsp", Self.init(destinationCID:mtu:mps:initialCredits:result:),
+                                             Field("Destination_CID", \.destinationCID), Field("MTU", \.mtu), Field("MPS", \.mps),
+                                             Field("Initial_Credits", \.initialCredits), .result("Result", enhanced: false, \.result))
 }
 
-/// L2CAP_FLOW_CONTROL_CREDIT_IND (0x16): more K-frames the receiver of the indication may send.
-public struct FlowControlCreditIndication: Sendable, Equatable {
+/// L2CAP_FLOW_CONTROL_CREDIT_IND (0x16, 4.24): more K-frames the receiver of the indication
+/// may send.
+public struct FlowControlCreditIndication: SignalingPDU {
+    /// 0x16.
+    public static var code: SignalingCode { .flowControlCreditIndication }
+    /// Both signaling channels (credit based channels exist on both).
+    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The channel, by the CID of the device sending the indication.
     public var cid: UInt16
     /// Credits added.
@@ -97,20 +86,8 @@ public struct FlowControlCreditIndication: Sendable, Equatable {
         self.credits = credits
     }
 
-    /// Decodes the command's four data octets.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        cid = try reader.readUInt16()
-        credits = try reader.readUInt16()
-    }
-
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4)
-        writer.write(cid)
-        writer.write(credits)
-        return writer.bytes
-    }
+    /// CID, Credits.
+    public static let layout = MessageLayout("Flow_Control_Credit_Ind", Self.init(cid:credits:), Field("CID", \.cid), Field("Credits", \.credits))
 }
 
 /// The Result of an LE Credit Based (0x15) or Credit Based (0x18) Connection Response
@@ -161,4 +138,13 @@ public struct CreditBasedConnectionResult: Hashable, Sendable, CustomStringConve
 
     /// `0x0004 some refused, insufficient resources`.
     public var description: String { hex(rawValue, digits: 4) + (name.map { " \($0)" } ?? "") }
+}
+
+extension Field where Value == CreditBasedConnectionResult {
+    /// A credit based connection response's Result, named from the LE (0x15) or the enhanced
+    /// (0x18) table.
+    static func result(_ name: String, enhanced: Bool, _ value: @escaping @Sendable (Message) -> Value) -> Field {
+        Field(name, read: { reader throws(DecodingError) in CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: enhanced) },
+              write: { message, writer in writer.write(value(message).rawValue) })
+    }
 }

@@ -6,7 +6,8 @@ import HCI
 /// The two signaling channels share the code space but not the commands: ``name`` is the
 /// LE signaling channel's (0x0005), where codes valid only on BR/EDR have no name, and
 /// ``bredrName`` the BR/EDR signaling channel's (0x0001), where the LE-only codes have none.
-public struct SignalingCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+/// Both come from the commands' declarations (``SignalingPDU``), which say their channels.
+public struct SignalingCode: WireRawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The code byte as on the wire.
     public let rawValue: UInt8
     /// Wraps a code byte from the wire.
@@ -57,60 +58,66 @@ public struct SignalingCode: RawRepresentable, Hashable, Sendable, CustomStringC
     /// 0x1A L2CAP_CREDIT_BASED_RECONFIGURE_RSP.
     public static let creditBasedReconfigureResponse = SignalingCode(rawValue: 0x1A)
 
-    /// The name in trace spelling (`Connection_Parameter_Update_Req`), or `Unknown`.
-    public var name: String {
-        switch rawValue {
-        case 0x01: "Command_Reject"
-        case 0x06: "Disconnection_Req"
-        case 0x07: "Disconnection_Rsp"
-        case 0x12: "Connection_Parameter_Update_Req"
-        case 0x13: "Connection_Parameter_Update_Rsp"
-        case 0x14: "LE_Credit_Based_Connection_Req"
-        case 0x15: "LE_Credit_Based_Connection_Rsp"
-        case 0x16: "Flow_Control_Credit_Ind"
-        case 0x17: "Credit_Based_Connection_Req"
-        case 0x18: "Credit_Based_Connection_Rsp"
-        case 0x19: "Credit_Based_Reconfigure_Req"
-        case 0x1A: "Credit_Based_Reconfigure_Rsp"
-        default: "Unknown"
-        }
-    }
+    /// The command this code introduces (Core Vol 3, Part A, 4.1–4.28), whichever
+    /// signaling channel carries it, or nil for a code no declaration has: how a reader
+    /// meeting any code (the trace printer, the fuzz targets) finds the decoder.
+    public var pduType: (any SignalingPDU.Type)? { Self.pduTypes[rawValue] }
+
+    /// The name on the LE signaling channel (0x0005) in trace spelling
+    /// (`Connection_Parameter_Update_Req`), from its declaration, or `Unknown` for a code
+    /// that channel does not carry.
+    public var name: String { pduType(on: .le)?.name ?? "Unknown" }
 
     /// `0x12 Connection_Parameter_Update_Req`.
     public var description: String { "\(hex(rawValue, digits: 2)) \(name)" }
 
-    /// The name on the BR/EDR signaling channel in trace spelling (`Connection_Req`), or
-    /// `Unknown` for a code Table 4.2 does not allow on ACL-U (the LE-only 0x12–0x15).
-    /// Codes 0x0C–0x11 (Create Channel, Move Channel) served AMP controllers, which later
-    /// versions of the specification withdrew; they keep their names so older captures read.
-    public var bredrName: String {
-        switch rawValue {
-        case 0x01: "Command_Reject"
-        case 0x02: "Connection_Req"
-        case 0x03: "Connection_Rsp"
-        case 0x04: "Configuration_Req"
-        case 0x05: "Configuration_Rsp"
-        case 0x06: "Disconnection_Req"
-        case 0x07: "Disconnection_Rsp"
-        case 0x08: "Echo_Req"
-        case 0x09: "Echo_Rsp"
-        case 0x0A: "Information_Req"
-        case 0x0B: "Information_Rsp"
-        case 0x0C: "Create_Channel_Req"
-        case 0x0D: "Create_Channel_Rsp"
-        case 0x0E: "Move_Channel_Req"
-        case 0x0F: "Move_Channel_Rsp"
-        case 0x10: "Move_Channel_Confirmation_Req"
-        case 0x11: "Move_Channel_Confirmation_Rsp"
-        case 0x16: "Flow_Control_Credit_Ind"
-        case 0x17: "Credit_Based_Connection_Req"
-        case 0x18: "Credit_Based_Connection_Rsp"
-        case 0x19: "Credit_Based_Reconfigure_Req"
-        case 0x1A: "Credit_Based_Reconfigure_Rsp"
-        default: "Unknown"
-        }
-    }
+    /// The name on the BR/EDR signaling channel (0x0001) in trace spelling
+    /// (`Connection_Req`), from its declaration, or `Unknown` for a code Table 4.2 does not
+    /// allow on ACL-U (the LE-only 0x12–0x15).
+    public var bredrName: String { pduType(on: .bredr)?.name ?? Self.moveChannelNames[rawValue] ?? "Unknown" }
 
     /// `0x02 Connection_Req`: the code as the BR/EDR signaling channel names it.
     public var bredrDescription: String { "\(hex(rawValue, digits: 2)) \(bredrName)" }
+
+    /// The declaration of this code's command when `channel` carries it.
+    private func pduType(on channel: SignalingChannels) -> (any SignalingPDU.Type)? {
+        pduType.flatMap { $0.channels.contains(channel) ? $0 : nil }
+    }
+
+    /// Every declared command, by code.
+    private static let pduTypes: [UInt8: any SignalingPDU.Type] = {
+        let types: [any SignalingPDU.Type] = [
+            CommandReject.self, ConnectionRequest.self, ConnectionResponse.self, ConfigurationRequest.self,
+            ConfigurationResponse.self, DisconnectionRequest.self, DisconnectionResponse.self, EchoRequest.self,
+            EchoResponse.self, InformationRequest.self, InformationResponse.self, CreateChannelRequest.self,
+            CreateChannelResponse.self, ConnectionParameterUpdateRequest.self, ConnectionParameterUpdateResponse.self,
+            LECreditBasedConnectionRequest.self, LECreditBasedConnectionResponse.self, FlowControlCreditIndication.self,
+            CreditBasedConnectionRequest.self, CreditBasedConnectionResponse.self, CreditBasedReconfigureRequest.self,
+            CreditBasedReconfigureResponse.self,
+        ]
+        return Dictionary(uniqueKeysWithValues: types.map { ($0.code.rawValue, $0) })
+    }()
+
+    /// Codes 0x0E–0x11 moved channels between AMP controllers, which later versions of the
+    /// specification withdrew with AMP itself. Nothing here decodes them (Create Channel,
+    /// 0x0C–0x0D, is still read as a Connection Request's sibling); their names stay so older
+    /// captures read.
+    private static let moveChannelNames: [UInt8: String] = [
+        0x0E: "Move_Channel_Req", 0x0F: "Move_Channel_Rsp", 0x10: "Move_Channel_Confirmation_Req",
+        0x11: "Move_Channel_Confirmation_Rsp",
+    ]
+}
+
+/// The signaling channels a command may travel on (Core Vol 3, Part A, Table 4.2): the
+/// BR/EDR one, the LE one, or both.
+public struct SignalingChannels: OptionSet, Sendable {
+    /// One bit a channel.
+    public let rawValue: UInt8
+    /// The channels whose bits `rawValue` sets.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The BR/EDR signaling channel (CID 0x0001, on ACL-U).
+    public static let bredr = SignalingChannels(rawValue: 1 << 0)
+    /// The LE signaling channel (CID 0x0005, on LE-U).
+    public static let le = SignalingChannels(rawValue: 1 << 1)
 }

@@ -4,7 +4,10 @@ import HCI
 /// One signaling command (Core Vol 3, Part A, 4): code, identifier (pairs a response with
 /// its request), length, data. The LE signaling channel carries one per C-frame; the BR/EDR
 /// channel may carry several (``ControlFrame``).
-public struct SignalingCommand: Sendable, Equatable {
+///
+/// The data stays as received: its code's declaration (``SignalingPDU``, found by
+/// ``SignalingCode/pduType``) reads it.
+public struct SignalingCommand: LaidOut, Equatable {
     /// What the command is.
     public var code: SignalingCode
     /// Non-zero; a response carries its request's identifier.
@@ -19,87 +22,78 @@ public struct SignalingCommand: Sendable, Equatable {
         self.data = data
     }
 
-    /// Decodes one command filling `payload` (LE signaling carries one command per frame).
+    /// Code, Identifier, then Length and the Data it counts. Reading stops after the data,
+    /// so the commands of a C-frame are read one after another.
+    public static let layout = MessageLayout("Signaling_Command", Self.init(code:identifier:data:),
+                                             Field("Code", \.code), Field("Identifier", \.identifier),
+                                             .lengthPrefixed("Length", "Data", lengthOctets: 2, errorField: "signaling command length", \.data))
+
+    /// Decodes the one command filling an LE C-frame's `payload`: its Length must account
+    /// for every octet after the header.
     public init(payload: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = ByteReader(payload)
-        code = SignalingCode(rawValue: try reader.readUInt8())
-        identifier = try reader.readUInt8()
-        let length = Int(try reader.readUInt16())
-        guard reader.count == length else {
-            throw .lengthMismatch(field: "signaling command length", declared: length, actual: reader.count)
+        self = try Self(from: &reader)
+        guard reader.isAtEnd else {
+            throw .lengthMismatch(field: "signaling command length", declared: data.count, actual: data.count + reader.count)
         }
-        data = Array(reader.readRest())
     }
 
     /// The encoded command.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 4 + data.count)
-        writer.write(code.rawValue)
-        writer.write(identifier)
-        writer.write(UInt16(data.count))
-        writer.write(bytes: data)
-        return writer.bytes
-    }
+    public func encoded() -> [UInt8] { wireBytes(capacity: 4 + data.count) }
 }
 
-/// L2CAP Connection Parameter Update Request (0x12): the peripheral asks the central for
-/// new connection parameters.
-public struct ConnectionParameterUpdateRequest: Sendable, Equatable {
-    /// The parameters asked for (interval in 1.25 ms units, timeout in 10 ms units).
-    public var parameters: LEConnectionRequest
+/// The data of one signaling command (Core Vol 3, Part A, 4.1–4.28): its code, the signaling
+/// channels that carry it, and its fields declared once as a ``MessageLayout``, from which
+/// decoding, encoding and the command's name come.
+///
+/// `init(from:)` and `encode(to:)` handle the data only; ``init(command:)``,
+/// ``decodeCountingExtraOctets(_:)`` and ``command(identifier:)`` go from and to a whole
+/// ``SignalingCommand``, checking its code.
+public protocol SignalingPDU: LaidOut, Equatable {
+    /// The command's code.
+    static var code: SignalingCode { get }
+    /// The signaling channels that may carry it (Table 4.2).
+    static var channels: SignalingChannels { get }
+}
 
-    /// A request for `parameters`.
-    public init(parameters: LEConnectionRequest) { self.parameters = parameters }
+extension SignalingPDU {
+    /// The command's name in trace spelling (`Connection_Req`), from its layout.
+    public static var name: String { layout.name }
 
-    /// Decodes the command's eight data bytes.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        parameters = LEConnectionRequest(intervalMin: try reader.readUInt16(), intervalMax: try reader.readUInt16(),
-                                         latency: try reader.readUInt16(), supervisionTimeout: try reader.readUInt16())
+    /// The command's data, as its Data field carries it.
+    public func encoded() -> [UInt8] { wireBytes() }
+
+    /// The whole command, with `identifier` (a response carries its request's).
+    public func command(identifier: UInt8) -> SignalingCommand {
+        SignalingCommand(code: Self.code, identifier: identifier, data: encoded())
+    }
+
+    /// Decodes `command`'s data: a different code, too few octets or octets after the last
+    /// field are errors. What the host answers itself (a Connection Parameter Update
+    /// Request) is read this way, and refused with a Command Reject when it does not decode,
+    /// as BlueZ does.
+    ///
+    /// A different code is ``DecodingError/invalidValue(field:value:)`` with the field
+    /// `"<expected name> code"`, e.g. "invalid Connection_Req code 0x3".
+    public init(command: SignalingCommand) throws(DecodingError) {
+        var reader = try Self.reader(command)
+        try self.init(from: &reader)
         try reader.expectEnd()
     }
 
-    /// The command's data.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 8)
-        writer.write(parameters.intervalMin)
-        writer.write(parameters.intervalMax)
-        writer.write(parameters.latency)
-        writer.write(parameters.supervisionTimeout)
-        return writer.bytes
-    }
-}
-
-/// L2CAP Connection Parameter Update Response (0x13): 0x0000 accepted, 0x0001 rejected.
-public struct ConnectionParameterUpdateResponse: Sendable, Equatable {
-    /// Whether the central accepted the request.
-    public var accepted: Bool
-
-    /// A response.
-    public init(accepted: Bool) { self.accepted = accepted }
-
-    /// Decodes the command's two data bytes.
-    public init(data: [UInt8]) throws(DecodingError) {
-        var reader = ByteReader(data)
-        let result = try reader.readUInt16()
-        guard result <= 1 else { throw .invalidValue(field: "Result", value: UInt64(result)) }
-        accepted = result == 0
-        try reader.expectEnd()
+    /// Decodes `command`'s data under the tolerance rule: a different code or too few
+    /// octets are errors, octets past the format are ignored and counted
+    /// (``ByteReader/skipExtraOctets()``). How everything a peer sends that the host only
+    /// reads (the trace printer and checker, channel tracking) is decoded.
+    public static func decodeCountingExtraOctets(_ command: SignalingCommand) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
+        var reader = try reader(command)
+        let decoded = try Self(from: &reader)
+        return (decoded, reader.skipExtraOctets())
     }
 
-    /// The command's data.
-    public func encoded() -> [UInt8] { accepted ? [0x00, 0x00] : [0x01, 0x00] }
-}
-
-/// L2CAP Command Reject (0x01) reasons.
-public enum CommandRejectReason: UInt16, Sendable {
-    /// 0x0000 Command not understood.
-    case commandNotUnderstood = 0x0000
-    /// 0x0001 Signaling MTU exceeded.
-    case signalingMTUExceeded = 0x0001
-    /// 0x0002 Invalid CID in request.
-    case invalidCID = 0x0002
-
-    /// The Command Reject's data.
-    public var data: [UInt8] { [UInt8(truncatingIfNeeded: rawValue), UInt8(rawValue >> 8)] }
+    /// A reader of `command`'s data, whose code must be this command's.
+    private static func reader(_ command: SignalingCommand) throws(DecodingError) -> ByteReader {
+        guard command.code == code else { throw .invalidValue(field: "\(name) code", value: UInt64(command.code.rawValue)) }
+        return ByteReader(command.data)
+    }
 }

@@ -222,29 +222,28 @@ struct ChannelTracker: Sendable {
         let answering = RequestKey(signalingChannel: signalingChannel, received: !received, identifier: command.identifier)
         switch command.code {
         case .connectionRequest, .createChannelRequest:
-            guard let request = try? ConnectionRequest(data: command.data, createChannel: command.code == .createChannelRequest) else { return }
+            guard let request = connectionRequest(command) else { return }
             link.requests[asRequest] = .connection(request.psm, sourceCID: request.sourceCID)
         case .connectionResponse, .createChannelResponse:
-            guard let response = try? ConnectionResponse(data: command.data),
-                  case let .connection(psm, sourceCID)? = link.requests[answering] else { return }
+            guard let response = connectionResponse(command), case let .connection(psm, sourceCID)? = link.requests[answering] else { return }
             if response.result == .pending { return }
             link.requests[answering] = nil
             guard response.result == .success else { return }
             openChannel(psm, creditBased: false, requesterCID: sourceCID, responderCID: response.destinationCID, responseReceived: received, link: &link)
         case .leCreditBasedConnectionRequest:
-            guard let request = try? LECreditBasedConnectionRequest(data: command.data) else { return }
+            guard let request = decode(LECreditBasedConnectionRequest.self, command) else { return }
             link.requests[asRequest] = .creditBased(request.psm, sourceCIDs: [request.sourceCID])
         case .leCreditBasedConnectionResponse:
-            guard let response = try? LECreditBasedConnectionResponse(data: command.data),
+            guard let response = decode(LECreditBasedConnectionResponse.self, command),
                   case let .creditBased(psm, sourceCIDs)? = link.requests[answering], let sourceCID = sourceCIDs.first else { return }
             link.requests[answering] = nil
             guard response.result.isSuccess else { return }
             openChannel(psm, creditBased: true, requesterCID: sourceCID, responderCID: response.destinationCID, responseReceived: received, link: &link)
         case .creditBasedConnectionRequest:
-            guard let request = try? CreditBasedConnectionRequest(data: command.data) else { return }
+            guard let request = decode(CreditBasedConnectionRequest.self, command) else { return }
             link.requests[asRequest] = .creditBased(request.psm, sourceCIDs: request.sourceCIDs)
         case .creditBasedConnectionResponse:
-            guard let response = try? CreditBasedConnectionResponse(data: command.data),
+            guard let response = decode(CreditBasedConnectionResponse.self, command),
                   case let .creditBased(psm, sourceCIDs)? = link.requests[answering] else { return }
             if response.result.isPending { return }
             link.requests[answering] = nil
@@ -256,11 +255,11 @@ struct ChannelTracker: Sendable {
         case .configurationRequest:
             // Options take effect once accepted: a refused request (unacceptable parameters,
             // say, an Enhanced Retransmission mode the other side cannot do) changes nothing.
-            guard let request = try? ConfigurationRequest(data: command.data),
+            guard let request = decode(ConfigurationRequest.self, command),
                   let index = link.endpoints[Endpoint(received: received, cid: request.destinationCID)]?.channel else { return }
             link.requests[asRequest] = .configuration(channel: index, options: request.options, continued: request.flags & 1 == 1)
         case .configurationResponse:
-            guard let response = try? ConfigurationResponse(data: command.data),
+            guard let response = decode(ConfigurationResponse.self, command),
                   case let .configuration(index, options, continued)? = link.requests[answering] else { return }
             if response.result == ConfigurationResult(rawValue: 0x0004) { return }  // pending: another response follows
             link.requests[answering] = nil
@@ -275,7 +274,7 @@ struct ChannelTracker: Sendable {
             // (Core Vol 3, Part A, 4.6), and Wireshark reads no more frames as the channel's:
             // the channel is closing until the response closes it. Its Destination CID is the
             // receiver's (frames travelling with it), its Source CID the sender's.
-            guard let request = try? ChannelDisconnection(data: command.data) else { return }
+            guard let request = decode(DisconnectionRequest.self, command) else { return }
             for end in [Endpoint(received: received, cid: request.destinationCID), Endpoint(received: !received, cid: request.sourceCID)] {
                 guard let index = link.endpoints[end]?.channel else { continue }
                 link.channels[index]?.closing = true
@@ -283,7 +282,7 @@ struct ChannelTracker: Sendable {
         case .disconnectionResponse:
             // Its Destination CID is its sender's (the request's receiver), its Source CID the
             // request's sender's: the ends of frames travelling opposite to it and with it.
-            guard let response = try? ChannelDisconnection(data: command.data) else { return }
+            guard let response = decode(DisconnectionResponse.self, command) else { return }
             for end in [Endpoint(received: !received, cid: response.destinationCID), Endpoint(received: received, cid: response.sourceCID)] {
                 guard let index = link.endpoints[end]?.channel else { continue }
                 closeChannel(index, link: &link)
@@ -291,6 +290,25 @@ struct ChannelTracker: Sendable {
         default:
             break
         }
+    }
+
+    /// `command`'s data as a `PDU` under the tolerance rule, or nil when it does not decode
+    /// (the printer and the checker say why; tracking only passes it by).
+    private static func decode<PDU: SignalingPDU>(_: PDU.Type, _ command: SignalingCommand) -> PDU? {
+        try? PDU.decodeCountingExtraOctets(command).pdu
+    }
+
+    /// A Connection Request, or a Create Channel Request: the same request, naming an AMP
+    /// controller besides.
+    private static func connectionRequest(_ command: SignalingCommand) -> ConnectionRequest? {
+        command.code == .createChannelRequest
+            ? decode(CreateChannelRequest.self, command)?.request : decode(ConnectionRequest.self, command)
+    }
+
+    /// A Connection Response, or a Create Channel Response (the same fields).
+    private static func connectionResponse(_ command: SignalingCommand) -> ConnectionResponse? {
+        command.code == .createChannelResponse
+            ? decode(CreateChannelResponse.self, command)?.response : decode(ConnectionResponse.self, command)
     }
 
     /// Opens a channel whose response travelled the way `responseReceived` says: frames to

@@ -14,7 +14,8 @@ enum SignalingDescription {
     static func text(_ command: SignalingCommand, bredr: Bool) -> String {
         let head = "\(bredr ? command.code.bredrDescription : command.code.description) id \(command.identifier)"
         do {
-            let detail = try details(command, bredr: bredr)
+            var extraOctets = 0
+            let detail = try details(command, bredr: bredr, extraOctets: &extraOctets)
             return detail.isEmpty ? head : head + ": " + detail
         } catch {
             return head + " (malformed: \(error))" + bytes(command.data)
@@ -23,90 +24,108 @@ enum SignalingDescription {
 
     /// Why `command`'s data does not decode as its code's; nil when it does.
     static func problem(_ command: SignalingCommand, bredr: Bool) -> DecodingError? {
-        do { _ = try details(command, bredr: bredr) } catch { return error }
+        var extraOctets = 0
+        do { _ = try details(command, bredr: bredr, extraOctets: &extraOctets) } catch { return error }
         return nil
     }
 
-    private static func details(_ command: SignalingCommand, bredr: Bool) throws(DecodingError) -> String {
+    /// How many octets `command`'s data carries past its code's format (the tolerance rule
+    /// accepts them); 0 when it does not decode.
+    static func extraOctets(_ command: SignalingCommand, bredr: Bool) -> Int {
+        var extraOctets = 0
+        do { _ = try details(command, bredr: bredr, extraOctets: &extraOctets) } catch { return 0 }
+        return extraOctets
+    }
+
+    /// The command's fields in words, its data decoded under the tolerance rule: octets
+    /// past the format are counted in `extraOctets`.
+    private static func details(_ command: SignalingCommand, bredr: Bool, extraOctets: inout Int) throws(DecodingError) -> String {
         let code = command.code
         let data = command.data
         guard (bredr ? code.bredrName : code.name) != "Unknown" else { return bytes(data, separated: false) }
+        /// The command's data as a `PDU`.
+        func decode<PDU: SignalingPDU>(_: PDU.Type) throws(DecodingError) -> PDU {
+            let decoded = try PDU.decodeCountingExtraOctets(command)
+            extraOctets = decoded.extraOctets
+            return decoded.pdu
+        }
         switch code {
         case .commandReject:
-            return try commandReject(data)
-        case .connectionRequest, .createChannelRequest:
-            let request = try ConnectionRequest(data: data, createChannel: code == .createChannelRequest)
-            return "\(request.psm), scid \(cid(request.sourceCID))" + (request.controllerID.map { ", controller \($0)" } ?? "")
+            return try commandReject(decode(CommandReject.self))
+        case .connectionRequest:
+            let request = try decode(ConnectionRequest.self)
+            return "\(request.psm), scid \(cid(request.sourceCID))"
+        case .createChannelRequest:
+            let create = try decode(CreateChannelRequest.self)
+            return "\(create.request.psm), scid \(cid(create.request.sourceCID)), controller \(create.controllerID)"
         case .connectionResponse, .createChannelResponse:
-            let response = try ConnectionResponse(data: data)
+            let response = try code == .connectionResponse ? decode(ConnectionResponse.self) : decode(CreateChannelResponse.self).response
             return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID)), result \(response.result)"
                 + (response.result == .pending ? ", status \(response.status)" : "")
         case .configurationRequest:
-            let request = try ConfigurationRequest(data: data)
+            let request = try decode(ConfigurationRequest.self)
             return "dcid \(cid(request.destinationCID))" + flags(request.flags) + options(request.options)
         case .configurationResponse:
-            let response = try ConfigurationResponse(data: data)
+            let response = try decode(ConfigurationResponse.self)
             return "scid \(cid(response.sourceCID))" + flags(response.flags) + ", result \(response.result)" + options(response.options)
-        case .disconnectionRequest, .disconnectionResponse:
-            let disconnection = try ChannelDisconnection(data: data)
-            return "dcid \(cid(disconnection.destinationCID)), scid \(cid(disconnection.sourceCID))"
+        case .disconnectionRequest:
+            let request = try decode(DisconnectionRequest.self)
+            return "dcid \(cid(request.destinationCID)), scid \(cid(request.sourceCID))"
+        case .disconnectionResponse:
+            let response = try decode(DisconnectionResponse.self)
+            return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID))"
         case .echoRequest, .echoResponse:
-            return data.isEmpty ? "" : "data [\(data.hexDump)]"
+            let echoed = try code == .echoRequest ? decode(EchoRequest.self).data : decode(EchoResponse.self).data
+            return echoed.isEmpty ? "" : "data [\(echoed.hexDump)]"
         case .informationRequest:
-            var reader = ByteReader(data)
-            return "type \(informationType(try reader.readUInt16()))"
+            return "type \(informationType(try decode(InformationRequest.self).infoType))"
         case .informationResponse:
-            var reader = ByteReader(data)
-            let type = try reader.readUInt16()
-            let result = try reader.readUInt16()
-            let resultName = result == 0 ? " success" : result == 1 ? " not supported" : ""
-            return "type \(informationType(type)), result \(hex(result, digits: 4))\(resultName)" + bytes(reader.remaining)
+            let response = try decode(InformationResponse.self)
+            let resultName = response.result == 0 ? " success" : response.result == 1 ? " not supported" : ""
+            return "type \(informationType(response.infoType)), result \(hex(response.result, digits: 4))\(resultName)" + bytes(response.data)
         case .connectionParameterUpdateRequest:
-            let parameters = try ConnectionParameterUpdateRequest(data: data).parameters
+            let parameters = try decode(ConnectionParameterUpdateRequest.self).parameters
             return "interval \(Double(parameters.intervalMin) * 1.25)–\(Double(parameters.intervalMax) * 1.25) ms, latency \(parameters.latency), "
                 + "supervision timeout \(Int(parameters.supervisionTimeout) * 10) ms"
         case .connectionParameterUpdateResponse:
-            return try ConnectionParameterUpdateResponse(data: data).accepted ? "accepted" : "rejected"
+            return try decode(ConnectionParameterUpdateResponse.self).accepted ? "accepted" : "rejected"
         case .leCreditBasedConnectionRequest:
-            let request = try LECreditBasedConnectionRequest(data: data)
+            let request = try decode(LECreditBasedConnectionRequest.self)
             return "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
         case .leCreditBasedConnectionResponse:
-            let response = try LECreditBasedConnectionResponse(data: data)
+            let response = try decode(LECreditBasedConnectionResponse.self)
             return "dcid \(cid(response.destinationCID)), MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), "
                 + "result \(response.result)"
         case .flowControlCreditIndication:
-            let indication = try FlowControlCreditIndication(data: data)
+            let indication = try decode(FlowControlCreditIndication.self)
             return "cid \(cid(indication.cid)), credits \(indication.credits)"
         case .creditBasedConnectionRequest:
-            let request = try CreditBasedConnectionRequest(data: data)
+            let request = try decode(CreditBasedConnectionRequest.self)
             return "\(request.psm), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits), "
                 + "scids \(request.sourceCIDs.map(cid).joined(separator: " "))"
         case .creditBasedConnectionResponse:
-            let response = try CreditBasedConnectionResponse(data: data)
+            let response = try decode(CreditBasedConnectionResponse.self)
             return "MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), result \(response.result), "
                 + "dcids \(response.destinationCIDs.map { $0 == 0 ? "0x0000 (refused)" : cid($0) }.joined(separator: " "))"
         case .creditBasedReconfigureRequest:
-            let request = try CreditBasedReconfigureRequest(data: data)
+            let request = try decode(CreditBasedReconfigureRequest.self)
             return "MTU \(request.mtu), MPS \(request.mps), dcids \(request.destinationCIDs.map(cid).joined(separator: " "))"
         case .creditBasedReconfigureResponse:
-            return "result \(try CreditBasedReconfigureResult(data: data))"
+            return "result \(try decode(CreditBasedReconfigureResponse.self).result)"
         default:
             return bytes(data, separated: false)
         }
     }
 
-    private static func commandReject(_ data: [UInt8]) throws(DecodingError) -> String {
-        var reader = ByteReader(data)
-        let reason = try reader.readUInt16()
-        switch CommandRejectReason(rawValue: reason) {
-        case .commandNotUnderstood?:
-            return "reason 0x0000 command not understood" + bytes(reader.remaining)
-        case .signalingMTUExceeded?:
-            return "reason 0x0001 signaling MTU exceeded, MTU \(try reader.readUInt16())"
-        case .invalidCID?:
-            return "reason 0x0002 invalid CID in request, local \(cid(try reader.readUInt16())), remote \(cid(try reader.readUInt16()))"
-        case nil:
-            return "reason \(hex(reason, digits: 4))" + bytes(reader.remaining)
+    private static func commandReject(_ reject: CommandReject) throws(DecodingError) -> String {
+        switch reject.reason {
+        case .signalingMTUExceeded:
+            return "reason \(reject.reason), MTU \(try reject.reasonData(CommandReject.SignalingMTUExceeded.self).actualMTU)"
+        case .invalidCID:
+            let endpoints = try reject.reasonData(CommandReject.InvalidCID.self)
+            return "reason \(reject.reason), local \(cid(endpoints.localCID)), remote \(cid(endpoints.remoteCID))"
+        default:
+            return "reason \(reject.reason)" + bytes(reject.data)
         }
     }
 

@@ -30,8 +30,9 @@ import SMP
 ///
 /// What the stack accepts under its tolerance rule but a strict reading of the
 /// specification would not is a ``Warning``, not a failure: an event, LE subevent or
-/// Command Complete return parameters with octets past their format (the stack ignores
-/// them). With `strict`, the first warning fails the check instead.
+/// Command Complete return parameters, an ATT PDU or a signaling command's data with octets
+/// past their format (the stack ignores them). With `strict`, the first warning fails the
+/// check instead.
 public struct TraceCheck: Sendable, Equatable {
     /// A record the stack accepts although it bends the specification.
     public struct Warning: Sendable, Equatable, CustomStringConvertible {
@@ -96,8 +97,8 @@ public struct TraceCheck: Sendable, Equatable {
     public var warnings: [Warning] = []
     /// Handles some connection event of the file announces; nil when none does.
     private var announced: Set<ConnectionHandle>?
-    /// What the record being checked bends that the stack accepts (an ATT PDU with extra
-    /// octets), found while decoding it.
+    /// What the record being checked bends that the stack accepts (an ATT PDU or a signaling
+    /// command with extra octets), found while decoding it.
     private var recordOddity: String?
 
     /// What the check keeps from record to record: ACL reassembly per handle and direction,
@@ -220,6 +221,7 @@ public struct TraceCheck: Sendable, Equatable {
                     return "BR/EDR signaling \(command.code.bredrDescription): \(problem)"
                 }
             }
+            for command in control.commands { noteExtraOctets(command, bredr: true) }
             if let damaged = control.damaged {
                 return "BR/EDR signaling C-frame ends inside \(damaged.code?.bredrDescription ?? "a command"): \(damaged.error)"
             }
@@ -285,10 +287,20 @@ public struct TraceCheck: Sendable, Equatable {
             let command: SignalingCommand
             do { command = try SignalingCommand(payload: frame.payload) } catch { return "LE signaling command: \(error)" }
             if let problem = SignalingDescription.problem(command, bredr: false) { return "LE signaling \(command.code): \(problem)" }
+            noteExtraOctets(command, bredr: false)
         default:
             otherPDUs += 1
         }
         return nil
+    }
+
+    /// Notes the first signaling command of the record whose data runs past its format: what
+    /// the tolerance rule accepts from a peer, a warning like an ATT PDU's.
+    private mutating func noteExtraOctets(_ command: SignalingCommand, bredr: Bool) {
+        let extra = SignalingDescription.extraOctets(command, bredr: bredr)
+        guard extra > 0, recordOddity == nil else { return }
+        let name = bredr ? "BR/EDR signaling \(command.code.bredrDescription)" : "LE signaling \(command.code)"
+        recordOddity = "\(name) carries \(extra) octet\(extra == 1 ? "" : "s") past its format"
     }
 
     /// Every handle a successful (LE) Connection Complete of the file announces; nil when

@@ -135,12 +135,15 @@ struct L2CAPChannelsTests {
     @Test func signalingCodecsRoundTrip() throws {
         let request = ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200))
         #expect(request.encoded() == [0x06, 0x00, 0x80, 0x0C, 0xF3, 0x01, 0x80, 0x0C])
-        #expect(try ConnectionParameterUpdateRequest(data: request.encoded()) == request)
-        #expect(try ConnectionParameterUpdateResponse(data: [0x01, 0x00]) == ConnectionParameterUpdateResponse(accepted: false))
+        #expect(try ConnectionParameterUpdateRequest(command: request.command(identifier: 3)) == request)
+        #expect(try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x01, 0x00]))
+                == ConnectionParameterUpdateResponse(accepted: false))
         let command = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 3, data: request.encoded())
         #expect(try SignalingCommand(payload: command.encoded()[...]) == command)
         #expect(throws: DecodingError.self) { try SignalingCommand(payload: command.encoded().dropLast()) }
-        #expect(throws: DecodingError.self) { try ConnectionParameterUpdateResponse(data: [0x02, 0x00]) }
+        #expect(throws: DecodingError.self) {
+            try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x02, 0x00]))
+        }
         // The timeout must exceed (1 + latency) × interval × 2.
         #expect(!LEConnectionRequest(intervalMin: 3200, intervalMax: 3200, latency: 499, supervisionTimeout: 3200).isValid)
         #expect(LEConnectionRequest().isValid)

@@ -54,6 +54,19 @@ struct TraceCheckTests {
         #expect(TraceCheck(file: file, strict: true).failure?.recordNumber == 2)
     }
 
+    @Test("A signaling command with octets past its format is a warning; --strict fails on it")
+    func signalingExtraOctetsWarn() throws {
+        let file = try btsnoop([
+            (3, 0, hexBytes("04 3e 13 01 00 40 00 00 00 13 71 da 7d 1a 00 18 00 00 00 2a 00 00")),
+            // A Connection Parameter Update Response (0x13) with two octets past its Result.
+            (1, 1, hexBytes("02 40 20 0c 00 08 00 05 00 13 01 04 00 00 00 ee ee")),
+        ])
+        let check = TraceCheck(file: file)
+        #expect(check.failure == nil)
+        #expect(check.warnings.map(\.description) == ["record 2: LE signaling 0x13 Connection_Parameter_Update_Rsp carries 2 octets past its format"])
+        #expect(TraceCheck(file: file, strict: true).failure?.recordNumber == 2)
+    }
+
     @Test("Too few octets fails with or without strict")
     func truncatedFails() throws {
         let file = try btsnoop([(3, 0, hexBytes("04 0f 03 00 01 0d"))])
