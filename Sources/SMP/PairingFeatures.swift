@@ -118,7 +118,7 @@ public struct PairingFeatures: Sendable, Hashable {
                                 _ features: @escaping @Sendable (Command) -> PairingFeatures) -> some SMPParameters<Command> {
         MessageLayout(name, { make(PairingFeatures(ioCapability: $0, oobDataFlag: $1, authentication: $2,
                                                    maximumKeySize: $3, initiatorKeys: $4, responderKeys: $5)) },
-                      Field.defined("IO_Capability", { features($0).ioCapability }),
+                      Field.code("IO_Capability", { features($0).ioCapability }),
                       Field("OOB_Data_Flag", { features($0).oobDataFlag }),
                       Field("AuthReq", { features($0).authentication }),
                       Field.octet("Maximum_Encryption_Key_Size", in: 7...16, { features($0).maximumKeySize }),

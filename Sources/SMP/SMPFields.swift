@@ -35,20 +35,11 @@ extension BluetoothAddress: SMPField {
 
 /// A one-octet field whose every value is valid, read and written as its raw value: the
 /// AuthReq and key distribution flags, a Pairing Failed reason.
-public protocol OneOctetField: SMPField, WireCodable {
-    /// The octet as on the wire.
-    var rawValue: UInt8 { get }
-    /// Wraps an octet from the wire.
-    init(rawValue: UInt8)
-}
+public protocol OneOctetField: SMPField, WireRawRepresentable where RawValue == UInt8 {}
 
 extension OneOctetField {
     /// One octet.
     public static var length: Int { 1 }
-    /// Reads the octet.
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try reader.readUInt8()) }
-    /// Writes the octet.
-    public func encode(to writer: inout ByteWriter) { writer.write(rawValue) }
 }
 
 /// Octets of a fixed count that are not secret, as on the wire (least significant first):
@@ -108,27 +99,5 @@ extension Field where Value == UInt8 {
             guard range.contains(octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
             return octet
         }, write: { message, writer in writer.write(value(message)) })
-    }
-}
-
-extension Field where Value: SMPField & RawRepresentable<UInt8> {
-    /// A one-octet field that must be one of `Value`'s cases (an IO capability): another
-    /// octet is ``DecodingError/invalidValue(field:value:)`` naming the field.
-    static func defined(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in
-            let octet = try reader.readUInt8()
-            guard let defined = Value(rawValue: octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
-            return defined
-        }, write: { message, writer in writer.write(value(message).rawValue) })
-    }
-}
-
-extension Field where Value == BluetoothAddress {
-    /// A device address, six octets least significant first. (``BluetoothAddress`` reads
-    /// and writes itself but is not ``WireCodable``: that conformance belongs in
-    /// BluetoothCore, beside the type, for every layer at once.)
-    static func address(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in try BluetoothAddress(from: &reader) },
-              write: { message, writer in value(message).encode(to: &writer) })
     }
 }

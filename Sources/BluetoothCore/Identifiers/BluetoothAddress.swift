@@ -1,6 +1,6 @@
 /// A Bluetooth device address (BD_ADDR), stored as on the wire: least significant byte
 /// first. Printed most significant byte first, as people write it.
-public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+public struct BluetoothAddress: WireCodable, Hashable, Sendable, CustomStringConvertible {
     /// The six bytes in wire order (little-endian).
     public let bytes: [UInt8]
 

@@ -6,31 +6,11 @@ import BluetoothCore
 
 // MARK: Types with one encoding
 
-/// A value that is its raw value on the wire: a status code, an opcode, a bit mask. Reading
-/// and writing are the raw value's, said once here instead of in every such type.
-///
-/// Nothing HCI-specific: it belongs next to ``WireCodable`` in BluetoothCore, and lives here
-/// until that module takes it.
-public protocol WireRawRepresentable: WireCodable, RawRepresentable where RawValue: WireCodable {
-    /// Wraps a value read from the wire; every raw value is a valid one.
-    init(rawValue: RawValue)
-}
-
-extension WireRawRepresentable {
-    /// Reads the raw value.
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try RawValue(from: &reader)) }
-    /// Writes the raw value.
-    public func encode(to writer: inout ByteWriter) { rawValue.encode(to: &writer) }
-}
-
 /// A status or error code octet: codes newer than the table still round-trip.
 extension HCIStatus: WireRawRepresentable {}
 
 /// Two octets, OGF and OCF, least significant first.
 extension HCIOpcode: WireRawRepresentable {}
-
-/// Six octets, least significant first (the address already reads and writes itself).
-extension BluetoothAddress: WireCodable {}
 
 /// The 64 octets of Supported_Commands, octet 0 first.
 extension SupportedCommands: WireCodable {
@@ -40,29 +20,7 @@ extension SupportedCommands: WireCodable {
     public func encode(to writer: inout ByteWriter) { writer.write(bytes: octets) }
 }
 
-/// One two's-complement octet. Like UInt8's conformance, it belongs in BluetoothCore, and
-/// lives here until that module takes it.
-extension Int8: WireCodable {
-    /// Reads one octet as a two's-complement value (an RSSI or a TX power in dBm).
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(bitPattern: try reader.readUInt8()) }
-    /// Writes the value as one two's-complement octet.
-    public func encode(to writer: inout ByteWriter) { writer.write(UInt8(bitPattern: self)) }
-}
-
 // MARK: Shapes of field
-
-extension Field where Value: RawRepresentable & Sendable, Value.RawValue == UInt8 {
-    /// A one-octet code from a list the specification fixes (LE_Scan_Type, Address_Type):
-    /// a value outside the list is ``DecodingError/invalidValue(field:value:)`` about
-    /// `errorField`, by default the field's name.
-    static func code(_ name: String, errorField: String? = nil, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in
-            let raw = try reader.readUInt8()
-            guard let code = Value(rawValue: raw) else { throw .invalidValue(field: errorField ?? name, value: UInt64(raw)) }
-            return code
-        }, write: { message, writer in writer.write(value(message).rawValue) })
-    }
-}
 
 extension Field {
     /// A one-octet switch: written 0x01 or 0x00; any octet but 0x00 reads as on.

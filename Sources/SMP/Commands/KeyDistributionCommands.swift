@@ -75,7 +75,7 @@ public struct IdentityAddressInformation: SMPCommand {
 
     /// AddrType, BD_ADDR.
     public static let layout = MessageLayout("Identity_Address_Information", Self.init(addressType:address:),
-                                             Field.octet("AddrType", in: 0...1, \.addressType), Field.address("BD_ADDR", \.address))
+                                             Field.octet("AddrType", in: 0...1, \.addressType), Field("BD_ADDR", \.address))
     /// `.identityAddressInformation(self)`.
     public var pdu: SMPPDU { .identityAddressInformation(self) }
 }

@@ -1,34 +1,7 @@
 import BluetoothCore
 
-// What the signaling declarations need from the message-layout mechanism and BluetoothCore
-// does not have yet: values that go on the wire as their raw value, a length-prefixed
-// field, and a list read to the end of the data. Nothing here is L2CAP's own, so it belongs
-// next to `WireCodable` in BluetoothCore/Bytes/MessageLayout.swift; it waits here until a
-// change that may touch BluetoothCore moves it (HCI and SMP have raw-value types too).
-
-/// A value that is its raw value on the wire, any raw value allowed (a code, a result, a
-/// status, a mode, a PSM): reading and writing are the raw value's, said once here instead
-/// of in every such type.
-public protocol WireRawRepresentable: WireCodable, RawRepresentable where RawValue: WireCodable {
-    /// Wraps a value read from the wire; every raw value is a valid one.
-    init(rawValue: RawValue)
-}
-
-extension WireRawRepresentable {
-    /// Reads the raw value.
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try RawValue(from: &reader)) }
-    /// Writes the raw value.
-    public func encode(to writer: inout ByteWriter) { rawValue.encode(to: &writer) }
-}
-
-extension WireCodable {
-    /// The value's encoding on its own.
-    func wireBytes(capacity: Int = 16) -> [UInt8] {
-        var writer = ByteWriter(capacity: capacity)
-        encode(to: &writer)
-        return writer.bytes
-    }
-}
+// The shapes of field signaling commands have and the HCI and SMP layouts do not: a
+// length-prefixed field with a length of two octets and a list read to the end of the data.
 
 extension Field where Value == [UInt8] {
     /// A length field of `lengthOctets` octets, then that many octets (a signaling command's
