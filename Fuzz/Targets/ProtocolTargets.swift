@@ -70,7 +70,7 @@ extension FuzzTarget {
         name: "smp",
         summary: "SMPPDU decoding, exact re-encoding, and pairing-method selection from the peer's features",
         run: { bytes throws(FuzzFailure) in
-            guard let pdu = try? SMPPDU(bytes: bytes) else { return 0 }
+            guard let pdu = try? SMPPDU(decoding: bytes) else { return 0 }
             try expect(pdu.encoded() == bytes, "SMP \(pdu) decoded from \(bytes.hexDump) encodes to \(pdu.encoded().hexDump)")
             guard case let .pairingResponse(response) = pdu else { return 1 }
             for capability in IOCapability.allCases {
@@ -120,7 +120,7 @@ private func checkFrame(_ frame: BasicFrame, handle: ConnectionHandle, bufferLen
 
 /// A signaling command, and the parameters of the ones the host answers.
 private func checkSignaling(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
-    guard let command = try? SignalingCommand(payload: payload) else { return }
+    guard let command = try? SignalingCommand(decoding: payload) else { return }
     try expect(command.encoded()[...] == payload, "signaling command \(command) from \(payload.hexDump) encodes to \(command.encoded().hexDump)")
     try checkCommand(command)
 }
@@ -151,13 +151,13 @@ private func checkSignalingPDU<P: SignalingPDU>(_: P.Type, _ command: SignalingC
     guard let (pdu, _) = try? P.decodeCountingExtraOctets(command) else { return }
     _ = "\(pdu)"
     try expectRoundTrip(pdu, P.name, encode: { $0.command(identifier: command.identifier).encoded() },
-                        decode: { try P(command: SignalingCommand(payload: $0[...])) })
+                        decode: { try P(command: SignalingCommand(decoding: $0[...])) })
 }
 
 /// Decodes `bytes` as a `P` and checks the round trip; returns whether it decoded.
 private func checkATT<P: ATTPDU>(_: P.Type, _ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
-    guard let pdu = try? P(pdu: bytes[...]) else { return false }
+    guard let pdu = try? P(decoding: bytes[...]) else { return false }
     _ = "\(pdu)"
-    try expectRoundTrip(pdu, P.opcode.name, encode: { $0.encoded() }, decode: { try P(pdu: $0[...]) })
+    try expectRoundTrip(pdu, P.opcode.name, encode: { $0.encoded() }, decode: { try P(decoding: $0[...]) })
     return true
 }

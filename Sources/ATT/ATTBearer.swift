@@ -252,7 +252,7 @@ public final class ATTBearer {
             }
         case .multipleHandleValueNotification:
             do {
-                for entry in try MultipleHandleValueNotification(pdu: pdu).entries { onNotification?(entry.handle, entry.value) }
+                for entry in try MultipleHandleValueNotification(decoding: pdu).entries { onNotification?(entry.handle, entry.value) }
             } catch {
                 discard("a malformed Multiple Handle Value Notification (\(error))")
             }
@@ -320,7 +320,7 @@ public final class ATTBearer {
 
     private func answerMTUExchange(_ pdu: ArraySlice<UInt8>) {
         do {
-            let request = try ExchangeMTURequest(pdu: pdu)
+            let request = try ExchangeMTURequest(decoding: pdu)
             reply(ExchangeMTUResponse(serverRxMTU: preferredMTU))
             // The new MTU applies once the response has gone out (Vol 3, Part F, 3.4.2.2).
             mtu = max(ATTBearer.defaultMTU, Int(min(request.clientRxMTU, preferredMTU)))

@@ -6,7 +6,7 @@ import L2CAP
 /// and the PDU's name come.
 ///
 /// `init(from:)` and `encode(to:)` handle the parameters only; ``encoded()`` and
-/// ``init(pdu:)`` add and check the opcode byte (Part F, 3.3).
+/// ``init(decoding:)`` add and check the opcode byte (Part F, 3.3).
 public protocol ATTPDU: LaidOut, Equatable {
     /// The PDU's opcode.
     static var opcode: ATTOpcode { get }
@@ -37,7 +37,7 @@ extension ATTPDU {
     ///
     /// A different opcode is ``DecodingError/invalidValue(field:value:)`` with the field
     /// `"<expected name> opcode"`, e.g. "invalid Read_Req opcode 0xb".
-    public init(pdu: ArraySlice<UInt8>) throws(DecodingError) {
+    public init(decoding pdu: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = try Self.reader(pdu)
         try self.init(from: &reader)
         try reader.expectEnd()
@@ -46,7 +46,7 @@ extension ATTPDU {
     /// Decodes a whole PDU a server sent (a response, a notification or an indication)
     /// under the tolerance rule: a different opcode or too few octets are errors, octets past
     /// a fixed format are ignored and counted (``ByteReader/skipExtraOctets()``). Requests to
-    /// our own server stay strict (``init(pdu:)``): the specification answers those with
+    /// our own server stay strict (``init(decoding:)``): the specification answers those with
     /// Invalid PDU.
     public static func decodeCountingExtraOctets(_ pdu: ArraySlice<UInt8>) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
         var reader = try reader(pdu)

@@ -99,7 +99,7 @@ public final class L2CAPChannels {
 
     private func signaling(_ payload: ArraySlice<UInt8>, handle: ConnectionHandle) {
         let command: SignalingCommand
-        do { command = try SignalingCommand(payload: payload) } catch {
+        do { command = try SignalingCommand(decoding: payload) } catch {
             logger.log(.warning, "malformed LE signaling command on \(hex(handle, digits: 4)): \(error)")
             let identifier = payload.dropFirst().first ?? 0
             reply(SignalingCommand(code: .commandReject, identifier: identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)

@@ -30,7 +30,7 @@ public struct SignalingCommand: LaidOut, Equatable {
 
     /// Decodes the one command filling an LE C-frame's `payload`: its Length must account
     /// for every octet after the header.
-    public init(payload: ArraySlice<UInt8>) throws(DecodingError) {
+    public init(decoding payload: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = ByteReader(payload)
         self = try Self(from: &reader)
         guard reader.isAtEnd else {

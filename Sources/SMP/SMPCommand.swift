@@ -5,7 +5,7 @@ import BluetoothCore
 /// after the Code octet), from which decoding, encoding, the command's name, its length and
 /// its secret fields come.
 ///
-/// `init(from:)` and `encode(to:)` handle the parameters only; ``SMPPDU/init(bytes:)`` and
+/// `init(from:)` and `encode(to:)` handle the parameters only; ``SMPPDU/init(decoding:)`` and
 /// ``encoded()`` add the Code octet (Part H, 3.3).
 public protocol SMPCommand: LaidOut, Hashable where Layout: SMPParameters {
     /// The command's code.

@@ -38,7 +38,7 @@ public enum SMPPDU: Sendable, Hashable {
     /// must fill the PDU exactly. A wrong length, an unknown code or a value the format
     /// forbids is an error (the caller answers Pairing Failed with Invalid Parameters or
     /// Command Not Supported).
-    public init(bytes: some Collection<UInt8>) throws(SMPDecodingError) {
+    public init(decoding bytes: some Collection<UInt8>) throws(SMPDecodingError) {
         var reader = ByteReader(Array(bytes))
         let code: UInt8
         do { code = try reader.readUInt8() } catch { throw .malformed(nil, error) }

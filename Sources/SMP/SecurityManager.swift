@@ -291,7 +291,7 @@ public final class SecurityManager {
             return logger.log(.warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
         }
         let pdu: SMPPDU
-        do { pdu = try SMPPDU(bytes: payload) } catch {
+        do { pdu = try SMPPDU(decoding: payload) } catch {
             logger.log(.error, "handle \(hex(handle, digits: 4)): \(error)")
             let reason: PairingFailedReason = if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
             try? send(PairingFailed(reason: reason), handle)

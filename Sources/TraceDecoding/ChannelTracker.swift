@@ -195,7 +195,7 @@ struct ChannelTracker: Sendable {
             }
             return .signaling(control)
         case ChannelIdentifier.leSignaling.rawValue:
-            let command = try? SignalingCommand(payload: frame.payload)
+            let command = try? SignalingCommand(decoding: frame.payload)
             Self.update(&links[handle, default: Link()], inferring: .le) { link in
                 if let command { Self.follow(command, signalingChannel: cid, received: received, link: &link) }
             }

@@ -285,7 +285,7 @@ public struct TraceCheck: Sendable, Equatable {
         case .leSignaling:
             signalingPDUs += 1
             let command: SignalingCommand
-            do { command = try SignalingCommand(payload: frame.payload) } catch { return "LE signaling command: \(error)" }
+            do { command = try SignalingCommand(decoding: frame.payload) } catch { return "LE signaling command: \(error)" }
             if let problem = SignalingDescription.problem(command, bredr: false) { return "LE signaling \(command.code): \(problem)" }
             noteExtraOctets(command, bredr: false)
         default:

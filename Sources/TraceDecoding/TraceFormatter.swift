@@ -191,7 +191,7 @@ public struct TraceFormatter: Sendable {
         case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
         case (.smp, let code?): "SMP \(SMPCode(rawValue: code))"
         case (.leSignaling, _?):
-            if followed, let command = try? SignalingCommand(payload: frame.payload) {
+            if followed, let command = try? SignalingCommand(decoding: frame.payload) {
                 "LE signaling " + SignalingDescription.text(command, bredr: false)
             } else {
                 "LE signaling \(SignalingCode(rawValue: code ?? 0))"

@@ -18,14 +18,14 @@ struct PDUTests {
         expectDecodeError(ReadRequest.self, "0b 03 00", .invalidValue(field: "Read_Req opcode", value: 0x0B))
         #expect(DecodingError.invalidValue(field: "Read_Req opcode", value: 0x0B).description
                 == "invalid Read_Req opcode 0xb")
-        #expect(throws: DecodingError.truncated(needed: 1, available: 0)) { try ReadRequest(pdu: [][...]) }
+        #expect(throws: DecodingError.truncated(needed: 1, available: 0)) { try ReadRequest(decoding: [][...]) }
         expectDecodeError(ReadRequest.self, "0a 03", .truncated(needed: 2, available: 1))
         expectDecodeError(ReadRequest.self, "0a 03 00 00", .trailingBytes(1))
         expectDecodeError(ExchangeMTURequest.self, "02 05 02 00", .trailingBytes(1))
         expectDecodeError(WriteResponse.self, "13 00", .trailingBytes(1))
         // A slice that does not start at index 0.
         let buffer = hexBytes("ff ff 0a 03 00")
-        #expect(try ReadRequest(pdu: buffer[2...]) == ReadRequest(handle: 3))
+        #expect(try ReadRequest(decoding: buffer[2...]) == ReadRequest(handle: 3))
     }
 
     @Test("Error Response")
@@ -111,7 +111,7 @@ struct PDUTests {
         let thirtyTwo = ReadByTypeRequest(startingHandle: 1, endingHandle: 2, attributeType: BluetoothUUID(UInt32(0x12345678)))
         expectWire(thirtyTwo, "08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12")
         // A 16-bit type sent as 128-bit decodes to the same UUID.
-        #expect(try ReadByTypeRequest(pdu: hexBytes("08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 03 28 00 00")[...])
+        #expect(try ReadByTypeRequest(decoding: hexBytes("08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 03 28 00 00")[...])
                 == ReadByTypeRequest(startingHandle: 1, endingHandle: 2, attributeType: BluetoothUUID(UInt16(0x2803))))
         let field = "Read_By_Type_Req attribute type length"
         expectDecodeError(ReadByTypeRequest.self, "08 01 00 ff ff 78 56 34 12", .invalidValue(field: field, value: 4))
@@ -131,7 +131,7 @@ struct PDUTests {
         expectWire(ReadByTypeResponse(entries: [.init(handle: 0x0003, value: [])]), "09 02 03 00")
         let longest = ReadByTypeResponse(entries: [.init(handle: 1, value: Array(repeating: 0xAB, count: 253)[...])])
         #expect(longest.encoded().prefix(2) == [0x09, 0xFF])
-        #expect(try ReadByTypeResponse(pdu: longest.encoded()[...]) == longest)
+        #expect(try ReadByTypeResponse(decoding: longest.encoded()[...]) == longest)
     }
 
     @Test("Read By Type Response: bad length byte, empty list, partial entry")
@@ -194,7 +194,7 @@ struct PDUTests {
         expectDecodeError(ReadByGroupTypeResponse.self, "11 06 01 00 07 00 00 18 08 00 0b 00 01",
                           .truncated(needed: 6, available: 5))
         // Length 4: values are empty.
-        #expect(try ReadByGroupTypeResponse(pdu: hexBytes("11 04 01 00 07 00")[...]).entries
+        #expect(try ReadByGroupTypeResponse(decoding: hexBytes("11 04 01 00 07 00")[...]).entries
                 == [.init(handle: 1, endGroupHandle: 7, value: [])])
     }
 

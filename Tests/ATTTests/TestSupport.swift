@@ -13,7 +13,7 @@ func expectWire<P: ATTPDU>(_ pdu: P, _ expected: String, sourceLocation: SourceL
     let bytes = hexBytes(expected)
     #expect(pdu.encoded() == bytes, "\(P.self) encodes to \(pdu.encoded().hexDump)", sourceLocation: sourceLocation)
     do {
-        #expect(try P(pdu: bytes[...]) == pdu, sourceLocation: sourceLocation)
+        #expect(try P(decoding: bytes[...]) == pdu, sourceLocation: sourceLocation)
     } catch {
         Issue.record("\(P.self) does not decode from \(expected): \(error)", sourceLocation: sourceLocation)
     }
@@ -22,5 +22,5 @@ func expectWire<P: ATTPDU>(_ pdu: P, _ expected: String, sourceLocation: SourceL
 /// Decoding `hex` as a `P` throws exactly `error`.
 func expectDecodeError<P: ATTPDU>(_ type: P.Type, _ hex: String, _ error: DecodingError,
                                   sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(throws: error, sourceLocation: sourceLocation) { try P(pdu: hexBytes(hex)[...]) }
+    #expect(throws: error, sourceLocation: sourceLocation) { try P(decoding: hexBytes(hex)[...]) }
 }

@@ -369,10 +369,10 @@ private struct CapturedATT: CustomStringConvertible {
     var opcode: ATTOpcode { ATTOpcode(rawValue: pdu[0]) }
 
     /// The attribute type of a Read By Type request.
-    var readByTypeUUID: BluetoothUUID? { try? ReadByTypeRequest(pdu: pdu[...]).attributeType }
+    var readByTypeUUID: BluetoothUUID? { try? ReadByTypeRequest(decoding: pdu[...]).attributeType }
 
     /// The handle of a Read request.
-    var handle: AttributeHandle? { try? ReadRequest(pdu: pdu[...]).handle }
+    var handle: AttributeHandle? { try? ReadRequest(decoding: pdu[...]).handle }
 
     /// A discovery request: primary services (Read By Group Type, Find By Type Value),
     /// includes and characteristics (Read By Type of 0x2802/0x2803), descriptors (Find

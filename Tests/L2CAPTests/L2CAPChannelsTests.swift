@@ -100,7 +100,7 @@ struct L2CAPChannelsTests {
         }
         try await link.controller.send(ReadBDADDR())
         var reassembler = Reassembler()
-        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(payload: $0.payload) }
+        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(decoding: $0.payload) }
         #expect(replies == [
             SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x00, 0x00]),
             SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 8, data: [0x01, 0x00]),
@@ -125,7 +125,7 @@ struct L2CAPChannelsTests {
         try await deliver(link, frame.fragments(handle: 0x41, bufferLength: 27).map { .acl($0) })
         try await link.controller.send(ReadBDADDR())
         var reassembler = Reassembler()
-        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(payload: $0.payload) }
+        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(decoding: $0.payload) }
         #expect(asked == [0x41])
         #expect(replies == [SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x01, 0x00])])
         #expect(!link.fake.sentCommands.contains(LEConnectionUpdate.opcode))
@@ -139,8 +139,8 @@ struct L2CAPChannelsTests {
         #expect(try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x01, 0x00]))
                 == ConnectionParameterUpdateResponse(accepted: false))
         let command = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 3, data: request.encoded())
-        #expect(try SignalingCommand(payload: command.encoded()[...]) == command)
-        #expect(throws: DecodingError.self) { try SignalingCommand(payload: command.encoded().dropLast()) }
+        #expect(try SignalingCommand(decoding: command.encoded()[...]) == command)
+        #expect(throws: DecodingError.self) { try SignalingCommand(decoding: command.encoded().dropLast()) }
         #expect(throws: DecodingError.self) {
             try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x02, 0x00]))
         }

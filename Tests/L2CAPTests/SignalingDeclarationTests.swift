@@ -50,7 +50,7 @@ struct SignalingDeclarationTests {
         let request = ConnectionRequest(psm: .sdp, sourceCID: 0x0040)
         let command = request.command(identifier: 7)
         #expect(command == SignalingCommand(code: .connectionRequest, identifier: 7, data: [0x01, 0x00, 0x40, 0x00]))
-        #expect(try ConnectionRequest(command: SignalingCommand(payload: command.encoded()[...])) == request)
+        #expect(try ConnectionRequest(command: SignalingCommand(decoding: command.encoded()[...])) == request)
         let response = SignalingCommand(code: .connectionResponse, identifier: 7, data: command.data)
         #expect(throws: DecodingError.invalidValue(field: "Connection_Req code", value: 3)) { try ConnectionRequest(command: response) }
     }

@@ -27,7 +27,7 @@ import Testing
     @Test(arguments: samples) func roundTrips(_ pdu: SMPPDU) throws {
         let bytes = pdu.encoded()
         #expect(bytes.first == pdu.code.rawValue)
-        #expect(try SMPPDU(bytes: bytes) == pdu)
+        #expect(try SMPPDU(decoding: bytes) == pdu)
     }
 
     /// Each command's length, Code octet included, is the one Part H gives (3.5 and 3.6), and
@@ -62,7 +62,7 @@ import Testing
 
     /// The Pairing Request of Core Vol 3, Part H, Appendix D.2 (c1's sample) as sent.
     @Test func pairingRequestLayout() throws {
-        let pdu = try SMPPDU(bytes: [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07])
+        let pdu = try SMPPDU(decoding: [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07])
         guard case let .pairingRequest(request) = pdu else { Issue.record("\(pdu)"); return }
         let features = request.features
         #expect(features.ioCapability == .displayYesNo && !features.oobDataPresent && features.authentication.isEmpty)
@@ -74,7 +74,7 @@ import Testing
     /// (found by the smp fuzz target, which re-encoded 0x08 as 0x00).
     @Test func reservedOOBFlagIsKeptAsSent() throws {
         let bytes: [UInt8] = [0x02, 0x03, 0x08, 0x01, 0x10, 0x07, 0x07]
-        let pdu = try SMPPDU(bytes: bytes)
+        let pdu = try SMPPDU(decoding: bytes)
         guard case let .pairingResponse(response) = pdu else { Issue.record("\(pdu)"); return }
         let features = response.features
         #expect(!features.oobDataPresent && features.oobDataFlag == 0x08)
@@ -83,16 +83,16 @@ import Testing
     }
 
     @Test func badBytesAreRefusedByName() {
-        #expect(throws: SMPDecodingError.unknownCode(0x42)) { try SMPPDU(bytes: [0x42]) }
-        #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) { try SMPPDU(bytes: []) }
-        #expect(throws: SMPDecodingError.malformed(.pairingConfirm, .truncated(needed: 16, available: 3))) { try SMPPDU(bytes: [0x03, 1, 2, 3]) }
-        #expect(throws: SMPDecodingError.malformed(.pairingFailed, .trailingBytes(1))) { try SMPPDU(bytes: [0x05, 0x01, 0x00]) }
+        #expect(throws: SMPDecodingError.unknownCode(0x42)) { try SMPPDU(decoding: [0x42]) }
+        #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) { try SMPPDU(decoding: []) }
+        #expect(throws: SMPDecodingError.malformed(.pairingConfirm, .truncated(needed: 16, available: 3))) { try SMPPDU(decoding: [0x03, 1, 2, 3]) }
+        #expect(throws: SMPDecodingError.malformed(.pairingFailed, .trailingBytes(1))) { try SMPPDU(decoding: [0x05, 0x01, 0x00]) }
         // Key size outside 7...16, an IO capability Part H does not define.
         #expect(throws: SMPDecodingError.malformed(.pairingRequest, .invalidValue(field: "Maximum_Encryption_Key_Size", value: 6))) {
-            try SMPPDU(bytes: [0x01, 0x03, 0x00, 0x01, 0x06, 0x00, 0x00])
+            try SMPPDU(decoding: [0x01, 0x03, 0x00, 0x01, 0x06, 0x00, 0x00])
         }
         #expect(throws: SMPDecodingError.malformed(.pairingResponse, .invalidValue(field: "IO_Capability", value: 5))) {
-            try SMPPDU(bytes: [0x02, 0x05, 0x00, 0x01, 0x10, 0x00, 0x00])
+            try SMPPDU(decoding: [0x02, 0x05, 0x00, 0x01, 0x10, 0x00, 0x00])
         }
         #expect("\(PairingFailedReason.dhKeyCheckFailed)" == "0x0B dhKeyCheckFailed")
     }

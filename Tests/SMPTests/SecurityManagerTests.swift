@@ -28,7 +28,7 @@ struct SecurityManagerTests {
             }
             return frames.compactMap { data in
                 guard data.count > 4, data[2] == 0x06, data[3] == 0x00 else { return nil }
-                return try? SMPPDU(bytes: data[4...])
+                return try? SMPPDU(decoding: data[4...])
             }
         }
 

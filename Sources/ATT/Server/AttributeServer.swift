@@ -64,7 +64,7 @@ public final class AttributeServer: ATTServer {
         guard let first = pdu.first else { return nil }
         let opcode = ATTOpcode(rawValue: first)
         if opcode.isCommand {
-            if opcode == .writeCommand, let command = try? WriteCommand(pdu: pdu) {
+            if opcode == .writeCommand, let command = try? WriteCommand(decoding: pdu) {
                 _ = write(handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
                           connection: connection)
             }
@@ -135,7 +135,7 @@ public final class AttributeServer: ATTServer {
     /// Decodes a request; a malformed one is Invalid PDU.
     private func decode<P: ATTPDU>(_ type: P.Type, _ pdu: ArraySlice<UInt8>) throws(Refusal) -> P {
         do {
-            return try P(pdu: pdu)
+            return try P(decoding: pdu)
         } catch {
             throw Refusal(handle: 0x0000, code: .invalidPDU)
         }
