@@ -180,9 +180,11 @@ public final class ATTBearer {
             }
             pending = next
             let clock = clock, id = next.id
-            timer = Task { @BluetoothActor [weak self] in
+            // An outstanding request keeps its bearer until it is answered, times out or the
+            // bearer closes (each cancels this timer).
+            timer = Task { @BluetoothActor in
                 do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
-                self?.timedOut(id)
+                self.timedOut(id)
             }
         }
     }
@@ -219,11 +221,18 @@ public final class ATTBearer {
         pending = nil
         queue = []
         for transaction in ended { _ = transaction.finish(.failure(reason)) }
+        // A closed bearer delivers nothing more: letting go of the handlers ends the cycles
+        // their owners made with strong references (see ``GATTClient/init(bearer:)``).
+        onNotification = nil
+        onIndication = nil
+        onFatalError = nil
+        onSecurityRequired = nil
     }
 
     /// Closes the bearer for a fault of the protocol and tells the owner to drop the link.
     private func fail(_ reason: ATTError) {
         guard case .open = state else { return }
+        let onFatalError = self.onFatalError
         close(reason)
         onFatalError?(reason)
     }

@@ -13,6 +13,7 @@ public final class ATTBearers {
     private let connections: ConnectionManager
     private let logger: HCILogger
     private var observer: Int?
+    private var closeHandler: Int?
 
     /// Live bearers by connection handle (looked up for every PDU received, so not hashed).
     private var live = SmallMap<ConnectionHandle, ATTBearer>()
@@ -36,15 +37,17 @@ public final class ATTBearers {
         self.connections = connections
         self.preferredMTU = preferredMTU
         self.logger = logger
-        channels.setHandler(for: .att) { [weak self] handle, payload in
-            guard let self else { return }
+        // Held strongly by the channels and the controller until ``close()``, which the
+        // controller's close calls (no weak references on the receive path: see L2CAPChannels).
+        closeHandler = controller.addCloseHandler { self.close() }
+        channels.setHandler(for: .att) { handle, payload in
             do { try self.bearer(for: handle).receive(payload) } catch {
                 self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
             }
         }
-        observer = controller.addEventObserver { [weak self] event in
+        observer = controller.addEventObserver { event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self?.live.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
+                self.live.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
             }
         }
     }
@@ -54,6 +57,8 @@ public final class ATTBearers {
         channels.setHandler(for: .att) { _, _ in }
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
+        if let closeHandler { controller.removeCloseHandler(closeHandler) }
+        closeHandler = nil
         for bearer in live.values { bearer.close(.transport(.notRunning)) }
         live.removeAll()
     }
@@ -67,7 +72,7 @@ public final class ATTBearers {
             try channels.send(consume frame, on: .att, handle: handle)
         }
         bearer.server = server
-        bearer.onFatalError = { [weak self] reason in self?.drop(handle, because: reason) }
+        bearer.onFatalError = { reason in self.drop(handle, because: reason) }
         live[handle] = bearer
         onBearer?(bearer)
         return bearer

@@ -67,10 +67,11 @@ public final class GATTClient {
     public var onDatabaseChange: ((GATTDatabase) -> Void)?
 
     /// A client on `bearer`; it takes the bearer's notification and indication handlers.
+    /// The bearer holds the client until it closes (when its link ends, or its owner closes).
     public init(bearer: ATTBearer) {
         self.bearer = bearer
-        bearer.onNotification = { [weak self] handle, value in self?.deliver(handle, value, indication: false) }
-        bearer.onIndication = { [weak self] handle, value in self?.deliver(handle, value, indication: true) }
+        bearer.onNotification = { handle, value in self.deliver(handle, value, indication: false) }
+        bearer.onIndication = { handle, value in self.deliver(handle, value, indication: true) }
     }
 
     /// The longest attribute value the specification allows (Core 6.0 Vol 3 Part F §3.2.9).

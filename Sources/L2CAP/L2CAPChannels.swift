@@ -17,6 +17,7 @@ public final class L2CAPChannels {
     private var reassemblers = SmallMap<ConnectionHandle, Reassembler>()
     private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
     private var observer: Int?
+    private var closeHandler: Int?
 
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
@@ -26,11 +27,15 @@ public final class L2CAPChannels {
         self.controller = controller
         self.connections = connections
         self.logger = logger
-        controller.onACLData = { [weak self] packet in self?.receive(packet) }
-        observer = controller.addEventObserver { [weak self] event in
+        // The controller holds this object strongly until ``close()``, which its own close
+        // calls: a weakly referenced object carries a side table that makes every retain
+        // and release on the receive path slow.
+        controller.onACLData = { packet in self.receive(packet) }
+        closeHandler = controller.addCloseHandler { self.close() }
+        observer = controller.addEventObserver { event in
             // A link that ends takes its half-received PDU with it.
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self?.reassemblers[disconnection.handle] = nil
+                self.reassemblers[disconnection.handle] = nil
             }
         }
     }
@@ -40,6 +45,9 @@ public final class L2CAPChannels {
         controller.onACLData = nil
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
+        if let closeHandler { controller.removeCloseHandler(closeHandler) }
+        closeHandler = nil
+        handlers.removeAll()
         reassemblers.removeAll()
     }
 

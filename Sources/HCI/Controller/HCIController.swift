@@ -116,6 +116,22 @@ public final class HCIController {
     /// How many event observers are registered (zero once every layer has let go).
     public var eventObserverCount: Int { eventObservers.count }
 
+    /// What layers registered here do when the controller closes (close themselves), by token.
+    private var closeHandlers: [Int: () -> Void] = [:]
+
+    /// Adds `handler`, run once when ``close()`` is called; returns a token for
+    /// ``removeCloseHandler(_:)``. The layers above hold the controller and it holds their
+    /// handlers strongly (the receive path pays for no weak references), so closing the
+    /// controller closes them, which ends every such cycle.
+    public func addCloseHandler(_ handler: @escaping () -> Void) -> Int {
+        nextObserverToken += 1
+        closeHandlers[nextObserverToken] = handler
+        return nextObserverToken
+    }
+
+    /// Removes a handler added with ``addCloseHandler(_:)``.
+    public func removeCloseHandler(_ token: Int) { closeHandlers[token] = nil }
+
     private func dispatch(_ event: HCIEvent) {
         onEvent?(event)
         for token in eventObservers.keys.sorted() { eventObservers[token]?(event) }
@@ -215,6 +231,14 @@ public final class HCIController {
         state = .closed
         failAllCommands(.notRunning)
         stopReceiving()
+        // The layers registered here hold on to this controller and it to them: closing
+        // them (newest first, so the layers above go before the ones they stand on) and
+        // letting go of what they left ends those cycles.
+        let handlers = closeHandlers
+        closeHandlers.removeAll()
+        for token in handlers.keys.sorted(by: >) { handlers[token]?() }
+        onACLData = nil
+        eventObservers.removeAll()
     }
 
     /// Closes the transport (joining its thread) and ends the stream that fed this
