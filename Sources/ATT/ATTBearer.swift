@@ -87,7 +87,7 @@ public final class ATTBearer {
     }
 
     /// A bearer that hands `transmit` each whole PDU as bytes (for a unit test's loopback).
-    public convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
+    package convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
                             logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
         self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger) { (frame: consuming OutgoingFrame) throws(HCIError) in
             try transmit(Array(frame.payload))

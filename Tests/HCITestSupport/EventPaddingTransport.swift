@@ -5,22 +5,22 @@ import HCI
 /// its last parameter: past the event's own format, its LE subevent's, or its Command
 /// Complete's return parameters. A controller of a newer specification (or a sloppy one)
 /// does this; the host must ignore the extra octets and carry on (the tolerance rule).
-public final class EventPaddingTransport: HCITransport {
+package final class EventPaddingTransport: HCITransport {
     private let inner: any HCITransport
     private let padding: [UInt8]
 
     /// Wraps `inner`, appending `padding` to every event (as far as the one-octet parameter
     /// length allows).
-    public init(wrapping inner: any HCITransport, padding: [UInt8] = [0xEE, 0xEE, 0xEE]) {
+    package init(wrapping inner: any HCITransport, padding: [UInt8] = [0xEE, 0xEE, 0xEE]) {
         self.inner = inner
         self.padding = padding
     }
 
     /// The transport underneath.
-    public var description: String { inner.description }
+    package var description: String { inner.description }
 
     /// Starts the transport underneath, padding the events it delivers.
-    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+    package func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         let padding = padding
         try inner.start { delivery in
             guard case let .packets(packets) = delivery else { return deliver(delivery) }
@@ -33,8 +33,8 @@ public final class EventPaddingTransport: HCITransport {
     }
 
     /// Sends the host's packet unchanged.
-    public func send(_ packet: HCIPacket) throws(TransportError) { try inner.send(packet) }
+    package func send(_ packet: HCIPacket) throws(TransportError) { try inner.send(packet) }
 
     /// Closes the transport underneath.
-    public func close() { inner.close() }
+    package func close() { inner.close() }
 }

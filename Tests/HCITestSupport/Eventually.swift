@@ -2,7 +2,7 @@
 /// state that settles with no event to wait on (a cancelled timer's task unwinding, a
 /// reader thread joined, a counter bumped on another thread); it returns as soon as the
 /// condition holds, so a slow machine only makes it wait longer, never fail sooner.
-public func eventually(within limit: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
+package func eventually(within limit: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
                        _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {

@@ -5,64 +5,64 @@ import Synchronization
 /// A scripted controller behind an in-memory transport, for unit tests of the HCI layer
 /// alone. It answers the bring-up commands like a small LE controller and records every
 /// packet the host sends. Integration tests use a real emulated controller instead.
-public final class FakeController: HCITransport {
-    public struct Script: Sendable {
+package final class FakeController: HCITransport {
+    package struct Script: Sendable {
         /// The defaults: a small LE controller with 4 × 27-byte buffers.
-        public init() {}
-        public var address = BluetoothAddress("C0:FF:EE:00:00:01")!
-        public var supported: [HCIOpcode] = [
+        package init() {}
+        package var address = BluetoothAddress("C0:FF:EE:00:00:01")!
+        package var supported: [HCIOpcode] = [
             Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedFeatures.opcode, ReadBufferSize.opcode,
             ReadBDADDR.opcode, SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode,
             LEReadLocalSupportedFeatures.opcode, LEReadMaximumDataLength.opcode, Disconnect.opcode,
             LESetScanParameters.opcode, LESetScanEnable.opcode, LEConnectionUpdate.opcode,
             LERemoteConnectionParameterRequestReply.opcode, LERemoteConnectionParameterRequestNegativeReply.opcode,
         ]
-        public var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
-        public var leBuffer = (length: UInt16(27), count: UInt8(4))
-        public var leBufferV2: (length: UInt16, count: UInt8, isoLength: UInt16, isoCount: UInt8)?
-        public var sharedBuffer = (length: UInt16(1021), count: UInt16(8))
+        package var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .extendedAdvertising]
+        package var leBuffer = (length: UInt16(27), count: UInt8(4))
+        package var leBufferV2: (length: UInt16, count: UInt8, isoLength: UInt16, isoCount: UInt8)?
+        package var sharedBuffer = (length: UInt16(1021), count: UInt16(8))
         /// Opcodes never answered (to test the command timeout).
-        public var mute: Set<UInt16> = []
+        package var mute: Set<UInt16> = []
         /// Opcodes answered with this status instead of success.
-        public var failures: [UInt16: HCIStatus] = [:]
+        package var failures: [UInt16: HCIStatus] = [:]
         /// Num_HCI_Command_Packets in answers.
-        public var credits: UInt8 = 1
+        package var credits: UInt8 = 1
         /// Whether ACL packets are kept in ``sent``; when false they are only counted
         /// (``sentACLCount``), so a benchmark sending millions holds no memory for them.
-        public var keepsACL = true
+        package var keepsACL = true
     }
 
     private struct State {
-        public var script: Script
-        public var deliver: (@Sendable (TransportDelivery) -> Void)?
-        public var sent: [HCIPacket] = []
-        public var sentACLCount = 0
-        public var closed = false
+        package var script: Script
+        package var deliver: (@Sendable (TransportDelivery) -> Void)?
+        package var sent: [HCIPacket] = []
+        package var sentACLCount = 0
+        package var closed = false
     }
 
     private let state: Mutex<State>
 
-    public init(_ script: Script = Script()) { state = Mutex(State(script: script)) }
+    package init(_ script: Script = Script()) { state = Mutex(State(script: script)) }
 
-    public var description: String { "fake" }
+    package var description: String { "fake" }
 
     /// Every packet the host sent, in order.
-    public var sent: [HCIPacket] { state.withLock { $0.sent } }
-    public var sentCommands: [HCIOpcode] {
+    package var sent: [HCIPacket] { state.withLock { $0.sent } }
+    package var sentCommands: [HCIOpcode] {
         sent.compactMap { if case let .command(command) = $0 { command.opcode } else { nil } }
     }
-    public var sentACL: [ACLDataPacket] { sent.compactMap { if case let .acl(acl) = $0 { acl } else { nil } } }
+    package var sentACL: [ACLDataPacket] { sent.compactMap { if case let .acl(acl) = $0 { acl } else { nil } } }
     /// How many ACL packets the host sent, kept or not.
-    public var sentACLCount: Int { state.withLock { $0.sentACLCount } }
-    public var isClosed: Bool { state.withLock { $0.closed } }
+    package var sentACLCount: Int { state.withLock { $0.sentACLCount } }
+    package var isClosed: Bool { state.withLock { $0.closed } }
 
-    public func update(_ change: (inout Script) -> Void) { state.withLock { change(&$0.script) } }
+    package func update(_ change: (inout Script) -> Void) { state.withLock { change(&$0.script) } }
 
-    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+    package func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         state.withLock { $0.deliver = deliver }
     }
 
-    public func send(_ packet: HCIPacket) throws(TransportError) {
+    package func send(_ packet: HCIPacket) throws(TransportError) {
         let (script, closed) = state.withLock { state in
             if case .acl = packet {
                 state.sentACLCount += 1
@@ -77,18 +77,18 @@ public final class FakeController: HCITransport {
         deliver(.packets([.event(answer(command, script).packet)]))
     }
 
-    public func close() { state.withLock { $0.closed = true } }
+    package func close() { state.withLock { $0.closed = true } }
 
     /// Sends packets to the host as if the controller had.
-    public func deliver(_ delivery: TransportDelivery) {
+    package func deliver(_ delivery: TransportDelivery) {
         let deliver = state.withLock { $0.deliver }
         deliver?(delivery)
     }
 
-    public func deliverEvent(_ event: HCIEvent) { deliver(.packets([.event(event.packet)])) }
+    package func deliverEvent(_ event: HCIEvent) { deliver(.packets([.event(event.packet)])) }
 
     /// Sends an LE Meta connection subevent (e.g. a Remote Connection Parameter Request).
-    public func deliverEvent(_ event: LEConnectionEvent) { deliverEvent(.leMeta(event.encoded())) }
+    package func deliverEvent(_ event: LEConnectionEvent) { deliverEvent(.leMeta(event.encoded())) }
 
     private func answer(_ command: HCICommandPacket, _ script: Script) -> HCIEvent {
         let opcode = command.opcode

@@ -4,7 +4,7 @@ import HCI
 import Synchronization
 
 /// A fault the host must survive, injected between it and a real (or replayed) controller.
-public enum InjectedFault: Sendable, Equatable, CustomStringConvertible {
+package enum InjectedFault: Sendable, Equatable, CustomStringConvertible {
     /// The link ends from the far side: Disconnection Complete with this reason, e.g. 0x13
     /// Remote User Terminated Connection (the peer disconnected) or 0x08 Connection Timeout
     /// (a supervision timeout).
@@ -16,12 +16,12 @@ public enum InjectedFault: Sendable, Equatable, CustomStringConvertible {
     case hardwareError(UInt8)
 
     /// The peer disconnected (0x13).
-    public static let peerDisconnect = InjectedFault.linkLost(.remoteUserTerminatedConnection)
+    package static let peerDisconnect = InjectedFault.linkLost(.remoteUserTerminatedConnection)
     /// The supervision timeout expired (0x08).
-    public static let supervisionTimeout = InjectedFault.linkLost(HCIStatus(rawValue: 0x08))
+    package static let supervisionTimeout = InjectedFault.linkLost(HCIStatus(rawValue: 0x08))
 
     /// `peer disconnect`, `supervision timeout`, `transport EOF`, `Hardware Error 0x2a`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .linkLost(.remoteUserTerminatedConnection): "peer disconnect"
         case .linkLost(HCIStatus(rawValue: 0x08)): "supervision timeout"
@@ -32,27 +32,27 @@ public enum InjectedFault: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the fault needs a link to act on.
-    public var needsLink: Bool { if case .linkLost = self { true } else { false } }
+    package var needsLink: Bool { if case .linkLost = self { true } else { false } }
 }
 
 /// Which packet sets a fault off: the first one crossing in `direction` that `matches`.
-public struct FaultTrigger: Sendable, CustomStringConvertible {
+package struct FaultTrigger: Sendable, CustomStringConvertible {
     /// What the trigger waits for, for failure messages.
-    public let description: String
+    package let description: String
     /// `.sent` for a packet of the host's, `.received` for one of the controller's.
-    public let direction: BTSnoop.Direction
+    package let direction: BTSnoop.Direction
     /// Whether `packet` is the one.
-    public let matches: @Sendable (HCIPacket) -> Bool
+    package let matches: @Sendable (HCIPacket) -> Bool
 
     /// A trigger on the first packet in `direction` that `matches`.
-    public init(_ description: String, _ direction: BTSnoop.Direction, matches: @escaping @Sendable (HCIPacket) -> Bool) {
+    package init(_ description: String, _ direction: BTSnoop.Direction, matches: @escaping @Sendable (HCIPacket) -> Bool) {
         self.description = description
         self.direction = direction
         self.matches = matches
     }
 
     /// The host sends a command with `opcode` (and parameters `where` accepts).
-    public static func command(_ name: String, _ opcode: HCIOpcode, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
+    package static func command(_ name: String, _ opcode: HCIOpcode, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
         FaultTrigger(name, .sent) { packet in
             guard case let .command(command) = packet else { return false }
             return command.opcode == opcode && accepts(command.parameters)
@@ -60,7 +60,7 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The host sends an ATT PDU with `opcode` (and a PDU `where` accepts).
-    public static func att(_ name: String, _ opcode: UInt8, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
+    package static func att(_ name: String, _ opcode: UInt8, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
         FaultTrigger(name, .sent) { packet in
             guard let pdu = firstFragmentPayload(packet, channel: 0x0004) else { return false }
             return pdu.first == opcode && accepts(pdu)
@@ -68,12 +68,12 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The host sends an SMP command with `code`.
-    public static func smp(_ name: String, _ code: UInt8) -> FaultTrigger {
+    package static func smp(_ name: String, _ code: UInt8) -> FaultTrigger {
         FaultTrigger(name, .sent) { packet in firstFragmentPayload(packet, channel: 0x0006)?.first == code }
     }
 
     /// The host's `number`-th packet, counting from 1 (for breaking a replay at each one).
-    public static func hostPacket(_ number: Int) -> FaultTrigger {
+    package static func hostPacket(_ number: Int) -> FaultTrigger {
         let seen = Counter()
         return FaultTrigger("host packet \(number)", .sent) { _ in seen.next() == number }
     }
@@ -85,10 +85,10 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The controller reports an LE connection (LE Connection Complete, legacy or enhanced).
-    public static let linkUp = FaultTrigger("LE Connection Complete", .received) { openedHandle($0) != nil }
+    package static let linkUp = FaultTrigger("LE Connection Complete", .received) { openedHandle($0) != nil }
 
     /// The L2CAP payload of a host ACL packet that starts a frame on `channel`.
-    public static func firstFragmentPayload(_ packet: HCIPacket, channel: UInt16) -> ArraySlice<UInt8>? {
+    package static func firstFragmentPayload(_ packet: HCIPacket, channel: UInt16) -> ArraySlice<UInt8>? {
         guard case let .acl(acl) = packet, acl.boundary.startsPDU else { return nil }
         var header = ByteReader(acl.data)
         guard (try? header.readUInt16()) != nil, (try? header.readUInt16()) == channel else { return nil }
@@ -96,7 +96,7 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The handle of a successful LE Connection Complete, if `packet` is one.
-    public static func openedHandle(_ packet: HCIPacket) -> ConnectionHandle? {
+    package static func openedHandle(_ packet: HCIPacket) -> ConnectionHandle? {
         guard case let .event(event) = packet, case let .leMeta(meta)? = try? HCIEvent(event),
               case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess
         else { return nil }
@@ -120,9 +120,9 @@ public struct FaultTrigger: Sendable, CustomStringConvertible {
 ///   underneath is closed (a live peer sees its socket close).
 /// - ``InjectedFault/hardwareError(_:)``: the host gets Hardware Error; nothing more from
 ///   the controller reaches it.
-public final class FaultInjectingTransport: HCITransport {
+package final class FaultInjectingTransport: HCITransport {
     /// How the controller underneath behaves.
-    public enum Controller: Sendable {
+    package enum Controller: Sendable {
         /// A real (emulated) controller: it is driven to produce the fault.
         case live
         /// A recording played back: the fault is made up, and what the host sends after it
@@ -152,33 +152,33 @@ public final class FaultInjectingTransport: HCITransport {
     private let injection = DispatchQueue(label: "bluejay.fault-injection")
 
     /// Wraps `inner`, passing everything through until ``arm(_:on:)``.
-    public init(wrapping inner: any HCITransport, controller: Controller) {
+    package init(wrapping inner: any HCITransport, controller: Controller) {
         self.inner = inner
         self.controller = controller
     }
 
     /// The transport underneath.
-    public var description: String { inner.description }
+    package var description: String { inner.description }
 
     /// `fault` happens when `trigger` next fires (once).
-    public func arm(_ fault: InjectedFault, on trigger: FaultTrigger) {
+    package func arm(_ fault: InjectedFault, on trigger: FaultTrigger) {
         state.withLock { $0.armed = (fault, trigger) }
     }
 
     /// Whether the fault has happened.
-    public var fired: Bool { state.withLock { $0.fired } }
+    package var fired: Bool { state.withLock { $0.fired } }
 
     /// What the host sent after the fault that went nowhere (scripted controllers).
-    public var afterFault: [HCIPacket] { state.withLock { $0.afterFault } }
+    package var afterFault: [HCIPacket] { state.withLock { $0.afterFault } }
 
     /// Starts the transport underneath, with the controller's packets passing through here.
-    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+    package func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         state.withLock { $0.deliver = deliver }
         try inner.start { [weak self] delivery in self?.fromController(delivery, deliver) }
     }
 
     /// Passes the host's packet on, unless it fires the trigger or comes after the fault.
-    public func send(_ packet: HCIPacket) throws(TransportError) {
+    package func send(_ packet: HCIPacket) throws(TransportError) {
         enum Route { case pass, drop, fire, endOfStream }
         let route: Route = state.withLock { state in
             if state.dead { return state.armed?.fault == .transportEOF ? .endOfStream : .drop }
@@ -202,7 +202,7 @@ public final class FaultInjectingTransport: HCITransport {
     }
 
     /// Closes the transport underneath.
-    public func close() { inner.close() }
+    package func close() { inner.close() }
 
     private func fromController(_ delivery: TransportDelivery, _ deliver: @Sendable (TransportDelivery) -> Void) {
         guard case let .packets(packets) = delivery else {

@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs a program and returns its exit status, standard output and standard error. Shared
 /// by the test targets that drive the `bluejay` tool (integration and replay tests).
-public func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments

@@ -18,32 +18,32 @@ import TraceDecoding
 ///   written before our tables named every BR/EDR command), and that is recorded as an
 ///   accepted renaming;
 /// - every other field (records, packet_types, att_mtu, malformed, …) is equal exactly.
-public struct ExpectedCountsComparison: Sendable {
+package struct ExpectedCountsComparison: Sendable {
     /// A key the expected file names `Unknown` and we name from our table.
-    public struct Renaming: Sendable, Equatable, CustomStringConvertible {
+    package struct Renaming: Sendable, Equatable, CustomStringConvertible {
         /// The trace.
-        public var file: String
+        package var file: String
         /// The count table: `commands`, `events`, ….
-        public var table: String
+        package var table: String
         /// The key as the expected file spells it.
-        public var expectedKey: String
+        package var expectedKey: String
         /// The key as our summary spells it.
-        public var actualKey: String
+        package var actualKey: String
 
         /// `trace: commands 0x0c1c (ogf 0x03 ocf 0x01c) Unknown → Write_Page_Scan_Activity`.
-        public var description: String { "\(file): \(table) \(expectedKey) → \(ExpectedCountsComparison.name(in: actualKey))" }
+        package var description: String { "\(file): \(table) \(expectedKey) → \(ExpectedCountsComparison.name(in: actualKey))" }
     }
 
     /// Every disagreement, each naming the trace and the key.
-    public private(set) var problems: [String] = []
+    package private(set) var problems: [String] = []
     /// The accepted renamings, in file and key order.
-    public private(set) var renamings: [Renaming] = []
+    package private(set) var renamings: [Renaming] = []
     /// The expected value with the accepted renamings applied: what our summary must render
     /// to, byte for byte.
-    public private(set) var renamedExpected: JSONValue
+    package private(set) var renamedExpected: JSONValue
 
     /// Compares whole files: objects of summaries by trace name.
-    public init(actual: JSONValue, expected: JSONValue) {
+    package init(actual: JSONValue, expected: JSONValue) {
         renamedExpected = expected
         guard case .object(let got) = actual, case .object(let want) = expected else {
             problems.append("the summaries are not a JSON object of traces")
@@ -60,17 +60,17 @@ public struct ExpectedCountsComparison: Sendable {
     }
 
     /// Compares one trace's summary with its entry of the expected file.
-    public init(file: String, actual: JSONValue, expected: JSONValue) {
+    package init(file: String, actual: JSONValue, expected: JSONValue) {
         renamedExpected = expected
         renamedExpected = compare(file: file, actual: actual, expected: expected)
     }
 
     /// The count tables whose names `currentName(of:in:)` knows.
-    public static let namedTables: Set<String> = ["commands", "events", "le_subevents", "att", "smp", "le_signaling"]
+    package static let namedTables: Set<String> = ["commands", "events", "le_subevents", "att", "smp", "le_signaling"]
 
     /// The name our tables give `code` in the count table `table`, or nil for a table
     /// whose names we do not keep (then names must match exactly).
-    public static func currentName(of code: Int, in table: String) -> String? {
+    package static func currentName(of code: Int, in table: String) -> String? {
         switch table {
         case "commands": UInt16(exactly: code).map { HCINames.command(HCIOpcode(rawValue: $0)) }
         case "events": UInt8(exactly: code).map { HCINames.event($0) }
@@ -182,7 +182,7 @@ public struct ExpectedCountsComparison: Sendable {
 extension JSONValue {
     /// Parses JSON text of the kinds a summary holds: objects, arrays, strings, integers and
     /// null.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         self = try Self(foundation: JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]))
     }
 
@@ -200,9 +200,9 @@ extension JSONValue {
 }
 
 /// A JSON value a summary never holds (a fraction, say).
-public struct UnsupportedJSON: Error, CustomStringConvertible {
+package struct UnsupportedJSON: Error, CustomStringConvertible {
     /// The value, as text.
-    public var value: String
+    package var value: String
     /// `unsupported JSON value 1.5`.
-    public var description: String { "unsupported JSON value \(value)" }
+    package var description: String { "unsupported JSON value \(value)" }
 }

@@ -27,7 +27,7 @@ public struct SupportedCommands: Sendable, Equatable {
     public func supports<C: HCICommand>(_ command: C.Type) -> Bool { supports(C.opcode) ?? true }
 
     /// Sets the bit of each command (for emulated controllers in tests).
-    public static func with(_ opcodes: [HCIOpcode]) -> SupportedCommands {
+    package static func with(_ opcodes: [HCIOpcode]) -> SupportedCommands {
         var octets = [UInt8](repeating: 0, count: 64)
         for opcode in opcodes {
             if let (octet, bit) = positions[opcode.rawValue] { octets[octet] |= 1 << bit }
