@@ -104,10 +104,20 @@ fuzz: deps
 	SWIFT="$(SWIFT)" FUZZ_TIME="$(FUZZ_TIME)" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" Fuzz/run.sh
 
 # Side-by-side speed and memory: bluejay against tshark and Bumble's host, one run.
+# BENCH_BASELINE=REV also builds bluejay-bench at that commit (a worktree under .build)
+# and runs its receive path interleaved with this one, for a ratio that noise cannot move.
+BENCH_BASELINE ?=
+BASELINE_DIR   := .build/bench-baseline
 bench: deps venv
 	$(SWIFT) build -c release --product bluejay
 	$(SWIFT) build -c release --product bluejay-bench
-	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench
+	@if [ -n "$(BENCH_BASELINE)" ]; then \
+	    rm -rf $(BASELINE_DIR) && git worktree prune && \
+	    git worktree add --detach $(BASELINE_DIR) $(BENCH_BASELINE) && \
+	    (cd $(BASELINE_DIR) && $(SWIFT) build -c release --product bluejay-bench); \
+	fi
+	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench \
+	    $(if $(BENCH_BASELINE),--baseline-bench $(BASELINE_DIR)/.build/release/bluejay-bench)
 
 clean:
 	rm -rf .build $(VENV) $(DEMO_CAPTURE) .vmcache

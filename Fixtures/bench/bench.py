@@ -259,6 +259,31 @@ def receive(bench, runs, count):
     return figures
 
 
+def against_baseline(bench, baseline, runs, count):
+    """The receive path of this build and of an earlier one (`make bench BENCH_BASELINE=REV`),
+    one process each in turn, so the ratio holds however loaded the machine is."""
+    ours, theirs = [], []
+    for _ in range(runs):
+        for binary, figures in ((bench, ours), (baseline, theirs)):
+            figures.append(bench_json([binary, 'receive', '--payload', '244', '--count', str(count), '--runs', '1']))
+    def median(figures, key):
+        return statistics.median(f[key]['median'] for f in figures)
+    result = {'notifications_per_cpu_s': median(ours, 'notifications_per_cpu_s'),
+              'baseline_notifications_per_cpu_s': median(theirs, 'notifications_per_cpu_s'),
+              'allocations_per_notification': median(ours, 'allocations_per_notification'),
+              'baseline_allocations_per_notification': median(theirs, 'allocations_per_notification')}
+    result['ratio'] = result['notifications_per_cpu_s'] / result['baseline_notifications_per_cpu_s']
+    # The baseline's checkout is three levels above its binary (CHECKOUT/.build/release/bluejay-bench).
+    result['baseline_commit'] = commit(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(baseline)))))
+    print(f'receive path against the baseline {(result["baseline_commit"] or "?")[:10]} '
+          f'(244-byte notifications, {runs} runs each, interleaved)')
+    print(f'  this build: {result["notifications_per_cpu_s"]:>12,.0f} /CPU-s  {result["allocations_per_notification"]:.2f} allocations each')
+    print(f'  baseline:   {result["baseline_notifications_per_cpu_s"]:>12,.0f} /CPU-s  {result["baseline_allocations_per_notification"]:.2f} allocations each')
+    print(f'  ratio: {result["ratio"]:.2f}x notifications per CPU-second')
+    print()
+    return result
+
+
 def send(bench, runs, count):
     """Write Commands of 244 bytes: host CPU per packet, and whether buffers sat idle."""
     result = bench_json([bench, 'send', '--payload', '244', '--count', str(count), '--runs', str(runs)])
@@ -329,6 +354,8 @@ def main():
     parser.add_argument('--notifications', type=int, default=200000, help='per receive run')
     parser.add_argument('--listen-seconds', type=int, default=60)
     parser.add_argument('--results', default=os.path.join(ROOT, 'bench', 'results.json'))
+    parser.add_argument('--baseline-bench', help='a release bluejay-bench of an earlier commit: its receive path runs '
+                        'interleaved with this one and the ratio is reported')
     options = parser.parse_args()
     if len(TRACES) != 7:
         sys.exit(f'expected the 7 shared traces beside the clone, found {len(TRACES)}')
@@ -343,6 +370,9 @@ def main():
         results['receive'][f'notifications_per_cpu_s{key}'] = ours['notifications_per_cpu_s']
         results['receive'][f'bumble_notifications_per_s{key}'] = {k: theirs[k] for k in ('median', 'min', 'max', 'runs')}
         results['receive'][f'allocations_per_notification{key}'] = ours['allocations_per_notification']['median']
+    if options.baseline_bench:
+        results['receive']['against_baseline'] = against_baseline(options.bench, options.baseline_bench,
+                                                                  max(options.runs, 5), options.notifications)
     sent = send(options.bench, max(options.runs, 5), 100000)
     results['send'] = {'host_us_per_packet': sent['host_us_per_packet'], 'allocations_per_packet': sent['allocations_per_packet']['median'],
                        'buffer_idle_while_queued': sent['buffer_idle_while_queued']}
@@ -389,8 +419,8 @@ def machine():
             'memory_bytes': os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')}
 
 
-def commit():
-    result = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD'], capture_output=True, text=True)
+def commit(root=ROOT):
+    result = subprocess.run(['git', '-C', root, 'rev-parse', 'HEAD'], capture_output=True, text=True)
     return result.stdout.strip() or None
 
 
