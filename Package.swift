@@ -77,6 +77,10 @@ let package = Package(
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport"]),
+        // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
+        // is all an app needs.
+        .testTarget(name: "ImportOnlyBluejayTests", dependencies: ["Bluejay"],
+                    swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against

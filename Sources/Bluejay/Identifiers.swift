@@ -73,3 +73,35 @@ public struct PeripheralIdentifier: Hashable, Sendable, CustomStringConvertible 
     /// `F0:0D:B1:E7:00:01/random`.
     public var description: String { "\(address)/\(addressType)" }
 }
+
+extension PeripheralIdentifier {
+    /// Why a text is not a peripheral: the text, and what is wrong with it.
+    public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// The text as given.
+        public let text: String
+        /// What is wrong with it.
+        public let reason: String
+
+        /// `'C0:FF:EE/random' is not a peripheral: …`.
+        public var description: String { "'\(text)' is not a peripheral: \(reason)" }
+    }
+
+    /// A peripheral from the text a user has: `C0:FF:EE:00:00:01/random`, `…/public`, or the
+    /// address alone for a public one (most significant octet first, as `description`
+    /// prints it, so the two round-trip). Anything else throws a ``ParseError`` saying what
+    /// is wrong.
+    public init(_ text: String, name: String? = nil) throws(ParseError) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { throw ParseError(text: text, reason: "expected ADDRESS or ADDRESS/random or ADDRESS/public") }
+        guard let address = BluetoothAddress(String(parts[0])) else {
+            throw ParseError(text: text, reason: "'\(parts[0])' is not an address: expected six octets in hex, AA:BB:CC:DD:EE:FF")
+        }
+        let addressType: AddressType
+        switch parts.count == 2 ? String(parts[1]) : "public" {
+        case "public": addressType = .public
+        case "random": addressType = .random
+        case let other: throw ParseError(text: text, reason: "'\(other)' is not an address type: expected random or public")
+        }
+        self.init(address: address, addressType: addressType, name: name)
+    }
+}

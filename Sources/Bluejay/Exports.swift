@@ -1,0 +1,18 @@
+// `import Bluejay` is all an app needs: the value types of the layers below that Bluejay's
+// API names come with it. BluetoothCore is the small shared base (addresses, UUIDs, handles,
+// the logger, the serial actor), so it comes whole; from the other layers, only the types
+// an app meets through this API.
+@_exported import BluetoothCore
+@_exported import struct ATT.ATTErrorCode
+@_exported import enum ATT.ATTError
+@_exported import struct GATT.Characteristic
+@_exported import enum GATT.GATTError
+@_exported import struct GATT.Service
+@_exported import struct HCI.AdvertisingData
+@_exported import enum HCI.HCIError
+@_exported import struct HCI.HCIStatus
+@_exported import enum HCI.TransportError
+@_exported import enum SMP.IOCapability
+@_exported import protocol SMP.PairingDelegate
+@_exported import struct SMP.PairingPolicy
+@_exported import struct Storage.StoreDirectory

@@ -1,0 +1,52 @@
+// This target imports Bluejay and nothing else of the package, with MemberImportVisibility
+// on (Package.swift): if it builds, `import Bluejay` is all an app needs for the types the
+// README's walk-through and Bluejay's public API name.
+import Bluejay
+import Testing
+
+@MainActor
+struct ImportOnlyBluejayTests {
+    @Test func aPeripheralFromTheTextAUserHas() throws {
+        let random = try PeripheralIdentifier("C0:FF:EE:00:00:01/random")
+        #expect(random.address == BluetoothAddress("C0:FF:EE:00:00:01"))
+        #expect(random.addressType == AddressType.random)
+        #expect(try PeripheralIdentifier("C0:FF:EE:00:00:01/public").addressType == .public)
+        #expect(try PeripheralIdentifier("C0:FF:EE:00:00:01").addressType == .public, "no suffix: public")
+        #expect(try PeripheralIdentifier(random.description) == random, "description round-trips")
+        for bad in ["", "C0:FF:EE:00:00", "C0:FF:EE:00:00:01/", "C0:FF:EE:00:00:01/static", "C0:FF:EE:00:00:01/random/x", "C0:FF:EE:00:00:0G"] {
+            #expect(throws: PeripheralIdentifier.ParseError.self, "'\(bad)'") { try PeripheralIdentifier(bad) }
+        }
+        do {
+            _ = try PeripheralIdentifier("C0:FF:EE:00:00:01/static")
+        } catch {
+            #expect(error.description == "'C0:FF:EE:00:00:01/static' is not a peripheral: 'static' is not an address type: expected random or public")
+        }
+    }
+
+    /// The types an app names, reached through `import Bluejay` alone.
+    @Test func theTypesAnAppNamesComeWithBluejay() {
+        let service = ServiceIdentifier(uuid: "180D")
+        let characteristic = CharacteristicIdentifier(uuid: BluetoothUUID("2A37")!, service: service)
+        #expect(characteristic.service.uuid == BluetoothUUID("180D"))
+        let options = StartOptions(transport: "tcp:127.0.0.1:9000", store: StoreDirectory(path: "/tmp/bluejay-import-test"),
+                                   logger: HCILogger.silent)
+        #expect(options.store.path == "/tmp/bluejay-import-test")
+        let pairing = StartOptions(transport: "hci0", pairingPolicy: PairingPolicy(ioCapability: IOCapability.displayYesNo),
+                                   pairingDelegate: Confirmer())
+        #expect(pairing.pairingPolicy.ioCapability == .displayYesNo && pairing.pairingDelegate != nil)
+        let failed: BluejayError = .gatt(GATTError.att(ATTError.timeout))
+        if case .gatt(.att(.timeout)) = failed {} else { Issue.record("\(failed)") }
+        #expect(ATTErrorCode.readNotPermitted.description.hasSuffix("readNotPermitted"))
+        let handles: (ConnectionHandle, AttributeHandle) = (0x0040, 0x002B)
+        #expect(handles.0.rawValue == 0x40 && handles.1.rawValue == 0x2B)
+        #expect(HCIStatus.success.isSuccess)
+        #expect(AdvertisingData(parsing: [0x02, 0x01, 0x06]).flags == 0x06)
+    }
+}
+
+/// A pairing delegate an app writes, with the types `import Bluejay` brings.
+final class Confirmer: PairingDelegate {
+    func confirm(numericValue value: UInt32) async -> Bool { true }
+    func display(passkey: UInt32) async {}
+    func enterPasskey() async -> UInt32? { nil }
+}
