@@ -9,18 +9,26 @@ extension Bluejay {
     /// Runs `backgroundTask` on a background thread with a ``SynchronizedPeripheral`` whose
     /// calls block until done; `completionOnMainThread` gets the outcome. The task holds the
     /// queue: nothing else runs until it returns.
-    public func run(backgroundTask: @escaping (SynchronizedPeripheral) throws -> Void, completionOnMainThread: @escaping (RunResult<Void>) -> Void) {
-        run(userData: (), backgroundTask: { _, peripheral in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
+    ///
+    /// The task is `@Sendable`: written in a main-actor context it is still not isolated to
+    /// the main actor, so the compiler refuses a task that touches main-actor state or calls
+    /// ``Bluejay`` (whose queued API would wait for the task to end).
+    public func run(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Void,
+                    completionOnMainThread: @escaping (RunResult<Void>) -> Void) {
+        run(userData: (), backgroundTask: { peripheral, _ in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
     }
 
     /// Runs `backgroundTask` and hands its result to `completionOnMainThread`.
-    public func run<Result>(backgroundTask: @escaping (SynchronizedPeripheral) throws -> Result, completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
-        run(userData: (), backgroundTask: { _, peripheral in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
+    public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result,
+                                      completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+        run(userData: (), backgroundTask: { peripheral, _ in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
     }
 
     /// Runs `backgroundTask` with `userData` and hands its result to `completionOnMainThread`.
-    public func run<UserData, Result>(userData: UserData, backgroundTask: @escaping (UserData, SynchronizedPeripheral) throws -> Result,
-                                      completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+    /// The arguments come in the reference's order: the peripheral, then the user data.
+    public func run<UserData: Sendable, Result: Sendable>(userData: UserData,
+                                                          backgroundTask: @escaping @Sendable (SynchronizedPeripheral, UserData) throws -> Result,
+                                                          completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
         let completionOnMainThread = callbacks.deliver(completionOnMainThread)
         queue.add(QueuedOperation(.backgroundTask, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
@@ -28,15 +36,12 @@ extension Bluejay {
                 Task { @MainActor in self?.listenEndedByTask(characteristic) }
             }
             operation.onCancel = { peripheral.cancel($0) }
-            // The task is the caller's code for a background thread, by Bluejay's contract.
-            let work = UncheckedBox((backgroundTask, userData, peripheral))
-            let outcome: UncheckedBox<Swift.Result<Result, any Error>> = await withCheckedContinuation { continuation in
+            let outcome: Swift.Result<Result, any Error> = await withCheckedContinuation { continuation in
                 DispatchQueue(label: "bluejay.background-task").async {
-                    let (task, data, peripheral) = work.value
-                    continuation.resume(returning: UncheckedBox(Swift.Result { try task(data, peripheral) }))
+                    continuation.resume(returning: Swift.Result { try backgroundTask(peripheral, userData) })
                 }
             }
-            switch outcome.value {
+            switch outcome {
             case let .success(value): if operation.claim() { completionOnMainThread(.success(value)) }
             case let .failure(error as BluejayError): operation.fail(error)
             case let .failure(error): if operation.claim() { completionOnMainThread(.failure(error)) }

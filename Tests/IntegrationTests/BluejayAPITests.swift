@@ -115,9 +115,9 @@ struct BluejayAPITests {
 }
 
 extension IntegrationTests.BluejayAPITests {
-    static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    nonisolated static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// A store directory of the test's own.
     func temporaryStore() -> String { NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)" }

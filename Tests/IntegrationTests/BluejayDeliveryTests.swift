@@ -8,9 +8,9 @@ import Testing
 
 /// Where callbacks run, RSSI throttling, and values nobody asked for.
 extension IntegrationTests.BluejayAPITests {
-    static let heartRate = ServiceIdentifier(uuid: "180D")
-    static let heartRateMeasurement = CharacteristicIdentifier(uuid: "2A37", service: heartRate)
-    static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
+    nonisolated static let heartRate = ServiceIdentifier(uuid: "180D")
+    nonisolated static let heartRateMeasurement = CharacteristicIdentifier(uuid: "2A37", service: heartRate)
+    nonisolated static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
 
     /// With a callback queue of the app's own, scan, connect and read call back on it (not
     /// on the main thread), each once.
@@ -168,7 +168,7 @@ extension ConnectionResult {
 }
 
 extension IntegrationTests.BluejayAPITests {
-    static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// Through the Bluejay API, a read refused with Insufficient Encryption pairs on demand
     /// and succeeds (as on iOS); with pairing turned off it fails with the ATT error by name.

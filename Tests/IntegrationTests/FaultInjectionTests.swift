@@ -142,14 +142,14 @@ extension IntegrationTests {
 /// request, command, ACL credit, thread or descriptor.
 @Suite @MainActor
 struct FaultInjectionTests {
-    static let heartRate = ServiceIdentifier(uuid: "180D")
-    static let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
-    static let manufacturer = CharacteristicIdentifier(uuid: "2A29", service: ServiceIdentifier(uuid: "180A"))
-    static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    static let longValue = CharacteristicIdentifier(uuid: "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let heartRate = ServiceIdentifier(uuid: "180D")
+    nonisolated static let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
+    nonisolated static let manufacturer = CharacteristicIdentifier(uuid: "2A29", service: ServiceIdentifier(uuid: "180A"))
+    nonisolated static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    nonisolated static let longValue = CharacteristicIdentifier(uuid: "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// What one run holds: the peer, Bluejay, the transports it opened and what it saw.
     @MainActor

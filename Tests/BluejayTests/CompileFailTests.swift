@@ -1,0 +1,35 @@
+import Foundation
+import HCITestSupport
+import Testing
+
+/// What the compiler must refuse an app: Tests/CompileFail holds small programs against
+/// `import Bluejay`, type-checked here with the compiler against the modules this test run
+/// was built from. Each failing program has a twin that must compile, so a broken harness
+/// (a missing module, a wrong flag) cannot pass for the refusal.
+struct CompileFailTests {
+    /// The Swift compiler and the flags that find this build's modules: the test bundle
+    /// lives in the build directory, beside `Modules/` and the C targets' module maps.
+    static func typeCheck(_ file: String) throws -> (status: Int32, stderr: String) {
+        let buildDirectory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent()
+        let moduleMaps = try FileManager.default.contentsOfDirectory(atPath: buildDirectory.path)
+            .filter { $0.hasSuffix(".build") }
+            .map { buildDirectory.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("CompileFail").appendingPathComponent(file).path
+        let arguments = ["swiftc", "-typecheck", "-parse-as-library", "-swift-version", "6",
+                         "-I", buildDirectory.appendingPathComponent("Modules").path]
+            + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + [source]
+        let result = try run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+        return (result.status, result.stderr)
+    }
+
+    @Test func aBackgroundTaskCannotTouchMainActorState() throws {
+        let right = try Self.typeCheck("BackgroundTaskKeepsToItself.swift")
+        #expect(right.status == 0, "the twin that keeps to itself must compile: \(right.stderr)")
+        let wrong = try Self.typeCheck("BackgroundTaskTouchesMainActor.swift")
+        #expect(wrong.status != 0, "a background task touched main-actor state and compiled")
+        #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")
+    }
+}
