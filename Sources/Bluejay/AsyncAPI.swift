@@ -59,6 +59,67 @@ extension Bluejay {
         }
     }
 
+    /// Turns a listen off (the CCCD back to 0).
+    public func endListen(to characteristicIdentifier: CharacteristicIdentifier) async throws {
+        try await awaiting { (done: @escaping (Result<Void, any Error>) -> Void) in
+            endListen(to: characteristicIdentifier) { result in
+                switch result {
+                case .success: done(.success(()))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Runs `backgroundTask` with a ``SynchronizedPeripheral`` on a thread of its own, as
+    /// the callback `run(backgroundTask:completionOnMainThread:)` does,
+    /// and returns what it returns. The task holds the queue until it ends.
+    public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result) async throws -> Result {
+        try await awaiting { done in
+            run(backgroundTask: backgroundTask) { (result: RunResult<Result>) in
+                switch result {
+                case let .success(value): done(.success(value))
+                case .cancelled: done(.failure(BluejayError.cancelled))
+                case let .failure(error): done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Discovers these services (every primary service when nil) and their
+    /// characteristics, in the queue's turn; returns the characteristics, in handle order.
+    public func discover(_ serviceIdentifiers: [ServiceIdentifier]? = nil) async throws -> [CharacteristicIdentifier] {
+        try await run { peripheral in try peripheral.discover(serviceIdentifiers) }
+    }
+
+    /// Reads the link's RSSI (HCI Read RSSI), in dBm. Like the callback ``readRSSI()``, it
+    /// does not wait for the queue: it asks the controller at once.
+    public func readRSSI() async throws -> Int {
+        guard let connection, let host else { throw BluejayError.notConnected }
+        let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
+            do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
+        }.value
+        switch result {
+        case let .success(rssi): return Int(rssi)
+        case let .failure(error): throw BluejayError.connection(error)
+        }
+    }
+
+    /// Bluetooth availability and connection events as they happen (BlueCap's
+    /// `whenStateChanges`): what the ``ConnectionObserver``s hear, starting with
+    /// `.bluetoothAvailable(true)` when Bluetooth is already up. The stream ends when its
+    /// iteration stops.
+    public var states: AsyncStream<BluejayState> {
+        let (stream, feed) = AsyncStream.makeStream(of: BluejayState.self)
+        let relay = StateRelay(feed)
+        register(connectionObserver: relay)
+        feed.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.unregister(connectionObserver: relay) }
+        }
+        return stream
+    }
+
     /// The decoded values of a characteristic as they arrive; the listen ends when the
     /// iteration stops (or the stream is dropped) and the sequence ends with an error when
     /// the listen fails or the link goes. At most ``StartOptions/listenBufferLimit`` values
@@ -141,4 +202,25 @@ final class StopFlag: Sendable {
     private(set) var isSet = false
     nonisolated init() {}
     func set() { isSet = true }
+}
+
+/// What ``Bluejay/states`` tells: the host's availability and the link's comings and goings.
+public enum BluejayState: Sendable, Equatable {
+    /// The host came up (true) or went away (false).
+    case bluetoothAvailable(Bool)
+    /// Connected to a peripheral.
+    case connected(PeripheralIdentifier)
+    /// Disconnected from a peripheral.
+    case disconnected(PeripheralIdentifier)
+}
+
+/// The connection observer behind ``Bluejay/states``: it feeds the stream and is kept alive
+/// by the stream's termination handler until the iteration stops.
+@MainActor
+final class StateRelay: ConnectionObserver {
+    let feed: AsyncStream<BluejayState>.Continuation
+    init(_ feed: AsyncStream<BluejayState>.Continuation) { self.feed = feed }
+    func bluetoothAvailable(_ available: Bool) { feed.yield(.bluetoothAvailable(available)) }
+    func connected(to peripheral: PeripheralIdentifier) { feed.yield(.connected(peripheral)) }
+    func disconnected(from peripheral: PeripheralIdentifier) { feed.yield(.disconnected(peripheral)) }
 }

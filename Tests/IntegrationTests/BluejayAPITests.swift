@@ -743,3 +743,53 @@ extension IntegrationTests.BluejayAPITests {
         }
     }
 }
+
+extension IntegrationTests.BluejayAPITests {
+    /// The rest of the async mirror against the peer: the state stream, discover, a
+    /// background task, endListen, readRSSI (which Bumble's controller refuses).
+    @Test func bluejayAsyncAPICompletesTheSet() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = Bluejay()
+        var states = bluejay.states.makeAsyncIterator()
+        bluejay.start(mode: .new(options(peer, store)))
+        #expect(await states.next() == .bluetoothAvailable(true))
+
+        var found: ScanDiscovery?
+        for try await discovery in bluejay.discoveries(serviceIdentifiers: [ServiceIdentifier(uuid: "180D")]) {
+            found = discovery
+            break
+        }
+        let peripheral = try await bluejay.connect(try #require(found).peripheralIdentifier)
+        #expect(await states.next() == .connected(peripheral))
+
+        let characteristics = try await bluejay.discover([ServiceIdentifier(uuid: "180D")])
+        #expect(characteristics.map(\.uuid).contains(BluetoothUUID("2A38")!), "\(characteristics)")
+        #expect(characteristics.allSatisfy { $0.service.uuid == BluetoothUUID("180D") })
+
+        let sensor = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
+        let location = try await bluejay.run { peripheral -> UInt8 in
+            try peripheral.write(to: sensor, value: UInt8(5))
+            return try peripheral.read(from: sensor)
+        }
+        #expect(location == 5)
+
+        // The queue is FIFO: the listen is on by the time the endListen behind it runs.
+        bluejay.listen(to: Self.indicated) { (_: ReadResult<Data>) in }
+        try await bluejay.endListen(to: Self.indicated)
+        #expect(try bluejay.isListening(to: Self.indicated) == false)
+
+        do {
+            _ = try await bluejay.readRSSI()
+            Issue.record("Bumble's controller answered Read RSSI")
+        } catch {
+            guard case .connection = error as? BluejayError else { Issue.record("expected a connection error, got \(error)"); return }
+        }
+
+        #expect(try await bluejay.disconnect() == peripheral)
+        #expect(await states.next() == .disconnected(peripheral))
+        await shutDown(bluejay)
+    }
+}
