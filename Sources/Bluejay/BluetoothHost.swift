@@ -141,8 +141,10 @@ public final class BluetoothHost {
             throw BluejayError.from(error)
         }
         client.onServicesInvalidated = { [weak self] services in self?.onServicesInvalidated?(handle, services) }
-        client.onUnhandledValue = { [weak self, weak client] valueHandle, value in
-            let found = client?.database.characteristic(valueHandle: valueHandle)
+        // `unowned client`: the client calls its own closure, so it is alive then (a weak
+        // reference would give it a side table that slows every retain of it).
+        client.onUnhandledValue = { [weak self, unowned client] valueHandle, value in
+            let found = client.database.characteristic(valueHandle: valueHandle)
             let identifier = found.map { CharacteristicIdentifier(uuid: $0.characteristic.uuid, service: ServiceIdentifier(uuid: $0.service.uuid)) }
             self?.onUnhandledValue?(handle, valueHandle, identifier, value)
         }

@@ -105,8 +105,11 @@ public final class DiscoveryCache {
         guard isEnabled else { return .disabled }
         let key = ObjectIdentifier(client)
         identities[key] = (identity, bonded)
-        client.onServiceChanged = { [weak self, weak client] range in
-            guard let self, let client else { return }
+        // The client calls this closure of its own, so it is alive whenever the closure
+        // runs: `unowned`, not `weak`, which would give the client a side table that slows
+        // every retain of it on the notification path.
+        client.onServiceChanged = { [weak self, unowned client] range in
+            guard let self else { return }
             self.logger.log(.info, "\(identity): Service Changed \(hex(range.lowerBound, digits: 4))…\(hex(range.upperBound, digits: 4))")
             self.save(client)
         }
