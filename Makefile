@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-sanitize vmtest demo deps vm-deps venv bench traces fuzz clean
+.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench traces fuzz clean
 
 all: build
 
@@ -46,10 +46,17 @@ build: deps
 	$(SWIFT) build --build-tests
 
 # Every test: the peer's own self-test (the rig the integration tests stand on), then
-# unit, trace conformance, and integration tests against the Bumble peer.
+# unit, trace conformance, and integration tests against the Bumble peer. Needs nothing
+# beside the clone: the real traces it runs are the ones the repository ships
+# (Fixtures/real-traces); the whole shared corpus is `make test-corpus`.
 test: deps venv build
 	$(PEER_PY) Fixtures/peer/selftest.py
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --skip CorpusTests
+
+# The shared corpus of real traces, ../shared/traces beside the clone (Tests/CorpusTests):
+# it says which traces it found, and fails when the corpus is not there.
+test-corpus: deps build
+	$(SWIFT) test --skip-build --filter CorpusTests
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and
@@ -64,9 +71,9 @@ traces: deps venv
 test-sanitize: deps venv build
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/tsan-suppressions.txt halt_on_error=1" \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --skip CorpusTests
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --skip CorpusTests
 
 # The user channel on a real Linux kernel: a Debian kernel in QEMU with hci_vhci, virtual
 # controllers from btvirt, the host's debug build run in the guest (Fixtures/vm). One boot
@@ -96,7 +103,7 @@ demo: deps venv
 
 # Every fuzz target under libFuzzer and AddressSanitizer (Fuzz/run.sh, README "Fuzzing"):
 # FUZZ_TIME seconds each, or FUZZ_RUNS inputs each; FUZZ_TARGETS="att smp" picks some.
-# Seeds come from Fixtures/traces and ../shared/traces; a crash is left in artifacts/fuzz/.
+# Seeds come from Fixtures/traces, Fixtures/real-traces and ../shared/traces (if there); a crash is left in artifacts/fuzz/.
 FUZZ_TIME    ?= 60
 FUZZ_RUNS    ?=
 FUZZ_TARGETS ?=

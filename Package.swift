@@ -75,6 +75,9 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
+        // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
+        // `make test`, which runs the four the repository ships (Fixtures/real-traces).
+        .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`

@@ -28,7 +28,7 @@ $SWIFT build --product bluejay-fuzz-seeds
 FUZZER=$SCRATCH/$FUZZ_CONFIG/bluejay-fuzz
 
 rm -rf $SCRATCH/seeds && mkdir -p $SCRATCH/seeds $ARTIFACTS
-traces=$(ls Fixtures/traces/*.btsnoop ../shared/traces/*.btsnoop 2>/dev/null || true)
+traces=$(ls Fixtures/traces/*.btsnoop Fixtures/real-traces/*.btsnoop ../shared/traces/*.btsnoop 2>/dev/null || true)
 # One line per target: name, longest input, seeds written.
 catalogue=$(.build/debug/bluejay-fuzz-seeds $SCRATCH/seeds $traces)
 targets=${FUZZ_TARGETS:-$(echo "$catalogue" | cut -d' ' -f1)}

@@ -12,10 +12,15 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    /// Every btsnoop trace of the repository and, where the workspace has them, the shared
-    /// real-world traces.
-    static let traces: [(name: String, bytes: [UInt8])] = ["\(root)/Fixtures/traces", "\(root)/../shared/traces"]
-        .flatMap { directory in files(in: directory).filter { $0.name.hasSuffix(".btsnoop") } }
+    /// Every btsnoop trace of the repository (its recorded sessions and the real traces it
+    /// ships) and, where the workspace has them, the rest of the shared real-world traces.
+    static let traces: [(name: String, bytes: [UInt8])] = {
+        var seen = Set<String>()
+        // A shipped real trace is also in the shared corpus: seed it once.
+        return ["\(root)/Fixtures/traces", "\(root)/Fixtures/real-traces", "\(root)/../shared/traces"]
+            .flatMap { directory in files(in: directory).filter { $0.name.hasSuffix(".btsnoop") } }
+            .filter { seen.insert($0.name).inserted }
+    }()
 
     @Test(arguments: FuzzTarget.all.map(\.name))
     func holdsOnSeedsAndPastCrashes(_ name: String) throws {

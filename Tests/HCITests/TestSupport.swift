@@ -34,17 +34,16 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// The real-world traces live in `shared/traces`, a sibling of the package root (the
-/// clone), wherever the clone is. Derived from this file's path, never from the working
-/// directory, so `swift test` works from anywhere.
+/// The real-world traces the repository ships, in `Fixtures/real-traces`. Derived from
+/// this file's path, never from the working directory, so `swift test` works from anywhere.
 enum Traces {
-    /// `<package root>/../shared/traces`, spelled without the `..`.
+    /// `<package root>/Fixtures/real-traces`.
     static var directory: String {
-        // #filePath is <root>/Tests/HCITests/TestSupport.swift: drop four components to
-        // reach the directory that holds the clone.
+        // #filePath is <root>/Tests/HCITests/TestSupport.swift: drop three components to
+        // reach the package root.
         var components = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        components.removeLast(4)
-        return components.joined(separator: "/") + "/shared/traces"
+        components.removeLast(3)
+        return components.joined(separator: "/") + "/Fixtures/real-traces"
     }
 
     static func path(_ name: String) -> String { directory + "/" + name }
@@ -54,7 +53,7 @@ enum Traces {
         do {
             return try BTSnoopFile(path: path(name))
         } catch {
-            Issue.record("cannot read trace \(name) from \(directory) (shared/traces must be a sibling directory of the package root): \(error)",
+            Issue.record("cannot read trace \(name) from \(directory): \(error)",
                          sourceLocation: sourceLocation)
             throw error
         }

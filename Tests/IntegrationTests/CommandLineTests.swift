@@ -63,12 +63,13 @@ import TraceTestSupport
         }
     }
 
-    @Test func traceSummaryOfTheSharedTracesIsExactlyTheExpectedCounts() throws {
-        let directory = Repository.shared.appendingPathComponent("traces")
+    /// The real traces the repository ships (the whole shared corpus: `Tests/CorpusTests`).
+    @Test func traceSummaryOfTheRealTracesIsExactlyTheExpectedCounts() throws {
+        let directory = URL(fileURLWithPath: RealTraces.shipped)
         let expected = try String(contentsOf: directory.appendingPathComponent("expected-counts.json"), encoding: .utf8)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".btsnoop") }.sorted().map { directory.appendingPathComponent($0).path }
-        #expect(files.count == 7)
+        #expect(files.count == 4)
         let result = try run(Repository.bluejay, ["trace", "--summary", "--json"] + files)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         // The shared file's rule (ExpectedCountsComparison): same traces, fields, codes and
@@ -80,17 +81,6 @@ import TraceTestSupport
         for renaming in comparison.renamings { print("accepted renaming: \(renaming)") }
         // And the text is the file's, byte for byte, once those renamings are applied to it.
         #expect(result.stdout.trimmingCharacters(in: .newlines) == comparison.renamedExpected.rendered())
-    }
-
-    @Test func traceDecodesEveryRecordReadably() throws {
-        let path = Repository.shared.appendingPathComponent("traces/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop").path
-        let result = try run(Repository.bluejay, ["trace", path])
-        #expect(result.status == 0)
-        let lines = result.stdout.split(separator: "\n")
-        #expect(lines.count == 897)
-        #expect(lines.contains { $0.contains("SMP 0x01 Pairing_Request") })
-        #expect(lines.contains { $0.contains("HCI Event: Encryption_Change (0x08)") })
-        #expect(!lines.contains { $0.contains("malformed") })
     }
 }
 

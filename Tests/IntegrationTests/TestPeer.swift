@@ -6,8 +6,6 @@ import HCI
 enum Repository {
     /// The package root.
     static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    /// `../shared` beside the clone, as CI lays it out.
-    static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
     /// The command-line tool built by `swift build`.
     static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
     /// The peer's Python, from the venv `make test` creates.

@@ -68,12 +68,14 @@ import Testing
         #expect(result.stderr.contains("actual  : nothing"))
     }
 
-    @Test func traceCheckPassesOnTheSharedPhoneTracesAndEveryFixture() throws {
-        let directory = Repository.shared.appendingPathComponent("traces")
-        let shared = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+    /// The phone traces the repository ships (Fixtures/real-traces; the whole shared
+    /// corpus is `Tests/CorpusTests`) and every recorded session.
+    @Test func traceCheckPassesOnThePhoneTracesAndEveryFixture() throws {
+        let directory = Repository.root.appendingPathComponent("Fixtures/real-traces")
+        let phones = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".btsnoop") }.sorted().map { directory.appendingPathComponent($0).path }
-        #expect(shared.count == 7)
-        let files = shared + Session.all.map(\.path)
+        #expect(phones.count == 4)
+        let files = phones + Session.all.map(\.path)
         let result = try run(Repository.bluejay, ["trace", "--check"] + files)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")

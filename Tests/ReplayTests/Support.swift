@@ -9,8 +9,6 @@ enum Repository {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// The recorded sessions.
     static let traces = root.appendingPathComponent("Fixtures/traces")
-    /// `../shared` beside the clone, as CI lays it out.
-    static let shared = root.deletingLastPathComponent().appendingPathComponent("shared")
     /// The command-line tool built by `swift build`.
     static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
 

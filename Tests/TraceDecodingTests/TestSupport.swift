@@ -1,26 +1,19 @@
 import BluetoothCore
 import HCI
 import Testing
+import TraceTestSupport
 
-/// `<package root>/../shared/traces`, from this file's path (never the working directory),
-/// so the tests work from a fresh clone anywhere as long as `shared/` is its sibling.
-let tracesDirectory: String = {
-    // #filePath is <root>/Tests/TraceDecodingTests/TestSupport.swift: drop four components
-    // to reach the directory that holds the clone.
-    var components = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    components.removeLast(4)
-    return components.joined(separator: "/") + "/shared/traces"
-}()
+/// The real-world traces the repository carries (`Fixtures/real-traces`), so these tests
+/// pass on a fresh clone; the other three of the shared corpus run in `Tests/CorpusTests`.
+let tracesDirectory = RealTraces.shipped
 
-/// The seven real-world traces of expected-counts.json.
+/// The traces of `Fixtures/real-traces/expected-counts.json`, listed here so that a missing
+/// file fails a test instead of shrinking the list.
 let traceNames = [
     "android-lumentree-inverter-acl-only-mtu517.btsnoop",
     "android-mediatek-horizon-treadmill-write-notify.btsnoop",
     "android-pixel8-broadcom-pongbot-prepare-write.btsnoop",
-    "android-qualcomm-blefun-multiconnection-bulk-writes.btsnoop",
-    "android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop",
     "android-qualcomm-vband-smartpen-reads-vendor-acl.btsnoop",
-    "android-x86-vbox-csr8510-mc3000-charger-notifications.btsnoop",
 ]
 
 /// Reads one trace; a missing file fails the test (never skips it) and says where it was
@@ -30,8 +23,8 @@ func readTrace(_ name: String, sourceLocation: SourceLocation = #_sourceLocation
         return try BTSnoopFile(path: tracesDirectory + "/" + name)
     } catch {
         Issue.record("""
-            cannot read \(tracesDirectory)/\(name): \(error). The trace tests need the shared \
-            traces as shared/traces, a sibling directory of the package root.
+            cannot read \(tracesDirectory)/\(name): \(error). The repository carries these \
+            traces in Fixtures/real-traces.
             """, sourceLocation: sourceLocation)
         throw error
     }

@@ -76,8 +76,8 @@ struct TraceCheckTests {
         }
     }
 
-    @Test("The shared traces carry nothing the tolerance rule has to accept", arguments: traceNames)
-    func sharedTracesAreClean(name: String) throws {
+    @Test("The real traces carry nothing the tolerance rule has to accept", arguments: traceNames)
+    func realTracesAreClean(name: String) throws {
         let check = TraceCheck(file: try readTrace(name), strict: true)
         #expect(check.failure == nil, "\(check.failure.map { "\($0)" } ?? "")")
         #expect(check.warnings.isEmpty)

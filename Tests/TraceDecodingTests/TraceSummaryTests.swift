@@ -5,7 +5,8 @@ import Testing
 import TraceDecoding
 import TraceTestSupport
 
-// Each real-world trace in ../shared/traces, summarised, must agree with its entry of
+// Each real-world trace the repository carries (Fixtures/real-traces; the rest of the shared
+// corpus runs in Tests/CorpusTests), summarised, must agree with its entry of
 // expected-counts.json (the counts Wireshark agrees with) under ExpectedCountsComparison's
 // rule: same traces, fields and codes, equal counts, the expected names — except where the
 // file says Unknown and our tables name the code from the specification, an accepted
@@ -18,8 +19,7 @@ private func expectedText(sourceLocation: SourceLocation = #_sourceLocation) thr
     let path = tracesDirectory + "/expected-counts.json"
     guard let data = FileManager.default.contents(atPath: path) else {
         Issue.record("""
-            \(path) is missing: the trace tests need the shared traces checked out as \
-            shared/traces, a sibling directory of the package root
+            \(path) is missing: the repository carries it in Fixtures/real-traces
             """, sourceLocation: sourceLocation)
         throw MissingTraces()
     }
@@ -42,7 +42,7 @@ private func report(_ comparison: ExpectedCountsComparison, sourceLocation: Sour
 
 @Suite("Trace summaries")
 struct TraceSummaryTests {
-    @Test("The expected file lists exactly the seven traces")
+    @Test("The expected file lists exactly the traces listed here")
     func expectedFileNames() throws {
         guard case .object(let expected) = try JSONValue(parsing: try expectedText()) else {
             Issue.record("expected-counts.json is not a JSON object"); return

@@ -6,8 +6,8 @@ import L2CAP
 import SMP
 import TraceDecoding
 
-/// Holds trace summaries against `../shared/traces/expected-counts.json`, the shared file
-/// we cannot edit, under one rule for every test that reads it:
+/// Holds trace summaries against an `expected-counts.json` (the shared corpus's, which we
+/// cannot edit, or the subset `Fixtures/real-traces` ships), under one rule for every test that reads it:
 ///
 /// - the traces, and each trace's fields, are the same on both sides: none missing, none extra;
 /// - in a count table keyed `0xNN Name` (commands, events, LE subevents, ATT, SMP, LE
