@@ -36,8 +36,9 @@ public struct ACLFlowControl: Sendable {
         outstanding[handle] == nil && !queue[queueHead...].contains { $0.handle == handle }
     }
 
-    /// Queues a packet; returns the packets that may be sent now, in order.
-    public mutating func enqueue(_ packet: ACLDataPacket) -> [ACLDataPacket] {
+    /// Queues a packet; returns the packets that may be sent now, in order. (The tests'
+    /// form of ``append(_:)`` then ``nextSendable()``; the controller uses those.)
+    package mutating func enqueue(_ packet: ACLDataPacket) -> [ACLDataPacket] {
         append(packet)
         return releaseAll()
     }
@@ -65,7 +66,8 @@ public struct ACLFlowControl: Sendable {
     /// Number Of Completed Packets for `handle`. Returns what may be sent now. A count
     /// larger than what is outstanding on that handle is clamped: a controller bug must
     /// not let us overrun its buffers later.
-    public mutating func completed(handle: ConnectionHandle, count: Int) -> (released: [ACLDataPacket], excess: Int) {
+    /// (The tests' form of ``credit(handle:count:)`` then ``nextSendable()``.)
+    package mutating func completed(handle: ConnectionHandle, count: Int) -> (released: [ACLDataPacket], excess: Int) {
         let excess = credit(handle: handle, count: count)
         return (releaseAll(), excess)
     }
@@ -82,7 +84,8 @@ public struct ACLFlowControl: Sendable {
 
     /// The connection ended: its buffers are free again (the controller flushes them) and
     /// its queued packets are dropped and returned in `dropped`.
-    public mutating func disconnected(handle: ConnectionHandle) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
+    /// (The tests' form of ``forget(handle:)`` then ``nextSendable()``.)
+    package mutating func disconnected(handle: ConnectionHandle) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
         let dropped = forget(handle: handle)
         return (releaseAll(), dropped)
     }
