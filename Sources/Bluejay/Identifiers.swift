@@ -88,7 +88,7 @@ extension PeripheralIdentifier {
 
     /// A peripheral from the text a user has: `C0:FF:EE:00:00:01/random`, `…/public`, or the
     /// address alone for a public one (most significant octet first, as `description`
-    /// prints it, so the two round-trip). Anything else throws a ``ParseError`` saying what
+    /// prints it, so the two round-trip; hex digits and the type in either case). Anything else throws a ``ParseError`` saying what
     /// is wrong.
     public init(_ text: String, name: String? = nil) throws(ParseError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
@@ -97,7 +97,8 @@ extension PeripheralIdentifier {
             throw ParseError(text: text, reason: "'\(parts[0])' is not an address: expected six octets in hex, AA:BB:CC:DD:EE:FF")
         }
         let addressType: AddressType
-        switch parts.count == 2 ? String(parts[1]) : "public" {
+        // The type as `description` prints it, in any case (`/Random` is as clear as `/random`).
+        switch parts.count == 2 ? parts[1].lowercased() : "public" {
         case "public": addressType = .public
         case "random": addressType = .random
         case let other: throw ParseError(text: text, reason: "'\(other)' is not an address type: expected random or public")

@@ -13,6 +13,7 @@ struct ImportOnlyBluejayTests {
         #expect(try PeripheralIdentifier("C0:FF:EE:00:00:01/public").addressType == .public)
         #expect(try PeripheralIdentifier("C0:FF:EE:00:00:01").addressType == .public, "no suffix: public")
         #expect(try PeripheralIdentifier(random.description) == random, "description round-trips")
+        #expect(try PeripheralIdentifier("c0:ff:ee:00:00:01/Random") == random, "either case")
         for bad in ["", "C0:FF:EE:00:00", "C0:FF:EE:00:00:01/", "C0:FF:EE:00:00:01/static", "C0:FF:EE:00:00:01/random/x", "C0:FF:EE:00:00:0G"] {
             #expect(throws: PeripheralIdentifier.ParseError.self, "'\(bad)'") { try PeripheralIdentifier(bad) }
         }
