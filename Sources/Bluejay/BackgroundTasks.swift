@@ -14,13 +14,13 @@ extension Bluejay {
     /// the main actor, so the compiler refuses a task that touches main-actor state or calls
     /// ``Bluejay`` (whose queued API would wait for the task to end).
     public func run(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Void,
-                    completionOnMainThread: @escaping (RunResult<Void>) -> Void) {
+                    completionOnMainThread: @escaping @MainActor (RunResult<Void>) -> Void) {
         run(userData: (), backgroundTask: { peripheral, _ in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
     }
 
     /// Runs `backgroundTask` and hands its result to `completionOnMainThread`.
     public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result,
-                                      completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
+                                      completionOnMainThread: @escaping @MainActor (RunResult<Result>) -> Void) {
         run(userData: (), backgroundTask: { peripheral, _ in try backgroundTask(peripheral) }, completionOnMainThread: completionOnMainThread)
     }
 
@@ -28,8 +28,7 @@ extension Bluejay {
     /// The arguments come in the reference's order: the peripheral, then the user data.
     public func run<UserData: Sendable, Result: Sendable>(userData: UserData,
                                                           backgroundTask: @escaping @Sendable (SynchronizedPeripheral, UserData) throws -> Result,
-                                                          completionOnMainThread: @escaping (RunResult<Result>) -> Void) {
-        let completionOnMainThread = callbacks.deliver(completionOnMainThread)
+                                                          completionOnMainThread: @escaping @MainActor (RunResult<Result>) -> Void) {
         queue.add(QueuedOperation(.backgroundTask, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral) { [weak self] characteristic in

@@ -82,8 +82,6 @@ public final class Bluejay {
     var onHostUp: ((BluetoothHost) -> Void)?
     /// What every timer of Bluejay's own waits on (``StartOptions/clock``).
     var clock = FacadeClock(ContinuousClock())
-    /// Where the app's callbacks run (``StartOptions/callbackQueue``).
-    var callbacks = CallbackQueue(.main)
     /// Bluejay's FIFO: every operation on the peripheral waits its turn here.
     let queue = OperationQueue()
 

@@ -1,40 +1,39 @@
 import Dispatch
 
-/// Takes the app's callbacks to the queue it chose in ``StartOptions/callbackQueue``.
+/// Takes the app's `@Sendable` callbacks to the queue it chose in ``Bluejay/callbacks(on:)``.
 ///
-/// Bluejay's own state lives on the main actor. With the main queue (the default, as in
-/// Bluejay) a callback runs there at once. With another queue each callback is posted to
-/// it in the order Bluejay produced it (the queue should be serial); a callback that
-/// answers (a scan's `discovery`, which returns a ``ScanAction``) runs there while the main
-/// actor waits for the answer.
+/// Bluejay's own state lives on the main actor, and so do the callbacks of its plain API.
+/// Through a ``BluejayOnQueue`` each callback is posted to the app's queue in the order
+/// Bluejay produced it (the queue should be serial); a callback that answers (a scan's
+/// `discovery`, which returns a ``ScanAction``) runs there while the main actor waits for
+/// the answer. The closures are `@Sendable` and their values `Sendable`, so the compiler
+/// checks that what runs on the app's queue touches no main-actor state.
+@MainActor
 struct CallbackQueue {
-    /// nil: the main actor, where Bluejay already is.
-    let queue: DispatchQueue?
+    let queue: DispatchQueue
 
-    init(_ queue: DispatchQueue) {
-        // The main queue is the main actor's executor on Linux too: no hop needed. (Each
-        // `DispatchQueue.main` is a new wrapper object on Linux, so compare labels.)
-        self.queue = queue.label == DispatchQueue.main.label ? nil : queue
+    /// `body`, made to run on the queue.
+    func deliver<Value: Sendable>(_ body: @escaping @Sendable (Value) -> Void) -> @MainActor (Value) -> Void {
+        let queue = queue
+        return { value in queue.async { body(value) } }
     }
 
-    /// `body`, made to run on the callback queue.
-    func deliver<Value>(_ body: @escaping (Value) -> Void) -> (Value) -> Void {
-        guard let queue else { return body }
-        // The app chose this queue for these closures (StartOptions documents the contract).
-        let box = UncheckedBox(body)
-        return { value in
-            let value = UncheckedBox(value)
-            queue.async { box.value(value.value) }
-        }
+    /// `body` (which takes two values), made to run on the queue.
+    func deliver<First: Sendable, Second: Sendable>(_ body: @escaping @Sendable (First, Second) -> Void) -> @MainActor (First, Second) -> Void {
+        let queue = queue
+        return { first, second in queue.async { body(first, second) } }
     }
 
-    /// `body`, made to run on the callback queue while the caller waits for its answer.
-    func answer<First, Second, Answer>(_ body: @escaping (First, Second) -> Answer) -> (First, Second) -> Answer {
-        guard let queue else { return body }
-        let box = UncheckedBox(body)
-        return { first, second in
-            let arguments = UncheckedBox((first, second))
-            return queue.sync { UncheckedBox(box.value(arguments.value.0, arguments.value.1)) }.value
-        }
+    /// `body`, made to run on the queue while the main actor waits for its answer.
+    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction {
+        let queue = queue
+        return { discovery, found in queue.sync(execute: { ScanAnswer(body(discovery, found)) }).action }
     }
+}
+
+/// A scan's answer on its way back from the app's queue: a ``ScanAction`` is not
+/// `Sendable` only for the connection callback it may carry, which is `@MainActor`.
+private struct ScanAnswer: @unchecked Sendable {
+    let action: ScanAction
+    init(_ action: ScanAction) { self.action = action }
 }

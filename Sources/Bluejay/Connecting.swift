@@ -48,14 +48,13 @@ extension Bluejay {
     /// connecting; stops a running scan first. With a timeout, a peripheral that does not
     /// answer in time ends with ``BluejayError/connectionTimedOut``.
     public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
-                        completion: @escaping (ConnectionResult) -> Void) {
-        connect(peripheralIdentifier, timeout: timeout, then: callbacks.deliver(completion))
+                        completion: @escaping @MainActor (ConnectionResult) -> Void) {
+        connect(peripheralIdentifier, timeout: timeout, then: completion)
     }
 
-    /// Connects, calling `completion` as given: Bluejay's own continuations (a
-    /// reconnection, a restored connection) stay on the main actor, while the public call
-    /// has already sent the app's to its callback queue.
-    func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping (ConnectionResult) -> Void) {
+    /// Connects, calling `completion` on the main actor: the app's callback, or Bluejay's
+    /// own continuation (a reconnection, a restored connection).
+    func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping @MainActor (ConnectionResult) -> Void) {
         switch linkState {
         case .connected, .disconnecting: return completion(.failure(BluejayError.alreadyConnected))
         case .connecting: return completion(.failure(BluejayError.alreadyConnecting))
@@ -112,8 +111,7 @@ extension Bluejay {
 
     /// Disconnects. `immediate` cancels everything queued first (and disconnects);
     /// otherwise the disconnection waits its turn in the queue.
-    public func disconnect(immediate: Bool = false, completion: ((DisconnectionResult) -> Void)? = nil) {
-        let completion = completion.map { callbacks.deliver($0) }
+    public func disconnect(immediate: Bool = false, completion: (@MainActor (DisconnectionResult) -> Void)? = nil) {
         shouldAutoReconnect = false
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in

@@ -19,7 +19,6 @@ extension Bluejay {
         case let .new(options):
             let ready = Once<Result<BluetoothHost, BluejayError>>()
             hostState = .starting(ready)
-            callbacks = CallbackQueue(options.callbackQueue)
             clock = FacadeClock(options.clock)
             listenBufferLimit = options.listenBufferLimit
             logFile = LogFile(path: options.store.path + "/bluejay.log")

@@ -66,7 +66,7 @@ extension Bluejay {
     /// Takes back a listen offered to the ``ListenRestorer``: the same as a listen, whose
     /// subscription is written again (the peer forgets it for an unbonded client).
     public func restoreListen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .replaceable,
-                                             completion: @escaping (ReadResult<R>) -> Void) {
+                                             completion: @escaping @MainActor (ReadResult<R>) -> Void) {
         listen(to: characteristicIdentifier, multipleListenOption: multipleListenOption, completion: completion)
     }
 

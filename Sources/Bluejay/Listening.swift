@@ -92,20 +92,23 @@ extension Bluejay {
     /// the link ends. A second listen fails with ``BluejayError/multipleListenTrapped``
     /// unless the first was `.replaceable`.
     public func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption = .trap,
-                                      completion: @escaping (ReadResult<R>) -> Void) {
+                                      completion: @escaping @MainActor (ReadResult<R>) -> Void) {
         listen(to: characteristicIdentifier, multipleListenOption: option, tag: nil, completion: completion)
     }
 
-    /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``.
+    /// A listen; `tag` marks who asked, for ``endListen(to:ifTaggedWith:)``. `completion`
+    /// gets the listen's end and, unless `values` says otherwise, its values: `values`
+    /// makes the route of the values (``BluejayOnQueue`` posts them to the app's queue),
+    /// which must tell the backlog when a value has been taken.
     func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
-                               tag: AnyObject?, completion: @escaping (ReadResult<R>) -> Void) {
+                               tag: AnyObject?, completion: @escaping @MainActor (ReadResult<R>) -> Void,
+                               values: ((ListenBacklog) -> @MainActor (ReadResult<R>) -> Void)? = nil) {
         let backlog = ListenBacklog(limit: listenBufferLimit)
         // A value leaves the backlog once the app's callback has run, wherever it runs.
-        let onValue = callbacks.deliver { (result: ReadResult<R>) in
+        let onValue = values?(backlog) ?? { result in
             completion(result)
             backlog.taken()
         }
-        let completion = callbacks.deliver(completion)
         if let existing = listeners[characteristicIdentifier], existing.option == .trap {
             return completion(.failure(BluejayError.multipleListenTrapped))
         }
@@ -217,8 +220,7 @@ extension Bluejay {
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
-    public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: ((WriteResult) -> Void)? = nil) {
-        let completion = completion.map { callbacks.deliver($0) }
+    public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: (@MainActor (WriteResult) -> Void)? = nil) {
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.listeners.removeValue(forKey: characteristicIdentifier)

@@ -8,8 +8,7 @@ extension Bluejay {
     // MARK: Reading and writing
 
     /// Reads a characteristic (discovering it on first use) and decodes it as `R`.
-    public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping (ReadResult<R>) -> Void) {
-        let completion = callbacks.deliver(completion)
+    public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping @MainActor (ReadResult<R>) -> Void) {
         queue.add(QueuedOperation(.read, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
@@ -32,8 +31,7 @@ extension Bluejay {
 
     /// Writes `value` to a characteristic, with or without a response.
     public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-                                          completion: @escaping (WriteResult) -> Void) {
-        let completion = callbacks.deliver(completion)
+                                          completion: @escaping @MainActor (WriteResult) -> Void) {
         let bytes = [UInt8](value.toBluetoothData())
         queue.add(QueuedOperation(.write, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }

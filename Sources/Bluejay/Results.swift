@@ -119,8 +119,8 @@ public enum ScanAction {
     case blacklist
     /// Stop scanning.
     case stop
-    /// Stop scanning and connect to this peripheral.
-    case connect(ScanDiscovery, (ConnectionResult) -> Void)
+    /// Stop scanning and connect to this peripheral; the completion runs on the main actor.
+    case connect(ScanDiscovery, @MainActor (ConnectionResult) -> Void)
 }
 
 /// What a synchronous listen does after a value.

@@ -10,12 +10,9 @@ extension Bluejay {
     /// whose RSSI moved by `throttleRSSIDelta` or more when duplicates are allowed) with all
     /// found so far, and says what to do next; `stopped` ends the scan exactly once.
     public func scan(duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5, serviceIdentifiers: [ServiceIdentifier]?,
-                     discovery: @escaping (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
-                     expired: ((ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
-                     stopped: @escaping ([ScanDiscovery], (any Error)?) -> Void) {
-        let discovery = callbacks.answer(discovery), expired = expired.map { callbacks.answer($0) }
-        let stoppedOnQueue = callbacks.deliver { (outcome: ([ScanDiscovery], (any Error)?)) in stopped(outcome.0, outcome.1) }
-        let stopped = { (found: [ScanDiscovery], error: (any Error)?) in stoppedOnQueue((found, error)) }
+                     discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
+                     expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
+                     stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
         var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
         guard case .idle = scanState else {
             stopped(findings.found, BluejayError.alreadyScanning)
@@ -50,7 +47,7 @@ extension Bluejay {
             // when it goes off, what is due expires and the alarm is set for the next one.
             let expiry = allowDuplicates && expired != nil ? self.scanExpiry : nil
             var alarm: Task<Void, Never>?
-            var then: (ScanDiscovery, (ConnectionResult) -> Void)?
+            var then: (ScanDiscovery, @MainActor (ConnectionResult) -> Void)?
             scanning: for await event in events {
                 var actions: [(PeripheralIdentifier, ScanAction)] = []
                 switch event {

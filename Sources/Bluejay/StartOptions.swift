@@ -36,12 +36,6 @@ public struct StartOptions: Sendable {
     public var logSecrets: Bool
     /// Whether the connection and listens are recorded and restored after a restart.
     public var backgroundRestore: BackgroundRestoreMode
-    /// Where completion callbacks (connect, read, write, listen values, scan, background task
-    /// results) run: the main queue by default, as in Bluejay. Give a serial queue. Closures
-    /// given to Bluejay then run on that queue, so mark them `@Sendable` (the compiler then
-    /// checks they touch no main-actor state) and hop back with `Task { @MainActor in … }`
-    /// to call Bluejay again. Observers are main-actor objects and stay on the main actor.
-    public var callbackQueue: DispatchQueue
     /// How pairing is done when a peripheral asks for security (on demand, as iOS does):
     /// IO capability, bonding, Secure Connections only, whether pairing is allowed at all.
     public var pairingPolicy: PairingPolicy
@@ -78,7 +72,7 @@ public struct StartOptions: Sendable {
     /// Options as given.
     public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
                 deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
-                callbackQueue: DispatchQueue = .main, pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
+                pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
                 openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
                 listenBufferLimit: Int = StartOptions.defaultListenBufferLimit, maxValueLength: Int = StartOptions.defaultMaxValueLength,
                 logSecrets: Bool = false, redactCapture: Bool = false) {
@@ -91,7 +85,6 @@ public struct StartOptions: Sendable {
         self.pairingPolicy = pairingPolicy
         self.pairingDelegate = pairingDelegate
         self.backgroundRestore = backgroundRestore
-        self.callbackQueue = callbackQueue
         self.transport = transport
         self.capture = capture
         self.store = store
@@ -134,4 +127,15 @@ public struct ControllerRecovery: Sendable, Equatable {
     public static let standard = ControllerRecovery(delays: [.milliseconds(100), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)])
     /// Never reopen: a lost controller leaves Bluejay down.
     public static let disabled = ControllerRecovery(delays: [])
+}
+
+extension StartOptions {
+    /// Gone: a queue chosen at run time could not tell the compiler which closures run off
+    /// the main actor. Callbacks of Bluejay's API run on the main actor; for a queue of
+    /// your own, call through ``Bluejay/callbacks(on:)``, whose closures are `@Sendable`.
+    @available(*, unavailable, message: "callbacks run on the main actor; use bluejay.callbacks(on: queue) for @Sendable callbacks on a queue of yours")
+    public var callbackQueue: DispatchQueue {
+        get { fatalError("unavailable") }
+        set {}  // swiftlint:disable:this unused_setter_value
+    }
 }

@@ -32,4 +32,13 @@ struct CompileFailTests {
         #expect(wrong.status != 0, "a background task touched main-actor state and compiled")
         #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")
     }
+
+    @Test func aCallbackOnTheAppsQueueCannotTouchMainActorState() throws {
+        let right = try Self.typeCheck("CallbacksKeepToTheirPlace.swift")
+        #expect(right.status == 0, "the twin that keeps to its place must compile: \(right.stderr)")
+        let wrong = try Self.typeCheck("QueuedCallbackTouchesMainActor.swift")
+        #expect(wrong.status != 0, "a callback on the app's queue touched main-actor state and compiled")
+        #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be referenced from a Sendable closure")
+                    || wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")
+    }
 }

@@ -615,7 +615,7 @@ final class SharedCount: Sendable {
 
 extension IntegrationTests.BluejayAPITests {
     /// A peer that notifies faster than the app takes values (callbacks on a slow queue of
-    /// the app's): the listen's backlog stops at its limit, the listen ends once with
+    /// the app's, through `callbacks(on:)`): the listen's backlog stops at its limit, the listen ends once with
     /// `listenOverflow` after every value before it was delivered, its notifications are
     /// turned off, and the link and a new listen go on.
     @Test(.timeLimit(.minutes(1))) func bluejayListenOverflowEndsThatListenOnly() async throws {
@@ -626,7 +626,8 @@ extension IntegrationTests.BluejayAPITests {
         let slowApp = DispatchQueue(label: "a slow app")
         let bluejay = Bluejay()
         bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
-                                              callbackQueue: slowApp, listenBufferLimit: 64)))
+                                              listenBufferLimit: 64)))
+        let app = bluejay.callbacks(on: slowApp)
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let connected: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { @Sendable in done.resume(returning: $0) } }
         guard case .success = connected else { Issue.record("connect: \(connected)"); return }
@@ -634,7 +635,7 @@ extension IntegrationTests.BluejayAPITests {
         let stream = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: Self.custom)
         let received = SharedCount(), ends = SharedCount()
         let ended: BluejayError? = await withCheckedContinuation { done in
-            bluejay.listen(to: stream) { @Sendable (result: ReadResult<Data>) in
+            app.listen(to: stream) { (result: ReadResult<Data>) in
                 switch result {
                 case .success:
                     received.increment()

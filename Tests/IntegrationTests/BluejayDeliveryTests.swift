@@ -12,8 +12,9 @@ extension IntegrationTests.BluejayAPITests {
     nonisolated static let heartRateMeasurement = CharacteristicIdentifier(uuid: "2A37", service: heartRate)
     nonisolated static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
 
-    /// With a callback queue of the app's own, scan, connect and read call back on it (not
-    /// on the main thread), each once.
+    /// Through `callbacks(on:)` with a queue of the app's own, scan, connect and read call
+    /// back on it (not on the main thread), each once; the plain API still calls back on
+    /// the main actor.
     @Test func bluejayCallbacksRunOnTheChosenQueue() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
@@ -25,17 +26,16 @@ extension IntegrationTests.BluejayAPITests {
         /// Where a callback ran: the queue's label, and whether that was the main thread.
         @Sendable func here() -> String { (DispatchQueue.getSpecific(key: key) ?? "elsewhere") + (Thread.isMainThread ? " main" : "") }
 
-        var startOptions = options(peer, store)
-        startOptions.callbackQueue = callbacks
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(startOptions))
+        bluejay.start(mode: .new(options(peer, store)))
+        let onQueue = bluejay.callbacks(on: callbacks)
 
         let scanned: [String] = await withCheckedContinuation { done in
             let places = LockedList()
-            bluejay.scan(serviceIdentifiers: nil, discovery: { @Sendable _, _ in
+            onQueue.scan(serviceIdentifiers: nil, discovery: { _, _ in
                 places.append("discovery " + here())
                 return .stop
-            }, stopped: { @Sendable _, _ in
+            }, stopped: { _, _ in
                 places.append("stopped " + here())
                 done.resume(returning: places.items)
             })
@@ -44,17 +44,26 @@ extension IntegrationTests.BluejayAPITests {
 
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let connected: String = await withCheckedContinuation { done in
-            bluejay.connect(peripheral, timeout: .seconds(10)) { @Sendable result in
+            onQueue.connect(peripheral, timeout: .seconds(10)) { result in
                 done.resume(returning: (result.isSuccess ? "connected " : "\(result) ") + here())
             }
         }
         #expect(connected == "connected app.callbacks")
         let read: String = await withCheckedContinuation { done in
-            bluejay.read(from: Self.bodySensorLocation) { @Sendable (result: ReadResult<UInt8>) in
+            onQueue.read(from: Self.bodySensorLocation) { (result: ReadResult<UInt8>) in
                 done.resume(returning: "\(result) " + here())
             }
         }
         #expect(read == "success(1) app.callbacks")
+        // The plain API's callback is main-actor isolated (the compiler says so): it ran
+        // there, on the main actor's executor, not on the app's queue.
+        let plain: String = await withCheckedContinuation { done in
+            bluejay.read(from: Self.bodySensorLocation) { (result: ReadResult<UInt8>) in
+                MainActor.preconditionIsolated()
+                done.resume(returning: "\(result) " + (DispatchQueue.getSpecific(key: key) ?? "elsewhere"))
+            }
+        }
+        #expect(plain == "success(1) elsewhere")
         await shutDown(bluejay)
     }
 
