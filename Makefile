@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench traces fuzz clean
+.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench traces fuzz examples docs clean
 
 all: build
 
@@ -57,6 +57,14 @@ test: deps venv build
 # it says which traces it found, and fails when the corpus is not there.
 test-corpus: deps build
 	$(SWIFT) test --skip-build --filter CorpusTests
+
+# The example apps (Examples/: packages that depend on this one by path, as an app does),
+# built as an app builds them (one scratch folder for both) and run against the peer.
+EXAMPLES     := HeartRateMonitor HeartRateAsync
+EXAMPLES_DIR := .build/examples
+examples: deps venv
+	for e in $(EXAMPLES); do $(SWIFT) build --package-path Examples/$$e --scratch-path $(EXAMPLES_DIR) || exit 1; done
+	Examples/run.sh $(PEER_PY) $(EXAMPLES_DIR)/debug $(EXAMPLES)
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and

@@ -148,6 +148,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--att-mtu', type=int, default=517, metavar='N',
                         help='the largest ATT_MTU the peripheral accepts in an MTU exchange '
                         '(default 517; 23 makes long reads and writes take several PDUs)')
+    parser.add_argument('--heart-rate-on-subscribe', action='store_true',
+                        help='start the 1 Hz heart-rate measurements when a client subscribes to them, as a '
+                             'real sensor does (by default they start on the control point command 05 01)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -934,7 +937,8 @@ def build_scan_response_data(name: str, complete_name_first: bool = False) -> by
 
 
 class PeripheralApp:
-    def __init__(self, server: 'PeerServer', device: Device, name: str, label: str):
+    def __init__(self, server: 'PeerServer', device: Device, name: str, label: str,
+                 heart_rate_on_subscribe: bool = False):
         self.server = server
         self.device = device
         self.name = name
@@ -944,6 +948,10 @@ class PeripheralApp:
         self.reset_values()
         self._build_database()
         device.on('connection', self._on_connection)
+        if heart_rate_on_subscribe:
+            # As a real sensor: measurements while the client's CCCD asks for them.
+            self.hrm.on('subscription', lambda bearer, notify, _indicate: self._heart_rate(
+                getattr(bearer, 'connection', bearer), notify))
 
     def reset_values(self) -> None:
         self.body_sensor_location = b'\x01'
@@ -1508,7 +1516,8 @@ class PeerServer:
             delegate=FixedPasskeyDelegate(io_capability, options.passkey))
         self.devices.append(device)
         self.apps.append(PeripheralApp(
-            self, device, name, 'peripheral' if index == 0 else f'peripheral {index + 1}'))
+            self, device, name, 'peripheral' if index == 0 else f'peripheral {index + 1}',
+            heart_rate_on_subscribe=options.heart_rate_on_subscribe))
         await device.power_on()
         host.long_term_key_provider = make_ltk_provider(device)  # bug 10
         await device.start_advertising(
