@@ -66,6 +66,20 @@ examples: deps venv
 	for e in $(EXAMPLES); do $(SWIFT) build --package-path Examples/$$e --scratch-path $(EXAMPLES_DIR) || exit 1; done
 	Examples/run.sh $(PEER_PY) $(EXAMPLES_DIR)/debug $(EXAMPLES)
 
+# The documentation of every layer in one archive (DocC, through swift-docc-plugin): the
+# Bluejay catalog (Sources/Bluejay/Bluejay.docc) and every public symbol, links across
+# modules checked. Any DocC warning fails the target. Open the archive with `docc preview`,
+# or give DOCS_OUTPUT=DIR for a static site (--transform-for-static-hosting).
+DOC_TARGETS := BluetoothCore HCI L2CAP ATT GATT Storage DiscoveryCache SMP BluetoothCrypto TraceDecoding Bluejay
+DOCS_OUTPUT ?=
+docs: deps
+	@mkdir -p .build; $(SWIFT) package $(if $(DOCS_OUTPUT),--allow-writing-to-directory $(DOCS_OUTPUT)) generate-documentation \
+	    --enable-experimental-combined-documentation $(foreach t,$(DOC_TARGETS),--target $(t)) \
+	    $(if $(DOCS_OUTPUT),--output-path $(DOCS_OUTPUT) --transform-for-static-hosting) > .build/docs.log 2>&1 \
+	    || { cat .build/docs.log; exit 1; }; cat .build/docs.log
+	@if grep -q '^warning:' .build/docs.log; then echo "docs: $$(grep -c '^warning:' .build/docs.log) DocC warnings (above)"; exit 1; fi
+	@echo "docs: no warnings"
+
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and
 # leaves the new .btsnoop/.out/.err files for `git diff` (see Fixtures/traces/README.md).

@@ -14,7 +14,7 @@ import L2CAP
 ///
 /// The bearer talks to the link through a `transmit` closure, so it can be driven byte for
 /// byte in a unit test; ``ATTBearers`` attaches it to a live connection. Each PDU is
-/// encoded once, into an ``OutgoingFrame`` that L2CAP sends without copying.
+/// encoded once, into an `OutgoingFrame` that L2CAP sends without copying.
 @BluetoothActor
 public final class ATTBearer {
     /// ATT_MTU before any exchange on an LE link.

@@ -2,7 +2,7 @@ import BluetoothCore
 import L2CAP
 
 /// One ATT PDU type (Core Vol 3, Part F, 3.4): its opcode, and its parameters declared once
-/// as a ``MessageLayout`` (everything after the opcode byte), from which decoding, encoding
+/// as a `MessageLayout` (everything after the opcode byte), from which decoding, encoding
 /// and the PDU's name come.
 ///
 /// `init(from:)` and `encode(to:)` handle the parameters only; ``encoded()`` and
@@ -35,7 +35,7 @@ extension ATTPDU {
 
     /// Decodes a whole PDU (opcode first): a different opcode, missing or extra bytes are errors.
     ///
-    /// A different opcode is ``DecodingError/invalidValue(field:value:)`` with the field
+    /// A different opcode is `DecodingError.invalidValue(field:value:)` with the field
     /// `"<expected name> opcode"`, e.g. "invalid Read_Req opcode 0xb".
     public init(decoding pdu: ArraySlice<UInt8>) throws(DecodingError) {
         var reader = try Self.reader(pdu)
@@ -45,7 +45,7 @@ extension ATTPDU {
 
     /// Decodes a whole PDU a server sent (a response, a notification or an indication)
     /// under the tolerance rule: a different opcode or too few octets are errors, octets past
-    /// a fixed format are ignored and counted (``ByteReader/skipExtraOctets()``). Requests to
+    /// a fixed format are ignored and counted (`ByteReader.skipExtraOctets()`). Requests to
     /// our own server stay strict (``init(decoding:)``): the specification answers those with
     /// Invalid PDU.
     public static func decodeCountingExtraOctets(_ pdu: ArraySlice<UInt8>) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
@@ -84,7 +84,7 @@ extension Field where Value == BluetoothUUID {
 
 extension Field {
     /// Entries of one fixed size each, repeated to the end of the PDU: at least `minimum`,
-    /// and no partial one (both ``DecodingError/truncated(needed:available:)``).
+    /// and no partial one (both `DecodingError.truncated(needed:available:)`).
     static func entries<Entry: WireCodable>(_ name: String, size: Int, minimum: Int = 1,
                                             _ value: @escaping @Sendable (Message) -> Value) -> Field where Value == [Entry] {
         Field(name, read: { reader throws(DecodingError) in

@@ -35,7 +35,7 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case listenOverflow(CharacteristicIdentifier, limit: Int)
     /// The data is shorter than what was to be read from it.
     case notEnoughData(expected: Int, actual: Int)
-    /// More data arrived than was expected (``SynchronizedPeripheral/writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:)``).
+    /// More data arrived than was expected (``SynchronizedPeripheral/writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:completion:)``).
     case tooMuchData(expected: Int, actual: Int)
     /// `extract(start:length:)` was asked for more bytes than the type holds, or a negative range.
     case invalidExtraction(start: Int, length: Int, type: String)

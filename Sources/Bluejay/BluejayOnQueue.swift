@@ -82,13 +82,13 @@ public struct BluejayOnQueue {
         bluejay.endListen(to: characteristicIdentifier, completion: completion.map(queue.deliver))
     }
 
-    /// ``Bluejay/run(backgroundTask:completionOnMainThread:)``, its completion on the queue.
+    /// `Bluejay.run(backgroundTask:completionOnMainThread:)`, its completion on the queue.
     public func run(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Void,
                     completion: @escaping @Sendable (RunResult<Void>) -> Void) {
         bluejay.run(backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))
     }
 
-    /// ``Bluejay/run(backgroundTask:completionOnMainThread:)`` with a result, its completion on the queue.
+    /// `Bluejay.run(backgroundTask:completionOnMainThread:)` with a result, its completion on the queue.
     public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result,
                                       completion: @escaping @Sendable (RunResult<Result>) -> Void) {
         bluejay.run(backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))

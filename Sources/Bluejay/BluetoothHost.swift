@@ -29,7 +29,7 @@ public final class BluetoothHost {
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [ConnectionHandle: GATTClient] = [:]
-    /// The longest value a long read follows (``GATTClient/maximumValueLength``), for every
+    /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
     /// Called with (connection handle, services) when a peer's Service Changed invalidates them.

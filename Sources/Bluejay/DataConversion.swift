@@ -49,7 +49,7 @@ extension Data {
 
 extension ArraySlice where Element == UInt8 {
     /// `length` bytes from `start` (counted from the view's first byte), read as `T` in
-    /// little-endian order, as ``Foundation/Data/extract(start:length:)`` reads them.
+    /// little-endian order, as `Data.extract(start:length:)` reads them.
     /// Inlinable, so an app's decoder gets it specialised to its integer type: this runs
     /// once per notification.
     @inlinable

@@ -28,7 +28,7 @@ public protocol ServiceObserver: AnyObject {
     func didModifyServices(from peripheral: PeripheralIdentifier, invalidatedServices: [ServiceIdentifier])
 }
 
-/// Told of each RSSI reading asked for with ``Bluejay/readRSSI()``.
+/// Told of each RSSI reading asked for with ``Bluejay/readRSSI()->()``.
 @MainActor
 public protocol RSSIObserver: AnyObject {
     /// The reading in dBm, or the error that prevented it.

@@ -11,7 +11,7 @@ import GATT
 /// "characteristics": [{"uuid": "2A37", "declaration_handle": 15, "value_handle": 16,
 /// "end_handle": 17, "properties": 16, "descriptors": [{"uuid": "2902", "handle": 17}] | null}] | null}]}`.
 /// `null` means "not discovered"; an empty list means "discovered, none". Handles are
-/// numbers; UUIDs are written as ``BluetoothUUID`` prints them. A file of another format or
+/// numbers; UUIDs are written as `BluetoothUUID` prints them. A file of another format or
 /// version is ignored (and replaced on the next save).
 public struct CacheEntry: Sendable, Equatable {
     /// The peer: its identity address and type (`F0:0D:B1:E7:00:01/random`).

@@ -73,7 +73,7 @@ public struct BasicFrame: Sendable, Equatable {
     }
 
     /// Splits the frame into ACL packets of at most `bufferLength` bytes for `handle`
-    /// (``ACLDataPacket/forEachFragment(of:handle:bufferLength:_:)``).
+    /// (`ACLDataPacket.forEachFragment(of:handle:bufferLength:_:)`).
     public func fragments(handle: ConnectionHandle, bufferLength: Int) -> [ACLDataPacket] {
         var packets: [ACLDataPacket] = []
         ACLDataPacket.forEachFragment(of: encoded()[...], handle: handle, bufferLength: bufferLength) { packets.append($0) }

@@ -89,7 +89,7 @@ public struct ConfigurationResult: WireRawRepresentable, Hashable, Sendable, Cus
 }
 
 /// One configuration option (Core Vol 3, Part A, 5): type, length, value. An option whose
-/// value has not its type's length is kept as ``other`` rather than guessed at.
+/// value has not its type's length is kept as `other` rather than guessed at.
 public enum ConfigurationOption: LaidOut, Equatable, CustomStringConvertible {
     /// 0x01 MTU: the largest SDU the sender of the option accepts.
     case mtu(UInt16)
@@ -134,7 +134,7 @@ public enum ConfigurationOption: LaidOut, Equatable, CustomStringConvertible {
         return decoded
     }
 
-    /// The option's Type as sent: the known ones without the hint bit, ``other`` as read.
+    /// The option's Type as sent: the known ones without the hint bit, `other` as read.
     public var type: UInt8 {
         switch self {
         case .mtu: 0x01

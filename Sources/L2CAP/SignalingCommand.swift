@@ -43,7 +43,7 @@ public struct SignalingCommand: LaidOut, Equatable {
 }
 
 /// The data of one signaling command (Core Vol 3, Part A, 4.1–4.28): its code, the signaling
-/// channels that carry it, and its fields declared once as a ``MessageLayout``, from which
+/// channels that carry it, and its fields declared once as a `MessageLayout`, from which
 /// decoding, encoding and the command's name come.
 ///
 /// `init(from:)` and `encode(to:)` handle the data only; ``init(command:)``,
@@ -73,7 +73,7 @@ extension SignalingPDU {
     /// Request) is read this way, and refused with a Command Reject when it does not decode,
     /// as BlueZ does.
     ///
-    /// A different code is ``DecodingError/invalidValue(field:value:)`` with the field
+    /// A different code is `DecodingError.invalidValue(field:value:)` with the field
     /// `"<expected name> code"`, e.g. "invalid Connection_Req code 0x3".
     public init(command: SignalingCommand) throws(DecodingError) {
         var reader = try Self.reader(command)
@@ -83,7 +83,7 @@ extension SignalingPDU {
 
     /// Decodes `command`'s data under the tolerance rule: a different code or too few
     /// octets are errors, octets past the format are ignored and counted
-    /// (``ByteReader/skipExtraOctets()``). How everything a peer sends that the host only
+    /// (`ByteReader.skipExtraOctets()`). How everything a peer sends that the host only
     /// reads (the trace printer and checker, channel tracking) is decoded.
     public static func decodeCountingExtraOctets(_ command: SignalingCommand) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
         var reader = try reader(command)

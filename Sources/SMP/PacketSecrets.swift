@@ -2,12 +2,12 @@ import BluetoothCore
 import HCI
 
 /// The secret octets of every packet of an HCI stream, followed in order: commands and
-/// events by ``HCISecretFields``, SMP PDUs in ACL data by ``SMPSecretFields``. An SMP PDU
+/// events by `HCISecretFields`, SMP PDUs in ACL data by ``SMPSecretFields``. An SMP PDU
 /// split across ACL fragments is followed per handle and direction (the L2CAP basic header,
 /// then the Code octet, may each arrive in a fragment of their own), so each fragment's
 /// share of a secret field is named in that fragment.
 ///
-/// What `BTSnoopWriter(path:redactor:)` (`--capture-redacted`) and ``BTSnoopRedaction``
+/// What `BTSnoopWriter(path:redactor:)` (`--capture-redacted`) and `BTSnoopRedaction`
 /// (`trace --redact`) are given.
 public struct PacketSecrets: PacketRedacting {
     /// The L2CAP PDU under way on one handle in one direction.

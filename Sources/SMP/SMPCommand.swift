@@ -1,7 +1,7 @@
 import BluetoothCore
 
 /// One Security Manager Protocol command type (Core Vol 3, Part H, 3.5 and 3.6): its code,
-/// and its parameters declared once as a ``MessageLayout`` of ``SMPField``s (everything
+/// and its parameters declared once as a `MessageLayout` of ``SMPField``s (everything
 /// after the Code octet), from which decoding, encoding, the command's name, its length and
 /// its secret fields come.
 ///
@@ -53,7 +53,7 @@ public struct SMPFieldPosition: Sendable, Hashable {
     public let isSecret: Bool
 }
 
-/// What the layout of an SMP command tells beyond ``MessageLayoutProtocol``, from the types
+/// What the layout of an SMP command tells beyond `MessageLayoutProtocol`, from the types
 /// of its fields: where each field lies, and whether it is secret.
 public protocol SMPParameters<Message>: MessageLayoutProtocol {
     /// Every field in order, offsets from the first parameter.

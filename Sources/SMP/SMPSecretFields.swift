@@ -14,7 +14,7 @@ import HCI
 /// Not secret, and left visible: the public keys (public by design; the DHKey cannot be
 /// had from them), the pairing features, addresses, Pairing Failed reasons, keypress
 /// notifications, and Central Identification's EDIV and Rand: they only name a legacy LTK,
-/// and travel unencrypted in every LL_ENC_REQ that uses it (``HCISecretFields`` leaves them
+/// and travel unencrypted in every LL_ENC_REQ that uses it (`HCISecretFields` leaves them
 /// visible in LE_Enable_Encryption for the same reason).
 public enum SMPSecretFields {
     /// The secret fields of the command with this Code, offsets from the Code octet.

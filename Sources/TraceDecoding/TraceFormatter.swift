@@ -10,14 +10,14 @@ import SMP
 /// are printed as hex with the reason.
 ///
 /// Events print their fields: LE connection events, and the main BR/EDR events
-/// (``BREDREventDescription``). Signaling commands print decoded, every command of a
+/// (`BREDREventDescription`). Signaling commands print decoded, every command of a
 /// BR/EDR C-frame. Dynamic channels are followed as ``TraceSummary`` follows them: a frame
 /// prints with its channel's PSM, `L2CAP CID 0x0041 (PSM 0x001f ATT) len 3: ATT 0x0a
 /// Read_Req [0a 03 00]`, K-, I- and S-frames with their fields and the SDU they complete.
 ///
 /// Secrets are the one thing not shown as they are: keys, nonces, confirm and check values
-/// and passkeys (``HCISecretFields``, ``SMPSecretFields``) print as `<redacted 16 octets>`
-/// unless ``showsSecrets`` is set. A capture redacted with ``BTSnoopRedaction`` holds zeros
+/// and passkeys (`HCISecretFields`, `SMPSecretFields`) print as `<redacted 16 octets>`
+/// unless ``showsSecrets`` is set. A capture redacted with `BTSnoopRedaction` holds zeros
 /// there, so the same marks show where it was redacted.
 public struct TraceFormatter: Sendable {
     /// Whether secret fields print in clear (`--log-secrets`). Off by default.

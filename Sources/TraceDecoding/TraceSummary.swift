@@ -18,7 +18,7 @@ import SMP
 /// data sent as ACL (Qualcomm's handle 0x0EDC) is therefore counted as whatever its bytes
 /// look like there, exactly as Wireshark does.
 ///
-/// Dynamic channels are followed from the signaling of both sides (``ChannelTracker``): a
+/// Dynamic channels are followed from the signaling of both sides (`ChannelTracker`): a
 /// channel to PSM 0x001F (ATT over BR/EDR) or 0x0027 (EATT) counts each whole SDU in `att`
 /// (and `att_mtu`) like ATT on CID 0x0004; any other channel counts each whole SDU in
 /// `l2cap` under its PSM (`PSM 0x0019 AVDTP`, `PSM 0x1001`), a K-frame or I-frame SDU once
@@ -47,7 +47,7 @@ public struct TraceSummary: Sendable, Equatable {
     /// Whole LE signaling PDUs by code, `0xNN Name`.
     public var leSignaling: [String: Int] = [:]
     /// BR/EDR signaling commands (CID 0x0001, every command of each C-frame) by code,
-    /// `0xNN Name` (``SignalingCode/bredrDescription``). In the JSON only when not empty.
+    /// `0xNN Name` (`SignalingCode.bredrDescription`). In the JSON only when not empty.
     public var signaling: [String: Int] = [:]
     /// Whole SDUs on dynamic channels other than ATT and EATT, by `PSM 0xNNNN Name` (or
     /// `PSM 0xNNNN` for one with no name), and frames on dynamic CIDs no signaling of the

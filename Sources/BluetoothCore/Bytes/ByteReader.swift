@@ -1,6 +1,6 @@
 /// Reads little-endian protocol fields from a view of a received buffer without copying it.
 ///
-/// Every read checks the remaining length first and throws ``DecodingError/truncated``
+/// Every read checks the remaining length first and throws `DecodingError.truncated`
 /// instead of trapping, so a short packet from a controller or a peer is an error, never a
 /// crash.
 public struct ByteReader: Sendable {

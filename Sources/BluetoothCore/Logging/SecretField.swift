@@ -1,6 +1,6 @@
 /// A run of octets in a packet that must not reach a log or a shared capture: a key, a
 /// nonce, a confirm or check value, a passkey, a PIN. Which octets of which packet are
-/// secret is known in one place per layer (``HCISecretFields`` for commands and events, the
+/// secret is known in one place per layer (`HCISecretFields` for commands and events, the
 /// SMP module's table for SMP PDUs); logs, the trace printer, `trace --redact` and the
 /// redacting capture writer all ask those tables and nothing else.
 ///

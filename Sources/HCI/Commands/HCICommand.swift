@@ -1,10 +1,10 @@
 import BluetoothCore
 
-/// A run of HCI parameters declared by its ``MessageLayout``: a command's parameters, its
+/// A run of HCI parameters declared by its `MessageLayout`: a command's parameters, its
 /// return parameters, an event's or an LE subevent's (Core Vol 4, Part E, 5.4 and 7).
 /// Reading and writing come from the layout, so each list of fields is written once.
 ///
-/// One way to read, with three endings: ``init(from:)`` reads the fields and leaves what
+/// One way to read, with three endings: `init(from:)` reads the fields and leaves what
 /// follows to the caller; ``init(decoding:)`` is strict, for what we must refuse (bytes a
 /// test pins, a command checked against what we meant to send); and
 /// ``decodeCountingExtraOctets(_:)`` is the tolerance rule, for what a controller sends.
@@ -30,7 +30,7 @@ extension HCIParameters {
     }
 
     /// Decodes parameters a controller sent, under the tolerance rule
-    /// (``MessageLayoutProtocol/decodeCountingExtraOctets(_:)``): too few octets are an
+    /// (`MessageLayoutProtocol.decodeCountingExtraOctets(_:)`): too few octets are an
     /// error, octets past the last field are ignored and counted.
     public static func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (parameters: Self, extraOctets: Int) {
         let (parameters, extraOctets) = try layout.decodeCountingExtraOctets(bytes)

@@ -3,7 +3,7 @@ import BluetoothCore
 /// The host's side of one controller: bring-up, commands with flow control and
 /// timeouts, ACL buffer credits, and dispatch of events and data to the layers above.
 ///
-/// Isolated to ``BluetoothActor``: packets from the transport's reader thread arrive in
+/// Isolated to `BluetoothActor`: packets from the transport's reader thread arrive in
 /// order through one stream, and everything here runs without locks.
 @BluetoothActor
 public final class HCIController {

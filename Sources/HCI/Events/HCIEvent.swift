@@ -1,7 +1,7 @@
 import BluetoothCore
 
 /// An HCI event decoded into what the host acts on. Events the host does not act on stay
-/// as ``other`` with their raw parameters, so nothing is lost and nothing is fatal.
+/// as `other` with their raw parameters, so nothing is lost and nothing is fatal.
 public enum HCIEvent: Sendable, Equatable {
     /// Disconnection Complete (0x05): a link ended, or a Disconnect failed.
     case disconnectionComplete(DisconnectionComplete)
