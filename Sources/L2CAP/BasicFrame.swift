@@ -59,6 +59,7 @@ public struct BasicFrame: Sendable, Equatable {
         payload = reader.readRest()
     }
 
+    /// Writes the frame: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(UInt16(payload.count))
         writer.write(channel.rawValue)

@@ -140,6 +140,7 @@ public struct HCICommandPacket: Sendable, Equatable {
         self.parameters = parameters
     }
 
+    /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         opcode = HCIOpcode(rawValue: try reader.readUInt16())
         let length = Int(try reader.readUInt8())
@@ -149,6 +150,7 @@ public struct HCICommandPacket: Sendable, Equatable {
         parameters = try reader.readBytes(length)
     }
 
+    /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(opcode.rawValue)
         writer.write(UInt8(parameters.count))
@@ -170,6 +172,7 @@ public struct HCIEventPacket: Sendable, Equatable {
         self.parameters = parameters
     }
 
+    /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         code = try reader.readUInt8()
         let length = Int(try reader.readUInt8())
@@ -179,6 +182,7 @@ public struct HCIEventPacket: Sendable, Equatable {
         parameters = try reader.readBytes(length)
     }
 
+    /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(code)
         writer.write(UInt8(parameters.count))
@@ -220,6 +224,7 @@ public struct ACLDataPacket: Sendable, Equatable {
         self.data = data
     }
 
+    /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
         handle = ConnectionHandle(rawValue: header)
@@ -232,6 +237,7 @@ public struct ACLDataPacket: Sendable, Equatable {
         data = try reader.readBytes(length)
     }
 
+    /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(headerField)
         writer.write(UInt16(data.count))
@@ -266,6 +272,7 @@ public struct SCODataPacket: Sendable, Equatable {
         self.data = data
     }
 
+    /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
         handle = ConnectionHandle(rawValue: header)
@@ -277,6 +284,7 @@ public struct SCODataPacket: Sendable, Equatable {
         data = try reader.readBytes(length)
     }
 
+    /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(handle.rawValue | UInt16(flags) << 12)
         writer.write(UInt8(data.count))
@@ -300,6 +308,7 @@ public struct ISODataPacket: Sendable, Equatable {
         self.data = data
     }
 
+    /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
         let header = try reader.readUInt16()
         handle = ConnectionHandle(rawValue: header)
@@ -312,6 +321,7 @@ public struct ISODataPacket: Sendable, Equatable {
         data = try reader.readBytes(length)
     }
 
+    /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
         writer.write(handle.rawValue | UInt16(flags) << 12)
         writer.write(UInt16(data.count))
