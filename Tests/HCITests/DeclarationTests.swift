@@ -70,7 +70,7 @@ struct DeclarationTests {
         ])
     }
 
-    @Test("LE Enhanced Connection Complete v1 and v2 read as a connection complete; a short run of fields says how long the run is")
+    @Test("LE Enhanced Connection Complete v1 and v2 read as a connection complete; a short one is truncated at the field it ends in")
     func enhancedConnectionComplete() throws {
         // Status 0, handle 0x0040, central, random peer F0:0D:B1:E7:00:01, no RPAs, interval
         // 0x18, latency 0, timeout 0x2a, clock accuracy 0; v2 adds advertising handle 0xff,
@@ -83,12 +83,12 @@ struct DeclarationTests {
         #expect(try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x0A, parameters: v1[...])) == expected)
         #expect(try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x29, parameters: v2[...])) == expected)
         #expect(try LEEnhancedConnectionCompleteV2(decoding: v2[...]).encoded() == v2)
-        // The two resolvable private addresses, and the advertising and sync handles, are
-        // each one run: a short one is reported whole.
-        #expect(throws: DecodingError.truncated(needed: 12, available: 5)) {
+        // Cut inside Local_Resolvable_Private_Address (5 of its 6 octets), and inside
+        // Sync_Handle (1 of 2): truncated where the octets run out, as every layout reports it.
+        #expect(throws: DecodingError.truncated(needed: 6, available: 5)) {
             try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x0A, parameters: v1.prefix(16)))
         }
-        #expect(throws: DecodingError.truncated(needed: 3, available: 2)) {
+        #expect(throws: DecodingError.truncated(needed: 2, available: 1)) {
             try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x29, parameters: v2.prefix(v2.count - 1)))
         }
     }

@@ -66,17 +66,6 @@ extension Field {
             for entry in entries { entry.encode(to: &writer) }
         })
     }
-
-    /// `field`, read only once `octets` remain for it and the fields that follow it in one
-    /// run (two addresses, a handle and a sync handle): a short run is one
-    /// ``DecodingError/truncated(needed:available:)`` for the whole run, as the decoders
-    /// before these layouts reported it.
-    static func run(of octets: Int, _ field: Field) -> Field {
-        Field(field.name, read: { reader throws(DecodingError) in
-            guard reader.count >= octets else { throw .truncated(needed: octets, available: reader.count) }
-            return try field.read(&reader)
-        }, write: field.write)
-    }
 }
 
 extension Field where Value: LaidOut {

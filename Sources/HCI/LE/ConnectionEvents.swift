@@ -212,7 +212,7 @@ public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
                   parameters:centralClockAccuracy:),
         Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Role", \.role),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
-        .run(of: 12, Field("Local_Resolvable_Private_Address", \.localResolvablePrivateAddress)),
+        Field("Local_Resolvable_Private_Address", \.localResolvablePrivateAddress),
         Field("Peer_Resolvable_Private_Address", \.peerResolvablePrivateAddress), .group(\.parameters),
         Field("Central_Clock_Accuracy", \.centralClockAccuracy))
 
@@ -244,7 +244,7 @@ public struct LEEnhancedConnectionCompleteV2: LEConnectionSubevent {
 
     /// v1's fields, Advertising_Handle, Sync_Handle.
     public static let layout = MessageLayout("LE_Enhanced_Connection_Complete_v2", Self.init(connection:advertisingHandle:syncHandle:),
-                                             .group(\.connection), .run(of: 3, Field("Advertising_Handle", \.advertisingHandle)),
+                                             .group(\.connection), Field("Advertising_Handle", \.advertisingHandle),
                                              Field("Sync_Handle", \.syncHandle))
 
     /// A connection complete, as v1's.
