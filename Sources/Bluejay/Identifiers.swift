@@ -91,18 +91,11 @@ extension PeripheralIdentifier {
     /// prints it, so the two round-trip; hex digits and the type in either case). Anything else throws a ``ParseError`` saying what
     /// is wrong.
     public init(_ text: String, name: String? = nil) throws(ParseError) {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { throw ParseError(text: text, reason: "expected ADDRESS or ADDRESS/random or ADDRESS/public") }
-        guard let address = BluetoothAddress(String(parts[0])) else {
-            throw ParseError(text: text, reason: "'\(parts[0])' is not an address: expected six octets in hex, AA:BB:CC:DD:EE:FF")
+        do throws(BluetoothAddress.TypedTextError) {
+            let (address, type) = try BluetoothAddress.parse(typed: text)
+            self.init(address: address, addressType: type ?? .public, name: name)
+        } catch {
+            throw ParseError(text: text, reason: error.description)
         }
-        let addressType: AddressType
-        // The type as `description` prints it, in any case (`/Random` is as clear as `/random`).
-        switch parts.count == 2 ? parts[1].lowercased() : "public" {
-        case "public": addressType = .public
-        case "random": addressType = .random
-        case let other: throw ParseError(text: text, reason: "'\(other)' is not an address type: expected random or public")
-        }
-        self.init(address: address, addressType: addressType, name: name)
     }
 }

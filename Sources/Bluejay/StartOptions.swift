@@ -136,6 +136,6 @@ extension StartOptions {
     @available(*, unavailable, message: "callbacks run on the main actor; use bluejay.callbacks(on: queue) for @Sendable callbacks on a queue of yours")
     public var callbackQueue: DispatchQueue {
         get { fatalError("unavailable") }
-        set {}  // swiftlint:disable:this unused_setter_value
+        set {}
     }
 }

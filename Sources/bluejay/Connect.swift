@@ -23,15 +23,10 @@ struct Connect: AsyncParsableCommand {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
     }
 
+    /// ADDRESS[/random|/public]: the address, and the type when given (else nil: a short scan finds it).
     static func parse(_ text: String) -> (BluetoothAddress, AddressType?)? {
-        let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
-        guard let address = BluetoothAddress(parts[0]) else { return nil }
-        guard parts.count == 2 else { return (address, nil) }
-        switch parts[1].lowercased() {
-        case "random": return (address, .random)
-        case "public": return (address, .public)
-        default: return nil
-        }
+        guard let (address, type) = try? BluetoothAddress.parse(typed: text) else { return nil }
+        return (address, type)
     }
 
     func run() async throws {

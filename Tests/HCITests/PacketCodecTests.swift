@@ -137,6 +137,17 @@ struct BluetoothAddressTests {
     func malformed(text: String) {
         #expect(BluetoothAddress(text) == nil)
     }
+    @Test("An address with its type, as people write it: ADDRESS, ADDRESS/random, ADDRESS/public")
+    func typedText() throws {
+        let address = try #require(BluetoothAddress("C0:FF:EE:00:00:01"))
+        #expect(try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01") == (address, nil))
+        #expect(try BluetoothAddress.parse(typed: "c0:ff:ee:00:00:01/random") == (address, .random))
+        #expect(try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/Public") == (address, .public))
+        #expect(throws: BluetoothAddress.TypedTextError.shape) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/random/x") }
+        #expect(throws: BluetoothAddress.TypedTextError.address("C0:FF:EE:00:00")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00/random") }
+        #expect(throws: BluetoothAddress.TypedTextError.type("")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/") }
+        #expect(throws: BluetoothAddress.TypedTextError.type("Static")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/Static") }
+    }
 }
 
 @Suite("Byte reader and writer")

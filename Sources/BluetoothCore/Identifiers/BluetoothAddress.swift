@@ -62,3 +62,39 @@ public enum AddressType: UInt8, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension BluetoothAddress {
+    /// Why a text is not `ADDRESS[/random|/public]`.
+    public enum TypedTextError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// More than one `/`.
+        case shape
+        /// The part before the `/` is not `AA:BB:CC:DD:EE:FF`.
+        case address(String)
+        /// The part after the `/` is neither `random` nor `public`.
+        case type(String)
+
+        /// What is wrong, for a person.
+        public var description: String {
+            switch self {
+            case .shape: "expected ADDRESS or ADDRESS/random or ADDRESS/public"
+            case let .address(text): "'\(text)' is not an address: expected six octets in hex, AA:BB:CC:DD:EE:FF"
+            case let .type(text): "'\(text)' is not an address type: expected random or public"
+            }
+        }
+    }
+
+    /// An address as people write it with its type: `AA:BB:CC:DD:EE:FF/random`, `…/public`,
+    /// or the address alone (`type` nil: the caller decides, by a scan or a default). Hex
+    /// digits and the type in either case; the type as ``AddressType``'s description prints it.
+    public static func parse(typed text: String) throws(TypedTextError) -> (address: BluetoothAddress, type: AddressType?) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { throw .shape }
+        guard let address = BluetoothAddress(String(parts[0])) else { throw .address(String(parts[0])) }
+        guard parts.count == 2 else { return (address, nil) }
+        switch parts[1].lowercased() {
+        case "public": return (address, .public)
+        case "random": return (address, .random)
+        default: throw .type(String(parts[1]))
+        }
+    }
+}
