@@ -62,22 +62,27 @@ public struct H4Framer: Sendable {
         let carried = pending.count
         let size = carried + maximum
         if readBuffer.count < size {
-            // Every byte is written by the copy or the read before the framer looks at it.
-            readBuffer = [UInt8](unsafeUninitializedCapacity: size) { _, initialized in initialized = size }
+            // Room for a few more reads' growth of a packet that arrives in small pieces.
+            // Every byte is written by the read or the copy below before the framer looks at it.
+            let capacity = size + maximum
+            readBuffer = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = capacity }
         }
+        // The read lands after room for the bytes carried over; they are copied in front of
+        // it only when the buffer is handed over, so a packet that arrives a few bytes a read
+        // is copied once, not again at every read.
         let count = readBuffer.withUnsafeMutableBytes { storage in
-            if carried > 0 { pending.withUnsafeBytes { storage.copyMemory(from: $0) } }
-            return read(UnsafeMutableRawBufferPointer(rebasing: storage[carried..<size]))
+            read(UnsafeMutableRawBufferPointer(rebasing: storage[carried..<size]))
         }
         guard count > 0 else { return (count, []) }
         let filled = carried + count
         if filled >= maximum / 4 {
             // Handed over whole: the packets become views of it, the next read gets a new one.
+            if carried > 0 { readBuffer.withUnsafeMutableBytes { storage in pending.withUnsafeBytes { storage.copyMemory(from: $0) } } }
             swap(&pending, &readBuffer)
             readBuffer = []
             pending.removeLast(pending.count - filled)
         } else {
-            pending = Array(readBuffer[0..<filled])
+            pending.append(contentsOf: readBuffer[carried..<filled])
         }
         return (count, try frameWholePackets())
     }
