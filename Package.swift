@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Storage", targets: ["Storage"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
+        .library(name: "VirtualController", targets: ["VirtualController"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
     ],
     dependencies: [
@@ -41,7 +42,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["BluetoothCore"]),
         .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
         // The public facade: Bluejay's API over the stack.
-        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
+        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "VirtualController",
                                                 .product(name: "Logging", package: "swift-log")]),
         .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto",
                                             .product(name: "Crypto", package: "swift-crypto")]),
@@ -54,10 +55,13 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
+        // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
+        // (the `mock:FILE` transport): no radio, no Python, no sockets.
+        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
+                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // `bluejay-bench` (make bench): the receive and send paths in memory, with a heap
