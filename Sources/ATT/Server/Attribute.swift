@@ -29,12 +29,18 @@ public struct Attribute: Sendable, Equatable {
     public var value: [UInt8]
     /// What the peer may do with it.
     public var permissions: AttributePermissions
+    /// For a service declaration: the last handle of its group, when it is not simply the
+    /// last attribute before the next service (a database known only in part, such as one
+    /// rebuilt from a recording, keeps the End Group Handle the real server declared).
+    public var groupEndHandle: AttributeHandle?
 
     /// An attribute, readable only unless `permissions` says otherwise.
-    public init(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
+    public init(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read,
+                groupEndHandle: AttributeHandle? = nil) {
         self.handle = handle
         self.type = type
         self.value = value
         self.permissions = permissions
+        self.groupEndHandle = groupEndHandle
     }
 }

@@ -9,8 +9,11 @@ import HCI
 /// Command. Every other request, Exchange MTU included (the bearer owns it), gets Request
 /// Not Supported; unknown commands and PDUs that are not requests (responses,
 /// notifications, indications, confirmations) get no answer.
-@BluetoothActor
-public final class AttributeServer: ATTServer {
+///
+/// Not tied to the stack's actor: a local server lives there (``ATTServer``), and the
+/// virtual peripherals of the `mock:` transport keep theirs on their controller's own
+/// thread. It is not `Sendable`; one context owns it.
+public final class AttributeServer {
     /// Called before a write is applied, with the connection, the handle and the new value;
     /// return an error code to refuse it (the value stays as it was), nil to accept it.
     public var onWrite: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8]) -> ATTErrorCode?)?
@@ -264,9 +267,11 @@ public final class AttributeServer: ATTServer {
         type == BluetoothUUID(UInt16(0x2800)) || type == BluetoothUUID(UInt16(0x2801))
     }
 
-    /// The last handle of the group the service declaration at `index` opens: the handle of
-    /// the last attribute before the next service declaration, or of the last attribute.
+    /// The last handle of the group the service declaration at `index` opens: the one the
+    /// attribute declares (``Attribute/groupEndHandle``), else the handle of the last
+    /// attribute before the next service declaration, or of the last attribute.
     private func groupEnd(of index: Int) -> AttributeHandle {
+        if let declared = attributes[index].groupEndHandle { return declared }
         var last = index
         while last + 1 < attributes.endIndex, !Self.isServiceDeclaration(attributes[last + 1].type) { last += 1 }
         return attributes[last].handle
@@ -289,3 +294,6 @@ public final class AttributeServer: ATTServer {
         return index < attributes.endIndex && attributes[index].handle == handle ? index : nil
     }
 }
+
+/// The stack's local server answers on the actor, through the bearer.
+extension AttributeServer: ATTServer {}

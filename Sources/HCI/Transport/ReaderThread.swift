@@ -5,7 +5,7 @@ import Glibc
 import CBluetooth
 
 /// A dedicated POSIX thread for blocking reads, joined on close so none is left behind.
-final class ReaderThread: Sendable {
+package final class ReaderThread: Sendable {
     private final class Body: @unchecked Sendable {
         let name: String
         let run: @Sendable () -> Void
@@ -19,13 +19,15 @@ final class ReaderThread: Sendable {
 
     /// The name a live transport's reader thread carries (visible in /proc/PID/task/*/comm,
     /// gdb, top -H).
-    static let threadName = "bluejay-hci-rx"
+    package static let threadName = "bluejay-hci-rx"
     /// The name a replay's delivery thread carries: told apart from a live transport's, so
     /// counting one kind (the integration tests do) is not thrown by the other.
-    static let replayThreadName = "bluejay-replay"
+    package static let replayThreadName = "bluejay-replay"
+    /// The name of a `mock:` virtual controller's delivery thread.
+    package static let virtualControllerThreadName = "bluejay-mock"
 
     /// Starts a thread called `name` (at most 15 characters, Linux's limit) running `run`.
-    init(name: String = threadName, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
+    package init(name: String = threadName, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
         let body = Unmanaged.passRetained(Body(name: name, run)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in
@@ -45,7 +47,7 @@ final class ReaderThread: Sendable {
     var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Waits for the thread to end, or detaches it when called from the thread itself.
-    func join() {
+    package func join() {
         if isCurrent { pthread_detach(thread) } else { pthread_join(thread, nil) }
     }
 }

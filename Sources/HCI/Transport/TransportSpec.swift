@@ -8,6 +8,9 @@ import BluetoothCore
 /// - `tcp:HOST:PORT` — H4 over TCP (emulators, the test peer)
 /// - `unix:PATH` — H4 over a Unix stream socket
 /// - `replay:FILE` — the controller side of a btsnoop recording
+/// - `mock:FILE[,peer=ADDRESS]` — a virtual controller offering the peers a btsnoop
+///   recording shows (or only the one at ADDRESS), rebuilt from it; opened by the
+///   VirtualController module (`openIncludingMock(capture:clock:)`)
 public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     /// The kernel's HCI user channel on adapter `hci<index>`.
     case userChannel(index: UInt16)
@@ -19,13 +22,16 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     case unix(path: String)
     /// The controller side of the btsnoop recording at `path`.
     case replay(path: String)
+    /// A virtual controller with the peers of the recording at `path` (only `peer`, when
+    /// given) as virtual peripherals.
+    case mock(path: String, peer: BluetoothAddress?)
 
     /// The baud rate used when a serial spec names none.
     public static let defaultBaudRate = 115_200
 
     /// Parses a transport string; the error says what forms exist.
     public init(parsing text: String) throws(TransportError) {
-        let usage = "expected hci0, hci:N, serial:/dev/ttyX[,baud=N][,flow=rtscts|none], tcp:HOST:PORT, unix:PATH or replay:FILE"
+        let usage = "expected hci0, hci:N, serial:/dev/ttyX[,baud=N][,flow=rtscts|none], tcp:HOST:PORT, unix:PATH, replay:FILE or mock:FILE[,peer=ADDRESS]"
         if text.hasPrefix("hci") {
             var rest = text.dropFirst(3)
             if rest.first == ":" { rest = rest.dropFirst() }
@@ -71,6 +77,21 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
         case "replay":
             guard !value.isEmpty else { throw .invalidSpec("replay transport needs a btsnoop file") }
             self = .replay(path: value)
+        case "mock":
+            // The option is looked for at the end, so a path may hold commas.
+            var path = value
+            var peer: BluetoothAddress?
+            let marker = ",peer="
+            if let start = value.indices.last(where: { value[$0...].hasPrefix(marker) }) {
+                let text = String(value[value.index(start, offsetBy: marker.count)...])
+                guard let address = BluetoothAddress(text) else {
+                    throw .invalidSpec("mock transport: '\(text)' is not an address (expected peer=AA:BB:CC:DD:EE:FF)")
+                }
+                peer = address
+                path = String(value[..<start])
+            }
+            guard !path.isEmpty else { throw .invalidSpec("mock transport needs a btsnoop file: mock:FILE[,peer=ADDRESS]") }
+            self = .mock(path: path, peer: peer)
         default:
             throw .invalidSpec("unknown transport '\(text)': \(usage)")
         }
@@ -84,6 +105,7 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
         case let .unix(path): "unix:\(path)"
         case let .replay(path): "replay:\(path)"
+        case let .mock(path, peer): peer.map { "mock:\(path),peer=\($0)" } ?? "mock:\(path)"
         }
     }
 
@@ -114,6 +136,10 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
                                            name: description, capture: capture)
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
+        case .mock:
+            // The virtual controller serves ATT and GATT, layers above this module.
+            throw .invalidSpec("\(description): a mock transport is opened by the VirtualController module "
+                               + "(TransportSpec.openIncludingMock(capture:clock:)), which the Bluejay API and the bluejay tool use")
         }
     }
 

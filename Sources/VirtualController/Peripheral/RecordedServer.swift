@@ -1,0 +1,316 @@
+import ATT
+import BluetoothCore
+import GATT
+import HCI
+
+/// The ATT server of a virtual peripheral: the recorded database served as it was seen,
+/// the recorded refusals, and the recorded reactions to writes.
+///
+/// Discovery, reads and writes of the attributes the recording discovered go to an
+/// ``AttributeServer`` over them (service groups end where the real server said they did).
+/// Around it: attributes seen only in use (never discovered) answer reads and writes by
+/// handle but stay out of discovery; a value the recording never showed is read as
+/// Attribute Not Found (an honest gap, not an invented value); a handle the peer refused
+/// for want of security is refused the same way until the link is encrypted; other
+/// lasting refusals (Read Not Permitted, Insufficient Authorization, …) are repeated.
+/// Each client's CCCDs and prepare queue are its own. A write the recording shows a
+/// reaction to gives that reaction back, through ``respond(to:link:mtu:)``'s `pushes`.
+final class RecordedServer {
+    /// What the server keeps per connection.
+    struct Link {
+        /// Each CCCD's value for this client (absent: 0x0000, nothing enabled).
+        var cccd: [AttributeHandle: UInt16] = [:]
+        /// Whether the link is encrypted.
+        var encrypted = false
+        /// Prepare Write Requests queued for an Execute Write Request.
+        var prepared: [(handle: AttributeHandle, offset: Int, value: [UInt8])] = []
+    }
+
+    private let table: AttributeServer
+    /// Attributes seen only in use: their last value, if any.
+    private var undiscovered: [AttributeHandle: [UInt8]?]
+    /// Discovered attributes whose value the recording never showed.
+    private var unknownValues: Set<AttributeHandle>
+    /// Handles refused on an unencrypted link for want of security, with the code given.
+    private let securityRefusals: [AttributeHandle: ATTErrorCode]
+    /// Lasting refusals by request opcode and handle.
+    private let refusals: [RefusalKey: ATTErrorCode]
+    /// CCCD handle of each characteristic value handle, and back.
+    private let cccdOfValue: [AttributeHandle: AttributeHandle]
+    private let valueOfCCCD: [AttributeHandle: AttributeHandle]
+    private let reactions: [RecordedReaction]
+    /// Which recorded reaction a repeated stimulus replays next.
+    private var cursors: [ReactionKey: Int] = [:]
+
+    private struct RefusalKey: Hashable {
+        var opcode: UInt8
+        var handle: AttributeHandle
+    }
+
+    private enum ReactionKey: Hashable {
+        case exact(AttributeHandle, [UInt8])
+        case handle(AttributeHandle)
+        case subscription(AttributeHandle)
+    }
+
+    /// Errors that say something lasting about a handle, whatever the value or offset.
+    private static let lastingErrors: Set<ATTErrorCode> = [.invalidHandle, .readNotPermitted, .writeNotPermitted,
+                                                            .requestNotSupported, .insufficientAuthorization]
+    private static let securityErrors: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption,
+                                                             .encryptionKeySizeTooShort]
+
+    /// The server for `peripheral`'s recorded database.
+    init(_ peripheral: RecordedPeripheral) {
+        let attributes = peripheral.attributes.sorted { $0.handle < $1.handle }
+        // What each characteristic declaration says of its value attribute.
+        var properties: [AttributeHandle: CharacteristicProperties] = [:]
+        for attribute in attributes where attribute.type == .characteristic {
+            guard let value = attribute.value, value.count >= 5 else { continue }
+            properties[AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)] = CharacteristicProperties(rawValue: value[0])
+        }
+        // A characteristic's descriptors run from after its value to the next declaration.
+        var cccdOfValue: [AttributeHandle: AttributeHandle] = [:]
+        var currentValue: AttributeHandle?
+        for attribute in attributes {
+            if let type = attribute.type, Self.declarationTypes.contains(type) {
+                currentValue = nil
+                if type == .characteristic, let value = attribute.value, value.count >= 5 {
+                    currentValue = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
+                }
+            } else if attribute.type == .clientCharacteristicConfiguration, let value = currentValue, attribute.handle > value {
+                cccdOfValue[value] = attribute.handle
+            }
+        }
+        self.cccdOfValue = cccdOfValue
+        valueOfCCCD = Dictionary(cccdOfValue.map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+
+        let table = AttributeServer()
+        var undiscovered: [AttributeHandle: [UInt8]?] = [:]
+        var unknownValues: Set<AttributeHandle> = []
+        for attribute in attributes where attribute.handle != 0 {
+            guard let type = attribute.type else {
+                undiscovered[attribute.handle] = attribute.value
+                continue
+            }
+            let permissions: AttributePermissions
+            if Self.declarationTypes.contains(type) {
+                permissions = .read
+            } else if let declared = properties[attribute.handle] {
+                var granted: AttributePermissions = []
+                if declared.contains(.read) { granted.insert(.read) }
+                if declared.contains(.write) { granted.insert(.write) }
+                if declared.contains(.writeWithoutResponse) || declared.contains(.authenticatedSignedWrites) {
+                    granted.insert(.writeWithoutResponse)
+                }
+                permissions = granted
+            } else {
+                // A descriptor (or a value whose declaration the recording missed): what a
+                // client may do with it is not recorded, so nothing is refused.
+                permissions = [.read, .write, .writeWithoutResponse]
+            }
+            if attribute.value == nil, type != .clientCharacteristicConfiguration { unknownValues.insert(attribute.handle) }
+            table.add(Attribute(handle: attribute.handle, type: type, value: attribute.value ?? [], permissions: permissions,
+                                groupEndHandle: attribute.groupEndHandle))
+        }
+        self.table = table
+        self.undiscovered = undiscovered
+        self.unknownValues = unknownValues
+
+        var securityRefusals: [AttributeHandle: ATTErrorCode] = [:]
+        for attribute in attributes where attribute.requiresEncryption { securityRefusals[attribute.handle] = .insufficientAuthentication }
+        var refusals: [RefusalKey: ATTErrorCode] = [:]
+        for error in peripheral.errors where !error.overridden {
+            if Self.securityErrors.contains(error.code), !error.encrypted, securityRefusals[error.handle] != nil {
+                securityRefusals[error.handle] = error.code
+            } else if Self.lastingErrors.contains(error.code) || (error.code.rawValue >= 0x80 && Self.readOpcodes.contains(error.request)) {
+                guard Self.byHandleOpcodes.contains(error.request) else { continue }
+                refusals[RefusalKey(opcode: error.request.rawValue, handle: error.handle)] = error.code
+            }
+        }
+        self.securityRefusals = securityRefusals
+        self.refusals = refusals
+        reactions = peripheral.reactions
+    }
+
+    private static let declarationTypes: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
+    private static let readOpcodes: Set<ATTOpcode> = [.readRequest, .readBlobRequest]
+    private static let byHandleOpcodes: Set<ATTOpcode> = [.readRequest, .readBlobRequest, .writeRequest, .writeCommand,
+                                                          .prepareWriteRequest, .signedWriteCommand]
+
+    /// Answers one request or command from the client on `link`, where `mtu` is the
+    /// bearer's ATT_MTU: the response (nil for a command) and the notifications and
+    /// indications the recording shows the peer sending next.
+    func respond(to pdu: ArraySlice<UInt8>, link: inout Link, mtu: Int) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+        guard let first = pdu.first else { return (nil, []) }
+        let opcode = ATTOpcode(rawValue: first)
+        func refuse(_ handle: AttributeHandle, _ code: ATTErrorCode) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+            (opcode.isCommand ? nil : ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded(), [])
+        }
+        switch opcode {
+        case .readRequest, .readBlobRequest:
+            let handle: AttributeHandle
+            var offset = 0
+            if opcode == .readRequest {
+                guard let request = try? ReadRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+                handle = request.handle
+            } else {
+                guard let request = try? ReadBlobRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+                handle = request.handle
+                offset = Int(request.offset)
+            }
+            if let code = refusal(opcode, handle, link) { return refuse(handle, code) }
+            let value: [UInt8]
+            if valueOfCCCD[handle] != nil || (table.attribute(at: handle)?.type == .clientCharacteristicConfiguration) {
+                let bits = link.cccd[handle] ?? 0
+                value = [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
+            } else if let known = undiscovered[handle] {
+                guard let known else { return refuse(handle, .attributeNotFound) }
+                value = known
+            } else if unknownValues.contains(handle) {
+                return refuse(handle, .attributeNotFound)
+            } else {
+                return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+            }
+            guard offset <= value.count else { return refuse(handle, .invalidOffset) }
+            let part = value[offset...].prefix(mtu - 1)
+            return (opcode == .readRequest ? ReadResponse(value: part).encoded() : ReadBlobResponse(value: part).encoded(), [])
+        case .readMultipleRequest:
+            guard let request = try? ReadMultipleRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+            for handle in request.handles {
+                if let code = refusal(.readRequest, handle, link) { return refuse(handle, code) }
+                if unknownValues.contains(handle) || undiscovered[handle] != nil { return refuse(handle, .attributeNotFound) }
+            }
+            return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+        case .writeRequest, .writeCommand, .signedWriteCommand:
+            let handle: AttributeHandle
+            var value: [UInt8]
+            if opcode == .writeRequest {
+                guard let request = try? WriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+                (handle, value) = (request.handle, Array(request.value))
+            } else {
+                // A Signed Write Command is a Write Command with a 12-octet signature after
+                // the value; the virtual peer does not check it.
+                guard let command = try? WriteCommand(decoding: pdu) else { return (nil, []) }
+                (handle, value) = (command.handle, Array(command.value))
+                if opcode == .signedWriteCommand { value = Array(value.dropLast(12)) }
+            }
+            if let code = refusal(opcode == .signedWriteCommand ? .writeCommand : opcode, handle, link) { return refuse(handle, code) }
+            if let code = write(handle, value, link: &link, command: opcode != .writeRequest) { return refuse(handle, code) }
+            return (opcode == .writeRequest ? WriteResponse().encoded() : nil, pushes(after: handle, value, link: link))
+        case .prepareWriteRequest:
+            guard let request = try? PrepareWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+            if let code = refusal(opcode, request.handle, link) { return refuse(request.handle, code) }
+            guard exists(request.handle) else { return refuse(request.handle, .invalidHandle) }
+            link.prepared.append((request.handle, Int(request.offset), Array(request.value)))
+            return (PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded(), [])
+        case .executeWriteRequest:
+            guard let request = try? ExecuteWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+            let queue = link.prepared
+            link.prepared = []
+            guard request.flags == .write else { return (ExecuteWriteResponse().encoded(), []) }
+            // Each handle's parts, laid over its current value in the order they came.
+            var order: [AttributeHandle] = []
+            var values: [AttributeHandle: [UInt8]] = [:]
+            for part in queue {
+                if values[part.handle] == nil {
+                    order.append(part.handle)
+                    values[part.handle] = []
+                }
+                var value = values[part.handle]!
+                guard part.offset <= value.count else { return refuse(part.handle, .invalidOffset) }
+                value.replaceSubrange(part.offset..<min(value.count, part.offset + part.value.count), with: part.value)
+                values[part.handle] = value
+            }
+            var pushes: [RecordedNotification] = []
+            for handle in order {
+                if let code = write(handle, values[handle]!, link: &link, command: false) { return refuse(handle, code) }
+                pushes += self.pushes(after: handle, values[handle]!, link: link)
+            }
+            return (ExecuteWriteResponse().encoded(), pushes)
+        default:
+            return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+        }
+    }
+
+    /// Why a by-handle request on `handle` is refused on this link, if it is.
+    private func refusal(_ opcode: ATTOpcode, _ handle: AttributeHandle, _ link: Link) -> ATTErrorCode? {
+        if !link.encrypted, let code = securityRefusals[handle] { return code }
+        if let code = refusals[RefusalKey(opcode: opcode.rawValue, handle: handle)] { return code }
+        if opcode == .readBlobRequest { return refusals[RefusalKey(opcode: ATTOpcode.readRequest.rawValue, handle: handle)] }
+        return nil
+    }
+
+    private func exists(_ handle: AttributeHandle) -> Bool {
+        table.attribute(at: handle) != nil || undiscovered[handle] != nil
+    }
+
+    /// Applies a write; returns the refusal, if any.
+    private func write(_ handle: AttributeHandle, _ value: [UInt8], link: inout Link, command: Bool) -> ATTErrorCode? {
+        if valueOfCCCD[handle] != nil || table.attribute(at: handle)?.type == .clientCharacteristicConfiguration {
+            guard value.count == 2 else { return .invalidAttributeValueLength }
+            link.cccd[handle] = UInt16(value[0]) | UInt16(value[1]) << 8
+            return nil
+        }
+        if undiscovered[handle] != nil {
+            undiscovered[handle] = .some(value)
+            return nil
+        }
+        guard table.attribute(at: handle) != nil else { return .invalidHandle }
+        let request: [UInt8] = command ? WriteCommand(handle: handle, value: value[...]).encoded()
+            : WriteRequest(handle: handle, value: value[...]).encoded()
+        let answer = table.respond(to: request[...], connection: 0, mtu: 65535)
+        if command {
+            // A command gets no answer; whether it took is read back from the table.
+            guard table.value(of: handle) == value else { return .writeNotPermitted }
+        } else if let answer, answer.first == ATTOpcode.errorResponse.rawValue,
+                  let error = try? ErrorResponse(decoding: answer[...]) {
+            return error.error
+        }
+        unknownValues.remove(handle)
+        return nil
+    }
+
+    /// What the recording shows the peer sending after `value` was written to `handle`,
+    /// kept to what this client has enabled: the next recorded reaction to the same write
+    /// (same handle and value, else same handle; each replayed in turn, then from the
+    /// first again), and, for a CCCD turned on, what the peer sent unprompted of its
+    /// characteristic's value.
+    private func pushes(after handle: AttributeHandle, _ value: [UInt8], link: Link) -> [RecordedNotification] {
+        var chosen: [RecordedNotification] = []
+        let exact = reactions.indices.filter { if case .write(handle, value) = reactions[$0].trigger { true } else { false } }
+        let sameHandle = exact.isEmpty ? reactions.indices.filter {
+            if case .write(handle, _) = reactions[$0].trigger { true } else { false }
+        } : []
+        if let index = next(exact.isEmpty ? sameHandle : exact, key: exact.isEmpty ? .handle(handle) : .exact(handle, value)) {
+            chosen += reactions[index].notifications
+        }
+        if let valueHandle = valueOfCCCD[handle], value.contains(where: { $0 != 0 }) {
+            let unprompted = reactions.indices.filter {
+                if case .subscription(valueHandle) = reactions[$0].trigger { true } else { false }
+            }
+            if let index = next(unprompted, key: .subscription(valueHandle)) { chosen += reactions[index].notifications }
+        }
+        return chosen.compactMap { enabled($0, link: link) }
+    }
+
+    private func next(_ candidates: [Int], key: ReactionKey) -> Int? {
+        guard !candidates.isEmpty else { return nil }
+        let turn = cursors[key, default: 0]
+        cursors[key] = turn + 1
+        return candidates[turn % candidates.count]
+    }
+
+    /// The notification as this client may receive it: as recorded when its CCCD bit is
+    /// set, as the other kind when only that one is, not at all when neither is. A value
+    /// with no known CCCD goes as recorded.
+    private func enabled(_ notification: RecordedNotification, link: Link) -> RecordedNotification? {
+        guard let cccd = cccdOfValue[notification.handle] else { return notification }
+        let bits = link.cccd[cccd] ?? 0
+        var sent = notification
+        let wanted: UInt16 = notification.isIndication ? 0x0002 : 0x0001
+        if bits & wanted != 0 { return sent }
+        guard bits & 0x0003 != 0 else { return nil }
+        sent.isIndication.toggle()
+        return sent
+    }
+}
