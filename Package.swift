@@ -103,7 +103,8 @@ let package = Package(
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
-        .testTarget(name: "VirtualControllerTests", dependencies: ["VirtualController", "Bluejay", "GATT", "ATT", "HCI", "HCITestSupport"]),
+        .testTarget(name: "VirtualControllerTests", dependencies: ["VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
+                                                                 "HCITestSupport", "TraceTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

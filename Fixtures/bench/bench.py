@@ -388,6 +388,8 @@ def main():
                                          ('bluejay trace', [options.bluejay, 'trace', *TRACES]),
                                          ('tshark -r', tshark_lines), options.runs)
 
+    results['mock_startup'] = mock_startup(options.bluejay, options.runs)
+
     peer, transport, address = start_peer()
     try:
         results['bringup_ms'] = compare('controller bring-up against the Bumble peer over TCP',
@@ -406,6 +408,43 @@ def main():
         json.dump(results, out, indent=2, sort_keys=True)
         out.write('\n')
     print(f'wrote {options.results}')
+
+
+DEMO_RECORDING = os.path.join(ROOT, 'Fixtures', 'traces', 'bluejay-api-demo.btsnoop')
+
+
+def mock_startup(bluejay, runs):
+    """A GATT peer from nothing to a first value, interleaved: the virtual peer rebuilt
+    from the demo recording (`mock:`, in the process) against the Bumble peer (its Python
+    process started until READY, then the same read over TCP)."""
+    def ours():
+        start = time.perf_counter()
+        subprocess.run([bluejay, 'read', 'F0:0D:B1:E7:00:01/random', '180D', '2A38', '--transport', f'mock:{DEMO_RECORDING}'],
+                       check=True, capture_output=True)
+        return time.perf_counter() - start
+
+    def bumble():
+        start = time.perf_counter()
+        peer, transport, address = start_peer()
+        try:
+            subprocess.run([bluejay, 'read', f'{address}/random', '180D', '2A38', '--transport', transport],
+                           check=True, capture_output=True)
+        finally:
+            peer.terminate()
+            peer.wait()
+        return time.perf_counter() - start
+
+    a, b = [], []
+    for _ in range(runs):
+        a.append(ours())
+        b.append(bumble())
+    ta, tb = statistics.median(a), statistics.median(b)
+    print(f'GATT peer start to first read value  ({runs} runs each, interleaved)')
+    print(f'  {"mock: (virtual controller)":<28} {ta * 1000:9.1f} ms')
+    print(f'  {"Bumble peer over TCP":<28} {tb * 1000:9.1f} ms')
+    print(f'  ratio: the virtual peer starts {tb / ta:.1f}x faster')
+    print()
+    return {'mock_ms': spread([x * 1000 for x in a]), 'bumble_ms': spread([x * 1000 for x in b]), 'ratio': tb / ta}
 
 
 def machine():

@@ -3,6 +3,7 @@ import BluetoothCore
 import HCI
 import SMP
 import TraceDecoding
+import VirtualController
 
 #if canImport(Glibc)
 import Glibc
@@ -16,14 +17,15 @@ struct BluejayCommand: AsyncParsableCommand {
         abstract: "A Bluetooth Low Energy host that drives a controller directly over HCI.",
         discussion: """
             Transports (--transport or BLUEJAY_TRANSPORT): hci0 or hci:N (kernel user channel), \
-            serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE.
+            serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, \
+            mock:FILE[,peer=ADDRESS] (a virtual controller serving the peers a recording shows: see 'bluejay mock').
             """,
         subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self])
 }
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .long, help: "The controller: hci0, hci:N, serial:PATH[,baud=N][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE (default: $BLUEJAY_TRANSPORT).")
+    @Option(name: .long, help: "The controller: hci0, hci:N, serial:PATH[,baud=N][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, mock:FILE[,peer=ADDRESS] (default: $BLUEJAY_TRANSPORT).")
     var transport: String?
 
     @Option(name: .long, help: "Write every HCI packet to this btsnoop file (default: $BLUEJAY_BTSNOOP).")
@@ -79,7 +81,7 @@ struct CommonOptions: ParsableArguments {
         defer { writer?.close() }
         let transport: any HCITransport
         // Awaited: a user channel still busy is retried without holding up the stack's actor.
-        do { transport = try await spec.open(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
+        do { transport = try await spec.openIncludingMock(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
         let controller = HCIController(transport: transport, configuration: .init(logger: logger))
         defer { controller.close() }
         // A replay's verdict outranks whatever error the stack made of it: the report names

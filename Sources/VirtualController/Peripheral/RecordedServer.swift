@@ -88,8 +88,9 @@ final class RecordedServer {
         var undiscovered: [AttributeHandle: [UInt8]?] = [:]
         var unknownValues: Set<AttributeHandle> = []
         for attribute in attributes where attribute.handle != 0 {
+            let served = attribute.initialValue ?? attribute.value
             guard let type = attribute.type else {
-                undiscovered[attribute.handle] = attribute.value
+                undiscovered[attribute.handle] = served
                 continue
             }
             let permissions: AttributePermissions
@@ -108,8 +109,8 @@ final class RecordedServer {
                 // client may do with it is not recorded, so nothing is refused.
                 permissions = [.read, .write, .writeWithoutResponse]
             }
-            if attribute.value == nil, type != .clientCharacteristicConfiguration { unknownValues.insert(attribute.handle) }
-            table.add(Attribute(handle: attribute.handle, type: type, value: attribute.value ?? [], permissions: permissions,
+            if served == nil, type != .clientCharacteristicConfiguration { unknownValues.insert(attribute.handle) }
+            table.add(Attribute(handle: attribute.handle, type: type, value: served ?? [], permissions: permissions,
                                 groupEndHandle: attribute.groupEndHandle))
         }
         self.table = table
@@ -230,6 +231,13 @@ final class RecordedServer {
         default:
             return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
         }
+    }
+
+    /// Whether a Write Request to `handle` is answered (rather than refused as not
+    /// permitted): its characteristic allows it, or nothing says it does not.
+    func acceptsWriteRequest(_ handle: AttributeHandle) -> Bool {
+        if undiscovered[handle] != nil || valueOfCCCD[handle] != nil { return true }
+        return table.attribute(at: handle)?.permissions.contains(.write) ?? false
     }
 
     /// Why a by-handle request on `handle` is refused on this link, if it is.

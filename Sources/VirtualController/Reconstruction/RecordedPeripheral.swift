@@ -74,6 +74,11 @@ public struct RecordedAttribute: Sendable, Equatable {
     /// The last value seen; nil when the recording never shows it. Declarations (service,
     /// include, characteristic) carry their declared value.
     public var value: [UInt8]?
+    /// The value a client found first: the first one the recording shows read or notified
+    /// on a connection before any write to it there; nil when that is unknown (or the same
+    /// as ``value``). The virtual peer starts from it, so an app that reads before it writes
+    /// sees what it saw when recorded; writes then change it as they did.
+    public var initialValue: [UInt8]?
     /// For a service declaration: the End Group Handle its discovery response gave.
     public var groupEndHandle: AttributeHandle?
     /// Whether the peer refused it on an unencrypted link for want of security
@@ -82,11 +87,12 @@ public struct RecordedAttribute: Sendable, Equatable {
     public var requiresEncryption: Bool
 
     /// An attribute.
-    public init(handle: AttributeHandle, type: BluetoothUUID?, value: [UInt8]? = nil, groupEndHandle: AttributeHandle? = nil,
-                requiresEncryption: Bool = false) {
+    public init(handle: AttributeHandle, type: BluetoothUUID?, value: [UInt8]? = nil, initialValue: [UInt8]? = nil,
+                groupEndHandle: AttributeHandle? = nil, requiresEncryption: Bool = false) {
         self.handle = handle
         self.type = type
         self.value = value
+        self.initialValue = initialValue
         self.groupEndHandle = groupEndHandle
         self.requiresEncryption = requiresEncryption
     }
