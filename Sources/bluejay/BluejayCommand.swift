@@ -18,7 +18,7 @@ struct BluejayCommand: AsyncParsableCommand {
             Transports (--transport or BLUEJAY_TRANSPORT): hci0 or hci:N (kernel user channel), \
             serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE.
             """,
-        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self])
+        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self])
 }
 
 /// Options every command takes.
