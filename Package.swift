@@ -97,12 +97,14 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport"]),
         // Fuzz targets for every decoder of outside bytes (README "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
-        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding"],
+        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController"],
                 path: "Fuzz/Targets"),
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
+        // The mock: transport: peers rebuilt from recordings (small captures built in memory,
+        // the shipped real traces), served to the whole stack and the CLI.
         .testTarget(name: "VirtualControllerTests", dependencies: ["VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
                                                                  "HCITestSupport", "TraceTestSupport"]),
     ],

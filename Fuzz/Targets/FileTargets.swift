@@ -4,6 +4,7 @@ import Foundation
 import HCI
 import SMP
 import TraceDecoding
+import VirtualController
 
 extension FuzzTarget {
     /// A btsnoop file, read and then decoded by everything `bluejay trace` runs on it.
@@ -30,6 +31,40 @@ extension FuzzTarget {
                     try expect(secret.contains(index) && redaction.bytes[index] == 0, "octet \(index) changed outside the zeroed fields")
                 }
             }
+            return file.records.count
+        },
+        seeds: { trace, _ in windows(of: trace, size: 2048) },
+        maximumLength: 4096)
+
+    /// A btsnoop file, read and then rebuilt into the peers it shows (`bluejay mock`, the
+    /// virtual controller's model): connections, advertising, ATT request and response
+    /// pairing, long values, prepared writes, reactions.
+    static let traceReconstruction = FuzzTarget(
+        name: "trace-reconstruction",
+        summary: "BTSnoopFile, then TraceReconstruction and every view of its peers (services, missing)",
+        run: { bytes throws(FuzzFailure) in
+            guard let file = try? BTSnoopFile(bytes: bytes) else { return 0 }
+            let reconstruction = TraceReconstruction(file: file)
+            for peer in reconstruction.peripherals {
+                let handles = peer.attributes.map(\.handle)
+                try expect(handles == handles.sorted() && Set(handles).count == handles.count,
+                           "\(peer.address): attributes not sorted by handle, each once: \(handles)")
+                if peer.addressIsMadeUp {
+                    try expect(peer.address.bytes[5] & 0xC0 == 0xC0, "made-up address \(peer.address) is not static random")
+                }
+                for reaction in peer.reactions {
+                    for notification in reaction.notifications {
+                        try expect(peer.attribute(at: notification.handle) != nil,
+                                   "\(peer.address): notified handle \(notification.handle) has no attribute")
+                    }
+                }
+                for service in peer.services {
+                    try expect(service.handle <= service.endHandle, "\(peer.address): service \(service.handle) ends at \(service.endHandle)")
+                }
+                _ = (peer.missing, peer.undiscoveredAttributes, peer.attributesOutsideServices)
+            }
+            // The same file gives the same peers (made-up addresses included).
+            try expect(TraceReconstruction(file: file).peripherals == reconstruction.peripherals, "two readings of one file differ")
             return file.records.count
         },
         seeds: { trace, _ in windows(of: trace, size: 2048) },

@@ -1,0 +1,659 @@
+import ATT
+import BluetoothCore
+import GATT
+import HCI
+import L2CAP
+
+/// The peers a btsnoop recording shows, rebuilt from what went over the air: each LE peer
+/// the recording host connected to (``RecordedPeripheral``), with its GATT database, values,
+/// errors and notifications, as far as the recording shows them.
+///
+/// The rules (Core 6.0, Vol 3, Part F for ATT and Part G for GATT), the same for any recording:
+///
+/// - Records are walked in order. A successful LE Connection Complete or LE Enhanced
+///   Connection Complete (v1 or v2) starts a connection on its handle with the peer address
+///   and type it gives (identity types 0x02/0x03 kept as given); Disconnection Complete ends
+///   it. Peers are keyed by address: several connections to one address make one peer, later
+///   values winning. Handles of BR/EDR links (Connection Complete, 0x03) are ignored.
+/// - ACL data carrying ATT on a handle no connection event announced (the capture began
+///   mid-connection) makes a peer with a made-up static random address, derived from an
+///   FNV-1a hash of the recording's packets and the handle (the same every time the file is
+///   read). A handle carrying no ATT PDU at all (a vendor debug channel) makes no peer.
+/// - Advertising reports (legacy and extended) give each address its last advertising data
+///   and last scan response data; peers with that address get them.
+/// - ATT on CID 0x0004 is read per connection as a client's view (Part F, 3.3.2: one
+///   outstanding request at a time): each request the host sent is paired with the next
+///   response the peer sent, and only answered requests say anything. Requests the peer sent
+///   to the host's own server, and the host's answers, are ignored, except the peer's Client
+///   Rx MTU. Discovery responses give the attribute types and declarations; Read, Read Blob
+///   (long values assembled by offset), Read Multiple Variable (and Read Multiple when one
+///   handle was asked) give values; acknowledged writes, Write Commands, Signed Write
+///   Commands and executed prepared writes give values and write stimuli; notifications and
+///   indications give values and go into the reaction of the latest write stimulus on the
+///   connection (before any write, into a subscription reaction for their handle); Error
+///   Responses are kept with the link's encryption at the time.
+/// - Anything that does not decode (a truncated PDU, an unknown opcode, a response with no
+///   request) is skipped; a recording cut off inside a record or a PDU is read up to there.
+///
+/// Not read: ATT over BR/EDR (PSM 0x001F) and Enhanced ATT bearers (PSM 0x0027, credit based
+/// channels), and links on which the recording host was the server (the peer's requests).
+public struct TraceReconstruction: Sendable {
+    /// The peers, in the order the recording first shows them.
+    public var peripherals: [RecordedPeripheral]
+    /// How many addresses advertised (legacy or extended reports) without ever being a
+    /// connected peer of the recording.
+    public var advertisersNotConnected: Int
+
+    /// Rebuilds the peers of a parsed recording.
+    public init(file: BTSnoopFile) {
+        var walk = ReconstructionWalk(file: file)
+        for record in file.records { walk.add(record) }
+        self = walk.result()
+    }
+
+    /// Reads `path` and rebuilds its peers; throws ``TraceReconstructionError`` when the
+    /// file cannot be read or is no btsnoop file.
+    public init(path: String) throws(TraceReconstructionError) {
+        let file: BTSnoopFile
+        do { file = try BTSnoopFile(path: path) } catch { throw TraceReconstructionError(path: path, reason: error) }
+        self.init(file: file)
+    }
+}
+
+/// A recording that could not be read.
+public struct TraceReconstructionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file.
+    public var path: String
+    /// Why it could not be read.
+    public var reason: BTSnoopError
+
+    /// An error about `path`.
+    public init(path: String, reason: BTSnoopError) {
+        self.path = path
+        self.reason = reason
+    }
+
+    /// `PATH: not a btsnoop file: bad magic …` (the reason names the path itself when the
+    /// file could not be opened).
+    public var description: String {
+        if case .unreadable = reason { return reason.description }
+        return "\(path): \(reason)"
+    }
+}
+
+// MARK: - The walk
+
+/// The state the walk keeps while reading records in order.
+struct ReconstructionWalk {
+    /// A request the host sent, waiting for the peer's response.
+    struct PendingRequest {
+        var opcode: ATTOpcode
+        var pdu: ArraySlice<UInt8>
+    }
+
+    /// One part of a prepared write.
+    struct PreparedPart {
+        var handle: AttributeHandle
+        var offset: Int
+        var value: [UInt8]
+    }
+
+    /// One LE connection (or a handle the capture found already carrying ATT).
+    struct Link {
+        /// The peer's index; nil for a made-up link until it carries a recognised ATT PDU.
+        var peer: Int?
+        /// Whether the link had no connection event.
+        var madeUp: Bool
+        var encrypted: Bool
+        var pending: PendingRequest?
+        var prepared: [PreparedPart] = []
+        /// Long values being assembled by Read Blob, by handle.
+        var blobs: [AttributeHandle: [UInt8]] = [:]
+        /// The reaction (index into the peer's reactions) the latest write stimulus opened.
+        var currentReaction: Int?
+        /// The subscription reactions of this connection, by handle.
+        var subscriptions: [AttributeHandle: Int] = [:]
+    }
+
+    /// What the walk knows of one peer.
+    struct Peer {
+        var peripheral: RecordedPeripheral
+        var attributes: [AttributeHandle: RecordedAttribute] = [:]
+        /// Errors (indices) a later success on an unencrypted link contradicted.
+        var contradicted: Set<Int> = []
+    }
+
+    struct ReassemblyKey: Hashable {
+        var handle: ConnectionHandle
+        var received: Bool
+    }
+
+    /// The last advertising data and scan response of one address.
+    struct Advertiser {
+        var advertisingData: [UInt8]?
+        var scanResponseData: [UInt8]?
+        /// Extended report fragments of the advertisement or scan response being assembled.
+        var partialAdvertising: [UInt8]?
+        var partialScanResponse: [UInt8]?
+    }
+
+    private let file: BTSnoopFile
+    private var peers: [Peer] = []
+    private var peerIndex: [BluetoothAddress: Int] = [:]
+    private var links: [ConnectionHandle: Link] = [:]
+    /// Handles a connection event announced (LE or BR/EDR): no made-up peer on them.
+    private var announced: Set<ConnectionHandle> = []
+    private var bredr: Set<ConnectionHandle> = []
+    /// Encryption per handle, from the events, kept apart from the links so a link the
+    /// capture found already open picks it up.
+    private var encryption: [ConnectionHandle: Bool] = [:]
+    private var reassemblers: [ReassemblyKey: Reassembler] = [:]
+    private var advertisers: [BluetoothAddress: Advertiser] = [:]
+    private var advertiserOrder: [BluetoothAddress] = []
+    private var recordingHash: UInt64?
+
+    init(file: BTSnoopFile) {
+        self.file = file
+    }
+
+    // MARK: Records
+
+    mutating func add(_ record: BTSnoopRecord) {
+        guard case let .packet(type, body) = record.content, let packet = try? HCIPacket(type: type, body: body) else { return }
+        switch packet {
+        case .event(let event):
+            add(event)
+        case .acl(let acl):
+            add(acl, received: record.direction == .received)
+        case .command, .sco, .iso:
+            break
+        }
+    }
+
+    private mutating func add(_ packet: HCIEventPacket) {
+        switch packet.code {
+        case 0x03:
+            // Connection Complete (BR/EDR): Status, Connection_Handle, … Its handle is no LE link.
+            let parameters = packet.parameters
+            guard parameters.count >= 3, parameters.first == 0 else { return }
+            let index = parameters.startIndex
+            let handle = ConnectionHandle(rawValue: UInt16(parameters[index + 1]) | UInt16(parameters[index + 2]) << 8)
+            end(handle)
+            announced.insert(handle)
+            bredr.insert(handle)
+        case DisconnectionComplete.code:
+            guard case let .disconnectionComplete(disconnection)? = try? HCIEvent(packet), disconnection.status.isSuccess else { return }
+            end(disconnection.handle)
+            bredr.remove(disconnection.handle)
+        case EncryptionChange.codeV1, EncryptionChange.codeV2:
+            guard case let .encryptionChange(change)? = try? HCIEvent(packet), change.status.isSuccess else { return }
+            setEncrypted(change.encryptionEnabled != 0, on: change.handle)
+        case EncryptionKeyRefreshComplete.code:
+            guard case let .encryptionKeyRefreshComplete(refresh)? = try? HCIEvent(packet), refresh.status.isSuccess else { return }
+            setEncrypted(true, on: refresh.handle)
+        case LEMetaEvent.code:
+            guard case let .leMeta(meta)? = try? HCIEvent(packet) else { return }
+            if let reports = try? AdvertisingReport.decode(meta) {
+                for report in reports { add(report) }
+            } else if case let .connectionComplete(status, handle, _, peerAddressType, peerAddress, _)? = try? LEConnectionEvent.decode(meta),
+                      status.isSuccess {
+                connect(handle, address: peerAddress, type: AddressType(rawValue: peerAddressType) ?? .random)
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func setEncrypted(_ encrypted: Bool, on handle: ConnectionHandle) {
+        encryption[handle] = encrypted
+        links[handle]?.encrypted = encrypted
+    }
+
+    private mutating func connect(_ handle: ConnectionHandle, address: BluetoothAddress, type: AddressType) {
+        end(handle)
+        announced.insert(handle)
+        bredr.remove(handle)
+        let index: Int
+        if let known = peerIndex[address] {
+            index = known
+            peers[index].peripheral.addressType = type
+        } else {
+            index = peers.count
+            peers.append(Peer(peripheral: RecordedPeripheral(address: address, addressType: type)))
+            peerIndex[address] = index
+        }
+        peers[index].peripheral.connectionHandles.append(handle)
+        links[handle] = Link(peer: index, madeUp: false, encrypted: false)
+    }
+
+    /// The link on `handle` is over: its state, reassembly and encryption go with it.
+    private mutating func end(_ handle: ConnectionHandle) {
+        links[handle] = nil
+        encryption[handle] = nil
+        reassemblers[ReassemblyKey(handle: handle, received: true)] = nil
+        reassemblers[ReassemblyKey(handle: handle, received: false)] = nil
+    }
+
+    // MARK: Advertising
+
+    private mutating func add(_ report: AdvertisingReport) {
+        let address = report.address
+        if advertisers[address] == nil {
+            advertisers[address] = Advertiser()
+            advertiserOrder.append(address)
+        }
+        var advertiser = advertisers[address]!
+        // Extended reports come in fragments: data status 1 says more follow.
+        let partial = report.isScanResponse ? advertiser.partialScanResponse : advertiser.partialAdvertising
+        let data = (partial ?? []) + report.data
+        let whole: [UInt8]? = report.dataStatus == 1 ? nil : data
+        if report.isScanResponse {
+            advertiser.partialScanResponse = report.dataStatus == 1 ? data : nil
+            if let whole { advertiser.scanResponseData = whole }
+        } else {
+            advertiser.partialAdvertising = report.dataStatus == 1 ? data : nil
+            if let whole { advertiser.advertisingData = whole }
+        }
+        advertisers[address] = advertiser
+    }
+
+    // MARK: ACL and ATT
+
+    private mutating func add(_ acl: ACLDataPacket, received: Bool) {
+        let handle = acl.handle
+        guard !bredr.contains(handle) else { return }
+        // A handle a connection event announced and a disconnection ended carries nothing now.
+        guard links[handle] != nil || !announced.contains(handle) else { return }
+        let key = ReassemblyKey(handle: handle, received: received)
+        guard let frame = reassemblers[key, default: Reassembler()].append(acl).frame, frame.channel == .att,
+              let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
+        if links[handle] == nil {
+            links[handle] = Link(peer: nil, madeUp: true, encrypted: encryption[handle] ?? false)
+        }
+        if received { peerSent(frame.payload, opcode: opcode, on: handle) } else { hostSent(frame.payload, opcode: opcode, on: handle) }
+    }
+
+    /// The peer of the link on `handle`, made up the first time a made-up link has
+    /// something to record.
+    private mutating func peer(of handle: ConnectionHandle) -> Int {
+        if let index = links[handle]?.peer { return index }
+        let address = madeUpAddress(for: handle)
+        let index: Int
+        if let known = peerIndex[address] {
+            index = known
+        } else {
+            index = peers.count
+            peers.append(Peer(peripheral: RecordedPeripheral(address: address, addressType: .random, addressIsMadeUp: true)))
+            peerIndex[address] = index
+        }
+        peers[index].peripheral.connectionHandles.append(handle)
+        links[handle]?.peer = index
+        return index
+    }
+
+    /// A static random address (the two most significant bits set) from an FNV-1a hash of
+    /// every packet of the recording and the handle.
+    private mutating func madeUpAddress(for handle: ConnectionHandle) -> BluetoothAddress {
+        let recording = recordingHash ?? {
+            var hash = FNV1a()
+            for record in file.records {
+                switch record.content {
+                case let .packet(type, body):
+                    hash.add(type.rawValue)
+                    hash.add(body)
+                case let .unknownType(byte, body):
+                    hash.add(byte)
+                    hash.add(body)
+                case .monitor:
+                    break
+                }
+            }
+            return hash.value
+        }()
+        recordingHash = recording
+        var hash = FNV1a(value: recording)
+        hash.add([UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8)])
+        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: hash.value >> (8 * $0)) }
+        bytes[5] |= 0xC0
+        // The 46 random bits may be neither all 0 nor all 1 (Core Vol 6, Part B, 1.3.2.1).
+        let random = bytes[0..<5].allSatisfy { $0 == 0 } && bytes[5] == 0xC0
+        let ones = bytes.allSatisfy { $0 == 0xFF }
+        if random || ones { bytes[0] ^= 0x01 }
+        return BluetoothAddress(littleEndianBytes: bytes)
+    }
+
+    /// A PDU the host sent: a request waits for its response; a write command writes.
+    private mutating func hostSent(_ pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on handle: ConnectionHandle) {
+        switch opcode {
+        case .exchangeMTURequest, .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readRequest,
+             .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest, .prepareWriteRequest,
+             .executeWriteRequest, .readMultipleVariableRequest:
+            links[handle]?.pending = PendingRequest(opcode: opcode, pdu: pdu)
+        case .writeCommand:
+            guard let command = try? WriteCommand.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: handle)
+            write(Array(command.value), to: command.handle, peer: peer, link: handle)
+        case .signedWriteCommand:
+            guard let command = try? SignedWriteCommand.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: handle)
+            write(Array(command.value), to: command.handle, peer: peer, link: handle)
+        default:
+            // Responses of the host's own server, confirmations, its notifications: not the peer.
+            break
+        }
+    }
+
+    /// A PDU the peer sent: a response to the host's pending request, a notification or an
+    /// indication, or its Exchange MTU Request.
+    private mutating func peerSent(_ pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on handle: ConnectionHandle) {
+        switch opcode {
+        case .handleValueNotification:
+            guard let notification = try? HandleValueNotification.decodeCountingExtraOctets(pdu).pdu else { return }
+            notified(RecordedNotification(handle: notification.handle, value: Array(notification.value), isIndication: false), link: handle)
+        case .handleValueIndication:
+            guard let indication = try? HandleValueIndication.decodeCountingExtraOctets(pdu).pdu else { return }
+            notified(RecordedNotification(handle: indication.handle, value: Array(indication.value), isIndication: true), link: handle)
+        case .multipleHandleValueNotification:
+            guard let notification = try? MultipleHandleValueNotification.decodeCountingExtraOctets(pdu).pdu else { return }
+            for entry in notification.entries {
+                notified(RecordedNotification(handle: entry.handle, value: Array(entry.value), isIndication: false), link: handle)
+            }
+        case .exchangeMTURequest:
+            guard let request = try? ExchangeMTURequest.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: handle)
+            peers[peer].peripheral.mtu = Int(request.clientRxMTU)
+        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse, .readByTypeResponse,
+             .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse, .writeResponse,
+             .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse:
+            // One outstanding request: whatever comes back settles it, matched or not.
+            guard let request = links[handle]?.pending else { return }
+            links[handle]?.pending = nil
+            answered(request, with: pdu, opcode: opcode, on: handle)
+        default:
+            // Requests to the host's own server and anything unknown.
+            break
+        }
+    }
+
+    // MARK: Request and response pairs
+
+    private mutating func answered(_ request: PendingRequest, with pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on link: ConnectionHandle) {
+        if opcode == .errorResponse {
+            guard let error = try? ErrorResponse.decodeCountingExtraOctets(pdu).pdu, error.requestOpcode == request.opcode else { return }
+            failed(request, error, on: link)
+            return
+        }
+        guard opcode.rawValue == request.opcode.rawValue + 1 else { return }
+        switch request.opcode {
+        case .exchangeMTURequest:
+            guard let response = try? ExchangeMTUResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            peers[peer].peripheral.mtu = Int(response.serverRxMTU)
+        case .readByGroupTypeRequest:
+            guard let request = try? ReadByGroupTypeRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? ReadByGroupTypeResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            for entry in response.entries {
+                update(peer, entry.handle) { attribute in
+                    attribute.type = request.groupType
+                    attribute.value = Array(entry.value)
+                    attribute.groupEndHandle = entry.endGroupHandle
+                }
+            }
+        case .findByTypeValueRequest:
+            guard let request = try? FindByTypeValueRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? FindByTypeValueResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            let type = BluetoothUUID(request.attributeType)
+            let grouping = request.attributeType == 0x2800 || request.attributeType == 0x2801
+            for entry in response.entries {
+                update(peer, entry.foundHandle) { attribute in
+                    attribute.type = type
+                    attribute.value = Array(request.attributeValue)
+                    if grouping { attribute.groupEndHandle = entry.groupEndHandle }
+                }
+            }
+        case .readByTypeRequest:
+            guard let request = try? ReadByTypeRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? ReadByTypeResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            for entry in response.entries {
+                let value = Array(entry.value)
+                if request.attributeType == .characteristic {
+                    update(peer, entry.handle) { attribute in
+                        attribute.type = request.attributeType
+                        attribute.value = value
+                    }
+                    // Properties (1), Characteristic Value Handle (2), UUID (2 or 16).
+                    guard value.count == 5 || value.count == 19,
+                          let uuid = BluetoothUUID(littleEndianBytes: value[3...]) else { continue }
+                    let valueHandle = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
+                    update(peer, valueHandle) { $0.type = uuid }
+                } else {
+                    update(peer, entry.handle) { attribute in
+                        attribute.type = request.attributeType
+                        attribute.value = Self.longer(attribute.value, value)
+                    }
+                    links[link]?.blobs[entry.handle] = value
+                }
+            }
+        case .findInformationRequest:
+            guard let response = try? FindInformationResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            for entry in response.entries {
+                update(peer, entry.handle) { attribute in
+                    if attribute.type == nil { attribute.type = entry.type }
+                }
+            }
+        case .readRequest:
+            guard let request = try? ReadRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? ReadResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            let value = Array(response.value)
+            update(peer, request.handle) { $0.value = value }
+            links[link]?.blobs[request.handle] = value
+            succeeded(ATTOpcode.readRequest, request.handle, peer: peer, link: link)
+        case .readBlobRequest:
+            guard let request = try? ReadBlobRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? ReadBlobResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            let offset = Int(request.offset)
+            let base = offset == 0 ? [] : (links[link]?.blobs[request.handle] ?? peers[peer].attributes[request.handle]?.value ?? [])
+            guard base.count >= offset else {
+                // A gap before the offset: the start of the value is not in the recording.
+                succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
+                return
+            }
+            let value = Array(base[..<offset]) + response.value
+            links[link]?.blobs[request.handle] = value
+            update(peer, request.handle) { $0.value = value }
+            succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
+        case .readMultipleRequest:
+            // The values come concatenated without lengths: only a request for one handle
+            // (which the specification does not ask for, but a client may send) splits for
+            // sure; read here without the two-handle minimum of the strict decoder.
+            let handles = request.pdu.dropFirst()
+            guard handles.count == 2, let response = try? ReadMultipleResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let handle = AttributeHandle(rawValue: UInt16(handles[handles.startIndex]) | UInt16(handles[handles.startIndex + 1]) << 8)
+            let peer = peer(of: link)
+            update(peer, handle) { $0.value = Array(response.values) }
+        case .readMultipleVariableRequest:
+            guard let request = try? ReadMultipleVariableRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  let response = try? ReadMultipleVariableResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+            let peer = peer(of: link)
+            for (handle, entry) in zip(request.handles, response.entries) {
+                let value = Array(entry.value)
+                update(peer, handle) { attribute in
+                    attribute.value = entry.isTruncated ? Self.longer(attribute.value, value) : value
+                }
+            }
+        case .writeRequest:
+            guard let request = try? WriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  (try? WriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
+            let peer = peer(of: link)
+            write(Array(request.value), to: request.handle, peer: peer, link: link)
+            succeeded(ATTOpcode.writeRequest, request.handle, peer: peer, link: link)
+        case .prepareWriteRequest:
+            guard let request = try? PrepareWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  (try? PrepareWriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
+            links[link]?.prepared.append(PreparedPart(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
+            let peer = peer(of: link)
+            succeeded(ATTOpcode.prepareWriteRequest, request.handle, peer: peer, link: link)
+        case .executeWriteRequest:
+            guard let request = try? ExecuteWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
+                  (try? ExecuteWriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
+            let parts = links[link]?.prepared ?? []
+            links[link]?.prepared = []
+            guard request.flags == .write, !parts.isEmpty else { return }
+            let peer = peer(of: link)
+            for (handle, value) in Self.assemble(parts) {
+                write(value, to: handle, peer: peer, link: link)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Prepared parts assembled per handle, in the order the handles were first prepared;
+    /// a handle whose parts leave a gap is left out.
+    static func assemble(_ parts: [PreparedPart]) -> [(AttributeHandle, [UInt8])] {
+        var order: [AttributeHandle] = []
+        var values: [AttributeHandle: [UInt8]] = [:]
+        var broken: Set<AttributeHandle> = []
+        for part in parts {
+            if values[part.handle] == nil, !broken.contains(part.handle) { order.append(part.handle) }
+            var value = values[part.handle] ?? []
+            guard part.offset <= value.count, !broken.contains(part.handle) else {
+                broken.insert(part.handle)
+                values[part.handle] = nil
+                continue
+            }
+            value = Array(value[..<part.offset]) + part.value
+            values[part.handle] = value
+        }
+        return order.compactMap { handle in values[handle].map { (handle, $0) } }
+    }
+
+    /// The longer of a known value and a possibly truncated one: the known one when it
+    /// starts with the new one (a server truncates long values in some responses).
+    static func longer(_ known: [UInt8]?, _ new: [UInt8]) -> [UInt8] {
+        guard let known, known.count > new.count, known.starts(with: new) else { return new }
+        return known
+    }
+
+    private mutating func failed(_ request: PendingRequest, _ error: ErrorResponse, on link: ConnectionHandle) {
+        let peer = peer(of: link)
+        let encrypted = links[link]?.encrypted ?? false
+        peers[peer].peripheral.errors.append(RecordedError(request: error.requestOpcode, handle: error.handle, code: error.error,
+                                                           encrypted: encrypted))
+        if request.opcode == .executeWriteRequest { links[link]?.prepared = [] }
+        // An error about one attribute shows it exists, unless it says the handle is invalid.
+        guard Self.singleHandleRequests.contains(error.requestOpcode), error.error != .invalidHandle else { return }
+        update(peer, error.handle) { attribute in
+            if !encrypted, Self.securityCodes.contains(error.error) { attribute.requiresEncryption = true }
+        }
+    }
+
+    /// The codes that say a request needs a more secure link (Part F, 3.4.1.1).
+    static let securityCodes: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort]
+    /// The requests on one attribute whose security errors mark it as needing encryption.
+    static let singleHandleRequests: Set<ATTOpcode> = [.readRequest, .readBlobRequest, .writeRequest, .prepareWriteRequest]
+
+    /// A request of kind `opcode` on `handle` succeeded (a request on one attribute: Read,
+    /// Read Blob, Write, Prepare Write): earlier errors of the same kind on it are overridden.
+    /// (Discovery requests name a range and end in Attribute Not Found by design; their
+    /// errors are never overridden.) A success on an unencrypted link also contradicts those errors'
+    /// security requirement; the attribute keeps it only if another kind of request still
+    /// says so.
+    private mutating func succeeded(_ opcode: ATTOpcode, _ handle: AttributeHandle, peer: Int, link: ConnectionHandle) {
+        let encrypted = links[link]?.encrypted ?? false
+        var errors = peers[peer].peripheral.errors
+        for index in errors.indices where errors[index].request == opcode && errors[index].handle == handle {
+            errors[index].overridden = true
+            if !encrypted { peers[peer].contradicted.insert(index) }
+        }
+        peers[peer].peripheral.errors = errors
+        guard !encrypted, peers[peer].attributes[handle]?.requiresEncryption == true else { return }
+        let stillRequired = errors.indices.contains { index in
+            let error = errors[index]
+            return error.handle == handle && !error.encrypted && Self.securityCodes.contains(error.code)
+                && Self.singleHandleRequests.contains(error.request) && !peers[peer].contradicted.contains(index)
+        }
+        peers[peer].attributes[handle]?.requiresEncryption = stillRequired
+    }
+
+    /// The host wrote `value` to `handle` and the peer took it: the value, and a stimulus.
+    private mutating func write(_ value: [UInt8], to handle: AttributeHandle, peer: Int, link: ConnectionHandle) {
+        update(peer, handle) { $0.value = value }
+        links[link]?.blobs[handle] = nil
+        peers[peer].peripheral.reactions.append(RecordedReaction(trigger: .write(handle: handle, value: value), notifications: []))
+        links[link]?.currentReaction = peers[peer].peripheral.reactions.count - 1
+    }
+
+    private mutating func notified(_ notification: RecordedNotification, link: ConnectionHandle) {
+        let peer = peer(of: link)
+        update(peer, notification.handle) { $0.value = notification.value }
+        let reaction: Int
+        if let current = links[link]?.currentReaction {
+            reaction = current
+        } else if let subscription = links[link]?.subscriptions[notification.handle] {
+            reaction = subscription
+        } else {
+            peers[peer].peripheral.reactions.append(RecordedReaction(trigger: .subscription(handle: notification.handle), notifications: []))
+            reaction = peers[peer].peripheral.reactions.count - 1
+            links[link]?.subscriptions[notification.handle] = reaction
+        }
+        peers[peer].peripheral.reactions[reaction].notifications.append(notification)
+    }
+
+    /// Changes the attribute at `handle`, creating it (type unknown) if new.
+    private mutating func update(_ peer: Int, _ handle: AttributeHandle, _ change: (inout RecordedAttribute) -> Void) {
+        change(&peers[peer].attributes[handle, default: RecordedAttribute(handle: handle, type: nil)])
+    }
+
+    // MARK: Result
+
+    func result() -> TraceReconstruction {
+        var peripherals: [RecordedPeripheral] = []
+        for peer in peers {
+            var peripheral = peer.peripheral
+            peripheral.attributes = peer.attributes.values.sorted { $0.handle < $1.handle }
+            if let advertiser = advertisers[peripheral.address] {
+                peripheral.advertisingData = advertiser.advertisingData
+                peripheral.scanResponseData = advertiser.scanResponseData
+            }
+            let advertised = AdvertisingData(parsing: peripheral.advertisingData ?? [])
+                .merging(AdvertisingData(parsing: peripheral.scanResponseData ?? []))
+            let deviceName = peripheral.attributes.last { $0.type == .deviceName && $0.value != nil }?.value
+            peripheral.name = advertised.localName ?? deviceName.map { String(decoding: $0, as: UTF8.self) }
+            peripherals.append(peripheral)
+        }
+        let notConnected = advertiserOrder.filter { peerIndex[$0] == nil }.count
+        return TraceReconstruction(peripherals: peripherals, advertisersNotConnected: notConnected)
+    }
+}
+
+extension TraceReconstruction {
+    /// The result of a walk.
+    init(peripherals: [RecordedPeripheral], advertisersNotConnected: Int) {
+        self.peripherals = peripherals
+        self.advertisersNotConnected = advertisersNotConnected
+    }
+}
+
+/// 64-bit FNV-1a: a small, stable hash (the same on every platform and run, unlike Hasher).
+struct FNV1a {
+    private(set) var value: UInt64 = 0xCBF2_9CE4_8422_2325
+
+    init() {}
+
+    init(value: UInt64) { self.value = value }
+
+    mutating func add(_ byte: UInt8) {
+        value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+
+    mutating func add(_ bytes: some Sequence<UInt8>) {
+        for byte in bytes { add(byte) }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import HCITestSupport
+import Testing
+import TraceDecoding
+import TraceTestSupport
+
+/// `bluejay mock` as scripts drive it: the JSON contract over a shipped real trace, and the
+/// errors for a peer the recording lacks and for a file that is no recording.
+@Suite struct MockCommandLineTests {
+    static let treadmill = RealTraces.shipped + "/android-mediatek-horizon-treadmill-write-notify.btsnoop"
+
+    @Test func jsonOfARealTraceHasThePeerItsDiscoveryShowed() throws {
+        let result = try run(Repository.bluejay, ["mock", "--json", Self.treadmill])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        guard case let .object(top) = try JSONValue(parsing: result.stdout) else { Issue.record("not an object"); return }
+        #expect(top["file"] == .string(Self.treadmill))
+        guard case let .array(peers)? = top["peripherals"], case let .object(peer)? = peers.first else {
+            Issue.record("no peripherals: \(result.stdout.prefix(200))")
+            return
+        }
+        #expect(peers.count == 1)
+        for key in ["address", "address_type", "address_made_up", "name", "connections", "advertising_data", "scan_response_data",
+                    "mtu", "services", "undiscovered_handles", "errors", "reactions", "missing"] {
+            #expect(peer[key] != nil, "no \(key)")
+        }
+        #expect(result.stdout.contains("\"address_made_up\": false"))
+        #expect(peer["mtu"] == .null)
+        guard case let .array(services)? = peer["services"], case let .array(reactions)? = peer["reactions"] else { return }
+        #expect(services.count >= 1)
+        #expect(!reactions.isEmpty)
+    }
+
+    @Test func unknownPeerAndBadFileAreClearErrors() throws {
+        let absent = try run(Repository.bluejay, ["mock", "--peer", "00:11:22:33:44:55", Self.treadmill])
+        #expect(absent.status != 0)
+        #expect(absent.stderr.contains("no peer 00:11:22:33:44:55") && absent.stderr.contains("FA:E4:E3:24:20:09"), "\(absent.stderr)")
+        let notSnoop = try run(Repository.bluejay, ["mock", RealTraces.shipped + "/README.md"])
+        #expect(notSnoop.status != 0)
+        #expect(notSnoop.stderr.contains("not a btsnoop file"), "\(notSnoop.stderr)")
+    }
+}
