@@ -21,7 +21,7 @@ struct Mock: AsyncParsableCommand {
             "address_type", "address_made_up", "name", "connections", "advertising_data", "scan_response_data", \
             "mtu", "services": [{"uuid", "name", "start_handle", "end_handle", "primary", "includes": [{"handle", \
             "uuid", "start_handle", "end_handle"}], "characteristics": [{"uuid", "name", "declaration_handle", \
-            "value_handle", "properties": [...], "value": hex|null, "descriptors": [{"uuid", "name", "handle", \
+            "value_handle", "properties": [...], "value": hex|null, "first_value": hex|null, "descriptors": [{"uuid", "name", "handle", \
             "value": hex|null}]}]}], "undiscovered_handles": [{"handle", "value"}], "attributes_outside_services": \
             [{"handle", "uuid", "name", "value"}], "errors": [{"request", "handle", "code", "name", "encrypted", \
             "overridden"}], "reactions": [{"trigger": {"write": {"handle", "value"}} or {"subscription": \
@@ -97,6 +97,9 @@ struct Mock: AsyncParsableCommand {
                              + "value \(hex(characteristic.valueHandle, digits: 4)) [\(characteristic.properties)]"
                              + (peer.attribute(at: characteristic.valueHandle)?.requiresEncryption == true ? " (encryption required)" : ""))
                 lines.append("      Value: " + (characteristic.value.map { Gatt.describe($0, limit: 32) } ?? "never seen"))
+                if let first = characteristic.initialValue {
+                    lines.append("      First value (served first): " + Gatt.describe(first, limit: 32))
+                }
                 for descriptor in characteristic.descriptors {
                     lines.append("      Descriptor \(hex(descriptor.handle, digits: 4)) \(descriptor.type?.nameAndValue ?? "?"): "
                                  + (descriptor.value.map { Gatt.describe($0, limit: 32) } ?? "never seen"))
@@ -189,7 +192,7 @@ struct Mock: AsyncParsableCommand {
                         "uuid": uuid(characteristic.uuid), "name": name(characteristic.uuid),
                         "declaration_handle": handle(characteristic.declarationHandle), "value_handle": handle(characteristic.valueHandle),
                         "properties": .array(characteristic.properties.names.map(JSONValue.string)),
-                        "value": bytes(characteristic.value),
+                        "value": bytes(characteristic.value), "first_value": bytes(characteristic.initialValue),
                         "descriptors": .array(characteristic.descriptors.map { descriptor in
                             .object(["uuid": uuid(descriptor.type), "name": name(descriptor.type), "handle": handle(descriptor.handle),
                                      "value": bytes(descriptor.value)])

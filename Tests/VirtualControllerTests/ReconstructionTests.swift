@@ -261,7 +261,8 @@ func heartRateSession() -> Recording {
         #expect(peer.addressType == .random)
         #expect(peer.address.bytes[5] & 0xC0 == 0xC0)
         #expect(peer.connectionHandles == [0x0050])
-        #expect(peer.attributes == [RecordedAttribute(handle: 0x0020, type: nil, value: [0x06]),
+        // Notified 05 first, then 06: a client found 05 first, the last seen is 06.
+        #expect(peer.attributes == [RecordedAttribute(handle: 0x0020, type: nil, value: [0x06], initialValue: [0x05]),
                                     RecordedAttribute(handle: 0x0021, type: nil, value: [0x01])])
         #expect(peer.reactions.map(\.trigger) == [.subscription(handle: 0x0020), .write(handle: 0x0021, value: [0x01])])
         #expect(peer.missing.contains("address not in the recording (made up): the connection began before the capture"))

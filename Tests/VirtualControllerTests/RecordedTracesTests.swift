@@ -146,7 +146,11 @@ import TraceTestSupport
                 writes.append((cccd, model.bits(forValuesOf: valueHandle)))
             }
             for reaction in peer.reactions {
-                if case let .write(handle, value) = reaction.trigger { writes.append((handle, value)) }
+                // A value longer than one Write Command holds at this MTU cannot be sent
+                // without a response; a Write Request that long goes as a long write.
+                guard case let .write(handle, value) = reaction.trigger,
+                      server.acceptsWriteRequest(handle) || value.count <= mtu - 3 else { continue }
+                writes.append((handle, value))
             }
             var expected: [AttributeHandle: [[UInt8]]] = [:]
             for write in writes {
@@ -165,11 +169,21 @@ import TraceTestSupport
                     if count == total { done.fulfill(()) }
                 }
             }
+            var unconfirmed = 0
             for write in writes {
-                if server.acceptsWriteRequest(write.handle) {
+                if server.acceptsWriteRequest(write.handle), write.value.count > mtu - 3 {
+                    try await client.writeLong(write.handle, write.value)
+                } else if server.acceptsWriteRequest(write.handle) {
                     try await client.write(write.handle, write.value)
                 } else {
                     try client.writeWithoutResponse(write.handle, write.value)
+                    // As an app does, now and then wait for what was sent to have gone: a
+                    // request queued behind thousands of commands would run out its 30 s.
+                    unconfirmed += 1
+                    if unconfirmed == 32 {
+                        unconfirmed = 0
+                        _ = try? await client.read(uuid: .deviceName)
+                    }
                 }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -213,8 +227,12 @@ struct ReactionModel {
     let peer: RecordedPeripheral
     private var cccdOfValue: [AttributeHandle: AttributeHandle] = [:]
     private var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
+    /// CCCDs the recording writes: only they hold values back.
+    private var guarding: Set<AttributeHandle> = []
     private var cccdBits: [AttributeHandle: UInt16] = [:]
     private var turns: [String: Int] = [:]
+    /// The reactions by what set them off, in recorded order.
+    private var byKey: [String: [Int]] = [:]
 
     init(_ peer: RecordedPeripheral) {
         self.peer = peer
@@ -228,6 +246,16 @@ struct ReactionModel {
             } else if attribute.type == .clientCharacteristicConfiguration, let value = current, attribute.handle > value {
                 cccdOfValue[value] = attribute.handle
                 valueOfCCCD[attribute.handle] = value
+            }
+        }
+        for (index, reaction) in peer.reactions.enumerated() {
+            switch reaction.trigger {
+            case let .write(handle, value):
+                if valueOfCCCD[handle] != nil { guarding.insert(handle) }
+                byKey["exact \(handle) \(value)", default: []].append(index)
+                byKey["handle \(handle)", default: []].append(index)
+            case let .subscription(handle):
+                byKey["subscription \(handle)", default: []].append(index)
             }
         }
     }
@@ -257,31 +285,23 @@ struct ReactionModel {
 
     /// What the peer sends after the client writes `value` to `handle`.
     mutating func write(_ handle: AttributeHandle, _ value: [UInt8]) -> [RecordedNotification] {
-        if let valueHandle = valueOfCCCD[handle], value.count == 2 {
-            _ = valueHandle
-            cccdBits[handle] = UInt16(value[0]) | UInt16(value[1]) << 8
-        }
+        if valueOfCCCD[handle] != nil, value.count == 2 { cccdBits[handle] = UInt16(value[0]) | UInt16(value[1]) << 8 }
         var chosen: [RecordedNotification] = []
-        let exact = peer.reactions.filter { $0.trigger == .write(handle: handle, value: value) }
-        let sameHandle = peer.reactions.filter { if case .write(handle, _) = $0.trigger { true } else { false } }
-        if !exact.isEmpty {
-            chosen += take(exact, "exact \(handle) \(value)")
-        } else if !sameHandle.isEmpty {
-            chosen += take(sameHandle, "handle \(handle)")
-        }
+        let exact = "exact \(handle) \(value)"
+        chosen += take(byKey[exact] != nil ? exact : "handle \(handle)")
         if let valueHandle = valueOfCCCD[handle], value.contains(where: { $0 != 0 }) {
-            let unprompted = peer.reactions.filter { $0.trigger == .subscription(handle: valueHandle) }
-            if !unprompted.isEmpty { chosen += take(unprompted, "subscription \(valueHandle)") }
+            chosen += take("subscription \(valueHandle)")
         }
         return chosen.filter { notification in
-            guard let cccd = cccdOfValue[notification.handle] else { return true }
+            guard let cccd = cccdOfValue[notification.handle], guarding.contains(cccd) else { return true }
             return (cccdBits[cccd] ?? 0) & 0x0003 != 0
         }
     }
 
-    private mutating func take(_ candidates: [RecordedReaction], _ key: String) -> [RecordedNotification] {
+    private mutating func take(_ key: String) -> [RecordedNotification] {
+        guard let candidates = byKey[key], !candidates.isEmpty else { return [] }
         let turn = turns[key, default: 0]
         turns[key] = turn + 1
-        return candidates[turn % candidates.count].notifications
+        return peer.reactions[candidates[turn % candidates.count]].notifications
     }
 }

@@ -39,6 +39,12 @@ final class RecordedServer {
     private let cccdOfValue: [AttributeHandle: AttributeHandle]
     private let valueOfCCCD: [AttributeHandle: AttributeHandle]
     private let reactions: [RecordedReaction]
+    /// The reactions by what set them off, in recorded order (indices into ``reactions``).
+    private let reactionsByKey: [ReactionKey: [Int]]
+    /// The CCCDs the recording shows the host writing: what they guard goes only to a
+    /// client that enabled it. A peer the recording shows notifying with no CCCD write
+    /// (the subscription came before the capture, or it notifies regardless) does so here too.
+    private let guardingCCCDs: Set<AttributeHandle>
     /// Which recorded reaction a repeated stimulus replays next.
     private var cursors: [ReactionKey: Int] = [:]
 
@@ -131,6 +137,21 @@ final class RecordedServer {
         self.securityRefusals = securityRefusals
         self.refusals = refusals
         reactions = peripheral.reactions
+        var reactionsByKey: [ReactionKey: [Int]] = [:]
+        for (index, reaction) in peripheral.reactions.enumerated() {
+            switch reaction.trigger {
+            case let .write(handle, value):
+                reactionsByKey[.exact(handle, value), default: []].append(index)
+                reactionsByKey[.handle(handle), default: []].append(index)
+            case let .subscription(handle):
+                reactionsByKey[.subscription(handle), default: []].append(index)
+            }
+        }
+        self.reactionsByKey = reactionsByKey
+        let cccds = Set(cccdOfValue.values)
+        guardingCCCDs = Set(peripheral.reactions.compactMap { reaction in
+            if case let .write(handle, _) = reaction.trigger, cccds.contains(handle) { handle } else { nil }
+        })
     }
 
     private static let declarationTypes: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
@@ -285,24 +306,19 @@ final class RecordedServer {
     /// characteristic's value.
     private func pushes(after handle: AttributeHandle, _ value: [UInt8], link: Link) -> [RecordedNotification] {
         var chosen: [RecordedNotification] = []
-        let exact = reactions.indices.filter { if case .write(handle, value) = reactions[$0].trigger { true } else { false } }
-        let sameHandle = exact.isEmpty ? reactions.indices.filter {
-            if case .write(handle, _) = reactions[$0].trigger { true } else { false }
-        } : []
-        if let index = next(exact.isEmpty ? sameHandle : exact, key: exact.isEmpty ? .handle(handle) : .exact(handle, value)) {
+        let exact = ReactionKey.exact(handle, value)
+        if let index = next(reactionsByKey[exact] != nil ? exact : .handle(handle)) { chosen += reactions[index].notifications }
+        if let valueHandle = valueOfCCCD[handle], value.contains(where: { $0 != 0 }),
+           let index = next(.subscription(valueHandle)) {
             chosen += reactions[index].notifications
-        }
-        if let valueHandle = valueOfCCCD[handle], value.contains(where: { $0 != 0 }) {
-            let unprompted = reactions.indices.filter {
-                if case .subscription(valueHandle) = reactions[$0].trigger { true } else { false }
-            }
-            if let index = next(unprompted, key: .subscription(valueHandle)) { chosen += reactions[index].notifications }
         }
         return chosen.compactMap { enabled($0, link: link) }
     }
 
-    private func next(_ candidates: [Int], key: ReactionKey) -> Int? {
-        guard !candidates.isEmpty else { return nil }
+    /// The reaction to replay for `key` this time: each recorded one in turn, then from the
+    /// first again.
+    private func next(_ key: ReactionKey) -> Int? {
+        guard let candidates = reactionsByKey[key], !candidates.isEmpty else { return nil }
         let turn = cursors[key, default: 0]
         cursors[key] = turn + 1
         return candidates[turn % candidates.count]
@@ -310,9 +326,9 @@ final class RecordedServer {
 
     /// The notification as this client may receive it: as recorded when its CCCD bit is
     /// set, as the other kind when only that one is, not at all when neither is. A value
-    /// with no known CCCD goes as recorded.
+    /// with no known CCCD, or one the recording never shows written, goes as recorded.
     private func enabled(_ notification: RecordedNotification, link: Link) -> RecordedNotification? {
-        guard let cccd = cccdOfValue[notification.handle] else { return notification }
+        guard let cccd = cccdOfValue[notification.handle], guardingCCCDs.contains(cccd) else { return notification }
         let bits = link.cccd[cccd] ?? 0
         var sent = notification
         let wanted: UInt16 = notification.isIndication ? 0x0002 : 0x0001

@@ -44,6 +44,9 @@ public struct RecordedCharacteristic: Sendable, Equatable {
     public var properties: CharacteristicProperties
     /// The last value seen at the value handle; nil when the recording never shows it.
     public var value: [UInt8]?
+    /// The value a client found first, when it differs from ``value``
+    /// (``RecordedAttribute/initialValue``): the virtual peer starts from it.
+    public var initialValue: [UInt8]?
     /// The attributes after the value handle up to the next declaration or the service's
     /// end whose type the recording shows.
     public var descriptors: [RecordedAttribute]
@@ -81,7 +84,7 @@ extension RecordedPeripheral {
                     service.characteristics.append(RecordedCharacteristic(
                         declarationHandle: attribute.handle, valueHandle: valueHandle, uuid: uuid,
                         properties: CharacteristicProperties(rawValue: value[0]), value: self.attribute(at: valueHandle)?.value,
-                        descriptors: descriptors))
+                        initialValue: self.attribute(at: valueHandle)?.initialValue, descriptors: descriptors))
                 }
             }
             services.append(service)

@@ -119,6 +119,8 @@ struct ReconstructionWalk {
     struct Peer {
         var peripheral: RecordedPeripheral
         var attributes: [AttributeHandle: RecordedAttribute] = [:]
+        /// Handles whose first value a client found is settled (RecordedAttribute.initialValue).
+        var initialSettled: Set<AttributeHandle> = []
         /// Errors (indices) a later success on an unencrypted link contradicted.
         var contradicted: Set<Int> = []
     }
@@ -451,6 +453,7 @@ struct ReconstructionWalk {
             let peer = peer(of: link)
             let value = Array(response.value)
             update(peer, request.handle) { $0.value = value }
+            observed(value, of: request.handle, peer: peer, continuing: false)
             links[link]?.blobs[request.handle] = value
             succeeded(ATTOpcode.readRequest, request.handle, peer: peer, link: link)
         case .readBlobRequest:
@@ -467,6 +470,7 @@ struct ReconstructionWalk {
             let value = Array(base[..<offset]) + response.value
             links[link]?.blobs[request.handle] = value
             update(peer, request.handle) { $0.value = value }
+            observed(value, of: request.handle, peer: peer, continuing: offset > 0)
             succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
         case .readMultipleRequest:
             // The values come concatenated without lengths: only a request for one handle
@@ -584,6 +588,7 @@ struct ReconstructionWalk {
 
     /// The host wrote `value` to `handle` and the peer took it: the value, and a stimulus.
     private mutating func write(_ value: [UInt8], to handle: AttributeHandle, peer: Int, link: ConnectionHandle) {
+        peers[peer].initialSettled.insert(handle)
         update(peer, handle) { $0.value = value }
         links[link]?.blobs[handle] = nil
         peers[peer].peripheral.reactions.append(RecordedReaction(trigger: .write(handle: handle, value: value), notifications: []))
@@ -593,6 +598,7 @@ struct ReconstructionWalk {
     private mutating func notified(_ notification: RecordedNotification, link: ConnectionHandle) {
         let peer = peer(of: link)
         update(peer, notification.handle) { $0.value = notification.value }
+        observed(notification.value, of: notification.handle, peer: peer, continuing: false)
         let reaction: Int
         if let current = links[link]?.currentReaction {
             reaction = current
@@ -606,6 +612,18 @@ struct ReconstructionWalk {
         peers[peer].peripheral.reactions[reaction].notifications.append(notification)
     }
 
+    /// A value of `handle` seen (read, or notified): the first a client found, until a write
+    /// or a second sighting settles it; `continuing` is a Read Blob that goes on with the
+    /// same read.
+    private mutating func observed(_ value: [UInt8], of handle: AttributeHandle, peer: Int, continuing: Bool) {
+        guard !peers[peer].initialSettled.contains(handle) else { return }
+        if peers[peer].attributes[handle]?.initialValue != nil, !continuing {
+            peers[peer].initialSettled.insert(handle)
+            return
+        }
+        update(peer, handle) { $0.initialValue = value }
+    }
+
     /// Changes the attribute at `handle`, creating it (type unknown) if new.
     private mutating func update(_ peer: Int, _ handle: AttributeHandle, _ change: (inout RecordedAttribute) -> Void) {
         change(&peers[peer].attributes[handle, default: RecordedAttribute(handle: handle, type: nil)])
@@ -617,7 +635,11 @@ struct ReconstructionWalk {
         var peripherals: [RecordedPeripheral] = []
         for peer in peers {
             var peripheral = peer.peripheral
-            peripheral.attributes = peer.attributes.values.sorted { $0.handle < $1.handle }
+            peripheral.attributes = peer.attributes.values.sorted { $0.handle < $1.handle }.map { attribute in
+                var attribute = attribute
+                if attribute.initialValue == attribute.value { attribute.initialValue = nil }
+                return attribute
+            }
             if let advertiser = advertisers[peripheral.address] {
                 peripheral.advertisingData = advertiser.advertisingData
                 peripheral.scanResponseData = advertiser.scanResponseData
