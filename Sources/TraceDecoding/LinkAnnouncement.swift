@@ -2,7 +2,7 @@ import BluetoothCore
 import HCI
 
 /// The kind of an ACL link, which decides what its L2CAP channels mean.
-enum LinkType: Sendable, Equatable {
+package enum LinkType: Sendable, Equatable {
     /// BR/EDR (ACL-U): signaling on CID 0x0001, channels opened by Connection Request.
     case bredr
     /// LE (LE-U): ATT, LE signaling and SMP on 0x0004–0x0006, credit based channels.
@@ -13,15 +13,15 @@ enum LinkType: Sendable, Equatable {
 /// an ACL link, or a successful LE Connection Complete or LE Enhanced Connection Complete
 /// v1/v2. The one place all three trace tools read them, so they agree on which handles are
 /// links and of which kind.
-struct LinkAnnouncement: Sendable, Equatable {
+package struct LinkAnnouncement: Sendable, Equatable {
     /// The link's connection handle.
-    var handle: ConnectionHandle
+    package var handle: ConnectionHandle
     /// BR/EDR or LE; nil for a Connection Complete of a SCO link (whose handle is announced
     /// but carries no L2CAP) or one too short to say.
-    var type: LinkType?
+    package var type: LinkType?
 
     /// The announcement `packet` makes, if any.
-    init?(_ packet: HCIEventPacket) {
+    package init?(_ packet: HCIEventPacket) {
         switch packet.code {
         case 0x03:
             // Status, Connection_Handle, BD_ADDR, Link_Type (0x01 ACL), Encryption_Enabled.

@@ -74,6 +74,8 @@ struct Mock: AsyncParsableCommand {
     // MARK: Text
 
     static func lines(_ peer: RecordedPeripheral) -> [String] {
+        /// A value as the tree shows it; one the recording never showed says so.
+        func shown(_ value: [UInt8]?) -> String { value.map { Gatt.describe($0, limit: 32) } ?? "never seen" }
         var lines = ["Peer \(peer.address) (\(peer.addressType))" + (peer.addressIsMadeUp ? "  [address made up]" : "")]
         lines.append("  name: " + (peer.name.map { "\"\($0)\"" } ?? "-"))
         lines.append("  connections: \(peer.connectionHandles.count) (handles \(peer.connectionHandles.map(\.description).joined(separator: ", ")))")
@@ -96,13 +98,13 @@ struct Mock: AsyncParsableCommand {
                 lines.append("    Characteristic \(characteristic.uuid.nameAndValue)  handle \(hex(characteristic.declarationHandle, digits: 4)), "
                              + "value \(hex(characteristic.valueHandle, digits: 4)) [\(characteristic.properties)]"
                              + (peer.attribute(at: characteristic.valueHandle)?.requiresEncryption == true ? " (encryption required)" : ""))
-                lines.append("      Value: " + (characteristic.value.map { Gatt.describe($0, limit: 32) } ?? "never seen"))
+                lines.append("      Value: " + shown(characteristic.value))
                 if let first = characteristic.initialValue {
-                    lines.append("      First value (served first): " + Gatt.describe(first, limit: 32))
+                    lines.append("      First value (served first): " + shown(first))
                 }
                 for descriptor in characteristic.descriptors {
                     lines.append("      Descriptor \(hex(descriptor.handle, digits: 4)) \(descriptor.type?.nameAndValue ?? "?"): "
-                                 + (descriptor.value.map { Gatt.describe($0, limit: 32) } ?? "never seen"))
+                                 + shown(descriptor.value))
                 }
             }
         }
@@ -111,14 +113,14 @@ struct Mock: AsyncParsableCommand {
             lines.append("  Attributes outside any recorded service:")
             for attribute in outside {
                 lines.append("    \(hex(attribute.handle, digits: 4)) \(attribute.type?.nameAndValue ?? "?"): "
-                             + (attribute.value.map { Gatt.describe($0, limit: 32) } ?? "never seen"))
+                             + shown(attribute.value))
             }
         }
         let undiscovered = peer.undiscoveredAttributes
         if !undiscovered.isEmpty {
             lines.append("  Handles never discovered (type unknown):")
             for attribute in undiscovered {
-                lines.append("    \(hex(attribute.handle, digits: 4)): " + (attribute.value.map { Gatt.describe($0, limit: 32) } ?? "never seen")
+                lines.append("    \(hex(attribute.handle, digits: 4)): " + shown(attribute.value)
                              + (attribute.requiresEncryption ? " (encryption required)" : ""))
             }
         }

@@ -2,6 +2,7 @@ import ATT
 import BluetoothCore
 import GATT
 import HCI
+import TraceDecoding
 import L2CAP
 
 /// The peers a btsnoop recording shows, rebuilt from what went over the air: each LE peer
@@ -175,11 +176,8 @@ struct ReconstructionWalk {
     private mutating func add(_ packet: HCIEventPacket) {
         switch packet.code {
         case 0x03:
-            // Connection Complete (BR/EDR): Status, Connection_Handle, … Its handle is no LE link.
-            let parameters = packet.parameters
-            guard parameters.count >= 3, parameters.first == 0 else { return }
-            let index = parameters.startIndex
-            let handle = ConnectionHandle(rawValue: UInt16(parameters[index + 1]) | UInt16(parameters[index + 2]) << 8)
+            // Connection Complete (BR/EDR), read as the trace tools read it: its handle is no LE link.
+            guard let handle = LinkAnnouncement(packet)?.handle else { return }
             end(handle)
             announced.insert(handle)
             bredr.insert(handle)
