@@ -1,0 +1,111 @@
+import BluetoothCore
+import GATT
+import HCI
+
+/// Many peripherals on one adapter: BlueCap's `CentralManager`, with async/await and
+/// `AsyncSequence`s where BlueCap has futures and future streams. For a gateway: one
+/// process, one controller, any number of sensors, each a ``Peripheral`` with its own
+/// operation queue, connection policy and event stream.
+///
+/// ```swift
+/// let central = try await Central(transport: "hci0")
+/// for await discovery in central.startScanning(forServiceUUIDs: [BluetoothUUID(UInt16(0x180D))]) { … }
+/// let sensor = central.peripheral(try PeripheralIdentifier("C0:FF:EE:00:00:01/random"))
+/// try await sensor.connect(timeoutRetries: 3, disconnectRetries: 5, connectionTimeout: .seconds(10))
+/// for try await value in sensor.values(of: heartRate) { … }
+/// ```
+///
+/// Operations on one peripheral run one at a time, in order (Bluejay's rule); operations on
+/// different peripherals run concurrently. Connection attempts share the controller's one
+/// initiator, so they take turns. How many links the controller holds at once is its own
+/// limit: an attempt past it fails with the controller's status (Connection Limit Exceeded,
+/// Memory Capacity Exceeded), named.
+@BluetoothActor
+public final class Central {
+    /// The stack this central runs on.
+    public let host: BluetoothHost
+    /// Every peripheral asked for, by identifier.
+    private var known: [PeripheralIdentifier: Peripheral] = [:]
+    /// The peripheral on each live link.
+    private var links: [ConnectionHandle: Peripheral] = [:]
+    /// Connection attempts take turns: the controller has one initiator.
+    let initiator = SerialGate()
+    private var scanContinuation: AsyncStream<ScanDiscovery>.Continuation?
+
+    /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up.
+    public convenience init(transport: String, capture: String? = nil, store: StoreDirectory = .standard,
+                            logger: HCILogger = .standardError) async throws(BluejayError) {
+        self.init(host: try await BluetoothHost(transport: transport, capture: capture, store: store, logger: logger))
+    }
+
+    /// A central on a stack already up. It takes the host's disconnection callback.
+    public init(host: BluetoothHost) {
+        self.host = host
+        host.connections.onDisconnection = { [weak self] link, reason in
+            self?.linkEnded(link.handle, reason: reason)
+        }
+    }
+
+    /// Stops scanning, ends every link and closes the stack.
+    public func close() {
+        scanContinuation?.finish()
+        for peripheral in known.values { peripheral.closed() }
+        host.close()
+    }
+
+    // MARK: - Scanning
+
+    /// Scans (actively) and yields each peripheral advertising one of `uuids` (any, when
+    /// empty) once, or every advertisement with `allowDuplicates`. One scan at a time: a
+    /// new one ends the last. Ends when ``stopScanning()`` is called or the consumer stops.
+    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID] = [], allowDuplicates: Bool = false) -> AsyncStream<ScanDiscovery> {
+        scanContinuation?.finish()
+        let (stream, continuation) = AsyncStream<ScanDiscovery>.makeStream()
+        scanContinuation = continuation
+        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.stopScanning() } }
+        Task {
+            do {
+                try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { discovery in
+                    continuation.yield(ScanDiscovery(peripheralIdentifier: PeripheralIdentifier(address: discovery.address, addressType: discovery.addressType,
+                                                                                                 name: discovery.advertisement.localName),
+                                                     advertisementPacket: discovery.advertisement, rssi: Int(discovery.rssi ?? 127)))
+                }
+            } catch {
+                continuation.finish()
+            }
+        }
+        return stream
+    }
+
+    /// Stops the scan.
+    public func stopScanning() async {
+        scanContinuation?.finish()
+        scanContinuation = nil
+        if host.scanner.isScanning { try? await host.scanner.stop() }
+    }
+
+    // MARK: - Peripherals
+
+    /// The peripheral object for `identifier` (the same one every time).
+    public func peripheral(_ identifier: PeripheralIdentifier) -> Peripheral {
+        if let peripheral = known[identifier] { return peripheral }
+        let peripheral = Peripheral(identifier: identifier, central: self)
+        known[identifier] = peripheral
+        return peripheral
+    }
+
+    /// Every peripheral asked for (BlueCap's `retrievePeripherals()`).
+    public func retrievePeripherals() -> [Peripheral] { known.values.sorted { $0.identifier.description < $1.identifier.description } }
+
+    /// The peripherals connected now (BlueCap's `retrieveConnectedPeripherals`).
+    public func retrieveConnectedPeripherals() -> [Peripheral] {
+        links.values.sorted { $0.identifier.description < $1.identifier.description }
+    }
+
+    func linkUp(_ handle: ConnectionHandle, for peripheral: Peripheral) { links[handle] = peripheral }
+
+    private func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus) {
+        host.linkEnded(handle)
+        links.removeValue(forKey: handle)?.linkEnded(reason: reason)
+    }
+}
