@@ -72,14 +72,14 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-def start_peer():
-    peer = subprocess.Popen([os.path.join(ROOT, '.venv/bin/python'), os.path.join(ROOT, 'Fixtures/peer/peer.py')],
+def start_peer(*arguments):
+    peer = subprocess.Popen([os.path.join(ROOT, '.venv/bin/python'), os.path.join(ROOT, 'Fixtures/peer/peer.py'), *arguments],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = peer.stdout.readline()
     if not line.startswith('READY '):
         peer.terminate()
         sys.exit(f'the peer did not start: {line!r}')
-    fields = dict(part.split('=', 1) for part in line.split()[1:5])
+    fields = dict(part.split('=', 1) for part in line.split()[1:] if '=' in part)
     return peer, fields['transport'], fields['address']
 
 
@@ -389,6 +389,7 @@ def main():
                                          ('tshark -r', tshark_lines), options.runs)
 
     results['mock_startup'] = mock_startup(options.bluejay, options.runs)
+    results['central'] = central_scaling(options.bench, 3, 20000)
 
     peer, transport, address = start_peer()
     try:
@@ -408,6 +409,34 @@ def main():
         json.dump(results, out, indent=2, sort_keys=True)
         out.write('\n')
     print(f'wrote {options.results}')
+
+
+def central_scaling(bench, runs, count):
+    """A gateway on Central: connect-all time and the aggregate flood rate from 1, 2 and 4 of
+    the peer's peripherals at once (each floods `count` notifications of 100 octets)."""
+    figures = {}
+    print(f'Central: connect all, then every peripheral floods {count} notifications at once ({runs} runs each)')
+    print(f'  {"peripherals":<12} {"connect all":>12} {"notifications/s (all)":>22}')
+    for n in (1, 2, 4):
+        connects, rates = [], []
+        for _ in range(runs):
+            peer = subprocess.Popen([os.path.join(ROOT, '.venv/bin/python'), os.path.join(ROOT, 'Fixtures/peer/peer.py'),
+                                     '--peripherals', str(n)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            try:
+                line = peer.stdout.readline()
+                fields = dict(part.split('=', 1) for part in line.split()[1:] if '=' in part)
+                addresses = [fields['address']] + [fields[f'address{k}'] for k in range(2, n + 1)]
+                figure = bench_json([bench, 'central', '--transport', fields['transport'], '--addresses', ','.join(addresses),
+                                     '--count', str(count), '--payload', '100'])
+            finally:
+                peer.terminate()
+                peer.wait()
+            connects.append(figure['connect_all_ms'])
+            rates.append(figure['notifications_per_s'])
+        figures[str(n)] = {'connect_all_ms': spread(connects), 'notifications_per_s': spread(rates)}
+        print(f'  {n:<12} {statistics.median(connects):>9.1f} ms {statistics.median(rates):>22,.0f}')
+    print()
+    return figures
 
 
 DEMO_RECORDING = os.path.join(ROOT, 'Fixtures', 'traces', 'bluejay-api-demo.btsnoop')

@@ -242,9 +242,56 @@ let mode = arguments.first ?? ""
 let payload = option("--payload", 244)
 let count = option("--count", 200_000)
 let runs = option("--runs", 5)
-guard (4...244).contains(payload), count > 0, runs > 0, ["receive", "send"].contains(mode) else {
-    FileHandle.standardError.write(Data("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n".utf8))
+guard (4...244).contains(payload), count > 0, runs > 0, ["receive", "send", "central"].contains(mode) else {
+    FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
+        + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n").utf8))
     exit(64)
+}
+
+/// A gateway against the peer's peripherals (`--peripherals N`): how long connecting all of
+/// them takes (one after another: the controller has one initiator), and how many flood
+/// notifications per second arrive from all of them at once.
+@BluetoothActor
+func centralRun(transport: String, addresses: [String], count: Int, payload: Int) async throws -> String {
+    let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-bench-central-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(atPath: store.path) }
+    let central = try await Central(transport: transport, store: store, logger: .silent)
+    defer { central.close() }
+    let peripherals = try addresses.map { central.peripheral(try PeripheralIdentifier("\($0)/random")) }
+    let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    let flood = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    let clock = ContinuousClock()
+    let connectStart = clock.now
+    for peripheral in peripherals { try await peripheral.connect() }
+    let connectAll = clock.now - connectStart
+    var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+    for peripheral in peripherals { streams.append(try await peripheral.values(of: flood)) }
+    let command: [UInt8] = [0x01] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init) + withUnsafeBytes(of: UInt16(payload).littleEndian, Array.init)
+    let floodStart = clock.now
+    for peripheral in peripherals { try await peripheral.write(to: controlPoint, bytes: command) }
+    var total = 0
+    for stream in streams {
+        var received = 0
+        for try await _ in stream {
+            received += 1
+            if received == count { break }
+        }
+        total += received
+    }
+    let seconds = Double((clock.now - floodStart).components.attoseconds) / 1e18 + Double((clock.now - floodStart).components.seconds)
+    let connectMilliseconds = Double(connectAll.components.seconds) * 1000 + Double(connectAll.components.attoseconds) / 1e15
+    return "{\"mode\": \"central\", \"peripherals\": \(addresses.count), \"connect_all_ms\": \(connectMilliseconds), "
+        + "\"notifications\": \(total), \"notifications_per_s\": \(Double(total) / seconds)}"
+}
+
+if mode == "central" {
+    guard let transport = stringOption("--transport"), let addresses = stringOption("--addresses")?.split(separator: ",").map(String.init) else {
+        FileHandle.standardError.write(Data("central needs --transport and --addresses\n".utf8))
+        exit(64)
+    }
+    print(try await centralRun(transport: transport, addresses: addresses, count: count, payload: payload))
+    exit(0)
 }
 
 if mode == "receive" {

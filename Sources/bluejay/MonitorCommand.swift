@@ -155,7 +155,7 @@ enum MonitorSession {
             object["event"] = .string(name)
             print(JSONValue.object(object).compact)
         } else {
-            printToStandardError("bluejay: \(address): \(name)" + detail.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined())
+            printToStandardError("bluejay: \(address): \(name)" + detail.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.compact)" }.joined())
         }
     }
 }

@@ -104,3 +104,49 @@ extension IntegrationTests {
         #expect(Self.sequence(steadyReceived) == Array(0..<2000))
     }
 }
+
+extension IntegrationTests {
+    /// `bluejay monitor` on two peripherals: both connect, values of both arrive as
+    /// `{"address", "handle", "value"}` lines, and Ctrl-C (SIGINT) ends it with status 0
+    /// after unsubscribing and disconnecting.
+    @Test func monitorStreamsUntilInterrupted() async throws {
+        let peer = try TestPeer(arguments: ["--peripherals", "2", "--heart-rate-on-subscribe"])
+        defer { peer.stop() }
+        let process = Process()
+        process.executableURL = Repository.bluejay
+        process.arguments = ["monitor"] + peer.addresses.map { "\($0)/random" }
+            + ["--service", "180D", "--characteristic", "2A37", "--json", "--transport", peer.transport]
+        var environment = ProcessInfo.processInfo.environment
+        environment["BLUEJAY_STORE"] = NSTemporaryDirectory() + "bluejay-monitor-\(UUID().uuidString)"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+
+        // Read lines until each peripheral has given two values.
+        var lines: [[String: Any]] = []
+        var pending = [UInt8]()
+        let reader = output.fileHandleForReading
+        func values(from address: String) -> Int { lines.filter { $0["address"] as? String == address && $0["value"] != nil }.count }
+        while peer.addresses.contains(where: { values(from: $0) < 2 }) {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            pending += chunk
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(pending[..<newline])
+                pending.removeSubrange(...newline)
+                lines.append(try #require(try JSONSerialization.jsonObject(with: line) as? [String: Any]))
+            }
+        }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for address in peer.addresses {
+            #expect(lines.contains { $0["address"] as? String == address && $0["event"] as? String == "connected" })
+            #expect(values(from: address) >= 2, "\(address)")
+            let first = try #require(lines.first { $0["address"] as? String == address && $0["value"] != nil })
+            #expect(first["handle"] as? Int != nil && (first["value"] as? String)?.hasPrefix("00") == true)
+        }
+    }
+}
