@@ -34,6 +34,8 @@ public final class Bluejay {
     /// Whether Bluejay reconnects after an unexpected disconnection (true after a successful
     /// connect, false after an explicit disconnect).
     public internal(set) var shouldAutoReconnect = true
+    /// How many times, and how far apart, Bluejay tries to reconnect after a drop.
+    public var autoReconnectPolicy = AutoReconnectPolicy()
     /// Whether a scan runs.
     public var isScanning: Bool { if case .idle = scanState { false } else { true } }
     /// Whether ``start(mode:)`` was called.

@@ -24,6 +24,23 @@ public struct PeripheralStatistics: Sendable, Equatable {
     }
 }
 
+/// How Bluejay reconnects after a disconnection it did not ask for: the first attempt at
+/// once, then up to `attempts` in all, waiting `retryDelay` before the second and twice as
+/// long before each later one (at most 30 s). Each attempt and the last failure are told to
+/// the ``ConnectionObserver``s.
+public struct AutoReconnectPolicy: Sendable, Equatable {
+    /// Attempts in all (1: one attempt, as before there was a policy).
+    public var attempts: Int
+    /// The wait before the second attempt.
+    public var retryDelay: Duration
+
+    /// A policy; by default three attempts, one second apart and then two.
+    public init(attempts: Int = 3, retryDelay: Duration = .seconds(1)) {
+        self.attempts = max(1, attempts)
+        self.retryDelay = retryDelay
+    }
+}
+
 /// What to do about auto-reconnection after a disconnection.
 public enum AutoReconnectMode: Sendable {
     /// Keep ``Bluejay/shouldAutoReconnect`` as it is.
@@ -172,11 +189,34 @@ extension Bluejay {
             reconnect = decided && !expected
         }
         guard reconnect, let (peripheral, timeout) = lastConnect else { return endListens(error) }
-        log("reconnecting to \(peripheral) after \(reason)")
+        self.reconnect(to: peripheral, timeout: timeout, attempt: 1, delay: autoReconnectPolicy.retryDelay, after: error)
+    }
+
+    /// Reconnection attempt `attempt` under ``autoReconnectPolicy``; on success the listens
+    /// are subscribed again, after the last failure they end with `error`.
+    private func reconnect(to peripheral: PeripheralIdentifier, timeout: Timeout, attempt: Int, delay: Duration, after error: BluejayError) {
+        log("reconnecting to \(peripheral) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
+        for observer in observers { observer.reconnecting(to: peripheral, attempt: attempt) }
         connect(peripheral, timeout: timeout, then: { [weak self] result in
             guard let self else { return }
-            guard case .success = result else { return self.endListens(error) }
-            for (characteristic, listener) in self.listeners { self.subscribe(characteristic, listener, removing: nil) }
+            switch result {
+            case .success:
+                for (characteristic, listener) in self.listeners { self.subscribe(characteristic, listener, removing: nil) }
+            case .cancelled:
+                self.endListens(error)
+            case let .failure(failure):
+                // Another connect, a cancelEverything or auto-reconnect turned off meanwhile
+                // ends the retries too.
+                guard attempt < self.autoReconnectPolicy.attempts, self.shouldAutoReconnect, !self.isConnected, !self.isConnecting else {
+                    for observer in self.observers { observer.reconnectFailed(to: peripheral, error: failure) }
+                    return self.endListens(error)
+                }
+                Task { @MainActor [weak self] in
+                    guard let self, (try? await self.clock.sleep(for: delay)) != nil else { return }
+                    guard self.shouldAutoReconnect, !self.isConnected, !self.isConnecting else { return self.endListens(error) }
+                    self.reconnect(to: peripheral, timeout: timeout, attempt: attempt + 1, delay: min(delay * 2, .seconds(30)), after: error)
+                }
+            }
         })
     }
 

@@ -10,6 +10,10 @@ public protocol ConnectionObserver: AnyObject {
     func connected(to peripheral: PeripheralIdentifier)
     /// Disconnected from a peripheral.
     func disconnected(from peripheral: PeripheralIdentifier)
+    /// Auto-reconnection attempt `attempt` to `peripheral` begins (``Bluejay/autoReconnectPolicy``).
+    func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int)
+    /// The last auto-reconnection attempt failed with `error`: Bluejay stays disconnected.
+    func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error)
 }
 
 extension ConnectionObserver {
@@ -19,6 +23,10 @@ extension ConnectionObserver {
     public func connected(to peripheral: PeripheralIdentifier) {}
     /// Does nothing unless implemented.
     public func disconnected(from peripheral: PeripheralIdentifier) {}
+    /// Does nothing unless implemented.
+    public func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int) {}
+    /// Does nothing unless implemented.
+    public func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error) {}
 }
 
 /// Told when the connected peripheral's services change (a Service Changed indication).

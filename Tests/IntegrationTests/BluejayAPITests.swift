@@ -536,6 +536,8 @@ final class EventRecorder: ConnectionObserver, DisconnectHandler {
         onConnected?()
     }
     func disconnected(from peripheral: PeripheralIdentifier) { events.append("disconnected") }
+    func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int) { events.append("reconnecting \(attempt)") }
+    func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error) { events.append("reconnect failed") }
     func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
         events.append("handler error=\(error != nil) reconnect=\(autoReconnect)")
         return .noChange
@@ -544,7 +546,8 @@ final class EventRecorder: ConnectionObserver, DisconnectHandler {
 
 extension IntegrationTests.BluejayAPITests {
     /// The peer drops the link (control point 0x02): Bluejay tells the handler, reconnects
-    /// with the last connect's timeout, and the listen goes on delivering.
+    /// with the last connect's timeout (its observers hear of the attempt), and the listen
+    /// goes on delivering.
     @Test func bluejayAutoReconnectResumesListens() async throws {
         let peer = try TestPeer()
         defer { peer.stop() }
@@ -583,7 +586,7 @@ extension IntegrationTests.BluejayAPITests {
             bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x02])) { _ in }
         }
         #expect(values == [Data([0x01]), Data([0x02])])
-        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true", "connected"])
+        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true", "reconnecting 1", "connected"])
 
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
