@@ -29,6 +29,14 @@ extension IntegrationTests {
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
         let central = try await Central(transport: peer.transport, store: store, logger: .silent)
         defer { central.close() }
+        // The scan finds all four (each once: duplicates filtered).
+        var found: [String] = []
+        for await discovery in central.startScanning(forServiceUUIDs: [BluetoothUUID(UInt16(0x180D))]) {
+            found.append(discovery.peripheralIdentifier.address.description)
+            if found.count == 4 { break }
+        }
+        await central.stopScanning()
+        #expect(found.sorted() == peer.addresses.sorted())
         let peripherals = try peer.addresses.map { central.peripheral(try PeripheralIdentifier("\($0)/random")) }
         try #require(peripherals.count == 4)
         for peripheral in peripherals { try await peripheral.connect(connectionTimeout: .seconds(10)) }

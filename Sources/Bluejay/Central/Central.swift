@@ -31,6 +31,8 @@ public final class Central {
     /// Connection attempts take turns: the controller has one initiator.
     let initiator = SerialGate()
     private var scanContinuation: AsyncStream<ScanDiscovery>.Continuation?
+    /// Which scan is the current one: a stream that ends stops only its own scan.
+    private var scanGeneration = 0
 
     /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up.
     public convenience init(transport: String, capture: String? = nil, store: StoreDirectory = .standard,
@@ -60,10 +62,14 @@ public final class Central {
     /// new one ends the last. Ends when ``stopScanning()`` is called or the consumer stops.
     public func startScanning(forServiceUUIDs uuids: [BluetoothUUID] = [], allowDuplicates: Bool = false) -> AsyncStream<ScanDiscovery> {
         scanContinuation?.finish()
+        scanGeneration += 1
+        let generation = scanGeneration
         let (stream, continuation) = AsyncStream<ScanDiscovery>.makeStream()
         scanContinuation = continuation
-        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.stopScanning() } }
+        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.scanEnded(generation) } }
         Task {
+            if host.scanner.isScanning { try? await host.scanner.stop() }
+            guard generation == scanGeneration else { return }
             do {
                 try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { discovery in
                     continuation.yield(ScanDiscovery(peripheralIdentifier: PeripheralIdentifier(address: discovery.address, addressType: discovery.addressType,
@@ -75,6 +81,11 @@ public final class Central {
             }
         }
         return stream
+    }
+
+    private func scanEnded(_ generation: Int) async {
+        guard generation == scanGeneration else { return }
+        await stopScanning()
     }
 
     /// Stops the scan.

@@ -183,6 +183,8 @@ public final class Peripheral {
             } catch {
                 // The link is up but unusable: end it, and say why.
                 _ = try? await host.connections.disconnect(link.handle)
+                handle = nil
+                state = .disconnected
                 throw error
             }
             state = .connected
@@ -196,6 +198,8 @@ public final class Peripheral {
     /// The link ended (the central hears it): as asked, or a drop the policy may repair.
     func linkEnded(reason: HCIStatus) {
         handle = nil
+        // A link lost while it was being set up: the attempt under way reports it.
+        if state == .connecting { return }
         for key in listens.keys { listens[key]?.listener = nil }
         emit(.disconnected(reason))
         if state == .disconnecting || policy.disconnectRetries == 0 {
