@@ -205,15 +205,18 @@ extension Bluejay {
             case .cancelled:
                 self.endListens(error)
             case let .failure(failure):
-                // Another connect, a cancelEverything or auto-reconnect turned off meanwhile
-                // ends the retries too.
-                guard attempt < self.autoReconnectPolicy.attempts, self.shouldAutoReconnect, !self.isConnected, !self.isConnecting else {
+                // The app connected meanwhile: the retries are over, its link and listens
+                // are its own.
+                if self.isConnected || self.isConnecting { return }
+                // Auto-reconnect turned off, or the last attempt: Bluejay stays disconnected.
+                guard attempt < self.autoReconnectPolicy.attempts, self.shouldAutoReconnect else {
                     for observer in self.observers { observer.reconnectFailed(to: peripheral, error: failure) }
                     return self.endListens(error)
                 }
                 Task { @MainActor [weak self] in
                     guard let self, (try? await self.clock.sleep(for: delay)) != nil else { return }
-                    guard self.shouldAutoReconnect, !self.isConnected, !self.isConnecting else { return self.endListens(error) }
+                    if self.isConnected || self.isConnecting { return }
+                    guard self.shouldAutoReconnect else { return self.endListens(error) }
                     self.reconnect(to: peripheral, timeout: timeout, attempt: attempt + 1, delay: min(delay * 2, .seconds(30)), after: error)
                 }
             }

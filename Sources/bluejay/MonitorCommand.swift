@@ -17,7 +17,8 @@ struct Monitor: AsyncParsableCommand {
             arrive from all peripherals. Link events (connected, disconnected, reconnecting, gave up) go to standard \
             error (with --json, as {"address", "event", ...} lines on standard output). A dropped peer is reconnected \
             with backoff (1 s, doubling, at most 30 s) up to --retries times; the others keep streaming. Runs until \
-            interrupted: Ctrl-C unsubscribes, disconnects and exits 0. Exits 1 when every peripheral has given up.
+            interrupted: Ctrl-C unsubscribes, disconnects and exits 0 (a second Ctrl-C exits at once). Exits 1 when no \
+            peripheral is left to listen to (each gave up, dropped with no retries left, or lacks the characteristic).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -90,11 +91,17 @@ enum MonitorSession {
         let (stops, stop) = AsyncStream<Bool>.makeStream()
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT)
-        source.setEventHandler { @Sendable in stop.yield(true) }
+        source.setEventHandler { @Sendable in
+            // A second Ctrl-C ends the process at once, should the shutdown hang.
+            signal(SIGINT, SIG_DFL)
+            stop.yield(true)
+        }
         source.resume()
         defer { source.cancel() }
 
-        var gaveUp = 0
+        // A peripheral is done when its stream ends: it gave up, dropped with no retries
+        // left, or could not be listened to. When all are done, so is the run.
+        var done = 0
         var streams: [Task<Void, Never>] = []
         for identifier in identifiers {
             let peripheral = central.peripheral(identifier)
@@ -103,10 +110,6 @@ enum MonitorSession {
             streams.append(Task { @BluetoothActor in
                 for await event in events {
                     report(event, address: address, json: options.json)
-                    if case .gaveUp = event {
-                        gaveUp += 1
-                        if gaveUp == identifiers.count { stop.yield(false) }
-                    }
                 }
             })
             streams.append(Task { @BluetoothActor in
@@ -125,6 +128,8 @@ enum MonitorSession {
                 } catch {
                     if !Task.isCancelled { printToStandardError("bluejay: \(address): \(error)") }
                 }
+                done += 1
+                if done == identifiers.count { stop.yield(false) }
             })
         }
         var interrupted = false
@@ -138,7 +143,7 @@ enum MonitorSession {
             await peripheral.disconnect()
         }
         for stream in streams { stream.cancel() }
-        return interrupted ? nil : "every peripheral gave up"
+        return interrupted ? nil : "no peripheral is left to listen to"
     }
 
     private static func report(_ event: PeripheralEvent, address: String, json: Bool) {

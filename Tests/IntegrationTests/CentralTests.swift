@@ -110,6 +110,19 @@ extension IntegrationTests {
             if steadyReceived.count == 2000 { break }
         }
         #expect(Self.sequence(steadyReceived) == Array(0..<2000))
+
+        // A disconnection asked for ends the value streams without an error, and no
+        // reconnection follows it.
+        let another = try await dropped.values(of: Self.floodCharacteristic)
+        await dropped.disconnect()
+        var ended = false
+        do {
+            for try await _ in another {}
+            ended = true
+        } catch {
+            Issue.record("the stream of a peripheral disconnected on purpose threw \(error)")
+        }
+        #expect(ended && dropped.state == .disconnected)
     }
 }
 

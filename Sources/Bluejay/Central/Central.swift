@@ -76,6 +76,7 @@ public final class Central {
                                                                                                  name: discovery.advertisement.localName),
                                                      advertisementPacket: discovery.advertisement, rssi: Int(discovery.rssi ?? 127)))
                 }
+                await scanStarted(generation)
             } catch {
                 continuation.finish()
             }
@@ -88,8 +89,14 @@ public final class Central {
         await stopScanning()
     }
 
+    /// A scan that started after it was already stopped (or replaced) is stopped again.
+    private func scanStarted(_ generation: Int) async {
+        if generation != scanGeneration, host.scanner.isScanning, scanContinuation == nil { try? await host.scanner.stop() }
+    }
+
     /// Stops the scan.
     public func stopScanning() async {
+        scanGeneration += 1
         scanContinuation?.finish()
         scanContinuation = nil
         if host.scanner.isScanning { try? await host.scanner.stop() }

@@ -54,6 +54,13 @@ public final class Peripheral {
     private var nextToken = 0
     private var reconnection: Task<Void, Never>?
     private var rssiPolling: Task<Void, Never>?
+    /// A link is being set up (connected, GATT client not ready yet): its loss is the
+    /// attempt's to report, not a drop to repair.
+    private var settingUp = false
+    /// ``disconnect()`` was asked while an attempt was under way.
+    private var disconnectRequested = false
+    /// This peripheral's LE Create Connection is the controller's current one.
+    private var initiating = false
 
     private struct Policy {
         var timeoutRetries = 0
@@ -115,6 +122,7 @@ public final class Peripheral {
         }
         policy = Policy(timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
                         connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay)
+        disconnectRequested = false
         do { try await establish() } catch {
             emit(.gaveUp(reason: error.description))
             throw error
@@ -126,6 +134,7 @@ public final class Peripheral {
     public func reconnect(withDelay delay: Duration = .zero) async throws(BluejayError) {
         guard state == .disconnected else { throw state == .connected ? .alreadyConnected : .alreadyConnecting }
         state = .connecting
+        disconnectRequested = false
         do { try await Task.sleep(for: delay) } catch {
             state = .disconnected
             throw .cancelled
@@ -142,8 +151,13 @@ public final class Peripheral {
         reconnection?.cancel()
         reconnection = nil
         stopPollingRSSI()
-        guard let handle else {
-            if state != .connecting { state = .disconnected }
+        guard let handle, !settingUp else {
+            // No link yet: an attempt under way is cancelled (a link it still makes, it ends
+            // itself), and the listens end as asked.
+            disconnectRequested = true
+            if initiating { host.connections.cancelConnect() }
+            if state != .connecting && !settingUp { state = .disconnected }
+            endListens(nil)
             return
         }
         state = .disconnecting
@@ -160,7 +174,10 @@ public final class Peripheral {
             do {
                 let host = host, identifier = identifier, timeout = policy.connectionTimeout
                 link = try await central.initiator.run {
-                    try await host.connections.connect(to: identifier.address, type: identifier.addressType, timeout: timeout)
+                    guard !self.disconnectRequested else { throw ConnectionError.cancelled }
+                    self.initiating = true
+                    defer { self.initiating = false }
+                    return try await host.connections.connect(to: identifier.address, type: identifier.addressType, timeout: timeout)
                 }
             } catch let error as ConnectionError {
                 if case .connectionTimeout = error {
@@ -177,11 +194,15 @@ public final class Peripheral {
             }
             handle = link.handle
             central.linkUp(link.handle, for: self)
-            do {
+            settingUp = true
+            defer { settingUp = false }
+            do throws(BluejayError) {
+                guard !disconnectRequested else { throw BluejayError.cancelled }
                 _ = try await host.client(for: link.handle, identity: identifier.description)
                 try await restoreListens(on: link.handle)
+                guard !disconnectRequested else { throw BluejayError.cancelled }
             } catch {
-                // The link is up but unusable: end it, and say why.
+                // The link is up but unusable (or no longer wanted): end it, and say why.
                 _ = try? await host.connections.disconnect(link.handle)
                 handle = nil
                 state = .disconnected
@@ -199,12 +220,13 @@ public final class Peripheral {
     func linkEnded(reason: HCIStatus) {
         handle = nil
         // A link lost while it was being set up: the attempt under way reports it.
-        if state == .connecting { return }
+        if settingUp || state == .connecting { return }
         for key in listens.keys { listens[key]?.listener = nil }
         emit(.disconnected(reason))
-        if state == .disconnecting || policy.disconnectRetries == 0 {
+        let asked = state == .disconnecting
+        if asked || policy.disconnectRetries == 0 {
             state = .disconnected
-            endListens(state == .disconnecting ? nil : BluejayError.disconnected(reason))
+            endListens(asked ? nil : BluejayError.disconnected(reason))
             return
         }
         state = .reconnecting(attempt: 1)
@@ -222,7 +244,11 @@ public final class Peripheral {
                 try await establish()
                 return
             } catch {
-                if case .cancelled = error { return }
+                // disconnect() stopped it: nothing more to try or report.
+                if disconnectRequested || Task.isCancelled {
+                    state = .disconnected
+                    return
+                }
                 state = .reconnecting(attempt: attempt)
             }
             delay = min(delay * 2, Self.maximumReconnectDelay)

@@ -55,6 +55,8 @@ public final class VirtualController: HCITransport {
         var acceptList: [BluetoothAddress] = []
         /// LE event mask; the default of Core Vol 4, Part E, 7.8.1.
         var leEventMask: UInt64 = 0x1F
+        /// Links encrypted now.
+        var encrypted: Set<ConnectionHandle> = []
     }
 
     private final class Shared: Sendable {
@@ -110,19 +112,35 @@ public final class VirtualController: HCITransport {
         let reader = try ReaderThread(name: ReaderThread.virtualControllerThreadName) { [shared] in
             var fds = [pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
             var timeout: Int32 = -1
+            // When the peripherals advertise next; kept across wake-ups, so a host that
+            // sends often does not hold the reports back.
+            let clock = ContinuousClock()
+            var nextAdvertising: ContinuousClock.Instant?
             while true {
                 let ready = poll(&fds, 1, timeout)
                 if ready > 0 {
                     var counter: UInt64 = 0
                     _ = read(wakeFd, &counter, 8)
                 }
+                let now = clock.now
+                let due = nextAdvertising.map { now >= $0 } ?? false
                 let (batch, stopped, deliver, scanning) = shared.state.withLock { state in
-                    if ready == 0 { Self.advertise(&state) }
+                    if due { Self.advertise(&state) }
                     defer { state.outbox.removeAll() }
                     return (state.outbox, state.stopped, state.deliver, state.scan != nil)
                 }
                 if stopped { return }
-                timeout = scanning ? Self.advertisingIntervalMilliseconds : -1
+                if !scanning {
+                    nextAdvertising = nil
+                } else if due || nextAdvertising == nil {
+                    nextAdvertising = now + .milliseconds(Int(Self.advertisingIntervalMilliseconds))
+                }
+                if let next = nextAdvertising {
+                    let left = now.duration(to: next)
+                    timeout = Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+                } else {
+                    timeout = -1
+                }
                 guard !batch.isEmpty, let deliver else { continue }
                 for packet in batch { capture?.write(packet, direction: .received) }
                 deliver(.packets(batch))
@@ -136,6 +154,7 @@ public final class VirtualController: HCITransport {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         capture?.write(packet, direction: .sent)
         let address = address
+        let wakeFd = wakeFd
         let accepted = shared.state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             switch packet {
@@ -143,10 +162,11 @@ public final class VirtualController: HCITransport {
             case .acl(let acl): Self.handle(acl, state: &state)
             case .sco, .iso, .event: break
             }
+            // Under the lock, so close() cannot have closed the descriptor in between.
+            Self.wake(wakeFd)
             return true
         }
         guard accepted else { throw .closed }
-        wake()
     }
 
     /// Stops and joins the delivery thread. Idempotent.
@@ -156,7 +176,7 @@ public final class VirtualController: HCITransport {
             return !state.stopped
         }
         guard first else { return }
-        wake()
+        Self.wake(wakeFd)
         let reader = thread.withLock { reader in
             defer { reader = nil }
             return reader
@@ -165,9 +185,9 @@ public final class VirtualController: HCITransport {
         Glibc.close(wakeFd)
     }
 
-    private func wake() {
+    private static func wake(_ descriptor: Int32) {
         var one: UInt64 = 1
-        _ = write(wakeFd, &one, 8)
+        _ = write(descriptor, &one, 8)
     }
 
     // MARK: - Commands
@@ -214,6 +234,7 @@ public final class VirtualController: HCITransport {
             // Links end with no event, scanning and connecting stop.
             for (handle, index) in state.links { state.peripherals[index].disconnected(handle) }
             state.links = [:]
+            state.encrypted = []
             state.scan = nil
             state.pending = nil
             state.acceptList = []
@@ -280,6 +301,7 @@ public final class VirtualController: HCITransport {
             guard let command = decode(Disconnect.self), let index = link(command.handle, statusEvent: true) else { return }
             status(.success)
             state.links[command.handle] = nil
+            state.encrypted.remove(command.handle)
             state.peripherals[index].disconnected(command.handle)
             emit(.disconnectionComplete(DisconnectionComplete(status: .success, handle: command.handle, reason: .connectionTerminatedByLocalHost)))
         case LEConnectionUpdate.opcode.rawValue:
@@ -322,9 +344,14 @@ public final class VirtualController: HCITransport {
         case LEEnableEncryption.opcode.rawValue:
             guard let command = decode(LEEnableEncryption.self), let index = link(command.handle, statusEvent: true) else { return }
             status(.success)
-            // Any key will do: there is no peer to hold one.
-            state.peripherals[index].encrypted(command.handle)
-            emit(.encryptionChange(EncryptionChange(status: .success, handle: command.handle, encryptionEnabled: 0x01)))
+            // Any key will do: there is no peer to hold one. On a link already encrypted the
+            // key is refreshed (Core Vol 4, Part E, 7.8.24).
+            if state.encrypted.insert(command.handle).inserted {
+                state.peripherals[index].encrypted(command.handle)
+                emit(.encryptionChange(EncryptionChange(status: .success, handle: command.handle, encryptionEnabled: 0x01)))
+            } else {
+                emit(.encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: command.handle)))
+            }
         case LERemoteConnectionParameterRequestReply.opcode.rawValue, LERemoteConnectionParameterRequestNegativeReply.opcode.rawValue:
             complete([0] + Array(parameters.prefix(2)))
         case 0x2018:
@@ -367,8 +394,10 @@ public final class VirtualController: HCITransport {
             !state.peripherals[$0].isConnected && wanted.contains(state.peripherals[$0].record.address)
         }) else { return }
         state.pending = nil
+        // Handles go round 0x0040–0x0EFF, skipping live ones.
+        while state.links[ConnectionHandle(rawValue: state.nextHandle)] != nil { state.nextHandle = nextHandle(after: state.nextHandle) }
         let handle = ConnectionHandle(rawValue: state.nextHandle)
-        state.nextHandle = state.nextHandle >= 0x0EFF ? 0x0040 : state.nextHandle + 1
+        state.nextHandle = nextHandle(after: state.nextHandle)
         state.links[handle] = index
         let peripheral = state.peripherals[index]
         peripheral.connected(handle)
@@ -379,6 +408,8 @@ public final class VirtualController: HCITransport {
                                                          peerAddress: peripheral.record.address, parameters: parameters)
         state.outbox.append(.event(HCIEvent.leMeta(event.encoded()).packet))
     }
+
+    private static func nextHandle(after handle: UInt16) -> UInt16 { handle >= 0x0EFF ? 0x0040 : handle + 1 }
 
     // MARK: - ACL
 

@@ -205,16 +205,17 @@ final class RecordedServer {
             return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
         case .writeRequest, .writeCommand, .signedWriteCommand:
             let handle: AttributeHandle
-            var value: [UInt8]
+            let value: [UInt8]
             if opcode == .writeRequest {
                 guard let request = try? WriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
                 (handle, value) = (request.handle, Array(request.value))
+            } else if opcode == .signedWriteCommand {
+                // The virtual peer holds no CSRK: the signature is not checked.
+                guard let command = try? SignedWriteCommand(decoding: pdu) else { return (nil, []) }
+                (handle, value) = (command.handle, Array(command.value))
             } else {
-                // A Signed Write Command is a Write Command with a 12-octet signature after
-                // the value; the virtual peer does not check it.
                 guard let command = try? WriteCommand(decoding: pdu) else { return (nil, []) }
                 (handle, value) = (command.handle, Array(command.value))
-                if opcode == .signedWriteCommand { value = Array(value.dropLast(12)) }
             }
             if let code = refusal(opcode == .signedWriteCommand ? .writeCommand : opcode, handle, link) { return refuse(handle, code) }
             if let code = write(handle, value, link: &link, command: opcode != .writeRequest) { return refuse(handle, code) }
@@ -236,7 +237,7 @@ final class RecordedServer {
             for part in queue {
                 if values[part.handle] == nil {
                     order.append(part.handle)
-                    values[part.handle] = []
+                    values[part.handle] = currentValue(of: part.handle, link: link)
                 }
                 var value = values[part.handle]!
                 guard part.offset <= value.count else { return refuse(part.handle, .invalidOffset) }
@@ -267,6 +268,16 @@ final class RecordedServer {
         if let code = refusals[RefusalKey(opcode: opcode.rawValue, handle: handle)] { return code }
         if opcode == .readBlobRequest { return refusals[RefusalKey(opcode: ATTOpcode.readRequest.rawValue, handle: handle)] }
         return nil
+    }
+
+    /// What a read of `handle` would give this client now (empty when nothing is known).
+    private func currentValue(of handle: AttributeHandle, link: Link) -> [UInt8] {
+        if valueOfCCCD[handle] != nil || table.attribute(at: handle)?.type == .clientCharacteristicConfiguration {
+            let bits = link.cccd[handle] ?? 0
+            return [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
+        }
+        if let known = undiscovered[handle] { return known ?? [] }
+        return table.value(of: handle) ?? []
     }
 
     private func exists(_ handle: AttributeHandle) -> Bool {
