@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
-        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "TraceDecoding"]),
+        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
             dependencies: [

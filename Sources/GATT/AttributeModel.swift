@@ -81,6 +81,39 @@ public struct CharacteristicProperties: OptionSet, Sendable, Hashable, CustomStr
     public var description: String { names.joined(separator: ", ") }
 }
 
+/// The value of a Characteristic Declaration (0x2803; Core Vol 3, Part G, 3.3.1):
+/// Characteristic_Properties, Characteristic_Value_Handle and a 16- or 128-bit
+/// Characteristic_UUID, 5 or 19 octets.
+public struct CharacteristicDeclaration: Sendable, Hashable {
+    /// What the characteristic allows.
+    public var properties: CharacteristicProperties
+    /// Where its value is.
+    public var valueHandle: AttributeHandle
+    /// Its type.
+    public var uuid: BluetoothUUID
+
+    /// A declaration from its fields.
+    public init(properties: CharacteristicProperties, valueHandle: AttributeHandle, uuid: BluetoothUUID) {
+        self.properties = properties
+        self.valueHandle = valueHandle
+        self.uuid = uuid
+    }
+
+    /// The declaration a declaration attribute's value holds; nil unless it is 5 or 19 octets.
+    public init?(value: some Collection<UInt8>) {
+        guard value.count == 5 || value.count == 19 else { return nil }
+        var fields = ByteReader(ArraySlice(value))
+        guard let properties = try? fields.readUInt8(), let valueHandle = try? AttributeHandle(from: &fields),
+              let uuid = BluetoothUUID(littleEndianBytes: fields.remaining) else { return nil }
+        self.init(properties: CharacteristicProperties(rawValue: properties), valueHandle: valueHandle, uuid: uuid)
+    }
+
+    /// The value as a declaration attribute holds it.
+    public var value: [UInt8] {
+        [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle.rawValue), UInt8(valueHandle.rawValue >> 8)] + uuid.attributeBytes
+    }
+}
+
 /// A characteristic found on the peer (Core Vol 3, Part G, 3.3).
 public struct Characteristic: Sendable, Hashable, CustomStringConvertible {
     /// The characteristic's UUID.

@@ -194,15 +194,11 @@ public final class GATTClient {
                                                                 attributeType: .characteristic), ReadByTypeResponse.self)
             var characteristics: [Characteristic] = []
             for entry in response.entries {
-                // Characteristic_Properties, Characteristic_Value_Handle, Characteristic_UUID.
-                var fields = ByteReader(entry.value)
-                guard entry.value.count == 5 || entry.value.count == 19, entry.handle >= start,
-                      let properties = try? fields.readUInt8(), let valueHandle = try? AttributeHandle(from: &fields),
-                      let uuid = BluetoothUUID(littleEndianBytes: fields.remaining) else {
+                guard entry.handle >= start, let declaration = CharacteristicDeclaration(value: entry.value) else {
                     throw .invalidResponse("a characteristic declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
-                characteristics.append(Characteristic(uuid: uuid, declarationHandle: entry.handle, properties: CharacteristicProperties(rawValue: properties),
-                                                      valueHandle: valueHandle, endHandle: service.endGroupHandle))
+                characteristics.append(Characteristic(uuid: declaration.uuid, declarationHandle: entry.handle, properties: declaration.properties,
+                                                      valueHandle: declaration.valueHandle, endHandle: service.endGroupHandle))
             }
             return (characteristics, characteristics.last?.declarationHandle ?? service.endGroupHandle)
         }

@@ -31,9 +31,8 @@ public final class LocalGATTServer: ATTServer {
     public init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
         let server = AttributeServer()
         func declare(_ handle: AttributeHandle, _ properties: CharacteristicProperties, _ uuid: BluetoothUUID) {
-            let valueHandle = handle + 1
             server.add(handle: handle, type: .characteristic,
-                       value: [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle.rawValue), UInt8(valueHandle.rawValue >> 8)] + uuid.attributeBytes)
+                       value: CharacteristicDeclaration(properties: properties, valueHandle: handle + 1, uuid: uuid).value)
         }
         server.add(handle: 0x0001, type: .primaryService, value: BluetoothUUID.genericAccess.attributeBytes)
         declare(0x0002, [.read], .deviceName)

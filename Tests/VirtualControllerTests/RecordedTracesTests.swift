@@ -240,9 +240,7 @@ struct ReactionModel {
         for attribute in peer.attributes.sorted(by: { $0.handle < $1.handle }) {
             if let type = attribute.type, [.primaryService, .secondaryService, .include, .characteristic].contains(type) {
                 current = nil
-                if type == .characteristic, let value = attribute.value, value.count >= 5 {
-                    current = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
-                }
+                if type == .characteristic { current = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle }
             } else if attribute.type == .clientCharacteristicConfiguration, let value = current, attribute.handle > value {
                 cccdOfValue[value] = attribute.handle
                 valueOfCCCD[attribute.handle] = value

@@ -20,7 +20,8 @@ import Testing
     static func heartRate() -> RecordedPeripheral {
         func declaration(_ handle: UInt16, _ properties: UInt8, _ value: UInt16, _ uuid: UInt16) -> RecordedAttribute {
             RecordedAttribute(handle: AttributeHandle(rawValue: handle), type: .characteristic,
-                              value: [properties, UInt8(value & 0xFF), UInt8(value >> 8), UInt8(uuid & 0xFF), UInt8(uuid >> 8)])
+                              value: CharacteristicDeclaration(properties: CharacteristicProperties(rawValue: properties),
+                                                               valueHandle: AttributeHandle(rawValue: value), uuid: BluetoothUUID(uuid)).value)
         }
         return RecordedPeripheral(
             address: address, addressType: .random, name: "Recorded HRM",

@@ -225,7 +225,7 @@ public final class VirtualController: HCITransport {
         /// A command on a connection handle: the link's peripheral index, or the error sent.
         func link(_ handle: ConnectionHandle, statusEvent: Bool) -> Int? {
             if let index = state.links[handle] { return index }
-            if statusEvent { status(.unknownConnectionIdentifier) } else { complete([HCIStatus.unknownConnectionIdentifier.rawValue] + handle.encodedBytes) }
+            if statusEvent { status(.unknownConnectionIdentifier) } else { complete([HCIStatus.unknownConnectionIdentifier.rawValue] + handle.wireBytes()) }
             return nil
         }
 
@@ -321,13 +321,13 @@ public final class VirtualController: HCITransport {
             let handle = ConnectionHandle(rawValue: UInt16(parameters[parameters.startIndex]) | UInt16(parameters[parameters.startIndex + 1]) << 8)
             guard link(handle, statusEvent: true) != nil else { return }
             status(.success)
-            state.outbox.append(.event(HCIEventPacket(code: 0x0C, parameters: ([0] + handle.encodedBytes + [0x0E, 0xF1, 0x05, 0x01, 0x00])[...])))
+            state.outbox.append(.event(HCIEventPacket(code: 0x0C, parameters: ([0] + handle.wireBytes() + [0x0E, 0xF1, 0x05, 0x01, 0x00])[...])))
         case ReadRSSI.opcode.rawValue:
             guard let command = decode(ReadRSSI.self), link(command.handle, statusEvent: false) != nil else { return }
             complete(ReadRSSI.ReturnParameters(handle: command.handle, rssi: -50))
         case LESetDataLength.opcode.rawValue:
             guard let command = decode(LESetDataLength.self), link(command.handle, statusEvent: false) != nil else { return }
-            complete(command.handle.encodedBytes.count == 2 ? [0] + command.handle.encodedBytes : [0])
+            complete(ConnectionHandleReturn(handle: command.handle))
             let octets = min(max(command.txOctets, 27), 251)
             leEvent(.dataLengthChange(handle: command.handle, maxTxOctets: octets, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120))
         case LESetPHY.opcode.rawValue:
@@ -479,9 +479,4 @@ public final class VirtualController: HCITransport {
         }
         return kept
     }
-}
-
-extension ConnectionHandle {
-    /// The handle's two octets, least significant first.
-    fileprivate var encodedBytes: [UInt8] { [UInt8(truncatingIfNeeded: rawValue), UInt8(rawValue >> 8)] }
 }

@@ -71,8 +71,8 @@ final class RecordedServer {
         // What each characteristic declaration says of its value attribute.
         var properties: [AttributeHandle: CharacteristicProperties] = [:]
         for attribute in attributes where attribute.type == .characteristic {
-            guard let value = attribute.value, value.count >= 5 else { continue }
-            properties[AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)] = CharacteristicProperties(rawValue: value[0])
+            guard let declaration = attribute.value.flatMap(CharacteristicDeclaration.init(value:)) else { continue }
+            properties[declaration.valueHandle] = declaration.properties
         }
         // A characteristic's descriptors run from after its value to the next declaration.
         var cccdOfValue: [AttributeHandle: AttributeHandle] = [:]
@@ -80,9 +80,7 @@ final class RecordedServer {
         for attribute in attributes {
             if let type = attribute.type, Self.declarationTypes.contains(type) {
                 currentValue = nil
-                if type == .characteristic, let value = attribute.value, value.count >= 5 {
-                    currentValue = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
-                }
+                if type == .characteristic { currentValue = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle }
             } else if attribute.type == .clientCharacteristicConfiguration, let value = currentValue, attribute.handle > value {
                 cccdOfValue[value] = attribute.handle
             }

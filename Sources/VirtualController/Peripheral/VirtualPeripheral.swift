@@ -2,6 +2,7 @@ import ATT
 import BluetoothCore
 import HCI
 import L2CAP
+import SMP
 
 /// One virtual peripheral: a recorded peer brought back as the far end of LE links. It
 /// speaks L2CAP on the fixed channels — ATT through its ``RecordedServer``, with its own
@@ -108,39 +109,36 @@ final class VirtualPeripheral {
     /// "SPSM not supported" (0x0002), other requests rejected as not understood; responses
     /// and rejects get nothing.
     private func signaling(_ payload: ArraySlice<UInt8>) -> [BasicFrame] {
-        var reader = ByteReader(payload)
-        guard let code = try? reader.readUInt8(), let identifier = try? reader.readUInt8(), let length = try? reader.readUInt16() else {
-            return []
+        func reply(_ code: SignalingCode, _ identifier: UInt8, _ data: [UInt8]) -> [BasicFrame] {
+            [BasicFrame(channel: .leSignaling, payload: SignalingCommand(code: code, identifier: identifier, data: data).encoded()[...])]
         }
-        func command(_ code: UInt8, _ data: [UInt8]) -> [BasicFrame] {
-            var writer = ByteWriter()
-            writer.write(code)
-            writer.write(identifier)
-            writer.write(UInt16(data.count))
-            writer.write(bytes: data)
-            return [BasicFrame(channel: .leSignaling, payload: writer.bytes[...])]
+        guard let command = try? SignalingCommand(decoding: payload) else {
+            return reply(.commandReject, payload.dropFirst().first ?? 0, CommandRejectReason.commandNotUnderstood.data)
         }
-        switch code {
-        case 0x14:
-            // LE Credit Based Connection Response: DCID, MTU, MPS, Initial Credits 0, Result.
-            return command(0x15, [0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x00])
-        case 0x17:
-            // Credit Based Connection Response: MTU, MPS, Initial Credits, Result, and a
-            // zero Destination CID for each Source CID asked for.
-            let asked = max(0, (Int(length) - 8) / 2)
-            return command(0x18, [0, 0, 0, 0, 0, 0, 0x02, 0x00] + [UInt8](repeating: 0, count: 2 * asked))
-        case 0x01, 0x07, 0x13, 0x15, 0x18, 0x1A:
+        let refused = CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)
+        switch command.code {
+        case .leCreditBasedConnectionRequest:
+            return reply(.leCreditBasedConnectionResponse, command.identifier,
+                         LECreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: refused).encoded())
+        case .creditBasedConnectionRequest:
+            // A zero Destination CID for each Source CID asked for (Part A, 4.26).
+            let asked = (try? CreditBasedConnectionRequest(command: command))?.sourceCIDs.count ?? 0
+            let result = CreditBasedConnectionResult(rawValue: 0x0002, enhanced: true)
+            return reply(.creditBasedConnectionResponse, command.identifier,
+                         CreditBasedConnectionResponse(mtu: 0, mps: 0, initialCredits: 0, result: result,
+                                                       destinationCIDs: Array(repeating: 0, count: asked)).encoded())
+        case .commandReject, .disconnectionResponse, .connectionParameterUpdateResponse, .leCreditBasedConnectionResponse,
+             .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
             return []
         default:
-            // Command Reject, reason 0x0000 Command not understood.
-            return command(0x01, [0x00, 0x00])
+            return reply(.commandReject, command.identifier, CommandRejectReason.commandNotUnderstood.data)
         }
     }
 
-    /// SMP (Core Vol 3, Part H, 3.5.5): a Pairing Request gets Pairing Failed, reason 0x05
-    /// Pairing Not Supported. Encryption is reached without pairing.
+    /// SMP (Core Vol 3, Part H, 3.5.5): a Pairing Request gets Pairing Failed, Pairing Not
+    /// Supported. Encryption is reached without pairing.
     private func smp(_ payload: ArraySlice<UInt8>) -> [BasicFrame] {
-        guard payload.first == 0x01 else { return [] }
-        return [BasicFrame(channel: .smp, payload: [0x05, 0x05][...])]
+        guard payload.first == SMPCode.pairingRequest.rawValue else { return [] }
+        return [BasicFrame(channel: .smp, payload: PairingFailed(reason: .pairingNotSupported).encoded()[...])]
     }
 }

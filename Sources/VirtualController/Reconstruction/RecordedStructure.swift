@@ -76,14 +76,13 @@ extension RecordedPeripheral {
             for attribute in inside {
                 if attribute.type == include {
                     service.includes.append(Self.include(attribute))
-                } else if attribute.type == characteristic, let value = attribute.value, value.count == 5 || value.count == 19,
-                          let uuid = BluetoothUUID(littleEndianBytes: value[3...]) {
-                    let valueHandle = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
+                } else if attribute.type == characteristic, let declaration = attribute.value.flatMap(CharacteristicDeclaration.init(value:)) {
+                    let valueHandle = declaration.valueHandle
                     let stop = boundaries.first { $0 > Int(attribute.handle.rawValue) } ?? Int(end.rawValue) + 1
                     let descriptors = inside.filter { $0.handle > valueHandle && Int($0.handle.rawValue) < stop && $0.type != nil }
                     service.characteristics.append(RecordedCharacteristic(
-                        declarationHandle: attribute.handle, valueHandle: valueHandle, uuid: uuid,
-                        properties: CharacteristicProperties(rawValue: value[0]), value: self.attribute(at: valueHandle)?.value,
+                        declarationHandle: attribute.handle, valueHandle: valueHandle, uuid: declaration.uuid,
+                        properties: declaration.properties, value: self.attribute(at: valueHandle)?.value,
                         initialValue: self.attribute(at: valueHandle)?.initialValue, descriptors: descriptors))
                 }
             }

@@ -424,11 +424,8 @@ struct ReconstructionWalk {
                         attribute.type = request.attributeType
                         attribute.value = value
                     }
-                    // Properties (1), Characteristic Value Handle (2), UUID (2 or 16).
-                    guard value.count == 5 || value.count == 19,
-                          let uuid = BluetoothUUID(littleEndianBytes: value[3...]) else { continue }
-                    let valueHandle = AttributeHandle(rawValue: UInt16(value[1]) | UInt16(value[2]) << 8)
-                    update(peer, valueHandle) { $0.type = uuid }
+                    guard let declaration = CharacteristicDeclaration(value: value) else { continue }
+                    update(peer, declaration.valueHandle) { $0.type = declaration.uuid }
                 } else {
                     update(peer, entry.handle) { attribute in
                         attribute.type = request.attributeType
