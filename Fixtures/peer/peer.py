@@ -627,6 +627,10 @@ class PeerController(Controller):
             + bytes(6) + bytes([len(data)]) + data))
 
     def on_advertising_pdu(self, pdu) -> None:
+        # A peripheral gone out of range (control point 0x0B): nothing of it is heard,
+        # so nothing connects to it either.
+        if bytes(pdu.advertiser_address.address_bytes) in VANISHED:
+            return
         info = self._advertiser_info(pdu)
         if self.le_scan_enable and (self.scan_api == 'extended' or info.legacy):
             self._report(pdu, info, False, bytes(pdu.data))
@@ -651,6 +655,11 @@ class PeerController(Controller):
 # -----------------------------------------------------------------------------
 # Controller A: the one our host talks to
 # -----------------------------------------------------------------------------
+# The advertiser addresses (address bytes) of peripherals that went out of range (control
+# point 0x0B): the host hears and reaches none of them until a new host session starts.
+VANISHED: set = set()
+
+
 class HostFacingController(PeerController):
     '''Adds: direct output to the session (with snoop), buffer sizes from the CLI,
     controller->host ACL fragmentation (bug 8), optional NOCP delay and host
@@ -1164,6 +1173,13 @@ class PeripheralApp:
             if not params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.spawn(self._raw_att_after_response(connection, bytes(params)))
+        elif command == 0x0B:
+            # A peripheral that goes out of range: the link drops with this reason and
+            # the peripheral is neither heard nor reachable again (this host session).
+            if len(params) != 1:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            VANISHED.add(bytes(self.device.random_address.address_bytes))
+            self.spawn(self._disconnect(connection, params[0]))
         elif command == 0x0A:
             # A server that goes silent: the host's next request is never answered.
             if params:
@@ -1534,6 +1550,7 @@ class PeerServer:
             logger.info('previous host is gone (EOF pending): replacing it')
             current.close(reason=0x13)
         self.session = session
+        VANISHED.clear()
         for app in self.apps:
             app.reset_values()
         return True

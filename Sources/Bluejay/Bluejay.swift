@@ -26,7 +26,12 @@ public final class Bluejay {
     /// the controller was lost).
     public var isBluetoothStateUpdateImminent: Bool { if case .starting = hostState { true } else { false } }
     /// Whether a connection attempt runs.
-    public var isConnecting: Bool { if case .connecting = linkState { true } else { false } }
+    public var isConnecting: Bool {
+        switch linkState {
+        case .connecting, .reconnecting: true
+        case .idle, .connected, .disconnecting: false
+        }
+    }
     /// Whether a peripheral is connected.
     public var isConnected: Bool { connection != nil }
     /// Whether a disconnection runs.
@@ -89,12 +94,16 @@ public final class Bluejay {
 
     // MARK: The link
 
-    /// The peripheral's link: one at a time, so one state.
+    /// The peripheral's link: one at a time, so one state. The link itself is made, watched
+    /// and remade by the host's ``Central``, as one of its ``Peripheral``s.
     enum LinkState {
         /// No link, none being made.
         case idle
         /// A connection to this peripheral is queued or being made.
         case connecting(PeripheralIdentifier)
+        /// The link was lost (with `error`) and the peripheral's policy is reconnecting
+        /// under ``autoReconnectPolicy``; listens wait to be subscribed again.
+        case reconnecting(PeripheralIdentifier, after: BluejayError)
         /// Connected.
         case connected(Connection)
         /// Connected, and a disconnection asked for is under way.
@@ -112,7 +121,7 @@ public final class Bluejay {
     var connection: Connection? {
         switch linkState {
         case let .connected(connection), let .disconnecting(connection): connection
-        case .idle, .connecting: nil
+        case .idle, .connecting, .reconnecting: nil
         }
     }
 

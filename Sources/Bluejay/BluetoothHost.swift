@@ -30,6 +30,8 @@ public final class BluetoothHost {
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
     private var clients: [ConnectionHandle: GATTClient] = [:]
+    /// The central on this host, once made (``central``).
+    private var madeCentral: Central?
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
@@ -152,6 +154,13 @@ public final class BluetoothHost {
         return client
     }
 
+    /// The central of this host, made on first use: the one ``Central`` that hears its links
+    /// end (Bluejay runs its one peripheral on it).
+    public var central: Central { madeCentral ?? Central(host: self) }
+
+    /// `central` is this host's central from now on (a new one replaces the last).
+    func register(_ central: Central) { madeCentral = central }
+
     /// The client of a live link, if one was made.
     public func existingClient(for handle: ConnectionHandle) -> GATTClient? { clients[handle] }
 
@@ -167,6 +176,9 @@ public final class BluetoothHost {
     /// go on in the host that replaces this one.
     func close(keepingCapture: Bool) {
         onControllerFailure = nil
+        // The central and its host hold each other until now.
+        madeCentral?.hostClosed()
+        madeCentral = nil
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
         for handle in clients.keys { linkEnded(handle) }

@@ -1,5 +1,4 @@
 import BluetoothCore
-import DiscoveryCache
 import HCI
 
 /// Connection statistics of a peripheral, as BlueCap keeps them.
@@ -26,8 +25,9 @@ public struct PeripheralStatistics: Sendable, Equatable {
 
 /// How Bluejay reconnects after a disconnection it did not ask for: the first attempt at
 /// once, then up to `attempts` in all, waiting `retryDelay` before the second and twice as
-/// long before each later one (at most 30 s). Each attempt and the last failure are told to
-/// the ``ConnectionObserver``s.
+/// long before each later one (at most ``Peripheral/maximumReconnectDelay``). The link's
+/// ``Peripheral`` runs the attempts; each, and the last failure, is told to the
+/// ``ConnectionObserver``s.
 public struct AutoReconnectPolicy: Sendable, Equatable {
     /// Attempts in all (1: one attempt, as before there was a policy).
     public var attempts: Int
@@ -70,49 +70,40 @@ extension Bluejay {
     }
 
     /// Connects, calling `completion` on the main actor: the app's callback, or Bluejay's
-    /// own continuation (a reconnection, a restored connection).
+    /// own continuation (a restored connection). The link is made by the host's ``Central``,
+    /// as its ``Peripheral`` for `peripheralIdentifier`.
     func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping @MainActor (ConnectionResult) -> Void) {
         switch linkState {
         case .connected, .disconnecting: return completion(.failure(BluejayError.alreadyConnected))
-        case .connecting: return completion(.failure(BluejayError.alreadyConnecting))
+        case .connecting, .reconnecting: return completion(.failure(BluejayError.alreadyConnecting))
         case .idle: break
         }
         stopScanning()
         linkState = .connecting(peripheralIdentifier)
         lastConnect = (peripheralIdentifier, timeout)
-        let limit = timeout.duration ?? .seconds(86_400 * 365)
         queue.add(QueuedOperation(.connect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            operation.onCancel = { _ in Task { @BluetoothActor in host.connections.cancelConnect() } }
-            let identity = DiscoveryCache.identity(peripheralIdentifier.address, peripheralIdentifier.addressType)
+            let peripheral = await self.attach(peripheralIdentifier, on: host)
+            // A cancelled attempt stops (a link it still makes, it ends itself).
+            operation.onCancel = { _ in Task { @BluetoothActor in await peripheral.disconnect() } }
+            let policy = self.reconnectionPolicy(timeout)
             let result = await Task { @BluetoothActor () -> Result<ConnectionHandle, BluejayError> in
-                do throws(ConnectionError) {
-                    let link = try await host.connections.connect(to: peripheralIdentifier.address, type: peripheralIdentifier.addressType, timeout: limit)
-                    do throws(BluejayError) { _ = try await host.client(for: link.handle, identity: identity) } catch {
-                        _ = try? await host.connections.disconnect(link.handle)
-                        return .failure(error)
-                    }
-                    return .success(link.handle)
+                do throws(BluejayError) {
+                    try await peripheral.connect(under: policy)
+                    guard let handle = peripheral.connectionHandle else { return .failure(.notConnected) }
+                    return .success(handle)
                 } catch {
-                    switch error {
-                    case .connectionTimeout: return .failure(.connectionTimedOut)
-                    case .cancelled: return .failure(.cancelled)
-                    default: return .failure(.connection(error))
-                    }
+                    return .failure(error)
                 }
             }.value
             switch result {
             case let .success(handle):
                 guard !operation.isFinished else {
                     // Cancelled while the link came up: do not keep a link nobody asked for.
-                    Task { @BluetoothActor in _ = try? await host.connections.disconnect(handle) }
+                    Task { @BluetoothActor in _ = try? await peripheral.endLink(handle) }
                     return
                 }
-                self.linkState = .connected(Connection(peripheral: peripheralIdentifier, handle: handle))
-                self.shouldAutoReconnect = true
-                self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectedAt = .now
-                self.statistics[peripheralIdentifier, default: PeripheralStatistics()].connectionCount += 1
-                self.recordRestorationState()
+                self.linkUp(Connection(peripheral: peripheralIdentifier, handle: handle))
                 if operation.claim() { completion(.success(peripheralIdentifier)) }
                 for observer in self.observers { observer.connected(to: peripheralIdentifier) }
             case let .failure(error):
@@ -126,10 +117,104 @@ extension Bluejay {
         }))
     }
 
+    /// The link to `link.peripheral` is up (connected, or reconnected).
+    private func linkUp(_ link: Connection) {
+        linkState = .connected(link)
+        shouldAutoReconnect = true
+        statistics[link.peripheral, default: PeripheralStatistics()].connectedAt = .now
+        statistics[link.peripheral, default: PeripheralStatistics()].connectionCount += 1
+        recordRestorationState()
+    }
+
+    /// What the peripheral's policy does for Bluejay: one attempt in `timeout`; after a drop,
+    /// ``autoReconnectPolicy``'s attempts, the first at once.
+    func reconnectionPolicy(_ timeout: Timeout) -> Peripheral.Policy {
+        Peripheral.Policy(timeoutRetries: 0, disconnectRetries: autoReconnectPolicy.attempts,
+                          connectionTimeout: timeout.duration ?? .seconds(86_400 * 365),
+                          reconnectDelay: autoReconnectPolicy.retryDelay, firstReconnectDelay: .zero)
+    }
+
+    /// The ``Peripheral`` of `host`'s central that Bluejay's link to `identifier` runs on:
+    /// its events come to Bluejay, and each end of its link asks Bluejay whether to reconnect.
+    func attach(_ identifier: PeripheralIdentifier, on host: BluetoothHost) async -> Peripheral {
+        let clock = clock
+        return await Task { @BluetoothActor [weak self] in
+            let peripheral = host.central.peripheral(identifier)
+            peripheral.clock = clock
+            peripheral.onEvent = { event, handle, failure in
+                Task { @MainActor in self?.peripheralEvent(event, of: identifier, handle: handle, failure: failure, on: host) }
+            }
+            peripheral.reconnectionDecision = { handle, reason, _ in
+                // A failed controller ends its links itself: that is the controller lost.
+                let failure = host.controller.failure
+                return await Task { @MainActor () -> Peripheral.Policy? in
+                    guard let self else { return nil }
+                    if let failure {
+                        self.controllerLost(host, failure)
+                        return nil
+                    }
+                    return self.linkEnded(handle, reason: reason, on: host)
+                }.value
+            }
+            return peripheral
+        }.value
+    }
+
+    /// What the peripheral's policy did while reconnecting Bluejay's link.
+    private func peripheralEvent(_ event: PeripheralEvent, of identifier: PeripheralIdentifier, handle: ConnectionHandle?,
+                                 failure: BluejayError?, on eventHost: BluetoothHost) {
+        guard eventHost === host, case let .reconnecting(peripheral, error) = linkState, peripheral == identifier else { return }
+        switch event {
+        case let .reconnecting(attempt, _):
+            log("reconnecting to \(peripheral) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
+            for observer in observers { observer.reconnecting(to: peripheral, attempt: attempt) }
+        case .connectionTimedOut:
+            statistics[peripheral, default: PeripheralStatistics()].timeoutCount += 1
+        case .connected:
+            guard let handle else { return }
+            linkUp(Connection(peripheral: peripheral, handle: handle))
+            for (characteristic, listener) in listeners { subscribe(characteristic, listener, removing: nil) }
+            for observer in observers { observer.connected(to: peripheral) }
+        case .gaveUp:
+            reconnectionFailed(peripheral, failure ?? error, after: error)
+        case .disconnected:
+            break
+        }
+    }
+
+    /// The last reconnection attempt failed with `failure`: Bluejay stays disconnected, and
+    /// the listens end with what ended the link.
+    func reconnectionFailed(_ peripheral: PeripheralIdentifier, _ failure: BluejayError, after error: BluejayError) {
+        linkState = .idle
+        for observer in observers { observer.reconnectFailed(to: peripheral, error: failure) }
+        endListens(error)
+    }
+
+    /// Stops a reconnection under way (auto-reconnect was turned off): the listens end with
+    /// what ended the link.
+    func stopReconnecting() {
+        guard case let .reconnecting(peripheral, error) = linkState else { return }
+        linkState = .idle
+        endListens(error)
+        if let host { Task { @BluetoothActor in await host.central.peripheral(peripheral).disconnect() } }
+    }
+
+    /// Reconnects on `host` (a controller that came back) to the peripheral whose link the
+    /// lost controller took.
+    func resumeReconnecting(on host: BluetoothHost) {
+        guard case let .reconnecting(identifier, error) = linkState, let (_, timeout) = lastConnect else { return }
+        let policy = reconnectionPolicy(timeout)
+        Task { @MainActor in
+            let peripheral = await self.attach(identifier, on: host)
+            await Task { @BluetoothActor in peripheral.resumeReconnecting(under: policy, after: error) }.value
+        }
+    }
+
     /// Disconnects. `immediate` cancels everything queued first (and disconnects);
     /// otherwise the disconnection waits its turn in the queue.
     public func disconnect(immediate: Bool = false, completion: (@MainActor (DisconnectionResult) -> Void)? = nil) {
         shouldAutoReconnect = false
+        stopReconnecting()
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
@@ -137,13 +222,10 @@ extension Bluejay {
             self.linkState = .disconnecting(link)
             let outcome = await Task { @BluetoothActor () -> BluejayError? in
                 do throws(ConnectionError) {
-                    try await host.connections.disconnect(link.handle)
+                    try await host.central.peripheral(link.peripheral).endLink(link.handle)
                     return nil
                 } catch {
-                    switch error {
-                    case .notConnected: return nil  // it went down meanwhile: done all the same
-                    default: return .connection(error)
-                    }
+                    return .connection(error)
                 }
             }.value
             if let outcome {
@@ -161,10 +243,12 @@ extension Bluejay {
     }
 
     /// The link of the connected peripheral ended (asked for or not): everything waiting on
-    /// it fails, listens end, observers hear of it.
+    /// it fails, listens end, observers hear of it. Returns the policy to reconnect under
+    /// when Bluejay reconnects (the link's ``Peripheral`` does it; the listens wait for it).
     /// `error` is what operations under way fail with (by default, the disconnection).
-    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) {
-        guard let link = connection, link.handle == handle, endedHost === host || failure != nil else { return }
+    @discardableResult
+    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) -> Peripheral.Policy? {
+        guard let link = connection, link.handle == handle, endedHost === host || failure != nil else { return nil }
         // Asked for (a disconnection under way, or auto-reconnect turned off): no error to report.
         let expected = if case .disconnecting = linkState { true } else { !shouldAutoReconnect }
         linkState = .idle
@@ -188,39 +272,12 @@ extension Bluejay {
             shouldAutoReconnect = decided
             reconnect = decided && !expected
         }
-        guard reconnect, let (peripheral, timeout) = lastConnect else { return endListens(error) }
-        self.reconnect(to: peripheral, timeout: timeout, attempt: 1, delay: autoReconnectPolicy.retryDelay, after: error)
-    }
-
-    /// Reconnection attempt `attempt` under ``autoReconnectPolicy``; on success the listens
-    /// are subscribed again, after the last failure they end with `error`.
-    private func reconnect(to peripheral: PeripheralIdentifier, timeout: Timeout, attempt: Int, delay: Duration, after error: BluejayError) {
-        log("reconnecting to \(peripheral) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
-        for observer in observers { observer.reconnecting(to: peripheral, attempt: attempt) }
-        connect(peripheral, timeout: timeout, then: { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .success:
-                for (characteristic, listener) in self.listeners { self.subscribe(characteristic, listener, removing: nil) }
-            case .cancelled:
-                self.endListens(error)
-            case let .failure(failure):
-                // The app connected meanwhile: the retries are over, its link and listens
-                // are its own.
-                if self.isConnected || self.isConnecting { return }
-                // Auto-reconnect turned off, or the last attempt: Bluejay stays disconnected.
-                guard attempt < self.autoReconnectPolicy.attempts, self.shouldAutoReconnect else {
-                    for observer in self.observers { observer.reconnectFailed(to: peripheral, error: failure) }
-                    return self.endListens(error)
-                }
-                Task { @MainActor [weak self] in
-                    guard let self, (try? await self.clock.sleep(for: delay)) != nil else { return }
-                    if self.isConnected || self.isConnecting { return }
-                    guard self.shouldAutoReconnect else { return self.endListens(error) }
-                    self.reconnect(to: peripheral, timeout: timeout, attempt: attempt + 1, delay: min(delay * 2, .seconds(30)), after: error)
-                }
-            }
-        })
+        guard reconnect, let (_, timeout) = lastConnect else {
+            endListens(error)
+            return nil
+        }
+        linkState = .reconnecting(link.peripheral, after: error)
+        return reconnectionPolicy(timeout)
     }
 
     /// Decides, after each disconnection, whether Bluejay reconnects. Held weakly.

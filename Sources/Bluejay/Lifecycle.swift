@@ -85,13 +85,8 @@ extension Bluejay {
         hostState = .up(host)
         let arrivals = arrivals
         Task { @BluetoothActor [weak self] in
-            host.connections.onDisconnection = { link, reason in
-                // A failed controller ends its links itself: that is the controller lost.
-                let failure = host.controller.failure
-                Task { @MainActor in
-                    if let failure { self?.controllerLost(host, failure) } else { self?.linkEnded(link.handle, reason: reason, on: host) }
-                }
-            }
+            // Links end through the host's central, whose peripheral Bluejay's link is.
+            _ = host.central
             host.onControllerFailure = { error in Task { @MainActor in self?.controllerLost(host, error) } }
             host.onServicesInvalidated = { handle, services in
                 let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
@@ -107,6 +102,8 @@ extension Bluejay {
         onHostUp?(host)
         ready?.fulfill(.success(host))
         for observer in observers { observer.bluetoothAvailable(true) }
+        // A link the lost controller took is remade on this one.
+        resumeReconnecting(on: host)
     }
 
     // MARK: Controller recovery
@@ -117,7 +114,7 @@ extension Bluejay {
     /// (so auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
     /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
     /// says, and operations wait for that.
-    private func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) {
+    func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) {
         guard case let .up(current) = hostState, current === lost else { return }
         let error = BluejayError.hci(failure)
         log("controller lost: \(failure)")
@@ -129,6 +126,8 @@ extension Bluejay {
         queue.cancelAll(error)
         if let connection { linkEnded(connection.handle, reason: .unspecifiedError, on: lost, error: error) }
         for observer in observers { observer.bluetoothAvailable(false) }
+        // No controller to reconnect on.
+        if options == nil, case let .reconnecting(peripheral, dropped) = linkState { reconnectionFailed(peripheral, error, after: dropped) }
         let capture = options == nil ? nil : lost.capture
         Task { @BluetoothActor in lost.close(keepingCapture: options != nil) }
         guard let options else { return }
@@ -167,6 +166,7 @@ extension Bluejay {
         capture?.close()
         hostState = .down(lastError)
         ready.fulfill(.failure(lastError))
+        if case let .reconnecting(peripheral, dropped) = linkState { reconnectionFailed(peripheral, lastError, after: dropped) }
     }
 
     // MARK: Letting go
@@ -177,9 +177,12 @@ extension Bluejay {
         cancelEverything(error: .cancelled, shouldDisconnect: false)
         let extracted = (host, connection?.peripheral)
         if let host {
+            let reconnecting: PeripheralIdentifier? = if case let .reconnecting(peripheral, _) = linkState { peripheral } else { nil }
             Task { @BluetoothActor in
-                host.connections.onDisconnection = nil
                 host.onControllerFailure = nil
+                // The host's central goes on for whoever takes the host, without Bluejay.
+                host.central.releaseBluejay()
+                if let reconnecting { await host.central.peripheral(reconnecting).disconnect() }
             }
         }
         // Operations waiting for a host that was still coming up end now.
@@ -194,10 +197,12 @@ extension Bluejay {
     /// Ends the running and every queued operation with `error` and, by default, disconnects.
     public func cancelEverything(error: BluejayError = .cancelled, shouldDisconnect: Bool = true) {
         queue.cancelAll(error)
-        if shouldDisconnect, let connection, let host {
-            shouldAutoReconnect = false
+        guard shouldDisconnect else { return }
+        shouldAutoReconnect = false
+        stopReconnecting()
+        if let connection, let host {
             linkState = .disconnecting(connection)
-            Task { @BluetoothActor in _ = try? await host.connections.disconnect(connection.handle) }
+            Task { @BluetoothActor in _ = try? await host.central.peripheral(connection.peripheral).endLink(connection.handle) }
         }
     }
 }

@@ -529,6 +529,7 @@ extension IntegrationTests.BluejayAPITests {
 final class EventRecorder: ConnectionObserver, DisconnectHandler {
     var events: [String] = []
     var onConnected: (() -> Void)?
+    var reconnectError: (any Error)?
 
     func bluetoothAvailable(_ available: Bool) { events.append("available \(available)") }
     func connected(to peripheral: PeripheralIdentifier) {
@@ -537,7 +538,10 @@ final class EventRecorder: ConnectionObserver, DisconnectHandler {
     }
     func disconnected(from peripheral: PeripheralIdentifier) { events.append("disconnected") }
     func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int) { events.append("reconnecting \(attempt)") }
-    func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error) { events.append("reconnect failed") }
+    func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error) {
+        events.append("reconnect failed")
+        reconnectError = error
+    }
     func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
         events.append("handler error=\(error != nil) reconnect=\(autoReconnect)")
         return .noChange
@@ -591,6 +595,46 @@ extension IntegrationTests.BluejayAPITests {
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
         #expect(!bluejay.isConnected)
+        await shutDown(bluejay)
+    }
+}
+
+extension IntegrationTests.BluejayAPITests {
+    /// The peer drops the link and goes out of range (control point 0x0B): every attempt
+    /// of the policy times out, the observers hear each attempt and the failure, the listen
+    /// ends with the disconnection, and Bluejay stays disconnected.
+    @Test func bluejayAutoReconnectGivesUpAfterThePolicysAttempts() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let recorder = EventRecorder()
+        let bluejay = Bluejay()
+        bluejay.register(connectionObserver: recorder)
+        bluejay.registerDisconnectHandler(handler: recorder)
+        bluejay.autoReconnectPolicy = AutoReconnectPolicy(attempts: 2, retryDelay: .milliseconds(100))
+        bluejay.start(mode: .new(options(peer, store)))
+        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let connected: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(1)) { done.resume(returning: $0) } }
+        guard case .success = connected else { Issue.record("connect: \(connected)"); return }
+
+        var ended: ReadResult<Data>?
+        bluejay.listen(to: Self.indicated) { (result: ReadResult<Data>) in
+            if case .success = result { return }
+            ended = result
+        }
+        // The write's own outcome is not asserted: the drop may overtake its response.
+        bluejay.write(to: Self.controlPoint, value: Data([0x0B, 0x08])) { _ in }
+        let gaveUp = await eventually(within: .seconds(20)) { recorder.events.last == "reconnect failed" && ended != nil }
+        #expect(gaveUp, "events: \(recorder.events)")
+        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true",
+                                    "reconnecting 1", "reconnecting 2", "reconnect failed"])
+        #expect("\(recorder.reconnectError.map { "\($0)" } ?? "none")" == "\(BluejayError.connectionTimedOut)")
+        // The listen ends with what ended the link: the peer's supervision timeout.
+        guard case let .failure(error)? = ended else { Issue.record("the listen ended with \(String(describing: ended))"); return }
+        #expect("\(error)" == "\(BluejayError.disconnected(.connectionTimeout))")
+        #expect(!bluejay.isConnected && !bluejay.isConnecting)
+        #expect(bluejay.statistics(for: peripheral).timeoutCount == 2)
         await shutDown(bluejay)
     }
 }

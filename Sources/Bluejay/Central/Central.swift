@@ -40,9 +40,11 @@ public final class Central {
         self.init(host: try await BluetoothHost(transport: transport, capture: capture, store: store, logger: logger))
     }
 
-    /// A central on a stack already up. It takes the host's disconnection callback.
+    /// A central on a stack already up. It takes the host's disconnection callback and
+    /// becomes the host's ``BluetoothHost/central``.
     public init(host: BluetoothHost) {
         self.host = host
+        host.register(self)
         host.connections.onDisconnection = { [weak self] link, reason in
             self?.linkEnded(link.handle, reason: reason)
         }
@@ -50,9 +52,21 @@ public final class Central {
 
     /// Stops scanning, ends every link and closes the stack.
     public func close() {
+        host.close()
+    }
+
+    /// Bluejay let go of the host: its peripherals no longer report to it.
+    func releaseBluejay() {
+        for peripheral in known.values {
+            peripheral.onEvent = nil
+            peripheral.reconnectionDecision = nil
+        }
+    }
+
+    /// The host closed: the scan and every peripheral's streams end.
+    func hostClosed() {
         scanContinuation?.finish()
         for peripheral in known.values { peripheral.closed() }
-        host.close()
     }
 
     // MARK: - Scanning

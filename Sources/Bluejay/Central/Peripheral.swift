@@ -1,4 +1,5 @@
 import BluetoothCore
+import DiscoveryCache
 import Dispatch
 import FoundationEssentials
 import GATT
@@ -45,7 +46,11 @@ public final class Peripheral {
     public let identifier: PeripheralIdentifier
     /// Where its link stands.
     public private(set) var state: PeripheralState = .disconnected
-    private unowned let central: Central
+    /// The central it belongs to: weak, since the host holds the central until it closes,
+    /// and a peripheral's last tasks may outlive both.
+    private weak var central: Central?
+    /// The stack its links run on.
+    private let host: BluetoothHost
     private let queue = SerialGate()
     private var handle: ConnectionHandle?
     private var policy = Policy()
@@ -54,6 +59,17 @@ public final class Peripheral {
     private var nextToken = 0
     private var reconnection: Task<Void, Never>?
     private var rssiPolling: Task<Void, Never>?
+    /// What every wait of the reconnection policy sleeps on (Bluejay's clock, when Bluejay
+    /// runs on this peripheral).
+    var clock = FacadeClock(ContinuousClock())
+    /// Told of every event as it happens, before the event streams (Bluejay's route).
+    var onEvent: (@BluetoothActor (PeripheralEvent, ConnectionHandle?, BluejayError?) -> Void)?
+    /// When set, every link end asks it (with the handle, the reason, and whether the end
+    /// was asked for) whether to reconnect and under which policy, instead of the policy of
+    /// the last connect: how Bluejay's disconnect handler and auto-reconnect decide.
+    var reconnectionDecision: (@BluetoothActor (ConnectionHandle, HCIStatus, Bool) async -> Policy?)?
+    /// Why the last connection attempt of a reconnection failed.
+    private(set) var lastFailure: BluejayError?
     /// A link is being set up (connected, GATT client not ready yet): its loss is the
     /// attempt's to report, not a drop to repair.
     private var settingUp = false
@@ -62,11 +78,28 @@ public final class Peripheral {
     /// This peripheral's LE Create Connection is the controller's current one.
     private var initiating = false
 
-    private struct Policy {
+    /// How links are made and remade: BlueCap's connection policy.
+    struct Policy {
         var timeoutRetries = 0
         var disconnectRetries = 0
         var connectionTimeout: Duration = .seconds(10)
         var reconnectDelay: Duration = .seconds(1)
+        /// The wait before the first reconnection when it differs from `reconnectDelay`
+        /// (Bluejay tries once at once, then backs off from `reconnectDelay`).
+        var firstReconnectDelay: Duration?
+
+        /// The wait before reconnection `attempt`: doubling from the first delay, at most
+        /// ``Peripheral/maximumReconnectDelay``.
+        func delay(before attempt: Int) -> Duration {
+            var delay = reconnectDelay
+            var doublings = attempt - 1
+            if let firstReconnectDelay {
+                if attempt == 1 { return firstReconnectDelay }
+                doublings -= 1
+            }
+            for _ in 0..<max(0, doublings) where delay < Peripheral.maximumReconnectDelay { delay *= 2 }
+            return min(delay, Peripheral.maximumReconnectDelay)
+        }
     }
 
     /// The subscribers of one characteristic's values, and the stack's listener for them.
@@ -81,9 +114,12 @@ public final class Peripheral {
     init(identifier: PeripheralIdentifier, central: Central) {
         self.identifier = identifier
         self.central = central
+        self.host = central.host
     }
 
-    private var host: BluetoothHost { central.host }
+
+    /// The live link's handle.
+    var connectionHandle: ConnectionHandle? { handle }
 
     // MARK: - Events
 
@@ -98,6 +134,7 @@ public final class Peripheral {
     }
 
     private func emit(_ event: PeripheralEvent) {
+        onEvent?(event, handle, lastFailure)
         for continuation in events.values { continuation.yield(event) }
     }
 
@@ -115,13 +152,18 @@ public final class Peripheral {
     /// (``connectionEvents()``). Throws when every attempt timed out, or one failed for good.
     public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration = .seconds(10),
                         reconnectDelay: Duration = .seconds(1)) async throws(BluejayError) {
+        try await connect(under: Policy(timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
+                                        connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay))
+    }
+
+    /// Connects under `policy` (the public connect's, or Bluejay's).
+    func connect(under policy: Policy) async throws(BluejayError) {
         switch state {
         case .connected: throw .alreadyConnected
         case .connecting, .reconnecting, .disconnecting: throw .alreadyConnecting
         case .disconnected: break
         }
-        policy = Policy(timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
-                        connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay)
+        self.policy = policy
         disconnectRequested = false
         do { try await establish() } catch {
             emit(.gaveUp(reason: error.description))
@@ -135,7 +177,7 @@ public final class Peripheral {
         guard state == .disconnected else { throw state == .connected ? .alreadyConnected : .alreadyConnecting }
         state = .connecting
         disconnectRequested = false
-        do { try await Task.sleep(for: delay) } catch {
+        do { try await clock.sleep(for: delay) } catch {
             state = .disconnected
             throw .cancelled
         }
@@ -160,8 +202,18 @@ public final class Peripheral {
             endListens(nil)
             return
         }
+        _ = try? await endLink(handle)
+    }
+
+    /// Ends the live link `handle` (asked for: no reconnection follows); throws when the
+    /// controller refuses, and then the link stays up.
+    func endLink(_ handle: ConnectionHandle) async throws(ConnectionError) {
         state = .disconnecting
-        _ = try? await host.connections.disconnect(handle, reason: .remoteUserTerminatedConnection)
+        do { _ = try await host.connections.disconnect(handle, reason: .remoteUserTerminatedConnection) } catch {
+            if case .notConnected = error { return }  // it went down meanwhile: done all the same
+            if self.handle == handle, state == .disconnecting { state = .connected }
+            throw error
+        }
     }
 
     /// Attempts up to 1 + timeoutRetries connections; on success the GATT client is ready
@@ -173,6 +225,8 @@ public final class Peripheral {
             let link: LEConnection
             do {
                 let host = host, identifier = identifier, timeout = policy.connectionTimeout
+                // The host closed: its central went with it.
+                guard let central else { throw ConnectionError.cancelled }
                 link = try await central.initiator.run {
                     guard !self.disconnectRequested else { throw ConnectionError.cancelled }
                     self.initiating = true
@@ -180,25 +234,30 @@ public final class Peripheral {
                     return try await host.connections.connect(to: identifier.address, type: identifier.addressType, timeout: timeout)
                 }
             } catch let error as ConnectionError {
-                if case .connectionTimeout = error {
+                switch error {
+                case .connectionTimeout:
                     emit(.connectionTimedOut(attempt: attempt))
                     if attempt < attempts { continue }
                     state = .disconnected
                     throw .connectionTimedOut
+                case .cancelled:
+                    state = .disconnected
+                    throw .cancelled
+                default:
+                    state = .disconnected
+                    throw .connection(error)
                 }
-                state = .disconnected
-                throw .connection(error)
             } catch {
                 state = .disconnected
                 throw .cancelled
             }
             handle = link.handle
-            central.linkUp(link.handle, for: self)
+            central?.linkUp(link.handle, for: self)
             settingUp = true
             defer { settingUp = false }
             do throws(BluejayError) {
                 guard !disconnectRequested else { throw BluejayError.cancelled }
-                _ = try await host.client(for: link.handle, identity: identifier.description)
+                _ = try await host.client(for: link.handle, identity: DiscoveryCache.identity(identifier.address, identifier.addressType))
                 try await restoreListens(on: link.handle)
                 guard !disconnectRequested else { throw BluejayError.cancelled }
             } catch {
@@ -218,32 +277,53 @@ public final class Peripheral {
 
     /// The link ended (the central hears it): as asked, or a drop the policy may repair.
     func linkEnded(reason: HCIStatus) {
+        let ended = handle
         handle = nil
         // A link lost while it was being set up: the attempt under way reports it.
         if settingUp || state == .connecting { return }
         for key in listens.keys { listens[key]?.listener = nil }
         emit(.disconnected(reason))
         let asked = state == .disconnecting
-        if asked || policy.disconnectRetries == 0 {
-            state = .disconnected
-            endListens(asked ? nil : BluejayError.disconnected(reason))
+        let error = BluejayError.disconnected(reason)
+        state = .disconnected
+        if let decide = reconnectionDecision, let ended {
+            reconnection = Task { [weak self] in
+                let policy = await decide(ended, reason, asked)
+                guard let self, self.state == .disconnected else { return }
+                guard let policy, !asked, !self.disconnectRequested, !Task.isCancelled else { return self.endListens(asked ? nil : error) }
+                await self.reconnect(under: policy, after: error)
+            }
             return
         }
+        if asked || policy.disconnectRetries == 0 { return endListens(asked ? nil : error) }
         state = .reconnecting(attempt: 1)
-        reconnection = Task { [weak self] in await self?.reconnectAfterDrop() }
+        reconnection = Task { [weak self] in await self?.reconnect(under: nil, after: error) }
     }
 
-    private func reconnectAfterDrop() async {
-        var delay = policy.reconnectDelay
-        for attempt in 1...policy.disconnectRetries {
+    /// Starts reconnecting under `policy` after the link was lost elsewhere (Bluejay's link,
+    /// when the controller it was on was lost and a new one has come up).
+    func resumeReconnecting(under policy: Policy, after error: BluejayError) {
+        guard state == .disconnected, handle == nil else { return }
+        disconnectRequested = false
+        reconnection = Task { [weak self] in await self?.reconnect(under: policy, after: error) }
+    }
+
+    /// Up to `disconnectRetries` attempts, backing off; after the last failure the
+    /// peripheral stays disconnected and its listens end.
+    private func reconnect(under newPolicy: Policy?, after error: BluejayError) async {
+        if let newPolicy { policy = newPolicy }
+        lastFailure = nil
+        for attempt in 1...max(1, policy.disconnectRetries) {
+            let delay = policy.delay(before: attempt)
             state = .reconnecting(attempt: attempt)
             emit(.reconnecting(attempt: attempt, delay: delay))
-            do { try await Task.sleep(for: delay) } catch { return }
-            guard case .reconnecting = state else { return }
+            if delay > .zero { do { try await clock.sleep(for: delay) } catch { return } }
+            guard case .reconnecting = state, !disconnectRequested, !Task.isCancelled else { return }
             do {
                 try await establish()
                 return
             } catch {
+                lastFailure = error
                 // disconnect() stopped it: nothing more to try or report.
                 if disconnectRequested || Task.isCancelled {
                     state = .disconnected
@@ -251,7 +331,6 @@ public final class Peripheral {
                 }
                 state = .reconnecting(attempt: attempt)
             }
-            delay = min(delay * 2, Self.maximumReconnectDelay)
         }
         state = .disconnected
         emit(.gaveUp(reason: "\(policy.disconnectRetries) reconnection(s) failed"))
