@@ -627,7 +627,7 @@ class PeerController(Controller):
             + bytes(6) + bytes([len(data)]) + data))
 
     def on_advertising_pdu(self, pdu) -> None:
-        # A peripheral gone out of range (control point 0x0B): nothing of it is heard,
+        # A peripheral gone out of range (control point 0x0C): nothing of it is heard,
         # so nothing connects to it either.
         if bytes(pdu.advertiser_address.address_bytes) in VANISHED:
             return
@@ -656,7 +656,7 @@ class PeerController(Controller):
 # Controller A: the one our host talks to
 # -----------------------------------------------------------------------------
 # The advertiser addresses (address bytes) of peripherals that went out of range (control
-# point 0x0B): the host hears and reaches none of them until a new host session starts.
+# point 0x0C): the host hears and reaches none of them until a new host session starts.
 VANISHED: set = set()
 
 
@@ -1173,7 +1173,7 @@ class PeripheralApp:
             if not params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.spawn(self._raw_att_after_response(connection, bytes(params)))
-        elif command == 0x0B:
+        elif command == 0x0C:
             # A peripheral that goes out of range: the link drops with this reason and
             # the peripheral is neither heard nor reachable again (this host session).
             if len(params) != 1:

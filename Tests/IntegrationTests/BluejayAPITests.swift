@@ -600,7 +600,7 @@ extension IntegrationTests.BluejayAPITests {
 }
 
 extension IntegrationTests.BluejayAPITests {
-    /// The peer drops the link and goes out of range (control point 0x0B): every attempt
+    /// The peer drops the link and goes out of range (control point 0x0C): every attempt
     /// of the policy times out, the observers hear each attempt and the failure, the listen
     /// ends with the disconnection, and Bluejay stays disconnected.
     @Test func bluejayAutoReconnectGivesUpAfterThePolicysAttempts() async throws {
@@ -624,7 +624,7 @@ extension IntegrationTests.BluejayAPITests {
             ended = result
         }
         // The write's own outcome is not asserted: the drop may overtake its response.
-        bluejay.write(to: Self.controlPoint, value: Data([0x0B, 0x08])) { _ in }
+        bluejay.write(to: Self.controlPoint, value: Data([0x0C, 0x08])) { _ in }
         let gaveUp = await eventually(within: .seconds(20)) { recorder.events.last == "reconnect failed" && ended != nil }
         #expect(gaveUp, "events: \(recorder.events)")
         #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true",
