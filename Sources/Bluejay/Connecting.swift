@@ -173,7 +173,8 @@ extension Bluejay {
         case .connected:
             guard let handle else { return }
             linkUp(Connection(peripheral: peripheral, handle: handle))
-            for (characteristic, listener) in listeners { subscribe(characteristic, listener, removing: nil) }
+            // The peripheral subscribed the listens again before it reported the link.
+            for listener in listeners.values { listener.resume() }
             for observer in observers { observer.connected(to: peripheral) }
         case .gaveUp:
             reconnectionFailed(peripheral, failure ?? error, after: error)
@@ -204,9 +205,17 @@ extension Bluejay {
     func resumeReconnecting(on host: BluetoothHost) {
         guard case let .reconnecting(identifier, error) = linkState, let (_, timeout) = lastConnect else { return }
         let policy = reconnectionPolicy(timeout)
+        // The listens move to this host's peripheral, which subscribes them as it reconnects.
+        let moving = listeners.values.filter { !$0.isEnded }.map { ($0, $0.characteristic, subscriber(for: $0, on: host)) }
         Task { @MainActor in
             let peripheral = await self.attach(identifier, on: host)
-            await Task { @BluetoothActor in peripheral.resumeReconnecting(under: policy, after: error) }.value
+            let subscribers = moving.map { ($0.1, $0.2) }
+            let tokens = await Task { @BluetoothActor in
+                let tokens = subscribers.map { peripheral.adopt($0.1, of: $0.0).token }
+                peripheral.resumeReconnecting(under: policy, after: error)
+                return tokens
+            }.value
+            for ((listener, _, _), token) in zip(moving, tokens) { listener.moved(token: token) }
         }
     }
 
@@ -259,8 +268,9 @@ extension Bluejay {
         statistics[link.peripheral] = counted
         let error = failure ?? BluejayError.disconnected(reason)
         offeredUnsolicited = []
-        // Listens stop flowing; their callbacks are kept to resume after a reconnection.
-        for listener in listeners.values { listener.unsubscribed() }
+        // Listens stop flowing; their callbacks are kept to resume after a reconnection (the
+        // peripheral keeps their subscriptions and writes them again).
+        for listener in listeners.values { listener.suspend() }
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.

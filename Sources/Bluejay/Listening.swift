@@ -24,13 +24,17 @@ extension Bluejay {
     /// once its CCCD is written.
     @MainActor
     final class Listener {
-        /// Where a listen is.
+        /// Where a listen is. Its subscription is a subscriber of the link's ``Peripheral``,
+        /// which keeps it across a reconnection and subscribes it again before the link
+        /// counts as connected.
         enum State {
-            /// Its subscription is to be written: asked for, or to be written again once
-            /// Bluejay has reconnected.
+            /// Asked for: its subscription is to be written.
             case unsubscribed
-            /// Subscribed on the current link, fed by the GATT client's listener `token`.
+            /// Subscribed on the current link, as the peripheral's subscriber `token`.
             case subscribed(token: Int)
+            /// The link is lost and being remade: the peripheral subscribes it again, as
+            /// subscriber `token`, when the link is back.
+            case suspended(token: Int)
             /// Over (cancelled, failed, or fell behind): it takes no more values.
             case ended
         }
@@ -56,8 +60,13 @@ extension Bluejay {
             self.end = end
         }
 
-        /// The GATT client's listener token, while subscribed.
-        var token: Int? { if case let .subscribed(token) = state { token } else { nil } }
+        /// Its subscriber token on the link's peripheral, once subscribed.
+        var token: Int? {
+            switch state {
+            case let .subscribed(token), let .suspended(token): token
+            case .unsubscribed, .ended: nil
+            }
+        }
         var isEnded: Bool { if case .ended = state { true } else { false } }
 
         /// Its subscription is written on the current link.
@@ -65,9 +74,20 @@ extension Bluejay {
             if !isEnded { state = .subscribed(token: token) }
         }
 
-        /// The link ended: the subscription went with it, the listen waits to be subscribed again.
-        func unsubscribed() {
-            if !isEnded { state = .unsubscribed }
+        /// The link ended: the peripheral keeps the subscription to write again (one still
+        /// unwritten was cancelled with the link).
+        func suspend() {
+            if case let .subscribed(token) = state { state = .suspended(token: token) }
+        }
+
+        /// The link is back, and the peripheral subscribed it again.
+        func resume() {
+            if case let .suspended(token) = state { state = .subscribed(token: token) }
+        }
+
+        /// The link is to be remade on another host's peripheral, as its subscriber `token`.
+        func moved(token: Int) {
+            if case .suspended = state { state = .suspended(token: token) }
         }
 
         /// Delivers a value that did not come through the subscription (one that arrived
@@ -128,27 +148,26 @@ extension Bluejay {
     /// reconnection): the CCCD is written, and its values take the one route to the main
     /// actor, counted by its backlog.
     func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
-        let arrivals = arrivals
         queue.add(QueuedOperation(.listen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let backlog = listener.backlog
+            let subscriber = self.subscriber(for: listener, on: host)
             let result = await Task { @BluetoothActor () -> Result<Int, BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in
-                    if let replacedToken { client.removeValueListener(replacedToken) }
-                    return try await client.subscribe(characteristicIdentifier) { bytes in
-                        switch backlog.arrived() {
-                        case .accepted: arrivals.yield(.value(listener, bytes))
-                        case .overflowed: arrivals.yield(.overflow(listener))
-                        case .dropped: break  // after the overflow, until the subscription is off
-                        }
-                    }.token
-                }.mapError { BluejayError.from($0, characteristicIdentifier) }
+                let peripheral = host.central.peripheral(link.peripheral)
+                do throws(BluejayError) {
+                    // The replaced listen's values stop; its subscription is written anew.
+                    if let replacedToken { try await peripheral.remove(replacedToken, of: characteristicIdentifier, turningOff: false) }
+                    let (token, isFirst) = peripheral.adopt(subscriber, of: characteristicIdentifier)
+                    if isFirst { try await peripheral.beginListen(characteristicIdentifier) }
+                    return .success(token)
+                } catch {
+                    return .failure(error)
+                }
             }.value
             switch result {
             case let .success(token):
                 guard operation.claim(), self.listeners[characteristicIdentifier] === listener else {
                     // Cancelled or replaced while subscribing: leave nothing listening.
-                    Task { @BluetoothActor in host.existingClient(for: link.handle)?.removeValueListener(token) }
+                    Task { @BluetoothActor in _ = try? await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: false) }
                     return
                 }
                 listener.subscribed(token: token)
@@ -160,6 +179,33 @@ extension Bluejay {
             if self?.listeners[characteristicIdentifier] === listener { self?.listeners[characteristicIdentifier] = nil }
             listener.close(error)
         }))
+    }
+
+    /// `listener` as a subscriber of the link's ``Peripheral`` on `subscribedHost`: its
+    /// values take the one route to the main actor, counted by its backlog; a listen the
+    /// peripheral ends (its characteristic gone after a reconnection, the link lost for
+    /// good) ends here too.
+    func subscriber(for listener: Listener, on subscribedHost: BluetoothHost) -> Peripheral.Subscriber {
+        let arrivals = arrivals, backlog = listener.backlog
+        return Peripheral.Subscriber(deliver: { bytes in
+            switch backlog.arrived() {
+            case .accepted: arrivals.yield(.value(listener, bytes))
+            case .overflowed: arrivals.yield(.overflow(listener))
+            case .dropped: break  // after the overflow, until the subscription is off
+            }
+        }, finish: { [weak self] error in
+            let reason = (error as? BluejayError) ?? .cancelled
+            Task { @MainActor in self?.listenEnded(listener, reason, on: subscribedHost) }
+        })
+    }
+
+    /// The peripheral ended `listener`'s subscription; a host since replaced, or a listen
+    /// already over or replaced, is not this listen's concern.
+    private func listenEnded(_ listener: Listener, _ reason: BluejayError, on endedHost: BluetoothHost) {
+        guard endedHost === host, listeners[listener.characteristic] === listener else { return }
+        listeners[listener.characteristic] = nil
+        listener.close(reason)
+        recordRestorationState()
     }
 
     /// Takes the next value off the route, in arrival order. A listen's value reaches its
@@ -191,10 +237,8 @@ extension Bluejay {
             guard let self, let (host, link) = await self.connected(operation) else { return }
             // Listened to again meanwhile: only the old listener goes.
             let relistened = self.listeners[characteristicIdentifier] != nil
-            _ = await Task { @BluetoothActor () -> Result<Void, GATTError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in
-                    if relistened { token.map(client.removeValueListener) } else { try await client.unsubscribe(characteristicIdentifier, token: token) }
-                }
+            await Task { @BluetoothActor in
+                _ = try? await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: !relistened)
             }.value
             self.recordRestorationState()
             _ = operation.claim()
@@ -227,7 +271,12 @@ extension Bluejay {
             let token = ended?.token
             ended?.close(.cancelled)
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.unsubscribe(characteristicIdentifier, token: token) }.mapError { BluejayError.from($0, characteristicIdentifier) }
+                do throws(BluejayError) {
+                    try await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: true)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
             }.value
             self.recordRestorationState()
             switch result {
@@ -249,7 +298,8 @@ extension Bluejay {
     func listenEndedByTask(_ characteristicIdentifier: CharacteristicIdentifier) {
         guard let listener = listeners.removeValue(forKey: characteristicIdentifier) else { return }
         if let token = listener.token, let host, let connection {
-            Task { @BluetoothActor in host.existingClient(for: connection.handle)?.removeValueListener(token) }
+            // The task wrote the CCCD off itself; only this listen's values stop.
+            Task { @BluetoothActor in _ = try? await host.central.peripheral(connection.peripheral).remove(token, of: characteristicIdentifier, turningOff: false) }
         }
         listener.close(.cancelled)
         recordRestorationState()

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// What a queued operation does (its raw value names it in logs). Bluejay treats some
 /// kinds apart: ``Bluejay/stopScanning()`` stops a running scan, and a link's end does not
 /// cancel the disconnection that ended it.
@@ -10,6 +12,8 @@ enum OperationKind: String, Sendable {
     case listen
     case endListen = "end listen"
     case backgroundTask = "background task"
+    case readRSSI = "read RSSI"
+    case discovery
 }
 
 /// One queued operation: a scan, connect, disconnect, read, write, listen or background
@@ -51,12 +55,19 @@ final class QueuedOperation {
 
 /// Bluejay's FIFO: operations run one at a time, in the order asked; the next starts when
 /// the running one's body returns.
+///
+/// It is the one queue rule of the package: ``Bluejay``'s FIFO, each ``Peripheral``'s, and
+/// the ``Central``'s turns at the controller's one initiator (those two through
+/// ``run(_:_:)``).
 @MainActor
 final class OperationQueue {
     private var waiting: [QueuedOperation] = []
     private(set) var running: QueuedOperation?
     /// The operation added last (for the async API, which cancels its own operation).
     private(set) weak var lastAdded: QueuedOperation?
+
+    /// An empty queue (made on any actor).
+    nonisolated init() {}
 
     /// Operations not ended yet (running and waiting).
     var count: Int { waiting.count + (running == nil ? 0 : 1) }
@@ -100,6 +111,23 @@ final class OperationQueue {
         if let running, !running.isFinished {
             running.fail(error)
             running.onCancel?(error)
+        }
+    }
+}
+
+extension OperationQueue {
+    /// Runs `body` on the stack's actor once every operation queued before it has ended,
+    /// as one operation of `kind`, and returns what it returns: the queue rule for callers
+    /// on the stack's actor. Throws what `body` throws, or the error the operation was
+    /// cancelled with.
+    func run<T: Sendable>(_ kind: OperationKind, _ body: @escaping @BluetoothActor () async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            add(QueuedOperation(kind, body: { operation in
+                let outcome = await Task { @BluetoothActor () -> Result<T, any Error> in
+                    do { return .success(try await body()) } catch { return .failure(error) }
+                }.value
+                if operation.claim() { continuation.resume(with: outcome) }
+            }, onFailure: { error in continuation.resume(throwing: error) }))
         }
     }
 }

@@ -29,7 +29,7 @@ public final class Central {
     /// The peripheral on each live link.
     private var links: [ConnectionHandle: Peripheral] = [:]
     /// Connection attempts take turns: the controller has one initiator.
-    let initiator = SerialGate()
+    let initiator = OperationQueue()
     private var scanContinuation: AsyncStream<ScanDiscovery>.Continuation?
     /// Which scan is the current one: a stream that ends stops only its own scan.
     private var scanGeneration = 0

@@ -51,7 +51,7 @@ public final class Peripheral {
     private weak var central: Central?
     /// The stack its links run on.
     private let host: BluetoothHost
-    private let queue = SerialGate()
+    private let queue = OperationQueue()
     private var handle: ConnectionHandle?
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
@@ -102,9 +102,18 @@ public final class Peripheral {
         }
     }
 
+    /// One consumer of a characteristic's values: a value stream (``values(of:)``), or one
+    /// of Bluejay's listens.
+    struct Subscriber {
+        /// Takes each value, on the stack's actor, in the order they came.
+        let deliver: @BluetoothActor (ArraySlice<UInt8>) -> Void
+        /// The listen is over: ended normally (nil), or lost with the error.
+        let finish: @BluetoothActor ((any Error)?) -> Void
+    }
+
     /// The subscribers of one characteristic's values, and the stack's listener for them.
     private struct Listen {
-        var subscribers: [Int: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var listener: Int?
     }
 
@@ -227,7 +236,7 @@ public final class Peripheral {
                 let host = host, identifier = identifier, timeout = policy.connectionTimeout
                 // The host closed: its central went with it.
                 guard let central else { throw ConnectionError.cancelled }
-                link = try await central.initiator.run {
+                link = try await central.initiator.run(.connect) {
                     guard !self.disconnectRequested else { throw ConnectionError.cancelled }
                     self.initiating = true
                     defer { self.initiating = false }
@@ -333,8 +342,10 @@ public final class Peripheral {
             }
         }
         state = .disconnected
+        // The listens end first, with what ended the link, so whoever hears of the give-up
+        // finds them over.
+        endListens(error)
         emit(.gaveUp(reason: "\(policy.disconnectRetries) reconnection(s) failed"))
-        endListens(BluejayError.connectionTimedOut)
     }
 
     /// The central closed.
@@ -350,11 +361,13 @@ public final class Peripheral {
     // MARK: - Operations, one at a time
 
     /// Runs `body` on the link's GATT client once every earlier operation is done.
-    private func operation<T>(_ characteristic: CharacteristicIdentifier? = nil,
-                              _ body: @BluetoothActor (GATTClient) async throws(GATTError) -> T) async throws(BluejayError) -> T {
+    private func operation<T: Sendable>(_ kind: OperationKind, _ characteristic: CharacteristicIdentifier? = nil,
+                                        _ body: @escaping @BluetoothActor (GATTClient) async throws(GATTError) -> T) async throws(BluejayError) -> T {
         do {
-            return try await queue.run { () async throws -> T in
-                guard let handle, state == .connected, let client = host.existingClient(for: handle) else { throw BluejayError.notConnected }
+            return try await queue.run(kind) { [weak self] () async throws -> T in
+                guard let self, let handle = self.handle, self.state == .connected, let client = self.host.existingClient(for: handle) else {
+                    throw BluejayError.notConnected
+                }
                 do { return try await body(client) } catch let error as GATTError { throw BluejayError.from(error, characteristic) }
             }
         } catch let error as BluejayError {
@@ -366,7 +379,7 @@ public final class Peripheral {
 
     /// Discovers every service and characteristic; returns the characteristics.
     public func discoverServices() async throws(BluejayError) -> [CharacteristicIdentifier] {
-        try await operation { client throws(GATTError) in
+        try await operation(.discovery) { client throws(GATTError) in
             let database = try await client.discoverAll()
             return database.services.flatMap { service in
                 (database.characteristics[service.handle] ?? []).map {
@@ -378,12 +391,12 @@ public final class Peripheral {
 
     /// The handle of `characteristic`'s value on this link (discovered on first use).
     public func valueHandle(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AttributeHandle {
-        try await operation(characteristic) { client throws(GATTError) in try await client.characteristic(characteristic).valueHandle }
+        try await operation(.discovery, characteristic) { client throws(GATTError) in try await client.characteristic(characteristic).valueHandle }
     }
 
     /// Reads the whole value of `characteristic`.
     public func read(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> [UInt8] {
-        try await operation(characteristic) { client throws(GATTError) in try await client.readValue(characteristic) }
+        try await operation(.read, characteristic) { client throws(GATTError) in try await client.readValue(characteristic) }
     }
 
     /// Reads `characteristic` as `R`.
@@ -394,7 +407,7 @@ public final class Peripheral {
     /// Writes `bytes` to `characteristic`: a Write Request (Prepare/Execute when longer than
     /// one carries), or a Write Command.
     public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse) async throws(BluejayError) {
-        try await operation(characteristic) { client throws(GATTError) in try await client.write(bytes, to: characteristic, type: type) }
+        try await operation(.write, characteristic) { client throws(GATTError) in try await client.write(bytes, to: characteristic, type: type) }
     }
 
     /// Writes `value` to `characteristic`.
@@ -405,9 +418,9 @@ public final class Peripheral {
     /// Reads the link's RSSI in dBm.
     public func readRSSI() async throws(BluejayError) -> Int {
         do {
-            return try await queue.run { () async throws -> Int in
-                guard let handle else { throw BluejayError.notConnected }
-                do { return Int(try await host.connections.readRSSI(handle)) } catch let error as ConnectionError { throw BluejayError.connection(error) }
+            return try await queue.run(.readRSSI) { [weak self] () async throws -> Int in
+                guard let self, let handle = self.handle else { throw BluejayError.notConnected }
+                do { return Int(try await self.host.connections.readRSSI(handle)) } catch let error as ConnectionError { throw BluejayError.connection(error) }
             }
         } catch let error as BluejayError { throw error } catch { throw .cancelled }
     }
@@ -439,9 +452,9 @@ public final class Peripheral {
     /// calls block that thread until done), in this peripheral's queue like any operation,
     /// and returns its result.
     public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result) async throws -> Result {
-        try await queue.run {
-            guard let handle, state == .connected else { throw BluejayError.notConnected }
-            let synchronized = SynchronizedPeripheral(host: host, handle: handle, identifier: identifier) { _ in }
+        try await queue.run(.backgroundTask) { [weak self] in
+            guard let self, let handle = self.handle, self.state == .connected else { throw BluejayError.notConnected }
+            let synchronized = SynchronizedPeripheral(host: self.host, handle: handle, identifier: self.identifier) { _ in }
             let outcome: Swift.Result<Result, any Error> = await withCheckedContinuation { continuation in
                 DispatchQueue(label: "bluejay.central.background-task").async {
                     continuation.resume(returning: Swift.Result { try backgroundTask(synchronized) })
@@ -460,47 +473,68 @@ public final class Peripheral {
     /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
     public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AsyncThrowingStream<[UInt8], any Error> {
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        let token = takeToken()
-        let first = listens[characteristic] == nil
-        listens[characteristic, default: Listen()].subscribers[token] = continuation
-        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.unsubscribe(characteristic, token: token) } }
-        if first, let handle {
-            do { try await subscribe(characteristic, on: handle) } catch {
-                endListen(characteristic, error)
-                throw error
-            }
-        }
+        let (token, isFirst) = adopt(Subscriber(deliver: { continuation.yield(Array($0)) }, finish: { continuation.finish(throwing: $0) }), of: characteristic)
+        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) } }
+        if isFirst { try await beginListen(characteristic) }
         return stream
+    }
+
+    /// Adds `subscriber` to `characteristic`'s listen and returns its token, and whether it
+    /// is the listen's first (then ``beginListen(_:)`` turns the notifications on). Nothing
+    /// is written here: a link that comes up later subscribes every listen.
+    func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier) -> (token: Int, isFirst: Bool) {
+        let token = takeToken()
+        let isFirst = listens[characteristic] == nil
+        listens[characteristic, default: Listen()].subscribers[token] = subscriber
+        return (token, isFirst)
+    }
+
+    /// Turns the notifications of a listen just begun on, when the link is up (before, the
+    /// link subscribes it as it comes up). A refusal ends the characteristic's listen with
+    /// the error, and throws it.
+    func beginListen(_ characteristic: CharacteristicIdentifier) async throws(BluejayError) {
+        guard let handle else { return }
+        do { try await subscribe(characteristic, on: handle) } catch {
+            endListen(characteristic, error)
+            throw error
+        }
+    }
+
+    /// Removes subscriber `token` (any, when nil) of `characteristic`. When none is left and
+    /// `turningOff`, the notifications are turned off (CCCD 0), as they are for a
+    /// characteristic nobody listens to here at all.
+    func remove(_ token: Int?, of characteristic: CharacteristicIdentifier, turningOff: Bool) async throws(BluejayError) {
+        if let token { listens[characteristic]?.subscribers[token] = nil }
+        if let listen = listens[characteristic], !listen.subscribers.isEmpty { return }
+        let listener = listens.removeValue(forKey: characteristic)?.listener
+        guard turningOff else {
+            // The subscription stays as it is (its CCCD is someone else's to write); its
+            // values stop coming here.
+            if let listener, let handle { host.existingClient(for: handle)?.removeValueListener(listener) }
+            return
+        }
+        guard state == .connected else { return }
+        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listener) }
     }
 
     /// Turns the characteristic's notifications off and ends its value streams (normally).
     public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
         guard let listen = listens.removeValue(forKey: characteristic) else { return }
-        for continuation in listen.subscribers.values { continuation.finish() }
+        for subscriber in listen.subscribers.values { subscriber.finish(nil) }
         guard state == .connected else { return }
-        try await operation(characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listen.listener) }
+        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listen.listener) }
     }
 
     /// Turns the characteristic's notifications on and routes them to its subscribers.
     private func subscribe(_ characteristic: CharacteristicIdentifier, on handle: ConnectionHandle) async throws(BluejayError) {
-        let listener = try await operation(characteristic) { client throws(GATTError) in
-            try await client.subscribe(characteristic) { [weak self] value in self?.deliver(Array(value), of: characteristic) }.token
+        let listener = try await operation(.listen, characteristic) { client throws(GATTError) in
+            try await client.subscribe(characteristic) { [weak self] value in self?.deliver(value, of: characteristic) }.token
         }
         if listens[characteristic] != nil, self.handle == handle { listens[characteristic]?.listener = listener }
     }
 
-    private func deliver(_ value: [UInt8], of characteristic: CharacteristicIdentifier) {
-        for continuation in listens[characteristic]?.subscribers.values ?? [:].values { continuation.yield(value) }
-    }
-
-    private func unsubscribe(_ characteristic: CharacteristicIdentifier, token: Int) async {
-        listens[characteristic]?.subscribers[token] = nil
-        guard let listen = listens[characteristic], listen.subscribers.isEmpty else { return }
-        listens[characteristic] = nil
-        guard state == .connected else { return }
-        _ = try? await operation(characteristic) { client throws(GATTError) in
-            try await client.unsubscribe(characteristic, token: listen.listener)
-        }
+    private func deliver(_ value: ArraySlice<UInt8>, of characteristic: CharacteristicIdentifier) {
+        for subscriber in listens[characteristic]?.subscribers.values ?? [:].values { subscriber.deliver(value) }
     }
 
     /// Subscribes every listen again on a new link (before the link counts as connected, so
@@ -509,7 +543,7 @@ public final class Peripheral {
         guard let client = host.existingClient(for: handle) else { throw .notConnected }
         for characteristic in listens.keys {
             do {
-                let listener = try await client.subscribe(characteristic) { [weak self] value in self?.deliver(Array(value), of: characteristic) }.token
+                let listener = try await client.subscribe(characteristic) { [weak self] value in self?.deliver(value, of: characteristic) }.token
                 listens[characteristic]?.listener = listener
             } catch {
                 guard case .att(.disconnected) = error else { endListen(characteristic, BluejayError.from(error, characteristic)); continue }
@@ -519,8 +553,8 @@ public final class Peripheral {
     }
 
     private func endListen(_ characteristic: CharacteristicIdentifier, _ error: (any Error)?) {
-        for continuation in listens.removeValue(forKey: characteristic)?.subscribers.values ?? [:].values {
-            continuation.finish(throwing: error)
+        for subscriber in listens.removeValue(forKey: characteristic)?.subscribers.values ?? [:].values {
+            subscriber.finish(error)
         }
     }
 
