@@ -32,6 +32,8 @@ public final class BluetoothHost {
     private var clients: [ConnectionHandle: GATTClient] = [:]
     /// The central on this host, once made (``central``).
     private var madeCentral: Central?
+    /// Whether ``close()`` has run.
+    private var isClosed = false
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
@@ -158,8 +160,9 @@ public final class BluetoothHost {
     /// end (Bluejay runs its one peripheral on it).
     public var central: Central { madeCentral ?? Central(host: self) }
 
-    /// `central` is this host's central from now on (a new one replaces the last).
-    func register(_ central: Central) { madeCentral = central }
+    /// `central` is this host's central from now on (a new one replaces the last); a
+    /// closed host keeps none, so the two do not hold each other for ever.
+    func register(_ central: Central) { if !isClosed { madeCentral = central } }
 
     /// The client of a live link, if one was made.
     public func existingClient(for handle: ConnectionHandle) -> GATTClient? { clients[handle] }
@@ -177,6 +180,7 @@ public final class BluetoothHost {
     func close(keepingCapture: Bool) {
         onControllerFailure = nil
         // The central and its host hold each other until now.
+        isClosed = true
         madeCentral?.hostClosed()
         madeCentral = nil
         if let observer { controller.removeEventObserver(observer) }

@@ -83,9 +83,10 @@ extension Bluejay {
         lastConnect = (peripheralIdentifier, timeout)
         queue.add(QueuedOperation(.connect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            let peripheral = await self.attach(peripheralIdentifier, on: host)
             // A cancelled attempt stops (a link it still makes, it ends itself).
-            operation.onCancel = { _ in Task { @BluetoothActor in await peripheral.disconnect() } }
+            operation.onCancel = { _ in Task { @BluetoothActor in await host.central.peripheral(peripheralIdentifier).disconnect() } }
+            let peripheral = await self.attach(peripheralIdentifier, on: host)
+            guard !operation.isFinished else { return }
             let policy = self.reconnectionPolicy(timeout)
             let result = await Task { @BluetoothActor () -> Result<ConnectionHandle, BluejayError> in
                 do throws(BluejayError) {
@@ -209,6 +210,8 @@ extension Bluejay {
         let moving = listeners.values.filter { !$0.isEnded }.map { ($0, $0.characteristic, subscriber(for: $0, on: host)) }
         Task { @MainActor in
             let peripheral = await self.attach(identifier, on: host)
+            // Disconnected, or lost again, meanwhile.
+            guard case .reconnecting(identifier, _) = self.linkState, host === self.host else { return }
             let subscribers = moving.map { ($0.1, $0.2) }
             let tokens = await Task { @BluetoothActor in
                 let tokens = subscribers.map { peripheral.adopt($0.1, of: $0.0).token }
@@ -223,11 +226,16 @@ extension Bluejay {
     /// otherwise the disconnection waits its turn in the queue.
     public func disconnect(immediate: Bool = false, completion: (@MainActor (DisconnectionResult) -> Void)? = nil) {
         shouldAutoReconnect = false
+        // A reconnection under way stops here: that is the disconnection asked for.
+        let stoppedReconnecting: PeripheralIdentifier? = if case let .reconnecting(peripheral, _) = linkState { peripheral } else { nil }
         stopReconnecting()
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            guard let link = self.connection else { return operation.fail(.notConnected) }
+            guard let link = self.connection else {
+                if let stoppedReconnecting, operation.claim() { completion?(.disconnected(stoppedReconnecting)) }
+                return operation.fail(.notConnected)
+            }
             self.linkState = .disconnecting(link)
             let outcome = await Task { @BluetoothActor () -> BluejayError? in
                 do throws(ConnectionError) {

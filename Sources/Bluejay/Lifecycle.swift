@@ -178,9 +178,16 @@ extension Bluejay {
         let extracted = (host, connection?.peripheral)
         if let host {
             let reconnecting: PeripheralIdentifier? = if case let .reconnecting(peripheral, _) = linkState { peripheral } else { nil }
+            let subscribed = listeners.values.compactMap { listener in listener.token.map { (listener.characteristic, $0) } }
+            let linked = connection?.peripheral ?? reconnecting
             Task { @BluetoothActor in
                 host.onControllerFailure = nil
-                // The host's central goes on for whoever takes the host, without Bluejay.
+                // The host's central goes on for whoever takes the host, without Bluejay:
+                // its listens' values stop (their subscriptions stay as they are).
+                if let linked {
+                    let peripheral = host.central.peripheral(linked)
+                    for (characteristic, token) in subscribed { _ = try? await peripheral.remove(token, of: characteristic, turningOff: false) }
+                }
                 host.central.releaseBluejay()
                 if let reconnecting { await host.central.peripheral(reconnecting).disconnect() }
             }

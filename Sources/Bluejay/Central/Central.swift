@@ -20,6 +20,10 @@ import HCI
 /// initiator, so they take turns. How many links the controller holds at once is its own
 /// limit: an attempt past it fails with the controller's status (Connection Limit Exceeded,
 /// Memory Capacity Exceeded), named.
+///
+/// The turns are kept by the same `OperationQueue` as ``Bluejay``'s, whose bookkeeping runs
+/// on the main actor: as with Bluejay, a program keeps the main actor free (an `async`
+/// `main`, or `dispatchMain()`), or its peripherals' operations wait.
 @BluetoothActor
 public final class Central {
     /// The stack this central runs on.
@@ -57,10 +61,7 @@ public final class Central {
 
     /// Bluejay let go of the host: its peripherals no longer report to it.
     func releaseBluejay() {
-        for peripheral in known.values {
-            peripheral.onEvent = nil
-            peripheral.reconnectionDecision = nil
-        }
+        for peripheral in known.values { peripheral.releaseBluejay() }
     }
 
     /// The host closed: the scan and every peripheral's streams end.

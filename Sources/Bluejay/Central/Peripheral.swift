@@ -68,15 +68,33 @@ public final class Peripheral {
     /// was asked for) whether to reconnect and under which policy, instead of the policy of
     /// the last connect: how Bluejay's disconnect handler and auto-reconnect decide.
     var reconnectionDecision: (@BluetoothActor (ConnectionHandle, HCIStatus, Bool) async -> Policy?)?
+    /// Bluejay let go: its hooks, policy and clock go with it.
+    func releaseBluejay() {
+        onEvent = nil
+        reconnectionDecision = nil
+        policy = Policy()
+        clock = FacadeClock(ContinuousClock())
+    }
+
     /// Why the last connection attempt of a reconnection failed.
     private(set) var lastFailure: BluejayError?
-    /// A link is being set up (connected, GATT client not ready yet): its loss is the
-    /// attempt's to report, not a drop to repair.
-    private var settingUp = false
-    /// ``disconnect()`` was asked while an attempt was under way.
-    private var disconnectRequested = false
-    /// This peripheral's LE Create Connection is the controller's current one.
-    private var initiating = false
+    /// Where a connection attempt of this peripheral is, while one runs.
+    private enum Attempt {
+        /// None runs.
+        case none
+        /// Waiting for its turn at the central's one initiator.
+        case queued
+        /// Its LE Create Connection is the controller's current one.
+        case initiating
+        /// The link is up and its GATT client being set up: the link's loss is the
+        /// attempt's to report, not a drop to repair.
+        case settingUp
+    }
+
+    private var attempt = Attempt.none
+    /// Every ``disconnect()`` begins a new epoch: an attempt or reconnection begun in an
+    /// earlier one stops at its next step, whatever was asked since.
+    private var epoch = 0
 
     /// How links are made and remade: BlueCap's connection policy.
     struct Policy {
@@ -173,8 +191,7 @@ public final class Peripheral {
         case .disconnected: break
         }
         self.policy = policy
-        disconnectRequested = false
-        do { try await establish() } catch {
+        do { try await establish(in: epoch) } catch {
             emit(.gaveUp(reason: error.description))
             throw error
         }
@@ -185,12 +202,17 @@ public final class Peripheral {
     public func reconnect(withDelay delay: Duration = .zero) async throws(BluejayError) {
         guard state == .disconnected else { throw state == .connected ? .alreadyConnected : .alreadyConnecting }
         state = .connecting
-        disconnectRequested = false
+        let epoch = epoch
         do { try await clock.sleep(for: delay) } catch {
             state = .disconnected
             throw .cancelled
         }
-        do { try await establish() } catch {
+        // disconnect() during the wait.
+        guard epoch == self.epoch else {
+            state = .disconnected
+            throw .cancelled
+        }
+        do { try await establish(in: epoch) } catch {
             emit(.gaveUp(reason: error.description))
             throw error
         }
@@ -199,15 +221,15 @@ public final class Peripheral {
     /// Ends the link (and any reconnection under way); value streams end. Nothing happens
     /// when it is not connected.
     public func disconnect() async {
+        epoch += 1
         reconnection?.cancel()
         reconnection = nil
         stopPollingRSSI()
-        guard let handle, !settingUp else {
+        guard let handle, attempt != .settingUp else {
             // No link yet: an attempt under way is cancelled (a link it still makes, it ends
             // itself), and the listens end as asked.
-            disconnectRequested = true
-            if initiating { host.connections.cancelConnect() }
-            if state != .connecting && !settingUp { state = .disconnected }
+            if attempt == .initiating { host.connections.cancelConnect() }
+            if state != .connecting && attempt != .settingUp { state = .disconnected }
             endListens(nil)
             return
         }
@@ -215,31 +237,39 @@ public final class Peripheral {
     }
 
     /// Ends the live link `handle` (asked for: no reconnection follows); throws when the
-    /// controller refuses, and then the link stays up.
+    /// controller refuses, and then the link stays up. A link already gone (or replaced)
+    /// is done all the same.
     func endLink(_ handle: ConnectionHandle) async throws(ConnectionError) {
+        guard self.handle == handle, state == .connected || state == .disconnecting else { return }
         state = .disconnecting
         do { _ = try await host.connections.disconnect(handle, reason: .remoteUserTerminatedConnection) } catch {
-            if case .notConnected = error { return }  // it went down meanwhile: done all the same
+            if case .notConnected = error {
+                // It went down meanwhile, and its end may not have reached us yet.
+                if self.handle == nil, state == .disconnecting { state = .disconnected }
+                return
+            }
             if self.handle == handle, state == .disconnecting { state = .connected }
             throw error
         }
     }
 
-    /// Attempts up to 1 + timeoutRetries connections; on success the GATT client is ready
-    /// and every listen subscribed again.
-    private func establish() async throws(BluejayError) {
+    /// Attempts up to 1 + timeoutRetries connections, as long as no ``disconnect()`` ends
+    /// `epoch`; on success the GATT client is ready and every listen subscribed again.
+    private func establish(in epoch: Int) async throws(BluejayError) {
         let attempts = policy.timeoutRetries + 1
         for attempt in 1...attempts {
             if case .reconnecting = state {} else { state = .connecting }
+            self.attempt = .queued
+            defer { self.attempt = .none }
             let link: LEConnection
             do {
                 let host = host, identifier = identifier, timeout = policy.connectionTimeout
                 // The host closed: its central went with it.
                 guard let central else { throw ConnectionError.cancelled }
                 link = try await central.initiator.run(.connect) {
-                    guard !self.disconnectRequested else { throw ConnectionError.cancelled }
-                    self.initiating = true
-                    defer { self.initiating = false }
+                    guard epoch == self.epoch else { throw ConnectionError.cancelled }
+                    self.attempt = .initiating
+                    defer { self.attempt = .queued }
                     return try await host.connections.connect(to: identifier.address, type: identifier.addressType, timeout: timeout)
                 }
             } catch let error as ConnectionError {
@@ -262,13 +292,12 @@ public final class Peripheral {
             }
             handle = link.handle
             central?.linkUp(link.handle, for: self)
-            settingUp = true
-            defer { settingUp = false }
+            self.attempt = .settingUp
             do throws(BluejayError) {
-                guard !disconnectRequested else { throw BluejayError.cancelled }
+                guard epoch == self.epoch else { throw BluejayError.cancelled }
                 _ = try await host.client(for: link.handle, identity: DiscoveryCache.identity(identifier.address, identifier.addressType))
                 try await restoreListens(on: link.handle)
-                guard !disconnectRequested else { throw BluejayError.cancelled }
+                guard epoch == self.epoch else { throw BluejayError.cancelled }
             } catch {
                 // The link is up but unusable (or no longer wanted): end it, and say why.
                 _ = try? await host.connections.disconnect(link.handle)
@@ -289,17 +318,18 @@ public final class Peripheral {
         let ended = handle
         handle = nil
         // A link lost while it was being set up: the attempt under way reports it.
-        if settingUp || state == .connecting { return }
+        if attempt == .settingUp || state == .connecting { return }
         for key in listens.keys { listens[key]?.listener = nil }
         emit(.disconnected(reason))
         let asked = state == .disconnecting
         let error = BluejayError.disconnected(reason)
         state = .disconnected
         if let decide = reconnectionDecision, let ended {
+            let epoch = epoch
             reconnection = Task { [weak self] in
                 let policy = await decide(ended, reason, asked)
                 guard let self, self.state == .disconnected else { return }
-                guard let policy, !asked, !self.disconnectRequested, !Task.isCancelled else { return self.endListens(asked ? nil : error) }
+                guard let policy, !asked, epoch == self.epoch, !Task.isCancelled else { return self.endListens(asked ? nil : error) }
                 await self.reconnect(under: policy, after: error)
             }
             return
@@ -313,7 +343,6 @@ public final class Peripheral {
     /// when the controller it was on was lost and a new one has come up).
     func resumeReconnecting(under policy: Policy, after error: BluejayError) {
         guard state == .disconnected, handle == nil else { return }
-        disconnectRequested = false
         reconnection = Task { [weak self] in await self?.reconnect(under: policy, after: error) }
     }
 
@@ -322,19 +351,20 @@ public final class Peripheral {
     private func reconnect(under newPolicy: Policy?, after error: BluejayError) async {
         if let newPolicy { policy = newPolicy }
         lastFailure = nil
+        let epoch = epoch
         for attempt in 1...max(1, policy.disconnectRetries) {
             let delay = policy.delay(before: attempt)
             state = .reconnecting(attempt: attempt)
             emit(.reconnecting(attempt: attempt, delay: delay))
             if delay > .zero { do { try await clock.sleep(for: delay) } catch { return } }
-            guard case .reconnecting = state, !disconnectRequested, !Task.isCancelled else { return }
+            guard case .reconnecting = state, epoch == self.epoch, !Task.isCancelled else { return }
             do {
-                try await establish()
+                try await establish(in: epoch)
                 return
             } catch {
                 lastFailure = error
                 // disconnect() stopped it: nothing more to try or report.
-                if disconnectRequested || Task.isCancelled {
+                if epoch != self.epoch || Task.isCancelled {
                     state = .disconnected
                     return
                 }
@@ -504,7 +534,8 @@ public final class Peripheral {
     /// `turningOff`, the notifications are turned off (CCCD 0), as they are for a
     /// characteristic nobody listens to here at all.
     func remove(_ token: Int?, of characteristic: CharacteristicIdentifier, turningOff: Bool) async throws(BluejayError) {
-        if let token { listens[characteristic]?.subscribers[token] = nil }
+        // Already gone (its listen ended here): nothing of it is left to turn off.
+        if let token, listens[characteristic]?.subscribers.removeValue(forKey: token) == nil { return }
         if let listen = listens[characteristic], !listen.subscribers.isEmpty { return }
         let listener = listens.removeValue(forKey: characteristic)?.listener
         guard turningOff else {
@@ -530,7 +561,12 @@ public final class Peripheral {
         let listener = try await operation(.listen, characteristic) { client throws(GATTError) in
             try await client.subscribe(characteristic) { [weak self] value in self?.deliver(value, of: characteristic) }.token
         }
-        if listens[characteristic] != nil, self.handle == handle { listens[characteristic]?.listener = listener }
+        if listens[characteristic] != nil, self.handle == handle {
+            listens[characteristic]?.listener = listener
+        } else if let current = self.handle, current == handle {
+            // Its listen ended meanwhile: its values have nowhere to go.
+            host.existingClient(for: handle)?.removeValueListener(listener)
+        }
     }
 
     private func deliver(_ value: ArraySlice<UInt8>, of characteristic: CharacteristicIdentifier) {
