@@ -130,15 +130,22 @@ struct DiscoveryCacheTests {
         descriptors: [0x0A: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0B)],
                       0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)]])
 
-    /// Saved subscribed on a bonded link and reconnected on one: nothing is sent, not even
-    /// the hash read; a Service Changed indication the peer sends on encryption, before the
-    /// cache is prepared, still invalidates (and the file keeps the rest, still subscribed).
-    @Test func aBondedLinkTrustsASubscribedEntryWithoutTheHash() async throws {
+    /// A cache holding a subscribed entry of ``subscribable``, and a client on a scripted
+    /// server that has preloaded it (as before encryption).
+    func preloadedClient() throws -> (DiscoveryCache, ScriptedServer, GATTClient) {
         let cache = makeCache()
         try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, serviceChangedBonded: true, database: Self.subscribable))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         #expect(cache.preload(client, identity: Self.identity))
+        return (cache, server, client)
+    }
+
+    /// Saved subscribed on a bonded link and reconnected on one: nothing is sent, not even
+    /// the hash read; a Service Changed indication the peer sends on encryption, before the
+    /// cache is prepared, still invalidates (and the file keeps the rest, still subscribed).
+    @Test func aBondedLinkTrustsASubscribedEntryWithoutTheHash() async throws {
+        let (cache, server, client) = try preloadedClient()
         #expect(client.serviceChangedHandle == 0x0A && client.isSubscribedToServiceChanged)
         #expect(client.database == Self.subscribable)
         server.push("1D 0A 00 10 00 18 00")  // Heart Rate changed while we were away
@@ -158,11 +165,7 @@ struct DiscoveryCacheTests {
     /// the bond and we paired again): the entry is taken back, the hash decides, and the
     /// subscription is no longer assumed (nor saved as the peer's).
     @Test func aLinkNotEncryptedWithTheBondChecksTheHash() async throws {
-        let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, serviceChangedBonded: true, database: Self.subscribable))
-        let server = ScriptedServer()
-        let client = GATTClient(bearer: server.bearer)
-        #expect(cache.preload(client, identity: Self.identity))
+        let (cache, server, client) = try preloadedClient()
         expectHashRead(server, Self.hash)
         #expect(try await cache.prepare(client, identity: Self.identity, bonded: true, bondedLink: false) == .hit)
         #expect(!client.isSubscribedToServiceChanged)
