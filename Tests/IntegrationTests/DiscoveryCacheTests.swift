@@ -240,7 +240,8 @@ extension IntegrationTests {
         let objects = try json.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         #expect(objects.compactMap { $0["identity"] as? String }.sorted() == peer.addresses.map { $0 + "/random" }.sorted())
         for object in objects {
-            #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded"])
+            #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded", "service_changed_bonded"])
+            #expect(object["service_changed_bonded"] as? Bool == false)
             #expect(object["services"] as? Int == 7)
             #expect(object["characteristics"] as? Int == 18)
             #expect(object["complete"] as? Bool == true)
@@ -378,6 +379,8 @@ extension IntegrationTests {
             #expect(TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains { $0.contains("LE_Enable_Encryption") })
         }
         #expect(try bonded.entry(target).serviceChangedBonded, "still subscribed after trusted runs")
+        let listed = try await bonded.bluejay(["cache", "list", "--json"])
+        #expect(listed.stdout.contains("\"service_changed_bonded\": true"), "\(listed.stdout)")
 
         // Not bonded: the hash is read every time, and nothing is taken as subscribed.
         for run in 1...2 {
