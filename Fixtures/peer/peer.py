@@ -883,6 +883,12 @@ class PeerGattServer(GattServer):
             return self._refuse(bearer, request)
         return super().on_att_prepare_write_request(bearer, request)
 
+    def write_cccd(self, bearer, characteristic, value) -> None:
+        super().write_cccd(bearer, characteristic, value)
+        listener = getattr(self, 'on_cccd_written', None)
+        if listener is not None:
+            listener(bearer, characteristic, bytes(value))
+
     def on_att_write_command(self, bearer, request):
         policy = self.policies.get(request.attribute_handle)
         if policy is not None and not policy.write_command:
@@ -954,8 +960,19 @@ class PeripheralApp:
         self.label = label  # 'peripheral', then 'peripheral 2', ... in the log
         self.hr_tasks: dict[int, asyncio.Task] = {}
         self.flood_tasks: dict[int, asyncio.Task] = {}
+        # What a server keeps for a bonded client (Core 6.0 Vol 3 Part G 2.5.2, 3.3.3.3),
+        # which Bumble 0.0.236 does not (its CCCDs go with the link): per bond (the
+        # central's address, as the keystore names it) the CCCD values written while bonded,
+        # restored when the bond encrypts a new link; and the handle range that changed while
+        # it was away, indicated as Service Changed then.
+        self.bonded_cccds: dict[str, dict[int, bytes]] = {}
+        self.change_unaware: dict[str, tuple[int, int]] = {}
+        self.bond_keys: dict[int, str] = {}      # connection handle -> its bond, once known
+        self.change_on_disconnection: set[int] = set()  # control point 0x0B
+        self.added_service = None
         self.reset_values()
         self._build_database()
+        device.gatt_server.on_cccd_written = self._cccd_written
         device.on('connection', self._on_connection)
         if heart_rate_on_subscribe:
             # As a real sensor: measurements while the client's CCCD asks for them.
@@ -1185,6 +1202,14 @@ class PeripheralApp:
             if params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.device.gatt_server.muted.add(connection.handle)
+        elif command == 0x0B:
+            # The database changes while the client is away: a service is added when this
+            # link ends (once per peer process).
+            if params:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            if self.added_service is not None or self.change_on_disconnection:
+                raise att.ATT_Error(CP_ERROR_BUSY)
+            self.change_on_disconnection.add(connection.handle)
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
 
@@ -1264,11 +1289,92 @@ class PeripheralApp:
                     sent, length, elapsed, sent / elapsed if elapsed > 0 else 0,
                     '' if sent == count else f' (stopped early: {sent} of {count})')
 
+    # --- bonded clients: remembered CCCDs, Service Changed on reconnection --------------
+    def _cccd_written(self, bearer, characteristic, value: bytes) -> None:
+        connection = getattr(bearer, 'connection', bearer)
+        key = self.bond_keys.get(getattr(connection, 'handle', None))
+        if key is not None:
+            self.bonded_cccds.setdefault(key, {})[characteristic.handle] = value
+
+    async def _bond_of(self, connection) -> str | None:
+        '''The bond of the central on `connection` (its keystore name), if it has one.'''
+        if self.device.keystore is None:
+            return None
+        key = str(connection.peer_address)
+        return key if await self.device.keystore.get(key) is not None else None
+
+    async def _paired(self, connection) -> None:
+        '''Bonded on this link: the CCCDs written so far are kept for the bond too.'''
+        key = await self._bond_of(connection)
+        if key is None or connection.handle in self.bond_keys:
+            return
+        self.bond_keys[connection.handle] = key
+        written = self.device.gatt_server.subscribers.get(connection) or {}
+        self.bonded_cccds[key] = dict(written)
+        self.change_unaware.pop(key, None)  # a new bond starts change-aware
+
+    async def _encrypted(self, connection) -> None:
+        '''A bonded central encrypted a new link: its remembered CCCDs apply again, and a
+        change made while it was away is indicated (Core 6.0 Vol 3 Part G 2.5.2).'''
+        if not connection.is_encrypted or connection.handle in self.bond_keys:
+            return
+        key = await self._bond_of(connection)
+        if key is None:
+            return  # pairing's own encryption: `_paired` takes it from here
+        self.bond_keys[connection.handle] = key
+        remembered = self.bonded_cccds.get(key) or {}
+        if remembered:
+            cccds = self.device.gatt_server.subscribers.setdefault(connection, {})
+            for handle, value in remembered.items():
+                cccds.setdefault(handle, value)
+            logger.info('%s: bonded %s: CCCDs restored %s', self.label, key,
+                        ', '.join(f'0x{h:04X}={v.hex()}' for h, v in sorted(remembered.items())))
+        changed = self.change_unaware.get(key)
+        characteristic = self.device.gatt_service.service_changed_characteristic
+        if changed is None or not self.cccd(connection, characteristic) & 2:
+            return
+        logger.info('%s: bonded %s reconnected after a change: Service Changed 0x%04X-0x%04X',
+                    self.label, key, *changed)
+        try:
+            await self.device.indicate_subscriber(connection, characteristic, struct.pack('<HH', *changed))
+        except Exception as error:  # the link went first: indicated on the next one
+            logger.info('Service Changed to %s not confirmed: %r', key, error)
+            return
+        if self.change_unaware.get(key) == changed:
+            del self.change_unaware[key]
+
+    def _change_database(self, ended: int) -> None:
+        '''Control point 0x0B, once its link ended: one more service at the end of the
+        database; every bonded client becomes change-unaware of its range, and a connected
+        client subscribed to Service Changed is told at once.'''
+        P = gatt.Characteristic.Properties
+        R = gatt.Characteristic.Permissions.READABLE
+        value = self._char(custom_uuid(0x0301), P.READ, R, read=lambda _c: b'Bluejay added')
+        service = gatt.Service(custom_uuid(0x0300), [value])
+        self.device.gatt_server.add_service(service)
+        self.device.gatt_server.policies[value.handle] = AccessPolicy(write_request=False, write_command=False)
+        self.added_service = service
+        changed = (service.handle, service.end_group_handle)
+        logger.info('%s: database changed: service B1E70300 added at 0x%04X-0x%04X',
+                    self.label, *changed)
+        for key in set(self.bonded_cccds) | set(self.bond_keys.values()):
+            old = self.change_unaware.get(key)
+            self.change_unaware[key] = changed if old is None else (min(old[0], changed[0]), max(old[1], changed[1]))
+        characteristic = self.device.gatt_service.service_changed_characteristic
+        for connection in list(self.device.connections.values()):
+            if connection.handle != ended and self.cccd(connection, characteristic) & 2:
+                key = self.bond_keys.get(connection.handle)
+                if key is not None:
+                    self.change_unaware.pop(key, None)
+                self.spawn(self._indicate(connection, characteristic, struct.pack('<HH', *changed)))
+
     # --- connection lifecycle ------------------------------------------------------------
     def _on_connection(self, connection) -> None:
         logger.info('%s: connected to %s (handle 0x%04X)',
                     self.label, connection.peer_address, connection.handle)
         handle = connection.handle
+        connection.on('connection_encryption_change', lambda: self.spawn(self._encrypted(connection)))
+        connection.on('pairing', lambda _keys: self.spawn(self._paired(connection)))
 
         def on_disconnection(reason):
             logger.info('%s: disconnected (handle 0x%04X, reason 0x%02X)',
@@ -1277,6 +1383,10 @@ class PeripheralApp:
                 task = tasks.pop(handle, None)
                 if task is not None:
                     task.cancel()
+            self.bond_keys.pop(handle, None)
+            if handle in self.change_on_disconnection:
+                self.change_on_disconnection.discard(handle)
+                self._change_database(ended=handle)
 
         connection.on('disconnection', on_disconnection)
 

@@ -117,7 +117,8 @@ public final class BluetoothHost {
     }
 
     /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached
-    /// database validated for `identity`.
+    /// database validated for `identity` (by its Database Hash; on a link encrypted with the
+    /// peer's bond whose entry was saved subscribed to Service Changed, trusted without).
     public func client(for handle: ConnectionHandle, identity: String) async throws(BluejayError) -> GATTClient {
         if let client = clients[handle], client.bearer.isOpen { return client }
         let bearer: ATTBearer
@@ -125,9 +126,14 @@ public final class BluetoothHost {
         let client = GATTClient(bearer: bearer)
         client.maximumValueLength = maximumValueLength
         clients[handle] = client
+        // A bonded peer's cached database, saved while subscribed to its Service Changed,
+        // is taken before encryption starts: the peer may indicate a change as soon as the
+        // link is encrypted, and that indication must find the database it invalidates.
+        if security.bond(for: handle) != nil { cache.preload(client, identity: identity) }
         // A bonded peer gets its link encrypted at once, as BlueZ does: its protected
         // attributes and remembered subscriptions work from the first request.
         let bonded = await security.encryptIfBonded(handle)
+        let bondedLink = security.isEncryptedWithStoredBond(handle)
         // iOS pairs on demand: a request refused for want of security secures the link
         // (stored key, or pairing when the policy allows) and is sent again once.
         bearer.onSecurityRequired = { [weak self] code in await self?.security.securityRequired(handle, for: code) ?? false }
@@ -136,9 +142,10 @@ public final class BluetoothHost {
                 // A server may refuse the exchange: the link goes on at ATT_MTU 23.
                 guard case .att(.errorResponse) = error else { throw error }
             }
-            try await cache.prepare(client, identity: identity, bonded: bonded)
+            try await cache.prepare(client, identity: identity, bonded: bonded, bondedLink: bondedLink)
             // So the peer can tell us when its database changes (iOS does this too); a peer
-            // that refuses (e.g. wants encryption first) just does not tell us.
+            // that refuses (e.g. wants encryption first) just does not tell us. On a trusted
+            // bonded reconnection the peer kept the subscription: nothing is sent.
             do throws(GATTError) { try await client.subscribeToServiceChanged() } catch {
                 guard case .att(.errorResponse) = error else { throw error }
             }

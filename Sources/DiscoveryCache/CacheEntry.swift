@@ -4,15 +4,17 @@ import GATT
 
 /// One peer's cached database, as stored in `gatt-cache/<identity>.json`.
 ///
-/// Format (version 1): a JSON object
-/// `{"format": "bluejay-gatt-cache", "version": 1, "identity": "F0:0D:B1:E7:00:01/random",
-/// "database_hash": "<32 hex digits as on the wire>" | null, "bonded": false, "complete": true,
+/// Format (version 2): a JSON object
+/// `{"format": "bluejay-gatt-cache", "version": 2, "identity": "F0:0D:B1:E7:00:01/random",
+/// "database_hash": "<32 hex digits as on the wire>" | null, "bonded": false,
+/// "service_changed_bonded": false, "complete": true,
 /// "services": [{"uuid": "180D", "start": 14, "end": 19, "includes": [...] | null,
 /// "characteristics": [{"uuid": "2A37", "declaration_handle": 15, "value_handle": 16,
 /// "end_handle": 17, "properties": 16, "descriptors": [{"uuid": "2902", "handle": 17}] | null}] | null}]}`.
 /// `null` means "not discovered"; an empty list means "discovered, none". Handles are
-/// numbers; UUIDs are written as `BluetoothUUID` prints them. A file of another format or
-/// version is ignored (and replaced on the next save).
+/// numbers; UUIDs are written as `BluetoothUUID` prints them. Version 1 files (written
+/// before `service_changed_bonded` existed) are still read, as not subscribed; a file of
+/// another format or version is ignored (and replaced on the next save).
 public struct CacheEntry: Sendable, Equatable {
     /// The peer: its identity address and type (`F0:0D:B1:E7:00:01/random`).
     public var identity: String
@@ -21,21 +23,29 @@ public struct CacheEntry: Sendable, Equatable {
     public var databaseHash: [UInt8]?
     /// Whether the peer was bonded (then an entry without a hash may be trusted).
     public var bonded: Bool
+    /// Whether the entry was made on a link encrypted with the peer's bond and subscribed to
+    /// its Service Changed indications. Such a peer remembers the subscription and indicates
+    /// any change on reconnection (Core 6.0 Vol 3 Part G §2.5.2), so a bonded reconnection
+    /// trusts the entry without reading the Database Hash.
+    public var serviceChangedBonded: Bool
     /// What was discovered.
     public var database: GATTDatabase
 
     /// An entry for `identity`.
-    public init(identity: String, databaseHash: [UInt8]?, bonded: Bool, database: GATTDatabase) {
+    public init(identity: String, databaseHash: [UInt8]?, bonded: Bool, serviceChangedBonded: Bool = false, database: GATTDatabase) {
         self.identity = identity
         self.databaseHash = databaseHash
         self.bonded = bonded
+        self.serviceChangedBonded = serviceChangedBonded
         self.database = database
     }
 
     /// The format name in the file.
     public static let format = "bluejay-gatt-cache"
-    /// The format version this code writes and reads.
-    public static let version = 1
+    /// The format version this code writes.
+    public static let version = 2
+    /// The format versions this code reads.
+    public static let readableVersions: ClosedRange<Int> = 1...2
 
     /// The file contents.
     public func encoded() -> [UInt8] {
@@ -45,14 +55,14 @@ public struct CacheEntry: Sendable, Equatable {
         return Array((try? encoder.encode(File(self))) ?? Data())
     }
 
-    /// Decodes a file; throws for anything that is not a version-1 cache file.
+    /// Decodes a file; throws for anything that is not a version 1 or 2 cache file.
     public init(decoding bytes: [UInt8]) throws(StoreError) {
         let file: File
         do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
             throw .malformed("not a GATT cache file: \(error)")
         }
-        guard file.format == Self.format, file.version == Self.version else {
-            throw .malformed("GATT cache format \(file.format) version \(file.version), expected \(Self.format) version \(Self.version)")
+        guard file.format == Self.format, Self.readableVersions.contains(file.version) else {
+            throw .malformed("GATT cache format \(file.format) version \(file.version), expected \(Self.format) version \(Self.readableVersions.lowerBound)…\(Self.version)")
         }
         self = try file.entry()
     }
@@ -114,6 +124,8 @@ private struct File: Codable {
     var identity: String
     var database_hash: String?
     var bonded: Bool
+    /// Absent in version 1.
+    var service_changed_bonded: Bool?
     var complete: Bool
     var services: [ServiceRecord]
 
@@ -126,6 +138,7 @@ private struct File: Codable {
         try container.encode(identity, forKey: .identity)
         try container.encode(database_hash, forKey: .database_hash)
         try container.encode(bonded, forKey: .bonded)
+        try container.encode(service_changed_bonded ?? false, forKey: .service_changed_bonded)
         try container.encode(complete, forKey: .complete)
         try container.encode(services, forKey: .services)
     }
@@ -137,6 +150,7 @@ private struct File: Codable {
         identity = entry.identity
         database_hash = entry.databaseHash?.hexString()
         bonded = entry.bonded
+        service_changed_bonded = entry.serviceChangedBonded
         complete = database.isComplete
         services = database.services.map { service in
             ServiceRecord(
@@ -206,6 +220,6 @@ private struct File: Codable {
         }
         database = GATTDatabase(services: found, isComplete: complete, includes: database.includes,
                                 characteristics: database.characteristics, descriptors: database.descriptors)
-        return CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, database: database)
+        return CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, serviceChangedBonded: service_changed_bonded ?? false, database: database)
     }
 }

@@ -5,12 +5,19 @@ import GATT
 /// Remembers each peer's discovered GATT database across connections and proves it is
 /// still valid before using it (Core Vol 3, Part G, 2.5.2: attribute caching).
 ///
-/// On connecting, ``prepare(_:identity:bonded:)`` reads the peer's Database Hash (one Read
-/// By Type). A cached entry is used only when its hash matches; a peer without a hash is
-/// trusted only when bonded, since the specification promises Service Changed only to
-/// bonded clients. Otherwise the entry is dropped and the client discovers afresh; what it
-/// discovers is saved with the hash by ``save(_:)``. A Service Changed indication drops the
-/// affected range from the file at once. Robust caching: when the peer has Client Supported
+/// On connecting, ``prepare(_:identity:bonded:bondedLink:)`` reads the peer's Database Hash
+/// (one Read By Type). A cached entry is used only when its hash matches; a peer without a
+/// hash is trusted only when bonded, since the specification promises Service Changed only
+/// to bonded clients. Otherwise the entry is dropped and the client discovers afresh; what
+/// it discovers is saved with the hash by ``save(_:)``. A Service Changed indication drops
+/// the affected range from the file at once.
+///
+/// Bonded reconnection: an entry saved on a link encrypted with the peer's bond while
+/// subscribed to Service Changed (``CacheEntry/serviceChangedBonded``) is trusted without
+/// the hash read when the new link is encrypted with the same bond: such a server keeps the
+/// subscription and indicates Service Changed on reconnection when its database changed
+/// (Core 6.0 Vol 3 Part G §2.5.2). ``preload(_:identity:)`` adopts it before encryption
+/// starts, so that indication is applied whenever it arrives. Robust caching: when the peer has Client Supported
 /// Features, the robust-caching bit is written on a connection that discovers, and a
 /// `databaseOutOfSync` error re-validates and retries once (``retryingOutOfSync(_:_:)``).
 @BluetoothActor
@@ -25,6 +32,9 @@ public final class DiscoveryCache {
         case hit
         /// An entry existed but did not match (or could not be trusted); it was dropped.
         case stale
+        /// The cached database was adopted without reading the hash: the link is encrypted
+        /// with the peer's bond and the peer keeps our Service Changed subscription.
+        case trusted
     }
 
     /// Where the entries live (`<store>/gatt-cache`).
@@ -35,6 +45,11 @@ public final class DiscoveryCache {
     /// The Database Hash read at the start of each connection, by client.
     private var hashes: [ObjectIdentifier: [UInt8]?] = [:]
     private var identities: [ObjectIdentifier: (identity: String, bonded: Bool)] = [:]
+    /// Clients on a link encrypted with the peer's bond (their Service Changed subscription
+    /// is saved as one the peer keeps).
+    private var bondedLinks: Set<ObjectIdentifier> = []
+    /// Clients given a subscribed entry by ``preload(_:identity:)``, with that entry.
+    private var preloaded: [ObjectIdentifier: CacheEntry] = [:]
 
     /// A cache in `store`'s `gatt-cache` directory.
     public init(store: StoreDirectory = .standard, enabled: Bool = true, logger: HCILogger = .standardError) {
@@ -98,20 +113,53 @@ public final class DiscoveryCache {
 
     // MARK: A connection
 
-    /// Validates the cached database of `identity` on a new connection and, when it holds,
-    /// gives it to `client`; watches Service Changed to keep the file current.
+    /// Before a bonded link is encrypted: when the entry of `identity` was saved subscribed
+    /// to Service Changed on a bonded link, gives it to `client` provisionally and makes the
+    /// client recognise Service Changed at its cached handle, so an indication the peer
+    /// sends as soon as encryption starts invalidates what it covers. Returns whether it
+    /// did; ``prepare(_:identity:bonded:bondedLink:)`` then keeps the entry (the link is
+    /// encrypted with the bond) or takes it back and checks the hash.
     @discardableResult
-    public func prepare(_ client: GATTClient, identity: String, bonded: Bool = false) async throws(GATTError) -> Outcome {
+    public func preload(_ client: GATTClient, identity: String) -> Bool {
+        guard isEnabled, let entry = entry(for: identity), entry.serviceChangedBonded else { return false }
+        let key = ObjectIdentifier(client)
+        watchServiceChanged(client, identity: identity)
+        client.adopt(entry.database)
+        guard client.assumeServiceChangedSubscription() else {
+            client.adopt(GATTDatabase())
+            return false
+        }
+        preloaded[key] = entry
+        return true
+    }
+
+    /// Validates the cached database of `identity` on a new connection and, when it holds,
+    /// gives it to `client`; watches Service Changed to keep the file current. `bonded`: the
+    /// peer is bonded. `bondedLink`: the link is encrypted with that bond's stored key (not
+    /// merely encrypted after pairing afresh); then an entry saved subscribed to Service
+    /// Changed on such a link is trusted without the hash read (``Outcome/trusted``).
+    @discardableResult
+    public func prepare(_ client: GATTClient, identity: String, bonded: Bool = false, bondedLink: Bool = false) async throws(GATTError) -> Outcome {
         guard isEnabled else { return .disabled }
         let key = ObjectIdentifier(client)
         identities[key] = (identity, bonded)
-        // The client calls this closure of its own, so it is alive whenever the closure
-        // runs: `unowned`, not `weak`, which would give the client a side table that slows
-        // every retain of it on the notification path.
-        client.onServiceChanged = { [weak self, unowned client] range in
-            guard let self else { return }
-            self.logger.log(.info, "\(identity): Service Changed \(hex(range.lowerBound, digits: 4))…\(hex(range.upperBound, digits: 4))")
-            self.save(client)
+        if bondedLink { bondedLinks.insert(key) }
+        watchServiceChanged(client, identity: identity)
+        if bondedLink, let entry = preloaded[key] ?? entry(for: identity), entry.serviceChangedBonded {
+            // Preloaded, the client may already have applied a Service Changed indication
+            // sent on encryption: its database is the one to keep, not the entry's.
+            if preloaded.removeValue(forKey: key) == nil {
+                client.adopt(entry.database)
+                if !client.assumeServiceChangedSubscription() { client.adopt(GATTDatabase()) }
+            }
+            if client.isSubscribedToServiceChanged {
+                hashes[key] = .some(entry.databaseHash)
+                return .trusted
+            }
+        } else if preloaded.removeValue(forKey: key) != nil {
+            // Not the bonded link the entry needs: back to what the hash says.
+            client.adopt(GATTDatabase())
+            client.forgetAssumedServiceChangedSubscription()
         }
         let current = try await readDatabaseHash(client)
         hashes[key] = .some(current)
@@ -130,8 +178,10 @@ public final class DiscoveryCache {
         return .hit
     }
 
-    /// Saves what `client` knows of its peer, with the hash read by ``prepare(_:identity:bonded:)``.
-    /// Does nothing when disabled or when the client was not prepared.
+    /// Saves what `client` knows of its peer, with the hash read by
+    /// ``prepare(_:identity:bonded:bondedLink:)`` (on a trusted reconnection, the cached
+    /// one), and whether it is subscribed to Service Changed on a bonded link. Does nothing
+    /// when disabled or when the client was not prepared.
     public func save(_ client: GATTClient) {
         let key = ObjectIdentifier(client)
         guard isEnabled, let (identity, bonded) = identities[key], let hash = hashes[key] else { return }
@@ -141,7 +191,8 @@ public final class DiscoveryCache {
             _ = try? remove(identity)
             return
         }
-        do { try store(CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, database: client.database)) } catch {
+        let subscribed = bondedLinks.contains(key) && client.isSubscribedToServiceChanged
+        do { try store(CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, serviceChangedBonded: subscribed, database: client.database)) } catch {
             logger.log(.warning, "saving the GATT cache of \(identity): \(error)")
         }
     }
@@ -149,8 +200,23 @@ public final class DiscoveryCache {
     /// Forgets `client` (after its link ended), saving what it knew first.
     public func finish(_ client: GATTClient) {
         save(client)
-        hashes[ObjectIdentifier(client)] = nil
-        identities[ObjectIdentifier(client)] = nil
+        let key = ObjectIdentifier(client)
+        hashes[key] = nil
+        identities[key] = nil
+        bondedLinks.remove(key)
+        preloaded[key] = nil
+    }
+
+    /// Saves the file whenever the peer indicates Service Changed to `client`.
+    private func watchServiceChanged(_ client: GATTClient, identity: String) {
+        // The client calls this closure of its own, so it is alive whenever the closure
+        // runs: `unowned`, not `weak`, which would give the client a side table that slows
+        // every retain of it on the notification path.
+        client.onServiceChanged = { [weak self, unowned client] range in
+            guard let self else { return }
+            self.logger.log(.info, "\(identity): Service Changed \(hex(range.lowerBound, digits: 4))…\(hex(range.upperBound, digits: 4))")
+            self.save(client)
+        }
     }
 
     /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and

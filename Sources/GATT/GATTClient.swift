@@ -53,6 +53,10 @@ public final class GATTClient {
     public var onServicesInvalidated: (([Service]) -> Void)?
     /// The value handle of the peer's Service Changed characteristic, once subscribed.
     public private(set) var serviceChangedHandle: AttributeHandle?
+    /// Whether the peer indicates Service Changed to this client: its CCCD was written on
+    /// this link (``subscribeToServiceChanged()``), or a bonded peer remembers it from an
+    /// earlier one (``assumeServiceChangedSubscription()``).
+    public private(set) var isSubscribedToServiceChanged = false
 
     /// Value listeners by value handle, in registration order (tokens only grow), so the hot
     /// path walks an array instead of sorting per value; a ``SmallMap`` because it is looked
@@ -484,8 +488,11 @@ public final class GATTClient {
 
     /// Subscribes to the peer's Service Changed indications when it has the characteristic;
     /// returns whether it does. Each indication drops what was discovered in its range.
+    /// Does nothing (and returns true) when the client is already subscribed, including by
+    /// ``assumeServiceChangedSubscription()``.
     @discardableResult
     public func subscribeToServiceChanged() async throws(GATTError) -> Bool {
+        if isSubscribedToServiceChanged { return true }
         let characteristic: Characteristic
         do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute) } catch {
             switch error {
@@ -499,7 +506,29 @@ public final class GATTClient {
             return false
         }
         try await configure(cccd.handle, .indicate)
+        isSubscribedToServiceChanged = true
         return true
+    }
+
+    /// Takes the Service Changed subscription as standing without writing its CCCD: what a
+    /// bonded peer keeps across connections (Core 6.0 Vol 3 Part G §2.5.2 and §3.3.3.3).
+    /// The characteristic must be in the known database (adopt a cached one first); from
+    /// now on its indications invalidate what they cover. Returns whether it was found.
+    @discardableResult
+    public func assumeServiceChangedSubscription() -> Bool {
+        guard let service = database.service(.genericAttribute),
+              let characteristic = database.characteristics[service.handle]?.first(where: { $0.uuid == .serviceChanged }),
+              characteristic.properties.contains(.indicate) else { return false }
+        serviceChangedHandle = characteristic.valueHandle
+        isSubscribedToServiceChanged = true
+        return true
+    }
+
+    /// Undoes ``assumeServiceChangedSubscription()`` when the link turned out not to be the
+    /// bonded one it was assumed to be: the next ``subscribeToServiceChanged()`` writes the
+    /// CCCD. Indications at the handle are still recognised.
+    public func forgetAssumedServiceChangedSubscription() {
+        isSubscribedToServiceChanged = false
     }
 
     private func serviceChanged(_ value: ArraySlice<UInt8>) {

@@ -42,6 +42,8 @@ public final class SecurityManager {
         var encryption: CheckedContinuation<Result<Void, SMPError>, Never>?
         /// Callers of ``secure(_:)`` waiting on the one securing already running.
         var securing: [CheckedContinuation<Result<Void, SMPError>, Never>]?
+        /// Encrypted with a stored bond's key (not by a pairing on this link).
+        var storedKey = false
     }
 
     private let controller: HCIController
@@ -85,6 +87,13 @@ public final class SecurityManager {
     public func isEncrypted(_ handle: ConnectionHandle) -> Bool {
         if case .encrypted = links[handle]?.state { return true }
         return false
+    }
+
+    /// Whether `handle` is encrypted with the key of a bond stored before this link (by
+    /// ``encrypt(_:)``, so the peer recognised the bond), not by a pairing on the link: what
+    /// a peer's memory of this client (subscriptions, Service Changed) hangs on.
+    public func isEncryptedWithStoredBond(_ handle: ConnectionHandle) -> Bool {
+        isEncrypted(handle) && links[handle]?.storedKey == true
     }
 
     /// The stored bond of the peer on `handle`, if any.
@@ -163,6 +172,7 @@ public final class SecurityManager {
         guard let bond = bond(for: handle), let ltk = bond.longTermKeyBytes, let random = bond.randomBytes else { throw .notBonded }
         try await startEncryption(handle, ltk: ltk, ediv: bond.ediv, random: random)
         links[handle]?.state = .encrypted(authenticated: bond.authenticated)
+        links[handle]?.storedKey = true
         logger.log(.info, "handle \(hex(handle, digits: 4)): encrypted with the stored \(bond.secureConnections ? "Secure Connections" : "legacy") key")
     }
 
@@ -211,6 +221,7 @@ public final class SecurityManager {
             throw error
         }
         links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
+        links[handle]?.storedKey = false
         // Our keys are the last thing pairing sends: they must reach the peer before anyone
         // acts on the result (and, say, disconnects), or the peer keeps no bond.
         await controller.waitUntilDelivered(handle: handle)
@@ -252,7 +263,10 @@ public final class SecurityManager {
 
     private func encryptionEnded(_ handle: ConnectionHandle, _ status: HCIStatus, enabled: Bool) {
         guard let waiter = links[handle]?.encryption else {
-            if !enabled { links[handle]?.state = .unencrypted }
+            if !enabled {
+                links[handle]?.state = .unencrypted
+                links[handle]?.storedKey = false
+            }
             return
         }
         links[handle]?.encryption = nil

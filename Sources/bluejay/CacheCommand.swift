@@ -16,7 +16,7 @@ struct Cache: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the cached peers: identity, services, database hash.")
 
-        @Flag(name: .long, help: "One JSON object per entry: identity, file, services, characteristics, complete, database_hash, bonded.")
+        @Flag(name: .long, help: "One JSON object per entry: identity, file, services, characteristics, complete, database_hash, bonded, service_changed_bonded.")
         var json = false
 
         func run() async throws {
@@ -32,10 +32,12 @@ struct Cache: AsyncParsableCommand {
                     if json {
                         return "{\"identity\": \(JSONValue.quote(entry.identity)), \"file\": \(JSONValue.quote(cache.directory.path + "/" + DiscoveryCache.fileName(for: entry.identity))), "
                             + "\"services\": \(database.services.count), \"characteristics\": \(characteristics), \"complete\": \(database.isComplete), "
-                            + "\"database_hash\": \(hash.map(JSONValue.quote) ?? "null"), \"bonded\": \(entry.bonded)}"
+                            + "\"database_hash\": \(hash.map(JSONValue.quote) ?? "null"), \"bonded\": \(entry.bonded), "
+                            + "\"service_changed_bonded\": \(entry.serviceChangedBonded)}"
                     }
                     return "\(entry.identity)  \(database.services.count) services, \(characteristics) characteristics\(database.isComplete ? "" : " (partial)"), "
                         + "hash \(hash ?? "none")\(entry.bonded ? ", bonded" : "")"
+                        + (entry.serviceChangedBonded ? ", trusted on a bonded link (Service Changed kept by the peer)" : "")
                 }
             }.value
             for line in lines { print(line) }

@@ -101,19 +101,33 @@ struct PeripheralOptions: ParsableArguments {
             let cache = DiscoveryCache(enabled: useCache, logger: logger)
             do {
                 let bearer = try bearers.bearer(for: connection.handle)
-                let bonded = await security.encryptIfBonded(connection.handle)
-                bearer.onSecurityRequired = { code in await security.securityRequired(connection.handle, for: code) }
                 let client = GATTClient(bearer: bearer)
                 client.maximumValueLength = maxValue
                 defer { cache.finish(client) }
+                let identity = DiscoveryCache.identity(address, type)
+                // Before encryption: a bonded peer may indicate Service Changed as soon as the
+                // link is encrypted, and the client must then already hold the cached
+                // database that indication invalidates.
+                if security.bond(for: connection.handle) != nil { cache.preload(client, identity: identity) }
+                let bonded = await security.encryptIfBonded(connection.handle)
+                let bondedLink = security.isEncryptedWithStoredBond(connection.handle)
+                bearer.onSecurityRequired = { code in await security.securityRequired(connection.handle, for: code) }
                 try await client.exchangeMTU()
-                let outcome = try await cache.prepare(client, identity: DiscoveryCache.identity(address, type), bonded: bonded)
+                let outcome = try await cache.prepare(client, identity: identity, bonded: bonded, bondedLink: bondedLink)
                 logger.log(.info, "GATT cache: \(outcome)")
                 let result: T
                 do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
                     // Robust caching: the peer's database changed under us; check and retry once.
                     try await cache.revalidate(client)
                     result = try await body(client, manager, connection, security)
+                }
+                if useCache, bondedLink, !client.isSubscribedToServiceChanged {
+                    // After the value, so it costs this run nothing before it: a bonded peer
+                    // keeps this subscription and indicates changes on reconnection, so the
+                    // next bonded run trusts the cache without reading the Database Hash.
+                    do { try await client.subscribeToServiceChanged() } catch {
+                        logger.log(.info, "subscribing to Service Changed: \(error)")
+                    }
                 }
                 _ = try? await manager.disconnect(connection.handle)
                 return result

@@ -40,7 +40,8 @@ import Testing
         // The documented shape: hash as 32 hex digits in wire order, handles as numbers.
         let object = try #require(try JSONSerialization.jsonObject(with: Data(entry.encoded())) as? [String: Any])
         #expect(object["format"] as? String == "bluejay-gatt-cache")
-        #expect(object["version"] as? Int == 1)
+        #expect(object["version"] as? Int == 2)
+        #expect(object["service_changed_bonded"] as? Bool == false)
         #expect(object["database_hash"] as? String == "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
         #expect(object["bonded"] as? Bool == true)
         #expect(object["complete"] as? Bool == true)
@@ -80,7 +81,7 @@ import Testing
         #expect((characteristics[1]["descriptors"] as? [Any])?.isEmpty == true, "discovered, none, is an empty list")
     }
 
-    @Test func anythingButAVersion1CacheFileIsMalformed() throws {
+    @Test func anythingButAVersion1Or2CacheFileIsMalformed() throws {
         let good = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: false,
                               database: Self.fullDatabase).encoded()
         let text = String(decoding: good, as: UTF8.self)
@@ -89,7 +90,7 @@ import Testing
             return Array(text.replacingOccurrences(of: from, with: to).utf8)
         }
         let rejected: [(String, [UInt8])] = [
-            ("another version", edited("\"version\" : 1", "\"version\" : 2")),
+            ("another version", edited("\"version\" : 2", "\"version\" : 3")),
             ("another format", edited("\"bluejay-gatt-cache\"", "\"someone-else\"")),
             ("garbage", Array("not json at all \u{00}\u{ff}".utf8)),
             ("empty", []),
@@ -113,6 +114,24 @@ import Testing
             }
         }
         #expect(throws: Never.self) { try CacheEntry(decoding: good) }
+    }
+
+    /// Version 2 adds `service_changed_bonded`; a version 1 file (without it) written by an
+    /// earlier Bluejay still reads, as not subscribed, so its entry is hash-checked.
+    @Test func aVersion1FileStillReadsAsNotSubscribed() throws {
+        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: true,
+                               serviceChangedBonded: true, database: Self.fullDatabase)
+        let decoded = try CacheEntry(decoding: entry.encoded())
+        #expect(decoded == entry)
+        #expect(decoded.serviceChangedBonded)
+        let text = String(decoding: entry.encoded(), as: UTF8.self)
+        #expect(text.contains("\"service_changed_bonded\" : true,\n"))
+        let version1 = text.replacingOccurrences(of: "\"version\" : 2", with: "\"version\" : 1")
+            .replacingOccurrences(of: "  \"service_changed_bonded\" : true,\n", with: "")
+        #expect(!version1.contains("service_changed_bonded") && version1.contains("\"version\" : 1"))
+        let old = try CacheEntry(decoding: Array(version1.utf8))
+        #expect(old.serviceChangedBonded == false)
+        #expect(old.database == entry.database && old.databaseHash == entry.databaseHash && old.bonded)
     }
 
     @Test func theFileNameOfAnIdentityIsFileSafe() {

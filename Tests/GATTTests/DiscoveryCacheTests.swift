@@ -118,6 +118,79 @@ struct DiscoveryCacheTests {
         server.verify()
     }
 
+    // MARK: Bonded reconnection (issue #25 item 3)
+
+    static let gattService = Service(uuid: .genericAttribute, handle: 0x06, endGroupHandle: 0x0B)
+    static let serviceChanged = Characteristic(uuid: .serviceChanged, declarationHandle: 0x09, properties: [.indicate],
+                                               valueHandle: 0x0A, endHandle: 0x0B)
+    /// A complete database with Service Changed at 0x000A (CCCD 0x000B) and Heart Rate.
+    static let subscribable = GATTDatabase(
+        services: [gattService, heartRate], isComplete: true, includes: [0x06: [], 0x10: []],
+        characteristics: [0x06: [serviceChanged], 0x10: [measurement]],
+        descriptors: [0x0A: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0B)],
+                      0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)]])
+
+    /// A cache holding a subscribed entry of ``subscribable``, and a client on a scripted
+    /// server that has preloaded it (as before encryption).
+    func preloadedClient() throws -> (DiscoveryCache, ScriptedServer, GATTClient) {
+        let cache = makeCache()
+        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, serviceChangedBonded: true, database: Self.subscribable))
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        #expect(cache.preload(client, identity: Self.identity))
+        return (cache, server, client)
+    }
+
+    /// Saved subscribed on a bonded link and reconnected on one: nothing is sent, not even
+    /// the hash read; a Service Changed indication the peer sends on encryption, before the
+    /// cache is prepared, still invalidates (and the file keeps the rest, still subscribed).
+    @Test func aBondedLinkTrustsASubscribedEntryWithoutTheHash() async throws {
+        let (cache, server, client) = try preloadedClient()
+        #expect(client.serviceChangedHandle == 0x0A && client.isSubscribedToServiceChanged)
+        #expect(client.database == Self.subscribable)
+        server.push("1D 0A 00 10 00 18 00")  // Heart Rate changed while we were away
+        #expect(client.database.service(Self.heartRate.uuid) == nil)
+        #expect(try await cache.prepare(client, identity: Self.identity, bonded: true, bondedLink: true) == .trusted)
+        #expect(server.sent == [[0x1E]], "only the indication's confirmation")
+        #expect(try await client.subscribeToServiceChanged(), "the peer keeps the subscription: no CCCD write")
+        #expect(server.sent == [[0x1E]])
+        cache.finish(client)
+        let saved = try #require(cache.entry(for: Self.identity))
+        #expect(saved.serviceChangedBonded)
+        #expect(saved.database.service(Self.heartRate.uuid) == nil && saved.database.service(.genericAttribute) != nil)
+        #expect(!saved.database.isComplete)
+    }
+
+    /// Preloaded, but the link is not encrypted with the bond (it failed, or the peer lost
+    /// the bond and we paired again): the entry is taken back, the hash decides, and the
+    /// subscription is no longer assumed (nor saved as the peer's).
+    @Test func aLinkNotEncryptedWithTheBondChecksTheHash() async throws {
+        let (cache, server, client) = try preloadedClient()
+        expectHashRead(server, Self.hash)
+        #expect(try await cache.prepare(client, identity: Self.identity, bonded: true, bondedLink: false) == .hit)
+        #expect(!client.isSubscribedToServiceChanged)
+        server.verify()
+        cache.finish(client)
+        #expect(cache.entry(for: Self.identity)?.serviceChangedBonded == false)
+    }
+
+    /// An entry that was not saved subscribed is hash-checked even on a bonded link; once
+    /// the client subscribes there, the entry is saved subscribed for the next time.
+    @Test func subscribingOnABondedLinkIsRecorded() async throws {
+        let cache = makeCache()
+        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, database: Self.subscribable))
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        #expect(!cache.preload(client, identity: Self.identity))
+        expectHashRead(server, Self.hash)
+        #expect(try await cache.prepare(client, identity: Self.identity, bonded: true, bondedLink: true) == .hit)
+        server.expect("12 0B 00 02 00", "13")
+        #expect(try await client.subscribeToServiceChanged())
+        server.verify()
+        cache.finish(client)
+        #expect(cache.entry(for: Self.identity)?.serviceChangedBonded == true)
+    }
+
     @Test func aDisabledCacheSendsNothing() async throws {
         let cache = makeCache()
         cache.isEnabled = false

@@ -1,3 +1,4 @@
+import ATT
 import Bluejay
 import BluetoothCore
 import DiscoveryCache
@@ -6,6 +7,7 @@ import HCI
 import HCITestSupport
 import Synchronization
 import Testing
+import TraceDecoding
 
 extension IntegrationTests {
 /// The public Bluejay API against the peer (main actor, as an app uses it). Nested in the
@@ -839,5 +841,48 @@ extension IntegrationTests.BluejayAPITests {
         #expect(try await bluejay.disconnect() == peripheral)
         #expect(await states.next() == .disconnected(peripheral))
         await shutDown(bluejay)
+    }
+}
+
+extension IntegrationTests.BluejayAPITests {
+    /// Issue #25 item 3 through the public API (`BluetoothHost.client(for:identity:)`): the
+    /// first connection pairs on demand (the encrypted characteristic); the second, bonded,
+    /// checks the hash and subscribes to Service Changed on the bonded link; the third reads
+    /// its first value after only the MTU exchange: no hash read, no CCCD write.
+    @Test func bluejayBondedReconnectSkipsTheDatabaseHash() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        let secret = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+        let readOnly = CharacteristicIdentifier(uuid: "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+        let identifier = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+
+        var counts: [[String: Int]] = []
+        for run in 1...3 {
+            let capture = store + "-run\(run).btsnoop"
+            defer { try? FileManager.default.removeItem(atPath: capture) }
+            var options = options(peer, store)
+            options.capture = capture
+            let bluejay = Bluejay()
+            bluejay.start(mode: .new(options))
+            _ = try await bluejay.connect(identifier)
+            if run == 1 {
+                let value: Data = try await bluejay.read(from: secret)
+                #expect(value == Data("Bluejay secret".utf8))
+            }
+            let value: Data = try await bluejay.read(from: readOnly)
+            #expect(value == Data("Bluejay read-only".utf8))
+            _ = try await bluejay.disconnect()
+            await shutDown(bluejay)
+            counts.append(TraceSummary(file: try BTSnoopFile(path: capture)).att)
+        }
+        let hashRead = ATTOpcode.readByTypeRequest.description, write = ATTOpcode.writeRequest.description
+        #expect(counts[1][hashRead] == 1, "the first bonded connection checks the hash: \(counts[1])")
+        #expect(counts[1][write] == 1, "and subscribes to Service Changed on the bonded link: \(counts[1])")
+        let requests = counts[2].filter { $0.key.hasSuffix("Request") || $0.key.hasSuffix("_Req") }
+        #expect(requests == [ATTOpcode.exchangeMTURequest.description: 1, ATTOpcode.readRequest.description: 1],
+                "a trusted bonded reconnection: the MTU exchange and the read: \(counts[2])")
     }
 }
