@@ -47,7 +47,7 @@ public final class Peripheral {
     public private(set) var state: PeripheralState = .disconnected
     private unowned let central: Central
     private let queue = SerialGate()
-    private var handle: ConnectionHandle?
+    private(set) var handle: ConnectionHandle?
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
     private var listens: [CharacteristicIdentifier: Listen] = [:]
@@ -83,7 +83,7 @@ public final class Peripheral {
         self.central = central
     }
 
-    private var host: BluetoothHost { central.host }
+    var host: BluetoothHost { central.host }
 
     // MARK: - Events
 
