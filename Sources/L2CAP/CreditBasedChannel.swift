@@ -52,17 +52,17 @@ public final class CreditBasedChannel {
     }
 
     /// The link.
-    public let handle: ConnectionHandle
+    public nonisolated let handle: ConnectionHandle
     /// What the channel carries.
-    public let psm: PSM
+    public nonisolated let psm: PSM
     /// How it was opened.
-    public let mode: Mode
+    public nonisolated let mode: Mode
     /// Our CID: the peer's K-frames carry it.
-    public let localCID: UInt16
+    public nonisolated let localCID: UInt16
     /// The peer's CID: our K-frames carry it.
-    public let remoteCID: UInt16
+    public nonisolated let remoteCID: UInt16
     /// What we receive: our MTU, MPS and initial credits.
-    public let local: CreditBasedChannelParameters
+    public nonisolated let local: CreditBasedChannelParameters
     /// The largest SDU the peer accepts.
     public private(set) var remoteMTU: UInt16
     /// The largest K-frame payload the peer accepts.
@@ -161,7 +161,7 @@ public final class CreditBasedChannel {
     /// The SDUs the peer sends, in order; the sequence ends when the channel is closed (by
     /// either side) and throws when it was lost (link lost, protocol violation). One
     /// reader at a time.
-    public var sdus: SDUs { SDUs(channel: self) }
+    public nonisolated var sdus: SDUs { SDUs(channel: self) }
 
     /// The next SDU; nil once the channel is closed and every SDU received before was read.
     /// Throws the reason when the channel was lost instead of closed.

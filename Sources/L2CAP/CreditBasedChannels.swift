@@ -40,6 +40,7 @@ public final class CreditBasedChannels {
     private var reserved: Set<ChannelKey> = []
     private var pending: [RequestKey: PendingRequest] = [:]
     private var identifiers: [ConnectionHandle: UInt8] = [:]
+    private var lastCIDs: [ConnectionHandle: UInt16] = [:]
     private var servers: [PSM: Server] = [:]
     private var nextToken = 0
     private var detach: (() -> Void)?
@@ -225,13 +226,21 @@ public final class CreditBasedChannels {
 
     // MARK: CIDs and identifiers
 
+    /// Free CIDs, taken in turn after the last one given on the link rather than lowest
+    /// first: a CID just closed is not offered again at once, so a peer still forgetting it
+    /// (Bumble 0.0.236 never forgets the CIDs of a channel it accepted) does not refuse the
+    /// next request with Source CID already allocated.
     private func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
         var cids: [UInt16] = []
-        for cid in Self.dynamicCIDs where cids.count < count {
+        let range = Self.dynamicCIDs
+        let start = lastCIDs[handle].map { $0 - range.lowerBound + 1 } ?? 0
+        for step in 0..<UInt16(range.count) where cids.count < count {
+            let cid = range.lowerBound + (start + step) % UInt16(range.count)
             let key = ChannelKey(handle: handle, cid: cid)
             if channels[key] == nil, !reserved.contains(key) { cids.append(cid) }
         }
         guard cids.count == count else { throw .noFreeCID }
+        lastCIDs[handle] = cids.last
         return cids
     }
 
@@ -333,6 +342,7 @@ public final class CreditBasedChannels {
         }
         for channel in channels.values where channel.handle == handle { channel.end(.linkLost(reason)) }
         identifiers[handle] = nil
+        lastCIDs[handle] = nil
     }
 
     // MARK: Frames

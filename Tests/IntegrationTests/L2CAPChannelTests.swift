@@ -1,0 +1,167 @@
+import Bluejay
+import BluetoothCore
+import Foundation
+import HCI
+import HCITestSupport
+import Testing
+
+/// L2CAP credit-based channels against the Bumble peer's echo server (Fixtures/peer/README.md,
+/// "L2CAP channels"): PSM 0x0080 echoes, 0x0081 refuses until the link is encrypted, the SDU
+/// `bluejay:disconnect` makes the peer close the channel, and the peer logs a
+/// PROTOCOL-VIOLATION for any K-frame we send without a credit or past its MPS.
+extension IntegrationTests.BluejayAPITests {
+    static let echoPSM: UInt16 = 0x0080
+
+    /// Sends `data` in SDUs of the peer's MTU while reading the echo back; returns what came back.
+    func echo(_ data: [UInt8], over channel: L2CAPChannel) async throws -> [UInt8] {
+        let mtu = Int(await channel.remoteMTU)
+        let sender = Task { @BluetoothActor in
+            var offset = 0
+            while offset < data.count {
+                let end = min(offset + mtu, data.count)
+                try await channel.send(Array(data[offset..<end]))
+                offset = end
+            }
+        }
+        var back: [UInt8] = []
+        back.reserveCapacity(data.count)
+        for try await sdu in channel.sdus {
+            back += sdu
+            if back.count >= data.count { break }
+        }
+        try await sender.value
+        return back
+    }
+
+    /// A megabyte out and back intact through the public API, never past the credits either
+    /// side granted; then we close and the peer sees its end closed.
+    @Test func aMegabyteEchoesIntactWithinTheCredits() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+        #expect(channel.mode == .leCreditBased)
+        #expect(await channel.remoteMTU == 2048, "the peer's --l2cap-mtu default")
+        #expect(await channel.remoteMPS == 247, "the peer's --l2cap-mps default")
+        var generator = SystemRandomNumberGenerator()
+        let data = (0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let back = try await echo(data, over: channel)
+        #expect(back.count == data.count)
+        #expect(back == data)
+        let statistics = await channel.statistics
+        #expect(statistics.framesSent <= statistics.creditsReceived, "we sent only against credits")
+        #expect(statistics.framesReceived <= statistics.creditsGranted, "the peer sent only against credits")
+        #expect(statistics.framesSent >= 1_048_576 / 247, "SDUs went out in K-frames of the peer's MPS")
+        #expect(statistics.mostSendCredits <= 65535)
+        await channel.disconnect()
+        #expect(await channel.state == .closed(.closed))
+        #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") })
+        #expect(!peer.log.contains("PROTOCOL-VIOLATION"), "\(peer.log)")
+        await shutDown(bluejay)
+    }
+
+    /// The peer closes: what it sent first is read, then the sequence ends and sends fail.
+    @Test func thePeerClosesTheChannel() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+        try await channel.send(Array("before".utf8))
+        try await channel.send(Array("bluejay:disconnect".utf8))
+        var got: [[UInt8]] = []
+        for try await sdu in channel.sdus { got.append(sdu) }
+        #expect(got == [Array("before".utf8)])
+        #expect(await channel.state == .closed(.closedByPeer))
+        await #expect(throws: CreditBasedChannelError.closedByPeer) { try await channel.send([1]) }
+        // The link goes on: a new channel on it echoes.
+        let again = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+        #expect(try await echo(Array("again".utf8), over: again) == Array("again".utf8))
+        await shutDown(bluejay)
+    }
+
+    /// A PSM the peer does not serve is refused with its result by name.
+    @Test func aRefusedPSMIsReportedByName() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        do {
+            _ = try await bluejay.openL2CAPChannel(psm: 0x00F0)
+            Issue.record("the peer serves no PSM 0x00F0")
+        } catch let error as CreditBasedChannelError {
+            #expect(error == .refused(CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)))
+            #expect(error.description == "connection refused: SPSM not supported (0x0002)")
+        }
+        await shutDown(bluejay)
+    }
+
+    /// PSM 0x0081 wants encryption: refused with Insufficient Encryption, the link is
+    /// paired on demand, and the request asked again opens the channel.
+    @Test func aChannelThatWantsEncryptionPairsOnDemand() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        let channel = try await bluejay.openL2CAPChannel(psm: 0x0081)
+        #expect(try await echo(Array("secret".utf8), over: channel) == Array("secret".utf8))
+        #expect(peer.log.contains("L2CAP PSM 0x0081 refused: insufficient encryption"))
+        #expect(peer.log.contains("L2CAP channel open: PSM 0x0081"))
+        await shutDown(bluejay)
+    }
+}
+
+extension IntegrationTests {
+    /// Central's peripherals open channels too; a link that ends ends them with its reason.
+    @Test func centralPeripheralsOpenChannelsThatEndWithTheLink() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
+        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
+        defer { central.close() }
+        let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
+        try await peripheral.connect(connectionTimeout: .seconds(10))
+        let channel = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM)
+        #expect(try await IntegrationTests.BluejayAPITests().echo(Array(repeating: 0x42, count: 5000), over: channel) == Array(repeating: 0x42, count: 5000))
+        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                    service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        try await peripheral.write(to: controlPoint, bytes: [0x02, 0x13])  // the peer ends the link
+        await #expect(throws: CreditBasedChannelError.linkLost(.remoteUserTerminatedConnection)) {
+            for try await _ in channel.sdus {}
+        }
+        await #expect(throws: BluejayError.self) { _ = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM) }
+    }
+}
+
+extension CommandLineTests {
+    /// `bluejay l2cap`: a file out through the echo and back on standard output, whole;
+    /// a refused PSM by name with status 1.
+    @Test func l2capPipesAFileThroughTheEcho() throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let path = NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let text = (0..<3000).map { "line \($0) of the file sent over an L2CAP channel\n" }.joined()
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
+                                                   "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout == text)
+        #expect(result.stderr.contains("MTU 512/2048"), "\(result.stderr)")
+        #expect(result.stderr.contains("\(text.utf8.count) octets received, channel closed"), "\(result.stderr)")
+        #expect(!peer.log.contains("PROTOCOL-VIOLATION"))
+
+        let refused = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], input: "")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("SPSM not supported (0x0002)"), "\(refused.stderr)")
+
+        let closed = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], input: "bluejay:disconnect")
+        #expect(closed.status == 0, "stderr: \(closed.stderr)")
+        #expect(closed.stderr.contains("the peer closed the channel"), "\(closed.stderr)")
+    }
+}
