@@ -148,19 +148,31 @@ extension CommandLineTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let text = (0..<3000).map { "line \($0) of the file sent over an L2CAP channel\n" }.joined()
         try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let capture = NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString).btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let store = ["BLUEJAY_STORE": NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)"]
         let result = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
-                                                   "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512"])
+                                                   "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512", "--capture", capture],
+                             environment: store)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout == text)
         #expect(result.stderr.contains("MTU 512/2048"), "\(result.stderr)")
         #expect(result.stderr.contains("\(text.utf8.count) octets received, channel closed"), "\(result.stderr)")
         #expect(!peer.log.contains("PROTOCOL-VIOLATION"))
+        // The trace tools read the channel: its signaling by name, its K-frames by PSM.
+        let check = try run(Repository.bluejay, ["trace", capture, "--check", "--strict"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let trace = try run(Repository.bluejay, ["trace", capture])
+        for line in ["LE_Credit_Based_Connection_Req id 1: PSM 0x0080", "result 0x0000 success", "Flow_Control_Credit_Ind",
+                     "L2CAP CID 0x0040 (PSM 0x0080) len 247: K-frame, SDU 245 of 512 octets", "Disconnection_Rsp"] {
+            #expect(trace.stdout.contains(line), "no '\(line)' in the trace")
+        }
 
-        let refused = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], input: "")
+        let refused = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], environment: store, input: "")
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("SPSM not supported (0x0002)"), "\(refused.stderr)")
 
-        let closed = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], input: "bluejay:disconnect")
+        let closed = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], environment: store, input: "bluejay:disconnect")
         #expect(closed.status == 0, "stderr: \(closed.stderr)")
         #expect(closed.stderr.contains("the peer closed the channel"), "\(closed.stderr)")
     }
