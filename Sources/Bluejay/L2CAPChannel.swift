@@ -9,9 +9,9 @@ import L2CAP
 @_exported import struct L2CAP.PSM
 
 /// An L2CAP connection-oriented channel to a peripheral (iOS's `CBL2CAPChannel`): an LE
-/// credit based channel with async ``CreditBasedChannel/send(_:)`` and an `AsyncSequence`
-/// of received SDUs, ``CreditBasedChannel/sdus``. Credits, segmentation and reassembly are
-/// the stack's; ``CreditBasedChannel/disconnect()`` closes it.
+/// credit based channel with async `CreditBasedChannel.send(_:)` and an `AsyncSequence`
+/// of received SDUs, `CreditBasedChannel.sdus`. Credits, segmentation and reassembly are
+/// the stack's; `CreditBasedChannel.disconnect()` closes it.
 public typealias L2CAPChannel = CreditBasedChannel
 
 extension Bluejay {
@@ -51,6 +51,6 @@ extension BluetoothHost {
 }
 
 extension CreditBasedChannel {
-    /// Sends `data` as one SDU (see ``CreditBasedChannel/send(_:)``).
+    /// Sends `data` as one SDU (see `CreditBasedChannel.send(_:)`).
     public func send(data: Data) async throws(CreditBasedChannelError) { try await send([UInt8](data)) }
 }
