@@ -12,6 +12,21 @@ import Testing
 extension IntegrationTests.BluejayAPITests {
     static let echoPSM: UInt16 = 0x0080
 
+    /// Runs `body` with a Bluejay connected to a fresh peer's first peripheral, in a store
+    /// of its own, and shuts Bluejay down after it.
+    func withConnectedBluejay(_ body: (Bluejay, TestPeer) async throws -> Void) async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let bluejay = try await connectedBluejay(peer, store: store)
+        do { try await body(bluejay, peer) } catch {
+            await shutDown(bluejay)
+            throw error
+        }
+        await shutDown(bluejay)
+    }
+
     /// Sends `data` in SDUs of the peer's MTU while reading the echo back; returns what came back.
     func echo(_ data: [UInt8], over channel: L2CAPChannel) async throws -> [UInt8] {
         let mtu = Int(await channel.remoteMTU)
@@ -36,83 +51,67 @@ extension IntegrationTests.BluejayAPITests {
     /// A megabyte out and back intact through the public API, never past the credits either
     /// side granted; then we close and the peer sees its end closed.
     @Test func aMegabyteEchoesIntactWithinTheCredits() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = temporaryStore()
-        defer { try? FileManager.default.removeItem(atPath: store) }
-        let bluejay = try await connectedBluejay(peer, store: store)
-        let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
-        #expect(channel.mode == .leCreditBased)
-        #expect(await channel.remoteMTU == 2048, "the peer's --l2cap-mtu default")
-        #expect(await channel.remoteMPS == 247, "the peer's --l2cap-mps default")
-        var generator = SystemRandomNumberGenerator()
-        let data = (0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let back = try await echo(data, over: channel)
-        #expect(back.count == data.count)
-        #expect(back == data)
-        let statistics = await channel.statistics
-        #expect(statistics.framesSent <= statistics.creditsReceived, "we sent only against credits")
-        #expect(statistics.framesReceived <= statistics.creditsGranted, "the peer sent only against credits")
-        #expect(statistics.framesSent >= 1_048_576 / 247, "SDUs went out in K-frames of the peer's MPS")
-        #expect(statistics.mostSendCredits <= 65535)
-        await channel.disconnect()
-        #expect(await channel.state == .closed(.closed))
-        #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") })
-        #expect(!peer.log.contains("PROTOCOL-VIOLATION"), "\(peer.log)")
-        await shutDown(bluejay)
+        try await withConnectedBluejay { bluejay, peer in
+            let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+            #expect(channel.mode == .leCreditBased)
+            #expect(await channel.remoteMTU == 2048, "the peer's --l2cap-mtu default")
+            #expect(await channel.remoteMPS == 247, "the peer's --l2cap-mps default")
+            var generator = SystemRandomNumberGenerator()
+            let data = (0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let back = try await echo(data, over: channel)
+            #expect(back.count == data.count)
+            #expect(back == data)
+            let statistics = await channel.statistics
+            #expect(statistics.framesSent <= statistics.creditsReceived, "we sent only against credits")
+            #expect(statistics.framesReceived <= statistics.creditsGranted, "the peer sent only against credits")
+            #expect(statistics.framesSent >= 1_048_576 / 247, "SDUs went out in K-frames of the peer's MPS")
+            #expect(statistics.mostSendCredits <= 65535)
+            await channel.disconnect()
+            #expect(await channel.state == .closed(.closed))
+            #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") })
+            #expect(!peer.log.contains("PROTOCOL-VIOLATION"), "\(peer.log)")
+        }
     }
 
     /// The peer closes: what it sent first is read, then the sequence ends and sends fail.
     @Test func thePeerClosesTheChannel() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = temporaryStore()
-        defer { try? FileManager.default.removeItem(atPath: store) }
-        let bluejay = try await connectedBluejay(peer, store: store)
-        let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
-        try await channel.send(Array("before".utf8))
-        try await channel.send(Array("bluejay:disconnect".utf8))
-        var got: [[UInt8]] = []
-        for try await sdu in channel.sdus { got.append(sdu) }
-        #expect(got == [Array("before".utf8)])
-        #expect(await channel.state == .closed(.closedByPeer))
-        await #expect(throws: CreditBasedChannelError.closedByPeer) { try await channel.send([1]) }
-        // The link goes on: a new channel on it echoes.
-        let again = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
-        #expect(try await echo(Array("again".utf8), over: again) == Array("again".utf8))
-        await shutDown(bluejay)
+        try await withConnectedBluejay { bluejay, peer in
+            let channel = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+            try await channel.send(Array("before".utf8))
+            try await channel.send(Array("bluejay:disconnect".utf8))
+            var got: [[UInt8]] = []
+            for try await sdu in channel.sdus { got.append(sdu) }
+            #expect(got == [Array("before".utf8)])
+            #expect(await channel.state == .closed(.closedByPeer))
+            await #expect(throws: CreditBasedChannelError.closedByPeer) { try await channel.send([1]) }
+            // The link goes on: a new channel on it echoes.
+            let again = try await bluejay.openL2CAPChannel(psm: Self.echoPSM)
+            #expect(try await echo(Array("again".utf8), over: again) == Array("again".utf8))
+        }
     }
 
     /// A PSM the peer does not serve is refused with its result by name.
     @Test func aRefusedPSMIsReportedByName() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = temporaryStore()
-        defer { try? FileManager.default.removeItem(atPath: store) }
-        let bluejay = try await connectedBluejay(peer, store: store)
-        do {
-            _ = try await bluejay.openL2CAPChannel(psm: 0x00F0)
-            Issue.record("the peer serves no PSM 0x00F0")
-        } catch let error as CreditBasedChannelError {
-            #expect(error == .refused(CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)))
-            #expect(error.description == "connection refused: SPSM not supported (0x0002)")
+        try await withConnectedBluejay { bluejay, peer in
+            do {
+                _ = try await bluejay.openL2CAPChannel(psm: 0x00F0)
+                Issue.record("the peer serves no PSM 0x00F0")
+            } catch let error as CreditBasedChannelError {
+                #expect(error == .refused(CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)))
+                #expect(error.description == "connection refused: SPSM not supported (0x0002)")
+            }
         }
-        await shutDown(bluejay)
     }
 
     /// PSM 0x0081 wants encryption: refused with Insufficient Encryption, the link is
     /// paired on demand, and the request asked again opens the channel.
     @Test func aChannelThatWantsEncryptionPairsOnDemand() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = temporaryStore()
-        defer { try? FileManager.default.removeItem(atPath: store) }
-        let bluejay = try await connectedBluejay(peer, store: store)
-        let channel = try await bluejay.openL2CAPChannel(psm: 0x0081)
-        #expect(try await echo(Array("secret".utf8), over: channel) == Array("secret".utf8))
-        #expect(peer.log.contains("L2CAP PSM 0x0081 refused: insufficient encryption"))
-        #expect(peer.log.contains("L2CAP channel open: PSM 0x0081"))
-        await shutDown(bluejay)
+        try await withConnectedBluejay { bluejay, peer in
+            let channel = try await bluejay.openL2CAPChannel(psm: 0x0081)
+            #expect(try await echo(Array("secret".utf8), over: channel) == Array("secret".utf8))
+            #expect(peer.log.contains("L2CAP PSM 0x0081 refused: insufficient encryption"))
+            #expect(peer.log.contains("L2CAP channel open: PSM 0x0081"))
+        }
     }
 }
 
