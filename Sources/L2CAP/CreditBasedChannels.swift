@@ -283,9 +283,12 @@ public final class CreditBasedChannels {
                 return
             }
             let clock = clock
-            let timer = Task { @BluetoothActor [weak self] in
+            // Held strongly, not weakly: a weakly referenced object gets a side table that
+            // slows every retain of it, and this one is on the receive path. Answers, the end
+            // of the link and close() cancel the timer.
+            let timer = Task { @BluetoothActor in
                 do { try await clock.sleep(for: timeout) } catch { return }
-                self?.timedOut(key, token: token, seconds: Double(timeout.components.seconds))
+                self.timedOut(key, token: token, seconds: Double(timeout.components.seconds))
             }
             pending[key] = PendingRequest(code: code, token: token, done: done, timer: timer)
         }
