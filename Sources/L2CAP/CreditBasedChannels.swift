@@ -124,7 +124,7 @@ public final class CreditBasedChannels {
 
     /// Opens one LE credit based channel to `psm` on link `handle` (L2CAP_LE_CREDIT_BASED_CONNECTION_REQ).
     public func open(psm: PSM, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters = .init()) async throws(CreditBasedChannelError) -> CreditBasedChannel {
-        if let problem = parameters.problem(enhanced: false) { throw .invalidParameters(problem) }
+        if let problem = parameters.problem(enhanced: false) ?? Self.problem(psm) { throw .invalidParameters(problem) }
         var securityAsked = false
         while true {
             guard isLinkUp?(handle) ?? true else { throw .notConnected }
@@ -163,7 +163,7 @@ public final class CreditBasedChannels {
         guard (1...CreditBasedConnectionRequest.maximumChannels).contains(count) else {
             throw .invalidParameters("an enhanced request opens 1 to \(CreditBasedConnectionRequest.maximumChannels) channels, not \(count)")
         }
-        if let problem = parameters.problem(enhanced: true) { throw .invalidParameters(problem) }
+        if let problem = parameters.problem(enhanced: true) ?? Self.problem(psm) { throw .invalidParameters(problem) }
         var securityAsked = false
         while true {
             guard isLinkUp?(handle) ?? true else { throw .notConnected }
@@ -200,6 +200,11 @@ public final class CreditBasedChannels {
             if response.result.isSuccess { throw .protocolViolation("all successful, but no valid Destination CID") }
             throw .refused(response.result)
         }
+    }
+
+    /// The SPSM of an LE request is 0x0001–0x00FF (4.22, 4.25): nil if so, else what is wrong.
+    private static func problem(_ psm: PSM) -> String? {
+        (0x0001...0x00FF).contains(psm.rawValue) ? nil : "SPSM \(hex(psm.rawValue, digits: 4)) is outside 0x0001…0x00FF"
     }
 
     /// Insufficient authentication (0x0005), encryption key size too short (0x0007),

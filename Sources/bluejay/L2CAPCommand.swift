@@ -64,19 +64,17 @@ struct L2CAPCommand: AsyncParsableCommand {
         guard Connect.parse(address) != nil else {
             throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
         }
-        guard parsedPSM != nil else { throw ValidationError("'\(psm)' is not a PSM: expected 1–65535, decimal or 0x-hex") }
+        guard parsedPSM != nil else { throw ValidationError("'\(psm)' is not an LE PSM: expected 0x0001–0x00FF, decimal or 0x-hex") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard (0...0xFFFF).contains(credits) else { throw ValidationError("--credits must be between 0 and 65535") }
-        guard (0...0xFFFF).contains(mtu), (0...0xFFFF).contains(mps), let problem = Optional(parameters.problem(enhanced: enhanced)) else {
-            throw ValidationError("--mtu and --mps must be between 0 and 65535")
-        }
-        if let problem { throw ValidationError("--mtu/--mps: \(problem)") }
+        guard (0...0xFFFF).contains(mtu), (0...0xFFFF).contains(mps) else { throw ValidationError("--mtu and --mps must be between 0 and 65535") }
+        if let problem = parameters.problem(enhanced: enhanced) { throw ValidationError("--mtu/--mps: \(problem)") }
         if let count, count < 0 { throw ValidationError("--count must be 0 or more") }
     }
 
     var parsedPSM: PSM? {
         let value = psm.lowercased().hasPrefix("0x") ? UInt16(psm.dropFirst(2), radix: 16) : UInt16(psm)
-        return value.flatMap { $0 == 0 ? nil : PSM(rawValue: $0) }
+        return value.flatMap { (0x0001...0x00FF).contains($0) ? PSM(rawValue: $0) : nil }
     }
 
     var parameters: CreditBasedChannelParameters {

@@ -162,6 +162,9 @@ struct CreditBasedChannelsTests {
         await #expect(throws: CreditBasedChannelError.invalidParameters("MPS 22 is outside 23…65533")) {
             _ = try await loop.a.open(psm: Self.echo, on: Self.handle, parameters: .init(mtu: 23, mps: 22))
         }
+        await #expect(throws: CreditBasedChannelError.invalidParameters("SPSM 0x0100 is outside 0x0001…0x00FF")) {
+            _ = try await loop.a.open(psm: PSM(rawValue: 0x0100), on: Self.handle)
+        }
         // The accepting side refuses six CIDs in one request with Invalid Parameters.
         let six = CreditBasedConnectionRequest(psm: Self.echo, mtu: 64, mps: 64, initialCredits: 1, sourceCIDs: Array(0x0040...0x0045))
         loop.inject(from: .a, cid: 0x0005, six.command(identifier: 9).encoded())
