@@ -1181,6 +1181,11 @@ class PeripheralApp:
             if params:
                 raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
             self.device.gatt_server.muted.add(connection.handle)
+        elif command == 0x0B:
+            # The peripheral opens an L2CAP channel to the host (Bumble's own request).
+            if len(params) != 2:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.spawn(self._open_l2cap(connection, struct.unpack('<H', params)[0]))
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
 
@@ -1198,6 +1203,26 @@ class PeripheralApp:
         self.device.send_l2cap_pdu(
             connection.handle, att.ATT_CID,
             struct.pack('<BH', 0x1B, self.hrm.handle) + bytes([0x00, self.hr_bpm]))
+
+    async def _open_l2cap(self, connection, psm: int) -> None:
+        '''Opens an LE credit-based channel to the host's PSM, sends one SDU and echoes what
+        comes back, as the echo server does; a refusal is logged by result.'''
+        await self.settle(connection)
+        try:
+            channel = await connection.create_l2cap_channel(
+                spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=self.server.options.l2cap_mtu,
+                                                    mps=self.server.options.l2cap_mps,
+                                                    max_credits=self.server.options.l2cap_credits))
+        except l2cap.L2capError as error:
+            logger.info('%s: L2CAP channel to the host\'s PSM 0x%04X refused: 0x%04X %s',
+                        self.label, psm, error.error_code, error.error_name)
+            return
+        logger.info('%s: L2CAP channel to the host\'s PSM 0x%04X open: CID 0x%04X <-> 0x%04X, MTU %d/%d, MPS %d/%d',
+                    self.label, psm, channel.source_cid, channel.destination_cid, channel.mtu,
+                    channel.peer_mtu, channel.mps, channel.peer_mps)
+        channel.on('close', lambda: logger.info('%s: L2CAP channel 0x%04X closed', self.label, channel.source_cid))
+        channel.sink = channel.write
+        channel.write(b'hello from the peripheral')
 
     async def _disconnect(self, connection, reason: int) -> None:
         await self.settle(connection)

@@ -135,6 +135,37 @@ extension IntegrationTests {
         }
         await #expect(throws: BluejayError.self) { _ = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM) }
     }
+
+    /// The accepting side against a real peer: the peripheral opens a channel to a PSM the
+    /// host serves (control point 0B), says hello and echoes; a PSM nobody serves is refused
+    /// with SPSM not supported, which the peer logs by code.
+    @Test func thePeerOpensAChannelToAPSMWeServe() async throws {
+        let peer = try TestPeer()
+        defer { peer.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
+        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
+        defer { central.close() }
+        let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
+        try await peripheral.connect(connectionTimeout: .seconds(10))
+        let accepted = Expectation<CreditBasedChannel>()
+        central.host.channels.creditBased.serve(psm: PSM(rawValue: 0x00C0), parameters: .init(mtu: 512, mps: 100, initialCredits: 8)) {
+            accepted.fulfill($0)
+        }
+        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                    service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        try await peripheral.write(to: controlPoint, bytes: [0x0B, 0xC0, 0x00])
+        let channel = await accepted.value()
+        #expect(channel.psm == PSM(rawValue: 0x00C0) && channel.remoteMTU == 2048 && channel.remoteMPS == 247)
+        #expect(try await channel.receive() == Array("hello from the peripheral".utf8))
+        let data = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(try await IntegrationTests.BluejayAPITests().echo(data, over: channel) == data)
+        #expect(channel.statistics.framesReceived <= channel.statistics.creditsGranted)
+        try await peripheral.write(to: controlPoint, bytes: [0x0B, 0xC1, 0x00])
+        #expect(await eventually { peer.log.contains("L2CAP channel to the host's PSM 0x00C1 refused: 0x0002") }, "\(peer.log)")
+        await channel.disconnect()
+        #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") }, "the peer saw its end closed")
+        #expect(!peer.log.contains("PROTOCOL-VIOLATION"))
+    }
 }
 
 extension CommandLineTests {
