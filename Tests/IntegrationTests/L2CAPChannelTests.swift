@@ -116,20 +116,33 @@ extension IntegrationTests.BluejayAPITests {
 }
 
 extension IntegrationTests {
+    /// A fresh peer, a Central on it (in a store of its own) and its first peripheral, connected.
+    func connectedPeripheral() async throws -> (TestPeer, Central, Peripheral) {
+        let peer = try TestPeer()
+        do {
+            let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
+            let central = try await Central(transport: peer.transport, store: store, logger: .silent)
+            do {
+                let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
+                try await peripheral.connect(connectionTimeout: .seconds(10))
+                return (peer, central, peripheral)
+            } catch {
+                central.close()
+                throw error
+            }
+        } catch {
+            peer.stop()
+            throw error
+        }
+    }
+
     /// Central's peripherals open channels too; a link that ends ends them with its reason.
     @Test func centralPeripheralsOpenChannelsThatEndWithTheLink() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
-        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
-        defer { central.close() }
-        let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
-        try await peripheral.connect(connectionTimeout: .seconds(10))
+        let (peer, central, peripheral) = try await connectedPeripheral()
+        defer { central.close(); peer.stop() }
         let channel = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM)
         #expect(try await IntegrationTests.BluejayAPITests().echo(Array(repeating: 0x42, count: 5000), over: channel) == Array(repeating: 0x42, count: 5000))
-        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                    service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
-        try await peripheral.write(to: controlPoint, bytes: [0x02, 0x13])  // the peer ends the link
+        try await peripheral.write(to: Self.controlPoint, bytes: [0x02, 0x13])  // the peer ends the link
         await #expect(throws: CreditBasedChannelError.linkLost(.remoteUserTerminatedConnection)) {
             for try await _ in channel.sdus {}
         }
@@ -140,27 +153,20 @@ extension IntegrationTests {
     /// host serves (control point 0B), says hello and echoes; a PSM nobody serves is refused
     /// with SPSM not supported, which the peer logs by code.
     @Test func thePeerOpensAChannelToAPSMWeServe() async throws {
-        let peer = try TestPeer()
-        defer { peer.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
-        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
-        defer { central.close() }
-        let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
-        try await peripheral.connect(connectionTimeout: .seconds(10))
+        let (peer, central, peripheral) = try await connectedPeripheral()
+        defer { central.close(); peer.stop() }
         let accepted = Expectation<CreditBasedChannel>()
         central.host.channels.creditBased.serve(psm: PSM(rawValue: 0x00C0), parameters: .init(mtu: 512, mps: 100, initialCredits: 8)) {
             accepted.fulfill($0)
         }
-        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                    service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
-        try await peripheral.write(to: controlPoint, bytes: [0x0B, 0xC0, 0x00])
+        try await peripheral.write(to: Self.controlPoint, bytes: [0x0B, 0xC0, 0x00])
         let channel = await accepted.value()
         #expect(channel.psm == PSM(rawValue: 0x00C0) && channel.remoteMTU == 2048 && channel.remoteMPS == 247)
         #expect(try await channel.receive() == Array("hello from the peripheral".utf8))
         let data = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
         #expect(try await IntegrationTests.BluejayAPITests().echo(data, over: channel) == data)
         #expect(channel.statistics.framesReceived <= channel.statistics.creditsGranted)
-        try await peripheral.write(to: controlPoint, bytes: [0x0B, 0xC1, 0x00])
+        try await peripheral.write(to: Self.controlPoint, bytes: [0x0B, 0xC1, 0x00])
         #expect(await eventually { peer.log.contains("L2CAP channel to the host's PSM 0x00C1 refused: 0x0002") }, "\(peer.log)")
         await channel.disconnect()
         #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") }, "the peer saw its end closed")
