@@ -273,6 +273,28 @@ struct CreditBasedChannelsTests {
         await #expect(throws: CreditBasedChannelError.timeout(.leCreditBasedConnectionRequest, seconds: 30)) { _ = try await opening.value }
     }
 
+    @Test func aPendingEnhancedAnswerWaitsForTheNextOneUnderERTX() async throws {
+        let loop = Loopback()
+        serveEcho(loop)
+        var held: SignalingCommand?
+        loop.intercept = { side, command in
+            guard side == .b, command.code == .creditBasedConnectionResponse, held == nil else { return false }
+            held = command  // the real answer waits; a pending one goes first
+            let pending = CreditBasedConnectionResponse(mtu: 64, mps: 64, initialCredits: 0,
+                                                        result: CreditBasedConnectionResult(rawValue: 0x000E, enhanced: true), destinationCIDs: [0, 0])
+            loop.inject(from: .b, cid: 0x0005, pending.command(identifier: command.identifier).encoded())
+            return true
+        }
+        let opening = Task { @BluetoothActor in try await loop.a.openEnhanced(psm: Self.echo, count: 2, on: Self.handle) }
+        #expect(await eventually { held != nil && loop.isIdle && loop.clock.sleeperCount == 1 })
+        // Past the RTX time the request still waits: the pending answer moved it to ERTX.
+        loop.clock.advance(by: .seconds(31))
+        await loop.settle()
+        loop.inject(from: .b, cid: 0x0005, try #require(held).encoded())
+        let channels = try await opening.value
+        #expect(channels.count == 2)
+    }
+
     @Test func aCommandRejectFailsTheRequestByReason() async throws {
         let loop = Loopback()
         loop.intercept = { side, command in
