@@ -21,8 +21,8 @@ struct L2CAPCommand: AsyncParsableCommand {
             (decimal or 0x-hex, e.g. 0x0080), and then at once: sends what it reads, each read of up to the peer's MTU \
             as one SDU, and writes every SDU it receives to standard output as raw octets, nothing added. \
             Without --count it runs until the peer closes the channel or the link ends (input that ends just stops the \
-            sending). --count N: it closes the channel and exits once N octets were received, after the input is \
-            all sent; --count 0: once the input is all sent, without waiting to receive. A refused PSM is reported by \
+            sending). --count N: it closes the channel and exits once N octets were received (input not sent \
+            by then is not sent); --count 0: once the input is all sent, without waiting to receive. A refused PSM is reported by \
             result name (SPSM not supported (0x0002)) with exit status 1; a refusal for want of security pairs (Just \
             Works: standard input carries data, not passkeys) and asks again, unless --no-pair. A summary line goes \
             to standard error at the end.
@@ -48,7 +48,7 @@ struct L2CAPCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Send this file's contents instead of standard input.")
     var sendFile: String?
 
-    @Option(name: .long, help: "Close the channel and exit after this many octets were received (0: once the input is all sent).")
+    @Option(name: .long, help: "Close the channel and exit once this many octets were received (0: once the input is all sent).")
     var count: Int?
 
     @Flag(name: .long, help: "Open an enhanced credit based channel (L2CAP_CREDIT_BASED_CONNECTION_REQ) instead of an LE one.")
@@ -137,23 +137,26 @@ struct L2CAPCommand: AsyncParsableCommand {
     }
 
     /// Sends the input and writes what arrives until `count` says to stop or the channel
-    /// ends; returns the octets each way and how it ended.
+    /// ends; returns the octets each way and how it ended. Never waits on an input that
+    /// stays open once the channel is done with.
     @BluetoothActor
     static func pipe(input: Int32, channel: CreditBasedChannel, count: Int?) async throws -> (sent: Int, received: Int, end: String) {
         let reader = ChunkReader(fd: input, chunk: Int(channel.remoteMTU))
-        let sender = Task { @BluetoothActor () async throws -> Int in
-            var sent = 0
+        let sent = OctetCount()
+        let sender = Task { @BluetoothActor () async throws -> Void in
             while let chunk = await reader.next() {
                 try await channel.send(chunk)
-                sent += chunk.count
+                sent.octets += chunk.count
             }
-            return sent
+        }
+        defer {
+            reader.stop()
+            sender.cancel()
         }
         if count == 0 {
-            let sent: Int
-            do { sent = try await sender.value } catch { throw CLIError("L2CAP: \(error)") }
+            do { try await sender.value } catch { throw CLIError("L2CAP: \(error)") }
             await channel.disconnect()
-            return (sent, 0, "input all sent, channel closed")
+            return (sent.octets, 0, "input all sent, channel closed")
         }
         var received = 0
         var end = "the peer closed the channel"
@@ -167,19 +170,17 @@ struct L2CAPCommand: AsyncParsableCommand {
                 }
             }
         } catch let error as CreditBasedChannelError {
-            sender.cancel()
-            reader.stop()
             throw CLIError("L2CAP: \(error)")
         }
-        if count != nil {
-            // The input is sent whole first: the echo of the last octets is what --count waits for.
-            _ = try? await sender.value
-            await channel.disconnect()
-        }
-        reader.stop()
-        let sent = (try? await sender.value) ?? 0
-        return (sent, received, end)
+        await channel.disconnect()  // nothing to do when the peer closed it
+        return (sent.octets, received, end)
     }
+}
+
+/// Octets sent so far, counted where they are sent.
+@BluetoothActor
+final class OctetCount {
+    var octets = 0
 }
 
 /// Reads a file descriptor on a thread of its own, one chunk at a time and only as fast as
