@@ -16,6 +16,8 @@ median wall time over N runs and peak resident memory (ru_maxrss from wait4).
   receive        bluejay-bench receive vs Fixtures/bench/bumble_receive.py on the same H4 bytes
   send           bluejay-bench send: host CPU per Write Command, idle buffers while queued
   end to end     notifications/s of the peer's flood through bluejay listen
+  l2cap vs gatt  the same octets echoed on one link over an L2CAP credit-based channel and over
+                 GATT Write Command + notification (bluejay-bench l2cap), as a ratio
   footprint      the stripped static binary; peak RSS of listen (flooded, and idle)
 
 Everything lands in bench/results.json (machine, date, commit, each figure's median/min/max).
@@ -343,6 +345,20 @@ def flood(bluejay, transport, address, count):
     return {'notifications': len(times), 'per_s': rate}
 
 
+def l2cap_vs_gatt(bench, transport, address, runs, octets):
+    """The same octets out and back on one link: an L2CAP LE credit-based channel to the
+    peer's echo PSM against GATT Write Commands to its echo characteristic, notified back."""
+    figure = bench_json([bench, 'l2cap', '--transport', transport, '--addresses', address, '--count', str(octets),
+                         '--runs', str(runs)])
+    l2cap, gatt = figure['l2cap_octets_per_s']['median'], figure['gatt_octets_per_s']['median']
+    print(f'L2CAP channel vs GATT on one link: {octets} octets echoed, {runs} runs each, interleaved')
+    print(f'  {"L2CAP credit-based channel":<34} {l2cap / 1024:9.1f} KiB/s  (K-frames of 247 octets, SDUs of the peer\'s MTU)')
+    print(f'  {"GATT Write Command + notification":<34} {gatt / 1024:9.1f} KiB/s  (244 octets a PDU)')
+    print(f'  ratio: the channel carries {figure["ratio"]:.2f}x as much per second (the Python peer is the limit of both)')
+    print()
+    return figure
+
+
 def footprint(bluejay, transport, address, seconds):
     """Stripped static binary; peak RSS of listen under a flood and of an idle connection."""
     static_dir = os.path.join(ROOT, '.build', 'static')
@@ -426,6 +442,7 @@ def main():
                                         options.runs)
         results['reconnect'] = reconnect(options.bluejay, transport, address, max(options.connections, 20))
         results['end_to_end'] = {'flood': flood(options.bluejay, transport, address, 20000)}
+        results['l2cap_vs_gatt'] = l2cap_vs_gatt(options.bench, transport, address, 3, 262144)
         results['footprint'] = footprint(options.bluejay, transport, address, options.listen_seconds)
     finally:
         peer.terminate()

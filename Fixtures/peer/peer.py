@@ -151,6 +151,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--heart-rate-on-subscribe', action='store_true',
                         help='start the 1 Hz heart-rate measurements when a client subscribes to them, as a '
                              'real sensor does (by default they start on the control point command 05 01)')
+    parser.add_argument('--l2cap-mtu', type=int, default=2048, metavar='N',
+                        help='MTU of the peripheral\'s L2CAP credit-based echo channels (default 2048; 64..65535)')
+    parser.add_argument('--l2cap-mps', type=int, default=247, metavar='N',
+                        help='MPS of the echo channels (default 247; 64..65533)')
+    parser.add_argument('--l2cap-credits', type=int, default=32, metavar='N',
+                        help='initial credits the echo channels grant, topped up at half (default 32; 1..65535)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -164,6 +170,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--acl-count-a must be in 1..65535')
     if not 23 <= args.att_mtu <= 517:
         parser.error('--att-mtu must be in 23..517')
+    if not 64 <= args.l2cap_mtu <= 0xFFFF:
+        parser.error('--l2cap-mtu must be in 64..65535')
+    if not 64 <= args.l2cap_mps <= 65533:
+        parser.error('--l2cap-mps must be in 64..65533')
+    if not 1 <= args.l2cap_credits <= 0xFFFF:
+        parser.error('--l2cap-credits must be in 1..65535')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -188,7 +200,7 @@ def peripheral_name(base: str, index: int) -> str:
 args = parse_args() if __name__ == '__main__' else None
 
 # Imported after argument parsing so that --help is fast.
-from bumble import att, gatt, hci, ll, pairing, smp  # noqa: E402
+from bumble import att, gatt, hci, l2cap, ll, pairing, smp  # noqa: E402
 from bumble.controller import Controller, LegacyAdvertiser  # noqa: E402
 from bumble.core import PhysicalTransport  # noqa: E402
 from bumble.device import (  # noqa: E402
@@ -1210,6 +1222,11 @@ class PeripheralApp:
             if self.added_service is not None or self.change_on_disconnection:
                 raise att.ATT_Error(CP_ERROR_BUSY)
             self.change_on_disconnection.add(connection.handle)
+        elif command == 0x0D:
+            # The peripheral opens an L2CAP channel to the host (Bumble's own request).
+            if len(params) != 2:
+                raise att.ATT_Error(CP_ERROR_INVALID_PARAMETERS)
+            self.spawn(self._open_l2cap(connection, struct.unpack('<H', params)[0]))
         else:
             raise att.ATT_Error(CP_ERROR_UNKNOWN_COMMAND)
 
@@ -1227,6 +1244,26 @@ class PeripheralApp:
         self.device.send_l2cap_pdu(
             connection.handle, att.ATT_CID,
             struct.pack('<BH', 0x1B, self.hrm.handle) + bytes([0x00, self.hr_bpm]))
+
+    async def _open_l2cap(self, connection, psm: int) -> None:
+        '''Opens an LE credit-based channel to the host's PSM, sends one SDU and echoes what
+        comes back, as the echo server does; a refusal is logged by result.'''
+        await self.settle(connection)
+        try:
+            channel = await connection.create_l2cap_channel(
+                spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=self.server.options.l2cap_mtu,
+                                                    mps=self.server.options.l2cap_mps,
+                                                    max_credits=self.server.options.l2cap_credits))
+        except l2cap.L2capError as error:
+            logger.info('%s: L2CAP channel to the host\'s PSM 0x%04X refused: 0x%04X %s',
+                        self.label, psm, error.error_code, error.error_name)
+            return
+        logger.info('%s: L2CAP channel to the host\'s PSM 0x%04X open: CID 0x%04X <-> 0x%04X, MTU %d/%d, MPS %d/%d',
+                    self.label, psm, channel.source_cid, channel.destination_cid, channel.mtu,
+                    channel.peer_mtu, channel.mps, channel.peer_mps)
+        channel.on('close', lambda: logger.info('%s: L2CAP channel 0x%04X closed', self.label, channel.source_cid))
+        channel.sink = channel.write
+        channel.write(b'hello from the peripheral')
 
     async def _disconnect(self, connection, reason: int) -> None:
         await self.settle(connection)
@@ -1389,6 +1426,91 @@ class PeripheralApp:
                 self._change_database(ended=handle)
 
         connection.on('disconnection', on_disconnection)
+
+
+# -----------------------------------------------------------------------------
+# L2CAP credit-based echo channels
+# -----------------------------------------------------------------------------
+L2CAP_ECHO_PSM = 0x0080            # echo, no security
+L2CAP_ENCRYPTED_ECHO_PSM = 0x0081  # echo, refused with Insufficient Encryption until encrypted
+L2CAP_DISCONNECT_MESSAGE = b'bluejay:disconnect'
+L2CAP_SEND_MESSAGE = b'bluejay:send '  # + u32 LE count: the peer sends count octets
+
+
+def serve_l2cap_echo(device: Device, label: str, spec: l2cap.LeCreditBasedChannelSpec) -> None:
+    """Bumble's own LE credit-based servers (which also answer enhanced requests):
+    PSM 0x0080 echoes every SDU back; 0x0081 is the same once the link is encrypted.
+    Every K-frame the host sends without a credit, or longer than our MPS, is logged
+    as a PROTOCOL-VIOLATION (stock Bumble only warns about the first and ignores the second)."""
+    manager = device.l2cap_channel_manager
+
+    def on_channel(channel) -> None:
+        logger.info('%s: L2CAP channel open: PSM 0x%04X, CID 0x%04X <-> 0x%04X, MTU %d/%d, '
+                    'MPS %d/%d, credits %d/%d', label, channel.psm, channel.source_cid,
+                    channel.destination_cid, channel.mtu, channel.peer_mtu, channel.mps,
+                    channel.peer_mps, channel.peer_credits, channel.credits)
+        stock_on_pdu = channel.on_pdu
+
+        def on_pdu(pdu: bytes) -> None:
+            if channel.state == channel.State.CONNECTED:
+                if channel.peer_credits == 0:
+                    logger.error('PROTOCOL-VIOLATION: %s: K-frame on CID 0x%04X with no credit left',
+                                 label, channel.source_cid)
+                if len(pdu) > channel.mps:
+                    logger.error('PROTOCOL-VIOLATION: %s: K-frame of %d octets on CID 0x%04X exceeds MPS %d',
+                                 label, len(pdu), channel.source_cid, channel.mps)
+            stock_on_pdu(pdu)
+        channel.on_pdu = on_pdu
+
+        def on_sdu(sdu: bytes) -> None:
+            if sdu == L2CAP_DISCONNECT_MESSAGE:
+                logger.info('%s: L2CAP channel 0x%04X: disconnecting as asked', label, channel.source_cid)
+                asyncio.get_running_loop().create_task(channel.disconnect())
+            elif sdu.startswith(L2CAP_SEND_MESSAGE) and len(sdu) == len(L2CAP_SEND_MESSAGE) + 4:
+                count = struct.unpack_from('<I', sdu, len(L2CAP_SEND_MESSAGE))[0]
+                data = bytes(i % 251 for i in range(min(count, 251 * 64)))
+                while len(data) < count:
+                    data += data[:count - len(data)]
+                for offset in range(0, count, channel.peer_mtu):
+                    channel.write(data[offset:offset + channel.peer_mtu])
+            else:
+                channel.write(sdu)
+        channel.sink = on_sdu
+        channel.on('close', lambda: logger.info('%s: L2CAP channel 0x%04X closed', label, channel.source_cid))
+
+    device.create_l2cap_server(spec=spec, handler=on_channel)
+    device.create_l2cap_server(
+        spec=l2cap.LeCreditBasedChannelSpec(psm=L2CAP_ENCRYPTED_ECHO_PSM, mtu=spec.mtu, mps=spec.mps,
+                                            max_credits=spec.max_credits),
+        handler=on_channel)
+
+    # Security on 0x0081: refused by result code until the link is encrypted, so a host
+    # must secure the link (pair) and ask again, as for an ATT Insufficient Encryption.
+    stock_le = manager.on_l2cap_le_credit_based_connection_request
+    stock_enhanced = manager.on_l2cap_credit_based_connection_request
+
+    def on_le_request(connection, cid, request) -> None:
+        if request.le_psm == L2CAP_ENCRYPTED_ECHO_PSM and not connection.is_encrypted:
+            logger.info('%s: L2CAP PSM 0x%04X refused: insufficient encryption', label, request.le_psm)
+            manager.send_control_frame(connection, cid, l2cap.L2CAP_LE_Credit_Based_Connection_Response(
+                identifier=request.identifier, destination_cid=0, mtu=spec.mtu, mps=spec.mps,
+                initial_credits=0,
+                result=l2cap.L2CAP_LE_Credit_Based_Connection_Response.Result.CONNECTION_REFUSED_INSUFFICIENT_ENCRYPTION))
+            return
+        stock_le(connection, cid, request)
+
+    def on_enhanced_request(connection, cid, request) -> None:
+        if request.spsm == L2CAP_ENCRYPTED_ECHO_PSM and not connection.is_encrypted:
+            logger.info('%s: L2CAP PSM 0x%04X refused: insufficient encryption', label, request.spsm)
+            manager.send_control_frame(connection, cid, l2cap.L2CAP_Credit_Based_Connection_Response(
+                identifier=request.identifier, destination_cid=[0] * len(request.source_cid),
+                mtu=spec.mtu, mps=spec.mps, initial_credits=0,
+                result=l2cap.L2CAP_Credit_Based_Connection_Response.Result.ALL_CONNECTIONS_REFUSED_INSUFFICIENT_ENCRYPTION))
+            return
+        stock_enhanced(connection, cid, request)
+
+    manager.on_l2cap_le_credit_based_connection_request = on_le_request
+    manager.on_l2cap_credit_based_connection_request = on_enhanced_request
 
 
 # -----------------------------------------------------------------------------
@@ -1644,6 +1766,10 @@ class PeerServer:
         self.apps.append(PeripheralApp(
             self, device, name, 'peripheral' if index == 0 else f'peripheral {index + 1}',
             heart_rate_on_subscribe=options.heart_rate_on_subscribe))
+        serve_l2cap_echo(device, 'peripheral' if index == 0 else f'peripheral {index + 1}',
+                         l2cap.LeCreditBasedChannelSpec(psm=L2CAP_ECHO_PSM, mtu=options.l2cap_mtu,
+                                                        mps=options.l2cap_mps,
+                                                        max_credits=options.l2cap_credits))
         await device.power_on()
         host.long_term_key_provider = make_ltk_provider(device)  # bug 10
         await device.start_advertising(

@@ -1079,6 +1079,54 @@ async def misbehave_tests(log_dir: str) -> None:
         peer.stop()
 
 
+async def l2cap_tests(log_dir: str) -> None:
+    """The L2CAP credit-based echo PSMs, from a Bumble host: an echo, a refused PSM, the
+    encryption-only PSM refused by name, the peer closing on `bluejay:disconnect`."""
+    from bumble import hci, l2cap
+    from bumble.device import Device
+    from bumble.transport import open_transport
+
+    peer = PeerProcess('--l2cap-mps', '64', log_dir=log_dir, tag='l2cap')
+    try:
+        target = hci.Address(ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
+        async with await open_transport(peer.bumble_transport) as (source, sink):
+            device = Device.with_hci('selftest', hci.Address('C0:FF:EE:00:00:01'), source, sink)
+            await device.power_on()
+            connection = await device.connect(target, timeout=5)
+            channel = await connection.create_l2cap_channel(spec=l2cap.LeCreditBasedChannelSpec(psm=0x0080, mtu=512, mps=100))
+            R.check('l2cap: echo channel opens with the peer\'s MTU and MPS', (channel.peer_mtu, channel.peer_mps) == (2048, 64),
+                    f'{channel.peer_mtu}/{channel.peer_mps}')
+            received = bytearray()
+            done = asyncio.get_running_loop().create_future()
+
+            def sink_(sdu: bytes) -> None:
+                received.extend(sdu)
+                if len(received) >= 20000 and not done.done():
+                    done.set_result(None)
+            channel.sink = sink_
+            data = bytes(i % 256 for i in range(20000))
+            for offset in range(0, len(data), 2048):
+                channel.write(data[offset:offset + 2048])
+            await asyncio.wait_for(done, 10)
+            R.check('l2cap: 20000 octets echoed intact', bytes(received) == data, f'{len(received)} octets')
+            for psm, name in ((0x00F0, 'SPSM not supported'), (0x0081, 'insufficient encryption')):
+                try:
+                    await connection.create_l2cap_channel(spec=l2cap.LeCreditBasedChannelSpec(psm=psm))
+                    R.check(f'l2cap: PSM 0x{psm:04X} refused: {name}', False, 'it opened')
+                except l2cap.L2capError as error:
+                    R.check(f'l2cap: PSM 0x{psm:04X} refused: {name}', error.error_code in (0x0002, 0x0008), str(error))
+            closed = asyncio.get_running_loop().create_future()
+            channel.on('close', lambda: closed.done() or closed.set_result(None))
+            channel.write(b'bluejay:disconnect')
+            await asyncio.wait_for(closed, 5)
+            R.check('l2cap: bluejay:disconnect makes the peer close the channel', True)
+            await connection.disconnect()
+        text = peer.stderr_text()
+        R.check('l2cap: no protocol violations', 'PROTOCOL-VIOLATION' not in text)
+    finally:
+        peer.stop()
+
+
 async def multi_peripheral_tests(log_dir: str) -> None:
     """--peripherals 2: two GATT peripherals on the link, both connected at once."""
     rejected = subprocess.run([PYTHON, PEER, '--peripherals', '0'], capture_output=True,
@@ -1425,11 +1473,13 @@ async def main_async(options, log_dir: str) -> None:
         await layout_tests(log_dir)
     if not options.k or 'misbehave' in options.k:
         await misbehave_tests(log_dir)
+    if not options.k or 'l2cap' in options.k:
+        await l2cap_tests(log_dir)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, misbehave, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, misbehave, l2cap, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')

@@ -15,6 +15,13 @@
 // host CPU µs per packet, and whether a controller buffer ever sat free while packets were
 // queued (the queue must refill at once).
 //
+// L2CAP: against the Bumble peer (`--transport T --addresses A`), one link carries the same
+// `--count` octets out and back both ways, interleaved `--runs` times: through an L2CAP LE
+// credit based channel to the peer's echo PSM 0x0080 (SDUs of the peer's MTU, K-frames of
+// 247 octets), and as GATT Write Commands of 244 octets to the peer's echo characteristic,
+// which notifies each one back. Both payloads fit one 251-octet LL packet. Measured: octets
+// per second each way, and their ratio.
+//
 // Output: one JSON object per run mode on stdout.
 import ATT
 import Bluejay
@@ -242,9 +249,10 @@ let mode = arguments.first ?? ""
 let payload = option("--payload", 244)
 let count = option("--count", 200_000)
 let runs = option("--runs", 5)
-guard (4...244).contains(payload), count > 0, runs > 0, ["receive", "send", "central"].contains(mode) else {
+guard (4...244).contains(payload), count > 0, runs > 0, ["receive", "send", "central", "l2cap"].contains(mode) else {
     FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
-        + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n").utf8))
+        + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
+        + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n").utf8))
     exit(64)
 }
 
@@ -283,6 +291,76 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
     let connectMilliseconds = Double(connectAll.components.seconds) * 1000 + Double(connectAll.components.attoseconds) / 1e15
     return "{\"mode\": \"central\", \"peripherals\": \(addresses.count), \"connect_all_ms\": \(connectMilliseconds), "
         + "\"notifications\": \(total), \"notifications_per_s\": \(Double(total) / seconds)}"
+}
+
+/// The same octets echoed over an L2CAP channel and over GATT Write Command + notification,
+/// on one link, interleaved; octets per second of the round trip.
+@BluetoothActor
+func l2capRun(transport: String, address: String, octets: Int, runs: Int) async throws -> String {
+    let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-bench-l2cap-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(atPath: store.path) }
+    let central = try await Central(transport: transport, store: store, logger: .silent)
+    defer { central.close() }
+    let peripheral = central.peripheral(try PeripheralIdentifier("\(address)/random"))
+    try await peripheral.connect()
+    let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    let echo = CharacteristicIdentifier(uuid: "B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    let notified = try await peripheral.values(of: echo)
+    let channel = try await peripheral.openL2CAPChannel(psm: 0x0080)
+    let data = (0..<octets).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    let clock = ContinuousClock()
+    func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+
+    func overL2CAP() async throws -> Double {
+        let start = clock.now
+        let mtu = Int(channel.remoteMTU)
+        let sender = Task { @BluetoothActor in
+            for offset in stride(from: 0, to: data.count, by: mtu) { try await channel.send(Array(data[offset..<min(offset + mtu, data.count)])) }
+        }
+        var received = 0
+        for try await sdu in channel.sdus {
+            received += sdu.count
+            if received >= octets { break }
+        }
+        try await sender.value
+        return Double(octets) / seconds(clock.now - start)
+    }
+
+    func overGATT() async throws -> Double {
+        let start = clock.now
+        let sender = Task { @BluetoothActor in
+            for offset in stride(from: 0, to: data.count, by: 244) {
+                try await peripheral.write(to: echo, bytes: Array(data[offset..<min(offset + 244, data.count)]), type: .withoutResponse)
+            }
+        }
+        var received = 0
+        for try await value in notified {
+            received += value.count
+            if received >= octets { break }
+        }
+        try await sender.value
+        return Double(octets) / seconds(clock.now - start)
+    }
+
+    var l2cap: [Double] = [], gatt: [Double] = []
+    for _ in 0..<runs {
+        l2cap.append(try await overL2CAP())
+        gatt.append(try await overGATT())
+    }
+    let statistics = channel.statistics
+    await channel.disconnect()
+    await peripheral.disconnect()
+    return "{\"mode\": \"l2cap\", \"octets\": \(octets), \"l2cap_octets_per_s\": \(summary(l2cap)), \"gatt_octets_per_s\": \(summary(gatt)), "
+        + "\"ratio\": \(median(l2cap) / median(gatt)), \"k_frames_sent\": \(statistics.framesSent), \"credits_received\": \(statistics.creditsReceived)}"
+}
+
+if mode == "l2cap" {
+    guard let transport = stringOption("--transport"), let address = stringOption("--addresses") else {
+        FileHandle.standardError.write(Data("l2cap needs --transport and --addresses\n".utf8))
+        exit(64)
+    }
+    print(try await l2capRun(transport: transport, address: address, octets: count, runs: runs))
+    exit(0)
 }
 
 if mode == "central" {

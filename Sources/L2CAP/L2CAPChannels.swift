@@ -6,7 +6,8 @@ import HCI
 /// fixed channel's payloads to its protocol (ATT 0x0004, SMP 0x0006). It answers the LE
 /// signaling channel (0x0005) itself: Connection Parameter Update Requests are accepted
 /// when `ConnectionManager.acceptParameters` agrees and applied with LE Connection
-/// Update; anything it does not understand gets a Command Reject.
+/// Update; credit-based channels and their signaling go to ``creditBased``; anything it
+/// does not understand gets a Command Reject.
 @BluetoothActor
 public final class L2CAPChannels {
     private let controller: HCIController
@@ -18,6 +19,16 @@ public final class L2CAPChannels {
     private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
     private var observer: Int?
     private var closeHandler: Int?
+    private var creditBasedChannels: CreditBasedChannels?
+
+    /// The credit-based channels over these links (made on first use, or when the peer first
+    /// asks for one): LE signaling's credit-based commands and every dynamic CID go there.
+    public var creditBased: CreditBasedChannels {
+        if let creditBasedChannels { return creditBasedChannels }
+        let made = CreditBasedChannels(attachingTo: self, controller: controller, connections: connections, logger: logger)
+        creditBasedChannels = made
+        return made
+    }
 
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
@@ -47,6 +58,8 @@ public final class L2CAPChannels {
         observer = nil
         if let closeHandler { controller.removeCloseHandler(closeHandler) }
         closeHandler = nil
+        creditBasedChannels?.close()
+        creditBasedChannels = nil
         handlers.removeAll()
         reassemblers.removeAll()
     }
@@ -96,6 +109,8 @@ public final class L2CAPChannels {
         switch frame.channel {
         case .leSignaling:
             signaling(frame.payload, handle: packet.handle)
+        case let channel where channel.isDynamic:
+            creditBased.receive(frame.payload, on: channel, handle: packet.handle)
         default:
             if let handler = handlers[frame.channel] {
                 handler(packet.handle, frame.payload)
@@ -112,6 +127,9 @@ public final class L2CAPChannels {
             let identifier = payload.dropFirst().first ?? 0
             reply(SignalingCommand(code: .commandReject, identifier: identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
             return
+        }
+        if CreditBasedChannels.handles(command.code) || (command.code == .commandReject && creditBasedChannels != nil) {
+            if creditBased.signaling(command, handle: handle) { return }
         }
         switch command.code {
         case .connectionParameterUpdateRequest:

@@ -42,6 +42,19 @@ struct ImportOnlyBluejayTests {
         #expect(handles.0.rawValue == 0x40 && handles.1.rawValue == 0x2B)
         #expect(HCIStatus.success.isSuccess)
         #expect(AdvertisingData(parsing: [0x02, 0x01, 0x06]).flags == 0x06)
+        let refused = CreditBasedChannelError.refused(CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false))
+        #expect(refused.description == "connection refused: SPSM not supported (0x0002)")
+        #expect(CreditBasedChannelParameters(mtu: 512).problem(enhanced: false) == nil && PSM(rawValue: 0x80).rawValue == 0x80)
+    }
+
+    /// An L2CAP channel as an app uses it, with `import Bluejay` alone (compiled, not run:
+    /// nothing is connected here).
+    func useAChannel(_ bluejay: Bluejay) async throws {
+        let channel: L2CAPChannel = try await bluejay.openL2CAPChannel(psm: 0x0080)
+        try await channel.send([1, 2, 3])
+        for try await sdu in channel.sdus { _ = sdu }
+        _ = await (channel.remoteMTU, channel.statistics.framesSent, channel.localCID)
+        await channel.disconnect()
     }
 }
 

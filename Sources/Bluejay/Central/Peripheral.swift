@@ -50,9 +50,9 @@ public final class Peripheral {
     /// and a peripheral's last tasks may outlive both.
     private weak var central: Central?
     /// The stack its links run on.
-    private let host: BluetoothHost
+    let host: BluetoothHost
     private let queue = OperationQueue()
-    private var handle: ConnectionHandle?
+    private(set) var handle: ConnectionHandle?
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
     private var listens: [CharacteristicIdentifier: Listen] = [:]

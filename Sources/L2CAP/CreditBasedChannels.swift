@@ -1,0 +1,520 @@
+import BluetoothCore
+import HCI
+
+/// The credit-based channels of a host's LE links (Core Vol 3, Part A, 4.22–4.28 and 10.1):
+/// opens them (``open(psm:on:parameters:)``, one LE credit based channel;
+/// ``openEnhanced(psm:count:on:parameters:)``, up to five enhanced ones in one request),
+/// accepts the peer's requests for the PSMs it serves (``serve(psm:parameters:accept:)``)
+/// and refuses the rest by result code, routes K-frames and credits to each
+/// ``CreditBasedChannel``, answers disconnection and reconfiguration, and ends every
+/// channel of a link that ends.
+///
+/// Every request waits at most the RTX time (``responseTimeout``; ``extendedResponseTimeout``
+/// after a pending answer) and then fails with ``CreditBasedChannelError/timeout(_:seconds:)``.
+/// A request refused for want of security (insufficient authentication, encryption or key
+/// size) asks ``onSecurityRequired`` to secure the link and is sent once more, as an ATT
+/// request is.
+@BluetoothActor
+public final class CreditBasedChannels {
+    /// Sends one L2CAP frame on a channel of a link.
+    public typealias Transmit = (ConnectionHandle, ChannelIdentifier, consuming OutgoingFrame) throws(HCIError) -> Void
+
+    /// The CIDs an LE link allocates to connection-oriented channels (Core Vol 3, Part A, 2.1).
+    public static let dynamicCIDs: ClosedRange<UInt16> = 0x0040...0x007F
+
+    /// How long a request waits for its response (RTX: 1 to 60 s).
+    public var responseTimeout: Duration = .seconds(30)
+    /// How long a request waits after a pending response (ERTX: 60 to 300 s).
+    public var extendedResponseTimeout: Duration = .seconds(60)
+    /// Asked when the peer refused a connection for want of security: secures the link
+    /// (encryption with a stored key, or pairing) and answers whether to ask again.
+    public var onSecurityRequired: ((ConnectionHandle, CreditBasedConnectionResult) async -> Bool)?
+    /// Whether a link is up (nil: every handle is taken as up).
+    public var isLinkUp: ((ConnectionHandle) -> Bool)?
+
+    private let transmitFrame: Transmit
+    private let clock: any Clock<Duration>
+    private let logger: HCILogger
+    private var channels: [ChannelKey: CreditBasedChannel] = [:]
+    /// CIDs of requests still under way.
+    private var reserved: Set<ChannelKey> = []
+    private var pending: [RequestKey: PendingRequest] = [:]
+    private var identifiers: [ConnectionHandle: UInt8] = [:]
+    private var lastCIDs: [ConnectionHandle: UInt16] = [:]
+    private var servers: [PSM: Server] = [:]
+    private var nextToken = 0
+    private var detach: (() -> Void)?
+
+    /// Frames for a CID no channel has, dropped (for diagnostics and tests).
+    public private(set) var droppedFrames = 0
+
+    private struct ChannelKey: Hashable {
+        let handle: ConnectionHandle
+        let cid: UInt16
+    }
+
+    private struct RequestKey: Hashable {
+        let handle: ConnectionHandle
+        let identifier: UInt8
+    }
+
+    private struct PendingRequest {
+        let code: SignalingCode
+        let token: Int
+        let done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>
+        var timer: Task<Void, Never>?
+    }
+
+    private struct Server {
+        let parameters: CreditBasedChannelParameters
+        let accept: (CreditBasedChannel) -> Void
+    }
+
+    /// Channels over links reached through `transmit`; requests time out on `clock`. The
+    /// owner delivers signaling commands (``signaling(_:handle:)``), K-frames
+    /// (``receive(_:on:handle:)``) and the end of links (``linkEnded(_:reason:)``).
+    public init(transmit: @escaping Transmit, clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError) {
+        transmitFrame = transmit
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here, and a
+    /// link that ends ends its channels.
+    convenience init(attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger) {
+        self.init(transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle) },
+                  clock: controller.clock, logger: logger)
+        isLinkUp = { [unowned connections] handle in connections.connections[handle] != nil }
+        let observer = controller.addEventObserver { [unowned self] event in
+            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
+                self.linkEnded(disconnection.handle, reason: disconnection.reason)
+            }
+        }
+        detach = { controller.removeEventObserver(observer) }
+    }
+
+    /// Ends every channel and request (as a lost controller does) and lets go of the owner.
+    public func close() {
+        detach?()
+        detach = nil
+        for handle in Set(channels.keys.map(\.handle)).union(pending.keys.map(\.handle)) {
+            linkEnded(handle, reason: .connectionTerminatedByLocalHost)
+        }
+        servers.removeAll()
+    }
+
+    /// Open channels, on every link.
+    public var openChannels: Int { channels.count }
+
+    func log(_ level: HCILogger.Level, _ message: @autoclosure () -> String) { logger.log(level, message()) }
+
+    // MARK: Serving
+
+    /// Accepts the peer's requests for `psm` (LE and enhanced): each channel opened gets our
+    /// `parameters` and is handed to `accept`. Requests for a PSM nobody serves are refused
+    /// with SPSM not supported (0x0002).
+    public func serve(psm: PSM, parameters: CreditBasedChannelParameters = .init(), accept: @escaping (CreditBasedChannel) -> Void) {
+        servers[psm] = Server(parameters: parameters, accept: accept)
+    }
+
+    /// Stops accepting requests for `psm` (open channels stay open).
+    public func stopServing(psm: PSM) { servers[psm] = nil }
+
+    // MARK: Opening
+
+    /// Opens one LE credit based channel to `psm` on link `handle` (L2CAP_LE_CREDIT_BASED_CONNECTION_REQ).
+    public func open(psm: PSM, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters = .init()) async throws(CreditBasedChannelError) -> CreditBasedChannel {
+        if let problem = parameters.problem(enhanced: false) ?? Self.problem(psm) { throw .invalidParameters(problem) }
+        var securityAsked = false
+        while true {
+            guard isLinkUp?(handle) ?? true else { throw .notConnected }
+            let cid = try allocateCIDs(1, on: handle)[0]
+            let key = ChannelKey(handle: handle, cid: cid)
+            reserved.insert(key)
+            defer { reserved.remove(key) }
+            let request = LECreditBasedConnectionRequest(psm: psm, sourceCID: cid, mtu: parameters.mtu, mps: parameters.mps,
+                                                         initialCredits: parameters.initialCredits)
+            let answer = try await exchange(request, on: handle, timeout: responseTimeout)
+            let response: LECreditBasedConnectionResponse = try decodeResponse(answer)
+            if response.result.isSuccess {
+                let dcid = response.destinationCID
+                guard Self.dynamicCIDs.contains(dcid), !remoteCIDInUse(dcid, on: handle),
+                      CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: false) == nil else {
+                    let what = "the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps)"
+                    if dcid != 0 { Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) } }
+                    throw .protocolViolation(what)
+                }
+                return makeChannel(handle: handle, psm: psm, mode: .leCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
+                                   remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits)
+            }
+            if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
+                securityAsked = true
+                if await onSecurityRequired(handle, response.result) { continue }
+            }
+            throw .refused(response.result)
+        }
+    }
+
+    /// Opens `count` (1–5) enhanced credit based channels to `psm` on link `handle` in one
+    /// request (L2CAP_CREDIT_BASED_CONNECTION_REQ). Returns those the peer opened, in the
+    /// order asked; throws when it opened none. MTU and MPS must be at least 64.
+    public func openEnhanced(psm: PSM, count: Int, on handle: ConnectionHandle,
+                             parameters: CreditBasedChannelParameters = .init()) async throws(CreditBasedChannelError) -> [CreditBasedChannel] {
+        guard (1...CreditBasedConnectionRequest.maximumChannels).contains(count) else {
+            throw .invalidParameters("an enhanced request opens 1 to \(CreditBasedConnectionRequest.maximumChannels) channels, not \(count)")
+        }
+        if let problem = parameters.problem(enhanced: true) ?? Self.problem(psm) { throw .invalidParameters(problem) }
+        var securityAsked = false
+        while true {
+            guard isLinkUp?(handle) ?? true else { throw .notConnected }
+            let cids = try allocateCIDs(count, on: handle)
+            let keys = cids.map { ChannelKey(handle: handle, cid: $0) }
+            reserved.formUnion(keys)
+            defer { reserved.subtract(keys) }
+            let request = CreditBasedConnectionRequest(psm: psm, mtu: parameters.mtu, mps: parameters.mps,
+                                                       initialCredits: parameters.initialCredits, sourceCIDs: cids)
+            var answer = try await exchange(request, on: handle, timeout: responseTimeout)
+            var response: CreditBasedConnectionResponse = try decodeResponse(answer)
+            while response.result.isPending {
+                // 4.26: a pending result promises another response with the same identifier.
+                answer = try await awaitResponse(to: answer.identifier, code: CreditBasedConnectionRequest.code, on: handle,
+                                                 timeout: extendedResponseTimeout).get()
+                response = try decodeResponse(answer)
+            }
+            var opened: [CreditBasedChannel] = []
+            let acceptable = CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: true) == nil
+            for (cid, dcid) in zip(cids, response.destinationCIDs) where dcid != 0 {
+                guard acceptable, Self.dynamicCIDs.contains(dcid), !remoteCIDInUse(dcid, on: handle) else {
+                    log(.warning, "handle \(hex(handle, digits: 4)): the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps); closing it")
+                    Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) }
+                    continue
+                }
+                opened.append(makeChannel(handle: handle, psm: psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
+                                          remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits))
+            }
+            if !opened.isEmpty { return opened }
+            if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
+                securityAsked = true
+                if await onSecurityRequired(handle, response.result) { continue }
+            }
+            if response.result.isSuccess { throw .protocolViolation("all successful, but no valid Destination CID") }
+            throw .refused(response.result)
+        }
+    }
+
+    /// The SPSM of an LE request is 0x0001–0x00FF (4.22, 4.25): nil if so, else what is wrong.
+    private static func problem(_ psm: PSM) -> String? {
+        (0x0001...0x00FF).contains(psm.rawValue) ? nil : "SPSM \(hex(psm.rawValue, digits: 4)) is outside 0x0001…0x00FF"
+    }
+
+    /// Insufficient authentication (0x0005), encryption key size too short (0x0007),
+    /// insufficient encryption (0x0008): what securing the link can mend.
+    private static func wantsSecurity(_ result: CreditBasedConnectionResult) -> Bool {
+        [0x0005, 0x0007, 0x0008].contains(result.rawValue)
+    }
+
+    private func decodeResponse<Response: SignalingPDU>(_ command: SignalingCommand) throws(CreditBasedChannelError) -> Response {
+        do { return try Response.decodeCountingExtraOctets(command).pdu } catch {
+            throw .protocolViolation("malformed \(Response.name): \(error)")
+        }
+    }
+
+    private func makeChannel(handle: ConnectionHandle, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
+                             local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) -> CreditBasedChannel {
+        let channel = CreditBasedChannel(manager: self, handle: handle, psm: psm, mode: mode, localCID: localCID, remoteCID: remoteCID,
+                                         local: local, remoteMTU: remoteMTU, remoteMPS: remoteMPS, remoteCredits: remoteCredits)
+        channels[ChannelKey(handle: handle, cid: localCID)] = channel
+        log(.debug, "handle \(hex(handle, digits: 4)): \(mode) channel \(psm) open, CID \(hex(localCID, digits: 4)) ↔ \(hex(remoteCID, digits: 4)), "
+            + "MTU \(local.mtu)/\(remoteMTU), MPS \(local.mps)/\(remoteMPS), credits \(local.initialCredits)/\(remoteCredits)")
+        return channel
+    }
+
+    // MARK: CIDs and identifiers
+
+    /// Free CIDs, taken in turn after the last one given on the link rather than lowest
+    /// first: a CID just closed is not offered again at once, so a peer still forgetting it
+    /// (Bumble 0.0.236 never forgets the CIDs of a channel it accepted) does not refuse the
+    /// next request with Source CID already allocated.
+    private func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
+        var cids: [UInt16] = []
+        let range = Self.dynamicCIDs
+        let start = lastCIDs[handle].map { $0 - range.lowerBound + 1 } ?? 0
+        for step in 0..<UInt16(range.count) where cids.count < count {
+            let cid = range.lowerBound + (start + step) % UInt16(range.count)
+            let key = ChannelKey(handle: handle, cid: cid)
+            if channels[key] == nil, !reserved.contains(key) { cids.append(cid) }
+        }
+        guard cids.count == count else { throw .noFreeCID }
+        lastCIDs[handle] = cids.last
+        return cids
+    }
+
+    private func remoteCIDInUse(_ cid: UInt16, on handle: ConnectionHandle) -> Bool {
+        channels.values.contains { $0.handle == handle && $0.remoteCID == cid }
+    }
+
+    private func channel(remoteCID cid: UInt16, on handle: ConnectionHandle) -> CreditBasedChannel? {
+        channels.values.first { $0.handle == handle && $0.remoteCID == cid }
+    }
+
+    /// A fresh non-zero identifier for `handle`, none of its requests under way using it.
+    private func nextIdentifier(_ handle: ConnectionHandle) -> UInt8 {
+        var identifier = identifiers[handle] ?? 0
+        repeat { identifier = identifier == 255 ? 1 : identifier + 1 } while pending[RequestKey(handle: handle, identifier: identifier)] != nil
+        identifiers[handle] = identifier
+        return identifier
+    }
+
+    // MARK: Requests and responses
+
+    /// Sends `request` and waits for its response (or Command Reject, or the timeout).
+    private func exchange(_ request: some SignalingPDU, on handle: ConnectionHandle, timeout: Duration) async throws(CreditBasedChannelError) -> SignalingCommand {
+        let identifier = nextIdentifier(handle)
+        let command = request.command(identifier: identifier)
+        return try await awaitResponse(to: identifier, code: command.code, on: handle, timeout: timeout) { () throws(HCIError) in
+            try self.transmitSignaling(command, on: handle)
+        }.get()
+    }
+
+    /// Waits for the response carrying `identifier`, after `send` (if any) sent the request.
+    private func awaitResponse(to identifier: UInt8, code: SignalingCode, on handle: ConnectionHandle, timeout: Duration,
+                               send: (() throws(HCIError) -> Void)? = nil) async -> Result<SignalingCommand, CreditBasedChannelError> {
+        let key = RequestKey(handle: handle, identifier: identifier)
+        nextToken += 1
+        let token = nextToken
+        return await withCheckedContinuation { (done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>) in
+            do throws(HCIError) { try send?() } catch {
+                done.resume(returning: .failure(.transport(error)))
+                return
+            }
+            let clock = clock
+            // Held strongly, not weakly: a weakly referenced object gets a side table that
+            // slows every retain of it, and this one is on the receive path. Answers, the end
+            // of the link and close() cancel the timer.
+            let timer = Task { @BluetoothActor in
+                do { try await clock.sleep(for: timeout) } catch { return }
+                self.timedOut(key, token: token, seconds: Double(timeout.components.seconds))
+            }
+            pending[key] = PendingRequest(code: code, token: token, done: done, timer: timer)
+        }
+    }
+
+    private func timedOut(_ key: RequestKey, token: Int, seconds: Double) {
+        guard let request = pending[key], request.token == token else { return }
+        pending[key] = nil
+        log(.error, "handle \(hex(key.handle, digits: 4)): no response to \(request.code) in \(seconds) s")
+        request.done.resume(returning: .failure(.timeout(request.code, seconds: seconds)))
+    }
+
+    /// Completes the request a response answers; false when none waits for it.
+    private func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
+        guard let request = pending.removeValue(forKey: RequestKey(handle: handle, identifier: command.identifier)) else { return false }
+        request.timer?.cancel()
+        if command.code == .commandReject {
+            let reason = (try? CommandReject(command: command).reason) ?? .commandNotUnderstood
+            request.done.resume(returning: .failure(.rejected(reason)))
+        } else {
+            request.done.resume(returning: .success(command))
+        }
+        return true
+    }
+
+    // MARK: Disconnecting
+
+    /// Asks the peer to close `channel` and waits for its answer (or the RTX time).
+    func disconnect(_ channel: CreditBasedChannel) async {
+        await disconnect(localCID: channel.localCID, remoteCID: channel.remoteCID, on: channel.handle)
+    }
+
+    private func disconnect(localCID: UInt16, remoteCID: UInt16, on handle: ConnectionHandle) async {
+        guard isLinkUp?(handle) ?? true else { return }
+        do throws(CreditBasedChannelError) {
+            _ = try await exchange(DisconnectionRequest(destinationCID: remoteCID, sourceCID: localCID), on: handle, timeout: responseTimeout)
+        } catch {
+            log(.info, "handle \(hex(handle, digits: 4)): closing CID \(hex(localCID, digits: 4)): \(error)")
+        }
+    }
+
+    /// A channel that ended lets go of its CID.
+    func forget(_ channel: CreditBasedChannel) {
+        let key = ChannelKey(handle: channel.handle, cid: channel.localCID)
+        if channels[key] === channel { channels[key] = nil }
+    }
+
+    /// Ends every channel and request of a link that ended.
+    public func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus) {
+        for (key, request) in pending where key.handle == handle {
+            pending[key] = nil
+            request.timer?.cancel()
+            request.done.resume(returning: .failure(.linkLost(reason)))
+        }
+        for channel in channels.values where channel.handle == handle { channel.end(.linkLost(reason)) }
+        identifiers[handle] = nil
+        lastCIDs[handle] = nil
+    }
+
+    // MARK: Frames
+
+    func transmit(_ frame: consuming OutgoingFrame, on cid: UInt16, handle: ConnectionHandle) throws(HCIError) {
+        try transmitFrame(handle, ChannelIdentifier(rawValue: cid), frame)
+    }
+
+    private func transmitSignaling(_ command: SignalingCommand, on handle: ConnectionHandle) throws(HCIError) {
+        try transmitFrame(handle, .leSignaling, OutgoingFrame(payload: command.encoded()))
+    }
+
+    private func reply(_ pdu: some SignalingPDU, identifier: UInt8, on handle: ConnectionHandle) {
+        do { try transmitSignaling(pdu.command(identifier: identifier), on: handle) } catch {
+            log(.warning, "handle \(hex(handle, digits: 4)): sending \(type(of: pdu).name): \(error)")
+        }
+    }
+
+    /// Grants the peer `credits` more K-frames on `channel` (L2CAP_FLOW_CONTROL_CREDIT_IND).
+    func grant(_ credits: UInt16, on channel: CreditBasedChannel) throws(HCIError) {
+        let indication = FlowControlCreditIndication(cid: channel.localCID, credits: credits)
+        try transmitSignaling(indication.command(identifier: nextIdentifier(channel.handle)), on: channel.handle)
+    }
+
+    /// A frame on dynamic CID `cid` of link `handle`: a K-frame for the channel whose CID it is.
+    public func receive(_ payload: ArraySlice<UInt8>, on cid: ChannelIdentifier, handle: ConnectionHandle) {
+        guard let channel = channels[ChannelKey(handle: handle, cid: cid.rawValue)] else {
+            droppedFrames += 1
+            log(.info, "handle \(hex(handle, digits: 4)): frame for \(cid), which no channel has; dropped")
+            return
+        }
+        channel.receiveFrame(payload)
+    }
+
+    // MARK: Signaling
+
+    /// Whether commands with `code` are this object's to answer: credit-based connection,
+    /// credits, reconfiguration and disconnection.
+    public static func handles(_ code: SignalingCode) -> Bool {
+        (0x14...0x1A).contains(code.rawValue) || code == .disconnectionRequest || code == .disconnectionResponse
+    }
+
+    /// Handles one command of the LE signaling channel of link `handle`; returns false for
+    /// one it has nothing to do with (a Command Reject that answers none of its requests,
+    /// a code ``handles(_:)`` does not name), which the caller then handles.
+    @discardableResult
+    public func signaling(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
+        switch command.code {
+        case .commandReject:
+            return complete(command, handle: handle)
+        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse, .creditBasedReconfigureResponse:
+            if !complete(command, handle: handle) {
+                log(.info, "handle \(hex(handle, digits: 4)): \(command.code) answers no request of ours (identifier \(command.identifier)); ignored")
+            }
+        case .leCreditBasedConnectionRequest:
+            acceptLE(command, handle: handle)
+        case .creditBasedConnectionRequest:
+            acceptEnhanced(command, handle: handle)
+        case .flowControlCreditIndication:
+            guard let indication: FlowControlCreditIndication = decodeOrReject(command, handle: handle) else { break }
+            guard let channel = channel(remoteCID: indication.cid, on: handle) else {
+                log(.info, "handle \(hex(handle, digits: 4)): credits for CID \(hex(indication.cid, digits: 4)), which no channel has; ignored")
+                break
+            }
+            channel.addCredits(indication.credits)
+        case .disconnectionRequest:
+            guard let request: DisconnectionRequest = decodeOrReject(command, handle: handle) else { break }
+            guard let channel = channels[ChannelKey(handle: handle, cid: request.destinationCID)], channel.remoteCID == request.sourceCID else {
+                let data = CommandReject.InvalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID).wireBytes()
+                reply(CommandReject(reason: .invalidCID, data: data[...]), identifier: command.identifier, on: handle)
+                break
+            }
+            reply(DisconnectionResponse(destinationCID: request.destinationCID, sourceCID: request.sourceCID), identifier: command.identifier, on: handle)
+            channel.end(.closedByPeer)
+        case .creditBasedReconfigureRequest:
+            guard let request: CreditBasedReconfigureRequest = decodeOrReject(command, handle: handle) else { break }
+            reply(CreditBasedReconfigureResponse(result: reconfigure(request, handle: handle)), identifier: command.identifier, on: handle)
+        default:
+            return false
+        }
+        return true
+    }
+
+    private func decodeOrReject<Command: SignalingPDU>(_ command: SignalingCommand, handle: ConnectionHandle) -> Command? {
+        do { return try Command.decodeCountingExtraOctets(command).pdu } catch {
+            log(.warning, "handle \(hex(handle, digits: 4)): malformed \(Command.name): \(error)")
+            reply(CommandReject(reason: .commandNotUnderstood), identifier: command.identifier, on: handle)
+            return nil
+        }
+    }
+
+    /// 4.27: the peer's new MTU and MPS for channels it receives on (our remote CIDs).
+    private func reconfigure(_ request: CreditBasedReconfigureRequest, handle: ConnectionHandle) -> CreditBasedReconfigureResult {
+        let targets = request.destinationCIDs.map { channel(remoteCID: $0, on: handle) }
+        guard !targets.isEmpty, targets.allSatisfy({ $0 != nil }) else { return CreditBasedReconfigureResult(rawValue: 0x0003) }
+        let found = targets.compactMap { $0 }
+        if CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) != nil {
+            return CreditBasedReconfigureResult(rawValue: 0x0004)
+        }
+        if found.contains(where: { request.mtu < $0.remoteMTU }) { return CreditBasedReconfigureResult(rawValue: 0x0001) }
+        if found.count > 1, found.contains(where: { request.mps < $0.remoteMPS }) { return CreditBasedReconfigureResult(rawValue: 0x0002) }
+        for channel in found { channel.reconfigure(mtu: request.mtu, mps: request.mps) }
+        return CreditBasedReconfigureResult(rawValue: 0x0000)
+    }
+
+    /// 4.22/4.23: the peer asks for one LE credit based channel.
+    private func acceptLE(_ command: SignalingCommand, handle: ConnectionHandle) {
+        guard let request: LECreditBasedConnectionRequest = decodeOrReject(command, handle: handle) else { return }
+        let server = servers[request.psm]
+        let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 23, mps: 23, initialCredits: 0)
+        func refuse(_ result: UInt16) {
+            log(.info, "handle \(hex(handle, digits: 4)): refusing \(request.psm): \(CreditBasedConnectionResult(rawValue: result, enhanced: false))")
+            reply(LECreditBasedConnectionResponse(destinationCID: 0, mtu: ours.mtu, mps: ours.mps, initialCredits: 0,
+                                                  result: CreditBasedConnectionResult(rawValue: result, enhanced: false)),
+                  identifier: command.identifier, on: handle)
+        }
+        guard let server else { return refuse(0x0002) }
+        guard Self.dynamicCIDs.contains(request.sourceCID) else { return refuse(0x0009) }
+        guard !remoteCIDInUse(request.sourceCID, on: handle) else { return refuse(0x000A) }
+        guard CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: false) == nil else { return refuse(0x000B) }
+        guard let cid = try? allocateCIDs(1, on: handle)[0] else { return refuse(0x0004) }
+        let channel = makeChannel(handle: handle, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
+                                  local: ours, remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits)
+        reply(LECreditBasedConnectionResponse(destinationCID: cid, mtu: ours.mtu, mps: ours.mps, initialCredits: ours.initialCredits,
+                                              result: CreditBasedConnectionResult(rawValue: 0, enhanced: false)),
+              identifier: command.identifier, on: handle)
+        server.accept(channel)
+    }
+
+    /// 4.25/4.26: the peer asks for up to five enhanced credit based channels.
+    private func acceptEnhanced(_ command: SignalingCommand, handle: ConnectionHandle) {
+        guard let request: CreditBasedConnectionRequest = decodeOrReject(command, handle: handle) else { return }
+        let server = servers[request.psm]
+        let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 64, mps: 64, initialCredits: 0)
+        func respond(_ result: UInt16, _ cids: [UInt16]) {
+            reply(CreditBasedConnectionResponse(mtu: ours.mtu, mps: ours.mps, initialCredits: cids.contains { $0 != 0 } ? ours.initialCredits : 0,
+                                                result: CreditBasedConnectionResult(rawValue: result, enhanced: true), destinationCIDs: cids),
+                  identifier: command.identifier, on: handle)
+        }
+        let none = [UInt16](repeating: 0, count: request.sourceCIDs.count)
+        guard let server else { return respond(0x0002, none) }
+        guard (1...CreditBasedConnectionRequest.maximumChannels).contains(request.sourceCIDs.count),
+              CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) == nil,
+              server.parameters.problem(enhanced: true) == nil else { return respond(0x000C, none) }
+        var result: UInt16 = 0
+        var destinations: [UInt16] = []
+        var opened: [CreditBasedChannel] = []
+        for source in request.sourceCIDs {
+            var refusal: UInt16?
+            if !Self.dynamicCIDs.contains(source) {
+                refusal = 0x0009
+            } else if remoteCIDInUse(source, on: handle) || opened.contains(where: { $0.remoteCID == source }) {
+                refusal = 0x000A
+            }
+            guard refusal == nil, let cid = try? allocateCIDs(1, on: handle)[0] else {
+                if result == 0 { result = refusal ?? 0x0004 }
+                destinations.append(0)
+                continue
+            }
+            opened.append(makeChannel(handle: handle, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source, local: ours,
+                                      remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits))
+            destinations.append(cid)
+        }
+        respond(result, destinations)
+        for channel in opened { server.accept(channel) }
+    }
+}
