@@ -91,7 +91,7 @@ extension Bluejay {
             let result = await Task { @BluetoothActor () -> Result<ConnectionHandle, BluejayError> in
                 do throws(BluejayError) {
                     try await peripheral.connect(under: policy)
-                    guard let handle = peripheral.connectionHandle else { return .failure(.notConnected) }
+                    guard let handle = peripheral.handle else { return .failure(.notConnected) }
                     return .success(handle)
                 } catch {
                     return .failure(error)

@@ -52,6 +52,7 @@ public final class Peripheral {
     /// The stack its links run on.
     let host: BluetoothHost
     private let queue = OperationQueue()
+    /// The live link's handle.
     private(set) var handle: ConnectionHandle?
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
@@ -144,9 +145,6 @@ public final class Peripheral {
         self.host = central.host
     }
 
-
-    /// The live link's handle.
-    var connectionHandle: ConnectionHandle? { handle }
 
     // MARK: - Events
 
