@@ -335,8 +335,8 @@ def allocations(directory):
     result = {'per_run_p90': figures}
     print('heap allocations (package-benchmark, p90 of its runs; Benchmarks/BluejayBenchmarks)')
     for key, (name, items) in per_item.items():
-        if name in figures and 'Malloc (total)' in figures[name]:
-            result[key] = figures[name]['Malloc (total)'] / items
+        if name in figures and 'mallocCountTotal' in figures[name]:
+            result[key] = figures[name]['mallocCountTotal'] / items
             print(f'  {key:<32} {result[key]:.3f}')
     print()
     return result
