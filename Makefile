@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench traces fuzz examples docs clean
+.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples docs clean
 
 all: build
 
@@ -152,8 +152,65 @@ bench: deps venv
 	    git worktree add --detach $(BASELINE_DIR) $(BENCH_BASELINE) && \
 	    (cd $(BASELINE_DIR) && $(SWIFT) build -c release --product bluejay-bench); \
 	fi
+	@rm -rf .build/benchmark-results && mkdir -p .build/benchmark-results
+	$(SWIFT) package --allow-writing-to-directory .build/benchmark-results benchmark --target BluejayBenchmarks \
+	    --format metricP90AbsoluteThresholds --path .build/benchmark-results --no-progress
+	$(MAKE) --no-print-directory static
 	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench \
+	    --static $(STATIC_BINARY) --benchmarks .build/benchmark-results \
 	    $(if $(BENCH_BASELINE),--baseline-bench $(BASELINE_DIR)/.build/release/bluejay-bench)
+
+# The in-memory paths on package-benchmark (Benchmarks/BluejayBenchmarks): heap allocations
+# per run held against Benchmarks/Thresholds (they do not depend on the machine; times are
+# not checked). A debug build, which the test build has made already: CI's bench-check
+# stage. The plugin preloads its own (release) malloc interposer; LD_LIBRARY_PATH makes the
+# debug benchmark load that same one instead of its debug copy (two interposers call each
+# other without end). After a deliberate change, `make bench-thresholds` records new ones.
+BENCH_RUN   := LD_LIBRARY_PATH=$(CURDIR)/.build/x86_64-unknown-linux-gnu/release $(SWIFT) package
+BENCH_FLAGS := --target BluejayBenchmarks --metric mallocCountTotal --benchmark-build-configuration debug \
+	    --path Benchmarks/Thresholds --no-progress
+bench-check:
+	@$(BENCH_RUN) benchmark thresholds check $(BENCH_FLAGS); status=$$?; \
+	if [ $$status = 4 ]; then echo "bench-check FAILED: allocations fell below the thresholds; record them with 'make bench-thresholds' and commit Benchmarks/Thresholds"; exit 1; fi; \
+	if [ $$status != 0 ]; then echo "bench-check FAILED: allocations above Benchmarks/Thresholds (exit $$status)"; fi; exit $$status
+bench-thresholds:
+	$(BENCH_RUN) --allow-writing-to-package-directory benchmark thresholds update $(BENCH_FLAGS)
+
+# The binary for boards (README "Footprint"): release, the Swift libraries linked in
+# (--static-swift-stdlib), linked by lld: no symbols exported (--export-dynamic, which the static Swift libraries ask
+# for, kept every public function and a 1.7 MB symbol table), relative relocations packed
+# (DT_RELR: 1.4 MB less; needs glibc 2.36 on the board), and the functions a board runs laid
+# out together (Fixtures/static/bluejay.order, from `make symbol-order`), so that far fewer
+# of the binary's pages become resident. Stripped last.
+# -Osize (STATIC_FLAGS="-Xswiftc -Osize -Xcc -Os") takes 1.0 MB off the file and nothing off
+# listen's RSS, but decodes traces 1.27x slower and receives about 8% slower: not taken.
+STATIC_DIR    := .build/static
+STATIC_FLAGS  ?=
+STATIC_BINARY := $(STATIC_DIR)/bluejay-stripped
+STATIC_ORDER  := Fixtures/static/bluejay.order
+LLD           := $(dir $(shell command -v $(SWIFT) 2>/dev/null || echo /opt/swift/usr/bin/swift))ld.lld
+static:
+	@mkdir -p $(STATIC_DIR)
+	@printf '{"schemaVersion": "1.0", "linker": {"path": "%s", "extraCLIOptions": [%s]}}\n' "$(LLD)" \
+	    '"--no-export-dynamic", "-z", "pack-relative-relocs", "--symbol-ordering-file=$(CURDIR)/$(STATIC_ORDER)", "--no-warn-symbol-ordering", "-Map=$(CURDIR)/$(STATIC_DIR)/bluejay.map"' \
+	    > $(STATIC_DIR)/toolset.json
+	$(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
+	    --toolset $(CURDIR)/$(STATIC_DIR)/toolset.json
+	strip -o $(STATIC_BINARY) $(STATIC_DIR)/release/bluejay
+
+# Re-records Fixtures/static/bluejay.order from the board binary's own build (valgrind).
+symbol-order: deps venv static
+	@$(MAKE) --no-print-directory deps APT_PACKAGES=valgrind
+	$(PEER_PY) Fixtures/bench/symbol_order.py --binary $(STATIC_DIR)/release/bluejay --output $(STATIC_ORDER)
+	@# SwiftPM does not know the linker reads the order: take the binary away so the next
+	@# make static links it again.
+	rm -f $(STATIC_DIR)/release/bluejay $(STATIC_BINARY)
+
+# Where the bytes go: the static binary's size by component (from the link map), and the
+# resident memory of `bluejay listen` against the Bumble peer, idle and flooded, by cause.
+FOOTPRINT_SECONDS ?= 20
+footprint: deps venv static
+	$(PEER_PY) Fixtures/bench/footprint.py --static $(STATIC_BINARY) --map $(STATIC_DIR)/bluejay.map --seconds $(FOOTPRINT_SECONDS)
 
 clean:
 	rm -rf .build $(VENV) $(DEMO_CAPTURE) .vmcache

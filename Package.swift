@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // Bluejay for Linux: a Bluetooth Low Energy host stack that drives a controller over HCI.
 import PackageDescription
 
@@ -26,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the documentation, built by DocC (a plugin; nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // `make bench-check`: the in-memory paths on package-benchmark (Benchmarks/), heap
+        // allocations counted by its malloc interposer (the trait) and held against
+        // Benchmarks/Thresholds. Linked into the benchmark executable alone.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
@@ -64,12 +68,21 @@ let package = Package(
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        // `bluejay-bench` (make bench): the receive and send paths in memory, with a heap
-        // allocation counter that interposes malloc for that executable only.
-        .target(name: "CMallocCounter"),
+        // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks.
+        .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport"],
+                path: "Benchmarks/BenchSupport"),
+        // `bluejay-bench` (make bench): the in-memory paths timed side by side with Bumble's
+        // host, and a gateway on Central against the Bumble peer.
         .executableTarget(
-            name: "bluejay-bench", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport", "CMallocCounter"],
+            name: "bluejay-bench", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
             path: "Sources/BluejayBench"),
+        // package-benchmark's suite (make bench-check): allocations of the in-memory paths and
+        // the codecs, against Benchmarks/Thresholds.
+        .executableTarget(
+            name: "BluejayBenchmarks",
+            dependencies: ["ATT", "BluetoothCore", "HCI", "L2CAP", "BenchSupport", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/BluejayBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
         // Holds trace summaries against ../shared/traces/expected-counts.json under one rule,

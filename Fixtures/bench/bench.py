@@ -15,10 +15,14 @@ median wall time over N runs and peak resident memory (ru_maxrss from wait4).
                  >= 20 connections
   receive        bluejay-bench receive vs Fixtures/bench/bumble_receive.py on the same H4 bytes
   send           bluejay-bench send: host CPU per Write Command, idle buffers while queued
+  allocations    heap allocations of the same paths, from the package-benchmark suite
+                 (Benchmarks/BluejayBenchmarks, run by `make bench` just before)
   end to end     notifications/s of the peer's flood through bluejay listen
   l2cap vs gatt  the same octets echoed on one link over an L2CAP credit-based channel and over
                  GATT Write Command + notification (bluejay-bench l2cap), as a ratio
-  footprint      the stripped static binary; peak RSS of listen (flooded, and idle)
+  footprint      the stripped static binary (`make static`) by component; peak RSS of its
+                 listen, flooded and idle, by cause (Fixtures/bench/footprint.py)
+  goals          issue 25's: binary size, listen's peak RSS, the cached reconnect's round trips
 
 Everything lands in bench/results.json (machine, date, commit, each figure's median/min/max).
 """
@@ -33,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import footprint as footprint_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACES = sorted(glob.glob(os.path.join(os.path.dirname(ROOT), 'shared', 'traces', '*.btsnoop')))
@@ -245,6 +251,7 @@ def reconnect(bluejay, transport, address, runs):
                         'att_ms': {'p50': percentile(air, 0.5), 'p95': percentile(air, 0.95), 'runs': air},
                         'process_ms': {'p50': percentile([r[0] * 1000 for r in results[key]], 0.5)}}
     figures['cached']['bonded'] = True
+    figures['cached']['case'] = 'bonded, subscribed to Service Changed, warm discovery cache'
     figures['cached']['goal_round_trips'] = 2
     c, b, u = figures['cached']['ms'], figures['cached_unbonded']['ms'], figures['uncached']['ms']
     print(f'  connect -> value (LE Create Connection to the Read Response, capture): bonded p50 {c["p50"]:.2f} ms p95 {c["p95"]:.2f} ms; '
@@ -276,11 +283,10 @@ def receive(bench, runs, count):
         shutil.rmtree(work, ignore_errors=True)
     print(f'receive path in memory: {count} ATT notifications as H4 bytes -> HCI -> L2CAP -> ATT -> GATT listener -> a Receivable '
           f'({runs} runs each)')
-    print(f'  {"payload":<9} {"bluejay /s (wall)":>19} {"bluejay /s (CPU)":>18} {"allocs each":>12} {"Bumble /s":>11} {"ratio":>7}')
+    print(f'  {"payload":<9} {"bluejay /s (wall)":>19} {"bluejay /s (CPU)":>18} {"Bumble /s":>11} {"ratio":>7}')
     for payload, (ours, theirs) in figures.items():
         print(f'  {payload:<9} {ours["notifications_per_s"]["median"]:>19,.0f} {ours["notifications_per_cpu_s"]["median"]:>18,.0f} '
-              f'{ours["allocations_per_notification"]["median"]:>12.2f} {theirs["median"]:>11,.0f} '
-              f'{ours["notifications_per_s"]["median"] / theirs["median"]:>6.1f}x')
+              f'{theirs["median"]:>11,.0f} {ours["notifications_per_s"]["median"] / theirs["median"]:>6.1f}x')
     print('  bluejay: framing on a reader thread, the stack on its actor (two threads: "CPU" divides by the CPU time of both).')
     print('  Bumble: its stock host path with its eager debug formatting patched out (see bumble_receive.py), one thread.')
     print()
@@ -297,16 +303,14 @@ def against_baseline(bench, baseline, runs, count):
     def median(figures, key):
         return statistics.median(f[key]['median'] for f in figures)
     result = {'notifications_per_cpu_s': median(ours, 'notifications_per_cpu_s'),
-              'baseline_notifications_per_cpu_s': median(theirs, 'notifications_per_cpu_s'),
-              'allocations_per_notification': median(ours, 'allocations_per_notification'),
-              'baseline_allocations_per_notification': median(theirs, 'allocations_per_notification')}
+              'baseline_notifications_per_cpu_s': median(theirs, 'notifications_per_cpu_s')}
     result['ratio'] = result['notifications_per_cpu_s'] / result['baseline_notifications_per_cpu_s']
     # The baseline's checkout is three levels above its binary (CHECKOUT/.build/release/bluejay-bench).
     result['baseline_commit'] = commit(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(baseline)))))
     print(f'receive path against the baseline {(result["baseline_commit"] or "?")[:10]} '
           f'(244-byte notifications, {runs} runs each, interleaved)')
-    print(f'  this build: {result["notifications_per_cpu_s"]:>12,.0f} /CPU-s  {result["allocations_per_notification"]:.2f} allocations each')
-    print(f'  baseline:   {result["baseline_notifications_per_cpu_s"]:>12,.0f} /CPU-s  {result["baseline_allocations_per_notification"]:.2f} allocations each')
+    print(f'  this build: {result["notifications_per_cpu_s"]:>12,.0f} /CPU-s')
+    print(f'  baseline:   {result["baseline_notifications_per_cpu_s"]:>12,.0f} /CPU-s')
     print(f'  ratio: {result["ratio"]:.2f}x notifications per CPU-second')
     print()
     return result
@@ -317,8 +321,7 @@ def send(bench, runs, count):
     result = bench_json([bench, 'send', '--payload', '244', '--count', str(count), '--runs', str(runs)])
     print(f'send path in memory: {count} Write Commands of 244 bytes -> GATT -> ATT -> L2CAP -> ACL queue ({runs} runs)')
     print(f'  host CPU per packet: {result["host_us_per_packet"]["median"]:.2f} µs median '
-          f'({result["host_us_per_packet"]["min"]:.2f}-{result["host_us_per_packet"]["max"]:.2f}), '
-          f'{result["allocations_per_packet"]["median"]:.1f} allocations each; '
+          f'({result["host_us_per_packet"]["min"]:.2f}-{result["host_us_per_packet"]["max"]:.2f}); '
           f'a controller buffer sat free while packets were queued: {result["buffer_idle_while_queued"]} times')
     print()
     return result
@@ -359,32 +362,60 @@ def l2cap_vs_gatt(bench, transport, address, runs, octets):
     return figure
 
 
-def footprint(bluejay, transport, address, seconds):
-    """Stripped static binary; peak RSS of listen under a flood and of an idle connection."""
-    static_dir = os.path.join(ROOT, '.build', 'static')
-    subprocess.run(['swift', 'build', '-c', 'release', '--static-swift-stdlib', '--product', 'bluejay', '--scratch-path', static_dir],
-                   check=True, stdout=subprocess.DEVNULL)
-    stripped = os.path.join(tempfile.mkdtemp(prefix='bluejay-bench-'), 'bluejay')
-    subprocess.run(['strip', '-o', stripped, os.path.join(static_dir, 'release', 'bluejay')], check=True)
-    size = os.path.getsize(stripped)
-    unstripped = os.path.getsize(os.path.join(static_dir, 'release', 'bluejay'))
-    env = dict(os.environ, BLUEJAY_STORE=tempfile.mkdtemp(prefix='bluejay-bench-'))
-
-    def rss(argv):
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f'benchmark command failed ({status}): {" ".join(argv)}')
-        return usage.ru_maxrss * 1024
-
-    listen = [stripped, 'listen', f'{address}/random', '--handle', '0x002B', '--transport', transport]
-    flooded = rss(listen + ['--duration', str(seconds), '--write', '0x0029=01' + struct.pack('<IH', 0xFFFFFFFF, 244).hex()])
-    idle = rss(listen + ['--duration', '5'])
-    print(f'footprint: static binary (--static-swift-stdlib, stripped) {size / 1e6:.1f} MB ({unstripped / 1e6:.1f} MB unstripped);')
-    print(f'  peak RSS of bluejay listen: {flooded / 1e6:.1f} MB over {seconds} s of the peer\'s flood, {idle / 1e6:.1f} MB idle connected (5 s)')
+def allocations(directory):
+    """Heap allocations per item of the in-memory paths, from the package-benchmark suite's
+    p90 export (`swift package benchmark --format metricP90AbsoluteThresholds`)."""
+    figures = {}
+    for path in glob.glob(os.path.join(directory, 'BluejayBenchmarks.*.p90.json')):
+        name = os.path.basename(path)[len('BluejayBenchmarks.'):-len('.p90.json')]
+        with open(path) as f:
+            figures[name] = json.load(f)
+    if not figures:
+        sys.exit(f'no package-benchmark results in {directory}')
+    per_item = {'receive_244_per_notification': ('receive-244', 10000), 'receive_20_per_notification': ('receive-20', 10000),
+                'send_244_per_packet': ('send-244', 10000), 'decode_notification_244': ('decode-notification-244', 1000),
+                'encode_write_command_244': ('encode-write-command-244', 1000)}
+    result = {'per_run_p90': figures}
+    print('heap allocations (package-benchmark, p90 of its runs; Benchmarks/BluejayBenchmarks)')
+    for key, (name, items) in per_item.items():
+        if name in figures and 'mallocCountTotal' in figures[name]:
+            result[key] = figures[name]['mallocCountTotal'] / items
+            print(f'  {key:<32} {result[key]:.3f}')
     print()
-    return {'static_binary_bytes': size, 'static_binary_unstripped_bytes': unstripped,
-            'peak_rss_bytes_listen': flooded, 'peak_rss_bytes_idle': idle, 'listen_seconds': seconds}
+    return result
+
+
+GOALS = {'static_binary_bytes': 16_000_000, 'peak_rss_bytes_listen': 15_000_000, 'reconnect_cached_round_trips': 2}
+
+
+def footprint(static, static_map, transport, address, seconds):
+    """The stripped static binary by component; peak RSS of its listen, flooded and idle,
+    by cause (VmHWM: ru_maxrss would carry this Python process's own size across exec)."""
+    components, sections = footprint_report.map_components(static_map)
+    size = os.path.getsize(static)
+    footprint_report.print_components(components, size)
+    profiles = footprint_report.listen_rss(static, transport, address, seconds, footprint_report.map_inputs(static_map))
+    footprint_report.print_rss(profiles, seconds)
+    flooded, idle = profiles['flood']['vm_hwm_bytes'], profiles['idle']['vm_hwm_bytes']
+    return {'static_binary_bytes': size, 'components': components,
+            'peak_rss_bytes_listen': flooded, 'peak_rss_bytes_idle': idle, 'listen_seconds': seconds,
+            'listen_rss_by_cause': {name: {k: profiles[name][k] for k in ('causes', 'detail', 'threads_max', 'values_received',
+                                                                          'binary_pages_by_component')}
+                                    for name in ('idle', 'flood')}}
+
+
+def goals(results):
+    """Issue 25's goals against what this run measured."""
+    measured = {'static_binary_bytes': results['footprint']['static_binary_bytes'],
+                'peak_rss_bytes_listen': max(results['footprint']['peak_rss_bytes_listen'], results['footprint']['peak_rss_bytes_idle']),
+                'reconnect_cached_round_trips': results['reconnect']['cached']['round_trips']}
+    table = {key: {'goal': goal, 'measured': measured[key], 'met': measured[key] <= goal} for key, goal in GOALS.items()}
+    table['reconnect_cached_round_trips']['case'] = results['reconnect']['cached']['case']
+    print('goals (issue 25)')
+    for key, row in table.items():
+        print(f'  {key:<30} {row["measured"]:>14,} against {row["goal"]:>12,}: {"met" if row["met"] else "missed"}')
+    print()
+    return table
 
 
 def main():
@@ -396,6 +427,9 @@ def main():
     parser.add_argument('--notifications', type=int, default=200000, help='per receive run')
     parser.add_argument('--listen-seconds', type=int, default=60)
     parser.add_argument('--results', default=os.path.join(ROOT, 'bench', 'results.json'))
+    parser.add_argument('--static', required=True, help='the stripped static bluejay (make static)')
+    parser.add_argument('--static-map', help='its link map (default: bluejay.map beside the unstripped build)')
+    parser.add_argument('--benchmarks', required=True, help="the package-benchmark suite's p90 export (a directory)")
     parser.add_argument('--baseline-bench', help='a release bluejay-bench of an earlier commit: its receive path runs '
                         'interleaved with this one and the ratio is reported')
     options = parser.parse_args()
@@ -411,13 +445,15 @@ def main():
         results['receive'][f'notifications_per_s{key}'] = ours['notifications_per_s']
         results['receive'][f'notifications_per_cpu_s{key}'] = ours['notifications_per_cpu_s']
         results['receive'][f'bumble_notifications_per_s{key}'] = {k: theirs[k] for k in ('median', 'min', 'max', 'runs')}
-        results['receive'][f'allocations_per_notification{key}'] = ours['allocations_per_notification']['median']
     if options.baseline_bench:
         results['receive']['against_baseline'] = against_baseline(options.bench, options.baseline_bench,
                                                                   max(options.runs, 5), options.notifications)
     sent = send(options.bench, max(options.runs, 5), 100000)
-    results['send'] = {'host_us_per_packet': sent['host_us_per_packet'], 'allocations_per_packet': sent['allocations_per_packet']['median'],
-                       'buffer_idle_while_queued': sent['buffer_idle_while_queued']}
+    results['send'] = {'host_us_per_packet': sent['host_us_per_packet'], 'buffer_idle_while_queued': sent['buffer_idle_while_queued']}
+    results['allocations'] = allocations(options.benchmarks)
+    results['receive']['allocations_per_notification'] = results['allocations'].get('receive_244_per_notification')
+    results['receive']['allocations_per_notification_20'] = results['allocations'].get('receive_20_per_notification')
+    results['send']['allocations_per_packet'] = results['allocations'].get('send_244_per_packet')
 
     tshark = 'tshark'
     # tshark is given the same work per file; a shell loop keeps it to one command line.
@@ -443,10 +479,12 @@ def main():
         results['reconnect'] = reconnect(options.bluejay, transport, address, max(options.connections, 20))
         results['end_to_end'] = {'flood': flood(options.bluejay, transport, address, 20000)}
         results['l2cap_vs_gatt'] = l2cap_vs_gatt(options.bench, transport, address, 3, 262144)
-        results['footprint'] = footprint(options.bluejay, transport, address, options.listen_seconds)
+        results['footprint'] = footprint(options.static, options.static_map or os.path.join(os.path.dirname(options.static), 'bluejay.map'),
+                                         transport, address, options.listen_seconds)
     finally:
         peer.terminate()
         peer.wait()
+    results['goals'] = goals(results)
     os.makedirs(os.path.dirname(options.results), exist_ok=True)
     with open(options.results, 'w') as out:
         json.dump(results, out, indent=2, sort_keys=True)

@@ -1,19 +1,15 @@
-// bluejay-bench: the host's receive and send paths in memory, for `make bench`.
+// bluejay-bench: the host's receive and send paths in memory timed, for `make bench`'s side
+// by side with Bumble's host; and a gateway on Central against the Bumble peer.
 //
 //   bluejay-bench receive --payload 244 --count 200000 [--runs 5] [--write-stream FILE]
 //   bluejay-bench send --payload 244 --count 100000 [--runs 5]
+//   bluejay-bench central --transport T --addresses A[,B…] [--count N] [--payload N]
 //
-// Receive: H4 bytes (an LE Connection Complete, then N ATT Handle Value Notifications on
-// handle 0x0040, attribute 0x002B, each with a u32 sequence number first) are framed as a
-// transport would (H4Framer, 64 KiB reads), handed to the controller, and go HCI → L2CAP →
-// ATT bearer → GATT client value listener → a Receivable decoded. Measured: notifications
-// per wall second and per CPU second of the process, and heap allocations per
-// notification (the malloc family is counted for this executable only).
-//
-// Send: N Write Commands of `payload` bytes through GATT → ATT → L2CAP → the ACL queue; the
-// scripted controller returns buffers (Number Of Completed Packets) as they fill. Measured:
-// host CPU µs per packet, and whether a controller buffer ever sat free while packets were
-// queued (the queue must refill at once).
+// The paths themselves are BenchSupport's (Benchmarks/BenchSupport), which the
+// package-benchmark suite (Benchmarks/BluejayBenchmarks) also runs for its allocation and
+// instruction counts. Receive measures notifications per wall second and per CPU second of
+// the process; send, host CPU µs per packet, and whether a controller buffer ever sat free
+// while packets were queued (the queue must refill at once).
 //
 // L2CAP: against the Bumble peer (`--transport T --addresses A`), one link carries the same
 // `--count` octets out and back both ways, interleaved `--runs` times: through an L2CAP LE
@@ -26,51 +22,15 @@
 import ATT
 import Bluejay
 import BluetoothCore
-import CMallocCounter
+import BenchSupport
 import Dispatch
 import Foundation
 import GATT
 import HCI
-import HCITestSupport
 import L2CAP
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// What a notification carries for the benchmark: a sequence number, then padding. It
-/// decodes from the view of the received bytes, as a Receivable written for speed does.
-struct Sample: Receivable {
-    let sequence: UInt32
-    init(bluetoothData: Data) throws { sequence = try bluetoothData.extract(start: 0, length: 4) }
-    init(bluetoothBytes: ArraySlice<UInt8>) throws { sequence = try bluetoothBytes.extract(start: 0, length: 4) }
-}
-
-let handle: ConnectionHandle = 0x0040
-let attributeHandle: AttributeHandle = 0x002B
-
-/// The H4 bytes of the LE Connection Complete that opens the link.
-func connectionComplete() -> [UInt8] {
-    let parameters: [UInt8] = [0x01, 0x00, UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1, 0x0D, 0xF0,
-                               0x18, 0x00, 0x00, 0x00, 0xF4, 0x01, 0x00]
-    return [0x04, 0x3E, UInt8(parameters.count)] + parameters
-}
-
-/// The H4 bytes of `count` notifications of `payload` bytes.
-func notifications(count: Int, payload: Int) -> [UInt8] {
-    var bytes: [UInt8] = []
-    let l2capLength = 3 + payload
-    let aclLength = 4 + l2capLength
-    bytes.reserveCapacity(count * (5 + aclLength))
-    let flagged = handle.rawValue | 0x2000  // packet boundary 0b10: first, flushable
-    for sequence in 0..<UInt32(count) {
-        bytes += [0x02, UInt8(flagged & 0xFF), UInt8(flagged >> 8), UInt8(aclLength & 0xFF), UInt8(aclLength >> 8)]
-        bytes += [UInt8(l2capLength & 0xFF), UInt8(l2capLength >> 8), 0x04, 0x00]
-        bytes += [0x1B, UInt8(attributeHandle.rawValue & 0xFF), UInt8(attributeHandle.rawValue >> 8)]
-        bytes += withUnsafeBytes(of: sequence.littleEndian) { Array($0) }
-        bytes += [UInt8](repeating: 0, count: payload - 4)
-    }
-    return bytes
-}
 
 /// CPU seconds the process has used.
 func processCPUSeconds() -> Double {
@@ -79,150 +39,35 @@ func processCPUSeconds() -> Double {
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
-/// A controller with one connection and the layers up to a GATT client on it.
-@BluetoothActor
-struct Stack {
-    let fake: FakeController
-    let controller: HCIController
-    let connections: ConnectionManager
-    let channels: L2CAPChannels
-    let bearers: ATTBearers
-    let client: GATTClient
-
-    init(aclBuffers: UInt8) async throws {
-        var script = FakeController.Script()
-        script.leBuffer = (251, aclBuffers)
-        script.keepsACL = false
-        fake = FakeController(script)
-        controller = HCIController(transport: fake, configuration: .init(logger: .silent))
-        try await controller.start()
-        connections = ConnectionManager(controller: controller, logger: .silent)
-        channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
-        bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: .silent)
-        fake.deliver(.packets(try Self.frame(connectionComplete())))
-        _ = try await controller.send(ReadBDADDR())  // the event above is handled by now
-        client = GATTClient(bearer: try bearers.bearer(for: handle))
-        // ATT_MTU 517, as a real peer would answer: the peer's Exchange MTU Response.
-        let client = client
-        let exchange = Task { @BluetoothActor in try await client.exchangeMTU() }
-        fake.deliver(.packets(try Self.frame([0x02, UInt8(handle.rawValue & 0xFF), UInt8((handle.rawValue | 0x2000) >> 8), 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x03, 0x05, 0x02])))
-        _ = try await exchange.value
-    }
-
-    static func frame(_ bytes: [UInt8]) throws -> [HCIPacket] {
-        var framer = H4Framer()
-        return try framer.append(bytes).map { type, body in try HCIPacket(type: type, body: body) }
-    }
-
-    func close() {
-        bearers.close()
-        channels.close()
-        connections.close()
-        controller.close()
-    }
-}
-
 struct RunFigures: Codable {
     var perWallSecond: Double
     var perCPUSecond: Double
-    var allocationsPerItem: Double
 }
 
-/// One receive run: returns notifications per wall second, per CPU second, allocations each.
+/// One receive run: returns notifications per wall second and per CPU second.
 @BluetoothActor
-func receiveRun(stream: [UInt8], count: Int) async throws -> RunFigures {
-    let stack = try await Stack(aclBuffers: 8)
-    defer { stack.close() }
-    var received = 0
-    var expected: UInt32 = 0
-    var outOfOrder = 0
-    let done = Expectation<Void>()
-    stack.client.addValueListener(attributeHandle) { bytes in
-        do {
-            let sample = try Sample(bluetoothBytes: bytes)
-            if sample.sequence != expected { outOfOrder += 1 }
-            expected = sample.sequence &+ 1
-        } catch {
-            outOfOrder += 1
-        }
-        received += 1
-        if received == count { done.fulfill(()) }
-    }
-    let fake = stack.fake
-    let allocationsBefore = bench_allocation_count()
+func receiveRun(count: Int, payload: Int) async throws -> RunFigures {
+    let path = try await ReceivePath(count: count, payload: payload)
+    defer { path.close() }
     let cpuBefore = processCPUSeconds()
     let start = ContinuousClock.now
-    // The transport's side, on a thread of its own, as FileDescriptorTransport reads: reads
-    // of up to 64 KiB into the framer's buffer (the copy out of the kernel is a memcpy out
-    // of the stream here), framed into packets that are views of it.
-    let chunks = UncheckedSendableBox(stream)
-    Thread.detachNewThread {
-        var framer = H4Framer()
-        var offset = 0
-        let bytes = chunks.value
-        while offset < bytes.count {
-            let framed = (try? framer.read(maximum: 65_536) { buffer in
-                let count = min(buffer.count, bytes.count - offset)
-                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
-                offset += count
-                return count
-            })?.packets ?? []
-            fake.deliver(.packets(framed.compactMap { type, body in try? HCIPacket(type: type, body: body) }))
-        }
-    }
-    await done.value()
+    await path.run()
     let elapsed = ContinuousClock.now - start
     let cpu = processCPUSeconds() - cpuBefore
-    let allocations = bench_allocation_count() - allocationsBefore
-    precondition(outOfOrder == 0, "\(outOfOrder) notifications out of order or undecodable")
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    return RunFigures(perWallSecond: Double(count) / seconds, perCPUSecond: Double(count) / cpu, allocationsPerItem: Double(allocations) / Double(count))
+    return RunFigures(perWallSecond: Double(count) / seconds, perCPUSecond: Double(count) / cpu)
 }
 
-/// One send run: host CPU µs and heap allocations per Write Command, and whether a buffer
-/// sat free while packets were queued.
-///
-/// Everything runs on the stack's actor, synchronously: the app's writes, and the
-/// controller's Number Of Completed Packets handed to the controller object as the
-/// transport's delivery would be (``HCIController/receiveNow(_:)``), so what is timed is the
-/// host's work alone — GATT, ATT, L2CAP, the ACL queue and its credits — and not the
-/// bench's own hops between threads.
+/// One send run: host CPU µs per Write Command, and whether a buffer sat free while packets
+/// were queued.
 @BluetoothActor
-func sendRun(count: Int, payload: Int) async throws -> (microsecondsPerPacket: Double, allocationsPerPacket: Double, bufferIdleWhileQueued: Int) {
-    let buffers: UInt8 = 8
-    let stack = try await Stack(aclBuffers: buffers)
-    defer { stack.close() }
-    let value = [UInt8](repeating: 0xA5, count: payload)
-    var idleWhileQueued = 0
-    let completions = (0...Int(buffers)).map { count in
-        TransportDelivery.packets([.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(handle, UInt16(count))])).packet)])
-    }
-    let allocationsBefore = bench_allocation_count()
+func sendRun(count: Int, payload: Int) async throws -> (microsecondsPerPacket: Double, bufferIdleWhileQueued: Int) {
+    let path = try await SendPath(count: count, payload: payload)
+    defer { path.close() }
     let cpuBefore = processCPUSeconds()
-    var sent = 0
-    var completed = 0
-    // The app writes in bursts larger than the controller's buffers; the controller
-    // completes what it holds, and the host must refill every freed buffer at once.
-    while sent < count {
-        let burst = min(Int(buffers) * 4, count - sent)
-        for _ in 0..<burst { try stack.client.writeWithoutResponse(0x0026, value) }
-        sent += burst
-        while completed < sent {
-            let inFlight = sent - completed - (stack.controller.aclFlow?.queuedCount ?? 0)
-            stack.controller.receiveNow(completions[inFlight])
-            completed += inFlight
-            if let flow = stack.controller.aclFlow, flow.available > 0, flow.queuedCount > 0 { idleWhileQueued += 1 }
-        }
-    }
+    let idle = try path.run()
     let cpu = processCPUSeconds() - cpuBefore
-    let allocations = bench_allocation_count() - allocationsBefore
-    precondition(stack.fake.sentACLCount >= count, "\(stack.fake.sentACLCount) of \(count) Write Commands reached the controller")
-    return (cpu * 1e6 / Double(count), Double(allocations) / Double(count), idleWhileQueued)
-}
-
-struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    return (cpu * 1e6 / Double(count), idle)
 }
 
 func median(_ values: [Double]) -> Double {
@@ -380,19 +225,17 @@ if mode == "receive" {
             exit(1)
         }
     }
-    let acl = Array(stream.dropFirst(connectionComplete().count))
     var figures: [RunFigures] = []
-    for _ in 0..<runs { figures.append(try await receiveRun(stream: acl, count: count)) }
+    for _ in 0..<runs { figures.append(try await receiveRun(count: count, payload: payload)) }
     print("{\"mode\": \"receive\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
-        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond))), \"allocations_per_notification\": \(summary(figures.map(\.allocationsPerItem)))}")
+        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
 } else {
-    var micros: [Double] = [], allocations: [Double] = [], idle = 0
+    var micros: [Double] = [], idle = 0
     for _ in 0..<runs {
         let run = try await sendRun(count: count, payload: payload)
         micros.append(run.microsecondsPerPacket)
-        allocations.append(run.allocationsPerPacket)
         idle += run.bufferIdleWhileQueued
     }
     print("{\"mode\": \"send\", \"payload\": \(payload), \"packets\": \(count), \"host_us_per_packet\": \(summary(micros)), "
-        + "\"allocations_per_packet\": \(summary(allocations)), \"buffer_idle_while_queued\": \(idle)}")
+        + "\"buffer_idle_while_queued\": \(idle)}")
 }

@@ -164,8 +164,11 @@ public final class HCIController {
     public private(set) var aclFlow: ACLFlowControl?
     private var receiveTask: Task<Void, Never>?
     private var deliveries: AsyncStream<TransportDelivery>.Continuation?
-    /// At most this many deliveries (one read each) wait between the transport and us.
-    private let backlog = DeliveryBacklog(limit: 64)
+    /// At most this many deliveries (one read each) wait between the transport and us. A
+    /// read of a flood holds up to 64 KiB, so this bounds what waits to about 0.5 MiB (64
+    /// deliveries held about 4 MiB under the peer's flood: most of `bluejay listen`'s heap).
+    /// Eight reads are still thousands of packets ahead of the stack.
+    private let backlog = DeliveryBacklog(limit: 8)
 
     /// A controller behind `transport`. Nothing is sent until ``start()``.
     public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
