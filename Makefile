@@ -179,7 +179,8 @@ bench-thresholds:
 # The binary for boards (README "Footprint"): release, the Swift libraries linked in
 # (--static-swift-stdlib), linked by lld: no symbols exported (--export-dynamic, which the static Swift libraries ask
 # for, kept every public function and a 1.7 MB symbol table), relative relocations packed
-# (DT_RELR: 1.4 MB less; needs glibc 2.36 on the board), and the functions a board runs laid
+# (DT_RELR: 1.4 MB less; needs glibc 2.36 on the board), no DWARF unwind tables (3.2 MB;
+# Fixtures/static/no-unwind-tables.ld says why nothing needs them), and the functions a board runs laid
 # out together (Fixtures/static/bluejay.order, from `make symbol-order`), so that far fewer
 # of the binary's pages become resident. Stripped last.
 # -Osize (STATIC_FLAGS="-Xswiftc -Osize -Xcc -Os") takes 1.0 MB off the file and nothing off
@@ -188,12 +189,20 @@ STATIC_DIR    := .build/static
 STATIC_FLAGS  ?=
 STATIC_BINARY := $(STATIC_DIR)/bluejay-stripped
 STATIC_ORDER  := Fixtures/static/bluejay.order
+# STATIC_RELR=no for a board whose glibc is older than 2.36 (the binary built on Debian 12
+# needs 2.35 for its symbol versions anyway); STATIC_UNWIND_TABLES=yes keeps .eh_frame.
+# SwiftPM does not relink when only the linker's options change, so a changed toolset takes
+# the old binary away.
+STATIC_RELR_FLAGS   := $(if $(filter no,$(STATIC_RELR)),,"-z", "pack-relative-relocs", )
+STATIC_UNWIND_FLAGS := $(if $(filter yes,$(STATIC_UNWIND_TABLES)),,"-T", "$(CURDIR)/Fixtures/static/no-unwind-tables.ld", "--no-eh-frame-hdr", )
 LLD           := $(dir $(shell command -v $(SWIFT) 2>/dev/null || echo /opt/swift/usr/bin/swift))ld.lld
 static:
 	@mkdir -p $(STATIC_DIR)
 	@printf '{"schemaVersion": "1.0", "linker": {"path": "%s", "extraCLIOptions": [%s]}}\n' "$(LLD)" \
-	    '"--no-export-dynamic", "-z", "pack-relative-relocs", "--symbol-ordering-file=$(CURDIR)/$(STATIC_ORDER)", "--no-warn-symbol-ordering", "-Map=$(CURDIR)/$(STATIC_DIR)/bluejay.map"' \
-	    > $(STATIC_DIR)/toolset.json
+	    '"--no-export-dynamic", $(STATIC_RELR_FLAGS)"--symbol-ordering-file=$(CURDIR)/$(STATIC_ORDER)", "--no-warn-symbol-ordering", $(STATIC_UNWIND_FLAGS)"-Map=$(CURDIR)/$(STATIC_DIR)/bluejay.map"' \
+	    > $(STATIC_DIR)/toolset.json.new
+	@cmp -s $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json || rm -f $(STATIC_DIR)/release/bluejay
+	@mv $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json
 	$(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
 	    --toolset $(CURDIR)/$(STATIC_DIR)/toolset.json
 	strip -o $(STATIC_BINARY) $(STATIC_DIR)/release/bluejay

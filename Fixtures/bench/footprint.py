@@ -215,6 +215,9 @@ def print_rss(profiles, seconds):
         print(f'  {label:<64} {idle["causes"][key] / 1e6:>7.2f} MB {flood["causes"][key] / 1e6:>7.2f} MB')
     for key, label in DETAIL:
         print(f'    {label:<62} {idle["detail"][key] / 1e6:>7.2f} MB {flood["detail"][key] / 1e6:>7.2f} MB')
+    libraries = sorted((k for k in flood['detail'] if k.startswith('library ')), key=lambda k: -flood['detail'][k])
+    for key in libraries:
+        print(f'    {"libraries: " + key[len("library "):]:<62} {idle["detail"].get(key, 0) / 1e6:>7.2f} MB {flood["detail"][key] / 1e6:>7.2f} MB')
     print(f'  {"sum at that sample":<64} {idle["sampled_peak_bytes"] / 1e6:>7.2f} MB {flood["sampled_peak_bytes"] / 1e6:>7.2f} MB')
     print(f'  {"peak (VmHWM, the kernel high-water mark)":<64} {idle["vm_hwm_bytes"] / 1e6:>7.2f} MB {flood["vm_hwm_bytes"] / 1e6:>7.2f} MB')
     print(f'  {"threads":<64} {idle["threads_max"]:>10} {flood["threads_max"]:>10}')

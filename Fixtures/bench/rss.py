@@ -55,6 +55,8 @@ def classify(pid, binary):
             detail['binary_data' if 'w' in perms else 'binary_code_rodata'] += rss
         elif path.startswith('/'):
             causes['libraries'] += rss
+            library = 'library ' + os.path.basename(path).split('.so')[0]
+            detail[library] = detail.get(library, 0) + rss
         elif path == '[heap]':
             causes['heap'] += rss
             detail['heap_main_arena'] += rss
