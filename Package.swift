@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
-        // swift-crypto as the oracle our AES-128 is held against.
+        // swift-crypto as the oracle our AES-128 and P-256 are held against.
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto",
                                                                 .product(name: "Crypto", package: "swift-crypto"),
                                                                 .product(name: "_CryptoExtras", package: "swift-crypto")]),
