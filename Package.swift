@@ -22,6 +22,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Only for BluetoothCryptoTests, as the reference to test our AES and P-256 against.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the documentation, built by DocC (a plugin; nothing of it is linked).
@@ -48,16 +49,10 @@ let package = Package(
         // The public facade: Bluejay's API over the stack.
         .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "VirtualController",
                                                 .product(name: "Logging", package: "swift-log")]),
-        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto",
-                                            .product(name: "Crypto", package: "swift-crypto")]),
-        // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on
-        // swift-crypto's AES block function. Depends on nothing else of ours.
-        .target(
-            name: "BluetoothCrypto",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]),
+        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"]),
+        // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
+        // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
+        .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
@@ -92,7 +87,10 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
-        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
+        // swift-crypto is linked here alone: the oracle our AES-128 and P-256 are held against.
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto",
+                                                                .product(name: "Crypto", package: "swift-crypto"),
+                                                                .product(name: "_CryptoExtras", package: "swift-crypto")]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).

@@ -1,4 +1,4 @@
-import Crypto
+import BluetoothCrypto
 import Synchronization
 
 /// Where pairing gets its randomness: nonces, passkeys shown, the P-256 key pair.
@@ -40,12 +40,12 @@ public struct PairingEntropy: Sendable {
     }
 
     /// A P-256 key pair: the system's, or one made from this entropy's octets.
-    func privateKey() -> P256.KeyAgreement.PrivateKey {
+    func privateKey() -> P256PrivateKey {
         for _ in 0..<8 {
             // A 32-octet string is a valid scalar unless it is 0 or ≥ n: retry then.
-            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(32)) { return key }
+            if let key = P256PrivateKey(rawRepresentation: bytes(32)) { return key }
         }
-        return P256.KeyAgreement.PrivateKey()
+        return P256PrivateKey()
     }
 
     /// A six-digit passkey.

@@ -1,6 +1,5 @@
 import BluetoothCore
 import BluetoothCrypto
-import Crypto
 import HCI
 
 /// One pairing as the central (initiator), written top-down as Part H, 2.3 tells it:
@@ -155,25 +154,22 @@ final class PairingSession {
     /// Public keys, authentication stage 1 and 2; returns the LTK in wire order.
     private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
         let privateKey = entropy.privateKey()
-        let ours = Array(privateKey.publicKey.rawRepresentation)  // X || Y, most significant first
+        let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
         try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
-        let peerKey: P256.KeyAgreement.PublicKey
+        let peerKey: P256PublicKey
         let pkbX: [UInt8]
         switch try await next() {
         case let .pairingPublicKey(theirs):
             let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
             guard raw != ours else { throw invalidKey("it is our own public key reflected back") }
-            // swift-crypto refuses a point that is not on P-256 (the CVE-2018-5383 check).
-            guard let key = try? P256.KeyAgreement.PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve") }
+            // A point that is not on P-256 is refused (the CVE-2018-5383 check).
+            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve") }
             peerKey = key
             pkbX = Array(raw[0..<32])
         case let other: throw unexpected(other, "Pairing Public Key")
         }
-        let dhKey: [UInt8]
-        do { dhKey = try privateKey.sharedSecretFromKeyAgreement(with: peerKey).withUnsafeBytes { Array($0) } } catch {
-            throw invalidKey("no shared secret: \(error)")
-        }
+        let dhKey = privateKey.sharedSecret(with: peerKey)
 
         // Authentication stage 1: nonces, and with them the values r for stage 2.
         var na = random(16), nb: [UInt8]
