@@ -22,8 +22,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // Only for BluetoothCryptoTests, as the reference to test our AES and P-256 against.
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the documentation, built by DocC (a plugin; nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -87,10 +85,9 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
-        // swift-crypto is linked here alone: the oracle our AES-128 and P-256 are held against.
-        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto",
-                                                                .product(name: "Crypto", package: "swift-crypto"),
-                                                                .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // Our AES-128 and P-256 are held against OpenSSL's results (OracleVectors.swift, from
+        // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
