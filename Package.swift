@@ -2,6 +2,11 @@
 // Bluejay for Linux: a Bluetooth Low Energy host stack that drives a controller over HCI.
 import PackageDescription
 
+/// Release builds of the modules off the receive, send and trace-decoding paths (the command
+/// line, pairing, the cache and store files, the virtual controller) optimize for size: the
+/// board binary is smaller and no benchmark sees a difference (README "Footprint").
+let optimizedForSize: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+
 let package = Package(
     name: "Bluejay",
     platforms: [.macOS(.v15)],
@@ -42,25 +47,27 @@ let package = Package(
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         // The store directory: atomic files, mode 0600 (GATT cache and bonds).
-        .target(name: "Storage", dependencies: ["BluetoothCore"]),
-        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
+        .target(name: "Storage", dependencies: ["BluetoothCore"], swiftSettings: optimizedForSize),
+        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"], swiftSettings: optimizedForSize),
         // The public facade: Bluejay's API over the stack.
         .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "VirtualController",
                                                 .product(name: "Logging", package: "swift-log")]),
-        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"]),
+        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"], swiftSettings: optimizedForSize),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
         .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
-        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
+        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"],
+                swiftSettings: optimizedForSize),
         .executableTarget(
             name: "bluejay",
             dependencies: [
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            swiftSettings: optimizedForSize),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks.
         .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport"],
                 path: "Benchmarks/BenchSupport"),

@@ -339,7 +339,11 @@ struct FieldElement: Equatable, Sendable {
     /// comparing Montgomery multiplication algorithms", 1996): for each limb of b, add a·bᵢ,
     /// then add m·p with m chosen to clear the low limb, and drop that limb. The running value
     /// stays below 2p, so one conditional subtraction finishes it.
-    @inline(__always)
+    ///
+    /// Called, not inlined: a pairing does two scalar multiplications, and inlining each of
+    /// the dozen products of a point addition made the board binary 30 kB larger for a
+    /// speed no pairing notices.
+    @inline(never)
     static func * (a: FieldElement, b: FieldElement) -> FieldElement {
         let x = a.montgomery, p = P256.p, factor = montgomeryFactor
         var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0, t4: UInt64 = 0
