@@ -55,7 +55,9 @@ let package = Package(
         .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"], swiftSettings: optimizedForSize),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
-        .target(name: "BluetoothCrypto"),
+        // Optimized in debug builds too: unoptimized, a P-256 multiplication takes 25 ms, and
+        // under ThreadSanitizer the crypto tests starved the rest of the suite of CPU.
+        .target(name: "BluetoothCrypto", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
