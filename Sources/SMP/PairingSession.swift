@@ -164,7 +164,7 @@ final class PairingSession {
             let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
             guard raw != ours else { throw invalidKey("it is our own public key reflected back") }
             // A point that is not on P-256 is refused (the CVE-2018-5383 check).
-            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve") }
+            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
             peerKey = key
             pkbX = Array(raw[0..<32])
         case let other: throw unexpected(other, "Pairing Public Key")
