@@ -87,6 +87,8 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
+        // Traits shared by the test targets (the hang guard every time limit uses).
+        .target(name: "TestTraits", path: "Tests/TestTraits"),
         // Holds trace summaries against ../shared/traces/expected-counts.json under one rule,
         // for the decoder's tests and the command line's alike.
         .target(name: "TraceTestSupport", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
@@ -102,16 +104,16 @@ let package = Package(
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport"]),
+        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport", "TestTraits"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
         // is all an app needs.
         .testTarget(name: "ImportOnlyBluejayTests", dependencies: ["Bluejay"],
                     swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
-        .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport"]),
+        .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
         // Fuzz targets for every decoder of outside bytes (README "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
         .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController"],

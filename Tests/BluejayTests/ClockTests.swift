@@ -5,6 +5,7 @@ import Foundation
 import HCI
 import HCITestSupport
 import Synchronization
+import TestTraits
 import Testing
 
 /// Bluejay's own timers on the clock it is given (`StartOptions.clock`): a scan's duration,
@@ -12,7 +13,7 @@ import Testing
 /// reopened. A `ManualClock` moves them, so nothing here waits for real time to pass, and
 /// nothing waits on the wall clock either: each step waits for the callback or the armed
 /// timer it expects (the whole suite in parallel can hold a test up for many seconds).
-@Suite(.timeLimit(.minutes(2))) @MainActor
+@Suite(.hangGuard) @MainActor
 struct ClockTests {
     let advertiser = BluetoothAddress("F0:0D:B1:E7:00:01")!
 

@@ -11,7 +11,7 @@ struct CompileFailTests {
     /// lives in the build directory, beside `Modules/` and the C targets' module maps. The
     /// `-tool.build` ones are second copies of C targets built for build-tool plugins
     /// (package-benchmark's): both maps would define the same module.
-    static func typeCheck(_ file: String) throws -> (status: Int32, stderr: String) {
+    static func typeCheck(_ file: String) async throws -> (status: Int32, stderr: String) {
         let buildDirectory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent()
         let moduleMaps = try FileManager.default.contentsOfDirectory(atPath: buildDirectory.path)
@@ -23,22 +23,22 @@ struct CompileFailTests {
         let arguments = ["swiftc", "-typecheck", "-parse-as-library", "-swift-version", "6",
                          "-I", buildDirectory.appendingPathComponent("Modules").path]
             + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + [source]
-        let result = try run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+        let result = try await run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         return (result.status, result.stderr)
     }
 
-    @Test func aBackgroundTaskCannotTouchMainActorState() throws {
-        let right = try Self.typeCheck("BackgroundTaskKeepsToItself.swift")
+    @Test func aBackgroundTaskCannotTouchMainActorState() async throws {
+        let right = try await Self.typeCheck("BackgroundTaskKeepsToItself.swift")
         #expect(right.status == 0, "the twin that keeps to itself must compile: \(right.stderr)")
-        let wrong = try Self.typeCheck("BackgroundTaskTouchesMainActor.swift")
+        let wrong = try await Self.typeCheck("BackgroundTaskTouchesMainActor.swift")
         #expect(wrong.status != 0, "a background task touched main-actor state and compiled")
         #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")
     }
 
-    @Test func aCallbackOnTheAppsQueueCannotTouchMainActorState() throws {
-        let right = try Self.typeCheck("CallbacksKeepToTheirPlace.swift")
+    @Test func aCallbackOnTheAppsQueueCannotTouchMainActorState() async throws {
+        let right = try await Self.typeCheck("CallbacksKeepToTheirPlace.swift")
         #expect(right.status == 0, "the twin that keeps to its place must compile: \(right.stderr)")
-        let wrong = try Self.typeCheck("QueuedCallbackTouchesMainActor.swift")
+        let wrong = try await Self.typeCheck("QueuedCallbackTouchesMainActor.swift")
         #expect(wrong.status != 0, "a callback on the app's queue touched main-actor state and compiled")
         #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be referenced from a Sendable closure")
                     || wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")

@@ -95,9 +95,9 @@ struct CorpusTests {
     static let bluejay = URL(fileURLWithPath: RealTraces.root + "/.build/debug/bluejay")
 
     @Test("bluejay trace --summary --json of the whole corpus is expected-counts.json, renamings aside")
-    func commandLineSummary() throws {
+    func commandLineSummary() async throws {
         let files = Self.names.map { Self.directory + "/" + $0 }
-        let result = try run(Self.bluejay, ["trace", "--summary", "--json"] + files)
+        let result = try await run(Self.bluejay, ["trace", "--summary", "--json"] + files)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let expected = try JSONValue(parsing: try String(contentsOfFile: Self.directory + "/expected-counts.json", encoding: .utf8))
         let comparison = ExpectedCountsComparison(actual: try JSONValue(parsing: result.stdout), expected: expected)
@@ -106,8 +106,8 @@ struct CorpusTests {
     }
 
     @Test("bluejay trace prints every record of the legacy pairing readably")
-    func commandLineDecodesTheLegacyPairing() throws {
-        let result = try run(Self.bluejay, ["trace", Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop"])
+    func commandLineDecodesTheLegacyPairing() async throws {
+        let result = try await run(Self.bluejay, ["trace", Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 897)

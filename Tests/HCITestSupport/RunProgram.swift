@@ -1,8 +1,17 @@
 import Foundation
 
+/// What a program run by ``run(_:_:environment:input:)`` ended with.
+package typealias ProgramResult = (status: Int32, stdout: String, stderr: String)
+
 /// Runs a program and returns its exit status, standard output and standard error. Shared
-/// by the test targets that drive the `bluejay` tool (integration and replay tests).
-package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+/// by the test targets that drive the `bluejay` tool (integration and replay tests). The
+/// waiting happens off Swift's cooperative pool (``blocking(_:)``), so tests running beside
+/// it go on while the program runs.
+package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws -> ProgramResult {
+    try await blocking { try runBlocking(executable, arguments, environment: environment, input: input) }
+}
+
+private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?) throws -> ProgramResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments

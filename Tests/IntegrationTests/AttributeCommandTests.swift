@@ -12,15 +12,15 @@ import Testing
 /// errors are printed by name with code and handle and exit 1; bad arguments exit 64.
 /// Handles are the peer's (Fixtures/peer/README.md, "GATT database").
 extension IntegrationTests {
-    @Test func attributeDiscoverRunsOnlyTheAskedProcedure() throws {
-        let peer = try TestPeer()
+    @Test func attributeDiscoverRunsOnlyTheAskedProcedure() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let cli = AttributeCLI(peer: peer)
         defer { cli.finish() }
 
         // Discover All Primary Services: Read By Group Type from 0x0001, continued after
         // each response's last group until Attribute Not Found.
-        let services = try cli.bluejay("discover", ["services"])
+        let services = try await cli.bluejay("discover", ["services"])
         #expect(services.status == 0, "\(services.stderr)")
         #expect(services.stdout == """
             1800 Generic Access 0x0001…0x0005
@@ -36,7 +36,7 @@ extension IntegrationTests {
         #expect(services.sentHex.dropFirst() == ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28"])
         #expect(services.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"])
 
-        let servicesJSON = try cli.bluejay("discover", ["services", "--json"])
+        let servicesJSON = try await cli.bluejay("discover", ["services", "--json"])
         let list = try #require(servicesJSON.json as? [[String: Any]])
         #expect(list.count == 7)
         #expect(list.allSatisfy { Set($0.keys) == ["uuid", "name", "start_handle", "end_handle"] })
@@ -47,7 +47,7 @@ extension IntegrationTests {
         expectOnly(servicesJSON, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
 
         // By UUID: Find By Type Value (0x2800 = the UUID), 16-bit and 128-bit.
-        let heartRate = try cli.bluejay("discover", ["services", "--uuid", "180D", "--json"])
+        let heartRate = try await cli.bluejay("discover", ["services", "--uuid", "180D", "--json"])
         #expect(heartRate.status == 0, "\(heartRate.stderr)")
         let found = try #require(heartRate.json as? [[String: Any]])
         #expect(found.count == 1)
@@ -55,7 +55,7 @@ extension IntegrationTests {
         #expect(found.first?["start_handle"] as? Int == 0x0E && found.first?["end_handle"] as? Int == 0x13)
         expectOnly(heartRate, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
         #expect(heartRate.sentHex.dropFirst() == ["06 01 00 ff ff 00 28 0d 18", "06 14 00 ff ff 00 28 0d 18"])
-        let custom = try cli.bluejay("discover", ["services", "--uuid", "b1e70001-9d3b-4c7a-8a5e-6f2d0c1b0a00"])
+        let custom = try await cli.bluejay("discover", ["services", "--uuid", "b1e70001-9d3b-4c7a-8a5e-6f2d0c1b0a00"])
         #expect(custom.stdout == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e\n")
         expectOnly(custom, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
         #expect(custom.sentHex[1] == "06 01 00 ff ff 00 28 00 0a 1b 0c 2d 6f 5e 8a 7a 4c 3b 9d 01 00 e7 b1")
@@ -64,7 +64,7 @@ extension IntegrationTests {
         // of a secondary service with a 128-bit UUID, which the declaration leaves out (a
         // 4-octet value); the continuation is answered Attribute Not Found; then a Read of
         // the included service's declaration gives its UUID.
-        let includes = try cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
+        let includes = try await cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
         #expect(includes.status == 0, "\(includes.stderr)")
         let include = try #require((includes.json as? [[String: Any]])?.first, "\(includes.stdout)")
         #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
@@ -72,12 +72,12 @@ extension IntegrationTests {
         expectOnly(includes, ["Read_By_Type_Req", "Read_By_Type_Req", "Read_Req"])
         #expect(includes.sentHex.dropFirst() == ["08 01 00 ff ff 02 28", "08 34 00 ff ff 02 28", "0a 2f 00"])
         #expect(includes.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Error_Rsp", "Read_Rsp"])
-        let inRange = try cli.bluejay("discover", ["includes", "--start", "0x0032", "--end", "0x0035"])
+        let inRange = try await cli.bluejay("discover", ["includes", "--start", "0x0032", "--end", "0x0035"])
         #expect(inRange.stdout == "0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031\n", "\(inRange.stdout)")
 
         // Discover All Characteristics of a range: Read By Type (0x2803) from --start,
         // continued after the last declaration.
-        let characteristics = try cli.bluejay("discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
+        let characteristics = try await cli.bluejay("discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
         #expect(characteristics.status == 0, "\(characteristics.stderr)")
         #expect(characteristics.stdout.split(separator: "\n") == [
             "0x001e B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x001f [read, write]",
@@ -93,7 +93,7 @@ extension IntegrationTests {
 
         // Discover Characteristics by UUID: the same walk, only the matching ones kept
         // (decimal handles work as well as hex).
-        let bodySensor = try cli.bluejay("discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
+        let bodySensor = try await cli.bluejay("discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
         let characteristic = try #require((bodySensor.json as? [[String: Any]])?.first)
         #expect((bodySensor.json as? [Any])?.count == 1)
         #expect(Set(characteristic.keys) == ["uuid", "name", "declaration_handle", "value_handle", "properties"])
@@ -104,7 +104,7 @@ extension IntegrationTests {
         #expect(bodySensor.sentHex.dropFirst() == ["08 0e 00 13 00 03 28", "08 13 00 13 00 03 28"])
 
         // Discover All Characteristic Descriptors: Find Information over exactly the range.
-        let descriptors = try cli.bluejay("discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
+        let descriptors = try await cli.bluejay("discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
         let entries = try #require(descriptors.json as? [[String: Any]])
         #expect(entries.allSatisfy { Set($0.keys) == ["uuid", "name", "handle"] })
         #expect(entries.map { $0["handle"] as? Int } == [0x10, 0x11, 0x12, 0x13])
@@ -115,21 +115,21 @@ extension IntegrationTests {
 
         // With --mtu 23 each Find Information Response holds one UUID size only: five
         // requests over 0x001D…0x0022, the last one ending exactly at --end.
-        let small = try cli.bluejay("discover", ["descriptors", "--start", "0x001D", "--end", "0x0022", "--mtu", "23"])
+        let small = try await cli.bluejay("discover", ["descriptors", "--start", "0x001D", "--end", "0x0022", "--mtu", "23"])
         #expect(small.status == 0, "\(small.stderr)")
         #expect(small.stdout.split(separator: "\n").count == 6)
         expectOnly(small, Array(repeating: "Find_Information_Req", count: 5), mtu: 23)
         #expect(small.sentHex.dropFirst() == ["04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00"])
     }
 
-    @Test func attributeReadsByHandleUUIDAndHandleList() throws {
-        let peer = try TestPeer()
+    @Test func attributeReadsByHandleUUIDAndHandleList() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let cli = AttributeCLI(peer: peer)
         defer { cli.finish() }
 
         // Read: one Read Request.
-        let name = try cli.bluejay("read", ["--handle", "3", "--json"])
+        let name = try await cli.bluejay("read", ["--handle", "3", "--json"])
         #expect(name.status == 0, "\(name.stderr)")
         let object = try #require(name.json as? [String: Any])
         #expect(Set(object.keys) == ["handle", "value", "text"])
@@ -142,7 +142,7 @@ extension IntegrationTests {
 
         // --long: Read, then Read Blob from each part's end until a short part (the
         // 512-byte value at an ATT_MTU of 100: 99 bytes a part).
-        let long = try cli.bluejay("read", ["--handle", "0x001F", "--long", "--mtu", "100", "--hex"])
+        let long = try await cli.bluejay("read", ["--handle", "0x001F", "--long", "--mtu", "100", "--hex"])
         #expect(long.status == 0, "\(long.stderr)")
         #expect(long.stdout == (0..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
         expectOnly(long, ["Read_Req"] + Array(repeating: "Read_Blob_Req", count: 5), mtu: 100)
@@ -150,45 +150,45 @@ extension IntegrationTests {
 
         // --offset: exactly one Read Blob (of a value longer than ATT_MTU - 1: a shorter one
         // is refused as not long, below).
-        let blob = try cli.bluejay("read", ["--handle", "0x001F", "--offset", "500", "--mtu", "100", "--json"])
+        let blob = try await cli.bluejay("read", ["--handle", "0x001F", "--offset", "500", "--mtu", "100", "--json"])
         #expect((blob.json as? [String: Any])?["value"] as? String == "f4f5f6f7f8f9fafbfcfdfeff")
         #expect((blob.json as? [String: Any])?["text"] is NSNull)
         expectOnly(blob, ["Read_Blob_Req"], mtu: 100)
         #expect(blob.sentHex[1] == "0c 1f 00 f4 01")
 
         // --long --offset: Read Blobs from the offset to the end.
-        let tail = try cli.bluejay("read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
+        let tail = try await cli.bluejay("read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
         #expect(tail.stdout == (300..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
         expectOnly(tail, ["Read_Blob_Req", "Read_Blob_Req", "Read_Blob_Req"], mtu: 100)
         #expect(tail.sentHex.dropFirst() == ["0c 1f 00 2c 01", "0c 1f 00 8f 01", "0c 1f 00 f2 01"])
 
         // Read Using Characteristic UUID: Read By Type over the whole database, continued
         // after the last handle found; with --start/--end exactly that range.
-        let manufacturer = try cli.bluejay("read", ["--uuid", "2A29", "--json"])
+        let manufacturer = try await cli.bluejay("read", ["--uuid", "2A29", "--json"])
         #expect(manufacturer.status == 0, "\(manufacturer.stderr)")
         #expect(manufacturer.stdout == "{\"values\": [{\"handle\": 22, \"value\": \"426c75656a6179\"}]}\n")
         expectOnly(manufacturer, ["Read_By_Type_Req", "Read_By_Type_Req"])
         #expect(manufacturer.sentHex.dropFirst() == ["08 01 00 ff ff 29 2a", "08 17 00 ff ff 29 2a"])
-        let ranged = try cli.bluejay("read", ["--uuid", "2A29", "--start", "0x0014", "--end", "0x0016"])
+        let ranged = try await cli.bluejay("read", ["--uuid", "2A29", "--start", "0x0014", "--end", "0x0016"])
         #expect(ranged.stdout == "0x0016: 42 6c 75 65 6a 61 79  \"Bluejay\"\n")
         expectOnly(ranged, ["Read_By_Type_Req"])
         #expect(ranged.sentHex[1] == "08 14 00 16 00 29 2a")
 
         // Read Multiple: the fixed-length values concatenated (Battery Level 0x57, Body
         // Sensor Location 0x01).
-        let multiple = try cli.bluejay("read", ["--handles", "0x001B,0x0013", "--json"])
+        let multiple = try await cli.bluejay("read", ["--handles", "0x001B,0x0013", "--json"])
         #expect(multiple.stdout == "{\"handles\": [27, 19], \"value\": \"5701\"}\n")
         expectOnly(multiple, ["Read_Multiple_Req"])
         #expect(multiple.sentHex[1] == "0e 1b 00 13 00")
-        let multipleText = try cli.bluejay("read", ["--handles", "0x001B, 0x0013", "--hex"])
+        let multipleText = try await cli.bluejay("read", ["--handles", "0x001B, 0x0013", "--hex"])
         #expect(multipleText.stdout == "5701\n")
 
         // Read Multiple Variable Length: one value per handle.
-        let variable = try cli.bluejay("read", ["--handles", "0x0016,0x0018,3", "--variable", "--json"])
+        let variable = try await cli.bluejay("read", ["--handles", "0x0016,0x0018,3", "--variable", "--json"])
         #expect(variable.stdout == "{\"handles\": [22, 24, 3], \"values\": [\"426c75656a6179\", \"424a2d30303031\", \"426c75656a61792048524d\"]}\n")
         expectOnly(variable, ["Read_Multiple_Variable_Req"])
         #expect(variable.sentHex[1] == "20 16 00 18 00 03 00")
-        let variableText = try cli.bluejay("read", ["--handles", "0x0016,0x0018", "--variable", "--utf8"])
+        let variableText = try await cli.bluejay("read", ["--handles", "0x0016,0x0018", "--variable", "--utf8"])
         #expect(variableText.stdout == "0x0016: Bluejay\n0x0018: BJ-0001\n")
         expectOnly(variableText, ["Read_Multiple_Variable_Req"])
 
@@ -204,7 +204,7 @@ extension IntegrationTests {
             (["--handles", "0x0003,0x0100"], "0e 03 00 00 01", "0x0A attributeNotFound (Read_Multiple_Req on handle 0x0100)"),
         ]
         for refusal in refusals {
-            let result = try cli.bluejay("read", refusal.arguments)
+            let result = try await cli.bluejay("read", refusal.arguments)
             #expect(result.status == 1, "\(refusal.arguments)")
             #expect(result.stdout.isEmpty)
             #expect(result.stderr == "Error: \(refusal.error)\n", "\(refusal.arguments)")
@@ -214,14 +214,14 @@ extension IntegrationTests {
         }
     }
 
-    @Test func attributeWritesByHandle() throws {
-        let peer = try TestPeer()
+    @Test func attributeWritesByHandle() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let cli = AttributeCLI(peer: peer)
         defer { cli.finish() }
 
         // Write Request.
-        let request = try cli.bluejay("write", ["--handle", "0x0013", "02", "--json"])
+        let request = try await cli.bluejay("write", ["--handle", "0x0013", "02", "--json"])
         #expect(request.status == 0, "\(request.stderr)")
         #expect(request.stdout == "{\"bytes\": 1, \"handle\": 19, \"procedure\": \"Write Request\"}\n")
         expectOnly(request, ["Write_Req"])
@@ -229,7 +229,7 @@ extension IntegrationTests {
         #expect(request.receivedNames == ["Exchange_MTU_Rsp", "Write_Rsp"])
 
         // Write Command: nothing answers it.
-        let command = try cli.bluejay("write", ["--handle", "0x0026", "01:02", "--without-response"])
+        let command = try await cli.bluejay("write", ["--handle", "0x0026", "01:02", "--without-response"])
         #expect(command.status == 0, "\(command.stderr)")
         #expect(command.stdout == "Wrote 2 bytes to 0x0026 (Write Command).\n")
         expectOnly(command, ["Write_Cmd"])
@@ -238,7 +238,7 @@ extension IntegrationTests {
 
         // --long: Prepare Write parts of ATT_MTU - 5 bytes, then Execute Write.
         let forty = (0..<40).map { UInt8($0) }
-        let long = try cli.bluejay("write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
+        let long = try await cli.bluejay("write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
         #expect(long.status == 0, "\(long.stderr)")
         #expect(long.stdout == "{\"bytes\": 40, \"handle\": 31, \"procedure\": \"long write\"}\n")
         expectOnly(long, ["Prepare_Write_Req", "Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
@@ -248,7 +248,7 @@ extension IntegrationTests {
 
         // --reliable: the same queue, each echo checked, then executed.
         let thirty = Array(forty.prefix(30))
-        let reliable = try cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--reliable", "--mtu", "23"])
+        let reliable = try await cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--reliable", "--mtu", "23"])
         #expect(reliable.status == 0, "\(reliable.stderr)")
         #expect(reliable.stdout == "Wrote 30 bytes to 0x001f (reliable write).\n")
         expectOnly(reliable, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
@@ -256,13 +256,13 @@ extension IntegrationTests {
 
         // --long --offset: the first Prepare Write carries the offset. The peer's long value
         // is replaced whole by a write, so offset 3 of nothing is a gap: refused at Execute.
-        let offset = try cli.bluejay("write", ["--handle", "0x001F", "0102", "--long", "--offset", "3"])
+        let offset = try await cli.bluejay("write", ["--handle", "0x001F", "0102", "--long", "--offset", "3"])
         #expect(offset.status == 1)
         #expect(offset.stderr == "Error: 0x07 invalidOffset (Execute_Write_Req on handle 0x001f)\n")
         expectOnly(offset, ["Prepare_Write_Req", "Execute_Write_Req"])
         #expect(offset.sentHex.dropFirst() == ["16 1f 00 03 00 01 02", "18 01"])
         // Over 512 bytes: the peer refuses at Execute (parts of ATT_MTU - 5 = 512 bytes).
-        let oversized = try cli.bluejay("write", ["--handle", "0x001F", [UInt8](repeating: 0xAB, count: 600).hexString(), "--long"])
+        let oversized = try await cli.bluejay("write", ["--handle", "0x001F", [UInt8](repeating: 0xAB, count: 600).hexString(), "--long"])
         #expect(oversized.status == 1)
         #expect(oversized.stderr == "Error: 0x0D invalidAttributeValueLength (Execute_Write_Req on handle 0x001f)\n")
         expectOnly(oversized, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"])
@@ -275,7 +275,7 @@ extension IntegrationTests {
             ("0x0013", "0102", "0x0D invalidAttributeValueLength (Write_Req on handle 0x0013)"),
         ]
         for refusal in refusals {
-            let result = try cli.bluejay("write", ["--handle", refusal.handle, refusal.value])
+            let result = try await cli.bluejay("write", ["--handle", refusal.handle, refusal.value])
             #expect(result.status == 1)
             #expect(result.stdout.isEmpty)
             #expect(result.stderr == "Error: \(refusal.error)\n")
@@ -287,12 +287,12 @@ extension IntegrationTests {
         // no CSRK), and a value too long for one Write Request.
         // The signed write is refused before connecting: no capture is even opened.
         let signedCapture = NSTemporaryDirectory() + "bluejay-attribute-\(UUID().uuidString).btsnoop"
-        let signed = try run(Repository.bluejay, ["write", peer.address + "/random", "--handle", "0x0013", "02", "--signed",
+        let signed = try await run(Repository.bluejay, ["write", peer.address + "/random", "--handle", "0x0013", "02", "--signed",
                                                   "--transport", peer.transport, "--capture", signedCapture])
         #expect(signed.status == 1)
         #expect(signed.stderr == "Error: a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet\n")
         #expect(!FileManager.default.fileExists(atPath: signedCapture))
-        let tooLong = try cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--mtu", "23"])
+        let tooLong = try await cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--mtu", "23"])
         #expect(tooLong.status == 1)
         #expect(tooLong.stderr == "Error: a 30-byte value is longer than the 20 bytes this procedure can carry\n")
         expectOnly(tooLong, [], mtu: 23)
@@ -302,13 +302,13 @@ extension IntegrationTests {
     /// heart rate, the echo and the indication all need another write on the same link), so
     /// this proves the subscription: the CCCD found by Find Information when --cccd is not
     /// given, written 01 00 / 02 00, and after --duration written 00 00.
-    @Test func attributeListenByHandleSubscribesAndUnsubscribes() throws {
-        let peer = try TestPeer()
+    @Test func attributeListenByHandleSubscribesAndUnsubscribes() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let cli = AttributeCLI(peer: peer)
         defer { cli.finish() }
 
-        let indications = try cli.bluejay("listen", ["--handle", "0x0021", "--indicate", "--duration", "0.5"])
+        let indications = try await cli.bluejay("listen", ["--handle", "0x0021", "--indicate", "--duration", "0.5"])
         #expect(indications.status == 0, "\(indications.stderr)")
         #expect(indications.stdout.isEmpty)
         #expect(indications.stderr == "0 values received\n")
@@ -319,7 +319,7 @@ extension IntegrationTests {
         let held = indications.sentTimes[3] - indications.sentTimes[2]
         #expect(held >= 450_000 && held < 3_000_000, "subscribed for \(held) µs with --duration 0.5")
 
-        let notifications = try cli.bluejay("listen", ["--handle", "0x001B", "--cccd", "0x001C", "--duration", "0.3", "--count", "2", "--json"])
+        let notifications = try await cli.bluejay("listen", ["--handle", "0x001B", "--cccd", "0x001C", "--duration", "0.3", "--count", "2", "--json"])
         #expect(notifications.status == 0, "\(notifications.stderr)")
         #expect(notifications.stdout.isEmpty)
         #expect(notifications.stderr == "0 values received\n")
@@ -327,7 +327,7 @@ extension IntegrationTests {
         #expect(notifications.sentHex.dropFirst() == ["12 1c 00 01 00", "12 1c 00 00 00"])
 
         // No CCCD after the handle: Find Information meets the next service declaration.
-        let none = try cli.bluejay("listen", ["--handle", "0x0013", "--duration", "0.3"])
+        let none = try await cli.bluejay("listen", ["--handle", "0x0013", "--duration", "0.3"])
         #expect(none.status == 1)
         #expect(none.stderr == "Error: no Client Characteristic Configuration descriptor follows 0x0013; give it with --cccd\n")
         expectOnly(none, ["Find_Information_Req"])
@@ -338,8 +338,8 @@ extension IntegrationTests {
     /// after the end, a one-handle Read Multiple. The request goes out as given and the
     /// server's answer is reported as usual (exit status 1, the ATT error by name); only
     /// malformed syntax is a usage error.
-    @Test func attributeCommandsSendWhatTheyAreToldAndReportTheAnswer() throws {
-        let peer = try TestPeer()
+    @Test func attributeCommandsSendWhatTheyAreToldAndReportTheAnswer() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let cli = AttributeCLI(peer: peer)
         defer { cli.finish() }
@@ -354,7 +354,7 @@ extension IntegrationTests {
             (["write", "--handle", "0x0000", "01"], "12 00 00 01", "0x01 invalidHandle (Write_Req on handle 0x0000)"),
         ]
         for (arguments, request, error) in cases {
-            let result = try cli.bluejay(arguments[0], Array(arguments.dropFirst()))
+            let result = try await cli.bluejay(arguments[0], Array(arguments.dropFirst()))
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
             #expect(result.sentHex.dropFirst().first == request, "\(arguments): sent \(result.sentHex)")
             #expect(result.receivedNames.last == "Error_Rsp", "\(arguments): \(result.receivedNames)")
@@ -363,12 +363,12 @@ extension IntegrationTests {
         }
         // Read Multiple with one handle: the specification asks for two or more; the request
         // still goes out, and this server answers it.
-        let one = try cli.bluejay("read", ["--handles", "0x0016", "--hex"])
+        let one = try await cli.bluejay("read", ["--handles", "0x0016", "--hex"])
         #expect(one.sentHex.dropFirst().first == "0e 16 00", "\(one.sentHex)")
         #expect(one.receivedNames.count == 2, "\(one.receivedNames)")
     }
 
-    @Test func attributeCommandsRejectBadArgumentsAsUsageErrors() throws {
+    @Test func attributeCommandsRejectBadArgumentsAsUsageErrors() async throws {
         // No peer: a command that got past validation would fail to connect (exit 1).
         let address = "F0:0D:B1:E7:00:01/random"
         let cases: [([String], String)] = [
@@ -406,7 +406,7 @@ extension IntegrationTests {
             (["listen", address, "180D", "2A37", "--indicate"], "--cccd and --indicate go with --handle"),
         ]
         for (arguments, message) in cases {
-            let result = try run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
+            let result = try await run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.hasPrefix("Error: "), "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
@@ -433,10 +433,10 @@ private struct AttributeCLI {
     let store = NSTemporaryDirectory() + "bluejay-attribute-store-\(UUID().uuidString)"
 
     /// `bluejay COMMAND PEER ARGUMENTS --transport … --capture …`.
-    func bluejay(_ command: String, _ arguments: [String]) throws -> AttributeRun {
+    func bluejay(_ command: String, _ arguments: [String]) async throws -> AttributeRun {
         let capture = NSTemporaryDirectory() + "bluejay-attribute-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let result = try run(Repository.bluejay, [command, peer.address + "/random"] + arguments + ["--transport", peer.transport, "--capture", capture],
+        let result = try await run(Repository.bluejay, [command, peer.address + "/random"] + arguments + ["--transport", peer.transport, "--capture", capture],
                              environment: ["BLUEJAY_STORE": store])
         return try AttributeRun(status: result.status, stdout: result.stdout, stderr: result.stderr, capture: capture)
     }

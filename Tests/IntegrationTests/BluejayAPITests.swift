@@ -6,6 +6,7 @@ import Foundation
 import HCI
 import HCITestSupport
 import Synchronization
+import TestTraits
 import Testing
 import TraceDecoding
 
@@ -19,7 +20,7 @@ struct BluejayAPITests {
     /// `ScanAction.connect`, read, write, listen, a background task, disconnect — each
     /// callback exactly once, on the main actor.
     @Test func bluejayReadmeFlow() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -147,7 +148,7 @@ extension IntegrationTests.BluejayAPITests {
 
     /// writeAndListen and writeAndAssemble: a control-point request answered by indications.
     @Test func bluejayBackgroundTaskWriteAndListenAndAssemble() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -195,7 +196,7 @@ extension IntegrationTests.BluejayAPITests {
     /// The peer drops the link while a background task waits in a listen: the task fails
     /// with the disconnection, once, and later operations are refused, not hung.
     @Test func bluejayDisconnectDuringBackgroundTaskFailsIt() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -234,7 +235,7 @@ extension IntegrationTests.BluejayAPITests {
     /// Connect, cancel, disconnect, connect — rapidly and repeatedly: no crash, no hang, and
     /// every completion called exactly once.
     @Test func bluejayConnectCancelDisconnectStorm() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -281,7 +282,7 @@ extension IntegrationTests.BluejayAPITests {
     /// The async mirror: connect, read, write, a stream of indications, disconnect; and a
     /// cancelled task cancels its connect.
     @Test func bluejayAsyncAPI() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -353,7 +354,7 @@ extension IntegrationTests.BluejayAPITests {
     /// RSSI reading (which Bumble's controller refuses) reaches the RSSI observer with its
     /// error; logs and statistics are kept.
     @Test func bluejayObserversAndStatistics() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -406,7 +407,7 @@ extension IntegrationTests.BluejayAPITests {
     /// `expired` and out of the list (here the expiry is shorter than the peer's advertising
     /// interval); `.stop` from `expired` ends the scan, `stopped` once.
     @Test func bluejayScanExpiresPeripheralsNotHeard() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -466,7 +467,7 @@ extension IntegrationTests.BluejayAPITests {
     /// listen to its restorer, which takes it back: indications flow again. A restorer that
     /// refuses gets the listen turned off.
     @Test func bluejayListenRestorationAcrossARestart() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -555,7 +556,7 @@ extension IntegrationTests.BluejayAPITests {
     /// with the last connect's timeout (its observers hear of the attempt), and the listen
     /// goes on delivering.
     @Test func bluejayAutoReconnectResumesListens() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -606,7 +607,7 @@ extension IntegrationTests.BluejayAPITests {
     /// of the policy times out, the observers hear each attempt and the failure, the listen
     /// ends with the disconnection, and Bluejay stays disconnected.
     @Test func bluejayAutoReconnectGivesUpAfterThePolicysAttempts() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -667,8 +668,8 @@ extension IntegrationTests.BluejayAPITests {
     /// the app's, through `callbacks(on:)`): the listen's backlog stops at its limit, the listen ends once with
     /// `listenOverflow` after every value before it was delivered, its notifications are
     /// turned off, and the link and a new listen go on.
-    @Test(.timeLimit(.minutes(1))) func bluejayListenOverflowEndsThatListenOnly() async throws {
-        let peer = try TestPeer()
+    @Test(.hangGuard) func bluejayListenOverflowEndsThatListenOnly() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -730,8 +731,8 @@ extension IntegrationTests.BluejayAPITests {
 extension IntegrationTests.BluejayAPITests {
     /// The async mirror keeps the same bound: an iteration slower than the peer gets every
     /// value up to the limit, then `listenOverflow`, and the listen is turned off.
-    @Test(.timeLimit(.minutes(1))) func bluejayValuesStreamOverflowsInsteadOfGrowing() async throws {
-        let peer = try TestPeer()
+    @Test(.hangGuard) func bluejayValuesStreamOverflowsInsteadOfGrowing() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -765,7 +766,7 @@ extension IntegrationTests.BluejayAPITests {
     /// serves 600) reads back whole; with `maxValueLength` below its length the read fails
     /// by name, and the link goes on.
     @Test func bluejayReadsAValuePast512OctetsUpToItsLimit() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -798,7 +799,7 @@ extension IntegrationTests.BluejayAPITests {
     /// The rest of the async mirror against the peer: the state stream, discover, a
     /// background task, endListen, readRSSI (which Bumble's controller refuses).
     @Test func bluejayAsyncAPICompletesTheSet() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -850,7 +851,7 @@ extension IntegrationTests.BluejayAPITests {
     /// checks the hash and subscribes to Service Changed on the bonded link; the third reads
     /// its first value after only the MTU exchange: no hash read, no CCCD write.
     @Test func bluejayBondedReconnectSkipsTheDatabaseHash() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }

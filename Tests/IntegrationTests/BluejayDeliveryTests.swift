@@ -16,7 +16,7 @@ extension IntegrationTests.BluejayAPITests {
     /// back on it (not on the main thread), each once; the plain API still calls back on
     /// the main actor.
     @Test func bluejayCallbacksRunOnTheChosenQueue() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -71,7 +71,7 @@ extension IntegrationTests.BluejayAPITests {
     /// `throttleRSSIDelta` or more since the last report (the peer cycles its RSSI).
     @Test func bluejayScanThrottlesRSSI() async throws {
         let pattern = [-50, -52, -49, -58, -56, -40]
-        let peer = try TestPeer(arguments: ["--rssi=" + pattern.map(String.init).joined(separator: ",")])
+        let peer = try await TestPeer(arguments: ["--rssi=" + pattern.map(String.init).joined(separator: ",")])
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -97,7 +97,7 @@ extension IntegrationTests.BluejayAPITests {
     /// the restorer is asked once and, taking it, receives the value; without a restorer the
     /// subscription is turned off and the next such value is logged as dropped.
     @Test func bluejayUnsolicitedNotificationGoesToTheRestorer() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -142,7 +142,7 @@ extension IntegrationTests.BluejayAPITests {
     /// every service's when asked for all); `readRSSI` reaches the controller, which in the
     /// peer does not support Read RSSI: the HCI status comes back by name.
     @Test func bluejayBackgroundTaskDiscoversAndReadsRSSI() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -182,7 +182,7 @@ extension IntegrationTests.BluejayAPITests {
     /// Through the Bluejay API, a read refused with Insufficient Encryption pairs on demand
     /// and succeeds (as on iOS); with pairing turned off it fails with the ATT error by name.
     @Test func bluejayReadPairsOnDemand() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }

@@ -2,6 +2,7 @@ import Bluejay
 import BluetoothCore
 import Foundation
 import HCI
+import HCITestSupport
 import Testing
 
 extension IntegrationTests {
@@ -24,7 +25,7 @@ extension IntegrationTests {
     /// stream, complete and in order (interleaved on the controller, none lost or
     /// misattributed); an app that does not keep up with one does not hold up the others.
     @Test func centralStreamsFromFourPeripheralsAtOnce() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "4"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "4"])
         defer { peer.stop() }
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
         let central = try await Central(transport: peer.transport, store: store, logger: .silent)
@@ -70,7 +71,7 @@ extension IntegrationTests {
     /// One peripheral dropped by the peer reconnects under the policy (events: disconnected,
     /// reconnecting, connected), its listen restored, while another keeps streaming.
     @Test func centralReconnectsADroppedPeripheralWhileOthersStream() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
         let central = try await Central(transport: peer.transport, store: store, logger: .silent)
@@ -131,7 +132,7 @@ extension IntegrationTests {
     /// `{"address", "handle", "value"}` lines, and Ctrl-C (SIGINT) ends it with status 0
     /// after unsubscribing and disconnecting.
     @Test func monitorStreamsUntilInterrupted() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2", "--heart-rate-on-subscribe"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "2", "--heart-rate-on-subscribe"])
         defer { peer.stop() }
         let process = Process()
         process.executableURL = Repository.bluejay
@@ -151,7 +152,7 @@ extension IntegrationTests {
         let reader = output.fileHandleForReading
         func values(from address: String) -> Int { lines.filter { $0["address"] as? String == address && $0["value"] != nil }.count }
         while peer.addresses.contains(where: { values(from: $0) < 2 }) {
-            let chunk = reader.availableData
+            let chunk = await availableData(reader)
             if chunk.isEmpty { break }
             pending += chunk
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -161,7 +162,7 @@ extension IntegrationTests {
             }
         }
         kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        await waitUntilExit(process)
         #expect(process.terminationStatus == 0)
         for address in peer.addresses {
             #expect(lines.contains { $0["address"] as? String == address && $0["event"] as? String == "connected" })

@@ -8,10 +8,10 @@ import TraceTestSupport
 
 /// The `bluejay` tool as scripts drive it: exit codes, stderr, the JSON contracts.
 @Suite struct CommandLineTests {
-    @Test func infoAgainstThePeerPrintsAddressAndBuffers() throws {
-        let peer = try TestPeer(arguments: ["--acl-count-a", "6"])
+    @Test func infoAgainstThePeerPrintsAddressAndBuffers() async throws {
+        let peer = try await TestPeer(arguments: ["--acl-count-a", "6"])
         defer { peer.stop() }
-        let result = try run(Repository.bluejay, ["info", "--transport", peer.transport])
+        let result = try await run(Repository.bluejay, ["info", "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("ACL buffers:        6 × 27 bytes"))
         let address = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("Address:") })
@@ -20,7 +20,7 @@ import TraceTestSupport
         // The environment names the transport and the capture when the flags do not.
         let capture = NSTemporaryDirectory() + "bluejay-env-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let json = try run(Repository.bluejay, ["info", "--json"],
+        let json = try await run(Repository.bluejay, ["info", "--json"],
                            environment: ["BLUEJAY_TRANSPORT": peer.transport, "BLUEJAY_BTSNOOP": capture])
         #expect(json.status == 0, "stderr: \(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -28,8 +28,8 @@ import TraceTestSupport
         #expect(try BTSnoopFile(path: capture).records.count == 20)
     }
 
-    @Test func userChannelFailureNamesItsFix() throws {
-        let result = try run(Repository.bluejay, ["info", "--transport", "hci0"])
+    @Test func userChannelFailureNamesItsFix() async throws {
+        let result = try await run(Repository.bluejay, ["info", "--transport", "hci0"])
         #expect(result.status != 0)
         #expect(!result.stderr.contains("Fatal error"), "a user mistake must not print a Swift trap")
         let probe = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1)
@@ -43,19 +43,19 @@ import TraceTestSupport
         }
     }
 
-    @Test func badArgumentsGetClearErrors() throws {
-        let bogus = try run(Repository.bluejay, ["info", "--transport", "bogus:thing"])
+    @Test func badArgumentsGetClearErrors() async throws {
+        let bogus = try await run(Repository.bluejay, ["info", "--transport", "bogus:thing"])
         #expect(bogus.status == 1)
         #expect(bogus.stderr.contains("unknown transport 'bogus:thing'"))
-        let noTransport = try run(Repository.bluejay, ["info"])
+        let noTransport = try await run(Repository.bluejay, ["info"])
         #expect(noTransport.status == 1)
         #expect(noTransport.stderr.contains("BLUEJAY_TRANSPORT"))
-        let noFile = try run(Repository.bluejay, ["trace"])
+        let noFile = try await run(Repository.bluejay, ["trace"])
         #expect(noFile.status == 64)
-        let notSnoop = try run(Repository.bluejay, ["trace", Repository.peer.path])
+        let notSnoop = try await run(Repository.bluejay, ["trace", Repository.peer.path])
         #expect(notSnoop.status == 1)
         #expect(notSnoop.stderr.contains("not a btsnoop file"))
-        let refused = try run(Repository.bluejay, ["info", "--transport", "tcp:127.0.0.1:1"])
+        let refused = try await run(Repository.bluejay, ["info", "--transport", "tcp:127.0.0.1:1"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("ECONNREFUSED"))
         for result in [bogus, noTransport, noFile, notSnoop, refused] {
@@ -64,13 +64,13 @@ import TraceTestSupport
     }
 
     /// The real traces the repository ships (the whole shared corpus: `Tests/CorpusTests`).
-    @Test func traceSummaryOfTheRealTracesIsExactlyTheExpectedCounts() throws {
+    @Test func traceSummaryOfTheRealTracesIsExactlyTheExpectedCounts() async throws {
         let directory = URL(fileURLWithPath: RealTraces.shipped)
         let expected = try String(contentsOf: directory.appendingPathComponent("expected-counts.json"), encoding: .utf8)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".btsnoop") }.sorted().map { directory.appendingPathComponent($0).path }
         #expect(files.count == 4)
-        let result = try run(Repository.bluejay, ["trace", "--summary", "--json"] + files)
+        let result = try await run(Repository.bluejay, ["trace", "--summary", "--json"] + files)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         // The shared file's rule (ExpectedCountsComparison): same traces, fields, codes and
         // counts; the expected names, but where the file says Unknown and our tables name
@@ -87,9 +87,9 @@ import TraceTestSupport
 extension CommandLineTests {
     /// A capture survives its writer being killed: every record written before SIGKILL is
     /// whole and readable, by us and by tshark.
-    @Test func captureOfAKilledProcessIsReadable() throws {
+    @Test func captureOfAKilledProcessIsReadable() async throws {
         // Bring-up stalls at Read BD_ADDR, which the controller never answers.
-        let peer = try TestPeer(arguments: ["--mute-opcode", "0x1009"])
+        let peer = try await TestPeer(arguments: ["--mute-opcode", "0x1009"])
         defer { peer.stop() }
         let path = NSTemporaryDirectory() + "bluejay-killed-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -103,10 +103,10 @@ extension CommandLineTests {
         var records = 0
         for _ in 0..<1000 where records < 11 {
             records = (try? BTSnoopFile(path: path).records.count) ?? 0
-            if records < 11 { usleep(10_000) }
+            if records < 11 { try await Task.sleep(for: .milliseconds(10)) }
         }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await waitUntilExit(process)
         #expect(process.terminationReason == .uncaughtSignal)
 
         let file = try BTSnoopFile(path: path)
@@ -118,7 +118,7 @@ extension CommandLineTests {
         #expect(type == .command)
         #expect(Array(body) == [0x09, 0x10, 0x00])  // Read_BD_ADDR, no parameters
         let tshark = try #require(which("tshark"), "tshark is missing: 'make test' installs it")
-        let frames = try run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
+        let frames = try await run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
         #expect(frames.status == 0)
         #expect(frames.stdout.split(separator: "\n").count == 11)
     }
@@ -127,10 +127,10 @@ extension CommandLineTests {
 extension CommandLineTests {
     /// Scanning the Bumble peripheral: its name and 128-bit service come only in the scan
     /// response, so they prove the merge; a passive scan must not have them.
-    @Test func scanShowsThePeripheralWithItsScanResponse() throws {
-        let peer = try TestPeer()
+    @Test func scanShowsThePeripheralWithItsScanResponse() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
-        let active = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json"])
+        let active = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json"])
         #expect(active.status == 0, "stderr: \(active.stderr)")
         let lines = active.stdout.split(separator: "\n")
         #expect(lines.count == 1, "one discovery per peripheral: \(active.stdout)")
@@ -145,19 +145,19 @@ extension CommandLineTests {
         #expect(found["scan_response"] as? Bool == true)
         #expect(found["connectable"] as? Bool == true)
 
-        let passive = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json", "--passive"])
+        let passive = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json", "--passive"])
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(passive.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
         #expect(seen["scan_response"] as? Bool == false)
         #expect(seen["name"] is NSNull)
         #expect(seen["services"] as? [String] == ["180D", "180F"])
 
-        let filtered = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
+        let filtered = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
         #expect(filtered.status == 0)
         #expect(filtered.stdout.isEmpty)
-        let table = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5"])
+        let table = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5"])
         #expect(table.stdout.contains("Bluejay HRM"))
         #expect(!table.stdout.contains("\u{1B}"), "not a terminal: plain rows, no cursor movement")
-        let bad = try run(Repository.bluejay, ["scan", "--transport", peer.transport, "--service", "nope"])
+        let bad = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--service", "nope"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not a UUID"))
     }
@@ -166,17 +166,17 @@ extension CommandLineTests {
 extension CommandLineTests {
     /// On a terminal (a pty from `script`) the table is redrawn in place, one row per
     /// peripheral; `--json` stays one object per line.
-    @Test func scanOnATerminalRedrawsOneRowPerPeripheral() throws {
+    @Test func scanOnATerminalRedrawsOneRowPerPeripheral() async throws {
         let script = try #require(which("script"), "script is missing (util-linux)")
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
-        func onTerminal(_ arguments: [String]) throws -> String {
+        func onTerminal(_ arguments: [String]) async throws -> String {
             let command = ([Repository.bluejay.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-            let result = try run(script, ["-qec", command, "/dev/null"])
+            let result = try await run(script, ["-qec", command, "/dev/null"])
             #expect(result.status == 0, "stderr: \(result.stderr)")
             return result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
         }
-        let live = try onTerminal(["scan", "--transport", peer.transport, "--duration", "1.5"])
+        let live = try await onTerminal(["scan", "--transport", peer.transport, "--duration", "1.5"])
         // The second peripheral's row is drawn by going back up over the first one.
         #expect(live.contains("\u{1B}[1A"), "\(live.debugDescription)")
         #expect(live.contains("\u{1B}[2K"))
@@ -188,7 +188,7 @@ extension CommandLineTests {
         #expect(screen.dropFirst().map { String($0.prefix(17)) }.sorted() == peer.addresses.sorted())
         #expect(screen.contains { $0.hasPrefix(peer.addresses[1]) && $0.contains("Bluejay HRM 2") })
 
-        let json = try onTerminal(["scan", "--transport", peer.transport, "--duration", "1", "--json"])
+        let json = try await onTerminal(["scan", "--transport", peer.transport, "--duration", "1", "--json"])
         #expect(!json.contains("\u{1B}"))
         let objects = json.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(Set(objects.compactMap { $0["address"] as? String }) == Set(peer.addresses))
@@ -223,20 +223,20 @@ extension CommandLineTests {
         return lines.filter { !$0.isEmpty }
     }
 
-    @Test func connectPrintsTheLinkAndTimesOutOnAbsentPeers() throws {
-        let peer = try TestPeer()
+    @Test func connectPrintsTheLinkAndTimesOutOnAbsentPeers() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         // No address type given: learnt from a scan (the peer advertises a random address).
-        let result = try run(Repository.bluejay, ["connect", peer.address, "--transport", peer.transport])
+        let result = try await run(Repository.bluejay, ["connect", peer.address, "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("Connected to:        \(peer.address)/random"))
         #expect(result.stdout.contains("PHY:                 TX 2M, RX 2M"))
         #expect(result.stdout.contains("Data length:         TX 251 bytes, RX 251 bytes"))
         #expect(result.stdout.contains("Role:                central"))
-        let absent = try run(Repository.bluejay, ["connect", "C0:00:00:00:00:09/random", "--timeout", "0.3", "--transport", peer.transport])
+        let absent = try await run(Repository.bluejay, ["connect", "C0:00:00:00:00:09/random", "--timeout", "0.3", "--transport", peer.transport])
         #expect(absent.status == 1)
         #expect(absent.stderr.contains("connectionTimeout"))
-        let bad = try run(Repository.bluejay, ["connect", "C0:00:00:00:00/random", "--transport", peer.transport])
+        let bad = try await run(Repository.bluejay, ["connect", "C0:00:00:00:00/random", "--transport", peer.transport])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not an address"))
     }

@@ -6,7 +6,7 @@ import Testing
 
 extension IntegrationTests {
     @Test func connectRaisesDataLengthAndPHYThenDisconnects() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
         try await controller.start()
@@ -30,7 +30,7 @@ extension IntegrationTests {
     }
 
     @Test func connectingToNobodyTimesOutAndTheControllerStaysUsable() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let clock = ManualClock()
         let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
@@ -56,7 +56,7 @@ extension IntegrationTests {
     }
 
     @Test func hundredConnectDisconnectCyclesLeaveNothingBehind() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let clock = ManualClock()
         let threadsBefore = readerThreads()

@@ -21,7 +21,7 @@ extension IntegrationTests {
     /// discovery request at all — only the hash's Read By Type, the value reads and the
     /// MTU exchange — and prints the same tree as the first, which did discover.
     @Test func cacheSecondGattRunSendsNoDiscoveryRequests() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = try CacheTestStore()
         defer { store.remove() }
@@ -82,7 +82,7 @@ extension IntegrationTests {
         let expected = Array("Bluejay read-only".utf8).hexString() + "\n"
         let readOnly = BluetoothUUID(Self.readOnlyCharacteristic)!
 
-        let before = try TestPeer()
+        let before = try await TestPeer()
         let target = before.address + "/random"
         let first = try await store.bluejay(read(target) + ["--transport", before.transport, "--capture", store.file("layout1.btsnoop")])
         before.stop()
@@ -92,7 +92,7 @@ extension IntegrationTests {
         let oldHandle = try #require(oldEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
         let oldHash = try #require(oldEntry.databaseHash)
 
-        let after = try TestPeer(arguments: ["--layout", "2"])
+        let after = try await TestPeer(arguments: ["--layout", "2"])
         defer { after.stop() }
         let second = try await store.bluejay(read(target) + ["--transport", after.transport, "--capture", store.file("layout2.btsnoop")])
         #expect(second.status == 0, "stderr: \(second.stderr)")
@@ -132,7 +132,7 @@ extension IntegrationTests {
     @Test func cacheFilesAreWholeAfterSIGKILLDuringWrites() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        try killWritersRepeatedly(["cache", "stress-write", "--count", "1000000"], store: store.path, folder: "gatt-cache") { name, bytes in
+        try await killWritersRepeatedly(["cache", "stress-write", "--count", "1000000"], store: store.path, folder: "gatt-cache") { name, bytes in
             let entry = try CacheEntry(decoding: bytes)
             #expect(DiscoveryCache.fileName(for: entry.identity) == name)
             #expect((1...64).contains(entry.database.services.count))
@@ -155,7 +155,7 @@ extension IntegrationTests {
     @Test func bondFilesAreWholeAfterSIGKILLDuringWrites() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        try killWritersRepeatedly(["bonds", "stress-write", "--count", "1000000"], store: store.path, folder: "bonds") { name, bytes in
+        try await killWritersRepeatedly(["bonds", "stress-write", "--count", "1000000"], store: store.path, folder: "bonds") { name, bytes in
             let bond = try JSONDecoder().decode(Bond.self, from: Data(bytes))
             #expect(bond.isUsable)
             #expect(bond.address.filter { $0 != ":" } + ".json" == name)
@@ -169,7 +169,7 @@ extension IntegrationTests {
     /// at a different moment, and checks every file of `folder` with `check` after each kill.
     /// Some kills must land between a temporary file's creation and its rename.
     func killWritersRepeatedly(_ arguments: [String], store: String, folder: String, rounds: Int = 200,
-                               check: (String, [UInt8]) throws -> Void) throws {
+                               check: (String, [UInt8]) throws -> Void) async throws {
         let directory = store + "/" + folder
         var killedBeforeRename = 0
         for round in 0..<rounds {
@@ -188,11 +188,11 @@ extension IntegrationTests {
             while ContinuousClock.now < deadline {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
                 if names.contains(where: { $0.contains(temporaryMark) }) || !process.isRunning { break }
-                usleep(100)
+                try await Task.sleep(for: .microseconds(100))
             }
-            usleep(UInt32(round * 509 % 15_000))
+            try await Task.sleep(for: .microseconds(round * 509 % 15_000))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await waitUntilExit(process)
             #expect(process.terminationReason == .uncaughtSignal, "round \(round): killed mid-loop, status \(process.terminationStatus)")
 
             let names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -216,7 +216,7 @@ extension IntegrationTests {
     /// Acceptance 4: `cache list` shows what `gatt` saved, `cache clear ADDRESS` forgets one
     /// peer, `cache clear` all of them; the JSON lines have the documented keys.
     @Test func cacheListAndClearShowAndForgetEntries() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
         let store = try CacheTestStore()
         defer { store.remove() }
@@ -288,7 +288,7 @@ extension IntegrationTests {
     /// Acceptance 4, `--no-cache`: no file is written, the hash is not read, and a valid
     /// entry already there is neither used (discovery happens) nor rewritten.
     @Test func cacheNoCacheNeitherReadsNorWrites() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = try CacheTestStore()
         defer { store.remove() }
@@ -346,7 +346,7 @@ extension IntegrationTests {
     /// reads its value in 2 ATT round trips (Exchange MTU, the read). The same peer, not
     /// bonded (another store), keeps the hash check: 3.
     @Test func bondedReconnectTrustsTheCacheWithoutTheHash() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let bonded = try CacheTestStore(), unbonded = try CacheTestStore()
         defer { bonded.remove(); unbonded.remove() }
@@ -403,7 +403,7 @@ extension IntegrationTests {
     /// range and rediscovers it: the new service, absent from the complete cached tree, is
     /// found and read, and the file keeps it for the next trusted reconnection.
     @Test func bondedReconnectRediscoversWhatServiceChangedIndicates() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = try CacheTestStore()
         defer { store.remove() }
@@ -472,15 +472,9 @@ private struct CacheTestStore {
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 
-    /// Runs `bluejay` with this store, waiting on a dispatch thread so that neither the
-    /// test's actor nor a thread of the concurrency pool is blocked meanwhile.
-    func bluejay(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let environment = ["BLUEJAY_STORE": path].merging(extra) { $1 }
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try run(Repository.bluejay, arguments, environment: environment) })
-            }
-        }
+    /// Runs `bluejay` with this store.
+    func bluejay(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProgramResult {
+        try await run(Repository.bluejay, arguments, environment: ["BLUEJAY_STORE": path].merging(extra) { $1 })
     }
 }
 

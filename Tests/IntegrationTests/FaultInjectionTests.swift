@@ -4,6 +4,7 @@ import DiscoveryCache
 import Foundation
 @testable import HCI
 import HCITestSupport
+import TestTraits
 import Testing
 
 /// The phases of the scripted session, in order: each is one or two calls of the Bluejay
@@ -166,10 +167,10 @@ struct FaultInjectionTests {
         /// Every host Bluejay brought up.
         var hosts: [BluetoothHost] = []
 
-        init() throws {
+        init() async throws {
             // A peripheral that offers only ATT_MTU 23, so a 512-byte value takes Read Blob
             // and Prepare Write.
-            peer = try TestPeer(arguments: ["--att-mtu", "23"])
+            peer = try await TestPeer(arguments: ["--att-mtu", "23"])
             peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
             let transport = peer.transport, opened = opened
             bluejay.onHostUp = { [unowned self] in self.hosts.append($0) }
@@ -217,10 +218,10 @@ struct FaultInjectionTests {
 
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: FaultCase.all)
+    @Test(.hangGuard, arguments: FaultCase.all)
     func faultAtEveryStep(_ faultCase: FaultCase) async throws {
         let threadsBefore = readerThreads()
-        let run = try Run()
+        let run = try await Run()
         defer { run.finish() }
         let step = faultCase.step
         let up = await eventually { run.bluejay.isBluetoothAvailable }

@@ -11,11 +11,11 @@ import Testing
 extension CommandLineTests {
     /// `bluejay gatt --json`: the whole tree as one JSON object, parsed with
     /// JSONSerialization.
-    @Test func gattCommandPrintsTheWholeTreeAsJSON() throws {
-        let peer = try TestPeer()
+    @Test func gattCommandPrintsTheWholeTreeAsJSON() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         // --no-pair: the refused read shows how errors appear in the tree.
-        let result = try run(Repository.bluejay, ["gatt", "\(peer.address)/random", "--transport", peer.transport, "--json", "--no-pair"])
+        let result = try await run(Repository.bluejay, ["gatt", "\(peer.address)/random", "--transport", peer.transport, "--json", "--no-pair"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let tree = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(tree["mtu"] as? Int == 517)
@@ -70,11 +70,11 @@ extension CommandLineTests {
     /// `bluejay gatt` never loses the whole dump for one value: a value refused by the peer or
     /// past --max-value is printed in its place with its error, the dump goes on, and the
     /// exit status is 0.
-    @Test func gattCommandKeepsGoingPastAValueItCannotRead() throws {
-        let peer = try TestPeer()
+    @Test func gattCommandKeepsGoingPastAValueItCannotRead() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let address = "\(peer.address)/random"
-        let json = try run(Repository.bluejay, ["gatt", address, "--json", "--no-pair", "--max-value", "599", "--transport", peer.transport])
+        let json = try await run(Repository.bluejay, ["gatt", address, "--json", "--no-pair", "--max-value", "599", "--transport", peer.transport])
         #expect(json.status == 0, "stderr: \(json.stderr)")
         let tree = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let characteristics = ((tree["services"] as? [[String: Any]]) ?? []).flatMap { ($0["characteristics"] as? [[String: Any]]) ?? [] }
@@ -84,7 +84,7 @@ extension CommandLineTests {
         #expect(errors.last?.1["code"] is NSNull)
         // Values after the refused ones were read.
         #expect(characteristics.first { $0["uuid"] as? String == "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00" }?["text"] as? String == "Bluejay read-only")
-        let text = try run(Repository.bluejay, ["gatt", address, "--no-pair", "--max-value", "599", "--transport", peer.transport])
+        let text = try await run(Repository.bluejay, ["gatt", address, "--no-pair", "--max-value", "599", "--transport", peer.transport])
         #expect(text.status == 0, "stderr: \(text.stderr)")
         #expect(text.stdout.contains("Value: unreadable: the value at 0x0035 is longer than the 599-octet limit"), "\(text.stdout)")
         #expect(text.stdout.contains("Value: unreadable: 0x0F insufficientEncryption"), "\(text.stdout)")
@@ -92,19 +92,19 @@ extension CommandLineTests {
 
     /// `bluejay read`: text, hex, the default form, a long value whole at ATT_MTU 23, and
     /// refusals by name with exit status 1.
-    @Test func gattReadCommandPrintsTheValue() throws {
-        let peer = try TestPeer()
+    @Test func gattReadCommandPrintsTheValue() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let address = "\(peer.address)/random"
-        let text = try run(Repository.bluejay, ["read", address, "180A", "2A29", "--utf8", "--transport", peer.transport])
+        let text = try await run(Repository.bluejay, ["read", address, "180A", "2A29", "--utf8", "--transport", peer.transport])
         #expect(text.status == 0, "stderr: \(text.stderr)")
         #expect(text.stdout == "Bluejay\n")
-        let hex = try run(Repository.bluejay, ["read", address, "180F", "2A19", "--hex", "--transport", peer.transport])
+        let hex = try await run(Repository.bluejay, ["read", address, "180F", "2A19", "--hex", "--transport", peer.transport])
         #expect(hex.stdout == "57\n")
-        let plain = try run(Repository.bluejay, ["read", address, "180A", "2A25", "--transport", peer.transport])
+        let plain = try await run(Repository.bluejay, ["read", address, "180A", "2A25", "--transport", peer.transport])
         #expect(plain.stdout == "42 4a 2d 30 30 30 31  \"BJ-0001\"\n" || plain.stdout == "42 4A 2D 30 30 30 31  \"BJ-0001\"\n", "\(plain.stdout)")
 
-        let long = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+        let long = try await run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                 "--hex", "--mtu", "23", "--transport", peer.transport])
         #expect(long.status == 0, "stderr: \(long.stderr)")
         #expect(long.stdout.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased() + "\n")
@@ -112,21 +112,21 @@ extension CommandLineTests {
         // Past the specification's 512 octets: the tolerance service's 600-octet value, whole
         // at ATT_MTU 23 (Read + 27 Read Blobs), with one warning; past --max-value, a named error.
         let tolerance = ["B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00"]
-        let oversized = try run(Repository.bluejay, ["read", address] + tolerance + ["--hex", "--mtu", "23", "--transport", peer.transport])
+        let oversized = try await run(Repository.bluejay, ["read", address] + tolerance + ["--hex", "--mtu", "23", "--transport", peer.transport])
         #expect(oversized.status == 0, "stderr: \(oversized.stderr)")
         #expect(oversized.stdout == (0..<600).map { UInt8(($0 * 7 + 3) % 256) }.hexString() + "\n")
         #expect(oversized.stderr.components(separatedBy: "runs past the specification's 512 octets").count == 2, "stderr: \(oversized.stderr)")
-        let limited = try run(Repository.bluejay, ["read", address] + tolerance + ["--max-value", "599", "--transport", peer.transport])
+        let limited = try await run(Repository.bluejay, ["read", address] + tolerance + ["--max-value", "599", "--transport", peer.transport])
         #expect(limited.status == 1)
         #expect(limited.stderr.contains("is longer than the 599-octet limit for one value"), "stderr: \(limited.stderr)")
         #expect(limited.stdout.isEmpty)
 
-        let secret = try run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+        let secret = try await run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                   "--transport", peer.transport, "--no-pair"])
         #expect(secret.status == 1)
         #expect(secret.stderr.contains("insufficientEncryption"), "stderr: \(secret.stderr)")
         #expect(secret.stdout.isEmpty)
-        let absent = try run(Repository.bluejay, ["read", address, "1812", "2A4D", "--transport", peer.transport])
+        let absent = try await run(Repository.bluejay, ["read", address, "1812", "2A4D", "--transport", peer.transport])
         #expect(absent.status == 1)
         #expect(absent.stderr.contains("has no service 1812"), "stderr: \(absent.stderr)")
         for result in [secret, absent] {
@@ -137,27 +137,27 @@ extension CommandLineTests {
     /// `bluejay write`: a Write Request, a Write Command, a reliable write, and a 512-byte
     /// long write at `--mtu 23` that really goes as Prepare Write + Execute Write (counted
     /// in its capture); 513 bytes and a read-only characteristic are refused by name.
-    @Test func gattWriteCommandWritesEveryWay() throws {
-        let peer = try TestPeer()
+    @Test func gattWriteCommandWritesEveryWay() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let address = "\(peer.address)/random"
         let custom = "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"
         let long = "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00"
-        let request = try run(Repository.bluejay, ["write", address, "180D", "2A38", "02", "--transport", peer.transport])
+        let request = try await run(Repository.bluejay, ["write", address, "180D", "2A38", "02", "--transport", peer.transport])
         #expect(request.status == 0, "stderr: \(request.stderr)")
         #expect(request.stdout.contains("(Write Request)"), "\(request.stdout)")
-        let command = try run(Repository.bluejay, ["write", address, custom, "B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00", "68:69", "--without-response",
+        let command = try await run(Repository.bluejay, ["write", address, custom, "B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00", "68:69", "--without-response",
                                                    "--transport", peer.transport])
         #expect(command.status == 0, "stderr: \(command.stderr)")
         #expect(command.stdout.contains("(Write Command)"))
-        let reliable = try run(Repository.bluejay, ["write", address, custom, long, "0x0102ff", "--reliable", "--transport", peer.transport])
+        let reliable = try await run(Repository.bluejay, ["write", address, custom, long, "0x0102ff", "--reliable", "--transport", peer.transport])
         #expect(reliable.status == 0, "stderr: \(reliable.stderr)")
         #expect(reliable.stdout.contains("(reliable write)"))
 
         let capture = NSTemporaryDirectory() + "bluejay-cli-long-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let value = (0..<512).map { UInt8(255 - $0 % 256) }.hexString()
-        let longWrite = try run(Repository.bluejay, ["write", address, custom, long, value, "--mtu", "23", "--capture", capture,
+        let longWrite = try await run(Repository.bluejay, ["write", address, custom, long, value, "--mtu", "23", "--capture", capture,
                                                      "--transport", peer.transport])
         #expect(longWrite.status == 0, "stderr: \(longWrite.stderr)")
         #expect(longWrite.stdout.contains("Wrote 512 bytes") && longWrite.stdout.contains("(long write)"), "\(longWrite.stdout)")
@@ -165,10 +165,10 @@ extension CommandLineTests {
         #expect(sent.filter { $0.first == 0x16 }.count == 29)
         #expect(sent.filter { $0.first == 0x18 } == [[0x18, 0x01]])
 
-        let tooLong = try run(Repository.bluejay, ["write", address, custom, long, value + "00", "--mtu", "23", "--transport", peer.transport])
+        let tooLong = try await run(Repository.bluejay, ["write", address, custom, long, value + "00", "--mtu", "23", "--transport", peer.transport])
         #expect(tooLong.status == 1)
         #expect(tooLong.stderr.contains("invalidAttributeValueLength"), "stderr: \(tooLong.stderr)")
-        let readOnly = try run(Repository.bluejay, ["write", address, custom, "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00", "00", "--transport", peer.transport])
+        let readOnly = try await run(Repository.bluejay, ["write", address, custom, "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00", "00", "--transport", peer.transport])
         #expect(readOnly.status == 1)
         #expect(readOnly.stderr.contains("writeNotPermitted"), "stderr: \(readOnly.stderr)")
     }
@@ -176,24 +176,24 @@ extension CommandLineTests {
     /// `bluejay listen`: nothing on the peer notifies by itself (heart rate needs control
     /// point 0x05 in the same connection, the battery level never notifies), so a listen
     /// for one second subscribes, prints nothing and exits 0.
-    @Test func gattListenCommandEndsAfterItsDuration() throws {
-        let peer = try TestPeer()
+    @Test func gattListenCommandEndsAfterItsDuration() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let started = ContinuousClock.now
-        let result = try run(Repository.bluejay, ["listen", "\(peer.address)/random", "180D", "2A37", "--duration", "1", "--transport", peer.transport])
+        let result = try await run(Repository.bluejay, ["listen", "\(peer.address)/random", "180D", "2A37", "--duration", "1", "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("0 values received"), "stderr: \(result.stderr)")
         #expect(ContinuousClock.now - started >= .seconds(1))
         // Listening needs notify or indicate.
-        let refused = try run(Repository.bluejay, ["listen", "\(peer.address)/random", "180A", "2A29", "--count", "3", "--transport", peer.transport])
+        let refused = try await run(Repository.bluejay, ["listen", "\(peer.address)/random", "180A", "2A29", "--count", "3", "--transport", peer.transport])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("neither notifies nor indicates"), "stderr: \(refused.stderr)")
     }
 
     /// Bad arguments to the value commands: a clear message and a usage exit status,
     /// before any connection.
-    @Test func gattCommandsRejectBadArguments() throws {
+    @Test func gattCommandsRejectBadArguments() async throws {
         let address = "F0:0D:B1:E7:00:01/random"
         let cases: [([String], String)] = [
             (["read", address, "18", "2A29"], "SERVICE '18' is not a UUID"),
@@ -206,7 +206,7 @@ extension CommandLineTests {
             (["listen", address, "180D", "2A37", "--count", "0"], "--count must be at least 1"),
         ]
         for (arguments, message) in cases {
-            let result = try run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
+            let result = try await run(Repository.bluejay, arguments + ["--transport", "tcp:127.0.0.1:1"])
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("ECONNREFUSED"), "refused before connecting")

@@ -221,7 +221,7 @@ extension IntegrationTests {
     /// UUID, and the descriptors (exactly the six CCCDs, none searched where a
     /// characteristic has no room for any).
     @Test func gattDiscoversEveryServiceCharacteristicAndDescriptor() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -288,7 +288,7 @@ extension IntegrationTests {
     /// Read, read long (the 512-byte value, i % 256), Read Multiple, Read Multiple
     /// Variable, Read Using Characteristic UUID; and a refusal by name.
     @Test func gattReadsEveryWay() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -323,7 +323,7 @@ extension IntegrationTests {
     /// B1E70004 needs an encrypted link; ours is not: the read fails with
     /// insufficientEncryption, by name, and the link stays usable.
     @Test func gattReadOfTheEncryptedValueFailsWithInsufficientEncryption() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let secret = try await link.characteristic(peerUUID(4), in: peerUUID(1))
@@ -345,7 +345,7 @@ extension IntegrationTests {
     /// (both read back), a long write at the default MTU, and a write to a read-only value
     /// refused by name.
     @Test func gattWritesEveryWay() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -394,7 +394,7 @@ extension IntegrationTests {
     /// refused at Execute with invalidAttributeValueLength, by name, leaving the value as
     /// it was. Discovery at this MTU (many short responses) finds the same tree.
     @Test func gattLongWriteAndReadAtMTU23() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let path = NSTemporaryDirectory() + "bluejay-gatt-long-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -443,7 +443,7 @@ extension IntegrationTests {
     /// stream characteristic (README: payload = u32 LE sequence number, then zeros)
     /// arrives complete and in order, at 20 and at 244 bytes.
     @Test func gattThousandNotificationsArriveInOrderWithNoneLost() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -481,7 +481,7 @@ extension IntegrationTests {
     /// the Write Response of the CCCD write, and the number we received is exactly the
     /// number the peer says it sent (it checks the CCCD before every batch).
     @Test func gattUnsubscribeStopsNotifications() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -517,7 +517,7 @@ extension IntegrationTests {
     /// arriving well inside 10 s proves the first was confirmed. The CCCD reads back 0x0002,
     /// and written back to 0 directly, reads 0 and the peer refuses to indicate again.
     @Test func gattIndicationsAreConfirmed() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -562,7 +562,7 @@ extension IntegrationTests {
     /// - 4 bytes (the Write Request also carries the command byte), at most 511 (Bumble
     /// refuses written values over 512 bytes).
     @Test func gattMTUExchangeTakesTheSmallerOfBoth() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         for (preferred, expected) in [(ATTBearer.maximumMTU, 517), (23, 23), (185, 185)] as [(UInt16, Int)] {
             let link = try await openGATT(peer, preferredMTU: preferred, exchangeMTU: false)
@@ -592,7 +592,7 @@ extension IntegrationTests {
     /// again on next use. A change of the whole database forgets everything, and the
     /// client keeps listening after it: a second one is recognised too.
     @Test func gattServiceChangedForgetsWhatItCovers() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -636,7 +636,7 @@ extension IntegrationTests {
     /// request fails with `.closed(.disconnected)`; no bearer, ACL credit, ATT timer or
     /// thread is left.
     @Test func gattRequestsFailWithDisconnectedWhenTheLinkGoes() async throws {
-        let peer = try TestPeer(arguments: ["--nocp-delay-ms", "60000"])
+        let peer = try await TestPeer(arguments: ["--nocp-delay-ms", "60000"])
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client
@@ -674,7 +674,7 @@ extension IntegrationTests {
     /// the next request fails with `.closed(.disconnected(.connectionTimeout))`, by name,
     /// and nothing is left over.
     @Test func gattRequestAfterThePeerDisconnectsFailsByReason() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let link = try await openGATT(peer)
         let client = link.client

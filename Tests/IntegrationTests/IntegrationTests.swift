@@ -11,7 +11,7 @@ struct IntegrationTests {
     let quiet = HCIController.Configuration(logger: .silent)
 
     @Test func bringUpAgainstTheBumbleController() async throws {
-        let peer = try TestPeer(arguments: ["--acl-count-a", "4", "--acl-len-a", "27"])
+        let peer = try await TestPeer(arguments: ["--acl-count-a", "4", "--acl-len-a", "27"])
         defer { peer.stop() }
         let transport = try TransportSpec(parsing: peer.transport).open()
         let controller = HCIController(transport: transport, configuration: quiet)
@@ -25,7 +25,7 @@ struct IntegrationTests {
     }
 
     @Test func closingLeavesNoThreadOrDescriptorBehind() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let threadsBefore = readerThreads()
         let transport = try TransportSpec(parsing: peer.transport).open()
@@ -46,7 +46,7 @@ struct IntegrationTests {
 
     @Test func commandTimeoutAgainstAControllerThatNeverAnswers() async throws {
         // The peer's controller silently drops Read Local Name (0x0C14).
-        let peer = try TestPeer(arguments: ["--mute-opcode", "0x0c14"])
+        let peer = try await TestPeer(arguments: ["--mute-opcode", "0x0c14"])
         defer { peer.stop() }
         let transport = try TransportSpec(parsing: peer.transport).open()
         let controller = HCIController(transport: transport, configuration: .init(commandTimeout: .milliseconds(300), logger: .silent))
@@ -65,7 +65,7 @@ struct IntegrationTests {
     }
 
     @Test func captureOpensInTsharkAndBtmon() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let path = NSTemporaryDirectory() + "bluejay-capture-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -84,23 +84,23 @@ struct IntegrationTests {
         }
 
         let tshark = try #require(which("tshark"), "tshark is missing: 'make test' installs it (apt tshark)")
-        let frames = try run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
+        let frames = try await run(tshark, ["-r", path, "-T", "fields", "-e", "frame.number"])
         #expect(frames.status == 0)
         #expect(frames.stdout.split(separator: "\n").count == file.records.count)
-        let malformed = try run(tshark, ["-r", path, "-Y", "_ws.malformed || _ws.expert.severity == error"])
+        let malformed = try await run(tshark, ["-r", path, "-Y", "_ws.malformed || _ws.expert.severity == error"])
         #expect(malformed.status == 0)
         #expect(malformed.stdout.isEmpty, "tshark flags: \(malformed.stdout)")
 
         // btmon 5.66 crashes on GATT characteristic discovery (its own NULL dereference),
         // so only this bring-up capture is checked with it.
         let btmon = try #require(which("btmon"), "btmon is missing: 'make test' installs it (apt bluez)")
-        let decoded = try run(btmon, ["-r", path])
+        let decoded = try await run(btmon, ["-r", path])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.contains("LE Read Buffer Size"))
     }
 
     @Test func replayOfARecordedSessionMatchesTheHost() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let path = NSTemporaryDirectory() + "bluejay-replay-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }

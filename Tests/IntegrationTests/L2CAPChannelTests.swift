@@ -15,7 +15,7 @@ extension IntegrationTests.BluejayAPITests {
     /// Runs `body` with a Bluejay connected to a fresh peer's first peripheral, in a store
     /// of its own, and shuts Bluejay down after it.
     func withConnectedBluejay(_ body: (Bluejay, TestPeer) async throws -> Void) async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -118,7 +118,7 @@ extension IntegrationTests.BluejayAPITests {
 extension IntegrationTests {
     /// A fresh peer, a Central on it (in a store of its own) and its first peripheral, connected.
     func connectedPeripheral() async throws -> (TestPeer, Central, Peripheral) {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         do {
             let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)")
             let central = try await Central(transport: peer.transport, store: store, logger: .silent)
@@ -177,8 +177,8 @@ extension IntegrationTests {
 extension CommandLineTests {
     /// `bluejay l2cap`: a file out through the echo and back on standard output, whole;
     /// a refused PSM by name with status 1.
-    @Test func l2capPipesAFileThroughTheEcho() throws {
-        let peer = try TestPeer()
+    @Test func l2capPipesAFileThroughTheEcho() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let path = NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -187,7 +187,7 @@ extension CommandLineTests {
         let capture = NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let store = ["BLUEJAY_STORE": NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)"]
-        let result = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
+        let result = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
                                                    "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512", "--capture", capture],
                              environment: store)
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -196,19 +196,19 @@ extension CommandLineTests {
         #expect(result.stderr.contains("\(text.utf8.count) octets received, channel closed"), "\(result.stderr)")
         #expect(!peer.log.contains("PROTOCOL-VIOLATION"))
         // The trace tools read the channel: its signaling by name, its K-frames by PSM.
-        let check = try run(Repository.bluejay, ["trace", capture, "--check", "--strict"])
+        let check = try await run(Repository.bluejay, ["trace", capture, "--check", "--strict"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
-        let trace = try run(Repository.bluejay, ["trace", capture])
+        let trace = try await run(Repository.bluejay, ["trace", capture])
         for line in ["LE_Credit_Based_Connection_Req id 1: PSM 0x0080", "result 0x0000 success", "Flow_Control_Credit_Ind",
                      "L2CAP CID 0x0040 (PSM 0x0080) len 247: K-frame, SDU 245 of 512 octets", "Disconnection_Rsp"] {
             #expect(trace.stdout.contains(line), "no '\(line)' in the trace")
         }
 
-        let refused = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], environment: store, input: "")
+        let refused = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], environment: store, input: "")
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("SPSM not supported (0x0002)"), "\(refused.stderr)")
 
-        let closed = try run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], environment: store, input: "bluejay:disconnect")
+        let closed = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], environment: store, input: "bluejay:disconnect")
         #expect(closed.status == 0, "stderr: \(closed.stderr)")
         #expect(closed.stderr.contains("the peer closed the channel"), "\(closed.stderr)")
     }

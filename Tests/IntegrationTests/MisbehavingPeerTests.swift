@@ -117,7 +117,7 @@ struct TwoPeripheralRig {
     private let linkEnds: AsyncStream<ConnectionHandle>
 
     init(_ configuration: HCIController.Configuration) async throws {
-        peer = try TestPeer(arguments: ["--peripherals", "2"])
+        peer = try await TestPeer(arguments: ["--peripherals", "2"])
         addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
         threadsBefore = readerThreads()
         controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)

@@ -9,8 +9,8 @@ import TraceTestSupport
 @Suite struct MockCommandLineTests {
     static let treadmill = RealTraces.shipped + "/android-mediatek-horizon-treadmill-write-notify.btsnoop"
 
-    @Test func jsonOfARealTraceHasThePeerItsDiscoveryShowed() throws {
-        let result = try run(Repository.bluejay, ["mock", "--json", Self.treadmill])
+    @Test func jsonOfARealTraceHasThePeerItsDiscoveryShowed() async throws {
+        let result = try await run(Repository.bluejay, ["mock", "--json", Self.treadmill])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         guard case let .object(top) = try JSONValue(parsing: result.stdout) else { Issue.record("not an object"); return }
         #expect(top["file"] == .string(Self.treadmill))
@@ -30,11 +30,11 @@ import TraceTestSupport
         #expect(!reactions.isEmpty)
     }
 
-    @Test func unknownPeerAndBadFileAreClearErrors() throws {
-        let absent = try run(Repository.bluejay, ["mock", "--peer", "00:11:22:33:44:55", Self.treadmill])
+    @Test func unknownPeerAndBadFileAreClearErrors() async throws {
+        let absent = try await run(Repository.bluejay, ["mock", "--peer", "00:11:22:33:44:55", Self.treadmill])
         #expect(absent.status != 0)
         #expect(absent.stderr.contains("no peer 00:11:22:33:44:55") && absent.stderr.contains("FA:E4:E3:24:20:09"), "\(absent.stderr)")
-        let notSnoop = try run(Repository.bluejay, ["mock", RealTraces.shipped + "/README.md"])
+        let notSnoop = try await run(Repository.bluejay, ["mock", RealTraces.shipped + "/README.md"])
         #expect(notSnoop.status != 0)
         #expect(notSnoop.stderr.contains("not a btsnoop file"), "\(notSnoop.stderr)")
     }

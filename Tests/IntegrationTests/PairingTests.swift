@@ -15,10 +15,10 @@ import TraceDecoding
     /// A store of the test's own.
     private func store() -> String { NSTemporaryDirectory() + "bluejay-pairing-\(UUID().uuidString)" }
 
-    private func bluejay(_ arguments: [String], _ peer: TestPeer, store: String, input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func bluejay(_ arguments: [String], _ peer: TestPeer, store: String, input: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
         // `bonds` and `unpair` only touch the store.
         let transport = ["bonds", "unpair"].contains(arguments[0]) ? [] : ["--transport", peer.transport]
-        return try run(Repository.bluejay, arguments + transport, environment: ["BLUEJAY_STORE": store], input: input)
+        return try await run(Repository.bluejay, arguments + transport, environment: ["BLUEJAY_STORE": store], input: input)
     }
 
     /// SMP codes in a capture, by name.
@@ -30,14 +30,14 @@ import TraceDecoding
 
     /// LESC Just Works: paired and bonded (file mode 0600), then a new process reading the
     /// protected characteristic encrypts with the stored key: no SMP in its capture.
-    @Test func secureConnectionsJustWorksBondsAndReconnectsWithoutPairing() throws {
-        let peer = try TestPeer()
+    @Test func secureConnectionsJustWorksBondsAndReconnectsWithoutPairing() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let address = peer.address + "/random"
 
-        let paired = try bluejay(["pair", address, "--json"], peer, store: store)
+        let paired = try await bluejay(["pair", address, "--json"], peer, store: store)
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(paired.stdout.utf8)) as? [String: Any])
         #expect(object["method"] as? String == "Just Works")
@@ -50,60 +50,60 @@ import TraceDecoding
         #expect(text.contains("\"longTermKey\"") && text.contains(peer.address))
         #expect(!paired.stderr.contains(String(text.split(separator: "\"longTermKey\" : \"").last?.prefix(32) ?? "-")), "a key reached the log")
 
-        let listed = try bluejay(["bonds", "--json"], peer, store: store)
+        let listed = try await bluejay(["bonds", "--json"], peer, store: store)
         #expect(listed.stdout.contains("\"address\": \"\(peer.address)\"") && listed.stdout.contains("\"secure_connections\": true"))
         #expect(!listed.stdout.contains("longTermKey"))
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
         #expect(try smpCodes(capture).isEmpty, "the bonded reconnection paired again")
         #expect(TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains { $0.contains("LE_Enable_Encryption") })
 
-        let unpaired = try bluejay(["unpair", peer.address], peer, store: store)
+        let unpaired = try await bluejay(["unpair", peer.address], peer, store: store)
         #expect(unpaired.status == 0)
         #expect(!FileManager.default.fileExists(atPath: file))
-        #expect(try bluejay(["unpair", peer.address], peer, store: store).stderr.contains("no bond with"))
+        await #expect(try bluejay(["unpair", peer.address], peer, store: store).stderr.contains("no bond with"))
     }
 
     /// LESC Passkey Entry: the peer displays 123456, we type it (standard input); a wrong
     /// passkey fails by name and leaves no bond.
-    @Test func secureConnectionsPasskeyEntry() throws {
-        let peer = try TestPeer(arguments: ["--io-capability", "display"])
+    @Test func secureConnectionsPasskeyEntry() async throws {
+        let peer = try await TestPeer(arguments: ["--io-capability", "display"])
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let address = peer.address + "/random"
 
-        let wrong = try bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "111111\n")
+        let wrong = try await bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "111111\n")
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("0x04 confirmValueFailed"), "stderr: \(wrong.stderr)")
         #expect(BondStore(store: StoreDirectory(path: store)).all().isEmpty)
 
-        let paired = try bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "123456\n")
+        let paired = try await bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "123456\n")
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections") && paired.stdout.contains("authenticated"))
         #expect(paired.stderr.contains("Enter the passkey"))
-        let read = try bluejay(["read", address, "--handle", Self.secret], peer, store: store)
+        let read = try await bluejay(["read", address, "--handle", Self.secret], peer, store: store)
         #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
     }
 
     /// LE legacy Just Works (the peer offers no Secure Connections): the peer's distributed
     /// LTK (Bumble sends EDIV 0 and Rand 0 with it) encrypts the next link; `--sc-only` refuses such a peer.
-    @Test func legacyJustWorksAndSecureConnectionsOnly() throws {
-        let peer = try TestPeer(arguments: ["--no-sc"])
+    @Test func legacyJustWorksAndSecureConnectionsOnly() async throws {
+        let peer = try await TestPeer(arguments: ["--no-sc"])
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let address = peer.address + "/random"
 
-        let refused = try bluejay(["pair", address, "--sc-only"], peer, store: store)
+        let refused = try await bluejay(["pair", address, "--sc-only"], peer, store: store)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("only LE legacy pairing"), "stderr: \(refused.stderr)")
 
-        let paired = try bluejay(["pair", address, "--json"], peer, store: store)
+        let paired = try await bluejay(["pair", address, "--json"], peer, store: store)
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         #expect(paired.stdout.contains("\"secure_connections\": false"))
         let bond = try #require(BondStore(store: StoreDirectory(path: store)).all().first)
@@ -111,7 +111,7 @@ import TraceDecoding
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
         #expect(try smpCodes(capture).isEmpty)
     }
@@ -119,20 +119,20 @@ import TraceDecoding
     /// On demand, like iOS: reading the protected characteristic on a fresh store pairs
     /// (Insufficient Encryption → pairing → the read again); `--no-pair` reports the ATT
     /// error by name instead.
-    @Test func pairsOnDemandUnlessTold() throws {
-        let peer = try TestPeer()
+    @Test func pairsOnDemandUnlessTold() async throws {
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let address = peer.address + "/random"
 
-        let refused = try bluejay(["read", address, "--handle", Self.secret, "--no-pair"], peer, store: store)
+        let refused = try await bluejay(["read", address, "--handle", Self.secret, "--no-pair"], peer, store: store)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("0x0F insufficientEncryption"), "stderr: \(refused.stderr)")
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
         let codes = try smpCodes(capture)
@@ -142,14 +142,14 @@ import TraceDecoding
 
     /// A peer whose public key is off the curve (CVE-2018-5383) is refused by name, with
     /// Pairing Failed (Invalid Parameters) on the air and no bond.
-    @Test func invalidPublicKeyIsRefused() throws {
-        let peer = try TestPeer(arguments: ["--invalid-public-key"])
+    @Test func invalidPublicKeyIsRefused() async throws {
+        let peer = try await TestPeer(arguments: ["--invalid-public-key"])
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let paired = try bluejay(["pair", peer.address + "/random", "--capture", capture], peer, store: store)
+        let paired = try await bluejay(["pair", peer.address + "/random", "--capture", capture], peer, store: store)
         #expect(paired.status == 1)
         #expect(paired.stderr.contains("the peer's public key is invalid (the point is not on the P-256 curve, or a coordinate is not below p)"), "stderr: \(paired.stderr)")
         let failed = try BTSnoopFile(path: capture).records.contains { record in
@@ -164,16 +164,16 @@ import TraceDecoding
 extension PairingTests {
     /// Numeric Comparison: both show the same six digits; "y" pairs (authenticated), "n"
     /// fails by name.
-    @Test func secureConnectionsNumericComparison() throws {
-        let peer = try TestPeer(arguments: ["--io-capability", "display-yes-no"])
+    @Test func secureConnectionsNumericComparison() async throws {
+        let peer = try await TestPeer(arguments: ["--io-capability", "display-yes-no"])
         defer { peer.stop() }
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let address = peer.address + "/random"
-        let declined = try bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "n\n")
+        let declined = try await bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "n\n")
         #expect(declined.status == 1)
         #expect(declined.stderr.contains("0x0C numericComparisonFailed"), "stderr: \(declined.stderr)")
-        let paired = try bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "y\n")
+        let paired = try await bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "y\n")
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         #expect(paired.stdout.contains("Numeric Comparison, LE Secure Connections") && paired.stdout.contains("authenticated"))
         #expect(paired.stderr.contains("Does the peripheral show "))
@@ -181,20 +181,20 @@ extension PairingTests {
 
     /// A peer that lost our bond (restarted) answers the stored key with PIN or Key
     /// Missing; we pair again (the policy allows it) and the read succeeds.
-    @Test func pairsAgainWhenThePeerLostTheBond() throws {
+    @Test func pairsAgainWhenThePeerLostTheBond() async throws {
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let first = try TestPeer()
+        let first = try await TestPeer()
         let address = first.address + "/random"
-        let paired = try bluejay(["pair", address], first, store: store)
+        let paired = try await bluejay(["pair", address], first, store: store)
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         first.stop()
 
-        let second = try TestPeer()
+        let second = try await TestPeer()
         defer { second.stop() }
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try bluejay(["read", address, "--handle", Self.secret, "--capture", capture], second, store: store)
+        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], second, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
         #expect(read.stderr.contains("PIN or Key Missing") && read.stderr.contains("pairing again"), "stderr: \(read.stderr)")
@@ -205,20 +205,20 @@ extension PairingTests {
 extension PairingTests {
     /// A bonded peer that comes back behind a resolvable private address (made from the IRK
     /// it distributed) is recognised in a scan by that IRK.
-    @Test func bondedPeerIsRecognisedBehindItsPrivateAddress() throws {
+    @Test func bondedPeerIsRecognisedBehindItsPrivateAddress() async throws {
         let store = store()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let first = try TestPeer()
-        let paired = try bluejay(["pair", first.address + "/random"], first, store: store)
+        let first = try await TestPeer()
+        let paired = try await bluejay(["pair", first.address + "/random"], first, store: store)
         first.stop()
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         let bond = try #require(BondStore(store: StoreDirectory(path: store)).all().first)
         let irk = try #require(bond.identityResolvingKeyBytes)
 
         let privateAddress = ResolvablePrivateAddress.make(with: irk)
-        let rotated = try TestPeer(arguments: ["--address", privateAddress.description])
+        let rotated = try await TestPeer(arguments: ["--address", privateAddress.description])
         defer { rotated.stop() }
-        let scan = try bluejay(["scan", "--json", "--duration", "1.5"], rotated, store: store)
+        let scan = try await bluejay(["scan", "--json", "--duration", "1.5"], rotated, store: store)
         #expect(scan.status == 0, "stderr: \(scan.stderr)")
         let line = try #require(scan.stdout.split(separator: "\n").first { $0.contains(privateAddress.description) }, "stdout: \(scan.stdout)")
         #expect(line.contains("\"bonded\": \"\(bond.address)/random\""), "\(line)")

@@ -9,7 +9,7 @@ extension IntegrationTests {
     /// point); the host accepts, applies them with LE Connection Update, and the new
     /// interval is visible. The app can ask for an update itself, too.
     @Test func peripheralParameterRequestIsAnsweredAndApplied() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
         try await controller.start()

@@ -15,8 +15,8 @@ import Testing
     /// A fresh temporary path.
     private func temporary(_ suffix: String) -> String { NSTemporaryDirectory() + "bluejay-redact-\(UUID().uuidString)\(suffix)" }
 
-    private func bluejay(_ arguments: [String], transport: String?, store: String) throws -> (status: Int32, stdout: String, stderr: String) {
-        try run(Repository.bluejay, arguments + (transport.map { ["--transport", $0] } ?? []), environment: ["BLUEJAY_STORE": store])
+    private func bluejay(_ arguments: [String], transport: String?, store: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await run(Repository.bluejay, arguments + (transport.map { ["--transport", $0] } ?? []), environment: ["BLUEJAY_STORE": store])
     }
 
     /// The keys pairing left in `store`, by name: the bond's LTK, IRK and CSRK (when the
@@ -75,10 +75,10 @@ import Testing
     /// to the rule; `logSecretsShowsLTK` when the session's LE_Enable_Encryption carries the
     /// bond's LTK (Secure Connections; legacy pairing encrypts with the STK and receives
     /// the LTK over SMP, which the log does not dump).
-    private func pairAndCheck(peerArguments: [String], secureConnections: Bool, logSecretsShowsLTK: Bool) throws {
+    private func pairAndCheck(peerArguments: [String], secureConnections: Bool, logSecretsShowsLTK: Bool) async throws {
         // A peer IRK of random octets: Bumble's default is all zeros, which zeroing would fake.
         let irk = (0..<16).map { _ in UInt8.random(in: 1...255) }
-        let peer = try TestPeer(arguments: peerArguments + ["--irk", irk.hexString()])
+        let peer = try await TestPeer(arguments: peerArguments + ["--irk", irk.hexString()])
         defer { peer.stop() }
         let address = peer.address + "/random"
         let stores = (0..<4).map { _ in temporary("") }
@@ -89,7 +89,7 @@ import Testing
         let seed = ["--smp-test-seed", secureConnections ? "27" : "28"]
 
         // 1. --verbose with a plain capture: nothing in the output, everything in the capture.
-        let paired = try bluejay(["pair", address, "--verbose", "--capture", plain] + seed, transport: peer.transport, store: stores[0])
+        let paired = try await bluejay(["pair", address, "--verbose", "--capture", plain] + seed, transport: peer.transport, store: stores[0])
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
         #expect(paired.stdout.contains(secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "\(paired.stdout)")
         let keys = try keys(in: stores[0])
@@ -105,7 +105,7 @@ import Testing
         }
 
         // 2. trace --redact: the copy holds none, is as long, and prints where it was zeroed.
-        let redacted = try bluejay(["trace", "--redact", plain, copy], transport: nil, store: stores[0])
+        let redacted = try await bluejay(["trace", "--redact", plain, copy], transport: nil, store: stores[0])
         #expect(redacted.status == 0 && redacted.stdout.contains("zeroed"), "\(redacted)")
         let zeroed = try readWholeFile(copy)
         #expect(zeroed.count == original.count)
@@ -114,22 +114,22 @@ import Testing
             let held = holds(zeroed, key)
             #expect(!held, "trace --redact left the \(name)")
         }
-        let printed = try bluejay(["trace", copy], transport: nil, store: stores[0])
+        let printed = try await bluejay(["trace", copy], transport: nil, store: stores[0])
         #expect(printed.status == 0)
         expectNoKey(in: printed.stdout + printed.stderr, keys, "trace of the redacted copy")
         let marked = printed.stdout.split(separator: "\n").filter { $0.contains("<redacted 16 octets>") }
         #expect(marked.contains { $0.contains("Identity_Information") }, "\(printed.stdout)")
         #expect(marked.contains { $0.contains(secureConnections ? "LE_Enable_Encryption" : "Encryption_Information") }, "\(printed.stdout)")
-        let printedOriginal = try bluejay(["trace", plain], transport: nil, store: stores[0])
+        let printedOriginal = try await bluejay(["trace", plain], transport: nil, store: stores[0])
         expectNoKey(in: printedOriginal.stdout + printedOriginal.stderr, keys, "trace of the plain capture")
 
         // 3. The plain capture replays: the same pairing, the same keys, byte for byte.
-        let replayed = try bluejay(["pair", address] + seed, transport: "replay:\(plain)", store: stores[1])
+        let replayed = try await bluejay(["pair", address] + seed, transport: "replay:\(plain)", store: stores[1])
         #expect(replayed.status == 0, "stderr: \(replayed.stderr)")
         #expect(try self.keys(in: stores[1]) == keys)
 
         // 4. --capture-redacted records that way directly.
-        let live = try bluejay(["pair", address, "--verbose", "--capture-redacted", direct], transport: peer.transport, store: stores[2])
+        let live = try await bluejay(["pair", address, "--verbose", "--capture-redacted", direct], transport: peer.transport, store: stores[2])
         #expect(live.status == 0, "stderr: \(live.stderr)")
         let liveKeys = try self.keys(in: stores[2])
         expectNoKey(in: live.stdout + live.stderr, liveKeys, "pair --verbose --capture-redacted")
@@ -138,10 +138,10 @@ import Testing
             let held = holds(recorded, key)
             #expect(!held, "--capture-redacted wrote the \(name)")
         }
-        #expect(try bluejay(["trace", "--check", direct], transport: nil, store: stores[2]).status == 0)
+        await #expect(try bluejay(["trace", "--check", direct], transport: nil, store: stores[2]).status == 0)
 
         // 5. --log-secrets: one warning, then the keys as they are.
-        let debugging = try bluejay(["pair", address, "--verbose", "--log-secrets"], transport: peer.transport, store: stores[3])
+        let debugging = try await bluejay(["pair", address, "--verbose", "--log-secrets"], transport: peer.transport, store: stores[3])
         #expect(debugging.status == 0, "stderr: \(debugging.stderr)")
         #expect(debugging.stderr.components(separatedBy: "bluejay: warning: " + HCILogger.secretsWarningText).count == 2, "\(debugging.stderr.prefix(3000))")
         if logSecretsShowsLTK {
@@ -150,11 +150,11 @@ import Testing
         }
     }
 
-    @Test func secureConnectionsPairingKeepsKeysOutOfLogsAndRedactedCaptures() throws {
-        try pairAndCheck(peerArguments: [], secureConnections: true, logSecretsShowsLTK: true)
+    @Test func secureConnectionsPairingKeepsKeysOutOfLogsAndRedactedCaptures() async throws {
+        try await pairAndCheck(peerArguments: [], secureConnections: true, logSecretsShowsLTK: true)
     }
 
-    @Test func legacyPairingKeepsKeysOutOfLogsAndRedactedCaptures() throws {
-        try pairAndCheck(peerArguments: ["--no-sc"], secureConnections: false, logSecretsShowsLTK: false)
+    @Test func legacyPairingKeepsKeysOutOfLogsAndRedactedCaptures() async throws {
+        try await pairAndCheck(peerArguments: ["--no-sc"], secureConnections: false, logSecretsShowsLTK: false)
     }
 }

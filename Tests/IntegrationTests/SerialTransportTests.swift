@@ -8,7 +8,7 @@ extension IntegrationTests {
     /// byte for byte to the Bumble controller, so termios set-up, raw mode and H4 framing
     /// over a character device all run for real.
     @Test func bringUpOverASerialPort() async throws {
-        let peer = try TestPeer(arguments: ["--acl-count-a", "5"])
+        let peer = try await TestPeer(arguments: ["--acl-count-a", "5"])
         defer { peer.stop() }
         let relay = try PseudoTerminalRelay(to: peer.transport)
         defer { relay.stop() }

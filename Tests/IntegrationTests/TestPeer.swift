@@ -1,6 +1,7 @@
 import BluetoothCore
 import Foundation
 import HCI
+import HCITestSupport
 
 /// Paths of the checkout, found from this file so tests run from any clone.
 enum Repository {
@@ -30,8 +31,12 @@ final class TestPeer: @unchecked Sendable {
     /// of the READY line (with `--peripherals N`).
     let addresses: [String]
     private let stderrPath: String
+    /// `stop()` has run (it runs from a test's `defer` and again from `deinit`).
+    private var stopped = false
 
-    init(arguments: [String] = []) throws {
+    /// Starts the peer and waits (off the cooperative pool: Python and Bumble take a second
+    /// or two to start) for its READY line.
+    init(arguments: [String] = []) async throws {
         guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
             throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
         }
@@ -44,16 +49,7 @@ final class TestPeer: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // The one READY line; read byte by byte so nothing after it is consumed.
-        var line = [UInt8]()
-        let handle = stdout.fileHandleForReading
-        while true {
-            let byte = handle.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            if byte.first == UInt8(ascii: "\n") { break }
-            line.append(contentsOf: byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = await Self.readyLine(stdout.fileHandleForReading)
         guard text.hasPrefix("READY ") else {
             process.terminate()
             let log = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
@@ -74,23 +70,45 @@ final class TestPeer: @unchecked Sendable {
         self.addresses = addresses
     }
 
+    /// The one READY line; read byte by byte so nothing after it is consumed.
+    private static func readyLine(_ handle: FileHandle) async -> String {
+        var line = [UInt8]()
+        while true {
+            let byte = await availableByte(handle)
+            guard let byte, byte != UInt8(ascii: "\n") else { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// One octet of `handle`, or nil at its end.
+    private static func availableByte(_ handle: FileHandle) async -> UInt8? {
+        await blocking { handle.readData(ofLength: 1).first }
+    }
+
     /// The peer's log so far (for failure messages).
     var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    /// SIGTERM, and SIGKILL if the peer has not exited within five seconds: a stuck child
-    /// must never hang the test run.
+    /// SIGTERM now; a thread of its own waits for the exit and sends SIGKILL if the peer has
+    /// not gone within five seconds (a stuck child must never hang the test run), then
+    /// removes the log. Returns at once: every peer has its own controllers and port, so
+    /// nothing waits for this one to be gone, and no test's thread is held while it goes.
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            var waited = 0
-            while process.isRunning && waited < 500 {
-                usleep(10_000)
-                waited += 1
-            }
+        guard !stopped else { return }
+        stopped = true
+        guard process.isRunning else {
+            try? FileManager.default.removeItem(atPath: stderrPath)
+            return
+        }
+        process.terminate()
+        let process = process, stderrPath = stderrPath
+        Thread.detachNewThread {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: stderrPath)
         }
-        try? FileManager.default.removeItem(atPath: stderrPath)
     }
 
     deinit { stop() }

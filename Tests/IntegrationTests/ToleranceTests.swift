@@ -27,7 +27,7 @@ final class LogLines: Sendable {
 
 extension IntegrationTests {
     @Test func eventsWithExtraOctetsServeBringUpScanConnectAndARead() async throws {
-        let peer = try TestPeer()
+        let peer = try await TestPeer()
         defer { peer.stop() }
         let log = LogLines()
         let logger = log.logger()

@@ -9,7 +9,7 @@ extension IntegrationTests {
     /// link reaches its own peripheral, one ends while the other stays usable, and when
     /// both are gone nothing is left over.
     @Test func twoSimultaneousConnectionsToTwoPeripherals() async throws {
-        let peer = try TestPeer(arguments: ["--peripherals", "2"])
+        let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
         let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
         try #require(addresses.count == 2, "READY line: two peripheral addresses")

@@ -3,13 +3,14 @@ import Foundation
 @testable import HCI
 import Synchronization
 import HCITestSupport
+import TestTraits
 import Testing
 
 /// The HCI user channel against a real Linux kernel. These need the `make vmtest` guest:
 /// a Debian kernel with `hci_vhci`, where `Fixtures/vm/scenarios.sh` has attached two
 /// virtual controllers (`btvirt -l2`: hci0 and hci1) and sets `BLUEJAY_VM=1`. On any other
 /// machine they are reported as disabled, not passed: the host kernel has no Bluetooth.
-@Suite("User channel on a real kernel", .serialized, .timeLimit(.minutes(2)),
+@Suite("User channel on a real kernel", .serialized, .hangGuard,
        .enabled(if: ProcessInfo.processInfo.environment["BLUEJAY_VM"] == "1",
                 "runs only in the make vmtest guest (BLUEJAY_VM=1), where hci_vhci controllers exist"))
 struct UserChannelTests {
@@ -30,9 +31,9 @@ struct UserChannelTests {
     }
 
     /// The BD_ADDR the kernel itself read during its own init of `adapter` (`hciconfig`).
-    static func kernelAddress(_ adapter: String) throws -> String {
+    static func kernelAddress(_ adapter: String) async throws -> String {
         let hciconfig = try #require(which("hciconfig"), "hciconfig (Debian package bluez) is not installed")
-        let result = try run(hciconfig, [adapter])
+        let result = try await run(hciconfig, [adapter])
         let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("BD Address:") },
                                 "hciconfig \(adapter): \(result.stdout) \(result.stderr)")
         let fields = line.split(separator: " ")
@@ -42,7 +43,7 @@ struct UserChannelTests {
     @Test("hci0 comes up over the user channel and reports the address the kernel saw")
     func bringUpOnHci0() async throws {
         let info = try await Self.bringUp(.userChannel(index: 0))
-        #expect(info.address.description == (try Self.kernelAddress("hci0")))
+        await #expect(info.address.description == (try Self.kernelAddress("hci0")))
         #expect(info.aclBuffers.count > 0)
         #expect(info.leFeatures.rawValue != 0)
     }
@@ -73,7 +74,7 @@ struct UserChannelTests {
 
     @Test("After bluejay exits, normally or by SIGKILL, the next open of hci0 works")
     func reopenAfterProcessExit() async throws {
-        let normal = try run(Repository.bluejay, ["info", "--transport", "hci0"])
+        let normal = try await run(Repository.bluejay, ["info", "--transport", "hci0"])
         #expect(normal.status == 0, "stderr: \(normal.stderr)")
         _ = try await Self.bringUp(.userChannel(index: 0))
 
@@ -101,7 +102,7 @@ struct UserChannelTests {
         // While it runs, hci0 is taken.
         #expect(throws: TransportError.adapterBusy(adapter: "hci0")) { try TransportSpec.userChannel(index: 0).open() }
         kill(scan.processIdentifier, SIGKILL)
-        scan.waitUntilExit()
+        await waitUntilExit(scan)
         #expect(scan.terminationReason == .uncaughtSignal && scan.terminationStatus == SIGKILL)
         _ = try await Self.bringUp(.userChannel(index: 0))
     }
@@ -144,6 +145,6 @@ struct UserChannelTests {
             defer { controller.close() }
             return try await controller.start()
         }.value
-        #expect(info.address.description == (try Self.kernelAddress(name)))
+        await #expect(info.address.description == (try Self.kernelAddress(name)))
     }
 }

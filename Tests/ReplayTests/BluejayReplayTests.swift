@@ -4,6 +4,7 @@ import DiscoveryCache
 import Foundation
 import HCI
 import HCITestSupport
+import TestTraits
 import Testing
 
 /// The `bluejay-api-demo` recording (Bluejay's heart-rate demo on the Bluejay API)
@@ -121,7 +122,7 @@ struct BluejayReplayTests {
 
     /// Every host packet of the demo broken in turn: each replay stops at that record,
     /// and every Bluejay operation still ends (the failed controller ends the link).
-    @Test(.timeLimit(.minutes(1))) func everyHostPacketOfTheDemoIsChecked() async throws {
+    @Test(.hangGuard) func everyHostPacketOfTheDemoIsChecked() async throws {
         let path = Repository.trace("bluejay-api-demo")
         for record in try hostRecords(path) {
             let corrupt = try corruptedCopy(of: path, record: record.number, octet: record.length - 1)

@@ -19,8 +19,8 @@ import Testing
     }
 
     @Test(arguments: Session.all)
-    func replaysAsRecorded(_ session: Session) throws {
-        let result = try session.replay()
+    func replaysAsRecorded(_ session: Session) async throws {
+        let result = try await session.replay()
         #expect(result.status == session.exitStatus, "stderr: \(result.stderr)")
         #expect(result.stdout == (try session.expected("out")))
         #expect(result.stderr == (try session.expected("err")))
@@ -30,7 +30,7 @@ import Testing
     /// host→controller packet of any recording stops the replay at that record, with the
     /// recorded and the sent bytes, both decoded.
     @Test(arguments: Session.all)
-    func aFlippedOctetOfTheHostSideFailsWithTheMismatchReport(_ session: Session) throws {
+    func aFlippedOctetOfTheHostSideFailsWithTheMismatchReport(_ session: Session) async throws {
         let records = try hostRecords(session.path)
         try #require(records.count >= 3)
         let file = try BTSnoopFile(path: session.path)
@@ -38,7 +38,7 @@ import Testing
             let octet = chosen.length - 1
             let corrupt = try corruptedCopy(of: session.path, record: chosen.number, octet: octet)
             defer { try? FileManager.default.removeItem(atPath: corrupt) }
-            let result = try session.replay(corrupt)
+            let result = try await session.replay(corrupt)
             guard case let .packet(type, body) = file.records[chosen.number - 1].content else { Issue.record("not a packet"); continue }
             let sent = [type.rawValue] + body
             var recorded = sent
@@ -57,9 +57,9 @@ import Testing
 
     /// A host that stops before the recording does fails too, naming the first packet it
     /// never sent.
-    @Test func aHostThatStopsEarlyFails() throws {
+    @Test func aHostThatStopsEarlyFails() async throws {
         // `info` against the recording of `connect`: bring-up matches, then the host stops.
-        let result = try run(Repository.bluejay, ["info", "--transport", "replay:\(Repository.trace("connect"))"])
+        let result = try await run(Repository.bluejay, ["info", "--transport", "replay:\(Repository.trace("connect"))"])
         #expect(result.status == 1)
         let records = try hostRecords(Repository.trace("connect"))
         let bringUp = try hostRecords(Repository.trace("bumble-bringup")).count
@@ -70,13 +70,13 @@ import Testing
 
     /// The phone traces the repository ships (Fixtures/real-traces; the whole shared
     /// corpus is `Tests/CorpusTests`) and every recorded session.
-    @Test func traceCheckPassesOnThePhoneTracesAndEveryFixture() throws {
+    @Test func traceCheckPassesOnThePhoneTracesAndEveryFixture() async throws {
         let directory = Repository.root.appendingPathComponent("Fixtures/real-traces")
         let phones = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".btsnoop") }.sorted().map { directory.appendingPathComponent($0).path }
         #expect(phones.count == 4)
         let files = phones + Session.all.map(\.path)
-        let result = try run(Repository.bluejay, ["trace", "--check"] + files)
+        let result = try await run(Repository.bluejay, ["trace", "--check"] + files)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == files.count)
@@ -85,13 +85,13 @@ import Testing
         #expect(lines.contains { $0.contains("vband") && $0.contains("92 ACL packets on handles no connection announced") })
     }
 
-    @Test func traceCheckNamesTheFirstPacketThatDoesNotDecode() throws {
+    @Test func traceCheckNamesTheFirstPacketThatDoesNotDecode() async throws {
         // Record 3 of the bring-up is the Command Complete of Read Local Version
         // Information; a wrong parameter length makes it undecodable.
         let path = Repository.trace("bumble-bringup")
         let corrupt = try corruptedCopy(of: path, record: 4, octet: 2)
         defer { try? FileManager.default.removeItem(atPath: corrupt) }
-        let result = try run(Repository.bluejay, ["trace", "--check", path, corrupt])
+        let result = try await run(Repository.bluejay, ["trace", "--check", path, corrupt])
         #expect(result.status == 1)
         #expect(result.stdout.contains("\(path): 20 records, every packet decodes"))
         #expect(result.stdout.contains("\(corrupt): FAILED at record 4: event packet: "), "\(result.stdout)")

@@ -4,6 +4,7 @@ import Foundation
 import HCI
 import HCITestSupport
 import Synchronization
+import TestTraits
 import Testing
 
 /// Turns auto-reconnect off: a replay has no peer to reconnect to (the Bumble fault tests
@@ -22,7 +23,7 @@ extension BluejayReplayTests {
     /// run ends (no hang), no completion fires twice (a checked continuation would trap), an
     /// interrupted demo fails, and the host it leaves holds nothing: no link, command, ACL
     /// credit, ATT request, SMP state or armed timer.
-    @Test(.timeLimit(.minutes(3)), arguments: [InjectedFault.peerDisconnect, .supervisionTimeout, .transportEOF, .hardwareError(0x2A)])
+    @Test(.hangGuard, arguments: [InjectedFault.peerDisconnect, .supervisionTimeout, .transportEOF, .hardwareError(0x2A)])
     func faultAtEveryHostPacketOfTheDemo(_ fault: InjectedFault) async throws {
         let path = Repository.trace("bluejay-api-demo")
         let records = try BTSnoopFile(path: path).records

@@ -42,11 +42,11 @@ struct Session: Sendable, CustomStringConvertible {
     }()
 
     /// Runs the tool on `recording` (this session's own unless told) with an empty store.
-    func replay(_ recording: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    func replay(_ recording: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
         let file = recording ?? path
         let store = NSTemporaryDirectory() + "bluejay-replay-store-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let result = try run(Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
+        let result = try await run(Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
         return (result.status, result.stdout.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"),
                 result.stderr.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"))
     }

@@ -25,8 +25,8 @@ import TraceTestSupport
             + [RealTraces.root + "/Fixtures/traces/bluejay-api-demo.btsnoop"]
     }
 
-    @Test(arguments: shipped) func gattReproducesTheRecordedDatabase(path: String) throws {
-        try Self.checkDatabases(path)
+    @Test(arguments: shipped) func gattReproducesTheRecordedDatabase(path: String) async throws {
+        try await Self.checkDatabases(path)
     }
 
     @Test(arguments: shipped) func subscriptionsReplayTheRecordedNotifications(path: String) async throws {
@@ -36,12 +36,12 @@ import TraceTestSupport
     /// The Bluejay demo (scan, connect, read, a control point write, listen, a background
     /// task, listen again, disconnect) against the peer rebuilt from its own recording
     /// prints what it printed when recorded.
-    @Test func theDemoRunsAgainstItsOwnRecording() throws {
+    @Test func theDemoRunsAgainstItsOwnRecording() async throws {
         let directory = RealTraces.root + "/Fixtures/traces"
         let recording = directory + "/bluejay-api-demo.btsnoop"
         let expected = try String(contentsOfFile: directory + "/bluejay-api-demo.out", encoding: .utf8)
         let beats = expected.components(separatedBy: "\n").filter { $0.contains("bpm") }.count / 2
-        let result = try run(Self.bluejay, ["demo", "--transport", "mock:\(recording)", "--beats", "\(beats)"])
+        let result = try await run(Self.bluejay, ["demo", "--transport", "mock:\(recording)", "--beats", "\(beats)"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.replacingOccurrences(of: "mock:\(recording)", with: "TRANSPORT") == expected)
     }
@@ -60,12 +60,12 @@ import TraceTestSupport
     /// What the value of `attribute` must read as from the virtual peer.
     static func servedValue(_ attribute: RecordedAttribute) -> [UInt8]? { attribute.initialValue ?? attribute.value }
 
-    static func checkDatabases(_ path: String) throws {
+    static func checkDatabases(_ path: String) async throws {
         let name = URL(fileURLWithPath: path).lastPathComponent
         let peers = try peers(path)
         try #require(!peers.isEmpty, "\(name): a recording with a discovery in it")
         for peer in peers {
-            let result = try run(bluejay, ["gatt", typed(peer), "--json", "--transport", "mock:\(path),peer=\(peer.address)"])
+            let result = try await run(bluejay, ["gatt", typed(peer), "--json", "--transport", "mock:\(path),peer=\(peer.address)"])
             try #require(result.status == 0, "\(name) \(peer.address): \(result.stderr)")
             let tree = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             let services = try #require(tree["services"] as? [[String: Any]])
@@ -213,8 +213,8 @@ import TraceTestSupport
         #expect(Self.corpus.count == 7, "the seven shared traces in \(RealTraces.corpus)")
     }
 
-    @Test(arguments: corpus) func gattReproducesTheRecordedDatabase(path: String) throws {
-        try RecordedTracesTests.checkDatabases(path)
+    @Test(arguments: corpus) func gattReproducesTheRecordedDatabase(path: String) async throws {
+        try await RecordedTracesTests.checkDatabases(path)
     }
 
     @Test(arguments: corpus) func subscriptionsReplayTheRecordedNotifications(path: String) async throws {

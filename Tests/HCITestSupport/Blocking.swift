@@ -1,0 +1,40 @@
+import Foundation
+
+/// Runs `body`, which blocks (a child process, a pipe read to its end, a compiler run), on
+/// a thread of its own and waits for it without holding a thread of Swift's cooperative
+/// pool. That pool has one thread per core: on a 2-core machine two tests blocked in
+/// `waitUntilExit()` stalled every other test of the parallel run for as long as their
+/// child ran, and a test's wall time came to depend on what ran beside it.
+package func blocking<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.name = "test-blocking"
+        thread.start()
+    }
+}
+
+/// ``blocking(_:)`` for a body that cannot throw.
+package func blocking<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.name = "test-blocking"
+        thread.start()
+    }
+}
+
+/// A value handed to the thread of ``blocking(_:)`` and used there alone while the caller
+/// waits: Foundation's `Process` and `FileHandle` are not `Sendable`.
+private struct HandedOver<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Waits, off the cooperative pool, for `process` to end.
+package func waitUntilExit(_ process: Process) async {
+    let process = HandedOver(value: process)
+    await blocking { process.value.waitUntilExit() }
+}
+
+/// The next octets `handle` has (empty at its end), read off the cooperative pool.
+package func availableData(_ handle: FileHandle) async -> Data {
+    await blocking { handle.availableData }
+}
