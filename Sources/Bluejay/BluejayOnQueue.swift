@@ -30,14 +30,15 @@ public struct BluejayOnQueue {
     let queue: CallbackQueue
 
     /// ``Bluejay/scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:discovery:expired:stopped:)``,
-    /// its callbacks on the queue (the main actor waits for each answer of `discovery` and
-    /// `expired`). A connection asked for with ``ScanAction/connect(_:_:)`` calls back on the queue too.
+    /// its callbacks on the queue (the scan awaits each answer of `discovery` and `expired`
+    /// without blocking the main actor). A connection asked for with
+    /// ``ScanAction/connect(_:_:)`` calls back on the queue too.
     public func scan(duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5, serviceIdentifiers: [ServiceIdentifier]?,
                      discovery: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
                      expired: (@Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
                      stopped: @escaping @Sendable ([ScanDiscovery], (any Error)?) -> Void) {
         bluejay.scan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, serviceIdentifiers: serviceIdentifiers,
-                     discovery: queue.answer(discovery), expired: expired.map(queue.answer), stopped: queue.deliver(stopped))
+                     answering: queue.answer(discovery), expired: expired.map(queue.answer), stopped: queue.deliver(stopped))
     }
 
     /// ``Bluejay/connect(_:timeout:warningOptions:completion:)``, calling back on the queue.

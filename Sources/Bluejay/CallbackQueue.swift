@@ -4,9 +4,10 @@ import Dispatch
 ///
 /// Bluejay's own state lives on the main actor, and so do the callbacks of its plain API.
 /// Through a ``BluejayOnQueue`` each callback is posted to the app's queue in the order
-/// Bluejay produced it (the queue should be serial); a callback that answers (a scan's
-/// `discovery`, which returns a ``ScanAction``) runs there while the main actor waits for
-/// the answer. The closures are `@Sendable` and their values `Sendable`, so the compiler
+/// Bluejay produced it (the queue should be serial). A callback that answers (a scan's
+/// `discovery`, which returns a ``ScanAction``) runs there too, and the scan awaits its
+/// answer: the main actor never blocks on the app's queue, which may be the main queue
+/// itself. The closures are `@Sendable` and their values `Sendable`, so the compiler
 /// checks that what runs on the app's queue touches no main-actor state.
 @MainActor
 struct CallbackQueue {
@@ -24,10 +25,14 @@ struct CallbackQueue {
         return { first, second in queue.async { body(first, second) } }
     }
 
-    /// `body`, made to run on the queue while the main actor waits for its answer.
-    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction {
+    /// `body`, made to run on the queue, its answer awaited.
+    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction {
         let queue = queue
-        return { discovery, found in queue.sync(execute: { ScanAnswer(body(discovery, found)) }).action }
+        return { discovery, found in
+            await withCheckedContinuation { (answered: CheckedContinuation<ScanAnswer, Never>) in
+                queue.async { answered.resume(returning: ScanAnswer(body(discovery, found))) }
+            }.action
+        }
     }
 }
 

@@ -13,6 +13,19 @@ extension Bluejay {
                      discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
                      expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
                      stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
+        var expiredAnswer: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction)?
+        if let expired { expiredAnswer = { expired($0, $1) } }
+        scan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, serviceIdentifiers: serviceIdentifiers,
+             answering: { discovery($0, $1) }, expired: expiredAnswer, stopped: stopped)
+    }
+
+    /// The scan, its answers awaited: an answer from the app's own queue
+    /// (``Bluejay/callbacks(on:)``) comes back without the main actor waiting on that queue,
+    /// which may be the main queue itself.
+    func scan(duration: Double, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
+              answering discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction,
+              expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction)?,
+              stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
         var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
         guard case .idle = scanState else {
             stopped(findings.found, BluejayError.alreadyScanning)
@@ -52,13 +65,13 @@ extension Bluejay {
                 var actions: [(PeripheralIdentifier, ScanAction)] = []
                 switch event {
                 case let .report(report):
-                    if let item = findings.heard(report, at: clock.now) { actions.append((item.peripheralIdentifier, discovery(item, findings.found))) }
+                    if let item = findings.heard(report, at: clock.now) { actions.append((item.peripheralIdentifier, await discovery(item, findings.found))) }
                 case .expiryDue:
                     alarm = nil
                     if let expiry, let expired {
                         for item in findings.lost(at: clock.now, after: expiry) {
                             findings.forget(item.peripheralIdentifier)
-                            actions.append((item.peripheralIdentifier, expired(item, findings.found)))
+                            actions.append((item.peripheralIdentifier, await expired(item, findings.found)))
                         }
                     }
                 }

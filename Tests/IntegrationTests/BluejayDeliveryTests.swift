@@ -12,19 +12,32 @@ extension IntegrationTests.BluejayAPITests {
     nonisolated static let heartRateMeasurement = CharacteristicIdentifier(uuid: "2A37", service: heartRate)
     nonisolated static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRate)
 
-    /// Through `callbacks(on:)` with a queue of the app's own, scan, connect and read call
-    /// back on it (not on the main thread), each once; the plain API still calls back on
-    /// the main actor.
-    @Test func bluejayCallbacksRunOnTheChosenQueue() async throws {
+    /// The queues an app gives `callbacks(on:)`: one of its own, and the main queue, which
+    /// the main actor must never wait on (a scan's answer once trapped in libdispatch there).
+    enum CallbackPlace: String, CaseIterable, Sendable {
+        case appQueue = "app.callbacks"
+        case mainQueue = "main"
+        var queue: DispatchQueue { self == .mainQueue ? .main : DispatchQueue(label: rawValue) }
+    }
+
+    /// Through `callbacks(on:)`, scan, connect, read and listen call back on the queue
+    /// given (for an app queue, not on the main thread), each once and in order; the plain
+    /// API still calls back on the main actor.
+    @Test(arguments: CallbackPlace.allCases)
+    func bluejayCallbacksRunOnTheChosenQueue(_ place: CallbackPlace) async throws {
         let peer = try await TestPeer()
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let key = DispatchSpecificKey<String>()
-        let callbacks = DispatchQueue(label: "app.callbacks")
-        callbacks.setSpecific(key: key, value: "app.callbacks")
-        /// Where a callback ran: the queue's label, and whether that was the main thread.
-        @Sendable func here() -> String { (DispatchQueue.getSpecific(key: key) ?? "elsewhere") + (Thread.isMainThread ? " main" : "") }
+        let callbacks = place.queue
+        callbacks.setSpecific(key: key, value: place.rawValue)
+        let elsewhere = place == .mainQueue ? "" : " main"
+        /// Where a callback ran: the queue's label, and (for the app's queue) whether that
+        /// was the main thread.
+        @Sendable func here() -> String {
+            (DispatchQueue.getSpecific(key: key) ?? "elsewhere") + (Thread.isMainThread ? elsewhere : "")
+        }
 
         let bluejay = Bluejay()
         bluejay.start(mode: .new(options(peer, store)))
@@ -40,7 +53,7 @@ extension IntegrationTests.BluejayAPITests {
                 done.resume(returning: places.items)
             })
         }
-        #expect(scanned == ["discovery app.callbacks", "stopped app.callbacks"])
+        #expect(scanned == ["discovery \(place.rawValue)", "stopped \(place.rawValue)"])
 
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let connected: String = await withCheckedContinuation { done in
@@ -48,22 +61,40 @@ extension IntegrationTests.BluejayAPITests {
                 done.resume(returning: (result.isSuccess ? "connected " : "\(result) ") + here())
             }
         }
-        #expect(connected == "connected app.callbacks")
+        #expect(connected == "connected \(place.rawValue)")
         let read: String = await withCheckedContinuation { done in
             onQueue.read(from: Self.bodySensorLocation) { (result: ReadResult<UInt8>) in
                 done.resume(returning: "\(result) " + here())
             }
         }
-        #expect(read == "success(1) app.callbacks")
+        #expect(read == "success(1) \(place.rawValue)")
+
+        // Three heart-rate values (the control point's 05 01 starts them), each on the queue.
+        let values = LockedList()
+        let listened: [String] = await withCheckedContinuation { done in
+            onQueue.listen(to: Self.heartRateMeasurement) { (result: ReadResult<Data>) in
+                values.append("\(result.isSuccess ? "value" : "\(result)") " + here())
+                if values.items.count == 3 { done.resume(returning: values.items) }
+            }
+            bluejay.write(to: Self.controlPoint, value: Data([0x05, 0x01])) { _ in }
+        }
+        #expect(listened == Array(repeating: "value \(place.rawValue)", count: 3))
+        let ended: String = await withCheckedContinuation { done in
+            onQueue.endListen(to: Self.heartRateMeasurement) { result in done.resume(returning: "\(result) " + here()) }
+        }
+        #expect(ended == "success \(place.rawValue)")
+
         // The plain API's callback is main-actor isolated (the compiler says so): it ran
         // there, on the main actor's executor, not on the app's queue.
-        let plain: String = await withCheckedContinuation { done in
-            bluejay.read(from: Self.bodySensorLocation) { (result: ReadResult<UInt8>) in
-                MainActor.preconditionIsolated()
-                done.resume(returning: "\(result) " + (DispatchQueue.getSpecific(key: key) ?? "elsewhere"))
+        if place == .appQueue {
+            let plain: String = await withCheckedContinuation { done in
+                bluejay.read(from: Self.bodySensorLocation) { (result: ReadResult<UInt8>) in
+                    MainActor.preconditionIsolated()
+                    done.resume(returning: "\(result) " + (DispatchQueue.getSpecific(key: key) ?? "elsewhere"))
+                }
             }
+            #expect(plain == "success(1) elsewhere")
         }
-        #expect(plain == "success(1) elsewhere")
         await shutDown(bluejay)
     }
 
@@ -173,6 +204,10 @@ final class LockedList: @unchecked Sendable {
 }
 
 extension ConnectionResult {
+    var isSuccess: Bool { if case .success = self { true } else { false } }
+}
+
+extension ReadResult {
     var isSuccess: Bool { if case .success = self { true } else { false } }
 }
 
