@@ -162,7 +162,12 @@ final class PairingSession {
         switch try await next() {
         case let .pairingPublicKey(theirs):
             let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
-            guard raw != ours else { throw invalidKey("it is our own public key reflected back") }
+            // Our own key reflected: f4, and with it every commitment of Passkey Entry, uses
+            // the X coordinate alone, so (X, p−Y) passes for ours as well as (X, Y) does.
+            // Compared on X, as the Core errata for CVE-2020-26558 require, in every method.
+            guard raw[0..<32] != ours[0..<32] else {
+                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
+            }
             // A point that is not on P-256 is refused (the CVE-2018-5383 check).
             guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
             peerKey = key

@@ -129,22 +129,61 @@ struct SecurityManagerTests {
         refused.controller.close()
     }
 
-    /// A peer that sends our own public key back (a reflection) is refused like an invalid
-    /// one: Pairing Failed (Invalid Parameters), and the error says why.
-    @Test func reflectedPublicKeyIsRefused() async throws {
-        let rig = try await rig()
+    /// How a peer reflects our public key: as it is, or with the Y coordinate negated
+    /// (p − Y), which names the same X and so passes an octet-for-octet comparison.
+    enum Reflection: String, CaseIterable, Sendable {
+        case sameKey, negatedY
+    }
+
+    /// The IO capabilities (ours, the peer's) that select each Secure Connections method.
+    nonisolated static let methods: [(IOCapability, IOCapability)] = [
+        (.noInputNoOutput, .noInputNoOutput),  // Just Works
+        (.displayYesNo, .displayYesNo),  // Numeric Comparison
+        (.keyboardOnly, .displayOnly),  // Passkey Entry, the peer displays
+        (.displayOnly, .keyboardOnly),  // Passkey Entry, we display
+    ]
+
+    /// A peer that sends our own public key back (CVE-2020-26558), whole or as (X, p − Y),
+    /// is refused in every method before anything depends on it: Pairing Failed (Invalid
+    /// Parameters), the error says why, and no bond is stored.
+    @Test(arguments: Reflection.allCases, 0..<methods.count)
+    func reflectedPublicKeyIsRefused(_ reflection: Reflection, _ method: Int) async throws {
+        let (ours, theirs) = Self.methods[method]
+        let rig = try await rig(PairingPolicy(ioCapability: ours))
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let pairing = rig.startPairing()
         await rig.waitForSent(1)
-        let response = PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding, .secureConnections],
+        let response = PairingResponse(features: PairingFeatures(ioCapability: theirs, authentication: [.bonding, .mitm, .secureConnections],
                                                                  initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
         try await rig.receive(response.encoded())
         await rig.waitForSent(2)
-        guard case let .pairingPublicKey(key)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        guard case var .pairingPublicKey(key)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        if reflection == .negatedY {
+            let y = key.y.bytes
+            key.y = Octets(Self.p256Prime(minus: y))
+            #expect(key.y.bytes != y)
+        }
         try await rig.receive(key.encoded())
+        // Refused at once; a pairing that took the key would wait for the peer's next
+        // command on a clock that does not move by itself: the SMP timeout then ends it.
+        await rig.waitForSent(3)
+        if rig.sent.last != .pairingFailed(PairingFailed(reason: .invalidParameters)) { rig.clock.advance(by: .seconds(30)) }
         guard case let .invalidPublicKey(why)? = await pairing.value else { Issue.record("a reflected key must be refused"); return }
         #expect(why.contains("our own public key"))
         #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
+        #expect(BondStore(store: StoreDirectory(path: rig.store)).all().isEmpty)
         rig.controller.close()
+    }
+
+    /// p − y for P-256's prime p (SEC 2), both least significant octet first.
+    nonisolated static func p256Prime(minus y: [UInt8]) -> [UInt8] {
+        let p: [UInt8] = Array([UInt8](repeating: 0xFF, count: 12) + [UInt8](repeating: 0, count: 12) + [0x01, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])
+        var result = [UInt8](repeating: 0, count: 32), borrow = 0
+        for index in 0..<32 {
+            let difference = Int(p[index]) - Int(y[index]) - borrow
+            result[index] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        return result
     }
 }
