@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples docs clean
+.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
 
 all: build
 
@@ -65,6 +65,12 @@ EXAMPLES_DIR := .build/examples
 examples: deps venv
 	for e in $(EXAMPLES); do $(SWIFT) build --package-path Examples/$$e --scratch-path $(EXAMPLES_DIR) || exit 1; done
 	Examples/run.sh $(PEER_PY) $(EXAMPLES_DIR)/debug $(EXAMPLES)
+
+# An app that depends on the package by version (a tagged clone, `from: "1.0.0"`), built
+# and run against the peer: SwiftPM refuses unsafe flags in such a dependency
+# (Fixtures/consumer/check.sh).
+consumer: deps venv
+	Fixtures/consumer/check.sh $(SWIFT) $(PEER_PY)
 
 # The documentation of every layer in one archive (DocC, through swift-docc-plugin): the
 # Bluejay catalog (Sources/Bluejay/Bluejay.docc) and every public symbol, links across
@@ -180,7 +186,9 @@ bench-check:
 bench-thresholds:
 	$(BENCH_RUN) --allow-writing-to-package-directory benchmark thresholds update $(BENCH_FLAGS)
 
-# The binary for boards (README "Footprint"): release, the Swift libraries linked in
+# The binary for boards (README "Footprint"): release, -Osize for the modules off the hot
+# paths (BLUEJAY_BOARD=1: Package.swift's optimizedForSize, which no other build and no app
+# depending on the package sees), the Swift libraries linked in
 # (--static-swift-stdlib), linked by lld: no symbols exported (--export-dynamic, which the static Swift libraries ask
 # for, kept every public function and a 1.7 MB symbol table), relative relocations packed
 # (DT_RELR: 1.4 MB less; needs glibc 2.36 on the board), no DWARF unwind tables (3.2 MB;
@@ -207,7 +215,7 @@ static:
 	    > $(STATIC_DIR)/toolset.json.new
 	@cmp -s $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json || rm -f $(STATIC_DIR)/release/bluejay
 	@mv $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json
-	$(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
+	BLUEJAY_BOARD=1 $(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
 	    --toolset $(CURDIR)/$(STATIC_DIR)/toolset.json
 	strip -o $(STATIC_BINARY) $(STATIC_DIR)/release/bluejay
 

@@ -2,10 +2,15 @@
 // Bluejay for Linux: a Bluetooth Low Energy host stack that drives a controller over HCI.
 import PackageDescription
 
-/// Release builds of the modules off the receive, send and trace-decoding paths (the command
-/// line, pairing, the cache and store files, the virtual controller) optimize for size: the
-/// board binary is smaller and no benchmark sees a difference (README "Footprint").
-let optimizedForSize: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+
+/// The board binary's build (`make static`, which sets BLUEJAY_BOARD=1 in its own build
+/// folder): the modules off the receive, send and trace-decoding paths (the command line,
+/// pairing, the cache and store files, the virtual controller) optimize for size, and the
+/// binary is smaller with no benchmark seeing a difference (README "Footprint"). Every
+/// other build, an app's above all, has no unsafe flags: SwiftPM refuses them in a
+/// dependency pinned by version.
+let optimizedForSize: [SwiftSetting] = Context.environment["BLUEJAY_BOARD"] != nil
+    ? [.unsafeFlags(["-Osize"], .when(configuration: .release))] : []
 
 let package = Package(
     name: "Bluejay",
@@ -55,9 +60,7 @@ let package = Package(
         .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"], swiftSettings: optimizedForSize),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
-        // Optimized in debug builds too: unoptimized, a P-256 multiplication takes 25 ms, and
-        // under ThreadSanitizer the crypto tests starved the rest of the suite of CPU.
-        .target(name: "BluetoothCrypto", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
