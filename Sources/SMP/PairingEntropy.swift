@@ -3,7 +3,7 @@ import Synchronization
 
 /// Where pairing gets its randomness: nonces, passkeys shown, the P-256 key pair.
 ///
-/// ``system`` is the only choice for real use. ``seeded(_:)`` makes every pairing
+/// ``system`` is the only choice for real use. `seeded(_:)` (debug builds only) makes every pairing
 /// reproduce the same bytes, which is what a recorded pairing replayed in a conformance
 /// test needs (the peer's recorded confirm values only verify against the recorded keys).
 /// A seeded pairing is not secret: never use it with a real device.
@@ -20,7 +20,10 @@ public struct PairingEntropy: Sendable {
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    /// A deterministic stream (SplitMix64) from `seed`. For replayed tests only.
+    #if DEBUG
+    /// A deterministic stream (SplitMix64) from `seed`. For replayed tests only, and in
+    /// debug builds only: a release build (the board binary, an app's release) has no way
+    /// to make pairing predictable.
     public static func seeded(_ seed: UInt64) -> PairingEntropy {
         let state = Mutex(seed)
         return PairingEntropy { count in
@@ -38,6 +41,7 @@ public struct PairingEntropy: Sendable {
             }
         }
     }
+    #endif
 
     /// A P-256 key pair: the system's, or one made from this entropy's octets.
     func privateKey() -> P256PrivateKey {

@@ -37,8 +37,12 @@ struct PeripheralOptions: ParsableArguments {
     @Flag(name: .long, help: "Refuse LE legacy pairing: only LE Secure Connections.")
     var scOnly = false
 
+    #if DEBUG
+    /// Debug builds only (recording and replaying pairings): a release binary has no way to
+    /// make pairing predictable.
     @Option(name: .long, help: ArgumentHelp("Test only: pair with keys and nonces from this seed, so a recorded pairing replays byte for byte. Not secret.", visibility: .hidden))
     var smpTestSeed: UInt64?
+    #endif
 
     /// The pairing policy these options ask for.
     var policy: PairingPolicy {
@@ -87,7 +91,9 @@ struct PeripheralOptions: ParsableArguments {
             bearers.server = LocalGATTServer()
             let security = SecurityManager(controller: controller, channels: channels, connections: manager, store: .standard, policy: policy, logger: logger)
             security.delegate = TerminalPairing()
+            #if DEBUG
             if let seed = smpTestSeed { security.entropy = .seeded(seed) }
+            #endif
             defer {
                 security.close()
                 bearers.close()
