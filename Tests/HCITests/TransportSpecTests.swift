@@ -1,3 +1,4 @@
+import Foundation
 import BluetoothCore
 import HCI
 import Testing
@@ -93,5 +94,33 @@ struct TransportSpecTests {
         guard case .invalidSpec(let why)? = error else { return }
         #expect(why.contains("115200"))
         #expect(why.contains("1000000"))
+    }
+}
+
+extension TransportSpecTests {
+    /// Every `serial:` transport the README and the DocC articles show parses to the device
+    /// it names and to the speed and flow control it writes (an `@115200` once slipped into
+    /// the device's path).
+    @Test func serialTransportsInTheDocumentationParseAsWritten() throws {
+        let root = DocumentationTests.packageRoot
+        let articles = try FileManager.default.contentsOfDirectory(atPath: root.path + "/Sources/Bluejay/Bluejay.docc")
+            .filter { $0.hasSuffix(".md") }.map { "Sources/Bluejay/Bluejay.docc/" + $0 }
+        var checked = 0
+        for file in ["README.md"] + articles {
+            let text = try String(contentsOfFile: root.path + "/" + file, encoding: .utf8)
+            let pattern = /serial:[^\s`"'\]\[|)]+/
+            for match in text.matches(of: pattern) {
+                let written = String(match.output)
+                let spec = try TransportSpec(parsing: written)
+                guard case let .serial(path, baud, flow) = spec else { Issue.record("\(file): \(written) is not a serial transport"); continue }
+                let device = String(written.dropFirst("serial:".count).prefix { $0 != "," })
+                #expect(path == device && path.allSatisfy { $0 != "@" }, "\(file): \(written) names the device \(path)")
+                let baudWritten = written.firstMatch(of: /baud=(\d+)/).flatMap { Int($0.output.1) } ?? 115_200
+                #expect(baud == baudWritten, "\(file): \(written)")
+                #expect(flow == written.contains("flow=rtscts"), "\(file): \(written)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 3, "the documentation shows serial transports: found \(checked)")
     }
 }
