@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "CBluetooth"),
         // What every layer shares, below HCI: bytes and message layouts, UUIDs, addresses,
         // handles, the logger, the serial actor, clocks.
-        .target(name: "BluetoothCore"),
+        .target(name: "BluetoothCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "HCI", dependencies: ["CBluetooth", "BluetoothCore"]),
         .target(name: "L2CAP", dependencies: ["HCI"]),
         .target(name: "ATT", dependencies: ["L2CAP"]),
@@ -96,7 +96,7 @@ let package = Package(
         // for the decoder's tests and the command line's alike.
         .target(name: "TraceTestSupport", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
                 path: "Tests/TraceTestSupport"),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport"]),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         // Our AES-128 and P-256 are held against OpenSSL's results (OracleVectors.swift, from

@@ -82,7 +82,7 @@ public final class ATTBearer {
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
         self.clock = clock
-        self.logger = logger
+        self.logger = logger.layer("att")
         self.transmit = transmit
     }
 

@@ -36,7 +36,7 @@ public final class ATTBearers {
         self.channels = channels
         self.connections = connections
         self.preferredMTU = preferredMTU
-        self.logger = logger
+        self.logger = logger.layer("att")
         // Held strongly by the channels and the controller until ``close()``, which the
         // controller's close calls (no weak references on the receive path: see L2CAPChannels).
         closeHandler = controller.addCloseHandler { self.close() }

@@ -2,7 +2,6 @@ import BluetoothCore
 import FoundationEssentials
 import GATT
 import HCI
-import Logging
 
 /// Bluejay on Linux: one connected peripheral at a time, a FIFO of operations, automatic
 /// discovery as characteristics are used, and background tasks written as plain blocking
@@ -169,7 +168,9 @@ public final class Bluejay {
     /// Lines logged before ``start(mode:)`` opened the log file.
     var logLines: [String] = []
     var logFile: LogFile?
-    static let logger = Logger(label: "bluejay")
+    /// Where Bluejay's own lines go besides its log file: the stack's logging route, as
+    /// layer `bluejay` (``StartOptions/logger``).
+    var logger = HCILogger.standardError.layer("bluejay")
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     public init() {

@@ -22,6 +22,7 @@ extension Bluejay {
             clock = FacadeClock(options.clock)
             listenBufferLimit = options.listenBufferLimit
             logFile = LogFile(path: options.store.path + "/bluejay.log")
+            logger = options.effectiveLogger.layer("bluejay")
             if let identifier = options.backgroundRestore.identifier {
                 restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
                 restorer = options.backgroundRestore.restorer

@@ -132,12 +132,13 @@ extension Bluejay {
     }
 
     /// Adds a line to Bluejay's log: the log file in the store directory (`bluejay.log`,
-    /// mode 0600, from ``start(mode:)`` on; kept in memory before) and swift-log's
-    /// `Logger(label: "bluejay")`, so an app's own logging backend sees it too.
+    /// mode 0600, from ``start(mode:)`` on; kept in memory before) and, at `info`, the
+    /// stack's swift-log route as layer `bluejay` (``StartOptions/logger``; with
+    /// ``HCILogger/system(levels:showsSecrets:)`` an app's own logging backend sees it).
     public func log(_ string: String) {
-        Self.logger.info("\(string)")
+        logger.log(.info, string)
         if let logFile {
-            do { try logFile.append(string + "\n") } catch { Self.logger.error("writing \(logFile.path): \(error)") }
+            do { try logFile.append(string + "\n") } catch { logger.log(.error, "writing \(logFile.path): \(error)") }
         } else {
             logLines.append(string)
         }

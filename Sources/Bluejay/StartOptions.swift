@@ -29,7 +29,10 @@ public struct StartOptions: Sendable {
     public var cacheEnabled: Bool
     /// The name our GAP service gives peers.
     public var deviceName: String
-    /// Diagnostics of the stack below. Secrets in them print as `<redacted 16 octets>`.
+    /// Where every layer's diagnostics and Bluejay's own log lines go: swift-log, one
+    /// `Logger` per layer (`bluejay.hci`, `bluejay.att`, …, `bluejay.bluejay`), each at its
+    /// level. ``HCILogger/standardError`` by default; ``HCILogger/system(levels:showsSecrets:)``
+    /// for the app's own `LoggingSystem`. Secrets in them print as `<redacted 16 octets>`.
     public var logger: HCILogger
     /// Whether ``logger`` prints keys, nonces and passkeys in clear (`--log-secrets`), for
     /// debugging a pairing: it warns once when it first does. Never share such a log.

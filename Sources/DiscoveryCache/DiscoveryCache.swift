@@ -55,7 +55,7 @@ public final class DiscoveryCache {
     public init(store: StoreDirectory = .standard, enabled: Bool = true, logger: HCILogger = .standardError) {
         directory = store.subdirectory("gatt-cache")
         isEnabled = enabled
-        self.logger = logger
+        self.logger = logger.layer("cache")
     }
 
     /// The file name of a peer's entry: the identity with `:` and `/` made file-safe.

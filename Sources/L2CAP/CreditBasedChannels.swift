@@ -76,7 +76,7 @@ public final class CreditBasedChannels {
     public init(transmit: @escaping Transmit, clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError) {
         transmitFrame = transmit
         self.clock = clock
-        self.logger = logger
+        self.logger = logger.layer("l2cap")
     }
 
     /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here, and a

@@ -37,7 +37,7 @@ public final class L2CAPChannels {
     public init(controller: HCIController, connections: ConnectionManager, logger: HCILogger = .standardError) {
         self.controller = controller
         self.connections = connections
-        self.logger = logger
+        self.logger = logger.layer("l2cap")
         // The controller holds this object strongly until ``close()``, which its own close
         // calls: a weakly referenced object carries a side table that makes every retain
         // and release on the receive path slow.

@@ -66,7 +66,7 @@ public final class SecurityManager {
         self.connections = connections
         self.bonds = BondStore(store: store)
         self.policy = policy
-        self.logger = logger
+        self.logger = logger.layer("smp")
         channels.setHandler(for: .smp) { [weak self] handle, payload in self?.receive(handle, payload) }
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }

@@ -40,17 +40,27 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Print keys, nonces and passkeys in clear in logs and traces (for debugging; never share such output).")
     var logSecrets = false
 
-    /// One logger per process for each level, so its warning about secrets in clear comes
-    /// once however many layers are handed a copy.
-    private static let verboseLogger = HCILogger(level: .debug) { level, line in printToStandardError("bluejay: \(level): \(line)") }
+    /// Each layer's level from `BLUEJAY_LOG` (`hci=debug,att=info`; README "Logging"),
+    /// over `debug` with `--verbose`, else `warning`.
+    static func levels(verbose: Bool) throws(LogLevelsError) -> LogLevels {
+        try LogLevels(parsing: getenv("BLUEJAY_LOG").map { String(cString: $0) } ?? "", default: verbose ? .debug : .warning)
+    }
+
+    /// One logger per process for each of `--verbose`'s settings, so its warning about
+    /// secrets in clear comes once however many layers are handed a copy. `BLUEJAY_LOG`
+    /// was checked by ``validate()``.
+    private static let loggers = [false, true].map { verbose in
+        HCILogger(levels: (try? levels(verbose: verbose)) ?? LogLevels(default: verbose ? .debug : .warning), sink: HCILogger.standardErrorLine)
+    }
 
     var logger: HCILogger {
-        var logger = verbose ? Self.verboseLogger : .standardError
+        var logger = Self.loggers[verbose ? 1 : 0]
         logger.showsSecrets = logSecrets
         return logger
     }
 
     func validate() throws {
+        do { _ = try Self.levels(verbose: verbose) } catch { throw ValidationError("BLUEJAY_LOG: \(error)") }
         if capture != nil && captureRedacted != nil {
             throw ValidationError("--capture and --capture-redacted each record every packet: give one")
         }

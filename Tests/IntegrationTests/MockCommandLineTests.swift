@@ -30,6 +30,23 @@ import TraceTestSupport
         #expect(!reactions.isEmpty)
     }
 
+    /// `BLUEJAY_LOG` sets each layer's level: `hci=debug` shows the HCI packets, a debug
+    /// level for another layer shows none of them, `--verbose` shows them all, and a
+    /// malformed item is a usage error that names it.
+    @Test func bluejayLogSetsEachLayersLevel() async throws {
+        let info = ["info", "--transport", "mock:\(Self.treadmill)"]
+        let hci = try await run(Repository.bluejay, info, environment: ["BLUEJAY_LOG": "hci=debug"])
+        #expect(hci.status == 0, "stderr: \(hci.stderr)")
+        #expect(hci.stderr.contains("bluejay: debug: < 0x0c03 Reset"), "\(hci.stderr.prefix(300))")
+        let att = try await run(Repository.bluejay, info, environment: ["BLUEJAY_LOG": "att=debug"])
+        #expect(att.status == 0 && !att.stderr.contains("bluejay: debug:"), "\(att.stderr.prefix(300))")
+        let quietHCI = try await run(Repository.bluejay, info + ["--verbose"], environment: ["BLUEJAY_LOG": "hci=warning"])
+        #expect(quietHCI.status == 0 && !quietHCI.stderr.contains("bluejay: debug: < "), "\(quietHCI.stderr.prefix(300))")
+        let bad = try await run(Repository.bluejay, info, environment: ["BLUEJAY_LOG": "hci=loud"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("BLUEJAY_LOG: 'hci=loud' is not LAYER=LEVEL or LEVEL"), "\(bad.stderr)")
+    }
+
     @Test func unknownPeerAndBadFileAreClearErrors() async throws {
         let absent = try await run(Repository.bluejay, ["mock", "--peer", "00:11:22:33:44:55", Self.treadmill])
         #expect(absent.status != 0)

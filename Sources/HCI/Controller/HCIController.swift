@@ -150,7 +150,8 @@ public final class HCIController {
     /// The clock timeouts are measured on (injectable for tests).
     public let clock: any Clock<Duration>
     private let configuration: Configuration
-    private var logger: HCILogger { configuration.logger }
+    /// The configuration's logger, for this layer (`bluejay.hci`).
+    private let logger: HCILogger
 
     /// Commands the controller may accept now (Num_HCI_Command_Packets).
     public private(set) var commandCredits = 1
@@ -175,6 +176,7 @@ public final class HCIController {
         self.transport = transport
         self.clock = clock
         self.configuration = configuration
+        logger = configuration.logger.layer("hci")
     }
 
     /// The controller's facts, once running.

@@ -113,7 +113,7 @@ public final class ConnectionManager {
     /// Watches `controller`'s events from now on.
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
-        self.logger = logger
+        self.logger = logger.layer("hci")
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
 

@@ -70,7 +70,7 @@ public final class Scanner {
     /// A scanner on a running controller.
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
-        self.logger = logger
+        self.logger = logger.layer("hci")
     }
 
     /// Whether a scan is running.
