@@ -134,7 +134,7 @@ extension Bluejay {
     /// Adds a line to Bluejay's log: the log file in the store directory (`bluejay.log`,
     /// mode 0600, from ``start(mode:)`` on; kept in memory before) and, at `info`, the
     /// stack's swift-log route as layer `bluejay` (``StartOptions/logger``; with
-    /// ``HCILogger/system(levels:showsSecrets:)`` an app's own logging backend sees it).
+    /// `HCILogger.system(levels:)` an app's own logging backend sees it).
     public func log(_ string: String) {
         logger.log(.info, string)
         if let logFile {

@@ -31,7 +31,7 @@ public struct StartOptions: Sendable {
     public var deviceName: String
     /// Where every layer's diagnostics and Bluejay's own log lines go: swift-log, one
     /// `Logger` per layer (`bluejay.hci`, `bluejay.att`, …, `bluejay.bluejay`), each at its
-    /// level. ``HCILogger/standardError`` by default; ``HCILogger/system(levels:showsSecrets:)``
+    /// level. `HCILogger.standardError` by default; `HCILogger.system(levels:)`
     /// for the app's own `LoggingSystem`. Secrets in them print as `<redacted 16 octets>`.
     public var logger: HCILogger
     /// Whether ``logger`` prints keys, nonces and passkeys in clear (`--log-secrets`), for
