@@ -126,23 +126,8 @@ public final class BluetoothHost {
         let client = GATTClient(bearer: bearer)
         client.maximumValueLength = maximumValueLength
         clients[handle] = client
-        // A bonded peer's cached database, saved while subscribed to its Service Changed,
-        // is taken before encryption starts: the peer may indicate a change as soon as the
-        // link is encrypted, and that indication must find the database it invalidates.
-        if security.bond(for: handle) != nil { cache.preload(client, identity: identity) }
-        // A bonded peer gets its link encrypted at once, as BlueZ does: its protected
-        // attributes and remembered subscriptions work from the first request.
-        let bonded = await security.encryptIfBonded(handle)
-        let bondedLink = security.isEncryptedWithStoredBond(handle)
-        // iOS pairs on demand: a request refused for want of security secures the link
-        // (stored key, or pairing when the policy allows) and is sent again once.
-        bearer.onSecurityRequired = { [weak self] code in await self?.security.securityRequired(handle, for: code) ?? false }
         do throws(GATTError) {
-            do throws(GATTError) { try await client.exchangeMTU() } catch {
-                // A server may refuse the exchange: the link goes on at ATT_MTU 23.
-                guard case .att(.errorResponse) = error else { throw error }
-            }
-            try await cache.prepare(client, identity: identity, bonded: bonded, bondedLink: bondedLink)
+            _ = try await LinkSetUp.run(client, handle: handle, identity: identity, security: security, cache: cache)
             // So the peer can tell us when its database changes (iOS does this too); a peer
             // that refuses (e.g. wants encryption first) just does not tell us. On a trusted
             // bonded reconnection the peer kept the subscription: nothing is sent.

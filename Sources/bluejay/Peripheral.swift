@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATT
+import Bluejay
 import BluetoothCore
 import DiscoveryCache
 import GATT
@@ -110,17 +111,11 @@ struct PeripheralOptions: ParsableArguments {
                 let client = GATTClient(bearer: bearer)
                 client.maximumValueLength = maxValue
                 defer { cache.finish(client) }
-                let identity = DiscoveryCache.identity(address, type)
-                // Before encryption: a bonded peer may indicate Service Changed as soon as the
-                // link is encrypted, and the client must then already hold the cached
-                // database that indication invalidates.
-                if security.bond(for: connection.handle) != nil { cache.preload(client, identity: identity) }
-                let bonded = await security.encryptIfBonded(connection.handle)
-                let bondedLink = security.isEncryptedWithStoredBond(connection.handle)
-                bearer.onSecurityRequired = { code in await security.securityRequired(connection.handle, for: code) }
-                try await client.exchangeMTU()
-                let outcome = try await cache.prepare(client, identity: identity, bonded: bonded, bondedLink: bondedLink)
-                logger.log(.info, "GATT cache: \(outcome)")
+                // The library's own order (LinkSetUp); an MTU the server refuses is reported.
+                let setUp = try await LinkSetUp.run(client, handle: connection.handle, identity: DiscoveryCache.identity(address, type),
+                                                    security: security, cache: cache, mtuRefusalFails: true)
+                let bondedLink = setUp.bondedLink
+                logger.log(.info, "GATT cache: \(setUp.outcome)")
                 let result: T
                 do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
                     // Robust caching: the peer's database changed under us; check and retry once.
