@@ -62,7 +62,7 @@ struct ClockTests {
 
         /// Waits until `count` tasks sleep on the clock (the timers Bluejay armed). The
         /// limit only bounds a bug: the count is reached as soon as Bluejay runs.
-        func sleepers(_ count: Int) async -> Bool { await eventually(within: .seconds(90)) { clock.sleeperCount == count } }
+        func sleepers(_ count: Int) async -> Bool { await eventually { clock.sleeperCount == count } }
 
         func finish() async {
             if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }

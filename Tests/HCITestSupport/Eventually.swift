@@ -1,8 +1,14 @@
+/// How long ``eventually(within:isolation:_:)`` waits by default: a hang guard, not a speed
+/// check. It returns as soon as the condition holds, so the limit costs nothing when the
+/// test passes; it only has to stay above the slowest run CI makes (ThreadSanitizer, beside
+/// another CI lane, on 2 cores: a wait of 10 s once ran out there under load).
+package let hangGuardWait: Duration = .seconds(120)
+
 /// Checks `condition` until it holds or `limit` passes, and says whether it held. For
 /// state that settles with no event to wait on (a cancelled timer's task unwinding, a
 /// reader thread joined, a counter bumped on another thread); it returns as soon as the
 /// condition holds, so a slow machine only makes it wait longer, never fail sooner.
-package func eventually(within limit: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
+package func eventually(within limit: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
                        _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {

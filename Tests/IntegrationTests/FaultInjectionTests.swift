@@ -110,7 +110,7 @@ final class Ledger {
     func outcome(_ operation: String) -> String? { outcomes[operation]?.first }
 
     /// Waits until every one of `operations` has ended; false if one has not within `limit`.
-    func waitUntilEnded(_ operations: [String], within limit: Duration = .seconds(40)) async -> Bool {
+    func waitUntilEnded(_ operations: [String], within limit: Duration = hangGuardWait) async -> Bool {
         await eventually(within: limit) { operations.allSatisfy { self.outcomes[$0] != nil } }
     }
 }
@@ -263,13 +263,13 @@ struct FaultInjectionTests {
         // Auto-reconnect: a link that was up comes back (on a reopened controller when the
         // controller went), and a listen from before resumes.
         if wasConnected {
-            let back = await eventually(within: .seconds(30)) { run.recorder.connections == 2 && run.bluejay.isConnected }
+            let back = await eventually { run.recorder.connections == 2 && run.bluejay.isConnected }
             #expect(back, "\(faultCase): Bluejay did not reconnect (connections \(run.recorder.connections), availability \(run.recorder.availability))")
             guard back else { return }
             if listenedBefore {
                 let before = run.ledger.values["listen"]?.count ?? 0
                 await written(Data([0x04, 0xB2]), run)
-                let resumed = await eventually(within: .seconds(10)) { (run.ledger.values["listen"]?.count ?? 0) > before }
+                let resumed = await eventually { (run.ledger.values["listen"]?.count ?? 0) > before }
                 #expect(resumed && run.ledger.values["listen"]?.last == Data([0xB2]), "\(faultCase): the listen did not resume")
             }
         } else {
@@ -299,7 +299,7 @@ struct FaultInjectionTests {
         let disconnected: DisconnectionResult = await withCheckedContinuation { done in run.bluejay.disconnect { done.resume(returning: $0) } }
         guard case .disconnected = disconnected else { Issue.record("\(faultCase): disconnect: \(disconnected)"); return }
         if listenedBefore {
-            let listenEnded = await run.ledger.waitUntilEnded(["listen end"], within: .seconds(5))
+            let listenEnded = await run.ledger.waitUntilEnded(["listen end"])
             #expect(listenEnded, "\(faultCase): the listen never ended")
         }
         #expect(run.ledger.outcomes.filter { $0.value.count != 1 }.isEmpty,

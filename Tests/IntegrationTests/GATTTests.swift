@@ -4,6 +4,7 @@ import Foundation
 import GATT
 @testable import HCI
 import L2CAP
+import HCITestSupport
 import Testing
 
 // The ATT bearer and GATT client against the Bumble peer's GATT database (see
@@ -92,12 +93,12 @@ final class Arrivals<Value: Sendable> {
     /// Waits until `count` values have arrived; false if they have not after `seconds`.
     /// The bound only keeps a broken stack from hanging the run: the wait ends the moment
     /// the values are there.
-    func waitFor(_ count: Int, seconds: Int = 10) async -> Bool {
+    func waitFor(_ count: Int) async -> Bool {
         if values.count >= count { return true }
         let done = BluetoothCore.Expectation<Bool>()
         waiters.append((count, done))
         let giveUp = Task { @BluetoothActor in
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            do { try await Task.sleep(for: hangGuardWait) } catch { return }
             done.fulfill(false)
         }
         defer { giveUp.cancel() }
@@ -464,7 +465,7 @@ extension IntegrationTests {
         for length in [20, 244] {
             received.removeAll()
             try await client.write(control.valueHandle, ControlPoint.flood(count: 1000, length: UInt16(length)))
-            #expect(await received.waitFor(1000, seconds: 30), "got \(received.values.count) of 1000 at \(length) bytes")
+            #expect(await received.waitFor(1000), "got \(received.values.count) of 1000 at \(length) bytes")
             // One more round trip: anything sent before its response has arrived by now.
             #expect(try await client.read(cccd.handle) == [0x01, 0x00])
             #expect(received.values.count == 1000)
@@ -538,7 +539,7 @@ extension IntegrationTests {
 
         try await client.write(control.valueHandle, ControlPoint.indicate(first))
         try await client.write(control.valueHandle, ControlPoint.indicate(second))
-        #expect(await received.waitFor(2, seconds: 10))
+        #expect(await received.waitFor(2))
         #expect(received.values == [first, second])
         #expect(kinds == [true, true], "both came as indications")
         #expect(try await client.read(indicated.valueHandle) == second)

@@ -2,6 +2,7 @@ import BluetoothCore
 import Foundation
 @testable import HCI
 import L2CAP
+import HCITestSupport
 import Testing
 
 extension IntegrationTests {
@@ -41,7 +42,7 @@ extension IntegrationTests {
             let reply = BluetoothCore.Expectation<[UInt8]?>()
             attReplies[handle] = reply
             let giveUp = Task { @BluetoothActor in
-                try? await Task.sleep(for: .seconds(10))
+                try? await Task.sleep(for: hangGuardWait)
                 reply.fulfill(nil)
             }
             defer { giveUp.cancel() }

@@ -60,7 +60,7 @@ struct BluejayReplayTests {
             return (host.controller.transport as? ReplayTransport)?.verdict
         }.value
         // Timers unwind in their own tasks once cancelled: give them a moment to.
-        _ = await eventually(within: .seconds(1)) { await Task { @BluetoothActor in host.resources }.value == .none }
+        _ = await eventually { await Task { @BluetoothActor in host.resources }.value == .none }
         return (outcome, verdict, await Task { @BluetoothActor in host.resources }.value)
     }
 
