@@ -70,20 +70,14 @@ final class TestPeer: @unchecked Sendable {
         self.addresses = addresses
     }
 
-    /// The one READY line; read byte by byte so nothing after it is consumed.
+    /// The one READY line, read on a thread of its own (``blocking(_:)``) byte by byte so
+    /// nothing after it is consumed.
     private static func readyLine(_ handle: FileHandle) async -> String {
-        var line = [UInt8]()
-        while true {
-            let byte = await availableByte(handle)
-            guard let byte, byte != UInt8(ascii: "\n") else { break }
-            line.append(byte)
+        await blocking {
+            var line = [UInt8]()
+            while let byte = handle.readData(ofLength: 1).first, byte != UInt8(ascii: "\n") { line.append(byte) }
+            return String(decoding: line, as: UTF8.self)
         }
-        return String(decoding: line, as: UTF8.self)
-    }
-
-    /// One octet of `handle`, or nil at its end.
-    private static func availableByte(_ handle: FileHandle) async -> UInt8? {
-        await blocking { handle.readData(ofLength: 1).first }
     }
 
     /// The peer's log so far (for failure messages).
