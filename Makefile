@@ -186,19 +186,20 @@ bench-check:
 bench-thresholds:
 	$(BENCH_RUN) --allow-writing-to-package-directory benchmark thresholds update $(BENCH_FLAGS)
 
-# The binary for boards (README "Footprint"): release, -Osize for the modules off the hot
-# paths (BLUEJAY_BOARD=1: Package.swift's optimizedForSize, which no other build and no app
-# depending on the package sees), the Swift libraries linked in
+# The binary for boards (README "Footprint"): release, -Osize on the command line (no
+# unsafe flag in Package.swift, so the package can be pinned by version), the Swift
+# libraries linked in
 # (--static-swift-stdlib), linked by lld: no symbols exported (--export-dynamic, which the static Swift libraries ask
 # for, kept every public function and a 1.7 MB symbol table), relative relocations packed
 # (DT_RELR: 1.4 MB less; needs glibc 2.36 on the board), no DWARF unwind tables (3.2 MB;
 # Fixtures/static/no-unwind-tables.ld says why nothing needs them), and the functions a board runs laid
 # out together (Fixtures/static/bluejay.order, from `make symbol-order`), so that far fewer
 # of the binary's pages become resident. Stripped last.
-# -Osize (STATIC_FLAGS="-Xswiftc -Osize -Xcc -Os") takes 1.0 MB off the file and nothing off
-# listen's RSS, but decodes traces 1.27x slower and receives about 8% slower: not taken.
+# -Osize for every module took 1.0 MB off the file and nothing off listen's RSS, and decodes
+# traces 1.27x slower on the board (the speed rows of make bench use the ordinary release
+# build); per-module -Osize would need unsafe flags in the manifest. STATIC_FLAGS= for -O.
 STATIC_DIR    := .build/static
-STATIC_FLAGS  ?=
+STATIC_FLAGS  ?= -Xswiftc -Osize
 STATIC_BINARY := $(STATIC_DIR)/bluejay-stripped
 STATIC_ORDER  := Fixtures/static/bluejay.order
 # STATIC_RELR=no for a board whose glibc is older than 2.36 (the binary built on Debian 12
@@ -215,7 +216,7 @@ static:
 	    > $(STATIC_DIR)/toolset.json.new
 	@cmp -s $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json || rm -f $(STATIC_DIR)/release/bluejay
 	@mv $(STATIC_DIR)/toolset.json.new $(STATIC_DIR)/toolset.json
-	BLUEJAY_BOARD=1 $(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
+	$(SWIFT) build -c release --static-swift-stdlib --product bluejay --scratch-path $(STATIC_DIR) $(STATIC_FLAGS) \
 	    --toolset $(CURDIR)/$(STATIC_DIR)/toolset.json
 	strip -o $(STATIC_BINARY) $(STATIC_DIR)/release/bluejay
 

@@ -3,14 +3,6 @@
 import PackageDescription
 
 
-/// The board binary's build (`make static`, which sets BLUEJAY_BOARD=1 in its own build
-/// folder): the modules off the receive, send and trace-decoding paths (the command line,
-/// pairing, the cache and store files, the virtual controller) optimize for size, and the
-/// binary is smaller with no benchmark seeing a difference (README "Footprint"). Every
-/// other build, an app's above all, has no unsafe flags: SwiftPM refuses them in a
-/// dependency pinned by version.
-let optimizedForSize: [SwiftSetting] = Context.environment["BLUEJAY_BOARD"] != nil
-    ? [.unsafeFlags(["-Osize"], .when(configuration: .release))] : []
 
 let package = Package(
     name: "Bluejay",
@@ -52,27 +44,25 @@ let package = Package(
         .target(name: "ATT", dependencies: ["L2CAP"]),
         .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
         // The store directory: atomic files, mode 0600 (GATT cache and bonds).
-        .target(name: "Storage", dependencies: ["BluetoothCore"], swiftSettings: optimizedForSize),
-        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"], swiftSettings: optimizedForSize),
+        .target(name: "Storage", dependencies: ["BluetoothCore"]),
+        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
         // The public facade: Bluejay's API over the stack.
         .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "VirtualController",
                                                 .product(name: "Logging", package: "swift-log")]),
-        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"], swiftSettings: optimizedForSize),
+        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
         .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
-        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"],
-                swiftSettings: optimizedForSize),
+        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
             dependencies: [
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: optimizedForSize),
+            ]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks.
         .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport"],
                 path: "Benchmarks/BenchSupport"),
@@ -135,8 +125,8 @@ let package = Package(
 
 // The libFuzzer executable exists only for `make fuzz` (BLUEJAY_FUZZ=1, its own build
 // folder, Fuzz/run.sh): linked with -sanitize=fuzzer, libFuzzer supplies its main(), so its
-// one file is a library file with no top-level code.
+// one file is a library file with no top-level code (not main.swift: SwiftPM parses it as
+// a library; Fuzz/run.sh also passes -parse-as-library).
 if Context.environment["BLUEJAY_FUZZ"] != nil {
-    package.targets.append(.executableTarget(name: "bluejay-fuzz", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Main",
-                                             swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    package.targets.append(.executableTarget(name: "bluejay-fuzz", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Main"))
 }

@@ -23,7 +23,7 @@ echo "== building bluejay-fuzz ($FUZZ_CONFIG, libFuzzer + AddressSanitizer)"
 # --sanitize=fuzzer is still needed so SwiftPM lets libFuzzer supply main(). lld, because
 # gold warns about every ASan symbol it cannot export.
 BLUEJAY_FUZZ=1 $SWIFT build --product bluejay-fuzz -c "$FUZZ_CONFIG" --scratch-path $SCRATCH \
-    --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+    --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xswiftc -parse-as-library
 $SWIFT build --product bluejay-fuzz-seeds
 FUZZER=$SCRATCH/$FUZZ_CONFIG/bluejay-fuzz
 
