@@ -19,23 +19,27 @@ enum OperationKind: String, Sendable {
 /// One queued operation: a scan, connect, disconnect, read, write, listen or background
 /// task. It ends exactly once — through ``claim()`` or ``fail(_:)`` — whatever races
 /// with it (a cancel, a disconnection, the body finishing late).
-@MainActor
+///
+/// Like its queue, it belongs to the actor of whoever made it (the main actor for
+/// ``Bluejay``, the stack's actor for ``Central`` and its ``Peripheral``s), and its body
+/// runs there.
 final class QueuedOperation {
     /// What it does.
     let kind: OperationKind
-    private let body: (QueuedOperation) async -> Void
+    private let body: nonisolated(nonsending) (QueuedOperation) async -> Void
     private let onFailure: (BluejayError) -> Void
     /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
     var onCancel: ((BluejayError) -> Void)?
     private(set) var isFinished = false
 
-    init(_ kind: OperationKind, body: @escaping (QueuedOperation) async -> Void, onFailure: @escaping (BluejayError) -> Void) {
+    init(_ kind: OperationKind, body: nonisolated(nonsending) @escaping (QueuedOperation) async -> Void,
+         onFailure: @escaping (BluejayError) -> Void) {
         self.kind = kind
         self.body = body
         self.onFailure = onFailure
     }
 
-    func run() async { await body(self) }
+    nonisolated(nonsending) func run() async { await body(self) }
 
     /// Ends the operation; true when this call ended it, so the caller delivers the
     /// outcome, false when it had already ended (cancelled, failed).
@@ -59,20 +63,24 @@ final class QueuedOperation {
 /// It is the one queue rule of the package: ``Bluejay``'s FIFO, each ``Peripheral``'s, and
 /// the ``Central``'s turns at the controller's one initiator (those two through
 /// ``run(_:_:)``).
-@MainActor
+///
+/// It has no actor of its own: it belongs to the actor of its owner and runs its
+/// operations there, so ``Central``'s queues, on the stack's actor, never wait for the main
+/// actor, and ``Bluejay``'s, on the main actor, never hop off it.
 final class OperationQueue {
     private var waiting: [QueuedOperation] = []
     private(set) var running: QueuedOperation?
     /// The operation added last (for the async API, which cancels its own operation).
     private(set) weak var lastAdded: QueuedOperation?
 
-    /// An empty queue (made on any actor).
-    nonisolated init() {}
+    /// An empty queue.
+    init() {}
 
     /// Operations not ended yet (running and waiting).
     var count: Int { waiting.count + (running == nil ? 0 : 1) }
 
-    func add(_ operation: QueuedOperation) {
+    /// Queues `operation`; it runs on the caller's actor, as every operation of this queue.
+    func add(_ operation: QueuedOperation, isolation: isolated (any Actor) = #isolation) {
         waiting.append(operation)
         lastAdded = operation
         runNext()
@@ -89,11 +97,13 @@ final class OperationQueue {
         }
     }
 
-    private func runNext() {
+    private func runNext(isolation: isolated (any Actor) = #isolation) {
         guard running == nil, !waiting.isEmpty else { return }
         let operation = waiting.removeFirst()
         running = operation
-        Task { @MainActor in
+        Task {
+            // Capturing the owner's actor runs the task there.
+            _ = isolation
             await operation.run()
             // A body that returned without ending its operation would leave a caller waiting.
             operation.fail(.cancelled)
@@ -120,12 +130,12 @@ extension OperationQueue {
     /// as one operation of `kind`, and returns what it returns: the queue rule for callers
     /// on the stack's actor. Throws what `body` throws, or the error the operation was
     /// cancelled with.
+    @BluetoothActor
     func run<T: Sendable>(_ kind: OperationKind, _ body: @escaping @BluetoothActor () async throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             add(QueuedOperation(kind, body: { operation in
-                let outcome = await Task { @BluetoothActor () -> Result<T, any Error> in
-                    do { return .success(try await body()) } catch { return .failure(error) }
-                }.value
+                let outcome: Result<T, any Error>
+                do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
                 if operation.claim() { continuation.resume(with: outcome) }
             }, onFailure: { error in continuation.resume(throwing: error) }))
         }

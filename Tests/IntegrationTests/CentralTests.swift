@@ -68,6 +68,50 @@ extension IntegrationTests {
         }
     }
 
+    /// A gateway whose app's main thread is busy: with the main actor blocked until the
+    /// central's work is done (or the hang guard gives up), four peripherals connect,
+    /// answer a read and stream every value, in order. Nothing of a ``Central`` may wait for
+    /// the main actor; if anything did, this would stall until the guard and fail.
+    @Test func centralKeepsWorkingWhileTheMainActorIsBlocked() async throws {
+        let peer = try await TestPeer(arguments: ["--peripherals", "4"])
+        defer { peer.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
+        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
+        defer { central.close() }
+
+        let blocked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let mainActor = Task { @MainActor () -> Bool in
+            blocked.signal()
+            // Released by the test once the central's work is done; a timeout is a stall.
+            return release.wait(timeout: .now() + .seconds(Int(hangGuardWait.components.seconds))) == .success
+        }
+        await blocking { blocked.wait() }
+
+        let peripherals = try peer.addresses.map { central.peripheral(try PeripheralIdentifier("\($0)/random")) }
+        for peripheral in peripherals { try await peripheral.connect(connectionTimeout: .seconds(10)) }
+        let deviceName = CharacteristicIdentifier(uuid: BluetoothUUID(UInt16(0x2A00)), service: ServiceIdentifier(uuid: BluetoothUUID(UInt16(0x1800))))
+        let name = String(decoding: try await peripherals[1].read(from: deviceName), as: UTF8.self)
+        var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+        for peripheral in peripherals { streams.append(try await peripheral.values(of: Self.floodCharacteristic)) }
+        let count: UInt32 = 400
+        for peripheral in peripherals { try await peripheral.write(to: Self.controlPoint, bytes: Self.flood(count)) }
+        var received: [[UInt32]] = []
+        for stream in streams {
+            var values: [[UInt8]] = []
+            for try await value in stream {
+                values.append(value)
+                if values.count == Int(count) { break }
+            }
+            received.append(Self.sequence(values))
+        }
+        release.signal()
+        #expect(await mainActor.value, "the central's work finished while the main actor was still blocked")
+        #expect(name == "Bluejay HRM 2")
+        for (index, sequence) in received.enumerated() {
+            #expect(sequence == Array(0..<count), "peripheral \(index + 1): every value, in order")
+        }
+    }
+
     /// One peripheral dropped by the peer reconnects under the policy (events: disconnected,
     /// reconnecting, connected), its listen restored, while another keeps streaming.
     @Test func centralReconnectsADroppedPeripheralWhileOthersStream() async throws {

@@ -21,9 +21,9 @@ import HCI
 /// limit: an attempt past it fails with the controller's status (Connection Limit Exceeded,
 /// Memory Capacity Exceeded), named.
 ///
-/// The turns are kept by the same `OperationQueue` as ``Bluejay``'s, whose bookkeeping runs
-/// on the main actor: as with Bluejay, a program keeps the main actor free (an `async`
-/// `main`, or `dispatchMain()`), or its peripherals' operations wait.
+/// The turns are kept by the same `OperationQueue` as ``Bluejay``'s, here on the stack's
+/// actor: nothing of a central waits for the main actor, so a gateway keeps streaming while
+/// its app's main thread is busy.
 @BluetoothActor
 public final class Central {
     /// The stack this central runs on.
