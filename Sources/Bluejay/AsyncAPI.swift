@@ -25,7 +25,7 @@ extension Bluejay {
         try await awaiting { done in
             disconnect(immediate: false) { result in
                 switch result {
-                case let .disconnected(peripheral): done(.success(peripheral))
+                case let .success(peripheral): done(.success(peripheral))
                 case .cancelled: done(.failure(BluejayError.cancelled))
                 case let .failure(error): done(.failure(error))
                 }

@@ -233,7 +233,7 @@ extension Bluejay {
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             guard let link = self.connection else {
-                if let stoppedReconnecting, operation.claim() { completion?(.disconnected(stoppedReconnecting)) }
+                if let stoppedReconnecting, operation.claim() { completion?(.success(stoppedReconnecting)) }
                 return operation.fail(.notConnected)
             }
             self.linkState = .disconnecting(link)
@@ -253,7 +253,7 @@ extension Bluejay {
             self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost, on: host)
             // Asked for: nothing to restore after a restart.
             self.recordRestorationState()
-            if operation.claim() { completion?(.disconnected(link.peripheral)) }
+            if operation.claim() { completion?(.success(link.peripheral)) }
         }, onFailure: { error in
             if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
         }))

@@ -1,4 +1,5 @@
 import BluetoothCore
+import FoundationEssentials
 import HCI
 
 /// A service by UUID, as Bluejay names it: `ServiceIdentifier(uuid: "180D")`.
@@ -72,6 +73,21 @@ public struct PeripheralIdentifier: Hashable, Sendable, CustomStringConvertible 
 
     /// `F0:0D:B1:E7:00:01/random`.
     public var description: String { "\(address)/\(addressType)" }
+
+    /// A `UUID` for this peripheral, where iOS code keeps Core Bluetooth's: Core Bluetooth
+    /// makes one up per device and phone, Linux has none, so this one is derived from the
+    /// address and its type and is the same in every run. The address is readable in it:
+    /// `00000000-0000-8000-80TT-AABBCCDDEEFF` (a version 8 UUID; `TT` is 00 for a public
+    /// address, 01 for a random one; the last twelve digits are the address).
+    public var uuid: UUID {
+        let octets = Array(address.bytes.reversed())
+        return UUID(uuid: (0, 0, 0, 0, 0, 0, 0x80, 0, 0x80, addressType == .random ? 1 : 0,
+                           octets[0], octets[1], octets[2], octets[3], octets[4], octets[5]))
+    }
+
+    /// The same as ``uuid``: what iOS code reads from a `CBPeripheral` or a connection
+    /// result (`peripheral.identifier`).
+    public var identifier: UUID { uuid }
 }
 
 extension PeripheralIdentifier {

@@ -48,6 +48,15 @@ extension Bluejay {
         }
     }
 
+    /// Starts on the default options' transport with state restoration
+    /// (``StartOptions/backgroundRestore``), as Bluejay's README starts it:
+    /// `start(backgroundRestore: .enable(identifier, restorer))`.
+    public func start(backgroundRestore: BackgroundRestoreMode) {
+        var options = StartOptions.default
+        options.backgroundRestore = backgroundRestore
+        start(mode: .new(options))
+    }
+
     /// Starts and registers `connectionObserver` first, so it hears availability.
     public func start(connectionObserver: any ConnectionObserver, mode: StartMode = .new(.default)) {
         register(connectionObserver: connectionObserver)

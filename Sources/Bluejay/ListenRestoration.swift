@@ -14,6 +14,11 @@ public enum BackgroundRestoreMode: Sendable {
     /// As `.enable`, and the restorer decides, listen by listen, whether to take each back.
     case enableWithListenRestorer(String, any ListenRestorer)
 
+    /// As `.enableWithListenRestorer`: Bluejay's README spelling, `.enable(identifier, restorer)`.
+    public static func enable(_ identifier: String, _ restorer: any ListenRestorer) -> Self {
+        .enableWithListenRestorer(identifier, restorer)
+    }
+
     var identifier: String? {
         switch self {
         case .disable: nil

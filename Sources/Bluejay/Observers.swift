@@ -79,6 +79,14 @@ extension Bluejay {
     /// The connection observers still there.
     var observers: [any ConnectionObserver] { connectionObservers.compactMap(\.observer) }
 
+    /// Bluejay's README name for ``register(connectionObserver:)``.
+    @available(*, deprecated, renamed: "register(connectionObserver:)")
+    public func register(observer: any ConnectionObserver) { register(connectionObserver: observer) }
+
+    /// Bluejay's README name for ``unregister(connectionObserver:)``.
+    @available(*, deprecated, renamed: "unregister(connectionObserver:)")
+    public func unregister(observer: any ConnectionObserver) { unregister(connectionObserver: observer) }
+
     /// Hears Service Changed; held weakly.
     public func register(serviceObserver: any ServiceObserver) {
         serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver }

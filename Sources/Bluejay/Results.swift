@@ -13,8 +13,10 @@ public enum ConnectionResult: Sendable {
 
 /// How a disconnection ended.
 public enum DisconnectionResult: Sendable {
-    /// Disconnected from this peripheral.
-    case disconnected(PeripheralIdentifier)
+    /// Disconnected from this peripheral (Bluejay's README spells it `.success`; later iOS
+    /// versions renamed it `.disconnected`, which cannot also be a case here: a switch
+    /// written for one would not be exhaustive for the other).
+    case success(PeripheralIdentifier)
     /// Cancelled.
     case cancelled
     /// Failed, with why.
@@ -109,6 +111,10 @@ public struct ScanDiscovery: Sendable {
     public let advertisementPacket: AdvertisingData
     /// Signal strength in dBm (127 when the controller did not say).
     public let rssi: Int
+
+    /// The peripheral, as Bluejay's README names it (`discovery.peripheral.identifier`):
+    /// on iOS a `CBPeripheral`, here its ``PeripheralIdentifier``.
+    public var peripheral: PeripheralIdentifier { peripheralIdentifier }
 }
 
 /// What a scan does after a discovery.

@@ -145,7 +145,7 @@ final class HeartRateDemo {
         try await listen(beats)
 
         let ended: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
-        guard case .disconnected = ended else { throw DemoError("disconnect: \(ended)") }
+        guard case .success = ended else { throw DemoError("disconnect: \(ended)") }
         step("disconnected")
     }
 

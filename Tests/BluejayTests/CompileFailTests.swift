@@ -12,17 +12,24 @@ struct CompileFailTests {
     /// `-tool.build` ones are second copies of C targets built for build-tool plugins
     /// (package-benchmark's): both maps would define the same module.
     static func typeCheck(_ file: String) async throws -> (status: Int32, stderr: String) {
+        try await typeCheck([file], in: "CompileFail")
+    }
+
+    /// Type-checks `files` of `Tests/<directory>` together, as one module of an app.
+    static func typeCheck(_ files: [String], in directory: String) async throws -> (status: Int32, stderr: String) {
         let buildDirectory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent()
         let moduleMaps = try FileManager.default.contentsOfDirectory(atPath: buildDirectory.path)
             .filter { $0.hasSuffix(".build") && !$0.hasSuffix("-tool.build") }
             .map { buildDirectory.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
             .filter { FileManager.default.fileExists(atPath: $0) }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("CompileFail").appendingPathComponent(file).path
+        let sources = files.map {
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(directory).appendingPathComponent($0).path
+        }
         let arguments = ["swiftc", "-typecheck", "-parse-as-library", "-swift-version", "6",
                          "-I", buildDirectory.appendingPathComponent("Modules").path]
-            + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + [source]
+            + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + sources
         let result = try await run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         return (result.status, result.stderr)
     }

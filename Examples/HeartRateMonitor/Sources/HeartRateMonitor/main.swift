@@ -102,7 +102,7 @@ final class HeartRateMonitor {
 
     func disconnect() {
         bluejay.disconnect { result in
-            guard case let .disconnected(peripheral) = result else { return self.fail("disconnect: \(result)") }
+            guard case let .success(peripheral) = result else { return self.fail("disconnect: \(result)") }
             print("disconnected from \(peripheral) after \(self.heard.count) heart beats")
             exit(0)
         }
