@@ -8,7 +8,7 @@ import GATT
 /// `{"format": "bluejay-gatt-cache", "version": 2, "identity": "F0:0D:B1:E7:00:01/random",
 /// "database_hash": "<32 hex digits as on the wire>" | null, "bonded": false,
 /// "service_changed_bonded": false, "complete": true,
-/// "services": [{"uuid": "180D", "start": 14, "end": 19, "includes": [...] | null,
+/// "services": [{"uuid": "180D", "start": 14, "end": 19, "primary": false (a secondary service only), "includes": [...] | null,
 /// "characteristics": [{"uuid": "2A37", "declaration_handle": 15, "value_handle": 16,
 /// "end_handle": 17, "properties": 16, "descriptors": [{"uuid": "2902", "handle": 17}] | null}] | null}]}`.
 /// `null` means "not discovered"; an empty list means "discovered, none". Handles are
@@ -106,6 +106,9 @@ private struct File: Codable {
         var uuid: String
         var start: AttributeHandle
         var end: AttributeHandle
+        /// False for a secondary service; absent for a primary one (and in files written
+        /// before secondary services were kept).
+        var primary: Bool?
         var includes: [IncludeRecord]?
         var characteristics: [CharacteristicRecord]?
 
@@ -114,6 +117,7 @@ private struct File: Codable {
             try container.encode(uuid, forKey: .uuid)
             try container.encode(start, forKey: .start)
             try container.encode(end, forKey: .end)
+            try container.encodeIfPresent(primary, forKey: .primary)
             try container.encode(includes, forKey: .includes)  // null when not discovered
             try container.encode(characteristics, forKey: .characteristics)
         }
@@ -155,6 +159,7 @@ private struct File: Codable {
         services = database.services.map { service in
             ServiceRecord(
                 uuid: service.uuid.description, start: service.handle, end: service.endGroupHandle,
+                primary: service.isPrimary ? nil : false,
                 includes: database.includes[service.handle]?.map {
                     IncludeRecord(handle: $0.declarationHandle, uuid: $0.service.uuid.description, start: $0.service.handle, end: $0.service.endGroupHandle)
                 },
@@ -190,7 +195,7 @@ private struct File: Codable {
             guard serviceHandles.insert(record.start).inserted else {
                 throw .malformed("GATT cache: two services start at handle \(hex(record.start, digits: 4))")
             }
-            let service = Service(uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end)
+            let service = Service(uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end, isPrimary: record.primary ?? true)
             found.append(service)
             if let includes = record.includes {
                 var list: [IncludedService] = []
@@ -217,6 +222,15 @@ private struct File: Codable {
                 }
             }
             database.characteristics[service.handle] = list
+        }
+        // An include names its service by handle; whether that one is secondary is its record's.
+        let secondary = Set(found.filter { !$0.isPrimary }.map(\.handle))
+        for (handle, list) in database.includes {
+            database.includes[handle] = list.map {
+                IncludedService(declarationHandle: $0.declarationHandle,
+                                service: Service(uuid: $0.service.uuid, handle: $0.service.handle, endGroupHandle: $0.service.endGroupHandle,
+                                                 isPrimary: !secondary.contains($0.service.handle)))
+            }
         }
         database = GATTDatabase(services: found, isComplete: complete, includes: database.includes,
                                 characteristics: database.characteristics, descriptors: database.descriptors)

@@ -254,7 +254,7 @@ public final class DiscoveryCache {
     /// Sets the robust-caching bit of Client Supported Features when the peer offers it.
     private func enableRobustCaching(_ client: GATTClient) async throws(GATTError) {
         let features: Characteristic
-        do { features = try await client.characteristic(.clientSupportedFeatures, in: .genericAttribute) } catch {
+        do { features = try await client.characteristic(.clientSupportedFeatures, in: .genericAttribute, includingSecondary: false) } catch {
             switch error {
             case .serviceNotFound, .characteristicNotFound: return
             default: throw error

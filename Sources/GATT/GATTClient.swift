@@ -114,8 +114,27 @@ public final class GATTClient {
 
     /// Discover All Primary Services: Read By Group Type (0x2800) over the whole database.
     public func discoverPrimaryServices() async throws(GATTError) -> [Service] {
+        try await discoverServices(primary: true)
+    }
+
+    /// Every secondary service: Read By Group Type («Secondary Service», 0x2801) over the
+    /// whole database. A secondary service is meant to be reached through an include
+    /// (Core Vol 3 Part G §2.5.2, §4.5.1); a server groups its declarations like a primary
+    /// service's (Part F §3.4.4.9), so the sweep finds them at once, as BlueZ's client and
+    /// the conformance tests' order have it. A server that refuses the group type
+    /// (Unsupported Group Type) has none to show this way.
+    public func discoverSecondaryServices() async throws(GATTError) -> [Service] {
+        do { return try await discoverServices(primary: false) } catch {
+            if error.code == .unsupportedGroupType { return [] }
+            throw error
+        }
+    }
+
+    /// Read By Group Type over the whole database for primary or secondary service declarations.
+    private func discoverServices(primary: Bool) async throws(GATTError) -> [Service] {
         try await collect(from: 0x0001, to: 0xFFFF) { (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
-            let response = try await self.ask(ReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF, groupType: .primaryService),
+            let response = try await self.ask(ReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF,
+                                                                     groupType: primary ? .primaryService : .secondaryService),
                                               ReadByGroupTypeResponse.self)
             var services: [Service] = []
             for entry in response.entries {
@@ -125,7 +144,7 @@ public final class GATTClient {
                 guard entry.handle >= start, entry.endGroupHandle >= entry.handle else {
                     throw .invalidResponse("service group \(hex(entry.handle, digits: 4))…\(hex(entry.endGroupHandle, digits: 4)) asked from \(hex(start, digits: 4))")
                 }
-                services.append(Service(uuid: uuid, handle: entry.handle, endGroupHandle: entry.endGroupHandle))
+                services.append(Service(uuid: uuid, handle: entry.handle, endGroupHandle: entry.endGroupHandle, isPrimary: primary))
             }
             return (services, services.last?.endGroupHandle ?? 0xFFFF)
         }
@@ -150,13 +169,17 @@ public final class GATTClient {
     // MARK: Relationship discovery (4.5)
 
     /// Find Included Services: Read By Type (0x2802) over the service; a 128-bit included
-    /// service's UUID is read from its declaration (Read Request).
+    /// service's UUID is read from its declaration (Read Request) as soon as the include that
+    /// lacks it arrives, before the sweep goes on (the order the conformance tests expect).
+    /// An included service is marked as the services discovered so far know it; one they do
+    /// not hold is secondary when every service is known (a full discovery), else taken
+    /// for primary (nothing says otherwise without reading its declaration's type).
     public func findIncludedServices(in service: Service) async throws(GATTError) -> [IncludedService] {
-        let found = try await collect(from: service.handle, to: service.endGroupHandle) {
-            (start: AttributeHandle) async throws(GATTError) -> ([(AttributeHandle, AttributeHandle, AttributeHandle, BluetoothUUID?)], AttributeHandle) in
+        try await collect(from: service.handle, to: service.endGroupHandle) {
+            (start: AttributeHandle) async throws(GATTError) -> ([IncludedService], AttributeHandle) in
             let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle, attributeType: .include),
                                               ReadByTypeResponse.self)
-            var includes: [(AttributeHandle, AttributeHandle, AttributeHandle, BluetoothUUID?)] = []
+            var includes: [IncludedService] = []
             for entry in response.entries {
                 guard entry.value.count == 4 || entry.value.count == 6, entry.handle >= start else {
                     throw .invalidResponse("an include declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
@@ -164,27 +187,24 @@ public final class GATTClient {
                 // Included_Service_Attribute_Handle, End_Group_Handle, and the UUID when 16-bit.
                 var fields = ByteReader(entry.value)
                 guard let first = try? AttributeHandle(from: &fields), let last = try? AttributeHandle(from: &fields) else { continue }
-                includes.append((entry.handle, first, last, fields.isAtEnd ? nil : BluetoothUUID(littleEndianBytes: fields.remaining)))
-            }
-            return (includes, includes.last?.0 ?? service.endGroupHandle)
-        }
-        var result: [IncludedService] = []
-        for (declaration, first, last, uuid) in found {
-            var resolved = uuid
-            if resolved == nil {
-                // The include left the UUID out (Core Vol 3 Part G §4.5.1: it does for a
-                // 128-bit UUID): the included service's declaration holds it. A server that
-                // left out a 16-bit one is served as well.
-                let bytes = try await read(first)
-                guard let uuid = BluetoothUUID(littleEndianBytes: bytes) else {
-                    throw .invalidResponse("the included service's declaration at \(hex(first, digits: 4)) holds no UUID (\(bytes.count) octets)")
+                var uuid = fields.isAtEnd ? nil : BluetoothUUID(littleEndianBytes: fields.remaining)
+                if uuid == nil {
+                    // The include left the UUID out (Core Vol 3 Part G §4.5.1: it does for a
+                    // 128-bit UUID): the included service's declaration holds it. A server
+                    // that left out a 16-bit one is served as well.
+                    let bytes = try await self.read(first)
+                    guard let declared = BluetoothUUID(littleEndianBytes: bytes) else {
+                        throw .invalidResponse("the included service's declaration at \(hex(first, digits: 4)) holds no UUID (\(bytes.count) octets)")
+                    }
+                    uuid = declared
                 }
-                resolved = uuid
+                guard let uuid else { continue }
+                let isPrimary = self.database.services.first { $0.handle == first }?.isPrimary ?? !self.database.isComplete
+                includes.append(IncludedService(declarationHandle: entry.handle,
+                                                service: Service(uuid: uuid, handle: first, endGroupHandle: last, isPrimary: isPrimary)))
             }
-            guard let uuid = resolved else { continue }
-            result.append(IncludedService(declarationHandle: declaration, service: Service(uuid: uuid, handle: first, endGroupHandle: last)))
+            return (includes, includes.last?.declarationHandle ?? service.endGroupHandle)
         }
-        return result
     }
 
     // MARK: Characteristic discovery (4.6)
@@ -494,7 +514,7 @@ public final class GATTClient {
     public func subscribeToServiceChanged() async throws(GATTError) -> Bool {
         if isSubscribedToServiceChanged { return true }
         let characteristic: Characteristic
-        do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute) } catch {
+        do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute, includingSecondary: false) } catch {
             switch error {
             case .serviceNotFound, .characteristicNotFound: return false
             default: throw error
@@ -547,18 +567,30 @@ public final class GATTClient {
 
     // MARK: Lazy discovery
 
-    /// The primary service `uuid`, discovered by UUID on first use.
-    public func service(_ uuid: BluetoothUUID) async throws(GATTError) -> Service {
+    /// The service `uuid`, discovered on first use: a primary one by UUID (Find By Type
+    /// Value), else, with `includingSecondary`, a secondary one (the secondary-service
+    /// sweep). The stack's own lookups of the GATT service leave secondary ones out: that
+    /// service is a server's own, declared primary, and a sweep would cost every link a
+    /// request.
+    public func service(_ uuid: BluetoothUUID, includingSecondary: Bool = true) async throws(GATTError) -> Service {
         if let known = database.service(uuid) { return known }
-        guard !database.isComplete, let found = try await discoverPrimaryServices(uuid: uuid).first else { throw .serviceNotFound(uuid) }
-        database.insert(found)
+        guard !database.isComplete else { throw .serviceNotFound(uuid) }
+        if let found = try await discoverPrimaryServices(uuid: uuid).first {
+            database.insert(found)
+            return found
+        }
+        guard includingSecondary else { throw .serviceNotFound(uuid) }
+        let secondaries = try await discoverSecondaryServices()
+        for secondary in secondaries { database.insert(secondary) }
+        guard let found = secondaries.first(where: { $0.uuid == uuid }) else { throw .serviceNotFound(uuid) }
         return found
     }
 
     /// The characteristic `uuid` of service `serviceUUID`, discovering the service and its
     /// characteristics on first use.
-    public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID) async throws(GATTError) -> Characteristic {
-        let service = try await service(serviceUUID)
+    public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID,
+                               includingSecondary: Bool = true) async throws(GATTError) -> Characteristic {
+        let service = try await service(serviceUUID, includingSecondary: includingSecondary)
         guard let found = try await characteristics(of: service).first(where: { $0.uuid == uuid }) else {
             throw .characteristicNotFound(uuid, service: serviceUUID)
         }
@@ -581,18 +613,35 @@ public final class GATTClient {
         return found
     }
 
-    /// The whole tree — every primary service, its included services, characteristics and
-    /// their descriptors — discovering only what is not known yet.
+    /// The whole tree — every primary and secondary service, their included services,
+    /// characteristics and descriptors — discovering only what is not known yet, in the
+    /// order of the GATT conformance tests (and BlueZ's client): primary services, secondary
+    /// services, the includes of every service, then service by service its characteristics
+    /// and their descriptors.
     @discardableResult
     public func discoverAll() async throws(GATTError) -> GATTDatabase {
         if !database.isComplete {
-            let services = try await discoverPrimaryServices()
+            let services = try await discoverPrimaryServices() + discoverSecondaryServices()
             database = GATTDatabase(services: services, isComplete: true, includes: database.includes.filter { key, _ in services.contains { $0.handle == key } },
                                     characteristics: database.characteristics.filter { key, _ in services.contains { $0.handle == key } },
                                     descriptors: database.descriptors)
         }
+        // A secondary service the sweep did not show (a server that refused the group type)
+        // is still reached through an include, and its own includes are followed in turn.
+        var next = 0
+        while next < database.services.count {
+            let service = database.services[next]
+            next += 1
+            guard database.includes[service.handle] == nil else { continue }
+            let includes = try await findIncludedServices(in: service)
+            database.includes[service.handle] = includes
+            for include in includes where !database.services.contains(where: { $0.handle == include.service.handle }) {
+                database.insert(include.service)
+                // Inserted in handle order: look again from the start for what is not walked.
+                next = 0
+            }
+        }
         for service in database.services {
-            if database.includes[service.handle] == nil { database.includes[service.handle] = try await findIncludedServices(in: service) }
             for characteristic in try await characteristics(of: service) { _ = try await descriptors(of: characteristic) }
         }
         return database

@@ -6,9 +6,9 @@ import HCI
 /// Service Changed empties the affected range, and the discovery cache stores and restores
 /// it whole.
 public struct GATTDatabase: Sendable, Equatable {
-    /// Primary services found, in handle order.
+    /// Services found, primary and secondary (``Service/isPrimary``), in handle order.
     public var services: [Service] = []
-    /// Whether ``services`` holds every primary service (a Discover All Primary Services ran).
+    /// Whether ``services`` holds every service (a full discovery ran).
     public var isComplete = false
     /// Included services by the including service's declaration handle.
     public var includes: [AttributeHandle: [IncludedService]] = [:]
@@ -33,8 +33,10 @@ public struct GATTDatabase: Sendable, Equatable {
     /// Whether nothing is known.
     public var isEmpty: Bool { services.isEmpty && !isComplete }
 
-    /// The first known primary service with `uuid`.
-    public func service(_ uuid: BluetoothUUID) -> Service? { services.first { $0.uuid == uuid } }
+    /// The first known primary service with `uuid`, else the first secondary one.
+    public func service(_ uuid: BluetoothUUID) -> Service? {
+        services.first { $0.uuid == uuid && $0.isPrimary } ?? services.first { $0.uuid == uuid }
+    }
 
     /// The known characteristic whose value sits at `valueHandle`, with its service.
     public func characteristic(valueHandle: AttributeHandle) -> (service: Service, characteristic: Characteristic)? {

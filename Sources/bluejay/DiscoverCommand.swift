@@ -4,29 +4,30 @@ import GATT
 import HCI
 import TraceDecoding
 
-/// `bluejay discover ADDRESS services|includes|characteristics|descriptors`: one discovery
+/// `bluejay discover ADDRESS services|secondary|includes|characteristics|descriptors`: one discovery
 /// procedure, exactly as asked.
 struct Discover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one GATT discovery procedure.",
         discussion: """
             bluejay discover ADDRESS services [--uuid UUID]        Discover All Primary Services, or by UUID (Find By Type Value)
+            bluejay discover ADDRESS secondary                      Every secondary service (Read By Group Type «Secondary Service»)
             bluejay discover ADDRESS includes --start H --end H     Find Included Services
             bluejay discover ADDRESS characteristics --start H --end H [--uuid UUID]
             bluejay discover ADDRESS descriptors --start H --end H  Discover All Characteristic Descriptors (Find Information)
-            With --json, an array: services {"uuid", "name", "start_handle", "end_handle"}; includes {"handle", "uuid", \
+            With --json, an array: services and secondary {"uuid", "name", "start_handle", "end_handle"}; includes {"handle", "uuid", \
             "start_handle", "end_handle"}; characteristics {"uuid", "name", "declaration_handle", "value_handle", \
             "properties"}; descriptors {"uuid", "name", "handle"}.
             """)
 
     enum What: String, ExpressibleByArgument, CaseIterable {
-        case services, includes, characteristics, descriptors
+        case services, secondary, includes, characteristics, descriptors
     }
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
 
-    @Argument(help: "services, includes, characteristics or descriptors.")
+    @Argument(help: "services, secondary, includes, characteristics or descriptors.")
     var what: What
 
     @Option(name: .long, help: "Only this UUID (services, characteristics).")
@@ -45,8 +46,9 @@ struct Discover: AsyncParsableCommand {
         if let uuid { _ = try parseUUID(uuid, "--uuid") }
         let first = try handleOption(start, "--start"), last = try handleOption(end, "--end")
         switch what {
-        case .services:
-            guard start == nil, end == nil else { throw ValidationError("services take no --start/--end") }
+        case .services, .secondary:
+            guard start == nil, end == nil else { throw ValidationError("\(what.rawValue) take no --start/--end") }
+            if uuid != nil && what == .secondary { throw ValidationError("--uuid goes with services or characteristics") }
         case .includes, .characteristics, .descriptors:
             // Any range goes out as given, even one a server must refuse (start 0x0000 or
             // after --end): the server's answer is reported, as conformance tests expect.
@@ -64,8 +66,9 @@ struct Discover: AsyncParsableCommand {
         let (lines, items): ([String], [JSONValue]) = try await peripheral.withClient(common, discovery: false) { client, _, _ in
             func name(_ uuid: BluetoothUUID) -> JSONValue { uuid.assignedName.map(JSONValue.string) ?? .null }
             switch what {
-            case .services:
-                let services = if let uuid { try await client.discoverPrimaryServices(uuid: uuid) } else { try await client.discoverPrimaryServices() }
+            case .services, .secondary:
+                let services = if what == .secondary { try await client.discoverSecondaryServices() }
+                    else if let uuid { try await client.discoverPrimaryServices(uuid: uuid) } else { try await client.discoverPrimaryServices() }
                 return (services.map(\.description), services.map {
                     .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "start_handle": .number(Int($0.handle.rawValue)),
                              "end_handle": .number(Int($0.endGroupHandle.rawValue))])

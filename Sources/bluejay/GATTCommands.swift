@@ -15,7 +15,7 @@ struct Gatt: AsyncParsableCommand {
             error) or that runs past --max-value is printed in its place with the error, and the dump goes on; \
             the exit status is 0 once discovery completed, and non-zero only when the link, the ATT bearer or \
             discovery failed. With --json: {"address", "mtu", \
-            "services": [{"uuid", "name", "start_handle", "end_handle", "includes": [{"handle", "uuid", \
+            "services": [{"uuid", "name", "start_handle", "end_handle", "primary": bool (false: a secondary service, reached through an include), "includes": [{"handle", "uuid", \
             "start_handle", "end_handle"}], "characteristics": [{"uuid", "name", "declaration_handle", \
             "value_handle", "properties": [...], "value": hex|null, "text": string|null, \
             "error": {"code": number|null, "name", "message"}|null, \
@@ -84,7 +84,7 @@ struct Gatt: AsyncParsableCommand {
     static func lines(_ tree: [ServiceNode]) -> [String] {
         var lines: [String] = []
         for node in tree {
-            lines.append("Service \(node.service)")
+            lines.append(node.service.isPrimary ? "Service \(node.service)" : "Secondary Service \(node.service)")
             for include in node.includes {
                 lines.append("  Include \(hex(include.declarationHandle, digits: 4)) → \(include.service)")
             }
@@ -115,6 +115,7 @@ struct Gatt: AsyncParsableCommand {
             .object([
                 "uuid": .string(node.service.uuid.description), "name": name(node.service.uuid),
                 "start_handle": .number(Int(node.service.handle.rawValue)), "end_handle": .number(Int(node.service.endGroupHandle.rawValue)),
+                "primary": .bool(node.service.isPrimary),
                 "includes": .array(node.includes.map { include in
                     .object(["handle": .number(Int(include.declarationHandle.rawValue)), "uuid": .string(include.service.uuid.description),
                              "start_handle": .number(Int(include.service.handle.rawValue)), "end_handle": .number(Int(include.service.endGroupHandle.rawValue))])

@@ -52,6 +52,24 @@ import Testing
         #expect(include["handle"] as? Int == 0x21)
     }
 
+    /// A secondary service is kept as one: `"primary": false` on its record (absent on a
+    /// primary one, as in files written before), and the include that names it says so
+    /// after the round trip too.
+    @Test func aSecondaryServiceRoundTrips() throws {
+        let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0010, endGroupHandle: 0x0012, isPrimary: false)
+        let heartRate = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x0001, endGroupHandle: 0x0004)
+        let database = GATTDatabase(services: [heartRate, battery], isComplete: true,
+                                    includes: [0x0001: [IncludedService(declarationHandle: 0x0002, service: battery)], 0x0010: []],
+                                    characteristics: [0x0001: [], 0x0010: []])
+        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: nil, bonded: false, database: database)
+        let decoded = try CacheEntry(decoding: entry.encoded())
+        #expect(decoded == entry)
+        #expect(decoded.database.includes[0x0001]?.first?.service.isPrimary == false)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(entry.encoded())) as? [String: Any])
+        let services = try #require(object["services"] as? [[String: Any]])
+        #expect(services.map { $0["primary"] as? Bool } == [nil, false])
+    }
+
     @Test func aPartialDatabaseKeepsWhatWasNotDiscoveredAsNull() throws {
         // Found by UUID only: the service list is incomplete, one service's characteristics
         // are known (one without its descriptors), the other's are not, includes of neither.

@@ -101,17 +101,96 @@ struct ProcedureTests {
                                                                         properties: [.read], valueHandle: 0x16, endHandle: 0x16)).isEmpty)
     }
 
-    @Test func findIncludedServicesReadsA128BitUUID() async throws {
+    /// The include that leaves its 128-bit UUID out is followed at once by the Read Request
+    /// for it, before the sweep goes on (the conformance tests' order).
+    @Test func findIncludedServicesReadsA128BitUUIDAtOnce() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         let service = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x20)
         server.expect("08 10 00 20 00 02 28", "09 08 11 00 30 00 35 00 0F 18")
         server.expect("08 12 00 20 00 02 28", "09 06 12 00 40 00 45 00")
-        server.expect("08 13 00 20 00 02 28", "01 08 13 00 0A")
         server.expect("0A 40 00", "0B 00 0A 1B 0C 2D 6F 5E 8A 7A 4C 3B 9D 02 00 E7 B1")
+        server.expect("08 13 00 20 00 02 28", "01 08 13 00 0A")
         let includes = try await client.findIncludedServices(in: service)
         #expect(includes.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!])
         #expect(includes.map(\.service.handles) == [0x30...0x35, 0x40...0x45])
+        server.verify()
+    }
+
+    @Test func discoverSecondaryServicesWithReadByGroupType() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
+        server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
+        let services = try await client.discoverSecondaryServices()
+        #expect(services == [Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)])
+        server.verify()
+        // A server that refuses the group type has none to show this way.
+        server.expect("10 01 00 FF FF 01 28", "01 10 01 00 10")
+        #expect(try await client.discoverSecondaryServices().isEmpty)
+        server.verify()
+    }
+
+    /// A whole-database discovery in the conformance order — primary services, secondary
+    /// services, every service's includes, then service by service its characteristics
+    /// and descriptors — finds the secondary service the primary includes, and the lazy
+    /// lookups resolve it afterwards without a request.
+    @Test func fullDiscoveryFindsASecondaryServiceInTheConformanceOrder() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        // 0x0001 Heart Rate (primary): 0x0002 include of 0x0005…0x0007, 0x0003/0x0004 2A37.
+        // 0x0005 Battery (secondary): 0x0006/0x0007 2A19.
+        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 04 00 0D 18")
+        server.expect("10 05 00 FF FF 00 28", "01 10 05 00 0A")
+        server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
+        server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
+        server.expect("08 01 00 04 00 02 28", "09 08 02 00 05 00 07 00 0F 18")
+        server.expect("08 03 00 04 00 02 28", "01 08 03 00 0A")
+        server.expect("08 05 00 07 00 02 28", "01 08 05 00 0A")
+        server.expect("08 01 00 04 00 03 28", "09 07 03 00 10 04 00 37 2A")
+        server.expect("08 04 00 04 00 03 28", "01 08 04 00 0A")
+        server.expect("08 05 00 07 00 03 28", "09 07 06 00 02 07 00 19 2A")
+        server.expect("08 07 00 07 00 03 28", "01 08 07 00 0A")
+        let database = try await client.discoverAll()
+        server.verify()
+        let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)
+        #expect(database.services == [Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x01, endGroupHandle: 0x04), battery])
+        #expect(database.includes[0x01]?.map(\.service) == [battery])
+        #expect(database.isFullyDiscovered)
+        #expect(try await client.service(BluetoothUUID(UInt16(0x180F))) == battery)
+        #expect(try await client.characteristic(BluetoothUUID(UInt16(0x2A19)), in: BluetoothUUID(UInt16(0x180F))).valueHandle == 0x07)
+        server.verify()
+    }
+
+    /// A secondary service the sweep does not show (the server refuses the group type) is
+    /// still found through the include, and walked like any other.
+    @Test func fullDiscoveryReachesASecondaryServiceThroughItsInclude() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 04 00 0D 18")
+        server.expect("10 05 00 FF FF 00 28", "01 10 05 00 0A")
+        server.expect("10 01 00 FF FF 01 28", "01 10 01 00 10")
+        server.expect("08 01 00 04 00 02 28", "09 08 02 00 05 00 07 00 0F 18")
+        server.expect("08 03 00 04 00 02 28", "01 08 03 00 0A")
+        server.expect("08 05 00 07 00 02 28", "01 08 05 00 0A")
+        server.expect("08 01 00 04 00 03 28", "09 07 03 00 10 04 00 37 2A")
+        server.expect("08 04 00 04 00 03 28", "01 08 04 00 0A")
+        server.expect("08 05 00 07 00 03 28", "09 07 06 00 02 07 00 19 2A")
+        server.expect("08 07 00 07 00 03 28", "01 08 07 00 0A")
+        let database = try await client.discoverAll()
+        server.verify()
+        #expect(database.services.map(\.isPrimary) == [true, false])
+        #expect(database.characteristics[0x05]?.map(\.valueHandle) == [0x07])
+    }
+
+    /// Asked for a service that is no primary one, the lazy lookup tries the secondary ones.
+    @Test func aLazyLookupFindsASecondaryService() async throws {
+        let server = ScriptedServer()
+        let client = GATTClient(bearer: server.bearer)
+        server.expect("06 01 00 FF FF 00 28 0F 18", "01 06 01 00 0A")
+        server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
+        server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
+        #expect(try await client.service(BluetoothUUID(UInt16(0x180F))).isPrimary == false)
         server.verify()
     }
 

@@ -62,16 +62,26 @@ extension IntegrationTests {
 
         // Find Included Services: Read By Type (0x2802) finds the tolerance service's include
         // of a secondary service with a 128-bit UUID, which the declaration leaves out (a
-        // 4-octet value); the continuation is answered Attribute Not Found; then a Read of
-        // the included service's declaration gives its UUID.
+        // 4-octet value), and a Read of the included service's declaration gives its UUID at
+        // once; then the continuation is answered Attribute Not Found.
         let includes = try await cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
         #expect(includes.status == 0, "\(includes.stderr)")
         let include = try #require((includes.json as? [[String: Any]])?.first, "\(includes.stdout)")
         #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
         #expect(include["uuid"] as? String == "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-        expectOnly(includes, ["Read_By_Type_Req", "Read_By_Type_Req", "Read_Req"])
-        #expect(includes.sentHex.dropFirst() == ["08 01 00 ff ff 02 28", "08 34 00 ff ff 02 28", "0a 2f 00"])
-        #expect(includes.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Error_Rsp", "Read_Rsp"])
+        expectOnly(includes, ["Read_By_Type_Req", "Read_Req", "Read_By_Type_Req"])
+        #expect(includes.sentHex.dropFirst() == ["08 01 00 ff ff 02 28", "0a 2f 00", "08 34 00 ff ff 02 28"])
+        #expect(includes.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Read_Rsp", "Error_Rsp"])
+
+        // Secondary services: Read By Group Type «Secondary Service» (0x2801) over the whole
+        // database finds the one the tolerance service includes.
+        let secondary = try await cli.bluejay("discover", ["secondary", "--json"])
+        #expect(secondary.status == 0, "\(secondary.stderr)")
+        let found2801 = try #require(secondary.json as? [[String: Any]], "\(secondary.stdout)")
+        #expect(found2801.map { $0["uuid"] as? String } == ["B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        #expect(found2801.first?["start_handle"] as? Int == 0x2F && found2801.first?["end_handle"] as? Int == 0x31)
+        expectOnly(secondary, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
+        #expect(secondary.sentHex.dropFirst() == ["10 01 00 ff ff 01 28", "10 32 00 ff ff 01 28"])
         let inRange = try await cli.bluejay("discover", ["includes", "--start", "0x0032", "--end", "0x0035"])
         #expect(inRange.stdout == "0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031\n", "\(inRange.stdout)")
 

@@ -2,6 +2,8 @@ import Bluejay
 import BluetoothCore
 import Foundation
 import HCI
+import DiscoveryCache
+import GATT
 import HCITestSupport
 import Testing
 
@@ -110,6 +112,31 @@ extension IntegrationTests {
         for (index, sequence) in received.enumerated() {
             #expect(sequence == Array(0..<count), "peripheral \(index + 1): every value, in order")
         }
+    }
+
+    /// A characteristic of a secondary service (reachable only through an include) is found
+    /// by its ``ServiceIdentifier`` like any other: lazily on one link (the primary lookup
+    /// finds nothing, the secondary sweep finds it), and from the cache a full discovery
+    /// filled on the next.
+    @Test func aSecondaryServiceIsReachableFromTheAPI() async throws {
+        let peer = try await TestPeer()
+        defer { peer.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-secondary-\(UUID().uuidString)")
+        let included = CharacteristicIdentifier(uuid: "B1E70202-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                                service: ServiceIdentifier(uuid: "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        let central = try await Central(transport: peer.transport, store: store, logger: .silent)
+        defer { central.close() }
+        let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
+        try await peripheral.connect(connectionTimeout: .seconds(10))
+        #expect(try await peripheral.read(from: included) == Array("Bluejay included".utf8))
+        // A full discovery lists it (marked secondary) and the cache keeps it.
+        let all = try await peripheral.discoverServices()
+        #expect(all.contains(included))
+        await peripheral.disconnect()
+        try await peripheral.connect(connectionTimeout: .seconds(10))
+        #expect(try await peripheral.read(from: included) == Array("Bluejay included".utf8))
+        let cached = try #require(DiscoveryCache(store: store).entry(for: "\(peer.address)/random"))
+        #expect(cached.database.services.contains { !$0.isPrimary && $0.uuid == included.service.uuid })
     }
 
     /// One peripheral dropped by the peer reconnects under the policy (events: disconnected,

@@ -232,7 +232,7 @@ extension IntegrationTests {
         let lines = text.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         for address in peer.addresses {
-            #expect(lines.contains { $0.hasPrefix("\(address)/random  7 services, 18 characteristics, hash ") }, "\(text.stdout)")
+            #expect(lines.contains { $0.hasPrefix("\(address)/random  8 services, 19 characteristics, hash ") }, "\(text.stdout)")
         }
 
         let json = try await store.bluejay(["cache", "list", "--json"])
@@ -242,8 +242,8 @@ extension IntegrationTests {
         for object in objects {
             #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded", "service_changed_bonded"])
             #expect(object["service_changed_bonded"] as? Bool == false)
-            #expect(object["services"] as? Int == 7)
-            #expect(object["characteristics"] as? Int == 18)
+            #expect(object["services"] as? Int == 8)
+            #expect(object["characteristics"] as? Int == 19)
             #expect(object["complete"] as? Bool == true)
             #expect(object["bonded"] as? Bool == false)
             let hash = try #require(object["database_hash"] as? String)

@@ -21,10 +21,14 @@ extension CommandLineTests {
         #expect(tree["mtu"] as? Int == 517)
         #expect(tree["address"] as? String == "\(peer.address)/random")
         let services = try #require(tree["services"] as? [[String: Any]])
+        // Every service in handle order, the tolerance service's secondary one (included,
+        // 128-bit) among them, marked so.
         #expect(services.compactMap { $0["uuid"] as? String }
-                == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
-        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D, 0x32])
-        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E, 0x35])
+                == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                    "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D, 0x2F, 0x32])
+        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E, 0x31, 0x35])
+        #expect(services.compactMap { $0["primary"] as? Bool } == [true, true, true, true, true, true, false, true])
         // Only the tolerance service includes one, a secondary service with a 128-bit UUID.
         #expect(services.dropLast().allSatisfy { ($0["includes"] as? [Any])?.isEmpty == true })
         let include = try #require((services.last?["includes"] as? [[String: Any]])?.first)

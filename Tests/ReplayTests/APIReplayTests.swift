@@ -135,11 +135,14 @@ struct APIReplayTests {
             }
             return (database, values)
         }
-        #expect(database.services.count == 6)
+        // Seven primary services and the secondary one the last of them includes.
+        #expect(database.services.count == 8)
+        #expect(database.services.filter { !$0.isPrimary }.map(\.handle) == [0x002F])
         #expect(database.services.contains { (service: Service) in service.uuid == BluetoothUUID(UInt16(0x180D)) })
         #expect(values[0x001F] == (0..<512).map { UInt8($0 % 256) })
+        #expect(values[0x0031] == Array("Bluejay included".utf8))
         #expect(values[0x0024] == nil)  // 0x0F insufficientEncryption
-        #expect(values.count == 11)  // every readable characteristic but the encrypted one
+        #expect(values.count == 13)  // every readable characteristic but the encrypted one
     }
 
     @Test func readByUUIDWithTheCache() async throws {
