@@ -101,18 +101,11 @@ public struct TraceCheck: Sendable, Equatable {
     /// command with extra octets), found while decoding it.
     private var recordOddity: String?
 
-    /// What the check keeps from record to record: ACL reassembly per handle and direction,
-    /// and the dynamic channels opened so far.
-    private struct State {
-        var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
-        var channels = ChannelTracker()
-    }
-
     /// Checks `file`, stopping at the first record that does not decode; with `strict`, also
     /// at the first record that only the tolerance rule accepts (see ``Warning``).
     public init(file: BTSnoopFile, strict: Bool = false) {
         announced = Self.announcedHandles(file)
-        var state = State()
+        var walk = TraceWalk(followedHandles: announced)
         var secrets = PacketSecrets()
         for record in file.records {
             records += 1
@@ -123,7 +116,7 @@ public struct TraceCheck: Sendable, Equatable {
                 // Failure.bytes has the H4 indicator in front of the body.
                 recordSecrets = secrets.secretFields(type: type, body: body, direction: record.direction).map { $0.shifted(by: 1) }
             }
-            if let reason = check(record, &state) {
+            if let reason = check(walk.step(record)) {
                 failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record), secrets: recordSecrets)
                 return
             }
@@ -140,45 +133,40 @@ public struct TraceCheck: Sendable, Equatable {
         }
     }
 
-    private mutating func check(_ record: BTSnoopRecord, _ state: inout State) -> String? {
-        let type: H4PacketType, body: ArraySlice<UInt8>
-        switch record.content {
+    /// What is wrong with one step of the walk, if anything.
+    private mutating func check(_ step: TraceWalk.Step) -> String? {
+        let packet: HCIPacket, acl: TraceWalk.ACLStep?
+        switch step {
         case .monitor:
             skipped += 1
             return nil
         case let .unknownType(byte, _):
             return "\(hex(byte, digits: 2)) is no HCI packet type"
-        case let .packet(packetType, packetBody):
-            (type, body) = (packetType, packetBody)
+        case let .malformed(type, _, error):
+            return "\(type) packet: \(error)"
+        case let .packet(decoded, aclStep):
+            (packet, acl) = (decoded, aclStep)
         }
-        let packet: HCIPacket
-        do { packet = try HCIPacket(type: type, body: body) } catch { return "\(type) packet: \(error)" }
         packets += 1
         switch packet {
         case .command, .sco, .iso:
             return nil
         case let .event(event):
-            if let announcement = LinkAnnouncement(event) {
-                state.channels.announce(announcement)
-            } else if case let .disconnectionComplete(disconnection)? = try? HCIEvent(event), disconnection.status.isSuccess {
-                state.channels.disconnected(disconnection.handle)
-            }
             return Self.check(event)
-        case let .acl(acl):
-            if let announced, !announced.contains(acl.handle) {
+        case let .acl(data):
+            guard let acl, acl.followed else {
+                // ACL on a handle no connection event of the file announces: vendor data.
                 vendorACLPackets += 1
                 return nil
             }
-            let key = Counter.ReassemblyKey(handle: acl.handle, received: record.direction == .received)
-            let (frame, problem) = state.reassemblers[key, default: Reassembler()].append(acl)
-            if let problem {
+            if let problem = acl.problem {
                 switch problem {
-                case .longerThanDeclared, .overflow: return "ACL handle \(hex(acl.handle, digits: 4)): \(problem)"
+                case .longerThanDeclared, .overflow: return "ACL handle \(hex(data.handle, digits: 4)): \(problem)"
                 case .abandoned, .continuationWithoutStart: break
                 }
             }
-            guard let frame else { return nil }
-            return check(state.channels.process(frame, handle: acl.handle, received: record.direction == .received), frame)
+            guard let frame = acl.frame, let content = acl.content else { return nil }
+            return check(content, frame)
         }
     }
 

@@ -25,19 +25,16 @@ public struct TraceFormatter: Sendable {
     /// How many secret fields were printed in clear so far (only with ``showsSecrets``): the
     /// caller warns when this first moves.
     public private(set) var secretsShown = 0
-    private var reassemblers: [Counter.ReassemblyKey: Reassembler] = [:]
-    private var channels = ChannelTracker()
-    /// Handles announced by a connection event; ACL on any other handle is marked, because
-    /// it is often vendor debug data (Qualcomm uses 0x0EDC).
-    private var announcedHandles: Set<ConnectionHandle> = []
-    /// Handles whose signaling and channels are followed before (or without) their
-    /// connection event; nil for every handle.
-    private var followedHandles: Set<ConnectionHandle>? = []
+    /// The walk through the records (``TraceWalk``). ACL on a handle no live link was
+    /// announced on is marked, because it is often vendor debug data (Qualcomm uses 0x0EDC).
+    private var walk: TraceWalk
 
     /// A formatter with no reassembly state and no announced handles. It follows signaling
     /// and channels on the handles connection events announce as it goes; ACL on any other
     /// handle is framed as L2CAP and its fixed channels named, no more.
-    public init() {}
+    public init() {
+        walk = TraceWalk(followedHandles: [])
+    }
 
     /// A formatter for the records of `file`, which follows signaling and channels where
     /// ``TraceSummary`` does: on the handles the file's connection events announce, or on
@@ -45,7 +42,7 @@ public struct TraceFormatter: Sendable {
     /// vendor data on a never-announced handle (Qualcomm's 0x0EDC) is not taken for
     /// signaling, even before the first connection event.
     public init(file: BTSnoopFile) {
-        followedHandles = TraceCheck.announcedHandles(file)
+        walk = TraceWalk(file: file)
     }
 
     /// Formats one record.
@@ -57,12 +54,14 @@ public struct TraceFormatter: Sendable {
             return "\(prefix) monitor opcode \(opcode) index \(index) (\(data.count) bytes)"
         case let .unknownType(byte, data):
             return "\(prefix) unknown packet type \(hex(byte, digits: 2)): \(data.hexDump)"
-        case let .packet(type, body):
-            do {
-                let packet = try HCIPacket(type: type, body: body)
-                return "\(prefix) \(describe(packet, received: record.direction == .received))"
-            } catch {
+        case .packet:
+            switch walk.step(record) {
+            case let .malformed(type, body, error):
                 return "\(prefix) malformed \(type) packet (\(error)): \(render(body, secrets: HCISecretFields.packet(type: type, body: body)))"
+            case let .packet(packet, acl):
+                return "\(prefix) \(describe(packet, acl))"
+            case .monitor, .unknownType:
+                return prefix
             }
         }
     }
@@ -74,11 +73,12 @@ public struct TraceFormatter: Sendable {
         guard let packet = try? HCIPacket(h4: bytes[...]) else { return "undecodable packet (\(bytes.count) bytes)" }
         var formatter = TraceFormatter()
         // A lone packet cannot show its connection event; do not flag its handle for that.
-        if case let .acl(acl) = packet { formatter.announcedHandles.insert(acl.handle) }
-        return formatter.describe(packet, received: direction == .received)
+        if case let .acl(acl) = packet { formatter.walk.assumeAnnounced(acl.handle) }
+        guard case let .packet(packet, acl) = formatter.walk.step(packet, received: direction == .received) else { return "" }
+        return formatter.describe(packet, acl)
     }
 
-    private mutating func describe(_ packet: HCIPacket, received: Bool) -> String {
+    private mutating func describe(_ packet: HCIPacket, _ step: TraceWalk.ACLStep?) -> String {
         switch packet {
         case .command(let command):
             return "HCI Command: \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
@@ -86,13 +86,13 @@ public struct TraceFormatter: Sendable {
         case .event(let event):
             return "HCI Event: \(describeEvent(event))"
         case .acl(let acl):
+            let received = step?.received ?? false
             var line = "ACL \(received ? "RX" : "TX"): handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
-            if !announcedHandles.contains(acl.handle) { line += " (handle never announced)" }
-            let key = Counter.ReassemblyKey(handle: acl.handle, received: received)
-            let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
+            if !walk.liveHandles.contains(acl.handle) { line += " (handle never announced)" }
+            let problem = step?.problem
             if let problem { line += " [\(problem)]" }
-            if let frame {
-                line += " | " + describe(frame, handle: acl.handle, received: received)
+            if let frame = step?.frame {
+                line += " | " + describe(frame, handle: acl.handle, content: step?.content)
             } else if problem == nil {
                 line += " (fragment)"
             }
@@ -115,10 +115,6 @@ public struct TraceFormatter: Sendable {
         case .commandStatus(let status):
             return head + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
         case .disconnectionComplete(let disconnection):
-            if disconnection.status.isSuccess {
-                announcedHandles.remove(disconnection.handle)
-                channels.disconnected(disconnection.handle)
-            }
             return head + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
         case .numberOfCompletedPackets(let completed):
             return head + ": " + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(separator: ", ")
@@ -132,20 +128,11 @@ public struct TraceFormatter: Sendable {
         case .leMeta(let meta):
             // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
             if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(meta) {
-                if let announcement = LinkAnnouncement(packet) {
-                    announcedHandles.insert(announcement.handle)
-                    channels.announce(announcement)
-                }
                 return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
                     + " peer \(peer) \(parameters.description)"
             }
             return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + bytes(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode))
         case .other(let other):
-            // A BR/EDR Connection Complete announces its link as an LE one does.
-            if let announcement = LinkAnnouncement(packet) {
-                announcedHandles.insert(announcement.handle)
-                channels.announce(announcement)
-            }
             do {
                 guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters,
                                                                       showingSecrets: showsSecrets, shown: &secretsShown) else {
@@ -160,14 +147,13 @@ public struct TraceFormatter: Sendable {
         }
     }
 
-    private mutating func describe(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> String {
-        // ACL on a handle no connection announced may be vendor data (Qualcomm's 0x0EDC),
-        // whose bytes mean nothing as signaling or channels.
-        guard announcedHandles.contains(handle) || followedHandles.map({ $0.contains(handle) }) ?? true else {
-            return describeFixed(frame, linkType: nil, followed: false)
-        }
-        let linkType = channels.linkType(handle)
-        switch channels.process(frame, handle: handle, received: received) {
+    /// A whole PDU, as its channel reads (`content`: nil when its handle is not followed:
+    /// ACL on a handle no connection announced may be vendor data, Qualcomm's 0x0EDC, whose
+    /// bytes mean nothing as signaling or channels).
+    private mutating func describe(_ frame: BasicFrame, handle: ConnectionHandle, content: ChannelTracker.Content?) -> String {
+        guard let content else { return describeFixed(frame, linkType: nil, followed: false) }
+        let linkType = walk.linkType(handle)
+        switch content {
         case .fixed:
             return describeFixed(frame, linkType: linkType, followed: true)
         case .signaling(let control):

@@ -92,57 +92,43 @@ public struct TraceSummary: Sendable, Equatable {
     }
 }
 
-/// Walks records and keeps the reassembly and channel state the counts need.
+/// Counts what the trace walk (``TraceWalk``) makes of each record.
 struct Counter {
     var summary = TraceSummary()
-    private var reassemblers: [ReassemblyKey: Reassembler] = [:]
-    private var channels = ChannelTracker()
-    /// The handles whose dynamic channels and BR/EDR signaling are followed; nil for all.
-    private let followedHandles: Set<ConnectionHandle>?
+    private var walk: TraceWalk
 
     /// A counter following channels on `followedHandles` (all handles when nil).
     init(followedHandles: Set<ConnectionHandle>?) {
-        self.followedHandles = followedHandles
-    }
-
-    struct ReassemblyKey: Hashable {
-        var handle: ConnectionHandle
-        var received: Bool
+        walk = TraceWalk(followedHandles: followedHandles)
     }
 
     mutating func add(_ record: BTSnoopRecord) {
         summary.records += 1
-        switch record.content {
+        switch walk.step(record) {
         case .monitor:
             summary.packetTypes["monitor", default: 0] += 1
         case let .unknownType(byte, _):
             summary.packetTypes["unknown \(hex(byte, digits: 2))", default: 0] += 1
-        case let .packet(type, body):
+        case let .malformed(type, body, error):
             summary.packetTypes[type.description, default: 0] += 1
-            add(type: type, body: body, received: record.direction == .received)
+            summary.malformed["\(type) \(Self.kind(of: error))", default: 0] += 1
+            countHeaderOnly(type: type, body: body)
+        case let .packet(packet, acl):
+            summary.packetTypes[packet.type.description, default: 0] += 1
+            count(packet, acl)
         }
     }
 
-    private mutating func add(type: H4PacketType, body: ArraySlice<UInt8>, received: Bool) {
-        let packet: HCIPacket
-        do {
-            packet = try HCIPacket(type: type, body: body)
-        } catch {
-            summary.malformed["\(type) \(Self.kind(of: error))", default: 0] += 1
-            countHeaderOnly(type: type, body: body)
-            return
-        }
+    private mutating func count(_ packet: HCIPacket, _ step: TraceWalk.ACLStep?) {
         switch packet {
         case .command(let command):
             summary.commands[HCINames.commandKey(command.opcode), default: 0] += 1
         case .event(let event):
             countEvent(code: event.code, parameters: event.parameters)
-            followLinks(event)
-        case .acl(let acl):
-            let key = ReassemblyKey(handle: acl.handle, received: received)
-            let (frame, problem) = reassemblers[key, default: Reassembler()].append(acl)
-            if let problem, let kind = Self.malformedKind(problem) { summary.malformed[kind, default: 0] += 1 }
-            if let frame { countFrame(frame, handle: acl.handle, received: received) }
+        case .acl:
+            guard let step else { return }
+            if let problem = step.problem, let kind = Self.malformedKind(problem) { summary.malformed[kind, default: 0] += 1 }
+            if let frame = step.frame { countFrame(frame, step.content) }
         case .sco, .iso:
             break
         }
@@ -171,22 +157,12 @@ struct Counter {
         }
     }
 
-    /// Links begin and end with their connection events; the channels on them with them.
-    private mutating func followLinks(_ event: HCIEventPacket) {
-        if let announcement = LinkAnnouncement(event) {
-            channels.announce(announcement)
-        } else if event.code == DisconnectionComplete.code, case let .disconnectionComplete(disconnection)? = try? HCIEvent(event),
-                  disconnection.status.isSuccess {
-            channels.disconnected(disconnection.handle)
-        }
-    }
-
-    private mutating func countFrame(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) {
-        guard followedHandles?.contains(handle) ?? true else { return countFixed(frame) }
-        switch channels.process(frame, handle: handle, received: received) {
-        case .fixed:
+    /// A whole PDU: by its channel when its handle is followed, else by its fixed CID.
+    private mutating func countFrame(_ frame: BasicFrame, _ content: ChannelTracker.Content?) {
+        switch content {
+        case nil, .fixed?:
             countFixed(frame)
-        case .signaling(let control):
+        case .signaling(let control)?:
             if frame.payload.isEmpty { summary.malformed["l2cap empty payload", default: 0] += 1 }
             for command in control.commands { summary.signaling[command.code.bredrDescription, default: 0] += 1 }
             if let damaged = control.damaged {
@@ -194,7 +170,7 @@ struct Counter {
                 if let code = damaged.code { summary.signaling[code.bredrDescription, default: 0] += 1 }
                 summary.malformed["l2cap signaling \(Self.kind(of: damaged.error))", default: 0] += 1
             }
-        case .dynamic(let dynamic):
+        case .dynamic(let dynamic)?:
             countDynamic(dynamic)
         }
     }

@@ -126,11 +126,6 @@ struct ReconstructionWalk {
         var contradicted: Set<Int> = []
     }
 
-    struct ReassemblyKey: Hashable {
-        var handle: ConnectionHandle
-        var received: Bool
-    }
-
     /// The last advertising data and scan response of one address.
     struct Advertiser {
         var advertisingData: [UInt8]?
@@ -144,30 +139,31 @@ struct ReconstructionWalk {
     private var peers: [Peer] = []
     private var peerIndex: [BluetoothAddress: Int] = [:]
     private var links: [ConnectionHandle: Link] = [:]
-    /// Handles a connection event announced (LE or BR/EDR): no made-up peer on them.
-    private var announced: Set<ConnectionHandle> = []
+    /// The walk every trace tool takes: records to packets, announced links, reassembly.
+    private var walk: TraceWalk
+    /// BR/EDR handles (a BR/EDR Connection Complete announced them): no LE peer on them.
     private var bredr: Set<ConnectionHandle> = []
     /// Encryption per handle, from the events, kept apart from the links so a link the
     /// capture found already open picks it up.
     private var encryption: [ConnectionHandle: Bool] = [:]
-    private var reassemblers: [ReassemblyKey: Reassembler] = [:]
     private var advertisers: [BluetoothAddress: Advertiser] = [:]
     private var advertiserOrder: [BluetoothAddress] = []
     private var recordingHash: UInt64?
 
     init(file: BTSnoopFile) {
         self.file = file
+        walk = TraceWalk(file: file)
     }
 
     // MARK: Records
 
     mutating func add(_ record: BTSnoopRecord) {
-        guard case let .packet(type, body) = record.content, let packet = try? HCIPacket(type: type, body: body) else { return }
+        guard case let .packet(packet, step) = walk.step(record) else { return }
         switch packet {
         case .event(let event):
             add(event)
         case .acl(let acl):
-            add(acl, received: record.direction == .received)
+            if let frame = step?.frame { add(frame, of: acl.handle, received: record.direction == .received) }
         case .command, .sco, .iso:
             break
         }
@@ -179,7 +175,6 @@ struct ReconstructionWalk {
             // Connection Complete (BR/EDR), read as the trace tools read it: its handle is no LE link.
             guard let handle = LinkAnnouncement(packet)?.handle else { return }
             end(handle)
-            announced.insert(handle)
             bredr.insert(handle)
         case DisconnectionComplete.code:
             guard case let .disconnectionComplete(disconnection)? = try? HCIEvent(packet), disconnection.status.isSuccess else { return }
@@ -211,7 +206,6 @@ struct ReconstructionWalk {
 
     private mutating func connect(_ handle: ConnectionHandle, address: BluetoothAddress, type: AddressType) {
         end(handle)
-        announced.insert(handle)
         bredr.remove(handle)
         let index: Int
         if let known = peerIndex[address] {
@@ -226,12 +220,11 @@ struct ReconstructionWalk {
         links[handle] = Link(peer: index, madeUp: false, encrypted: false)
     }
 
-    /// The link on `handle` is over: its state, reassembly and encryption go with it.
+    /// The link on `handle` is over: its state and encryption go with it (its reassembly
+    /// goes with it in the walk).
     private mutating func end(_ handle: ConnectionHandle) {
         links[handle] = nil
         encryption[handle] = nil
-        reassemblers[ReassemblyKey(handle: handle, received: true)] = nil
-        reassemblers[ReassemblyKey(handle: handle, received: false)] = nil
     }
 
     // MARK: Advertising
@@ -259,14 +252,11 @@ struct ReconstructionWalk {
 
     // MARK: ACL and ATT
 
-    private mutating func add(_ acl: ACLDataPacket, received: Bool) {
-        let handle = acl.handle
+    private mutating func add(_ frame: BasicFrame, of handle: ConnectionHandle, received: Bool) {
         guard !bredr.contains(handle) else { return }
         // A handle a connection event announced and a disconnection ended carries nothing now.
-        guard links[handle] != nil || !announced.contains(handle) else { return }
-        let key = ReassemblyKey(handle: handle, received: received)
-        guard let frame = reassemblers[key, default: Reassembler()].append(acl).frame, frame.channel == .att,
-              let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
+        guard links[handle] != nil || !walk.announcedHandles.contains(handle) else { return }
+        guard frame.channel == .att, let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
         if links[handle] == nil {
             links[handle] = Link(peer: nil, madeUp: true, encrypted: encryption[handle] ?? false)
         }
