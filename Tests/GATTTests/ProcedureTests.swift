@@ -138,19 +138,7 @@ struct ProcedureTests {
     @Test func fullDiscoveryFindsASecondaryServiceInTheConformanceOrder() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
-        // 0x0001 Heart Rate (primary): 0x0002 include of 0x0005…0x0007, 0x0003/0x0004 2A37.
-        // 0x0005 Battery (secondary): 0x0006/0x0007 2A19.
-        server.expect("10 01 00 FF FF 00 28", "11 06 01 00 04 00 0D 18")
-        server.expect("10 05 00 FF FF 00 28", "01 10 05 00 0A")
-        server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
-        server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
-        server.expect("08 01 00 04 00 02 28", "09 08 02 00 05 00 07 00 0F 18")
-        server.expect("08 03 00 04 00 02 28", "01 08 03 00 0A")
-        server.expect("08 05 00 07 00 02 28", "01 08 05 00 0A")
-        server.expect("08 01 00 04 00 03 28", "09 07 03 00 10 04 00 37 2A")
-        server.expect("08 04 00 04 00 03 28", "01 08 04 00 0A")
-        server.expect("08 05 00 07 00 03 28", "09 07 06 00 02 07 00 19 2A")
-        server.expect("08 07 00 07 00 03 28", "01 08 07 00 0A")
+        Self.expectFullDiscoveryWithASecondaryService(server, sweepingSecondary: true)
         let database = try await client.discoverAll()
         server.verify()
         let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)
@@ -167,9 +155,26 @@ struct ProcedureTests {
     @Test func fullDiscoveryReachesASecondaryServiceThroughItsInclude() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
+        Self.expectFullDiscoveryWithASecondaryService(server, sweepingSecondary: false)
+        let database = try await client.discoverAll()
+        server.verify()
+        #expect(database.services.map(\.isPrimary) == [true, false])
+        #expect(database.characteristics[0x05]?.map(\.valueHandle) == [0x07])
+    }
+
+    /// A whole-database discovery of 0x0001 Heart Rate (primary: 0x0002 an include of
+    /// 0x0005…0x0007, 0x0003/0x0004 2A37) and 0x0005 Battery (secondary: 0x0006/0x0007
+    /// 2A19), request by request; the server answers the secondary sweep, or refuses its
+    /// group type.
+    static func expectFullDiscoveryWithASecondaryService(_ server: ScriptedServer, sweepingSecondary: Bool) {
         server.expect("10 01 00 FF FF 00 28", "11 06 01 00 04 00 0D 18")
         server.expect("10 05 00 FF FF 00 28", "01 10 05 00 0A")
-        server.expect("10 01 00 FF FF 01 28", "01 10 01 00 10")
+        if sweepingSecondary {
+            server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
+            server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
+        } else {
+            server.expect("10 01 00 FF FF 01 28", "01 10 01 00 10")
+        }
         server.expect("08 01 00 04 00 02 28", "09 08 02 00 05 00 07 00 0F 18")
         server.expect("08 03 00 04 00 02 28", "01 08 03 00 0A")
         server.expect("08 05 00 07 00 02 28", "01 08 05 00 0A")
@@ -177,10 +182,6 @@ struct ProcedureTests {
         server.expect("08 04 00 04 00 03 28", "01 08 04 00 0A")
         server.expect("08 05 00 07 00 03 28", "09 07 06 00 02 07 00 19 2A")
         server.expect("08 07 00 07 00 03 28", "01 08 07 00 0A")
-        let database = try await client.discoverAll()
-        server.verify()
-        #expect(database.services.map(\.isPrimary) == [true, false])
-        #expect(database.characteristics[0x05]?.map(\.valueHandle) == [0x07])
     }
 
     /// Asked for a service that is no primary one, the lazy lookup tries the secondary ones.
