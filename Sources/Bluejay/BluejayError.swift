@@ -49,6 +49,10 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case hci(HCIError)
     /// The transport could not be opened or the controller not brought up.
     case startFailed(String)
+    /// An operation given a timeout (a ``Peripheral``'s read, write or discovery: BlueCap's
+    /// per-operation timeouts) did not finish in it; what it was. The request itself may
+    /// still be answered later: ATT has one request at a time and no way to take one back.
+    case operationTimedOut(String)
 
     /// Readable, with protocol codes by name.
     public var description: String {
@@ -75,6 +79,7 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
         case let .connection(error): error.description
         case let .hci(error): error.description
         case let .startFailed(why): "could not start: \(why)"
+        case let .operationTimedOut(what): "\(what) timed out"
         }
     }
 

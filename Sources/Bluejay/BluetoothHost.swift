@@ -33,7 +33,8 @@ public final class BluetoothHost {
     /// The central on this host, once made (``central``).
     private var madeCentral: Central?
     /// Whether ``close()`` has run.
-    private var isClosed = false
+    /// Whether ``close()`` ran.
+    private(set) var isClosed = false
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
@@ -113,7 +114,10 @@ public final class BluetoothHost {
                 self?.linkEnded(disconnection.handle)
             }
         }
-        controller.onFailure = { [weak self] error in self?.onControllerFailure?(error) }
+        controller.onFailure = { [weak self] error in
+            self?.madeCentral?.poweredOff()
+            self?.onControllerFailure?(error)
+        }
     }
 
     /// The GATT client of link `handle`: made on first use, MTU exchanged and the cached

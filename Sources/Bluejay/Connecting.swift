@@ -179,7 +179,7 @@ extension Bluejay {
             for observer in observers { observer.connected(to: peripheral) }
         case .gaveUp:
             reconnectionFailed(peripheral, failure ?? error, after: error)
-        case .disconnected:
+        case .disconnected, .forcedDisconnect:
             break
         }
     }

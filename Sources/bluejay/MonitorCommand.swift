@@ -14,7 +14,7 @@ struct Monitor: AsyncParsableCommand {
         abstract: "Connect to every ADDRESS, listen to one characteristic on each, print each value; reconnect dropped peers.",
         discussion: """
             One line per value: 'ADDRESS HANDLE HEX' (with --json: {"address", "handle", "value"}), in the order they \
-            arrive from all peripherals. Link events (connected, disconnected, reconnecting, gave up) go to standard \
+            arrive from all peripherals. Link events (connected, disconnected, reconnecting, gave up, forced disconnect) go to standard \
             error (with --json, as {"address", "event", ...} lines on standard output). A dropped peer is reconnected \
             with backoff (1 s, doubling, at most 30 s) up to --retries times; the others keep streaming. Runs until \
             interrupted: Ctrl-C unsubscribes, disconnects and exits 0 (a second Ctrl-C exits at once). Exits 1 when no \
@@ -153,6 +153,7 @@ enum MonitorSession {
         case let .disconnected(reason): ("disconnected", ["reason": .string(reason.description)])
         case let .reconnecting(attempt, delay): ("reconnecting", ["attempt": .number(attempt), "delay_ms": .number(Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))])
         case let .gaveUp(reason): ("gave_up", ["reason": .string(reason)])
+        case .forcedDisconnect: ("forced_disconnect", [:])
         }
         if json {
             var object = detail

@@ -139,6 +139,57 @@ extension IntegrationTests {
         #expect(cached.database.services.contains { !$0.isPrimary && $0.uuid == included.service.uuid })
     }
 
+    /// BlueCap's `CentralManager`, name for name with async/await: the state stream, a scan
+    /// with a capacity and a timeout that ends it, discovery of chosen services and
+    /// characteristics, the connected peripherals by service and the known ones by UUID, a
+    /// read that times out (the peer goes silent), `forcedDisconnect` and `terminate()`.
+    @Test func centralManagerAsBlueCapNamesIt() async throws {
+        let peer = try await TestPeer()
+        defer { peer.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-manager-\(UUID().uuidString)")
+        let manager: CentralManager = try await CentralManager(transport: peer.transport, store: store, logger: .silent)
+        var states = manager.whenStateChanges().makeAsyncIterator()
+        #expect(await states.next() == .poweredOn)
+        #expect(manager.state == .poweredOn)
+
+        let heartRate = BluetoothUUID(UInt16(0x180D))
+        var found: [PeripheralIdentifier] = []
+        for await discovery in manager.startScanning(forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2)) {
+            found.append(discovery.peripheral)
+        }
+        #expect(found.map(\.address.description) == [peer.address], "the scan ends by itself after its timeout")
+
+        let peripheral = manager.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
+        try await peripheral.connect(connectionTimeout: .seconds(10))
+        #expect(manager.retrieveConnectedPeripherals(withServices: [heartRate]).isEmpty, "not discovered yet")
+        let services = try await peripheral.discoverServices([heartRate, BluetoothUUID(UInt16(0x1812))], timeout: hangGuardWait)
+        #expect(services == [ServiceIdentifier(uuid: heartRate)])
+        #expect(manager.retrieveConnectedPeripherals(withServices: [heartRate]).map(\.identifier) == [peripheral.identifier])
+        let characteristics = try await peripheral.discoverCharacteristics([BluetoothUUID(UInt16(0x2A38))], of: ServiceIdentifier(uuid: heartRate))
+        #expect(characteristics == [CharacteristicIdentifier(uuid: BluetoothUUID(UInt16(0x2A38)), service: ServiceIdentifier(uuid: heartRate))])
+        #expect(manager.retrievePeripherals(withIdentifiers: [peripheral.identifier.uuid]).map(\.identifier) == [peripheral.identifier])
+        #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
+
+        // The peer stops answering: a read with a timeout gives up, by name.
+        try await peripheral.write(to: Self.controlPoint, bytes: [0x0A])
+        do {
+            _ = try await peripheral.read(from: characteristics[0], timeout: .milliseconds(300))
+            Issue.record("a read the peer never answers returned")
+        } catch {
+            guard case .operationTimedOut = error else { Issue.record("\(error)"); return }
+        }
+
+        let events = peripheral.connectionEvents()
+        await peripheral.terminate()
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == .forcedDisconnect)
+        #expect(manager.retrievePeripherals().isEmpty, "terminate() forgets the peripheral")
+        manager.close()
+        #expect(await states.next() == .poweredOff)
+        #expect(await states.next() == nil)
+        #expect(manager.state == .poweredOff)
+    }
+
     /// One peripheral dropped by the peer reconnects under the policy (events: disconnected,
     /// reconnecting, connected), its listen restored, while another keeps streaming.
     @Test func centralReconnectsADroppedPeripheralWhileOthersStream() async throws {

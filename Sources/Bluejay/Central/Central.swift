@@ -1,4 +1,5 @@
 import BluetoothCore
+import FoundationEssentials
 import GATT
 import HCI
 
@@ -37,6 +38,8 @@ public final class Central {
     private var scanContinuation: AsyncStream<ScanDiscovery>.Continuation?
     /// Which scan is the current one: a stream that ends stops only its own scan.
     private var scanGeneration = 0
+    /// The streams of ``whenStateChanges()``.
+    var stateWatchers: [AsyncStream<ManagerState>.Continuation] = []
 
     /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up.
     public convenience init(transport: String, capture: String? = nil, store: StoreDirectory = .standard,
@@ -68,20 +71,34 @@ public final class Central {
     func hostClosed() {
         scanContinuation?.finish()
         for peripheral in known.values { peripheral.closed() }
+        poweredOff()
     }
 
     // MARK: - Scanning
 
-    /// Scans (actively) and yields each peripheral advertising one of `uuids` (any, when
-    /// empty) once, or every advertisement with `allowDuplicates`. One scan at a time: a
-    /// new one ends the last. Ends when ``stopScanning()`` is called or the consumer stops.
-    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID] = [], allowDuplicates: Bool = false) -> AsyncStream<ScanDiscovery> {
+    /// Scans (actively) and yields each peripheral advertising one of `uuids` (any, when nil
+    /// or empty) once, or every advertisement with `allowDuplicates`. One scan at a time: a
+    /// new one ends the last. Ends when ``stopScanning()`` is called, the consumer stops, or
+    /// `timeout` has passed (BlueCap's scan timeout; where BlueCap fails with
+    /// `serviceScanTimeout` when nothing was found, the stream here simply ends, empty). At
+    /// most `capacity` discoveries wait for a consumer that does not keep up, the newest
+    /// kept (BlueCap's stream capacity).
+    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
+                              allowDuplicates: Bool = false) -> AsyncStream<ScanDiscovery> {
         scanContinuation?.finish()
         scanGeneration += 1
         let generation = scanGeneration
-        let (stream, continuation) = AsyncStream<ScanDiscovery>.makeStream()
+        let (stream, continuation) = AsyncStream<ScanDiscovery>.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
         scanContinuation = continuation
         continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.scanEnded(generation) } }
+        if let timeout {
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                guard let self, generation == self.scanGeneration else { return }
+                await self.stopScanning()
+            }
+        }
+        let uuids = uuids ?? []
         Task {
             if host.scanner.isScanning { try? await host.scanner.stop() }
             guard generation == scanGeneration else { return }
@@ -133,6 +150,29 @@ public final class Central {
     /// The peripherals connected now (BlueCap's `retrieveConnectedPeripherals`).
     public func retrieveConnectedPeripherals() -> [Peripheral] {
         links.values.sorted { $0.identifier.description < $1.identifier.description }
+    }
+
+    /// The peripherals connected now with one of `services` among what discovery found on
+    /// their link (a service not discovered yet does not count: BlueCap's
+    /// `retrieveConnectedPeripherals(withServices:)`).
+    public func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [Peripheral] {
+        retrieveConnectedPeripherals().filter { peripheral in
+            guard let handle = peripheral.handle, let client = host.existingClient(for: handle) else { return false }
+            return client.discoveredServices.contains { services.contains($0.uuid) }
+        }
+    }
+
+    /// The known peripherals whose ``PeripheralIdentifier/uuid`` is one of `identifiers`
+    /// (BlueCap's `retrievePeripherals(withIdentifiers:)`; on Linux the UUID stands for an
+    /// address, see ``PeripheralIdentifier/uuid``).
+    public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [Peripheral] {
+        retrievePeripherals().filter { identifiers.contains($0.identifier.uuid) }
+    }
+
+    /// Forgets `peripheral` (``Peripheral/terminate()``): the next ``peripheral(_:)`` for its
+    /// identifier makes a new one.
+    func forget(_ peripheral: Peripheral) {
+        if known[peripheral.identifier] === peripheral { known[peripheral.identifier] = nil }
     }
 
     func linkUp(_ handle: ConnectionHandle, for peripheral: Peripheral) { links[handle] = peripheral }

@@ -29,6 +29,9 @@ public enum PeripheralEvent: Sendable, Equatable {
     case connectionTimedOut(attempt: Int)
     /// The link ended, with the controller's reason.
     case disconnected(HCIStatus)
+    /// ``Peripheral/disconnect()`` ended the link or the attempt (BlueCap's
+    /// `forcedDisconnect`): no reconnection follows.
+    case forcedDisconnect
     /// The policy tries again: reconnection `attempt`, after `delay`.
     case reconnecting(attempt: Int, delay: Duration)
     /// The policy's retries are spent (or a retry failed for good): the peripheral stays
@@ -223,6 +226,7 @@ public final class Peripheral {
         reconnection?.cancel()
         reconnection = nil
         stopPollingRSSI()
+        if state != .disconnected || handle != nil { emit(.forcedDisconnect) }
         guard let handle, attempt != .settingUp else {
             // No link yet: an attempt under way is cancelled (a link it still makes, it ends
             // itself), and the listens end as asked.
@@ -422,25 +426,104 @@ public final class Peripheral {
         try await operation(.discovery, characteristic) { client throws(GATTError) in try await client.characteristic(characteristic).valueHandle }
     }
 
-    /// Reads the whole value of `characteristic`.
-    public func read(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> [UInt8] {
-        try await operation(.read, characteristic) { client throws(GATTError) in try await client.readValue(characteristic) }
+    /// Reads the whole value of `characteristic`; with a `timeout`, throws
+    /// ``BluejayError/operationTimedOut(_:)`` when it has not come by then (BlueCap's
+    /// `readTimeout`).
+    public func read(from characteristic: CharacteristicIdentifier, timeout: Duration? = nil) async throws(BluejayError) -> [UInt8] {
+        try await within(timeout, "read of \(characteristic)") { () async throws(BluejayError) -> [UInt8] in
+            try await self.operation(.read, characteristic) { client throws(GATTError) in try await client.readValue(characteristic) }
+        }
     }
 
     /// Reads `characteristic` as `R`.
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, as _: R.Type = R.self) async throws -> R {
-        try R(bluetoothBytes: try await read(from: characteristic)[...])
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, as _: R.Type = R.self, timeout: Duration? = nil) async throws -> R {
+        try R(bluetoothBytes: try await read(from: characteristic, timeout: timeout)[...])
     }
 
     /// Writes `bytes` to `characteristic`: a Write Request (Prepare/Execute when longer than
-    /// one carries), or a Write Command.
-    public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse) async throws(BluejayError) {
-        try await operation(.write, characteristic) { client throws(GATTError) in try await client.write(bytes, to: characteristic, type: type) }
+    /// one carries), or a Write Command; with a `timeout`, as ``read(from:timeout:)``
+    /// (BlueCap's `writeTimeout`).
+    public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse,
+                      timeout: Duration? = nil) async throws(BluejayError) {
+        try await within(timeout, "write to \(characteristic)") { () async throws(BluejayError) in
+            try await self.operation(.write, characteristic) { client throws(GATTError) in try await client.write(bytes, to: characteristic, type: type) }
+        }
     }
 
     /// Writes `value` to `characteristic`.
-    public func write<S: BluejaySendable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
-        try await write(to: characteristic, bytes: Array(value.toBluetoothData()), type: type)
+    public func write<S: BluejaySendable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                          timeout: Duration? = nil) async throws(BluejayError) {
+        try await write(to: characteristic, bytes: Array(value.toBluetoothData()), type: type, timeout: timeout)
+    }
+
+    // MARK: - Discovery by choice (BlueCap's)
+
+    /// Discovers the services `uuids` (every service, with their characteristics and
+    /// descriptors, when nil) and returns those found; BlueCap's `discoverServices(_:timeout:)`
+    /// with ``BluejayError/operationTimedOut(_:)`` for its `serviceDiscoveryTimeout`. What
+    /// is found stays known to the link (and the discovery cache).
+    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: Duration? = nil) async throws(BluejayError) -> [ServiceIdentifier] {
+        try await within(timeout, "service discovery") { () async throws(BluejayError) -> [ServiceIdentifier] in
+            try await self.operation(.discovery) { client throws(GATTError) in
+                guard let uuids else { return try await client.discoverAll().services.map { ServiceIdentifier(uuid: $0.uuid) } }
+                var found: [ServiceIdentifier] = []
+                for uuid in uuids {
+                    do throws(GATTError) { found.append(ServiceIdentifier(uuid: try await client.service(uuid).uuid)) } catch {
+                        if case .serviceNotFound = error { continue }
+                        throw error
+                    }
+                }
+                return found
+            }
+        }
+    }
+
+    /// Every service (BlueCap's `discoverAllServices(timeout:)`).
+    public func discoverAllServices(timeout: Duration? = nil) async throws(BluejayError) -> [ServiceIdentifier] {
+        try await discoverServices(nil, timeout: timeout)
+    }
+
+    /// Discovers the characteristics `uuids` of `service` (all of them when nil) and returns
+    /// those found: BlueCap's `Service.discoverCharacteristics(_:timeout:)`, with
+    /// ``BluejayError/operationTimedOut(_:)`` for its `characteristicDiscoveryTimeout`.
+    /// Throws ``BluejayError/missingService(_:)`` when the peripheral has no such service.
+    public func discoverCharacteristics(_ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
+                                        timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
+        try await within(timeout, "characteristic discovery of \(service)") { () async throws(BluejayError) -> [CharacteristicIdentifier] in
+            try await self.operation(.discovery, CharacteristicIdentifier(uuid: service.uuid, service: service)) { client throws(GATTError) in
+                let characteristics = try await client.characteristics(of: try await client.service(service.uuid))
+                return characteristics.filter { uuids?.contains($0.uuid) ?? true }.map { CharacteristicIdentifier(uuid: $0.uuid, service: service) }
+            }
+        }
+    }
+
+    /// Every characteristic of `service` (BlueCap's `discoverAllCharacteristics(timeout:)`).
+    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
+        try await discoverCharacteristics(nil, of: service, timeout: timeout)
+    }
+
+    /// Runs `body`, giving up with ``BluejayError/operationTimedOut(_:)`` (naming `what`)
+    /// after `timeout` (never, when nil). The body itself runs on: its queue turn ends
+    /// when its request is answered or the link goes.
+    private func within<T: Sendable>(_ timeout: Duration?, _ what: String,
+                                     _ body: @escaping @BluetoothActor () async throws(BluejayError) -> T) async throws(BluejayError) -> T {
+        guard let timeout else { return try await body() }
+        let outcome = Expectation<Result<T, BluejayError>>()
+        let clock = clock
+        let work = Task { @BluetoothActor in
+            do throws(BluejayError) { outcome.fulfill(.success(try await body())) } catch { outcome.fulfill(.failure(error)) }
+        }
+        let timer = Task { @BluetoothActor in
+            do { try await clock.sleep(for: timeout) } catch { return }
+            outcome.fulfill(.failure(.operationTimedOut(what)))
+        }
+        let result = await withTaskCancellationHandler {
+            await outcome.value()
+        } onCancel: {
+            work.cancel()
+        }
+        timer.cancel()
+        return try result.get()
     }
 
     /// Reads the link's RSSI in dBm.
@@ -454,10 +537,12 @@ public final class Peripheral {
     }
 
     /// Reads the RSSI every `period` while connected and yields it; ends with
-    /// ``stopPollingRSSI()`` (or a new poll).
-    public func startPollingRSSI(every period: Duration = .seconds(10)) -> AsyncStream<Int> {
+    /// ``stopPollingRSSI()`` (or a new poll). At most `capacity` readings wait for a
+    /// consumer that does not keep up, the newest kept (BlueCap's
+    /// `startPollingRSSI(period:capacity:)`).
+    public func startPollingRSSI(period: Duration = .seconds(10), capacity: Int = .max) -> AsyncStream<Int> {
         stopPollingRSSI()
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let (stream, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
         rssiPolling = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { break }
@@ -468,6 +553,17 @@ public final class Peripheral {
         }
         continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in self?.stopPollingRSSI() } }
         return stream
+    }
+
+    /// ``startPollingRSSI(period:capacity:)`` by its earlier name.
+    @available(*, deprecated, renamed: "startPollingRSSI(period:capacity:)")
+    public func startPollingRSSI(every period: Duration) -> AsyncStream<Int> { startPollingRSSI(period: period) }
+
+    /// Disconnects and forgets this peripheral: the central's next ``Central/peripheral(_:)``
+    /// for its identifier makes a new one (BlueCap's `terminate()`).
+    public func terminate() async {
+        await disconnect()
+        central?.forget(self)
     }
 
     /// Stops the RSSI poll.
