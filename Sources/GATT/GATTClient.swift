@@ -35,7 +35,7 @@ public enum ClientConfiguration: UInt16, Sendable {
 /// bearer keeps the one-request-at-a-time rule, so procedures may be called concurrently
 /// and their requests interleave safely.
 ///
-/// Lazy discovery (``service(_:)``, ``characteristic(_:in:)``, ``descriptors(of:)``) finds
+/// Lazy discovery (``service(_:includingSecondary:)``, ``characteristic(_:in:includingSecondary:)``, ``descriptors(of:)``) finds
 /// only what a use needs and remembers it until a Service Changed indication says the
 /// peer's database changed in that range.
 @BluetoothActor
