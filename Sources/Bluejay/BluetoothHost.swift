@@ -46,8 +46,9 @@ public final class BluetoothHost {
     private var observer: Int?
     /// The btsnoop writer the transport records to (closed with the host).
     nonisolated let capture: BTSnoopWriter?
-    /// What every timeout of this host sleeps on, so armed timers can be counted.
-    private let timers: CountingClock<ContinuousClock>
+    /// What every timeout of this host sleeps on, so armed timers can be counted (nil for a
+    /// controller brought up elsewhere, whose clock is its own).
+    private let timers: CountingClock<ContinuousClock>?
     /// Called once if the controller stops by itself (transport lost, Hardware Error), after
     /// its links have been ended.
     public var onControllerFailure: ((HCIError) -> Void)?
@@ -90,17 +91,36 @@ public final class BluetoothHost {
     /// wrapper around one), and attaches every layer. `capture` is the btsnoop writer that
     /// transport records to, if any; once up, the host closes it with itself. On failure
     /// the transport is closed and the capture left open.
-    public init(transport opened: any HCITransport, capture: BTSnoopWriter? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
-        self.capture = capture
-        timers = CountingClock(ContinuousClock())
-        controller = HCIController(transport: opened, clock: timers, configuration: .init(logger: logger))
+    public convenience init(transport opened: any HCITransport, capture: BTSnoopWriter? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+        let timers = CountingClock(ContinuousClock())
+        let controller = HCIController(transport: opened, clock: timers, configuration: .init(logger: logger))
+        let info: ControllerInfo
         do { info = try await controller.start() } catch {
             // The capture is the caller's until the host is up (it may go on in a retry);
             // a writer nobody keeps closes itself.
             controller.close()
             throw .startFailed("\(opened): \(error)")
         }
+        self.init(controller: controller, info: info, timers: timers, capture: capture, store: store, cacheEnabled: cacheEnabled,
+                  deviceName: deviceName, logger: logger)
+    }
+
+    /// Attaches every layer to a controller already brought up (`info`, what it reported):
+    /// the one wiring of the stack, for the library and for the `bluejay` tool, which starts
+    /// its controller itself to report a replay's verdict.
+    public convenience init(controller: HCIController, info: ControllerInfo, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) {
+        self.init(controller: controller, info: info, timers: nil, capture: nil, store: store, cacheEnabled: cacheEnabled,
+                  deviceName: deviceName, logger: logger)
+    }
+
+    private init(controller: HCIController, info: ControllerInfo, timers: CountingClock<ContinuousClock>?, capture: BTSnoopWriter?,
+                 store: StoreDirectory, cacheEnabled: Bool, deviceName: String, logger: HCILogger) {
+        self.capture = capture
+        self.timers = timers
+        self.controller = controller
+        self.info = info
         connections = ConnectionManager(controller: controller, logger: logger)
         channels = L2CAPChannels(controller: controller, connections: connections, logger: logger)
         bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: logger)
@@ -205,6 +225,6 @@ public final class BluetoothHost {
             gattClients: clients.count,
             smpLinks: security.trackedLinks,
             pairings: security.pairingsInProgress,
-            timersArmed: timers.sleeping)
+            timersArmed: timers?.sleeping ?? 0)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bluejay
 import BluetoothCore
 import HCI
 import SMP
@@ -110,6 +111,21 @@ struct CommonOptions: ParsableArguments {
         }
         if let verdict = replay?.verdict { throw CLIError(verdict.decodedReport) }
         return result
+    }
+}
+
+extension CommonOptions {
+    /// As ``withController(_:)``, with the whole stack attached the way the library attaches
+    /// it (``BluetoothHost/init(controller:info:store:cacheEnabled:deviceName:logger:)``: one
+    /// wiring for both), closed when `body` returns.
+    @BluetoothActor
+    func withHost<T: Sendable>(cacheEnabled: Bool = true, _ body: @BluetoothActor (BluetoothHost) async throws -> T) async throws -> T {
+        let logger = logger
+        return try await withController { controller, info in
+            let host = BluetoothHost(controller: controller, info: info, store: .standard, cacheEnabled: cacheEnabled, logger: logger)
+            defer { host.close() }
+            return try await body(host)
+        }
     }
 }
 

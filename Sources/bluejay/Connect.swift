@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bluejay
 import BluetoothCore
 import HCI
 
@@ -32,13 +33,12 @@ struct Connect: AsyncParsableCommand {
     func run() async throws {
         let (address, givenType) = Self.parse(address)!
         let timeout = timeout
-        let lines: [String] = try await common.withController { controller, _ in
+        let lines: [String] = try await common.withHost { host in
             let type: AddressType
             if let givenType { type = givenType } else {
-                type = try await Self.typeFromScan(address, controller: controller, logger: common.logger)
+                type = try await Self.typeFromScan(address, controller: host.controller, logger: common.logger)
             }
-            let manager = ConnectionManager(controller: controller, logger: common.logger)
-            defer { manager.close() }
+            let manager = host.connections
             do {
                 let connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000)))
                 let rssi = try? await manager.readRSSI(connection.handle)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bluejay
 import BluetoothCore
 import Dispatch
 import HCI
@@ -93,19 +94,12 @@ struct L2CAPCommand: AsyncParsableCommand {
         let (address, givenType) = Connect.parse(address)!
         let psm = parsedPSM!
         let (timeout, parameters, enhanced, count, noPair) = (timeout, parameters, enhanced, count, noPair)
-        let summary: String = try await common.withController { controller, _ in
+        let summary: String = try await common.withHost { host in
             let logger = common.logger
             let type: AddressType
-            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: controller, logger: logger) }
-            let manager = ConnectionManager(controller: controller, logger: logger)
-            let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: logger)
-            let policy = PairingPolicy(ioCapability: .noInputNoOutput, secureConnectionsOnly: false, allowPairing: !noPair)
-            let security = SecurityManager(controller: controller, channels: l2cap, connections: manager, store: .standard, policy: policy, logger: logger)
-            defer {
-                security.close()
-                l2cap.close()
-                manager.close()
-            }
+            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: logger) }
+            let (manager, l2cap, security) = (host.connections, host.channels, host.security)
+            security.policy = PairingPolicy(ioCapability: .noInputNoOutput, secureConnectionsOnly: false, allowPairing: !noPair)
             let connection: LEConnection
             do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
                 throw CLIError("connect \(address)/\(type): \(error)")

@@ -82,30 +82,21 @@ struct PeripheralOptions: ParsableArguments {
         let maxValue = maxValue
         // By handle, exactly the procedure asked goes out: no hash read, no cache.
         let useCache = !noCache && discovery
-        return try await common.withController { controller, _ in
+        return try await common.withHost(cacheEnabled: useCache) { host in
             let logger = common.logger
             let type: AddressType
-            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: controller, logger: logger) }
-            let manager = ConnectionManager(controller: controller, logger: logger)
-            let channels = L2CAPChannels(controller: controller, connections: manager, logger: logger)
-            let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: logger)
-            bearers.server = LocalGATTServer()
-            let security = SecurityManager(controller: controller, channels: channels, connections: manager, store: .standard, policy: policy, logger: logger)
+            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: logger) }
+            let (manager, bearers, security, cache) = (host.connections, host.bearers, host.security, host.cache)
+            bearers.preferredMTU = mtu
+            security.policy = policy
             security.delegate = TerminalPairing()
             #if DEBUG
             if let seed = smpTestSeed { security.entropy = .seeded(seed) }
             #endif
-            defer {
-                security.close()
-                bearers.close()
-                channels.close()
-                manager.close()
-            }
             let connection: LEConnection
             do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
                 throw CLIError("connect \(address)/\(type): \(error)")
             }
-            let cache = DiscoveryCache(enabled: useCache, logger: logger)
             do {
                 let bearer = try bearers.bearer(for: connection.handle)
                 let client = GATTClient(bearer: bearer)
