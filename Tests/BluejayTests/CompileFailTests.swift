@@ -7,30 +7,35 @@ import Testing
 /// was built from. Each failing program has a twin that must compile, so a broken harness
 /// (a missing module, a wrong flag) cannot pass for the refusal.
 struct CompileFailTests {
-    /// The Swift compiler and the flags that find this build's modules: the test bundle
-    /// lives in the build directory, beside `Modules/` and the C targets' module maps. The
-    /// `-tool.build` ones are second copies of C targets built for build-tool plugins
-    /// (package-benchmark's): both maps would define the same module.
+    /// Type-checks `file` of Tests/CompileFail alone.
     static func typeCheck(_ file: String) async throws -> (status: Int32, stderr: String) {
         try await typeCheck([file], in: "CompileFail")
     }
 
     /// Type-checks `files` of `Tests/<directory>` together, as one module of an app.
     static func typeCheck(_ files: [String], in directory: String) async throws -> (status: Int32, stderr: String) {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        return try await typeCheck(paths: files.map { tests.appendingPathComponent(directory).appendingPathComponent($0).path })
+    }
+
+    /// Type-checks the files at `paths` together, as one module of an app, with the Swift
+    /// compiler and the flags that find this build's modules: the test bundle lives in the
+    /// build directory, beside `Modules/` and the C targets' module maps. The `-tool.build`
+    /// ones are second copies of C targets built for build-tool plugins (package-benchmark's):
+    /// both maps would define the same module. `parseAsLibrary: false` lets a lone file hold
+    /// top-level code, as a `main.swift` does; `arguments` go to the compiler before the files
+    /// (the documentation's snippets name their module and find PackageDescription this way).
+    static func typeCheck(paths: [String], parseAsLibrary: Bool = true, arguments: [String] = []) async throws -> (status: Int32, stderr: String) {
         let buildDirectory = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent()
         let moduleMaps = try FileManager.default.contentsOfDirectory(atPath: buildDirectory.path)
             .filter { $0.hasSuffix(".build") && !$0.hasSuffix("-tool.build") }
             .map { buildDirectory.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
             .filter { FileManager.default.fileExists(atPath: $0) }
-        let sources = files.map {
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent(directory).appendingPathComponent($0).path
-        }
-        let arguments = ["swiftc", "-typecheck", "-parse-as-library", "-swift-version", "6",
-                         "-I", buildDirectory.appendingPathComponent("Modules").path]
-            + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + sources
-        let result = try await run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+        let compiler = ["swiftc", "-typecheck"] + (parseAsLibrary ? ["-parse-as-library"] : []) + ["-swift-version", "6",
+                        "-I", buildDirectory.appendingPathComponent("Modules").path]
+        let invocation = compiler + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] } + arguments + paths
+        let result = try await run(URL(fileURLWithPath: "/usr/bin/env"), invocation)
         return (result.status, result.stderr)
     }
 
