@@ -173,9 +173,8 @@ extension Bluejay {
             statistics[peripheral, default: PeripheralStatistics()].timeoutCount += 1
         case .connected:
             guard let handle else { return }
-            linkUp(Connection(peripheral: peripheral, handle: handle))
             // The peripheral subscribed the listens again before it reported the link.
-            for listener in listeners.values { listener.resume() }
+            linkUp(Connection(peripheral: peripheral, handle: handle))
             for observer in observers { observer.connected(to: peripheral) }
         case .gaveUp:
             reconnectionFailed(peripheral, failure ?? error, after: error)
@@ -276,9 +275,8 @@ extension Bluejay {
         statistics[link.peripheral] = counted
         let error = failure ?? BluejayError.disconnected(reason)
         offeredUnsolicited = []
-        // Listens stop flowing; their callbacks are kept to resume after a reconnection (the
-        // peripheral keeps their subscriptions and writes them again).
-        for listener in listeners.values { listener.suspend() }
+        // Listens keep their callbacks to go on after a reconnection: the peripheral keeps
+        // their subscriptions and writes them again.
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.

@@ -25,16 +25,14 @@ extension Bluejay {
     @MainActor
     final class Listener {
         /// Where a listen is. Its subscription is a subscriber of the link's ``Peripheral``,
-        /// which keeps it across a reconnection and subscribes it again before the link
-        /// counts as connected.
+        /// which owns it: it keeps it across a reconnection and subscribes it again before
+        /// the link counts as connected, so whether the link is up is the peripheral's to
+        /// say, not the listen's.
         enum State {
             /// Asked for: its subscription is to be written.
             case unsubscribed
-            /// Subscribed on the current link, as the peripheral's subscriber `token`.
+            /// The peripheral's subscriber `token`.
             case subscribed(token: Int)
-            /// The link is lost and being remade: the peripheral subscribes it again, as
-            /// subscriber `token`, when the link is back.
-            case suspended(token: Int)
             /// Over (cancelled, failed, or fell behind): it takes no more values.
             case ended
         }
@@ -63,7 +61,7 @@ extension Bluejay {
         /// Its subscriber token on the link's peripheral, once subscribed.
         var token: Int? {
             switch state {
-            case let .subscribed(token), let .suspended(token): token
+            case let .subscribed(token): token
             case .unsubscribed, .ended: nil
             }
         }
@@ -74,20 +72,9 @@ extension Bluejay {
             if !isEnded { state = .subscribed(token: token) }
         }
 
-        /// The link ended: the peripheral keeps the subscription to write again (one still
-        /// unwritten was cancelled with the link).
-        func suspend() {
-            if case let .subscribed(token) = state { state = .suspended(token: token) }
-        }
-
-        /// The link is back, and the peripheral subscribed it again.
-        func resume() {
-            if case let .suspended(token) = state { state = .subscribed(token: token) }
-        }
-
         /// The link is to be remade on another host's peripheral, as its subscriber `token`.
         func moved(token: Int) {
-            if case .suspended = state { state = .suspended(token: token) }
+            if case .subscribed = state { state = .subscribed(token: token) }
         }
 
         /// Delivers a value that did not come through the subscription (one that arrived
