@@ -339,15 +339,19 @@ struct Listen: AsyncParsableCommand {
             }
             let done = Expectation<Result<Int, GATTError>>()
             let seen = Counter()
+            let output = LineOutput()
+            defer { output.flush() }
+            let notificationPrefix = "notification \(BluetoothCore.hex(handle, digits: 4)) ", indicationPrefix = "indication \(BluetoothCore.hex(handle, digits: 4)) "
             client.onValue = { valueHandle, value, indication in
                 guard valueHandle == handle else { return }
-                let kind = indication ? "indication" : "notification"
                 if json {
-                    print(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString())]).compact)
+                    let kind = indication ? "indication" : "notification"
+                    output.append(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString())]).compact)
                 } else {
-                    print("\(kind) \(BluetoothCore.hex(valueHandle, digits: 4)) \(value.hexString(separator: " "))")
+                    output.appendHexLine(indication ? indicationPrefix : notificationPrefix, value)
                 }
-                flushStandardOutput()
+                // An indication is confirmed once its line is out.
+                if indication { output.flush() }
                 seen.value += 1
                 if let limit, seen.value >= limit { done.fulfill(.success(seen.value)) }
             }
