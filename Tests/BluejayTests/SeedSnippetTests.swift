@@ -8,7 +8,9 @@ import Testing
 /// inside the function or type an app would put it in, with only what the issue allows
 /// around it: `@MainActor` on the enclosing type, stand-ins for UIKit objects
 /// (`UIKitStubs.swift`), the README app's own names the snippet uses, and, where Linux
-/// forces it or the README itself is wrong, a change that says so in a comment there.
+/// forces it or the README itself is wrong, a change that says so in a comment there. The
+/// newer API reference (`bluejay-api-reference.txt`) is held the same way: every member of
+/// `Bluejay` it declares is called as declared (`APIReference.swift`).
 struct SeedSnippetTests {
     /// Every file of Tests/Seeds, and the README sections they hold.
     static let seeds = [
@@ -23,6 +25,7 @@ struct SeedSnippetTests {
         "StateRestoration.swift",                // State Restoration (two starts), Listen Restoration
         "ConnectBySerialNumber.swift",           // Connect by Serial Number
         "SynchronizedPeripheralSnippets.swift",  // Write and Assemble, Flush Listen
+        "APIReference.swift",                    // the API reference: every member of Bluejay, as declared
     ]
 
     @Test func bluejaysReadmeSnippetsCompile() async throws {
