@@ -176,9 +176,13 @@ bench: deps venv
 # stage. The plugin preloads its own (release) malloc interposer; LD_LIBRARY_PATH makes the
 # debug benchmark load that same one instead of its debug copy (two interposers call each
 # other without end). After a deliberate change, `make bench-thresholds` records new ones.
+# The app's paths (bluejay-listen-244, central-values-244) are left out of both: their counts
+# hang on how the main actor's and the stack's threads meet (41K to 50K allocations per run
+# of 10,000 values, one release run), so no tolerance would pass them and still catch one
+# allocation more per value; `make bench` reports them (bench/results.json, `app`).
 BENCH_RUN   := LD_LIBRARY_PATH=$(CURDIR)/.build/x86_64-unknown-linux-gnu/release $(SWIFT) package
 BENCH_FLAGS := --target BluejayBenchmarks --metric mallocCountTotal --benchmark-build-configuration debug \
-	    --path Benchmarks/Thresholds --no-progress
+	    --skip 'bluejay-listen-244|central-values-244' --path Benchmarks/Thresholds --no-progress
 bench-check:
 	@$(BENCH_RUN) benchmark thresholds check $(BENCH_FLAGS); status=$$?; \
 	if [ $$status = 4 ]; then echo "bench-check FAILED: allocations fell below the thresholds; record them with 'make bench-thresholds' and commit Benchmarks/Thresholds"; exit 1; fi; \

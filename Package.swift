@@ -63,8 +63,9 @@ let package = Package(
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks.
-        .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "HCITestSupport"],
+        // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
+        // app-facing receive paths over a flooding peripheral on the virtual controller.
+        .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport"],
                 path: "Benchmarks/BenchSupport"),
         // `bluejay-bench` (make bench): the in-memory paths timed side by side with Bumble's
         // host, and a gateway on Central against the Bumble peer.

@@ -30,7 +30,8 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: [.mallocCountTotal: allocationTolerance])
 
     // Names (the thresholds' file names): receive-N, 10,000 notifications of N bytes up the
-    // stack; send-244, 10,000 Write Commands of 244 bytes down it; then the codecs alone.
+    // stack; bluejay-listen-244 and central-values-244, the same 10,000 to the app's API;
+    // send-244, 10,000 Write Commands of 244 bytes down it; then the codecs alone.
     for payload in [244, 20] {
         Benchmark("receive-\(payload)") { benchmark in
             let path = try await ReceivePath(count: notificationsPerRun, payload: payload)
@@ -39,6 +40,27 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
             await path.close()
         }
+    }
+
+    // The app's path (issue 33): the same notifications delivered to a Bluejay listen as
+    // Data on the main actor, and to Central's values(of:) stream. Bring-up, connection,
+    // discovery and subscription happen before the measurement; what is counted is the
+    // flood alone, from its release to the last value in the app's hands (the reader
+    // thread's reads included, as in receive-N). `make bench` reports their counts;
+    // `make bench-check` skips them (the Makefile says why: they vary with thread timing).
+    Benchmark("bluejay-listen-244") { benchmark in
+        let path = try await BluejayListenPath(count: notificationsPerRun, payload: 244)
+        benchmark.startMeasurement()
+        _ = await path.run()
+        benchmark.stopMeasurement()
+        await path.close()
+    }
+    Benchmark("central-values-244") { benchmark in
+        let path = try await CentralValuesPath(count: notificationsPerRun, payload: 244)
+        benchmark.startMeasurement()
+        _ = try await path.run()
+        benchmark.stopMeasurement()
+        await path.close()
     }
 
     Benchmark("send-244") { benchmark in

@@ -17,6 +17,10 @@ median wall time over N runs and peak resident memory (ru_maxrss from wait4).
   send           bluejay-bench send: host CPU per Write Command, idle buffers while queued
   allocations    heap allocations of the same paths, from the package-benchmark suite
                  (Benchmarks/BluejayBenchmarks, run by `make bench` just before)
+  app's path     the same notifications to Bluejay.listen (Data, main actor), to Central's values(of:)
+                 and through `bluejay listen` to /dev/null, and the receive path fed one packet per read
+                 on a SOCK_SEQPACKET pair as the user channel feeds it; interleaved with the GATT-layer
+                 figure, each as a ratio to it (issue 33's goals)
   end to end     notifications/s of the peer's flood through bluejay listen
   l2cap vs gatt  the same octets echoed on one link over an L2CAP credit-based channel and over
                  GATT Write Command + notification (bluejay-bench l2cap), as a ratio
@@ -351,6 +355,120 @@ def flood(bluejay, transport, address, count):
     return {'notifications': len(times), 'per_s': rate}
 
 
+FLOOD_PERIPHERAL = 'F0:0D:B1:E7:00:07/random'  # BenchSupport's FloodPeripheral
+# Issue 33's goals for the app's path, against the GATT-layer figure of the same run.
+APP_GOALS = {'ratio_to_gatt_layer': 0.5, 'cli_listen_per_s': 300_000, 'allocations_per_value': 2}
+
+
+def app_paths(bench, bluejay, static, runs, count, allocations):
+    """The receive path as the app meets it (issue 33), interleaved run by run with the
+    GATT-layer figure (`bluejay-bench receive`, ReceivePath), one process per figure and run:
+
+      seqpacket       ReceivePath's layers on the user channel's transport, fed one packet per
+                      read through a SOCK_SEQPACKET socket pair (the writer thread, standing for
+                      the kernel, is left out of the CPU figure)
+      bluejay-listen  a whole Bluejay over the virtual controller: listen(to:) delivering Data
+                      to a callback on the main actor
+      central-values  Central's values(of:) read with for-try-await on the stack's actor
+      bluejay listen  the release binary (and the static one) against `bluejay-bench flood-peer`
+                      on a Unix socket, stdout to /dev/null: values/s from the flood's start
+                      to the CCCD write that turns it off once the Nth value is printed
+
+    Every path brings a controller up, connects, discovers and subscribes before the flood is
+    let go; only the flood is timed. The same 244-byte notifications as the receive figure."""
+    work = tempfile.mkdtemp(prefix='bluejay-bench-app-')
+    socket_path = os.path.join(work, 'flood.sock')
+    peer = subprocess.Popen([bench, 'flood-peer', '--socket', socket_path, '--count', str(count), '--payload', '244'],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    in_process = ('receive', 'seqpacket', 'bluejay-listen', 'central-values')
+    clis = {'cli': bluejay, 'cli_static': static}
+    wall = {key: [] for key in (*in_process, *clis)}
+    cpu = {key: [] for key in in_process}
+    process = {key: [] for key in clis}
+    try:
+        line = peer.stdout.readline()
+        if not line.startswith('READY '):
+            sys.exit(f'bluejay-bench flood-peer did not start: {line!r}')
+        for _ in range(runs):
+            for mode in in_process:
+                figure = bench_json([bench, mode, '--payload', '244', '--count', str(count), '--runs', '1'])
+                wall[mode].append(figure['notifications_per_s']['median'])
+                cpu[mode].append(figure['notifications_per_cpu_s']['median'])
+            for key, binary in clis.items():
+                argv = [binary, 'listen', FLOOD_PERIPHERAL, '--handle', '0x002B', '--count', str(count),
+                        '--transport', f'unix:{socket_path}']
+                start = time.perf_counter()
+                result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                        env=dict(os.environ, BLUEJAY_STORE=os.path.join(work, 'store')))
+                elapsed = time.perf_counter() - start
+                if result.returncode != 0:
+                    sys.exit(f'benchmark command failed ({result.returncode}): {" ".join(argv)}\n{result.stderr}')
+                served = json.loads(peer.stdout.readline())
+                if 'per_s' not in served:
+                    sys.exit(f'flood-peer could not time {" ".join(argv)}: {served}')
+                wall[key].append(served['per_s'])
+                process[key].append(count / elapsed)
+    finally:
+        peer.terminate()
+        peer.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+    median = {key: statistics.median(values) for key, values in wall.items()}
+    gatt = median['receive']
+    result = {'notifications': count, 'payload': 244, 'runs': runs,
+              'gatt_layer_per_s': spread(wall['receive']), 'gatt_layer_per_cpu_s': spread(cpu['receive']),
+              'bluejay_listen_per_s': spread(wall['bluejay-listen']), 'bluejay_listen_per_cpu_s': spread(cpu['bluejay-listen']),
+              'central_values_per_s': spread(wall['central-values']), 'central_values_per_cpu_s': spread(cpu['central-values']),
+              'cli_listen_per_s': spread(wall['cli']), 'cli_listen_process_per_s': spread(process['cli']),
+              'cli_listen_static_per_s': spread(wall['cli_static']), 'cli_listen_static_process_per_s': spread(process['cli_static']),
+              'allocations_per_value': allocations.get('bluejay_listen_244_per_value'),
+              'central_allocations_per_value': allocations.get('central_values_244_per_value'),
+              'ratios': {key: median[mode] / gatt for key, mode in (('seqpacket', 'seqpacket'), ('bluejay_listen', 'bluejay-listen'),
+                                                                      ('central_values', 'central-values'), ('cli_listen', 'cli'),
+                                                                      ('cli_listen_static', 'cli_static'))}}
+    seqpacket = {'per_s': spread(wall['seqpacket']), 'per_cpu_s': spread(cpu['seqpacket'])}
+    half = APP_GOALS['ratio_to_gatt_layer']
+    goals = {key: {'goal': f'>= {half} x the GATT-layer figure', 'measured': result['ratios'][key],
+                   'met': result['ratios'][key] >= half} for key in ('bluejay_listen', 'central_values', 'cli_listen')}
+    goals['cli_listen_per_s'] = {'goal': APP_GOALS['cli_listen_per_s'], 'measured': median['cli'],
+                                 'met': median['cli'] >= APP_GOALS['cli_listen_per_s']}
+    measured_allocations = result['allocations_per_value']
+    goals['allocations_per_value'] = {'goal': APP_GOALS['allocations_per_value'], 'measured': measured_allocations,
+                                      'met': None if measured_allocations is None else measured_allocations <= APP_GOALS['allocations_per_value']}
+    result['goals'] = goals
+
+    def verdict(key):
+        return {True: 'met', False: 'missed', None: 'not measured'}[goals[key]['met']]
+
+    print(f'the app\'s path: {count} notifications of 244 bytes, {runs} runs each, interleaved with the GATT-layer figure '
+          '(one process per figure and run; set-up untimed)')
+    print(f'  {"path":<58} {"/s (wall)":>11} {"/s (CPU)":>10} {"x GATT":>7}  goal')
+    rows = (('GATT layer: H4 bytes -> GATT value listener (receive)', 'receive', None),
+            ('user channel\'s way: SOCK_SEQPACKET, one packet per read', 'seqpacket', None),
+            ('Bluejay.listen -> ReadResult<Data> callback (main actor)', 'bluejay-listen', 'bluejay_listen'),
+            ('Central values(of:), for try await (stack\'s actor)', 'central-values', 'central_values'),
+            ('bluejay listen > /dev/null (release, unix: socket)', 'cli', 'cli_listen'),
+            ('bluejay listen > /dev/null (static binary)', 'cli_static', None))
+    for label, key, goal in rows:
+        cpu_text = f'{statistics.median(cpu[key]):>10,.0f}' if key in cpu else f'{"":>10}'
+        goal_text = f'>= {half:.2f}: {verdict(goal)}' if goal else ''
+        if key == 'cli':
+            goal_text += f'; >= {APP_GOALS["cli_listen_per_s"]:,}/s: {verdict("cli_listen_per_s")}'
+        print(f'  {label:<58} {median[key]:>11,.0f} {cpu_text} {median[key] / gatt:>6.2f}x  {goal_text}')
+
+    def per_value(figure):
+        return 'not measured' if figure is None else f'{figure:.2f}'
+    print(f'  heap allocations per value, Bluejay.listen delivering Data (package-benchmark): {per_value(measured_allocations)}'
+          f' (goal <= {APP_GOALS["allocations_per_value"]}: {verdict("allocations_per_value")}); Central values(of:): '
+          f'{per_value(result["central_allocations_per_value"])}')
+    print(f'  the CLI\'s whole process (start, bring-up, connection, flood, exit): {statistics.median(process["cli"]):,.0f}/s release, '
+          f'{statistics.median(process["cli_static"]):,.0f}/s static')
+    print('  Ratios are to the GATT-layer figure of these same interleaved runs. "CPU" divides by the process\'s CPU time')
+    print('  (seqpacket: without the writer thread, which stands for the kernel).')
+    print()
+    return result, seqpacket
+
+
 def l2cap_vs_gatt(bench, transport, address, runs, octets):
     """The same octets out and back on one link: an L2CAP LE credit-based channel to the
     peer's echo PSM against GATT Write Commands to its echo characteristic, notified back."""
@@ -376,6 +494,7 @@ def allocations(directory):
     if not figures:
         sys.exit(f'no package-benchmark results in {directory}')
     per_item = {'receive_244_per_notification': ('receive-244', 10000), 'receive_20_per_notification': ('receive-20', 10000),
+                'bluejay_listen_244_per_value': ('bluejay-listen-244', 10000), 'central_values_244_per_value': ('central-values-244', 10000),
                 'send_244_per_packet': ('send-244', 10000), 'decode_notification_244': ('decode-notification-244', 1000),
                 'encode_write_command_244': ('encode-write-command-244', 1000)}
     result = {'per_run_p90': figures}
@@ -457,6 +576,10 @@ def main():
     results['receive']['allocations_per_notification'] = results['allocations'].get('receive_244_per_notification')
     results['receive']['allocations_per_notification_20'] = results['allocations'].get('receive_20_per_notification')
     results['send']['allocations_per_packet'] = results['allocations'].get('send_244_per_packet')
+    results['app'], seqpacket = app_paths(options.bench, options.bluejay, options.static, options.runs, options.notifications,
+                                          results['allocations'])
+    results['receive']['seqpacket_per_s'] = seqpacket['per_s']
+    results['receive']['seqpacket_per_cpu_s'] = seqpacket['per_cpu_s']
 
     tshark = 'tshark'
     # tshark is given the same work per file; a shell loop keeps it to one command line.

@@ -4,6 +4,9 @@
 //   bluejay-bench receive --payload 244 --count 200000 [--runs 5] [--write-stream FILE]
 //   bluejay-bench send --payload 244 --count 100000 [--runs 5]
 //   bluejay-bench central --transport T --addresses A[,B…] [--count N] [--payload N]
+//   bluejay-bench seqpacket|bluejay-listen|central-values --payload 244 --count 200000 [--runs 5]
+//                 [--listen-buffer-limit N: bluejay-listen's backlog, the count by default]
+//   bluejay-bench flood-peer --socket PATH --payload 244 --count 200000
 //
 // The paths themselves are BenchSupport's (Benchmarks/BenchSupport), which the
 // package-benchmark suite (Benchmarks/BluejayBenchmarks) also runs for its allocation and
@@ -18,7 +21,18 @@
 // which notifies each one back. Both payloads fit one 251-octet LL packet. Measured: octets
 // per second each way, and their ratio.
 //
-// Output: one JSON object per run mode on stdout.
+// The app's path (issue 33): the same notifications as `receive`, behind a virtual LE
+// controller serving a flooding peripheral (BenchSupport's FloodPeer.swift), so that a whole
+// host brings the controller up, connects, discovers and subscribes before the flood is let
+// go and timed: `seqpacket`, ReceivePath's layers fed one packet per read through a
+// SOCK_SEQPACKET socket pair, as the kernel's HCI user channel feeds a host; `bluejay-listen`,
+// a Bluejay's `listen(to:)` delivering Data on the main actor; `central-values`, Central's
+// `values(of:)` read on the stack's actor. `flood-peer` serves the same peripheral on a Unix
+// socket for `bluejay listen --transport unix:PATH`, one host after another, and prints per
+// host the values per second from the flood's start to the host's CCCD write turning it
+// off (what `listen --count N` does once it has printed the Nth value).
+//
+// Output: one JSON object per run mode on stdout (flood-peer: READY, then one per host).
 import ATT
 import Bluejay
 import BluetoothCore
@@ -32,18 +46,6 @@ import L2CAP
 import Glibc
 #endif
 
-/// CPU seconds the process has used.
-func processCPUSeconds() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-}
-
-struct RunFigures: Codable {
-    var perWallSecond: Double
-    var perCPUSecond: Double
-}
-
 /// One receive run: returns notifications per wall second and per CPU second.
 @BluetoothActor
 func receiveRun(count: Int, payload: Int) async throws -> RunFigures {
@@ -54,8 +56,7 @@ func receiveRun(count: Int, payload: Int) async throws -> RunFigures {
     await path.run()
     let elapsed = ContinuousClock.now - start
     let cpu = processCPUSeconds() - cpuBefore
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    return RunFigures(perWallSecond: Double(count) / seconds, perCPUSecond: Double(count) / cpu)
+    return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
 }
 
 /// One send run: host CPU µs per Write Command, and whether a buffer sat free while packets
@@ -94,10 +95,13 @@ let mode = arguments.first ?? ""
 let payload = option("--payload", 244)
 let count = option("--count", 200_000)
 let runs = option("--runs", 5)
-guard (4...244).contains(payload), count > 0, runs > 0, ["receive", "send", "central", "l2cap"].contains(mode) else {
+let appModes = ["seqpacket", "bluejay-listen", "central-values"]
+guard (4...244).contains(payload), count > 0, runs > 0, (["receive", "send", "central", "l2cap", "flood-peer"] + appModes).contains(mode) else {
     FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
         + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
-        + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n").utf8))
+        + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n"
+        + "       bluejay-bench seqpacket|bluejay-listen|central-values [--payload 4…244] [--count N] [--runs K] [--listen-buffer-limit N]\n"
+        + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n").utf8))
     exit(64)
 }
 
@@ -215,6 +219,96 @@ if mode == "central" {
     }
     print(try await centralRun(transport: transport, addresses: addresses, count: count, payload: payload))
     exit(0)
+}
+
+/// One run of an app-facing path: set up (bring-up, connection, discovery, subscription),
+/// then the flood timed.
+@MainActor
+func appRun(_ mode: String, count: Int, payload: Int) async throws -> RunFigures {
+    switch mode {
+    case "seqpacket":
+        let path = try await SeqpacketReceivePath(count: count, payload: payload)
+        let figures = await path.run()
+        await path.close()
+        return figures
+    case "bluejay-listen":
+        // `--listen-buffer-limit N` (default: the count) to see whether a listen with that
+        // backlog keeps up (4096 is StartOptions' default).
+        let limit = arguments.contains("--listen-buffer-limit") ? option("--listen-buffer-limit", count) : nil
+        let path = try await BluejayListenPath(count: count, payload: payload, listenBufferLimit: limit)
+        let figures = await path.run()
+        await path.close()
+        return figures
+    default:
+        let path = try await CentralValuesPath(count: count, payload: payload)
+        let figures = try await path.run()
+        await path.close()
+        return figures
+    }
+}
+
+if appModes.contains(mode) {
+    var figures: [RunFigures] = []
+    for _ in 0..<runs { figures.append(try await appRun(mode, count: count, payload: payload)) }
+    print("{\"mode\": \"\(mode)\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
+        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
+    exit(0)
+}
+
+/// The flood peripheral on a Unix stream socket at `path`, for `bluejay listen --transport
+/// unix:PATH`: serves one host after another until killed; per host, a JSON line with the
+/// values per second from the flood's start to the host's CCCD write turning it off.
+func serveFloods(at path: String, count: Int, payload: Int) -> Never {
+    func fail(_ what: String) -> Never {
+        FileHandle.standardError.write(Data("flood-peer: \(what): \(String(cString: strerror(errno)))\n".utf8))
+        exit(1)
+    }
+    let flood = notifications(count: count, payload: payload)
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard listener >= 0 else { fail("socket") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let pathBytes = Array(path.utf8)
+    guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { fail("socket path too long") }
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes + [0]) }
+    unlink(path)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, listen(listener, 4) == 0 else { fail("bind/listen \(path)") }
+    print("READY socket=\(path)")
+    fflush(nil)  // stdout: bench.py reads each line as it comes
+    while true {
+        let descriptor = accept(listener, nil, nil)
+        if descriptor < 0 {
+            if errno == EINTR { continue }
+            fail("accept")
+        }
+        do {
+            let relay = try FloodRelay(descriptor: descriptor, framing: .stream, flood: flood, payload: payload, held: false)
+            try relay.start()
+            relay.hostClosed.waitBlocking()
+            let (started, unsubscribed) = (relay.gate.startedAt, relay.gate.unsubscribedAt)
+            relay.close()
+            var line = "{\"mode\": \"flood-peer\", \"payload\": \(payload), \"notifications\": \(count)"
+            if let started, let unsubscribed {
+                let elapsed = seconds(unsubscribed - started)
+                line += ", \"seconds\": \(elapsed), \"per_s\": \(Double(count) / elapsed)"
+            }
+            print(line + "}")
+        } catch {
+            print("{\"mode\": \"flood-peer\", \"error\": \"\(error)\"}")
+        }
+        fflush(nil)  // stdout: bench.py reads each line as it comes
+    }
+}
+
+if mode == "flood-peer" {
+    guard let path = stringOption("--socket") else {
+        FileHandle.standardError.write(Data("flood-peer needs --socket PATH\n".utf8))
+        exit(64)
+    }
+    serveFloods(at: path, count: count, payload: payload)
 }
 
 if mode == "receive" {
