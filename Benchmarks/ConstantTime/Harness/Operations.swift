@@ -77,15 +77,15 @@ func constantTimeOperations() -> [MeasuredOperation] {
 }
 
 /// The self-check's operations: the operations above with a leak added by hand, each the
-/// size of a bug this test is for, measured as often as the real ones.
+/// shape of a bug this test is for, measured as often as the real ones.
 func leakyOperations() -> [MeasuredOperation] {
     [
-        // One AES block, then one branch on one bit of the key: the size of the leak this
-        // test found in AES-CMAC's subkeys (RFC 4493's `if MSB(L)`, AESCMAC.swift). Required:
-        // flagged in every run so far, loaded or not (|t| 25 to 600), so a harness that does
-        // not flag it (a broken clock, classes mixed up, the optimiser timing nothing) is
-        // broken, and the run fails.
-        MeasuredOperation(name: "self-check: e(k, m) + a branch on a key bit", count: 200_000) { count in
+        // One AES block, then a branch on each bit of the key's first octet: the shape of the
+        // leak this test found in AES-CMAC's subkeys (RFC 4493's `if MSB(L)`, AESCMAC.swift)
+        // eight times over, about 1 % of the block. Required: flagged in every run so far,
+        // loaded or not (|t| 25 to 600), so a harness that does not flag it (a broken clock,
+        // classes mixed up, the optimiser timing nothing) is broken, and the run fails.
+        MeasuredOperation(name: "self-check: e(k, m) + a branch per bit of k[0]", count: 200_000) { count in
             let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
                 (aesKey(inputClass, &generator), randomOctets(16, &generator))
             }) { input in
@@ -95,10 +95,11 @@ func leakyOperations() -> [MeasuredOperation] {
         },
         // d·G, then a branch on each of the scalar's 256 bits, a few instructions taken on a
         // set bit: what a compiler would make of the ladder's masked select if it turned the
-        // mask back into a jump, and no more time than that (about 0.4 % of d·G). Reported,
-        // not required: how well this run could see that bug. On a quiet machine |t| is 60 to
-        // 140; when other processes share the core for the whole run, P-256's times spread so
-        // far that it falls to 2 to 6 (README, "Constant time").
+        // mask back into a jump, and no more time than that (about half a percent of d·G).
+        // Reported, not required: how well this run could see that bug. When the machine has
+        // quiet moments |t| is 20 to 110; when other processes keep both cores busy for the
+        // whole run, P-256's times spread so far that it falls to 2 to 6 (README, "Constant
+        // time").
         MeasuredOperation(name: "self-check: d·G + a branch per scalar bit", count: 10_000, required: false) { count in
             let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
                 let key = scalar(inputClass, &generator)
