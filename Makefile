@@ -180,10 +180,19 @@ bench: deps venv
 # hang on how the main actor's and the stack's threads meet (41K to 50K allocations per run
 # of 10,000 values, one release run), so no tolerance would pass them and still catch one
 # allocation more per value; `make bench` reports them (bench/results.json, `app`).
+#
+# Before those counts, BluetoothCrypto's constant time, measured (README "Constant time"):
+# bluejay-ct, built in release (the property belongs to the optimised code), runs dudect's
+# fixed-against-random t-test on P-256 and AES with secret inputs and fails above |t| = 10.
+# Its self-check goes first: a leak added by hand must be flagged, or the harness is broken.
 BENCH_RUN   := LD_LIBRARY_PATH=$(CURDIR)/.build/x86_64-unknown-linux-gnu/release $(SWIFT) package
 BENCH_FLAGS := --target BluejayBenchmarks --metric mallocCountTotal --benchmark-build-configuration debug \
 	    --skip 'bluejay-listen-244|central-values-244' --path Benchmarks/Thresholds --no-progress
+CT_BINARY   := .build/release/bluejay-ct
 bench-check:
+	$(SWIFT) build -c release --product bluejay-ct
+	$(CT_BINARY) --self-check
+	$(CT_BINARY)
 	@$(BENCH_RUN) benchmark thresholds check $(BENCH_FLAGS); status=$$?; \
 	if [ $$status = 4 ]; then echo "bench-check FAILED: allocations fell below the thresholds; record them with 'make bench-thresholds' and commit Benchmarks/Thresholds"; exit 1; fi; \
 	if [ $$status != 0 ]; then echo "bench-check FAILED: allocations above Benchmarks/Thresholds (exit $$status)"; fi; exit $$status

@@ -72,6 +72,12 @@ let package = Package(
         .executableTarget(
             name: "bluejay-bench", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
             path: "Sources/BluejayBench"),
+        // `bluejay-ct` (make bench-check): whether BluetoothCrypto's P-256 and AES keep their
+        // time independent of the secret, measured by dudect's fixed-against-random t-test on
+        // a release build, with the cycle counter of CycleCounter (C: Swift cannot read rdtsc).
+        .target(name: "CycleCounter", path: "Benchmarks/ConstantTime/CycleCounter"),
+        .executableTarget(name: "bluejay-ct", dependencies: ["BluetoothCrypto", "CycleCounter"],
+                          path: "Benchmarks/ConstantTime/Harness"),
         // package-benchmark's suite (make bench-check): allocations of the in-memory paths and
         // the codecs, against Benchmarks/Thresholds.
         .executableTarget(

@@ -40,13 +40,18 @@ private func cmacSubkeys(_ cipher: AES128) -> ([UInt8], [UInt8]) {
 
 /// Multiplication by x in GF(2^128): a left shift by one bit, with the constant
 /// Rb = 0x87 folded into the last octet when the shifted-out bit was set.
+///
+/// Folded in under a mask of that bit, not by a branch: L = AES-128(K, 0^128) is as secret
+/// as K, and so are K1 and K2. RFC 4493's `if MSB(L) = 0`, written as a branch, compiled to
+/// a jump on the bit (`jns` in the release build), which bluejay-ct measured: max |t| 15 to
+/// 61 over 100,000 or 200,000 AES-CMACs, a fixed key against random ones.
 private func doubled(_ block: [UInt8]) -> [UInt8] {
     var result = [UInt8](repeating: 0, count: 16)
     for index in 0..<16 {
         let carry: UInt8 = index < 15 ? block[index + 1] >> 7 : 0
         result[index] = block[index] << 1 | carry
     }
-    if block[0] & 0x80 != 0 { result[15] ^= 0x87 }
+    result[15] ^= 0x87 & (0 &- (block[0] >> 7))  // 0xff & 0x87 where the top bit was set
     return result
 }
 
