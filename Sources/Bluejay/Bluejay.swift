@@ -140,7 +140,7 @@ public final class Bluejay {
     var listenBufferLimit = StartOptions.defaultListenBufferLimit
     /// The one way every notified or indicated value comes to the main actor, in the order
     /// the stack received them (see Listening.swift).
-    let arrivals: AsyncStream<ValueArrival>.Continuation
+    let arrivals: ArrivalInbox
     var restoration: RestorationStore?
     var restorer: (any ListenRestorer)?
 
@@ -174,16 +174,13 @@ public final class Bluejay {
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     public init() {
-        let (values, arrivals) = AsyncStream.makeStream(of: ValueArrival.self)
-        self.arrivals = arrivals
-        Task { [weak self] in
-            for await arrival in values { self?.arrived(arrival) }
-        }
+        arrivals = ArrivalInbox()
+        arrivals.deliver { [weak self] arrival in self?.arrived(arrival) }
     }
 
     deinit {
-        // Ends the task that takes values to the main actor.
-        arrivals.finish()
+        // Values still on their way have nowhere to go.
+        arrivals.close()
     }
 
     // MARK: Plumbing

@@ -104,7 +104,7 @@ extension Bluejay {
             }
             // The same route as a listen's values, so the two stay in the order they came.
             host.onUnhandledValue = { handle, valueHandle, characteristic, value in
-                arrivals.yield(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
+                arrivals.post(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
             }
             // Failed before anyone listened (between bring-up and now): heard all the same.
             if let failure = host.controller.failure { Task { @MainActor in self?.controllerLost(host, failure) } }

@@ -4,9 +4,10 @@ import GATT
 import HCI
 
 /// One notified or indicated value on its way from the stack to the main actor. Every value
-/// takes this one route (``Bluejay/arrivals``), in the order the stack received it, and one
-/// task on the main actor takes them in that order: a listen's first values and those that
-/// came before its subscription was in place cannot overtake each other.
+/// takes this one route (``Bluejay/arrivals``, an ``ArrivalInbox``), in the order the stack
+/// received it, and the main actor takes them in that order, a batch at a time: a listen's
+/// first values and those that came before its subscription was in place cannot overtake
+/// each other.
 enum ValueArrival: Sendable {
     /// A value for a listen's subscription.
     case value(Bluejay.Listener, ArraySlice<UInt8>)
@@ -176,8 +177,8 @@ extension Bluejay {
         let arrivals = arrivals, backlog = listener.backlog
         return Peripheral.Subscriber(deliver: { bytes in
             switch backlog.arrived() {
-            case .accepted: arrivals.yield(.value(listener, bytes))
-            case .overflowed: arrivals.yield(.overflow(listener))
+            case .accepted: arrivals.post(.value(listener, bytes))
+            case .overflowed: arrivals.post(.overflow(listener))
             case .dropped: break  // after the overflow, until the subscription is off
             }
         }, finish: { [weak self] error in
@@ -200,7 +201,9 @@ extension Bluejay {
     func arrived(_ arrival: ValueArrival) {
         switch arrival {
         case let .value(listener, bytes):
-            guard listeners[listener.characteristic] === listener, !listener.isEnded else { return }
+            // A listen leaves `listeners` when it ends (replaced, ended, lost), so being over
+            // is all there is to check, without hashing its characteristic per value.
+            guard !listener.isEnded else { return }
             listener.deliver(bytes)
         case let .overflow(listener):
             listenOverflowed(listener)

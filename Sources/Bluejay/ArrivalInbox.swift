@@ -1,0 +1,70 @@
+import Synchronization
+
+/// The one route every notified or indicated value takes from the stack to the main actor
+/// (``ValueArrival``): posted in the order the stack received them, taken on the main actor
+/// in that order, a whole batch per hop. A flood costs one main-actor job per burst the
+/// stack handled, not a task wake-up and an element box per value, so the main actor keeps
+/// up with the stack instead of falling behind it.
+final class ArrivalInbox: Sendable {
+    private struct State {
+        /// Posted, not taken yet.
+        var waiting: [ValueArrival] = []
+        /// The storage of the last batch taken, kept for the next one.
+        var spare: [ValueArrival] = []
+        /// Whether a main-actor job that takes `waiting` is on its way.
+        var scheduled = false
+        /// Set by ``close()``: nothing more is taken.
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    /// What takes each value, in order, on the main actor (set once its owner is made).
+    private let taker = Mutex<(@MainActor @Sendable (ValueArrival) -> Void)?>(nil)
+
+    /// An empty inbox; values posted before ``deliver(to:)`` wait for it.
+    init() {}
+
+    /// From now on the values go to `take`, one at a time, in the order posted.
+    func deliver(to take: @escaping @MainActor @Sendable (ValueArrival) -> Void) {
+        taker.withLock { $0 = take }
+    }
+
+    /// Posts `arrival` (from any thread: the stack's actor); a main-actor job takes it
+    /// with whatever else is waiting by then.
+    func post(_ arrival: ValueArrival) {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.waiting.append(arrival)
+            guard !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { Task { @MainActor in self.drain() } }
+    }
+
+    /// Nothing posted from now on is taken.
+    func close() {
+        state.withLock { state in
+            state.closed = true
+            state.waiting = []
+        }
+    }
+
+    /// Takes everything waiting, in order. What is posted meanwhile schedules the next job,
+    /// which the main actor runs after this one.
+    @MainActor
+    private func drain() {
+        var batch = state.withLock { state -> [ValueArrival] in
+            state.scheduled = false
+            var batch = state.spare
+            swap(&batch, &state.waiting)
+            return batch
+        }
+        if let take = taker.withLock({ $0 }) {
+            for arrival in batch { take(arrival) }
+        }
+        batch.removeAll(keepingCapacity: true)
+        let emptied = batch
+        state.withLock { state in if state.spare.capacity < emptied.capacity { state.spare = emptied } }
+    }
+}
