@@ -5,6 +5,16 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     /// The 128-bit value, most significant byte first (as written in text).
     public let bytes: [UInt8]
 
+    /// Hashes the 128 bits as two words: the synthesized hash fed the array to the hasher
+    /// a byte at a time, and every value delivered looks its characteristic up by UUID.
+    public func hash(into hasher: inout Hasher) {
+        guard bytes.count == 16 else { return hasher.combine(bytes) }
+        bytes.withUnsafeBytes { raw in
+            hasher.combine(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            hasher.combine(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+    }
+
     /// The Bluetooth Base UUID's last 96 bits.
     private static let baseTail: [UInt8] = [0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0x80, 0x5F, 0x9B, 0x34, 0xFB]
 
