@@ -56,7 +56,10 @@ final class ArrivalInbox: Sendable {
     private func drain() {
         var batch = state.withLock { state -> [ValueArrival] in
             state.scheduled = false
-            var batch = state.spare
+            // The spare storage becomes the new `waiting` (moved, not shared, so appending
+            // to it does not copy it), and what was waiting is this batch.
+            var batch: [ValueArrival] = []
+            swap(&batch, &state.spare)
             swap(&batch, &state.waiting)
             return batch
         }
