@@ -257,21 +257,10 @@ package final class FloodPeer: HCITransport {
         shared.feeder.withLock { $0 }?.join()
     }
 
-    /// ReceivePath's reader: reads of up to 64 KiB into the framer's buffer (the kernel's
-    /// copy is a memcpy out of the stream here), framed into packets that are views of it.
+    /// ReceivePath's reader (``feedAsStreamReads(_:until:_:)``), until the transport closes.
     private static func feed(_ bytes: [UInt8], _ shared: Shared) {
         guard let deliver = shared.deliver.withLock({ $0 }) else { return }
-        var framer = H4Framer()
-        var offset = 0
-        while offset < bytes.count, !shared.closed.load(ordering: .relaxed) {
-            let framed = (try? framer.read(maximum: 65_536) { buffer in
-                let count = min(buffer.count, bytes.count - offset)
-                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
-                offset += count
-                return count
-            })?.packets ?? []
-            deliver(.packets(framed.compactMap { type, body in try? HCIPacket(type: type, body: body) }))
-        }
+        feedAsStreamReads(bytes, until: { shared.closed.load(ordering: .relaxed) }) { deliver($0) }
     }
 }
 

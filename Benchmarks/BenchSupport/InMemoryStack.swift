@@ -138,22 +138,9 @@ package final class ReceivePath {
         done = Expectation<Void>()
         let fake = stack.fake
         let chunks = stream
-        // The transport's side, on a thread of its own, as FileDescriptorTransport reads: reads
-        // of up to 64 KiB into the framer's buffer (the copy out of the kernel is a memcpy out
-        // of the stream here), framed into packets that are views of it.
+        // The transport's side, on a thread of its own.
         Thread.detachNewThread {
-            var framer = H4Framer()
-            var offset = 0
-            let bytes = chunks.value
-            while offset < bytes.count {
-                let framed = (try? framer.read(maximum: 65_536) { buffer in
-                    let count = min(buffer.count, bytes.count - offset)
-                    bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
-                    offset += count
-                    return count
-                })?.packets ?? []
-                fake.deliver(.packets(framed.compactMap { type, body in try? HCIPacket(type: type, body: body) }))
-            }
+            feedAsStreamReads(chunks.value) { fake.deliver($0) }
         }
         await done.value()
         precondition(outOfOrder == 0, "\(outOfOrder) notifications out of order or undecodable")
@@ -211,6 +198,23 @@ package final class SendPath {
     }
 
     package func close() { stack.close() }
+}
+
+/// Hands `bytes` to `deliver` as FileDescriptorTransport reads a stream: reads of up to
+/// 64 KiB into the framer's buffer (the copy out of the kernel is a memcpy out of `bytes`
+/// here), framed into packets that are views of it; stops early once `stop` says so.
+package func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { false }, _ deliver: (TransportDelivery) -> Void) {
+    var framer = H4Framer()
+    var offset = 0
+    while offset < bytes.count, !stop() {
+        let framed = (try? framer.read(maximum: 65_536) { buffer in
+            let count = min(buffer.count, bytes.count - offset)
+            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+            offset += count
+            return count
+        })?.packets ?? []
+        deliver(.packets(framed.compactMap { type, body in try? HCIPacket(type: type, body: body) }))
+    }
 }
 
 package struct UncheckedSendableBox<Value>: @unchecked Sendable {
