@@ -32,7 +32,6 @@ public final class BluetoothHost {
     private var clients: [ConnectionHandle: GATTClient] = [:]
     /// The central on this host, once made (``central``).
     private var madeCentral: Central?
-    /// Whether ``close()`` has run.
     /// Whether ``close()`` ran.
     private(set) var isClosed = false
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
