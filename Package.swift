@@ -104,7 +104,7 @@ let package = Package(
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "HCITestSupport", "TestTraits"]),
+        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits", "VirtualController"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
         // is all an app needs.
         .testTarget(name: "ImportOnlyBluejayTests", dependencies: ["Bluejay"],

@@ -27,14 +27,19 @@ public final class Bluejay {
     /// Whether a connection attempt runs.
     public var isConnecting: Bool {
         switch linkState {
-        case .connecting, .reconnecting: true
-        case .idle, .connected, .disconnecting: false
+        case .connecting, .awaitingController: true
+        case .idle: false
+        case let .following(peripheral, _):
+            switch peripheral.status.snapshot.state {
+            case .connecting, .reconnecting: true
+            case .connected, .disconnecting, .disconnected: false
+            }
         }
     }
     /// Whether a peripheral is connected.
     public var isConnected: Bool { connection != nil }
     /// Whether a disconnection runs.
-    public var isDisconnecting: Bool { if case .disconnecting = linkState { true } else { false } }
+    public var isDisconnecting: Bool { followed?.link.state == .disconnecting }
     /// Whether Bluejay reconnects after an unexpected disconnection (true after a successful
     /// connect, false after an explicit disconnect).
     public internal(set) var shouldAutoReconnect = true
@@ -93,35 +98,41 @@ public final class Bluejay {
 
     // MARK: The link
 
-    /// The peripheral's link: one at a time, so one state. The link itself is made, watched
-    /// and remade by the host's ``Central``, as one of its ``Peripheral``s.
+    /// Which peripheral Bluejay follows: one at a time. Where its link stands is not kept
+    /// here: the link is made, watched and remade by the host's ``Central``, as one of its
+    /// ``Peripheral``s, which owns it and publishes it (``Peripheral/status``); Bluejay asks.
     enum LinkState {
-        /// No link, none being made.
+        /// None followed.
         case idle
-        /// A connection to this peripheral is queued or being made.
+        /// A connection to this peripheral is queued or being made; its ``Peripheral``
+        /// becomes the followed one once the link is up.
         case connecting(PeripheralIdentifier)
-        /// The link was lost (with `error`) and the peripheral's policy is reconnecting
-        /// under ``autoReconnectPolicy``; listens wait to be subscribed again.
-        case reconnecting(PeripheralIdentifier, after: BluejayError)
-        /// Connected.
-        case connected(Connection)
-        /// Connected, and a disconnection asked for is under way.
-        case disconnecting(Connection)
+        /// Bluejay follows this peripheral's link. `reported` is the link the app was last
+        /// told is up (observers, the connect's completion): nil once told it ended, while
+        /// the peripheral reconnects.
+        case following(Peripheral, reported: ConnectionHandle?)
+        /// The controller the link was on was lost (with `error`); it is remade on the
+        /// next controller, by that host's peripheral.
+        case awaitingController(PeripheralIdentifier, after: BluejayError)
     }
 
     /// A link up to the peripheral.
     struct Connection {
         let peripheral: PeripheralIdentifier
         let handle: ConnectionHandle
+        /// The ``Peripheral`` that owns the link (its operations, its listens).
+        let owner: Peripheral
     }
 
     var linkState = LinkState.idle
+    /// The followed peripheral's link as it publishes it.
+    var followed: (peripheral: Peripheral, link: LinkStatus.Snapshot)? {
+        if case let .following(peripheral, _) = linkState { (peripheral, peripheral.status.snapshot) } else { nil }
+    }
     /// The link while it is up (also while it is being disconnected).
     var connection: Connection? {
-        switch linkState {
-        case let .connected(connection), let .disconnecting(connection): connection
-        case .idle, .connecting, .reconnecting: nil
-        }
+        guard let (peripheral, link) = followed, let handle = link.connectedHandle else { return nil }
+        return Connection(peripheral: peripheral.identifier, handle: handle, owner: peripheral)
     }
 
     /// The last connection asked for, to reconnect to with the same timeout.

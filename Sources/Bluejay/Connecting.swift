@@ -73,11 +73,8 @@ extension Bluejay {
     /// own continuation (a restored connection). The link is made by the host's ``Central``,
     /// as its ``Peripheral`` for `peripheralIdentifier`.
     func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping @MainActor (ConnectionResult) -> Void) {
-        switch linkState {
-        case .connected, .disconnecting: return completion(.failure(BluejayError.alreadyConnected))
-        case .connecting, .reconnecting: return completion(.failure(BluejayError.alreadyConnecting))
-        case .idle: break
-        }
+        if isConnected { return completion(.failure(BluejayError.alreadyConnected)) }
+        if isConnecting { return completion(.failure(BluejayError.alreadyConnecting)) }
         stopScanning()
         linkState = .connecting(peripheralIdentifier)
         lastConnect = (peripheralIdentifier, timeout)
@@ -104,7 +101,7 @@ extension Bluejay {
                     Task { @BluetoothActor in _ = try? await peripheral.endLink(handle) }
                     return
                 }
-                self.linkUp(Connection(peripheral: peripheralIdentifier, handle: handle))
+                self.linkUp(peripheral, handle)
                 if operation.claim() { completion(.success(peripheralIdentifier)) }
                 for observer in self.observers { observer.connected(to: peripheralIdentifier) }
             case let .failure(error):
@@ -118,12 +115,13 @@ extension Bluejay {
         }))
     }
 
-    /// The link to `link.peripheral` is up (connected, or reconnected).
-    private func linkUp(_ link: Connection) {
-        linkState = .connected(link)
+    /// `peripheral`'s link `handle` is up (connected, or reconnected): Bluejay follows it and
+    /// tells the app.
+    private func linkUp(_ peripheral: Peripheral, _ handle: ConnectionHandle) {
+        linkState = .following(peripheral, reported: handle)
         shouldAutoReconnect = true
-        statistics[link.peripheral, default: PeripheralStatistics()].connectedAt = .now
-        statistics[link.peripheral, default: PeripheralStatistics()].connectionCount += 1
+        statistics[peripheral.identifier, default: PeripheralStatistics()].connectedAt = .now
+        statistics[peripheral.identifier, default: PeripheralStatistics()].connectionCount += 1
         recordRestorationState()
     }
 
@@ -142,10 +140,11 @@ extension Bluejay {
         return await Task { @BluetoothActor [weak self] in
             let peripheral = host.central.peripheral(identifier)
             peripheral.clock = clock
-            peripheral.onEvent = { event, handle, failure in
-                Task { @MainActor in self?.peripheralEvent(event, of: identifier, handle: handle, failure: failure, on: host) }
+            peripheral.onEvent = { [weak peripheral] event, handle, failure in
+                guard let peripheral else { return }
+                Task { @MainActor in self?.peripheralEvent(event, of: peripheral, handle: handle, failure: failure) }
             }
-            peripheral.reconnectionDecision = { handle, reason, _ in
+            peripheral.reconnectionDecision = { handle, reason, asked in
                 // A failed controller ends its links itself: that is the controller lost.
                 let failure = host.controller.failure
                 return await Task { @MainActor () -> Peripheral.Policy? in
@@ -154,30 +153,32 @@ extension Bluejay {
                         self.controllerLost(host, failure)
                         return nil
                     }
-                    return self.linkEnded(handle, reason: reason, on: host)
+                    return self.linkEnded(handle, reason: reason, on: host, asked: asked)
                 }.value
             }
             return peripheral
         }.value
     }
 
-    /// What the peripheral's policy did while reconnecting Bluejay's link.
-    private func peripheralEvent(_ event: PeripheralEvent, of identifier: PeripheralIdentifier, handle: ConnectionHandle?,
-                                 failure: BluejayError?, on eventHost: BluetoothHost) {
-        guard eventHost === host, case let .reconnecting(peripheral, error) = linkState, peripheral == identifier else { return }
+    /// What the peripheral's policy did while reconnecting the link Bluejay follows.
+    private func peripheralEvent(_ event: PeripheralEvent, of peripheral: Peripheral, handle: ConnectionHandle?, failure: BluejayError?) {
+        guard case let .following(followed, reported) = linkState, followed === peripheral else { return }
+        let identifier = peripheral.identifier
         switch event {
         case let .reconnecting(attempt, _):
-            log("reconnecting to \(peripheral) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
-            for observer in observers { observer.reconnecting(to: peripheral, attempt: attempt) }
+            log("reconnecting to \(identifier) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
+            for observer in observers { observer.reconnecting(to: identifier, attempt: attempt) }
         case .connectionTimedOut:
-            statistics[peripheral, default: PeripheralStatistics()].timeoutCount += 1
+            statistics[identifier, default: PeripheralStatistics()].timeoutCount += 1
         case .connected:
-            guard let handle else { return }
-            // The peripheral subscribed the listens again before it reported the link.
-            linkUp(Connection(peripheral: peripheral, handle: handle))
-            for observer in observers { observer.connected(to: peripheral) }
+            // A link the app has not heard of: a reconnection (the peripheral subscribed the
+            // listens again before it reported the link).
+            guard let handle, handle != reported else { return }
+            linkUp(peripheral, handle)
+            for observer in observers { observer.connected(to: identifier) }
         case .gaveUp:
-            reconnectionFailed(peripheral, failure ?? error, after: error)
+            let dropped = peripheral.status.snapshot.droppedBy ?? .notConnected
+            reconnectionFailed(identifier, failure ?? dropped, after: dropped)
         case .disconnected, .forcedDisconnect:
             break
         }
@@ -192,31 +193,47 @@ extension Bluejay {
     }
 
     /// Stops a reconnection under way (auto-reconnect was turned off): the listens end with
-    /// what ended the link.
-    func stopReconnecting() {
-        guard case let .reconnecting(peripheral, error) = linkState else { return }
-        linkState = .idle
-        endListens(error)
-        if let host { Task { @BluetoothActor in await host.central.peripheral(peripheral).disconnect() } }
+    /// what ended the link. Returns the peripheral it was reconnecting to.
+    @discardableResult
+    func stopReconnecting() -> PeripheralIdentifier? {
+        switch linkState {
+        case let .awaitingController(identifier, error):
+            linkState = .idle
+            endListens(error)
+            return identifier
+        case let .following(peripheral, _):
+            let link = peripheral.status.snapshot
+            guard case .reconnecting = link.state else { return nil }
+            linkState = .idle
+            endListens(link.droppedBy ?? .notConnected)
+            Task { @BluetoothActor in await peripheral.disconnect() }
+            return peripheral.identifier
+        case .idle, .connecting:
+            return nil
+        }
     }
 
     /// Reconnects on `host` (a controller that came back) to the peripheral whose link the
     /// lost controller took.
     func resumeReconnecting(on host: BluetoothHost) {
-        guard case let .reconnecting(identifier, error) = linkState, let (_, timeout) = lastConnect else { return }
+        guard case let .awaitingController(identifier, error) = linkState, let (_, timeout) = lastConnect else { return }
         let policy = reconnectionPolicy(timeout)
         // The listens move to this host's peripheral, which subscribes them as it reconnects.
         let moving = listeners.values.filter { !$0.isEnded }.map { ($0, $0.characteristic, subscriber(for: $0, on: host)) }
         Task { @MainActor in
             let peripheral = await self.attach(identifier, on: host)
             // Disconnected, or lost again, meanwhile.
-            guard case .reconnecting(identifier, _) = self.linkState, host === self.host else { return }
+            guard case .awaitingController(identifier, _) = self.linkState, host === self.host else { return }
             let subscribers = moving.map { ($0.1, $0.2) }
             let tokens = await Task { @BluetoothActor in
                 let tokens = subscribers.map { peripheral.adopt($0.1, of: $0.0).token }
                 peripheral.resumeReconnecting(under: policy, after: error)
                 return tokens
             }.value
+            guard case .awaitingController(identifier, _) = self.linkState, host === self.host else {
+                return await peripheral.disconnect()
+            }
+            self.linkState = .following(peripheral, reported: nil)
             for ((listener, _, _), token) in zip(moving, tokens) { listener.moved(token: token) }
         }
     }
@@ -226,30 +243,25 @@ extension Bluejay {
     public func disconnect(immediate: Bool = false, completion: (@MainActor (DisconnectionResult) -> Void)? = nil) {
         shouldAutoReconnect = false
         // A reconnection under way stops here: that is the disconnection asked for.
-        let stoppedReconnecting: PeripheralIdentifier? = if case let .reconnecting(peripheral, _) = linkState { peripheral } else { nil }
-        stopReconnecting()
+        let stoppedReconnecting = stopReconnecting()
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            guard let link = self.connection else {
+            guard let (peripheral, _) = self.followed, let link = self.connection else {
                 if let stoppedReconnecting, operation.claim() { completion?(.success(stoppedReconnecting)) }
                 return operation.fail(.notConnected)
             }
-            self.linkState = .disconnecting(link)
             let outcome = await Task { @BluetoothActor () -> BluejayError? in
                 do throws(ConnectionError) {
-                    try await host.central.peripheral(link.peripheral).endLink(link.handle)
+                    try await peripheral.endLink(link.handle)
                     return nil
                 } catch {
                     return .connection(error)
                 }
             }.value
-            if let outcome {
-                // The link is still up.
-                if case let .disconnecting(current) = self.linkState, current.handle == link.handle { self.linkState = .connected(current) }
-                return operation.fail(outcome)
-            }
-            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost, on: host)
+            // The controller refused: the link is still up.
+            if let outcome { return operation.fail(outcome) }
+            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
             // Asked for: nothing to restore after a restart.
             self.recordRestorationState()
             if operation.claim() { completion?(.success(link.peripheral)) }
@@ -258,21 +270,26 @@ extension Bluejay {
         }))
     }
 
-    /// The link of the connected peripheral ended (asked for or not): everything waiting on
-    /// it fails, listens end, observers hear of it. Returns the policy to reconnect under
-    /// when Bluejay reconnects (the link's ``Peripheral`` does it; the listens wait for it).
-    /// `error` is what operations under way fail with (by default, the disconnection).
+    /// The link `handle` that Bluejay follows ended (`asked` for, or not): everything
+    /// waiting on it fails, listens end, observers hear of it, once per link. Returns the
+    /// policy to reconnect under when Bluejay reconnects (the link's ``Peripheral`` does it;
+    /// the listens wait for it). `error` is what operations under way fail with (by
+    /// default, the disconnection).
     @discardableResult
-    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, error failure: BluejayError? = nil) -> Peripheral.Policy? {
-        guard let link = connection, link.handle == handle, endedHost === host || failure != nil else { return nil }
-        // Asked for (a disconnection under way, or auto-reconnect turned off): no error to report.
-        let expected = if case .disconnecting = linkState { true } else { !shouldAutoReconnect }
-        linkState = .idle
-        var counted = statistics[link.peripheral, default: PeripheralStatistics()]
+    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, asked: Bool,
+                   error failure: BluejayError? = nil) -> Peripheral.Policy? {
+        // Heard of already (a disconnection both asked for and heard), or not the followed link.
+        guard case let .following(peripheral, reported) = linkState, reported == handle,
+              endedHost === host || failure != nil else { return nil }
+        let identifier = peripheral.identifier
+        // Asked for (a disconnection, or auto-reconnect turned off): no error to report.
+        let expected = asked || !shouldAutoReconnect
+        linkState = .following(peripheral, reported: nil)
+        var counted = statistics[identifier, default: PeripheralStatistics()]
         counted.disconnectionCount += 1
         counted.disconnectedAt = .now
         if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
-        statistics[link.peripheral] = counted
+        statistics[identifier] = counted
         let error = failure ?? BluejayError.disconnected(reason)
         offeredUnsolicited = []
         // Listens keep their callbacks to go on after a reconnection: the peripheral keeps
@@ -281,18 +298,18 @@ extension Bluejay {
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.
         if queue.running?.kind != .disconnect { queue.cancelAll(error) }
-        for observer in observers { observer.disconnected(from: link.peripheral) }
+        for observer in observers { observer.disconnected(from: identifier) }
         var reconnect = !expected && shouldAutoReconnect
         if let handler = disconnectHandler,
-           case let .change(shouldAutoReconnect: decided) = handler.didDisconnect(from: link.peripheral, with: expected ? nil : error, willReconnect: reconnect) {
+           case let .change(shouldAutoReconnect: decided) = handler.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: reconnect) {
             shouldAutoReconnect = decided
             reconnect = decided && !expected
         }
         guard reconnect, let (_, timeout) = lastConnect else {
+            linkState = .idle
             endListens(error)
             return nil
         }
-        linkState = .reconnecting(link.peripheral, after: error)
         return reconnectionPolicy(timeout)
     }
 

@@ -23,7 +23,7 @@ extension Bluejay {
     /// once more, as a read does.
     public func openL2CAPChannel(psm: UInt16, parameters: CreditBasedChannelParameters = .init()) async throws -> L2CAPChannel {
         guard let host else { throw BluejayError.bluetoothUnavailable }
-        guard case let .connected(connection) = linkState else { throw BluejayError.notConnected }
+        guard let connection, followed?.link.state == .connected else { throw BluejayError.notConnected }
         return try await host.openL2CAPChannel(psm: psm, on: connection.handle, parameters: parameters)
     }
 }

@@ -134,10 +134,19 @@ extension Bluejay {
         let ready = Once<Result<BluetoothHost, BluejayError>>()
         hostState = options == nil ? .down(error) : .starting(ready)
         queue.cancelAll(error)
-        if let connection { linkEnded(connection.handle, reason: .unspecifiedError, on: lost, error: error) }
+        // The link Bluejay follows, up or being remade, is to be remade on the next controller.
+        if case let .following(peripheral, reported) = linkState {
+            if let reported {
+                if linkEnded(reported, reason: .unspecifiedError, on: lost, asked: false, error: error) != nil {
+                    linkState = .awaitingController(peripheral.identifier, after: error)
+                }
+            } else if case .reconnecting = peripheral.status.snapshot.state {
+                linkState = .awaitingController(peripheral.identifier, after: peripheral.status.snapshot.droppedBy ?? error)
+            }
+        }
         for observer in observers { observer.bluetoothAvailable(false) }
         // No controller to reconnect on.
-        if options == nil, case let .reconnecting(peripheral, dropped) = linkState { reconnectionFailed(peripheral, error, after: dropped) }
+        if options == nil, case let .awaitingController(peripheral, dropped) = linkState { reconnectionFailed(peripheral, error, after: dropped) }
         let capture = options == nil ? nil : lost.capture
         Task { @BluetoothActor in lost.close(keepingCapture: options != nil) }
         guard let options else { return }
@@ -176,7 +185,7 @@ extension Bluejay {
         capture?.close()
         hostState = .down(lastError)
         ready.fulfill(.failure(lastError))
-        if case let .reconnecting(peripheral, dropped) = linkState { reconnectionFailed(peripheral, lastError, after: dropped) }
+        if case let .awaitingController(peripheral, dropped) = linkState { reconnectionFailed(peripheral, lastError, after: dropped) }
     }
 
     // MARK: Letting go
@@ -187,19 +196,18 @@ extension Bluejay {
         cancelEverything(error: .cancelled, shouldDisconnect: false)
         let extracted = (host, connection?.peripheral)
         if let host {
-            let reconnecting: PeripheralIdentifier? = if case let .reconnecting(peripheral, _) = linkState { peripheral } else { nil }
+            let followed = followed?.peripheral
+            let reconnecting = followed.map { if case .reconnecting = $0.status.snapshot.state { true } else { false } } ?? false
             let subscribed = listeners.values.compactMap { listener in listener.token.map { (listener.characteristic, $0) } }
-            let linked = connection?.peripheral ?? reconnecting
             Task { @BluetoothActor in
                 host.onControllerFailure = nil
                 // The host's central goes on for whoever takes the host, without Bluejay:
                 // its listens' values stop (their subscriptions stay as they are).
-                if let linked {
-                    let peripheral = host.central.peripheral(linked)
-                    for (characteristic, token) in subscribed { _ = try? await peripheral.remove(token, of: characteristic, turningOff: false) }
+                if let followed {
+                    for (characteristic, token) in subscribed { _ = try? await followed.remove(token, of: characteristic, turningOff: false) }
                 }
                 host.central.releaseBluejay()
-                if let reconnecting { await host.central.peripheral(reconnecting).disconnect() }
+                if reconnecting { await followed?.disconnect() }
             }
         }
         // Operations waiting for a host that was still coming up end now.
@@ -217,9 +225,8 @@ extension Bluejay {
         guard shouldDisconnect else { return }
         shouldAutoReconnect = false
         stopReconnecting()
-        if let connection, let host {
-            linkState = .disconnecting(connection)
-            Task { @BluetoothActor in _ = try? await host.central.peripheral(connection.peripheral).endLink(connection.handle) }
+        if let (peripheral, _) = followed, let connection {
+            Task { @BluetoothActor in _ = try? await peripheral.endLink(connection.handle) }
         }
     }
 }

@@ -140,7 +140,7 @@ extension Bluejay {
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let subscriber = self.subscriber(for: listener, on: host)
             let result = await Task { @BluetoothActor () -> Result<Int, BluejayError> in
-                let peripheral = host.central.peripheral(link.peripheral)
+                let peripheral = link.owner
                 do throws(BluejayError) {
                     // The replaced listen's values stop; its subscription is written anew.
                     if let replacedToken { try await peripheral.remove(replacedToken, of: characteristicIdentifier, turningOff: false) }
@@ -155,7 +155,7 @@ extension Bluejay {
             case let .success(token):
                 guard operation.claim(), self.listeners[characteristicIdentifier] === listener else {
                     // Cancelled or replaced while subscribing: leave nothing listening.
-                    Task { @BluetoothActor in _ = try? await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: false) }
+                    Task { @BluetoothActor in _ = try? await link.owner.remove(token, of: characteristicIdentifier, turningOff: false) }
                     return
                 }
                 listener.subscribed(token: token)
@@ -224,11 +224,11 @@ extension Bluejay {
         let token = listener.token
         listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
-            guard let self, let (host, link) = await self.connected(operation) else { return }
+            guard let self, let (_, link) = await self.connected(operation) else { return }
             // Listened to again meanwhile: only the old listener goes.
             let relistened = self.listeners[characteristicIdentifier] != nil
             await Task { @BluetoothActor in
-                _ = try? await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: !relistened)
+                _ = try? await link.owner.remove(token, of: characteristicIdentifier, turningOff: !relistened)
             }.value
             self.recordRestorationState()
             _ = operation.claim()
@@ -256,13 +256,13 @@ extension Bluejay {
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: (@MainActor (WriteResult) -> Void)? = nil) {
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
-            guard let self, let (host, link) = await self.connected(operation) else { return }
+            guard let self, let (_, link) = await self.connected(operation) else { return }
             let ended = self.listeners.removeValue(forKey: characteristicIdentifier)
             let token = ended?.token
             ended?.close(.cancelled)
             let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
                 do throws(BluejayError) {
-                    try await host.central.peripheral(link.peripheral).remove(token, of: characteristicIdentifier, turningOff: true)
+                    try await link.owner.remove(token, of: characteristicIdentifier, turningOff: true)
                     return .success(())
                 } catch {
                     return .failure(error)
@@ -287,9 +287,9 @@ extension Bluejay {
     /// A background task turned a listen off: its callback hears `.cancelled` and goes.
     func listenEndedByTask(_ characteristicIdentifier: CharacteristicIdentifier) {
         guard let listener = listeners.removeValue(forKey: characteristicIdentifier) else { return }
-        if let token = listener.token, let host, let connection {
+        if let token = listener.token, let connection {
             // The task wrote the CCCD off itself; only this listen's values stop.
-            Task { @BluetoothActor in _ = try? await host.central.peripheral(connection.peripheral).remove(token, of: characteristicIdentifier, turningOff: false) }
+            Task { @BluetoothActor in _ = try? await connection.owner.remove(token, of: characteristicIdentifier, turningOff: false) }
         }
         listener.close(.cancelled)
         recordRestorationState()

@@ -11,7 +11,8 @@ import Testing
     @Test func everySessionIsListed() {
         let names = Set(Session.all.map(\.name))
         let required: Set = ["bumble-bringup", "scan", "connect", "gatt-discovery", "read", "read-long", "write", "write-long",
-                             "write-reliable", "notifications", "indications", "disconnect-by-peer", "connection-update", "bluejay-api-demo"]
+                             "write-reliable", "notifications", "indications", "disconnect-by-peer", "connection-update", "bluejay-api-demo",
+                             "read-bonded"]
         #expect(required.isSubset(of: names), "missing: \(required.subtracting(names).sorted())")
         for session in Session.all {
             #expect(FileManager.default.fileExists(atPath: session.path), "\(session.name).btsnoop is missing")

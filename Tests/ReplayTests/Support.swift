@@ -41,10 +41,23 @@ struct Session: Sendable, CustomStringConvertible {
         }
     }()
 
-    /// Runs the tool on `recording` (this session's own unless told) with an empty store.
+    /// The store its set-up steps left (Fixtures/traces/setups.txt), when it has some.
+    var recordedStore: String? {
+        let store = Repository.traces.appendingPathComponent("\(name).store").path
+        return FileManager.default.fileExists(atPath: store) ? store : nil
+    }
+
+    /// A new store to replay in: a copy of ``recordedStore``, or empty.
+    func freshStore() throws -> String {
+        let store = NSTemporaryDirectory() + "bluejay-replay-store-\(UUID().uuidString)"
+        if let recordedStore { try FileManager.default.copyItem(atPath: recordedStore, toPath: store) }
+        return store
+    }
+
+    /// Runs the tool on `recording` (this session's own unless told) with a fresh store.
     func replay(_ recording: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
         let file = recording ?? path
-        let store = NSTemporaryDirectory() + "bluejay-replay-store-\(UUID().uuidString)"
+        let store = try freshStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let result = try await run(Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
         return (result.status, result.stdout.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"),

@@ -48,7 +48,9 @@ public final class Peripheral {
     /// Who it is.
     public let identifier: PeripheralIdentifier
     /// Where its link stands.
-    public private(set) var state: PeripheralState = .disconnected
+    public private(set) var state: PeripheralState = .disconnected { didSet { publishStatus() } }
+    /// The same, for readers on other actors (``Bluejay``): written here alone.
+    nonisolated let status = LinkStatus()
     /// The central it belongs to: weak, since the host holds the central until it closes,
     /// and a peripheral's last tasks may outlive both.
     private weak var central: Central?
@@ -56,7 +58,9 @@ public final class Peripheral {
     let host: BluetoothHost
     private let queue = OperationQueue()
     /// The live link's handle.
-    private(set) var handle: ConnectionHandle?
+    private(set) var handle: ConnectionHandle? { didSet { publishStatus() } }
+    /// What ended the last link unasked, while the policy reconnects.
+    private var droppedBy: BluejayError? { didSet { publishStatus() } }
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
     private var listens: [CharacteristicIdentifier: Listen] = [:]
@@ -159,6 +163,10 @@ public final class Peripheral {
         events[token] = continuation
         continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in self?.events[token] = nil } }
         return stream
+    }
+
+    private func publishStatus() {
+        status.publish(LinkStatus.Snapshot(state: state, handle: handle, droppedBy: droppedBy))
     }
 
     private func emit(_ event: PeripheralEvent) {
@@ -307,6 +315,7 @@ public final class Peripheral {
                 state = .disconnected
                 throw error
             }
+            droppedBy = nil
             state = .connected
             emit(.connected)
             return
@@ -325,6 +334,7 @@ public final class Peripheral {
         emit(.disconnected(reason))
         let asked = state == .disconnecting
         let error = BluejayError.disconnected(reason)
+        droppedBy = asked ? nil : error
         state = .disconnected
         if let decide = reconnectionDecision, let ended {
             let epoch = epoch
@@ -345,6 +355,9 @@ public final class Peripheral {
     /// when the controller it was on was lost and a new one has come up).
     func resumeReconnecting(under policy: Policy, after error: BluejayError) {
         guard state == .disconnected, handle == nil else { return }
+        // Reconnecting from now on, for whoever reads the status at once.
+        droppedBy = error
+        state = .reconnecting(attempt: 1)
         reconnection = Task { [weak self] in await self?.reconnect(under: policy, after: error) }
     }
 

@@ -185,6 +185,23 @@ public final class VirtualController: HCITransport {
         Glibc.close(wakeFd)
     }
 
+    /// Every link ends as if the peers had gone out of range or hung up (Disconnection
+    /// Complete with `reason`, Supervision Timeout by default): what a test of reconnection
+    /// needs from a peer. The peers go on advertising, so a host can connect again.
+    public func dropLinks(reason: HCIStatus = .connectionTimeout) {
+        let wakeFd = wakeFd
+        shared.state.withLock { state in
+            guard !state.stopped else { return }
+            for (handle, index) in state.links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                state.peripherals[index].disconnected(handle)
+                state.encrypted.remove(handle)
+                state.outbox.append(.event(HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)).packet))
+            }
+            state.links = [:]
+            Self.wake(wakeFd)
+        }
+    }
+
     private static func wake(_ descriptor: Int32) {
         var one: UInt64 = 1
         _ = write(descriptor, &one, 8)
