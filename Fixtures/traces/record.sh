@@ -2,8 +2,8 @@
 # Regenerates the recorded sessions of Fixtures/traces from the Bumble peer (`make traces`).
 # Usage: Fixtures/traces/record.sh PYTHON BLUEJAY [NAME...]   (no NAME: every session)
 # Each session of sessions.txt is recorded against a fresh host connection to one peer
-# process (a fresh controller and reset GATT values per connection), with an empty store,
-# then checked: its exit status is the one listed, every packet decodes
+# process (a fresh controller and reset GATT values per connection), with an empty store
+# (or the one its set-up steps in setups.txt leave, kept as NAME.store), then checked: its exit status is the one listed, every packet decodes
 # (`bluejay trace --check`), and it replays three times with the same output. The transport
 # string is written as TRANSPORT in NAME.out and NAME.err, since a replay names another.
 set -eu
@@ -25,6 +25,16 @@ grep -v '^#' $dir/sessions.txt | grep -v '^ *$' | while read -r name expected ar
         case " $* " in *" $name "*) ;; *) continue ;; esac
     fi
     store=$(mktemp -d "$work/store.XXXXXX")
+    # A session with set-up steps (setups.txt) is recorded on the store they leave (a bond,
+    # a GATT cache), kept beside it as NAME.store for the replays.
+    rm -rf "$dir/$name.store"
+    grep -v '^#' $dir/setups.txt | grep -v '^ *$' | while read -r setup setupargs; do
+        [ "$setup" = "$name" ] || continue
+        # shellcheck disable=SC2086
+        BLUEJAY_STORE=$store "$bluejay" $setupargs --transport "$transport" > /dev/null 2> "$work/setup.err" \
+            || { echo "$name: set-up step failed: $setupargs"; cat "$work/setup.err"; exit 1; }
+    done
+    if grep -q "^$name " $dir/setups.txt; then cp -R "$store" "$dir/$name.store"; fi
     set +e
     # shellcheck disable=SC2086 # the arguments are words
     BLUEJAY_STORE=$store "$bluejay" $args --transport "$transport" --capture "$dir/$name.btsnoop" > "$work/live.out" 2> "$work/live.err"
@@ -38,6 +48,7 @@ grep -v '^#' $dir/sessions.txt | grep -v '^ *$' | while read -r name expected ar
     "$bluejay" trace --check "$dir/$name.btsnoop" > /dev/null
     for round in 1 2 3; do
         store=$(mktemp -d "$work/store.XXXXXX")
+        if [ -d "$dir/$name.store" ]; then cp -R "$dir/$name.store/." "$store"; fi
         set +e
         # shellcheck disable=SC2086
         BLUEJAY_STORE=$store "$bluejay" $args --transport "replay:$dir/$name.btsnoop" > "$work/live.out" 2> "$work/live.err"
