@@ -3,6 +3,8 @@ import BluetoothCore
 import Glibc
 #endif
 import HCI
+import HCITestSupport
+import Synchronization
 import Testing
 
 // The file-descriptor transport writes an ACL packet as its header gathered in front of its
@@ -127,5 +129,44 @@ struct FileDescriptorTransportTests {
         let transport = try FileDescriptorTransport(descriptor: ours, name: "socketpair")
         transport.close()
         #expect(throws: TransportError.closed) { try transport.send(Self.packets[1]) }
+    }
+}
+
+// A packet socket (the user channel's SOCK_RAW, a SOCK_SEQPACKET pair) hands over one packet
+// per read. The reader takes every packet already queued in one go, so the stack gets a
+// burst as one delivery, and offers each read room for the longest packet, so none is cut.
+@Suite("FileDescriptorTransport reads a packet socket")
+struct PacketSocketReadTests {
+    /// What the transport delivered, in order.
+    final class Deliveries: Sendable {
+        private let list = Mutex<[[HCIPacket]]>([])
+        func add(_ delivery: TransportDelivery) {
+            if case let .packets(packets) = delivery { list.withLock { $0.append(packets) } }
+        }
+        var all: [[HCIPacket]] { list.withLock { $0 } }
+    }
+
+    @Test("Packets queued before the read arrive as one delivery, each whole and in order")
+    func queuedPacketsArriveTogether() async throws {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+        defer { close(fds[1]) }
+        // Events of every length up to the longest (255 parameter octets), and long ACL packets.
+        var sent: [HCIPacket] = (0..<40).map { index in
+            .event(HCIEventPacket(code: 0xFF, parameters: [UInt8](repeating: UInt8(index), count: index * 6 + 15)[...]))
+        }
+        sent += (0..<8).map { index in .acl(ACLDataPacket(handle: 0x0040, boundary: .firstFlushable, data: [UInt8](repeating: UInt8(index), count: 1000)[...])) }
+        for packet in sent {
+            let bytes = packet.encodeH4()
+            #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
+        }
+        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535)
+        defer { transport.close() }
+        let deliveries = Deliveries()
+        try transport.start { deliveries.add($0) }
+        #expect(await eventually { deliveries.all.flatMap { $0 }.count == sent.count })
+        #expect(deliveries.all.flatMap { $0 }.map { $0.encodeH4() } == sent.map { $0.encodeH4() })
+        // One read and the burst behind it: one delivery, not one per packet.
+        #expect(deliveries.all.count == 1)
     }
 }

@@ -23,6 +23,9 @@ public final class FileDescriptorTransport: HCITransport {
     private let name: String
     private let capture: BTSnoopWriter?
     private let framerLimit: Int
+    /// A socket that hands over one packet per read (the HCI user channel, SOCK_RAW; a
+    /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go.
+    private let isPacketSocket: Bool
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
 
@@ -41,6 +44,16 @@ public final class FileDescriptorTransport: HCITransport {
         self.name = name
         self.capture = capture
         self.framerLimit = framerLimit
+        isPacketSocket = Self.isPacketSocket(descriptor)
+    }
+
+    private static func isPacketSocket(_ descriptor: Int32) -> Bool {
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else { return false }  // not a socket: a UART
+        // SOCK_RAW and SOCK_SEQPACKET (<bits/socket_type.h>); named by value, since naming
+        // Glibc's enum here hides SOCK_STREAM from StreamSocket in an optimised build.
+        return type == 3 || type == 5
     }
 
     deinit { close() }
@@ -52,9 +65,9 @@ public final class FileDescriptorTransport: HCITransport {
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         try state.withLock { (state: inout State) throws(TransportError) in
             guard case .ready = state else { throw TransportError.closed }
-            let fd = fd, wakeFd = wakeFd, name = name, capture = capture, limit = framerLimit
+            let fd = fd, wakeFd = wakeFd, name = name, capture = capture, limit = framerLimit, packets = isPacketSocket
             state = .running(try ReaderThread {
-                Self.readLoop(fd: fd, wakeFd: wakeFd, name: name, capture: capture, framerLimit: limit, deliver: deliver)
+                Self.readLoop(fd: fd, wakeFd: wakeFd, name: name, capture: capture, framerLimit: limit, packetSocket: packets, deliver: deliver)
             })
         }
     }
@@ -107,8 +120,14 @@ public final class FileDescriptorTransport: HCITransport {
         }
     }
 
-    private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int,
+    private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int, packetSocket: Bool,
                                  deliver: @Sendable (TransportDelivery) -> Void) {
+        // The longest packet the framer accepts, with its indicator and header: a packet
+        // socket's read is only ever offered at least this much room (a shorter buffer would
+        // cut the packet, and a packet socket drops the rest).
+        let longestPacket = 1 + 4 + max(framerLimit, 255)
+        // Room for several of the longest on a packet socket, so a read can take a burst.
+        let readSize = packetSocket ? max(65536, 4 * longestPacket) : 65536
         // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
         var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
@@ -125,10 +144,19 @@ public final class FileDescriptorTransport: HCITransport {
             var readError: Int32 = 0
             let (count, framed): (Int, [(H4PacketType, ArraySlice<UInt8>)])
             do {
-                (count, framed) = try framer.read(maximum: 65536) { buffer in
+                (count, framed) = try framer.read(maximum: readSize) { buffer in
                     let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
                     if count < 0 { readError = errno }
-                    return count
+                    guard packetSocket, count > 0 else { return count }
+                    // One packet per read: take those queued behind it as well, without
+                    // waiting, so the stack gets them as one delivery rather than one each.
+                    var total = count
+                    while buffer.count - total >= longestPacket {
+                        let more = recv(fd, buffer.baseAddress! + total, buffer.count - total, Int32(MSG_DONTWAIT))
+                        guard more > 0 else { break }  // EAGAIN: nothing queued (an error shows at the next read)
+                        total += more
+                    }
+                    return total
                 }
             } catch {
                 deliver(.failed(.framing(error)))
