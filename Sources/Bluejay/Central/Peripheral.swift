@@ -609,9 +609,15 @@ public final class Peripheral {
     /// subscription is restored after a reconnection (the stream goes on); the stream ends
     /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
     public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AsyncThrowingStream<[UInt8], any Error> {
-        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        let (token, isFirst) = adopt(Subscriber(deliver: { continuation.yield(Array($0)) }, finish: { continuation.finish(throwing: $0) }), of: characteristic)
-        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) } }
+        // The subscriber holds the buffer weakly: the stream alone keeps it, and its end
+        // (the consumer let go) takes the subscriber off.
+        let token = takeToken()
+        let buffer = ValueBuffer { [weak self] in
+            Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) }
+        }
+        let isFirst = adopt(Subscriber(deliver: { [weak buffer] in buffer?.yield(Array($0)) },
+                                       finish: { [weak buffer] in buffer?.finish(throwing: $0) }), of: characteristic, as: token)
+        let stream = buffer.stream()
         if isFirst { try await beginListen(characteristic) }
         return stream
     }
@@ -621,9 +627,15 @@ public final class Peripheral {
     /// is written here: a link that comes up later subscribes every listen.
     func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier) -> (token: Int, isFirst: Bool) {
         let token = takeToken()
+        return (token, adopt(subscriber, of: characteristic, as: token))
+    }
+
+    /// Adds `subscriber` under a token taken beforehand (``takeToken()``); whether it is
+    /// the listen's first.
+    private func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier, as token: Int) -> Bool {
         let isFirst = listens[characteristic] == nil
         listens[characteristic, default: Listen()].subscribers[token] = subscriber
-        return (token, isFirst)
+        return isFirst
     }
 
     /// Turns the notifications of a listen just begun on, when the link is up (before, the

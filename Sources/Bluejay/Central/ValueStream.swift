@@ -1,0 +1,122 @@
+import Synchronization
+
+/// The values of one ``Peripheral/values(of:)`` stream on their way from the stack to its
+/// consumer, with the stream's end.
+///
+/// `AsyncThrowingStream`'s own buffer is generic code of the standard library, which looks
+/// its generic metadata up on every value; and its consumer, resumed once per value, costs a
+/// job each. Here the stack appends each value to an array under a lock and wakes a waiting
+/// consumer only for the first value of a burst; the consumer takes the rest of the burst at
+/// once, without suspending. The stream is an `AsyncThrowingStream(unfolding:)` over
+/// ``next()``, so the API's type is unchanged.
+final class ValueBuffer: Sendable {
+    private struct State: ~Copyable {
+        /// Values appended, not yet taken.
+        var pending: [[UInt8]] = []
+        /// The consumer's current batch (taken from `pending` whole) and its position.
+        var batch: [[UInt8]] = []
+        var position = 0
+        /// How the stream ended, once it has.
+        var end: Ending?
+        /// A consumer waiting for a value.
+        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+    }
+
+    /// How the stream ended.
+    private enum Ending {
+        case finished
+        case failed(any Error)
+    }
+
+    /// What the consumer finds.
+    private enum Taken {
+        case value([UInt8])
+        case ended(Ending)
+        case wait
+    }
+
+    private let state = Mutex(State())
+    /// Called once when the consumer lets go of the stream (or its task is cancelled): the
+    /// subscriber leaves the peripheral.
+    private let onTermination: @Sendable () -> Void
+
+    init(onTermination: @escaping @Sendable () -> Void) {
+        self.onTermination = onTermination
+    }
+
+    deinit { onTermination() }
+
+    /// The stream the consumer reads. It alone holds the buffer: when the consumer drops
+    /// it, the buffer goes, and the termination callback runs.
+    func stream() -> AsyncThrowingStream<[UInt8], any Error> {
+        AsyncThrowingStream { [self] in try await self.next() }
+    }
+
+    /// A value from the stack, in order.
+    func yield(_ value: [UInt8]) {
+        let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
+            guard state.end == nil else { return nil }
+            guard let waiter = state.waiter else {
+                state.pending.append(value)
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    /// The stream ends after the values already in it: normally (`error` nil) or with `error`.
+    func finish(throwing error: (any Error)?) {
+        let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
+            guard state.end == nil else { return nil }
+            state.end = error.map { .failed($0) } ?? .finished
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
+    }
+
+    /// The next value, waiting for one if none is there; nil once the stream has ended.
+    private func next() async throws -> [UInt8]? {
+        let taken = state.withLock { state -> Taken in
+            if state.position == state.batch.count, !state.pending.isEmpty {
+                // The whole burst at once: the values after the first need no waiting.
+                state.batch.removeAll(keepingCapacity: true)
+                swap(&state.batch, &state.pending)
+                state.position = 0
+            }
+            if state.position < state.batch.count {
+                defer { state.position += 1 }
+                return .value(state.batch[state.position])
+            }
+            return state.end.map { .ended($0) } ?? .wait
+        }
+        switch taken {
+        case let .value(value): return value
+        case .ended(.finished): return nil
+        case let .ended(.failed(error)): throw error
+        case .wait: break
+        }
+        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Taken in
+                    // A value or the end may have come in between.
+                    if !state.pending.isEmpty { return .value(state.pending.removeFirst()) }
+                    if let end = state.end { return .ended(end) }
+                    state.waiter = continuation
+                    return .wait
+                }
+                switch ready {
+                case let .value(value): continuation.resume(returning: value)
+                case .ended(.finished): continuation.resume(returning: nil)
+                case let .ended(.failed(error)): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            finish(throwing: nil)
+        }
+    }
+}
