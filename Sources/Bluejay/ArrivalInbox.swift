@@ -18,14 +18,15 @@ final class ArrivalInbox: Sendable {
     }
 
     private let state = Mutex(State())
-    /// What takes each value, in order, on the main actor (set once its owner is made).
-    private let taker = Mutex<(@MainActor @Sendable (ValueArrival) -> Void)?>(nil)
+    /// What takes each batch, in order, on the main actor (set once its owner is made).
+    private let taker = Mutex<(@MainActor @Sendable ([ValueArrival]) -> Void)?>(nil)
 
     /// An empty inbox; values posted before ``deliver(to:)`` wait for it.
     init() {}
 
-    /// From now on the values go to `take`, one at a time, in the order posted.
-    func deliver(to take: @escaping @MainActor @Sendable (ValueArrival) -> Void) {
+    /// From now on the values go to `take`, a batch at a time, in the order posted (one
+    /// call per batch: a closure called per value cost more than the value's own way).
+    func deliver(to take: @escaping @MainActor @Sendable ([ValueArrival]) -> Void) {
         taker.withLock { $0 = take }
     }
 
@@ -63,9 +64,7 @@ final class ArrivalInbox: Sendable {
             swap(&batch, &state.waiting)
             return batch
         }
-        if let take = taker.withLock({ $0 }) {
-            for arrival in batch { take(arrival) }
-        }
+        if let take = taker.withLock({ $0 }) { take(batch) }
         batch.removeAll(keepingCapacity: true)
         let emptied = batch
         state.withLock { state in if state.spare.capacity < emptied.capacity { state.spare = emptied } }

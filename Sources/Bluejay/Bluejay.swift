@@ -186,7 +186,7 @@ public final class Bluejay {
     /// A Bluejay that does nothing until ``start(mode:)``.
     public init() {
         arrivals = ArrivalInbox()
-        arrivals.deliver { [weak self] arrival in self?.arrived(arrival) }
+        arrivals.deliver { [weak self] batch in self?.arrived(batch) }
     }
 
     deinit {

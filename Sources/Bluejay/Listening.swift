@@ -15,7 +15,8 @@ enum ValueArrival: Sendable {
     case overflow(Bluejay.Listener)
     /// A value that no subscription of ours watches, on link `link`, at `valueHandle` (the
     /// characteristic there, when it is discovered).
-    case unsolicited(link: ConnectionHandle, valueHandle: AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>)
+    /// (Boxed: it is rare, and its fields would make every arrival as large.)
+    indirect case unsolicited(link: ConnectionHandle, valueHandle: AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>)
 }
 
 /// Listens: subscriptions whose values go to a callback until ended, kept across a
@@ -196,9 +197,14 @@ extension Bluejay {
         recordRestorationState()
     }
 
-    /// Takes the next value off the route, in arrival order. A listen's value reaches its
+    /// Takes a batch off the route, in arrival order. A listen's value reaches its
     /// callback only while it is the characteristic's current listen.
-    func arrived(_ arrival: ValueArrival) {
+    func arrived(_ batch: [ValueArrival]) {
+        for arrival in batch { arrived(arrival) }
+    }
+
+    /// Takes one value off the route.
+    private func arrived(_ arrival: ValueArrival) {
         switch arrival {
         case let .value(listener, bytes):
             // A listen leaves `listeners` when it ends (replaced, ended, lost), so being over
