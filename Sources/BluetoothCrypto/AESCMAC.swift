@@ -10,7 +10,7 @@ public func aesCMAC(key: [UInt8], message: [UInt8]) -> [UInt8] {
     return aesCMAC(cipher: AES128(key: key), message: message)
 }
 
-/// ``aesCMAC(key:message:)`` with a key held in ``SecretBytes`` (an LTK, the MacKey, f5's
+/// `aesCMAC(key:message:)` with a key held in ``SecretBytes`` (an LTK, the MacKey, f5's
 /// T): the key goes into the cipher without an `Array` on the way.
 ///
 /// Traps unless `key` is 16 octets.

@@ -24,10 +24,10 @@ public func c1(
     return c1(cipher: AES128(key: k), r: r, preq: preq, pres: pres, iat: iat, ia: ia, rat: rat, ra: ra)
 }
 
-/// ``c1(k:r:preq:pres:iat:ia:rat:ra:)`` with the TK (the passkey, in Passkey Entry) held in
+/// `c1(k:r:preq:pres:iat:ia:rat:ra:)` with the TK (the passkey, in Passkey Entry) held in
 /// ``SecretBytes``.
 ///
-/// Traps unless the lengths and address types are as in ``c1(k:r:preq:pres:iat:ia:rat:ra:)``.
+/// Traps unless the lengths and address types are as in `c1(k:r:preq:pres:iat:ia:rat:ra:)`.
 public func c1(
     k: SecretBytes, r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8]
 ) -> [UInt8] {

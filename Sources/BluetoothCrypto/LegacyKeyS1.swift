@@ -14,9 +14,9 @@ public func s1(k: [UInt8], r1: [UInt8], r2: [UInt8]) -> [UInt8] {
     return e(key: k, plaintext: s1Plaintext(r1: r1, r2: r2))
 }
 
-/// ``s1(k:r1:r2:)`` with the TK held in ``SecretBytes``, and the STK returned in one.
+/// `s1(k:r1:r2:)` with the TK held in ``SecretBytes``, and the STK returned in one.
 ///
-/// Traps unless the lengths are as in ``s1(k:r1:r2:)``.
+/// Traps unless the lengths are as in `s1(k:r1:r2:)`.
 public func s1(k: SecretBytes, r1: [UInt8], r2: [UInt8]) -> SecretBytes {
     requireLength(k, 16, "k")
     var stk = e(key: k, plaintext: s1Plaintext(r1: r1, r2: r2))

@@ -17,9 +17,9 @@ public func ah(k: [UInt8], r: [UInt8]) -> [UInt8] {
     return ah(cipher: AES128(key: k), r: r)
 }
 
-/// ``ah(k:r:)`` with the IRK held in ``SecretBytes``.
+/// `ah(k:r:)` with the IRK held in ``SecretBytes``.
 ///
-/// Traps unless the lengths are as in ``ah(k:r:)``.
+/// Traps unless the lengths are as in `ah(k:r:)`.
 public func ah(k: SecretBytes, r: [UInt8]) -> [UInt8] {
     requireLength(k, 16, "k")
     return ah(cipher: AES128(key: k), r: r)

@@ -21,7 +21,7 @@ import Synchronization
 /// that takes one) are ordinary values nobody zeroes, and neither are the temporaries of
 /// the arithmetic (AES round keys, P-256 limbs on the stack).
 ///
-/// Immutable once made; ``==`` compares in time independent of the octets; `description`
+/// Immutable once made; `==` compares in time independent of the octets; `description`
 /// never shows them.
 public final class SecretBytes: @unchecked Sendable {
     // @unchecked: the buffer is written only by the initializers, before the object is

@@ -13,7 +13,7 @@ public func e(key: [UInt8], plaintext: [UInt8]) -> [UInt8] {
     return AES128(key: key).encrypt(plaintext)
 }
 
-/// ``e(key:plaintext:)`` with the key held in ``SecretBytes``.
+/// `e(key:plaintext:)` with the key held in ``SecretBytes``.
 ///
 /// Traps unless `key` and `plaintext` are 16 octets each.
 public func e(key: SecretBytes, plaintext: [UInt8]) -> [UInt8] {

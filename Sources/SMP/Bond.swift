@@ -10,7 +10,7 @@ import Storage
 /// Stored as JSON (format `bluejay-bond`, version 1) by ``BondStore``; keys are hex strings in
 /// wire order (least significant octet first), as HCI and SMP carry them.
 ///
-/// The keys (LTK, IRK, CSRK) are held in ``SecretBytes``, as the hex text of the file: copies
+/// The keys (LTK, IRK, CSRK) are held in `SecretBytes`, as the hex text of the file: copies
 /// of a bond share them, and they are zeroed when the last copy is gone. The `String` and
 /// `[UInt8]` accessors (``longTermKey``, ``longTermKeyBytes``…) hand out copies nothing
 /// zeroes; ``longTermKeySecret`` and its kind do not. A bond prints its keys as
@@ -87,7 +87,7 @@ public struct Bond: Codable, Sendable, Equatable {
     /// The identity address type.
     public var identityAddressType: AddressType { addressType == "public" ? .public : .random }
     /// The LTK in wire order, in an `Array` nothing zeroes (``longTermKeySecret`` is the same
-    /// in ``SecretBytes``).
+    /// in `SecretBytes`).
     public var longTermKeyBytes: [UInt8]? { longTermKeySecret?.bytes }
     /// The LTK in wire order; nil when the file's is malformed.
     public var longTermKeySecret: SecretBytes? { Self.secret(longTermKeyText, count: 16) }

@@ -158,7 +158,7 @@ final class PairingSession {
     /// Public keys, authentication stage 1 and 2; returns the LTK in wire order.
     ///
     /// The private key, the DHKey, the MacKey, the LTK and the passkey (as r) are held in
-    /// ``SecretBytes``, zeroed when this returns or throws.
+    /// `SecretBytes`, zeroed when this returns or throws.
     private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
@@ -271,7 +271,7 @@ final class PairingSession {
     // MARK: Phase 2: LE legacy pairing
 
     /// Confirm and random exchange; returns the STK in wire order. The TK (the passkey)
-    /// and the STK are held in ``SecretBytes``.
+    /// and the STK are held in `SecretBytes`.
     private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
         var tk = SecretBytes(count: 16)
         switch method {

@@ -12,7 +12,7 @@ public enum ResolvablePrivateAddress {
     }
 
     /// Whether `address` is a resolvable private address made with `irk` (wire order), the
-    /// IRK held in ``SecretBytes``.
+    /// IRK held in `SecretBytes`.
     public static func resolves(_ address: BluetoothAddress, with irk: SecretBytes) -> Bool {
         let written = Array(address.bytes.reversed())  // most significant first
         guard irk.count == 16, written[0] & 0xC0 == 0x40 else { return false }

@@ -240,7 +240,7 @@ public final class SecurityManager {
 
     /// LE Enable Encryption, then Encryption Change (or Key Refresh Complete) for `handle`.
     ///
-    /// The LTK leaves ``SecretBytes`` here: the HCI command and its packet hold copies that
+    /// The LTK leaves `SecretBytes` here: the HCI command and its packet hold copies that
     /// nothing zeroes.
     private func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8]) async throws(SMPError) {
         guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
