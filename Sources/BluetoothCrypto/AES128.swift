@@ -19,8 +19,20 @@ struct AES128 {
     /// A cipher for a 16-octet key (the caller has checked the length); expands the key.
     init(key: [UInt8]) {
         assert(key.count == 16)
+        self.init(key: SIMD16<UInt8>(key))
+    }
+
+    /// A cipher for a 16-octet secret key (the caller has checked the length), read from
+    /// its buffer with no `Array` on the way.
+    init(key: SecretBytes) {
+        assert(key.count == 16)
+        self.init(key: key.withUnsafeBytes { $0.loadUnaligned(as: SIMD16<UInt8>.self) })
+    }
+
+    /// A cipher for the key in lanes 0...15.
+    private init(key: SIMD16<UInt8>) {
         var keys = RoundKeys()
-        var roundKey = SIMD16<UInt8>(key)
+        var roundKey = key
         keys[0] = roundKey
         var rcon: SIMD16<UInt8> = .zero
         rcon[0] = 0x01

@@ -7,7 +7,28 @@
 /// Traps unless `key` is 16 octets.
 public func aesCMAC(key: [UInt8], message: [UInt8]) -> [UInt8] {
     requireLength(key, 16, "key")
-    let cipher = AES128(key: key)
+    return aesCMAC(cipher: AES128(key: key), message: message)
+}
+
+/// `aesCMAC(key:message:)` with a key held in ``SecretBytes`` (an LTK, the MacKey, f5's
+/// T): the key goes into the cipher without an `Array` on the way.
+///
+/// Traps unless `key` is 16 octets.
+public func aesCMAC(key: SecretBytes, message: [UInt8]) -> [UInt8] {
+    requireLength(key, 16, "key")
+    return aesCMAC(cipher: AES128(key: key), message: message)
+}
+
+/// AES-CMAC whose result is itself a key (f5's T, MacKey and LTK, h6, s1): the MAC moved
+/// into ``SecretBytes`` and its `Array` wiped.
+func secretAESCMAC(key: SecretBytes, message: [UInt8]) -> SecretBytes {
+    var mac = aesCMAC(key: key, message: message)
+    defer { SecretBytes.wipe(&mac) }
+    return SecretBytes(mac)
+}
+
+/// RFC 4493, 2.4, with the key already expanded.
+private func aesCMAC(cipher: AES128, message: [UInt8]) -> [UInt8] {
     let (k1, k2) = cmacSubkeys(cipher)
 
     // RFC 4493, 2.4: n blocks, the last one complete or padded with 10*, and the last

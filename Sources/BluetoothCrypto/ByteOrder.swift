@@ -35,3 +35,9 @@ public func lsbFirst(fromMSBFirst bytes: some Collection<UInt8>) -> [UInt8] {
 func requireLength(_ bytes: [UInt8], _ count: Int, _ name: StaticString, function: StaticString = #function) {
     precondition(bytes.count == count, "\(function): \(name) must be \(count) octets, got \(bytes.count)")
 }
+
+/// ``requireLength(_:_:_:function:)`` for a secret.
+@inline(__always)
+func requireLength(_ secret: SecretBytes, _ count: Int, _ name: StaticString, function: StaticString = #function) {
+    precondition(secret.count == count, "\(function): \(name) must be \(count) octets, got \(secret.count)")
+}

@@ -21,13 +21,32 @@ public func c1(
     k: [UInt8], r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8]
 ) -> [UInt8] {
     requireLength(k, 16, "k")
-    requireLength(r, 16, "r")
-    requireLength(preq, 7, "preq")
-    requireLength(pres, 7, "pres")
-    requireLength(ia, 6, "ia")
-    requireLength(ra, 6, "ra")
+    return c1(cipher: AES128(key: k), r: r, preq: preq, pres: pres, iat: iat, ia: ia, rat: rat, ra: ra)
+}
+
+/// `c1(k:r:preq:pres:iat:ia:rat:ra:)` with the TK (the passkey, in Passkey Entry) held in
+/// ``SecretBytes``.
+///
+/// Traps unless the lengths and address types are as in `c1(k:r:preq:pres:iat:ia:rat:ra:)`.
+public func c1(
+    k: SecretBytes, r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8]
+) -> [UInt8] {
+    requireLength(k, 16, "k")
+    return c1(cipher: AES128(key: k), r: r, preq: preq, pres: pres, iat: iat, ia: ia, rat: rat, ra: ra)
+}
+
+/// c1 with the key k already expanded.
+private func c1(
+    cipher: AES128, r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8], function: StaticString = #function
+) -> [UInt8] {
+    requireLength(r, 16, "r", function: function)
+    requireLength(preq, 7, "preq", function: function)
+    requireLength(pres, 7, "pres", function: function)
+    requireLength(ia, 6, "ia", function: function)
+    requireLength(ra, 6, "ra", function: function)
     precondition(iat <= 1 && rat <= 1, "c1: address types are 1 bit, got iat \(iat), rat \(rat)")
     let p1 = pres + preq + [rat, iat]
     let p2 = [UInt8](repeating: 0, count: 4) + ia + ra
-    return e(key: k, plaintext: xor(e(key: k, plaintext: xor(r, p1)), p2))
+    return cipher.encrypt(xor(cipher.encrypt(xor(r, p1)), p2))
 }
+

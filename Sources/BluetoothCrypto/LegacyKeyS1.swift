@@ -11,7 +11,23 @@
 /// Traps unless the lengths are as above.
 public func s1(k: [UInt8], r1: [UInt8], r2: [UInt8]) -> [UInt8] {
     requireLength(k, 16, "k")
-    requireLength(r1, 16, "r1")
-    requireLength(r2, 16, "r2")
-    return e(key: k, plaintext: Array(r1.suffix(8) + r2.suffix(8)))
+    return e(key: k, plaintext: s1Plaintext(r1: r1, r2: r2))
 }
+
+/// `s1(k:r1:r2:)` with the TK held in ``SecretBytes``, and the STK returned in one.
+///
+/// Traps unless the lengths are as in `s1(k:r1:r2:)`.
+public func s1(k: SecretBytes, r1: [UInt8], r2: [UInt8]) -> SecretBytes {
+    requireLength(k, 16, "k")
+    var stk = e(key: k, plaintext: s1Plaintext(r1: r1, r2: r2))
+    defer { SecretBytes.wipe(&stk) }
+    return SecretBytes(stk)
+}
+
+/// r': the least significant 64 bits of r1, then those of r2.
+private func s1Plaintext(r1: [UInt8], r2: [UInt8], function: StaticString = #function) -> [UInt8] {
+    requireLength(r1, 16, "r1", function: function)
+    requireLength(r2, 16, "r2", function: function)
+    return Array(r1.suffix(8) + r2.suffix(8))
+}
+

@@ -15,10 +15,21 @@
 /// A P-256 private key: the scalar d, 1 ≤ d ≤ n − 1 (SEC 1, 3.2.1).
 ///
 /// LE Secure Connections pairing makes one per pairing, sends ``publicKey`` in the Pairing
-/// Public Key PDU and computes the DHKey with ``sharedSecret(with:)``.
+/// Public Key PDU and computes the DHKey with ``dhKey(with:)``.
+///
+/// d is held in a ``SecretBytes``: copies of the key share it, and it is zeroed when the
+/// last of them is gone.
 public struct P256PrivateKey: Sendable {
+    /// d, as its four limbs, least significant first.
+    let secret: SecretBytes
+
     /// d.
-    let scalar: UInt256
+    var scalar: UInt256 {
+        secret.withUnsafeBytes { limbs in
+            UInt256(limbs.loadUnaligned(fromByteOffset: 0, as: UInt64.self), limbs.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                    limbs.loadUnaligned(fromByteOffset: 16, as: UInt64.self), limbs.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        }
+    }
 
     /// The key whose scalar is `rawRepresentation`, 32 octets, most significant first; `nil`
     /// unless it is 32 octets and 0 < d < n.
@@ -26,7 +37,20 @@ public struct P256PrivateKey: Sendable {
         guard let d = UInt256(bigEndian: rawRepresentation) else { return nil }
         // d < n: subtracting n borrows. d ≠ 0. (Whether a key is valid is not a secret.)
         guard d.subtracting(P256.n).borrow == 1, !d.isZero else { return nil }
-        scalar = d
+        // Limb by limb, not through an array of them: that would be a heap copy of d.
+        secret = SecretBytes(count: 32) { limbs in
+            limbs.storeBytes(of: d.w0, toByteOffset: 0, as: UInt64.self)
+            limbs.storeBytes(of: d.w1, toByteOffset: 8, as: UInt64.self)
+            limbs.storeBytes(of: d.w2, toByteOffset: 16, as: UInt64.self)
+            limbs.storeBytes(of: d.w3, toByteOffset: 24, as: UInt64.self)
+        }
+    }
+
+    /// The key whose scalar is `secretRepresentation`, 32 octets, most significant first;
+    /// `nil` unless it is 32 octets and 0 < d < n.
+    public init?(secretRepresentation: SecretBytes) {
+        guard let key = secretRepresentation.withTemporaryCopy({ P256PrivateKey(rawRepresentation: $0) }) else { return nil }
+        self = key
     }
 
     /// A new key from the system's random number generator.
@@ -39,7 +63,8 @@ public struct P256PrivateKey: Sendable {
     /// scalar (all but about 2^-32 of them are).
     public init(using generator: inout some RandomNumberGenerator) {
         while true {
-            let octets = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            var octets = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            defer { SecretBytes.wipe(&octets) }
             if let key = P256PrivateKey(rawRepresentation: octets) {
                 self = key
                 return
@@ -47,7 +72,7 @@ public struct P256PrivateKey: Sendable {
         }
     }
 
-    /// The scalar d, 32 octets, most significant first.
+    /// The scalar d, 32 octets, most significant first, in an `Array` nothing zeroes.
     public var rawRepresentation: [UInt8] { scalar.bigEndianBytes }
 
     /// The public key Q = d·G. Costs a scalar multiplication each time it is read.
@@ -58,12 +83,29 @@ public struct P256PrivateKey: Sendable {
 
     /// The x-coordinate of d·Q, 32 octets, most significant first: the DHKey of Core Vol 3,
     /// Part H, 2.3.5.6.1 (in the toolbox's octet order), and what ECDH (SEC 1, 3.3.1) shares.
+    /// In an `Array` nothing zeroes: ``dhKey(with:)`` is the same value in ``SecretBytes``.
     ///
     /// `peer` was checked to be on the curve when it was made, and the curve's order n is
     /// prime, so d·Q is never the point at infinity.
     public func sharedSecret(with peer: P256PublicKey) -> [UInt8] {
-        let (x, _) = ProjectivePoint.multiply(ProjectivePoint(affineX: peer.x, y: peer.y), by: scalar).affine()
-        return x.bigEndianBytes
+        sharedX(peer).bigEndianBytes
+    }
+
+    /// ``sharedSecret(with:)`` held in ``SecretBytes``: the DHKey, 32 octets, most
+    /// significant first, zeroed when the last owner lets go.
+    public func dhKey(with peer: P256PublicKey) -> SecretBytes {
+        let x = sharedX(peer).value
+        return SecretBytes(count: 32) { octets in
+            octets.storeBytes(of: x.w3.bigEndian, toByteOffset: 0, as: UInt64.self)
+            octets.storeBytes(of: x.w2.bigEndian, toByteOffset: 8, as: UInt64.self)
+            octets.storeBytes(of: x.w1.bigEndian, toByteOffset: 16, as: UInt64.self)
+            octets.storeBytes(of: x.w0.bigEndian, toByteOffset: 24, as: UInt64.self)
+        }
+    }
+
+    /// The x-coordinate of d·Q.
+    private func sharedX(_ peer: P256PublicKey) -> FieldElement {
+        ProjectivePoint.multiply(ProjectivePoint(affineX: peer.x, y: peer.y), by: scalar).affine().x
     }
 }
 
@@ -290,9 +332,10 @@ struct FieldElement: Equatable, Sendable {
     }
 
     /// The value (out of Montgomery form: times 1, R⁻¹), 32 octets, most significant first.
-    var bigEndianBytes: [UInt8] {
-        (self * FieldElement(montgomery: UInt256(1, 0, 0, 0))).montgomery.bigEndianBytes
-    }
+    var bigEndianBytes: [UInt8] { value.bigEndianBytes }
+
+    /// The value, out of Montgomery form (times 1, R⁻¹).
+    var value: UInt256 { (self * FieldElement(montgomery: UInt256(1, 0, 0, 0))).montgomery }
 
     /// 0 (the same in Montgomery form).
     static let zero = FieldElement(montgomery: UInt256(0, 0, 0, 0))

@@ -14,7 +14,21 @@
 /// Traps unless the lengths are as above.
 public func ah(k: [UInt8], r: [UInt8]) -> [UInt8] {
     requireLength(k, 16, "k")
-    requireLength(r, 3, "r")
-    let padded = [UInt8](repeating: 0, count: 13) + r
-    return Array(e(key: k, plaintext: padded).suffix(3))
+    return ah(cipher: AES128(key: k), r: r)
 }
+
+/// `ah(k:r:)` with the IRK held in ``SecretBytes``.
+///
+/// Traps unless the lengths are as in `ah(k:r:)`.
+public func ah(k: SecretBytes, r: [UInt8]) -> [UInt8] {
+    requireLength(k, 16, "k")
+    return ah(cipher: AES128(key: k), r: r)
+}
+
+/// ah with the IRK already expanded.
+private func ah(cipher: AES128, r: [UInt8], function: StaticString = #function) -> [UInt8] {
+    requireLength(r, 3, "r", function: function)
+    let padded = [UInt8](repeating: 0, count: 13) + r
+    return Array(cipher.encrypt(padded).suffix(3))
+}
+

@@ -12,3 +12,12 @@ public func e(key: [UInt8], plaintext: [UInt8]) -> [UInt8] {
     requireLength(plaintext, 16, "plaintext")
     return AES128(key: key).encrypt(plaintext)
 }
+
+/// `e(key:plaintext:)` with the key held in ``SecretBytes``.
+///
+/// Traps unless `key` and `plaintext` are 16 octets each.
+public func e(key: SecretBytes, plaintext: [UInt8]) -> [UInt8] {
+    requireLength(key, 16, "key")
+    requireLength(plaintext, 16, "plaintext")
+    return AES128(key: key).encrypt(plaintext)
+}

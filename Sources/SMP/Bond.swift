@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothCrypto
 import FoundationEssentials
 import HCI
 import Storage
@@ -8,6 +9,12 @@ import Storage
 ///
 /// Stored as JSON (format `bluejay-bond`, version 1) by ``BondStore``; keys are hex strings in
 /// wire order (least significant octet first), as HCI and SMP carry them.
+///
+/// The keys (LTK, IRK, CSRK) are held in `SecretBytes`, as the hex text of the file: copies
+/// of a bond share them, and they are zeroed when the last copy is gone. The `String` and
+/// `[UInt8]` accessors (``longTermKey``, ``longTermKeyBytes``…) hand out copies nothing
+/// zeroes; ``longTermKeySecret`` and its kind do not. A bond prints its keys as
+/// `<redacted N octets>`.
 public struct Bond: Codable, Sendable, Equatable {
     /// Always `bluejay-bond`.
     public var format = "bluejay-bond"
@@ -18,9 +25,8 @@ public struct Bond: Codable, Sendable, Equatable {
     public var address: String
     /// `public` or `random`.
     public var addressType: String
-    /// The LTK the central encrypts with (the Secure Connections LTK, or the one the
-    /// peripheral distributed in legacy pairing).
-    public var longTermKey: String
+    /// The LTK's hex text.
+    var longTermKeyText: SecretBytes
     /// The EDIV identifying a legacy LTK (0 for Secure Connections).
     public var ediv: UInt16
     /// The Rand identifying a legacy LTK (zeros for Secure Connections), hex.
@@ -31,64 +37,188 @@ public struct Bond: Codable, Sendable, Equatable {
     public var secureConnections: Bool
     /// Whether pairing had MITM protection (not Just Works).
     public var authenticated: Bool
-    /// The peer's IRK, when it distributed one.
-    public var identityResolvingKey: String?
-    /// The peer's CSRK, when it distributed one.
-    public var signatureKey: String?
+    /// The IRK's hex text.
+    var identityResolvingKeyText: SecretBytes?
+    /// The CSRK's hex text.
+    var signatureKeyText: SecretBytes?
 
     /// A bond as given.
     public init(address: BluetoothAddress, addressType: AddressType, longTermKey: [UInt8], ediv: UInt16 = 0, random: [UInt8] = [UInt8](repeating: 0, count: 8),
                 keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: [UInt8]? = nil, signatureKey: [UInt8]? = nil) {
+        self.init(address: address, addressType: addressType, longTermKey: SecretBytes(longTermKey), ediv: ediv, random: random, keySize: keySize,
+                  secureConnections: secureConnections, authenticated: authenticated,
+                  identityResolvingKey: identityResolvingKey.map { SecretBytes($0) }, signatureKey: signatureKey.map { SecretBytes($0) })
+    }
+
+    /// A bond as given, the keys (wire order) held as they are given.
+    public init(address: BluetoothAddress, addressType: AddressType, longTermKey: SecretBytes, ediv: UInt16 = 0, random: [UInt8] = [UInt8](repeating: 0, count: 8),
+                keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: SecretBytes? = nil, signatureKey: SecretBytes? = nil) {
         self.address = address.description
         self.addressType = addressType == .public || addressType == .publicIdentity ? "public" : "random"
-        self.longTermKey = Self.hex(longTermKey)
+        longTermKeyText = Self.hexText(longTermKey)
         self.ediv = ediv
         self.random = Self.hex(random)
         self.keySize = keySize
         self.secureConnections = secureConnections
         self.authenticated = authenticated
-        self.identityResolvingKey = identityResolvingKey.map(Self.hex)
-        self.signatureKey = signatureKey.map(Self.hex)
+        identityResolvingKeyText = identityResolvingKey.map(Self.hexText)
+        signatureKeyText = signatureKey.map(Self.hexText)
+    }
+
+    /// The LTK the central encrypts with (the Secure Connections LTK, or the one the
+    /// peripheral distributed in legacy pairing), hex: a copy nothing zeroes.
+    public var longTermKey: String {
+        get { longTermKeyText.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+        set { longTermKeyText = SecretBytes(newValue.utf8) }
+    }
+    /// The peer's IRK, when it distributed one, hex: a copy nothing zeroes.
+    public var identityResolvingKey: String? {
+        get { identityResolvingKeyText.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } } }
+        set { identityResolvingKeyText = newValue.map { SecretBytes($0.utf8) } }
+    }
+    /// The peer's CSRK, when it distributed one, hex: a copy nothing zeroes.
+    public var signatureKey: String? {
+        get { signatureKeyText.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } } }
+        set { signatureKeyText = newValue.map { SecretBytes($0.utf8) } }
     }
 
     /// The identity address.
     public var identityAddress: BluetoothAddress? { BluetoothAddress(address) }
     /// The identity address type.
     public var identityAddressType: AddressType { addressType == "public" ? .public : .random }
-    /// The LTK in wire order.
-    public var longTermKeyBytes: [UInt8]? { Self.bytes(longTermKey, count: 16) }
+    /// The LTK in wire order, in an `Array` nothing zeroes (``longTermKeySecret`` is the same
+    /// in `SecretBytes`).
+    public var longTermKeyBytes: [UInt8]? { longTermKeySecret?.bytes }
+    /// The LTK in wire order; nil when the file's is malformed.
+    public var longTermKeySecret: SecretBytes? { Self.secret(longTermKeyText, count: 16) }
     /// The Rand in wire order.
     public var randomBytes: [UInt8]? { Self.bytes(random, count: 8) }
-    /// The IRK in wire order.
-    public var identityResolvingKeyBytes: [UInt8]? { identityResolvingKey.flatMap { Self.bytes($0, count: 16) } }
+    /// The IRK in wire order, in an `Array` nothing zeroes.
+    public var identityResolvingKeyBytes: [UInt8]? { identityResolvingKeySecret?.bytes }
+    /// The IRK in wire order; nil when there is none or it is malformed.
+    public var identityResolvingKeySecret: SecretBytes? { identityResolvingKeyText.flatMap { Self.secret($0, count: 16) } }
+    /// The CSRK in wire order; nil when there is none or it is malformed.
+    public var signatureKeySecret: SecretBytes? { signatureKeyText.flatMap { Self.secret($0, count: 16) } }
 
     /// Whether the file is one this version reads: the right format and well-formed keys.
     public var isUsable: Bool {
-        format == "bluejay-bond" && version == 1 && identityAddress != nil && longTermKeyBytes != nil && randomBytes != nil
-            && (identityResolvingKey == nil || identityResolvingKeyBytes != nil)
+        format == "bluejay-bond" && version == 1 && identityAddress != nil && longTermKeySecret != nil && randomBytes != nil
+            && (identityResolvingKeyText == nil || identityResolvingKeySecret != nil)
     }
 
     /// Whether `address` (as seen in a scan or a connection) is this peer: its identity
     /// address, or a resolvable private address its IRK resolves.
     public func matches(_ address: BluetoothAddress, _ type: AddressType) -> Bool {
         if address == identityAddress { return true }
-        guard type == .random || type == .randomIdentity, let irk = identityResolvingKeyBytes else { return false }
+        guard type == .random || type == .randomIdentity, let irk = identityResolvingKeySecret else { return false }
         return ResolvablePrivateAddress.resolves(address, with: irk)
     }
 
+    // MARK: Codable, Equatable
+
+    private enum CodingKeys: String, CodingKey {
+        case format, version, address, addressType, longTermKey, ediv, random, keySize, secureConnections, authenticated, identityResolvingKey, signatureKey
+    }
+
+    /// Reads the fields as the file names them (the keys' hex strings pass through `String`s
+    /// the decoder made, which nothing zeroes).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(String.self, forKey: .format)
+        version = try container.decode(Int.self, forKey: .version)
+        address = try container.decode(String.self, forKey: .address)
+        addressType = try container.decode(String.self, forKey: .addressType)
+        longTermKeyText = SecretBytes(try container.decode(String.self, forKey: .longTermKey).utf8)
+        ediv = try container.decode(UInt16.self, forKey: .ediv)
+        random = try container.decode(String.self, forKey: .random)
+        keySize = try container.decode(Int.self, forKey: .keySize)
+        secureConnections = try container.decode(Bool.self, forKey: .secureConnections)
+        authenticated = try container.decode(Bool.self, forKey: .authenticated)
+        identityResolvingKeyText = try container.decodeIfPresent(String.self, forKey: .identityResolvingKey).map { SecretBytes($0.utf8) }
+        signatureKeyText = try container.decodeIfPresent(String.self, forKey: .signatureKey).map { SecretBytes($0.utf8) }
+    }
+
+    /// Writes the fields as the file names them (the keys as hex strings: copies the
+    /// encoder keeps, which nothing zeroes).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(version, forKey: .version)
+        try container.encode(address, forKey: .address)
+        try container.encode(addressType, forKey: .addressType)
+        try container.encode(longTermKey, forKey: .longTermKey)
+        try container.encode(ediv, forKey: .ediv)
+        try container.encode(random, forKey: .random)
+        try container.encode(keySize, forKey: .keySize)
+        try container.encode(secureConnections, forKey: .secureConnections)
+        try container.encode(authenticated, forKey: .authenticated)
+        try container.encodeIfPresent(identityResolvingKey, forKey: .identityResolvingKey)
+        try container.encodeIfPresent(signatureKey, forKey: .signatureKey)
+    }
+
+    /// Whether every field is the same; the keys compared in constant time.
+    public static func == (lhs: Bond, rhs: Bond) -> Bool {
+        lhs.format == rhs.format && lhs.version == rhs.version && lhs.address == rhs.address && lhs.addressType == rhs.addressType
+            && lhs.longTermKeyText == rhs.longTermKeyText && lhs.ediv == rhs.ediv && lhs.random == rhs.random && lhs.keySize == rhs.keySize
+            && lhs.secureConnections == rhs.secureConnections && lhs.authenticated == rhs.authenticated
+            && lhs.identityResolvingKeyText == rhs.identityResolvingKeyText && lhs.signatureKeyText == rhs.signatureKeyText
+    }
+
+    // MARK: Hex
+
     /// Lower-case hex of `bytes`, as given.
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { String(decoding: hexDigits(bytes), as: UTF8.self) }
+
+    /// Lower-case hex of `secret`, as given, written straight into a secret.
+    static func hexText(_ secret: SecretBytes) -> SecretBytes {
+        SecretBytes(count: 2 * secret.count) { text in
+            secret.withUnsafeBytes { octets in
+                for (index, octet) in octets.enumerated() {
+                    text[2 * index] = hexDigit(octet >> 4)
+                    text[2 * index + 1] = hexDigit(octet & 0x0F)
+                }
+            }
+        }
+    }
+
+    /// The ASCII lower-case hex digits of `bytes`.
+    private static func hexDigits(_ bytes: [UInt8]) -> [UInt8] { bytes.flatMap { [hexDigit($0 >> 4), hexDigit($0 & 0x0F)] } }
+
+    /// The ASCII lower-case hex digit of `nibble` (0...15).
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
 
     /// `count` bytes from hex, or nil when malformed.
     static func bytes(_ hex: String, count: Int) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count == count * 2 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
+        secret(SecretBytes(hex.utf8), count: count)?.bytes
+    }
+
+    /// `count` octets from the hex text `text` (either case), or nil unless it is 2·`count`
+    /// hex digits.
+    static func secret(_ text: SecretBytes, count: Int) -> SecretBytes? {
+        guard text.count == 2 * count else { return nil }
+        var wellFormed = true
+        let octets = SecretBytes(count: count) { octets in
+            text.withUnsafeBytes { digits in
+                for index in 0..<count {
+                    guard let high = nibble(digits[2 * index]), let low = nibble(digits[2 * index + 1]) else {
+                        wellFormed = false
+                        return
+                    }
+                    octets[index] = high << 4 | low
+                }
+            }
         }
-        return bytes
+        return wellFormed ? octets : nil
+    }
+
+    /// The value of an ASCII hex digit, or nil.
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: digit - 0x30
+        case 0x41...0x46: digit - 0x41 + 10
+        case 0x61...0x66: digit - 0x61 + 10
+        default: nil
+        }
     }
 }
 
@@ -144,15 +274,23 @@ public struct BondStore: Sendable {
 }
 
 extension BondStore {
-    /// Our own IRK (wire order), made once and kept in the store: the peer stores it with
-    /// our identity address when we distribute IdKey.
-    func localIdentityResolvingKey(using entropy: PairingEntropy = .system) -> [UInt8] {
+    /// Our own IRK (wire order), made once and kept in the store (mode 0600, like the
+    /// bonds): the peer stores it with our identity address when we distribute IdKey. The
+    /// arrays the file's octets pass through are wiped.
+    func localIdentityResolvingKey(using entropy: PairingEntropy = .system) -> SecretBytes {
         let name = "local-irk.key"
-        if let stored = try? directory.read(name), let key = Bond.bytes(String(decoding: stored.prefix(32), as: UTF8.self), count: 16) {
-            return key
+        if var stored = try? directory.read(name) {
+            defer { SecretBytes.wipe(&stored) }
+            if let key = Bond.secret(SecretBytes(stored.prefix(32)), count: 16) { return key }
         }
-        let key = entropy.bytes(16)
-        try? directory.writeAtomically(Array((Bond.hex(key) + "\n").utf8), to: name)
+        var octets = entropy.bytes(16)
+        let key = SecretBytes(octets)
+        SecretBytes.wipe(&octets)
+        Bond.hexText(key).withTemporaryCopy { text in
+            var file = text + [0x0A]
+            defer { SecretBytes.wipe(&file) }
+            try? directory.writeAtomically(file, to: name)
+        }
         return key
     }
 }

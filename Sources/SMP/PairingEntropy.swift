@@ -44,17 +44,22 @@ public struct PairingEntropy: Sendable {
     #endif
 
     /// A P-256 key pair: the system's, or one made from this entropy's octets.
+    /// The octets it was made from are wiped.
     func privateKey() -> P256PrivateKey {
         for _ in 0..<8 {
             // A 32-octet string is a valid scalar unless it is 0 or ≥ n: retry then.
-            if let key = P256PrivateKey(rawRepresentation: bytes(32)) { return key }
+            var octets = bytes(32)
+            defer { SecretBytes.wipe(&octets) }
+            if let key = P256PrivateKey(rawRepresentation: octets) { return key }
         }
         return P256PrivateKey()
     }
 
-    /// A six-digit passkey.
+    /// A six-digit passkey; the octets it was made from are wiped.
     func passkey() -> UInt32 {
-        let raw = bytes(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        var octets = bytes(4)
+        defer { SecretBytes.wipe(&octets) }
+        let raw = octets.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
         return raw % 1_000_000
     }
 }

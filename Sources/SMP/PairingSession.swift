@@ -17,7 +17,7 @@ final class PairingSession {
         /// The peer's address on this link: the responder's.
         let peer: (type: UInt8, address: BluetoothAddress)
         let send: (any SMPCommand) throws(SMPError) -> Void
-        let encrypt: (_ ltk: [UInt8], _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
+        let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
     }
 
     /// What pairing produced.
@@ -32,14 +32,14 @@ final class PairingSession {
     private let policy: PairingPolicy
     private let delegate: (any PairingDelegate)?
     /// Our identity keys, distributed when the peer asks (IdKey).
-    private let localIRK: [UInt8]
+    private let localIRK: SecretBytes
     /// Nonces, passkeys and the key pair come from here.
     private let entropy: PairingEntropy
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
 
-    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: [UInt8], entropy: PairingEntropy = .system) {
+    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, entropy: PairingEntropy = .system) {
         self.entropy = entropy
         self.link = link
         self.policy = policy
@@ -145,14 +145,21 @@ final class PairingSession {
 
     /// A key cut to the negotiated size (Part H, 2.3.4): the most significant octets are
     /// zeroed; in wire order those are the last ones.
-    private func mask(_ key: [UInt8], _ size: Int) -> [UInt8] {
-        key.enumerated().map { $0.offset < size ? $0.element : 0 }
+    private func mask(_ key: SecretBytes, _ size: Int) -> SecretBytes {
+        SecretBytes(count: key.count) { masked in
+            key.withUnsafeBytes { octets in
+                for index in 0..<min(size, octets.count) { masked[index] = octets[index] }
+            }
+        }
     }
 
     // MARK: Phase 2: LE Secure Connections
 
     /// Public keys, authentication stage 1 and 2; returns the LTK in wire order.
-    private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
+    ///
+    /// The private key, the DHKey, the MacKey, the LTK and the passkey (as r) are held in
+    /// `SecretBytes`, zeroed when this returns or throws.
+    private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
@@ -174,11 +181,12 @@ final class PairingSession {
             pkbX = Array(raw[0..<32])
         case let other: throw unexpected(other, "Pairing Public Key")
         }
-        let dhKey = privateKey.sharedSecret(with: peerKey)
+        let dhKey = privateKey.dhKey(with: peerKey)
 
         // Authentication stage 1: nonces, and with them the values r for stage 2.
         var na = random(16), nb: [UInt8]
-        var passkey: UInt32 = 0
+        // ra = rb: the passkey for Passkey Entry, zero otherwise.
+        var r = SecretBytes(count: 16)
         switch method {
         case .justWorks, .numericComparison:
             let cb = try await receiveConfirm()
@@ -190,17 +198,18 @@ final class PairingSession {
                 guard await delegate?.confirm(numericValue: value) == true else { throw fail(.numericComparisonFailed, "the values were not confirmed") }
             }
         case .passkeyEntry, .passkeyEntryBothInput:
-            passkey = try await obtainPasskey(method)
+            r = try await obtainPasskey(method)
             nb = []
-            // Twenty rounds, one bit of the passkey each (Part H, 2.3.5.6.3).
+            // Twenty rounds, one bit of the passkey each (Part H, 2.3.5.6.3); the passkey is
+            // the last octets of r, most significant first.
             for bit in 0..<20 {
-                let r: UInt8 = 0x80 | UInt8((passkey >> UInt32(bit)) & 1)
+                let z: UInt8 = r.withUnsafeBytes { 0x80 | (($0[15 - bit / 8] >> UInt8(bit % 8)) & 1) }
                 na = random(16)
-                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: r)))))
+                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: z)))))
                 let cb = try await receiveConfirm()
                 try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: na))))
                 nb = try await receiveRandom()
-                guard f4(u: pkbX, v: pkaX, x: nb, z: r) == cb else {
+                guard f4(u: pkbX, v: pkaX, x: nb, z: z) == cb else {
                     throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the peer's confirm value does not match (wrong passkey?)")
                 }
             }
@@ -210,8 +219,6 @@ final class PairingSession {
         let a = [link.local.type] + link.local.address.bytes.reversed()
         let b = [link.peer.type] + link.peer.address.bytes.reversed()
         let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
-        // ra = rb: the passkey for Passkey Entry, zero otherwise (passkey stays 0 then).
-        let r = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
         let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
         try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: ea))))
         switch try await next() {
@@ -220,7 +227,7 @@ final class PairingSession {
             guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == eb else { throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match") }
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
-        return lsbFirst(fromMSBFirst: ltk)
+        return ltk.reversed()  // to wire order
     }
 
     private func invalidKey(_ why: String) -> SMPError {
@@ -244,30 +251,34 @@ final class PairingSession {
         }
     }
 
-    /// The passkey: shown by us (random), or typed in from what the peer shows.
-    private func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> UInt32 {
+    /// The passkey: shown by us (random), or typed in from what the peer shows. As Secure
+    /// Connections' ra and legacy pairing's TK both take it: 16 octets, most significant
+    /// first, the passkey in the last four.
+    private func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+        let passkey: UInt32
         if case .passkeyEntry(initiatorDisplays: true) = method {
-            let passkey = entropy.passkey()
+            passkey = entropy.passkey()
             await delegate?.display(passkey: passkey)
-            return passkey
+        } else {
+            guard let delegate, let entered = await delegate.enterPasskey(), entered <= 999_999 else {
+                throw fail(.passkeyEntryFailed, "no passkey was entered")
+            }
+            passkey = entered
         }
-        guard let delegate, let passkey = await delegate.enterPasskey(), passkey <= 999_999 else {
-            throw fail(.passkeyEntryFailed, "no passkey was entered")
-        }
-        return passkey
+        return SecretBytes(count: 16) { octets in octets.storeBytes(of: passkey.bigEndian, toByteOffset: 12, as: UInt32.self) }
     }
 
     // MARK: Phase 2: LE legacy pairing
 
-    /// Confirm and random exchange; returns the STK in wire order.
-    private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> [UInt8] {
-        var tk = [UInt8](repeating: 0, count: 16)
+    /// Confirm and random exchange; returns the STK in wire order. The TK (the passkey)
+    /// and the STK are held in `SecretBytes`.
+    private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+        var tk = SecretBytes(count: 16)
         switch method {
         case .justWorks: break
         case .numericComparison: throw fail(.authenticationRequirements, "numeric comparison needs Secure Connections")
         case .passkeyEntry, .passkeyEntryBothInput:
-            let passkey = try await obtainPasskey(method)
-            tk = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian) { Array($0) }
+            tk = try await obtainPasskey(method)
         }
         let preq = msbFirst(fromLSBFirst: PairingRequest(features: request).encoded())
         let pres = msbFirst(fromLSBFirst: PairingResponse(features: response).encoded())
@@ -281,26 +292,26 @@ final class PairingSession {
         try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: mrand))))
         let srand = try await receiveRandom()
         guard confirm(srand) == sconfirm else { throw fail(.confirmValueFailed, "the peer's confirm value does not match (wrong passkey?)") }
-        return lsbFirst(fromMSBFirst: s1(k: tk, r1: srand, r2: mrand))
+        return s1(k: tk, r1: srand, r2: mrand).reversed()  // to wire order
     }
 
     // MARK: Phase 3: key distribution
 
     /// The keys the peer distributes, in wire order.
     private struct ReceivedKeys {
-        var longTermKey: [UInt8]?
+        var longTermKey: SecretBytes?
         var ediv: UInt16 = 0
         var random = [UInt8](repeating: 0, count: 8)
-        var identityResolvingKey: [UInt8]?
+        var identityResolvingKey: SecretBytes?
         var identityAddress: (UInt8, BluetoothAddress)?
-        var signatureKey: [UInt8]?
+        var signatureKey: SecretBytes?
     }
 
     /// Receives the responder's keys, in the order Part H, 3.6.1 fixes.
     private func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
         if expected.contains(.encryptionKey) {
             switch try await next() {
-            case let .encryptionInformation(information): keys.longTermKey = information.longTermKey.bytes
+            case let .encryptionInformation(information): keys.longTermKey = SecretBytes(information.longTermKey.bytes)
             case let other: throw unexpected(other, "Encryption Information")
             }
             switch try await next() {
@@ -310,7 +321,7 @@ final class PairingSession {
         }
         if expected.contains(.identityKey) {
             switch try await next() {
-            case let .identityInformation(information): keys.identityResolvingKey = information.identityResolvingKey.bytes
+            case let .identityInformation(information): keys.identityResolvingKey = SecretBytes(information.identityResolvingKey.bytes)
             case let other: throw unexpected(other, "Identity Information")
             }
             switch try await next() {
@@ -320,7 +331,7 @@ final class PairingSession {
         }
         if expected.contains(.signingKey) {
             switch try await next() {
-            case let .signingInformation(information): keys.signatureKey = information.signatureKey.bytes
+            case let .signingInformation(information): keys.signatureKey = SecretBytes(information.signatureKey.bytes)
             case let other: throw unexpected(other, "Signing Information")
             }
         }
@@ -330,7 +341,7 @@ final class PairingSession {
     /// find the bond when we come back.
     private func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
         if keys.contains(.identityKey) {
-            try link.send(IdentityInformation(identityResolvingKey: SecretValue(localIRK)))
+            try link.send(IdentityInformation(identityResolvingKey: localIRK.withTemporaryCopy { SecretValue($0) }))
             try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
         }
     }

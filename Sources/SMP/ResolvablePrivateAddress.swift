@@ -8,9 +8,15 @@ import HCI
 public enum ResolvablePrivateAddress {
     /// Whether `address` is a resolvable private address made with `irk` (wire order).
     public static func resolves(_ address: BluetoothAddress, with irk: [UInt8]) -> Bool {
+        resolves(address, with: SecretBytes(irk))
+    }
+
+    /// Whether `address` is a resolvable private address made with `irk` (wire order), the
+    /// IRK held in `SecretBytes`.
+    public static func resolves(_ address: BluetoothAddress, with irk: SecretBytes) -> Bool {
         let written = Array(address.bytes.reversed())  // most significant first
         guard irk.count == 16, written[0] & 0xC0 == 0x40 else { return false }
-        return ah(k: msbFirst(fromLSBFirst: irk), r: Array(written[0..<3])) == Array(written[3..<6])
+        return ah(k: irk.reversed(), r: Array(written[0..<3])) == Array(written[3..<6])
     }
 
     /// A fresh resolvable private address for `irk` (wire order), e.g. for tests.

@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothCrypto
 import HCI
 import L2CAP
 import Storage
@@ -169,7 +170,7 @@ public final class SecurityManager {
 
     /// Encrypts `handle` with the stored bond's LTK (LE Enable Encryption), without pairing.
     public func encrypt(_ handle: ConnectionHandle) async throws(SMPError) {
-        guard let bond = bond(for: handle), let ltk = bond.longTermKeyBytes, let random = bond.randomBytes else { throw .notBonded }
+        guard let bond = bond(for: handle), let ltk = bond.longTermKeySecret, let random = bond.randomBytes else { throw .notBonded }
         try await startEncryption(handle, ltk: ltk, ediv: bond.ediv, random: random)
         links[handle]?.state = .encrypted(authenticated: bond.authenticated)
         links[handle]?.storedKey = true
@@ -238,14 +239,17 @@ public final class SecurityManager {
     // MARK: Encryption
 
     /// LE Enable Encryption, then Encryption Change (or Key Refresh Complete) for `handle`.
-    private func startEncryption(_ handle: ConnectionHandle, ltk: [UInt8], ediv: UInt16, random: [UInt8]) async throws(SMPError) {
+    ///
+    /// The LTK leaves `SecretBytes` here: the HCI command and its packet hold copies that
+    /// nothing zeroes.
+    private func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8]) async throws(SMPError) {
         guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
         // Registered before the command: its Command Status and the event may come in one read.
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
             links[handle, default: Link()].encryption = continuation
             Task { @BluetoothActor [weak self] in
                 do throws(HCIError) {
-                    _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk))
+                    _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk.bytes))
                 } catch {
                     self?.links[handle]?.encryption?.resume(returning: .failure(Self.encryptionError(error)))
                     self?.links[handle]?.encryption = nil

@@ -3,6 +3,7 @@ import Foundation
 import HCI
 import Storage
 import Testing
+@testable import BluetoothCrypto
 @testable import SMP
 
 @Suite struct BondStoreTests {
@@ -46,5 +47,74 @@ import Testing
         #expect(store.all().isEmpty)
         // Our own IRK is made once and kept.
         #expect(store.localIdentityResolvingKey() == store.localIdentityResolvingKey())
+    }
+
+    /// The store's modes: the store and `bonds/` folders 0700 when it makes them, every bond
+    /// file and our IRK's file 0600, and no temporary file left behind.
+    @Test func keyFilesAre0600InFolders0700() throws {
+        let path = NSTemporaryDirectory() + "bluejay-modes-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = BondStore(store: StoreDirectory(path: path + "/store"))
+        let identity = try #require(BluetoothAddress("F0:0D:B1:E7:00:02"))
+        try store.save(Bond(address: identity, addressType: .public, longTermKey: Array(0..<16), secureConnections: true, authenticated: false))
+        _ = store.localIdentityResolvingKey()
+        func mode(_ path: String) throws -> Int? { try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
+        #expect(try mode(path + "/store") == 0o700)
+        #expect(try mode(path + "/store/bonds") == 0o700)
+        #expect(try mode(path + "/store/bonds/F00DB1E70002.json") == 0o600)
+        #expect(try mode(path + "/store/bonds/local-irk.key") == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/store/bonds").sorted() == ["F00DB1E70002.json", "local-irk.key"])
+    }
+
+    /// A bond's keys live in SecretBytes: zeroed when the last copy of the bond is gone (read
+    /// back from the freed storage by the debug build's probe), never printed, compared
+    /// whole; the file format is what it was (the same JSON, byte for byte).
+    @Test func keysAreSecretBytesZeroedWithTheLastCopy() throws {
+        let ltkHex = "000102030405060708090a0b0c0d0e0f", irkHex = "42424242424242424242424242424242", csrkHex = "f0e0d0c0b0a090807060504030201000"
+        let file = """
+            {
+              "address" : "F0:0D:B1:E7:00:03",
+              "addressType" : "random",
+              "authenticated" : true,
+              "ediv" : 4660,
+              "format" : "bluejay-bond",
+              "identityResolvingKey" : "\(irkHex)",
+              "keySize" : 16,
+              "longTermKey" : "\(ltkHex)",
+              "random" : "0001020304050607",
+              "secureConnections" : false,
+              "signatureKey" : "\(csrkHex)",
+              "version" : 1
+            }
+            """
+        var bond: Bond? = try JSONDecoder().decode(Bond.self, from: Data(file.utf8))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        #expect(try String(decoding: encoder.encode(try #require(bond)), as: UTF8.self) == file)
+        #expect(bond?.isUsable == true && bond?.longTermKeySecret == SecretBytes(Array(0..<16)) && bond?.longTermKey == ltkHex)
+        #expect(bond?.signatureKeySecret?.bytes == Array(stride(from: 0xF0, through: 0, by: -0x10)))
+
+        // Printed, debug-printed or dumped, a bond shows no key.
+        var dumped = ""
+        dump(bond, to: &dumped)
+        for text in ["\(try #require(bond))", String(reflecting: bond), dumped] {
+            #expect(!text.contains(ltkHex) && !text.contains(irkHex) && !text.contains(csrkHex) && text.contains("redacted"), "\(text)")
+        }
+        // Equal only when every key is. (In a scope of its own: this copy shares the LTK and IRK.)
+        do {
+            var other = try #require(bond)
+            other.signatureKey = String(csrkHex.dropLast()) + "1"
+            #expect(other != bond && other.signatureKeySecret != nil)
+        }
+
+        let texts = try [bond?.longTermKeyText, bond?.identityResolvingKeyText, bond?.signatureKeyText].map { SecretBytesProbe.watch(try #require($0)) }
+        var copy = bond
+        bond = nil
+        #expect(SecretBytesProbe.contentsAtRelease(texts[0]) == nil, "freed while a copy of the bond holds it")
+        #expect(copy?.address == "F0:0D:B1:E7:00:03")
+        copy = nil
+        for (name, address) in zip(["LTK", "IRK", "CSRK"], texts) {
+            #expect(SecretBytesProbe.contentsAtRelease(address) == [UInt8](repeating: 0, count: 32), "\(name): the freed storage still holds it")
+        }
     }
 }
