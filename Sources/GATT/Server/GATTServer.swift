@@ -31,6 +31,14 @@ public struct GATTReadRequest: Sendable, Equatable {
     public var uuid: BluetoothUUID
     /// Where the client reads from (Read Blob); 0 for a Read.
     public var offset: Int
+
+    /// A read of `handle` from `offset`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, offset: Int) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.offset = offset
+    }
 }
 
 /// A write a client made, as an app's handler sees it.
@@ -46,6 +54,15 @@ public struct GATTWriteRequest: Sendable, Equatable {
     /// Whether the client waits for a response (Write Request, Execute Write) or not
     /// (Write Command).
     public var withResponse: Bool
+
+    /// A write of `value` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.value = value
+        self.withResponse = withResponse
+    }
 }
 
 /// A client's subscription to one characteristic, from its CCCD.
@@ -60,6 +77,15 @@ public struct GATTSubscription: Sendable, Equatable {
     public var notifications: Bool
     /// Indications on.
     public var indications: Bool
+
+    /// The subscription of `connection` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool, indications: Bool) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.notifications = notifications
+        self.indications = indications
+    }
 }
 
 /// The GATT server of a peripheral (Core Vol 3, Part G, and the ATT server of Part F): the

@@ -151,9 +151,9 @@ public final class Advertiser {
     public var resumption = AdvertisingResumption.afterDisconnection
     /// The links centrals made to us from our advertising, still up.
     public private(set) var links: Set<ConnectionHandle> = []
-    /// Called with the handle of each link a central makes to us (LE Connection Complete,
-    /// role peripheral).
-    public var onConnection: ((ConnectionHandle) -> Void)?
+    /// Called with the handle and the central's address of each link a central makes to
+    /// us (LE Connection Complete, role peripheral).
+    public var onConnection: ((ConnectionHandle, BluetoothAddress) -> Void)?
     /// Called when a link a central made to us ends, with the reason.
     public var onDisconnection: ((ConnectionHandle, HCIStatus) -> Void)?
 
@@ -332,7 +332,7 @@ public final class Advertiser {
     private func handle(_ event: HCIEvent) {
         switch event {
         case let .leMeta(meta):
-            guard let decoded = try? LEConnectionEvent.decode(meta), case let .connectionComplete(status, handle, role, _, _, _) = decoded,
+            guard let decoded = try? LEConnectionEvent.decode(meta), case let .connectionComplete(status, handle, role, _, peer, _) = decoded,
                   status.isSuccess, role == 0x01 else { return }
             links.insert(handle)
             // The controller stopped connectable advertising when the central connected.
@@ -340,7 +340,7 @@ public final class Advertiser {
                 state = .stoppedByConnection(configuration)
                 if resumption == .afterConnection { resume() }
             }
-            onConnection?(handle)
+            onConnection?(handle, peer)
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
             guard links.remove(disconnection.handle) != nil else { return }
             if case .stoppedByConnection = state, resumption != .never { resume() }
