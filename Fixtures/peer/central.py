@@ -7,7 +7,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 
 | op | arguments | answer |
 |---|---|---|
-| `scan` | `name`, `timeout` (s, default 10) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `adv` and `scan_response` (hex), `connectable` |
+| `scan` | `name`, `timeout` (s, default 10) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
 | `connect` | `address`, `address_type` | `handle`: the link, from controller B's side |
 | `mtu` | `mtu` | `mtu`: the ATT_MTU after the exchange |
 | `discover` | | `services`: `[{uuid, start, end, characteristics: [{uuid, handle, properties, descriptors: [{uuid, handle}]}]}]` |
@@ -70,14 +70,14 @@ class CentralDriver:
     def on_advertisement(self, advertisement) -> None:
         address = advertisement.address
         key = (str(address).split('/')[0], 0 if address.is_public else 1)
-        entry = self.seen.setdefault(key, {'adv': b'', 'scan_response': b'', 'connectable': False})
-        if advertisement.is_scan_response:
-            entry['scan_response'] = bytes(advertisement.data_bytes)
-        else:
-            entry['adv'] = bytes(advertisement.data_bytes)
-            entry['connectable'] = bool(advertisement.is_connectable)
+        entry = self.seen.setdefault(key, {'data': b'', 'scan_response': b'', 'connectable': False})
+        # Bumble holds a scannable advertisement until its scan response and reports the two
+        # merged (`data`), with the response's own octets in `data_bytes`.
+        entry['data'] = bytes(advertisement.data)
+        entry['scan_response'] = bytes(advertisement.data_bytes) if advertisement.is_scan_response else b''
+        entry['connectable'] = bool(advertisement.is_connectable)
         if self.found is not None and not self.found.done() and self.wanted_name is not None:
-            if self.wanted_name in local_names(entry['adv']) + local_names(entry['scan_response']):
+            if self.wanted_name in local_names(entry['data']):
                 self.found.set_result((key, entry))
 
     async def scan(self, name: str, timeout: float = 10) -> dict:
@@ -89,7 +89,7 @@ class CentralDriver:
             (address, address_type), entry = await asyncio.wait_for(self.found, timeout)
         finally:
             await self.device.stop_scanning()
-        return {'address': address, 'address_type': address_type, 'adv': entry['adv'].hex(),
+        return {'address': address, 'address_type': address_type, 'data': entry['data'].hex(),
                 'scan_response': entry['scan_response'].hex(), 'connectable': entry['connectable']}
 
     # The link ------------------------------------------------------------------------------

@@ -16,8 +16,16 @@ struct GATTServerTests {
         var sent: [[UInt8]] = []
     }
 
+    /// Every link a test made, kept for as long as the test runs (the bearers' closures hold
+    /// theirs unowned).
+    final class Links {
+        var all: [Link] = []
+    }
+    let links = Links()
+
     func makeLink(_ gattServer: GATTServer, connection: ConnectionHandle = 1) -> (Link, GATTClient) {
         let link = Link()
+        links.all.append(link)
         link.client = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
             Task { @BluetoothActor in link.server.receive(pdu[...]) }
         }

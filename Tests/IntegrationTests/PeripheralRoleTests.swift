@@ -51,10 +51,12 @@ extension IntegrationTests {
         // It finds us: the name and our service's 128-bit UUID, connectable.
         let found = try await central.send(["op": "scan", "name": "Bluejay Periph"])
         #expect(found["connectable"] as? Bool == true)
-        let advertised = AdvertisingData(parsing: hexBytes(found["adv"])).merging(AdvertisingData(parsing: hexBytes(found["scan_response"])))
+        let advertised = AdvertisingData(parsing: hexBytes(found["data"]))
         #expect(advertised.localName == "Bluejay Periph")
         #expect(advertised.serviceUUIDs == [Self.periphService])
         #expect(advertised.flags == 0x06)
+        // The name did not fit beside the flags and the 128-bit UUID: it is in the scan response.
+        #expect(AdvertisingData(parsing: hexBytes(found["scan_response"])).localName == "Bluejay Periph")
 
         try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
@@ -66,7 +68,8 @@ extension IntegrationTests {
         let services = try #require(discovered["services"] as? [[String: Any]])
         #expect(services.compactMap { $0["uuid"] as? String } == ["1800", "1801", Self.centralUUID(Self.periphService)])
         let characteristics = try #require(services.last?["characteristics"] as? [[String: Any]])
-        #expect(characteristics.compactMap { $0["handle"] as? Int } == served.characteristics.map { Int($0.valueHandle.rawValue) - 1 })
+        // Bumble names a characteristic by its value handle.
+        #expect(characteristics.compactMap { $0["handle"] as? Int } == served.characteristics.map { Int($0.valueHandle.rawValue) })
         #expect(characteristics.compactMap { $0["uuid"] as? String } == served.characteristics.map { Self.centralUUID($0.uuid) })
         let readable = Int(served.characteristics[0].valueHandle.rawValue), writable = Int(served.characteristics[1].valueHandle.rawValue)
         let stream = Int(served.characteristics[2].valueHandle.rawValue), indicated = Int(served.characteristics[3].valueHandle.rawValue)
@@ -111,7 +114,8 @@ extension IntegrationTests {
         let values = try await central.send(["op": "values", "handle": stream, "count": count, "timeout": 120])
         let received = (values["values"] as? [String] ?? []).map { hexBytes($0) }
         #expect(received.count == count)
-        #expect(received == (0..<count).map { [UInt8($0 & 0xFF), UInt8($0 >> 8), 0xB1, 0xE7] })
+        let expected: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7] }
+        #expect(received == expected)
 
         // An indication: updateValue returns once the central confirmed it.
         try await central.send(["op": "subscribe", "handle": indicated, "indicate": true])

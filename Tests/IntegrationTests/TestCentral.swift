@@ -82,10 +82,14 @@ final class TestCentral: @unchecked Sendable {
 
 /// A command the central could not carry out.
 struct CentralError: Error, CustomStringConvertible {
-    let answer: [String: Any]
     /// The ATT error code the peer's client got, if that was the failure.
-    var attError: Int? { answer["att_error"] as? Int }
-    var description: String { "the central failed: \(answer)" }
+    let attError: Int?
+    let description: String
+
+    init(answer: [String: Any]) {
+        attError = answer["att_error"] as? Int
+        description = "the central failed: \(answer)"
+    }
 }
 
 /// Bytes from the central's hex.

@@ -185,9 +185,9 @@ public final class AttributeServer {
     }
 
     /// Empties `connection`'s prepare queue; for an Execute Write Request that writes, the
-    /// new value of each attribute in it, in order of first appearance, built from the
-    /// stored value and the parts: a part past the value's end is Invalid Offset, a value
-    /// past 512 octets Invalid Attribute Value Length (3.4.6.3). Nothing is applied.
+    /// new value of each attribute in it, in order of first appearance: the stored value up
+    /// to each part's offset, then the part. A part past the value's end is Invalid Offset,
+    /// a value past 512 octets Invalid Attribute Value Length (3.4.6.3). Nothing is applied.
     public func takePreparedValues(flags: ExecuteWriteRequest.Flags, connection: ConnectionHandle) throws(AttributeRefusal) -> [(AttributeHandle, [UInt8])] {
         let parts = prepared.removeValue(forKey: connection) ?? []
         guard flags == .write else { return [] }
@@ -199,7 +199,9 @@ public final class AttributeServer {
                 return onRead?(connection, part.handle) ?? self.value(of: part.handle) ?? []
             }()
             guard part.offset <= value.count else { throw Refusal(handle: part.handle, code: .invalidOffset) }
-            value.replaceSubrange(part.offset..<min(value.count, part.offset + part.value.count), with: part.value)
+            // The part is the value from its offset on: a long write at offset 0 replaces the
+            // whole value, its next parts continue it (GATT's Write Long Characteristic Values).
+            value = Array(value.prefix(part.offset)) + part.value
             guard value.count <= Self.maximumValueLength else { throw Refusal(handle: part.handle, code: .invalidAttributeValueLength) }
             values[part.handle] = value
         }
