@@ -38,3 +38,5 @@
 @_exported import enum HCI.OwnAddress
 @_exported import struct HCI.ADStructure
 @_exported import struct HCI.ManufacturerData
+@_exported import struct HCI.LEConnectionRequest
+@_exported import enum L2CAP.CreditBasedChannelError

@@ -62,6 +62,9 @@ extension IntegrationTests {
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         #expect(!manager.isAdvertising, "a connection stops connectable advertising")
         #expect(try await central.send(["op": "mtu", "mtu": 247])["mtu"] as? Int == 247)
+        // We ask the central for other parameters; Bumble's host accepts them.
+        #expect(try await manager.requestConnectionParameters(LEConnectionRequest(intervalMin: 24, intervalMax: 40, latency: 0, supervisionTimeout: 400),
+                                                               on: link))
 
         // Discovery: our service, its characteristics at the handles our server gave them.
         let discovered = try await central.send(["op": "discover"])

@@ -2,6 +2,7 @@ import ATT
 import BluetoothCore
 import GATT
 import HCI
+import L2CAP
 
 /// Why the peripheral role could not do what was asked.
 public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -13,6 +14,8 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
     case unknownCharacteristic(BluetoothUUID)
     /// A notification or indication could not be sent.
     case att(ATTError)
+    /// An L2CAP signaling request (connection parameters) failed.
+    case signaling(CreditBasedChannelError)
 
     /// Readable, with codes by name.
     public var description: String {
@@ -21,6 +24,7 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
         case let .service(error): "adding a service: \(error)"
         case let .unknownCharacteristic(uuid): "no served characteristic \(uuid)"
         case let .att(error): error.description
+        case let .signaling(error): "L2CAP signaling: \(error)"
         }
     }
 }
@@ -185,6 +189,17 @@ public final class PeripheralManager {
     /// The centrals subscribed to `uuid`.
     public func subscribers(of uuid: BluetoothUUID) throws(PeripheralManagerError) -> [GATTSubscription] {
         server.subscribers(of: try characteristic(uuid).valueHandle)
+    }
+
+    // MARK: - Links
+
+    /// Asks the central on link `handle` for new connection parameters (L2CAP Connection
+    /// Parameter Update Request) and returns whether it accepted; the central then applies
+    /// them. Fails if the link is gone or the central does not answer in time.
+    public func requestConnectionParameters(_ parameters: LEConnectionRequest, on handle: ConnectionHandle) async throws(PeripheralManagerError) -> Bool {
+        do { return try await host.channels.creditBased.requestParameterUpdate(parameters, on: handle) } catch {
+            throw .signaling(error)
+        }
     }
 
     // MARK: - Events
