@@ -89,6 +89,13 @@ public final class SecurityManager {
         return false
     }
 
+    /// Whether `handle` is encrypted with a key from a MITM-protected (authenticated)
+    /// pairing: what an attribute needing authentication asks of a link.
+    public func isAuthenticated(_ handle: ConnectionHandle) -> Bool {
+        if case .encrypted(authenticated: true) = links[handle]?.state { return true }
+        return false
+    }
+
     /// Whether `handle` is encrypted with the key of a bond stored before this link (by
     /// ``encrypt(_:)``, so the peer recognised the bond), not by a pairing on the link: what
     /// a peer's memory of this client (subscriptions, Service Changed) hangs on.

@@ -70,7 +70,7 @@ public struct Advertisement: Sendable, Equatable {
     /// The advertising data and scan response, each at most `maximum` octets: structures go
     /// to the advertising data while they fit, then to the scan response (only for the
     /// scannable kinds); a name that fits neither is shortened (Shortened Local Name).
-    /// Throws ``AdvertisingError/dataTooLong(what:length:maximum:)`` when a structure fits
+    /// Throws `AdvertisingError.dataTooLong` when a structure fits
     /// nowhere.
     public func split(kind: AdvertisingKind, maximum: Int = LESetAdvertisingData.maximumLength) throws(AdvertisingError) -> (data: AdvertisingData, scanResponse: AdvertisingData) {
         var data: [ADStructure] = [], response: [ADStructure] = []

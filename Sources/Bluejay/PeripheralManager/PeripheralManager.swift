@@ -89,7 +89,7 @@ public final class PeripheralManager {
         advertiser = Advertiser(controller: host.controller, logger: logger)
         server.linkSecurity = { [weak host] handle in
             guard let host, host.security.isEncrypted(handle) else { return .none }
-            return host.security.bond(for: handle)?.authenticated == true ? .authenticated : .encrypted
+            return host.security.isAuthenticated(handle) ? .authenticated : .encrypted
         }
         server.onSubscriptionChanged = { [weak self] in self?.emit(.subscriptionChanged($0)) }
         server.onValueWritten = { [weak self] in self?.emit(.valueWritten($0)) }

@@ -97,7 +97,7 @@ public struct GATTSubscription: Sendable, Equatable {
 /// Requests are answered in order per link: while a handler runs, the link's later PDUs
 /// wait (at most ``maximumWaitingPDUs``; a client that sends past that, breaking the one
 /// request at a time rule, loses them). The attribute table and everything the handlers do
-/// not decide is ``AttributeServer``'s.
+/// not decide is the `AttributeServer`'s (``attributes``).
 @BluetoothActor
 public final class GATTServer: ATTServer {
     /// An app's read handler: the value to serve (whole; the server cuts it at the offset
@@ -295,7 +295,7 @@ public final class GATTServer: ATTServer {
     }
 
     /// Indicates `value` to the client on `connection` and returns once it confirms; it
-    /// must have indications on for `handle` (else ``ATTError/protocolError(_:)``).
+    /// must have indications on for `handle` (else `ATTError.protocolError`).
     public func indicate(_ handle: AttributeHandle, value: [UInt8], to connection: ConnectionHandle) async throws(ATTError) {
         guard subscribers(of: handle).contains(where: { $0.connection == connection && $0.indications }),
               let bearer = bearers[connection] else {
