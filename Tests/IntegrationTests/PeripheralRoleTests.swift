@@ -62,6 +62,10 @@ extension IntegrationTests {
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         #expect(!manager.isAdvertising, "a connection stops connectable advertising")
         #expect(try await central.send(["op": "mtu", "mtu": 247])["mtu"] as? Int == 247)
+        // We raised the data length and the PHY from our side (the emulated controller
+        // supports both).
+        #expect(await eventually { manager.host.connections.connections[link]?.maxTxOctets == 251 })
+        #expect(await eventually { manager.host.connections.connections[link]?.txPHY == 2 })
         // We ask the central for other parameters; Bumble's host accepts them.
         #expect(try await manager.requestConnectionParameters(LEConnectionRequest(intervalMin: 24, intervalMax: 40, latency: 0, supervisionTimeout: 400),
                                                                on: link))

@@ -65,6 +65,9 @@ public final class PeripheralManager {
     public let server: GATTServer
     /// The advertiser.
     public let advertiser: Advertiser
+    /// Whether each link a central makes is set up from our side: remote features read,
+    /// data length and PHY raised when both sides support it (as a central's links are).
+    public var setsUpLinks = true
     private var watchers: [Int: AsyncStream<PeripheralManagerEvent>.Continuation] = [:]
     private var nextWatcher = 0
     /// The characteristics served, by UUID (the first of a UUID that appears twice).
@@ -93,7 +96,13 @@ public final class PeripheralManager {
         }
         server.onSubscriptionChanged = { [weak self] in self?.emit(.subscriptionChanged($0)) }
         server.onValueWritten = { [weak self] in self?.emit(.valueWritten($0)) }
-        advertiser.onConnection = { [weak self] handle, address in self?.emit(.connected(handle, address)) }
+        advertiser.onConnection = { [weak self] handle, address in
+            guard let self else { return }
+            emit(.connected(handle, address))
+            // The longest data length and 2M PHY, when both sides have them: a peripheral
+            // may start these procedures too, and notifications gain the most from them.
+            if setsUpLinks { Task { @BluetoothActor in await host.connections.setUp(handle) } }
+        }
         advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
     }
 
