@@ -18,6 +18,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
 | `unsubscribe` | `handle` | writes 0000 to the CCCD |
 | `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
+| `pair` | | pairs (LE Secure Connections, Just Works, bonding) and encrypts: `encrypted` |
 | `disconnect` | `reason` (default 0x13) | `reason`: the reason the host reported |
 | `wait_disconnection` | `timeout` | `reason` once the link ends |
 
@@ -115,6 +116,12 @@ class CentralDriver:
 
     async def wait_disconnection(self, timeout: float = 10) -> dict:
         return {'reason': await asyncio.wait_for(self.disconnected, timeout)}
+
+    async def pair(self) -> dict:
+        '''Pairs as the initiator with Bumble's defaults (LE Secure Connections, bonding,
+        NoInputNoOutput: Just Works) and encrypts.'''
+        await self.connection.pair()
+        return {'encrypted': bool(self.connection.is_encrypted)}
 
     # GATT ----------------------------------------------------------------------------------
     async def mtu(self, mtu: int) -> dict:

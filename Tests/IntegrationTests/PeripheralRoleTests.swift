@@ -12,6 +12,7 @@ extension IntegrationTests {
     static let periphWritable = BluetoothUUID("B1E70A02-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
     static let periphStream = BluetoothUUID("B1E70A03-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
     static let periphIndicated = BluetoothUUID("B1E70A04-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
+    static let periphSecret = BluetoothUUID("B1E70A05-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
 
     /// The UUID as the central prints it: hex, most significant octet first.
     static func centralUUID(_ uuid: BluetoothUUID) -> String { uuid.description.replacingOccurrences(of: "-", with: "").uppercased() }
@@ -34,6 +35,7 @@ extension IntegrationTests {
             MutableCharacteristic(uuid: Self.periphWritable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
             MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
             MutableCharacteristic(uuid: Self.periphIndicated, properties: [.read, .indicate], value: [0]),
+            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted], value: Array("secret".utf8)),
         ]))
         var reads = 0
         try manager.onRead(Self.periphReadable) { _ in
@@ -130,6 +132,19 @@ extension IntegrationTests {
         try await manager.updateValue([0x43], for: Self.periphIndicated)
         #expect((try await central.send(["op": "values", "handle": indicated, "count": 2])["values"] as? [String]) == ["42", "43"])
         #expect(manager.server.attributes.attribute(at: served.characteristics[3].valueHandle)?.value == [0x43])
+
+        // A value that needs encryption: refused until the central pairs with us (LE Secure
+        // Connections, Just Works, we answer as responder), then served.
+        let secret = Int(served.characteristics[4].valueHandle.rawValue)
+        do {
+            try await central.send(["op": "read", "handle": secret])
+            Issue.record("an encrypted value must be refused on a plain link")
+        } catch let error as CentralError {
+            #expect(error.attError == Int(ATTErrorCode.insufficientEncryption.rawValue))
+        }
+        #expect(try await central.send(["op": "pair"])["encrypted"] as? Bool == true)
+        #expect(manager.host.security.isEncrypted(link))
+        #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
 
         // The central leaves; advertising resumes and it finds us again.
         try await central.send(["op": "disconnect"])

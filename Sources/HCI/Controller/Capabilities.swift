@@ -62,6 +62,8 @@ public struct SupportedCommands: Sendable, Equatable {
         0x2013: (27, 2),  // LE_Connection_Update
         0x2016: (27, 5),  // LE_Read_Remote_Features
         0x2019: (28, 0),  // LE_Enable_Encryption
+        0x201A: (28, 1),  // LE_Long_Term_Key_Request_Reply
+        0x201B: (28, 2),  // LE_Long_Term_Key_Request_Negative_Reply
         0x2022: (33, 6),  // LE_Set_Data_Length
         0x202F: (35, 3),  // LE_Read_Maximum_Data_Length
         0x2030: (35, 4),  // LE_Read_PHY
