@@ -48,7 +48,7 @@ public enum PeripheralManagerEvent: Sendable, Equatable {
 ///
 /// ```swift
 /// let manager = try await PeripheralManager(transport: "hci0", name: "Thermometer")
-/// let served = try manager.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
+/// let served = try await manager.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
 ///     MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.read, .notify], value: [0x00, 0x00]),
 /// ]))
 /// try await manager.startAdvertising(name: "Thermometer", uuids: [BluetoothUUID(UInt16(0x181A))])
