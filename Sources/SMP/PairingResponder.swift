@@ -30,21 +30,10 @@ extension PairingSession {
         let keySize = Int(min(request.maximumKeySize, response.maximumKeySize))
 
         // Public keys: the initiator's first (Part H, 2.3.5.6.1).
-        let peerKey: P256PublicKey, pkaX: [UInt8]
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkbX = Array(ours[0..<32])
-        switch try await next() {
-        case let .pairingPublicKey(theirs):
-            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
-            guard raw[0..<32] != ours[0..<32] else {
-                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
-            }
-            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
-            peerKey = key
-            pkaX = Array(raw[0..<32])
-        case let other: throw unexpected(other, "Pairing Public Key")
-        }
+        let (peerKey, pkaX) = try await receivePublicKey(ours: Array(ours))
         try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkbX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
         let dhKey = privateKey.sharedSecret(with: peerKey)
 

@@ -159,23 +159,7 @@ final class PairingSession {
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
         try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
-        let peerKey: P256PublicKey
-        let pkbX: [UInt8]
-        switch try await next() {
-        case let .pairingPublicKey(theirs):
-            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
-            // Our own key reflected: f4, and with it every commitment of Passkey Entry, uses
-            // the X coordinate alone, so (X, p−Y) passes for ours as well as (X, Y) does.
-            // Compared on X, as the Core errata for CVE-2020-26558 require, in every method.
-            guard raw[0..<32] != ours[0..<32] else {
-                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
-            }
-            // A point that is not on P-256 is refused (the CVE-2018-5383 check).
-            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
-            peerKey = key
-            pkbX = Array(raw[0..<32])
-        case let other: throw unexpected(other, "Pairing Public Key")
-        }
+        let (peerKey, pkbX) = try await receivePublicKey(ours: ours)
         let dhKey = privateKey.sharedSecret(with: peerKey)
 
         // Authentication stage 1: nonces, and with them the values r for stage 2.
@@ -223,6 +207,25 @@ final class PairingSession {
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
         return lsbFirst(fromMSBFirst: ltk)
+    }
+
+    /// The peer's Pairing Public Key, checked, and its X coordinate (most significant
+    /// first). `ours` is our own key, X || Y.
+    func receivePublicKey(ours: [UInt8]) async throws(SMPError) -> (P256PublicKey, [UInt8]) {
+        switch try await next() {
+        case let .pairingPublicKey(theirs):
+            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
+            // Our own key reflected: f4, and with it every commitment of Passkey Entry, uses
+            // the X coordinate alone, so (X, p−Y) passes for ours as well as (X, Y) does.
+            // Compared on X, as the Core errata for CVE-2020-26558 require, in every method.
+            guard raw[0..<32] != ours[0..<32] else {
+                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
+            }
+            // A point that is not on P-256 is refused (the CVE-2018-5383 check).
+            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
+            return (key, Array(raw[0..<32]))
+        case let other: throw unexpected(other, "Pairing Public Key")
+        }
     }
 
     func invalidKey(_ why: String) -> SMPError {

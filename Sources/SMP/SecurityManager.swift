@@ -205,23 +205,10 @@ public final class SecurityManager {
         guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let session = PairingSession(
-            link: PairingSession.Link(
-                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
-                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) },
-                encrypt: { [weak self] ltk, ediv, random throws(SMPError) in
-                    guard let self else { throw .disconnected }
-                    try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
-                }),
-            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
-        links[handle, default: Link()].session = session
-        links[handle]?.pairingFailed = false
-        // One timer for the whole exchange, restarted by each command we receive.
-        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
-            self?.links[handle]?.timedOut = true
-            session?.end(.timeout)
+        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, ediv, random throws(SMPError) in
+            guard let self else { throw .disconnected }
+            try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
         }
-        sessionWatchdogs[handle] = watchdog
         defer {
             watchdog.cancel()
             sessionWatchdogs[handle] = nil
@@ -247,6 +234,27 @@ public final class SecurityManager {
 
     private var sessionWatchdogs: [ConnectionHandle: Watchdog] = [:]
 
+    /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
+    /// SMP timer running: one timer for the whole exchange, restarted by each command we
+    /// receive.
+    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ local: BluetoothAddress,
+                              encrypt: @escaping (_ ltk: [UInt8], _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void)
+        -> (PairingSession, Watchdog) {
+        let session = PairingSession(
+            link: PairingSession.Link(
+                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
+                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
+            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
+        links[handle, default: Link()].session = session
+        links[handle]?.pairingFailed = false
+        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
+            self?.links[handle]?.timedOut = true
+            session?.end(.timeout)
+        }
+        sessionWatchdogs[handle] = watchdog
+        return (session, watchdog)
+    }
+
     // MARK: As the peripheral
 
     /// Answers the central's Pairing Request on `handle` (``PairingSession/respond(to:)``),
@@ -257,22 +265,10 @@ public final class SecurityManager {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
         }
-        let session = PairingSession(
-            link: PairingSession.Link(
-                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
-                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) },
-                encrypt: { [weak self] ltk, _, _ throws(SMPError) in
-                    guard let self else { throw .disconnected }
-                    try await self.awaitCentralsEncryption(handle, key: ltk)
-                }),
-            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
-        links[handle, default: Link()].session = session
-        links[handle]?.pairingFailed = false
-        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
-            self?.links[handle]?.timedOut = true
-            session?.end(.timeout)
+        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, _, _ throws(SMPError) in
+            guard let self else { throw .disconnected }
+            try await self.awaitCentralsEncryption(handle, key: ltk)
         }
-        sessionWatchdogs[handle] = watchdog
         Task { @BluetoothActor [weak self] in
             let outcome: PairingSession.Outcome
             do throws(SMPError) { outcome = try await session.respond(to: request) } catch {
