@@ -18,7 +18,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
 | `unsubscribe` | `handle` | writes 0000 to the CCCD |
 | `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
-| `pair` | | pairs (LE Secure Connections, Just Works, bonding) and encrypts: `encrypted` |
+| `pair` | | pairs (LE Secure Connections, Just Works, bonding) and encrypts: `encrypted`. A Security Request from the peripheral starts the same pairing by itself |
 | `disconnect` | `reason` (default 0x13) | `reason`: the reason the host reported |
 | `wait_disconnection` | `timeout` | `reason` once the link ends |
 
@@ -106,6 +106,8 @@ class CentralDriver:
                 self.disconnected.set_result(reason)
 
         connection.on('disconnection', on_disconnection)
+        # As a central app does: a peripheral's Security Request is answered by pairing.
+        connection.on('security_request', lambda _auth_req: asyncio.get_running_loop().create_task(self._pair_quietly()))
         self.peer = Peer(connection)
         self.values.clear()
         return {'handle': connection.handle}
@@ -116,6 +118,12 @@ class CentralDriver:
 
     async def wait_disconnection(self, timeout: float = 10) -> dict:
         return {'reason': await asyncio.wait_for(self.disconnected, timeout)}
+
+    async def _pair_quietly(self) -> None:
+        try:
+            await self.connection.pair()
+        except Exception:
+            logger.exception('pairing after a Security Request')
 
     async def pair(self) -> dict:
         '''Pairs as the initiator with Bumble's defaults (LE Secure Connections, bonding,

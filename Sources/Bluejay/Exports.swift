@@ -40,3 +40,4 @@
 @_exported import struct HCI.ManufacturerData
 @_exported import struct HCI.LEConnectionRequest
 @_exported import enum L2CAP.CreditBasedChannelError
+@_exported import enum SMP.SMPError

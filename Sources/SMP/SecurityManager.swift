@@ -294,6 +294,17 @@ public final class SecurityManager {
         links[handle]?.session = nil
     }
 
+    /// As the peripheral: asks the central on `handle` to secure the link (Security
+    /// Request, Part H, 3.6.7), with the bonding and Secure Connections the policy wants.
+    /// The central pairs (its Pairing Request comes here) or encrypts with its bond.
+    public func requestSecurity(_ handle: ConnectionHandle) throws(SMPError) {
+        guard connections.connections[handle] != nil else { throw .disconnected }
+        var authentication: AuthenticationRequirements = []
+        if policy.bonding { authentication.insert(.bonding) }
+        if policy.secureConnections { authentication.insert(.secureConnections) }
+        try send(SecurityRequest(authentication: authentication), handle)
+    }
+
     /// Keeps `key` for the controller's LE Long Term Key Request and waits for the
     /// central's encryption to complete.
     private func awaitCentralsEncryption(_ handle: ConnectionHandle, key: [UInt8]) async throws(SMPError) {

@@ -133,8 +133,9 @@ extension IntegrationTests {
         #expect((try await central.send(["op": "values", "handle": indicated, "count": 2])["values"] as? [String]) == ["42", "43"])
         #expect(manager.server.attributes.attribute(at: served.characteristics[3].valueHandle)?.value == [0x43])
 
-        // A value that needs encryption: refused until the central pairs with us (LE Secure
-        // Connections, Just Works, we answer as responder), then served.
+        // A value that needs encryption: refused until the central pairs with us (after our
+        // Security Request; LE Secure Connections, Just Works, we answer as responder), then
+        // served.
         let secret = Int(served.characteristics[4].valueHandle.rawValue)
         do {
             try await central.send(["op": "read", "handle": secret])
@@ -142,8 +143,9 @@ extension IntegrationTests {
         } catch let error as CentralError {
             #expect(error.attError == Int(ATTErrorCode.insufficientEncryption.rawValue))
         }
-        #expect(try await central.send(["op": "pair"])["encrypted"] as? Bool == true)
-        #expect(manager.host.security.isEncrypted(link))
+        // We ask for security; the central pairs with us.
+        try manager.requestSecurity(on: link)
+        #expect(await eventually { manager.host.security.isEncrypted(link) })
         #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
 
         // The central leaves; advertising resumes and it finds us again.

@@ -3,6 +3,7 @@ import BluetoothCore
 import GATT
 import HCI
 import L2CAP
+import SMP
 
 /// Why the peripheral role could not do what was asked.
 public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -16,6 +17,8 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
     case att(ATTError)
     /// An L2CAP signaling request (connection parameters) failed.
     case signaling(CreditBasedChannelError)
+    /// A Security Request could not be sent.
+    case security(SMPError)
 
     /// Readable, with codes by name.
     public var description: String {
@@ -25,6 +28,7 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
         case let .unknownCharacteristic(uuid): "no served characteristic \(uuid)"
         case let .att(error): error.description
         case let .signaling(error): "L2CAP signaling: \(error)"
+        case let .security(error): "security: \(error)"
         }
     }
 }
@@ -209,6 +213,13 @@ public final class PeripheralManager {
         do { return try await host.channels.creditBased.requestParameterUpdate(parameters, on: handle) } catch {
             throw .signaling(error)
         }
+    }
+
+    /// Asks the central on link `handle` to secure it (an SMP Security Request): it pairs
+    /// with us (we answer as responder) or encrypts with its bond; watch
+    /// `host.security.isEncrypted(handle)`, or let values that need encryption wait for it.
+    public func requestSecurity(on handle: ConnectionHandle) throws(PeripheralManagerError) {
+        do { try host.security.requestSecurity(handle) } catch { throw .security(error) }
     }
 
     // MARK: - Events
