@@ -157,6 +157,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='MPS of the echo channels (default 247; 64..65533)')
     parser.add_argument('--l2cap-credits', type=int, default=32, metavar='N',
                         help='initial credits the echo channels grant, topped up at half (default 32; 1..65535)')
+    parser.add_argument('--central', action='store_true',
+                        help='controller B is a central driven by JSON commands on stdin (see central.py) '
+                             'instead of the GATT peripheral: for testing the host as a peripheral')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -1969,6 +1972,18 @@ async def run(options) -> int:
     ready_out, sys.stdout = sys.stdout, sys.stderr
     server = PeerServer(options)
     try:
+        if options.central:
+            import central
+            driver = await central.start_central(server.link, PeerController, PeerHost, options.address,
+                                                 PERIPHERAL_PUBLIC_ADDRESS)
+            transport = await server.listen()
+            ready_out.write(f'READY transport={transport} address={options.address.upper()} '
+                            f'address_type=random name=Bumble central\n')
+            ready_out.flush()
+            commands = loop.create_task(driver.serve(ready_out, lambda: request_stop('stdin EOF')))
+            why = await stop
+            commands.cancel()
+            return 0
         await server.start_peripherals()
         transport = await server.listen()
         # name= stays last (it runs to the end of the line); the other peripherals'

@@ -48,6 +48,7 @@ public final class ATTBearers {
         observer = controller.addEventObserver { event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
                 self.live.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
+                self.server?.linkEnded(disconnection.handle)
             }
         }
     }

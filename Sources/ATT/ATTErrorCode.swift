@@ -4,7 +4,7 @@ import HCI
 /// An ATT error code (Core Vol 3, Part F, 3.4.1.1 Table 3.4), plus the common profile and
 /// service error codes (Core Specification Supplement, Part B). Kept whole, so codes this
 /// type does not name survive a round trip.
-public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible, Error {
     /// The error code byte as on the wire.
     public let rawValue: UInt8
     /// Wraps an error code byte from the wire.

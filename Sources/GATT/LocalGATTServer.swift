@@ -46,8 +46,7 @@ public final class LocalGATTServer: ATTServer {
         declare(0x000A, [.read, .write], .clientSupportedFeatures)
         server.add(handle: Self.clientSupportedFeaturesHandle, type: .clientSupportedFeatures, value: [0x00], permissions: [.read, .write])
         declare(0x000C, [.read], .databaseHash)
-        let hashInput = server.attributes.map { DatabaseHashAttribute(handle: $0.handle.rawValue, typeBytes: $0.type.attributeBytes, value: $0.value) }
-        server.add(handle: Self.databaseHashHandle, type: .databaseHash, value: lsbFirst(fromMSBFirst: databaseHash(attributes: hashInput)))
+        server.add(handle: Self.databaseHashHandle, type: .databaseHash, value: Self.hashValue(of: server))
         attributes = server
         server.onWrite = { [unowned server] _, handle, value in
             switch handle {
@@ -68,6 +67,23 @@ public final class LocalGATTServer: ATTServer {
         }
     }
 
+    /// The Database Hash of `server`'s table as served (least significant octet first); the
+    /// hash value attribute's own value takes no part in it (Part G, 7.3.1).
+    private static func hashValue(of server: AttributeServer) -> [UInt8] {
+        let input = server.attributes.map { DatabaseHashAttribute(handle: $0.handle.rawValue, typeBytes: $0.type.attributeBytes, value: $0.value) }
+        return lsbFirst(fromMSBFirst: databaseHash(attributes: input))
+    }
+
+    /// Computes the Database Hash again after the table changed (services added).
+    public func updateDatabaseHash() {
+        attributes.setValue(Self.hashValue(of: attributes), of: Self.databaseHashHandle)
+    }
+
+    /// Handle of the Service Changed value.
+    public nonisolated static let serviceChangedHandle: AttributeHandle = 0x0008
+    /// Handle of Service Changed's CCCD.
+    public nonisolated static let serviceChangedCCCDHandle: AttributeHandle = 0x0009
+
     /// The Database Hash value as served (least significant octet first, as on the wire).
     public var databaseHashValue: [UInt8] { attributes.value(of: Self.databaseHashHandle) ?? [] }
 
@@ -75,4 +91,7 @@ public final class LocalGATTServer: ATTServer {
     public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
         attributes.respond(to: pdu, connection: connection, mtu: mtu)
     }
+
+    /// Forgets the link's prepare queue.
+    public func linkEnded(_ connection: ConnectionHandle) { attributes.linkEnded(connection) }
 }

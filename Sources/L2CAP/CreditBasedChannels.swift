@@ -319,6 +319,24 @@ public final class CreditBasedChannels {
         return true
     }
 
+    // MARK: Connection parameters
+
+    /// As the peripheral of link `handle`: asks the central for new connection parameters
+    /// (L2CAP_CONNECTION_PARAMETER_UPDATE_REQ, Core Vol 3, Part A, 4.20) on the same
+    /// request machinery as the channels' (identifiers, RTX), and returns whether it
+    /// accepted; a Command Reject counts as no. The central applies accepted parameters
+    /// itself, and LE Connection Update Complete follows.
+    public func requestParameterUpdate(_ parameters: LEConnectionRequest, on handle: ConnectionHandle) async throws(CreditBasedChannelError) -> Bool {
+        let response: SignalingCommand
+        do { response = try await exchange(ConnectionParameterUpdateRequest(parameters: parameters), on: handle, timeout: responseTimeout) } catch {
+            if case .rejected = error { return false }
+            throw error
+        }
+        do { return try ConnectionParameterUpdateResponse(command: response).accepted } catch {
+            throw .protocolViolation("malformed Connection Parameter Update Response: \(error)")
+        }
+    }
+
     // MARK: Disconnecting
 
     /// Asks the peer to close `channel` and waits for its answer (or the RTX time).
@@ -401,7 +419,8 @@ public final class CreditBasedChannels {
         switch command.code {
         case .commandReject:
             return complete(command, handle: handle)
-        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse, .creditBasedReconfigureResponse:
+        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse, .creditBasedReconfigureResponse,
+             .connectionParameterUpdateResponse:
             if !complete(command, handle: handle) {
                 log(.info, "handle \(hex(handle, digits: 4)): \(command.code) answers no request of ours (identifier \(command.identifier)); ignored")
             }

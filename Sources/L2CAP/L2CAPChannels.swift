@@ -149,7 +149,10 @@ public final class L2CAPChannels {
         case .commandReject:
             logger.log(.info, "peer rejected a signaling command on \(hex(handle, digits: 4)): \(command.data.hexDump)")
         case .connectionParameterUpdateResponse:
-            break  // only a peripheral sends requests; nothing of ours is outstanding
+            // The answer to our request as peripheral (``CreditBasedChannels/requestParameterUpdate(_:on:)``).
+            if creditBasedChannels?.signaling(command, handle: handle) != true {
+                logger.log(.info, "handle \(hex(handle, digits: 4)): a Connection Parameter Update Response to no request of ours; ignored")
+            }
         default:
             reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
         }

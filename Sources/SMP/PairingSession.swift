@@ -2,7 +2,8 @@ import BluetoothCore
 import BluetoothCrypto
 import HCI
 
-/// One pairing as the central (initiator), written top-down as Part H, 2.3 tells it:
+/// One pairing as the central (initiator; the responder's side is `respond(to:)`, in
+/// PairingResponder.swift), written top-down as Part H, 2.3 tells it:
 /// features exchange, then LE Secure Connections (public keys, authentication stage 1,
 /// DHKey check) or LE legacy pairing (confirm and random), then encryption and key
 /// distribution. Values are wire order (least significant first) on the SMP channel and
@@ -12,9 +13,10 @@ final class PairingSession {
     /// What the session needs from the link.
     struct Link {
         let handle: ConnectionHandle
-        /// Our address as the peer sees it (type, address): the initiator's.
+        /// Our address as the peer sees it (type, address): the initiator's when we are the
+        /// central, the responder's when we are the peripheral.
         let local: (type: UInt8, address: BluetoothAddress)
-        /// The peer's address on this link: the responder's.
+        /// The peer's address on this link.
         let peer: (type: UInt8, address: BluetoothAddress)
         let send: (any SMPCommand) throws(SMPError) -> Void
         let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
@@ -28,13 +30,13 @@ final class PairingSession {
         let bond: Bond
     }
 
-    private let link: Link
-    private let policy: PairingPolicy
+    let link: Link
+    let policy: PairingPolicy
     private let delegate: (any PairingDelegate)?
     /// Our identity keys, distributed when the peer asks (IdKey).
-    private let localIRK: SecretBytes
+    let localIRK: SecretBytes
     /// Nonces, passkeys and the key pair come from here.
-    private let entropy: PairingEntropy
+    let entropy: PairingEntropy
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
@@ -69,7 +71,7 @@ final class PairingSession {
     }
 
     /// The next command; Pairing Failed from the peer ends pairing with its reason.
-    private func next() async throws(SMPError) -> SMPPDU {
+    func next() async throws(SMPError) -> SMPPDU {
         let pdu: SMPPDU
         if !inbox.isEmpty {
             pdu = inbox.removeFirst()
@@ -82,12 +84,12 @@ final class PairingSession {
     }
 
     /// Ends pairing on our side: Pairing Failed with `reason` goes to the peer.
-    private func fail(_ reason: PairingFailedReason, _ why: String) -> SMPError {
+    func fail(_ reason: PairingFailedReason, _ why: String) -> SMPError {
         try? link.send(PairingFailed(reason: reason))
         return .pairingFailed(reason, why)
     }
 
-    private func unexpected(_ pdu: SMPPDU, _ expected: String) -> SMPError {
+    func unexpected(_ pdu: SMPPDU, _ expected: String) -> SMPError {
         try? link.send(PairingFailed(reason: .unspecifiedReason))
         return .protocolError("expected \(expected), got \(pdu.code)")
     }
@@ -145,7 +147,7 @@ final class PairingSession {
 
     /// A key cut to the negotiated size (Part H, 2.3.4): the most significant octets are
     /// zeroed; in wire order those are the last ones.
-    private func mask(_ key: SecretBytes, _ size: Int) -> SecretBytes {
+    func mask(_ key: SecretBytes, _ size: Int) -> SecretBytes {
         SecretBytes(count: key.count) { masked in
             key.withUnsafeBytes { octets in
                 for index in 0..<min(size, octets.count) { masked[index] = octets[index] }
@@ -164,23 +166,7 @@ final class PairingSession {
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
         try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
-        let peerKey: P256PublicKey
-        let pkbX: [UInt8]
-        switch try await next() {
-        case let .pairingPublicKey(theirs):
-            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
-            // Our own key reflected: f4, and with it every commitment of Passkey Entry, uses
-            // the X coordinate alone, so (X, p−Y) passes for ours as well as (X, Y) does.
-            // Compared on X, as the Core errata for CVE-2020-26558 require, in every method.
-            guard raw[0..<32] != ours[0..<32] else {
-                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
-            }
-            // A point that is not on P-256 is refused (the CVE-2018-5383 check).
-            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
-            peerKey = key
-            pkbX = Array(raw[0..<32])
-        case let other: throw unexpected(other, "Pairing Public Key")
-        }
+        let (peerKey, pkbX) = try await receivePublicKey(ours: ours)
         let dhKey = privateKey.dhKey(with: peerKey)
 
         // Authentication stage 1: nonces, and with them the values r for stage 2.
@@ -230,13 +216,32 @@ final class PairingSession {
         return ltk.reversed()  // to wire order
     }
 
-    private func invalidKey(_ why: String) -> SMPError {
+    /// The peer's Pairing Public Key, checked, and its X coordinate (most significant
+    /// first). `ours` is our own key, X || Y.
+    func receivePublicKey(ours: [UInt8]) async throws(SMPError) -> (P256PublicKey, [UInt8]) {
+        switch try await next() {
+        case let .pairingPublicKey(theirs):
+            let raw = msbFirst(fromLSBFirst: theirs.x.bytes) + msbFirst(fromLSBFirst: theirs.y.bytes)
+            // Our own key reflected: f4, and with it every commitment of Passkey Entry, uses
+            // the X coordinate alone, so (X, p−Y) passes for ours as well as (X, Y) does.
+            // Compared on X, as the Core errata for CVE-2020-26558 require, in every method.
+            guard raw[0..<32] != ours[0..<32] else {
+                throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
+            }
+            // A point that is not on P-256 is refused (the CVE-2018-5383 check).
+            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
+            return (key, Array(raw[0..<32]))
+        case let other: throw unexpected(other, "Pairing Public Key")
+        }
+    }
+
+    func invalidKey(_ why: String) -> SMPError {
         try? link.send(PairingFailed(reason: .invalidParameters))
         return .invalidPublicKey(why)
     }
 
     /// A confirm value, most significant first.
-    private func receiveConfirm() async throws(SMPError) -> [UInt8] {
+    func receiveConfirm() async throws(SMPError) -> [UInt8] {
         switch try await next() {
         case let .pairingConfirm(confirm): return msbFirst(fromLSBFirst: confirm.confirmValue.bytes)
         case let other: throw unexpected(other, "Pairing Confirm")
@@ -244,7 +249,7 @@ final class PairingSession {
     }
 
     /// A nonce, most significant first.
-    private func receiveRandom() async throws(SMPError) -> [UInt8] {
+    func receiveRandom() async throws(SMPError) -> [UInt8] {
         switch try await next() {
         case let .pairingRandom(nonce): return msbFirst(fromLSBFirst: nonce.randomValue.bytes)
         case let other: throw unexpected(other, "Pairing Random")
@@ -298,7 +303,7 @@ final class PairingSession {
     // MARK: Phase 3: key distribution
 
     /// The keys the peer distributes, in wire order.
-    private struct ReceivedKeys {
+    struct ReceivedKeys {
         var longTermKey: SecretBytes?
         var ediv: UInt16 = 0
         var random = [UInt8](repeating: 0, count: 8)
@@ -308,7 +313,7 @@ final class PairingSession {
     }
 
     /// Receives the responder's keys, in the order Part H, 3.6.1 fixes.
-    private func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
+    func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
         if expected.contains(.encryptionKey) {
             switch try await next() {
             case let .encryptionInformation(information): keys.longTermKey = SecretBytes(information.longTermKey.bytes)
@@ -339,7 +344,7 @@ final class PairingSession {
 
     /// Sends our keys: the identity (IRK and the address we connect with), so the peer can
     /// find the bond when we come back.
-    private func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
+    func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
         if keys.contains(.identityKey) {
             try link.send(IdentityInformation(identityResolvingKey: localIRK.withTemporaryCopy { SecretValue($0) }))
             try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
@@ -347,5 +352,5 @@ final class PairingSession {
     }
 
     /// `count` random octets.
-    private func random(_ count: Int) -> [UInt8] { entropy.bytes(count) }
+    func random(_ count: Int) -> [UInt8] { entropy.bytes(count) }
 }

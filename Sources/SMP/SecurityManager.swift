@@ -7,7 +7,9 @@ import Storage
 /// The Security Manager of a host, as central: owns the SMP channel (0x0006) of every
 /// link, pairs (``pair(_:)``), encrypts with a stored bond (``encrypt(_:)``), and secures a
 /// link on demand (``secure(_:)``: what an ATT security error or a peer's Security Request
-/// asks for). Bonds live in a ``BondStore``; keys never reach a log line.
+/// asks for). As the peripheral it answers a central's Pairing Request (LE Secure
+/// Connections, Just Works) and gives the controller the key a central encrypts with.
+/// Bonds live in a ``BondStore``; keys never reach a log line.
 @BluetoothActor
 public final class SecurityManager {
     /// Where bonds are kept.
@@ -45,6 +47,9 @@ public final class SecurityManager {
         var securing: [CheckedContinuation<Result<Void, SMPError>, Never>]?
         /// Encrypted with a stored bond's key (not by a pairing on this link).
         var storedKey = false
+        /// As the peripheral: the key a pairing on this link made, for the controller's LE
+        /// Long Term Key Request when the central starts encryption.
+        var responderKey: SecretBytes?
     }
 
     private let controller: HCIController
@@ -87,6 +92,13 @@ public final class SecurityManager {
     /// Whether `handle` is encrypted.
     public func isEncrypted(_ handle: ConnectionHandle) -> Bool {
         if case .encrypted = links[handle]?.state { return true }
+        return false
+    }
+
+    /// Whether `handle` is encrypted with a key from a MITM-protected (authenticated)
+    /// pairing: what an attribute needing authentication asks of a link.
+    public func isAuthenticated(_ handle: ConnectionHandle) -> Bool {
+        if case .encrypted(authenticated: true) = links[handle]?.state { return true }
         return false
     }
 
@@ -194,23 +206,10 @@ public final class SecurityManager {
         guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let session = PairingSession(
-            link: PairingSession.Link(
-                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
-                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) },
-                encrypt: { [weak self] ltk, ediv, random throws(SMPError) in
-                    guard let self else { throw .disconnected }
-                    try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
-                }),
-            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
-        links[handle, default: Link()].session = session
-        links[handle]?.pairingFailed = false
-        // One timer for the whole exchange, restarted by each command we receive.
-        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
-            self?.links[handle]?.timedOut = true
-            session?.end(.timeout)
+        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, ediv, random throws(SMPError) in
+            guard let self else { throw .disconnected }
+            try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
         }
-        sessionWatchdogs[handle] = watchdog
         defer {
             watchdog.cancel()
             sessionWatchdogs[handle] = nil
@@ -235,6 +234,114 @@ public final class SecurityManager {
     }
 
     private var sessionWatchdogs: [ConnectionHandle: Watchdog] = [:]
+
+    /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
+    /// SMP timer running: one timer for the whole exchange, restarted by each command we
+    /// receive.
+    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ local: BluetoothAddress,
+                              encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void)
+        -> (PairingSession, Watchdog) {
+        let session = PairingSession(
+            link: PairingSession.Link(
+                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
+                send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
+            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
+        links[handle, default: Link()].session = session
+        links[handle]?.pairingFailed = false
+        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
+            self?.links[handle]?.timedOut = true
+            session?.end(.timeout)
+        }
+        sessionWatchdogs[handle] = watchdog
+        return (session, watchdog)
+    }
+
+    // MARK: As the peripheral
+
+    /// Answers the central's Pairing Request on `handle` (``PairingSession/respond(to:)``),
+    /// stores the bond when both bond, and tells ``onPaired``.
+    private func respond(_ handle: ConnectionHandle, to request: PairingFeatures) {
+        guard let connection = connections.connections[handle], let local = controller.info?.address else { return }
+        guard policy.allowPairing else {
+            try? send(PairingFailed(reason: .pairingNotSupported), handle)
+            return
+        }
+        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, _, _ throws(SMPError) in
+            guard let self else { throw .disconnected }
+            try await self.awaitCentralsEncryption(handle, key: ltk)
+        }
+        Task { @BluetoothActor [weak self] in
+            let outcome: PairingSession.Outcome
+            do throws(SMPError) { outcome = try await session.respond(to: request) } catch {
+                self?.links[handle]?.pairingFailed = true
+                self?.logger.log(.warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
+                self?.sessionEnded(handle, watchdog)
+                return
+            }
+            guard let self else { return }
+            sessionEnded(handle, watchdog)
+            links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
+            if request.authentication.contains(.bonding), policy.bonding {
+                do { try bonds.save(outcome.bond) } catch { logger.log(.error, "storing the bond: \(error)") }
+            }
+            logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), LE Secure Connections, key size \(outcome.keySize))")
+            onPaired?(handle, outcome.method, outcome.bond)
+        }
+    }
+
+    private func sessionEnded(_ handle: ConnectionHandle, _ watchdog: Watchdog) {
+        watchdog.cancel()
+        sessionWatchdogs[handle] = nil
+        links[handle]?.session = nil
+    }
+
+    /// As the peripheral: asks the central on `handle` to secure the link (Security
+    /// Request, Part H, 3.6.7), with the bonding and Secure Connections the policy wants.
+    /// The central pairs (its Pairing Request comes here) or encrypts with its bond.
+    public func requestSecurity(_ handle: ConnectionHandle) throws(SMPError) {
+        guard connections.connections[handle] != nil else { throw .disconnected }
+        var authentication: AuthenticationRequirements = []
+        if policy.bonding { authentication.insert(.bonding) }
+        if policy.secureConnections { authentication.insert(.secureConnections) }
+        try send(SecurityRequest(authentication: authentication), handle)
+    }
+
+    /// Keeps `key` for the controller's LE Long Term Key Request and waits for the
+    /// central's encryption to complete.
+    private func awaitCentralsEncryption(_ handle: ConnectionHandle, key: SecretBytes) async throws(SMPError) {
+        guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
+            links[handle, default: Link()].responderKey = key
+            links[handle, default: Link()].encryption = continuation
+        }
+        try result.get()
+    }
+
+    /// The controller asks for the key the central encrypts with: the one a pairing on this
+    /// link made, else a stored Secure Connections bond's (EDIV and Rand zero), else none.
+    private func answerKeyRequest(_ request: LELongTermKeyRequest) {
+        let handle = request.handle
+        var key = links[handle]?.responderKey
+        if key == nil, request.ediv == 0, request.random.allSatisfy({ $0 == 0 }), let bond = bond(for: handle), bond.secureConnections,
+           let stored = bond.longTermKeySecret {
+            key = stored
+            links[handle, default: Link()].storedKey = true
+            links[handle]?.state = .encrypted(authenticated: bond.authenticated)
+        }
+        Task { @BluetoothActor [controller, logger] in
+            do throws(HCIError) {
+                if let key {
+                    // The key leaves SecretBytes here, as for LE Enable Encryption.
+                    _ = try await controller.send(LELongTermKeyRequestReply(handle: handle, longTermKey: key.bytes))
+                } else {
+                    logger.log(.info, "handle \(hex(handle, digits: 4)): the central asks for a key we do not have")
+                    _ = try await controller.send(LELongTermKeyRequestNegativeReply(handle: handle))
+                }
+            } catch {
+                logger.log(.warning, "handle \(hex(handle, digits: 4)): answering the LTK request: \(error)")
+            }
+        }
+    }
 
     // MARK: Encryption
 
@@ -290,6 +397,10 @@ public final class SecurityManager {
             encryptionEnded(change.handle, change.status, enabled: change.encryptionEnabled != 0)
         case let .encryptionKeyRefreshComplete(refresh):
             encryptionEnded(refresh.handle, refresh.status, enabled: true)
+        case let .leMeta(meta) where meta.subeventCode == LELongTermKeyRequest.subeventCode:
+            do { answerKeyRequest(try LELongTermKeyRequest.decodeCountingExtraOctets(meta.parameters).parameters) } catch {
+                logger.log(.warning, "malformed LE Long Term Key Request: \(error)")
+            }
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
             linkEnded(disconnection.handle)
         default:
@@ -332,6 +443,8 @@ public final class SecurityManager {
                     self?.logger.log(.warning, "handle \(hex(handle, digits: 4)): answering the Security Request: \(error)")
                 }
             }
+        case let .pairingRequest(command):
+            respond(handle, to: command.features)
         case .pairingFailed:
             break  // Nothing to fail.
         case _ where links[handle]?.pairingFailed == true:

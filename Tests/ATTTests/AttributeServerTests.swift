@@ -308,12 +308,55 @@ struct AttributeServerTests {
         #expect(writes == [0x000C, 0x000C])
     }
 
+    @Test("Prepared writes: a queue per client, checked at Execute Write, bounded (3.4.6)")
+    func preparedWrites() {
+        let server = gapServer()
+        var applied: [[UInt8]] = []
+        server.onWrite = { _, _, value in
+            applied.append(value)
+            return nil
+        }
+        // Two parts of a long write, echoed; another client's queue is its own.
+        #expect(ask(server, "16 0c 00 00 00 41 42") == "17 0c 00 00 00 41 42")
+        #expect(ask(server, "16 0c 00 02 00 43") == "17 0c 00 02 00 43")
+        #expect(ask(server, "16 0c 00 00 00 5a", connection: 0x41) == "17 0c 00 00 00 5a")
+        #expect(ask(server, "18 01") == "19")
+        #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43] && applied == [[0x41, 0x42, 0x43]])
+        #expect(ask(server, "18 00", connection: 0x41) == "19", "cancelled")
+        #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
+        // A part past the value's end: Invalid Offset at Execute, nothing applied, queue gone.
+        #expect(ask(server, "16 0c 00 05 00 44") == "17 0c 00 05 00 44")
+        #expect(ask(server, "18 01") == "01 18 0c 00 07")
+        #expect(ask(server, "18 01") == "19")
+        #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
+        // A value past 512 octets: Invalid Attribute Value Length at Execute.
+        for offset in stride(from: 0, to: 520, by: 20) {
+            let part = [0x16, 0x0C, 0x00, UInt8(offset & 0xFF), UInt8(offset >> 8)] + Array(repeating: UInt8(0x55), count: 20)
+            _ = server.respond(to: part[...], connection: 0x40, mtu: 517)
+        }
+        #expect(ask(server, "18 01") == "01 18 0c 00 0d")
+        // The queue is bounded: past it, Prepare Queue Full.
+        server.maximumPreparedOctets = 4
+        #expect(ask(server, "16 0c 00 00 00 01 02 03") == "17 0c 00 00 00 01 02 03")
+        #expect(ask(server, "16 0c 00 03 00 04 05") == "01 16 0c 00 09")
+        // Unknown handles and malformed requests.
+        #expect(ask(server, "16 99 00 00 00 01") == "01 16 99 00 01")
+        #expect(ask(server, "16 0c") == "01 16 00 00 04")
+        #expect(ask(server, "18 02") == "01 18 00 00 04")
+        // The link ends: its queue with it.
+        server.linkEnded(0x40)
+        #expect(ask(server, "18 01") == "19")
+        #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
+    }
+
     @Test("Other requests are Request Not Supported; commands and non-requests get no answer")
     func unsupported() {
         let server = gapServer()
         #expect(ask(server, "02 17 00") == "01 02 00 00 06")
-        #expect(ask(server, "16 03 00 00 00 41") == "01 16 00 00 06")
-        #expect(ask(server, "18 01") == "01 18 00 00 06")
+        // Prepared writes are served (below): a read-only value refuses its part, an empty
+        // queue executes to nothing.
+        #expect(ask(server, "16 03 00 00 00 41") == "01 16 03 00 03")
+        #expect(ask(server, "18 01") == "19")
         #expect(ask(server, "20 03 00 05 00") == "01 20 00 00 06")
         #expect(ask(server, "30 01 02") == "01 30 00 00 06")
         #expect(ask(server, "3f") == "01 3f 00 00 06")

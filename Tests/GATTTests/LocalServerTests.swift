@@ -76,7 +76,11 @@ struct LocalServerTests {
         // Read-only attributes, unknown handles and unsupported requests.
         do { try await client.write(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch { #expect(error.code == .writeNotPermitted) }
         do { _ = try await client.read(0x0100); Issue.record("expected invalidHandle") } catch { #expect(error.code == .invalidHandle) }
-        do { try await client.writeLong(0x000B, [0x01]); Issue.record("expected requestNotSupported") } catch {
+        // A long write to a read-only value is refused at its first Prepare Write.
+        do { try await client.writeLong(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch {
+            #expect(error.code == .writeNotPermitted)
+        }
+        do { _ = try await client.readMultipleVariable([0x0003, 0x0005]); Issue.record("expected requestNotSupported") } catch {
             #expect(error.code == .requestNotSupported)
         }
         #expect(try await client.discoverPrimaryServices(uuid: BluetoothUUID(UInt16(0x180D))).isEmpty)

@@ -133,6 +133,10 @@ package final class FakeController: HCITransport {
             // Status and the connection handle (the command's first two bytes).
             let handle = (try? LERemoteConnectionParameterRequestNegativeReply.ReturnParameters(decoding: command.parameters.prefix(2)))?.handle ?? 0
             return complete(LERemoteConnectionParameterRequestReply.ReturnParameters(handle: handle))
+        case LESetExtendedAdvertisingParameters.opcode:
+            return complete(LESetExtendedAdvertisingParameters.ReturnParameters(selectedTxPower: 0))
+        case LEReadMaximumAdvertisingDataLength.opcode:
+            return complete(LEReadMaximumAdvertisingDataLength.ReturnParameters(maximumLength: 1650))
         case Disconnect.opcode, LECreateConnection.opcode:
             return .commandStatus(CommandStatus(status: .success, numHCICommandPackets: script.credits, opcode: opcode))
         default:

@@ -223,3 +223,81 @@ struct CommandCodecTests {
         #expect(LEEventMask.subevent(0x06).names == ["LE_Remote_Connection_Parameter_Request"])
     }
 }
+
+/// The advertising commands (Core Vol 4, Part E, 7.8.4–7.8.9, 7.8.52–7.8.60), each against
+/// its bytes typed from the spec's parameter tables.
+@Suite("Advertising command codecs")
+struct AdvertisingCommandCodecTests {
+    @Test("LE_Set_Advertising_Parameters: two intervals, type, addresses, channel map, policy (7.8.5)")
+    func legacyParameters() throws {
+        try expectCommand(LESetAdvertisingParameters(intervalMin: 0x0020, intervalMax: 0x4000, advertisingType: .scannableUndirected, ownAddressType: 1),
+                          h4: bytes("01 06 20 0f 20 00 00 40 02 01 00 00 00 00 00 00 00 07 00"))
+        #expect(LESetAdvertisingParameters.completion == .commandComplete)
+    }
+
+    @Test("LE_Set_Advertising_Data and LE_Set_Scan_Response_Data: a length, then 31 octets zero-padded (7.8.7, 7.8.8)")
+    func legacyData() throws {
+        try expectCommand(LESetAdvertisingData(data: [0x02, 0x01, 0x06]),
+                          h4: bytes("01 08 20 20 03 02 01 06") + Array(repeating: 0, count: 28))
+        try expectCommand(LESetScanResponseData(data: []), h4: bytes("01 09 20 20 00") + Array(repeating: 0, count: 31))
+        // A length past 31 is refused.
+        #expect(throws: DecodingError.self) { try LESetAdvertisingData(decoding: ([0x20] + Array(repeating: 0, count: 31))[...]) }
+    }
+
+    @Test("LE_Set_Advertising_Enable, LE_Set_Random_Address, LE_Read_Advertising_Physical_Channel_Tx_Power")
+    func legacyOthers() throws {
+        try expectCommand(LESetAdvertisingEnable(enable: true), h4: bytes("01 0a 20 01 01"))
+        try expectCommand(LESetRandomAddress(address: BluetoothAddress("C1:02:03:04:05:06")!), h4: bytes("01 05 20 06 06 05 04 03 02 c1"))
+        try expectCommand(LEReadAdvertisingPhysicalChannelTxPower(), h4: bytes("01 07 20 00"))
+        try expectReturn(LEReadAdvertisingPhysicalChannelTxPower.self, .init(txPowerLevel: -4), commandComplete: bytes("04 0e 05 01 07 20 00 fc"))
+    }
+
+    @Test("LE_Set_Extended_Advertising_Parameters: 3-octet intervals, TX power, PHYs, SID (7.8.53)")
+    func extendedParameters() throws {
+        try expectCommand(LESetExtendedAdvertisingParameters(advertisingHandle: 1, eventProperties: [.connectable, .scannable, .legacy],
+                                                             intervalMin: 0xA0, intervalMax: 0x0140, ownAddressType: 1, txPower: 0x7F,
+                                                             secondaryPHY: 1, sid: 2),
+                          h4: bytes("01 36 20 19 01 13 00 a0 00 00 40 01 00 07 01 00 00 00 00 00 00 00 00 7f 01 00 01 02 00"))
+        try expectReturn(LESetExtendedAdvertisingParameters.self, .init(selectedTxPower: -7), commandComplete: bytes("04 0e 05 01 36 20 00 f9"))
+    }
+
+    @Test("LE_Set_Extended_Advertising_Data, Scan_Response_Data, Enable, and the set commands (7.8.54–7.8.60)")
+    func extendedOthers() throws {
+        try expectCommand(LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .complete, data: [0x02, 0x01, 0x06]),
+                          h4: bytes("01 37 20 07 00 03 01 03 02 01 06"))
+        try expectCommand(LESetExtendedScanResponseData(advertisingHandle: 2, operation: .firstFragment, fragmentPreference: 0, data: [0x01, 0xFF]),
+                          h4: bytes("01 38 20 06 02 01 00 02 01 ff"))
+        try expectCommand(LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 1, duration: 0x01F4)]),
+                          h4: bytes("01 39 20 06 01 01 01 f4 01 00"))
+        try expectCommand(LESetExtendedAdvertisingEnable(enable: false, sets: []), h4: bytes("01 39 20 02 00 00"))
+        try expectCommand(LESetAdvertisingSetRandomAddress(advertisingHandle: 3, address: BluetoothAddress("C1:02:03:04:05:06")!),
+                          h4: bytes("01 35 20 07 03 06 05 04 03 02 c1"))
+        try expectCommand(LEReadMaximumAdvertisingDataLength(), h4: bytes("01 3a 20 00"))
+        try expectReturn(LEReadMaximumAdvertisingDataLength.self, .init(maximumLength: 0x0672), commandComplete: bytes("04 0e 06 01 3a 20 00 72 06"))
+        try expectCommand(LEReadNumberOfSupportedAdvertisingSets(), h4: bytes("01 3b 20 00"))
+        try expectCommand(LERemoveAdvertisingSet(advertisingHandle: 1), h4: bytes("01 3c 20 01 01"))
+        try expectCommand(LEClearAdvertisingSets(), h4: bytes("01 3d 20 00"))
+    }
+
+    @Test("Advertising data longer than one command goes in 251-octet fragments")
+    func fragments() {
+        let data = Array(repeating: UInt8(1), count: 600)
+        let parts = AdvertisingDataOperation.fragments(of: data)
+        #expect(parts.map(\.0) == [.firstFragment, .intermediateFragment, .lastFragment])
+        #expect(parts.map(\.1.count) == [251, 251, 98])
+        #expect(AdvertisingDataOperation.fragments(of: [1, 2]).map(\.0) == [.complete])
+    }
+
+    @Test("The advertising commands sit on their supported-commands bits (6.27)")
+    func supportedBits() {
+        let mask = SupportedCommands(octets: Array(repeating: 0, count: 25) + [0xE0, 0x03] + Array(repeating: 0, count: 9) + [0xFE, 0x03])
+        for command in [LESetAdvertisingParameters.opcode, LEReadAdvertisingPhysicalChannelTxPower.opcode, LESetAdvertisingData.opcode,
+                        LESetScanResponseData.opcode, LESetAdvertisingEnable.opcode, LESetAdvertisingSetRandomAddress.opcode,
+                        LESetExtendedAdvertisingParameters.opcode, LESetExtendedAdvertisingData.opcode, LESetExtendedScanResponseData.opcode,
+                        LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode,
+                        LEReadNumberOfSupportedAdvertisingSets.opcode, LERemoveAdvertisingSet.opcode, LEClearAdvertisingSets.opcode] {
+            #expect(mask.supports(command) == true, "\(command.name)")
+        }
+        #expect(mask.supports(LESetRandomAddress.opcode) == false)
+    }
+}

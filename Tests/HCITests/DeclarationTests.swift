@@ -24,7 +24,7 @@ private let subeventTypes: [any LESubeventParameters.Type] = [
 struct DeclarationTests {
     @Test("Every command's layout is named as HCINames names its opcode")
     func commandNames() {
-        #expect(KnownCommands.all.count == 28)
+        #expect(KnownCommands.all.count == 45)
         for command in KnownCommands.all {
             #expect(HCINames.command(command.opcode) != "Unknown", "\(command) has an opcode HCINames does not know")
             #expect(command.name == HCINames.command(command.opcode), "\(command)")
@@ -35,7 +35,8 @@ struct DeclarationTests {
 
     @Test("The return-parameter table holds the commands that return more than a status")
     func returnParameterTable() {
-        let expected: [UInt16] = [0x1001, 0x1002, 0x1003, 0x1005, 0x1009, 0x1405, 0x2002, 0x2003, 0x2020, 0x2021, 0x2022, 0x202F, 0x2060]
+        let expected: [UInt16] = [0x1001, 0x1002, 0x1003, 0x1005, 0x1009, 0x1405, 0x2002, 0x2003, 0x2007, 0x201A, 0x201B, 0x2020, 0x2021, 0x2022, 0x202F,
+                                  0x2036, 0x203A, 0x203B, 0x2060]
         #expect(KnownCommands.withReturnParameters.keys.map(\.rawValue).sorted() == expected)
         for (opcode, format) in KnownCommands.withReturnParameters { #expect(format.opcode == opcode) }
     }

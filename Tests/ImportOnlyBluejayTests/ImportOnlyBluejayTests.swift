@@ -24,6 +24,35 @@ struct ImportOnlyBluejayTests {
         }
     }
 
+    /// The peripheral role's types, reached through `import Bluejay` alone; an
+    /// advertisement shared out between the advertising data and the scan response.
+    @Test func thePeripheralRolesTypesComeWithBluejay() throws {
+        let uuid = BluetoothUUID("B1E70A00-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
+        let service = MutableService(uuid: uuid, characteristics: [
+            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [CharacteristicProperties.read, .notify],
+                                  permissions: [AttributePermissions.read, .readEncrypted], value: [0, 0],
+                                  descriptors: [MutableDescriptor.userDescription("Temperature")]),
+        ])
+        #expect(service.characteristics[0].hasCCCD)
+        let parameters = AdvertisingParameters(kind: AdvertisingKind.connectable, ownAddress: OwnAddress.public)
+        #expect(parameters.legacyPDUs)
+        let advertisement = Advertisement(localName: "A rather long peripheral name", serviceUUIDs: [uuid],
+                                          manufacturerData: ManufacturerData(companyIdentifier: 0xFFFF, data: [1]))
+        let (data, scanResponse) = try advertisement.split(kind: .connectable)
+        // Flags (3) and the 128-bit UUID (18) fit the advertising data; the name (31) goes to
+        // the scan response; the manufacturer data (5) back to the advertising data.
+        #expect(data.flags == 0x06 && data.serviceUUIDs == [uuid] && data.manufacturerData.count == 1)
+        #expect(scanResponse.localName == "A rather long peripheral name" && !scanResponse.isLocalNameShortened)
+        #expect(data.encoded().count <= 31 && scanResponse.encoded().count <= 31)
+        // Broadcast only: no scan response, so the name is shortened into what is left.
+        let (beacon, none) = try Advertisement(localName: "A rather long peripheral name", serviceUUIDs: [uuid]).split(kind: .nonConnectable)
+        #expect(none.structures.isEmpty && beacon.isLocalNameShortened && beacon.encoded().count == 31)
+        let resumption: AdvertisingResumption = .afterDisconnection
+        #expect(resumption.rawValue == "afterDisconnection")
+        let error: PeripheralManagerError = .advertising(AdvertisingError.notAdvertising)
+        #expect(error.description == "advertising: not advertising")
+    }
+
     /// The types an app names, reached through `import Bluejay` alone.
     @Test func theTypesAnAppNamesComeWithBluejay() {
         let service = ServiceIdentifier(uuid: "180D")

@@ -12,4 +12,23 @@ public protocol ATTServer: AnyObject {
     /// where `mtu` is the bearer's ATT_MTU now; returns the response PDU (an Error Response when
     /// it fails), or nil for a command (no response is sent).
     func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]?
+
+    /// Answers one request or command PDU received on `bearer`: what the bearer calls. A
+    /// server whose answer takes time returns nil for a request and sends its response
+    /// later with ``ATTBearer/sendResponse(_:)``. By default, ``respond(to:connection:mtu:)``.
+    func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]?
+
+    /// Forgets what the server kept for link `connection`, which ended (its prepare queue,
+    /// its CCCDs unless bonded). By default, nothing.
+    func linkEnded(_ connection: ConnectionHandle)
+}
+
+extension ATTServer {
+    /// Answers at once, with ``respond(to:connection:mtu:)``.
+    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
+        respond(to: pdu, connection: bearer.connection, mtu: bearer.mtu)
+    }
+
+    /// Keeps nothing per link.
+    public func linkEnded(_ connection: ConnectionHandle) {}
 }

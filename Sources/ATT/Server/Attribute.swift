@@ -1,8 +1,8 @@
 import BluetoothCore
 import HCI
 
-/// What the peer may do with an attribute. Authentication, authorization and encryption
-/// requirements are not modelled yet.
+/// What the peer may do with an attribute, and the security its link needs for it
+/// (Core Vol 3, Part F, 3.2.5). Authorization is the app's to decide, per request.
 public struct AttributePermissions: OptionSet, Hashable, Sendable {
     /// The permission bits.
     public let rawValue: UInt8
@@ -16,6 +16,43 @@ public struct AttributePermissions: OptionSet, Hashable, Sendable {
     public static let write = AttributePermissions(rawValue: 0x02)
     /// Write Command may change the value.
     public static let writeWithoutResponse = AttributePermissions(rawValue: 0x04)
+    /// Reading needs an encrypted link (else Insufficient Encryption).
+    public static let readEncrypted = AttributePermissions(rawValue: 0x08)
+    /// Writing needs an encrypted link (else Insufficient Encryption).
+    public static let writeEncrypted = AttributePermissions(rawValue: 0x10)
+    /// Reading needs a link encrypted with an authenticated (MITM-protected) key (else
+    /// Insufficient Authentication).
+    public static let readAuthenticated = AttributePermissions(rawValue: 0x20)
+    /// Writing needs a link encrypted with an authenticated key (else Insufficient
+    /// Authentication).
+    public static let writeAuthenticated = AttributePermissions(rawValue: 0x40)
+}
+
+/// How secure a link is, as the server's permission checks see it.
+public enum LinkSecurity: Int, Sendable, Comparable {
+    /// Not encrypted.
+    case none = 0
+    /// Encrypted with an unauthenticated key (Just Works).
+    case encrypted = 1
+    /// Encrypted with an authenticated key (passkey, numeric comparison, OOB).
+    case authenticated = 2
+
+    /// Orders by strength.
+    public static func < (lhs: LinkSecurity, rhs: LinkSecurity) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Why a server refused a request: the Error Response's handle and code.
+public struct AttributeRefusal: Error, Sendable, Equatable {
+    /// The handle in error (0x0000 when the request names none).
+    public let handle: AttributeHandle
+    /// The code.
+    public let code: ATTErrorCode
+
+    /// A refusal of `handle` with `code`.
+    public init(handle: AttributeHandle, code: ATTErrorCode) {
+        self.handle = handle
+        self.code = code
+    }
 }
 
 /// One attribute of a local server (Core Vol 3, Part F, 3.2): handle, type, value and

@@ -5,10 +5,12 @@ import HCI
 /// reads and writes (Core Vol 3, Part F, 3.4).
 ///
 /// Answers Find Information, Find By Type Value, Read By Type, Read, Read Blob, Read
-/// Multiple, Read By Group Type (primary and secondary services), Write Request and Write
-/// Command. Every other request, Exchange MTU included (the bearer owns it), gets Request
-/// Not Supported; unknown commands and PDUs that are not requests (responses,
-/// notifications, indications, confirmations) get no answer.
+/// Multiple, Read By Group Type (primary and secondary services), Write Request, Write
+/// Command, and Prepare and Execute Write (a queue per client, bounded by
+/// ``maximumPreparedOctets``). Every other request, Exchange MTU included (the bearer owns
+/// it), gets Request Not Supported; unknown commands and PDUs that are not requests
+/// (responses, notifications, indications, confirmations) get no answer. Permissions that
+/// need encryption or authentication are checked against ``linkSecurity``.
 ///
 /// Not tied to the stack's actor: a local server lives there (``ATTServer``), and the
 /// virtual peripherals of the `mock:` transport keep theirs on their controller's own
@@ -17,6 +19,28 @@ public final class AttributeServer {
     /// Called before a write is applied, with the connection, the handle and the new value;
     /// return an error code to refuse it (the value stays as it was), nil to accept it.
     public var onWrite: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8]) -> ATTErrorCode?)?
+    /// The value connection `connection` reads at a handle when it is not the stored one
+    /// (a CCCD holds each client's own); nil reads the stored value.
+    public var onRead: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> [UInt8]?)?
+    /// How secure each link is, for the permissions that need encryption or
+    /// authentication; without it every link counts as unencrypted.
+    public var linkSecurity: ((ConnectionHandle) -> LinkSecurity)?
+    /// The most value octets one client may hold queued with Prepare Write Requests; past
+    /// it, Prepare Queue Full. A client cannot grow our memory beyond this.
+    public var maximumPreparedOctets = 8192
+
+    /// One part of a queued write.
+    public struct PreparedWrite: Sendable, Equatable {
+        /// The attribute.
+        public var handle: AttributeHandle
+        /// Where the part goes.
+        public var offset: Int
+        /// The part.
+        public var value: [UInt8]
+    }
+
+    /// Each client's prepare queue.
+    private var prepared: [ConnectionHandle: [PreparedWrite]] = [:]
 
     /// The attributes, sorted by handle.
     public private(set) var attributes: [Attribute] = []
@@ -81,13 +105,12 @@ public final class AttributeServer {
         }
     }
 
+    /// Forgets what the server kept for a link that ended (its prepare queue).
+    public func linkEnded(_ connection: ConnectionHandle) { prepared[connection] = nil }
+
     // MARK: - Requests
 
-    /// Why a request failed: the Error Response's handle and code.
-    private struct Refusal: Error {
-        let handle: AttributeHandle
-        let code: ATTErrorCode
-    }
+    private typealias Refusal = AttributeRefusal
 
     /// Opcodes the server receives but never answers: they are not requests.
     private static let notRequests: Set<ATTOpcode> = [
@@ -107,23 +130,34 @@ public final class AttributeServer {
         case .findByTypeValueRequest:
             return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu).encoded()
         case .readByTypeRequest:
-            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu).encoded()
+            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection).encoded()
         case .readByGroupTypeRequest:
             return try readByGroupType(try decode(ReadByGroupTypeRequest.self, pdu), mtu: mtu).encoded()
         case .readRequest:
             let request = try decode(ReadRequest.self, pdu)
-            let value = try readableValue(at: request.handle)
+            let value = try readableValue(at: request.handle, connection: connection)
             return ReadResponse(value: value.prefix(mtu - 1)).encoded()
         case .readBlobRequest:
             let request = try decode(ReadBlobRequest.self, pdu)
-            let value = try readableValue(at: request.handle)
-            guard Int(request.offset) <= value.count else { throw Refusal(handle: request.handle, code: .invalidOffset) }
-            return ReadBlobResponse(value: value[Int(request.offset)...].prefix(mtu - 1)).encoded()
+            let value = try readableValue(at: request.handle, connection: connection)
+            return try Self.readBlobResponse(value, offset: request.offset, handle: request.handle, mtu: mtu).encoded()
         case .readMultipleRequest:
             let request = try decode(ReadMultipleRequest.self, pdu)
             var values: [UInt8] = []
-            for handle in request.handles { values += try readableValue(at: handle) }
+            for handle in request.handles { values += try readableValue(at: handle, connection: connection) }
             return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
+        case .prepareWriteRequest:
+            let request = try decode(PrepareWriteRequest.self, pdu)
+            try prepare(request, connection: connection)
+            return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
+        case .executeWriteRequest:
+            let request = try decode(ExecuteWriteRequest.self, pdu)
+            let values = try takePreparedValues(flags: request.flags, connection: connection)
+            for (handle, value) in values {
+                if let code = onWrite?(connection, handle, value) { throw Refusal(handle: handle, code: code) }
+            }
+            for (handle, value) in values { setValue(value, of: handle) }
+            return ExecuteWriteResponse().encoded()
         case .writeRequest:
             let request = try decode(WriteRequest.self, pdu)
             if let refusal = write(handle: request.handle, value: Array(request.value), needs: .write, connection: connection) {
@@ -133,6 +167,45 @@ public final class AttributeServer {
         default:
             throw Refusal(handle: 0x0000, code: .requestNotSupported)
         }
+    }
+
+    /// The Read Blob Response for `value` from `offset` (3.4.4.5): Invalid Offset past the end.
+    public static func readBlobResponse(_ value: [UInt8], offset: UInt16, handle: AttributeHandle, mtu: Int) throws(AttributeRefusal) -> ReadBlobResponse {
+        guard Int(offset) <= value.count else { throw AttributeRefusal(handle: handle, code: .invalidOffset) }
+        return ReadBlobResponse(value: value[Int(offset)...].prefix(mtu - 1))
+    }
+
+    /// Queues a Prepare Write Request's part (3.4.6.1): the attribute must exist and allow
+    /// writing on this link; the queue must have room.
+    private func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle) throws(Refusal) {
+        if let refusal = writeRefusal(handle: request.handle, length: 0, needs: .write, connection: connection) { throw refusal }
+        let queued = prepared[connection, default: []].reduce(0) { $0 + $1.value.count }
+        guard queued + request.value.count <= maximumPreparedOctets else { throw Refusal(handle: request.handle, code: .prepareQueueFull) }
+        prepared[connection, default: []].append(PreparedWrite(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
+    }
+
+    /// Empties `connection`'s prepare queue; for an Execute Write Request that writes, the
+    /// new value of each attribute in it, in order of first appearance: the stored value up
+    /// to each part's offset, then the part. A part past the value's end is Invalid Offset,
+    /// a value past 512 octets Invalid Attribute Value Length (3.4.6.3). Nothing is applied.
+    public func takePreparedValues(flags: ExecuteWriteRequest.Flags, connection: ConnectionHandle) throws(AttributeRefusal) -> [(AttributeHandle, [UInt8])] {
+        let parts = prepared.removeValue(forKey: connection) ?? []
+        guard flags == .write else { return [] }
+        var order: [AttributeHandle] = []
+        var values: [AttributeHandle: [UInt8]] = [:]
+        for part in parts {
+            var value = values[part.handle] ?? {
+                order.append(part.handle)
+                return onRead?(connection, part.handle) ?? self.value(of: part.handle) ?? []
+            }()
+            guard part.offset <= value.count else { throw Refusal(handle: part.handle, code: .invalidOffset) }
+            // The part is the value from its offset on: a long write at offset 0 replaces the
+            // whole value, its next parts continue it (GATT's Write Long Characteristic Values).
+            value = Array(value.prefix(part.offset)) + part.value
+            guard value.count <= Self.maximumValueLength else { throw Refusal(handle: part.handle, code: .invalidAttributeValueLength) }
+            values[part.handle] = value
+        }
+        return order.map { ($0, values[$0] ?? []) }
     }
 
     /// Decodes a request; a malformed one is Invalid PDU.
@@ -189,17 +262,17 @@ public final class AttributeServer {
 
     /// Read By Type (3.4.4.1): the attributes of the type, values cut to ATT_MTU - 4 or 253
     /// bytes, as long as they stay readable, keep the first one's length and fit the MTU.
-    private func readByType(_ request: ReadByTypeRequest, mtu: Int) throws(Refusal) -> ReadByTypeResponse {
+    private func readByType(_ request: ReadByTypeRequest, mtu: Int, connection: ConnectionHandle) throws(Refusal) -> ReadByTypeResponse {
         let limit = min(mtu - 4, 253)
         var entries: [ReadByTypeResponse.Entry] = []
         var size = 2
         for attribute in attributes[try indices(from: request.startingHandle, to: request.endingHandle)]
         where attribute.type == request.attributeType {
-            guard attribute.permissions.contains(.read) else {
-                if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
+            if let refusal = readRefusal(attribute, connection: connection) {
+                if entries.isEmpty { throw refusal }
                 break
             }
-            let value = attribute.value.prefix(limit)
+            let value = (onRead?(connection, attribute.handle) ?? attribute.value).prefix(limit)
             if let first = entries.first, first.value.count != value.count { break }
             guard size + 2 + value.count <= mtu else { break }
             entries.append(.init(handle: attribute.handle, value: value))
@@ -235,27 +308,57 @@ public final class AttributeServer {
         return ReadByGroupTypeResponse(entries: entries)
     }
 
-    /// The value of a readable attribute: Invalid Handle if there is none, Read Not
-    /// Permitted if it is not readable.
-    private func readableValue(at handle: AttributeHandle) throws(Refusal) -> [UInt8] {
+    /// The value connection `connection` reads at `handle`: Invalid Handle if there is no
+    /// attribute, else ``readRefusal(_:connection:)``'s refusal, if any.
+    public func readableValue(at handle: AttributeHandle, connection: ConnectionHandle) throws(AttributeRefusal) -> [UInt8] {
         guard let attribute = attribute(at: handle) else { throw Refusal(handle: handle, code: .invalidHandle) }
-        guard attribute.permissions.contains(.read) else { throw Refusal(handle: handle, code: .readNotPermitted) }
-        return attribute.value
+        if let refusal = readRefusal(attribute, connection: connection) { throw refusal }
+        return onRead?(connection, handle) ?? attribute.value
     }
 
-    /// Applies a write if the attribute exists, allows it (`needs`), the value fits and
+    /// Why `connection` may not read `attribute`: Read Not Permitted, or the security its
+    /// link lacks (Core Vol 3, Part C, 10.3.1); nil if it may.
+    public func readRefusal(_ attribute: Attribute, connection: ConnectionHandle) -> AttributeRefusal? {
+        guard attribute.permissions.contains(.read) else { return Refusal(handle: attribute.handle, code: .readNotPermitted) }
+        return securityRefusal(attribute, encrypted: .readEncrypted, authenticated: .readAuthenticated, connection: connection)
+    }
+
+    /// Why `connection` may not write `length` octets to the attribute at `handle` with a
+    /// request needing `permission`: Invalid Handle, Write Not Permitted, the security its
+    /// link lacks, or a value past 512 octets; nil if it may.
+    public func writeRefusal(handle: AttributeHandle, length: Int, needs permission: AttributePermissions,
+                             connection: ConnectionHandle) -> AttributeRefusal? {
+        guard let attribute = attribute(at: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
+        guard attribute.permissions.contains(permission) else { return Refusal(handle: handle, code: .writeNotPermitted) }
+        if let refusal = securityRefusal(attribute, encrypted: .writeEncrypted, authenticated: .writeAuthenticated, connection: connection) {
+            return refusal
+        }
+        guard length <= Self.maximumValueLength else { return Refusal(handle: handle, code: .invalidAttributeValueLength) }
+        return nil
+    }
+
+    /// Insufficient Authentication when the attribute needs an authenticated link (or any
+    /// encryption, on a link without it), Insufficient Encryption when it needs encryption.
+    private func securityRefusal(_ attribute: Attribute, encrypted: AttributePermissions, authenticated: AttributePermissions,
+                                 connection: ConnectionHandle) -> AttributeRefusal? {
+        guard !attribute.permissions.isDisjoint(with: [encrypted, authenticated]) else { return nil }
+        let security = linkSecurity?(connection) ?? .none
+        if attribute.permissions.contains(authenticated), security < .authenticated {
+            return Refusal(handle: attribute.handle, code: .insufficientAuthentication)
+        }
+        if attribute.permissions.contains(encrypted), security < .encrypted {
+            return Refusal(handle: attribute.handle, code: .insufficientEncryption)
+        }
+        return nil
+    }
+
+    /// Applies a write if ``writeRefusal(handle:length:needs:connection:)`` allows it and
     /// ``onWrite`` accepts it; otherwise returns why not.
     private func write(handle: AttributeHandle, value: [UInt8], needs permission: AttributePermissions,
                        connection: ConnectionHandle) -> Refusal? {
-        guard let index = index(of: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
-        guard attributes[index].permissions.contains(permission) else {
-            return Refusal(handle: handle, code: .writeNotPermitted)
-        }
-        guard value.count <= Self.maximumValueLength else {
-            return Refusal(handle: handle, code: .invalidAttributeValueLength)
-        }
+        if let refusal = writeRefusal(handle: handle, length: value.count, needs: permission, connection: connection) { return refusal }
         if let code = onWrite?(connection, handle, value) { return Refusal(handle: handle, code: code) }
-        attributes[index].value = value
+        setValue(value, of: handle)
         return nil
     }
 

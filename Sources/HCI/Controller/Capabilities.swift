@@ -50,6 +50,11 @@ public struct SupportedCommands: Sendable, Equatable {
         0x2002: (25, 1),  // LE_Read_Buffer_Size
         0x2003: (25, 2),  // LE_Read_Local_Supported_Features
         0x2005: (25, 4),  // LE_Set_Random_Address
+        0x2006: (25, 5),  // LE_Set_Advertising_Parameters
+        0x2007: (25, 6),  // LE_Read_Advertising_Physical_Channel_Tx_Power
+        0x2008: (25, 7),  // LE_Set_Advertising_Data
+        0x2009: (26, 0),  // LE_Set_Scan_Response_Data
+        0x200A: (26, 1),  // LE_Set_Advertising_Enable
         0x200B: (26, 2),  // LE_Set_Scan_Parameters
         0x200C: (26, 3),  // LE_Set_Scan_Enable
         0x200D: (26, 4),  // LE_Create_Connection
@@ -57,11 +62,22 @@ public struct SupportedCommands: Sendable, Equatable {
         0x2013: (27, 2),  // LE_Connection_Update
         0x2016: (27, 5),  // LE_Read_Remote_Features
         0x2019: (28, 0),  // LE_Enable_Encryption
+        0x201A: (28, 1),  // LE_Long_Term_Key_Request_Reply
+        0x201B: (28, 2),  // LE_Long_Term_Key_Request_Negative_Reply
         0x2022: (33, 6),  // LE_Set_Data_Length
         0x202F: (35, 3),  // LE_Read_Maximum_Data_Length
         0x2030: (35, 4),  // LE_Read_PHY
         0x2031: (35, 5),  // LE_Set_Default_PHY
         0x2032: (35, 6),  // LE_Set_PHY
+        0x2035: (36, 1),  // LE_Set_Advertising_Set_Random_Address
+        0x2036: (36, 2),  // LE_Set_Extended_Advertising_Parameters
+        0x2037: (36, 3),  // LE_Set_Extended_Advertising_Data
+        0x2038: (36, 4),  // LE_Set_Extended_Scan_Response_Data
+        0x2039: (36, 5),  // LE_Set_Extended_Advertising_Enable
+        0x203A: (36, 6),  // LE_Read_Maximum_Advertising_Data_Length
+        0x203B: (36, 7),  // LE_Read_Number_of_Supported_Advertising_Sets
+        0x203C: (37, 0),  // LE_Remove_Advertising_Set
+        0x203D: (37, 1),  // LE_Clear_Advertising_Sets
         0x2041: (37, 5),  // LE_Set_Extended_Scan_Parameters
         0x2042: (37, 6),  // LE_Set_Extended_Scan_Enable
         0x2043: (37, 7),  // LE_Extended_Create_Connection

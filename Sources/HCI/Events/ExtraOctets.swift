@@ -61,7 +61,13 @@ public enum KnownCommands {
         LESetExtendedScanEnable.self, LECreateConnection.self, LEExtendedCreateConnection.self, LECreateConnectionCancel.self,
         LEReadRemoteFeatures.self, LESetDataLength.self, LESetPHY.self, LEConnectionUpdate.self,
         LERemoteConnectionParameterRequestReply.self, LERemoteConnectionParameterRequestNegativeReply.self,
-        LEEnableEncryption.self,
+        LEEnableEncryption.self, LELongTermKeyRequestReply.self, LELongTermKeyRequestNegativeReply.self,
+        // LE advertising, legacy and extended (7.8.4–7.8.9, 7.8.52–7.8.60).
+        LESetRandomAddress.self, LESetAdvertisingParameters.self, LEReadAdvertisingPhysicalChannelTxPower.self,
+        LESetAdvertisingData.self, LESetScanResponseData.self, LESetAdvertisingEnable.self,
+        LESetAdvertisingSetRandomAddress.self, LESetExtendedAdvertisingParameters.self, LESetExtendedAdvertisingData.self,
+        LESetExtendedScanResponseData.self, LESetExtendedAdvertisingEnable.self, LEReadMaximumAdvertisingDataLength.self,
+        LEReadNumberOfSupportedAdvertisingSets.self, LERemoveAdvertisingSet.self, LEClearAdvertisingSets.self,
     ]
 
     /// One command's return-parameter decoder.

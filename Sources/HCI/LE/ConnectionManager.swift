@@ -225,8 +225,10 @@ public final class ConnectionManager {
     }
 
     /// Remote features, then the longest data length, then 2M PHY — each only when both
-    /// sides support it. A step that fails is logged; the link stays up.
-    private func setUp(_ handle: ConnectionHandle) async {
+    /// sides support it. A step that fails is logged; the link stays up. Run after every
+    /// connection we initiate; a peripheral runs it on a link a central made (any side may
+    /// start these procedures).
+    public func setUp(_ handle: ConnectionHandle) async {
         guard let info = controller.info else { return }
         do {
             _ = try await request(LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete") {

@@ -1,0 +1,269 @@
+'''The peer as a CENTRAL (`peer.py --central`): a Bumble Device on controller B that a test
+drives line by line, to test our host as a peripheral.
+
+The test writes one JSON command per line to the peer's stdin; the peer answers each with
+exactly one JSON line on stdout (after the READY line), in order:
+`{"ok": true, ...}` or `{"ok": false, "error": "...", "att_error": CODE}`. Commands:
+
+| op | arguments | answer |
+|---|---|---|
+| `scan` | `name`, `timeout` (s, default 10) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
+| `connect` | `address`, `address_type` | `handle`: the link, from controller B's side |
+| `mtu` | `mtu` | `mtu`: the ATT_MTU after the exchange |
+| `discover` | | `services`: `[{uuid, start, end, characteristics: [{uuid, handle, properties, descriptors: [{uuid, handle}]}]}]` |
+| `read` | `handle` | `value` (hex); a long value is read with Read Blob |
+| `write` | `handle`, `value` (hex), `with_response` (default true) | |
+| `write_long` | `handle`, `value` (hex), `offset` (default 0) | Prepare Write parts of ATT_MTU - 5, then Execute Write |
+| `reliable_write` | `writes`: `[{handle, value}]` | each prepared, the echo checked, then executed |
+| `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
+| `unsubscribe` | `handle` | writes 0000 to the CCCD |
+| `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
+| `pair` | | pairs (LE Secure Connections, Just Works, bonding) and encrypts: `encrypted`. A Security Request from the peripheral starts the same pairing by itself |
+| `disconnect` | `reason` (default 0x13) | `reason`: the reason the host reported |
+| `wait_disconnection` | `timeout` | `reason` once the link ends |
+
+Errors from the peer's ATT server answers carry `att_error` (the code).
+'''
+
+import asyncio
+import json
+import logging
+import os
+import sys
+
+from bumble import att, gatt, hci
+from bumble.core import UUID, PhysicalTransport
+from bumble.device import Device, DeviceConfiguration, Peer
+
+logger = logging.getLogger('peer.central')
+
+
+def local_names(data: bytes) -> list[str]:
+    '''The Complete and Shortened Local Names of AD structures.'''
+    names, index = [], 0
+    while index < len(data):
+        length = data[index]
+        if length == 0 or index + 1 + length > len(data):
+            break
+        if data[index + 1] in (0x08, 0x09):
+            names.append(data[index + 2:index + 1 + length].decode('utf-8', 'replace'))
+        index += 1 + length
+    return names
+
+
+class CentralDriver:
+    '''Controller B's Device as a central, run by the commands of one test.'''
+
+    def __init__(self, device: Device):
+        self.device = device
+        self.connection = None
+        self.peer: Peer | None = None
+        self.seen: dict[tuple[str, int], dict] = {}
+        self.found: asyncio.Future | None = None
+        self.wanted_name: str | None = None
+        self.values: dict[int, list[bytes]] = {}
+        self.value_waiters: list = []
+        self.characteristics: dict[int, object] = {}
+        self.disconnected: asyncio.Future | None = None
+        device.on('advertisement', self.on_advertisement)
+
+    # Scanning ------------------------------------------------------------------------------
+    def on_advertisement(self, advertisement) -> None:
+        address = advertisement.address
+        key = (str(address).split('/')[0], 0 if address.is_public else 1)
+        entry = self.seen.setdefault(key, {'data': b'', 'scan_response': b'', 'connectable': False})
+        # Bumble holds a scannable advertisement until its scan response and reports the two
+        # merged (`data`), with the response's own octets in `data_bytes`.
+        entry['data'] = bytes(advertisement.data)
+        entry['scan_response'] = bytes(advertisement.data_bytes) if advertisement.is_scan_response else b''
+        entry['connectable'] = bool(advertisement.is_connectable)
+        if self.found is not None and not self.found.done() and self.wanted_name is not None:
+            if self.wanted_name in local_names(entry['data']):
+                self.found.set_result((key, entry))
+
+    async def scan(self, name: str, timeout: float = 10) -> dict:
+        self.wanted_name = name
+        self.found = asyncio.get_running_loop().create_future()
+        self.seen.clear()
+        await self.device.start_scanning(active=True, filter_duplicates=False)
+        try:
+            (address, address_type), entry = await asyncio.wait_for(self.found, timeout)
+        finally:
+            await self.device.stop_scanning()
+        return {'address': address, 'address_type': address_type, 'data': entry['data'].hex(),
+                'scan_response': entry['scan_response'].hex(), 'connectable': entry['connectable']}
+
+    # The link ------------------------------------------------------------------------------
+    async def connect(self, address: str, address_type: int) -> dict:
+        kind = hci.Address.PUBLIC_DEVICE_ADDRESS if address_type == 0 else hci.Address.RANDOM_DEVICE_ADDRESS
+        self.connection = await self.device.connect(hci.Address(address, kind), transport=PhysicalTransport.LE,
+                                                    own_address_type=hci.OwnAddressType.RANDOM, timeout=10)
+        self.disconnected = asyncio.get_running_loop().create_future()
+        connection = self.connection
+
+        def on_disconnection(reason):
+            if self.disconnected is not None and not self.disconnected.done():
+                self.disconnected.set_result(reason)
+
+        connection.on('disconnection', on_disconnection)
+        # As a central app does: a peripheral's Security Request is answered by pairing.
+        connection.on('security_request', lambda _auth_req: asyncio.get_running_loop().create_task(self._pair_quietly()))
+        self.peer = Peer(connection)
+        self.values.clear()
+        return {'handle': connection.handle}
+
+    async def disconnect(self, reason: int = 0x13) -> dict:
+        await self.connection.disconnect(reason)
+        return {'reason': await asyncio.wait_for(self.disconnected, 10)}
+
+    async def wait_disconnection(self, timeout: float = 10) -> dict:
+        return {'reason': await asyncio.wait_for(self.disconnected, timeout)}
+
+    async def _pair_quietly(self) -> None:
+        try:
+            await self.connection.pair()
+        except Exception:
+            logger.exception('pairing after a Security Request')
+
+    async def pair(self) -> dict:
+        '''Pairs as the initiator with Bumble's defaults (LE Secure Connections, bonding,
+        NoInputNoOutput: Just Works) and encrypts.'''
+        await self.connection.pair()
+        return {'encrypted': bool(self.connection.is_encrypted)}
+
+    # GATT ----------------------------------------------------------------------------------
+    async def mtu(self, mtu: int) -> dict:
+        return {'mtu': await self.peer.request_mtu(mtu)}
+
+    async def discover(self) -> dict:
+        await self.peer.discover_all()
+        services = []
+        for service in self.peer.services:
+            characteristics = []
+            for characteristic in service.characteristics:
+                self.characteristics[characteristic.handle] = characteristic
+                characteristics.append({
+                    'uuid': characteristic.uuid.to_hex_str(), 'handle': characteristic.handle,
+                    'properties': int(characteristic.properties),
+                    'descriptors': [{'uuid': d.type.to_hex_str(), 'handle': d.handle} for d in characteristic.descriptors]})
+            services.append({'uuid': service.uuid.to_hex_str(), 'start': service.handle, 'end': service.end_group_handle,
+                             'characteristics': characteristics})
+        return {'services': services}
+
+    async def read(self, handle: int) -> dict:
+        return {'value': bytes(await self.peer.read_value(handle)).hex()}
+
+    async def write(self, handle: int, value: str, with_response: bool = True) -> dict:
+        await self.peer.write_value(handle, bytes.fromhex(value), with_response=with_response)
+        return {}
+
+    async def _request(self, request) -> att.ATT_PDU:
+        response = await self.peer.gatt_client.send_request(request)
+        if isinstance(response, att.ATT_Error_Response):
+            raise att.ATT_Error(error_code=response.error_code, att_handle=response.attribute_handle_in_error)
+        return response
+
+    async def write_long(self, handle: int, value: str, offset: int = 0) -> dict:
+        data = bytes.fromhex(value)
+        part = max(1, self.connection.att_mtu - 5)
+        try:
+            for start in range(0, len(data), part):
+                await self._request(att.ATT_Prepare_Write_Request(
+                    attribute_handle=handle, value_offset=offset + start, part_attribute_value=data[start:start + part]))
+        except att.ATT_Error:
+            await self._request(att.ATT_Execute_Write_Request(flags=0))
+            raise
+        await self._request(att.ATT_Execute_Write_Request(flags=1))
+        return {}
+
+    async def reliable_write(self, writes: list) -> dict:
+        for write in writes:
+            value = bytes.fromhex(write['value'])
+            response = await self._request(att.ATT_Prepare_Write_Request(
+                attribute_handle=write['handle'], value_offset=0, part_attribute_value=value))
+            if bytes(response.part_attribute_value) != value:
+                await self._request(att.ATT_Execute_Write_Request(flags=0))
+                raise RuntimeError('reliable write: the echo differs')
+        await self._request(att.ATT_Execute_Write_Request(flags=1))
+        return {}
+
+    async def subscribe(self, handle: int, indicate: bool = False) -> dict:
+        characteristic = self.characteristics[handle]
+        self.values[handle] = []
+
+        def on_value(value, handle=handle):
+            self.values.setdefault(handle, []).append(bytes(value))
+            self._wake()
+
+        await self.peer.subscribe(characteristic, on_value, prefer_notify=not indicate)
+        return {}
+
+    async def unsubscribe(self, handle: int) -> dict:
+        await self.peer.unsubscribe(self.characteristics[handle])
+        return {}
+
+    def _wake(self) -> None:
+        for waiter in list(self.value_waiters):
+            handle, count, future = waiter
+            if len(self.values.get(handle, [])) >= count and not future.done():
+                future.set_result(None)
+
+    async def values_of(self, handle: int, count: int, timeout: float = 30) -> dict:
+        future = asyncio.get_running_loop().create_future()
+        waiter = (handle, count, future)
+        self.value_waiters.append(waiter)
+        self._wake()
+        try:
+            await asyncio.wait_for(future, timeout)
+        finally:
+            self.value_waiters.remove(waiter)
+        values = self.values[handle][:count]
+        del self.values[handle][:count]
+        return {'values': [value.hex() for value in values]}
+
+    # Commands ------------------------------------------------------------------------------
+    async def run(self, command: dict) -> dict:
+        op = command.pop('op')
+        method = {'values': self.values_of}.get(op) or getattr(self, op, None)
+        if method is None or op.startswith('_') or op in ('run', 'serve'):
+            return {'ok': False, 'error': f'unknown op {op}'}
+        try:
+            result = await method(**command)
+        except att.ATT_Error as error:
+            return {'ok': False, 'error': str(error), 'att_error': error.error_code}
+        except Exception as error:  # the test reads it; the peer goes on
+            logger.exception('central op %s', op)
+            return {'ok': False, 'error': f'{type(error).__name__}: {error}'}
+        return {'ok': True, **result}
+
+    async def serve(self, out, on_eof) -> None:
+        '''Reads commands from stdin until EOF, answering each on `out`.'''
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), 'rb', 0))
+        while True:
+            line = await reader.readline()
+            if not line:
+                on_eof()
+                return
+            try:
+                command = json.loads(line)
+            except ValueError as error:
+                answer = {'ok': False, 'error': f'bad command: {error}'}
+            else:
+                logger.info('central: %s', {k: v for k, v in command.items() if k != 'value'})
+                answer = await self.run(command)
+            out.write(json.dumps(answer) + '\n')
+            out.flush()
+
+
+async def start_central(link, controller_class, host_class, address: str, public_address: str) -> CentralDriver:
+    '''Controller B on `link` with a Device that scans and connects: the central.'''
+    controller = controller_class('B', link=link, public_address=public_address)
+    config = DeviceConfiguration()
+    config.name = 'Bumble central'
+    config.address = hci.Address(address, hci.Address.RANDOM_DEVICE_ADDRESS)
+    host = host_class(controller_source=controller, controller_sink=controller)
+    device = Device(config=config, host=host)
+    await device.power_on()
+    return CentralDriver(device)

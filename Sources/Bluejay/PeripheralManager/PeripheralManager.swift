@@ -1,0 +1,240 @@
+import ATT
+import BluetoothCore
+import GATT
+import HCI
+import L2CAP
+import SMP
+
+/// Why the peripheral role could not do what was asked.
+public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Advertising could not start, change or stop.
+    case advertising(AdvertisingError)
+    /// A service could not be added.
+    case service(GATTServerError)
+    /// No served characteristic has this UUID.
+    case unknownCharacteristic(BluetoothUUID)
+    /// A notification or indication could not be sent.
+    case att(ATTError)
+    /// An L2CAP signaling request (connection parameters) failed.
+    case signaling(CreditBasedChannelError)
+    /// A Security Request could not be sent.
+    case security(SMPError)
+
+    /// Readable, with codes by name.
+    public var description: String {
+        switch self {
+        case let .advertising(error): "advertising: \(error)"
+        case let .service(error): "adding a service: \(error)"
+        case let .unknownCharacteristic(uuid): "no served characteristic \(uuid)"
+        case let .att(error): error.description
+        case let .signaling(error): "L2CAP signaling: \(error)"
+        case let .security(error): "security: \(error)"
+        }
+    }
+}
+
+/// Something that happened to our peripheral, for ``PeripheralManager/events()``.
+public enum PeripheralManagerEvent: Sendable, Equatable {
+    /// A central connected (the link's handle, the central's address).
+    case connected(ConnectionHandle, BluetoothAddress)
+    /// A central's link ended, with the reason.
+    case disconnected(ConnectionHandle, HCIStatus)
+    /// A central turned notifications or indications on or off for a characteristic.
+    case subscriptionChanged(GATTSubscription)
+    /// A central wrote a characteristic's value (after the write handler, if any,
+    /// accepted it).
+    case valueWritten(GATTWriteRequest)
+}
+
+/// Our side as a peripheral: BlueCap's `PeripheralManager`, with async/await. Advertise,
+/// serve a GATT database, answer reads and writes (from stored values or async handlers),
+/// and send notifications and indications to the centrals that subscribed.
+///
+/// ```swift
+/// let manager = try await PeripheralManager(transport: "hci0", name: "Thermometer")
+/// let served = try await manager.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
+///     MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.read, .notify], value: [0x00, 0x00]),
+/// ]))
+/// try await manager.startAdvertising(name: "Thermometer", uuids: [BluetoothUUID(UInt16(0x181A))])
+/// try await manager.updateValue([0x2A, 0x09], for: BluetoothUUID(UInt16(0x2A6E)))
+/// ```
+///
+/// It runs on a ``BluetoothHost``: the host's GAP/GATT services come first in the database
+/// (its Device Name is `name`), the app's services after them.
+@BluetoothActor
+public final class PeripheralManager {
+    /// The stack this peripheral runs on.
+    public let host: BluetoothHost
+    /// The GATT server (for what this API does not cover: handles, raw values).
+    public let server: GATTServer
+    /// The advertiser.
+    public let advertiser: Advertiser
+    /// Whether each link a central makes is set up from our side: remote features read,
+    /// data length and PHY raised when both sides support it (as a central's links are).
+    public var setsUpLinks = true
+    private var watchers: [Int: AsyncStream<PeripheralManagerEvent>.Continuation] = [:]
+    private var nextWatcher = 0
+    /// The characteristics served, by UUID (the first of a UUID that appears twice).
+    private var characteristics: [BluetoothUUID: ServedCharacteristic] = [:]
+
+    /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, …), brings the stack up and serves the
+    /// GAP service with Device Name `name`.
+    public convenience init(transport: String, name: String = "Bluejay", capture: String? = nil, store: StoreDirectory = .standard,
+                            logger: HCILogger = .standardError) async throws(BluejayError) {
+        self.init(host: try await BluetoothHost(transport: transport, capture: capture, store: store, deviceName: name, logger: logger),
+                  logger: logger)
+    }
+
+    /// A peripheral on a stack already up: the host's ATT bearers answer from this
+    /// manager's server from now on. `logger` takes the advertiser's diagnostics.
+    public init(host: BluetoothHost, logger: HCILogger = .standardError) {
+        self.host = host
+        let base = (host.bearers.server as? LocalGATTServer) ?? LocalGATTServer()
+        server = (host.bearers.server as? GATTServer) ?? GATTServer(base: base)
+        host.bearers.server = server
+        for bearer in host.bearers.bearers.values { bearer.server = server }
+        advertiser = Advertiser(controller: host.controller, logger: logger)
+        server.linkSecurity = { [weak host] handle in
+            guard let host, host.security.isEncrypted(handle) else { return .none }
+            return host.security.isAuthenticated(handle) ? .authenticated : .encrypted
+        }
+        server.onSubscriptionChanged = { [weak self] in self?.emit(.subscriptionChanged($0)) }
+        server.onValueWritten = { [weak self] in self?.emit(.valueWritten($0)) }
+        advertiser.onConnection = { [weak self] handle, address in
+            guard let self else { return }
+            emit(.connected(handle, address))
+            // The longest data length and 2M PHY, when both sides have them: a peripheral
+            // may start these procedures too, and notifications gain the most from them.
+            if setsUpLinks { Task { @BluetoothActor in await host.connections.setUp(handle) } }
+        }
+        advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
+    }
+
+    /// Stops watching, ends every link and closes the stack.
+    public func close() {
+        advertiser.close()
+        for watcher in watchers.values { watcher.finish() }
+        watchers = [:]
+        host.close()
+    }
+
+    // MARK: - Advertising
+
+    /// Whether advertising runs now.
+    public var isAdvertising: Bool { advertiser.isAdvertising }
+
+    /// Advertises `advertisement` (its structures shared out between advertising data and
+    /// scan response), connectable by default; after a central connects, advertising starts
+    /// again as `resumption` says.
+    public func startAdvertising(_ advertisement: Advertisement, parameters: AdvertisingParameters = AdvertisingParameters(),
+                                 resumption: AdvertisingResumption = .afterDisconnection) async throws(PeripheralManagerError) {
+        do throws(AdvertisingError) {
+            let (data, scanResponse) = try advertisement.split(kind: parameters.kind)
+            advertiser.resumption = resumption
+            try await advertiser.start(data: data, scanResponse: scanResponse, parameters: parameters)
+        } catch {
+            throw .advertising(error)
+        }
+    }
+
+    /// Advertises `name` and `uuids`, connectable (BlueCap's `startAdvertising(name, uuids)`).
+    public func startAdvertising(name: String, uuids: [BluetoothUUID] = []) async throws(PeripheralManagerError) {
+        try await startAdvertising(Advertisement(localName: name, serviceUUIDs: uuids))
+    }
+
+    /// Stops advertising; links already up stay.
+    public func stopAdvertising() async throws(PeripheralManagerError) {
+        do { try await advertiser.stop() } catch { throw .advertising(error) }
+    }
+
+    // MARK: - Services
+
+    /// Adds `service` to the database (after every service there) and returns where its
+    /// characteristics landed. Centrals subscribed to Service Changed are told.
+    @discardableResult
+    public func add(_ service: MutableService) throws(PeripheralManagerError) -> ServedService {
+        let served: ServedService
+        do { served = try server.add(service) } catch { throw .service(error) }
+        for characteristic in served.characteristics where characteristics[characteristic.uuid] == nil {
+            characteristics[characteristic.uuid] = characteristic
+        }
+        return served
+    }
+
+    /// The served characteristic of `uuid`.
+    public func characteristic(_ uuid: BluetoothUUID) throws(PeripheralManagerError) -> ServedCharacteristic {
+        guard let characteristic = characteristics[uuid] else { throw .unknownCharacteristic(uuid) }
+        return characteristic
+    }
+
+    /// Answers reads of `uuid` with `handler` from now on: the value to serve, or the ATT
+    /// error code to refuse with.
+    public func onRead(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.ReadHandler) throws(PeripheralManagerError) {
+        server.setReadHandler(for: try characteristic(uuid).valueHandle, handler)
+    }
+
+    /// Lets `handler` accept (nil) or refuse (an ATT error code) each write of `uuid`.
+    public func onWrite(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.WriteHandler) throws(PeripheralManagerError) {
+        server.setWriteHandler(for: try characteristic(uuid).valueHandle, handler)
+    }
+
+    /// The value of `uuid` now.
+    public func value(of uuid: BluetoothUUID) throws(PeripheralManagerError) -> [UInt8] {
+        server.value(of: try characteristic(uuid).valueHandle) ?? []
+    }
+
+    /// Sets the value of `uuid` and sends it to every central subscribed: a notification
+    /// to those with notifications on, an indication to those with indications on, and
+    /// returns once each indication is confirmed (or its link went).
+    public func updateValue(_ value: [UInt8], for uuid: BluetoothUUID) async throws(PeripheralManagerError) {
+        let handle = try characteristic(uuid).valueHandle
+        server.setValue(value, of: handle)
+        server.notify(handle, value: value)
+        for subscription in server.subscribers(of: handle) where subscription.indications {
+            do { try await server.indicate(handle, value: value, to: subscription.connection) } catch {
+                // A link that went is not the app's failure; an unconfirmed indication on a
+                // live link (timeout) is.
+                if host.connections.connections[subscription.connection] != nil { throw .att(error) }
+            }
+        }
+    }
+
+    /// The centrals subscribed to `uuid`.
+    public func subscribers(of uuid: BluetoothUUID) throws(PeripheralManagerError) -> [GATTSubscription] {
+        server.subscribers(of: try characteristic(uuid).valueHandle)
+    }
+
+    // MARK: - Links
+
+    /// Asks the central on link `handle` for new connection parameters (L2CAP Connection
+    /// Parameter Update Request) and returns whether it accepted; the central then applies
+    /// them. Fails if the link is gone or the central does not answer in time.
+    public func requestConnectionParameters(_ parameters: LEConnectionRequest, on handle: ConnectionHandle) async throws(PeripheralManagerError) -> Bool {
+        do { return try await host.channels.creditBased.requestParameterUpdate(parameters, on: handle) } catch {
+            throw .signaling(error)
+        }
+    }
+
+    /// Asks the central on link `handle` to secure it (an SMP Security Request): it pairs
+    /// with us (we answer as responder) or encrypts with its bond; watch
+    /// `host.security.isEncrypted(handle)`, or let values that need encryption wait for it.
+    public func requestSecurity(on handle: ConnectionHandle) throws(PeripheralManagerError) {
+        do { try host.security.requestSecurity(handle) } catch { throw .security(error) }
+    }
+
+    // MARK: - Events
+
+    /// Connections, disconnections, subscriptions and writes from now on, in order.
+    public func events() -> AsyncStream<PeripheralManagerEvent> {
+        let (stream, continuation) = AsyncStream<PeripheralManagerEvent>.makeStream()
+        nextWatcher += 1
+        let id = nextWatcher
+        watchers[id] = continuation
+        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in self?.watchers[id] = nil } }
+        return stream
+    }
+
+    private func emit(_ event: PeripheralManagerEvent) {
+        for watcher in watchers.values { watcher.yield(event) }
+    }
+}

@@ -1,0 +1,296 @@
+import ArgumentParser
+import Bluejay
+import BluetoothCore
+import Dispatch
+import Foundation
+import GATT
+import HCI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bluejay advertise`: be a peripheral that only advertises (and takes connections to the
+/// stack's own GAP/GATT services).
+struct Advertise: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Advertise as a peripheral until interrupted (or for --duration seconds).",
+        discussion: """
+            The advertisement carries the flags, the --service UUIDs and the name, shared out between \
+            the advertising data and the scan response (a name that fits neither is shortened); \
+            --data appends raw AD structures. Prints one line when advertising starts (the command set \
+            the controller got: legacy or extended) and one per central that connects or leaves; \
+            advertising resumes after a central leaves.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The local name to advertise (and the GAP Device Name).")
+    var name: String
+
+    @Option(name: .long, help: "A service UUID to advertise (repeatable; 180D or a 128-bit UUID).")
+    var service: [String] = []
+
+    @Option(name: .long, help: "More AD structures, as hex bytes (length, type, data, …).")
+    var data: String?
+
+    @Option(name: .long, help: "connectable (default), scannable or nonconnectable.")
+    var kind: String = AdvertisingKind.connectable.rawValue
+
+    @Option(name: .long, help: "The advertising interval in milliseconds (20–10240).")
+    var interval: Double = 100
+
+    @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
+    var duration: Double?
+
+    func validate() throws {
+        for text in service where BluetoothUUID(text) == nil { throw ValidationError("--service '\(text)' is not a UUID") }
+        if let data {
+            guard let bytes = parseHexBytes(data) else { throw ValidationError("--data '\(data)' is not hex bytes") }
+            if let problem = AdvertisingData(parsing: bytes).problem { throw ValidationError("--data: \(problem)") }
+        }
+        guard AdvertisingKind(rawValue: kind) != nil else { throw ValidationError("--kind is connectable, scannable or nonconnectable") }
+        guard interval >= 20, interval <= 10_240 else { throw ValidationError("--interval must be 20–10240 ms") }
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+    }
+
+    /// The advertisement the options describe.
+    var advertisement: Advertisement {
+        Advertisement(localName: name, serviceUUIDs: service.compactMap(BluetoothUUID.init),
+                      otherStructures: data.flatMap(parseHexBytes).map { AdvertisingData(parsing: $0).structures } ?? [])
+    }
+
+    /// The parameters the options describe.
+    var parameters: AdvertisingParameters {
+        let units = UInt32((interval / 0.625).rounded())
+        return AdvertisingParameters(kind: AdvertisingKind(rawValue: kind) ?? .connectable, intervalMin: units, intervalMax: units)
+    }
+
+    func run() async throws {
+        let transport = try common.transportText()
+        let advertisement = advertisement, parameters = parameters, name = name, duration = duration
+        let logger = common.logger, capture = common.capture
+        try await PeripheralSession.run(transport: transport, name: name, capture: capture, logger: logger, duration: duration) { manager in
+            try await manager.startAdvertising(advertisement, parameters: parameters)
+        }
+    }
+}
+
+/// `bluejay serve DB.json`: a GATT server from a JSON file, advertised.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a GATT database from a JSON file, advertising it, until interrupted.",
+        discussion: """
+            DB.json: {"name": "Thermometer", "appearance": 0, "advertise": ["181A"], "services": [{"uuid": "181A", \
+            "primary": true, "characteristics": [{"uuid": "2A6E", "properties": ["read", "notify"], "value": "0000" \
+            (hex) or "text": "…", "permissions": ["readEncrypted", …] (default: from the properties), \
+            "notify": {"every": 1.0, "values": ["0001", "0002"]}, "descriptors": [{"uuid": "2901", "text": "…"}]}]}]}. \
+            "advertise" lists the service UUIDs advertised (default: the primary services'). A characteristic with \
+            "notify" sends its values in turn on that timer to every subscribed central (indications when it \
+            indicates). Lines "UUID HEX" on standard input set a value and send it to the subscribers. Prints one \
+            line per central that connects, leaves, subscribes or writes.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The database, as JSON (see the discussion).")
+    var database: String
+
+    @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
+    var duration: Double?
+
+    func run() async throws {
+        let file: ServedDatabase
+        do { file = try ServedDatabase.load(database) } catch { throw CLIError("\(database): \(error)") }
+        let transport = try common.transportText()
+        let logger = common.logger, capture = common.capture, duration = duration
+        try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
+                                        duration: duration) { manager in
+            for service in try file.services.map({ try $0.mutableService() }) { try manager.add(service) }
+            for service in file.services {
+                for characteristic in service.characteristics {
+                    guard let timer = characteristic.notify, let uuid = BluetoothUUID(characteristic.uuid), !timer.values.isEmpty else { continue }
+                    let values = timer.values.compactMap(parseHexBytes), every = timer.every
+                    Task { @BluetoothActor in
+                        var index = 0
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(every))
+                            try? await manager.updateValue(values[index % values.count], for: uuid)
+                            index += 1
+                        }
+                    }
+                }
+            }
+            PeripheralSession.readValueLines(into: manager)
+            let uuids = file.advertise?.compactMap(BluetoothUUID.init) ?? file.services.filter { $0.primary ?? true }.compactMap { BluetoothUUID($0.uuid) }
+            try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: uuids,
+                                                             appearance: file.appearance))
+        }
+    }
+}
+
+extension CommonOptions {
+    /// The transport string as given (checked to parse), for APIs that open it themselves.
+    func transportText() throws -> String {
+        _ = try transportSpec()
+        return transport ?? environment("BLUEJAY_TRANSPORT") ?? ""
+    }
+}
+
+/// The JSON file of `bluejay serve`.
+struct ServedDatabase: Decodable {
+    struct ServiceEntry: Decodable {
+        var uuid: String
+        var primary: Bool?
+        var characteristics: [CharacteristicEntry]
+
+        func mutableService() throws -> MutableService {
+            guard let uuid = BluetoothUUID(uuid) else { throw CLIError("service uuid '\(self.uuid)' is not a UUID") }
+            return MutableService(uuid: uuid, isPrimary: primary ?? true, characteristics: try characteristics.map { try $0.mutableCharacteristic() })
+        }
+    }
+
+    struct Timer: Decodable {
+        var every: Double
+        var values: [String]
+    }
+
+    struct DescriptorEntry: Decodable {
+        var uuid: String
+        var value: String?
+        var text: String?
+    }
+
+    struct CharacteristicEntry: Decodable {
+        var uuid: String
+        var properties: [String]
+        var permissions: [String]?
+        var value: String?
+        var text: String?
+        var notify: Timer?
+        var descriptors: [DescriptorEntry]?
+
+        static let propertyNames: [String: CharacteristicProperties] = [
+            "broadcast": .broadcast, "read": .read, "writeWithoutResponse": .writeWithoutResponse, "write": .write,
+            "notify": .notify, "indicate": .indicate,
+        ]
+        static let permissionNames: [String: AttributePermissions] = [
+            "read": .read, "write": .write, "writeWithoutResponse": .writeWithoutResponse, "readEncrypted": .readEncrypted,
+            "writeEncrypted": .writeEncrypted, "readAuthenticated": .readAuthenticated, "writeAuthenticated": .writeAuthenticated,
+        ]
+
+        func mutableCharacteristic() throws -> MutableCharacteristic {
+            guard let uuid = BluetoothUUID(uuid) else { throw CLIError("characteristic uuid '\(self.uuid)' is not a UUID") }
+            var properties: CharacteristicProperties = []
+            for name in self.properties {
+                guard let property = Self.propertyNames[name] else { throw CLIError("\(self.uuid): unknown property '\(name)'") }
+                properties.insert(property)
+            }
+            var permissions: AttributePermissions?
+            if let names = self.permissions {
+                var set: AttributePermissions = []
+                for name in names {
+                    guard let permission = Self.permissionNames[name] else { throw CLIError("\(self.uuid): unknown permission '\(name)'") }
+                    set.insert(permission)
+                }
+                permissions = set
+            }
+            let descriptors = try (self.descriptors ?? []).map { entry in
+                guard let uuid = BluetoothUUID(entry.uuid) else { throw CLIError("descriptor uuid '\(entry.uuid)' is not a UUID") }
+                return MutableDescriptor(uuid: uuid, value: try Self.bytes(entry.value, entry.text, of: entry.uuid))
+            }
+            return MutableCharacteristic(uuid: uuid, properties: properties, permissions: permissions,
+                                         value: try Self.bytes(value, text, of: self.uuid), descriptors: descriptors)
+        }
+
+        static func bytes(_ hex: String?, _ text: String?, of uuid: String) throws -> [UInt8] {
+            if let text { return Array(text.utf8) }
+            guard let hex else { return [] }
+            guard let bytes = parseHexBytes(hex) else { throw CLIError("\(uuid): value '\(hex)' is not hex bytes") }
+            return bytes
+        }
+    }
+
+    var name: String?
+    var appearance: UInt16?
+    var advertise: [String]?
+    var services: [ServiceEntry]
+
+    static func load(_ path: String) throws -> ServedDatabase {
+        try JSONDecoder().decode(ServedDatabase.self, from: try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}
+
+/// What `advertise` and `serve` share: the manager, the event lines, Ctrl-C.
+@BluetoothActor
+enum PeripheralSession {
+    /// Brings up a ``PeripheralManager``, runs `setUp`, prints its events until Ctrl-C or
+    /// `duration` seconds, then closes it.
+    static func run(transport: String, name: String, capture: String?, logger: HCILogger, duration: Double?,
+                    _ setUp: @BluetoothActor (PeripheralManager) async throws -> Void) async throws {
+        let manager: PeripheralManager
+        do { manager = try await PeripheralManager(transport: transport, name: name, capture: capture, logger: logger) } catch {
+            throw CLIError(error.description)
+        }
+        defer { manager.close() }
+        let events = manager.events()
+        do { try await setUp(manager) } catch { throw CLIError("\(error)") }
+        print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
+        flushStandardOutput()
+
+        let (stops, stop) = AsyncStream<Void>.makeStream()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT)
+        source.setEventHandler { @Sendable in
+            signal(SIGINT, SIG_DFL)
+            stop.yield(())
+        }
+        source.resume()
+        defer { source.cancel() }
+        if let duration {
+            Task {
+                try? await Task.sleep(for: .seconds(duration))
+                stop.yield(())
+            }
+        }
+        let printer = Task { @BluetoothActor in
+            for await event in events {
+                print(line(event))
+                flushStandardOutput()
+            }
+        }
+        defer { printer.cancel() }
+        var iterator = stops.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    /// One line per event.
+    static func line(_ event: PeripheralManagerEvent) -> String {
+        switch event {
+        case let .connected(handle, address): "connected \(address) handle \(hex(handle, digits: 4))"
+        case let .disconnected(handle, reason): "disconnected handle \(hex(handle, digits: 4)): \(reason)"
+        case let .subscriptionChanged(subscription):
+            "handle \(hex(subscription.connection, digits: 4)) \(subscription.uuid): notifications \(subscription.notifications ? "on" : "off"), indications \(subscription.indications ? "on" : "off")"
+        case let .valueWritten(write): "handle \(hex(write.connection, digits: 4)) wrote \(write.uuid): \(write.value.hexString())"
+        }
+    }
+
+    /// Reads "UUID HEX" lines from standard input on a thread of its own; each sets that
+    /// characteristic's value and sends it to its subscribers.
+    static func readValueLines(into manager: PeripheralManager) {
+        Thread.detachNewThread {
+            while let line = readLine() {
+                let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let uuid = BluetoothUUID(parts[0]), let value = parseHexBytes(parts[1]) else {
+                    FileHandle.standardError.write(Data("ignored: '\(line)' (want: UUID HEX)\n".utf8))
+                    continue
+                }
+                Task { @BluetoothActor in
+                    do { try await manager.updateValue(value, for: uuid) } catch {
+                        FileHandle.standardError.write(Data("\(uuid): \(error)\n".utf8))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import ATT
+import BluetoothCore
+import GATT
+import HCI
+import Testing
+
+/// The GATT server for apps, queried by our own client over bearers wired back to back: one
+/// link per client, so what one client sets (its CCCDs, its prepare queue) is seen to stay
+/// its own.
+@Suite @BluetoothActor
+struct GATTServerTests {
+    final class Link {
+        var client: ATTBearer!
+        var server: ATTBearer!
+        /// Every PDU the server side sent, in order.
+        var sent: [[UInt8]] = []
+    }
+
+    /// Every link a test made, kept for as long as the test runs (the bearers' closures hold
+    /// theirs unowned).
+    final class Links {
+        var all: [Link] = []
+    }
+    let links = Links()
+
+    func makeLink(_ gattServer: GATTServer, connection: ConnectionHandle = 1) -> (Link, GATTClient) {
+        let link = Link()
+        links.all.append(link)
+        link.client = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+            Task { @BluetoothActor in link.server.receive(pdu[...]) }
+        }
+        link.server = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+            link.sent.append(pdu)
+            Task { @BluetoothActor in link.client.receive(pdu[...]) }
+        }
+        link.server.server = gattServer
+        return (link, GATTClient(bearer: link.client))
+    }
+
+    static let service = BluetoothUUID("B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
+    static let readable = BluetoothUUID(UInt16(0xFF01))
+    static let writable = BluetoothUUID(UInt16(0xFF02))
+    static let notifying = BluetoothUUID(UInt16(0xFF03))
+    static let indicating = BluetoothUUID(UInt16(0xFF04))
+    static let secret = BluetoothUUID(UInt16(0xFF05))
+
+    /// A server with one service of five characteristics.
+    func makeServer() throws -> (GATTServer, ServedService) {
+        let server = GATTServer(deviceName: "Bluejay peripheral")
+        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
+            MutableCharacteristic(uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
+                                  descriptors: [.userDescription("greeting")]),
+            MutableCharacteristic(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
+            MutableCharacteristic(uuid: Self.notifying, properties: [.notify]),
+            MutableCharacteristic(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
+            MutableCharacteristic(uuid: Self.secret, properties: [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted],
+                                  value: Array("secret".utf8)),
+        ]))
+        return (server, served)
+    }
+
+    @Test func aClientDiscoversTheServiceWhereTheServerPutIt() async throws {
+        let (server, served) = try makeServer()
+        let before = LocalGATTServer().databaseHashValue
+        #expect(server.base.databaseHashValue != before, "adding a service changes the Database Hash")
+        let (_, client) = makeLink(server)
+        let database = try await client.discoverAll()
+        #expect(database.services.map(\.uuid) == [.genericAccess, .genericAttribute, Self.service])
+        let service = try #require(database.services.last)
+        #expect(service == served.service)
+        let characteristics = try await client.characteristics(of: service)
+        #expect(characteristics.map(\.uuid) == served.characteristics.map(\.uuid))
+        #expect(characteristics.map(\.valueHandle) == served.characteristics.map(\.valueHandle))
+        #expect(characteristics.map(\.properties) == served.characteristics.map(\.properties))
+        let descriptors = try await client.descriptors(of: characteristics[0])
+        #expect(descriptors.map(\.uuid) == [BluetoothUUID(UInt16(0x2901))])
+        #expect(try await client.read(descriptors[0].handle) == Array("greeting".utf8))
+        let notifyDescriptors = try await client.descriptors(of: characteristics[2])
+        #expect(notifyDescriptors.map(\.handle) == [served.characteristics[2].cccdHandle].compactMap { $0 })
+        // The client sees the hash the server computed.
+        #expect(try await client.read(LocalGATTServer.databaseHashHandle) == server.base.databaseHashValue)
+    }
+
+    @Test func readsAndWritesGoToTheAppsAsyncHandlers() async throws {
+        let (server, served) = try makeServer()
+        let readable = served.characteristics[0].valueHandle, writable = served.characteristics[1].valueHandle
+        var reads: [GATTReadRequest] = []
+        server.setReadHandler(for: readable) { request in
+            reads.append(request)
+            await Task.yield()
+            return .success(Array("hello from a handler, longer than one read".utf8))
+        }
+        var writes: [[UInt8]] = []
+        server.setWriteHandler(for: writable) { request in
+            await Task.yield()
+            writes.append(request.value)
+            return request.value == [0xEE] ? .valueNotAllowed : nil
+        }
+        let (_, client) = makeLink(server)
+        // ATT_MTU 23: the long read takes Read then Read Blob, both from the handler.
+        #expect(try await client.readLong(readable) == Array("hello from a handler, longer than one read".utf8))
+        #expect(reads.map(\.offset) == [0, 22])
+        try await client.write(writable, [0x01, 0x02])
+        #expect(try await client.read(writable) == [0x01, 0x02])
+        do { try await client.write(writable, [0xEE]); Issue.record("the handler's refusal must reach the client") } catch {
+            #expect(error.code == .valueNotAllowed)
+        }
+        #expect(try await client.read(writable) == [0x01, 0x02], "a refused write leaves the value")
+        // A command, then a request: answered in order, the command's handler first.
+        try client.writeWithoutResponse(writable, [0x03])
+        try await client.write(writable, [0x04])
+        #expect(writes == [[0x01, 0x02], [0xEE], [0x03], [0x04]])
+    }
+
+    @Test func permissionsAreEnforcedWithTheSpecsCodes() async throws {
+        let (server, served) = try makeServer()
+        var security = LinkSecurity.none
+        server.linkSecurity = { _ in security }
+        let (_, client) = makeLink(server)
+        let notifying = served.characteristics[2].valueHandle, secret = served.characteristics[4].valueHandle
+        do { _ = try await client.read(notifying); Issue.record("expected readNotPermitted") } catch { #expect(error.code == .readNotPermitted) }
+        do { try await client.write(served.characteristics[0].valueHandle, [1]); Issue.record("expected writeNotPermitted") } catch {
+            #expect(error.code == .writeNotPermitted)
+        }
+        do { _ = try await client.read(secret); Issue.record("expected insufficientEncryption") } catch { #expect(error.code == .insufficientEncryption) }
+        do { try await client.write(secret, [1]); Issue.record("expected insufficientEncryption") } catch { #expect(error.code == .insufficientEncryption) }
+        security = .encrypted
+        #expect(try await client.read(secret) == Array("secret".utf8))
+        do { try await client.write(served.characteristics[1].valueHandle, Array(repeating: 0, count: 513)); Issue.record("expected a length error") } catch {
+            // Our client refuses it before sending: 512 is the limit on both sides.
+            guard case .valueTooLong = error else { Issue.record("unexpected \(error)"); return }
+        }
+    }
+
+    @Test func eachClientHasItsOwnCCCDsAndNotificationsArriveInOrder() async throws {
+        let (server, served) = try makeServer()
+        let notifying = served.characteristics[2]
+        var events: [GATTSubscription] = []
+        server.onSubscriptionChanged = { events.append($0) }
+        let (_, first) = makeLink(server, connection: 1)
+        let (_, second) = makeLink(server, connection: 2)
+        let cccd = try #require(notifying.cccdHandle)
+        try await first.configure(cccd, .notify)
+        #expect(try await first.read(cccd) == [0x01, 0x00])
+        #expect(try await second.read(cccd) == [0x00, 0x00], "another client's CCCD is its own")
+        #expect(events == [GATTSubscription(connection: 1, handle: notifying.valueHandle, uuid: Self.notifying, notifications: true, indications: false)])
+        do { try await second.configure(cccd, .indicate); Issue.record("indications are not among its properties") } catch {
+            #expect(error.code == .cccdImproperlyConfigured)
+        }
+        do { try await second.write(cccd, [0x01]); Issue.record("a CCCD holds two octets") } catch {
+            #expect(error.code == .invalidAttributeValueLength)
+        }
+
+        var received: [[UInt8]] = []
+        let done = Expectation<Void>()
+        _ = first.addValueListener(notifying.valueHandle) { value in
+            received.append(Array(value))
+            if received.count == 1000 { done.fulfill(()) }
+        }
+        var secondReceived = 0
+        _ = second.addValueListener(notifying.valueHandle) { _ in secondReceived += 1 }
+        for index in 0..<1000 {
+            #expect(server.notify(notifying.valueHandle, value: [UInt8(index & 0xFF), UInt8(index >> 8)]) == [1])
+        }
+        await done.value()
+        #expect(received == (0..<1000).map { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(secondReceived == 0)
+        // Gone: its subscription goes with it.
+        server.linkEnded(1)
+        #expect(server.subscribers(of: notifying.valueHandle).isEmpty)
+    }
+
+    @Test func indicationsGoOneAtATimeAndEachIsConfirmed() async throws {
+        let (server, served) = try makeServer()
+        let indicating = served.characteristics[3]
+        let (link, client) = makeLink(server)
+        do { try await server.indicate(indicating.valueHandle, value: [1], to: 1); Issue.record("not subscribed") } catch {
+            guard case .protocolError = error else { Issue.record("unexpected \(error)"); return }
+        }
+        try await client.configure(try #require(indicating.cccdHandle), .indicate)
+        var received: [[UInt8]] = []
+        _ = client.addValueListener(indicating.valueHandle) { received.append(Array($0)) }
+        async let one: Void = server.indicate(indicating.valueHandle, value: [1], to: 1)
+        async let two: Void = server.indicate(indicating.valueHandle, value: [2], to: 1)
+        async let three: Void = server.indicate(indicating.valueHandle, value: [3], to: 1)
+        _ = try await (one, two, three)
+        #expect(received == [[1], [2], [3]])
+        #expect(link.server.indicationsPending == 0)
+        // Never two indications without a confirmation between them.
+        var outstanding = 0
+        for pdu in link.sent where pdu.first == 0x1D {
+            outstanding += 1
+            #expect(outstanding == 1)
+            outstanding = 0  // the client confirms each before the next is sent (checked by the order above)
+        }
+        #expect(link.sent.filter { $0.first == 0x1D }.count == 3)
+    }
+
+    @Test func longAndReliableWritesReachTheHandlerWhole() async throws {
+        let (server, served) = try makeServer()
+        let writable = served.characteristics[1].valueHandle, secret = served.characteristics[4].valueHandle
+        server.linkSecurity = { _ in .encrypted }
+        var writes: [GATTWriteRequest] = []
+        server.setWriteHandler(for: writable) { request in
+            writes.append(request)
+            return nil
+        }
+        let (_, client) = makeLink(server)
+        let long = (0..<300).map { UInt8($0 % 256) }
+        try await client.writeLong(writable, long)
+        #expect(writes.map(\.value) == [long])
+        #expect(try await client.readLong(writable) == long)
+        try await client.reliableWrite([HandleValue(handle: writable, value: [9, 9]), HandleValue(handle: secret, value: [7])])
+        #expect(writes.last?.value == [9, 9])
+        #expect(server.value(of: secret) == [7])
+        // The queue is bounded: past it, Prepare Queue Full, and the value stays.
+        server.attributes.maximumPreparedOctets = 100
+        do { try await client.writeLong(writable, long); Issue.record("expected prepareQueueFull") } catch {
+            #expect(error.code == .prepareQueueFull)
+        }
+        #expect(server.value(of: writable) == [9, 9])
+    }
+
+    @Test func aServiceAddedLaterIsIndicatedToServiceChangedSubscribers() async throws {
+        let (server, _) = try makeServer()
+        let (_, client) = makeLink(server)
+        #expect(try await client.subscribeToServiceChanged())
+        var invalidated: [Service] = []
+        let told = Expectation<Void>()
+        client.onServicesInvalidated = { services in
+            invalidated += services
+            told.fulfill(())
+        }
+        _ = try await client.discoverAll()
+        let hash = server.base.databaseHashValue
+        let added = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
+        ]))
+        await told.value()
+        #expect(server.base.databaseHashValue != hash)
+        #expect(try await client.read(added.characteristics[0].valueHandle) == [87])
+        _ = invalidated
+    }
+}

@@ -1,0 +1,63 @@
+import BluetoothCore
+import Foundation
+import HCI
+import HCITestSupport
+import Testing
+
+/// `bluejay advertise` and `bluejay serve` against the Bumble central.
+extension CommandLineTests {
+    @Test(.hangGuard) func advertiseIsFoundWithItsServiceAndData() async throws {
+        let central = try await TestCentral()
+        defer { central.stop() }
+        async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay Adv",
+                                                    "--service", "180D", "--data", "05ffffffb1e7", "--duration", "4"])
+        let found = try await central.send(["op": "scan", "name": "Bluejay Adv"])
+        let data = AdvertisingData(parsing: hexBytes(found["data"]))
+        #expect(data.serviceUUIDs == [BluetoothUUID(UInt16(0x180D))])
+        #expect(data.manufacturerData == [ManufacturerData(companyIdentifier: 0xFFFF, data: [0xB1, 0xE7])])
+        #expect(found["connectable"] as? Bool == true)
+        let finished = try await result
+        #expect(finished.status == 0, "stderr: \(finished.stderr)")
+        #expect(finished.stdout.hasPrefix("advertising as Bluejay Adv (extended advertising commands)"))
+    }
+
+    @Test(.hangGuard) func serveAnswersACentralFromTheJSONDatabase() async throws {
+        let central = try await TestCentral()
+        defer { central.stop() }
+        let database = NSTemporaryDirectory() + "bluejay-serve-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        try Data("""
+            {"name": "Bluejay Serve", "services": [{"uuid": "181A", "characteristics": [
+              {"uuid": "2A6E", "properties": ["read", "notify"], "value": "0a09",
+               "notify": {"every": 0.1, "values": ["0100", "0200"]},
+               "descriptors": [{"uuid": "2901", "text": "Temperature"}]},
+              {"uuid": "B1E70A02-9D3B-4C7A-8A5E-6F2D0C1B0A00", "properties": ["read", "write"], "text": "21"}]}]}
+            """.utf8).write(to: URL(fileURLWithPath: database))
+        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport, "--duration", "6"])
+        let found = try await central.send(["op": "scan", "name": "Bluejay Serve"])
+        #expect(AdvertisingData(parsing: hexBytes(found["data"])).serviceUUIDs == [BluetoothUUID(UInt16(0x181A))])
+        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        let services = try #require(try await central.send(["op": "discover"])["services"] as? [[String: Any]])
+        let characteristics = try #require(services.last?["characteristics"] as? [[String: Any]])
+        let handles = characteristics.compactMap { $0["handle"] as? Int }
+        try #require(handles.count == 2)
+        let descriptors = try #require(characteristics[0]["descriptors"] as? [[String: Any]])
+        #expect(descriptors.compactMap { $0["uuid"] as? String }.contains("2901"))
+        // The timer has been changing the value since the start: one of its values or the first.
+        #expect(["0a09", "0100", "0200"].contains(try await central.send(["op": "read", "handle": handles[0]])["value"] as? String ?? ""))
+        #expect(hexBytes(try await central.send(["op": "read", "handle": handles[1]])["value"]) == Array("21".utf8))
+        try await central.send(["op": "write", "handle": handles[1], "value": "3232"])
+        try await central.send(["op": "subscribe", "handle": handles[0]])
+        let values = try await central.send(["op": "values", "handle": handles[0], "count": 3])["values"] as? [String] ?? []
+        #expect(values.count == 3 && values.allSatisfy { ["0100", "0200"].contains($0) })
+        try await central.send(["op": "disconnect"])
+        let finished = try await result
+        #expect(finished.status == 0, "stderr: \(finished.stderr)")
+        let lines = finished.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "advertising as Bluejay Serve (extended advertising commands)")
+        #expect(lines.contains { $0.hasPrefix("connected ") })
+        #expect(lines.contains { $0.hasSuffix("wrote B1E70A02-9D3B-4C7A-8A5E-6F2D0C1B0A00: 3232") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("2A6E: notifications on, indications off") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("disconnected ") })
+    }
+}
