@@ -171,6 +171,19 @@ struct TopicAndValueTests {
 struct OutboxTests {
     static func message(_ index: Int) -> Outbox.Message { Outbox.Message(topic: "t", payload: [UInt8(index)], qos: 1) }
 
+    /// Sends and acknowledges everything left, one at a time; the payloads in the order sent.
+    static func drain(_ outbox: inout Outbox, firstID: Int32) -> [UInt8] {
+        var order: [UInt8] = []
+        var id = firstID
+        while let next = outbox.next {
+            order.append(next.payload[0])
+            outbox.sent(id: id)
+            outbox.acknowledged(id: id)
+            id += 1
+        }
+        return order
+    }
+
     @Test func unacknowledgedValuesGoBackInFrontInOrder() {
         var outbox = Outbox(limit: 10, window: 2)
         for index in 0..<5 { outbox.append(Self.message(index)) }
@@ -182,15 +195,7 @@ struct OutboxTests {
         #expect(outbox.next == Self.message(2))
         outbox.sent(id: 3)
         outbox.connectionLost()
-        var order: [UInt8] = []
-        var id: Int32 = 10
-        while let next = outbox.next {
-            order.append(next.payload[0])
-            outbox.sent(id: id)
-            outbox.acknowledged(id: id)
-            id += 1
-        }
-        #expect(order == [1, 2, 3, 4])
+        #expect(Self.drain(&outbox, firstID: 10) == [1, 2, 3, 4])
         #expect(outbox.depth == 0 && outbox.dropped == 0)
     }
 
@@ -201,14 +206,6 @@ struct OutboxTests {
         outbox.append(Self.message(3))
         #expect(outbox.depth == 3 && outbox.dropped == 1)
         outbox.acknowledged(id: 1)
-        var rest: [UInt8] = []
-        var id: Int32 = 2
-        while let next = outbox.next {
-            rest.append(next.payload[0])
-            outbox.sent(id: id)
-            outbox.acknowledged(id: id)
-            id += 1
-        }
-        #expect(rest == [2, 3], "0 went out, 1 was dropped for 3")
+        #expect(Self.drain(&outbox, firstID: 2) == [2, 3], "0 went out, 1 was dropped for 3")
     }
 }
