@@ -194,6 +194,34 @@ extension IntegrationTests {
         await recorder.close()
     }
 
+    /// A peripheral configured by its advertised name is found by a scan, connected and
+    /// streamed under its address; its advertisements go to `…/adv` with their RSSI.
+    @Test(.hangGuard) func gatewayFindsAPeripheralByNameAndForwardsItsAdvertisements() async throws {
+        let broker = try await MosquittoBroker()
+        let peer = try await TestPeer(arguments: ["--heart-rate-on-subscribe", "--rssi=-61"])
+        defer { peer.stop() }
+        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
+        let (_, run) = try Self.startGateway("""
+            gateway: gw1
+            transport: \(peer.transport)
+            broker: \(broker.url)
+            advertisements: configured
+            peripherals:
+              - name: Bluejay HRM
+                subscribe:
+                  - {service: 180D, characteristic: 2A37}
+            """)
+        let root = "bluejay/gw1/\(peer.address)"
+        #expect(await eventually { await recorder.payloads("\(root)/\(Self.heartRateTopic)").count >= 2 }, "found by name, connected, streaming")
+        #expect(await eventually { await !recorder.payloads("\(root)/adv").isEmpty })
+        let advertisement = try #require(await recorder.payloads("\(root)/adv").first)
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(advertisement.utf8)) as? [String: Any])
+        #expect(fields["rssi"] as? Int == -61 && fields["address"] as? String == peer.address, "\(advertisement)")
+        run.cancel()
+        _ = await run.result
+        await recorder.close()
+    }
+
     /// A broker that refuses us is named (CONNACK 5, not authorised), and tried again.
     @Test(.hangGuard) func aRefusingBrokerIsNamed() async throws {
         let broker = try await MosquittoBroker(anonymous: false)
