@@ -37,8 +37,7 @@ do { configuration = try GatewayConfiguration(contentsOf: path) } catch {
     exit(78)  // EX_CONFIG
 }
 if check {
-    print("gateway \(configuration.gateway) on \(configuration.transport), broker \(configuration.broker), prefix \(configuration.prefix), "
-          + "\(configuration.peripherals.count) peripheral(s)")
+    print(configuration)
     exit(0)
 }
 

@@ -93,6 +93,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
     }
 }
 
+extension GatewayConfiguration: CustomStringConvertible {
+    /// In short, for logs; the password is never in it.
+    public var description: String {
+        "gateway \(gateway) on \(transport), broker \(broker)\(username.map { " as \($0)" } ?? "")\(password == nil ? "" : " (password set)"), "
+            + "prefix \(prefix), \(peripherals.count) peripheral(s)"
+    }
+}
+
 /// Where the broker is: `mqtt://HOST[:PORT]` (1883) or `mqtts://HOST[:PORT]` (8883, TLS).
 public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
     /// The host name or address.

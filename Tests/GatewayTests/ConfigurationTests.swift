@@ -65,6 +65,7 @@ struct ConfigurationTests {
             """)
         #expect(configuration.broker.tls && configuration.broker.port == 8884 && configuration.broker.host == "broker.example")
         #expect(configuration.username == "gw" && configuration.password == "s3cret")
+        #expect(!configuration.description.contains("s3cret") && configuration.description.contains("(password set)"), "no secret in logs")
         #expect(configuration.keepAlive == .seconds(10) && configuration.queueLimit == 500)
         #expect(configuration.brokerBackoff == .milliseconds(250) && configuration.brokerBackoffLimit == .seconds(5))
         #expect(configuration.advertisements == .all && configuration.homeAssistantPrefix == nil && configuration.statsInterval == .seconds(300))
