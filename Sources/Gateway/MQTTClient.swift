@@ -224,8 +224,7 @@ public actor MQTTClient {
     public func close() {
         guard !isClosed else { return }
         state = .closed
-        if let handle { mosquitto_disconnect(handle) }
-        tearDown(force: false)
+        tearDown()
         releaseRetainedWaiters()
         eventSink.finish()
         messageSink.finish()
@@ -266,9 +265,11 @@ public actor MQTTClient {
             sink.events.yield(.message(session: sink.session, MQTTMessage(topic: String(cString: message.pointee.topic), payload: payload,
                                                                           retained: message.pointee.retain)))
         }
-        // libmosquitto's own reconnection would resend what it holds; the handle is torn down
-        // long before this delay ends.
-        mosquitto_reconnect_delay_set(handle, 86_400, 86_400, false)
+        // libmosquitto's own reconnection would resend what it holds: the handle is torn down
+        // (marked disconnecting first, so the thread exits instead of reconnecting) as soon as
+        // its connection ends, well within this delay; the delay also bounds how long that
+        // teardown waits for the thread, should its sleep not be interrupted.
+        mosquitto_reconnect_delay_set(handle, 2, 2, false)
         if let username = options.username { mosquitto_username_pw_set(handle, username, options.password) }
         if let will = options.will {
             let bytes = Array(will.payload.utf8)
@@ -308,7 +309,7 @@ public actor MQTTClient {
         guard !isClosed else { return }
         let wasConnected = if case .connected = state { true } else { false }
         counters.connected = false
-        tearDown(force: true)
+        tearDown()
         outbox.connectionLost()
         retainedInFlight = []
         if !wasConnected { failures += 1 }
@@ -335,10 +336,9 @@ public actor MQTTClient {
         return min(delay, options.backoffLimit)
     }
 
-    /// Stops the network thread and frees the handle (a forced stop: the thread may be
-    /// waiting in libmosquitto's own reconnection delay).
-    private func tearDown(force: Bool) {
-        connection?.stop(force: force)
+    /// Stops the network thread and frees the handle.
+    private func tearDown() {
+        connection?.stop()
         connection = nil
     }
 
@@ -425,16 +425,19 @@ final class MosquittoHandle {
         self.sink = sink
     }
 
-    /// Joins the network thread (forced: it may be waiting in libmosquitto's own
-    /// reconnection delay), so no callback runs after this.
-    func stop(force: Bool) {
+    /// Ends the network thread and joins it, so no callback runs after this. Marked
+    /// disconnecting first, the thread leaves its loop (a reconnection delay included)
+    /// instead of connecting again; it is never cancelled (pthread_cancel would end it
+    /// inside libmosquitto, holding whatever it held).
+    func stop() {
         guard !stopped else { return }
         stopped = true
-        mosquitto_loop_stop(pointer, force)
+        mosquitto_disconnect(pointer)
+        mosquitto_loop_stop(pointer, false)
     }
 
     deinit {
-        stop(force: true)
+        stop()
         mosquitto_destroy(pointer)
         sink.release()
     }
