@@ -7,7 +7,7 @@ VENV         := .venv
 PEER_PY      := $(VENV)/bin/python
 PEER         := Fixtures/peer/peer.py
 BLUEJAY      := .build/debug/bluejay
-APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv
+APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv libmosquitto-dev mosquitto
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # btsnoop of the demo session, for tshark or `bluejay trace`.
 DEMO_CAPTURE ?= demo.btsnoop
@@ -23,6 +23,7 @@ VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 all: build
 
 # System packages: the BlueZ headers for the C shim, tshark/btmon to check captures,
+# libmosquitto (the gateway's MQTT client) and the mosquitto broker its tests start,
 # python3-venv for the test peer. Installed only when missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; done; \

@@ -21,10 +21,15 @@ let package = Package(
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
         .library(name: "VirtualController", targets: ["VirtualController"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
+        // `bluejay gateway CONFIG.yaml` runs this: BLE peripherals bridged to an MQTT broker
+        // (docs/Gateway.md). Its own binary, so YAML and libmosquitto stay out of `bluejay`.
+        .executable(name: "bluejay-gateway", targets: ["BluejayGateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The gateway's configuration file (Sources/Gateway), nowhere else.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `make docs`: the documentation, built by DocC (a plugin; nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // `make bench-check`: the in-memory paths on package-benchmark (Benchmarks/), heap
@@ -63,6 +68,13 @@ let package = Package(
                 "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // libmosquitto, Eclipse's MQTT client (Debian's libmosquitto-dev), for the gateway.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // The gateway's logic on the public Central API: configuration, topics, the MQTT
+        // client and its bounded outbox, value decoding, Home Assistant discovery.
+        .target(name: "Gateway", dependencies: ["Bluejay", "CMosquitto", .product(name: "Yams", package: "Yams"),
+                                                .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "BluejayGateway", dependencies: ["Gateway", .product(name: "Logging", package: "swift-log")]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
         // app-facing receive paths over a flooding peripheral on the virtual controller.
         .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport"],
@@ -110,7 +122,11 @@ let package = Package(
         .testTarget(name: "ImportOnlyBluejayTests", dependencies: ["Bluejay"],
                     swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits",
+                                                            "Gateway", .product(name: "Logging", package: "swift-log")]),
+        // The gateway's pieces without a broker or a peer: configuration errors, topics,
+        // decoding, the outbox's bounds (IntegrationTests run it against mosquitto and the peer).
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),

@@ -21,7 +21,8 @@ struct BluejayCommand: AsyncParsableCommand {
             serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, \
             mock:FILE[,peer=ADDRESS] (a virtual controller serving the peers a recording shows: see 'bluejay mock').
             """,
-        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self, L2CAPCommand.self, Advertise.self, Serve.self])
+        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self, L2CAPCommand.self, Advertise.self, Serve.self,
+                      GatewayCommand.self])
 }
 
 /// Options every command takes.

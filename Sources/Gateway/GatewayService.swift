@@ -1,0 +1,349 @@
+import Bluejay
+import Foundation
+import Logging
+
+/// The gateway: one ``Central`` on the configured controller, one ``MQTTClient`` on the
+/// broker, and between them the configured peripherals. Each peripheral is connected under
+/// its policy (and tried again after a pause when the policy gives up), its subscribed
+/// characteristics stream to their topics, its polled ones are read on their period, and
+/// `/set` messages are written to it. docs/Gateway.md has the topics and the file.
+@BluetoothActor
+public final class GatewayService {
+    /// The configuration it runs.
+    public let configuration: GatewayConfiguration
+    /// Its topics.
+    public let topics: Topics
+    /// Its broker connection.
+    public let mqtt: MQTTClient
+    private let logger: Logger
+    private let store: StoreDirectory
+    private let hciLogger: HCILogger
+    /// The peripherals found so far, by address as the topics spell it.
+    private var bound: [String: Bound] = [:]
+    /// Name and service rules not matched yet.
+    private var unmatched: [Int] = []
+    private var tasks: [Task<Void, Never>] = []
+    private var lastAdvertisement: [String: ContinuousClock.Instant] = [:]
+    private var counters = Counters()
+    /// Central's peripherals wait this long after giving up before the next round.
+    private let pauseAfterGivingUp: Duration = Peripheral.maximumReconnectDelay
+
+    /// A configured peripheral with its address known.
+    private final class Bound {
+        let rule: PeripheralRule
+        let peripheral: Peripheral
+        let address: BluetoothAddress
+        /// The streams and polls of the current round (cancelled when the policy gives up).
+        var work: [Task<Void, Never>] = []
+        var connected = false
+
+        init(rule: PeripheralRule, peripheral: Peripheral, address: BluetoothAddress) {
+            self.rule = rule
+            self.peripheral = peripheral
+            self.address = address
+        }
+    }
+
+    /// The gateway's own counts (the MQTT client keeps the broker's).
+    private struct Counters {
+        var values = 0
+        var reads = 0
+        var readFailures = 0
+        var writes = 0
+        var setErrors = 0
+        var peripheralReconnects = 0
+        var advertisements = 0
+    }
+
+    /// A gateway for `configuration`; ``run()`` starts it. `store` keeps bonds and the GATT
+    /// cache; `hciLogger` is the stack's log.
+    public init(configuration: GatewayConfiguration, logger: Logger, store: StoreDirectory = .standard, hciLogger: HCILogger = .standardError) {
+        self.configuration = configuration
+        self.topics = Topics(prefix: configuration.prefix, gateway: configuration.gateway)
+        self.logger = logger
+        self.store = store
+        self.hciLogger = hciLogger
+        mqtt = MQTTClient(options: MQTTClient.Options(
+            broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)", username: configuration.username,
+            password: configuration.password, keepAlive: configuration.keepAlive,
+            will: (Topics(prefix: configuration.prefix, gateway: configuration.gateway).status, "offline"),
+            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit),
+            logger: logger)
+    }
+
+    /// Connects to the broker and the controller and serves until the task is cancelled;
+    /// then marks everything offline, disconnects and returns. Throws when the controller
+    /// cannot be opened. `ready` runs once both are started (systemd's READY=1).
+    public func run(ready: @Sendable () -> Void = {}) async throws(BluejayError) {
+        await mqtt.subscribe(topics.setFilter)
+        await mqtt.start()
+        let central: Central
+        do { central = try await Central(transport: configuration.transport, store: store, logger: hciLogger) } catch {
+            await mqtt.setRetained(topics.status, Array("offline".utf8))
+            _ = await mqtt.flushRetained(within: .seconds(2))
+            await mqtt.close()
+            throw error
+        }
+        await mqtt.setRetained(topics.status, Array("online".utf8))
+        logger.info("gateway \(configuration.gateway) on \(configuration.transport), broker \(configuration.broker)")
+        for (index, rule) in configuration.peripherals.enumerated() {
+            if case .address(let identifier) = rule.match {
+                await bind(rule, to: central.peripheral(identifier))
+            } else {
+                unmatched.append(index)
+            }
+        }
+        if !unmatched.isEmpty || configuration.advertisements != .off { tasks.append(Task { await self.scan(central) }) }
+        let messages = mqtt.messages
+        tasks.append(Task { for await message in messages { await self.handleSet(message) } })
+        tasks.append(Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: self.configuration.statsInterval)
+                await self.publishStats()
+            }
+        })
+        ready()
+        // Serve until cancelled (the sleep ends at once then).
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        await shutDown(central)
+    }
+
+    private func shutDown(_ central: Central) async {
+        for task in tasks { task.cancel() }
+        await central.stopScanning()
+        for bound in bound.values {
+            for task in bound.work { task.cancel() }
+            await mqtt.setRetained(topics.status(bound.address), Array("offline".utf8))
+            await bound.peripheral.disconnect()
+        }
+        await publishStats()
+        await mqtt.setRetained(topics.status, Array("offline".utf8))
+        _ = await mqtt.flushRetained(within: .seconds(2))
+        await mqtt.close()
+        central.close()
+    }
+
+    // MARK: - Peripherals
+
+    /// Starts serving `peripheral` under `rule`: its availability, Home Assistant's
+    /// configuration, its connection rounds.
+    private func bind(_ rule: PeripheralRule, to peripheral: Peripheral) async {
+        let address = peripheral.identifier.address
+        let key = address.description.uppercased()
+        guard bound[key] == nil else { return }
+        let entry = Bound(rule: rule, peripheral: peripheral, address: address)
+        bound[key] = entry
+        await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+        await announceToHomeAssistant(entry)
+        let events = peripheral.connectionEvents()
+        tasks.append(Task { for await event in events { await self.handle(event, of: entry) } })
+        tasks.append(Task { await self.connect(entry) })
+    }
+
+    private func connect(_ entry: Bound) async {
+        let policy = entry.rule.policy
+        do {
+            try await entry.peripheral.connect(timeoutRetries: policy.retries, disconnectRetries: policy.retries,
+                                               connectionTimeout: policy.connectionTimeout, reconnectDelay: policy.backoff)
+        } catch {
+            // The events say so (gave up), and the next round is scheduled there.
+            logger.warning("\(entry.address): \(error)")
+        }
+    }
+
+    private func handle(_ event: PeripheralEvent, of entry: Bound) async {
+        let address = entry.address
+        switch event {
+        case .connected:
+            logger.info("\(address) connected")
+            entry.connected = true
+            await mqtt.setRetained(topics.status(address), Array("online".utf8))
+            if entry.work.isEmpty { entry.work = startWork(entry) }
+        case .disconnected(let reason):
+            logger.warning("\(address) disconnected: \(reason)")
+            entry.connected = false
+            await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+        case .reconnecting(let attempt, let delay):
+            counters.peripheralReconnects += 1
+            logger.info("\(address) reconnecting (attempt \(attempt)) in \(delay)")
+        case .connectionTimedOut(let attempt):
+            logger.info("\(address) connection attempt \(attempt) timed out")
+        case .forcedDisconnect:
+            entry.connected = false
+        case .gaveUp(let reason):
+            logger.warning("\(address) gave up: \(reason); trying again in \(pauseAfterGivingUp)")
+            entry.connected = false
+            for task in entry.work { task.cancel() }
+            entry.work = []
+            await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+            let pause = pauseAfterGivingUp
+            tasks.append(Task {
+                try? await Task.sleep(for: pause)
+                guard !Task.isCancelled else { return }
+                await self.connect(entry)
+            })
+        }
+    }
+
+    /// The streams and polls of one round: listens survive reconnections (Central restores
+    /// them), so they start once per round.
+    private func startWork(_ entry: Bound) -> [Task<Void, Never>] {
+        var work: [Task<Void, Never>] = []
+        for rule in entry.rule.subscribe {
+            work.append(Task {
+                do {
+                    for try await value in try await entry.peripheral.values(of: rule.characteristic) {
+                        await self.publishValue(value, of: rule, at: entry.address)
+                    }
+                } catch {
+                    if !Task.isCancelled { self.logger.warning("\(entry.address) \(rule.topicPath): \(error)") }
+                }
+            })
+        }
+        for rule in entry.rule.poll {
+            work.append(Task {
+                while !Task.isCancelled {
+                    if entry.connected {
+                        do {
+                            let value = try await entry.peripheral.read(from: rule.characteristic)
+                            self.counters.reads += 1
+                            await self.publishValue(value, of: rule, at: entry.address)
+                        } catch {
+                            self.counters.readFailures += 1
+                            self.logger.warning("\(entry.address) read \(rule.topicPath): \(error)")
+                        }
+                    }
+                    try? await Task.sleep(for: rule.every ?? .seconds(60))
+                }
+            })
+        }
+        return work
+    }
+
+    private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress) async {
+        counters.values += 1
+        await mqtt.publish(topics.value(address, rule), Array(Hex.encode(value).utf8))
+        if let known = KnownCharacteristic(rule.characteristic.uuid), let fields = known.decode(value) {
+            await mqtt.publish(topics.json(address, rule), Array(JSONText.encode(fields).utf8))
+        }
+    }
+
+    // MARK: - Writes
+
+    /// A `/set` message: hex bytes written to the characteristic. Anything wrong (not ours,
+    /// not hex, not connected, refused) is answered on `PREFIX/GATEWAY/error` and touches nothing.
+    private func handleSet(_ message: MQTTMessage) async {
+        guard !message.retained else { return refuse(message, "a retained /set is not acted on") }
+        guard let (addressText, path) = topics.parseSet(message.topic) else { return }
+        guard let entry = bound[addressText.uppercased()] else { return refuse(message, "no configured peripheral \(addressText)") }
+        guard let rule = entry.rule.writable.first(where: { $0.topicPath == path.uppercased() }) else {
+            return refuse(message, "\(path) is not configured for \(addressText) (subscribe:, poll: or write:)")
+        }
+        let text = String(decoding: message.payload, as: UTF8.self)
+        guard let bytes = Hex.decode(text) else { return refuse(message, "the payload is not hex bytes") }
+        guard entry.connected else { return refuse(message, "\(addressText) is not connected") }
+        do {
+            try await entry.peripheral.write(to: rule.characteristic, bytes: bytes, type: rule.writeWithoutResponse ? .withoutResponse : .withResponse)
+            counters.writes += 1
+        } catch {
+            refuse(message, "the write failed: \(error)")
+        }
+    }
+
+    private func refuse(_ message: MQTTMessage, _ reason: String) {
+        counters.setErrors += 1
+        logger.warning("\(message.topic): \(reason)")
+        let payload = String(decoding: message.payload.prefix(64), as: UTF8.self)
+        let text = JSONText.encode(["topic": message.topic, "payload": payload, "error": reason])
+        Task { await self.mqtt.publish(self.topics.error, Array(text.utf8)) }
+    }
+
+    // MARK: - Scanning
+
+    private func scan(_ central: Central) async {
+        let forwarding = configuration.advertisements
+        for await discovery in central.startScanning(allowDuplicates: forwarding != .off) {
+            let identifier = discovery.peripheralIdentifier
+            let key = identifier.address.description.uppercased()
+            if bound[key] == nil, let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) }) {
+                unmatched.removeAll { $0 == index }
+                logger.info("\(identifier) matches \(configuration.peripherals[index].match)")
+                await bind(configuration.peripherals[index], to: central.peripheral(identifier))
+            }
+            if forwarding == .all || (forwarding == .configured && bound[key] != nil) { await forward(discovery, key: key) }
+            if unmatched.isEmpty, forwarding == .off { break }
+        }
+    }
+
+    private func matches(_ match: PeripheralMatch, _ discovery: ScanDiscovery) -> Bool {
+        switch match {
+        case .address(let identifier): identifier.address == discovery.peripheralIdentifier.address
+        case .name(let name): discovery.advertisementPacket.localName == name
+        case .service(let uuid): discovery.advertisementPacket.serviceUUIDs.contains(uuid)
+        }
+    }
+
+    /// At most one advertisement a second per address goes to `…/ADDRESS/adv`.
+    private func forward(_ discovery: ScanDiscovery, key: String) async {
+        let now = ContinuousClock.now
+        if let last = lastAdvertisement[key], now - last < .seconds(1) { return }
+        lastAdvertisement[key] = now
+        counters.advertisements += 1
+        let packet = discovery.advertisementPacket
+        var fields: [String: Any] = ["address": key, "rssi": discovery.rssi]
+        if let name = packet.localName { fields["name"] = name }
+        if !packet.serviceUUIDs.isEmpty { fields["services"] = packet.serviceUUIDs.map { $0.description.uppercased() } }
+        if let power = packet.txPowerLevel { fields["tx_power"] = Int(power) }
+        if !packet.manufacturerData.isEmpty {
+            fields["manufacturer_data"] = Dictionary(packet.manufacturerData.map { (String(format: "%04X", $0.companyIdentifier), Hex.encode($0.data)) },
+                                                     uniquingKeysWith: { first, _ in first })
+        }
+        if !packet.serviceData.isEmpty {
+            fields["service_data"] = Dictionary(uniqueKeysWithValues: packet.serviceData.map { ($0.key.description.uppercased(), Hex.encode($0.value)) })
+        }
+        await mqtt.publish(topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
+    }
+
+    // MARK: - Home Assistant and counters
+
+    /// One retained sensor configuration per known characteristic (Home Assistant MQTT
+    /// discovery), reading the `/json` topic, available while the peripheral is online.
+    private func announceToHomeAssistant(_ entry: Bound) async {
+        guard let discoveryPrefix = configuration.homeAssistantPrefix else { return }
+        let addressID = entry.address.description.uppercased().replacingOccurrences(of: ":", with: "")
+        for rule in entry.rule.subscribe + entry.rule.poll {
+            guard let known = KnownCharacteristic(rule.characteristic.uuid) else { continue }
+            let objectID = "bluejay_\(configuration.gateway)_\(addressID)_\(rule.characteristicText)"
+            var fields: [String: Any] = [
+                "name": known.name,
+                "unique_id": objectID,
+                "state_topic": topics.json(entry.address, rule),
+                "value_template": "{{ value_json.\(known.field) }}",
+                "unit_of_measurement": known.unit,
+                "availability": [["topic": topics.status], ["topic": topics.status(entry.address)]],
+                "availability_mode": "all",
+                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(entry.address.description.uppercased())",
+                           "via_device": "bluejay_\(configuration.gateway)"],
+            ]
+            if let deviceClass = known.deviceClass { fields["device_class"] = deviceClass }
+            if known != .heartRate { fields["state_class"] = "measurement" }
+            let topic = "\(discoveryPrefix)/sensor/\(objectID)/config"
+            let text = JSONText.encode(fields)
+            await mqtt.setRetained(topic, Array(text.utf8))
+        }
+    }
+
+    /// The counters at `PREFIX/GATEWAY/stats` (retained).
+    public func publishStats() async {
+        let broker = await mqtt.snapshot()
+        let links = bound.values.filter(\.connected).count
+        let fields: [String: Any] = [
+            "values": counters.values, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
+            "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
+            "links": links, "peripherals": bound.count,
+            "queue_depth": broker.queueDepth, "dropped": broker.dropped, "acknowledged": broker.acknowledged,
+            "broker_reconnects": broker.reconnects, "broker_refusals": broker.refusals,
+        ]
+        await mqtt.setRetained(topics.stats, Array(JSONText.encode(fields).utf8))
+    }
+}

@@ -1,0 +1,444 @@
+import CMosquitto
+import Foundation
+import Logging
+
+/// A message the broker delivered to one of our subscriptions.
+public struct MQTTMessage: Sendable, Equatable {
+    /// Its topic.
+    public var topic: String
+    /// Its payload.
+    public var payload: [UInt8]
+    /// Whether the broker kept it (a retained message replayed on subscribe).
+    public var retained: Bool
+}
+
+/// What the MQTT client has done so far (the gateway's counters publish these).
+public struct MQTTCounters: Sendable, Equatable {
+    /// Values waiting for the broker or in flight (the broker queue depth).
+    public var queueDepth = 0
+    /// Values dropped because the queue was full.
+    public var dropped = 0
+    /// Publications the broker acknowledged.
+    public var acknowledged = 0
+    /// Connections established after the first.
+    public var reconnects = 0
+    /// Connections the broker refused (CONNACK with a code).
+    public var refusals = 0
+    /// The broker's last refusal, by name (`Connection Refused: not authorised.`).
+    public var lastRefusal: String?
+    /// Connected now.
+    public var connected = false
+}
+
+/// What libmosquitto's network thread reports, tagged with the session (one libmosquitto
+/// handle per connection attempt) it came from.
+enum MQTTEvent: Sendable {
+    case connected(session: Int, code: Int32)
+    case disconnected(session: Int, code: Int32)
+    case published(session: Int, id: Int32)
+    case message(session: Int, MQTTMessage)
+}
+
+/// All a libmosquitto callback touches: the stream into the client's actor. The callbacks
+/// run on libmosquitto's own thread (`mosquitto_loop_start`); they copy what they were given
+/// and yield it, and the client handles it in order on its actor. Immutable, hence Sendable.
+final class CallbackSink: Sendable {
+    let session: Int
+    let events: AsyncStream<MQTTEvent>.Continuation
+
+    init(session: Int, events: AsyncStream<MQTTEvent>.Continuation) {
+        self.session = session
+        self.events = events
+    }
+
+    static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackSink? {
+        pointer.map { Unmanaged<CallbackSink>.fromOpaque($0).takeUnretainedValue() }
+    }
+}
+
+/// An MQTT client on libmosquitto (Eclipse's, Debian's `libmosquitto-dev`) for the gateway:
+/// it connects and, when the connection is lost or refused, connects again after a backoff
+/// that doubles up to a limit; values go through a bounded ``Outbox`` and are sent again
+/// after a reconnection until the broker acknowledges them (QoS 1); retained messages (the
+/// availability, Home Assistant's configuration) are published again on every connection,
+/// so a broker that lost them has them back; the last will marks the gateway offline.
+///
+/// Each connection attempt gets its own libmosquitto handle, torn down when it ends: the
+/// library's own reconnection and resending never run, so every message has one owner (the
+/// outbox) and nothing is sent twice by two parties.
+public actor MQTTClient {
+    /// What the client needs to know.
+    public struct Options: Sendable {
+        /// Where the broker is.
+        public var broker: BrokerAddress
+        /// The MQTT client identifier.
+        public var clientID: String
+        /// `username:` / `password:`.
+        public var username: String?
+        /// See ``username``; never logged.
+        public var password: String?
+        /// MQTT keepalive.
+        public var keepAlive: Duration
+        /// The last will: published by the broker, retained, when we vanish.
+        public var will: (topic: String, payload: String)?
+        /// The first wait before connecting again, doubled after each failure up to ``backoffLimit``.
+        public var backoff: Duration
+        /// See ``backoff``.
+        public var backoffLimit: Duration
+        /// Values held at most (``Outbox``).
+        public var queueLimit: Int
+        /// A clean session (the gateway's: its outbox holds what the broker has not
+        /// acknowledged); false keeps the broker's session of ``clientID``: its subscriptions
+        /// and the QoS 1 messages queued for it while away (a subscriber that must miss nothing).
+        public var cleanSession = true
+
+        /// Options for a broker.
+        public init(broker: BrokerAddress, clientID: String, username: String? = nil, password: String? = nil, keepAlive: Duration = .seconds(30),
+                    will: (topic: String, payload: String)? = nil, backoff: Duration = .seconds(1), backoffLimit: Duration = .seconds(30),
+                    queueLimit: Int = 10_000) {
+            self.broker = broker
+            self.clientID = clientID
+            self.username = username
+            self.password = password
+            self.keepAlive = keepAlive
+            self.will = will
+            self.backoff = backoff
+            self.backoffLimit = backoffLimit
+            self.queueLimit = queueLimit
+        }
+    }
+
+    /// Where the connection stands.
+    private enum State {
+        /// Not started.
+        case idle
+        /// Attempt `session` under way.
+        case connecting(session: Int)
+        /// Session `session` is up.
+        case connected(session: Int)
+        /// Waiting before the next attempt.
+        case waiting
+        /// ``close()`` ran.
+        case closed
+    }
+
+    private let options: Options
+    private let logger: Logger
+    private var state = State.idle
+    private var outbox: Outbox
+    /// The current attempt's libmosquitto handle.
+    private var connection: MosquittoHandle?
+    private var handle: OpaquePointer? { connection?.pointer }
+    private var session = 0
+    /// Failed attempts in a row (the backoff's exponent).
+    private var failures = 0
+    private var everConnected = false
+    private var counters = MQTTCounters()
+    /// Subscriptions made again on every connection.
+    private var filters: [String] = []
+    /// Retained messages published again on every connection, by topic.
+    private var retained: [String: [UInt8]] = [:]
+    private var retainedOrder: [String] = []
+    /// Ids of retained publications not yet acknowledged, and who waits for them all.
+    private var retainedInFlight: Set<Int32> = []
+    private var retainedWaiters: [CheckedContinuation<Void, Never>] = []
+    private let events: AsyncStream<MQTTEvent>
+    private let eventSink: AsyncStream<MQTTEvent>.Continuation
+    private let messageSink: AsyncStream<MQTTMessage>.Continuation
+    private var eventTask: Task<Void, Never>?
+
+    /// The messages of our subscriptions, in the order they came.
+    public nonisolated let messages: AsyncStream<MQTTMessage>
+
+    /// A client; ``start()`` connects it.
+    public init(options: Options, logger: Logger) {
+        Self.libraryReady()
+        self.options = options
+        self.logger = logger
+        outbox = Outbox(limit: options.queueLimit)
+        (events, eventSink) = AsyncStream.makeStream()
+        (messages, messageSink) = AsyncStream.makeStream()
+    }
+
+    /// `mosquitto_lib_init` once per process.
+    private static let initialized: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+    private nonisolated static func libraryReady() { _ = initialized }
+
+    /// Starts connecting (and keeps connecting until ``close()``).
+    public func start() {
+        guard case .idle = state else { return }
+        let events = events
+        eventTask = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+        attempt()
+    }
+
+    /// Queues a value for the broker (QoS 1 unless `qos` says 0; never retained).
+    public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1) {
+        guard !isClosed else { return }
+        outbox.append(Outbox.Message(topic: topic, payload: payload, qos: qos))
+        drain()
+    }
+
+    /// Publishes a retained message now (if connected) and again on every connection.
+    public func setRetained(_ topic: String, _ payload: [UInt8]) {
+        guard !isClosed else { return }
+        if retained.updateValue(payload, forKey: topic) == nil { retainedOrder.append(topic) }
+        if case .connected = state { publishRetained(topic, payload) }
+    }
+
+    /// Subscribes to `filter` (QoS 1) now and on every connection.
+    public func subscribe(_ filter: String) {
+        guard !filters.contains(filter) else { return }
+        filters.append(filter)
+        if case .connected = state, let handle { _ = mosquitto_subscribe(handle, nil, filter, 1) }
+    }
+
+    /// The counters now.
+    public func snapshot() -> MQTTCounters {
+        var result = counters
+        result.queueDepth = outbox.depth
+        result.dropped = outbox.dropped
+        return result
+    }
+
+    /// Waits (at most `limit`) until every retained message published so far is acknowledged;
+    /// false if the limit came first or the client is not connected.
+    public func flushRetained(within limit: Duration) async -> Bool {
+        guard case .connected = state else { return false }
+        if retainedInFlight.isEmpty { return true }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            await self?.releaseRetainedWaiters()
+        }
+        await withCheckedContinuation { retainedWaiters.append($0) }
+        timer.cancel()
+        return retainedInFlight.isEmpty
+    }
+
+    /// Disconnects cleanly (the broker does not publish the will) and stops for good.
+    public func close() {
+        guard !isClosed else { return }
+        state = .closed
+        tearDown()
+        releaseRetainedWaiters()
+        eventSink.finish()
+        messageSink.finish()
+    }
+
+    private var isClosed: Bool { if case .closed = state { true } else { false } }
+
+    // MARK: - Connecting
+
+    /// One connection attempt on a new handle.
+    private func attempt() {
+        guard !isClosed else { return }
+        session += 1
+        let session = session
+        let sink = Unmanaged.passRetained(CallbackSink(session: session, events: eventSink))
+        guard let handle = mosquitto_new(options.clientID, options.cleanSession, sink.toOpaque()) else {
+            sink.release()
+            failed("libmosquitto could not make a client (\(String(cString: strerror(errno))))")
+            return
+        }
+        connection = MosquittoHandle(pointer: handle, sink: sink)
+        state = .connecting(session: session)
+        mosquitto_connect_callback_set(handle) { _, pointer, code in
+            guard let sink = CallbackSink.from(pointer) else { return }
+            sink.events.yield(.connected(session: sink.session, code: code))
+        }
+        mosquitto_disconnect_callback_set(handle) { _, pointer, code in
+            guard let sink = CallbackSink.from(pointer) else { return }
+            sink.events.yield(.disconnected(session: sink.session, code: code))
+        }
+        mosquitto_publish_callback_set(handle) { _, pointer, id in
+            guard let sink = CallbackSink.from(pointer) else { return }
+            sink.events.yield(.published(session: sink.session, id: id))
+        }
+        mosquitto_message_callback_set(handle) { _, pointer, message in
+            guard let sink = CallbackSink.from(pointer), let message else { return }
+            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.pointee.payloadlen))) } ?? []
+            sink.events.yield(.message(session: sink.session, MQTTMessage(topic: String(cString: message.pointee.topic), payload: payload,
+                                                                          retained: message.pointee.retain)))
+        }
+        // libmosquitto's own reconnection would resend what it holds: the handle is torn down
+        // (marked disconnecting first, so the thread exits instead of reconnecting) as soon as
+        // its connection ends, well within this delay; the delay also bounds how long that
+        // teardown waits for the thread, should its sleep not be interrupted.
+        mosquitto_reconnect_delay_set(handle, 2, 2, false)
+        if let username = options.username { mosquitto_username_pw_set(handle, username, options.password) }
+        if let will = options.will {
+            let bytes = Array(will.payload.utf8)
+            mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true)
+        }
+        if options.broker.tls {
+            let rc = mosquitto_tls_set(handle, nil, "/etc/ssl/certs", nil, nil, nil)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                failed("TLS set-up failed: \(String(cString: mosquitto_strerror(rc)))")
+                return
+            }
+        }
+        let keepAlive = Int32(max(5, options.keepAlive.components.seconds))
+        let rc = mosquitto_connect_async(handle, options.broker.host, Int32(options.broker.port), keepAlive)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
+            failed("cannot reach the broker \(options.broker): \(reason)")
+            return
+        }
+        mosquitto_loop_start(handle)
+        // A connection that neither comes up nor fails (a broker that accepts TCP and stays
+        // silent) is given up after the keepalive.
+        let limit = options.keepAlive
+        Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            await self?.attemptTimedOut(session)
+        }
+    }
+
+    private func attemptTimedOut(_ session: Int) {
+        guard case .connecting(let current) = state, current == session else { return }
+        failed("the broker \(options.broker) did not answer the connection in \(options.keepAlive)")
+    }
+
+    /// The attempt or the connection ended: tear its handle down and try again after the backoff.
+    private func failed(_ reason: String) {
+        guard !isClosed else { return }
+        let wasConnected = if case .connected = state { true } else { false }
+        counters.connected = false
+        tearDown()
+        outbox.connectionLost()
+        retainedInFlight = []
+        if !wasConnected { failures += 1 }
+        let delay = backoff(after: failures)
+        if wasConnected { logger.warning("\(reason); connecting again in \(delay)") } else { logger.error("\(reason); connecting again in \(delay)") }
+        state = .waiting
+        Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            await self?.attemptAfterWait()
+        }
+    }
+
+    private func attemptAfterWait() {
+        guard case .waiting = state else { return }
+        attempt()
+    }
+
+    /// The wait after `failures` failed attempts in a row: none after a lost connection's
+    /// first, then the backoff doubling up to its limit.
+    private func backoff(after failures: Int) -> Duration {
+        guard failures > 0 else { return .milliseconds(100) }
+        var delay = options.backoff
+        for _ in 1..<min(failures, 32) where delay < options.backoffLimit { delay *= 2 }
+        return min(delay, options.backoffLimit)
+    }
+
+    /// Stops the network thread and frees the handle.
+    private func tearDown() {
+        connection?.stop()
+        connection = nil
+    }
+
+    // MARK: - Events
+
+    private func handle(_ event: MQTTEvent) {
+        switch event {
+        case .connected(let session, let code):
+            guard case .connecting(let current) = state, current == session else { return }
+            guard code == 0 else {
+                counters.refusals += 1
+                let name = String(cString: mosquitto_connack_string(code))
+                counters.lastRefusal = "\(name) (\(code))"
+                failed("the broker \(options.broker) refused the connection: \(name) (CONNACK code \(code))")
+                return
+            }
+            state = .connected(session: session)
+            failures = 0
+            counters.connected = true
+            if everConnected { counters.reconnects += 1 }
+            everConnected = true
+            logger.info("connected to \(options.broker) as \(options.clientID)")
+            for filter in filters { _ = mosquitto_subscribe(handle, nil, filter, 1) }
+            for topic in retainedOrder { if let payload = retained[topic] { publishRetained(topic, payload) } }
+            drain()
+        case .disconnected(let session, let code):
+            guard session == self.session else { return }
+            switch state {
+            case .connected, .connecting: failed("the connection to \(options.broker) ended: \(String(cString: mosquitto_strerror(code)))")
+            default: return
+            }
+        case .published(let session, let id):
+            guard session == self.session else { return }
+            if outbox.acknowledged(id: id) {
+                counters.acknowledged += 1
+                drain()
+            } else if retainedInFlight.remove(id) != nil, retainedInFlight.isEmpty {
+                releaseRetainedWaiters()
+            }
+        case .message(let session, let message):
+            guard session == self.session else { return }
+            messageSink.yield(message)
+        }
+    }
+
+    private func releaseRetainedWaiters() {
+        let waiters = retainedWaiters
+        retainedWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Hands waiting values to libmosquitto while the window has room.
+    private func drain() {
+        guard case .connected = state, let handle else { return }
+        while let message = outbox.next {
+            var id: Int32 = 0
+            let rc = message.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(handle, &id, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, false)
+            }
+            // Not sent (the connection is going): it stays in front; the disconnection that
+            // follows brings the next attempt.
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return }
+            outbox.sent(id: id)
+        }
+    }
+
+    private func publishRetained(_ topic: String, _ payload: [UInt8]) {
+        guard let handle else { return }
+        var id: Int32 = 0
+        let rc = payload.withUnsafeBytes { bytes in mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true) }
+        if rc == MOSQ_ERR_SUCCESS.rawValue { retainedInFlight.insert(id) }
+    }
+}
+
+/// One libmosquitto handle and the sink its callbacks hold: stopped and freed together,
+/// when the client tears the attempt down or is itself freed.
+final class MosquittoHandle {
+    let pointer: OpaquePointer
+    private let sink: Unmanaged<CallbackSink>
+    private var stopped = false
+
+    init(pointer: OpaquePointer, sink: Unmanaged<CallbackSink>) {
+        self.pointer = pointer
+        self.sink = sink
+    }
+
+    /// Ends the network thread and joins it, so no callback runs after this. Marked
+    /// disconnecting first, the thread leaves its loop (a reconnection delay included)
+    /// instead of connecting again; it is never cancelled (pthread_cancel would end it
+    /// inside libmosquitto, holding whatever it held).
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        mosquitto_disconnect(pointer)
+        mosquitto_loop_stop(pointer, false)
+    }
+
+    deinit {
+        stop()
+        mosquitto_destroy(pointer)
+        sink.release()
+    }
+}

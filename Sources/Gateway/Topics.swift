@@ -1,0 +1,76 @@
+import Bluejay
+import Foundation
+
+/// The topic layout (docs/Gateway.md, a contract): `PREFIX/GATEWAY/…`, addresses upper case
+/// with colons and no `/random`, UUIDs as the configuration writes them, upper case.
+public struct Topics: Sendable, Equatable {
+    /// `PREFIX/GATEWAY`.
+    public let root: String
+
+    /// The topics of gateway `gateway` under `prefix`.
+    public init(prefix: String, gateway: String) { root = "\(prefix)/\(gateway)" }
+
+    /// `PREFIX/GATEWAY/status`: `online` or `offline` (retained; the last will says offline).
+    public var status: String { "\(root)/status" }
+    /// `PREFIX/GATEWAY/stats`: the counters, JSON (retained).
+    public var stats: String { "\(root)/stats" }
+    /// `PREFIX/GATEWAY/error`: what a `/set` was refused for, JSON.
+    public var error: String { "\(root)/error" }
+    /// What the gateway subscribes to for writes: `PREFIX/GATEWAY/+/+/+/set`.
+    public var setFilter: String { "\(root)/+/+/+/set" }
+
+    /// `PREFIX/GATEWAY/ADDRESS`.
+    public func peripheral(_ address: BluetoothAddress) -> String { "\(root)/\(address.description.uppercased())" }
+    /// `PREFIX/GATEWAY/ADDRESS/status`: `online` while connected, else `offline` (retained).
+    public func status(_ address: BluetoothAddress) -> String { "\(peripheral(address))/status" }
+    /// `PREFIX/GATEWAY/ADDRESS/adv`: an advertisement with its RSSI, JSON.
+    public func advertisement(_ address: BluetoothAddress) -> String { "\(peripheral(address))/adv" }
+    /// `PREFIX/GATEWAY/ADDRESS/SERVICE/CHARACTERISTIC`: the value in lower-case hex.
+    public func value(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(peripheral(address))/\(rule.topicPath)" }
+    /// `…/CHARACTERISTIC/json`: the value decoded, for the characteristics ``ValueDecoding`` knows.
+    public func json(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(value(address, rule))/json" }
+    /// `…/CHARACTERISTIC/set`: a hex payload written to the characteristic.
+    public func set(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(value(address, rule))/set" }
+
+    /// A `/set` topic taken apart: its address and `SERVICE/CHARACTERISTIC` (nil when it is
+    /// not one of this gateway's).
+    public func parseSet(_ topic: String) -> (address: String, path: String)? {
+        guard topic.hasPrefix(root + "/") else { return nil }
+        let levels = topic.dropFirst(root.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 4, levels[3] == "set" else { return nil }
+        return (String(levels[0]), "\(levels[1])/\(levels[2])")
+    }
+}
+
+/// Bytes as lower-case hex without separators (the value topics' payload), and back.
+public enum Hex {
+    /// `0a1b`.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Hex digits, either case, with optional spaces, `:` or a `0x` prefix; nil for anything
+    /// else, an odd count of digits, or nothing at all.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var body = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
+        var nibbles: [UInt8] = []
+        for character in body.utf8 {
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibbles.append(character - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibbles.append(character - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibbles.append(character - UInt8(ascii: "A") + 10)
+            case UInt8(ascii: " "), UInt8(ascii: ":"): continue
+            default: return nil
+            }
+        }
+        guard !nibbles.isEmpty, nibbles.count % 2 == 0 else { return nil }
+        return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
+    }
+}
