@@ -19,7 +19,10 @@ public protocol Receivable {
 extension Receivable {
     /// Copies the bytes into a `Data` and decodes with ``init(bluetoothData:)``. (Copied
     /// from the raw bytes: `Data`'s initializer from a sequence costs one allocation more.)
-    public init(bluetoothBytes: ArraySlice<UInt8>) throws { try self.init(bluetoothData: bluetoothBytes.withUnsafeBytes { Data(bytes: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: $0.count) }) }
+    public init(bluetoothBytes: ArraySlice<UInt8>) throws {
+        let data = bluetoothBytes.isEmpty ? Data() : bluetoothBytes.withUnsafeBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
+        try self.init(bluetoothData: data)
+    }
 }
 
 /// A value that can be written to a characteristic: Bluejay's `Sendable`, renamed because

@@ -126,8 +126,9 @@ public final class FileDescriptorTransport: HCITransport {
         // socket's read is only ever offered at least this much room (a shorter buffer would
         // cut the packet, and a packet socket drops the rest).
         let longestPacket = 1 + 4 + max(framerLimit, 255)
-        // Room for several of the longest on a packet socket, so a read can take a burst.
-        let readSize = packetSocket ? max(65536, 4 * longestPacket) : 65536
+        // On a packet socket, room for a 64 KiB burst and then the longest packet, so a read
+        // can take a burst and never cut a packet (the framer doubles this for its buffer).
+        let readSize = packetSocket ? 65536 + longestPacket : 65536
         // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
         var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
