@@ -118,10 +118,10 @@ public final class Bluejay {
 
     /// A link up to the peripheral.
     struct Connection {
-        let peripheral: PeripheralIdentifier
         let handle: ConnectionHandle
         /// The ``Peripheral`` that owns the link (its operations, its listens).
         let owner: Peripheral
+        var peripheral: PeripheralIdentifier { owner.identifier }
     }
 
     var linkState = LinkState.idle
@@ -132,7 +132,7 @@ public final class Bluejay {
     /// The link while it is up (also while it is being disconnected).
     var connection: Connection? {
         guard let (peripheral, link) = followed, let handle = link.connectedHandle else { return nil }
-        return Connection(peripheral: peripheral.identifier, handle: handle, owner: peripheral)
+        return Connection(handle: handle, owner: peripheral)
     }
 
     /// The last connection asked for, to reconnect to with the same timeout.

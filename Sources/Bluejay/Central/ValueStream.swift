@@ -87,8 +87,12 @@ final class ValueBuffer: Sendable {
                 state.position = 0
             }
             if state.position < state.batch.count {
-                defer { state.position += 1 }
-                return .value(state.batch[state.position])
+                // Moved out, not copied: a consumed value is not kept alive by the batch
+                // until the next burst replaces it.
+                var value: [UInt8] = []
+                swap(&value, &state.batch[state.position])
+                state.position += 1
+                return .value(value)
             }
             return state.end.map { .ended($0) } ?? .wait
         }
