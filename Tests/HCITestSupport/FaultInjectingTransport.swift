@@ -188,6 +188,9 @@ package final class FaultInjectingTransport: HCITransport {
                 return .drop
             }
             guard let trigger = state.armed?.trigger, trigger.direction == .sent, trigger.matches(packet) else { return .pass }
+            // Dead before the command goes: its answer must not slip through to the host
+            // between the send and the fault.
+            Self.markFired(&state)
             return .fire
         }
         switch route {
@@ -245,10 +248,15 @@ package final class FaultInjectingTransport: HCITransport {
         }
     }
 
+    /// From the fault on: a fault without a link (EOF, Hardware Error) lets nothing more pass.
+    private static func markFired(_ state: inout State) {
+        state.fired = true
+        if state.armed?.fault.needsLink == false { state.dead = true }
+    }
+
     private func fire() {
         let (fault, handle, deliver): (InjectedFault?, ConnectionHandle?, (@Sendable (TransportDelivery) -> Void)?) = state.withLock { state in
-            state.fired = true
-            if state.armed?.fault.needsLink == false { state.dead = true }
+            Self.markFired(&state)
             return (state.armed?.fault, state.openHandles.last, state.deliver)
         }
         guard let fault, let deliver else { return }
