@@ -220,7 +220,7 @@ package final class CentralValuesPath {
     private let peer: FloodPeer
     private let store = temporaryStore("central")
     private let host: BluetoothHost
-    private let values: AsyncThrowingStream<[UInt8], any Error>
+    private let values: PeripheralValues
     private let count: Int
 
     /// Brings a host up on the flood peer, connects, subscribes; the flood waits for ``run()``.

@@ -122,7 +122,7 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
     let connectStart = clock.now
     for peripheral in peripherals { try await peripheral.connect() }
     let connectAll = clock.now - connectStart
-    var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+    var streams: [PeripheralValues] = []
     for peripheral in peripherals { streams.append(try await peripheral.values(of: flood)) }
     let command: [UInt8] = [0x01] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init) + withUnsafeBytes(of: UInt16(payload).littleEndian, Array.init)
     let floodStart = clock.now

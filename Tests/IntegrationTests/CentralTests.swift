@@ -46,7 +46,7 @@ extension IntegrationTests {
         #expect(central.retrieveConnectedPeripherals().count == 4)
 
         let counts: [UInt32] = [300, 400, 500, 600]
-        var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+        var streams: [PeripheralValues] = []
         for peripheral in peripherals { streams.append(try await peripheral.values(of: Self.floodCharacteristic)) }
         for (index, peripheral) in peripherals.enumerated() {
             try await peripheral.write(to: Self.controlPoint, bytes: Self.flood(counts[index]))
@@ -93,7 +93,7 @@ extension IntegrationTests {
         for peripheral in peripherals { try await peripheral.connect(connectionTimeout: .seconds(10)) }
         let deviceName = CharacteristicIdentifier(uuid: BluetoothUUID(UInt16(0x2A00)), service: ServiceIdentifier(uuid: BluetoothUUID(UInt16(0x1800))))
         let name = String(decoding: try await peripherals[1].read(from: deviceName), as: UTF8.self)
-        var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+        var streams: [PeripheralValues] = []
         for peripheral in peripherals { streams.append(try await peripheral.values(of: Self.floodCharacteristic)) }
         let count: UInt32 = 400
         for peripheral in peripherals { try await peripheral.write(to: Self.controlPoint, bytes: Self.flood(count)) }

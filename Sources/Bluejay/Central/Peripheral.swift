@@ -608,7 +608,7 @@ public final class Peripheral {
     /// unsubscribes). Asked before the link is up, it subscribes when it comes up. The
     /// subscription is restored after a reconnection (the stream goes on); the stream ends
     /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
-    public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AsyncThrowingStream<[UInt8], any Error> {
+    public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> PeripheralValues {
         // The subscriber holds the buffer weakly: the stream alone keeps it, and its end
         // (the consumer let go) takes the subscriber off.
         let token = takeToken()

@@ -1,14 +1,51 @@
 import Synchronization
 
+/// The values of one ``Peripheral/values(of:)`` stream, in the order the peripheral sent
+/// them: `for try await value in stream`. It ends normally when the listen is ended, with
+/// the error that ended it otherwise (the link lost for good, the characteristic gone), and
+/// when its consumer lets go of it or is cancelled, the subscription is taken off.
+///
+/// It is its own sequence rather than an `AsyncThrowingStream` because the consumer takes
+/// each value on its own actor: a value already waiting costs no suspension and no hop to
+/// another executor (an `AsyncThrowingStream(unfolding:)` runs its closure off the
+/// consumer's actor, two hops per value).
+public struct PeripheralValues: AsyncSequence, Sendable {
+    /// One value: the characteristic's value as notified or indicated.
+    public typealias Element = [UInt8]
+    /// What ends the stream early.
+    public typealias Failure = any Error
+
+    private let buffer: ValueBuffer
+
+    init(_ buffer: ValueBuffer) { self.buffer = buffer }
+
+    /// The consumer's side: one iterator per stream, as its values are taken once.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        /// What ends the stream early.
+        public typealias Failure = any Error
+        private let buffer: ValueBuffer
+
+        init(_ buffer: ValueBuffer) { self.buffer = buffer }
+
+        /// The next value, on the caller's actor; nil once the stream has ended.
+        public mutating func next() async throws -> [UInt8]? { try await buffer.next() }
+
+        /// The next value, on `actor` (the caller's); nil once the stream has ended.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> [UInt8]? {
+            try await buffer.next()
+        }
+    }
+
+    /// The stream's iterator.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buffer) }
+}
+
 /// The values of one ``Peripheral/values(of:)`` stream on their way from the stack to its
 /// consumer, with the stream's end.
 ///
-/// `AsyncThrowingStream`'s own buffer is generic code of the standard library, which looks
-/// its generic metadata up on every value; and its consumer, resumed once per value, costs a
-/// job each. Here the stack appends each value to an array under a lock and wakes a waiting
-/// consumer only for the first value of a burst; the consumer takes the rest of the burst at
-/// once, without suspending. The stream is an `AsyncThrowingStream(unfolding:)` over
-/// ``next()``, so the API's type is unchanged.
+/// The stack appends each value to an array under a lock and wakes a waiting consumer only
+/// for the first value of a burst; the consumer takes the rest of the burst at once, without
+/// suspending, on its own actor (``PeripheralValues``).
 final class ValueBuffer: Sendable {
     private struct State: ~Copyable {
         /// Values appended, not yet taken.
@@ -48,9 +85,7 @@ final class ValueBuffer: Sendable {
 
     /// The stream the consumer reads. It alone holds the buffer: when the consumer drops
     /// it, the buffer goes, and the termination callback runs.
-    func stream() -> AsyncThrowingStream<[UInt8], any Error> {
-        AsyncThrowingStream { [self] in try await self.next() }
-    }
+    func stream() -> PeripheralValues { PeripheralValues(self) }
 
     /// A value from the stack, in order.
     func yield(_ value: [UInt8]) {
@@ -78,7 +113,8 @@ final class ValueBuffer: Sendable {
     }
 
     /// The next value, waiting for one if none is there; nil once the stream has ended.
-    private func next() async throws -> [UInt8]? {
+    /// It runs on the consumer's actor (nonsending): a value already there is taken there.
+    nonisolated(nonsending) func next() async throws -> [UInt8]? {
         let taken = state.withLock { state -> Taken in
             if state.position == state.batch.count, !state.pending.isEmpty {
                 // The whole burst at once: the values after the first need no waiting.
