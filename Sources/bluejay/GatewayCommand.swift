@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +33,8 @@ struct GatewayCommand: ParsableCommand {
     /// The directory of the running executable.
     static func ownDirectory() -> String? {
         guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        return (path as NSString).deletingLastPathComponent
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
     }
 
     /// `bluejay-gateway` beside this program, else the first on PATH.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Bluejay
 import BluetoothCore
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GATT
 import HCI
 
@@ -278,16 +278,17 @@ enum PeripheralSession {
     /// Reads "UUID HEX" lines from standard input on a thread of its own; each sets that
     /// characteristic's value and sends it to its subscribers.
     static func readValueLines(into manager: PeripheralManager) {
-        Thread.detachNewThread {
+        // A dispatch thread, not Foundation's Thread: full Foundation would triple the binary.
+        DispatchQueue(label: "bluejay.serve.stdin").async {
             while let line = readLine() {
                 let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let uuid = BluetoothUUID(parts[0]), let value = parseHexBytes(parts[1]) else {
-                    FileHandle.standardError.write(Data("ignored: '\(line)' (want: UUID HEX)\n".utf8))
+                    printError("ignored: '\(line)' (want: UUID HEX)")
                     continue
                 }
                 Task { @BluetoothActor in
                     do { try await manager.updateValue(value, for: uuid) } catch {
-                        FileHandle.standardError.write(Data("\(uuid): \(error)\n".utf8))
+                        printError("\(uuid): \(error)")
                     }
                 }
             }
