@@ -21,6 +21,8 @@ struct FleetLeasesTests {
         var connected: [String] = []
         var disconnected: [String] = []
         var now = 0
+        /// The broker gets the gateways' publications of one instant in the other order.
+        var reverseTicks = false
 
         init(_ ids: [String]) {
             gateways = Dictionary(uniqueKeysWithValues: ids.map { ($0, FleetLeases(gateway: $0, started: FleetLeasesTests.start)) })
@@ -51,7 +53,7 @@ struct FleetLeasesTests {
                 now += 50
                 var actions: [(String, FleetLeases.Action)] = []
                 for id in gateways.keys.sorted() { actions += gateways[id]!.tick(now: FleetLeasesTests.at(now)).map { (id, $0) } }
-                deliver(actions)
+                deliver(reverseTicks ? actions.reversed() : actions)
             }
         }
 
@@ -92,39 +94,14 @@ struct FleetLeasesTests {
     /// Two claims at once (the same RSSI, the same instant): whichever the broker orders
     /// first, the smaller id wins, the other withdraws, and only one connects.
     @Test(arguments: [false, true]) func simultaneousClaimsTieBreakOnTheSmallerId(reversed: Bool) {
-        var gw1 = FleetLeases(gateway: "gw1", started: Self.start)
-        var gw2 = FleetLeases(gateway: "gw2", started: Self.start)
-        for other in ["gw1", "gw2"] {
-            gw1.status(of: other, online: true)
-            gw2.status(of: other, online: true)
-        }
-        _ = gw1.sighted(Self.sensor, rssi: -50, now: Self.at(0))
-        _ = gw2.sighted(Self.sensor, rssi: -50, now: Self.at(0))
-        var published: [(String, FleetLeases.Action)] = gw1.tick(now: Self.at(1500)).map { ("gw1", $0) } + gw2.tick(now: Self.at(1500)).map { ("gw2", $0) }
-        if reversed { published.reverse() }
-        var connected: [String] = [], retained: Lease?
-        var now = 1500
-        while now < 4000 {
-            while !published.isEmpty {
-                let (_, action) = published.removeFirst()
-                let lease: Lease?
-                switch action {
-                case .publish(_, let published): lease = published
-                case .clear: lease = nil
-                case .connect, .disconnect: continue
-                }
-                retained = lease
-                published += gw1.received(Self.sensor, lease: lease, now: Self.at(now)).map { ("gw1", $0) }
-                published += gw2.received(Self.sensor, lease: lease, now: Self.at(now)).map { ("gw2", $0) }
-            }
-            now += 50
-            for (id, action) in gw1.tick(now: Self.at(now)).map({ ("gw1", $0) }) + gw2.tick(now: Self.at(now)).map({ ("gw2", $0) }) {
-                if case .connect = action { connected.append(id) } else { published.append((id, action)) }
-            }
-        }
-        #expect(connected == ["gw1"])
-        #expect(retained?.holder == "gw1" && retained?.state == .held)
-        #expect(gw2.held.isEmpty)
+        var fleet = Fleet(["gw1", "gw2"])
+        fleet.reverseTicks = reversed
+        fleet.sight("gw1", rssi: -50)
+        fleet.sight("gw2", rssi: -50)
+        fleet.run(until: 4000)
+        #expect(fleet.connected == ["gw1"])
+        #expect(fleet.retained?.holder == "gw1" && fleet.retained?.state == .held)
+        #expect(fleet.gateways["gw2"]!.held.isEmpty)
     }
 
     @Test func aBetterClaimWinsOverAnEarlierWeakerOne() {
