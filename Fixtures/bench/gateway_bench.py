@@ -224,6 +224,9 @@ def main():
     if options.merge:
         with open(options.merge) as source:
             results = json.load(source)
+        # Measured on its own, not in the run the rest of the file comes from: say when and at what.
+        commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+        figures['measured_alone'] = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'commit': commit}
         results['gateway'] = figures
         with open(options.merge, 'w') as out:
             json.dump(results, out, indent=2, sort_keys=True)
