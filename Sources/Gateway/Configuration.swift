@@ -45,6 +45,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// holds its lease at `PREFIX/lease/ADDRESS`, shared with the other gateways of the fleet
     /// through the broker (docs/Gateway.md, "Fleets").
     public var fleet: Bool
+    /// `metrics: HOST:PORT` (default none): the counters for Prometheus at `GET /metrics`.
+    public var metrics: MetricsAddress?
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws(ConfigurationError) {
@@ -80,6 +82,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         homeAssistantPrefix = try top.optional("homeassistant", Fields.homeAssistant) ?? "homeassistant"
         statsInterval = try top.optional("stats_every", Fields.duration) ?? .seconds(60)
         fleet = try top.optional("fleet", Fields.onOff) ?? false
+        metrics = try top.optional("metrics", MetricsAddress.init)
         if fleet, gateway == Topics.leaseLevel {
             throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
@@ -89,7 +92,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         try top.rejectUnknown(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet"])
+                               "stats_every", "peripherals", "fleet", "metrics"])
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {
@@ -149,6 +152,30 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// `mqtt://HOST:PORT`.
     public var description: String { "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+}
+
+/// Where the Prometheus endpoint listens: `127.0.0.1:9464` (an IPv4 address and a port).
+public struct MetricsAddress: Sendable, Equatable, CustomStringConvertible {
+    /// The IPv4 address.
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+
+    /// Parses `HOST:PORT`.
+    public init(_ text: String) throws(FieldError) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            throw FieldError("'\(text)' is not HOST:PORT, e.g. 127.0.0.1:9464")
+        }
+        let host = String(text[..<colon])
+        guard host.split(separator: ".").count == 4, host.split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+            throw FieldError("'\(host)' is not an IPv4 address such as 127.0.0.1")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// `HOST:PORT`.
+    public var description: String { "\(host):\(port)" }
 }
 
 /// A peripheral's connection policy: `retries` connection attempts after a timeout and

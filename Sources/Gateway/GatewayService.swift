@@ -29,6 +29,8 @@ public final class GatewayService {
     private let pauseAfterGivingUp: Duration = Peripheral.maximumReconnectDelay
     /// In a fleet (`fleet: on`): the lease protocol, which alone decides what we connect.
     private var leases: FleetLeases?
+    /// `metrics:`: the Prometheus page, made every second.
+    private var metricsEndpoint: MetricsEndpoint?
     /// How often the fleet's deadlines are looked at.
     private let leaseTick: Duration = .milliseconds(50)
 
@@ -119,6 +121,21 @@ public final class GatewayService {
                 await self.publishStats()
             }
         })
+        if let address = configuration.metrics {
+            do {
+                let endpoint = try MetricsEndpoint(host: address.host, port: address.port)
+                metricsEndpoint = endpoint
+                logger.info("metrics at http://\(address.host):\(endpoint.port)/metrics")
+                tasks.append(Task {
+                    while !Task.isCancelled {
+                        endpoint.update(MetricsEndpoint.exposition(await self.statsFields(), gateway: self.configuration.gateway))
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                })
+            } catch {
+                logger.error("no metrics endpoint: \(error)")
+            }
+        }
         ready()
         // Serve until cancelled (the sleep ends at once then).
         while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
@@ -139,6 +156,7 @@ public final class GatewayService {
             await bound.peripheral.disconnect()
         }
         await publishStats()
+        metricsEndpoint?.stop()
         await mqtt.setRetained(topics.status, Array("offline".utf8))
         _ = await mqtt.flushRetained(within: .seconds(2))
         await mqtt.close()
@@ -427,9 +445,14 @@ public final class GatewayService {
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).
     public func publishStats() async {
+        await mqtt.setRetained(topics.stats, Array(JSONText.encode(await statsFields()).utf8))
+    }
+
+    /// The counters, by their names in `PREFIX/GATEWAY/stats`.
+    private func statsFields() async -> [String: Int] {
         let broker = await mqtt.snapshot()
         let links = bound.values.filter(\.connected).count
-        var fields: [String: Any] = [
+        var fields: [String: Int] = [
             "values": counters.values, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
             "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
             "links": links, "peripherals": bound.count,
@@ -437,6 +460,6 @@ public final class GatewayService {
             "broker_reconnects": broker.reconnects, "broker_refusals": broker.refusals,
         ]
         if let leases { fields["leases"] = leases.held.count }
-        await mqtt.setRetained(topics.stats, Array(JSONText.encode(fields).utf8))
+        return fields
     }
 }

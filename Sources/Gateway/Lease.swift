@@ -18,7 +18,7 @@ public struct Lease: Sendable, Equatable, CustomStringConvertible {
     /// When the holder published it, in milliseconds since 1970 (for people; with the
     /// holder, it also tells one claim of a gateway from its next).
     public var time: Int64
-    /// ``State-swift.enum``.
+    /// Claimed or held.
     public var state: State
 
     /// A lease.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Gateway
 import HCITestSupport
 import Testing
@@ -34,9 +37,11 @@ extension IntegrationTests {
             for process in gateways where process.isRunning { process.terminate() }
             for process in gateways { process.waitUntilExit() }
         }
+        let metricsPorts = try ids.map { _ in try MosquittoBroker.freePort() }
         for (index, id) in ids.enumerated() {
             var yaml = """
                 gateway: \(id)
+                metrics: 127.0.0.1:\(metricsPorts[index])
                 transport: \(peer.transports[index])
                 broker: \(broker.url)
                 fleet: on
@@ -100,6 +105,20 @@ extension IntegrationTests {
         // The peer puts sensor p nearest host p mod 3 (-40 dBm, the others -50 and -60).
         let nearest = peer.addresses.enumerated().filter { holderOf[$0.element] == ids[$0.offset % 3] }.count
         print("fleet: holders \(peer.addresses.map { holderOf[$0]! }), \(nearest) of 6 at their nearest gateway")
+
+        // Each gateway's Prometheus page counts the leases it holds: six in all.
+        var leasesHeld = 0
+        for (index, id) in ids.enumerated() {
+            let holding = holderOf.values.filter { $0 == id }.count
+            let url = try #require(URL(string: "http://127.0.0.1:\(metricsPorts[index])/metrics"))
+            let page = await eventually {
+                guard let (data, _) = try? await URLSession.shared.data(from: url) else { return false }
+                return String(decoding: data, as: UTF8.self).contains("bluejay_gateway_leases{gateway=\"\(id)\"} \(holding)\n")
+            }
+            #expect(page, "\(id)'s /metrics says it holds \(holding) leases")
+            if page { leasesHeld += holding }
+        }
+        #expect(leasesHeld == 6)
 
         // For two seconds every sensor's values come from its holder alone.
         let windowStart = await recorder.messages.count

@@ -112,7 +112,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// A port the kernel just gave out and took back.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
