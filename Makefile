@@ -158,6 +158,7 @@ BASELINE_DIR   := .build/bench-baseline
 bench: deps venv
 	$(SWIFT) build -c release --product bluejay
 	$(SWIFT) build -c release --product bluejay-bench
+	$(SWIFT) build -c release --product bluejay-gateway
 	@if [ -n "$(BENCH_BASELINE)" ]; then \
 	    rm -rf $(BASELINE_DIR) && git worktree prune && \
 	    git worktree add --detach $(BASELINE_DIR) $(BENCH_BASELINE) && \
@@ -168,7 +169,7 @@ bench: deps venv
 	    --format metricP90AbsoluteThresholds --path .build/benchmark-results --no-progress
 	$(MAKE) --no-print-directory static
 	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench \
-	    --static $(STATIC_BINARY) --benchmarks .build/benchmark-results \
+	    --static $(STATIC_BINARY) --benchmarks .build/benchmark-results --gateway .build/release/bluejay-gateway \
 	    $(if $(BENCH_BASELINE),--baseline-bench $(BASELINE_DIR)/.build/release/bluejay-bench)
 
 # The in-memory paths on package-benchmark (Benchmarks/BluejayBenchmarks): heap allocations

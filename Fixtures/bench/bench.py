@@ -43,6 +43,7 @@ import tempfile
 import time
 
 import footprint as footprint_report
+from gateway_bench import gateway_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACES = sorted(glob.glob(os.path.join(os.path.dirname(ROOT), 'shared', 'traces', '*.btsnoop')))
@@ -552,6 +553,8 @@ def main():
     parser.add_argument('--static', required=True, help='the stripped static bluejay (make static)')
     parser.add_argument('--static-map', help='its link map (default: bluejay.map beside the unstripped build)')
     parser.add_argument('--benchmarks', required=True, help="the package-benchmark suite's p90 export (a directory)")
+    parser.add_argument('--gateway', help='a release build of bluejay-gateway: the `gateway` figures (values/s to an MQTT '
+                        'subscriber, latency p50/p99, CPU per value)')
     parser.add_argument('--baseline-bench', help='a release bluejay-bench of an earlier commit: its receive path runs '
                         'interleaved with this one and the ratio is reported')
     options = parser.parse_args()
@@ -610,6 +613,8 @@ def main():
     finally:
         peer.terminate()
         peer.wait()
+    if options.gateway:
+        results['gateway'] = gateway_bench(options.gateway)
     results['goals'] = goals(results)
     os.makedirs(os.path.dirname(options.results), exist_ok=True)
     with open(options.results, 'w') as out:

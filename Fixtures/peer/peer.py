@@ -160,6 +160,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--central', action='store_true',
                         help='controller B is a central driven by JSON commands on stdin (see central.py) '
                              'instead of the GATT peripheral: for testing the host as a peripheral')
+    parser.add_argument('--hosts', type=int, default=1, metavar='N',
+                        help='serve N host-facing controllers on the one link (default 1), each on a '
+                        'TCP port of its own (READY transport=, transport2=, ...): a fleet of hosts '
+                        'that hear the same peripherals. With N > 1 host h (0-based) hears '
+                        'peripheral p at -40 - 10 * ((p - h) mod N) dBm, so each peripheral has one '
+                        'nearest host, and a host connecting does not reset the peripherals\' values')
+    parser.add_argument('--sensor-period-ms', type=float, default=0, metavar='MS',
+                        help='free-running sensors: every MS each peripheral takes a sample (a 16-bit '
+                        'count from 1, wrapping) and notifies it as a Heart Rate Measurement in the '
+                        'uint16 format (flags 01) to every client subscribed then; samples taken while '
+                        'none is are lost, as with a real sensor (default 0: off)')
+    parser.add_argument('--sensor-timestamps', action='store_true',
+                        help='with --sensor-period-ms: each sample also carries when it was taken, '
+                        'CLOCK_MONOTONIC in ns as 8 octets little-endian after the count (for latency '
+                        'measurements on this machine)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -179,6 +194,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--l2cap-mps must be in 64..65533')
     if not 1 <= args.l2cap_credits <= 0xFFFF:
         parser.error('--l2cap-credits must be in 1..65535')
+    if not 1 <= args.hosts <= 8 or (args.hosts > 1 and args.unix):
+        parser.error('--hosts must be in 1..8, on TCP')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -614,6 +631,9 @@ class PeerController(Controller):
             self.seen_reports.add(key)
         rssi_dbm = self.rssi_values[self.rssi_index % len(self.rssi_values)]
         self.rssi_index += 1
+        rssi_by_address = getattr(self, 'rssi_by_address', None)
+        if rssi_by_address is not None:
+            rssi_dbm = rssi_by_address.get(address_bytes(address), rssi_dbm)
         rssi = rssi_dbm & 0xFF
         if self.scan_api == 'legacy':
             event_type = 4 if scan_response else info.legacy_type
@@ -985,6 +1005,7 @@ class PeripheralApp:
         self.bond_keys: dict[int, str] = {}      # connection handle -> its bond, once known
         self.change_on_disconnection: set[int] = set()  # control point 0x0B
         self.added_service = None
+        self.sample = 0  # --sensor-period-ms: the last sample taken (never reset)
         self.reset_values()
         self._build_database()
         device.gatt_server.on_cccd_written = self._cccd_written
@@ -1298,6 +1319,25 @@ class PeripheralApp:
             task.cancel()
         if on:
             self.hr_tasks[connection.handle] = self.spawn(self._heart_rate_loop(connection))
+
+    async def free_running_sensor(self, period: float, timestamps: bool) -> None:
+        '''--sensor-period-ms: a sample every period, notified to whoever is subscribed then.
+        Samples fall due by the clock; when the loop is late, the due ones go in a burst (at
+        most 256 before it yields), so a short period keeps its rate.'''
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        taken = 0
+        while True:
+            due = int((loop.time() - start) / period)
+            for _ in range(min(due - taken, 256)):
+                taken += 1
+                self.sample = self.sample % 0xFFFF + 1
+                value = struct.pack('<BH', 0x01, self.sample)
+                if timestamps:
+                    value += struct.pack('<Q', time.monotonic_ns())
+                for connection in list(self.device.connections.values()):
+                    self.notify(connection, self.hrm, value)
+            await asyncio.sleep(max(0.0, start + (taken + 1) * period - loop.time()))
 
     async def _heart_rate_loop(self, connection) -> None:
         while True:
@@ -1711,6 +1751,48 @@ class HostSession(asyncio.Protocol):
             dup.close()
 
 
+class HostPort:
+    '''--hosts N: host-facing controller k > 0, served on a TCP port of its own, on the same
+    link as the peripherals and the first host. It has its own session slot and public
+    address, and hears the peripherals at its own RSSI; the rest is the server's.'''
+
+    def __init__(self, server: 'PeerServer', index: int):
+        self.server = server
+        self.index = index
+        self.session: HostSession | None = None
+        self.listener = None
+
+    def __getattr__(self, name):
+        return getattr(self.server, name)
+
+    def accept_session(self, session: HostSession) -> bool:
+        current = self.session
+        if current is not None:
+            if current.is_alive():
+                return False
+            current.close(reason=0x13)
+        self.session = session
+        return True
+
+    def session_closed(self, session: HostSession) -> None:
+        if self.session is session:
+            self.session = None
+
+    def new_host_facing_controller(self, session: HostSession) -> HostFacingController:
+        return self.server.host_facing_controller(session, self.index)
+
+    async def listen(self) -> str:
+        self.listener = await self.server.loop.create_server(
+            lambda: HostSession(self), '127.0.0.1', 0, reuse_address=True)
+        return f'tcp:127.0.0.1:{self.listener.sockets[0].getsockname()[1]}'
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+        if self.session is not None:
+            self.session.close(reason=0x13)
+
+
 class PeerServer:
     def __init__(self, options):
         self.options = options
@@ -1723,11 +1805,16 @@ class PeerServer:
         self.devices: list[Device] = []
         self.apps: list[PeripheralApp] = []
         self.flood_tasks: set[asyncio.Task] = set()
+        self.ports = [HostPort(self, index) for index in range(1, options.hosts)]
 
     # Peripheral --------------------------------------------------------------------------
     async def start_peripherals(self) -> None:
         for index in range(self.options.peripherals):
             await self.start_peripheral(index)
+        if self.options.sensor_period_ms > 0:
+            for app in self.apps:
+                app.spawn(app.free_running_sensor(self.options.sensor_period_ms / 1000.0,
+                                                  self.options.sensor_timestamps))
 
     async def start_peripheral(self, index: int) -> None:
         '''Peripheral `index` (0-based): its own controller on the link and Device.'''
@@ -1790,20 +1877,33 @@ class PeerServer:
             current.close(reason=0x13)
         self.session = session
         VANISHED.clear()
-        for app in self.apps:
-            app.reset_values()
+        if not self.ports:
+            for app in self.apps:
+                app.reset_values()
         return True
 
     def session_closed(self, session: HostSession) -> None:
         if self.session is session:
             self.session = None
         self.cancel_floods()
-        for app in self.apps:
-            app.reset_values()
+        if not self.ports:
+            for app in self.apps:
+                app.reset_values()
 
     def new_host_facing_controller(self, session: HostSession) -> HostFacingController:
-        return HostFacingController(session, self.options, link=self.link,
-                                    public_address=HOST_FACING_PUBLIC_ADDRESS)
+        return self.host_facing_controller(session, 0)
+
+    def host_facing_controller(self, session: HostSession, index: int) -> HostFacingController:
+        '''Host `index`'s controller A (0: the first host, at HOST_FACING_PUBLIC_ADDRESS).'''
+        address = HOST_FACING_PUBLIC_ADDRESS if index == 0 else peripheral_address('B1:E7:00:00:01:0A', index)
+        controller = HostFacingController(session, self.options, link=self.link, public_address=address)
+        hosts = self.options.hosts
+        if hosts > 1:
+            controller.rssi_by_address = {
+                address_bytes(hci.Address(peripheral_address(self.options.address, p), hci.Address.RANDOM_DEVICE_ADDRESS)):
+                    -40 - 10 * ((p - index) % hosts)
+                for p in range(self.options.peripherals)}
+        return controller
 
     def host_side_of(self, device: Device, peripheral_handle: int):
         '''(controller A, A's connection) linked to this peripheral's connection.'''
@@ -1892,9 +1992,12 @@ class PeerServer:
         self.server = await self.loop.create_server(
             lambda: HostSession(self), '127.0.0.1', options.port, reuse_address=True)
         port = self.server.sockets[0].getsockname()[1]
-        return f'tcp:127.0.0.1:{port}'
+        more = [await host_port.listen() for host_port in self.ports]
+        return ' '.join([f'tcp:127.0.0.1:{port}'] + [f'transport{index + 2}={text}' for index, text in enumerate(more)])
 
     def close(self) -> None:
+        for host_port in self.ports:
+            host_port.close()
         if self.server is not None:
             self.server.close()
         if self.session is not None:

@@ -41,6 +41,12 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var statsInterval: Duration
     /// The peripherals (`peripherals:`).
     public var peripherals: [PeripheralRule]
+    /// Fleet mode (`fleet: on`, default off): this gateway connects a peripheral only while it
+    /// holds its lease at `PREFIX/lease/ADDRESS`, shared with the other gateways of the fleet
+    /// through the broker (docs/Gateway.md, "Fleets").
+    public var fleet: Bool
+    /// `metrics: HOST:PORT` (default none): the counters for Prometheus at `GET /metrics`.
+    public var metrics: MetricsAddress?
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws(ConfigurationError) {
@@ -75,13 +81,18 @@ public struct GatewayConfiguration: Sendable, Equatable {
         advertisements = try top.optional("advertisements", AdvertisementForwarding.init) ?? .off
         homeAssistantPrefix = try top.optional("homeassistant", Fields.homeAssistant) ?? "homeassistant"
         statsInterval = try top.optional("stats_every", Fields.duration) ?? .seconds(60)
+        fleet = try top.optional("fleet", Fields.onOff) ?? false
+        metrics = try top.optional("metrics", MetricsAddress.init)
+        if fleet, gateway == Topics.leaseLevel {
+            throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
+        }
         let policy = policy
         peripherals = try top.requiredList("peripherals") { node, path throws(ConfigurationError) in
             try PeripheralRule(try Fields(node, path: path), base: policy)
         }
         try top.rejectUnknown(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals"])
+                               "stats_every", "peripherals", "fleet", "metrics"])
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {
@@ -97,7 +108,7 @@ extension GatewayConfiguration: CustomStringConvertible {
     /// In short, for logs; the password is never in it.
     public var description: String {
         "gateway \(gateway) on \(transport), broker \(broker)\(username.map { " as \($0)" } ?? "")\(password == nil ? "" : " (password set)"), "
-            + "prefix \(prefix), \(peripherals.count) peripheral(s)"
+            + "prefix \(prefix), \(peripherals.count) peripheral(s)\(fleet ? ", in a fleet" : "")"
     }
 }
 
@@ -141,6 +152,30 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// `mqtt://HOST:PORT`.
     public var description: String { "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+}
+
+/// Where the Prometheus endpoint listens: `127.0.0.1:9464` (an IPv4 address and a port).
+public struct MetricsAddress: Sendable, Equatable, CustomStringConvertible {
+    /// The IPv4 address.
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+
+    /// Parses `HOST:PORT`.
+    public init(_ text: String) throws(FieldError) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            throw FieldError("'\(text)' is not HOST:PORT, e.g. 127.0.0.1:9464")
+        }
+        let host = String(text[..<colon])
+        guard host.split(separator: ".").count == 4, host.split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+            throw FieldError("'\(host)' is not an IPv4 address such as 127.0.0.1")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// `HOST:PORT`.
+    public var description: String { "\(host):\(port)" }
 }
 
 /// A peripheral's connection policy: `retries` connection attempts after a timeout and
@@ -427,6 +462,15 @@ struct Fields {
             throw FieldError("'\(text)' is not a duration such as 500ms, 60s, 5m or 1h (above zero, at most a week)")
         }
         return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+
+    /// `on` or `off` (also true/false, yes/no).
+    static func onOff(_ text: String) throws(FieldError) -> Bool {
+        switch text.lowercased() {
+        case "on", "true", "yes": return true
+        case "off", "false", "no": return false
+        default: throw FieldError("'\(text)' is not on or off")
+        }
     }
 
     /// `homeassistant: off` or a discovery prefix (`homeassistant`).

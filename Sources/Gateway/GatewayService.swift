@@ -27,6 +27,12 @@ public final class GatewayService {
     private var counters = Counters()
     /// Central's peripherals wait this long after giving up before the next round.
     private let pauseAfterGivingUp: Duration = Peripheral.maximumReconnectDelay
+    /// In a fleet (`fleet: on`): the lease protocol, which alone decides what we connect.
+    private var leases: FleetLeases?
+    /// `metrics:`: the Prometheus page, made every second.
+    private var metricsEndpoint: MetricsEndpoint?
+    /// How often the fleet's deadlines are looked at.
+    private let leaseTick: Duration = .milliseconds(50)
 
     /// A configured peripheral with its address known.
     private final class Bound {
@@ -76,6 +82,11 @@ public final class GatewayService {
     /// cannot be opened. `ready` runs once both are started (systemd's READY=1).
     public func run(ready: @Sendable () -> Void = {}) async throws(BluejayError) {
         await mqtt.subscribe(topics.setFilter)
+        if configuration.fleet {
+            leases = FleetLeases(gateway: configuration.gateway, started: .now)
+            await mqtt.subscribe(topics.leaseFilter)
+            await mqtt.subscribe(topics.gatewayStatusFilter)
+        }
         await mqtt.start()
         let central: Central
         do { central = try await Central(transport: configuration.transport, store: store, logger: hciLogger) } catch {
@@ -93,15 +104,38 @@ public final class GatewayService {
                 unmatched.append(index)
             }
         }
-        if !unmatched.isEmpty || configuration.advertisements != .off { tasks.append(Task { await self.scan(central) }) }
+        if !unmatched.isEmpty || configuration.advertisements != .off || leases != nil { tasks.append(Task { await self.scan(central) }) }
         let messages = mqtt.messages
-        tasks.append(Task { for await message in messages { await self.handleSet(message) } })
+        tasks.append(Task { for await message in messages { await self.handleMessage(message) } })
+        if leases != nil {
+            tasks.append(Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: self.leaseTick)
+                    await self.fleetTick()
+                }
+            })
+        }
         tasks.append(Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: self.configuration.statsInterval)
                 await self.publishStats()
             }
         })
+        if let address = configuration.metrics {
+            do {
+                let endpoint = try MetricsEndpoint(host: address.host, port: address.port)
+                metricsEndpoint = endpoint
+                logger.info("metrics at http://\(address.host):\(endpoint.port)/metrics")
+                tasks.append(Task {
+                    while !Task.isCancelled {
+                        endpoint.update(MetricsEndpoint.exposition(await self.statsFields(), gateway: self.configuration.gateway))
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                })
+            } catch {
+                logger.error("no metrics endpoint: \(error)")
+            }
+        }
         ready()
         // Serve until cancelled (the sleep ends at once then).
         while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
@@ -110,6 +144,11 @@ public final class GatewayService {
 
     private func shutDown(_ central: Central) async {
         for task in tasks { task.cancel() }
+        if var leases {
+            let actions = leases.releaseAll()
+            self.leases = leases
+            for case .clear(let address) in actions { await mqtt.clearRetained(topics.lease(address)) }
+        }
         await central.stopScanning()
         for bound in bound.values {
             for task in bound.work { task.cancel() }
@@ -117,6 +156,7 @@ public final class GatewayService {
             await bound.peripheral.disconnect()
         }
         await publishStats()
+        metricsEndpoint?.stop()
         await mqtt.setRetained(topics.status, Array("offline".utf8))
         _ = await mqtt.flushRetained(within: .seconds(2))
         await mqtt.close()
@@ -137,7 +177,8 @@ public final class GatewayService {
         await announceToHomeAssistant(entry)
         let events = peripheral.connectionEvents()
         tasks.append(Task { for await event in events { await self.handle(event, of: entry) } })
-        tasks.append(Task { await self.connect(entry) })
+        // In a fleet, only a lease connects it (``carryOut(_:)``).
+        if leases == nil { tasks.append(Task { await self.connect(entry) }) }
     }
 
     private func connect(_ entry: Bound) async {
@@ -171,11 +212,19 @@ public final class GatewayService {
         case .forcedDisconnect:
             entry.connected = false
         case .gaveUp(let reason):
-            logger.warning("\(address) gave up: \(reason); trying again in \(pauseAfterGivingUp)")
             entry.connected = false
             for task in entry.work { task.cancel() }
             entry.work = []
             await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+            if var leases {
+                // In a fleet the lease goes, for a gateway that hears it better.
+                logger.warning("\(address) gave up: \(reason); releasing its lease")
+                let actions = leases.gaveUp(address.description.uppercased(), now: .current)
+                self.leases = leases
+                await carryOut(actions)
+                return
+            }
+            logger.warning("\(address) gave up: \(reason); trying again in \(pauseAfterGivingUp)")
             let pause = pauseAfterGivingUp
             tasks.append(Task {
                 try? await Task.sleep(for: pause)
@@ -228,6 +277,66 @@ public final class GatewayService {
         }
     }
 
+    // MARK: - Fleet
+
+    /// A message of our subscriptions: a lease, a gateway's status (in a fleet), or a `/set`.
+    private func handleMessage(_ message: MQTTMessage) async {
+        if var leases {
+            if let address = topics.parseLease(message.topic) {
+                let actions = leases.received(address, lease: Lease(payload: message.payload), now: .current)
+                self.leases = leases
+                return await carryOut(actions)
+            }
+            if let gateway = topics.parseGatewayStatus(message.topic) {
+                leases.status(of: gateway, online: message.payload == Array("online".utf8))
+                self.leases = leases
+                return
+            }
+        }
+        await handleSet(message)
+    }
+
+    private func fleetTick() async {
+        guard var leases else { return }
+        let actions = leases.tick(now: .current)
+        self.leases = leases
+        await carryOut(actions)
+    }
+
+    /// A sighting of a configured peripheral, for the fleet's bidding.
+    private func sighted(_ key: String, rssi: Int) async {
+        guard var leases, bound[key] != nil else { return }
+        let actions = leases.sighted(key, rssi: rssi, now: .current)
+        self.leases = leases
+        await carryOut(actions)
+    }
+
+    /// What the lease protocol asks for.
+    private func carryOut(_ actions: [FleetLeases.Action]) async {
+        for action in actions {
+            switch action {
+            case .publish(let address, let lease):
+                logger.debug("lease \(address): \(lease)")
+                await mqtt.setRetained(topics.lease(address), lease.payload)
+            case .clear(let address):
+                logger.info("lease \(address) released")
+                await mqtt.clearRetained(topics.lease(address))
+            case .connect(let address):
+                guard let entry = bound[address] else { continue }
+                logger.info("lease \(address) is ours: connecting")
+                tasks.append(Task { await self.connect(entry) })
+            case .disconnect(let address):
+                guard let entry = bound[address] else { continue }
+                logger.warning("lease \(address) lost: disconnecting")
+                for task in entry.work { task.cancel() }
+                entry.work = []
+                await entry.peripheral.disconnect()
+                entry.connected = false
+                await mqtt.setRetained(topics.status(entry.address), Array("offline".utf8))
+            }
+        }
+    }
+
     // MARK: - Writes
 
     /// A `/set` message: hex bytes written to the characteristic. Anything wrong (not ours,
@@ -262,7 +371,7 @@ public final class GatewayService {
 
     private func scan(_ central: Central) async {
         let forwarding = configuration.advertisements
-        for await discovery in central.startScanning(allowDuplicates: forwarding != .off) {
+        for await discovery in central.startScanning(allowDuplicates: forwarding != .off || leases != nil) {
             let identifier = discovery.peripheralIdentifier
             let key = identifier.address.description.uppercased()
             if bound[key] == nil, let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) }) {
@@ -270,8 +379,9 @@ public final class GatewayService {
                 logger.info("\(identifier) matches \(configuration.peripherals[index].match)")
                 await bind(configuration.peripherals[index], to: central.peripheral(identifier))
             }
+            if leases != nil { await sighted(key, rssi: discovery.rssi) }
             if forwarding == .all || (forwarding == .configured && bound[key] != nil) { await forward(discovery, key: key) }
-            if unmatched.isEmpty, forwarding == .off { break }
+            if unmatched.isEmpty, forwarding == .off, leases == nil { break }
         }
     }
 
@@ -335,15 +445,21 @@ public final class GatewayService {
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).
     public func publishStats() async {
+        await mqtt.setRetained(topics.stats, Array(JSONText.encode(await statsFields()).utf8))
+    }
+
+    /// The counters, by their names in `PREFIX/GATEWAY/stats`.
+    private func statsFields() async -> [String: Int] {
         let broker = await mqtt.snapshot()
         let links = bound.values.filter(\.connected).count
-        let fields: [String: Any] = [
+        var fields: [String: Int] = [
             "values": counters.values, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
             "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
             "links": links, "peripherals": bound.count,
             "queue_depth": broker.queueDepth, "dropped": broker.dropped, "acknowledged": broker.acknowledged,
             "broker_reconnects": broker.reconnects, "broker_refusals": broker.refusals,
         ]
-        await mqtt.setRetained(topics.stats, Array(JSONText.encode(fields).utf8))
+        if let leases { fields["leases"] = leases.held.count }
+        return fields
     }
 }

@@ -191,6 +191,14 @@ public actor MQTTClient {
         if case .connected = state { publishRetained(topic, payload) }
     }
 
+    /// Deletes the broker's retained message at `topic` (an empty retained message, now if
+    /// connected) and no longer publishes one there on connecting.
+    public func clearRetained(_ topic: String) {
+        guard !isClosed else { return }
+        if retained.removeValue(forKey: topic) != nil { retainedOrder.removeAll { $0 == topic } }
+        if case .connected = state { publishRetained(topic, []) }
+    }
+
     /// Subscribes to `filter` (QoS 1) now and on every connection.
     public func subscribe(_ filter: String) {
         guard !filters.contains(filter) else { return }

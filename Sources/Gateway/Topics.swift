@@ -6,9 +6,36 @@ import Foundation
 public struct Topics: Sendable, Equatable {
     /// `PREFIX/GATEWAY`.
     public let root: String
+    /// `PREFIX`.
+    public let prefix: String
 
     /// The topics of gateway `gateway` under `prefix`.
-    public init(prefix: String, gateway: String) { root = "\(prefix)/\(gateway)" }
+    public init(prefix: String, gateway: String) {
+        root = "\(prefix)/\(gateway)"
+        self.prefix = prefix
+    }
+
+    /// The second level of the fleet's lease topics (so no gateway of a fleet may be called so).
+    public static let leaseLevel = "lease"
+    /// `PREFIX/lease/ADDRESS`: who of the fleet connects the peripheral (retained, ``Lease``).
+    public func lease(_ address: String) -> String { "\(prefix)/\(Self.leaseLevel)/\(address)" }
+    /// What a fleet's gateway subscribes to for the leases: `PREFIX/lease/+`.
+    public var leaseFilter: String { "\(prefix)/\(Self.leaseLevel)/+" }
+    /// What a fleet's gateway subscribes to for the other gateways' statuses: `PREFIX/+/status`.
+    public var gatewayStatusFilter: String { "\(prefix)/+/status" }
+    /// A lease topic's address, or nil when `topic` is not one.
+    public func parseLease(_ topic: String) -> String? {
+        let head = "\(prefix)/\(Self.leaseLevel)/"
+        guard topic.hasPrefix(head) else { return nil }
+        let address = topic.dropFirst(head.count)
+        return address.isEmpty || address.contains("/") ? nil : String(address)
+    }
+    /// A gateway status topic's gateway id, or nil when `topic` is not one.
+    public func parseGatewayStatus(_ topic: String) -> String? {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 3, levels[0] == prefix, levels[2] == "status", levels[1] != Self.leaseLevel else { return nil }
+        return String(levels[1])
+    }
 
     /// `PREFIX/GATEWAY/status`: `online` or `offline` (retained; the last will says offline).
     public var status: String { "\(root)/status" }

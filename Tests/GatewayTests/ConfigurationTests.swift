@@ -143,6 +143,27 @@ struct TopicAndValueTests {
         #expect(topics.parseSet("bluejay/gw1/C0:FF:EE:00:00:11/180D/2A37") == nil)
     }
 
+    /// A fleet's topics: the leases under `PREFIX/lease/`, the gateways' statuses.
+    @Test func fleetTopicsAreTheContract() {
+        let topics = Topics(prefix: "bluejay", gateway: "gw1")
+        #expect(topics.lease("C0:FF:EE:00:00:11") == "bluejay/lease/C0:FF:EE:00:00:11")
+        #expect(topics.leaseFilter == "bluejay/lease/+" && topics.gatewayStatusFilter == "bluejay/+/status")
+        #expect(topics.parseLease("bluejay/lease/C0:FF:EE:00:00:11") == "C0:FF:EE:00:00:11")
+        #expect(topics.parseLease("bluejay/lease/") == nil && topics.parseLease("home/lease/C0:FF:EE:00:00:11") == nil)
+        #expect(topics.parseGatewayStatus("bluejay/gw3/status") == "gw3")
+        #expect(topics.parseGatewayStatus("bluejay/gw3/C0:FF:EE:00:00:11/status") == nil, "a peripheral's availability")
+        #expect(topics.parseGatewayStatus("bluejay/lease/status") == nil)
+    }
+
+    @Test func fleetKey() throws {
+        let base = "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\n"
+        #expect(try GatewayConfiguration(yaml: base).fleet == false)
+        #expect(try GatewayConfiguration(yaml: base + "fleet: on\n").fleet)
+        #expect(try GatewayConfiguration(yaml: base + "fleet: on\n").description.hasSuffix("in a fleet"))
+        #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base + "fleet: maybe\n") }
+        #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base.replacingOccurrences(of: "gw1", with: "lease") + "fleet: on\n") }
+    }
+
     @Test func hex() {
         #expect(Hex.encode([0x00, 0x3C, 0xAB]) == "003cab")
         #expect(Hex.decode("003CAB") == [0x00, 0x3C, 0xAB])

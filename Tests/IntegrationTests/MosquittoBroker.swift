@@ -112,7 +112,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// A port the kernel just gave out and took back.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -131,6 +131,8 @@ final class MosquittoBroker: @unchecked Sendable {
 actor MQTTRecorder {
     let client: MQTTClient
     private(set) var messages: [MQTTMessage] = []
+    /// When each of ``messages`` arrived here.
+    private(set) var arrivals: [ContinuousClock.Instant] = []
     private var reader: Task<Void, Never>?
 
     /// Subscribed to `filter`; `persistent` keeps its broker session across reconnections.
@@ -144,7 +146,10 @@ actor MQTTRecorder {
         reader = Task { for await message in messages { self.record(message) } }
     }
 
-    private func record(_ message: MQTTMessage) { messages.append(message) }
+    private func record(_ message: MQTTMessage) {
+        messages.append(message)
+        arrivals.append(.now)
+    }
 
     /// The payloads (as text) published to `topic`, in order.
     func payloads(_ topic: String) -> [String] {

@@ -9,6 +9,8 @@ enum Repository {
     static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// The command-line tool built by `swift build`.
     static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
+    /// The gateway built by `swift build`.
+    static let gateway = root.appendingPathComponent(".build/debug/bluejay-gateway")
     /// The peer's Python, from the venv `make test` creates.
     static let python = root.appendingPathComponent(".venv/bin/python")
     static let peer = root.appendingPathComponent("Fixtures/peer/peer.py")
@@ -25,6 +27,9 @@ final class TestPeer: @unchecked Sendable {
     let process = Process()
     /// `tcp:127.0.0.1:PORT`.
     let transport: String
+    /// Every host-facing controller's transport: `transport`, then `transport2=`, ... of the
+    /// READY line (with `--hosts N`).
+    let transports: [String]
     /// The (first) peripheral's address.
     let address: String
     /// Every peripheral's address in order: `address`, then `address2=`, `address3=`, ...
@@ -64,6 +69,9 @@ final class TestPeer: @unchecked Sendable {
             throw TestPeerError(description: "unexpected READY line '\(text)'")
         }
         self.transport = transport
+        var transports = [transport]
+        while let next = fields["transport\(transports.count + 1)"] { transports.append(next) }
+        self.transports = transports
         self.address = address
         var addresses = [address]
         while let next = fields["address\(addresses.count + 1)"] { addresses.append(next) }

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""make bench, the gateway row: values per second from a notification to an MQTT subscriber
+through one bluejay-gateway, latency p50/p99, and the gateway's CPU per value.
+
+A mosquitto on a free port, the Bumble peer with one free-running sensor whose samples carry
+CLOCK_MONOTONIC of their taking (--sensor-timestamps), one bluejay-gateway (release build)
+subscribed to it, and here a bare MQTT 3.1.1 subscriber on a socket (no client library) that
+stamps each value on arrival. Same machine, same clock: latency = arrival - taken.
+
+- latency: at an offered 1000 values/s, far below the capacity (no queueing in it);
+- values_per_s: the sensor offered far more than the gateway can carry (about 20000/s),
+  counted at the subscriber over the window;
+- cpu_ms_per_value: the gateway process's user+system CPU over the window (from
+  /proc/PID/stat) divided by the values the subscriber got in it.
+
+Standalone: gateway_bench.py --gateway .build/release/bluejay-gateway [--merge bench/results.json]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TICKS = os.sysconf('SC_CLK_TCK')
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def mosquitto(directory):
+    executable = shutil.which('mosquitto') or '/usr/sbin/mosquitto'
+    port = free_port()
+    config = os.path.join(directory, 'mosquitto.conf')
+    with open(config, 'w') as out:
+        out.write(f'listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n')
+    broker = subprocess.Popen([executable, '-c', config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(('127.0.0.1', port), timeout=0.1).close()
+            return broker, port
+        except OSError:
+            time.sleep(0.02)
+    broker.terminate()
+    sys.exit('mosquitto did not start')
+
+
+class Subscriber:
+    """A bare MQTT 3.1.1 client: CONNECT, SUBSCRIBE at QoS 0, then PUBLISH packets read."""
+
+    def __init__(self, port, topic):
+        self.sock = socket.create_connection(('127.0.0.1', port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b''
+        client = b'gateway-bench'
+        body = struct.pack('>H', 4) + b'MQTT' + bytes([4, 0x02]) + struct.pack('>H', 60) + struct.pack('>H', len(client)) + client
+        self.sock.sendall(bytes([0x10]) + self.length(len(body)) + body)
+        kind, _ = self.packet()
+        assert kind >> 4 == 2, 'no CONNACK'
+        topic = topic.encode()
+        body = struct.pack('>H', 1) + struct.pack('>H', len(topic)) + topic + b'\x00'
+        self.sock.sendall(bytes([0x82]) + self.length(len(body)) + body)
+        kind, _ = self.packet()
+        assert kind >> 4 == 9, 'no SUBACK'
+
+    @staticmethod
+    def length(value):
+        out = bytearray()
+        while True:
+            byte, value = value % 128, value // 128
+            out.append(byte | (0x80 if value else 0))
+            if not value:
+                return bytes(out)
+
+    def fill(self, count):
+        while len(self.buffer) < count:
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError
+            self.buffer += data
+
+    def packet(self):
+        self.fill(2)
+        kind = self.buffer[0]
+        value, shift, index = 0, 0, 1
+        while True:
+            self.fill(index + 1)
+            byte = self.buffer[index]
+            value |= (byte & 0x7F) << shift
+            index += 1
+            if not byte & 0x80:
+                break
+            shift += 7
+        self.fill(index + value)
+        body = self.buffer[index:index + value]
+        self.buffer = self.buffer[index + value:]
+        return kind, body
+
+    def values(self, seconds):
+        """(arrival ns, payload) of every PUBLISH for `seconds`."""
+        received = []
+        deadline = time.monotonic() + seconds
+        self.sock.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                kind, body = self.packet()
+            except socket.timeout:
+                continue
+            now = time.monotonic_ns()
+            if kind >> 4 != 3:
+                continue
+            topic_length = struct.unpack_from('>H', body)[0]
+            offset = 2 + topic_length + (2 if (kind >> 1) & 3 else 0)
+            received.append((now, body[offset:]))
+        return received
+
+    def close(self):
+        self.sock.close()
+
+
+def cpu_ms(pid):
+    with open(f'/proc/{pid}/stat') as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / TICKS
+
+
+def run(gateway, period_ms, seconds):
+    directory = tempfile.mkdtemp(prefix='bluejay-gateway-bench-')
+    broker, port = mosquitto(directory)
+    peer = subprocess.Popen([os.path.join(ROOT, '.venv/bin/python'), os.path.join(ROOT, 'Fixtures/peer/peer.py'),
+                             '--sensor-period-ms', str(period_ms), '--sensor-timestamps'],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = None
+    try:
+        line = peer.stdout.readline()
+        if not line.startswith('READY '):
+            sys.exit(f'the peer did not start: {line!r}')
+        fields = dict(part.split('=', 1) for part in line.split()[1:] if '=' in part)
+        address = fields['address']
+        config = os.path.join(directory, 'gateway.yaml')
+        with open(config, 'w') as out:
+            out.write(f'gateway: gwb\ntransport: {fields["transport"]}\nbroker: mqtt://127.0.0.1:{port}\n'
+                      f'homeassistant: off\nqueue: 1000000\nstats_every: 1h\nperipherals:\n'
+                      f'  - address: {address}/random\n    subscribe:\n      - {{service: 180D, characteristic: 2A37}}\n')
+        topic = f'bluejay/gwb/{address}/180D/2A37'
+        subscriber = Subscriber(port, topic)
+        environment = dict(os.environ, BLUEJAY_STORE=os.path.join(directory, 'store'))
+        process = subprocess.Popen([gateway, config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+        # Streaming: wait for the first values, then a second more to settle.
+        warm = subscriber.values(0.5)
+        deadline = time.monotonic() + 20
+        while not warm and time.monotonic() < deadline:
+            warm = subscriber.values(0.5)
+        if not warm:
+            sys.exit('gateway bench: no value reached the subscriber in 20 s')
+        subscriber.values(1.0)
+        before = cpu_ms(process.pid)
+        start = time.monotonic()
+        received = subscriber.values(seconds)
+        elapsed = time.monotonic() - start
+        spent = cpu_ms(process.pid) - before
+        subscriber.close()
+        latencies = []
+        samples = []
+        for arrival, payload in received:
+            value = bytes.fromhex(payload.decode())
+            if len(value) >= 11:
+                samples.append(struct.unpack_from('<H', value, 1)[0])
+                latencies.append((arrival - struct.unpack_from('<Q', value, 3)[0]) / 1e6)
+        latencies.sort()
+        # How far the sensor's count moved while these arrived (it wraps at 65535): more
+        # than arrived means the gateway fell behind or lost some, not the sensor.
+        advanced = sum((b - a) % 0xFFFF for a, b in zip(samples, samples[1:]))
+        return {'values': len(received), 'seconds': elapsed, 'values_per_s': len(received) / elapsed,
+                'offered_per_s': 1000 / period_ms, 'samples_spanned': advanced + 1 if samples else 0, 'cpu_ms': spent,
+                'cpu_ms_per_value': spent / len(received) if received else None,
+                'latency_p50_ms': latencies[len(latencies) // 2] if latencies else None,
+                'latency_p99_ms': latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else None}
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait()
+        peer.terminate()
+        peer.wait()
+        broker.terminate()
+        broker.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def gateway_bench(gateway, seconds=5):
+    """The `gateway` object of bench/results.json."""
+    print('gateway: notification -> bluejay-gateway -> mosquitto -> subscriber (one sensor, QoS 1 publish)')
+    paced = run(gateway, 1.0, seconds)
+    flat_out = run(gateway, 0.05, seconds)
+    print(f'  at {paced["offered_per_s"]:.0f} values/s offered: latency p50 {paced["latency_p50_ms"]:.2f} ms, '
+          f'p99 {paced["latency_p99_ms"]:.2f} ms, {paced["cpu_ms_per_value"] * 1000:.1f} µs CPU per value')
+    print(f'  at {flat_out["offered_per_s"]:.0f} values/s offered: {flat_out["values_per_s"]:.0f} values/s reached the subscriber, '
+          f'{flat_out["cpu_ms_per_value"] * 1000:.1f} µs CPU per value (their samples spanned {flat_out["samples_spanned"]}, '
+          f'{flat_out["values"]} arrived)')
+    print()
+    return {'values_per_s': flat_out['values_per_s'], 'latency_p50_ms': paced['latency_p50_ms'],
+            'latency_p99_ms': paced['latency_p99_ms'], 'cpu_ms_per_value': flat_out['cpu_ms_per_value'],
+            'cpu_ms_per_value_at_1000_per_s': paced['cpu_ms_per_value'],
+            'paced': paced, 'flat_out': flat_out}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--gateway', required=True, help='a release build of bluejay-gateway')
+    parser.add_argument('--seconds', type=float, default=5)
+    parser.add_argument('--merge', help='write the figures as the `gateway` object of this results file')
+    options = parser.parse_args()
+    figures = gateway_bench(options.gateway, options.seconds)
+    print(json.dumps(figures, indent=2, sort_keys=True))
+    if options.merge:
+        with open(options.merge) as source:
+            results = json.load(source)
+        # Measured on its own, not in the run the rest of the file comes from: say when and at what.
+        commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+        figures['measured_alone'] = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'commit': commit}
+        results['gateway'] = figures
+        with open(options.merge, 'w') as out:
+            json.dump(results, out, indent=2, sort_keys=True)
+            out.write('\n')
+
+
+if __name__ == '__main__':
+    main()
