@@ -129,9 +129,12 @@ public final class Bluejay {
     var followed: (peripheral: Peripheral, link: LinkStatus.Snapshot)? {
         if case let .following(peripheral, _) = linkState { (peripheral, peripheral.status.snapshot) } else { nil }
     }
-    /// The link while it is up (also while it is being disconnected).
+    /// The link while it is up (also while it is being disconnected), once the app has been
+    /// told of it: a link the peripheral has remade counts from the moment Bluejay reports
+    /// it (observers, statistics), so `isConnected` never runs ahead of `connected(to:)`.
     var connection: Connection? {
-        guard let (peripheral, link) = followed, let handle = link.connectedHandle else { return nil }
+        guard case let .following(peripheral, reported?) = linkState,
+              let handle = peripheral.status.snapshot.connectedHandle, handle == reported else { return nil }
         return Connection(handle: handle, owner: peripheral)
     }
 

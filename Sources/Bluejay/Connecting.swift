@@ -247,13 +247,15 @@ extension Bluejay {
         if immediate { queue.cancelAll(.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
-            guard let (peripheral, _) = self.followed, let link = self.connection else {
+            // The peripheral's link as it stands, reported to the app yet or not (one remade
+            // a moment ago is ended all the same).
+            guard let (peripheral, status) = self.followed, let handle = status.connectedHandle else {
                 if let stoppedReconnecting, operation.claim() { completion?(.success(stoppedReconnecting)) }
                 return operation.fail(.notConnected)
             }
             let outcome = await Task { @BluetoothActor () -> BluejayError? in
                 do throws(ConnectionError) {
-                    try await peripheral.endLink(link.handle)
+                    try await peripheral.endLink(handle)
                     return nil
                 } catch {
                     return .connection(error)
@@ -261,10 +263,16 @@ extension Bluejay {
             }.value
             // The controller refused: the link is still up.
             if let outcome { return operation.fail(outcome) }
-            self.linkEnded(link.handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
+            if case .following(_, reported: handle) = self.linkState {
+                self.linkEnded(handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
+            } else if case .following = self.linkState {
+                // Remade and ended before the app heard of it: it hears nothing of that link.
+                self.linkState = .idle
+                self.endListens(.disconnected(.connectionTerminatedByLocalHost))
+            }
             // Asked for: nothing to restore after a restart.
             self.recordRestorationState()
-            if operation.claim() { completion?(.success(link.peripheral)) }
+            if operation.claim() { completion?(.success(peripheral.identifier)) }
         }, onFailure: { error in
             if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
         }))
