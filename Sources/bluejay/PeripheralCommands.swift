@@ -272,6 +272,7 @@ enum PeripheralSession {
         case let .subscriptionChanged(subscription):
             "handle \(hex(subscription.connection, digits: 4)) \(subscription.uuid): notifications \(subscription.notifications ? "on" : "off"), indications \(subscription.indications ? "on" : "off")"
         case let .valueWritten(write): "handle \(hex(write.connection, digits: 4)) wrote \(write.uuid): \(write.value.hexString())"
+        case let .paired(handle, method): "handle \(hex(handle, digits: 4)) paired (\(method))"
         }
     }
 

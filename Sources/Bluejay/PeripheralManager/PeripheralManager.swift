@@ -44,6 +44,9 @@ public enum PeripheralManagerEvent: Sendable, Equatable {
     /// A central wrote a characteristic's value (after the write handler, if any,
     /// accepted it).
     case valueWritten(GATTWriteRequest)
+    /// A central paired with us on this link (by this method); its keys are stored when
+    /// both sides bond.
+    case paired(ConnectionHandle, PairingMethod)
 }
 
 /// Our side as a peripheral: BlueCap's `PeripheralManager`, with async/await. Advertise,
@@ -108,6 +111,11 @@ public final class PeripheralManager {
             if setsUpLinks { Task { @BluetoothActor in await host.connections.setUp(handle) } }
         }
         advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
+        let paired = host.security.onPaired
+        host.security.onPaired = { [weak self] handle, method, bond in
+            paired?(handle, method, bond)
+            self?.emit(.paired(handle, method))
+        }
     }
 
     /// Stops watching, ends every link and closes the stack.
@@ -220,6 +228,23 @@ public final class PeripheralManager {
     /// `host.security.isEncrypted(handle)`, or let values that need encryption wait for it.
     public func requestSecurity(on handle: ConnectionHandle) throws(PeripheralManagerError) {
         do { try host.security.requestSecurity(handle) } catch { throw .security(error) }
+    }
+
+    // MARK: - Security
+
+    /// How centrals pair with us: our IO capability (with the central's, it picks Just
+    /// Works, Passkey Entry or Numeric Comparison), bonding, MITM, whether legacy pairing is
+    /// refused. Set it before a central pairs.
+    public var pairingPolicy: PairingPolicy {
+        get { host.security.policy }
+        set { host.security.policy = newValue }
+    }
+
+    /// Shows the passkey a central's user types, takes the passkey a central shows, and
+    /// confirms the numeric comparison value; without one only Just Works completes.
+    public var pairingDelegate: (any PairingDelegate)? {
+        get { host.security.delegate }
+        set { host.security.delegate = newValue }
     }
 
     // MARK: - Events
