@@ -17,6 +17,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `reliable_write` | `writes`: `[{handle, value}]` | each prepared, the echo checked, then executed |
 | `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
 | `unsubscribe` | `handle` | writes 0000 to the CCCD |
+| `listen` | `handle`, `indicate` (default false) | collects the values of `handle` from now on WITHOUT writing the CCCD: what a bonded central does on a new link, its subscription kept by the server |
 | `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
 | `pair` | `sc` (default true), `mitm` (default true), `io` (`none` default, `display`, `display-yesno`, `keyboard`, `keyboard-display`), `bonding` (default true), `wait` (default true) | pairs as the initiator and encrypts: `encrypted`, `method`. With `wait` false it answers at once; `pair_wait` gives the result. A Security Request from the peripheral starts a pairing with the last options by itself |
 | `pair_wait` | `timeout` (s, default 30) | the result of the pairing started with `wait` false: `encrypted`, or the failure |
@@ -284,6 +285,18 @@ class CentralDriver:
             self._wake()
 
         await self.peer.subscribe(characteristic, on_value, prefer_notify=not indicate)
+        return {}
+
+    async def listen(self, handle: int, indicate: bool = False) -> dict:
+        self.values[handle] = []
+
+        def on_value(value, handle=handle):
+            self.values.setdefault(handle, []).append(bytes(value))
+            self._wake()
+
+        client = self.peer.gatt_client
+        subscribers = client.indication_subscribers if indicate else client.notification_subscribers
+        subscribers.setdefault(handle, set()).add(on_value)
         return {}
 
     async def unsubscribe(self, handle: int) -> dict:

@@ -25,6 +25,9 @@ public final class SecurityManager {
     public var entropy = PairingEntropy.system
     /// Told after each pairing that completed: the link, the method and the bond.
     public var onPaired: ((ConnectionHandle, PairingMethod, Bond) -> Void)?
+    /// As the peripheral: told when a central encrypted a link with the key of its stored
+    /// bond (a bonded central came back), with that bond.
+    public var onEncryptedWithBond: ((ConnectionHandle, Bond) -> Void)?
 
     /// How a link stands.
     private enum LinkState {
@@ -389,6 +392,8 @@ public final class SecurityManager {
             if !enabled {
                 links[handle]?.state = .unencrypted
                 links[handle]?.storedKey = false
+            } else if status.isSuccess, links[handle]?.storedKey == true, let bond = bond(for: handle) {
+                onEncryptedWithBond?(handle, bond)
             }
             return
         }

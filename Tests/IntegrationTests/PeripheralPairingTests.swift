@@ -161,3 +161,59 @@ extension IntegrationTests {
         #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
     }
 }
+
+extension IntegrationTests {
+    /// A bonded central's subscriptions survive its link (Part G, 3.3.3.3): it subscribes,
+    /// pairs, leaves; we add a service while it is away; it comes back and encrypts with the
+    /// bond, writing no CCCD: our next notification reaches it, and Service Changed (which it
+    /// had turned on) tells it the new service's handles (7.1). A central that did not bond
+    /// gets nothing of this: its subscriptions go with its link.
+    @Test(.hangGuard) func aBondedCentralKeepsItsSubscriptions() async throws {
+        let central = try await TestCentral()
+        defer { central.stop() }
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-cccd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(atPath: store.path) }
+        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Bonded", store: store, logger: .silent)
+        defer { manager.close() }
+        var events = manager.events().makeAsyncIterator()
+        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
+            MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
+        ]))
+        let stream = Int(served.characteristics[0].valueHandle.rawValue)
+        let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
+        try await manager.startAdvertising(name: "Bluejay Bonded", uuids: [Self.periphService])
+
+        let found = try await central.send(["op": "scan", "name": "Bluejay Bonded"])
+        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        guard case .connected? = await events.next() else { Issue.record("no connection event"); return }
+        try await central.send(["op": "discover"])
+        try await central.send(["op": "subscribe", "handle": stream])
+        try await central.send(["op": "subscribe", "handle": serviceChanged, "indicate": true])
+        #expect(try await central.send(["op": "pair"])["encrypted"] as? Bool == true)
+        try await central.send(["op": "disconnect"])
+        while let event = await events.next() {
+            if case .disconnected = event { break }
+        }
+        #expect(try manager.subscribers(of: Self.periphStream).isEmpty)
+
+        // The database changes while the central is away.
+        let added = try manager.add(MutableService(uuid: Self.periphIndicated, characteristics: [
+            MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1]),
+        ]))
+
+        let again = try await central.send(["op": "scan", "name": "Bluejay Bonded"])
+        try await central.send(["op": "connect", "address": again["address"] as Any, "address_type": again["address_type"] as Any])
+        guard case let .connected(relink, _)? = await events.next() else { Issue.record("no reconnection event"); return }
+        try await central.send(["op": "listen", "handle": stream])
+        try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
+        #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
+        #expect(await eventually { (try? manager.subscribers(of: Self.periphStream).map(\.connection)) == [relink] })
+        let changed = try await central.send(["op": "values", "handle": serviceChanged, "count": 1])
+        #expect((changed["values"] as? [String])?.map { hexBytes($0) } == [Self.littleEndian(added.service.handle) + Self.littleEndian(added.service.endGroupHandle)])
+        try await manager.updateValue([0xB0, 0x4D], for: Self.periphStream)
+        #expect((try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["b04d"])
+    }
+
+    /// A handle as ATT carries it.
+    nonisolated static func littleEndian(_ handle: AttributeHandle) -> [UInt8] { [UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8)] }
+}

@@ -112,9 +112,19 @@ public final class PeripheralManager {
         }
         advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
         let paired = host.security.onPaired
-        host.security.onPaired = { [weak self] handle, method, bond in
+        host.security.onPaired = { [weak self, weak host] handle, method, bond in
             paired?(handle, method, bond)
+            // A central that bonded: its subscriptions are kept for its next links.
+            if let host, let address = bond.identityAddress, host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
+                self?.server.bind(handle, toBondedClient: bond.address)
+            }
             self?.emit(.paired(handle, method))
+        }
+        // A bonded central back, encrypted with its bond: its subscriptions apply again
+        // and it hears of database changes made while it was away.
+        host.security.onEncryptedWithBond = { [weak self, weak host] handle, bond in
+            guard let self, let bearer = try? host?.bearers.bearer(for: handle) else { return }
+            server.restoreBondedClient(bond.address, on: bearer)
         }
     }
 
@@ -158,7 +168,8 @@ public final class PeripheralManager {
     // MARK: - Services
 
     /// Adds `service` to the database (after every service there) and returns where its
-    /// characteristics landed. Centrals subscribed to Service Changed are told.
+    /// characteristics landed. Centrals subscribed to Service Changed are told; bonded
+    /// centrals away now are told when they come back.
     @discardableResult
     public func add(_ service: MutableService) throws(PeripheralManagerError) -> ServedService {
         let served: ServedService
