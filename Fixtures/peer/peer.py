@@ -43,6 +43,7 @@ DEBUG_HCI = False
 DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
 HOST_FACING_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0A'
+SECOND_HOST_PUBLIC_ADDRESS = 'B1:E7:00:00:00:09'  # --two-hosts: the second host's controller
 PERIPHERAL_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0B'  # the next peripherals: ...:0C, ...:0D, ...
 MAX_PERIPHERALS = 8
 CUSTOM_UUID_FORMAT = 'B1E7{:04X}-9D3B-4C7A-8A5E-6F2D0C1B0A00'
@@ -157,6 +158,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='MPS of the echo channels (default 247; 64..65533)')
     parser.add_argument('--l2cap-credits', type=int, default=32, metavar='N',
                         help='initial credits the echo channels grant, topped up at half (default 32; 1..65535)')
+    parser.add_argument('--two-hosts', action='store_true',
+                        help='no Bumble device: TWO host-facing controllers on one link, each on a TCP '
+                        'port of its own (READY transport=... transport2=...), for two hosts of ours '
+                        '(a central and a peripheral) to reach each other')
     parser.add_argument('--central', action='store_true',
                         help='controller B is a central driven by JSON commands on stdin (see central.py) '
                              'instead of the GATT peripheral: for testing the host as a peripheral')
@@ -179,6 +184,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--l2cap-mps must be in 64..65533')
     if not 1 <= args.l2cap_credits <= 0xFFFF:
         parser.error('--l2cap-credits must be in 1..65535')
+    if args.two_hosts and args.unix:
+        parser.error('--two-hosts serves TCP only')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -1712,10 +1719,12 @@ class HostSession(asyncio.Protocol):
 
 
 class PeerServer:
-    def __init__(self, options):
+    def __init__(self, options, link=None, public_address=HOST_FACING_PUBLIC_ADDRESS, port=None):
         self.options = options
         self.loop = asyncio.get_running_loop()
-        self.link = PeerLink()
+        self.link = link or PeerLink()
+        self.public_address = public_address
+        self.port = options.port if port is None else port
         self.session: HostSession | None = None
         self.snoop = BtSnoopWriter(options.snoop, options.snoop_flush) if options.snoop else None
         self.muted = set(options.mute_opcode)
@@ -1803,7 +1812,7 @@ class PeerServer:
 
     def new_host_facing_controller(self, session: HostSession) -> HostFacingController:
         return HostFacingController(session, self.options, link=self.link,
-                                    public_address=HOST_FACING_PUBLIC_ADDRESS)
+                                    public_address=self.public_address)
 
     def host_side_of(self, device: Device, peripheral_handle: int):
         '''(controller A, A's connection) linked to this peripheral's connection.'''
@@ -1890,7 +1899,7 @@ class PeerServer:
                 lambda: HostSession(self), path)
             return f'unix:{path}'
         self.server = await self.loop.create_server(
-            lambda: HostSession(self), '127.0.0.1', options.port, reuse_address=True)
+            lambda: HostSession(self), '127.0.0.1', self.port, reuse_address=True)
         port = self.server.sockets[0].getsockname()[1]
         return f'tcp:127.0.0.1:{port}'
 
@@ -1971,7 +1980,16 @@ async def run(options) -> int:
     # Only the READY line goes to stdout: anything else printed goes to stderr.
     ready_out, sys.stdout = sys.stdout, sys.stderr
     server = PeerServer(options)
+    second = None
     try:
+        if options.two_hosts:
+            second = PeerServer(options, link=server.link, public_address=SECOND_HOST_PUBLIC_ADDRESS, port=0)
+            transport = await server.listen()
+            transport2 = await second.listen()
+            ready_out.write(f'READY transport={transport} transport2={transport2} name=two hosts\n')
+            ready_out.flush()
+            why = await stop
+            return 0
         if options.central:
             import central
             driver = await central.start_central(server.link, PeerController, PeerHost, options.address,
@@ -1998,6 +2016,8 @@ async def run(options) -> int:
     finally:
         watcher.cancel()
         server.close()
+        if second is not None:
+            second.close()
     logger.info('exit (%s)', why)
     return 0
 

@@ -25,6 +25,8 @@ final class TestPeer: @unchecked Sendable {
     let process = Process()
     /// `tcp:127.0.0.1:PORT`.
     let transport: String
+    /// With `--two-hosts`: the second host's controller, on the same link.
+    let transport2: String?
     /// The (first) peripheral's address.
     let address: String
     /// Every peripheral's address in order: `address`, then `address2=`, `address3=`, ...
@@ -60,10 +62,12 @@ final class TestPeer: @unchecked Sendable {
             let pair = part.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
         }
-        guard let transport = fields["transport"], let address = fields["address"] else {
+        // `--two-hosts` runs no peripheral of its own: no address, a second transport.
+        guard let transport = fields["transport"], let address = fields["address"] ?? fields["transport2"].map({ _ in "" }) else {
             throw TestPeerError(description: "unexpected READY line '\(text)'")
         }
         self.transport = transport
+        transport2 = fields["transport2"]
         self.address = address
         var addresses = [address]
         while let next = fields["address\(addresses.count + 1)"] { addresses.append(next) }
