@@ -19,10 +19,7 @@ import HCI
 func peripheralNotifyRun(count: Int, payload: Int) async throws -> RunFigures {
     let path = try await NotifyPath(count: count, payload: payload)
     defer { path.close() }
-    let cpuBefore = processCPUSeconds()
-    let start = ContinuousClock.now
-    _ = try path.run()
-    return RunFigures(count: count, elapsed: ContinuousClock.now - start, cpu: processCPUSeconds() - cpuBefore)
+    return try await timed(count: count) { _ = try path.run() }
 }
 
 /// Our peripheral on `transport`, notifying a subscribed central `count` times.

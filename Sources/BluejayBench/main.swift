@@ -51,12 +51,17 @@ import Glibc
 func receiveRun(count: Int, payload: Int) async throws -> RunFigures {
     let path = try await ReceivePath(count: count, payload: payload)
     defer { path.close() }
+    return await timed(count: count) { await path.run() }
+}
+
+/// `count` values handled by `body`, per wall and per CPU second of the process.
+@BluetoothActor
+func timed(count: Int, _ body: @BluetoothActor () async throws -> Void) async rethrows -> RunFigures {
     let cpuBefore = processCPUSeconds()
     let start = ContinuousClock.now
-    await path.run()
+    try await body()
     let elapsed = ContinuousClock.now - start
-    let cpu = processCPUSeconds() - cpuBefore
-    return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
+    return RunFigures(count: count, elapsed: elapsed, cpu: processCPUSeconds() - cpuBefore)
 }
 
 /// One send run: host CPU µs per Write Command, and whether a buffer sat free while packets

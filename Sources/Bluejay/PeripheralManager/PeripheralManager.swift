@@ -258,6 +258,13 @@ public final class PeripheralManager {
         set { host.security.delegate = newValue }
     }
 
+    /// Sets ``pairingPolicy`` and ``pairingDelegate`` at once (from outside the stack's
+    /// actor, where the properties cannot be set).
+    public func configurePairing(_ policy: PairingPolicy, delegate: (any PairingDelegate)?) {
+        pairingPolicy = policy
+        pairingDelegate = delegate
+    }
+
     // MARK: - Events
 
     /// Connections, disconnections, subscriptions and writes from now on, in order.

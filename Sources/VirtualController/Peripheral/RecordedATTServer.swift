@@ -3,7 +3,7 @@ import BluetoothCore
 import HCI
 
 /// A recorded peer's database served over a real controller (`bluejay serve --from-trace`):
-/// the ``RecordedServer`` a `mock:` virtual peripheral answers from, behind the host's own
+/// the `RecordedServer` a `mock:` virtual peripheral answers from, behind the host's own
 /// ATT bearers. Requests get the recorded answers (handles as recorded, refusals as
 /// recorded, values needing security refused until ``isEncrypted`` says the link is); the
 /// notifications and indications the recording shows after a write follow its response,
