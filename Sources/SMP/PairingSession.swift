@@ -47,15 +47,17 @@ final class PairingSession {
     let delegate: (any PairingDelegate)?
     /// Our identity keys, distributed when the peer asks (IdKey).
     let localIRK: SecretBytes
-    /// Our signature key, distributed when the peer asks (SignKey).
-    let localCSRK: SecretBytes
+    /// Our signature key, distributed when the peer asks (SignKey): made (from the
+    /// entropy) only then, so a pairing that distributes none draws the same octets as
+    /// before it existed (a replayed pairing's recorded values depend on them).
+    let localCSRK: @BluetoothActor () -> SecretBytes
     /// Nonces, passkeys and the key pair come from here.
     let entropy: PairingEntropy
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
 
-    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, localCSRK: SecretBytes,
+    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, localCSRK: @escaping @BluetoothActor () -> SecretBytes,
          entropy: PairingEntropy = .system) {
         self.entropy = entropy
         self.localCSRK = localCSRK
@@ -404,7 +406,7 @@ final class PairingSession {
             try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
         }
         if keys.contains(.signingKey) {
-            try link.send(SigningInformation(signatureKey: localCSRK.withTemporaryCopy { SecretValue($0) }))
+            try link.send(SigningInformation(signatureKey: localCSRK().withTemporaryCopy { SecretValue($0) }))
         }
         return distributed
     }

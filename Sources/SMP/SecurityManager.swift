@@ -252,7 +252,7 @@ public final class SecurityManager {
             link: PairingSession.Link(
                 handle: handle, role: role, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
-            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: localCSRK, entropy: entropy)
+            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [unowned self] in localCSRK }, entropy: entropy)
         links[handle, default: Link()].session = session
         links[handle]?.pairingFailed = false
         let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in

@@ -109,9 +109,8 @@ extension SecurityManagerTests {
         let rig = try await rig(PairingPolicy(ioCapability: .displayOnly))
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         rig.security.entropy = .seeded(0x35)
-        // The same stream: our IRK and CSRK are made first (16 octets each), then the key pair.
+        // The same stream: our IRK is made first (16 octets), then the key pair.
         let entropy = PairingEntropy.seeded(0x35)
-        _ = entropy.bytes(16)
         _ = entropy.bytes(16)
         let raw = entropy.privateKey().publicKey.rawRepresentation
         var y = Array(raw[32..<64].reversed())
