@@ -176,6 +176,11 @@ package final class SendPath {
     /// Sends the Write Commands; returns how often a controller buffer sat free while
     /// packets were queued (the queue must refill at once: 0).
     package func run() throws -> Int {
+        try run { [stack, value] in try stack.client.writeWithoutResponse(0x0026, value) }
+    }
+
+    /// Sends `count` packets with `send` (one packet each) as ``run()`` sends Write Commands.
+    package func run(_ send: () throws -> Void) throws -> Int {
         var idleWhileQueued = 0
         let before = stack.fake.sentACLCount
         var sent = 0
@@ -184,7 +189,7 @@ package final class SendPath {
         // completes what it holds, and the host must refill every freed buffer at once.
         while sent < count {
             let burst = min(Int(Self.buffers) * 4, count - sent)
-            for _ in 0..<burst { try stack.client.writeWithoutResponse(0x0026, value) }
+            for _ in 0..<burst { try send() }
             sent += burst
             while completed < sent {
                 let inFlight = sent - completed - (stack.controller.aclFlow?.queuedCount ?? 0)
@@ -193,7 +198,7 @@ package final class SendPath {
                 if let flow = stack.controller.aclFlow, flow.available > 0, flow.queuedCount > 0 { idleWhileQueued += 1 }
             }
         }
-        precondition(stack.fake.sentACLCount - before >= count, "\(stack.fake.sentACLCount - before) of \(count) Write Commands reached the controller")
+        precondition(stack.fake.sentACLCount - before >= count, "\(stack.fake.sentACLCount - before) of \(count) packets reached the controller")
         return idleWhileQueued
     }
 
@@ -221,3 +226,45 @@ package struct UncheckedSendableBox<Value>: @unchecked Sendable {
     package let value: Value
     package init(_ value: Value) { self.value = value }
 }
+
+/// The peripheral's send path in memory: a GATT server with one notifying characteristic,
+/// the client on the link subscribed; N notifications of `payload` bytes go GATT server →
+/// ATT → L2CAP → the ACL queue, the controller returning buffers as ``SendPath`` does.
+@BluetoothActor
+package final class NotifyPath {
+    package let path: SendPath
+    package let server: GATTServer
+    private let valueHandle: AttributeHandle
+    private let value: [UInt8]
+
+    package init(count: Int, payload: Int) async throws {
+        path = try await SendPath(count: count, payload: payload)
+        server = GATTServer(deviceName: "Bluejay bench")
+        let served = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
+            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.notify]),
+        ]))
+        valueHandle = served.characteristics[0].valueHandle
+        value = [UInt8](repeating: 0x5A, count: payload)
+        let bearer = try path.stack.bearers.bearer(for: benchConnection)
+        bearer.server = server
+        // The client turns notifications on (a Write Request to the CCCD; its response is
+        // the one packet in flight before the run).
+        let cccd = served.characteristics[0].cccdHandle!.rawValue
+        bearer.receive([0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00][...])
+        precondition(server.subscribers(of: valueHandle).count == 1, "the bench client did not subscribe")
+        path.stack.controller.receiveNow(.packets([.event(HCIEvent.numberOfCompletedPackets(
+            NumberOfCompletedPackets(completions: [(benchConnection, 1)])).packet)]))
+    }
+
+    /// Sends the notifications; returns how often a buffer sat free while packets were queued.
+    package func run() throws -> Int {
+        try path.run { [server, valueHandle, value] in
+            guard server.notify(valueHandle, value: value) == [benchConnection] else { throw NotifyPathError.notSent }
+        }
+    }
+
+    package func close() { path.close() }
+}
+
+/// A notification the server did not send.
+package enum NotifyPathError: Error { case notSent }

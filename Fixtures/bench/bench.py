@@ -44,6 +44,7 @@ import time
 
 import footprint as footprint_report
 from gateway_bench import gateway_bench
+import peripheral as peripheral_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACES = sorted(glob.glob(os.path.join(os.path.dirname(ROOT), 'shared', 'traces', '*.btsnoop')))
@@ -597,6 +598,9 @@ def main():
 
     results['mock_startup'] = mock_startup(options.bluejay, options.runs)
     results['central'] = central_scaling(options.bench, 3, 20000)
+    # Issue 35: notifications sent as the peripheral (in memory, to the Bumble central) and
+    # the RSS of `bluejay serve` (Fixtures/bench/peripheral.py).
+    results['peripheral'] = peripheral_report.peripheral(options.bluejay, options.bench, max(options.runs, 5), options.notifications)
 
     peer, transport, address = start_peer()
     try:

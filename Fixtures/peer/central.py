@@ -17,8 +17,14 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `reliable_write` | `writes`: `[{handle, value}]` | each prepared, the echo checked, then executed |
 | `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
 | `unsubscribe` | `handle` | writes 0000 to the CCCD |
+| `listen` | `handle`, `indicate` (default false) | collects the values of `handle` from now on WITHOUT writing the CCCD: what a bonded central does on a new link, its subscription kept by the server |
 | `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
-| `pair` | | pairs (LE Secure Connections, Just Works, bonding) and encrypts: `encrypted`. A Security Request from the peripheral starts the same pairing by itself |
+| `pair` | `sc` (default true), `mitm` (default true), `io` (`none` default, `display`, `display-yesno`, `keyboard`, `keyboard-display`), `bonding` (default true), `wait` (default true) | pairs as the initiator and encrypts: `encrypted`, `method`. With `wait` false it answers at once; `pair_wait` gives the result. A Security Request from the peripheral starts a pairing with the last options by itself |
+| `pair_wait` | `timeout` (s, default 30) | the result of the pairing started with `wait` false: `encrypted`, or the failure |
+| `pairing_output` | `timeout` | the number Bumble's user was shown (passkey or numeric comparison value): `number`, `kind` (`passkey` or `compare`) |
+| `pairing_input` | `number` | the passkey Bumble's user types (answered once pairing asks for it) |
+| `keys` | | what the keystore holds for the peer: `address`, `ltk` (Secure Connections), `ltk_central` (a legacy LTK the peripheral gave, with `ediv`, `rand`), `irk`, `csrk`, `authenticated` |
+| `encrypt` | | encrypts with the bond's key (as on a reconnection): `encrypted` |
 | `disconnect` | `reason` (default 0x13) | `reason`: the reason the host reported |
 | `wait_disconnection` | `timeout` | `reason` once the link ends |
 
@@ -34,6 +40,7 @@ import sys
 from bumble import att, gatt, hci
 from bumble.core import UUID, PhysicalTransport
 from bumble.device import Device, DeviceConfiguration, Peer
+from bumble.pairing import PairingConfig, PairingDelegate
 
 logger = logging.getLogger('peer.central')
 
@@ -51,6 +58,39 @@ def local_names(data: bytes) -> list[str]:
     return names
 
 
+IO_CAPABILITIES = {
+    'none': PairingDelegate.NO_OUTPUT_NO_INPUT,
+    'display': PairingDelegate.DISPLAY_OUTPUT_ONLY,
+    'display-yesno': PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT,
+    'keyboard': PairingDelegate.KEYBOARD_INPUT_ONLY,
+    'keyboard-display': PairingDelegate.DISPLAY_OUTPUT_AND_KEYBOARD_INPUT,
+}
+
+
+class TestPairingDelegate(PairingDelegate):
+    '''The user at the central, played by the test: what is shown goes to `outputs`, what is
+    typed comes from `inputs`; numeric comparison is accepted once shown.'''
+
+    def __init__(self, io: str):
+        every = (PairingDelegate.KeyDistribution.DISTRIBUTE_ENCRYPTION_KEY
+                 | PairingDelegate.KeyDistribution.DISTRIBUTE_IDENTITY_KEY
+                 | PairingDelegate.KeyDistribution.DISTRIBUTE_SIGNING_KEY)
+        super().__init__(io_capability=IO_CAPABILITIES[io], local_initiator_key_distribution=every,
+                         local_responder_key_distribution=every)
+        self.outputs: asyncio.Queue = asyncio.Queue()
+        self.inputs: asyncio.Queue = asyncio.Queue()
+
+    async def display_number(self, number: int, digits: int) -> None:
+        await self.outputs.put(('passkey', number))
+
+    async def compare_numbers(self, number: int, digits: int) -> bool:
+        await self.outputs.put(('compare', number))
+        return True
+
+    async def get_number(self) -> int | None:
+        return await self.inputs.get()
+
+
 class CentralDriver:
     '''Controller B's Device as a central, run by the commands of one test.'''
 
@@ -65,6 +105,13 @@ class CentralDriver:
         self.value_waiters: list = []
         self.characteristics: dict[int, object] = {}
         self.disconnected: asyncio.Future | None = None
+        self.pairing_delegate = TestPairingDelegate('none')
+        # The identity it distributes is the random address it connects with (Bumble's
+        # default, the public address, would not name it when it comes back).
+        self.pairing_config = PairingConfig(sc=True, mitm=True, bonding=True, delegate=self.pairing_delegate,
+                                            identity_address_type=PairingConfig.AddressType.RANDOM)
+        device.pairing_config_factory = lambda _connection: self.pairing_config
+        self.pairing: asyncio.Task | None = None
         device.on('advertisement', self.on_advertisement)
 
     # Scanning ------------------------------------------------------------------------------
@@ -125,10 +172,52 @@ class CentralDriver:
         except Exception:
             logger.exception('pairing after a Security Request')
 
-    async def pair(self) -> dict:
-        '''Pairs as the initiator with Bumble's defaults (LE Secure Connections, bonding,
-        NoInputNoOutput: Just Works) and encrypts.'''
-        await self.connection.pair()
+    async def pair(self, sc: bool = True, mitm: bool = True, io: str = 'none', bonding: bool = True, wait: bool = True) -> dict:
+        '''Pairs as the initiator (by default LE Secure Connections, bonding, NoInputNoOutput:
+        Just Works) and encrypts.'''
+        self.pairing_delegate = TestPairingDelegate(io)
+        self.pairing_config = PairingConfig(sc=sc, mitm=mitm, bonding=bonding, delegate=self.pairing_delegate,
+                                            identity_address_type=PairingConfig.AddressType.RANDOM)
+        self.pairing = asyncio.get_running_loop().create_task(self.connection.pair())
+        if not wait:
+            return {}
+        return await self.pair_wait()
+
+    async def pair_wait(self, timeout: float = 30) -> dict:
+        await asyncio.wait_for(self.pairing, timeout)
+        return {'encrypted': bool(self.connection.is_encrypted)}
+
+    async def pairing_output(self, timeout: float = 10) -> dict:
+        kind, number = await asyncio.wait_for(self.pairing_delegate.outputs.get(), timeout)
+        return {'kind': kind, 'number': number}
+
+    async def pairing_input(self, number: int) -> dict:
+        await self.pairing_delegate.inputs.put(number)
+        return {}
+
+    async def keys(self) -> dict:
+        keys = await self.device.keystore.get(str(self.connection.peer_address))
+        if keys is None:
+            for name, candidate in await self.device.keystore.get_all():
+                keys, address = candidate, name
+                break
+        else:
+            address = str(self.connection.peer_address)
+        if keys is None:
+            return {'address': None}
+        answer = {'address': address, 'authenticated': False}
+        for name in ('ltk', 'ltk_central', 'irk', 'csrk'):
+            key = getattr(keys, name)
+            if key is not None:
+                answer[name] = bytes(key.value).hex()
+                answer['authenticated'] = answer['authenticated'] or bool(key.authenticated)
+                if name == 'ltk_central':
+                    answer['ediv'] = key.ediv
+                    answer['rand'] = bytes(key.rand).hex()
+        return answer
+
+    async def encrypt(self) -> dict:
+        await self.connection.encrypt()
         return {'encrypted': bool(self.connection.is_encrypted)}
 
     # GATT ----------------------------------------------------------------------------------
@@ -196,6 +285,18 @@ class CentralDriver:
             self._wake()
 
         await self.peer.subscribe(characteristic, on_value, prefer_notify=not indicate)
+        return {}
+
+    async def listen(self, handle: int, indicate: bool = False) -> dict:
+        self.values[handle] = []
+
+        def on_value(value, handle=handle):
+            self.values.setdefault(handle, []).append(bytes(value))
+            self._wake()
+
+        client = self.peer.gatt_client
+        subscribers = client.indication_subscribers if indicate else client.notification_subscribers
+        subscribers.setdefault(handle, set()).add(on_value)
         return {}
 
     async def unsubscribe(self, handle: int) -> dict:

@@ -157,6 +157,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='MPS of the echo channels (default 247; 64..65533)')
     parser.add_argument('--l2cap-credits', type=int, default=32, metavar='N',
                         help='initial credits the echo channels grant, topped up at half (default 32; 1..65535)')
+    parser.add_argument('--two-hosts', action='store_true',
+                        help='no Bumble device: TWO host-facing controllers on one link, each on a TCP '
+                        'port of its own (READY transport=... transport2=...), for two hosts of ours '
+                        '(a central and a peripheral) to reach each other')
     parser.add_argument('--central', action='store_true',
                         help='controller B is a central driven by JSON commands on stdin (see central.py) '
                              'instead of the GATT peripheral: for testing the host as a peripheral')
@@ -194,8 +198,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error('--l2cap-mps must be in 64..65533')
     if not 1 <= args.l2cap_credits <= 0xFFFF:
         parser.error('--l2cap-credits must be in 1..65535')
+    if args.two_hosts:
+        # Two host-facing controllers and nothing else: --hosts 2 without the peripherals.
+        if args.hosts not in (1, 2):
+            parser.error('--two-hosts is --hosts 2 without peripherals; give one or the other')
+        args.hosts = 2
     if not 1 <= args.hosts <= 8 or (args.hosts > 1 and args.unix):
-        parser.error('--hosts must be in 1..8, on TCP')
+        parser.error('--hosts (and --two-hosts) must be in 1..8, on TCP')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -1798,6 +1807,7 @@ class PeerServer:
         self.options = options
         self.loop = asyncio.get_running_loop()
         self.link = PeerLink()
+        self.port = options.port
         self.session: HostSession | None = None
         self.snoop = BtSnoopWriter(options.snoop, options.snoop_flush) if options.snoop else None
         self.muted = set(options.mute_opcode)
@@ -1990,7 +2000,7 @@ class PeerServer:
                 lambda: HostSession(self), path)
             return f'unix:{path}'
         self.server = await self.loop.create_server(
-            lambda: HostSession(self), '127.0.0.1', options.port, reuse_address=True)
+            lambda: HostSession(self), '127.0.0.1', self.port, reuse_address=True)
         port = self.server.sockets[0].getsockname()[1]
         more = [await host_port.listen() for host_port in self.ports]
         return ' '.join([f'tcp:127.0.0.1:{port}'] + [f'transport{index + 2}={text}' for index, text in enumerate(more)])
@@ -2075,6 +2085,13 @@ async def run(options) -> int:
     ready_out, sys.stdout = sys.stdout, sys.stderr
     server = PeerServer(options)
     try:
+        if options.two_hosts:
+            # listen() names every host's transport: transport=… transport2=…
+            transport = await server.listen()
+            ready_out.write(f'READY transport={transport} name=two hosts\n')
+            ready_out.flush()
+            why = await stop
+            return 0
         if options.central:
             import central
             driver = await central.start_central(server.link, PeerController, PeerHost, options.address,

@@ -41,3 +41,4 @@
 @_exported import struct HCI.LEConnectionRequest
 @_exported import enum L2CAP.CreditBasedChannelError
 @_exported import enum SMP.SMPError
+@_exported import enum SMP.PairingMethod

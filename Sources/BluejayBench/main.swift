@@ -51,12 +51,17 @@ import Glibc
 func receiveRun(count: Int, payload: Int) async throws -> RunFigures {
     let path = try await ReceivePath(count: count, payload: payload)
     defer { path.close() }
+    return await timed(count: count) { await path.run() }
+}
+
+/// `count` values handled by `body`, per wall and per CPU second of the process.
+@BluetoothActor
+func timed(count: Int, _ body: @BluetoothActor () async throws -> Void) async rethrows -> RunFigures {
     let cpuBefore = processCPUSeconds()
     let start = ContinuousClock.now
-    await path.run()
+    try await body()
     let elapsed = ContinuousClock.now - start
-    let cpu = processCPUSeconds() - cpuBefore
-    return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
+    return RunFigures(count: count, elapsed: elapsed, cpu: processCPUSeconds() - cpuBefore)
 }
 
 /// One send run: host CPU µs per Write Command, and whether a buffer sat free while packets
@@ -96,12 +101,15 @@ let payload = option("--payload", 244)
 let count = option("--count", 200_000)
 let runs = option("--runs", 5)
 let appModes = ["seqpacket", "bluejay-listen", "central-values"]
-guard (4...244).contains(payload), count > 0, runs > 0, (["receive", "send", "central", "l2cap", "flood-peer"] + appModes).contains(mode) else {
+guard (4...244).contains(payload), count > 0, runs > 0,
+      (["receive", "send", "central", "l2cap", "flood-peer", "peripheral-notify", "peripheral-peer"] + appModes).contains(mode) else {
     FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
         + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
         + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n"
         + "       bluejay-bench seqpacket|bluejay-listen|central-values [--payload 4…244] [--count N] [--runs K] [--listen-buffer-limit N]\n"
-        + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n").utf8))
+        + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n"
+        + "       bluejay-bench peripheral-notify [--payload 4…244] [--count N] [--runs K]\n"
+        + "       bluejay-bench peripheral-peer --transport T [--payload 4…244] [--count N]\n").utf8))
     exit(64)
 }
 
@@ -209,6 +217,23 @@ if mode == "l2cap" {
         exit(64)
     }
     print(try await l2capRun(transport: transport, address: address, octets: count, runs: runs))
+    exit(0)
+}
+
+if mode == "peripheral-notify" {
+    var figures: [RunFigures] = []
+    for _ in 0..<runs { figures.append(try await peripheralNotifyRun(count: count, payload: payload)) }
+    print("{\"mode\": \"peripheral-notify\", \"payload\": \(payload), \"notifications\": \(count), "
+        + "\"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), \"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
+    exit(0)
+}
+
+if mode == "peripheral-peer" {
+    guard let transport = stringOption("--transport") else {
+        FileHandle.standardError.write(Data("peripheral-peer needs --transport\n".utf8))
+        exit(64)
+    }
+    print(try await peripheralPeerRun(transport: transport, count: count, payload: payload))
     exit(0)
 }
 

@@ -278,7 +278,17 @@ extension BondStore {
     /// bonds): the peer stores it with our identity address when we distribute IdKey. The
     /// arrays the file's octets pass through are wiped.
     func localIdentityResolvingKey(using entropy: PairingEntropy = .system) -> SecretBytes {
-        let name = "local-irk.key"
+        localKey("local-irk.key", using: entropy)
+    }
+
+    /// Our own CSRK (wire order), made once and kept like the IRK: the peer stores it when
+    /// we distribute SignKey, to check data we sign.
+    func localSignatureKey(using entropy: PairingEntropy = .system) -> SecretBytes {
+        localKey("local-csrk.key", using: entropy)
+    }
+
+    /// A 16-octet key of ours in the file `name`, made from `entropy` the first time.
+    private func localKey(_ name: String, using entropy: PairingEntropy) -> SecretBytes {
         if var stored = try? directory.read(name) {
             defer { SecretBytes.wipe(&stored) }
             if let key = Bond.secret(SecretBytes(stored.prefix(32)), count: 16) { return key }

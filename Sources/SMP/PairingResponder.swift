@@ -4,32 +4,62 @@ import HCI
 
 extension PairingSession {
     /// Runs a pairing as the peripheral (responder) after the central's Pairing Request
-    /// (Part H, 2.3): our Pairing Response, then LE Secure Connections with Just Works
-    /// (public keys, our confirm and nonce, the DHKey checks), encryption when the central
-    /// starts it with the LTK (``Link/encrypt`` waits for that), and the key distribution,
-    /// ours first (3.6.1). LE legacy pairing and the methods that need input or output are
-    /// refused with Pairing Failed (Authentication Requirements): not built as responder yet.
+    /// (Part H, 2.3): our Pairing Response, then LE Secure Connections (Just Works, Numeric
+    /// Comparison, Passkey Entry) or LE legacy pairing (Just Works, Passkey Entry), the
+    /// central's encryption with the LTK or STK (``Link/encrypt`` waits for it), and the key
+    /// distribution, ours first (3.6.1).
     func respond(to request: PairingFeatures) async throws(SMPError) -> Outcome {
-        var authentication: AuthenticationRequirements = []
         let bonding = policy.bonding && request.authentication.contains(.bonding)
+        let secureConnections = policy.secureConnections && request.authentication.contains(.secureConnections)
+        if policy.secureConnectionsOnly, !secureConnections {
+            _ = fail(.authenticationRequirements, "Secure Connections required")
+            throw .secureConnectionsRequired
+        }
+        var authentication: AuthenticationRequirements = []
         if bonding { authentication.insert(.bonding) }
+        if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
-        // Under Secure Connections the LTK comes from f5: EncKey is not distributed.
+        // What we send: an LTK (legacy only: under Secure Connections it comes from f5),
+        // our identity, our CSRK. What we take: the central's identity and CSRK (its own
+        // legacy LTK would serve only roles reversed).
+        let ours: KeyDistribution = secureConnections ? [.identityKey, .signingKey] : [.encryptionKey, .identityKey, .signingKey]
         let response = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
-                                       initiatorKeys: bonding ? request.initiatorKeys.intersection(.identityKey) : [],
-                                       responderKeys: bonding ? request.responderKeys.intersection(.identityKey) : [])
+                                       initiatorKeys: bonding ? request.initiatorKeys.intersection([.identityKey, .signingKey]) : [],
+                                       responderKeys: bonding ? request.responderKeys.intersection(ours) : [])
         try link.send(PairingResponse(features: response))
-        let secureConnections = request.authentication.contains(.secureConnections) && response.authentication.contains(.secureConnections)
-        guard secureConnections else {
-            throw fail(.authenticationRequirements, "LE legacy pairing as the peripheral is not supported")
-        }
-        let method = PairingMethod.select(initiator: request, responder: response, secureConnections: true)
-        guard method == .justWorks else {
-            throw fail(.authenticationRequirements, "\(method) as the peripheral is not supported (Just Works only)")
-        }
+        let method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections)
         let keySize = Int(min(request.maximumKeySize, response.maximumKeySize))
 
-        // Public keys: the initiator's first (Part H, 2.3.5.6.1).
+        let key = if secureConnections {
+            mask(try await respondSecureConnections(request, response, method), keySize)
+        } else {
+            mask(try await respondLegacy(request, response, method), keySize)
+        }
+        // The central starts encryption (EDIV and Rand zero for both the LTK and the STK);
+        // the controller asks us for this key.
+        try await link.encrypt(key, 0, [UInt8](repeating: 0, count: 8))
+
+        // Key distribution: the responder's keys first, then the initiator's (3.6.1).
+        let distributed = try distributeKeys(response.responderKeys, keySize: keySize)
+        var keys = ReceivedKeys()
+        try await receiveKeys(response.initiatorKeys, into: &keys)
+        let identity = keys.identityAddress ?? (link.peer.type, link.peer.address)
+        // The key the central encrypts with next time: the Secure Connections LTK, or the
+        // legacy LTK we distributed, named by its EDIV and Rand.
+        let bondKey = distributed ?? DistributedKey(longTermKey: key, ediv: 0, random: [UInt8](repeating: 0, count: 8))
+        let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: bondKey.longTermKey,
+                        ediv: bondKey.ediv, random: bondKey.random, keySize: keySize, secureConnections: secureConnections,
+                        authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
+        return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond,
+                       keepsBond: secureConnections || distributed != nil)
+    }
+
+    /// LE Secure Connections as the responder (Part H, 2.3.5.6): public keys (the
+    /// initiator's first), authentication stage 1 by `method`, then the DHKey checks (the
+    /// initiator's Ea first). Returns the LTK in wire order. The private key, DHKey, MacKey,
+    /// LTK and passkey (as r) are held in `SecretBytes`.
+    private func respondSecureConnections(_ request: PairingFeatures, _ response: PairingFeatures,
+                                          _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkbX = Array(ours[0..<32])
@@ -37,18 +67,42 @@ extension PairingSession {
         try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkbX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
         let dhKey = privateKey.dhKey(with: peerKey)
 
-        // Authentication stage 1, Just Works: our commitment Cb = f4(PKbx, PKax, Nb, 0) first,
-        // the initiator's nonce, then ours (2.3.5.6.2).
-        let nb = random(16)
-        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: 0)))))
-        let na = try await receiveRandom()
-        try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
+        var na: [UInt8] = [], nb: [UInt8] = []
+        // ra = rb: the passkey for Passkey Entry, zero otherwise.
+        var r = SecretBytes(count: 16)
+        switch method {
+        case .justWorks, .numericComparison:
+            // Our commitment Cb = f4(PKbx, PKax, Nb, 0) first, the initiator's nonce, then
+            // ours (2.3.5.6.2).
+            nb = random(16)
+            try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: 0)))))
+            na = try await receiveRandom()
+            try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
+            if method == .numericComparison {
+                // The user confirms before our DHKey check goes (2.3.5.6.2, step 6b).
+                let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
+                guard await delegate?.confirm(numericValue: value) == true else { throw fail(.numericComparisonFailed, "the values were not confirmed") }
+            }
+        case .passkeyEntry, .passkeyEntryBothInput:
+            r = try await obtainPasskey(method)
+            // Twenty rounds, one bit of the passkey each (2.3.5.6.3): the initiator's
+            // commitment, ours, its nonce (checked against its commitment), ours.
+            for bit in 0..<20 {
+                let z: UInt8 = r.withUnsafeBytes { 0x80 | (($0[15 - bit / 8] >> UInt8(bit % 8)) & 1) }
+                let ca = try await receiveConfirm()
+                nb = random(16)
+                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: z)))))
+                na = try await receiveRandom()
+                guard f4(u: pkaX, v: pkbX, x: na, z: z) == ca else {
+                    throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the central's confirm value does not match (wrong passkey?)")
+                }
+                try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
+            }
+        }
 
-        // Authentication stage 2: A is the initiator (the peer), B is us.
-        let a = [link.peer.type] + link.peer.address.bytes.reversed()
-        let b = [link.local.type] + link.local.address.bytes.reversed()
+        // Authentication stage 2: A is the initiator (the central), B is us.
+        let (a, b) = stage2Addresses
         let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
-        let r = SecretBytes(count: 16)
         switch try await next() {
         case let .pairingDHKeyCheck(check):
             let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
@@ -57,19 +111,22 @@ extension PairingSession {
         }
         let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
         try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: eb))))
-        let key = mask(ltk.reversed(), keySize)  // to wire order
-        // The central starts encryption; the controller asks us for this key.
-        try await link.encrypt(key, 0, [UInt8](repeating: 0, count: 8))
+        return ltk.reversed()  // to wire order
+    }
 
-        // Key distribution: the responder's keys first, then the initiator's (3.6.1).
-        try distributeKeys(response.responderKeys.subtracting(.encryptionKey))
-        var keys = ReceivedKeys()
-        keys.longTermKey = key
-        try await receiveKeys(response.initiatorKeys.subtracting(.encryptionKey), into: &keys)
-        let identity = keys.identityAddress ?? (link.peer.type, link.peer.address)
-        let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: key, ediv: 0,
-                        random: [UInt8](repeating: 0, count: 8), keySize: keySize, secureConnections: true,
-                        authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
-        return Outcome(method: method, secureConnections: true, keySize: keySize, bond: bond)
+    /// LE legacy pairing as the responder (Part H, 2.3.5.5): the central's Mconfirm, our
+    /// Sconfirm, its Mrand (checked against Mconfirm), our Srand. Returns the STK
+    /// s1(TK, Srand, Mrand) in wire order; the TK and the STK are held in `SecretBytes`.
+    private func respondLegacy(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+        let tk = try await legacyTemporaryKey(method)
+        let mconfirm = try await receiveConfirm()
+        let srand = random(16)
+        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, srand, request, response)))))
+        let mrand = try await receiveRandom()
+        guard legacyConfirm(tk, mrand, request, response) == mconfirm else {
+            throw fail(.confirmValueFailed, "the central's confirm value does not match (wrong passkey?)")
+        }
+        try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: srand))))
+        return s1(k: tk, r1: srand, r2: mrand).reversed()  // to wire order
     }
 }

@@ -12,7 +12,11 @@ import HCI
 final class PairingSession {
     /// What the session needs from the link.
     struct Link {
+        /// Which side of the pairing we are: the central initiates, the peripheral responds.
+        enum Role { case initiator, responder }
+
         let handle: ConnectionHandle
+        let role: Role
         /// Our address as the peer sees it (type, address): the initiator's when we are the
         /// central, the responder's when we are the peripheral.
         let local: (type: UInt8, address: BluetoothAddress)
@@ -20,6 +24,11 @@ final class PairingSession {
         let peer: (type: UInt8, address: BluetoothAddress)
         let send: (any SMPCommand) throws(SMPError) -> Void
         let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
+
+        /// The initiating device's address (IAT, IA in Part H, 2.2).
+        var initiator: (type: UInt8, address: BluetoothAddress) { role == .initiator ? local : peer }
+        /// The responding device's address (RAT, RA).
+        var responder: (type: UInt8, address: BluetoothAddress) { role == .initiator ? peer : local }
     }
 
     /// What pairing produced.
@@ -28,21 +37,30 @@ final class PairingSession {
         let secureConnections: Bool
         let keySize: Int
         let bond: Bond
+        /// Whether `bond` is worth keeping: false after legacy pairing in which we, the
+        /// responder, distributed no LTK (the STK encrypts this link only).
+        var keepsBond = true
     }
 
     let link: Link
     let policy: PairingPolicy
-    private let delegate: (any PairingDelegate)?
+    let delegate: (any PairingDelegate)?
     /// Our identity keys, distributed when the peer asks (IdKey).
     let localIRK: SecretBytes
+    /// Our signature key, distributed when the peer asks (SignKey): made (from the
+    /// entropy) only then, so a pairing that distributes none draws the same octets as
+    /// before it existed (a replayed pairing's recorded values depend on them).
+    let localCSRK: @BluetoothActor () -> SecretBytes
     /// Nonces, passkeys and the key pair come from here.
     let entropy: PairingEntropy
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
 
-    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, entropy: PairingEntropy = .system) {
+    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, localCSRK: @escaping @BluetoothActor () -> SecretBytes,
+         entropy: PairingEntropy = .system) {
         self.entropy = entropy
+        self.localCSRK = localCSRK
         self.link = link
         self.policy = policy
         self.delegate = delegate
@@ -202,8 +220,7 @@ final class PairingSession {
         }
 
         // Authentication stage 2: keys from f5, checks from f6.
-        let a = [link.local.type] + link.local.address.bytes.reversed()
-        let b = [link.peer.type] + link.peer.address.bytes.reversed()
+        let (a, b) = stage2Addresses
         let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
         let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
         try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: ea))))
@@ -256,12 +273,13 @@ final class PairingSession {
         }
     }
 
-    /// The passkey: shown by us (random), or typed in from what the peer shows. As Secure
+    /// The passkey: shown by us (random) when our side displays, or typed in from what
+    /// the peer shows. As Secure
     /// Connections' ra and legacy pairing's TK both take it: 16 octets, most significant
     /// first, the passkey in the last four.
-    private func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+    func obtainPasskey(_ method: PairingMethod) async throws(SMPError) -> SecretBytes {
         let passkey: UInt32
-        if case .passkeyEntry(initiatorDisplays: true) = method {
+        if case let .passkeyEntry(initiatorDisplays) = method, initiatorDisplays == (link.role == .initiator) {
             passkey = entropy.passkey()
             await delegate?.display(passkey: passkey)
         } else {
@@ -278,26 +296,41 @@ final class PairingSession {
     /// Confirm and random exchange; returns the STK in wire order. The TK (the passkey)
     /// and the STK are held in `SecretBytes`.
     private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
-        var tk = SecretBytes(count: 16)
-        switch method {
-        case .justWorks: break
-        case .numericComparison: throw fail(.authenticationRequirements, "numeric comparison needs Secure Connections")
-        case .passkeyEntry, .passkeyEntryBothInput:
-            tk = try await obtainPasskey(method)
-        }
-        let preq = msbFirst(fromLSBFirst: PairingRequest(features: request).encoded())
-        let pres = msbFirst(fromLSBFirst: PairingResponse(features: response).encoded())
-        let ia = Array(link.local.address.bytes.reversed()), ra = Array(link.peer.address.bytes.reversed())
-        func confirm(_ r: [UInt8]) -> [UInt8] {
-            c1(k: tk, r: r, preq: preq, pres: pres, iat: link.local.type, ia: ia, rat: link.peer.type, ra: ra)
-        }
+        let tk = try await legacyTemporaryKey(method)
         let mrand = random(16)
-        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: confirm(mrand)))))
+        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, mrand, request, response)))))
         let sconfirm = try await receiveConfirm()
         try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: mrand))))
         let srand = try await receiveRandom()
-        guard confirm(srand) == sconfirm else { throw fail(.confirmValueFailed, "the peer's confirm value does not match (wrong passkey?)") }
+        guard legacyConfirm(tk, srand, request, response) == sconfirm else {
+            throw fail(.confirmValueFailed, "the peer's confirm value does not match (wrong passkey?)")
+        }
         return s1(k: tk, r1: srand, r2: mrand).reversed()  // to wire order
+    }
+
+    /// The TK of LE legacy pairing: zero for Just Works, the passkey for Passkey Entry
+    /// (Part H, 2.3.5.2–3); Numeric Comparison does not exist without Secure Connections.
+    func legacyTemporaryKey(_ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+        switch method {
+        case .justWorks: SecretBytes(count: 16)
+        case .numericComparison: throw fail(.authenticationRequirements, "numeric comparison needs Secure Connections")
+        case .passkeyEntry, .passkeyEntryBothInput: try await obtainPasskey(method)
+        }
+    }
+
+    /// c1 over this link's pairing: `r` is Mrand or Srand, most significant first, as the
+    /// result (Part H, 2.2.3). The addresses are the initiator's and the responder's.
+    func legacyConfirm(_ tk: SecretBytes, _ r: [UInt8], _ request: PairingFeatures, _ response: PairingFeatures) -> [UInt8] {
+        let preq = msbFirst(fromLSBFirst: PairingRequest(features: request).encoded())
+        let pres = msbFirst(fromLSBFirst: PairingResponse(features: response).encoded())
+        return c1(k: tk, r: r, preq: preq, pres: pres, iat: link.initiator.type, ia: Array(link.initiator.address.bytes.reversed()),
+                  rat: link.responder.type, ra: Array(link.responder.address.bytes.reversed()))
+    }
+
+    /// A and B of f5 and f6 (Part H, 2.2.7): the initiator's and the responder's address
+    /// type octet and address, most significant first.
+    var stage2Addresses: (a: [UInt8], b: [UInt8]) {
+        ([link.initiator.type] + link.initiator.address.bytes.reversed(), [link.responder.type] + link.responder.address.bytes.reversed())
     }
 
     // MARK: Phase 3: key distribution
@@ -342,13 +375,40 @@ final class PairingSession {
         }
     }
 
-    /// Sends our keys: the identity (IRK and the address we connect with), so the peer can
-    /// find the bond when we come back.
-    func distributeKeys(_ keys: KeyDistribution) throws(SMPError) {
+    /// The LTK we distributed in LE legacy pairing (as the responder), with the EDIV and
+    /// Rand the central names it by when it encrypts with it again.
+    struct DistributedKey {
+        let longTermKey: SecretBytes
+        let ediv: UInt16
+        let random: [UInt8]
+    }
+
+    /// Sends our keys in the order of Part H, 3.6.1: a new LTK with its EDIV and Rand
+    /// (EncKey, legacy pairing only, cut to `keySize`), the identity (IRK and the address
+    /// we connect with, so the peer finds the bond when we come back), our CSRK. Returns
+    /// the LTK when one went.
+    @discardableResult
+    func distributeKeys(_ keys: KeyDistribution, keySize: Int = 16) throws(SMPError) -> DistributedKey? {
+        var distributed: DistributedKey?
+        if keys.contains(.encryptionKey) {
+            var octets = random(16)
+            let ltk = mask(SecretBytes(octets), keySize)
+            SecretBytes.wipe(&octets)
+            let identification = random(10)
+            let key = DistributedKey(longTermKey: ltk, ediv: UInt16(identification[0]) | UInt16(identification[1]) << 8,
+                                     random: Array(identification[2...]))
+            try link.send(EncryptionInformation(longTermKey: ltk.withTemporaryCopy { SecretValue($0) }))
+            try link.send(CentralIdentification(ediv: key.ediv, random: Octets(key.random)))
+            distributed = key
+        }
         if keys.contains(.identityKey) {
             try link.send(IdentityInformation(identityResolvingKey: localIRK.withTemporaryCopy { SecretValue($0) }))
             try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
         }
+        if keys.contains(.signingKey) {
+            try link.send(SigningInformation(signatureKey: localCSRK().withTemporaryCopy { SecretValue($0) }))
+        }
+        return distributed
     }
 
     /// `count` random octets.

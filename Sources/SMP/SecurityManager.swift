@@ -8,7 +8,9 @@ import Storage
 /// link, pairs (``pair(_:)``), encrypts with a stored bond (``encrypt(_:)``), and secures a
 /// link on demand (``secure(_:)``: what an ATT security error or a peer's Security Request
 /// asks for). As the peripheral it answers a central's Pairing Request (LE Secure
-/// Connections, Just Works) and gives the controller the key a central encrypts with.
+/// Connections and legacy, every method but OOB), asks for security (``requestSecurity(_:)``)
+/// and gives the controller the key a central encrypts with, on the pairing's link and
+/// on its reconnections.
 /// Bonds live in a ``BondStore``; keys never reach a log line.
 @BluetoothActor
 public final class SecurityManager {
@@ -23,6 +25,9 @@ public final class SecurityManager {
     public var entropy = PairingEntropy.system
     /// Told after each pairing that completed: the link, the method and the bond.
     public var onPaired: ((ConnectionHandle, PairingMethod, Bond) -> Void)?
+    /// As the peripheral: told when a central encrypted a link with the key of its stored
+    /// bond (a bonded central came back), with that bond.
+    public var onEncryptedWithBond: ((ConnectionHandle, Bond) -> Void)?
 
     /// How a link stands.
     private enum LinkState {
@@ -59,6 +64,8 @@ public final class SecurityManager {
     /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
     /// a command that never pairs leaves the store untouched.
     private lazy var localIRK = bonds.localIdentityResolvingKey(using: entropy)
+    /// Our CSRK, made and stored like the IRK.
+    private lazy var localCSRK = bonds.localSignatureKey(using: entropy)
     private var links: [ConnectionHandle: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
@@ -206,7 +213,7 @@ public final class SecurityManager {
         guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, ediv, random throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, local, role: .initiator) { [weak self] ltk, ediv, random throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
         }
@@ -238,14 +245,14 @@ public final class SecurityManager {
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
-    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ local: BluetoothAddress,
+    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ local: BluetoothAddress, role: PairingSession.Link.Role,
                               encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void)
         -> (PairingSession, Watchdog) {
         let session = PairingSession(
             link: PairingSession.Link(
-                handle: handle, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
+                handle: handle, role: role, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
-            policy: policy, delegate: delegate, localIRK: localIRK, entropy: entropy)
+            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [unowned self] in localCSRK }, entropy: entropy)
         links[handle, default: Link()].session = session
         links[handle]?.pairingFailed = false
         let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
@@ -266,7 +273,7 @@ public final class SecurityManager {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
         }
-        let (session, watchdog) = startSession(handle, connection, local) { [weak self] ltk, _, _ throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, local, role: .responder) { [weak self] ltk, _, _ throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.awaitCentralsEncryption(handle, key: ltk)
         }
@@ -281,10 +288,11 @@ public final class SecurityManager {
             guard let self else { return }
             sessionEnded(handle, watchdog)
             links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
-            if request.authentication.contains(.bonding), policy.bonding {
+            if request.authentication.contains(.bonding), policy.bonding, outcome.keepsBond {
                 do { try bonds.save(outcome.bond) } catch { logger.log(.error, "storing the bond: \(error)") }
             }
-            logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), LE Secure Connections, key size \(outcome.keySize))")
+            logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), "
+                + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
             onPaired?(handle, outcome.method, outcome.bond)
         }
     }
@@ -302,6 +310,7 @@ public final class SecurityManager {
         guard connections.connections[handle] != nil else { throw .disconnected }
         var authentication: AuthenticationRequirements = []
         if policy.bonding { authentication.insert(.bonding) }
+        if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
         try send(SecurityRequest(authentication: authentication), handle)
     }
@@ -314,16 +323,22 @@ public final class SecurityManager {
             links[handle, default: Link()].responderKey = key
             links[handle, default: Link()].encryption = continuation
         }
+        // The pairing's key served this encryption only (an STK must not outlive it; a
+        // later request names the stored bond's key).
+        links[handle]?.responderKey = nil
         try result.get()
     }
 
-    /// The controller asks for the key the central encrypts with: the one a pairing on this
-    /// link made, else a stored Secure Connections bond's (EDIV and Rand zero), else none.
+    /// The controller asks for the key the central encrypts with (Part H, 2.4.4.2): the one a
+    /// pairing on this link made, else the stored bond's when the EDIV and Rand name it
+    /// (zero for a Secure Connections LTK, the ones we distributed for a legacy LTK), else
+    /// none: the Negative Reply.
     private func answerKeyRequest(_ request: LELongTermKeyRequest) {
         let handle = request.handle
         var key = links[handle]?.responderKey
-        if key == nil, request.ediv == 0, request.random.allSatisfy({ $0 == 0 }), let bond = bond(for: handle), bond.secureConnections,
-           let stored = bond.longTermKeySecret {
+        if key == nil, let bond = bond(for: handle), let stored = bond.longTermKeySecret,
+           bond.secureConnections ? request.ediv == 0 && request.random.allSatisfy({ $0 == 0 })
+                                  : request.ediv == bond.ediv && request.random == bond.randomBytes {
             key = stored
             links[handle, default: Link()].storedKey = true
             links[handle]?.state = .encrypted(authenticated: bond.authenticated)
@@ -377,6 +392,8 @@ public final class SecurityManager {
             if !enabled {
                 links[handle]?.state = .unencrypted
                 links[handle]?.storedKey = false
+            } else if status.isSuccess, links[handle]?.storedKey == true, let bond = bond(for: handle) {
+                onEncryptedWithBond?(handle, bond)
             }
             return
         }

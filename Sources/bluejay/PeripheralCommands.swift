@@ -89,17 +89,35 @@ struct Serve: AsyncParsableCommand {
             "notify" sends its values in turn on that timer to every subscribed central (indications when it \
             indicates). Lines "UUID HEX" on standard input set a value and send it to the subscribers. Prints one \
             line per central that connects, leaves, subscribes or writes.
+
+            --from-trace FILE serves instead the peripheral a btsnoop recording shows, as `mock:FILE` \
+            reconstructs it (its database at the recorded handles, its recorded values, refusals and \
+            reactions to writes, its advertising data), over the real controller; --peer ADDRESS picks \
+            one of several (default: the first).
             """)
 
     @OptionGroup var common: CommonOptions
 
     @Argument(help: "The database, as JSON (see the discussion).")
-    var database: String
+    var database: String?
+
+    @Option(name: .customLong("from-trace"), help: "Serve the peripheral this btsnoop recording shows instead of a JSON database.")
+    var fromTrace: String?
+
+    @Option(name: .long, help: "With --from-trace: the recorded peripheral's address.")
+    var peer: String?
+
+    func validate() throws {
+        guard (database == nil) != (fromTrace == nil) else { throw ValidationError("give a database file or --from-trace FILE (one of them)") }
+        if peer != nil, fromTrace == nil { throw ValidationError("--peer goes with --from-trace") }
+    }
 
     @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
     var duration: Double?
 
     func run() async throws {
+        if let fromTrace { return try await Self.serve(trace: fromTrace, peer: peer, common: common, duration: duration) }
+        guard let database else { return }
         let file: ServedDatabase
         do { file = try ServedDatabase.load(database) } catch { throw CLIError("\(database): \(error)") }
         let transport = try common.transportText()
@@ -272,6 +290,7 @@ enum PeripheralSession {
         case let .subscriptionChanged(subscription):
             "handle \(hex(subscription.connection, digits: 4)) \(subscription.uuid): notifications \(subscription.notifications ? "on" : "off"), indications \(subscription.indications ? "on" : "off")"
         case let .valueWritten(write): "handle \(hex(write.connection, digits: 4)) wrote \(write.uuid): \(write.value.hexString())"
+        case let .paired(handle, method): "handle \(hex(handle, digits: 4)) paired (\(method))"
         }
     }
 

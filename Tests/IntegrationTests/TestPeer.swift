@@ -28,8 +28,10 @@ final class TestPeer: @unchecked Sendable {
     /// `tcp:127.0.0.1:PORT`.
     let transport: String
     /// Every host-facing controller's transport: `transport`, then `transport2=`, ... of the
-    /// READY line (with `--hosts N`).
+    /// READY line (with `--hosts N` or `--two-hosts`).
     let transports: [String]
+    /// With `--two-hosts`: the second host's controller, on the same link.
+    var transport2: String? { transports.count > 1 ? transports[1] : nil }
     /// The (first) peripheral's address.
     let address: String
     /// Every peripheral's address in order: `address`, then `address2=`, `address3=`, ...
@@ -65,7 +67,8 @@ final class TestPeer: @unchecked Sendable {
             let pair = part.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
         }
-        guard let transport = fields["transport"], let address = fields["address"] else {
+        // `--two-hosts` runs no peripheral of its own: no address, a second transport.
+        guard let transport = fields["transport"], let address = fields["address"] ?? fields["transport2"].map({ _ in "" }) else {
             throw TestPeerError(description: "unexpected READY line '\(text)'")
         }
         self.transport = transport

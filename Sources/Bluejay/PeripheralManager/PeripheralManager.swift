@@ -44,6 +44,9 @@ public enum PeripheralManagerEvent: Sendable, Equatable {
     /// A central wrote a characteristic's value (after the write handler, if any,
     /// accepted it).
     case valueWritten(GATTWriteRequest)
+    /// A central paired with us on this link (by this method); its keys are stored when
+    /// both sides bond.
+    case paired(ConnectionHandle, PairingMethod)
 }
 
 /// Our side as a peripheral: BlueCap's `PeripheralManager`, with async/await. Advertise,
@@ -108,6 +111,21 @@ public final class PeripheralManager {
             if setsUpLinks { Task { @BluetoothActor in await host.connections.setUp(handle) } }
         }
         advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
+        let paired = host.security.onPaired
+        host.security.onPaired = { [weak self, weak host] handle, method, bond in
+            paired?(handle, method, bond)
+            // A central that bonded: its subscriptions are kept for its next links.
+            if let host, let address = bond.identityAddress, host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
+                self?.server.bind(handle, toBondedClient: bond.address)
+            }
+            self?.emit(.paired(handle, method))
+        }
+        // A bonded central back, encrypted with its bond: its subscriptions apply again
+        // and it hears of database changes made while it was away.
+        host.security.onEncryptedWithBond = { [weak self, weak host] handle, bond in
+            guard let self, let bearer = try? host?.bearers.bearer(for: handle) else { return }
+            server.restoreBondedClient(bond.address, on: bearer)
+        }
     }
 
     /// Stops watching, ends every link and closes the stack.
@@ -150,7 +168,8 @@ public final class PeripheralManager {
     // MARK: - Services
 
     /// Adds `service` to the database (after every service there) and returns where its
-    /// characteristics landed. Centrals subscribed to Service Changed are told.
+    /// characteristics landed. Centrals subscribed to Service Changed are told; bonded
+    /// centrals away now are told when they come back.
     @discardableResult
     public func add(_ service: MutableService) throws(PeripheralManagerError) -> ServedService {
         let served: ServedService
@@ -220,6 +239,30 @@ public final class PeripheralManager {
     /// `host.security.isEncrypted(handle)`, or let values that need encryption wait for it.
     public func requestSecurity(on handle: ConnectionHandle) throws(PeripheralManagerError) {
         do { try host.security.requestSecurity(handle) } catch { throw .security(error) }
+    }
+
+    // MARK: - Security
+
+    /// How centrals pair with us: our IO capability (with the central's, it picks Just
+    /// Works, Passkey Entry or Numeric Comparison), bonding, MITM, whether legacy pairing is
+    /// refused. Set it before a central pairs.
+    public var pairingPolicy: PairingPolicy {
+        get { host.security.policy }
+        set { host.security.policy = newValue }
+    }
+
+    /// Shows the passkey a central's user types, takes the passkey a central shows, and
+    /// confirms the numeric comparison value; without one only Just Works completes.
+    public var pairingDelegate: (any PairingDelegate)? {
+        get { host.security.delegate }
+        set { host.security.delegate = newValue }
+    }
+
+    /// Sets ``pairingPolicy`` and ``pairingDelegate`` at once (from outside the stack's
+    /// actor, where the properties cannot be set).
+    public func configurePairing(_ policy: PairingPolicy, delegate: (any PairingDelegate)?) {
+        pairingPolicy = policy
+        pairingDelegate = delegate
     }
 
     // MARK: - Events

@@ -143,6 +143,21 @@ public final class GATTServer: ATTServer {
     /// Links whose handler is running: their PDUs waiting, in order.
     private var waiting: [ConnectionHandle: [[UInt8]]] = [:]
 
+    /// What the server keeps of a bonded client between its links (Part G, 3.3.3.3: a
+    /// CCCD's value persists across connections for bonded devices; 7.1: Service Changed
+    /// is indicated to a bonded client that was away when the database changed).
+    private struct BondedClient {
+        /// Its CCCD values, by CCCD handle.
+        var cccds: [AttributeHandle: UInt16] = [:]
+        /// The handles that changed while it was away.
+        var changed: (start: AttributeHandle, end: AttributeHandle)?
+    }
+
+    /// Bonded clients by their identity (the bond's identity address).
+    private var bondedClients: [String: BondedClient] = [:]
+    /// The bonded client on each link that has one.
+    private var clientOfLink: [ConnectionHandle: String] = [:]
+
     /// A server with GAP Device Name `deviceName` and Appearance `appearance`.
     public convenience init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
         self.init(base: LocalGATTServer(deviceName: deviceName, appearance: appearance))
@@ -240,14 +255,69 @@ public final class GATTServer: ATTServer {
         return result
     }
 
-    /// Tells every client subscribed to Service Changed that `start...end` changed.
+    /// Tells every client subscribed to Service Changed that `start...end` changed; bonded
+    /// clients away now are told when they come back.
     private func indicateServiceChanged(from start: AttributeHandle, to end: AttributeHandle) {
         let value = start.bytes + end.bytes
         for connection in subscribers(of: LocalGATTServer.serviceChangedHandle).filter(\.indications).map(\.connection) {
             guard let bearer = bearers[connection] else { continue }
             Task { @BluetoothActor in try? await bearer.indicate(handle: LocalGATTServer.serviceChangedHandle, value: value[...]) }
         }
+        let present = Set(clientOfLink.values)
+        for (client, var memory) in bondedClients where !present.contains(client) {
+            let changed = memory.changed.map { (min($0.start, start), max($0.end, end)) } ?? (start, end)
+            memory.changed = changed
+            bondedClients[client] = memory
+        }
     }
+
+    // MARK: - Bonded clients
+
+    /// The client on `connection` is bonded as `client` (its identity address): its CCCD
+    /// values, those written on this link so far and from now on, are kept for its next
+    /// links.
+    public func bind(_ connection: ConnectionHandle, toBondedClient client: String) {
+        clientOfLink[connection] = client
+        var memory = bondedClients[client] ?? BondedClient()
+        for (cccd, bits) in cccds[connection] ?? [:] { memory.cccds[cccd] = bits }
+        bondedClients[client] = memory
+    }
+
+    /// The bonded `client` is back on `bearer`'s link (encrypted with the bond): its CCCD
+    /// values apply again (each change told as when it is written), and if the database
+    /// changed while it was away and it has Service Changed indications on, it is told
+    /// which handles. Returns the subscriptions restored.
+    @discardableResult
+    public func restoreBondedClient(_ client: String, on bearer: ATTBearer) -> [GATTSubscription] {
+        let connection = bearer.connection
+        bearers[connection] = bearer
+        clientOfLink[connection] = client
+        guard var memory = bondedClients[client] else {
+            bondedClients[client] = BondedClient()
+            return []
+        }
+        var restored: [GATTSubscription] = []
+        for (cccd, bits) in memory.cccds.sorted(by: { $0.key < $1.key }) where bits != 0 {
+            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], cccds[connection]?[cccd] != bits else { continue }
+            cccds[connection, default: [:]][cccd] = bits
+            let subscription = GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
+                                                notifications: bits & 1 != 0, indications: bits & 2 != 0)
+            restored.append(subscription)
+            onSubscriptionChanged?(subscription)
+        }
+        if let changed = memory.changed {
+            memory.changed = nil
+            if memory.cccds[LocalGATTServer.serviceChangedCCCDHandle].map({ $0 & 0x0002 != 0 }) == true {
+                let value = changed.start.bytes + changed.end.bytes
+                Task { @BluetoothActor in try? await bearer.indicate(handle: LocalGATTServer.serviceChangedHandle, value: value[...]) }
+            }
+        }
+        bondedClients[client] = memory
+        return restored
+    }
+
+    /// Forgets what was kept for `client` (its bond was removed).
+    public func forgetBondedClient(_ client: String) { bondedClients[client] = nil }
 
     /// Serves the value at `handle` from `handler` from now on (nil: the stored value).
     public func setReadHandler(for handle: AttributeHandle, _ handler: ReadHandler?) { readHandlers[handle] = handler }
@@ -316,6 +386,7 @@ public final class GATTServer: ATTServer {
         guard bits & ~allowed == 0 else { return .cccdImproperlyConfigured }
         let old = cccds[connection]?[entry.cccd] ?? 0
         cccds[connection, default: [:]][entry.cccd] = bits
+        if let client = clientOfLink[connection] { bondedClients[client]?.cccds[entry.cccd] = bits }
         if old != bits {
             onSubscriptionChanged?(GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
                                                     notifications: bits & 1 != 0, indications: bits & 2 != 0))
@@ -350,6 +421,7 @@ public final class GATTServer: ATTServer {
     /// Forgets a link that ended: its CCCDs, prepare queue and waiting PDUs.
     public func linkEnded(_ connection: ConnectionHandle) {
         cccds[connection] = nil
+        clientOfLink[connection] = nil
         bearers[connection] = nil
         waiting[connection] = nil
         attributes.linkEnded(connection)

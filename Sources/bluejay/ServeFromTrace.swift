@@ -1,0 +1,57 @@
+import Bluejay
+import BluetoothCore
+import HCI
+import VirtualController
+
+extension Serve {
+    /// `bluejay serve --from-trace FILE [--peer ADDRESS]`: the recorded peripheral's own
+    /// ATT server (``RecordedATTServer``) in place of the GATT server, its recorded
+    /// advertising data and scan response advertised (its name when the recording shows no
+    /// advertisement), connectable.
+    @BluetoothActor
+    static func serve(trace: String, peer: String?, common: CommonOptions, duration: Double?) async throws {
+        let reconstruction: TraceReconstruction
+        do { reconstruction = try TraceReconstruction(path: trace) } catch { throw CLIError("\(error)") }
+        let record: RecordedPeripheral
+        if let peer {
+            guard let address = BluetoothAddress(peer) else { throw CLIError("--peer '\(peer)' is not an address") }
+            guard let found = reconstruction.peripherals.first(where: { $0.address == address }) else {
+                throw CLIError("\(trace): no connected peer \(address); the recording shows "
+                    + (reconstruction.peripherals.map(\.address.description).joined(separator: ", ").nilIfEmpty ?? "none"))
+            }
+            record = found
+        } else {
+            guard let first = reconstruction.peripherals.first else { throw CLIError("\(trace): the recording shows no connected peer") }
+            record = first
+        }
+        let name = record.name ?? "Bluejay"
+        try await PeripheralSession.run(transport: try common.transportText(), name: name, capture: common.capture, logger: common.logger,
+                                        duration: duration) { manager in
+            // As `mock:` does: the recorded database is served as recorded, so pairing is
+            // refused (Pairing Not Supported) rather than unlocking values it refused.
+            manager.pairingPolicy.allowPairing = false
+            let server = RecordedATTServer(record)
+            let host = manager.host
+            server.isEncrypted = { [weak host] handle in host?.security.isEncrypted(handle) ?? false }
+            host.bearers.preferredMTU = server.preferredMTU
+            host.bearers.server = server
+            for bearer in host.bearers.bearers.values { bearer.server = server }
+            let data = record.advertisingData.map { AdvertisingData(parsing: $0) } ?? AdvertisingData(structures: [ADStructure(type: 0x01, data: [0x06]), ADStructure(type: ADType.completeLocalName, data: Array(name.utf8))])
+            let scanResponse = record.scanResponseData.map { AdvertisingData(parsing: $0) } ?? AdvertisingData()
+            // At the recorded address when it is static random (a public address is the
+            // controller's own, which no host can choose).
+            var parameters = AdvertisingParameters()
+            if record.addressType == .random || record.addressType == .randomIdentity, record.address.bytes.last.map({ $0 & 0xC0 == 0xC0 }) == true {
+                parameters.ownAddress = .staticRandom(record.address)
+            }
+            do { try await manager.advertiser.start(data: data, scanResponse: scanResponse, parameters: parameters) } catch {
+                throw CLIError("advertising: \(error)")
+            }
+        }
+    }
+}
+
+extension String {
+    /// nil for the empty string.
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}

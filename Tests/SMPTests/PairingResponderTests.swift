@@ -1,0 +1,140 @@
+import BluetoothCore
+import BluetoothCrypto
+import Foundation
+import HCI
+import HCITestSupport
+import Storage
+import Testing
+@testable import SMP
+
+/// The responder over the scripted controller, the test playing the central with the
+/// crypto functions of Part H: LE legacy pairing (c1 and s1 computed here), the keys we
+/// distribute and take, the LTK request answered with the STK and later with the stored
+/// LTK by its EDIV and Rand; and a central that sends our own public key back.
+extension SecurityManagerTests {
+    static let peer = BluetoothAddress("F0:0D:B1:E7:00:01")!
+
+    /// The key the controller was given for the LE Long Term Key Request (nil: the
+    /// Negative Reply), from the last such command sent.
+    func lastKeyReply(_ rig: Rig) -> [UInt8]?? {
+        for packet in rig.fake.sent.reversed() {
+            guard case let .command(command) = packet else { continue }
+            if command.opcode.rawValue == 0x201A { return .some(Array(command.parameters.dropFirst(2))) }
+            if command.opcode.rawValue == 0x201B { return .some(nil) }
+        }
+        return nil
+    }
+
+    func requestKey(_ rig: Rig, ediv: UInt16, random: [UInt8]) async throws {
+        let parameters = [UInt8(Rig.handle.rawValue & 0xFF), UInt8(Rig.handle.rawValue >> 8)] + random + [UInt8(ediv & 0xFF), UInt8(ediv >> 8)]
+        rig.fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x05, parameters: parameters[...])))
+        try await rig.controller.send(ReadBDADDR())
+    }
+
+    /// LE legacy pairing, Just Works, as the responder: our Sconfirm is c1 over the
+    /// central's request and our response with the initiator's and our addresses; the STK
+    /// s1(0, Srand, Mrand) goes to the controller; our LTK, EDIV and Rand, IRK, identity
+    /// address and CSRK go out in the order of 3.6.1; the central's IRK and CSRK land in
+    /// the bond, which names our LTK. The STK is not given again: the next request gets
+    /// the stored LTK when its EDIV and Rand are ours, the Negative Reply when not.
+    @Test func legacyJustWorksAsResponder() async throws {
+        let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput))
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        let local = try #require(rig.controller.info?.address)
+        let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
+                                      responderKeys: [.encryptionKey, .identityKey, .signingKey])
+        try await rig.receive(PairingRequest(features: request).encoded())
+        await rig.waitForSent(1)
+        guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
+        let response = answer.features
+        #expect(!response.authentication.contains(.secureConnections) || !request.authentication.contains(.secureConnections))
+        #expect(response.responderKeys == [.encryptionKey, .identityKey, .signingKey])
+        #expect(response.initiatorKeys == [.identityKey, .signingKey], "the central's own LTK would serve only roles reversed")
+
+        let tk = [UInt8](repeating: 0, count: 16)
+        func confirm(_ r: [UInt8]) -> [UInt8] {
+            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
+               iat: 1, ia: Self.peer.bytes.reversed(), rat: 0, ra: local.bytes.reversed())
+        }
+        let mrand = (0..<16).map { UInt8($0 * 7 + 1) }
+        try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
+        await rig.waitForSent(2)
+        guard case let .pairingConfirm(sconfirm)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())
+        await rig.waitForSent(3)
+        guard case let .pairingRandom(srandom)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
+        let srand = Array(srandom.randomValue.bytes.reversed())
+        #expect(Array(sconfirm.confirmValue.bytes.reversed()) == confirm(srand), "Sconfirm is c1 over Srand")
+
+        // The central encrypts with the STK.
+        try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
+        _ = await eventually { lastKeyReply(rig) != nil }
+        #expect(lastKeyReply(rig) == .some(Array(s1(k: tk, r1: srand, r2: mrand).reversed())))
+        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
+        await rig.waitForSent(8)
+        let distributed = Array(rig.sent[3...])
+        guard distributed.count == 5, case let .encryptionInformation(ltk) = distributed[0], case let .centralIdentification(identification) = distributed[1],
+              case .identityInformation = distributed[2], case let .identityAddressInformation(address) = distributed[3], case .signingInformation = distributed[4]
+        else { Issue.record("distributed \(distributed)"); return }
+        #expect(address.address == local && address.addressType == 0)
+
+        // The central's keys.
+        let irk = (0..<16).map { UInt8(0xA0 + $0) }, csrk = (0..<16).map { UInt8(0xC0 + $0) }
+        try await rig.receive(IdentityInformation(identityResolvingKey: SecretValue(irk)).encoded())
+        try await rig.receive(IdentityAddressInformation(addressType: 1, address: Self.peer).encoded())
+        try await rig.receive(SigningInformation(signatureKey: SecretValue(csrk)).encoded())
+        let bonds = BondStore(store: StoreDirectory(path: rig.store))
+        _ = await eventually { !bonds.all().isEmpty }
+        let bond = try #require(bonds.all().first)
+        #expect(!bond.secureConnections && !bond.authenticated)
+        #expect(bond.longTermKeyBytes == ltk.longTermKey.bytes && bond.ediv == identification.ediv && bond.randomBytes == identification.random.bytes)
+        #expect(bond.identityResolvingKeyBytes == irk && bond.signatureKeySecret?.bytes == csrk)
+        #expect(rig.security.isEncrypted(Rig.handle))
+
+        // A later request: the stored LTK by EDIV and Rand, never the STK again.
+        try await requestKey(rig, ediv: identification.ediv &+ 1, random: identification.random.bytes)
+        _ = await eventually { lastKeyReply(rig) == .some(nil) }
+        #expect(lastKeyReply(rig) == .some(nil), "an EDIV that names no key of ours: the Negative Reply")
+        try await requestKey(rig, ediv: identification.ediv, random: identification.random.bytes)
+        _ = await eventually { lastKeyReply(rig) != .some(nil) }
+        #expect(lastKeyReply(rig) == .some(ltk.longTermKey.bytes))
+        rig.controller.close()
+    }
+
+    /// A central that sends our own public key as its own (CVE-2020-26558): our key is
+    /// known here only because the entropy is seeded. The responder refuses it with Pairing
+    /// Failed (Invalid Parameters) before sending its own key; nothing is stored.
+    @Test(arguments: Reflection.allCases)
+    func responderRefusesItsOwnPublicKey(_ reflection: Reflection) async throws {
+        let rig = try await rig(PairingPolicy(ioCapability: .displayOnly))
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        rig.security.entropy = .seeded(0x35)
+        // The same stream: our IRK is made first (16 octets), then the key pair.
+        let entropy = PairingEntropy.seeded(0x35)
+        _ = entropy.bytes(16)
+        let raw = entropy.privateKey().publicKey.rawRepresentation
+        var y = Array(raw[32..<64].reversed())
+        if reflection == .negatedY { y = Self.p256Prime(minus: y) }
+        let request = PairingFeatures(ioCapability: .keyboardOnly, authentication: [.bonding, .mitm, .secureConnections],
+                                      initiatorKeys: [.identityKey], responderKeys: [.identityKey])
+        try await rig.receive(PairingRequest(features: request).encoded())
+        await rig.waitForSent(1)
+        try await rig.receive(PairingPublicKey(x: Octets(Array(raw[0..<32].reversed())), y: Octets(y)).encoded())
+        await rig.waitForSent(2)
+        #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
+        #expect(!rig.sent.contains { if case .pairingPublicKey = $0 { true } else { false } }, "our key never went")
+        #expect(BondStore(store: StoreDirectory(path: rig.store)).all().isEmpty)
+        rig.controller.close()
+    }
+
+    /// A Security Request from us asks for what the policy wants: bonding, MITM when our
+    /// IO can give it, Secure Connections.
+    @Test func securityRequestFromUs() async throws {
+        let rig = try await rig(PairingPolicy(ioCapability: .displayOnly))
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        try rig.security.requestSecurity(Rig.handle)
+        await rig.waitForSent(1)
+        #expect(rig.sent == [.securityRequest(SecurityRequest(authentication: [.bonding, .mitm, .secureConnections]))])
+        rig.controller.close()
+    }
+}
