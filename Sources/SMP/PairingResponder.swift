@@ -7,15 +7,21 @@ extension PairingSession {
     /// (Part H, 2.3): our Pairing Response, then LE Secure Connections with Just Works
     /// (public keys, our confirm and nonce, the DHKey checks), encryption when the central
     /// starts it with the LTK (``Link/encrypt`` waits for that), and the key distribution,
-    /// ours first (3.6.1). LE legacy pairing and the methods that need input or output are
-    /// refused with Pairing Failed (Authentication Requirements): not built as responder yet.
+    /// ours first (3.6.1). We announce no input and no output, whatever `policy` says, so the
+    /// central lands on Just Works (and decides whether an unauthenticated key will do). LE
+    /// legacy pairing is refused with Pairing Failed (Authentication Requirements): not built
+    /// as responder yet.
     func respond(to request: PairingFeatures) async throws(SMPError) -> Outcome {
         var authentication: AuthenticationRequirements = []
         let bonding = policy.bonding && request.authentication.contains(.bonding)
         if bonding { authentication.insert(.bonding) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
         // Under Secure Connections the LTK comes from f5: EncKey is not distributed.
-        let response = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
+        // Just Works is the only method built as responder, so we announce NoInputNoOutput,
+        // which makes the method Just Works whatever the central's IO (Part H, 2.3.5.1): a
+        // central with a display and keyboard (bluetoothctl's agent, any phone) would
+        // otherwise pick Numeric Comparison, and we would refuse it after answering.
+        let response = PairingFeatures(ioCapability: .noInputNoOutput, authentication: authentication,
                                        initiatorKeys: bonding ? request.initiatorKeys.intersection(.identityKey) : [],
                                        responderKeys: bonding ? request.responderKeys.intersection(.identityKey) : [])
         try link.send(PairingResponse(features: response))
