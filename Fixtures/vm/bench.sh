@@ -6,7 +6,7 @@
 #   bluejay: the release `bluejay` on hci0's user channel, one process per job, as an app
 #            started for the job would run.
 #   BlueZ:   the kernel's host stack on hci0 + bluetoothd + dbus-daemon + bluetoothctl (its
-#            GATT menu), driven line by line (Fixtures/vm/bluetoothctl.sh).
+#            GATT menu), driven line by line (Fixtures/vm/lib.sh).
 #
 # Per run and stack: (1) cold start to first value: adapter up, scan, connect, discover, read;
 # (2) pairing (not timed), disconnection, then bonded reconnection to first value; (3) a
@@ -28,7 +28,7 @@ OUT=${BENCH_OUT:-/tmp/vmbench}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
 : > "$OUT/runs.jsonl"
-. Fixtures/vm/bluetoothctl.sh
+. Fixtures/vm/lib.sh
 
 SERVICE=B1E70C00-9D3B-4C7A-8A5E-6F2D0C1B0A00
 READABLE=B1E70C01-9D3B-4C7A-8A5E-6F2D0C1B0A00
@@ -36,17 +36,6 @@ FLOOD=B1E70C02-9D3B-4C7A-8A5E-6F2D0C1B0A00
 VALUE="first value!"   # the readable characteristic's text (bench.json), one hexdump line
 
 die() { echo "vmbench: $*" >&2; cp /tmp/vmbench-*.log "$LOGS"/ 2>/dev/null; exit 1; }
-wait_for() {
-    local seconds=$1 deadline
-    shift
-    deadline=$((SECONDS + seconds))
-    until "$@"; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.01
-    done
-}
-address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
-adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # CPU time (utime + stime, clock ticks) of the processes given.
@@ -136,28 +125,32 @@ measure_flood() {  # PIDS-VARIABLE COUNT-COMMAND…
     CPU_BTVIRT=$(seconds_of $((b1 - b0))); CPU_SERVE=$(seconds_of $((s1 - s0)))
 }
 
+# Runs `bluejay read ADDRESS` of the readable characteristic; ELAPSED: ms from the start to
+# the value printed (stdbuf: the line is written as printed, not at exit).
+timed_read() {  # LABEL ADDRESS
+    local t0 pid
+    t0=$(now_ms)
+    stdbuf -oL "$BLUEJAY" read "$2" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$LOGS/bluejay-$1.out" 2> "$LOGS/bluejay-$1.err" &
+    pid=$!
+    wait_for 60 grep -qF "$VALUE" "$LOGS/bluejay-$1.out" || die "bluejay $1 read: $(cat "$LOGS/bluejay-$1.err")"
+    ELAPSED=$(($(now_ms) - t0))
+    wait $pid || die "bluejay $1 read failed: $(cat "$LOGS/bluejay-$1.err")"
+}
+
 # --- bluejay ---------------------------------------------------------------------------------
 run_bluejay() {
-    local run=$1 store t0 cold bonded pid
+    local run=$1 store cold bonded pid
     store=$(mktemp -d)
     export BLUEJAY_STORE=$store
     wait_for 20 adapter_down hci0 || die "hci0 is still up (bluetoothd?)"
     # (1) A new process, a new store: no bond, no cache; no address type, so it scans for us.
-    t0=$(now_ms)
-    stdbuf -oL "$BLUEJAY" read "$PEER" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$LOGS/bluejay-cold.out" 2> "$LOGS/bluejay-cold.err" &
-    pid=$!
-    wait_for 60 grep -qF "$VALUE" "$LOGS/bluejay-cold.out" || die "bluejay cold read: $(cat "$LOGS/bluejay-cold.err")"
-    cold=$(($(now_ms) - t0))
-    wait $pid || die "bluejay cold read failed: $(cat "$LOGS/bluejay-cold.err")"
+    timed_read cold "$PEER"
+    cold=$ELAPSED
     # (2) Pair (LE Secure Connections, Just Works), then a new process reconnects with the bond.
     "$BLUEJAY" pair "$PEER/public" --io none --transport hci0 --json > "$LOGS/bluejay-pair.out" 2> "$LOGS/bluejay-pair.err" \
         || die "bluejay pair: $(cat "$LOGS/bluejay-pair.err")"
-    t0=$(now_ms)
-    stdbuf -oL "$BLUEJAY" read "$PEER/public" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$LOGS/bluejay-bonded.out" 2> "$LOGS/bluejay-bonded.err" &
-    pid=$!
-    wait_for 60 grep -qF "$VALUE" "$LOGS/bluejay-bonded.out" || die "bluejay bonded read: $(cat "$LOGS/bluejay-bonded.err")"
-    bonded=$(($(now_ms) - t0))
-    wait $pid || die "bluejay bonded read failed: $(cat "$LOGS/bluejay-bonded.err")"
+    timed_read bonded "$PEER/public"
+    bonded=$ELAPSED
     # (3) The flood, one line per value.
     # It ends by itself (--duration), disconnecting: a killed process would leave the link up
     # in the emulated controller (nothing times it out), and our peripheral unreachable.

@@ -18,7 +18,7 @@ export NO_COLOR=1 PATH=$PATH:/usr/sbin:/sbin
 export BLUEJAY_STORE=$(mktemp -d)
 BLUEJAY=$PWD/.build/debug/bluejay
 BUNDLE=$PWD/.build/debug/BluejayPackageTests.xctest
-. Fixtures/vm/bluetoothctl.sh
+. Fixtures/vm/lib.sh
 ARTIFACTS=${VM_ARTIFACTS:-/tmp/artifacts}
 mkdir -p "$ARTIFACTS"
 LOGS=/tmp/vm-logs
@@ -30,19 +30,6 @@ pass() { passed=$((passed + 1)); echo "ok     $*"; }
 fail() { failed=$((failed + 1)); echo "FAILED $*"; }
 step() { echo; echo "== $*"; }
 
-# Waits up to $1 seconds for the command after it to succeed (polling, not a fixed sleep).
-wait_for() {
-    local seconds=$1 deadline
-    shift
-    deadline=$((SECONDS + seconds))
-    until "$@"; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.05
-    done
-}
-adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
-adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
-address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
 
 # Runs bluejay, keeping stdout/stderr/status in OUT, ERR and STATUS. A hang is a failure
 # reported here (status 124), not a machine killed by run.sh's overall timeout.

@@ -1,4 +1,22 @@
-# Drives an interactive bluetoothctl from a script (sourced by scenarios.sh and bench.sh):
+# What the guest's scripts share (sourced by scenarios.sh and bench.sh).
+#
+#   wait_for S COMMAND…  poll COMMAND every 10 ms until it succeeds, at most S seconds
+#   adapter_up/adapter_down hciN, address_of hciN   (from hciconfig)
+
+wait_for() {
+    local seconds=$1 deadline
+    shift
+    deadline=$((SECONDS + seconds))
+    until "$@"; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.01
+    done
+}
+adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
+adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
+address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
+
+# bluetoothctl, driven from a script:
 # commands go in through a FIFO, its output lands in a file, and each wait looks for a
 # line printed since the last command, polling the file every 10 ms (not a fixed sleep).
 #
