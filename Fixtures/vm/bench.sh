@@ -93,21 +93,28 @@ CENTRAL=$(address_of hci0)
 mkdir -p /run/dbus
 printf '[General]\nName = BlueZ bench\n[Policy]\nAutoEnable = false\n' > /tmp/main.conf
 
-# The peripheral: our serve on hci1 for the whole benchmark (its CPU is in neither figure).
-BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bench.json --transport hci1 > "$LOGS/serve.log" 2> "$LOGS/serve.err" &
-serve=$!
-wait_for 60 grep -q '^advertising as' "$LOGS/serve.log" || die "serve did not start: $(cat "$LOGS/serve.err")"
-printf '{"stack": "environment", "kernel": "%s", "bluez": "%s", "vcpus": %d, "window_s": %s}\n' "$(uname -r)" "$(bluetoothd -v)" "$(nproc)" "$WINDOW" >> "$OUT/runs.jsonl"
-echo "== peripheral: bluejay serve on hci1 ($PEER): $(head -n 1 "$LOGS/serve.log"); central hci0 ($CENTRAL)"
+# The peripheral: our serve on hci1, started afresh for each stack's run (its CPU is in
+# neither figure): each run meets an advertiser just enabled and a peripheral with no bond.
+# (After a run, btvirt's controller sometimes let BlueZ's scan see nothing of an advertising
+# set re-enabled after a disconnection, although it had accepted the command.)
+start_serve() {  # NAME
+    SERVE_LOG=$LOGS/serve-$1.log
+    : > "$SERVE_LOG"
+    BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bench.json --transport hci1 ${BENCH_CAPTURE:+--capture "$LOGS/serve-$1.btsnoop"} > "$SERVE_LOG" 2> "$LOGS/serve-$1.err" &
+    serve=$!
+    wait_for 60 grep -q '^advertising as' "$SERVE_LOG" || die "serve did not start: $(cat "$LOGS/serve-$1.err")"
+}
+start_serve first
+echo "== peripheral: bluejay serve on hci1 ($PEER): $(head -n 1 "$SERVE_LOG"); central hci0 ($CENTRAL)"
+stop "$serve"
 
 positive() { [ "$("$@")" -gt 0 ]; }
-# The flood's sent count, from serve's line for the link that just ended.
+# The flood's sent count, from serve's line when the link ended.
 flood_sent() {
-    floods_reported() { [ "$(grep -c '^flood ' "$LOGS/serve.log")" -ge "$1" ]; }
-    wait_for 10 floods_reported "$1" || { echo 0; return; }
-    grep '^flood ' "$LOGS/serve.log" | sed -n "${1}p" | sed 's/.*: \([0-9]*\) notifications.*/\1/'
+    flood_reported() { grep -q '^flood ' "$SERVE_LOG"; }
+    wait_for 10 flood_reported || { echo 0; return; }
+    grep '^flood ' "$SERVE_LOG" | head -n 1 | sed 's/.*: \([0-9]*\) notifications.*/\1/'
 }
-floods=0
 
 # Measures a flood while "$@" (the client's count of values so far) runs: waits for the first
 # value, then WINDOW seconds; sets RATE, CPU_*, RECEIVED.
@@ -162,9 +169,8 @@ run_bluejay() {
     local hwm
     hwm=$(hwm_bytes $pid)
     reap $pid $((WINDOW + 40))
-    floods=$((floods + 1))
     local sent
-    sent=$(flood_sent $floods)
+    sent=$(flood_sent)
     tail -n 1 /tmp/bluejay-flood.out > "$LOGS/bluejay-flood.last"
     rm -f /tmp/bluejay-flood.out
     unset BLUEJAY_STORE
@@ -178,6 +184,7 @@ run_bluez() {
     local run=$1 t0 cold bonded dbus bluetoothd
     rm -rf /var/lib/bluetooth/*
     wait_for 20 adapter_down hci0 || die "hci0 is up before bluetoothd starts"
+    rm -f /run/dbus/pid  # the last run's daemon is gone; its pid file is not
     dbus-daemon --system --fork --print-pid > /tmp/dbus.pid || die "dbus-daemon"
     dbus=$(head -n 1 /tmp/dbus.pid)
     # (1) From bluetoothd's start: adapter up (power on), scan, connect, discover, read.
@@ -222,9 +229,8 @@ run_bluez() {
     local hwm_bluetoothd hwm_dbus hwm_ctl
     hwm_bluetoothd=$(hwm_bytes $bluetoothd); hwm_dbus=$(hwm_bytes $dbus); hwm_ctl=$(hwm_bytes $CTL_PID)
     ctl gatt.notify off
-    floods=$((floods + 1))
     local sent
-    sent=$(flood_sent $floods)
+    sent=$(flood_sent)
     ctl disconnect "$PEER"
     ctl_wait 30 "Successful disconnected|Connected: no" || true
     ctl_stop
@@ -232,7 +238,7 @@ run_bluez() {
     tail -c 2000 "$CTL_LOG" > "$LOGS/bluetoothctl-$run.tail"
     rm -f "$CTL_LOG"
     stop $bluetoothd
-    kill -TERM $dbus
+    stop $dbus
     printf '{"stack": "bluez", "run": %d, "first_value_ms": %d, "first_value_steps_ms": {"powered": %d, "found": %d, "connected": %d, "services_resolved": %d}, "bonded_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluetoothd+dbus-daemon+bluetoothctl": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluetoothd": %d, "dbus-daemon": %d, "bluetoothctl": %d}}\n' \
         "$run" "$cold" "$powered" "$found" "$connected" "$resolved" "$bonded" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" \
         "$hwm_bluetoothd" "$hwm_dbus" "$hwm_ctl" >> "$OUT/runs.jsonl"
@@ -242,9 +248,12 @@ run_bluez() {
 for run in $(seq 1 "$RUNS"); do
     echo "== run $run of $RUNS"
     # Interleaved, the order alternating, so a drift in the machine's speed falls on both.
-    if [ $((run % 2)) = 1 ]; then run_bluejay "$run"; run_bluez "$run"; else run_bluez "$run"; run_bluejay "$run"; fi
+    if [ $((run % 2)) = 1 ]; then order="bluejay bluez"; else order="bluez bluejay"; fi
+    for stack in $order; do
+        start_serve "$stack-$run"
+        "run_$stack" "$run"
+        stop "$serve"
+    done
 done
-stop $serve
 kill $btvirt 2>/dev/null
-cp "$LOGS/serve.log" "$OUT/" 2>/dev/null
 echo "== vmbench: $RUNS runs done"
