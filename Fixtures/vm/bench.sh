@@ -81,13 +81,25 @@ seconds_of() { awk -v t="$1" -v hz="$TICK" 'BEGIN { printf "%.3f", t / hz }'; }
 
 echo "== vmbench: kernel $(uname -r), $(bluetoothd -v | sed 's/^/BlueZ /'), $(nproc) vCPUs, $RUNS runs, ${WINDOW} s floods"
 modprobe -a algif_hash algif_skcipher cmac ecb || die "modprobe of the AF_ALG modules"
-btvirt -l2 > "$LOGS/btvirt.log" 2>&1 &
-btvirt=$!
-wait_for 20 test -e /sys/class/bluetooth/hci1 || die "btvirt attached no controllers"
-# The kernel's own init of each new controller (about half a second; the user channel is
-# EBUSY meanwhile, the address still zero) must be over first.
+# Fresh emulated controllers for each stack's run: after a bluejay run, btvirt's hci0 then
+# showed BlueZ's scan nothing of our advertising for 17 s to over 30 s (some scan state of
+# the emulator's that HCI_Reset does not clear), while BlueZ runs that came first found us
+# in half a second.
+start_btvirt() {
+    if [ -n "${btvirt:-}" ]; then
+        stop "$btvirt"
+        wait_for 20 test ! -e /sys/class/bluetooth/hci0 || die "hci0 outlived btvirt"
+    fi
+    btvirt -l2 >> "$LOGS/btvirt.log" 2>&1 &
+    btvirt=$!
+    wait_for 20 test -e /sys/class/bluetooth/hci1 || die "btvirt attached no controllers"
+    # The kernel's own init of each new controller (about half a second; the user channel is
+    # EBUSY meanwhile, the address still zero) must be over first.
+    wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || die "the kernel did not finish initializing hci0/hci1"
+}
 initialized() { adapter_down "$1" && ! address_of "$1" | grep -q '^00:00:00:00:00:00$'; }
-wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || die "the kernel did not finish initializing hci0/hci1"
+btvirt=""
+start_btvirt
 PEER=$(address_of hci1)
 CENTRAL=$(address_of hci0)
 mkdir -p /run/dbus
@@ -95,8 +107,6 @@ printf '[General]\nName = BlueZ bench\n[Policy]\nAutoEnable = false\n' > /tmp/ma
 
 # The peripheral: our serve on hci1, started afresh for each stack's run (its CPU is in
 # neither figure): each run meets an advertiser just enabled and a peripheral with no bond.
-# (After a run, btvirt's controller sometimes let BlueZ's scan see nothing of an advertising
-# set re-enabled after a disconnection, although it had accepted the command.)
 start_serve() {  # NAME
     SERVE_LOG=$LOGS/serve-$1.log
     : > "$SERVE_LOG"
@@ -104,6 +114,7 @@ start_serve() {  # NAME
     serve=$!
     wait_for 60 grep -q '^advertising as' "$SERVE_LOG" || die "serve did not start: $(cat "$LOGS/serve-$1.err")"
 }
+printf '{"stack": "environment", "kernel": "%s", "bluez": "%s", "vcpus": %d, "window_s": %s}\n' "$(uname -r)" "$(bluetoothd -v)" "$(nproc)" "$WINDOW" >> "$OUT/runs.jsonl"
 start_serve first
 echo "== peripheral: bluejay serve on hci1 ($PEER): $(head -n 1 "$SERVE_LOG"); central hci0 ($CENTRAL)"
 stop "$serve"
@@ -250,10 +261,11 @@ for run in $(seq 1 "$RUNS"); do
     # Interleaved, the order alternating, so a drift in the machine's speed falls on both.
     if [ $((run % 2)) = 1 ]; then order="bluejay bluez"; else order="bluez bluejay"; fi
     for stack in $order; do
+        start_btvirt
         start_serve "$stack-$run"
         "run_$stack" "$run"
         stop "$serve"
     done
 done
-kill $btvirt 2>/dev/null
+stop "$btvirt"
 echo "== vmbench: $RUNS runs done"
