@@ -237,8 +237,18 @@ stop_bluetoothd
 
 step "6. real BlueZ as the central: bluejay serve on hci0, bluetoothd + bluetoothctl on hci1"
 # A fresh BlueZ (step 5's bond with hci0's address would make it encrypt with a key our
-# peripheral never had) and a store of the peripheral's own.
+# peripheral never had), a store of the peripheral's own, and fresh emulated controllers:
+# btvirt's kept state from the steps before let BlueZ's connection attempt be aborted
+# ("le-connection-abort-by-local"; bluetoothd 5.66 then crashed), as it hid advertising
+# from BlueZ's scan in make vmbench (Fixtures/vm/bench.sh).
 rm -rf /var/lib/bluetooth/*
+kill $btvirt 2>/dev/null
+wait $btvirt 2>/dev/null
+wait_for 20 test ! -e /sys/class/bluetooth/hci0 || fail "hci0 outlived btvirt"
+btvirt -l2 >> "$LOGS/btvirt.log" 2>&1 &
+btvirt=$!
+initialized() { adapter_down "$1" && ! address_of "$1" | grep -q '^00:00:00:00:00:00$'; }
+wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || fail "a new btvirt's hci0 and hci1 did not come up"
 ours=$(address_of hci0)
 BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bluez-central.json --transport hci0 \
     --capture "$ARTIFACTS/serve-bluez-central.btsnoop" > "$LOGS/serve.log" 2> "$LOGS/serve.err" &
