@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
+.PHONY: all build test test-corpus test-sanitize vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
 
 all: build
 
@@ -121,6 +121,21 @@ endif
 vmtest: deps vm-deps build
 	@rm -rf $(VM_ARTIFACTS) && mkdir -p $(VM_ARTIFACTS)
 	VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
+
+# bluejay against BlueZ in the same VM (README "bluejay against BlueZ, in a VM"): our
+# `bluejay serve` on hci1 as the peripheral, on hci0 in turn the release bluejay and the
+# kernel's host stack + bluetoothd + dbus-daemon + bluetoothctl, the same jobs interleaved
+# (Fixtures/vm/bench.sh). Medians to bench/vm-results.json, the table printed. A benchmark,
+# not a test: not part of `make test`. KVM where the machine has it, else TCG.
+VMBENCH_RUNS   ?= 3
+VMBENCH_WINDOW ?= 5
+VMBENCH_OUT    := $(CURDIR)/artifacts/vmbench
+vmbench: deps vm-deps
+	$(SWIFT) build -c release --product bluejay
+	@rm -rf $(VMBENCH_OUT) && mkdir -p $(VMBENCH_OUT)
+	VM_TIMEOUT=1800 VM_RW="$(VMBENCH_OUT)" BENCH_OUT="$(VMBENCH_OUT)" BENCH_RUNS=$(VMBENCH_RUNS) BENCH_WINDOW=$(VMBENCH_WINDOW) \
+	    BLUEJAY=$(CURDIR)/.build/release/bluejay VM_ENV="BENCH_OUT BENCH_RUNS BENCH_WINDOW BLUEJAY" Fixtures/vm/run.sh Fixtures/vm/bench.sh
+	$(PYTHON) Fixtures/vm/bench-report.py $(VMBENCH_OUT)/runs.jsonl --output bench/vm-results.json $(if $(VM_ACCEL),--accel $(VM_ACCEL))
 
 # The main job against the bundled virtual peripheral: start the peer, show its controller,
 # run the heart-rate demo on the Bluejay API (scan, connect, read, listen, a background task,

@@ -8,6 +8,8 @@
 #   4. bluetoothd powering the adapter → EBUSY, and both fixes the message names
 #   5. interop with real BlueZ: kernel host + bluetoothd on hci1, bluejay on hci0 (scan,
 #      GATT, read, pairing, bonded reconnection)
+#   6. real BlueZ as the central against our peripheral: `bluejay serve` on hci0, bluetoothd +
+#      bluetoothctl on hci1 (scan, connect, GATT database, read, notifications, pairing)
 #
 # VM_ARTIFACTS (a host directory shared read-write) receives the btsnoop captures and logs.
 set -uo pipefail
@@ -16,6 +18,7 @@ export NO_COLOR=1 PATH=$PATH:/usr/sbin:/sbin
 export BLUEJAY_STORE=$(mktemp -d)
 BLUEJAY=$PWD/.build/debug/bluejay
 BUNDLE=$PWD/.build/debug/BluejayPackageTests.xctest
+. Fixtures/vm/lib.sh
 ARTIFACTS=${VM_ARTIFACTS:-/tmp/artifacts}
 mkdir -p "$ARTIFACTS"
 LOGS=/tmp/vm-logs
@@ -27,19 +30,6 @@ pass() { passed=$((passed + 1)); echo "ok     $*"; }
 fail() { failed=$((failed + 1)); echo "FAILED $*"; }
 step() { echo; echo "== $*"; }
 
-# Waits up to $1 seconds for the command after it to succeed (polling, not a fixed sleep).
-wait_for() {
-    local seconds=$1 deadline
-    shift
-    deadline=$((SECONDS + seconds))
-    until "$@"; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.05
-    done
-}
-adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
-adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
-address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
 
 # Runs bluejay, keeping stdout/stderr/status in OUT, ERR and STATUS. A hang is a failure
 # reported here (status 124), not a machine killed by run.sh's overall timeout.
@@ -243,6 +233,82 @@ else
     fail "bonded reconnection to BlueZ (status $STATUS, smp '$smp', encryption changes $encrypted): $ERR"
 fi
 kill $agent $btmon_pid 2>/dev/null
+stop_bluetoothd
+
+step "6. real BlueZ as the central: bluejay serve on hci0, bluetoothd + bluetoothctl on hci1"
+# A fresh BlueZ (step 5's bond with hci0's address would make it encrypt with a key our
+# peripheral never had), a store of the peripheral's own, and fresh emulated controllers:
+# btvirt's kept state from the steps before let BlueZ's connection attempt be aborted
+# ("le-connection-abort-by-local"; bluetoothd 5.66 then crashed), as it hid advertising
+# from BlueZ's scan in make vmbench (Fixtures/vm/bench.sh).
+rm -rf /var/lib/bluetooth/*
+kill $btvirt 2>/dev/null
+wait $btvirt 2>/dev/null
+wait_for 20 test ! -e /sys/class/bluetooth/hci0 || fail "hci0 outlived btvirt"
+btvirt -l2 >> "$LOGS/btvirt.log" 2>&1 &
+btvirt=$!
+initialized() { adapter_down "$1" && ! address_of "$1" | grep -q '^00:00:00:00:00:00$'; }
+wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || fail "a new btvirt's hci0 and hci1 did not come up"
+ours=$(address_of hci0)
+BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bluez-central.json --transport hci0 \
+    --capture "$ARTIFACTS/serve-bluez-central.btsnoop" > "$LOGS/serve.log" 2> "$LOGS/serve.err" &
+serve=$!
+if wait_for 60 grep -q '^advertising as Bluejay VM' "$LOGS/serve.log"; then
+    pass "bluejay serve on hci0 ($ours): $(head -n 1 "$LOGS/serve.log")"
+else
+    fail "bluejay serve did not start advertising: $(cat "$LOGS/serve.err")"
+fi
+start_bluetoothd -f /tmp/main.conf
+wait_for 30 adopted || fail "bluetoothd did not adopt hci1"
+ctl_start "$LOGS/bluetoothctl-central.log"
+# What each step prints, checked: bluetoothctl says what it did in words.
+central_step() {  # SECONDS REGEX DESCRIPTION COMMAND…
+    local seconds=$1 pattern=$2 what=$3
+    shift 3
+    ctl "$@"
+    if ctl_wait "$seconds" "$pattern"; then pass "bluetoothctl $what"; else
+        fail "bluetoothctl $what: no /$pattern/ after '$*'; it printed:"; ctl_output | tail -n 15 | sed 's/^/   | /'
+        return 1
+    fi
+}
+ctl_wait 20 "Agent registered" || true
+central_step 10 "Changing power on succeeded" "powers hci1 on" power on
+central_step 60 "Device $ours Bluejay VM" "finds our advertisement ($ours, 'Bluejay VM')" scan on
+ctl scan off
+if central_step 60 "Connection successful" "connects to us" connect "$ours"; then
+    wait_for 20 grep -q "^connected $(address_of hci1)" "$LOGS/serve.log" && pass "our peripheral saw BlueZ's hci1 connect" \
+        || fail "serve printed no connection from hci1"
+    ctl_wait 60 "ServicesResolved: yes" || fail "BlueZ did not finish discovering our database"
+    central_step 20 "b1e70b02-9d3b-4c7a-8a5e-6f2d0c1b0a00" "lists our GATT database" gatt.list-attributes "$ours"
+    ctl_output > "$LOGS/bluez-attributes.txt"
+    grep -aE "^(Primary Service|Characteristic|Descriptor)|^\s+[0-9a-f]{8}-" "$LOGS/bluez-attributes.txt" | paste - - | sed 's/^/   | /'
+    grep -q "0000181a-0000-1000-8000-00805f9b34fb" "$LOGS/bluez-attributes.txt" && grep -qi "Environmental Sensing" "$LOGS/bluez-attributes.txt" \
+        && pass "BlueZ lists our service 181A (Environmental Sensing)" || fail "service 181A not among BlueZ's attributes"
+    central_step 10 "Selected|\\[.*char[0-9a-f]{4}\\]" "selects our readable characteristic" gatt.select-attribute b1e70b01-9d3b-4c7a-8a5e-6f2d0c1b0a00
+    central_step 20 "hello, BlueZ" "reads our value \"hello, BlueZ\"" gatt.read
+    ctl gatt.select-attribute 00002a6e-0000-1000-8000-00805f9b34fb
+    sleep 0.2  # (selection is local to bluetoothctl; nothing is printed to wait for)
+    central_step 20 "Notify started" "turns notifications on (2A6E)" gatt.notify on
+    wait_for 10 grep -q "2A6E: notifications on" "$LOGS/serve.log" && pass "our peripheral saw BlueZ subscribe" || fail "serve saw no subscription"
+    # Our timer sends 0a09 then 0b09, every 0.25 s: both must arrive, as values.
+    if ctl_wait 20 "0a 09" && ctl_wait 20 "0b 09"; then
+        pass "bluetoothctl received our notifications: $(ctl_output | grep -ac 'Value:') values, 0a09 and 0b09 among them"
+    else
+        fail "notifications did not reach bluetoothctl: $(ctl_output | tail -n 5)"
+    fi
+    ctl gatt.notify off
+    if ctl_pair "$ours"; then pass "bluetoothctl pairs with us (LE Secure Connections, Just Works; we are the responder)"; else
+        fail "bluetoothctl pair: $(ctl_output | tail -n 8)"
+    fi
+    central_step 10 "Paired: yes" "shows us paired" info "$ours"
+    ctl gatt.select-attribute b1e70b02-9d3b-4c7a-8a5e-6f2d0c1b0a00
+    sleep 0.2
+    central_step 20 "sealed by LESC" "reads our encrypted-only value on the paired link" gatt.read
+    central_step 20 "Successful disconnected|Connected: no" "disconnects" disconnect "$ours"
+fi
+ctl_stop
+kill -INT $serve 2>/dev/null
+wait $serve
 stop_bluetoothd
 
 # The BlueZ peer's kernel SMP needs ECDH P-256 (pairing, once ours lands): no crypto gaps.

@@ -17,13 +17,19 @@ extension PairingSession {
         }
         var authentication: AuthenticationRequirements = []
         if bonding { authentication.insert(.bonding) }
-        if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
+        // With no delegate nobody can show, type or confirm anything: we announce
+        // NoInputNoOutput, so the method is Just Works whatever the central's IO (Part H,
+        // 2.3.5.1). Announcing the policy's KeyboardDisplay made a central with a display
+        // and keyboard (bluetoothctl's agent, any phone) pick Numeric Comparison, which we
+        // then had to fail (found by vmtest's BlueZ central against `bluejay serve`).
+        let ioCapability = delegate == nil ? .noInputNoOutput : policy.ioCapability
+        if policy.mitm, ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
         // What we send: an LTK (legacy only: under Secure Connections it comes from f5),
         // our identity, our CSRK. What we take: the central's identity and CSRK (its own
         // legacy LTK would serve only roles reversed).
         let ours: KeyDistribution = secureConnections ? [.identityKey, .signingKey] : [.encryptionKey, .identityKey, .signingKey]
-        let response = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
+        let response = PairingFeatures(ioCapability: ioCapability, authentication: authentication,
                                        initiatorKeys: bonding ? request.initiatorKeys.intersection([.identityKey, .signingKey]) : [],
                                        responderKeys: bonding ? request.responderKeys.intersection(ours) : [])
         try link.send(PairingResponse(features: response))

@@ -84,10 +84,12 @@ struct Serve: AsyncParsableCommand {
             DB.json: {"name": "Thermometer", "appearance": 0, "advertise": ["181A"], "services": [{"uuid": "181A", \
             "primary": true, "characteristics": [{"uuid": "2A6E", "properties": ["read", "notify"], "value": "0000" \
             (hex) or "text": "…", "permissions": ["readEncrypted", …] (default: from the properties), \
-            "notify": {"every": 1.0, "values": ["0001", "0002"]}, "descriptors": [{"uuid": "2901", "text": "…"}]}]}]}. \
+            "notify": {"every": 1.0, "values": ["0001", "0002"]}, "flood": true, "descriptors": [{"uuid": "2901", "text": "…"}]}]}]}. \
             "advertise" lists the service UUIDs advertised (default: the primary services'). A characteristic with \
             "notify" sends its values in turn on that timer to every subscribed central (indications when it \
-            indicates). Lines "UUID HEX" on standard input set a value and send it to the subscribers. Prints one \
+            indicates). A characteristic with "flood": true notifies back to back while a central is subscribed, as fast \
+            as the link takes the values (each a 4-octet little-endian counter, then the characteristic's value), and \
+            prints how many it sent when the central stops. Lines "UUID HEX" on standard input set a value and send it to the subscribers. Prints one \
             line per central that connects, leaves, subscribes or writes.
 
             --from-trace FILE serves instead the peripheral a btsnoop recording shows, as `mock:FILE` \
@@ -139,6 +141,14 @@ struct Serve: AsyncParsableCommand {
                     }
                 }
             }
+            for service in file.services {
+                for characteristic in service.characteristics where characteristic.flood == true {
+                    guard let uuid = BluetoothUUID(characteristic.uuid), characteristic.properties.contains("notify") else {
+                        throw CLIError("\(characteristic.uuid): \"flood\" needs the notify property")
+                    }
+                    Flooder(manager: manager, uuid: uuid).run()
+                }
+            }
             PeripheralSession.readValueLines(into: manager)
             let uuids = file.advertise?.compactMap(BluetoothUUID.init) ?? file.services.filter { $0.primary ?? true }.compactMap { BluetoothUUID($0.uuid) }
             try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: uuids,
@@ -186,6 +196,8 @@ struct ServedDatabase: Decodable {
         var value: String?
         var text: String?
         var notify: Timer?
+        /// Notify back to back while subscribed (``Flooder``).
+        var flood: Bool?
         var descriptors: [DescriptorEntry]?
 
         static let propertyNames: [String: CharacteristicProperties] = [

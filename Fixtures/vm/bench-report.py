@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""`make vmbench`'s report: the medians of Fixtures/vm/bench.sh's runs, as bench/vm-results.json
+(objects `bluejay` and `bluez`, each with first_value_ms, bonded_first_value_ms,
+notifications_per_s, cpu_s_per_10k and peak_rss_bytes: other scripts read these keys), and
+the table README's "bluejay against BlueZ, in a VM" shows.
+
+    bench-report.py RUNS.jsonl --output bench/vm-results.json [--accel tcg|kvm]
+
+CPU per 10,000 notifications received by the client:
+  bluejay: the bluejay process (utime + stime);
+  bluez:   bluetoothd + dbus-daemon + bluetoothctl, plus the kernel threads' time beyond what
+           they spend in the bluejay run per notification: that baseline is the emulated
+           link's and the peripheral's kernel work (the same in both runs) plus handing HCI
+           packets to a user channel; what is beyond it is the kernel's host stack (L2CAP,
+           the ATT socket). `whole_kernel_*` keeps every kernel thread in both, for comparison.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def per_10k(seconds, received):
+    return seconds / received * 10_000 if received else None
+
+
+def accel_of(given):
+    if given:
+        return given
+    try:
+        cpu = open("/proc/cpuinfo").read()
+        usable = os.access("/dev/kvm", os.R_OK | os.W_OK) and re.search(r"\b(vmx|svm)\b", cpu)
+    except OSError:
+        usable = False
+    return "kvm" if usable else "tcg"
+
+
+def summarize(runs):
+    bj = [r for r in runs if r["stack"] == "bluejay"]
+    bz = [r for r in runs if r["stack"] == "bluez"]
+    if not bj or not bz:
+        sys.exit("vmbench report: runs of both stacks are needed")
+    # The kernel threads' time per notification when nothing but the link, the peripheral
+    # and a user channel use the kernel.
+    baseline = median([per_10k(r["kernel_threads_s"], r["received"]) for r in bj])
+
+    def stack(rs, processes_cpu, rss, kernel_extra):
+        cpu = [processes_cpu(r) + (kernel_extra(r) or 0) for r in rs]
+        return {
+            "first_value_ms": median([r["first_value_ms"] for r in rs]),
+            "bonded_first_value_ms": median([r["bonded_first_value_ms"] for r in rs]),
+            "notifications_per_s": median([r["notifications_per_s"] for r in rs]),
+            "cpu_s_per_10k": round(median(cpu), 4),
+            "peak_rss_bytes": int(median([rss(r) for r in rs])),
+            "whole_kernel_cpu_s_per_10k": round(median([processes_cpu(r) + per_10k(r["kernel_threads_s"], r["received"]) for r in rs]), 4),
+            "kernel_threads_s_per_10k": round(median([per_10k(r["kernel_threads_s"], r["received"]) for r in rs]), 4),
+            "received_in_window": median([r["received"] for r in rs]),
+            "sent_by_peripheral": median([r["sent"] for r in rs]),
+            "first_value_ms_runs": [r["first_value_ms"] for r in rs],
+            "bonded_first_value_ms_runs": [r["bonded_first_value_ms"] for r in rs],
+            "notifications_per_s_runs": [r["notifications_per_s"] for r in rs],
+            "cpu_s_per_10k_runs": [round(c, 4) for c in cpu],
+        }
+
+    bluejay = stack(bj, lambda r: per_10k(r["cpu_s"]["bluejay"], r["received"]),
+                    lambda r: r["peak_rss_bytes"]["bluejay"], lambda r: 0)
+    bluez = stack(bz, lambda r: per_10k(r["cpu_s"]["bluetoothd+dbus-daemon+bluetoothctl"], r["received"]),
+                  lambda r: sum(r["peak_rss_bytes"].values()),
+                  lambda r: max(0.0, per_10k(r["kernel_threads_s"], r["received"]) - baseline))
+    for name in ("bluetoothd", "dbus-daemon", "bluetoothctl"):
+        bluez.setdefault("peak_rss_bytes_each", {})[name] = int(median([r["peak_rss_bytes"][name] for r in bz]))
+    bluez["processes_cpu_s_per_10k"] = round(median([per_10k(r["cpu_s"]["bluetoothd+dbus-daemon+bluetoothctl"], r["received"]) for r in bz]), 4)
+    bluez["kernel_host_cpu_s_per_10k"] = round(median([max(0.0, per_10k(r["kernel_threads_s"], r["received"]) - baseline) for r in bz]), 4)
+    return bluejay, bluez
+
+
+def ratio(a, b):
+    return round(a / b, 2) if a and b else None
+
+
+def table(bluejay, bluez):
+    daemons = bluez["peak_rss_bytes_each"]["bluetoothd"] + bluez["peak_rss_bytes_each"]["dbus-daemon"]
+    rows = [
+        ("cold start to first value (ms)", bluejay["first_value_ms"], bluez["first_value_ms"],
+         ratio(bluez["first_value_ms"], bluejay["first_value_ms"]), "bluejay ≤ BlueZ",
+         bluejay["first_value_ms"] <= bluez["first_value_ms"]),
+        ("bonded reconnect to first value (ms)", bluejay["bonded_first_value_ms"], bluez["bonded_first_value_ms"],
+         ratio(bluez["bonded_first_value_ms"], bluejay["bonded_first_value_ms"]), "bluejay ≤ BlueZ",
+         bluejay["bonded_first_value_ms"] <= bluez["bonded_first_value_ms"]),
+        ("notifications received per s", bluejay["notifications_per_s"], bluez["notifications_per_s"],
+         ratio(bluejay["notifications_per_s"], bluez["notifications_per_s"]), "", None),
+        ("CPU s per 10,000 notifications", bluejay["cpu_s_per_10k"], bluez["cpu_s_per_10k"],
+         ratio(bluez["cpu_s_per_10k"], bluejay["cpu_s_per_10k"]), "BlueZ ≥ 5× bluejay",
+         bluez["cpu_s_per_10k"] >= 5 * bluejay["cpu_s_per_10k"]),
+        ("… every kernel thread counted on both sides", bluejay["whole_kernel_cpu_s_per_10k"], bluez["whole_kernel_cpu_s_per_10k"],
+         ratio(bluez["whole_kernel_cpu_s_per_10k"], bluejay["whole_kernel_cpu_s_per_10k"]), "", None),
+        ("peak RSS, every process (MB)", bluejay["peak_rss_bytes"] / 1e6, bluez["peak_rss_bytes"] / 1e6,
+         ratio(bluez["peak_rss_bytes"], bluejay["peak_rss_bytes"]), "", None),
+        ("… BlueZ: bluetoothd + dbus-daemon only (MB)", bluejay["peak_rss_bytes"] / 1e6, daemons / 1e6,
+         ratio(daemons, bluejay["peak_rss_bytes"]), "bluejay ≤ these two", bluejay["peak_rss_bytes"] <= daemons),
+    ]
+    lines = ["| | bluejay | BlueZ | BlueZ ÷ bluejay | goal | met |", "|---|---:|---:|---:|---|---|"]
+    for name, a, b, r, goal, met in rows:
+        fmt = (lambda v: f"{v:.1f}") if isinstance(a, float) and a < 1000 else (lambda v: f"{v:,.0f}")
+        if "CPU" in name or "kernel thread" in name:
+            fmt = lambda v: f"{v:.3f}"
+        lines.append(f"| {name} | {fmt(a)} | {fmt(b)} | {r}× | {goal} | {'' if met is None else ('yes' if met else '**no**')} |")
+    # The throughput ratio is bluejay ÷ BlueZ (higher is better for bluejay); say so.
+    lines[4] = lines[4].replace(f"| {ratio(bluejay['notifications_per_s'], bluez['notifications_per_s'])}× |",
+                                f"| {ratio(bluejay['notifications_per_s'], bluez['notifications_per_s'])}× (bluejay ÷ BlueZ) |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("runs")
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--accel")
+    args = parser.parse_args()
+    runs = [json.loads(line) for line in open(args.runs) if line.strip()]
+    environment = next((r for r in runs if r.get("stack") == "environment"), {})
+    runs = [r for r in runs if r.get("stack") in ("bluejay", "bluez")]
+    bluejay, bluez = summarize(runs)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    result = {
+        "bluejay": bluejay,
+        "bluez": bluez,
+        "environment": {**{k: v for k, v in environment.items() if k != "stack"}, "accel": accel_of(args.accel),
+                        "commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+                        "runs_per_stack": sum(1 for r in runs if r["stack"] == "bluejay")},
+        "runs": runs,
+    }
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    env = result["environment"]
+    print(f"vmbench ({env['accel']}, {env.get('vcpus', '?')} vCPUs, kernel {env.get('kernel', '?')}, BlueZ {env.get('bluez', '?')}, "
+          f"{env['runs_per_stack']} runs each, medians; {args.output}):")
+    print(table(bluejay, bluez))
+
+
+if __name__ == "__main__":
+    main()

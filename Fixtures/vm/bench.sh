@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# `make vmbench`, inside the guest (Fixtures/vm/run.sh): the same jobs by bluejay and by BlueZ
+# on hci0, interleaved, against one peripheral on hci1 (our `bluejay serve`,
+# Fixtures/vm/bench.json: a readable characteristic and a flooding one).
+#
+#   bluejay: the release `bluejay` on hci0's user channel, one process per job, as an app
+#            started for the job would run.
+#   BlueZ:   the kernel's host stack on hci0 + bluetoothd + dbus-daemon + bluetoothctl (its
+#            GATT menu), driven line by line (Fixtures/vm/lib.sh).
+#
+# Per run and stack: (1) cold start to first value: adapter up, scan, connect, discover, read;
+# (2) pairing (not timed), disconnection, then bonded reconnection to first value; (3) a
+# notification flood for BENCH_WINDOW seconds: values received by the client per second,
+# CPU time of every process involved; (4) the processes' peak RSS (VmHWM).
+# One JSON object per run and stack goes to $BENCH_OUT/runs.jsonl; Fixtures/vm/bench-report.py
+# takes the medians on the host.
+#
+#   BLUEJAY       the binary (default .build/release/bluejay)
+#   BENCH_RUNS    runs per stack (default 3)
+#   BENCH_WINDOW  seconds each flood is measured (default 5)
+#   BENCH_OUT     where runs.jsonl and the logs go (a VM_RW share)
+set -uo pipefail
+export NO_COLOR=1 PATH=$PATH:/usr/sbin:/sbin
+BLUEJAY=${BLUEJAY:-$PWD/.build/release/bluejay}
+RUNS=${BENCH_RUNS:-3}
+WINDOW=${BENCH_WINDOW:-5}
+OUT=${BENCH_OUT:-/tmp/vmbench}
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+: > "$OUT/runs.jsonl"
+. Fixtures/vm/lib.sh
+
+SERVICE=B1E70C00-9D3B-4C7A-8A5E-6F2D0C1B0A00
+READABLE=B1E70C01-9D3B-4C7A-8A5E-6F2D0C1B0A00
+FLOOD=B1E70C02-9D3B-4C7A-8A5E-6F2D0C1B0A00
+VALUE="first value!"   # the readable characteristic's text (bench.json), one hexdump line
+
+die() { echo "vmbench: $*" >&2; cp /tmp/vmbench-*.log "$LOGS"/ 2>/dev/null; exit 1; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# CPU time (utime + stime, clock ticks) of the processes given.
+TICK=$(getconf CLK_TCK)
+ticks() {
+    local sum=0 pid line fields
+    for pid in "$@"; do
+        read -r line < "/proc/$pid/stat" 2>/dev/null || continue
+        read -ra fields <<< "${line##*) }"
+        sum=$((sum + fields[11] + fields[12]))
+    done
+    echo $sum
+}
+# CPU time of every kernel thread (children of kthreadd): the kernel's Bluetooth work runs in
+# workqueues (hci0's rx/tx/cmd work, hci1's for the peripheral, vhci).
+kernel_ticks() {
+    cat /proc/[0-9]*/stat 2>/dev/null | awk '{ sub(/^.*\) /, ""); if ($2 == 2) s += $12 + $13 } END { print s + 0 }'
+}
+hwm_bytes() {
+    local sum=0 pid kb
+    for pid in "$@"; do
+        kb=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status" 2>/dev/null)
+        sum=$((sum + ${kb:-0} * 1024))
+    done
+    echo $sum
+}
+# Ends a process we started (SIGTERM: a background job of a script ignores SIGINT) and reaps
+# it; one that outlives 10 s is killed, so the benchmark cannot hang on it.
+stop() {
+    kill -TERM "$1" 2>/dev/null
+    local deadline=$((SECONDS + 10))
+    while kill -0 "$1" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+# Waits up to $2 seconds for a process to end by itself, then stops it.
+reap() {
+    local deadline=$((SECONDS + $2))
+    while kill -0 "$1" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    stop "$1"
+}
+seconds_of() { awk -v t="$1" -v hz="$TICK" 'BEGIN { printf "%.3f", t / hz }'; }
+
+echo "== vmbench: kernel $(uname -r), $(bluetoothd -v | sed 's/^/BlueZ /'), $(nproc) vCPUs, $RUNS runs, ${WINDOW} s floods"
+modprobe -a algif_hash algif_skcipher cmac ecb || die "modprobe of the AF_ALG modules"
+# Fresh emulated controllers for each stack's run: after a bluejay run, btvirt's hci0 then
+# showed BlueZ's scan nothing of our advertising for 17 s to over 30 s (some scan state of
+# the emulator's that HCI_Reset does not clear), while BlueZ runs that came first found us
+# in half a second.
+start_btvirt() {
+    if [ -n "${btvirt:-}" ]; then
+        stop "$btvirt"
+        wait_for 20 test ! -e /sys/class/bluetooth/hci0 || die "hci0 outlived btvirt"
+    fi
+    btvirt -l2 >> "$LOGS/btvirt.log" 2>&1 &
+    btvirt=$!
+    wait_for 20 test -e /sys/class/bluetooth/hci1 || die "btvirt attached no controllers"
+    # The kernel's own init of each new controller (about half a second; the user channel is
+    # EBUSY meanwhile, the address still zero) must be over first.
+    wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || die "the kernel did not finish initializing hci0/hci1"
+}
+initialized() { adapter_down "$1" && ! address_of "$1" | grep -q '^00:00:00:00:00:00$'; }
+btvirt=""
+start_btvirt
+PEER=$(address_of hci1)
+CENTRAL=$(address_of hci0)
+mkdir -p /run/dbus
+printf '[General]\nName = BlueZ bench\n[Policy]\nAutoEnable = false\n' > /tmp/main.conf
+
+# The peripheral: our serve on hci1, started afresh for each stack's run (its CPU is in
+# neither figure): each run meets an advertiser just enabled and a peripheral with no bond.
+start_serve() {  # NAME
+    SERVE_LOG=$LOGS/serve-$1.log
+    : > "$SERVE_LOG"
+    BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bench.json --transport hci1 ${BENCH_CAPTURE:+--capture "$LOGS/serve-$1.btsnoop"} > "$SERVE_LOG" 2> "$LOGS/serve-$1.err" &
+    serve=$!
+    wait_for 60 grep -q '^advertising as' "$SERVE_LOG" || die "serve did not start: $(cat "$LOGS/serve-$1.err")"
+}
+printf '{"stack": "environment", "kernel": "%s", "bluez": "%s", "vcpus": %d, "window_s": %s}\n' "$(uname -r)" "$(bluetoothd -v)" "$(nproc)" "$WINDOW" >> "$OUT/runs.jsonl"
+start_serve first
+echo "== peripheral: bluejay serve on hci1 ($PEER): $(head -n 1 "$SERVE_LOG"); central hci0 ($CENTRAL)"
+stop "$serve"
+
+positive() { [ "$("$@")" -gt 0 ]; }
+# The flood's sent count, from serve's line when the link ended.
+flood_sent() {
+    flood_reported() { grep -q '^flood ' "$SERVE_LOG"; }
+    wait_for 10 flood_reported || { echo 0; return; }
+    grep '^flood ' "$SERVE_LOG" | head -n 1 | sed 's/.*: \([0-9]*\) notifications.*/\1/'
+}
+
+# Measures a flood while "$@" (the client's count of values so far) runs: waits for the first
+# value, then WINDOW seconds; sets RATE, CPU_*, RECEIVED.
+measure_flood() {  # PIDS-VARIABLE COUNT-COMMAND…
+    local -n pids=$1
+    shift
+    wait_for 60 positive "$@" || return 1
+    local t0 c0 p0 k0 t1 c1 p1 k1
+    t0=$(now_ms); c0=$("$@"); p0=$(ticks "${pids[@]}"); k0=$(kernel_ticks); b0=$(ticks $btvirt); s0=$(ticks $serve)
+    sleep "$WINDOW"  # the measurement window itself
+    t1=$(now_ms); c1=$("$@"); p1=$(ticks "${pids[@]}"); k1=$(kernel_ticks); b1=$(ticks $btvirt); s1=$(ticks $serve)
+    RECEIVED=$((c1 - c0))
+    RATE=$(awk -v n=$RECEIVED -v ms=$((t1 - t0)) 'BEGIN { printf "%.0f", n * 1000 / ms }')
+    CPU_PROCESSES=$(seconds_of $((p1 - p0))); CPU_KERNEL=$(seconds_of $((k1 - k0)))
+    CPU_BTVIRT=$(seconds_of $((b1 - b0))); CPU_SERVE=$(seconds_of $((s1 - s0)))
+}
+
+# Runs `bluejay read ADDRESS` of the readable characteristic; ELAPSED: ms from the start to
+# the value printed (stdbuf: the line is written as printed, not at exit).
+timed_read() {  # LABEL ADDRESS
+    local t0 pid
+    t0=$(now_ms)
+    stdbuf -oL "$BLUEJAY" read "$2" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$LOGS/bluejay-$1.out" 2> "$LOGS/bluejay-$1.err" &
+    pid=$!
+    wait_for 60 grep -qF "$VALUE" "$LOGS/bluejay-$1.out" || die "bluejay $1 read: $(cat "$LOGS/bluejay-$1.err")"
+    ELAPSED=$(($(now_ms) - t0))
+    wait $pid || die "bluejay $1 read failed: $(cat "$LOGS/bluejay-$1.err")"
+}
+
+# --- bluejay ---------------------------------------------------------------------------------
+run_bluejay() {
+    local run=$1 store cold bonded pid
+    store=$(mktemp -d)
+    export BLUEJAY_STORE=$store
+    wait_for 20 adapter_down hci0 || die "hci0 is still up (bluetoothd?)"
+    # (1) A new process, a new store: no bond, no cache; no address type, so it scans for us.
+    timed_read cold "$PEER"
+    cold=$ELAPSED
+    # (2) Pair (LE Secure Connections, Just Works), then a new process reconnects with the bond.
+    "$BLUEJAY" pair "$PEER/public" --io none --transport hci0 --json > "$LOGS/bluejay-pair.out" 2> "$LOGS/bluejay-pair.err" \
+        || die "bluejay pair: $(cat "$LOGS/bluejay-pair.err")"
+    timed_read bonded "$PEER/public"
+    bonded=$ELAPSED
+    # (3) The flood, one line per value.
+    # It ends by itself (--duration), disconnecting: a killed process would leave the link up
+    # in the emulated controller (nothing times it out), and our peripheral unreachable.
+    "$BLUEJAY" listen "$PEER/public" "$SERVICE" "$FLOOD" --transport hci0 --duration $((WINDOW + 12)) > /tmp/bluejay-flood.out 2> "$LOGS/bluejay-flood.err" &
+    pid=$!
+    local processes=($pid)
+    count_lines() { wc -l < /tmp/bluejay-flood.out; }
+    measure_flood processes count_lines || die "bluejay listen received nothing: $(cat "$LOGS/bluejay-flood.err")"
+    local hwm
+    hwm=$(hwm_bytes $pid)
+    reap $pid $((WINDOW + 40))
+    local sent
+    sent=$(flood_sent)
+    tail -n 1 /tmp/bluejay-flood.out > "$LOGS/bluejay-flood.last"
+    rm -f /tmp/bluejay-flood.out
+    unset BLUEJAY_STORE
+    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}}\n' \
+        "$run" "$cold" "$bonded" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" >> "$OUT/runs.jsonl"
+    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms, flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB"
+}
+
+# --- BlueZ -----------------------------------------------------------------------------------
+run_bluez() {
+    local run=$1 t0 cold bonded dbus bluetoothd
+    rm -rf /var/lib/bluetooth/*
+    wait_for 20 adapter_down hci0 || die "hci0 is up before bluetoothd starts"
+    rm -f /run/dbus/pid  # the last run's daemon is gone; its pid file is not
+    dbus-daemon --system --fork --print-pid > /tmp/dbus.pid || die "dbus-daemon"
+    dbus=$(head -n 1 /tmp/dbus.pid)
+    # (1) From bluetoothd's start: adapter up (power on), scan, connect, discover, read.
+    t0=$(now_ms)
+    bluetoothd -n -f /tmp/main.conf > "$LOGS/bluetoothd-$run.log" 2>&1 &
+    bluetoothd=$!
+    ctl_start "/tmp/vmbench-bluetoothctl.log"
+    ctl_wait 30 "Agent registered" || die "bluetoothctl did not start: $(ctl_output | tail -n 5)"
+    ctl power on
+    ctl_wait 30 "Changing power on succeeded" || die "power on: $(ctl_output | tail -n 5)"
+    local powered=$(($(now_ms) - t0))
+    ctl scan on
+    ctl_wait 30 "Device $PEER" || die "BlueZ did not find $PEER: $(ctl_output | tail -n 5)"
+    local found=$(($(now_ms) - t0))
+    ctl scan off
+    ctl connect "$PEER"
+    ctl_wait 60 "Connection successful" || die "BlueZ connect: $(ctl_output | tail -n 8)"
+    local connected=$(($(now_ms) - t0))
+    ctl_wait 60 "ServicesResolved: yes" || die "BlueZ discovery: $(ctl_output | tail -n 8)"
+    local resolved=$(($(now_ms) - t0))
+    ctl gatt.select-attribute "${READABLE,,}"
+    ctl gatt.read
+    ctl_wait 30 "$VALUE" || die "BlueZ read: $(ctl_output | tail -n 8)"
+    cold=$(($(now_ms) - t0))
+    # (2) Pair, disconnect, reconnect bonded (BlueZ keeps the bond and the GATT cache).
+    ctl_pair "$PEER" || die "BlueZ pair: $(ctl_output | tail -n 8)"
+    ctl disconnect "$PEER"
+    ctl_wait 30 "Successful disconnected|Connected: no" || die "BlueZ disconnect: $(ctl_output | tail -n 8)"
+    t0=$(now_ms)
+    ctl connect "$PEER"
+    ctl_wait 60 "ServicesResolved: yes" || die "BlueZ reconnect: $(ctl_output | tail -n 8)"
+    ctl gatt.select-attribute "${READABLE,,}"
+    ctl gatt.read
+    ctl_wait 30 "$VALUE" || die "BlueZ bonded read: $(ctl_output | tail -n 8)"
+    bonded=$(($(now_ms) - t0))
+    # (3) The flood through StartNotify: each value a PropertiesChanged signal to bluetoothctl.
+    ctl gatt.select-attribute "${FLOOD,,}"
+    ctl gatt.notify on
+    local processes=($bluetoothd $dbus $CTL_PID)
+    count_values() { tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -ac "Value:"; }
+    measure_flood processes count_values || die "bluetoothctl received no notifications: $(ctl_output | tail -n 8)"
+    local hwm_bluetoothd hwm_dbus hwm_ctl
+    hwm_bluetoothd=$(hwm_bytes $bluetoothd); hwm_dbus=$(hwm_bytes $dbus); hwm_ctl=$(hwm_bytes $CTL_PID)
+    ctl gatt.notify off
+    local sent
+    sent=$(flood_sent)
+    ctl disconnect "$PEER"
+    ctl_wait 30 "Successful disconnected|Connected: no" || true
+    ctl_stop
+    cp "$CTL_LOG" "$LOGS/bluetoothctl-$run.log" 2>/dev/null
+    tail -c 2000 "$CTL_LOG" > "$LOGS/bluetoothctl-$run.tail"
+    rm -f "$CTL_LOG"
+    stop $bluetoothd
+    stop $dbus
+    printf '{"stack": "bluez", "run": %d, "first_value_ms": %d, "first_value_steps_ms": {"powered": %d, "found": %d, "connected": %d, "services_resolved": %d}, "bonded_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluetoothd+dbus-daemon+bluetoothctl": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluetoothd": %d, "dbus-daemon": %d, "bluetoothctl": %d}}\n' \
+        "$run" "$cold" "$powered" "$found" "$connected" "$resolved" "$bonded" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" \
+        "$hwm_bluetoothd" "$hwm_dbus" "$hwm_ctl" >> "$OUT/runs.jsonl"
+    echo "   BlueZ run $run: first value ${cold} ms (powered ${powered}, found ${found}, connected ${connected}, services resolved ${resolved}), bonded ${bonded} ms, flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluetoothd+dbus-daemon+bluetoothctl ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM bluetoothd $((hwm_bluetoothd / 1024)) + dbus-daemon $((hwm_dbus / 1024)) + bluetoothctl $((hwm_ctl / 1024)) KiB"
+}
+
+for run in $(seq 1 "$RUNS"); do
+    echo "== run $run of $RUNS"
+    # Interleaved, the order alternating, so a drift in the machine's speed falls on both.
+    if [ $((run % 2)) = 1 ]; then order="bluejay bluez"; else order="bluez bluejay"; fi
+    for stack in $order; do
+        start_btvirt
+        start_serve "$stack-$run"
+        "run_$stack" "$run"
+        stop "$serve"
+    done
+done
+stop "$btvirt"
+echo "== vmbench: $RUNS runs done"

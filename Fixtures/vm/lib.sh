@@ -1,0 +1,81 @@
+# What the guest's scripts share (sourced by scenarios.sh and bench.sh).
+#
+#   wait_for S COMMAND…  poll COMMAND every 10 ms until it succeeds, at most S seconds
+#   adapter_up/adapter_down hciN, address_of hciN   (from hciconfig)
+
+wait_for() {
+    local seconds=$1 deadline
+    shift
+    deadline=$((SECONDS + seconds))
+    until "$@"; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.01
+    done
+}
+adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
+adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
+address_of() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
+
+# bluetoothctl, driven from a script:
+# commands go in through a FIFO, its output lands in a file, and each wait looks for a
+# line printed since the last command, polling the file every 10 ms (not a fixed sleep).
+#
+#   ctl_start LOG        start bluetoothctl, output to LOG
+#   ctl COMMAND…         send one command line
+#   ctl_wait S REGEX     wait up to S seconds for REGEX (grep -E) in the output since the last command
+#   ctl_pair ADDRESS     pair, answering yes should bluetoothd's agent ask to confirm
+#   ctl_stop             quit and reap it
+#
+# bluetoothctl colours its output and redraws its prompt with escape sequences even when
+# not on a terminal; the patterns match inside such lines. stdbuf makes it write each line
+# as it prints it (a file would otherwise get its output in 4 KiB blocks).
+
+ctl_start() {
+    CTL_LOG=$1
+    CTL_FIFO=$(mktemp -u /tmp/bluetoothctl.XXXXXX)
+    mkfifo "$CTL_FIFO"
+    : > "$CTL_LOG"
+    stdbuf -oL bluetoothctl < "$CTL_FIFO" > "$CTL_LOG" 2>&1 &
+    CTL_PID=$!
+    exec {CTL_FD}> "$CTL_FIFO"
+    CTL_MARK=0
+}
+
+ctl() {
+    CTL_MARK=$(wc -l < "$CTL_LOG")
+    printf '%s\n' "$*" >&"$CTL_FD"
+}
+
+ctl_wait() {
+    local deadline=$((SECONDS + $1))
+    until tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.01
+    done
+}
+
+ctl_pair() {
+    ctl pair "$1"
+    ctl_wait 60 "Pairing successful|Failed to pair|yes/no" || return 1
+    if ctl_output | grep -aq "yes/no"; then
+        ctl yes
+        ctl_wait 60 "Pairing successful|Failed to pair" || return 1
+    fi
+    ctl_output | grep -aq "Pairing successful"
+}
+
+# The output since the last command, without colours and prompt redraws.
+ctl_output() {
+    tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r//g' -e 's/\x01\|\x02//g'
+}
+
+ctl_stop() {
+    printf 'quit\n' >&"$CTL_FD" 2>/dev/null
+    exec {CTL_FD}>&-
+    # bluetoothctl leaves on quit or at the end of its input; a hang is not waited out.
+    local deadline=$((SECONDS + 5))
+    while kill -0 "$CTL_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    kill "$CTL_PID" 2>/dev/null
+    wait "$CTL_PID" 2>/dev/null
+    rm -f "$CTL_FIFO"
+}
