@@ -1,7 +1,7 @@
 import Bluejay
 import BluetoothCore
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GATT
 import HCI
 
@@ -62,7 +62,7 @@ final class Flooder {
                 guard await manager.host.controller.waitUntilDelivered(handle: link, timeout: .seconds(5)) else { break }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            print("flood \(uuid) to handle \(hex(link, digits: 4)): \(sent) notifications in \(String(format: "%.3f", seconds)) s")
+            print("flood \(uuid) to handle \(hex(link, digits: 4)): \(sent) notifications in \(Double(Int(seconds * 1000)) / 1000) s")
             flushStandardOutput()
         }
     }
