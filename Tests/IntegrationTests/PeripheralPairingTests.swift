@@ -153,13 +153,7 @@ extension IntegrationTests {
         }
         let again = try await central.send(["op": "scan", "name": "Bluejay Pairing"])
         try await central.send(["op": "connect", "address": again["address"] as Any, "address_type": again["address_type"] as Any])
-        // Events of the first link may still come before it (a subscription turned off as
-        // the link went, under a slow machine): the next connection is what we wait for.
-        var relinked: ConnectionHandle?
-        while relinked == nil, let event = await events.next() {
-            if case let .connected(handle, _) = event { relinked = handle }
-        }
-        guard let relink = relinked else { Issue.record("no reconnection event"); return }
+        guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
         #expect(await eventually { manager.host.security.isEncryptedWithStoredBond(relink) })
         #expect(manager.host.security.isAuthenticated(relink) == pairing.method.isAuthenticated)
@@ -209,13 +203,7 @@ extension IntegrationTests {
 
         let again = try await central.send(["op": "scan", "name": "Bluejay Bonded"])
         try await central.send(["op": "connect", "address": again["address"] as Any, "address_type": again["address_type"] as Any])
-        // Events of the first link may still come before it (a subscription turned off as
-        // the link went, under a slow machine): the next connection is what we wait for.
-        var relinked: ConnectionHandle?
-        while relinked == nil, let event = await events.next() {
-            if case let .connected(handle, _) = event { relinked = handle }
-        }
-        guard let relink = relinked else { Issue.record("no reconnection event"); return }
+        guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
@@ -224,6 +212,16 @@ extension IntegrationTests {
         #expect((changed["values"] as? [String])?.map { hexBytes($0) } == [Self.littleEndian(added.service.handle) + Self.littleEndian(added.service.endGroupHandle)])
         try await manager.updateValue([0xB0, 0x4D], for: Self.periphStream)
         #expect((try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["b04d"])
+    }
+
+    /// The handle of the next connection among `events`. Events of an earlier link may still
+    /// come before it (a subscription turned off as that link went, on a slow machine: it
+    /// once arrived after the Disconnected event under TSan), so they are passed over.
+    static func nextConnection(_ events: inout AsyncStream<PeripheralManagerEvent>.Iterator) async -> ConnectionHandle? {
+        while let event = await events.next(isolation: #isolation) {
+            if case let .connected(handle, _) = event { return handle }
+        }
+        return nil
     }
 
     /// A handle as ATT carries it.
