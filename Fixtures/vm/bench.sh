@@ -37,7 +37,8 @@ READABLE=B1E70C01-9D3B-4C7A-8A5E-6F2D0C1B0A00
 FLOOD=B1E70C02-9D3B-4C7A-8A5E-6F2D0C1B0A00
 VALUE="first value!"   # the readable characteristic's text (bench.json), one hexdump line
 
-die() { echo "vmbench: $*" >&2; cp /tmp/vmbench-*.log "$LOGS"/ 2>/dev/null; exit 1; }
+# (Only our own log: the guest's /tmp lies over the host's, where other runs leave theirs.)
+die() { echo "vmbench: $*" >&2; cp /tmp/vmbench-bluetoothctl.log "$LOGS"/ 2>/dev/null; exit 1; }
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # CPU time (utime + stime, clock ticks) of the processes given.
