@@ -1,6 +1,5 @@
 import ArgumentParser
 import BluetoothCore
-import Dispatch
 import GATT
 import HCI
 import SMP
@@ -36,9 +35,7 @@ final class TerminalPairing: PairingDelegate {
     /// Reads a line off the stack's actor, so the link keeps running while the user types.
     private func prompt(_ text: String) async -> String? {
         printError(text, terminator: "")
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: readLine()) }
-        }
+        return await standardInputLine()
     }
 }
 
