@@ -1,8 +1,8 @@
 import Synchronization
 
-/// The one route every notified or indicated value takes from the stack to the main actor
-/// (``ValueArrival``): posted in the order the stack received them, taken on the main actor
-/// in that order, a whole batch per hop. A flood costs one main-actor job per burst the
+/// The one route every notified or indicated value, and every callback of the app's, takes
+/// from the stack to the main actor (``ValueArrival``): posted in the order the stack
+/// produced them, taken on the main actor in that order, a whole batch per hop. A flood costs one main-actor job per burst the
 /// stack handled, not a task wake-up and an element box per value, so the main actor keeps
 /// up with the stack instead of falling behind it.
 final class ArrivalInbox: Sendable {
@@ -15,6 +15,8 @@ final class ArrivalInbox: Sendable {
         var scheduled = false
         /// Set by ``close()``: nothing more is taken.
         var closed = false
+        /// Holds in force (``hold()``): what is posted meanwhile waits, to be taken in one batch.
+        var holds = 0
     }
 
     private let state = Mutex(State())
@@ -36,7 +38,26 @@ final class ArrivalInbox: Sendable {
         let schedule = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.waiting.append(arrival)
-            guard !state.scheduled else { return false }
+            guard !state.scheduled, state.holds == 0 else { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { Task { @MainActor in self.drain() } }
+    }
+
+    /// Until the matching ``release()``, what is posted waits: a step that posts several
+    /// callbacks (an operation's failure, the observers, the disconnect handler's question)
+    /// has them taken in one main-actor job, so app code resumed by the first cannot run
+    /// before the last, as when the step ran on the main actor at once.
+    func hold() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// Ends a ``hold()``; with no hold left, what waits is taken.
+    func release() {
+        let schedule = state.withLock { state -> Bool in
+            state.holds -= 1
+            guard state.holds == 0, !state.scheduled, !state.waiting.isEmpty, !state.closed else { return false }
             state.scheduled = true
             return true
         }

@@ -187,9 +187,11 @@ public final class Bluejay {
 
     /// Runs `body` on the main actor in its turn (``post(_:)``) and returns its answer: what
     /// the app decides there (its disconnect handler, a scan's discovery).
-    nonisolated func ask<T: Sendable>(_ body: @escaping @MainActor @Sendable () -> T) async -> T {
+    /// With `releasingHold`, the question ends a hold of ``arrivals`` once it is posted.
+    nonisolated func ask<T: Sendable>(releasingHold: Bool = false, _ body: @escaping @MainActor @Sendable () -> T) async -> T {
         await withCheckedContinuation { (answered: CheckedContinuation<T, Never>) in
             post { answered.resume(returning: body()) }
+            if releasingHold { arrivals.release() }
         }
     }
 

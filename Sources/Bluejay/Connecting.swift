@@ -107,8 +107,12 @@ extension Bluejay {
                     return
                 }
                 self.linkUp(peripheral, handle)
-                if operation.claim() { self.post { completion(.success(peripheralIdentifier)) } }
-                self.post { for observer in self.observers { observer.connected(to: peripheralIdentifier) } }
+                // One job: app code the completion resumes finds the observers told.
+                let claimed = operation.claim()
+                self.post {
+                    if claimed { completion(.success(peripheralIdentifier)) }
+                    for observer in self.observers { observer.connected(to: peripheralIdentifier) }
+                }
             } catch {
                 if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 } }
                 operation.fail(error)
@@ -335,24 +339,43 @@ extension Bluejay {
         // Listens keep their callbacks to go on after a reconnection: the peripheral keeps
         // their subscriptions and writes them again.
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
+        // What the app hears of this end is taken in one main-actor job, the disconnect
+        // handler's answer included, as when it all ran there at once.
+        arrivals.hold()
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.
         if queue.running?.kind != .disconnect { queue.cancelAll(error) }
         post { for observer in self.observers { observer.disconnected(from: identifier) } }
-        var reconnect = ended.reconnect
-        if ended.ask {
-            let expected = ended.expected, proposed = reconnect
-            let mode = await ask { self.disconnectHandler?.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: proposed) }
-            if case let .change(shouldAutoReconnect: decided)? = mode {
-                core.state.withLock { $0.shouldAutoReconnect = decided }
-                reconnect = decided && !ended.expected
+        let expected = ended.expected, timeout = ended.timeout, core = core
+        /// Not reconnecting: Bluejay follows nothing, and the listens it took end.
+        @Sendable func conclude(_ reconnect: Bool) -> [Listener] {
+            guard !reconnect || timeout == nil else { return [] }
+            return core.state.withLock { state in
+                state.link = .idle
+                return state.takeListens()
             }
         }
-        guard reconnect, let timeout = ended.timeout else {
-            core.state.withLock { $0.link = .idle }
-            endListens(error)
-            return nil
+        let reconnect: Bool
+        if ended.ask {
+            let proposed = ended.reconnect
+            reconnect = await ask(releasingHold: true) { () -> Bool in
+                let mode = self.disconnectHandler?.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: proposed)
+                var reconnect = proposed
+                if case let .change(shouldAutoReconnect: decided)? = mode {
+                    // Applied here, before any app code this job resumes reads it.
+                    core.state.withLock { $0.shouldAutoReconnect = decided }
+                    reconnect = decided && !expected
+                }
+                for listener in conclude(reconnect) { listener.close(error) }
+                return reconnect
+            }
+        } else {
+            reconnect = ended.reconnect
+            let closed = conclude(reconnect)
+            if !closed.isEmpty { post { for listener in closed { listener.close(error) } } }
+            arrivals.release()
         }
+        guard reconnect, let timeout else { return nil }
         return reconnectionPolicy(timeout)
     }
 
