@@ -42,7 +42,7 @@ extension Bluejay {
             }
             switch outcome {
             case let .success(value): if operation.claim() { self.post { completionOnMainThread(.success(value)) } }
-            case let .failure(error as BluejayError): operation.fail(error)
+            case let .failure(error as BluejayError): operation.fail(Self.cause(error, on: host))
             case let .failure(error): if operation.claim() { self.post { completionOnMainThread(.failure(error)) } }
             }
         }, onFailure: failing { error in

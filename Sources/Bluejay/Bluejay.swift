@@ -236,6 +236,15 @@ public final class Bluejay {
         return (host, connection)
     }
 
+    /// What an operation on `host` failed with: the controller's failure when the controller
+    /// has failed meanwhile (a read cut short by a lost controller says so, not what the cut
+    /// left behind, such as a closed bearer), else `error`. The operation ends before the
+    /// controller's loss is handled, which ends the others with the same error.
+    @BluetoothActor
+    static func cause(_ error: BluejayError, on host: BluetoothHost) -> BluejayError {
+        host.controller.failure.map { .hci($0) } ?? error
+    }
+
     /// Runs `body` with the GATT client of link `handle`.
     @BluetoothActor
     static func onClient<T>(_ host: BluetoothHost, _ handle: ConnectionHandle,

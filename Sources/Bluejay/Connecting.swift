@@ -115,7 +115,7 @@ extension Bluejay {
                 }
             } catch {
                 if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 } }
-                operation.fail(error)
+                operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
@@ -288,7 +288,7 @@ extension Bluejay {
                 try await peripheral.endLink(handle)
             } catch {
                 // The controller refused: the link is still up.
-                return operation.fail(.connection(error))
+                return operation.fail(Self.cause(.connection(error), on: host))
             }
             let link = self.core.read(\.link)
             if case .following(_, reported: handle) = link {

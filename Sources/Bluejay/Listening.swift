@@ -133,7 +133,7 @@ extension Bluejay {
                 }
                 self.recordRestorationState()
             } catch {
-                operation.fail(error)
+                operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in listener.close(error) } first: { _ in
             core.state.withLock { if $0.isCurrent(listener) { $0.listens[characteristicIdentifier] = nil } }
@@ -243,7 +243,7 @@ extension Bluejay {
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
     public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: (@MainActor (WriteResult) -> Void)? = nil) {
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
-            guard let self, let (_, link) = await self.connected(operation) else { return }
+            guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.core.state.withLock { $0.listens.removeValue(forKey: characteristicIdentifier) }
             if let ended { self.post { ended.listener.close(.cancelled) } }
             do throws(BluejayError) {
@@ -252,7 +252,7 @@ extension Bluejay {
                 if operation.claim() { self.post { completion?(.success) } }
             } catch {
                 self.recordRestorationState()
-                operation.fail(error)
+                operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in
             if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }

@@ -21,7 +21,7 @@ extension Bluejay {
                         do { completion(.success(try R(bluetoothBytes: bytes[...]))) } catch { completion(.failure(error)) }
                     }
                 }
-            case let .failure(error): operation.fail(.from(error, characteristicIdentifier))
+            case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
         }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
@@ -37,7 +37,7 @@ extension Bluejay {
             let result = await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }
             switch result {
             case .success: if operation.claim() { self.post { completion(.success) } }
-            case let .failure(error): operation.fail(.from(error, characteristicIdentifier))
+            case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
         }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }

@@ -42,7 +42,7 @@ extension Bluejay {
             guard let self, let host = await self.readyHost(operation) else { return }
             var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
             let (events, feed) = AsyncStream.makeStream(of: ScanEvent.self)
-            do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return operation.fail(.hci(error)) }
+            do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return operation.fail(Self.cause(.hci(error), on: host)) }
             operation.onCancel = { _ in feed.finish() }
             // Cancelled or stopped while the scan was starting: end it at once.
             if operation.isFinished { feed.finish() }
