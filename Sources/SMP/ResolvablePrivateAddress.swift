@@ -15,7 +15,7 @@ public enum ResolvablePrivateAddress {
     /// IRK held in `SecretBytes`.
     public static func resolves(_ address: BluetoothAddress, with irk: SecretBytes) -> Bool {
         let written = Array(address.bytes.reversed())  // most significant first
-        guard irk.count == 16, written[0] & 0xC0 == 0x40 else { return false }
+        guard irk.count == 16, address.randomKind == .resolvablePrivate else { return false }
         return ah(k: irk.reversed(), r: Array(written[0..<3])) == Array(written[3..<6])
     }
 
