@@ -7,7 +7,8 @@ import HCI
 /// carries (Core 6.0 Vol 6, Part B, 1.3).
 struct AddressOptions: ParsableArguments {
     @Option(name: .long, help: """
-        The address to advertise from: public (default), static (our static random address, kept in the store), \
+        The address to advertise from: public (default; static on a controller with no public address), \
+        static (our static random address, kept in the store), \
         private (a resolvable private address made with our IRK, renewed every --renew seconds) or a static \
         random address AA:BB:CC:DD:EE:FF.
         """)
@@ -31,14 +32,12 @@ struct AddressOptions: ParsableArguments {
         }
     }
 
-    /// Whether an address other than the public one was asked for.
-    var isGiven: Bool { address != nil && address != "public" }
-
     /// The own-address choice for `manager` (whose store keeps our static random address).
     @BluetoothActor
     func ownAddress(for manager: PeripheralManager) -> OwnAddress {
         switch address {
-        case nil, "public": .public
+        case nil: manager.publicAddress == nil ? .staticRandom(manager.staticRandomAddress) : .public
+        case "public": .public
         case "static": .staticRandom(manager.staticRandomAddress)
         case "private": .resolvablePrivate(renewal: renew.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? OwnAddress.privateAddressInterval)
         case let text?: BluetoothAddress(text).map(OwnAddress.staticRandom) ?? .public
@@ -46,10 +45,11 @@ struct AddressOptions: ParsableArguments {
     }
 
     /// Prints the address advertising runs from, and each new private address as it
-    /// comes (only when --address asked for a random one: the output is otherwise as before).
+    /// comes (only for a random one, asked for or the default on a controller with no
+    /// public address: the output is otherwise as before).
     @BluetoothActor
     func announce(_ manager: PeripheralManager) {
-        guard isGiven, let (_, now) = manager.advertisingAddress else { return }
+        guard let (type, now) = manager.advertisingAddress, type == .random else { return }
         print("advertising address \(now) (\(now.randomKind) random)")
         manager.advertiser.onAddressRenewed = { address in
             print("advertising address \(address) (\(address.randomKind) random)")

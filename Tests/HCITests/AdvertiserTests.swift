@@ -16,8 +16,9 @@ struct AdvertiserTests {
     let data = AdvertisingData(structures: [ADStructure(type: ADType.flags, data: [0x06]), ADStructure(type: ADType.completeServiceUUIDs16, data: [0x0D, 0x18])])
     let response = AdvertisingData(structures: [ADStructure(type: ADType.completeLocalName, data: Array("Bluejay".utf8))])
 
-    func started(extended: Bool, clock: any Clock<Duration> = ContinuousClock()) async throws -> (FakeController, HCIController, Advertiser) {
+    func started(extended: Bool, clock: any Clock<Duration> = ContinuousClock(), address: BluetoothAddress? = nil) async throws -> (FakeController, HCIController, Advertiser) {
         var script = FakeController.Script()
+        if let address { script.address = address }
         script.supported += Self.legacyCommands + (extended ? Self.extendedCommands : [])
         script.leFeatures = extended ? [.encryption, .extendedAdvertising] : [.encryption]
         let fake = FakeController(script)
@@ -221,5 +222,15 @@ struct AdvertiserTests {
         await #expect(throws: AdvertisingError.invalidParameters("not advertising from a resolvable private address")) {
             try await advertiser.renewPrivateAddress()
         }
+    }
+
+    /// A controller with no public address (Read BD_ADDR gives all zeros) cannot advertise
+    /// from it: refused before any command; a static random address works.
+    @Test func noPublicAddressToAdvertiseFrom() async throws {
+        let (fake, _, advertiser) = try await started(extended: false, address: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]))
+        await #expect(throws: AdvertisingError.self) { try await advertiser.start(data: data) }
+        #expect(advertisingCommands(fake).isEmpty)
+        try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .staticRandom(BluetoothAddress("C1:23:45:67:89:AB")!)))
+        #expect(!advertisingCommands(fake).isEmpty)
     }
 }

@@ -18,6 +18,14 @@ extension PeripheralManager {
     /// from it with `AdvertisingParameters(ownAddress: .staticRandom(manager.staticRandomAddress))`.
     public var staticRandomAddress: BluetoothAddress { host.security.staticRandomAddress }
 
+    /// The controller's public address; nil when it has none (Read BD_ADDR gives
+    /// 00:00:00:00:00:00, Vol 4 Part E 7.4.6): advertise from ``staticRandomAddress`` or
+    /// a resolvable private address then, and the static one is our identity.
+    public var publicAddress: BluetoothAddress? {
+        guard let address = host.controller.info?.address, !address.bytes.allSatisfy({ $0 == 0 }) else { return nil }
+        return address
+    }
+
     /// The address advertising carries now, with its type (the resolvable private address
     /// in use, the static random one, or the public one); nil when not advertising.
     public var advertisingAddress: (type: AddressType, address: BluetoothAddress)? {
