@@ -6,7 +6,7 @@ import SMP
 import Storage
 
 /// Where our GATT server keeps what it knows of each bonded central across restarts: the
-/// store's `bonds/gatt-server/` folder, one ``GATT/BondedClientRecord`` (JSON, format
+/// store's `bonds/gatt-server/` folder, one `BondedClientRecord` (JSON, format
 /// `bluejay-gatt-server-client`) per central, named after its identity address like its bond
 /// (`bonds/F00DB1E70001.json` → `bonds/gatt-server/F00DB1E70001.json`), written atomically
 /// with mode 0600. Unpairing removes it with the bond.

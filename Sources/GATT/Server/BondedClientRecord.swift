@@ -22,7 +22,7 @@ public struct BondedClientRecord: Codable, Sendable, Equatable {
     public struct CCCD: Codable, Sendable, Equatable {
         /// The CCCD's handle.
         public var handle: UInt16
-        /// The UUID of the characteristic it configures, as ``BluetoothCore/BluetoothUUID``
+        /// The UUID of the characteristic it configures, as `BluetoothUUID`
         /// prints it.
         public var characteristic: String
         /// The value: bit 0 notifications, bit 1 indications.

@@ -66,8 +66,8 @@ public struct GATTWriteRequest: Sendable, Equatable {
 }
 
 /// A request an app is asked to authorize: a read or write of an attribute whose permissions
-/// ask for authorization (``ATT/AttributePermissions/readAuthorized``,
-/// ``ATT/AttributePermissions/writeAuthorized``), asked before the request is served.
+/// ask for authorization (`AttributePermissions.readAuthorized`,
+/// `AttributePermissions.writeAuthorized`), asked before the request is served.
 public struct GATTAuthorizationRequest: Sendable, Equatable {
     /// What the client asks to do.
     public enum Access: Sendable, Equatable {
