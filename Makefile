@@ -123,18 +123,18 @@ vmtest: deps vm-deps build
 	VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
 
 # bluejay against BlueZ in the same VM (README "bluejay against BlueZ, in a VM"): our
-# `bluejay serve` on hci1 as the peripheral, on hci0 in turn the release bluejay and the
-# kernel's host stack + bluetoothd + dbus-daemon + bluetoothctl, the same jobs interleaved
-# (Fixtures/vm/bench.sh). Medians to bench/vm-results.json, the table printed. A benchmark,
-# not a test: not part of `make test`. KVM where the machine has it, else TCG.
+# `bluejay serve` on hci1 as the peripheral, on hci0 in turn bluejay and the kernel's host
+# stack + bluetoothd + dbus-daemon + bluetoothctl, the same jobs interleaved
+# (Fixtures/vm/bench.sh). bluejay is the board binary (`make static`: what a board runs, its
+# RSS and CPU the ones to hold against BlueZ's). Medians to bench/vm-results.json, the table
+# printed. A benchmark, not a test: not part of `make test`. KVM where the machine has it, else TCG.
 VMBENCH_RUNS   ?= 3
 VMBENCH_WINDOW ?= 5
 VMBENCH_OUT    := $(CURDIR)/artifacts/vmbench
-vmbench: deps vm-deps
-	$(SWIFT) build -c release --product bluejay
+vmbench: deps vm-deps static
 	@rm -rf $(VMBENCH_OUT) && mkdir -p $(VMBENCH_OUT)
 	VM_TIMEOUT=1800 VM_RW="$(VMBENCH_OUT)" BENCH_OUT="$(VMBENCH_OUT)" BENCH_RUNS=$(VMBENCH_RUNS) BENCH_WINDOW=$(VMBENCH_WINDOW) \
-	    BLUEJAY=$(CURDIR)/.build/release/bluejay VM_ENV="BENCH_OUT BENCH_RUNS BENCH_WINDOW BLUEJAY" Fixtures/vm/run.sh Fixtures/vm/bench.sh
+	    BLUEJAY=$(CURDIR)/$(STATIC_BINARY) VM_ENV="BENCH_OUT BENCH_RUNS BENCH_WINDOW BLUEJAY" Fixtures/vm/run.sh Fixtures/vm/bench.sh
 	$(PYTHON) Fixtures/vm/bench-report.py $(VMBENCH_OUT)/runs.jsonl --output bench/vm-results.json $(if $(VM_ACCEL),--accel $(VM_ACCEL))
 
 # The main job against the bundled virtual peripheral: start the peer, show its controller,

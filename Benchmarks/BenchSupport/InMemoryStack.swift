@@ -218,7 +218,11 @@ package func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { fals
             offset += count
             return count
         })?.packets ?? []
-        deliver(.packets(framed.compactMap { type, body in try? HCIPacket(type: type, body: body) }))
+        // As FileDescriptorTransport does: the array made once, at its size.
+        var packets: [HCIPacket] = []
+        packets.reserveCapacity(framed.count)
+        for (type, body) in framed { if let packet = try? HCIPacket(type: type, body: body) { packets.append(packet) } }
+        deliver(.packets(packets))
     }
 }
 

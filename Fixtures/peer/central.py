@@ -168,7 +168,19 @@ class CentralDriver:
         connection.on('security_request', lambda _auth_req: asyncio.get_running_loop().create_task(self._pair_quietly()))
         self.peer = Peer(connection)
         self.values.clear()
-        return {'handle': connection.handle}
+        # Bumble resolves a private address with the IRKs of its bonds as the link comes up:
+        # `peer_address` is then the identity behind it, `peer_resolvable_address` the
+        # address connected to.
+        resolvable = connection.peer_resolvable_address
+        return {'handle': connection.handle, 'peer_address': str(connection.peer_address).split('/')[0],
+                'peer_resolvable_address': str(resolvable).split('/')[0] if resolvable is not None else None}
+
+    async def resolve(self, address: str) -> dict:
+        '''The identity address the IRKs of our bonds resolve `address` (a resolvable private
+        address) to, or None.'''
+        resolver = self.device.address_resolver
+        identity = resolver.resolve(hci.Address(address, hci.Address.RANDOM_DEVICE_ADDRESS)) if resolver is not None else None
+        return {'identity': str(identity).split('/')[0] if identity is not None else None}
 
     async def disconnect(self, reason: int = 0x13) -> dict:
         await self.connection.disconnect(reason)

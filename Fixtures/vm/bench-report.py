@@ -6,6 +6,10 @@ the table README's "bluejay against BlueZ, in a VM" shows.
 
     bench-report.py RUNS.jsonl --output bench/vm-results.json [--accel tcg|kvm]
 
+bonded_resident_first_value_ms (bluejay only, beside the contract's keys): the bonded
+reconnection by a bluejay process already up, as BlueZ's daemon is; bonded_first_value_ms is
+a new process's (start and controller init included).
+
 CPU per 10,000 notifications received by the client:
   bluejay: the bluejay process (utime + stime);
   bluez:   bluetoothd + dbus-daemon + bluetoothctl, plus the kernel threads' time beyond what
@@ -72,6 +76,12 @@ def summarize(runs):
 
     bluejay = stack(bj, lambda r: per_10k(r["cpu_s"]["bluejay"], r["received"]),
                     lambda r: r["peak_rss_bytes"]["bluejay"], lambda r: 0)
+    # The bonded reconnection by a bluejay already up (`read --each-line`), as BlueZ's daemon
+    # is: beside bonded_first_value_ms (a new process), not instead of it.
+    resident = [r["bonded_resident_first_value_ms"] for r in bj if "bonded_resident_first_value_ms" in r]
+    if resident:
+        bluejay["bonded_resident_first_value_ms"] = median(resident)
+        bluejay["bonded_resident_first_value_ms_runs"] = resident
     bluez = stack(bz, lambda r: per_10k(r["cpu_s"]["bluetoothd+dbus-daemon+bluetoothctl"], r["received"]),
                   lambda r: sum(r["peak_rss_bytes"].values()),
                   lambda r: max(0.0, per_10k(r["kernel_threads_s"], r["received"]) - baseline))
@@ -92,9 +102,12 @@ def table(bluejay, bluez):
         ("cold start to first value (ms)", bluejay["first_value_ms"], bluez["first_value_ms"],
          ratio(bluez["first_value_ms"], bluejay["first_value_ms"]), "bluejay ≤ BlueZ",
          bluejay["first_value_ms"] <= bluez["first_value_ms"]),
-        ("bonded reconnect to first value (ms)", bluejay["bonded_first_value_ms"], bluez["bonded_first_value_ms"],
+        ("bonded reconnect to first value (ms): bluejay a new process", bluejay["bonded_first_value_ms"], bluez["bonded_first_value_ms"],
          ratio(bluez["bonded_first_value_ms"], bluejay["bonded_first_value_ms"]), "bluejay ≤ BlueZ",
          bluejay["bonded_first_value_ms"] <= bluez["bonded_first_value_ms"]),
+        *([("… bluejay already up, as BlueZ's daemon is (ms)", bluejay["bonded_resident_first_value_ms"], bluez["bonded_first_value_ms"],
+            ratio(bluez["bonded_first_value_ms"], bluejay["bonded_resident_first_value_ms"]), "bluejay ≤ BlueZ",
+            bluejay["bonded_resident_first_value_ms"] <= bluez["bonded_first_value_ms"])] if "bonded_resident_first_value_ms" in bluejay else []),
         ("notifications received per s", bluejay["notifications_per_s"], bluez["notifications_per_s"],
          ratio(bluejay["notifications_per_s"], bluez["notifications_per_s"]), "", None),
         ("CPU s per 10,000 notifications", bluejay["cpu_s_per_10k"], bluez["cpu_s_per_10k"],
@@ -114,7 +127,8 @@ def table(bluejay, bluez):
             fmt = lambda v: f"{v:.3f}"
         lines.append(f"| {name} | {fmt(a)} | {fmt(b)} | {r}× | {goal} | {'' if met is None else ('yes' if met else '**no**')} |")
     # The throughput ratio is bluejay ÷ BlueZ (higher is better for bluejay); say so.
-    lines[4] = lines[4].replace(f"| {ratio(bluejay['notifications_per_s'], bluez['notifications_per_s'])}× |",
+    rate_line = next(i for i, line in enumerate(lines) if line.startswith("| notifications received"))
+    lines[rate_line] = lines[rate_line].replace(f"| {ratio(bluejay['notifications_per_s'], bluez['notifications_per_s'])}× |",
                                 f"| {ratio(bluejay['notifications_per_s'], bluez['notifications_per_s'])}× (bluejay ÷ BlueZ) |")
     return "\n".join(lines)
 

@@ -58,7 +58,7 @@ step "kernel $(uname -r), $(bluetoothd -v 2>/dev/null | sed 's/^/BlueZ /')"
 # controller's first commands, where a slow on-demand load can outlast the kernel's init timeout.
 modprobe -a algif_hash algif_skcipher cmac ecb || fail "modprobe of the AF_ALG modules"
 btvirt -l2 > "$LOGS/btvirt.log" 2>&1 &
-btvirt=$!
+BTVIRT=$!  # (not start_btvirt: step 1 opens hci0 the moment it appears, during the kernel's init)
 if wait_for 20 test -e /sys/class/bluetooth/hci1; then pass "btvirt -l2 attached hci0 and hci1"; else
     fail "btvirt attached no controllers"; cat "$LOGS/btvirt.log"; echo "vmtest: $passed passed, $failed failed"; exit 1
 fi
@@ -242,13 +242,7 @@ step "6. real BlueZ as the central: bluejay serve on hci0, bluetoothd + bluetoot
 # ("le-connection-abort-by-local"; bluetoothd 5.66 then crashed), as it hid advertising
 # from BlueZ's scan in make vmbench (Fixtures/vm/bench.sh).
 rm -rf /var/lib/bluetooth/*
-kill $btvirt 2>/dev/null
-wait $btvirt 2>/dev/null
-wait_for 20 test ! -e /sys/class/bluetooth/hci0 || fail "hci0 outlived btvirt"
-btvirt -l2 >> "$LOGS/btvirt.log" 2>&1 &
-btvirt=$!
-initialized() { adapter_down "$1" && ! address_of "$1" | grep -q '^00:00:00:00:00:00$'; }
-wait_for 30 initialized hci0 && wait_for 30 initialized hci1 || fail "a new btvirt's hci0 and hci1 did not come up"
+start_btvirt "$LOGS/btvirt.log" || fail "a new btvirt's hci0 and hci1 did not come up"
 ours=$(address_of hci0)
 BLUEJAY_STORE=$(mktemp -d) "$BLUEJAY" serve Fixtures/vm/bluez-central.json --transport hci0 \
     --capture "$ARTIFACTS/serve-bluez-central.btsnoop" > "$LOGS/serve.log" 2> "$LOGS/serve.err" &
@@ -317,7 +311,7 @@ if dmesg | grep -qE 'Unable to create ECDH|self-tests for .* failed'; then
 else
     pass "the guest kernel has ECDH P-256 for the BlueZ peer's SMP"
 fi
-kill $btvirt 2>/dev/null
+stop "$BTVIRT"
 cp "$LOGS"/* "$ARTIFACTS"/ 2>/dev/null
 echo
 echo "vmtest: $passed passed, $failed failed"

@@ -2,71 +2,91 @@ import Synchronization
 
 /// The one route every notified or indicated value takes from the stack to the main actor
 /// (``ValueArrival``): posted in the order the stack received them, taken on the main actor
-/// in that order, a whole batch per hop. A flood costs one main-actor job per burst the
+/// in that order, a whole batch per hop. A flood costs one main-actor turn per burst the
 /// stack handled, not a task wake-up and an element box per value, so the main actor keeps
 /// up with the stack instead of falling behind it.
+///
+/// One long-lived main-actor task takes the batches: it sleeps on a continuation while
+/// nothing waits, and a post wakes it. A task made per burst instead cost a heap allocation
+/// each time, which under a flood's small bursts was a third of an allocation per value.
 final class ArrivalInbox: Sendable {
     private struct State {
         /// Posted, not taken yet.
         var waiting: [ValueArrival] = []
         /// The storage of the last batch taken, kept for the next one.
         var spare: [ValueArrival] = []
-        /// Whether a main-actor job that takes `waiting` is on its way.
-        var scheduled = false
+        /// The taker, asleep until something is posted (nil while it is awake).
+        var sleeper: UnsafeContinuation<Void, Never>?
         /// Set by ``close()``: nothing more is taken.
         var closed = false
     }
 
     private let state = Mutex(State())
-    /// What takes each batch, in order, on the main actor (set once its owner is made).
-    private let taker = Mutex<(@MainActor @Sendable ([ValueArrival]) -> Void)?>(nil)
 
     /// An empty inbox; values posted before ``deliver(to:)`` wait for it.
     init() {}
 
     /// From now on the values go to `take`, a batch at a time, in the order posted (one
-    /// call per batch: a closure called per value cost more than the value's own way).
+    /// call per batch: a closure called per value cost more than the value's own way), until
+    /// ``close()``. Called once.
     func deliver(to take: @escaping @MainActor @Sendable ([ValueArrival]) -> Void) {
-        taker.withLock { $0 = take }
+        Task { @MainActor in await self.takeBatches(take) }
     }
 
-    /// Posts `arrival` (from any thread: the stack's actor); a main-actor job takes it
-    /// with whatever else is waiting by then.
+    /// Posts `arrival` (from any thread: the stack's actor); the taker gets it with
+    /// whatever else is waiting by then.
     func post(_ arrival: ValueArrival) {
-        let schedule = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let sleeper = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            guard !state.closed else { return nil }
             state.waiting.append(arrival)
-            guard !state.scheduled else { return false }
-            state.scheduled = true
-            return true
+            defer { state.sleeper = nil }
+            return state.sleeper
         }
-        if schedule { Task { @MainActor in self.drain() } }
+        sleeper?.resume()
     }
 
-    /// Nothing posted from now on is taken.
+    /// Nothing posted from now on is taken, and the taker ends.
     func close() {
-        state.withLock { state in
+        let sleeper = state.withLock { state -> UnsafeContinuation<Void, Never>? in
             state.closed = true
             state.waiting = []
+            defer { state.sleeper = nil }
+            return state.sleeper
         }
+        sleeper?.resume()
     }
 
-    /// Takes everything waiting, in order. What is posted meanwhile schedules the next job,
-    /// which the main actor runs after this one.
+    /// The taker: everything waiting, in order, a batch per main-actor turn; asleep when
+    /// nothing waits; over once closed.
     @MainActor
-    private func drain() {
-        var batch = state.withLock { state -> [ValueArrival] in
-            state.scheduled = false
-            // The spare storage becomes the new `waiting` (moved, not shared, so appending
-            // to it does not copy it), and what was waiting is this batch.
-            var batch: [ValueArrival] = []
-            swap(&batch, &state.spare)
-            swap(&batch, &state.waiting)
-            return batch
+    private func takeBatches(_ take: @MainActor @Sendable ([ValueArrival]) -> Void) async {
+        var batch: [ValueArrival] = []
+        while true {
+            let isOpen = state.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                // The spare storage becomes the new `waiting` (moved, not shared, so
+                // appending to it does not copy it), and what was waiting is this batch.
+                swap(&batch, &state.spare)
+                swap(&batch, &state.waiting)
+                return true
+            }
+            guard isOpen else { return }
+            if batch.isEmpty {
+                await withUnsafeContinuation { (sleeper: UnsafeContinuation<Void, Never>) in
+                    let awake = state.withLock { state -> Bool in
+                        guard !state.closed, state.waiting.isEmpty else { return true }
+                        state.sleeper = sleeper
+                        return false
+                    }
+                    if awake { sleeper.resume() }
+                }
+                continue
+            }
+            take(batch)
+            batch.removeAll(keepingCapacity: true)
+            // The main actor's other work (the app's callbacks, its own tasks) gets its turn
+            // between batches, as it did between the jobs of a task per burst.
+            await Task.yield()
         }
-        if let take = taker.withLock({ $0 }) { take(batch) }
-        batch.removeAll(keepingCapacity: true)
-        let emptied = batch
-        state.withLock { state in if state.spare.capacity < emptied.capacity { state.spare = emptied } }
     }
 }

@@ -287,6 +287,21 @@ extension BondStore {
         localKey("local-csrk.key", using: entropy)
     }
 
+    /// Our static random address, made once and kept in the file `local-static-address`
+    /// (`AA:BB:CC:DD:EE:FF` and a newline): an identity address must not change while peers
+    /// keep bonds with it (Core Vol 6, Part B, 1.3.2.1). A file that holds no valid static
+    /// address is replaced.
+    func localStaticRandomAddress() -> BluetoothAddress {
+        let name = "local-static-address"
+        if let stored = try? directory.read(name),
+           let address = BluetoothAddress(String(decoding: stored.prefix(17), as: UTF8.self)), address.isValidStaticRandom {
+            return address
+        }
+        let address = BluetoothAddress.makeStaticRandom()
+        try? directory.writeAtomically(Array("\(address)\n".utf8), to: name)
+        return address
+    }
+
     /// A 16-octet key of ours in the file `name`, made from `entropy` the first time.
     private func localKey(_ name: String, using entropy: PairingEntropy) -> SecretBytes {
         if var stored = try? directory.read(name) {

@@ -17,9 +17,14 @@ final class PairingSession {
 
         let handle: ConnectionHandle
         let role: Role
-        /// Our address as the peer sees it (type, address): the initiator's when we are the
-        /// central, the responder's when we are the peripheral.
+        /// Our address as the peer sees it on this link (type, address): the initiator's
+        /// when we are the central, the responder's when we are the peripheral; our
+        /// resolvable private or static random address when we advertised from one. c1, f5
+        /// and f6 hash this one.
         let local: (type: UInt8, address: BluetoothAddress)
+        /// Our identity address (type, address), distributed with our IRK: the public
+        /// address, or the static random address the link was made to.
+        let identity: (type: UInt8, address: BluetoothAddress)
         /// The peer's address on this link.
         let peer: (type: UInt8, address: BluetoothAddress)
         let send: (any SMPCommand) throws(SMPError) -> Void
@@ -384,9 +389,9 @@ final class PairingSession {
     }
 
     /// Sends our keys in the order of Part H, 3.6.1: a new LTK with its EDIV and Rand
-    /// (EncKey, legacy pairing only, cut to `keySize`), the identity (IRK and the address
-    /// we connect with, so the peer finds the bond when we come back), our CSRK. Returns
-    /// the LTK when one went.
+    /// (EncKey, legacy pairing only, cut to `keySize`), the identity (IRK and our identity
+    /// address, so the peer finds the bond when we come back, from any address our IRK
+    /// resolves), our CSRK. Returns the LTK when one went.
     @discardableResult
     func distributeKeys(_ keys: KeyDistribution, keySize: Int = 16) throws(SMPError) -> DistributedKey? {
         var distributed: DistributedKey?
@@ -403,7 +408,7 @@ final class PairingSession {
         }
         if keys.contains(.identityKey) {
             try link.send(IdentityInformation(identityResolvingKey: localIRK.withTemporaryCopy { SecretValue($0) }))
-            try link.send(IdentityAddressInformation(addressType: link.local.type, address: link.local.address))
+            try link.send(IdentityAddressInformation(addressType: link.identity.type, address: link.identity.address))
         }
         if keys.contains(.signingKey) {
             try link.send(SigningInformation(signatureKey: localCSRK().withTemporaryCopy { SecretValue($0) }))

@@ -28,6 +28,11 @@ public final class SecurityManager {
     /// As the peripheral: told when a central encrypted a link with the key of its stored
     /// bond (a bonded central came back), with that bond.
     public var onEncryptedWithBond: ((ConnectionHandle, Bond) -> Void)?
+    /// Our address on a link as the peer connected to it, when it is not our public
+    /// address: the resolvable private or static random address we advertised from (the
+    /// advertiser knows it). Pairing hashes it as ours (c1, f5, f6); nil, or no answer for
+    /// a link, means the public address.
+    public var localAddress: ((ConnectionHandle) -> (type: AddressType, address: BluetoothAddress)?)?
 
     /// How a link stands.
     private enum LinkState {
@@ -66,6 +71,16 @@ public final class SecurityManager {
     private lazy var localIRK = bonds.localIdentityResolvingKey(using: entropy)
     /// Our CSRK, made and stored like the IRK.
     private lazy var localCSRK = bonds.localSignatureKey(using: entropy)
+
+    /// A fresh resolvable private address made with our IRK (the one pairing distributes, so
+    /// a bonded peer resolves it; made and stored now if no pairing made it yet).
+    public func makeResolvablePrivateAddress() -> BluetoothAddress {
+        ResolvablePrivateAddress.make(with: localIRK)
+    }
+
+    /// Our static random address: made once and kept in the store, so centrals that bonded
+    /// with us at it (it is then our identity address) find us at it again after a restart.
+    public private(set) lazy var staticRandomAddress = bonds.localStaticRandomAddress()
     private var links: [ConnectionHandle: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
@@ -245,12 +260,17 @@ public final class SecurityManager {
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
-    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ local: BluetoothAddress, role: PairingSession.Link.Role,
+    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ publicAddress: BluetoothAddress, role: PairingSession.Link.Role,
                               encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void)
         -> (PairingSession, Watchdog) {
+        // The address the peer connected to is what pairing hashes; the identity we
+        // distribute is the public address, or the static random address if that is what
+        // the peer knows us by (a private address is no identity).
+        let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, publicAddress)
+        let identity = local.type == 1 && local.address.randomKind == .static ? local : (0, publicAddress)
         let session = PairingSession(
             link: PairingSession.Link(
-                handle: handle, role: role, local: (0, local), peer: (connection.peerAddressType & 1, connection.peerAddress),
+                handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
             policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [unowned self] in localCSRK }, entropy: entropy)
         links[handle, default: Link()].session = session

@@ -7,69 +7,105 @@ import Glibc
 /// here, and the lines go out in one `write` once the stack has handled what it is handling
 /// now — a burst of notifications costs one system call, a lone one still appears at once.
 /// A line per `print` and a flush per line cost more than the stack's whole receive path.
+///
+/// The lines are formatted straight into a buffer this object owns (not an `Array`): an
+/// array appended to byte by byte checks its capacity and uniqueness for every byte, and a
+/// hex line of a 244-octet value is 732 of them; that took most of `bluejay listen`'s time.
 @BluetoothActor
 final class LineOutput {
     /// Written out as soon as this much is waiting, whatever is still coming.
     static let limit = 1 << 16
-    private var buffer: [UInt8] = []
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
     private var flushScheduled = false
 
     init() {
-        buffer.reserveCapacity(Self.limit + 1024)
+        capacity = Self.limit + 1024
+        buffer = .allocate(capacity: capacity)
+    }
+
+    isolated deinit {
+        buffer.deallocate()
     }
 
     /// Appends `line` and a newline.
     func append(_ line: String) {
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(0x0A)
+        var line = line
+        line.withUTF8 { utf8 in
+            let end = reserve(utf8.count + 1)
+            if let base = utf8.baseAddress { (buffer + count).update(from: base, count: utf8.count) }
+            buffer[end - 1] = 0x0A
+            count = end
+        }
         written()
     }
 
     /// Appends `prefix`, then `bytes` as lowercase hex separated by spaces, and a newline.
     func appendHexLine(_ prefix: String, _ bytes: ArraySlice<UInt8>) {
-        // Built in a local array: each access to a class's stored property is checked for
-        // exclusivity at run time, which cost more than the formatting, byte by byte.
-        var line: [UInt8] = []
-        swap(&line, &buffer)
-        line.append(contentsOf: prefix.utf8)
-        var first = true
-        for byte in bytes {
-            if !first { line.append(0x20) }
-            first = false
-            line.append(Self.digits[Int(byte >> 4)])
-            line.append(Self.digits[Int(byte & 0x0F)])
+        var prefix = prefix
+        prefix.withUTF8 { prefix in
+            // The prefix, two digits per octet with a space between, and the newline.
+            var end = reserve(prefix.count + max(1, bytes.count * 3))
+            if let base = prefix.baseAddress { (buffer + count).update(from: base, count: prefix.count) }
+            var at = buffer + count + prefix.count
+            bytes.withUnsafeBufferPointer { octets in
+                for octet in octets {
+                    at[0] = Self.digit(octet >> 4)
+                    at[1] = Self.digit(octet & 0x0F)
+                    at[2] = 0x20
+                    at += 3
+                }
+            }
+            // The last space (or, for no octets, the one place kept) is the newline.
+            if bytes.isEmpty { end = count + prefix.count + 1 }
+            buffer[end - 1] = 0x0A
+            count = end
         }
-        line.append(0x0A)
-        swap(&line, &buffer)
         written()
     }
 
     /// Writes what is waiting now (before an indication is confirmed, and at the end).
     func flush() {
         flushScheduled = false
-        guard !buffer.isEmpty else { return }
+        guard count > 0 else { return }
         // Whatever `print` left in stdio's buffer goes first, so lines keep their order.
         fflush(nil)
-        buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if count > 0 {
-                    offset += count
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break  // a closed pipe: nothing more can be shown
-                }
+        var offset = 0
+        while offset < count {
+            let written = write(STDOUT_FILENO, buffer + offset, count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                break  // a closed pipe: nothing more can be shown
             }
         }
-        buffer.removeAll(keepingCapacity: true)
+        count = 0
     }
 
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// A lowercase hex digit's ASCII code, without a table (a static array is reached
+    /// through a lazy initializer's check on every access).
+    @inline(__always)
+    private static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 0x30 + value : 0x57 + value  // "0"…"9", then "a"…"f"
+    }
+
+    /// Makes room for `length` more octets (writing out what waits, or growing for a line
+    /// longer than the buffer); returns where the line will end.
+    private func reserve(_ length: Int) -> Int {
+        if count + length > capacity { flush() }
+        if length > capacity {
+            buffer.deallocate()
+            capacity = length
+            buffer = .allocate(capacity: capacity)
+        }
+        return count + length
+    }
 
     private func written() {
-        if buffer.count >= Self.limit { return flush() }
+        if count >= Self.limit { return flush() }
         guard !flushScheduled else { return }
         flushScheduled = true
         // Runs once the stack's actor is done with the delivery it is handling.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bluejay
 import BluetoothCore
-import Dispatch
 import GATT
 import HCI
 import SMP
@@ -37,9 +36,7 @@ final class TerminalPairing: PairingDelegate {
     /// Reads a line off the stack's actor, so the link keeps running while the user types.
     private func prompt(_ text: String) async -> String? {
         printError(text, terminator: "")
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: readLine()) }
-        }
+        return await standardInputLine()
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import ATT
 import Bluejay
 import BluetoothCore
+import Dispatch
 import DiscoveryCache
 import GATT
 import HCI
@@ -76,60 +77,81 @@ struct PeripheralOptions: ParsableArguments {
     @BluetoothActor
     func withSecuredClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
                                         _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T) async throws -> T {
+        try await withPeripheralHost(common, discovery: discovery) { host, type in
+            try await connectSecured(host, type: type, common: common, discovery: discovery, body)
+        }
+    }
+
+    /// The host, started once, set up for this peripheral (MTU, pairing policy), and the
+    /// peripheral's address type (given, else from a short scan): for one connection, or
+    /// several one after another (``connectSecured(_:type:common:discovery:_:)``).
+    @BluetoothActor
+    func withPeripheralHost<T: Sendable>(_ common: CommonOptions, discovery: Bool,
+                                         _ body: @BluetoothActor (BluetoothHost, AddressType) async throws -> T) async throws -> T {
         let (address, givenType) = Connect.parse(address)!
-        let timeout = timeout
         let mtu = UInt16(mtu)
-        let maxValue = maxValue
         // By handle, exactly the procedure asked goes out: no hash read, no cache.
         let useCache = !noCache && discovery
         return try await common.withHost(cacheEnabled: useCache) { host in
-            let logger = common.logger
             let type: AddressType
-            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: logger) }
-            let (manager, bearers, security, cache) = (host.connections, host.bearers, host.security, host.cache)
-            bearers.preferredMTU = mtu
-            security.policy = policy
-            security.delegate = TerminalPairing()
+            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: common.logger) }
+            host.bearers.preferredMTU = mtu
+            host.security.policy = policy
+            host.security.delegate = TerminalPairing()
             #if DEBUG
-            if let seed = smpTestSeed { security.entropy = .seeded(seed) }
+            if let seed = smpTestSeed { host.security.entropy = .seeded(seed) }
             #endif
-            let connection: LEConnection
-            do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
-                throw CLIError("connect \(address)/\(type): \(error)")
+            return try await body(host, type)
+        }
+    }
+
+    /// One connection over `host`: connects, sets the link up as the library does (bonded:
+    /// encrypted first), runs `body` with a GATT client, and disconnects whatever happens.
+    @BluetoothActor
+    func connectSecured<T: Sendable>(_ host: BluetoothHost, type: AddressType, common: CommonOptions, discovery: Bool,
+                                     _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T) async throws -> T {
+        let (address, _) = Connect.parse(address)!
+        let timeout = timeout
+        let maxValue = maxValue
+        let useCache = !noCache && discovery
+        let logger = common.logger
+        let (manager, bearers, security, cache) = (host.connections, host.bearers, host.security, host.cache)
+        let connection: LEConnection
+        do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
+            throw CLIError("connect \(address)/\(type): \(error)")
+        }
+        do {
+            let bearer = try bearers.bearer(for: connection.handle)
+            let client = GATTClient(bearer: bearer)
+            client.maximumValueLength = maxValue
+            defer { cache.finish(client) }
+            // The library's own order (LinkSetUp); an MTU the server refuses is reported.
+            let setUp = try await LinkSetUp.run(client, handle: connection.handle, identity: DiscoveryCache.identity(address, type),
+                                                security: security, cache: cache, mtuRefusalFails: true)
+            let bondedLink = setUp.bondedLink
+            logger.log(.info, "GATT cache: \(setUp.outcome)")
+            let result: T
+            do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
+                // Robust caching: the peer's database changed under us; check and retry once.
+                try await cache.revalidate(client)
+                result = try await body(client, manager, connection, security)
             }
-            do {
-                let bearer = try bearers.bearer(for: connection.handle)
-                let client = GATTClient(bearer: bearer)
-                client.maximumValueLength = maxValue
-                defer { cache.finish(client) }
-                // The library's own order (LinkSetUp); an MTU the server refuses is reported.
-                let setUp = try await LinkSetUp.run(client, handle: connection.handle, identity: DiscoveryCache.identity(address, type),
-                                                    security: security, cache: cache, mtuRefusalFails: true)
-                let bondedLink = setUp.bondedLink
-                logger.log(.info, "GATT cache: \(setUp.outcome)")
-                let result: T
-                do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
-                    // Robust caching: the peer's database changed under us; check and retry once.
-                    try await cache.revalidate(client)
-                    result = try await body(client, manager, connection, security)
+            if useCache, bondedLink, !client.isSubscribedToServiceChanged {
+                // After the value, so it costs this run nothing before it: a bonded peer
+                // keeps this subscription and indicates changes on reconnection, so the
+                // next bonded run trusts the cache without reading the Database Hash.
+                do { try await client.subscribeToServiceChanged() } catch {
+                    logger.log(.info, "subscribing to Service Changed: \(error)")
                 }
-                if useCache, bondedLink, !client.isSubscribedToServiceChanged {
-                    // After the value, so it costs this run nothing before it: a bonded peer
-                    // keeps this subscription and indicates changes on reconnection, so the
-                    // next bonded run trusts the cache without reading the Database Hash.
-                    do { try await client.subscribeToServiceChanged() } catch {
-                        logger.log(.info, "subscribing to Service Changed: \(error)")
-                    }
-                }
-                _ = try? await manager.disconnect(connection.handle)
-                return result
-            } catch {
-                if manager.connections[connection.handle] != nil { _ = try? await manager.disconnect(connection.handle) }
-                if let error = error as? GATTError { throw CLIError(error.description) }
-                if let error = error as? ATTError { throw CLIError(error.description) }
-                if let error = error as? SMPError { throw CLIError(error.description) }
-                throw error
             }
+            _ = try? await manager.disconnect(connection.handle)
+            return result
+        } catch {
+            if manager.connections[connection.handle] != nil { _ = try? await manager.disconnect(connection.handle) }
+            if let error = error as? GATTError { throw CLIError(error.description) }
+            if let error = error as? ATTError { throw CLIError(error.description) }
+            if let error = error as? SMPError { throw CLIError(error.description) }
+            throw error
         }
     }
 }
@@ -180,6 +202,14 @@ func printable(_ value: [UInt8]) -> String? {
     if bytes.last == 0 { bytes = bytes.dropLast() }
     guard !bytes.isEmpty, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A line of standard input (nil at its end), read on a dispatch thread: the stack's actor
+/// keeps running the links while the line is awaited.
+func standardInputLine() async -> String? {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: readLine()) }
+    }
 }
 
 /// Pushes printed lines out now, so a reader on a pipe sees each value as it comes.

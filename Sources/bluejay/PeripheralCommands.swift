@@ -20,10 +20,14 @@ struct Advertise: AsyncParsableCommand {
             the advertising data and the scan response (a name that fits neither is shortened); \
             --data appends raw AD structures. Prints one line when advertising starts (the command set \
             the controller got: legacy or extended) and one per central that connects or leaves; \
-            advertising resumes after a central leaves.
+            advertising resumes after a central leaves. With --address static, private or a static random \
+            address, a line "advertising address ADDRESS (KIND random)" follows, and again for each new \
+            private address.
             """)
 
     @OptionGroup var common: CommonOptions
+
+    @OptionGroup var addresses: AddressOptions
 
     @Option(name: .long, help: "The local name to advertise (and the GAP Device Name).")
     var name: String
@@ -68,10 +72,13 @@ struct Advertise: AsyncParsableCommand {
 
     func run() async throws {
         let transport = try common.transportText()
-        let advertisement = advertisement, parameters = parameters, name = name, duration = duration
+        let advertisement = advertisement, parameters = parameters, name = name, duration = duration, addresses = addresses
         let logger = common.logger, capture = common.capture
-        try await PeripheralSession.run(transport: transport, name: name, capture: capture, logger: logger, duration: duration) { manager in
-            try await manager.startAdvertising(advertisement, parameters: parameters)
+        try await PeripheralSession.run(transport: transport, name: name, capture: capture, logger: logger, duration: duration,
+                                        addresses: addresses) { manager in
+            var chosen = parameters
+            chosen.ownAddress = addresses.ownAddress(for: manager)
+            try await manager.startAdvertising(advertisement, parameters: chosen)
         }
     }
 }
@@ -96,9 +103,14 @@ struct Serve: AsyncParsableCommand {
             reconstructs it (its database at the recorded handles, its recorded values, refusals and \
             reactions to writes, its advertising data), over the real controller; --peer ADDRESS picks \
             one of several (default: the first).
+
+            --address (public, static, private or a static random address) and --renew are as for \
+            `bluejay advertise`; not with --from-trace, which advertises from the recorded address.
             """)
 
     @OptionGroup var common: CommonOptions
+
+    @OptionGroup var addresses: AddressOptions
 
     @Argument(help: "The database, as JSON (see the discussion).")
     var database: String?
@@ -112,6 +124,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (database == nil) != (fromTrace == nil) else { throw ValidationError("give a database file or --from-trace FILE (one of them)") }
         if peer != nil, fromTrace == nil { throw ValidationError("--peer goes with --from-trace") }
+        if addresses.address != nil, fromTrace != nil { throw ValidationError("--address does not go with --from-trace (the recorded address is used)") }
     }
 
     @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
@@ -123,9 +136,9 @@ struct Serve: AsyncParsableCommand {
         let file: ServedDatabase
         do { file = try ServedDatabase.load(database) } catch { throw CLIError("\(database): \(error)") }
         let transport = try common.transportText()
-        let logger = common.logger, capture = common.capture, duration = duration
+        let logger = common.logger, capture = common.capture, duration = duration, addresses = addresses
         try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
-                                        duration: duration) { manager in
+                                        duration: duration, addresses: addresses) { manager in
             for service in try file.services.map({ try $0.mutableService() }) { try manager.add(service) }
             for service in file.services {
                 for characteristic in service.characteristics {
@@ -152,7 +165,8 @@ struct Serve: AsyncParsableCommand {
             PeripheralSession.readValueLines(into: manager)
             let uuids = file.advertise?.compactMap(BluetoothUUID.init) ?? file.services.filter { $0.primary ?? true }.compactMap { BluetoothUUID($0.uuid) }
             try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: uuids,
-                                                             appearance: file.appearance))
+                                                             appearance: file.appearance),
+                                               parameters: AdvertisingParameters(ownAddress: addresses.ownAddress(for: manager)))
         }
     }
 }
@@ -257,7 +271,7 @@ enum PeripheralSession {
     /// Brings up a ``PeripheralManager``, runs `setUp`, prints its events until Ctrl-C or
     /// `duration` seconds, then closes it.
     static func run(transport: String, name: String, capture: String?, logger: HCILogger, duration: Double?,
-                    _ setUp: @BluetoothActor (PeripheralManager) async throws -> Void) async throws {
+                    addresses: AddressOptions? = nil, _ setUp: @BluetoothActor (PeripheralManager) async throws -> Void) async throws {
         let manager: PeripheralManager
         do { manager = try await PeripheralManager(transport: transport, name: name, capture: capture, logger: logger) } catch {
             throw CLIError(error.description)
@@ -266,6 +280,7 @@ enum PeripheralSession {
         let events = manager.events()
         do { try await setUp(manager) } catch { throw CLIError("\(error)") }
         print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
+        addresses?.announce(manager)
         flushStandardOutput()
 
         let (stops, stop) = AsyncStream<Void>.makeStream()

@@ -41,7 +41,7 @@ extension Serve {
             // At the recorded address when it is static random (a public address is the
             // controller's own, which no host can choose).
             var parameters = AdvertisingParameters()
-            if record.addressType == .random || record.addressType == .randomIdentity, record.address.bytes.last.map({ $0 & 0xC0 == 0xC0 }) == true {
+            if record.addressType == .random || record.addressType == .randomIdentity, record.address.randomKind == .static {
                 parameters.ownAddress = .staticRandom(record.address)
             }
             do { try await manager.advertiser.start(data: data, scanResponse: scanResponse, parameters: parameters) } catch {

@@ -3,6 +3,7 @@ import ATT
 import BluetoothCore
 import GATT
 import HCI
+import SMP
 import TraceDecoding
 
 /// What a value command works on: a characteristic by SERVICE CHARACTERISTIC UUIDs (found
@@ -43,6 +44,9 @@ struct Read: AsyncParsableCommand {
             bluejay read ADDRESS --handle H [--long] [--offset N]   Read (or one Read Blob at --offset); --long: Read + Read Blob to the end
             bluejay read ADDRESS --uuid UUID [--start H --end H]    Read Using Characteristic UUID (Read By Type)
             bluejay read ADDRESS --handles H1,H2,… [--variable]     Read Multiple (Variable Length)
+            bluejay read ADDRESS ... --each-line      stays up: for each line on standard input, connects, reads, \
+            prints the value and disconnects, then says "disconnected" on standard error (the controller is started \
+            once, as an app that stays up reconnects); ends with the input.
             With --json: {"handle", "value", "text"}, or {"values": [{"handle", "value"}]} for --uuid, \
             or {"handles", "value"} / {"handles", "values"} for --handles.
             """)
@@ -85,6 +89,9 @@ struct Read: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
+    @Flag(name: .long, help: "Stay up: connect, read and disconnect once for each line of standard input.")
+    var eachLine = false
+
     func validate() throws {
         let modes = [characteristic.isEmpty ? 0 : 1, target.handle == nil ? 0 : 1, uuid == nil ? 0 : 1, handles == nil ? 0 : 1].reduce(0, +)
         guard modes == 1 else { throw ValidationError("give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles") }
@@ -115,7 +122,7 @@ struct Read: AsyncParsableCommand {
         let list = handles?.split(separator: ",").compactMap { parseHandle(String($0).trimmingSpaces) }
         let long = long, offset = offset, variable = variable, json = json, hexOnly = hex, utf8 = utf8
         let target = target
-        let lines: [String] = try await peripheral.withClient(common, discovery: uuids != nil) { client, _, _ in
+        let read: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> [String] = { client, _, _, _ in
             if let list {
                 if variable {
                     let values = try await client.readMultipleVariable(list)
@@ -152,7 +159,19 @@ struct Read: AsyncParsableCommand {
             }
             return [format(value, hexOnly: hexOnly, utf8: utf8)]
         }
-        for line in lines { print(line) }
+        let (peripheral, common) = (peripheral, common)
+        guard eachLine else {
+            for line in try await peripheral.withSecuredClient(common, discovery: uuids != nil, read) { print(line) }
+            return
+        }
+        try await peripheral.withPeripheralHost(common, discovery: uuids != nil) { host, type in
+            while await standardInputLine() != nil {
+                for line in try await peripheral.connectSecured(host, type: type, common: common, discovery: uuids != nil, read) { print(line) }
+                flushStandardOutput()
+                // The link is down: what a script waits for before it asks again.
+                printToStandardError("disconnected")
+            }
+        }
     }
 }
 

@@ -297,9 +297,12 @@ struct ProcedureTests {
         server.expect("16 30 00 00 00" + second[..<18].hexString(), "17 30 00 00 00" + second[..<18].hexString())
         server.expect("16 30 00 12 00" + second[18...].hexString(), "17 30 00 12 00" + second[18...].hexString())
         server.expect("18 01", "19")
-        async let one: Void = client.writeLong(0x20, first)
-        async let two: Void = client.reliableWrite([HandleValue(handle: 0x30, value: second)])
-        _ = try await (one, two)
+        // Asked in this order on the stack's actor (the script expects the first one first):
+        // child tasks of `async let` start on the global executor, in either order under load.
+        let one = Task { @BluetoothActor in try await client.writeLong(0x20, first) }
+        let two = Task { @BluetoothActor in try await client.reliableWrite([HandleValue(handle: 0x30, value: second)]) }
+        try await one.value
+        try await two.value
         server.verify()
     }
 

@@ -16,12 +16,12 @@ struct AdvertiserTests {
     let data = AdvertisingData(structures: [ADStructure(type: ADType.flags, data: [0x06]), ADStructure(type: ADType.completeServiceUUIDs16, data: [0x0D, 0x18])])
     let response = AdvertisingData(structures: [ADStructure(type: ADType.completeLocalName, data: Array("Bluejay".utf8))])
 
-    func started(extended: Bool) async throws -> (FakeController, HCIController, Advertiser) {
+    func started(extended: Bool, clock: any Clock<Duration> = ContinuousClock()) async throws -> (FakeController, HCIController, Advertiser) {
         var script = FakeController.Script()
         script.supported += Self.legacyCommands + (extended ? Self.extendedCommands : [])
         script.leFeatures = extended ? [.encryption, .extendedAdvertising] : [.encryption]
         let fake = FakeController(script)
-        let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
+        let controller = HCIController(transport: fake, clock: clock, configuration: .init(logger: .silent))
         try await controller.start()
         return (fake, controller, Advertiser(controller: controller, logger: .silent))
     }
@@ -106,5 +106,120 @@ struct AdvertiserTests {
         try await controller.send(ReadBDADDR())
         #expect(connected == [0x0040])
         #expect(advertiser.isAdvertising)
+    }
+
+    // MARK: - Random addresses
+
+    /// Stand-in resolvable private addresses (top bits 0b01), numbered; the SMP tests check
+    /// real ones against ah.
+    static func privateAddress(_ number: UInt8) -> BluetoothAddress { BluetoothAddress(littleEndianBytes: [number, 0, 0, 0x11, 0x22, 0x40 | number]) }
+
+    /// Advertising from a resolvable private address: it is set before the set runs (LE Set
+    /// Random Address for legacy commands, LE Set Advertising Set Random Address for a set)
+    /// with Own_Address_Type 0x01. When the renewal time comes on the controller's clock,
+    /// and not before, the set pauses for a new address and runs on with the same data; a
+    /// central's link keeps the address it connected to; while the link stopped
+    /// advertising a renewal only sets the address, and advertising resumes from it.
+    @Test(arguments: [false, true])
+    func aResolvablePrivateAddressIsRenewedOnTheTimer(extended: Bool) async throws {
+        let clock = ManualClock()
+        let (fake, controller, advertiser) = try await started(extended: extended, clock: clock)
+        var made: UInt8 = 0, renewed: [BluetoothAddress] = []
+        advertiser.privateAddressSource = {
+            made += 1
+            return Self.privateAddress(made)
+        }
+        advertiser.onAddressRenewed = { renewed.append($0) }
+        func setAddress(_ address: BluetoothAddress) -> HCICommandPacket {
+            extended ? LESetAdvertisingSetRandomAddress(advertisingHandle: 0, address: address).packet : LESetRandomAddress(address: address).packet
+        }
+        let enable = extended ? LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 0)]).packet : LESetAdvertisingEnable(enable: true).packet
+        let disable = extended ? LESetExtendedAdvertisingEnable(enable: false, sets: [.init(advertisingHandle: 0)]).packet : LESetAdvertisingEnable(enable: false).packet
+
+        try await advertiser.start(data: data, scanResponse: response, parameters: AdvertisingParameters(ownAddress: .resolvablePrivate(renewal: .seconds(60))))
+        let first = Self.privateAddress(1)
+        #expect(advertiser.randomAddress == first)
+        let startCommands = advertisingCommands(fake)
+        #expect(startCommands.contains(setAddress(first)))
+        if extended {
+            #expect(startCommands.first == LESetExtendedAdvertisingParameters(advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy],
+                                                                              ownAddressType: 1).packet)
+        } else {
+            #expect(startCommands.prefix(2) == [setAddress(first), LESetAdvertisingParameters(ownAddressType: 1).packet], "the address before the parameters")
+        }
+        #expect(startCommands.last == enable)
+
+        // Not before its time.
+        _ = await eventually { clock.sleeperCount > 0 }
+        clock.advance(by: .seconds(59))
+        try await controller.send(ReadBDADDR())
+        #expect(advertisingCommands(fake).count == startCommands.count && renewed.isEmpty)
+        clock.advance(by: .seconds(1))
+        let second = Self.privateAddress(2)
+        #expect(await eventually { renewed == [second] })
+        #expect(Array(advertisingCommands(fake).dropFirst(startCommands.count)) == [disable, setAddress(second), enable])
+        #expect(advertiser.randomAddress == second && advertiser.isAdvertising)
+
+        // A central connects to the address in use.
+        let central = BluetoothAddress("F0:00:00:00:00:02")!
+        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
+                                                               parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        try await controller.send(ReadBDADDR())
+        #expect(advertiser.localAddress(of: 0x0040).map { [$0.type == .random, $0.address == second] } == [true, true])
+        let beforeRenewal = advertisingCommands(fake).count
+        try await advertiser.renewPrivateAddress()
+        let third = Self.privateAddress(3)
+        #expect(Array(advertisingCommands(fake).dropFirst(beforeRenewal)) == [setAddress(third)], "stopped by the link: the address only")
+        #expect(advertiser.localAddress(of: 0x0040)?.address == second, "the link keeps the address the central connected to")
+        guard case .stoppedByConnection = advertiser.state else { Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return }
+        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))
+        #expect(await eventually { self.advertisingCommands(fake).last == enable })
+        #expect(advertiser.randomAddress == third && advertiser.isAdvertising && advertiser.localAddress(of: 0x0040) == nil)
+
+        // Stopped: the timer stops with it.
+        try await advertiser.stop()
+        let afterStop = advertisingCommands(fake).count
+        clock.advance(by: .seconds(600))
+        try await controller.send(ReadBDADDR())
+        #expect(advertisingCommands(fake).count == afterStop && made == 3)
+    }
+
+    /// A controller that made our resolvable private address itself reports it in LE
+    /// Enhanced Connection Complete (Local_Resolvable_Private_Address): that is our address
+    /// on the link. Without one, a public advertiser's links are at the public address.
+    @Test func theControllersLocalPrivateAddressNamesOurEndOfTheLink() async throws {
+        let (fake, controller, advertiser) = try await started(extended: true)
+        try await advertiser.start(data: data)
+        let central = BluetoothAddress("F0:00:00:00:00:02")!, local = Self.privateAddress(9)
+        let parameters = LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)
+        fake.deliverEvent(.leMeta(LEEnhancedConnectionComplete(status: .success, handle: 0x0041, role: 0x01, peerAddressType: 1, peerAddress: central,
+                                                               localResolvablePrivateAddress: local,
+                                                               peerResolvablePrivateAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+                                                               parameters: parameters, centralClockAccuracy: 0).meta))
+        try await controller.send(ReadBDADDR())
+        #expect(advertiser.localAddress(of: 0x0041).map { [$0.type == .random, $0.address == local] } == [true, true])
+        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0042, role: 0x01, peerAddressType: 1, peerAddress: central,
+                                                               parameters: parameters))
+        try await controller.send(ReadBDADDR())
+        #expect(advertiser.localAddress(of: 0x0042).map { [$0.type == .public, $0.address == controller.info?.address] } == [true, true])
+    }
+
+    /// What cannot be advertised from is refused before any command: a resolvable private
+    /// address with no IRK to make it, a "static" address whose bits are not a static
+    /// address's; and a public advertiser has no private address to renew.
+    @Test func unusableAddressesAreRefused() async throws {
+        let (fake, _, advertiser) = try await started(extended: false)
+        await #expect(throws: AdvertisingError.invalidParameters("a resolvable private address needs an IRK (no privateAddressSource)")) {
+            try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .resolvablePrivate()))
+        }
+        let notStatic = BluetoothAddress("40:00:00:00:00:01")!
+        await #expect(throws: AdvertisingError.invalidParameters("40:00:00:00:00:01 is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")) {
+            try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .staticRandom(notStatic)))
+        }
+        #expect(advertisingCommands(fake).isEmpty)
+        try await advertiser.start(data: data)
+        await #expect(throws: AdvertisingError.invalidParameters("not advertising from a resolvable private address")) {
+            try await advertiser.renewPrivateAddress()
+        }
     }
 }

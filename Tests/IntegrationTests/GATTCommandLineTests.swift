@@ -138,6 +138,23 @@ extension CommandLineTests {
         }
     }
 
+    /// `bluejay read --each-line`: one process, its controller brought up once (one HCI
+    /// Reset in its log), connects, reads and disconnects for each line of input, and says
+    /// so after each; the end of the input ends it.
+    @Test func gattReadCommandStaysUpForEachLine() async throws {
+        let peer = try await TestPeer()
+        defer { peer.stop() }
+        let result = try await run(Repository.bluejay, ["read", "\(peer.address)/random", "180A", "2A29", "--utf8", "--each-line", "--verbose",
+                                                  "--transport", peer.transport], input: "first\nsecond\nthird\n")
+        #expect(result.status == 0, "stderr: \(result.stderr.suffix(600))")
+        #expect(result.stdout == "Bluejay\nBluejay\nBluejay\n")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.filter { $0 == "disconnected" }.count == 3)
+        #expect(lines.filter { $0.contains("< 0x0c03 Reset") }.count == 1, "one controller start for the three reads")
+        let none = try await run(Repository.bluejay, ["read", "\(peer.address)/random", "180A", "2A29", "--each-line", "--transport", peer.transport], input: "")
+        #expect(none.status == 0 && none.stdout.isEmpty && !none.stderr.contains("disconnected"), "stderr: \(none.stderr)")
+    }
+
     /// `bluejay write`: a Write Request, a Write Command, a reliable write, and a 512-byte
     /// long write at `--mtu 23` that really goes as Prepare Write + Execute Write (counted
     /// in its capture); 513 bytes and a read-only characteristic are refused by name.

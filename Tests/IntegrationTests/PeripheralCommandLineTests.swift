@@ -61,3 +61,52 @@ extension CommandLineTests {
         #expect(lines.contains { $0.hasPrefix("disconnected ") })
     }
 }
+
+extension CommandLineTests {
+    /// `bluejay advertise --address private --renew 1`: the central finds us at the
+    /// resolvable private address the tool prints (not the controller's public one), and the
+    /// tool prints each new address as it renews them; `--address static` advertises from
+    /// our static random address, the same in the next run (kept in the store). Wrong
+    /// combinations are refused before anything runs.
+    @Test(.hangGuard) func advertiseFromPrivateAndStaticAddresses() async throws {
+        let store = NSTemporaryDirectory() + "bluejay-adv-address-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let environment = ["BLUEJAY_STORE": store]
+        let central = try await TestCentral()
+        defer { central.stop() }
+        async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay RPA",
+                                                    "--address", "private", "--renew", "1", "--duration", "4"], environment: environment)
+        let found = try await central.send(["op": "scan", "name": "Bluejay RPA"])
+        let address = try #require(BluetoothAddress(found["address"] as? String ?? ""))
+        #expect(found["address_type"] as? Int == 1 && address.randomKind == .resolvablePrivate)
+        let finished = try await result
+        #expect(finished.status == 0, "stderr: \(finished.stderr)")
+        let lines = finished.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "advertising as Bluejay RPA (extended advertising commands)")
+        let announced = lines.dropFirst().filter { $0.hasPrefix("advertising address ") && $0.hasSuffix(" (resolvable private random)") }
+        #expect(announced.count >= 2, "the first address and at least one renewal in 4 s: \(lines)")
+        #expect(announced.contains("advertising address \(address) (resolvable private random)"), "\(lines)")
+        #expect(Set(announced).count == announced.count, "each renewal a new address")
+
+        var statics: [String] = []
+        for _ in 0..<2 {
+            let central = try await TestCentral()
+            defer { central.stop() }
+            async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay Static",
+                                                        "--address", "static", "--duration", "2"], environment: environment)
+            let found = try await central.send(["op": "scan", "name": "Bluejay Static"])
+            let finished = try await result
+            #expect(finished.status == 0, "stderr: \(finished.stderr)")
+            let address = try #require(BluetoothAddress(found["address"] as? String ?? ""))
+            #expect(found["address_type"] as? Int == 1 && address.isValidStaticRandom)
+            #expect(finished.stdout.contains("advertising address \(address) (static random)"))
+            statics.append(address.description)
+        }
+        #expect(statics[0] == statics[1], "our static random address is kept in the store")
+
+        for arguments in [["--renew", "5"], ["--address", "private", "--renew", "0"], ["--address", "40:00:00:00:00:01"], ["--address", "nearby"]] {
+            let refused = try await run(Repository.bluejay, ["advertise", "--transport", "tcp:127.0.0.1:1", "--name", "X"] + arguments, environment: environment)
+            #expect(refused.status != 0 && refused.stderr.contains("--"), "\(arguments): \(refused.stderr)")
+        }
+    }
+}

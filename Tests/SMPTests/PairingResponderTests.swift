@@ -14,6 +14,10 @@ import Testing
 extension SecurityManagerTests {
     static let peer = BluetoothAddress("F0:0D:B1:E7:00:01")!
 
+    /// The address a central connected to: our public one, a resolvable private one, our
+    /// static random one.
+    enum OwnAddressCase: CaseIterable, Sendable { case `public`, resolvablePrivate, staticRandom }
+
     /// The key the controller was given for the LE Long Term Key Request (nil: the
     /// Negative Reply), from the last such command sent.
     func lastKeyReply(_ rig: Rig) -> [UInt8]?? {
@@ -37,10 +41,28 @@ extension SecurityManagerTests {
     /// address and CSRK go out in the order of 3.6.1; the central's IRK and CSRK land in
     /// the bond, which names our LTK. The STK is not given again: the next request gets
     /// the stored LTK when its EDIV and Rand are ours, the Negative Reply when not.
-    @Test func legacyJustWorksAsResponder() async throws {
+    ///
+    /// When the central connected to our resolvable private or static random address, c1
+    /// hashes that address (RAT 1), not the public one; the identity we distribute is the
+    /// public address behind an RPA (with the IRK that resolves it), the static random
+    /// address itself otherwise.
+    @Test(arguments: OwnAddressCase.allCases)
+    func legacyJustWorksAsResponder(_ own: OwnAddressCase) async throws {
         let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput))
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
-        let local = try #require(rig.controller.info?.address)
+        let publicAddress = try #require(rig.controller.info?.address)
+        let local: (type: UInt8, address: BluetoothAddress), identity: (type: UInt8, address: BluetoothAddress)
+        switch own {
+        case .public:
+            (local, identity) = ((0, publicAddress), (0, publicAddress))
+        case .resolvablePrivate:
+            let address = rig.security.makeResolvablePrivateAddress()
+            (local, identity) = ((1, address), (0, publicAddress))
+        case .staticRandom:
+            let address = rig.security.staticRandomAddress
+            (local, identity) = ((1, address), (1, address))
+        }
+        if own != .public { rig.security.localAddress = { _ in (.random, local.address) } }
         let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
                                       responderKeys: [.encryptionKey, .identityKey, .signingKey])
         try await rig.receive(PairingRequest(features: request).encoded())
@@ -54,7 +76,7 @@ extension SecurityManagerTests {
         let tk = [UInt8](repeating: 0, count: 16)
         func confirm(_ r: [UInt8]) -> [UInt8] {
             c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
-               iat: 1, ia: Self.peer.bytes.reversed(), rat: 0, ra: local.bytes.reversed())
+               iat: 1, ia: Self.peer.bytes.reversed(), rat: local.type, ra: local.address.bytes.reversed())
         }
         let mrand = (0..<16).map { UInt8($0 * 7 + 1) }
         try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
@@ -74,9 +96,13 @@ extension SecurityManagerTests {
         await rig.waitForSent(8)
         let distributed = Array(rig.sent[3...])
         guard distributed.count == 5, case let .encryptionInformation(ltk) = distributed[0], case let .centralIdentification(identification) = distributed[1],
-              case .identityInformation = distributed[2], case let .identityAddressInformation(address) = distributed[3], case .signingInformation = distributed[4]
+              case let .identityInformation(ours) = distributed[2], case let .identityAddressInformation(address) = distributed[3],
+              case .signingInformation = distributed[4]
         else { Issue.record("distributed \(distributed)"); return }
-        #expect(address.address == local && address.addressType == 0)
+        #expect(address.address == identity.address && address.addressType == identity.type)
+        if own == .resolvablePrivate {
+            #expect(ResolvablePrivateAddress.resolves(local.address, with: ours.identityResolvingKey.bytes), "the central resolves our address with the IRK we gave")
+        }
 
         // The central's keys.
         let irk = (0..<16).map { UInt8(0xA0 + $0) }, csrk = (0..<16).map { UInt8(0xC0 + $0) }

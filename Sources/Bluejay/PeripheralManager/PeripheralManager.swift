@@ -97,6 +97,10 @@ public final class PeripheralManager {
         host.bearers.server = server
         for bearer in host.bearers.bearers.values { bearer.server = server }
         advertiser = Advertiser(controller: host.controller, logger: logger)
+        // Private addresses are made with the IRK the Security Manager keeps; pairing
+        // hashes the address a central connected to (PrivateAddresses.swift).
+        advertiser.privateAddressSource = { [weak host] in host?.security.makeResolvablePrivateAddress() }
+        host.security.localAddress = { [weak advertiser] handle in advertiser?.localAddress(of: handle) }
         server.linkSecurity = { [weak host] handle in
             guard let host, host.security.isEncrypted(handle) else { return .none }
             return host.security.isAuthenticated(handle) ? .authenticated : .encrypted

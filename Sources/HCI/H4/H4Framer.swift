@@ -90,24 +90,22 @@ public struct H4Framer: Sendable {
     /// Cuts every whole packet off the front of `pending`.
     private mutating func frameWholePackets() throws(H4FramingError) -> [(H4PacketType, ArraySlice<UInt8>)] {
         var packets: [(H4PacketType, ArraySlice<UInt8>)] = []
+        // Counted first, so the array is allocated once rather than grown a dozen times
+        // over a read of a few hundred packets.
+        packets.reserveCapacity(wholePacketCount())
         var readIndex = 0
-        while true {
-            let available = pending.count - readIndex
-            guard available >= 1 else { break }
-            let indicator = pending[readIndex]
-            guard indicator < 64, acceptedIndicators & 1 << indicator != 0, let type = H4PacketType(rawValue: indicator) else {
+        framing: while true {
+            switch packet(at: readIndex) {
+            case .incomplete:
+                break framing
+            case let .whole(type, total):
+                packets.append((type, pending[(readIndex + 1)..<(readIndex + total)]))
+                readIndex += total
+            case let .badPacketType(indicator):
                 return try fail(.badPacketType(indicator, offset: consumedBefore + readIndex), after: packets)
+            case let .impossibleLength(type, length, limit):
+                return try fail(.impossibleLength(type: type, length: length, limit: limit, offset: consumedBefore + readIndex), after: packets)
             }
-            guard available >= 1 + type.headerLength else { break }
-            let length = Self.bodyLength(pending, type: type, headerStart: readIndex + 1)
-            if let limit = limit(for: type), length > limit {
-                return try fail(.impossibleLength(type: type, length: length, limit: limit,
-                                                  offset: consumedBefore + readIndex), after: packets)
-            }
-            let total = 1 + type.headerLength + length
-            guard available >= total else { break }
-            packets.append((type, pending[(readIndex + 1)..<(readIndex + total)]))
-            readIndex += total
         }
         guard readIndex > 0 else { return packets }
         // The packets keep this buffer; the start of the next packet, if any, moves to a
@@ -115,6 +113,42 @@ public struct H4Framer: Sendable {
         consumedBefore += readIndex
         pending = readIndex < pending.count ? Array(pending[readIndex...]) : []
         return packets
+    }
+
+    /// What starts at `index` of `pending`.
+    private enum PacketAt {
+        /// Not all of it has arrived.
+        case incomplete
+        /// A whole packet of `total` bytes, its indicator included.
+        case whole(H4PacketType, total: Int)
+        /// An indicator this stream does not carry: framing is lost.
+        case badPacketType(UInt8)
+        /// A length longer than any controller sends: framing is lost.
+        case impossibleLength(H4PacketType, length: Int, limit: Int)
+    }
+
+    private func packet(at index: Int) -> PacketAt {
+        let available = pending.count - index
+        guard available >= 1 else { return .incomplete }
+        let indicator = pending[index]
+        guard indicator < 64, acceptedIndicators & 1 << indicator != 0, let type = H4PacketType(rawValue: indicator) else {
+            return .badPacketType(indicator)
+        }
+        guard available >= 1 + type.headerLength else { return .incomplete }
+        let length = Self.bodyLength(pending, type: type, headerStart: index + 1)
+        if let limit = limit(for: type), length > limit { return .impossibleLength(type, length: length, limit: limit) }
+        let total = 1 + type.headerLength + length
+        return available >= total ? .whole(type, total: total) : .incomplete
+    }
+
+    /// How many whole packets start `pending`, up to the first that is not whole or cannot be.
+    private func wholePacketCount() -> Int {
+        var count = 0, index = 0
+        while case let .whole(_, total) = packet(at: index) {
+            count += 1
+            index += total
+        }
+        return count
     }
 
     private static func bodyLength(_ buffer: [UInt8], type: H4PacketType, headerStart: Int) -> Int {

@@ -11,18 +11,28 @@ public enum AdvertisingKind: String, Sendable, Equatable, CaseIterable {
     case nonConnectable
 }
 
-/// The address our advertising carries.
+/// The address our advertising carries (Core 6.0 Vol 6, Part B, 1.3): Own_Address_Type
+/// 0x00 for the public address, 0x01 for a random one the host sets (LE Set Random Address
+/// for legacy advertising, LE Set Advertising Set Random Address for an extended set).
 public enum OwnAddress: Sendable, Equatable {
     /// The controller's public address.
     case `public`
     /// A static random address (the two top bits 0b11), set on the controller first.
     case staticRandom(BluetoothAddress)
+    /// A resolvable private address made by the host with our IRK (1.3.2.2), from
+    /// ``Advertiser/privateAddressSource``, and a new one every `renewal`
+    /// (TGAP(private_addr_int), Vol 3, Part C, Appendix A: 15 minutes by default).
+    case resolvablePrivate(renewal: Duration = OwnAddress.privateAddressInterval)
 
-    /// Own_Address_Type: 0x00 public, 0x01 random.
+    /// TGAP(private_addr_int): 15 minutes, the recommended life of a private address.
+    public static let privateAddressInterval: Duration = .seconds(15 * 60)
+
+    /// Own_Address_Type: 0x00 public, 0x01 random (host-generated private addresses are
+    /// random addresses to the controller).
     var addressType: UInt8 {
         switch self {
         case .public: 0x00
-        case .staticRandom: 0x01
+        case .staticRandom, .resolvablePrivate: 0x01
         }
     }
 }
@@ -125,6 +135,10 @@ public final class Advertiser {
         case idle
         /// Advertising with this configuration.
         case advertising(Configuration)
+        /// Advertising paused a moment while the set's resolvable private address is
+        /// renewed (a connectable set's random address cannot change while it runs); it
+        /// runs again at the new address.
+        case renewingAddress(Configuration)
         /// A central connected, which stopped the advertising; it may resume.
         case stoppedByConnection(Configuration)
     }
@@ -150,7 +164,24 @@ public final class Advertiser {
     /// Whether advertising starts again by itself after a connection.
     public var resumption = AdvertisingResumption.afterDisconnection
     /// The links centrals made to us from our advertising, still up.
-    public private(set) var links: Set<ConnectionHandle> = []
+    public var links: Set<ConnectionHandle> { Set(linkAddresses.keys) }
+    /// Our address on each of those links, as the central connected to it.
+    private var linkAddresses: [ConnectionHandle: (type: AddressType, address: BluetoothAddress)] = [:]
+    /// The random address set for our advertising now (static or resolvable private), or
+    /// nil while we advertise from the public address.
+    public private(set) var randomAddress: BluetoothAddress?
+    /// Makes a resolvable private address with our IRK, for ``OwnAddress/resolvablePrivate(renewal:)``
+    /// (the Security Manager, which holds the IRK, is above this layer).
+    public var privateAddressSource: (() -> BluetoothAddress?)?
+    /// Called with each new resolvable private address once the controller advertises
+    /// from it.
+    public var onAddressRenewed: ((BluetoothAddress) -> Void)?
+    /// Renews the resolvable private address on the controller's clock.
+    private var renewalTimer: Task<Void, Never>?
+    /// The enable that resumes advertising after a link, while it is on its way: a renewal
+    /// waits for it, so its disable cannot overtake it and leave the set running while its
+    /// address changes.
+    private var resuming: Task<Void, Never>?
     /// Called with the handle and the central's address of each link a central makes to
     /// us (LE Connection Complete, role peripheral).
     public var onConnection: ((ConnectionHandle, BluetoothAddress) -> Void)?
@@ -168,6 +199,8 @@ public final class Advertiser {
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
+        renewalTimer?.cancel()
+        renewalTimer = nil
         state = .idle
     }
 
@@ -182,8 +215,20 @@ public final class Advertiser {
         return info.supportedCommands.supports(LESetAdvertisingParameters.self) ? .legacy : nil
     }
 
-    /// Whether advertising runs now.
-    public var isAdvertising: Bool { if case .advertising = state { true } else { false } }
+    /// Whether advertising runs now (a renewal of its address is a pause within it).
+    public var isAdvertising: Bool {
+        switch state {
+        case .advertising, .renewingAddress: true
+        case .idle, .stoppedByConnection: false
+        }
+    }
+
+    /// Our address on link `handle`, which a central made from our advertising: the
+    /// Local_Resolvable_Private_Address of LE Enhanced Connection Complete when the
+    /// controller made one, else the address we advertised from then. Nil for other links.
+    public func localAddress(of handle: ConnectionHandle) -> (type: AddressType, address: BluetoothAddress)? {
+        linkAddresses[handle]
+    }
 
     /// Configures the set and starts advertising `data` (and `scanResponse` for the
     /// scannable kinds). Advertising already running is replaced.
@@ -192,11 +237,28 @@ public final class Advertiser {
         let configuration = Configuration(data: data, scanResponse: scanResponse, parameters: parameters)
         guard let commands else { throw .notSupported("LE advertising commands") }
         try await check(configuration, commands)
-        if case .advertising = state { try await enable(false, commands) }
+        let address: BluetoothAddress? = switch parameters.ownAddress {
+        case .public: nil
+        case let .staticRandom(address): address
+        case .resolvablePrivate: try makePrivateAddress()
+        }
+        if isAdvertising { try await enable(false, commands) }
         state = .idle
-        try await configure(configuration, commands)
+        renewalTimer?.cancel()
+        renewalTimer = nil
+        try await configure(configuration, address, commands)
         try await enable(true, commands)
+        randomAddress = address
         state = .advertising(configuration)
+        if case let .resolvablePrivate(renewal) = parameters.ownAddress { scheduleRenewal(every: renewal) }
+    }
+
+    /// A resolvable private address from ``privateAddressSource``.
+    private func makePrivateAddress() throws(AdvertisingError) -> BluetoothAddress {
+        guard let address = privateAddressSource?() else {
+            throw .invalidParameters("a resolvable private address needs an IRK (no privateAddressSource)")
+        }
+        return address
     }
 
     /// Replaces the advertising data and scan response while advertising (or while stopped
@@ -207,7 +269,8 @@ public final class Advertiser {
         let current: Configuration
         switch state {
         case .idle: throw .notAdvertising
-        case let .advertising(configuration), let .stoppedByConnection(configuration): current = configuration
+        case let .advertising(configuration), let .renewingAddress(configuration), let .stoppedByConnection(configuration):
+            current = configuration
         }
         var next = current
         next.data = data
@@ -217,6 +280,7 @@ public final class Advertiser {
         switch state {
         case .idle: break
         case .advertising: state = .advertising(next)
+        case .renewingAddress: state = .renewingAddress(next)
         case .stoppedByConnection: state = .stoppedByConnection(next)
         }
     }
@@ -226,7 +290,83 @@ public final class Advertiser {
         guard let commands else { throw .notSupported("LE advertising commands") }
         let wasAdvertising = isAdvertising
         state = .idle
+        renewalTimer?.cancel()
+        renewalTimer = nil
         if wasAdvertising { try await enable(false, commands) }
+    }
+
+    // MARK: - Resolvable private addresses
+
+    /// Advertises from a new resolvable private address now (the timer renews it every
+    /// `renewal` of ``OwnAddress/resolvablePrivate(renewal:)`` as well). A running set is
+    /// paused for the three commands it takes (disable, set the address, enable) and runs
+    /// on with the same data; a set stopped by a central's link gets the new address for
+    /// when it resumes. A central that connects during the pause keeps the address it
+    /// connected to (``localAddress(of:)``).
+    public func renewPrivateAddress() async throws(AdvertisingError) {
+        guard let commands else { throw .notSupported("LE advertising commands") }
+        await resuming?.value
+        let configuration: Configuration
+        switch state {
+        case .idle: throw .notAdvertising
+        case .renewingAddress: return  // one renewal at a time; this one is under way
+        case let .advertising(current), let .stoppedByConnection(current): configuration = current
+        }
+        guard case .resolvablePrivate = configuration.parameters.ownAddress else {
+            throw .invalidParameters("not advertising from a resolvable private address")
+        }
+        let next = try makePrivateAddress()
+        if case .advertising = state {
+            state = .renewingAddress(configuration)
+            do throws(AdvertisingError) { try await enable(false, commands) } catch {
+                if case .renewingAddress(configuration) = state { state = .advertising(configuration) }
+                throw error
+            }
+            switch state {
+            case .renewingAddress, .stoppedByConnection: break  // a central may have connected meanwhile
+            case .idle, .advertising: return  // stopped or started again by the app meanwhile: that wins
+            }
+        }
+        do throws(AdvertisingError) { try await setRandomAddress(next, commands) } catch {
+            try await resumeAfterRenewal(commands)
+            throw error
+        }
+        switch state {
+        case .renewingAddress, .stoppedByConnection: randomAddress = next
+        case .idle, .advertising: return  // the app stopped or restarted it: not our address to record
+        }
+        try await resumeAfterRenewal(commands)
+        onAddressRenewed?(next)
+    }
+
+    /// The end of a renewal: the set runs again if it was paused for it; if a central
+    /// connected during the pause, advertising resumes as ``resumption`` says.
+    private func resumeAfterRenewal(_ commands: Commands) async throws(AdvertisingError) {
+        switch state {
+        case let .renewingAddress(configuration):
+            try await enable(true, commands)
+            if case .renewingAddress(configuration) = state { state = .advertising(configuration) }
+        case .stoppedByConnection where resumption == .afterConnection:
+            resume()
+        default:
+            break
+        }
+    }
+
+    /// Renews the resolvable private address every `interval` on the controller's clock
+    /// (a manual clock in tests) until advertising stops or starts again.
+    private func scheduleRenewal(every interval: Duration) {
+        let clock = controller.clock
+        renewalTimer = Task { @BluetoothActor [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                guard let self else { return }
+                do throws(AdvertisingError) { try await renewPrivateAddress() } catch {
+                    // The old address stays; the next tick tries again.
+                    logger.log(.warning, "renewing the resolvable private address: \(error)")
+                }
+            }
+        }
     }
 
     // MARK: - Commands
@@ -244,6 +384,9 @@ public final class Advertiser {
         let parameters = configuration.parameters
         guard parameters.intervalMin >= 0x20, parameters.intervalMin <= parameters.intervalMax else {
             throw .invalidParameters("interval \(parameters.intervalMin)–\(parameters.intervalMax) × 0.625 ms")
+        }
+        if case let .staticRandom(address) = parameters.ownAddress, !address.isValidStaticRandom {
+            throw .invalidParameters("\(address) is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")
         }
         if commands == .legacy {
             guard parameters.intervalMax <= 0x4000 else { throw .invalidParameters("legacy advertising interval above 10.24 s") }
@@ -268,11 +411,20 @@ public final class Advertiser {
         do { return try await controller.send(command) } catch { throw .hci(error) }
     }
 
-    private func configure(_ configuration: Configuration, _ commands: Commands) async throws(AdvertisingError) {
+    /// Sets the random address advertising uses: the controller's for legacy commands, the
+    /// set's for extended ones.
+    private func setRandomAddress(_ address: BluetoothAddress, _ commands: Commands) async throws(AdvertisingError) {
+        switch commands {
+        case .legacy: _ = try await send(LESetRandomAddress(address: address))
+        case .extended: _ = try await send(LESetAdvertisingSetRandomAddress(advertisingHandle: Self.setHandle, address: address))
+        }
+    }
+
+    private func configure(_ configuration: Configuration, _ address: BluetoothAddress?, _ commands: Commands) async throws(AdvertisingError) {
         let parameters = configuration.parameters
         switch commands {
         case .legacy:
-            if case let .staticRandom(address) = parameters.ownAddress { _ = try await send(LESetRandomAddress(address: address)) }
+            if let address { try await setRandomAddress(address, commands) }
             let type: LESetAdvertisingParameters.AdvertisingType = switch parameters.kind {
             case .connectable: .connectableUndirected
             case .scannable: .scannableUndirected
@@ -293,9 +445,7 @@ public final class Advertiser {
                 primaryPHY: parameters.primaryPHY, secondaryPHY: parameters.secondaryPHY)
             let selected = try await send(command).selectedTxPower
             logger.log(.debug, "advertising set \(Self.setHandle): TX power \(selected) dBm")
-            if case let .staticRandom(address) = parameters.ownAddress {
-                _ = try await send(LESetAdvertisingSetRandomAddress(advertisingHandle: Self.setHandle, address: address))
-            }
+            if let address { try await setRandomAddress(address, commands) }
         }
         try await setData(configuration, commands)
     }
@@ -334,15 +484,21 @@ public final class Advertiser {
         case let .leMeta(meta):
             guard let decoded = try? LEConnectionEvent.decode(meta), case let .connectionComplete(status, handle, role, _, peer, _) = decoded,
                   status.isSuccess, role == 0x01 else { return }
-            links.insert(handle)
+            linkAddresses[handle] = localAddress(fromConnectionComplete: meta)
             // The controller stopped connectable advertising when the central connected.
-            if case let .advertising(configuration) = state, configuration.parameters.kind == .connectable {
+            switch state {
+            case let .advertising(configuration) where configuration.parameters.kind == .connectable:
                 state = .stoppedByConnection(configuration)
                 if resumption == .afterConnection { resume() }
+            case let .renewingAddress(configuration) where configuration.parameters.kind == .connectable:
+                // The renewal's end resumes it as `resumption` says.
+                state = .stoppedByConnection(configuration)
+            default:
+                break
             }
             onConnection?(handle, peer)
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
-            guard links.remove(disconnection.handle) != nil else { return }
+            guard linkAddresses.removeValue(forKey: disconnection.handle) != nil else { return }
             if case .stoppedByConnection = state, resumption != .never { resume() }
             onDisconnection?(disconnection.handle, disconnection.reason)
         default:
@@ -350,11 +506,27 @@ public final class Advertiser {
         }
     }
 
+    /// Our address on the link `meta` (a connection complete, role peripheral) announces:
+    /// the controller's Local_Resolvable_Private_Address when it made one (LE Enhanced
+    /// Connection Complete, Own_Address_Type 0x02/0x03), else the address advertising ran
+    /// from; the address changes only while the set is disabled, so a connection always
+    /// comes from the one recorded now.
+    private func localAddress(fromConnectionComplete meta: LEMetaEvent) -> (type: AddressType, address: BluetoothAddress) {
+        let enhanced: LEEnhancedConnectionComplete? = switch meta.subeventCode {
+        case LEEnhancedConnectionComplete.subeventCode: try? LEEnhancedConnectionComplete.decodeCountingExtraOctets(meta.parameters).parameters
+        case LEEnhancedConnectionCompleteV2.subeventCode: try? LEEnhancedConnectionCompleteV2.decodeCountingExtraOctets(meta.parameters).parameters.connection
+        default: nil
+        }
+        if let local = enhanced?.localResolvablePrivateAddress, local.bytes.contains(where: { $0 != 0 }) { return (.random, local) }
+        if let randomAddress { return (.random, randomAddress) }
+        return (.public, controller.info?.address ?? BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]))
+    }
+
     /// Enables the configured set again (parameters and data stay in the controller).
     private func resume() {
         guard case let .stoppedByConnection(configuration) = state, let commands else { return }
         state = .advertising(configuration)
-        Task { @BluetoothActor [weak self] in
+        resuming = Task { @BluetoothActor [weak self] in
             do throws(AdvertisingError) { try await self?.enable(true, commands) } catch {
                 // E.g. a controller that takes no second link as peripheral: it says so here.
                 self?.logger.log(.warning, "resuming advertising: \(error)")

@@ -1,0 +1,63 @@
+import BluetoothCore
+import Testing
+@testable import Bluejay
+
+// The one route of notified values to the main actor: order kept across threads and
+// batches, nothing taken once closed, and the long-lived taker gone after close (it would
+// otherwise keep the inbox, and a main-actor task, alive for the life of the process).
+
+/// What the taker was given (on the main actor).
+@MainActor
+private final class Taken {
+    var numbers: [UInt16] = []
+    var batches = 0
+}
+
+@MainActor
+@Suite("ArrivalInbox")
+struct ArrivalInboxTests {
+    /// A value that needs no listen: the handle numbers it.
+    private func arrival(_ number: UInt16) -> ValueArrival {
+        .unsolicited(link: ConnectionHandle(rawValue: 0x0040), valueHandle: AttributeHandle(rawValue: number), nil, [])
+    }
+
+    /// Lets the main actor's other work run until `done` holds (60 s: a hang guard only).
+    private func yield(until done: () -> Bool) async {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !done(), ContinuousClock.now < deadline { await Task.yield() }
+    }
+
+    @Test("Values posted from another thread, before and after the taker starts, are taken once each, in order")
+    func orderAcrossThreadsAndBatches() async {
+        let inbox = ArrivalInbox()
+        let taken = Taken()
+        for number in 1...10 { inbox.post(arrival(UInt16(number))) }
+        inbox.deliver { batch in
+            taken.batches += 1
+            taken.numbers += batch.compactMap { if case let .unsolicited(_, valueHandle, _, _) = $0 { valueHandle.rawValue } else { nil } }
+        }
+        let post = { @Sendable (number: UInt16) in inbox.post(.unsolicited(link: ConnectionHandle(rawValue: 0x0040), valueHandle: AttributeHandle(rawValue: number), nil, [])) }
+        await Task.detached { for number in 11...5_000 { post(UInt16(number)) } }.value
+        await yield { taken.numbers.count >= 5_000 }
+        #expect(taken.numbers == (1...5_000).map(UInt16.init))
+        #expect(taken.batches <= taken.numbers.count)
+        inbox.close()
+    }
+
+    @Test("Once closed, nothing more is taken and the taker lets the inbox go")
+    func closeEndsTheTaker() async {
+        var inbox: ArrivalInbox? = ArrivalInbox()
+        weak let watched = inbox
+        let taken = Taken()
+        inbox?.deliver { batch in taken.batches += batch.count }
+        inbox?.post(arrival(1))
+        await yield { taken.batches == 1 }
+        inbox?.close()
+        inbox?.post(arrival(2))
+        inbox = nil
+        // The taker returns at its next turn; until then it holds the inbox (hang guard only).
+        await yield { watched == nil }
+        #expect(watched == nil, "the taker still holds the inbox after close")
+        #expect(taken.batches == 1, "a value posted after close was taken")
+    }
+}
