@@ -17,12 +17,9 @@ extension IntegrationTests {
     /// Authorization (0x08) while the app says no, its handler not run and its value
     /// untouched; once the app says yes, the same central reads and writes it.
     @Test(.hangGuard) func theAppAuthorizesACentralsReadsAndWrites() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-authz-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Authz", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Authz")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
             MutableCharacteristic(uuid: Self.periphSecret, properties: [.read, .write],
@@ -42,8 +39,7 @@ extension IntegrationTests {
         }
         try await manager.startAdvertising(name: "Bluejay Authz", uuids: [Self.periphService])
 
-        let found = try await central.send(["op": "scan", "name": "Bluejay Authz"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Authz")
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         try await central.send(["op": "discover"])
         do {

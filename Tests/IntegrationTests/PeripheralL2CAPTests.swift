@@ -13,20 +13,16 @@ extension IntegrationTests {
     /// published twice is refused; once unpublished, the sequence ends and the central's
     /// next request is refused (SPSM not supported) while the open channel still works.
     @Test(.hangGuard) func aBumbleCentralOpensAChannelToOurPeripheral() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-l2cap-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay L2CAP", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay L2CAP")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let published = try manager.publishL2CAPChannel()
         #expect(published.psm == PSM(rawValue: 0x0080), "the lowest dynamic LE PSM")
         #expect(throws: L2CAPPublishingError.psmInUse(published.psm)) { try manager.publishL2CAPChannel(psm: 0x0080) }
         try await manager.startAdvertising(name: "Bluejay L2CAP")
 
-        let found = try await central.send(["op": "scan", "name": "Bluejay L2CAP"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay L2CAP")
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         let opened = try await central.send(["op": "l2cap_open", "psm": Int(published.psm.rawValue)])
         var accepted = published.makeAsyncIterator()

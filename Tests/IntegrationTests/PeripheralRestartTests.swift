@@ -15,33 +15,27 @@ extension IntegrationTests {
     /// the whole range may have changed (7.1: we cannot know what it cached). Unpairing
     /// forgets the kept subscriptions with the bond.
     @Test(.hangGuard) func aBondedCentralsSubscriptionsOutliveOurProcess() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-restart-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
+        let rig = try await PeripheralRig(name: "Bluejay Restart")
+        defer { rig.close() }
+        let central = rig.central
         let database = MutableService(uuid: Self.periphService, characteristics: [
             MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
         ])
         let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
 
-        /// A manager on the store, serving `services`, advertising; the central connects to
-        /// it. Returns the manager, its events and the central's link.
-        func serve(_ services: [MutableService]) async throws -> (PeripheralManager, AsyncStream<PeripheralManagerEvent>.Iterator, ConnectionHandle, BluetoothAddress)? {
-            let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Restart", store: store, logger: .silent)
+        /// `manager` serving `services`, advertising; the central connects to it. Returns the
+        /// manager, its events and the central's link.
+        func serve(_ manager: PeripheralManager, _ services: [MutableService]) async throws -> (PeripheralManager, AsyncStream<PeripheralManagerEvent>.Iterator, ConnectionHandle, BluetoothAddress)? {
             var events = manager.events().makeAsyncIterator()
             for service in services { try manager.add(service) }
             try await manager.startAdvertising(name: "Bluejay Restart", uuids: [Self.periphService])
-            let found = try await central.send(["op": "scan", "name": "Bluejay Restart"])
-            try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
-            guard case let .connected(link, address)? = await events.next() else {
-                manager.close()
-                return nil
-            }
+            try await central.connect(toAdvertised: "Bluejay Restart")
+            guard case let .connected(link, address)? = await events.next() else { return nil }
             return (manager, events, link, address)
         }
 
         // First run: subscribe, bond.
-        guard let (first, _, _, centralAddress) = try await serve([database]) else { Issue.record("no connection event"); return }
+        guard let (first, _, _, centralAddress) = try await serve(rig.manager, [database]) else { Issue.record("no connection event"); return }
         let stream = Int(try first.characteristic(Self.periphStream).valueHandle.rawValue)
         try await central.send(["op": "discover"])
         try await central.send(["op": "subscribe", "handle": stream])
@@ -56,7 +50,7 @@ extension IntegrationTests {
         try await central.send(["op": "wait_disconnection"])
 
         // Second run, same database: the central writes no CCCD and is notified.
-        guard let (second, _, relink, _) = try await serve([database]) else { Issue.record("no reconnection event"); return }
+        guard let (second, _, relink, _) = try await serve(rig.restart(), [database]) else { Issue.record("no reconnection event"); return }
         #expect(try second.subscribers(of: Self.periphStream).isEmpty, "nothing applies before the link is encrypted with the bond")
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
@@ -71,8 +65,7 @@ extension IntegrationTests {
         let extra = MutableService(uuid: Self.periphIndicated, characteristics: [
             MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1]),
         ])
-        guard let (third, _, again, _) = try await serve([database, extra]) else { Issue.record("no third connection event"); return }
-        defer { third.close() }
+        guard let (third, _, again, _) = try await serve(rig.restart(), [database, extra]) else { Issue.record("no third connection event"); return }
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)

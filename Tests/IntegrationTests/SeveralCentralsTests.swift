@@ -15,12 +15,9 @@ extension IntegrationTests {
     /// PDU, an unknown command) and drops its link: the other keeps reading and receiving
     /// every notification, in order.
     @Test(.hangGuard) func twoCentralsUseOurPeripheralAtOnce() async throws {
-        let central = try await TestCentral(centrals: 2)
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-two-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Two", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Two", centrals: 2)
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
             MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: Array("both".utf8)),
@@ -35,8 +32,7 @@ extension IntegrationTests {
 
         var links: [ConnectionHandle] = []
         for index in 0..<2 {
-            let found = try await central.send(["op": "scan", "name": "Bluejay Two", "central": index])
-            try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any, "central": index])
+            try await central.connect(toAdvertised: "Bluejay Two", central: index)
             guard let link = await Self.nextConnection(&events) else { Issue.record("no connection event for central \(index)"); return }
             links.append(link)
             try await central.send(["op": "discover", "central": index])
