@@ -17,22 +17,14 @@ public struct BondedCentralStore: Sendable {
     /// The records next to `bonds`' files.
     public init(bonds: BondStore) { directory = bonds.directory.subdirectory("gatt-server") }
 
-    /// The file name of a central's record: its identity address without colons.
-    static func fileName(_ client: String) -> String { client.filter { $0 != ":" } + ".json" }
-
     /// Stores `record`, replacing the central's earlier one.
     public func save(_ record: BondedClientRecord) throws(StoreError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(record) } catch { preconditionFailure("a BondedClientRecord always encodes: \(error)") }
-        try directory.writeAtomically(Array(data), to: Self.fileName(record.client))
+        try directory.writeJSON(record, to: BondStore.fileName(record.client))
     }
 
     /// The record of the central with identity address `client`, if there is a readable one.
     public func record(for client: String) -> BondedClientRecord? {
-        guard let bytes = try? directory.read(Self.fileName(client)),
-              let record = try? JSONDecoder().decode(BondedClientRecord.self, from: Data(bytes)), record.isUsable, record.client == client
+        guard let record = directory.readJSON(BondedClientRecord.self, from: BondStore.fileName(client)), record.isUsable, record.client == client
         else { return nil }
         return record
     }
@@ -40,7 +32,7 @@ public struct BondedCentralStore: Sendable {
     /// Forgets the record of `client`; returns whether there was one.
     @discardableResult
     public func remove(_ client: String) throws(StoreError) -> Bool {
-        try directory.remove(Self.fileName(client))
+        try directory.remove(BondStore.fileName(client))
     }
 }
 
