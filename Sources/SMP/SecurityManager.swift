@@ -266,9 +266,14 @@ public final class SecurityManager {
         -> (PairingSession, Watchdog) {
         // The address the peer connected to is what pairing hashes; the identity we
         // distribute is the public address, or the static random address if that is what
-        // the peer knows us by (a private address is no identity).
+        // the peer knows us by (a private address is no identity). A controller without a
+        // public address reads it as 00:00:00:00:00:00 (Vol 4 Part E 7.4.6): then our
+        // static random address is the identity (Vol 3 Part C 10.8).
         let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, publicAddress)
-        let identity = local.type == 1 && local.address.randomKind == .static ? local : (0, publicAddress)
+        let identity: (type: UInt8, address: BluetoothAddress) =
+            if local.type == 1 && local.address.randomKind == .static { local }
+            else if publicAddress.bytes.allSatisfy({ $0 == 0 }) { (1, staticRandomAddress) }
+            else { (0, publicAddress) }
         let session = PairingSession(
             link: PairingSession.Link(
                 handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),

@@ -15,8 +15,9 @@ extension SecurityManagerTests {
     static let peer = BluetoothAddress("F0:0D:B1:E7:00:01")!
 
     /// The address a central connected to: our public one, a resolvable private one, our
-    /// static random one.
-    enum OwnAddressCase: CaseIterable, Sendable { case `public`, resolvablePrivate, staticRandom }
+    /// static random one; and a resolvable private one on a controller with no public
+    /// address (it reads 00:00:00:00:00:00).
+    enum OwnAddressCase: CaseIterable, Sendable { case `public`, resolvablePrivate, staticRandom, resolvablePrivateWithoutPublicAddress }
 
     /// The key the controller was given for the LE Long Term Key Request (nil: the
     /// Negative Reply), from the last such command sent.
@@ -45,10 +46,12 @@ extension SecurityManagerTests {
     /// When the central connected to our resolvable private or static random address, c1
     /// hashes that address (RAT 1), not the public one; the identity we distribute is the
     /// public address behind an RPA (with the IRK that resolves it), the static random
-    /// address itself otherwise.
+    /// address itself otherwise; and our static random address behind an RPA when the
+    /// controller has no public address.
     @Test(arguments: OwnAddressCase.allCases)
     func legacyJustWorksAsResponder(_ own: OwnAddressCase) async throws {
-        let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput))
+        let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput),
+                                address: own == .resolvablePrivateWithoutPublicAddress ? BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]) : nil)
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let publicAddress = try #require(rig.controller.info?.address)
         let local: (type: UInt8, address: BluetoothAddress), identity: (type: UInt8, address: BluetoothAddress)
@@ -61,6 +64,9 @@ extension SecurityManagerTests {
         case .staticRandom:
             let address = rig.security.staticRandomAddress
             (local, identity) = ((1, address), (1, address))
+        case .resolvablePrivateWithoutPublicAddress:
+            let address = rig.security.makeResolvablePrivateAddress()
+            (local, identity) = ((1, address), (1, rig.security.staticRandomAddress))
         }
         if own != .public { rig.security.localAddress = { _ in (.random, local.address) } }
         let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
@@ -100,7 +106,7 @@ extension SecurityManagerTests {
               case .signingInformation = distributed[4]
         else { Issue.record("distributed \(distributed)"); return }
         #expect(address.address == identity.address && address.addressType == identity.type)
-        if own == .resolvablePrivate {
+        if own == .resolvablePrivate || own == .resolvablePrivateWithoutPublicAddress {
             #expect(ResolvablePrivateAddress.resolves(local.address, with: ours.identityResolvingKey.bytes), "the central resolves our address with the IRK we gave")
         }
 

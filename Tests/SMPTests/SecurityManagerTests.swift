@@ -54,8 +54,10 @@ struct SecurityManagerTests {
         }
     }
 
-    func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput)) async throws -> Rig {
+    /// `address`: what the controller reads as its public address, if not the fake's own.
+    func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput), address: BluetoothAddress? = nil) async throws -> Rig {
         var script = FakeController.Script()
+        if let address { script.address = address }
         script.leBuffer = (27, 64)  // the fake returns no credits: enough for a whole pairing
         let fake = FakeController(script)
         let clock = ManualClock()

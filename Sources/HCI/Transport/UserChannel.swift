@@ -7,8 +7,15 @@ import CBluetooth
 /// The kernel's HCI user channel: exclusive raw access to one adapter, no bluetoothd.
 enum UserChannel {
     /// How long to keep retrying EBUSY/ENODEV: right after an adapter appears the kernel
-    /// runs its own init for about half a second, during which the bind fails.
+    /// runs its own init for about half a second, during which the bind fails; and a
+    /// program that held the adapter may be handing it back.
     static let retryWindowMilliseconds = 3000
+    /// How long to keep retrying EBUSY while the kernel says the adapter is not up: the
+    /// kernel is still setting it up (its init, a firmware download on a USB or UART
+    /// controller, a loaded machine), which ends by itself. An adapter that is up is held
+    /// (bluetoothd powered it, or another user-channel program has it): that waits only
+    /// ``retryWindowMilliseconds``, so the error naming the fixes comes soon.
+    static let setupWindowMilliseconds = 30_000
     /// The wait between two binds while retrying.
     static let retryIntervalMilliseconds = 100
 
@@ -22,7 +29,7 @@ enum UserChannel {
         while true {
             let code = bindUserChannel(fd, index)
             if code == 0 { return fd }
-            if retries.allow(code) {
+            if retries.allow(code, adapterUp: { isUp(fd, index) }) {
                 retrying(code)
                 // Cancelled while waiting: give up with what the last bind said.
                 if (try? await clock.sleep(for: .milliseconds(retryIntervalMilliseconds))) != nil { continue }
@@ -40,7 +47,7 @@ enum UserChannel {
         while true {
             let code = bindUserChannel(fd, index)
             if code == 0 { return fd }
-            if retries.allow(code) {
+            if retries.allow(code, adapterUp: { isUp(fd, index) }) {
                 retrying(code)
                 usleep(useconds_t(retryIntervalMilliseconds * 1000))
                 continue
@@ -50,17 +57,35 @@ enum UserChannel {
         }
     }
 
-    /// Which failed binds are tried again: EBUSY and ENODEV, every
-    /// ``retryIntervalMilliseconds`` for ``retryWindowMilliseconds``.
-    private struct Retries {
+    /// Which failed binds are tried again, every ``retryIntervalMilliseconds``: EBUSY and
+    /// ENODEV for ``retryWindowMilliseconds``; EBUSY while the adapter is not up (the kernel
+    /// still setting it up) for ``setupWindowMilliseconds``.
+    struct Retries {
         private var waited = 0
 
         /// Whether a bind that failed with `code` is to be tried again; counts the wait.
-        mutating func allow(_ code: Int32) -> Bool {
-            guard code == EBUSY || code == ENODEV, waited < retryWindowMilliseconds else { return false }
+        /// `adapterUp` asks the kernel (nil: it cannot say), only for EBUSY past the short window.
+        mutating func allow(_ code: Int32, adapterUp: () -> Bool?) -> Bool {
+            guard code == EBUSY || code == ENODEV else { return false }
+            guard waited < retryWindowMilliseconds || (code == EBUSY && waited < setupWindowMilliseconds && adapterUp() == false) else {
+                return false
+            }
             waited += retryIntervalMilliseconds
             return true
         }
+    }
+
+    /// `HCIGETDEVINFO`, `_IOR('H', 211, int)` in <bluetooth/hci.h> (a macro Swift cannot import).
+    private static let getDeviceInfo = UInt((2 << 30) | (MemoryLayout<Int32>.size << 16) | (Int(UInt8(ascii: "H")) << 8) | 211)
+
+    /// Whether the kernel reports `hci<index>` up (`HCI_UP` in its device flags): powered by
+    /// bluetoothd or held by a user-channel program. An adapter the kernel keeps powered only
+    /// until someone asks for it (`HCI_AUTO_OFF`) is reported down. Nil when it cannot say.
+    static func isUp(_ fd: Int32, _ index: UInt16) -> Bool? {
+        var info = hci_dev_info()
+        info.dev_id = index
+        guard ioctl(fd, getDeviceInfo, &info) == 0 else { return nil }
+        return info.flags & (1 << UInt32(HCI_UP)) != 0
     }
 
     /// A raw HCI socket, not yet bound.
