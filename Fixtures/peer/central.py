@@ -27,6 +27,16 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `encrypt` | | encrypts with the bond's key (as on a reconnection): `encrypted` |
 | `disconnect` | `reason` (default 0x13) | `reason`: the reason the host reported |
 | `wait_disconnection` | `timeout` | `reason` once the link ends |
+| `l2cap_open` | `psm`, `mtu` (2048), `mps` (247), `credits` (32) | opens an LE credit based channel: `channel` (its index), `peer_mtu`, `peer_mps`; its SDUs are collected |
+| `l2cap_send` | `sdus` (hex list), `channel` (default the last opened) | sends each SDU, then waits until Bumble has sent them |
+| `l2cap_receive` | `count`, `channel`, `timeout` | `sdus` (hex): the first `count` SDUs received, once that many arrived |
+| `l2cap_close` | `channel` | disconnects the channel |
+| `send_att` | `pdus` (hex list) | sends raw ATT PDUs back to back without waiting for answers: a client that breaks the one-request rule or sends garbage |
+
+With `peer.py --central --centrals N` there are N centrals (controllers B, B2, …, each with
+its own random address, the first `--address`, the next ones counting up); every command takes
+`central` (0-based, default 0) and is run by that one; commands run one at a time, in order,
+while each central keeps collecting its values.
 
 Errors from the peer's ATT server answers carry `att_error` (the code).
 '''
@@ -37,7 +47,7 @@ import logging
 import os
 import sys
 
-from bumble import att, gatt, hci
+from bumble import att, gatt, hci, l2cap
 from bumble.core import UUID, PhysicalTransport
 from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.pairing import PairingConfig, PairingDelegate
@@ -112,6 +122,7 @@ class CentralDriver:
                                             identity_address_type=PairingConfig.AddressType.RANDOM)
         device.pairing_config_factory = lambda _connection: self.pairing_config
         self.pairing: asyncio.Task | None = None
+        self.l2cap_channels: list = []
         device.on('advertisement', self.on_advertisement)
 
     # Scanning ------------------------------------------------------------------------------
@@ -349,32 +360,85 @@ class CentralDriver:
             return {'ok': False, 'error': f'{type(error).__name__}: {error}'}
         return {'ok': True, **result}
 
-    async def serve(self, out, on_eof) -> None:
-        '''Reads commands from stdin until EOF, answering each on `out`.'''
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), 'rb', 0))
-        while True:
-            line = await reader.readline()
-            if not line:
-                on_eof()
-                return
-            try:
-                command = json.loads(line)
-            except ValueError as error:
-                answer = {'ok': False, 'error': f'bad command: {error}'}
-            else:
-                logger.info('central: %s', {k: v for k, v in command.items() if k != 'value'})
-                answer = await self.run(command)
-            out.write(json.dumps(answer) + '\n')
-            out.flush()
+    # L2CAP ---------------------------------------------------------------------------------
+    async def l2cap_open(self, psm: int, mtu: int = 2048, mps: int = 247, credits: int = 32) -> dict:
+        '''Opens an LE credit based channel to `psm` on the link; its SDUs are collected.'''
+        channel = await self.connection.create_l2cap_channel(
+            spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=mtu, mps=mps, max_credits=credits))
+        received: list[bytes] = []
+        arrived = asyncio.Event()
+
+        def on_sdu(sdu: bytes) -> None:
+            received.append(bytes(sdu))
+            arrived.set()
+
+        channel.sink = on_sdu
+        self.l2cap_channels.append((channel, received, arrived))
+        return {'channel': len(self.l2cap_channels) - 1, 'peer_mtu': channel.peer_mtu, 'peer_mps': channel.peer_mps}
+
+    async def l2cap_send(self, sdus: list, channel: int = -1) -> dict:
+        '''Sends each hex SDU on the channel (segmented and paced by credits by Bumble).'''
+        target = self.l2cap_channels[channel][0]
+        for sdu in sdus:
+            target.write(bytes.fromhex(sdu))
+        await target.drain()
+        return {}
+
+    async def l2cap_receive(self, count: int, channel: int = -1, timeout: float = 30) -> dict:
+        '''The first `count` SDUs received on the channel, once that many arrived.'''
+        _, received, arrived = self.l2cap_channels[channel]
+
+        async def enough() -> None:
+            while len(received) < count:
+                arrived.clear()
+                await arrived.wait()
+
+        await asyncio.wait_for(enough(), timeout)
+        sdus = received[:count]
+        del received[:count]
+        return {'sdus': [sdu.hex() for sdu in sdus]}
+
+    async def l2cap_close(self, channel: int = -1) -> dict:
+        await self.l2cap_channels[channel][0].disconnect()
+        return {}
+
+    async def send_att(self, pdus: list) -> dict:
+        '''Sends raw ATT PDUs back to back, waiting for no answer (answers that come go to
+        Bumble's client, which drops those it did not ask for): a misbehaving client.'''
+        for pdu in pdus:
+            self.connection.send_l2cap_pdu(att.ATT_CID, bytes.fromhex(pdu))
+        return {}
 
 
-async def start_central(link, controller_class, host_class, address: str, public_address: str) -> CentralDriver:
-    '''Controller B on `link` with a Device that scans and connects: the central.'''
-    controller = controller_class('B', link=link, public_address=public_address)
+async def serve(drivers: list, out, on_eof) -> None:
+    '''Reads commands from stdin until EOF, answering each on `out`; `central` (default 0)
+    picks the driver of `peer.py --centrals N`.'''
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), 'rb', 0))
+    while True:
+        line = await reader.readline()
+        if not line:
+            on_eof()
+            return
+        try:
+            command = json.loads(line)
+            driver = drivers[command.pop('central', 0)]
+        except (ValueError, IndexError, TypeError) as error:
+            answer = {'ok': False, 'error': f'bad command: {error}'}
+        else:
+            logger.info('central %d: %s', drivers.index(driver), {k: v for k, v in command.items() if k != 'value'})
+            answer = await driver.run(command)
+        out.write(json.dumps(answer) + '\n')
+        out.flush()
+
+
+async def start_central(link, controller_class, host_class, address: str, public_address: str, index: int = 0) -> CentralDriver:
+    '''Controller B (B2, B3… for `index` 1, 2…) on `link` with a Device that scans and
+    connects: a central.'''
+    controller = controller_class('B' if index == 0 else f'B{index + 1}', link=link, public_address=public_address)
     config = DeviceConfiguration()
-    config.name = 'Bumble central'
+    config.name = 'Bumble central' if index == 0 else f'Bumble central {index + 1}'
     config.address = hci.Address(address, hci.Address.RANDOM_DEVICE_ADDRESS)
     host = host_class(controller_source=controller, controller_sink=controller)
     device = Device(config=config, host=host)

@@ -164,6 +164,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--central', action='store_true',
                         help='controller B is a central driven by JSON commands on stdin (see central.py) '
                              'instead of the GATT peripheral: for testing the host as a peripheral')
+    parser.add_argument('--centrals', type=int, default=1, metavar='N',
+                        help='with --central: N Bumble centrals on the link (controllers B, B2, ...; '
+                        'random addresses counting up from --address), each command naming one with '
+                        '"central": k (0-based, default 0), for several centrals on our peripheral at once')
     parser.add_argument('--hosts', type=int, default=1, metavar='N',
                         help='serve N host-facing controllers on the one link (default 1), each on a '
                         'TCP port of its own (READY transport=, transport2=, ...): a fleet of hosts '
@@ -205,6 +209,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.hosts = 2
     if not 1 <= args.hosts <= 8 or (args.hosts > 1 and args.unix):
         parser.error('--hosts (and --two-hosts) must be in 1..8, on TCP')
+    if not 1 <= args.centrals <= MAX_PERIPHERALS or (args.centrals > 1 and not args.central):
+        parser.error(f'--centrals must be in 1..{MAX_PERIPHERALS}, with --central')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     return args
@@ -2094,13 +2100,17 @@ async def run(options) -> int:
             return 0
         if options.central:
             import central
-            driver = await central.start_central(server.link, PeerController, PeerHost, options.address,
-                                                 PERIPHERAL_PUBLIC_ADDRESS)
+            drivers = [await central.start_central(server.link, PeerController, PeerHost,
+                                                   peripheral_address(options.address, index),
+                                                   peripheral_address(PERIPHERAL_PUBLIC_ADDRESS, index), index)
+                       for index in range(options.centrals)]
             transport = await server.listen()
+            more = ''.join(f'address{index + 1}={peripheral_address(options.address, index).upper()} '
+                           for index in range(1, options.centrals))
             ready_out.write(f'READY transport={transport} address={options.address.upper()} '
-                            f'address_type=random name=Bumble central\n')
+                            f'address_type=random {more}name=Bumble central\n')
             ready_out.flush()
-            commands = loop.create_task(driver.serve(ready_out, lambda: request_stop('stdin EOF')))
+            commands = loop.create_task(central.serve(drivers, ready_out, lambda: request_stop('stdin EOF')))
             why = await stop
             commands.cancel()
             return 0

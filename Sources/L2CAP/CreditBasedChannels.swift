@@ -120,6 +120,9 @@ public final class CreditBasedChannels {
     /// Stops accepting requests for `psm` (open channels stay open).
     public func stopServing(psm: PSM) { servers[psm] = nil }
 
+    /// The PSMs served now.
+    public var servedPSMs: Set<PSM> { Set(servers.keys) }
+
     // MARK: Opening
 
     /// Opens one LE credit based channel to `psm` on link `handle` (L2CAP_LE_CREDIT_BASED_CONNECTION_REQ).

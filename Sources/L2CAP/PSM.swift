@@ -26,6 +26,9 @@ public struct PSM: RawRepresentable, Hashable, Sendable, CustomStringConvertible
     /// 0x0027 Enhanced ATT: the Attribute Protocol over enhanced credit-based channels.
     public static let eatt = PSM(rawValue: 0x0027)
 
+    /// The LE PSMs a service may take for itself (4.22): 0x0080–0x00FF.
+    public static let dynamicLE: ClosedRange<UInt16> = 0x0080...0x00FF
+
     /// The Assigned Numbers name (`AVDTP`, `HID_Control`), or nil for a dynamic or
     /// unassigned value.
     public var name: String? {

@@ -231,16 +231,13 @@ public struct BondStore: Sendable {
     /// The bonds under `store`'s `bonds/` folder.
     public init(store: StoreDirectory) { directory = store.subdirectory("bonds") }
 
-    /// The file name of a peer's bond: its identity address without colons.
-    static func fileName(_ address: String) -> String { address.filter { $0 != ":" } + ".json" }
+    /// The file name of a peer's bond: its identity address without colons. What else the
+    /// store keeps of a bonded peer is named the same way, in a folder of its own.
+    public static func fileName(_ address: String) -> String { address.filter { $0 != ":" } + ".json" }
 
     /// Stores `bond`, replacing any bond with the same identity address.
     public func save(_ bond: Bond) throws(StoreError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(bond) } catch { preconditionFailure("a Bond always encodes: \(error)") }
-        try directory.writeAtomically(Array(data), to: Self.fileName(bond.address))
+        try directory.writeJSON(bond, to: Self.fileName(bond.address))
     }
 
     /// Every readable bond (unreadable files are skipped; ``unreadable()`` names them).
@@ -267,7 +264,7 @@ public struct BondStore: Sendable {
     }
 
     private func load(_ name: String) -> Bond? {
-        guard name.hasSuffix(".json"), let bytes = try? directory.read(name), let bond = try? JSONDecoder().decode(Bond.self, from: Data(bytes)), bond.isUsable
+        guard name.hasSuffix(".json"), let bond = directory.readJSON(Bond.self, from: name), bond.isUsable
         else { return nil }
         return bond
     }

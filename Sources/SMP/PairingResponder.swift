@@ -43,7 +43,7 @@ extension PairingSession {
         }
         // The central starts encryption (EDIV and Rand zero for both the LTK and the STK);
         // the controller asks us for this key.
-        try await link.encrypt(key, 0, [UInt8](repeating: 0, count: 8))
+        try await link.encrypt(key, 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
 
         // Key distribution: the responder's keys first, then the initiator's (3.6.1).
         let distributed = try distributeKeys(response.responderKeys, keySize: keySize)

@@ -28,7 +28,9 @@ final class PairingSession {
         /// The peer's address on this link.
         let peer: (type: UInt8, address: BluetoothAddress)
         let send: (any SMPCommand) throws(SMPError) -> Void
-        let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void
+        /// Encrypts the link with the pairing's key (the central starts it, the peripheral
+        /// awaits it); `authenticated` when the key came from a MITM-protected method.
+        let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void
 
         /// The initiating device's address (IAT, IA in Part H, 2.2).
         var initiator: (type: UInt8, address: BluetoothAddress) { role == .initiator ? local : peer }
@@ -150,11 +152,11 @@ final class PairingSession {
         if secureConnections {
             let ltk = try await secureConnectionsPairing(request, response, method)
             // The LTK comes from f5: the peer distributes no EncKey under Secure Connections.
-            try await link.encrypt(mask(ltk, keySize), 0, [UInt8](repeating: 0, count: 8))
+            try await link.encrypt(mask(ltk, keySize), 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
             keys.longTermKey = mask(ltk, keySize)
         } else {
             let stk = try await legacyPairing(request, response, method)
-            try await link.encrypt(mask(stk, keySize), 0, [UInt8](repeating: 0, count: 8))
+            try await link.encrypt(mask(stk, keySize), 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
         }
         try await receiveKeys(distribution.responder.subtracting(secureConnections ? .encryptionKey : []), into: &keys)
         try distributeKeys(distribution.initiator.subtracting(secureConnections ? .encryptionKey : []))

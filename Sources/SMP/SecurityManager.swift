@@ -228,9 +228,10 @@ public final class SecurityManager {
         guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let (session, watchdog) = startSession(handle, connection, local, role: .initiator) { [weak self] ltk, ediv, random throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, local, role: .initiator) { [weak self] ltk, ediv, random, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
+            self.encryptedByPairing(handle, authenticated: authenticated)
         }
         defer {
             watchdog.cancel()
@@ -261,7 +262,7 @@ public final class SecurityManager {
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
     private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ publicAddress: BluetoothAddress, role: PairingSession.Link.Role,
-                              encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8]) async throws(SMPError) -> Void)
+                              encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void)
         -> (PairingSession, Watchdog) {
         // The address the peer connected to is what pairing hashes; the identity we
         // distribute is the public address, or the static random address if that is what
@@ -298,9 +299,10 @@ public final class SecurityManager {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
         }
-        let (session, watchdog) = startSession(handle, connection, local, role: .responder) { [weak self] ltk, _, _ throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, local, role: .responder) { [weak self] ltk, _, _, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.awaitCentralsEncryption(handle, key: ltk)
+            self.encryptedByPairing(handle, authenticated: authenticated)
         }
         Task { @BluetoothActor [weak self] in
             let outcome: PairingSession.Outcome
@@ -320,6 +322,14 @@ public final class SecurityManager {
                 + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
             onPaired?(handle, outcome.method, outcome.bond)
         }
+    }
+
+    /// The link is encrypted with the key a pairing just made: it is as secure as that key
+    /// from now on, not only once key distribution ends. The peer's requests can come right
+    /// after its last key (before our session has seen the end of the exchange), and an
+    /// attribute needing authentication must then be served.
+    private func encryptedByPairing(_ handle: ConnectionHandle, authenticated: Bool) {
+        links[handle]?.state = .encrypted(authenticated: authenticated)
     }
 
     private func sessionEnded(_ handle: ConnectionHandle, _ watchdog: Watchdog) {

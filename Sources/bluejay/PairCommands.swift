@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bluejay
 import BluetoothCore
 import GATT
 import HCI
@@ -137,7 +138,10 @@ struct Unpair: AsyncParsableCommand {
         let store = BondStore(store: .standard)
         let removed: Bool
         do { removed = try store.remove(address) } catch { throw CLIError("unpair: \(error)") }
-        guard removed else { throw CLIError("no bond with \(address)") }
+        // The subscriptions our GATT server kept for it as a bonded central go with the bond.
+        let kept: Bool
+        do { kept = try BondedCentralStore(bonds: store).remove(address.description) } catch { throw CLIError("unpair: \(error)") }
+        guard removed || kept else { throw CLIError("no bond with \(address)") }
         print("forgot the bond with \(address)")
     }
 }

@@ -53,3 +53,62 @@ extension GATTServerTests {
         #expect(server.restoreBondedClient("F0:0D:B1:E7:00:01", on: fourth.server).isEmpty, "a forgotten client starts afresh")
     }
 }
+
+extension GATTServerTests {
+    /// What the server hands out to store of a bonded client brings its subscriptions back
+    /// in a new server (a new process): with the same database, silently; with a database
+    /// whose hash differs, with Service Changed over the whole range; a CCCD whose handle
+    /// now configures another characteristic is not applied. Forgetting the client tells the
+    /// store to drop it.
+    @Test func aStoredBondedClientComesBackInANewServer() async throws {
+        let client = "F0:0D:B1:E7:00:01"
+        let (server, served) = try makeServer()
+        let notifying = served.characteristics[2]
+        var stored: [String: BondedClientRecord] = [:]
+        server.onBondedClientChanged = { name, record in stored[name] = record }
+        let (_, first) = makeLink(server, connection: 1)
+        server.bind(1, toBondedClient: client)
+        try await first.configure(try #require(notifying.cccdHandle), .notify)
+        try await first.configure(LocalGATTServer.serviceChangedCCCDHandle, .indicate)
+        let record = try #require(stored[client])
+        #expect(record.databaseHash == server.base.databaseHashValue.hexString())
+        #expect(record.cccds == [
+            BondedClientRecord.CCCD(handle: LocalGATTServer.serviceChangedCCCDHandle.rawValue, characteristic: BluetoothUUID.serviceChanged.description, value: 2),
+            BondedClientRecord.CCCD(handle: try #require(notifying.cccdHandle).rawValue, characteristic: Self.notifying.description, value: 1),
+        ])
+
+        // The same database in a new server: restored, nothing indicated.
+        let (same, _) = try makeServer()
+        let (link, again) = makeLink(same, connection: 7)
+        var changed: [[UInt8]] = []
+        _ = again.addValueListener(LocalGATTServer.serviceChangedHandle) { changed.append(Array($0)) }
+        let restored = same.restoreBondedClient(client, on: link.server, stored: record)
+        #expect(Set(restored.map(\.handle)) == [LocalGATTServer.serviceChangedHandle, notifying.valueHandle])
+        #expect(same.subscribers(of: notifying.valueHandle).map(\.connection) == [7])
+        #expect(try await again.read(try #require(notifying.cccdHandle)) == [0x01, 0x00])
+        #expect(changed.isEmpty)
+
+        // Another database (a service before ours): Service Changed, 0x0001-0xFFFF; the old
+        // CCCD handle is now another attribute's, so it is not applied.
+        let other = GATTServer(deviceName: "Bluejay peripheral")
+        try other.add(MutableService(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [100]),
+        ]))
+        let moved = try other.add(MutableService(uuid: Self.service, characteristics: [
+            MutableCharacteristic(uuid: Self.notifying, properties: [.notify]),
+        ]))
+        var saved: [BondedClientRecord?] = []
+        other.onBondedClientChanged = { _, record in saved.append(record) }
+        let (otherLink, otherClient) = makeLink(other, connection: 8)
+        let told = Expectation<[UInt8]>()
+        _ = otherClient.addValueListener(LocalGATTServer.serviceChangedHandle) { told.fulfill(Array($0)) }
+        let reapplied = other.restoreBondedClient(client, on: otherLink.server, stored: record)
+        #expect(reapplied.map(\.handle) == [LocalGATTServer.serviceChangedHandle])
+        #expect(other.subscribers(of: moved.characteristics[0].valueHandle).isEmpty)
+        #expect(await told.value() == [0x01, 0x00, 0xFF, 0xFF])
+        #expect(saved.last??.databaseHash == other.base.databaseHashValue.hexString(), "it has now seen this database")
+
+        other.forgetBondedClient(client)
+        #expect(saved.count == 2 && saved.last! == nil, "the store is told to drop it")
+    }
+}

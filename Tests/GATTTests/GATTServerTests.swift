@@ -17,7 +17,8 @@ struct GATTServerTests {
     }
 
     /// Every link a test made, kept for as long as the test runs (the bearers' closures hold
-    /// theirs unowned).
+    /// theirs unowned). A PDU on its way holds its link: a test may end while one is (the
+    /// confirmation of an indication it awaited), and its delivery then came to a freed link.
     final class Links {
         var all: [Link] = []
     }
@@ -27,11 +28,11 @@ struct GATTServerTests {
         let link = Link()
         links.all.append(link)
         link.client = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
-            Task { @BluetoothActor in link.server.receive(pdu[...]) }
+            Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
         link.server = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
             link.sent.append(pdu)
-            Task { @BluetoothActor in link.client.receive(pdu[...]) }
+            Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }
         link.server.server = gattServer
         return (link, GATTClient(bearer: link.client))

@@ -18,10 +18,10 @@ struct LocalServerTests {
     func makeLink(_ gattServer: LocalGATTServer) -> Link {
         let link = Link()
         link.client = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
-            Task { @BluetoothActor in link.server.receive(pdu[...]) }
+            Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
         link.server = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
-            Task { @BluetoothActor in link.client.receive(pdu[...]) }
+            Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }
         link.server.server = gattServer
         return link

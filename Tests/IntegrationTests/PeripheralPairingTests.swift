@@ -69,12 +69,9 @@ extension IntegrationTests {
     /// Term Key Request with the stored key and serve a value that needs it.
     @Test(.hangGuard, arguments: pairingCases)
     func aBumbleCentralPairsWithOurPeripheral(_ pairing: PairingCase) async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-pair-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Pairing", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Pairing")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let user = PairingUser()
         manager.pairingPolicy = PairingPolicy(ioCapability: pairing.ours)
@@ -86,8 +83,7 @@ extension IntegrationTests {
         let secret = Int(served.characteristics[0].valueHandle.rawValue)
         try await manager.startAdvertising(name: "Bluejay Pairing", uuids: [Self.periphService])
 
-        let found = try await central.send(["op": "scan", "name": "Bluejay Pairing"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Pairing")
         guard case let .connected(link, centralAddress)? = await events.next() else { Issue.record("no connection event"); return }
         try await central.send(["op": "discover"])
         do {
@@ -151,8 +147,7 @@ extension IntegrationTests {
         while let event = await events.next() {
             if case .disconnected = event { break }
         }
-        let again = try await central.send(["op": "scan", "name": "Bluejay Pairing"])
-        try await central.send(["op": "connect", "address": again["address"] as Any, "address_type": again["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Pairing")
         guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
         #expect(await eventually { manager.host.security.isEncryptedWithStoredBond(relink) })
@@ -169,12 +164,9 @@ extension IntegrationTests {
     /// had turned on) tells it the new service's handles (7.1). A central that did not bond
     /// gets nothing of this: its subscriptions go with its link.
     @Test(.hangGuard) func aBondedCentralKeepsItsSubscriptions() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-cccd-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Bonded", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Bonded")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
             MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
@@ -183,8 +175,7 @@ extension IntegrationTests {
         let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
         try await manager.startAdvertising(name: "Bluejay Bonded", uuids: [Self.periphService])
 
-        let found = try await central.send(["op": "scan", "name": "Bluejay Bonded"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Bonded")
         guard case .connected? = await events.next() else { Issue.record("no connection event"); return }
         try await central.send(["op": "discover"])
         try await central.send(["op": "subscribe", "handle": stream])
@@ -201,8 +192,7 @@ extension IntegrationTests {
             MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1]),
         ]))
 
-        let again = try await central.send(["op": "scan", "name": "Bluejay Bonded"])
-        try await central.send(["op": "connect", "address": again["address"] as Any, "address_type": again["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Bonded")
         guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])

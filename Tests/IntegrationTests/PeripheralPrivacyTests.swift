@@ -18,12 +18,9 @@ extension IntegrationTests {
     /// peer (Bumble resolves the link's address with the IRK) and encrypts with the bond.
     @Test(.hangGuard, arguments: [true, false])
     func aBumbleCentralPairsWithUsBehindOurPrivateAddress(secureConnections: Bool) async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-rpa-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Private", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Private")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
         let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
             MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted], value: Array("private".utf8)),

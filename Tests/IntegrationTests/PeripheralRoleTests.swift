@@ -23,11 +23,9 @@ extension IntegrationTests {
     /// 10,000 notifications in order, and an indication we wait to see confirmed. When it
     /// disconnects, advertising resumes and it finds us again.
     @Test(.hangGuard) func aBumbleCentralUsesOurPeripheral() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-\(UUID().uuidString)")
-        let manager = try await PeripheralManager(transport: central.transport, name: "Bluejay Periph", store: store, logger: .silent)
-        defer { manager.close() }
+        let rig = try await PeripheralRig(name: "Bluejay Periph")
+        defer { rig.close() }
+        let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
 
         let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [

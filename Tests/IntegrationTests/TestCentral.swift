@@ -14,14 +14,15 @@ final class TestCentral: @unchecked Sendable {
     private let logPath: String
     private var stopped = false
 
-    /// Starts the peer and waits for its READY line.
-    init() async throws {
+    /// Starts the peer with `centrals` Bumble centrals (`--centrals`; a command picks one
+    /// with `"central": k`) and waits for its READY line.
+    init(centrals: Int = 1) async throws {
         guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
             throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
         }
         logPath = NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString).log"
         process.executableURL = Repository.python
-        process.arguments = [Repository.peer.path, "--central", "--log", logPath]
+        process.arguments = [Repository.peer.path, "--central", "--centrals", String(centrals), "--log", logPath]
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout

@@ -159,6 +159,53 @@ extension SecurityManagerTests {
         rig.controller.close()
     }
 
+    /// The link is authenticated from the moment the central encrypts it with a
+    /// MITM-protected pairing's key, not only once key distribution ends: a central's
+    /// request may come right after its last key, before our session has taken it (our
+    /// central then read an attribute needing authentication and got Insufficient
+    /// Authentication). Legacy Passkey Entry, we display: after our keys, before the
+    /// central's, the link already counts as authenticated.
+    @Test func aLinkIsAuthenticatedOnceAPasskeyPairingEncryptsIt() async throws {
+        let rig = try await rig(PairingPolicy(ioCapability: .displayOnly))
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        let user = ShownPasskeys()
+        rig.security.delegate = user
+        let request = PairingFeatures(ioCapability: .keyboardOnly, authentication: [.bonding, .mitm],
+                                      initiatorKeys: [.identityKey], responderKeys: [.encryptionKey])
+        try await rig.receive(PairingRequest(features: request).encoded())
+        await rig.waitForSent(1)
+        guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
+        let response = answer.features
+        let passkey = try #require(await user.next())
+        let ours = try #require(rig.controller.info?.address)
+        let tk = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian, Array.init)
+        func confirm(_ r: [UInt8]) -> [UInt8] {
+            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
+               iat: 1, ia: Self.peer.bytes.reversed(), rat: 0, ra: ours.bytes.reversed())
+        }
+        let mrand = (0..<16).map { UInt8($0 * 5 + 3) }
+        try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
+        await rig.waitForSent(2)
+        try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())
+        await rig.waitForSent(3)
+        guard case .pairingRandom? = rig.sent.last else { Issue.record("sent \(rig.sent): the confirm value did not match"); return }
+        #expect(!rig.security.isEncrypted(Rig.handle))
+
+        try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
+        _ = await eventually { lastKeyReply(rig) != nil }
+        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
+        await rig.waitForSent(5)  // our LTK, EDIV and Rand
+        #expect(rig.security.isAuthenticated(Rig.handle), "encrypted with the passkey pairing's STK, the central's keys still to come")
+
+        let irk = (0..<16).map { UInt8(0xA0 + $0) }
+        try await rig.receive(IdentityInformation(identityResolvingKey: SecretValue(irk)).encoded())
+        try await rig.receive(IdentityAddressInformation(addressType: 1, address: Self.peer).encoded())
+        let bonds = BondStore(store: StoreDirectory(path: rig.store))
+        #expect(await eventually { bonds.all().first?.authenticated == true })
+        #expect(rig.security.isAuthenticated(Rig.handle))
+        rig.controller.close()
+    }
+
     /// A Security Request from us asks for what the policy wants: bonding, MITM when our
     /// IO can give it, Secure Connections.
     @Test func securityRequestFromUs() async throws {
@@ -168,5 +215,24 @@ extension SecurityManagerTests {
         await rig.waitForSent(1)
         #expect(rig.sent == [.securityRequest(SecurityRequest(authentication: [.bonding, .mitm, .secureConnections]))])
         rig.controller.close()
+    }
+}
+
+/// The user at our peripheral, played by the test: each passkey we show comes out of
+/// ``next()``.
+actor ShownPasskeys: PairingDelegate {
+    private let shown: AsyncStream<UInt32>
+    private let show: AsyncStream<UInt32>.Continuation
+
+    init() { (shown, show) = AsyncStream.makeStream() }
+
+    func confirm(numericValue value: UInt32) async -> Bool { false }
+    func display(passkey: UInt32) async { show.yield(passkey) }
+    func enterPasskey() async -> UInt32? { nil }
+
+    /// The next passkey shown.
+    func next() async -> UInt32? {
+        for await passkey in shown { return passkey }
+        return nil
     }
 }

@@ -2,12 +2,14 @@ import BluetoothCore
 import HCI
 
 /// What the peer may do with an attribute, and the security its link needs for it
-/// (Core Vol 3, Part F, 3.2.5). Authorization is the app's to decide, per request.
+/// (Core Vol 3, Part F, 3.2.5). Authorization is the app's to decide, per request: an
+/// attribute with ``readAuthorized`` or ``writeAuthorized`` is served only when the server's
+/// authorizer says yes.
 public struct AttributePermissions: OptionSet, Hashable, Sendable {
     /// The permission bits.
-    public let rawValue: UInt8
+    public let rawValue: UInt16
     /// Permissions from their bits.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// Read, Read Blob, Read Multiple, Read By Type, Read By Group Type and Find By Type Value
     /// see the value.
@@ -26,6 +28,12 @@ public struct AttributePermissions: OptionSet, Hashable, Sendable {
     /// Writing needs a link encrypted with an authenticated key (else Insufficient
     /// Authentication).
     public static let writeAuthenticated = AttributePermissions(rawValue: 0x40)
+    /// Reading needs the app's authorization, asked per request (else Insufficient
+    /// Authorization).
+    public static let readAuthorized = AttributePermissions(rawValue: 0x80)
+    /// Writing needs the app's authorization, asked per request (else Insufficient
+    /// Authorization).
+    public static let writeAuthorized = AttributePermissions(rawValue: 0x100)
 }
 
 /// How secure a link is, as the server's permission checks see it.

@@ -10,7 +10,9 @@ import HCI
 /// ``maximumPreparedOctets``). Every other request, Exchange MTU included (the bearer owns
 /// it), gets Request Not Supported; unknown commands and PDUs that are not requests
 /// (responses, notifications, indications, confirmations) get no answer. Permissions that
-/// need encryption or authentication are checked against ``linkSecurity``.
+/// need encryption or authentication are checked against ``linkSecurity``, those that
+/// need authorization against ``isAuthorized`` (without it, always Insufficient
+/// Authorization).
 ///
 /// Not tied to the stack's actor: a local server lives there (``ATTServer``), and the
 /// virtual peripherals of the `mock:` transport keep theirs on their controller's own
@@ -25,6 +27,11 @@ public final class AttributeServer {
     /// How secure each link is, for the permissions that need encryption or
     /// authentication; without it every link counts as unencrypted.
     public var linkSecurity: ((ConnectionHandle) -> LinkSecurity)?
+    /// Whether the request being answered now, from `connection`, was authorized for the
+    /// attribute at `handle` (whose permissions ask for authorization); nil refuses every
+    /// such request. The answer is synchronous: a server that asks an app does so before
+    /// it hands the request to this table (`GATTServer`).
+    public var isAuthorized: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> Bool)?
     /// The most value octets one client may hold queued with Prepare Write Requests; past
     /// it, Prepare Queue Full. A client cannot grow our memory beyond this.
     public var maximumPreparedOctets = 8192
@@ -316,16 +323,19 @@ public final class AttributeServer {
         return onRead?(connection, handle) ?? attribute.value
     }
 
-    /// Why `connection` may not read `attribute`: Read Not Permitted, or the security its
-    /// link lacks (Core Vol 3, Part C, 10.3.1); nil if it may.
+    /// Why `connection` may not read `attribute`: Read Not Permitted, the security its
+    /// link lacks (Core Vol 3, Part C, 10.3.1), or Insufficient Authorization; nil if it may.
     public func readRefusal(_ attribute: Attribute, connection: ConnectionHandle) -> AttributeRefusal? {
         guard attribute.permissions.contains(.read) else { return Refusal(handle: attribute.handle, code: .readNotPermitted) }
-        return securityRefusal(attribute, encrypted: .readEncrypted, authenticated: .readAuthenticated, connection: connection)
+        if let refusal = securityRefusal(attribute, encrypted: .readEncrypted, authenticated: .readAuthenticated, connection: connection) {
+            return refusal
+        }
+        return authorizationRefusal(attribute, needs: .readAuthorized, connection: connection)
     }
 
     /// Why `connection` may not write `length` octets to the attribute at `handle` with a
     /// request needing `permission`: Invalid Handle, Write Not Permitted, the security its
-    /// link lacks, or a value past 512 octets; nil if it may.
+    /// link lacks, Insufficient Authorization, or a value past 512 octets; nil if it may.
     public func writeRefusal(handle: AttributeHandle, length: Int, needs permission: AttributePermissions,
                              connection: ConnectionHandle) -> AttributeRefusal? {
         guard let attribute = attribute(at: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
@@ -333,6 +343,7 @@ public final class AttributeServer {
         if let refusal = securityRefusal(attribute, encrypted: .writeEncrypted, authenticated: .writeAuthenticated, connection: connection) {
             return refusal
         }
+        if let refusal = authorizationRefusal(attribute, needs: .writeAuthorized, connection: connection) { return refusal }
         guard length <= Self.maximumValueLength else { return Refusal(handle: handle, code: .invalidAttributeValueLength) }
         return nil
     }
@@ -350,6 +361,14 @@ public final class AttributeServer {
             return Refusal(handle: attribute.handle, code: .insufficientEncryption)
         }
         return nil
+    }
+
+    /// Insufficient Authorization (Part F, 3.2.5) when the attribute needs `permission` and
+    /// ``isAuthorized`` does not grant this request.
+    private func authorizationRefusal(_ attribute: Attribute, needs permission: AttributePermissions,
+                                      connection: ConnectionHandle) -> AttributeRefusal? {
+        guard attribute.permissions.contains(permission), isAuthorized?(connection, attribute.handle) != true else { return nil }
+        return Refusal(handle: attribute.handle, code: .insufficientAuthorization)
     }
 
     /// Applies a write if ``writeRefusal(handle:length:needs:connection:)`` allows it and

@@ -128,8 +128,9 @@ public final class PeripheralManager {
         // and it hears of database changes made while it was away.
         host.security.onEncryptedWithBond = { [weak self, weak host] handle, bond in
             guard let self, let bearer = try? host?.bearers.bearer(for: handle) else { return }
-            server.restoreBondedClient(bond.address, on: bearer)
+            restoreBondedCentral(bond, on: bearer)
         }
+        keepBondedCentralsInStore()
     }
 
     /// Stops watching, ends every link and closes the stack.

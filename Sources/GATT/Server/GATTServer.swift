@@ -65,6 +65,43 @@ public struct GATTWriteRequest: Sendable, Equatable {
     }
 }
 
+/// A request an app is asked to authorize: a read or write of an attribute whose permissions
+/// ask for authorization (`AttributePermissions.readAuthorized`,
+/// `AttributePermissions.writeAuthorized`), asked before the request is served.
+public struct GATTAuthorizationRequest: Sendable, Equatable {
+    /// What the client asks to do.
+    public enum Access: Sendable, Equatable {
+        /// Read (Read Request, Read Blob Request).
+        case read
+        /// Write (Write Request, Write Command, Prepare Write Request).
+        case write
+    }
+
+    /// The client's link.
+    public var connection: ConnectionHandle
+    /// The attribute's handle (a characteristic value or a descriptor).
+    public var handle: AttributeHandle
+    /// The attribute's type: the characteristic's UUID for a value, the descriptor's for a
+    /// descriptor.
+    public var uuid: BluetoothUUID
+    /// Read or write.
+    public var access: Access
+    /// Where the client reads or writes from (Read Blob, Prepare Write); 0 otherwise.
+    public var offset: Int
+    /// The value (or, for a Prepare Write, the part) the client writes; empty for a read.
+    public var value: [UInt8]
+
+    /// A request to authorize `access` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0, value: [UInt8] = []) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.access = access
+        self.offset = offset
+        self.value = value
+    }
+}
+
 /// A client's subscription to one characteristic, from its CCCD.
 public struct GATTSubscription: Sendable, Equatable {
     /// The client's link.
@@ -106,6 +143,9 @@ public final class GATTServer: ATTServer {
     /// An app's write handler: nil accepts the value (it is stored), an error code refuses
     /// it (the client gets it, if it waits for a response).
     public typealias WriteHandler = @BluetoothActor (GATTWriteRequest) async -> ATTErrorCode?
+    /// An app's authorizer: true serves the request, false refuses it with Insufficient
+    /// Authorization (Core Vol 3, Part F, 3.2.5 and 3.4.1.1).
+    public typealias Authorizer = @BluetoothActor (GATTAuthorizationRequest) async -> Bool
 
     /// The GAP/GATT services at handles 0x0001–0x000D.
     public let base: LocalGATTServer
@@ -117,6 +157,11 @@ public final class GATTServer: ATTServer {
     public var onSubscriptionChanged: ((GATTSubscription) -> Void)?
     /// Called after a write is applied (every write, handled or not).
     public var onValueWritten: ((GATTWriteRequest) -> Void)?
+    /// Asked before a read or write of an attribute that needs authorization is served
+    /// (Read, Read Blob, Write, Write Command, Prepare Write; a client's later PDUs wait
+    /// meanwhile); nil refuses them all. Read By Type and Read Multiple reaching such an
+    /// attribute get Insufficient Authorization without asking: a client reads it by handle.
+    public var authorizer: Authorizer?
     /// How many PDUs of one link may wait while a handler runs.
     public var maximumWaitingPDUs = 16
     /// PDUs dropped because a link sent too many while a handler ran.
@@ -142,6 +187,8 @@ public final class GATTServer: ATTServer {
     private var bearers: [ConnectionHandle: ATTBearer] = [:]
     /// Links whose handler is running: their PDUs waiting, in order.
     private var waiting: [ConnectionHandle: [[UInt8]]] = [:]
+    /// The one request the app authorized, while the table answers it.
+    private var granted: (connection: ConnectionHandle, handle: AttributeHandle)?
 
     /// What the server keeps of a bonded client between its links (Part G, 3.3.3.3: a
     /// CCCD's value persists across connections for bonded devices; 7.1: Service Changed
@@ -152,6 +199,11 @@ public final class GATTServer: ATTServer {
         /// The handles that changed while it was away.
         var changed: (start: AttributeHandle, end: AttributeHandle)?
     }
+
+    /// Called with what to store of a bonded client each time it changes (its CCCDs, the
+    /// database it saw), and with nil when the client is forgotten: the app layer keeps it
+    /// with the bond, so that it outlives the process (``BondedClientRecord``).
+    public var onBondedClientChanged: ((_ client: String, _ record: BondedClientRecord?) -> Void)?
 
     /// Bonded clients by their identity (the bond's identity address).
     private var bondedClients: [String: BondedClient] = [:]
@@ -177,6 +229,7 @@ public final class GATTServer: ATTServer {
             if let valueHandle = valueOfCCCD[handle] { return writeCCCD(value, of: valueHandle, connection: connection) }
             return previous?(connection, handle, value)
         }
+        table.isAuthorized = { [unowned self] connection, handle in granted?.connection == connection && granted?.handle == handle }
         table.onRead = { [unowned self] connection, handle in
             guard valueOfCCCD[handle] != nil else { return nil }
             let bits = cccds[connection]?[handle] ?? 0
@@ -281,18 +334,47 @@ public final class GATTServer: ATTServer {
         var memory = bondedClients[client] ?? BondedClient()
         for (cccd, bits) in cccds[connection] ?? [:] { memory.cccds[cccd] = bits }
         bondedClients[client] = memory
+        save(client)
+    }
+
+    /// What to store of `client` now: its CCCDs and the database as served now (it is on a
+    /// link, so it sees it).
+    private func save(_ client: String) {
+        guard let onBondedClientChanged, let memory = bondedClients[client] else { return }
+        let cccds = memory.cccds.sorted { $0.key < $1.key }.compactMap { cccd, bits -> BondedClientRecord.CCCD? in
+            guard bits != 0, let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle] else { return nil }
+            return BondedClientRecord.CCCD(handle: cccd.rawValue, characteristic: entry.uuid.description, value: bits)
+        }
+        onBondedClientChanged(client, BondedClientRecord(client: client, databaseHash: base.databaseHashValue.hexString(), cccds: cccds))
+    }
+
+    /// What is kept of a client from a `record` stored by an earlier run: the CCCDs that
+    /// still configure a characteristic of the same UUID; if the database is not the one the
+    /// client saw (its hash differs), the whole range counts as changed (7.1).
+    private func remembered(_ record: BondedClientRecord) -> BondedClient {
+        var memory = BondedClient()
+        for cccd in record.cccds {
+            let handle = AttributeHandle(rawValue: cccd.handle)
+            guard let valueHandle = valueOfCCCD[handle], subscribable[valueHandle]?.uuid.description == cccd.characteristic else { continue }
+            memory.cccds[handle] = cccd.value
+        }
+        if record.databaseHash != base.databaseHashValue.hexString() { memory.changed = (0x0001, .last) }
+        return memory
     }
 
     /// The bonded `client` is back on `bearer`'s link (encrypted with the bond): its CCCD
     /// values apply again (each change told as when it is written), and if the database
     /// changed while it was away and it has Service Changed indications on, it is told
-    /// which handles. Returns the subscriptions restored.
+    /// which handles. When this server has not seen it yet (a new process), `stored` is
+    /// what an earlier run kept (``onBondedClientChanged``). Returns the subscriptions
+    /// restored.
     @discardableResult
-    public func restoreBondedClient(_ client: String, on bearer: ATTBearer) -> [GATTSubscription] {
+    public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil) -> [GATTSubscription] {
         let connection = bearer.connection
         bearers[connection] = bearer
         clientOfLink[connection] = client
-        guard var memory = bondedClients[client] else {
+        defer { save(client) }
+        guard var memory = bondedClients[client] ?? stored.map(remembered) else {
             bondedClients[client] = BondedClient()
             return []
         }
@@ -316,8 +398,14 @@ public final class GATTServer: ATTServer {
         return restored
     }
 
-    /// Forgets what was kept for `client` (its bond was removed).
-    public func forgetBondedClient(_ client: String) { bondedClients[client] = nil }
+    /// Forgets what was kept for `client` (its bond was removed), here and in the store
+    /// (``onBondedClientChanged`` is told nil). A link it is on now keeps its CCCDs until
+    /// it ends, as any unbonded client's.
+    public func forgetBondedClient(_ client: String) {
+        bondedClients[client] = nil
+        for (connection, bonded) in clientOfLink where bonded == client { clientOfLink[connection] = nil }
+        onBondedClientChanged?(client, nil)
+    }
 
     /// Serves the value at `handle` from `handler` from now on (nil: the stored value).
     public func setReadHandler(for handle: AttributeHandle, _ handler: ReadHandler?) { readHandlers[handle] = handler }
@@ -386,7 +474,10 @@ public final class GATTServer: ATTServer {
         guard bits & ~allowed == 0 else { return .cccdImproperlyConfigured }
         let old = cccds[connection]?[entry.cccd] ?? 0
         cccds[connection, default: [:]][entry.cccd] = bits
-        if let client = clientOfLink[connection] { bondedClients[client]?.cccds[entry.cccd] = bits }
+        if let client = clientOfLink[connection], bondedClients[client] != nil {
+            bondedClients[client]?.cccds[entry.cccd] = bits
+            if old != bits { save(client) }
+        }
         if old != bits {
             onSubscriptionChanged?(GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
                                                     notifications: bits & 1 != 0, indications: bits & 2 != 0))
@@ -427,10 +518,88 @@ public final class GATTServer: ATTServer {
         attributes.linkEnded(connection)
     }
 
-    /// The answer now, or nil when a handler will give it (then the link's PDUs wait).
+    /// The answer now, or nil when the app's authorizer or a handler will give it (then the
+    /// link's PDUs wait).
     private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        let connection = bearer.connection
+        guard let request = authorizationRequest(pdu, connection: bearer.connection) else {
+            switch plan(pdu, on: bearer) {
+            case let .now(answer): return answer
+            case let .later(work):
+                defer_(on: bearer, work)
+                return nil
+            }
+        }
+        let pdu = Array(pdu)
+        defer_(on: bearer) { [weak self] in
+            guard let self else { return nil }
+            guard let authorizer, await authorizer(request) else {
+                // A command gets no answer, refused or not.
+                guard !ATTOpcode(rawValue: pdu[0]).isCommand else { return nil }
+                return ErrorResponse(requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle, error: .insufficientAuthorization).encoded()
+            }
+            // Granted for this request only, while the table checks it.
+            granted = (request.connection, request.handle)
+            let planned = plan(pdu[...], on: bearer)
+            granted = nil
+            switch planned {
+            case let .now(answer): return answer
+            case let .later(work): return await work()
+            }
+        }
+        return nil
+    }
+
+    /// What to ask the app before `pdu` is served: a read or write naming one attribute that
+    /// needs authorization for it, and that the client may otherwise have (permitted, its
+    /// link secure enough); nil when nothing is to be asked (the table refuses the rest).
+    private func authorizationRequest(_ pdu: ArraySlice<UInt8>, connection: ConnectionHandle) -> GATTAuthorizationRequest? {
         guard let first = pdu.first else { return nil }
+        let access: GATTAuthorizationRequest.Access, handle: AttributeHandle
+        var offset = 0, value: [UInt8] = []
+        switch ATTOpcode(rawValue: first) {
+        case .readRequest:
+            guard let request = try? ReadRequest(decoding: pdu) else { return nil }
+            (access, handle) = (.read, request.handle)
+        case .readBlobRequest:
+            guard let request = try? ReadBlobRequest(decoding: pdu) else { return nil }
+            (access, handle, offset) = (.read, request.handle, Int(request.offset))
+        case .writeRequest:
+            guard let request = try? WriteRequest(decoding: pdu) else { return nil }
+            (access, handle, value) = (.write, request.handle, Array(request.value))
+        case .writeCommand:
+            guard let command = try? WriteCommand(decoding: pdu) else { return nil }
+            (access, handle, value) = (.write, command.handle, Array(command.value))
+        case .prepareWriteRequest:
+            guard let request = try? PrepareWriteRequest(decoding: pdu) else { return nil }
+            (access, handle, offset, value) = (.write, request.handle, Int(request.offset), Array(request.value))
+        default:
+            return nil
+        }
+        guard let attribute = attributes.attribute(at: handle),
+              attribute.permissions.contains(access == .read ? .readAuthorized : .writeAuthorized) else { return nil }
+        // Only what the table would serve once authorized is worth asking about.
+        granted = (connection, handle)
+        defer { granted = nil }
+        let refusal = access == .read
+            ? attributes.readRefusal(attribute, connection: connection)
+            : attributes.writeRefusal(handle: handle, length: 0, needs: first == ATTOpcode.writeCommand.rawValue ? .writeWithoutResponse : .write,
+                                      connection: connection)
+        guard refusal == nil else { return nil }
+        return GATTAuthorizationRequest(connection: connection, handle: handle, uuid: attribute.type, access: access, offset: offset, value: value)
+    }
+
+    /// How a PDU is answered: now (from the table, or refused), or later by async work.
+    private enum Plan {
+        /// This answer (nil: none).
+        case now([UInt8]?)
+        /// The answer `work` gives; the link's later PDUs wait for it.
+        case later(@BluetoothActor () async -> [UInt8]?)
+    }
+
+    /// How `pdu` from `bearer`'s client is answered, once authorized where that was needed.
+    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> Plan {
+        let connection = bearer.connection
+        guard let first = pdu.first else { return .now(nil) }
         let opcode = ATTOpcode(rawValue: first)
         switch opcode {
         case .readRequest, .readBlobRequest:
@@ -444,10 +613,10 @@ public final class GATTServer: ATTServer {
             }
             guard let handler = readHandlers[handle], let uuid = valueUUIDs[handle] else { break }
             if let attribute = attributes.attribute(at: handle), let refusal = attributes.readRefusal(attribute, connection: connection) {
-                return ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded()
+                return .now(ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
             }
             let request = GATTReadRequest(connection: connection, handle: handle, uuid: uuid, offset: Int(offset))
-            defer_(on: bearer) { [attributes] in
+            return .later { [attributes] in
                 switch await handler(request) {
                 case let .failure(code):
                     return ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded()
@@ -461,7 +630,6 @@ public final class GATTServer: ATTServer {
                     }
                 }
             }
-            return nil
         case .writeRequest, .writeCommand:
             let withResponse = opcode == .writeRequest
             let handle: AttributeHandle, value: [UInt8]
@@ -475,15 +643,15 @@ public final class GATTServer: ATTServer {
             guard let uuid = valueUUIDs[handle], valueOfCCCD[handle] == nil else { break }
             if let refusal = attributes.writeRefusal(handle: handle, length: value.count, needs: withResponse ? .write : .writeWithoutResponse,
                                                      connection: connection) {
-                return withResponse ? ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded() : nil
+                return .now(withResponse ? ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded() : nil)
             }
             let request = GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse)
             guard let handler = writeHandlers[handle] else {
                 attributes.setValue(value, of: handle)
                 onValueWritten?(request)
-                return withResponse ? WriteResponse().encoded() : nil
+                return .now(withResponse ? WriteResponse().encoded() : nil)
             }
-            defer_(on: bearer) { [weak self] in
+            return .later { [weak self] in
                 if let code = await handler(request) {
                     return withResponse ? ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded() : nil
                 }
@@ -491,14 +659,13 @@ public final class GATTServer: ATTServer {
                 self?.onValueWritten?(request)
                 return withResponse ? WriteResponse().encoded() : nil
             }
-            return nil
         case .executeWriteRequest:
             guard let request = try? ExecuteWriteRequest(decoding: pdu) else { break }
             let values: [(AttributeHandle, [UInt8])]
             do { values = try attributes.takePreparedValues(flags: request.flags, connection: connection) } catch {
-                return ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded()
+                return .now(ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded())
             }
-            defer_(on: bearer) { [weak self] in
+            return .later { [weak self] in
                 guard let self else { return nil }
                 var requests: [GATTWriteRequest] = []
                 for (handle, value) in values {
@@ -518,12 +685,11 @@ public final class GATTServer: ATTServer {
                 }
                 return ExecuteWriteResponse().encoded()
             }
-            return nil
         default:
             break
         }
         let answer = attributes.respond(to: pdu, connection: connection, mtu: bearer.mtu)
-        return answer
+        return .now(answer)
     }
 
     /// Runs `work` for `bearer`'s link, holding its later PDUs until it is done; sends what
