@@ -105,26 +105,31 @@ final class OperationQueue: Sendable {
 
     /// Queues `operation`, from any actor; it runs on the stack's actor.
     func add(_ operation: QueuedOperation) {
-        let start = state.withLock { state -> Bool in
+        let first = state.withLock { state -> QueuedOperation? in
             state.waiting.append(operation)
             state.lastAdded = operation
-            guard state.running == nil else { return false }
+            guard state.running == nil else { return nil }
             state.running = state.waiting.removeFirst()
-            return true
+            return state.running
         }
-        if start { Task { @BluetoothActor in await self.runFromHead() } }
+        if let first { Task { @BluetoothActor in await self.run(from: first) } }
     }
 
-    /// Runs the running operation and each one after it until none waits: one task for a
-    /// run of operations, not one per operation.
+    /// Runs `first` and each operation after it until none waits: one task for a run of
+    /// operations, not one per operation. The task that made an operation the running one
+    /// is the one that runs it: the next is taken in the same locked step that ends the
+    /// last, so a runner that has just found the queue empty never picks up what an `add`
+    /// from the other actor made running for its own new runner (the body would run twice).
     @BluetoothActor
-    private func runFromHead() async {
-        while let operation = state.withLock({ $0.running }) {
+    private func run(from first: QueuedOperation) async {
+        var next: QueuedOperation? = first
+        while let operation = next {
             await operation.run()
             // A body that returned without ending its operation would leave a caller waiting.
             operation.fail(.cancelled)
-            state.withLock { state in
+            next = state.withLock { state in
                 state.running = state.waiting.isEmpty ? nil : state.waiting.removeFirst()
+                return state.running
             }
         }
     }
