@@ -1,8 +1,8 @@
 import Synchronization
 
-/// The one route every notified or indicated value takes from the stack to the main actor
-/// (``ValueArrival``): posted in the order the stack received them, taken on the main actor
-/// in that order, a whole batch per hop. A flood costs one main-actor turn per burst the
+/// The one route every notified or indicated value, and every callback of the app's, takes
+/// from the stack to the main actor (``ValueArrival``): posted in the order the stack
+/// produced them, taken on the main actor in that order, a whole batch per hop. A flood costs one main-actor turn per burst the
 /// stack handled, not a task wake-up and an element box per value, so the main actor keeps
 /// up with the stack instead of falling behind it.
 ///
@@ -19,6 +19,14 @@ final class ArrivalInbox: Sendable {
         var sleeper: UnsafeContinuation<Void, Never>?
         /// Set by ``close()``: nothing more is taken.
         var closed = false
+        /// Holds in force (``hold()``): what is posted meanwhile waits, to be taken in one batch.
+        var holds = 0
+
+        /// The sleeping taker, to be resumed outside the lock (nil when it is awake).
+        mutating func wake() -> UnsafeContinuation<Void, Never>? {
+            defer { sleeper = nil }
+            return sleeper
+        }
     }
 
     private let state = Mutex(State())
@@ -39,8 +47,24 @@ final class ArrivalInbox: Sendable {
         let sleeper = state.withLock { state -> UnsafeContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             state.waiting.append(arrival)
-            defer { state.sleeper = nil }
-            return state.sleeper
+            return state.holds == 0 ? state.wake() : nil
+        }
+        sleeper?.resume()
+    }
+
+    /// Until the matching ``release()``, what is posted waits: a step that posts several
+    /// callbacks (an operation's failure, the observers, the disconnect handler's question)
+    /// has them taken in one batch, so app code resumed by the first cannot run before the
+    /// last, as when the step ran on the main actor at once.
+    func hold() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// Ends a ``hold()``; with no hold left, what waits is taken.
+    func release() {
+        let sleeper = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            state.holds -= 1
+            return state.holds == 0 && !state.waiting.isEmpty ? state.wake() : nil
         }
         sleeper?.resume()
     }
@@ -50,8 +74,7 @@ final class ArrivalInbox: Sendable {
         let sleeper = state.withLock { state -> UnsafeContinuation<Void, Never>? in
             state.closed = true
             state.waiting = []
-            defer { state.sleeper = nil }
-            return state.sleeper
+            return state.wake()
         }
         sleeper?.resume()
     }
@@ -64,6 +87,8 @@ final class ArrivalInbox: Sendable {
         while true {
             let isOpen = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
+                // Held: nothing is taken until the release.
+                guard state.holds == 0 else { return true }
                 // The spare storage becomes the new `waiting` (moved, not shared, so
                 // appending to it does not copy it), and what was waiting is this batch.
                 swap(&batch, &state.spare)
@@ -74,7 +99,7 @@ final class ArrivalInbox: Sendable {
             if batch.isEmpty {
                 await withUnsafeContinuation { (sleeper: UnsafeContinuation<Void, Never>) in
                     let awake = state.withLock { state -> Bool in
-                        guard !state.closed, state.waiting.isEmpty else { return true }
+                        guard !state.closed, state.waiting.isEmpty || state.holds > 0 else { return true }
                         state.sleeper = sleeper
                         return false
                     }

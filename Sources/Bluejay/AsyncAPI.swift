@@ -126,7 +126,7 @@ extension Bluejay {
     /// wait for the iteration: one more and, after those, the sequence ends with
     /// ``BluejayError/listenOverflow(_:limit:)`` and the listen is turned off.
     public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier) -> AsyncThrowingStream<R, any Error> {
-        let limit = listenBufferLimit
+        let limit = core.read(\.listenBufferLimit)
         let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self, bufferingPolicy: .bufferingOldest(limit))
         let tag = StopFlag()
         listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) { [weak self] (result: ReadResult<R>) in

@@ -32,7 +32,7 @@ extension Bluejay {
         queue.add(QueuedOperation(.backgroundTask, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let peripheral = SynchronizedPeripheral(host: host, handle: link.handle, identifier: link.peripheral) { [weak self] characteristic in
-                Task { @MainActor in self?.listenEndedByTask(characteristic) }
+                self?.listenEndedByTask(characteristic)
             }
             operation.onCancel = { peripheral.cancel($0) }
             let outcome: Swift.Result<Result, any Error> = await withCheckedContinuation { continuation in
@@ -41,11 +41,11 @@ extension Bluejay {
                 }
             }
             switch outcome {
-            case let .success(value): if operation.claim() { completionOnMainThread(.success(value)) }
-            case let .failure(error as BluejayError): operation.fail(error)
-            case let .failure(error): if operation.claim() { completionOnMainThread(.failure(error)) }
+            case let .success(value): if operation.claim() { self.post { completionOnMainThread(.success(value)) } }
+            case let .failure(error as BluejayError): operation.fail(Self.cause(error, on: host))
+            case let .failure(error): if operation.claim() { self.post { completionOnMainThread(.failure(error)) } }
             }
-        }, onFailure: { error in
+        }, onFailure: failing { error in
             if case .cancelled = error { completionOnMainThread(.cancelled) } else { completionOnMainThread(.failure(error)) }
         }))
     }

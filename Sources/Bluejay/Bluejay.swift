@@ -7,8 +7,10 @@ import HCI
 /// discovery as characteristics are used, and background tasks written as plain blocking
 /// calls. It follows Bluejay's iOS API; what Linux changes is in docs/ARCHITECTURE.md's porting map.
 ///
-/// All of it runs on the main actor, and callbacks come back there, as on iOS's main queue:
-/// a command-line program keeps a main loop running (`dispatchMain()` or `await` in `main`).
+/// Its API is called on the main actor, and callbacks come back there, as on iOS's main
+/// queue: a command-line program keeps a main loop running (`dispatchMain()` or `await` in
+/// `main`). The operations themselves run on the stack's actor, so a busy main actor holds
+/// back only the callbacks, not the peripheral's traffic.
 @MainActor
 public final class Bluejay {
     // This file holds the class's state; each concern is an extension in its own file:
@@ -17,59 +19,58 @@ public final class Bluejay {
     // the one route every notified value takes), BackgroundTasks, Observers (and logs).
 
     /// Tells one Bluejay from another.
-    public let uuid = UUID()
+    public nonisolated let uuid = UUID()
     /// Whether the host is up. False before ``start(mode:)`` completes, and while a lost
     /// controller is being reopened.
     public var isBluetoothAvailable: Bool { host != nil }
     /// Whether availability is about to change (the host is starting, or coming back after
     /// the controller was lost).
-    public var isBluetoothStateUpdateImminent: Bool { if case .starting = hostState { true } else { false } }
+    public var isBluetoothStateUpdateImminent: Bool { core.read { if case .starting = $0.host { true } else { false } } }
     /// Whether a connection attempt runs.
-    public var isConnecting: Bool {
-        switch linkState {
-        case .connecting, .awaitingController: true
-        case .idle: false
-        case let .following(peripheral, _):
-            switch peripheral.status.snapshot.state {
-            case .connecting, .reconnecting: true
-            case .connected, .disconnecting, .disconnected: false
-            }
-        }
-    }
+    public var isConnecting: Bool { core.read(\.isConnecting) }
     /// Whether a peripheral is connected.
     public var isConnected: Bool { connection != nil }
     /// Whether a disconnection runs.
     public var isDisconnecting: Bool { followed?.link.state == .disconnecting }
     /// Whether Bluejay reconnects after an unexpected disconnection (true after a successful
     /// connect, false after an explicit disconnect).
-    public internal(set) var shouldAutoReconnect = true
+    public internal(set) var shouldAutoReconnect: Bool {
+        get { core.read(\.shouldAutoReconnect) }
+        set { core.state.withLock { $0.shouldAutoReconnect = newValue } }
+    }
     /// How many times, and how far apart, Bluejay tries to reconnect after a drop.
-    public var autoReconnectPolicy = AutoReconnectPolicy()
+    public var autoReconnectPolicy: AutoReconnectPolicy {
+        get { core.read(\.autoReconnectPolicy) }
+        set { core.state.withLock { $0.autoReconnectPolicy = newValue } }
+    }
     /// Whether a scan runs.
-    public var isScanning: Bool { if case .idle = scanState { false } else { true } }
+    public var isScanning: Bool { core.read { if case .idle = $0.scan { false } else { true } } }
     /// Whether ``start(mode:)`` was called.
-    public var hasStarted: Bool { if case .notStarted = hostState { false } else { true } }
+    public var hasStarted: Bool { core.read { if case .notStarted = $0.host { false } else { true } } }
     /// Warning options for connections that give none (iOS only; kept for compatibility).
     public private(set) var defaultWarningOptions = WarningOptions.default
     /// Whether the connection and listens are recorded for restoration after a restart.
-    public var isBackgroundRestorationEnabled: Bool { restoration != nil }
+    public var isBackgroundRestorationEnabled: Bool { core.read { $0.restoration != nil } }
 
     /// The connected peripheral.
     public var peripheral: PeripheralIdentifier? { connection?.peripheral }
 
     /// With duplicates allowed, a peripheral not heard for this long is reported to the
     /// scan's `expired` callback.
-    public var scanExpiry: Duration = .seconds(15)
+    public var scanExpiry: Duration {
+        get { core.read(\.scanExpiry) }
+        set { core.state.withLock { $0.scanExpiry = newValue } }
+    }
 
     // MARK: Host
 
     /// Where the host is in its life.
-    enum HostState {
+    enum HostState: Sendable {
         /// ``start(mode:)`` not called yet.
         case notStarted
         /// Coming up, the first time or again after the controller was lost; operations
         /// wait for the outcome.
-        case starting(Once<Result<BluetoothHost, BluejayError>>)
+        case starting(OneShot<Result<BluetoothHost, BluejayError>>)
         /// Up: operations run on it.
         case up(BluetoothHost)
         /// Could not come up, or lost and not brought back: operations fail with this.
@@ -78,30 +79,23 @@ public final class Bluejay {
         case extracted
     }
 
-    var hostState = HostState.notStarted
+    /// Bluejay's own state, shared by the seed API on the main actor and the operations on
+    /// the stack's actor (``BluejayCore``).
+    nonisolated let core = BluejayCore()
     /// The host operations run on, while it is up.
-    var host: BluetoothHost? { if case let .up(host) = hostState { host } else { nil } }
-    /// How the host was made, to make it again after the controller is lost (nil for a
-    /// host adopted with ``StartMode/use(_:)``: Bluejay cannot reopen what it did not open).
-    var reopenOptions: StartOptions?
-    /// Reopen attempts since the controller last stayed up, and when it last came back: a
-    /// controller lost again soon after it came back goes on with the next delay, so one
-    /// that keeps failing is given up on rather than reopened for ever.
-    var recoveryAttempts = 0
-    var recoveredAt: FacadeClock.Instant?
+    nonisolated var host: BluetoothHost? { core.read(\.upHost) }
     /// Told of each host Bluejay brings up (the tests' census of what every host held).
     var onHostUp: ((BluetoothHost) -> Void)?
-    /// What every timer of Bluejay's own waits on (``StartOptions/clock``).
-    var clock = FacadeClock(ContinuousClock())
-    /// Bluejay's FIFO: every operation on the peripheral waits its turn here.
-    let queue = OperationQueue()
+    /// Bluejay's FIFO: every operation on the peripheral waits its turn here, and runs on
+    /// the stack's actor.
+    nonisolated let queue = OperationQueue()
 
     // MARK: The link
 
     /// Which peripheral Bluejay follows: one at a time. Where its link stands is not kept
     /// here: the link is made, watched and remade by the host's ``Central``, as one of its
     /// ``Peripheral``s, which owns it and publishes it (``Peripheral/status``); Bluejay asks.
-    enum LinkState {
+    enum LinkState: Sendable {
         /// None followed.
         case idle
         /// A connection to this peripheral is queued or being made; its ``Peripheral``
@@ -117,51 +111,33 @@ public final class Bluejay {
     }
 
     /// A link up to the peripheral.
-    struct Connection {
+    struct Connection: Sendable {
         let handle: ConnectionHandle
         /// The ``Peripheral`` that owns the link (its operations, its listens).
         let owner: Peripheral
         var peripheral: PeripheralIdentifier { owner.identifier }
     }
 
-    var linkState = LinkState.idle
     /// The followed peripheral's link as it publishes it.
-    var followed: (peripheral: Peripheral, link: LinkStatus.Snapshot)? {
-        if case let .following(peripheral, _) = linkState { (peripheral, peripheral.status.snapshot) } else { nil }
-    }
+    nonisolated var followed: (peripheral: Peripheral, link: LinkStatus.Snapshot)? { core.read(\.followed) }
     /// The link while it is up (also while it is being disconnected), once the app has been
     /// told of it: a link the peripheral has remade counts from the moment Bluejay reports
     /// it (observers, statistics), so `isConnected` never runs ahead of `connected(to:)`.
-    var connection: Connection? {
-        guard case let .following(peripheral, reported?) = linkState,
-              let handle = peripheral.status.snapshot.connectedHandle, handle == reported else { return nil }
-        return Connection(handle: handle, owner: peripheral)
-    }
+    nonisolated var connection: Connection? { core.read(\.connection) }
 
-    /// The last connection asked for, to reconnect to with the same timeout.
-    var lastConnect: (PeripheralIdentifier, Timeout)?
     weak var disconnectHandler: (any DisconnectHandler)?
-    var statistics: [PeripheralIdentifier: PeripheralStatistics] = [:]
 
     // MARK: Listens
 
-    /// The listens by characteristic; they outlive a link that ends unexpectedly, to be
-    /// subscribed again once Bluejay has reconnected.
-    var listeners: [CharacteristicIdentifier: Listener] = [:]
-    /// Characteristics whose unsolicited values were offered to the restorer on this link.
-    var offeredUnsolicited: Set<CharacteristicIdentifier> = []
-    /// How many values of one listen may wait for the app (``StartOptions/listenBufferLimit``).
-    var listenBufferLimit = StartOptions.defaultListenBufferLimit
-    /// The one way every notified or indicated value comes to the main actor, in the order
-    /// the stack received them (see Listening.swift).
-    let arrivals: ArrivalInbox
-    var restoration: RestorationStore?
+    /// The one way every notified or indicated value, and every callback of the app's,
+    /// comes to the main actor, in the order the stack produced them (see Listening.swift).
+    nonisolated let arrivals: ArrivalInbox
     var restorer: (any ListenRestorer)?
 
     // MARK: Scan
 
     /// Whether a scan was asked for, and whether it was asked to stop.
-    enum ScanState {
+    enum ScanState: Sendable {
         /// None, or the last one has ended.
         case idle
         /// Queued, starting or running.
@@ -170,8 +146,6 @@ public final class Bluejay {
         /// it runs, a running one is ending.
         case stopRequested
     }
-
-    var scanState = ScanState.idle
 
     // MARK: Observers and logs
 
@@ -205,10 +179,26 @@ public final class Bluejay {
     /// Cancels one operation (a cancelled async call's).
     func cancel(_ operation: QueuedOperation) { queue.cancel(operation, .cancelled) }
 
+    /// Runs `body` on the main actor after everything posted before it (values, callbacks):
+    /// the app's callbacks keep the order the stack produced them in.
+    nonisolated func post(_ body: @escaping @MainActor @Sendable () -> Void) {
+        arrivals.post(.callback(body))
+    }
+
+    /// Runs `body` on the main actor in its turn (``post(_:)``) and returns its answer: what
+    /// the app decides there (its disconnect handler, a scan's discovery).
+    /// With `releasingHold`, the question ends a hold of ``arrivals`` once it is posted.
+    nonisolated func ask<T: Sendable>(releasingHold: Bool = false, _ body: @escaping @MainActor @Sendable () -> T) async -> T {
+        await withCheckedContinuation { (answered: CheckedContinuation<T, Never>) in
+            post { answered.resume(returning: body()) }
+            if releasingHold { arrivals.release() }
+        }
+    }
+
     /// The host once up (waiting while it starts or comes back); fails `operation` when
     /// there is none.
-    func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
-        switch hostState {
+    nonisolated func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
+        switch core.read(\.host) {
         case .notStarted, .extracted:
             operation.fail(.bluetoothUnavailable)
             return nil
@@ -224,7 +214,7 @@ public final class Bluejay {
             switch result {
             case let .success(host):
                 // Lost again, or handed over, since it came up.
-                guard case let .up(current) = hostState, current === host else {
+                guard let current = self.host, current === host else {
                     operation.fail(.bluetoothUnavailable)
                     return nil
                 }
@@ -237,13 +227,22 @@ public final class Bluejay {
     }
 
     /// The host and the connected link; fails `operation` with ``BluejayError/notConnected``.
-    func connected(_ operation: QueuedOperation) async -> (BluetoothHost, Connection)? {
+    nonisolated func connected(_ operation: QueuedOperation) async -> (BluetoothHost, Connection)? {
         guard let host = await readyHost(operation) else { return nil }
         guard let connection, !operation.isFinished else {
             operation.fail(.notConnected)
             return nil
         }
         return (host, connection)
+    }
+
+    /// What an operation on `host` failed with: the controller's failure when the controller
+    /// has failed meanwhile (a read cut short by a lost controller says so, not what the cut
+    /// left behind, such as a closed bearer), else `error`. The operation ends before the
+    /// controller's loss is handled, which ends the others with the same error.
+    @BluetoothActor
+    static func cause(_ error: BluejayError, on host: BluetoothHost) -> BluejayError {
+        host.controller.failure.map { .hci($0) } ?? error
     }
 
     /// Runs `body` with the GATT client of link `handle`.

@@ -2,7 +2,7 @@ import Dispatch
 
 /// Takes the app's `@Sendable` callbacks to the queue it chose in ``Bluejay/callbacks(on:)``.
 ///
-/// Bluejay's own state lives on the main actor, and so do the callbacks of its plain API.
+/// The callbacks of Bluejay's plain API run on the main actor.
 /// Through a ``BluejayOnQueue`` each callback is posted to the app's queue in the order
 /// Bluejay produced it (the queue should be serial). A callback that answers (a scan's
 /// `discovery`, which returns a ``ScanAction``) runs there too, and the scan awaits its
@@ -26,19 +26,12 @@ struct CallbackQueue {
     }
 
     /// `body`, made to run on the queue, its answer awaited.
-    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction {
+    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer {
         let queue = queue
         return { discovery, found in
             await withCheckedContinuation { (answered: CheckedContinuation<ScanAnswer, Never>) in
                 queue.async { answered.resume(returning: ScanAnswer(body(discovery, found))) }
-            }.action
+            }
         }
     }
-}
-
-/// A scan's answer on its way back from the app's queue: a ``ScanAction`` is not
-/// `Sendable` only for the connection callback it may carry, which is `@MainActor`.
-private struct ScanAnswer: @unchecked Sendable {
-    let action: ScanAction
-    init(_ action: ScanAction) { self.action = action }
 }

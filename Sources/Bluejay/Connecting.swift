@@ -58,6 +58,7 @@ public protocol DisconnectHandler: AnyObject {
 }
 
 /// Connecting, disconnecting, a link's end, and reconnecting after one nobody asked for.
+/// The operations run on the stack's actor; what the app hears is posted to the main actor.
 extension Bluejay {
     // MARK: Connecting
 
@@ -70,112 +71,133 @@ extension Bluejay {
     }
 
     /// Connects, calling `completion` on the main actor: the app's callback, or Bluejay's
-    /// own continuation (a restored connection). The link is made by the host's ``Central``,
-    /// as its ``Peripheral`` for `peripheralIdentifier`.
+    /// own continuation (a restored connection). Refused at once, synchronously, when
+    /// already connected or connecting.
     func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping @MainActor (ConnectionResult) -> Void) {
-        if isConnected { return completion(.failure(BluejayError.alreadyConnected)) }
-        if isConnecting { return completion(.failure(BluejayError.alreadyConnecting)) }
-        stopScanning()
-        linkState = .connecting(peripheralIdentifier)
-        lastConnect = (peripheralIdentifier, timeout)
+        if let refused = queueConnect(peripheralIdentifier, timeout: timeout, then: completion) { completion(.failure(refused)) }
+    }
+
+    /// Queues a connection, from either actor; returns why it is refused instead (already
+    /// connected or connecting). The link is made by the host's ``Central``, as its
+    /// ``Peripheral`` for `peripheralIdentifier`.
+    nonisolated func queueConnect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout,
+                                  then completion: @escaping @MainActor (ConnectionResult) -> Void) -> BluejayError? {
+        let refused = core.state.withLock { state -> BluejayError? in
+            if state.connection != nil { return .alreadyConnected }
+            if state.isConnecting { return .alreadyConnecting }
+            state.link = .connecting(peripheralIdentifier)
+            state.lastConnect = (peripheralIdentifier, timeout)
+            return nil
+        }
+        if let refused { return refused }
+        requestScanStop()
+        let core = core
         queue.add(QueuedOperation(.connect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             // A cancelled attempt stops (a link it still makes, it ends itself).
             operation.onCancel = { _ in Task { @BluetoothActor in await host.central.peripheral(peripheralIdentifier).disconnect() } }
-            let peripheral = await self.attach(peripheralIdentifier, on: host)
+            let peripheral = self.attach(peripheralIdentifier, on: host)
             guard !operation.isFinished else { return }
-            let policy = self.reconnectionPolicy(timeout)
-            let result = await Task { @BluetoothActor () -> Result<ConnectionHandle, BluejayError> in
-                do throws(BluejayError) {
-                    try await peripheral.connect(under: policy)
-                    guard let handle = peripheral.handle else { return .failure(.notConnected) }
-                    return .success(handle)
-                } catch {
-                    return .failure(error)
-                }
-            }.value
-            switch result {
-            case let .success(handle):
+            do throws(BluejayError) {
+                try await peripheral.connect(under: self.reconnectionPolicy(timeout))
+                guard let handle = peripheral.handle else { throw .notConnected }
                 guard !operation.isFinished else {
                     // Cancelled while the link came up: do not keep a link nobody asked for.
                     Task { @BluetoothActor in _ = try? await peripheral.endLink(handle) }
                     return
                 }
                 self.linkUp(peripheral, handle)
-                if operation.claim() { completion(.success(peripheralIdentifier)) }
-                for observer in self.observers { observer.connected(to: peripheralIdentifier) }
-            case let .failure(error):
-                if case .connectionTimedOut = error { self.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 }
-                operation.fail(error)
+                // One job: app code the completion resumes finds the observers told.
+                let claimed = operation.claim()
+                self.post {
+                    if claimed { completion(.success(peripheralIdentifier)) }
+                    for observer in self.observers { observer.connected(to: peripheralIdentifier) }
+                }
+            } catch {
+                if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 } }
+                operation.fail(Self.cause(error, on: host))
             }
-        }, onFailure: { [weak self] error in
-            // However the attempt ended without a link (failed, cancelled, never ran).
-            if case .connecting? = self?.linkState { self?.linkState = .idle }
+        }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+        } first: { _ in
+            // However the attempt ended without a link (failed, cancelled, never ran).
+            core.state.withLock { if case .connecting = $0.link { $0.link = .idle } }
         }))
+        return nil
     }
 
-    /// `peripheral`'s link `handle` is up (connected, or reconnected): Bluejay follows it and
-    /// tells the app.
-    private func linkUp(_ peripheral: Peripheral, _ handle: ConnectionHandle) {
-        linkState = .following(peripheral, reported: handle)
-        shouldAutoReconnect = true
-        statistics[peripheral.identifier, default: PeripheralStatistics()].connectedAt = .now
-        statistics[peripheral.identifier, default: PeripheralStatistics()].connectionCount += 1
+    /// An operation's failure: `first` at once on the failing actor (Bluejay's own state),
+    /// then `callback` posted to the main actor in its turn (the app's).
+    nonisolated func failing(_ callback: @escaping @MainActor (BluejayError) -> Void,
+                             first: @escaping @Sendable (BluejayError) -> Void = { _ in }) -> @Sendable (BluejayError) -> Void {
+        let arrivals = arrivals
+        return { error in
+            first(error)
+            arrivals.post(.callback { callback(error) })
+        }
+    }
+
+    /// `peripheral`'s link `handle` is up (connected, or reconnected): Bluejay follows it.
+    nonisolated private func linkUp(_ peripheral: Peripheral, _ handle: ConnectionHandle) {
+        core.state.withLock { state in
+            state.link = .following(peripheral, reported: handle)
+            state.shouldAutoReconnect = true
+            state.statistics[peripheral.identifier, default: PeripheralStatistics()].connectedAt = .now
+            state.statistics[peripheral.identifier, default: PeripheralStatistics()].connectionCount += 1
+        }
         recordRestorationState()
     }
 
     /// What the peripheral's policy does for Bluejay: one attempt in `timeout`; after a drop,
     /// ``autoReconnectPolicy``'s attempts, the first at once.
-    func reconnectionPolicy(_ timeout: Timeout) -> Peripheral.Policy {
-        Peripheral.Policy(timeoutRetries: 0, disconnectRetries: autoReconnectPolicy.attempts,
-                          connectionTimeout: timeout.duration ?? .seconds(86_400 * 365),
-                          reconnectDelay: autoReconnectPolicy.retryDelay, firstReconnectDelay: .zero)
+    nonisolated func reconnectionPolicy(_ timeout: Timeout) -> Peripheral.Policy {
+        let policy = core.read(\.autoReconnectPolicy)
+        return Peripheral.Policy(timeoutRetries: 0, disconnectRetries: policy.attempts,
+                                 connectionTimeout: timeout.duration ?? .seconds(86_400 * 365),
+                                 reconnectDelay: policy.retryDelay, firstReconnectDelay: .zero)
     }
 
     /// The ``Peripheral`` of `host`'s central that Bluejay's link to `identifier` runs on:
     /// its events come to Bluejay, and each end of its link asks Bluejay whether to reconnect.
-    func attach(_ identifier: PeripheralIdentifier, on host: BluetoothHost) async -> Peripheral {
-        let clock = clock
-        return await Task { @BluetoothActor [weak self] in
-            let peripheral = host.central.peripheral(identifier)
-            peripheral.clock = clock
-            peripheral.onEvent = { [weak peripheral] event, handle, failure in
-                guard let peripheral else { return }
-                Task { @MainActor in self?.peripheralEvent(event, of: peripheral, handle: handle, failure: failure) }
+    @BluetoothActor
+    func attach(_ identifier: PeripheralIdentifier, on host: BluetoothHost) -> Peripheral {
+        let peripheral = host.central.peripheral(identifier)
+        peripheral.clock = core.read(\.clock)
+        peripheral.onEvent = { [weak self, weak peripheral] event, handle, failure in
+            guard let peripheral else { return }
+            self?.peripheralEvent(event, of: peripheral, handle: handle, failure: failure)
+        }
+        peripheral.reconnectionDecision = { [weak self] handle, reason, asked in
+            guard let self else { return nil }
+            // A failed controller ends its links itself: that is the controller lost.
+            if let failure = host.controller.failure {
+                await self.controllerLost(host, failure)
+                return nil
             }
-            peripheral.reconnectionDecision = { handle, reason, asked in
-                // A failed controller ends its links itself: that is the controller lost.
-                let failure = host.controller.failure
-                return await Task { @MainActor () -> Peripheral.Policy? in
-                    guard let self else { return nil }
-                    if let failure {
-                        self.controllerLost(host, failure)
-                        return nil
-                    }
-                    return self.linkEnded(handle, reason: reason, on: host, asked: asked)
-                }.value
-            }
-            return peripheral
-        }.value
+            return await self.linkEnded(handle, reason: reason, on: host, asked: asked)
+        }
+        return peripheral
     }
 
     /// What the peripheral's policy did while reconnecting the link Bluejay follows.
-    private func peripheralEvent(_ event: PeripheralEvent, of peripheral: Peripheral, handle: ConnectionHandle?, failure: BluejayError?) {
-        guard case let .following(followed, reported) = linkState, followed === peripheral else { return }
+    nonisolated private func peripheralEvent(_ event: PeripheralEvent, of peripheral: Peripheral, handle: ConnectionHandle?, failure: BluejayError?) {
+        guard case let .following(followed, reported) = core.read(\.link), followed === peripheral else { return }
         let identifier = peripheral.identifier
         switch event {
         case let .reconnecting(attempt, _):
-            log("reconnecting to \(identifier) (attempt \(attempt) of \(autoReconnectPolicy.attempts))")
-            for observer in observers { observer.reconnecting(to: identifier, attempt: attempt) }
+            let attempts = core.read(\.autoReconnectPolicy.attempts)
+            post {
+                self.log("reconnecting to \(identifier) (attempt \(attempt) of \(attempts))")
+                for observer in self.observers { observer.reconnecting(to: identifier, attempt: attempt) }
+            }
         case .connectionTimedOut:
-            statistics[identifier, default: PeripheralStatistics()].timeoutCount += 1
+            core.state.withLock { $0.statistics[identifier, default: PeripheralStatistics()].timeoutCount += 1 }
         case .connected:
             // A link the app has not heard of: a reconnection (the peripheral subscribed the
             // listens again before it reported the link).
             guard let handle, handle != reported else { return }
             linkUp(peripheral, handle)
-            for observer in observers { observer.connected(to: identifier) }
+            post { for observer in self.observers { observer.connected(to: identifier) } }
         case .gaveUp:
             let dropped = peripheral.status.snapshot.droppedBy ?? .notConnected
             reconnectionFailed(identifier, failure ?? dropped, after: dropped)
@@ -186,55 +208,64 @@ extension Bluejay {
 
     /// The last reconnection attempt failed with `failure`: Bluejay stays disconnected, and
     /// the listens end with what ended the link.
-    func reconnectionFailed(_ peripheral: PeripheralIdentifier, _ failure: BluejayError, after error: BluejayError) {
-        linkState = .idle
-        for observer in observers { observer.reconnectFailed(to: peripheral, error: failure) }
-        endListens(error)
+    nonisolated func reconnectionFailed(_ peripheral: PeripheralIdentifier, _ failure: BluejayError, after error: BluejayError) {
+        let ended = core.state.withLock { state in
+            state.link = .idle
+            return state.takeListens()
+        }
+        post {
+            for observer in self.observers { observer.reconnectFailed(to: peripheral, error: failure) }
+            for listener in ended { listener.close(error) }
+        }
     }
 
     /// Stops a reconnection under way (auto-reconnect was turned off): the listens end with
     /// what ended the link. Returns the peripheral it was reconnecting to.
     @discardableResult
-    func stopReconnecting() -> PeripheralIdentifier? {
-        switch linkState {
-        case let .awaitingController(identifier, error):
-            linkState = .idle
-            endListens(error)
-            return identifier
-        case let .following(peripheral, _):
-            let link = peripheral.status.snapshot
-            guard case .reconnecting = link.state else { return nil }
-            linkState = .idle
-            endListens(link.droppedBy ?? .notConnected)
-            Task { @BluetoothActor in await peripheral.disconnect() }
-            return peripheral.identifier
-        case .idle, .connecting:
-            return nil
+    nonisolated func stopReconnecting() -> PeripheralIdentifier? {
+        let stopped = core.state.withLock { state -> (PeripheralIdentifier, BluejayError, Peripheral?)? in
+            switch state.link {
+            case let .awaitingController(identifier, error):
+                state.link = .idle
+                return (identifier, error, nil)
+            case let .following(peripheral, _):
+                let link = peripheral.status.snapshot
+                guard case .reconnecting = link.state else { return nil }
+                state.link = .idle
+                return (peripheral.identifier, link.droppedBy ?? .notConnected, peripheral)
+            case .idle, .connecting:
+                return nil
+            }
         }
+        guard let (identifier, error, peripheral) = stopped else { return nil }
+        endListens(error)
+        if let peripheral { Task { @BluetoothActor in await peripheral.disconnect() } }
+        return identifier
     }
 
     /// Reconnects on `host` (a controller that came back) to the peripheral whose link the
     /// lost controller took.
+    @BluetoothActor
     func resumeReconnecting(on host: BluetoothHost) {
-        guard case let .awaitingController(identifier, error) = linkState, let (_, timeout) = lastConnect else { return }
+        guard case let .awaitingController(identifier, error) = core.read(\.link), let (_, timeout) = core.read(\.lastConnect) else { return }
         let policy = reconnectionPolicy(timeout)
         // The listens move to this host's peripheral, which subscribes them as it reconnects.
-        let moving = listeners.values.filter { !$0.isEnded }.map { ($0, $0.characteristic, subscriber(for: $0, on: host)) }
-        Task { @MainActor in
-            let peripheral = await self.attach(identifier, on: host)
+        let moving = core.read { $0.listens.values.map(\.listener) }
+        let peripheral = attach(identifier, on: host)
+        let tokens = moving.map { peripheral.adopt(subscriber(for: $0, on: host), of: $0.characteristic).token }
+        let resumed = core.state.withLock { state -> Bool in
             // Disconnected, or lost again, meanwhile.
-            guard case .awaitingController(identifier, _) = self.linkState, host === self.host else { return }
-            let subscribers = moving.map { ($0.1, $0.2) }
-            let tokens = await Task { @BluetoothActor in
-                let tokens = subscribers.map { peripheral.adopt($0.1, of: $0.0).token }
-                peripheral.resumeReconnecting(under: policy, after: error)
-                return tokens
-            }.value
-            guard case .awaitingController(identifier, _) = self.linkState, host === self.host else {
-                return await peripheral.disconnect()
+            guard case .awaitingController(identifier, _) = state.link, host === state.upHost else { return false }
+            state.link = .following(peripheral, reported: nil)
+            for (listener, token) in zip(moving, tokens) where state.isCurrent(listener) && state.listens[listener.characteristic]?.token != nil {
+                state.listens[listener.characteristic]?.token = token
             }
-            self.linkState = .following(peripheral, reported: nil)
-            for ((listener, _, _), token) in zip(moving, tokens) { listener.moved(token: token) }
+            return true
+        }
+        if resumed {
+            peripheral.resumeReconnecting(under: policy, after: error)
+        } else {
+            Task { @BluetoothActor in await peripheral.disconnect() }
         }
     }
 
@@ -250,30 +281,28 @@ extension Bluejay {
             // The peripheral's link as it stands, reported to the app yet or not (one remade
             // a moment ago is ended all the same).
             guard let (peripheral, status) = self.followed, let handle = status.connectedHandle else {
-                if let stoppedReconnecting, operation.claim() { completion?(.success(stoppedReconnecting)) }
+                if let stoppedReconnecting, operation.claim() { self.post { completion?(.success(stoppedReconnecting)) } }
                 return operation.fail(.notConnected)
             }
-            let outcome = await Task { @BluetoothActor () -> BluejayError? in
-                do throws(ConnectionError) {
-                    try await peripheral.endLink(handle)
-                    return nil
-                } catch {
-                    return .connection(error)
-                }
-            }.value
-            // The controller refused: the link is still up.
-            if let outcome { return operation.fail(outcome) }
-            if case .following(_, reported: handle) = self.linkState {
-                self.linkEnded(handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
-            } else if case .following = self.linkState {
+            do throws(ConnectionError) {
+                try await peripheral.endLink(handle)
+            } catch {
+                // The controller refused: the link is still up.
+                return operation.fail(Self.cause(.connection(error), on: host))
+            }
+            let link = self.core.read(\.link)
+            if case .following(_, reported: handle) = link {
+                await self.linkEnded(handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
+            } else if case .following = link {
                 // Remade and ended before the app heard of it: it hears nothing of that link.
-                self.linkState = .idle
+                self.core.state.withLock { $0.link = .idle }
                 self.endListens(.disconnected(.connectionTerminatedByLocalHost))
             }
             // Asked for: nothing to restore after a restart.
             self.recordRestorationState()
-            if operation.claim() { completion?(.success(peripheral.identifier)) }
-        }, onFailure: { error in
+            let identifier = peripheral.identifier
+            if operation.claim() { self.post { completion?(.success(identifier)) } }
+        }, onFailure: failing { error in
             if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
         }))
     }
@@ -282,53 +311,88 @@ extension Bluejay {
     /// waiting on it fails, listens end, observers hear of it, once per link. Returns the
     /// policy to reconnect under when Bluejay reconnects (the link's ``Peripheral`` does it;
     /// the listens wait for it). `error` is what operations under way fail with (by
-    /// default, the disconnection).
+    /// default, the disconnection). The app's disconnect handler, when there is one, is
+    /// asked on the main actor.
     @discardableResult
+    @BluetoothActor
     func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, asked: Bool,
-                   error failure: BluejayError? = nil) -> Peripheral.Policy? {
-        // Heard of already (a disconnection both asked for and heard), or not the followed link.
-        guard case let .following(peripheral, reported) = linkState, reported == handle,
-              endedHost === host || failure != nil else { return nil }
-        let identifier = peripheral.identifier
-        // Asked for (a disconnection, or auto-reconnect turned off): no error to report.
-        let expected = asked || !shouldAutoReconnect
-        linkState = .following(peripheral, reported: nil)
-        var counted = statistics[identifier, default: PeripheralStatistics()]
-        counted.disconnectionCount += 1
-        counted.disconnectedAt = .now
-        if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
-        statistics[identifier] = counted
+                   error failure: BluejayError? = nil) async -> Peripheral.Policy? {
+        let ended = core.state.withLock { state -> (identifier: PeripheralIdentifier, expected: Bool, reconnect: Bool, timeout: Timeout?, ask: Bool)? in
+            // Heard of already (a disconnection both asked for and heard), or not the followed link.
+            guard case let .following(peripheral, reported) = state.link, reported == handle,
+                  endedHost === state.upHost || failure != nil else { return nil }
+            let identifier = peripheral.identifier
+            // Asked for (a disconnection, or auto-reconnect turned off): no error to report.
+            let expected = asked || !state.shouldAutoReconnect
+            state.link = .following(peripheral, reported: nil)
+            var counted = state.statistics[identifier, default: PeripheralStatistics()]
+            counted.disconnectionCount += 1
+            counted.disconnectedAt = .now
+            if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
+            state.statistics[identifier] = counted
+            state.offeredUnsolicited = []
+            return (identifier, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1, state.hasDisconnectHandler)
+        }
+        guard let ended else { return nil }
+        let identifier = ended.identifier
         let error = failure ?? BluejayError.disconnected(reason)
-        offeredUnsolicited = []
         // Listens keep their callbacks to go on after a reconnection: the peripheral keeps
         // their subscriptions and writes them again.
         Task { @BluetoothActor in endedHost.linkEnded(handle) }
+        // What the app hears of this end is taken in one main-actor job, the disconnect
+        // handler's answer included, as when it all ran there at once.
+        arrivals.hold()
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.
         if queue.running?.kind != .disconnect { queue.cancelAll(error) }
-        for observer in observers { observer.disconnected(from: identifier) }
-        var reconnect = !expected && shouldAutoReconnect
-        if let handler = disconnectHandler,
-           case let .change(shouldAutoReconnect: decided) = handler.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: reconnect) {
-            shouldAutoReconnect = decided
-            reconnect = decided && !expected
+        post { for observer in self.observers { observer.disconnected(from: identifier) } }
+        let expected = ended.expected, timeout = ended.timeout, core = core
+        /// Not reconnecting: Bluejay follows nothing, and the listens it took end.
+        @Sendable func conclude(_ reconnect: Bool) -> [Listener] {
+            guard !reconnect || timeout == nil else { return [] }
+            return core.state.withLock { state in
+                state.link = .idle
+                return state.takeListens()
+            }
         }
-        guard reconnect, let (_, timeout) = lastConnect else {
-            linkState = .idle
-            endListens(error)
-            return nil
+        let reconnect: Bool
+        if ended.ask {
+            let proposed = ended.reconnect
+            reconnect = await ask(releasingHold: true) { () -> Bool in
+                let mode = self.disconnectHandler?.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: proposed)
+                var reconnect = proposed
+                if case let .change(shouldAutoReconnect: decided)? = mode {
+                    // Applied here, before any app code this job resumes reads it.
+                    core.state.withLock { $0.shouldAutoReconnect = decided }
+                    reconnect = decided && !expected
+                }
+                for listener in conclude(reconnect) { listener.close(error) }
+                return reconnect
+            }
+        } else {
+            reconnect = ended.reconnect
+            let closed = conclude(reconnect)
+            if !closed.isEmpty { post { for listener in closed { listener.close(error) } } }
+            arrivals.release()
         }
+        guard reconnect, let timeout else { return nil }
         return reconnectionPolicy(timeout)
     }
 
     /// Decides, after each disconnection, whether Bluejay reconnects. Held weakly.
-    public func registerDisconnectHandler(handler: any DisconnectHandler) { disconnectHandler = handler }
+    public func registerDisconnectHandler(handler: any DisconnectHandler) {
+        disconnectHandler = handler
+        core.state.withLock { $0.hasDisconnectHandler = true }
+    }
 
     /// Drops the disconnect handler.
-    public func unregisterDisconnectHandler() { disconnectHandler = nil }
+    public func unregisterDisconnectHandler() {
+        disconnectHandler = nil
+        core.state.withLock { $0.hasDisconnectHandler = false }
+    }
 
     /// Connection statistics of `peripheral` since this Bluejay started.
     public func statistics(for peripheral: PeripheralIdentifier) -> PeripheralStatistics {
-        statistics[peripheral] ?? PeripheralStatistics()
+        core.read { $0.statistics[peripheral] } ?? PeripheralStatistics()
     }
 }

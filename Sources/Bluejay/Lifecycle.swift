@@ -15,34 +15,47 @@ extension Bluejay {
         // Either way the host leaves notStarted at once: that is what hasStarted reads.
         switch mode {
         case let .use(existing):
-            adopt(existing, ready: nil)
+            core.state.withLock { $0.host = .up(existing) }
+            onHostUp?(existing)
+            for observer in observers { observer.bluetoothAvailable(true) }
+            Task { @BluetoothActor in
+                self.hook(existing)
+                // A link the lost controller took is remade on this one.
+                self.resumeReconnecting(on: existing)
+            }
         case let .new(options):
-            let ready = Once<Result<BluetoothHost, BluejayError>>()
-            hostState = .starting(ready)
-            clock = FacadeClock(options.clock)
-            listenBufferLimit = options.listenBufferLimit
+            let ready = OneShot<Result<BluetoothHost, BluejayError>>()
+            let restoration = options.backgroundRestore.identifier.map {
+                RestorationStore(directory: options.store.subdirectory("restoration"), identifier: $0)
+            }
+            // A recording cannot go on from the middle: a replayed controller is not reopened.
+            let isReplay = if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil { true } else { false }
+            core.state.withLock { state in
+                state.host = .starting(ready)
+                state.clock = FacadeClock(options.clock)
+                state.listenBufferLimit = options.listenBufferLimit
+                state.restoration = restoration
+                if !isReplay { state.reopenOptions = options }
+            }
             logFile = LogFile(path: options.store.path + "/bluejay.log")
             logger = options.effectiveLogger.layer("bluejay")
-            if let identifier = options.backgroundRestore.identifier {
-                restoration = RestorationStore(directory: options.store.subdirectory("restoration"), identifier: identifier)
-                restorer = options.backgroundRestore.restorer
-            }
+            if restoration != nil { restorer = options.backgroundRestore.restorer }
             for line in logLines { log(line) }
             logLines = []
-            // A recording cannot go on from the middle: a replayed controller is not reopened.
-            if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil {} else { reopenOptions = options }
-            Task { @MainActor in
-                let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: nil) }.value
+            Task { @BluetoothActor in
+                let result = await Self.makeHost(options, capture: nil)
                 guard self.isStarting(ready, else: result) else { return }
                 switch result {
                 case let .success(host):
                     self.adopt(host, ready: ready)
-                    self.restore()
+                    self.post { self.restore() }
                 case let .failure(error):
-                    self.hostState = .down(error)
-                    self.log("start failed: \(error)")
+                    self.core.state.withLock { $0.host = .down(error) }
+                    self.post {
+                        self.log("start failed: \(error)")
+                        for observer in self.observers { observer.bluetoothAvailable(false) }
+                    }
                     ready.fulfill(.failure(error))
-                    for observer in self.observers { observer.bluetoothAvailable(false) }
                 }
             }
         }
@@ -84,36 +97,43 @@ extension Bluejay {
 
     /// Whether the bring-up that `ready` stands for is still wanted; if not (Bluejay was
     /// stopped meanwhile), the host it made is closed.
-    private func isStarting(_ ready: Once<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>) -> Bool {
-        if case let .starting(current) = hostState, current === ready { return true }
+    nonisolated private func isStarting(_ ready: OneShot<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>) -> Bool {
+        if case let .starting(current) = core.read(\.host), current === ready { return true }
         if case let .success(host) = made { Task { @BluetoothActor in host.close() } }
         return false
     }
 
     /// Runs on `host` from now on: its links and failures are heard, waiting operations go.
-    private func adopt(_ host: BluetoothHost, ready: Once<Result<BluetoothHost, BluejayError>>?) {
-        hostState = .up(host)
-        let arrivals = arrivals
-        Task { @BluetoothActor [weak self] in
-            // Links end through the host's central, whose peripheral Bluejay's link is.
-            _ = host.central
-            host.onControllerFailure = { error in Task { @MainActor in self?.controllerLost(host, error) } }
-            host.onServicesInvalidated = { handle, services in
-                let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
-                Task { @MainActor in self?.servicesInvalidated(handle, identifiers) }
-            }
-            // The same route as a listen's values, so the two stay in the order they came.
-            host.onUnhandledValue = { handle, valueHandle, characteristic, value in
-                arrivals.post(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
-            }
-            // Failed before anyone listened (between bring-up and now): heard all the same.
-            if let failure = host.controller.failure { Task { @MainActor in self?.controllerLost(host, failure) } }
+    @BluetoothActor
+    private func adopt(_ host: BluetoothHost, ready: OneShot<Result<BluetoothHost, BluejayError>>) {
+        core.state.withLock { $0.host = .up(host) }
+        hook(host)
+        post {
+            self.onHostUp?(host)
+            for observer in self.observers { observer.bluetoothAvailable(true) }
         }
-        onHostUp?(host)
-        ready?.fulfill(.success(host))
-        for observer in observers { observer.bluetoothAvailable(true) }
+        ready.fulfill(.success(host))
         // A link the lost controller took is remade on this one.
         resumeReconnecting(on: host)
+    }
+
+    /// Hears `host`'s failures, Service Changed and values nobody listens to.
+    @BluetoothActor
+    private func hook(_ host: BluetoothHost) {
+        let arrivals = arrivals
+        // Links end through the host's central, whose peripheral Bluejay's link is.
+        _ = host.central
+        host.onControllerFailure = { [weak self] error in Task { @BluetoothActor in await self?.controllerLost(host, error) } }
+        host.onServicesInvalidated = { [weak self] handle, services in
+            let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
+            self?.post { self?.servicesInvalidated(handle, identifiers) }
+        }
+        // The same route as a listen's values, so the two stay in the order they came.
+        host.onUnhandledValue = { handle, valueHandle, characteristic, value in
+            arrivals.post(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
+        }
+        // Failed before anyone listened (between bring-up and now): heard all the same.
+        if let failure = host.controller.failure { Task { @BluetoothActor [weak self] in await self?.controllerLost(host, failure) } }
     }
 
     // MARK: Controller recovery
@@ -124,68 +144,80 @@ extension Bluejay {
     /// (so auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
     /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
     /// says, and operations wait for that.
-    func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) {
-        guard case let .up(current) = hostState, current === lost else { return }
+    @BluetoothActor
+    func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) async {
         let error = BluejayError.hci(failure)
-        log("controller lost: \(failure)")
-        if let recoveredAt, clock.now - recoveredAt > Self.recoveryStreakWindow { recoveryAttempts = 0 }
-        let options = reopenOptions.flatMap { $0.controllerRecovery.delays.count > recoveryAttempts ? $0 : nil }
-        if options == nil, reopenOptions?.controllerRecovery.delays.isEmpty == false { log("not reopening the controller again: it was lost \(recoveryAttempts + 1) times in a row") }
-        let ready = Once<Result<BluetoothHost, BluejayError>>()
-        hostState = options == nil ? .down(error) : .starting(ready)
+        let ready = OneShot<Result<BluetoothHost, BluejayError>>()
+        let decided = core.state.withLock { state -> (options: StartOptions?, gaveUpAfter: Int?)? in
+            guard case let .up(current) = state.host, current === lost else { return nil }
+            if let recoveredAt = state.recoveredAt, state.clock.now - recoveredAt > Self.recoveryStreakWindow { state.recoveryAttempts = 0 }
+            let attempts = state.recoveryAttempts
+            let options = state.reopenOptions.flatMap { $0.controllerRecovery.delays.count > attempts ? $0 : nil }
+            state.host = options == nil ? .down(error) : .starting(ready)
+            let gaveUp = options == nil && state.reopenOptions?.controllerRecovery.delays.isEmpty == false
+            return (options, gaveUp ? attempts + 1 : nil)
+        }
+        guard let (options, gaveUpAfter) = decided else { return }
+        logLater("controller lost: \(failure)")
+        if let gaveUpAfter { logLater("not reopening the controller again: it was lost \(gaveUpAfter) times in a row") }
         queue.cancelAll(error)
         // The link Bluejay follows, up or being remade, is to be remade on the next controller.
-        if case let .following(peripheral, reported) = linkState {
+        if case let .following(peripheral, reported) = core.read(\.link) {
             if let reported {
-                if linkEnded(reported, reason: .unspecifiedError, on: lost, asked: false, error: error) != nil {
-                    linkState = .awaitingController(peripheral.identifier, after: error)
+                if await linkEnded(reported, reason: .unspecifiedError, on: lost, asked: false, error: error) != nil {
+                    core.state.withLock { $0.link = .awaitingController(peripheral.identifier, after: error) }
                 }
             } else if case .reconnecting = peripheral.status.snapshot.state {
-                linkState = .awaitingController(peripheral.identifier, after: peripheral.status.snapshot.droppedBy ?? error)
+                let dropped = peripheral.status.snapshot.droppedBy ?? error
+                core.state.withLock { $0.link = .awaitingController(peripheral.identifier, after: dropped) }
             }
         }
-        for observer in observers { observer.bluetoothAvailable(false) }
+        post { for observer in self.observers { observer.bluetoothAvailable(false) } }
         // No controller to reconnect on.
-        if options == nil, case let .awaitingController(peripheral, dropped) = linkState { reconnectionFailed(peripheral, error, after: dropped) }
+        if options == nil, case let .awaitingController(peripheral, dropped) = core.read(\.link) { reconnectionFailed(peripheral, error, after: dropped) }
         let capture = options == nil ? nil : lost.capture
         Task { @BluetoothActor in lost.close(keepingCapture: options != nil) }
         guard let options else { return }
-        Task { @MainActor in await self.recover(ready, options, capture: capture) }
+        Task { @BluetoothActor in await self.recover(ready, options, capture: capture) }
     }
 
     /// A controller lost again within this long after it came back counts as the same
     /// failure: its next reopen waits the next delay.
-    static let recoveryStreakWindow: Duration = .seconds(10)
+    nonisolated static let recoveryStreakWindow: Duration = .seconds(10)
 
     /// Reopens the transport after each delay of ``StartOptions/controllerRecovery`` not yet
     /// used up until a controller comes up; if none does, Bluejay stays down with the last
     /// error. The delays are waited on Bluejay's clock.
-    private func recover(_ ready: Once<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?) async {
+    @BluetoothActor
+    private func recover(_ ready: OneShot<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?) async {
         let delays = options.controllerRecovery.delays
         var lastError = BluejayError.bluetoothUnavailable
-        while recoveryAttempts < delays.count {
-            let attempt = recoveryAttempts
-            recoveryAttempts += 1
+        let clock = core.read(\.clock)
+        while let attempt = core.state.withLock({ state -> Int? in
+            guard state.recoveryAttempts < delays.count else { return nil }
+            defer { state.recoveryAttempts += 1 }
+            return state.recoveryAttempts
+        }) {
             try? await clock.sleep(for: delays[attempt])
-            guard case let .starting(current) = hostState, current === ready else { return }
-            log("reopening \(options.transport) (attempt \(attempt + 1) of \(delays.count))")
-            let result = await Task { @BluetoothActor in await Self.makeHost(options, capture: capture) }.value
+            guard case let .starting(current) = core.read(\.host), current === ready else { return }
+            logLater("reopening \(options.transport) (attempt \(attempt + 1) of \(delays.count))")
+            let result = await Self.makeHost(options, capture: capture)
             guard isStarting(ready, else: result) else { return }
             switch result {
             case let .success(host):
-                log("the controller is back on \(options.transport)")
-                recoveredAt = clock.now
+                logLater("the controller is back on \(options.transport)")
+                core.state.withLock { $0.recoveredAt = clock.now }
                 return adopt(host, ready: ready)
             case let .failure(error):
-                log("reopening \(options.transport): \(error)")
+                logLater("reopening \(options.transport): \(error)")
                 lastError = error
             }
         }
-        log("gave up reopening \(options.transport) after \(delays.count) attempts")
+        logLater("gave up reopening \(options.transport) after \(delays.count) attempts")
         capture?.close()
-        hostState = .down(lastError)
+        core.state.withLock { $0.host = .down(lastError) }
         ready.fulfill(.failure(lastError))
-        if case let .awaitingController(peripheral, dropped) = linkState { reconnectionFailed(peripheral, lastError, after: dropped) }
+        if case let .awaitingController(peripheral, dropped) = core.read(\.link) { reconnectionFailed(peripheral, lastError, after: dropped) }
     }
 
     // MARK: Letting go
@@ -194,11 +226,12 @@ extension Bluejay {
     /// peripheral, for code outside Bluejay to go on with. Bluejay is unusable afterwards.
     public func stopAndExtractBluetoothState() -> (host: BluetoothHost?, peripheral: PeripheralIdentifier?) {
         cancelEverything(error: .cancelled, shouldDisconnect: false)
+        let host = host
         let extracted = (host, connection?.peripheral)
         if let host {
             let followed = followed?.peripheral
             let reconnecting = followed.map { if case .reconnecting = $0.status.snapshot.state { true } else { false } } ?? false
-            let subscribed = listeners.values.compactMap { listener in listener.token.map { (listener.characteristic, $0) } }
+            let subscribed = core.read { $0.listens.values.compactMap { listen in listen.token.map { (listen.listener.characteristic, $0) } } }
             Task { @BluetoothActor in
                 host.onControllerFailure = nil
                 // The host's central goes on for whoever takes the host, without Bluejay:
@@ -210,12 +243,15 @@ extension Bluejay {
                 if reconnecting { await followed?.disconnect() }
             }
         }
+        let (starting, listeners) = core.state.withLock { state in
+            let starting: OneShot<Result<BluetoothHost, BluejayError>>? = if case let .starting(ready) = state.host { ready } else { nil }
+            state.host = .extracted
+            state.link = .idle
+            return (starting, state.takeListens())
+        }
         // Operations waiting for a host that was still coming up end now.
-        if case let .starting(ready) = hostState { ready.fulfill(.failure(.bluetoothUnavailable)) }
-        hostState = .extracted
-        linkState = .idle
-        for listener in listeners.values { listener.close(.cancelled) }
-        listeners = [:]
+        starting?.fulfill(.failure(.bluetoothUnavailable))
+        for listener in listeners { listener.close(.cancelled) }
         return extracted
     }
 
@@ -228,26 +264,5 @@ extension Bluejay {
         if let (peripheral, _) = followed, let connection {
             Task { @BluetoothActor in _ = try? await peripheral.endLink(connection.handle) }
         }
-    }
-}
-
-/// A value delivered once on the main actor, awaited by any number of waiters.
-@MainActor
-final class Once<Value: Sendable> {
-    private var value: Value?
-    private var waiters: [CheckedContinuation<Value, Never>] = []
-
-    /// Delivers the value; later calls are ignored.
-    func fulfill(_ value: Value) {
-        guard self.value == nil else { return }
-        self.value = value
-        for waiter in waiters { waiter.resume(returning: value) }
-        waiters = []
-    }
-
-    /// The value, waiting for it if needed.
-    func value() async -> Value {
-        if let value { return value }
-        return await withCheckedContinuation { waiters.append($0) }
     }
 }

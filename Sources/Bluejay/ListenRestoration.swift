@@ -41,8 +41,8 @@ public protocol ListenRestorer: AnyObject, Sendable {
 }
 
 /// What is recorded for restoration: the peripheral and the characteristics listened to.
-struct RestorationRecord: Codable, Equatable {
-    struct Listen: Codable, Equatable, Hashable {
+struct RestorationRecord: Codable, Equatable, Sendable {
+    struct Listen: Codable, Equatable, Hashable, Sendable {
         var service: String
         var characteristic: String
     }
@@ -78,35 +78,30 @@ extension Bluejay {
     /// After a restart: reconnect to the recorded peripheral and offer each recorded listen
     /// to the restorer; what it does not take back is turned off.
     func restore() {
-        guard let record = restoration?.load(), let peripheral = record.peripheralIdentifier else { return }
+        guard let record = core.read(\.restoration)?.load(), let peripheral = record.peripheralIdentifier else { return }
         log("restoring the connection to \(peripheral) and \(record.listens.count) listens")
         connect(peripheral, timeout: .seconds(15), then: { [weak self] result in
             guard let self, case .success = result else { return }
             for characteristic in record.characteristics {
-                if self.listeners[characteristic] != nil { continue }
-                if self.restorer?.willRestoreListen(on: characteristic) == true, self.listeners[characteristic] != nil { continue }
+                if self.listener(of: characteristic) != nil { continue }
+                if self.restorer?.willRestoreListen(on: characteristic) == true, self.listener(of: characteristic) != nil { continue }
                 // Nobody takes it: leave no subscription behind.
                 self.endListen(to: characteristic)
             }
         })
     }
 
-    /// Records the connected peripheral and the active listens (when restoration is on).
-    func recordRestorationState() {
-        guard let restoration else { return }
-        var record = RestorationRecord()
-        if let connection {
-            record.peripheral = connection.peripheral.address.description
-            record.addressType = connection.peripheral.addressType == .random || connection.peripheral.addressType == .randomIdentity ? "random" : "public"
-            record.listens = listeners.keys.map { RestorationRecord.Listen(service: $0.service.uuid.description, characteristic: $0.uuid.description) }
-                .sorted { ($0.service, $0.characteristic) < ($1.service, $1.characteristic) }
-        }
-        do { try restoration.save(record) } catch { log("recording restoration state: \(error)") }
+    /// Records the connected peripheral and the active listens (when restoration is on),
+    /// from either actor.
+    nonisolated func recordRestorationState() {
+        guard let restoration = core.read(\.restoration) else { return }
+        let record = core.read(\.restorationRecord)
+        do { try restoration.save(record) } catch { logLater("recording restoration state: \(error)") }
     }
 }
 
 /// Reads and writes the restoration record in the store (atomically, mode 0600).
-struct RestorationStore {
+struct RestorationStore: Sendable {
     let directory: StoreDirectory
     let identifier: String
 

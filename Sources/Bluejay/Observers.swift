@@ -155,6 +155,12 @@ extension Bluejay {
         for case let observer as any LogObserver in observers { observer.logFileUpdated(logs: logs) }
     }
 
+    /// Logs `string` on the main actor in its turn, from either actor (the operations on
+    /// the stack's actor).
+    nonisolated func logLater(_ string: String) {
+        post { self.log(string) }
+    }
+
     /// The whole log, or nil when it is empty.
     public func getLogs() -> String? {
         guard let logFile else { return logLines.isEmpty ? nil : logLines.joined(separator: "\n") }

@@ -1,4 +1,5 @@
 import BluetoothCore
+import Synchronization
 
 /// What a queued operation does (its raw value names it in logs). Bluejay treats some
 /// kinds apart: ``Bluejay/stopScanning()`` stops a running scan, and a link's end does not
@@ -18,42 +19,56 @@ enum OperationKind: String, Sendable {
 
 /// One queued operation: a scan, connect, disconnect, read, write, listen or background
 /// task. It ends exactly once — through ``claim()`` or ``fail(_:)`` — whatever races
-/// with it (a cancel, a disconnection, the body finishing late).
+/// with it (a cancel from the main actor, a disconnection on the stack's actor, the body
+/// finishing late): whether it has ended is kept behind a lock, as either actor may end it.
 ///
-/// Like its queue, it belongs to the actor of whoever made it (the main actor for
-/// ``Bluejay``, the stack's actor for ``Central`` and its ``Peripheral``s), and its body
-/// runs there.
-final class QueuedOperation {
+/// Its body runs on the stack's actor, whoever queued it.
+final class QueuedOperation: Sendable {
     /// What it does.
     let kind: OperationKind
-    private let body: nonisolated(nonsending) (QueuedOperation) async -> Void
-    private let onFailure: (BluejayError) -> Void
-    /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
-    var onCancel: ((BluejayError) -> Void)?
-    private(set) var isFinished = false
+    private let body: @BluetoothActor @Sendable (QueuedOperation) async -> Void
+    private let onFailure: @Sendable (BluejayError) -> Void
 
-    init(_ kind: OperationKind, body: nonisolated(nonsending) @escaping (QueuedOperation) async -> Void,
-         onFailure: @escaping (BluejayError) -> Void) {
+    private struct State {
+        var isFinished = false
+        /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
+        var onCancel: (@Sendable (BluejayError) -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    init(_ kind: OperationKind, body: @escaping @BluetoothActor @Sendable (QueuedOperation) async -> Void,
+         onFailure: @escaping @Sendable (BluejayError) -> Void) {
         self.kind = kind
         self.body = body
         self.onFailure = onFailure
     }
 
-    nonisolated(nonsending) func run() async { await body(self) }
+    @BluetoothActor
+    func run() async { await body(self) }
+
+    /// Whether it has ended (claimed, failed or cancelled).
+    var isFinished: Bool { state.withLock { $0.isFinished } }
+
+    /// What stops its work when it is cancelled while it runs (set by its body).
+    var onCancel: (@Sendable (BluejayError) -> Void)? {
+        get { state.withLock { $0.onCancel } }
+        set { state.withLock { $0.onCancel = newValue } }
+    }
 
     /// Ends the operation; true when this call ended it, so the caller delivers the
     /// outcome, false when it had already ended (cancelled, failed).
     func claim() -> Bool {
-        guard !isFinished else { return false }
-        isFinished = true
-        return true
+        state.withLock { state in
+            guard !state.isFinished else { return false }
+            state.isFinished = true
+            return true
+        }
     }
 
     /// Ends the operation with `error`, unless it already ended.
     func fail(_ error: BluejayError) {
-        guard !isFinished else { return }
-        isFinished = true
-        onFailure(error)
+        if claim() { onFailure(error) }
     }
 }
 
@@ -64,59 +79,82 @@ final class QueuedOperation {
 /// the ``Central``'s turns at the controller's one initiator (those two through
 /// ``run(_:_:)``).
 ///
-/// It has no actor of its own: it belongs to the actor of its owner and runs its
-/// operations there, so ``Central``'s queues, on the stack's actor, never wait for the main
-/// actor, and ``Bluejay``'s, on the main actor, never hop off it.
-final class OperationQueue {
-    private var waiting: [QueuedOperation] = []
-    private(set) var running: QueuedOperation?
-    /// The operation added last (for the async API, which cancels its own operation).
-    private(set) weak var lastAdded: QueuedOperation?
+/// Operations are added and cancelled from either actor (``Bluejay``'s seed API on the main
+/// actor adds synchronously, so `connect` then `read` keep their order); what waits and
+/// what runs is kept behind a lock. The runner and every body run on the stack's actor, so
+/// no step of an operation waits for the main actor.
+final class OperationQueue: Sendable {
+    private struct State {
+        var waiting: [QueuedOperation] = []
+        var running: QueuedOperation?
+        /// The operation added last (for the async API, which cancels its own operation).
+        weak var lastAdded: QueuedOperation?
+    }
+
+    private let state = Mutex(State())
 
     /// An empty queue.
     init() {}
 
     /// Operations not ended yet (running and waiting).
-    var count: Int { waiting.count + (running == nil ? 0 : 1) }
+    var count: Int { state.withLock { $0.waiting.count + ($0.running == nil ? 0 : 1) } }
+    /// The running operation.
+    var running: QueuedOperation? { state.withLock { $0.running } }
+    /// The operation added last.
+    var lastAdded: QueuedOperation? { state.withLock { $0.lastAdded } }
 
-    /// Queues `operation`; it runs on the caller's actor, as every operation of this queue.
-    func add(_ operation: QueuedOperation, isolation: isolated (any Actor) = #isolation) {
-        waiting.append(operation)
-        lastAdded = operation
-        runNext()
+    /// Queues `operation`, from any actor; it runs on the stack's actor.
+    func add(_ operation: QueuedOperation) {
+        let first = state.withLock { state -> QueuedOperation? in
+            state.waiting.append(operation)
+            state.lastAdded = operation
+            guard state.running == nil else { return nil }
+            state.running = state.waiting.removeFirst()
+            return state.running
+        }
+        if let first { Task { @BluetoothActor in await self.run(from: first) } }
+    }
+
+    /// Runs `first` and each operation after it until none waits: one task for a run of
+    /// operations, not one per operation. The task that made an operation the running one
+    /// is the one that runs it: the next is taken in the same locked step that ends the
+    /// last, so a runner that has just found the queue empty never picks up what an `add`
+    /// from the other actor made running for its own new runner (the body would run twice).
+    @BluetoothActor
+    private func run(from first: QueuedOperation) async {
+        var next: QueuedOperation? = first
+        while let operation = next {
+            await operation.run()
+            // A body that returned without ending its operation would leave a caller waiting.
+            operation.fail(.cancelled)
+            next = state.withLock { state in
+                state.running = state.waiting.isEmpty ? nil : state.waiting.removeFirst()
+                return state.running
+            }
+        }
     }
 
     /// Ends one operation with `error`: dropped when waiting, stopped when running.
     func cancel(_ operation: QueuedOperation, _ error: BluejayError) {
-        if let index = waiting.firstIndex(where: { $0 === operation }) {
-            waiting.remove(at: index)
-            operation.fail(error)
-        } else if running === operation, !operation.isFinished {
-            operation.fail(error)
-            operation.onCancel?(error)
+        let wasRunning = state.withLock { state -> Bool? in
+            if let index = state.waiting.firstIndex(where: { $0 === operation }) {
+                state.waiting.remove(at: index)
+                return false
+            }
+            return state.running === operation ? true : nil
         }
-    }
-
-    private func runNext(isolation: isolated (any Actor) = #isolation) {
-        guard running == nil, !waiting.isEmpty else { return }
-        let operation = waiting.removeFirst()
-        running = operation
-        Task {
-            // Capturing the owner's actor runs the task there.
-            _ = isolation
-            await operation.run()
-            // A body that returned without ending its operation would leave a caller waiting.
-            operation.fail(.cancelled)
-            self.running = nil
-            self.runNext()
-        }
+        guard let wasRunning, !operation.isFinished else { return }
+        operation.fail(error)
+        if wasRunning { operation.onCancel?(error) }
     }
 
     /// Ends every waiting operation and the running one with `error`; the running one's
     /// cancel hook stops its work.
     func cancelAll(_ error: BluejayError) {
-        let cancelled = waiting
-        waiting = []
+        let (cancelled, running) = state.withLock { state in
+            defer { state.waiting = [] }
+            return (state.waiting, state.running)
+        }
         for operation in cancelled { operation.fail(error) }
         if let running, !running.isFinished {
             running.fail(error)

@@ -4,6 +4,8 @@ import GATT
 import HCI
 
 /// Reads and writes of the connected peripheral's characteristics, each through the queue.
+/// The request goes out from the stack's actor; only the completion waits for the main
+/// actor (and the decoding into the app's type, which is the app's code).
 extension Bluejay {
     // MARK: Reading and writing
 
@@ -11,20 +13,17 @@ extension Bluejay {
     public func read<R: Receivable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping @MainActor (ReadResult<R>) -> Void) {
         queue.add(QueuedOperation(.read, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let result = await Task { @BluetoothActor () -> Result<[UInt8], BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.readValue(characteristicIdentifier) }.mapError { BluejayError.from($0, characteristicIdentifier) }
-            }.value
+            let result = await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.readValue(characteristicIdentifier) }
             switch result {
             case let .success(bytes):
-                do {
-                    let value = try R(bluetoothBytes: bytes[...])
-                    if operation.claim() { completion(.success(value)) }
-                } catch {
-                    if operation.claim() { completion(.failure(error)) }
+                if operation.claim() {
+                    self.post {
+                        do { completion(.success(try R(bluetoothBytes: bytes[...]))) } catch { completion(.failure(error)) }
+                    }
                 }
-            case let .failure(error): operation.fail(error)
+            case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
-        }, onFailure: { error in
+        }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
         }))
     }
@@ -35,14 +34,12 @@ extension Bluejay {
         let bytes = [UInt8](value.toBluetoothData())
         queue.add(QueuedOperation(.write, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
-            let result = await Task { @BluetoothActor () -> Result<Void, BluejayError> in
-                await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }.mapError { BluejayError.from($0, characteristicIdentifier) }
-            }.value
+            let result = await Self.onClient(host, link.handle) { client throws(GATTError) in try await client.write(bytes, to: characteristicIdentifier, type: type) }
             switch result {
-            case .success: if operation.claim() { completion(.success) }
-            case let .failure(error): operation.fail(error)
+            case .success: if operation.claim() { self.post { completion(.success) } }
+            case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
-        }, onFailure: { error in
+        }, onFailure: failing { error in
             if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
         }))
     }

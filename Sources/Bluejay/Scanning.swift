@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import Synchronization
 
 /// Scanning: one scan at a time, through the queue like every other operation.
 extension Bluejay {
@@ -13,39 +14,40 @@ extension Bluejay {
                      discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
                      expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
                      stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
-        var expiredAnswer: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction)?
-        if let expired { expiredAnswer = { expired($0, $1) } }
+        var expiredAnswer: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer)?
+        if let expired { expiredAnswer = { ScanAnswer(expired($0, $1)) } }
         scan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, serviceIdentifiers: serviceIdentifiers,
-             answering: { discovery($0, $1) }, expired: expiredAnswer, stopped: stopped)
+             answering: { ScanAnswer(discovery($0, $1)) }, expired: expiredAnswer, stopped: stopped)
     }
 
-    /// The scan, its answers awaited: an answer from the app's own queue
+    /// The scan, its answers awaited: the scan runs on the stack's actor and asks the
+    /// main actor for each answer; an answer from the app's own queue
     /// (``Bluejay/callbacks(on:)``) comes back without the main actor waiting on that queue,
     /// which may be the main queue itself.
     func scan(duration: Double, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
-              answering discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction,
-              expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAction)?,
+              answering discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer,
+              expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer)?,
               stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
-        var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
-        guard case .idle = scanState else {
-            stopped(findings.found, BluejayError.alreadyScanning)
-            return
+        let refused = core.state.withLock { state -> Bool in
+            guard case .idle = state.scan else { return true }
+            state.scan = .scanning
+            return false
         }
-        scanState = .scanning
+        if refused { return stopped([], BluejayError.alreadyScanning) }
         let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
+        // What was found, for a scan that fails: it has found nothing unless it ran.
+        let found = FoundSoFar()
+        let core = core
         queue.add(QueuedOperation(.scan, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
+            var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
             let (events, feed) = AsyncStream.makeStream(of: ScanEvent.self)
-            let failed = await Task { @BluetoothActor () -> HCIError? in
-                do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return error }
-                return nil
-            }.value
-            if let failed { return operation.fail(.hci(failed)) }
+            do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return operation.fail(Self.cause(.hci(error), on: host)) }
             operation.onCancel = { _ in feed.finish() }
             // Cancelled or stopped while the scan was starting: end it at once.
             if operation.isFinished { feed.finish() }
-            if case .stopRequested = self.scanState { feed.finish() }
-            let clock = self.clock
+            if case .stopRequested = core.read(\.scan) { feed.finish() }
+            let (clock, scanExpiry) = core.read { ($0.clock, $0.scanExpiry) }
             // The scan ends at its deadline.
             let deadline = duration > 0 ? clock.now + .milliseconds(Int(duration * 1000)) : nil
             let timer = deadline.map { deadline in
@@ -58,20 +60,24 @@ extension Bluejay {
             // lost: an alarm is set for the earliest such deadline. A report only moves a
             // peripheral's deadline later, so an alarm once set is never late, at worst early;
             // when it goes off, what is due expires and the alarm is set for the next one.
-            let expiry = allowDuplicates && expired != nil ? self.scanExpiry : nil
+            let expiry = allowDuplicates && expired != nil ? scanExpiry : nil
             var alarm: Task<Void, Never>?
             var then: (ScanDiscovery, @MainActor (ConnectionResult) -> Void)?
             scanning: for await event in events {
                 var actions: [(PeripheralIdentifier, ScanAction)] = []
                 switch event {
                 case let .report(report):
-                    if let item = findings.heard(report, at: clock.now) { actions.append((item.peripheralIdentifier, await discovery(item, findings.found))) }
+                    if let item = findings.heard(report, at: clock.now) {
+                        found.set(findings.found)
+                        actions.append((item.peripheralIdentifier, await discovery(item, findings.found).action))
+                    }
                 case .expiryDue:
                     alarm = nil
                     if let expiry, let expired {
                         for item in findings.lost(at: clock.now, after: expiry) {
                             findings.forget(item.peripheralIdentifier)
-                            actions.append((item.peripheralIdentifier, await expired(item, findings.found)))
+                            found.set(findings.found)
+                            actions.append((item.peripheralIdentifier, await expired(item, findings.found).action))
                         }
                     }
                 }
@@ -94,26 +100,54 @@ extension Bluejay {
             }
             alarm?.cancel()
             timer?.cancel()
-            await Task { @BluetoothActor in _ = try? await host.scanner.stop() }.value
+            _ = try? await host.scanner.stop()
             let wasCancelled = operation.isFinished
             if operation.claim() {
-                self.scanState = .idle
-                stopped(findings.found, nil)
+                core.state.withLock { $0.scan = .idle }
+                let results = findings.found
+                self.post { stopped(results, nil) }
             }
-            if let (target, completion) = then, !wasCancelled { self.connect(target.peripheralIdentifier, completion: completion) }
-        }, onFailure: { [weak self] error in
-            self?.scanState = .idle
-            stopped(findings.found, error)
+            if let (target, completion) = then, !wasCancelled {
+                if let refused = self.queueConnect(target.peripheralIdentifier, timeout: .seconds(15), then: completion) {
+                    self.post { completion(.failure(refused)) }
+                }
+            }
+        }, onFailure: failing { error in
+            stopped(found.value, error)
+        } first: { _ in
+            core.state.withLock { $0.scan = .idle }
         }))
     }
 
     /// Stops a running scan; its `stopped` callback follows.
-    public func stopScanning() {
-        guard case .scanning = scanState else { return }
-        // Seen by a scan still queued or starting, which ends as soon as it runs.
-        scanState = .stopRequested
+    public func stopScanning() { requestScanStop() }
+
+    /// Stops a running scan, from either actor.
+    nonisolated func requestScanStop() {
+        let requested = core.state.withLock { state -> Bool in
+            guard case .scanning = state.scan else { return false }
+            // Seen by a scan still queued or starting, which ends as soon as it runs.
+            state.scan = .stopRequested
+            return true
+        }
+        guard requested else { return }
         if let running = queue.running, running.kind == .scan { running.onCancel?(.cancelled) }
     }
+}
+
+/// A scan's answer on its way back from the main actor or the app's queue to the scan on
+/// the stack's actor: a ``ScanAction`` is not `Sendable` only for the connection callback
+/// it may carry, which is `@MainActor`.
+struct ScanAnswer: @unchecked Sendable {
+    let action: ScanAction
+    init(_ action: ScanAction) { self.action = action }
+}
+
+/// What a scan has found so far, for its `stopped` callback when it fails.
+private final class FoundSoFar: Sendable {
+    private let found = Mutex<[ScanDiscovery]>([])
+    var value: [ScanDiscovery] { found.withLock { $0 } }
+    func set(_ value: [ScanDiscovery]) { found.withLock { $0 = value } }
 }
 
 /// What a scan's loop waits on.

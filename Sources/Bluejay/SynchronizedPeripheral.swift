@@ -8,7 +8,7 @@ import Synchronization
 /// The peripheral as a background task sees it: every call blocks the task's thread until
 /// the operation is done (never the stack, which runs on its own actor) and throws on
 /// failure. Only for use inside ``Bluejay/run(userData:backgroundTask:completionOnMainThread:)`` and its siblings;
-/// calling it on the main actor would block the callbacks it waits for.
+/// calling it on the main actor would hold every callback back until the peer answers.
 public final class SynchronizedPeripheral: Sendable {
     private let host: BluetoothHost
     private let handle: ConnectionHandle

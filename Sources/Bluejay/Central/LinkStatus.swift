@@ -2,8 +2,9 @@ import HCI
 import Synchronization
 
 /// Where a ``Peripheral``'s link stands, readable from any actor: the peripheral, on the
-/// stack's actor, owns its link and writes this on every change; ``Bluejay``, a face on the
-/// main actor, reads it instead of keeping a state of its own in step.
+/// stack's actor, owns its link and writes this on every change; ``Bluejay``, from its API
+/// on the main actor and its operations on the stack's, reads it instead of keeping a state
+/// of its own in step.
 final class LinkStatus: Sendable {
     /// The link at one moment.
     struct Snapshot: Sendable {
