@@ -10,10 +10,11 @@ enum UserChannel {
     /// runs its own init for about half a second, during which the bind fails; and a
     /// program that held the adapter may be handing it back.
     static let retryWindowMilliseconds = 3000
-    /// How long to keep retrying EBUSY while the kernel says the adapter is not up: the
-    /// kernel is still setting it up (its init, a firmware download on a USB or UART
-    /// controller, a loaded machine), which ends by itself. An adapter that is up is held
-    /// (bluetoothd powered it, or another user-channel program has it): that waits only
+    /// How long to keep retrying EBUSY while the kernel says it is initializing the adapter
+    /// (and it is not up): its own setup (a firmware download on a USB or UART controller,
+    /// a loaded machine) ends by itself. An adapter that is up is held (bluetoothd powered
+    /// it, or another user-channel program has it), and one neither up nor initializing
+    /// after the short window is one whose setup failed: those wait only
     /// ``retryWindowMilliseconds``, so the error naming the fixes comes soon.
     static let setupWindowMilliseconds = 30_000
     /// The wait between two binds while retrying.
@@ -29,13 +30,14 @@ enum UserChannel {
         while true {
             let code = bindUserChannel(fd, index)
             if code == 0 { return fd }
-            if retries.allow(code, adapterUp: { isUp(fd, index) }) {
+            if retries.allow(code, adapter: { kernelState(fd, index) }) {
                 retrying(code)
                 // Cancelled while waiting: give up with what the last bind said.
                 if (try? await clock.sleep(for: .milliseconds(retryIntervalMilliseconds))) != nil { continue }
             }
+            let state = code == EBUSY ? kernelState(fd, index) : nil
             close(fd)
-            throw failure(code, index)
+            throw failure(code, index, state)
         }
     }
 
@@ -47,27 +49,40 @@ enum UserChannel {
         while true {
             let code = bindUserChannel(fd, index)
             if code == 0 { return fd }
-            if retries.allow(code, adapterUp: { isUp(fd, index) }) {
+            if retries.allow(code, adapter: { kernelState(fd, index) }) {
                 retrying(code)
                 usleep(useconds_t(retryIntervalMilliseconds * 1000))
                 continue
             }
+            let state = code == EBUSY ? kernelState(fd, index) : nil
             close(fd)
-            throw failure(code, index)
+            throw failure(code, index, state)
         }
     }
 
+    /// What the kernel says of an adapter (HCIGETDEVINFO's device flags).
+    enum KernelState: Equatable {
+        /// `HCI_UP`: powered by bluetoothd, or held by a user-channel program. (An adapter
+        /// the kernel keeps powered only until someone asks for it, `HCI_AUTO_OFF`, is
+        /// reported down.)
+        case up
+        /// `HCI_INIT` and not up: the kernel is running its init.
+        case initializing
+        /// Neither.
+        case down
+    }
+
     /// Which failed binds are tried again, every ``retryIntervalMilliseconds``: EBUSY and
-    /// ENODEV for ``retryWindowMilliseconds``; EBUSY while the adapter is not up (the kernel
-    /// still setting it up) for ``setupWindowMilliseconds``.
+    /// ENODEV for ``retryWindowMilliseconds``; EBUSY while the kernel is initializing the
+    /// adapter for ``setupWindowMilliseconds``.
     struct Retries {
         private var waited = 0
 
         /// Whether a bind that failed with `code` is to be tried again; counts the wait.
-        /// `adapterUp` asks the kernel (nil: it cannot say), only for EBUSY past the short window.
-        mutating func allow(_ code: Int32, adapterUp: () -> Bool?) -> Bool {
+        /// `adapter` asks the kernel (nil: it cannot say), only for EBUSY past the short window.
+        mutating func allow(_ code: Int32, adapter: () -> KernelState?) -> Bool {
             guard code == EBUSY || code == ENODEV else { return false }
-            guard waited < retryWindowMilliseconds || (code == EBUSY && waited < setupWindowMilliseconds && adapterUp() == false) else {
+            guard waited < retryWindowMilliseconds || (code == EBUSY && waited < setupWindowMilliseconds && adapter() == .initializing) else {
                 return false
             }
             waited += retryIntervalMilliseconds
@@ -78,14 +93,14 @@ enum UserChannel {
     /// `HCIGETDEVINFO`, `_IOR('H', 211, int)` in <bluetooth/hci.h> (a macro Swift cannot import).
     private static let getDeviceInfo = UInt((2 << 30) | (MemoryLayout<Int32>.size << 16) | (Int(UInt8(ascii: "H")) << 8) | 211)
 
-    /// Whether the kernel reports `hci<index>` up (`HCI_UP` in its device flags): powered by
-    /// bluetoothd or held by a user-channel program. An adapter the kernel keeps powered only
-    /// until someone asks for it (`HCI_AUTO_OFF`) is reported down. Nil when it cannot say.
-    static func isUp(_ fd: Int32, _ index: UInt16) -> Bool? {
+    /// What the kernel says of `hci<index>` (asked on the raw socket `fd`); nil when it
+    /// cannot say.
+    static func kernelState(_ fd: Int32, _ index: UInt16) -> KernelState? {
         var info = hci_dev_info()
         info.dev_id = index
         guard ioctl(fd, getDeviceInfo, &info) == 0 else { return nil }
-        return info.flags & (1 << UInt32(HCI_UP)) != 0
+        if info.flags & (1 << UInt32(HCI_UP)) != 0 { return .up }
+        return info.flags & (1 << UInt32(HCI_INIT)) != 0 ? .initializing : .down
     }
 
     /// A raw HCI socket, not yet bound.
@@ -114,11 +129,12 @@ enum UserChannel {
         return result == 0 ? 0 : errno
     }
 
-    /// What a bind that failed with `code` (for good) tells the user.
-    private static func failure(_ code: Int32, _ index: UInt16) -> TransportError {
+    /// What a bind that failed with `code` (for good) tells the user; `state`, what the
+    /// kernel said of the adapter then.
+    private static func failure(_ code: Int32, _ index: UInt16, _ state: KernelState?) -> TransportError {
         let adapter = "hci\(index)"
         switch code {
-        case EBUSY: return .adapterBusy(adapter: adapter)
+        case EBUSY: return state == .down ? .adapterNotSetUp(adapter: adapter) : .adapterBusy(adapter: adapter)
         case EPERM, EACCES: return .permissionDenied(adapter: adapter, errno: code)
         case ENODEV: return .noSuchAdapter(adapter: adapter, present: presentAdapters())
         case ERFKILL: return .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
