@@ -29,9 +29,6 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case invalidSpec(String)
     /// The adapter exists but something else holds it.
     case adapterBusy(adapter: String)
-    /// The user channel was refused (EBUSY) on an adapter the kernel reports neither up nor
-    /// initializing: its own setup of the adapter has not finished, most likely failed.
-    case adapterNotSetUp(adapter: String)
     /// The process may not open a user channel.
     case permissionDenied(adapter: String, errno: Int32)
     /// No such adapter; the ones that exist.
@@ -65,9 +62,6 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
             "\(adapter) is busy (EBUSY): bluetoothd or another program holds it; stop bluetooth.service "
                 + "('sudo systemctl stop bluetooth') or power the adapter down ('sudo btmgmt -i \(adapter) power off'), "
                 + "and make sure no other user-channel program is running"
-        case let .adapterNotSetUp(adapter):
-            "\(adapter) is busy (EBUSY) but neither up nor initializing: the kernel's setup of the adapter did not finish "
-                + "(see 'dmesg | grep \(adapter)'); reload its driver or replug it"
         case let .permissionDenied(adapter, code):
             "cannot open \(adapter) (\(errorName(code))): the HCI user channel needs CAP_NET_ADMIN; run as root "
                 + "or grant it once with 'sudo setcap cap_net_admin+ep <path to bluejay>'"

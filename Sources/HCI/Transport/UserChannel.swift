@@ -134,7 +134,11 @@ enum UserChannel {
     private static func failure(_ code: Int32, _ index: UInt16, _ state: KernelState?) -> TransportError {
         let adapter = "hci\(index)"
         switch code {
-        case EBUSY: return state == .down ? .adapterNotSetUp(adapter: adapter) : .adapterBusy(adapter: adapter)
+        case EBUSY where state == .down:
+            // Its setup in the kernel did not finish (HCI_Reset timed out): busy for good.
+            return .openFailed(what: "\(adapter) (busy but neither up nor initializing: the kernel's setup of it did not finish; "
+                                   + "see 'dmesg | grep \(adapter)', then reload its driver or replug it)", errno: code)
+        case EBUSY: return .adapterBusy(adapter: adapter)
         case EPERM, EACCES: return .permissionDenied(adapter: adapter, errno: code)
         case ENODEV: return .noSuchAdapter(adapter: adapter, present: presentAdapters())
         case ERFKILL: return .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
