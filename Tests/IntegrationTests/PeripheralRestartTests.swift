@@ -41,6 +41,9 @@ extension IntegrationTests {
         try await central.send(["op": "subscribe", "handle": stream])
         try await central.send(["op": "subscribe", "handle": serviceChanged, "indicate": true])
         #expect(try await central.send(["op": "pair"])["encrypted"] as? Bool == true)
+        // The central is done once it has sent its last key; we store the bond when that key
+        // has reached us, a moment later.
+        #expect(await eventually { !first.host.security.bonds.all().isEmpty })
         let identity = try #require(first.host.security.bonds.all().first?.address)
         #expect(await eventually { first.bondedCentrals.record(for: identity)?.cccds.count == 2 })
         let file = first.bondedCentrals.directory.path + "/" + identity.filter { $0 != ":" } + ".json"
