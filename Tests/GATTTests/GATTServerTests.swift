@@ -181,10 +181,12 @@ struct GATTServerTests {
         try await client.configure(try #require(indicating.cccdHandle), .indicate)
         var received: [[UInt8]] = []
         _ = client.addValueListener(indicating.valueHandle) { received.append(Array($0)) }
-        async let one: Void = server.indicate(indicating.valueHandle, value: [1], to: 1)
-        async let two: Void = server.indicate(indicating.valueHandle, value: [2], to: 1)
-        async let three: Void = server.indicate(indicating.valueHandle, value: [3], to: 1)
-        _ = try await (one, two, three)
+        // Asked in this order on the stack's actor: child tasks of `async let` start on the
+        // global executor, in any order under load (CI once had [1], [3], [2]).
+        let one = Task { @BluetoothActor in try await server.indicate(indicating.valueHandle, value: [1], to: 1) }
+        let two = Task { @BluetoothActor in try await server.indicate(indicating.valueHandle, value: [2], to: 1) }
+        let three = Task { @BluetoothActor in try await server.indicate(indicating.valueHandle, value: [3], to: 1) }
+        for indication in [one, two, three] { try await indication.value }
         #expect(received == [[1], [2], [3]])
         #expect(link.server.indicationsPending == 0)
         // Never two indications without a confirmation between them.
