@@ -155,6 +155,9 @@ public final class AttributeServer {
             return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
         case .prepareWriteRequest:
             let request = try decode(PrepareWriteRequest.self, pdu)
+            // The response echoes the part (3.4.6.2): a request longer than ATT_MTU could
+            // not be answered within it, and was never a valid PDU on this bearer.
+            guard pdu.count <= mtu else { throw Refusal(handle: request.handle, code: .invalidPDU) }
             try prepare(request, connection: connection)
             return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
         case .executeWriteRequest:
