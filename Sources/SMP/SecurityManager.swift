@@ -272,7 +272,7 @@ public final class SecurityManager {
         let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, publicAddress)
         let identity: (type: UInt8, address: BluetoothAddress) =
             if local.type == 1 && local.address.randomKind == .static { local }
-            else if publicAddress.bytes.allSatisfy({ $0 == 0 }) { (1, staticRandomAddress) }
+            else if controller.info?.publicAddress == nil { (1, staticRandomAddress) }
             else { (0, publicAddress) }
         let session = PairingSession(
             link: PairingSession.Link(

@@ -22,8 +22,7 @@ extension PeripheralManager {
     /// 00:00:00:00:00:00, Vol 4 Part E 7.4.6): advertise from ``staticRandomAddress`` or
     /// a resolvable private address then, and the static one is our identity.
     public var publicAddress: BluetoothAddress? {
-        guard let address = host.controller.info?.address, !address.bytes.allSatisfy({ $0 == 0 }) else { return nil }
-        return address
+        host.controller.info?.publicAddress
     }
 
     /// The address advertising carries now, with its type (the resolvable private address

@@ -6,6 +6,9 @@ public struct ControllerInfo: Sendable, Equatable {
     public var version: ReadLocalVersionInformation.ReturnParameters
     /// The public address (HCI_Read_BD_ADDR).
     public var address: BluetoothAddress
+    /// The public address, or nil when the controller has none: it reads
+    /// 00:00:00:00:00:00 then (Vol 4 Part E 7.4.6).
+    public var publicAddress: BluetoothAddress? { address.bytes.allSatisfy { $0 == 0 } ? nil : address }
     /// The supported-commands mask.
     public var supportedCommands: SupportedCommands
     /// LMP features page 0.

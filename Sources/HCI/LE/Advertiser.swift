@@ -388,8 +388,7 @@ public final class Advertiser {
         if case let .staticRandom(address) = parameters.ownAddress, !address.isValidStaticRandom {
             throw .invalidParameters("\(address) is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")
         }
-        // A controller without a public address reads 00:00:00:00:00:00 (Vol 4 Part E 7.4.6).
-        if case .public = parameters.ownAddress, let info = controller.info, info.address.bytes.allSatisfy({ $0 == 0 }) {
+        if case .public = parameters.ownAddress, let info = controller.info, info.publicAddress == nil {
             throw .invalidParameters("the controller has no public address (it reads 00:00:00:00:00:00): advertise from a static random or resolvable private address")
         }
         if commands == .legacy {
