@@ -34,7 +34,10 @@ extension Bluejay {
     final class Listener {
         nonisolated let characteristic: CharacteristicIdentifier
         nonisolated let option: MultipleListenOption
-        let deliver: (ArraySlice<UInt8>) -> Void
+        /// Decodes a value and hands it on; a `Data` takes its octets from the arena.
+        let deliver: (ArraySlice<UInt8>, inout DataArena) -> Void
+        /// Its values are `Data` (the arena shares their storage within a batch).
+        nonisolated let makesData: Bool
         /// Values on their way to the callback, bounded.
         nonisolated let backlog: ListenBacklog
         /// Tells the caller the listen is over (cancelled, or failed with the reason).
@@ -44,9 +47,10 @@ extension Bluejay {
         /// Over (cancelled, failed, or fell behind): it takes no more values.
         private(set) var isEnded = false
 
-        init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog,
-             deliver: @escaping (ArraySlice<UInt8>) -> Void, end: @escaping (BluejayError) -> Void) {
+        init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, makesData: Bool,
+             deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (BluejayError) -> Void) {
             self.characteristic = characteristic
+            self.makesData = makesData
             self.option = option
             self.tag = tag
             self.backlog = backlog
@@ -58,7 +62,8 @@ extension Bluejay {
         /// before the subscription was written).
         func deliverDirectly(_ bytes: ArraySlice<UInt8>) {
             guard case .accepted = backlog.arrived() else { return }
-            deliver(bytes)
+            var alone = DataArena()
+            deliver(bytes, &alone)
         }
 
         /// Ends the listen once: values stop and the caller hears why.
@@ -93,8 +98,11 @@ extension Bluejay {
             completion(result)
             backlog.taken()
         }
-        let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, deliver: { bytes in
-            do { onValue(.success(try R(bluetoothBytes: bytes[...]))) } catch { onValue(.failure(error)) }
+        // `Data` (the iOS API's usual type) is made in the batch's arena: one allocation per
+        // value instead of two; every other type decodes from the bytes themselves.
+        let makesData = R.self == Data.self
+        let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, makesData: makesData, deliver: { bytes, arena in
+            do { onValue(.success(makesData ? arena.data(bytes) as! R : try R(bluetoothBytes: bytes[...]))) } catch { onValue(.failure(error)) }
         }, end: { reason in
             if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
         })
@@ -173,17 +181,18 @@ extension Bluejay {
     /// Takes a batch off the route, in arrival order. A listen's value reaches its
     /// callback only while it is the characteristic's current listen.
     func arrived(_ batch: [ValueArrival]) {
-        for arrival in batch { arrived(arrival) }
+        var arena = DataArena(batch)
+        for arrival in batch { arrived(arrival, arena: &arena) }
     }
 
-    /// Takes one value or callback off the route.
-    private func arrived(_ arrival: ValueArrival) {
+    /// Takes one value or callback off the route; a `Data` value's octets go in `arena`.
+    private func arrived(_ arrival: ValueArrival, arena: inout DataArena) {
         switch arrival {
         case let .value(listener, bytes):
             // A listen is closed when it ends (replaced, ended, lost), so being over is all
             // there is to check, without hashing its characteristic per value.
             guard !listener.isEnded else { return }
-            listener.deliver(bytes)
+            listener.deliver(bytes, &arena)
         case let .callback(body):
             body()
         case let .overflow(listener):
