@@ -138,9 +138,21 @@ public final class Peripheral {
     }
 
     /// The subscribers of one characteristic's values, and the stack's listener for them.
-    private struct Listen {
+    ///
+    /// The stack's listener holds it (strongly: it holds nothing back) and hands it each
+    /// value, so a value reaches the subscribers without a look-up by characteristic and
+    /// without touching the peripheral, whose weak references make every retain and release
+    /// of it take the slow path. Taken out of ``listens``, it is emptied: a value the stack's
+    /// listener still brings goes nowhere.
+    @BluetoothActor
+    private final class Listen {
         var subscribers: [Int: Subscriber] = [:]
         var listener: Int?
+
+        /// A value from the stack's listener, to every subscriber.
+        func deliver(_ value: ArraySlice<UInt8>) {
+            for subscriber in subscribers.values { subscriber.deliver(value) }
+        }
     }
 
     /// The longest wait between two reconnection attempts (the backoff doubles up to it).
@@ -330,7 +342,7 @@ public final class Peripheral {
         handle = nil
         // A link lost while it was being set up: the attempt under way reports it.
         if attempt == .settingUp || state == .connecting { return }
-        for key in listens.keys { listens[key]?.listener = nil }
+        for listen in listens.values { listen.listener = nil }
         emit(.disconnected(reason))
         let asked = state == .disconnecting
         let error = BluejayError.disconnected(reason)
@@ -609,15 +621,13 @@ public final class Peripheral {
     /// subscription is restored after a reconnection (the stream goes on); the stream ends
     /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
     public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> PeripheralValues {
-        // The subscriber holds the buffer weakly: the stream alone keeps it, and its end
-        // (the consumer let go) takes the subscriber off.
+        // The stream's end (the consumer let go of it, or this throws) takes the subscriber off.
         let token = takeToken()
-        let buffer = ValueBuffer { [weak self] in
+        let buffer = ValueBuffer()
+        let stream = buffer.stream { [weak self] in
             Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) }
         }
-        let isFirst = adopt(Subscriber(deliver: { [weak buffer] in buffer?.yield(Array($0)) },
-                                       finish: { [weak buffer] in buffer?.finish(throwing: $0) }), of: characteristic, as: token)
-        let stream = buffer.stream()
+        let isFirst = adopt(Subscriber(deliver: { buffer.yield(Array($0)) }, finish: { buffer.finish(throwing: $0) }), of: characteristic, as: token)
         if isFirst { try await beginListen(characteristic) }
         return stream
     }
@@ -633,9 +643,14 @@ public final class Peripheral {
     /// Adds `subscriber` under a token taken beforehand (``takeToken()``); whether it is
     /// the listen's first.
     private func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier, as token: Int) -> Bool {
-        let isFirst = listens[characteristic] == nil
-        listens[characteristic, default: Listen()].subscribers[token] = subscriber
-        return isFirst
+        if let listen = listens[characteristic] {
+            listen.subscribers[token] = subscriber
+            return false
+        }
+        let listen = Listen()
+        listen.subscribers[token] = subscriber
+        listens[characteristic] = listen
+        return true
     }
 
     /// Turns the notifications of a listen just begun on, when the link is up (before, the
@@ -656,7 +671,7 @@ public final class Peripheral {
         // Already gone (its listen ended here): nothing of it is left to turn off.
         if let token, listens[characteristic]?.subscribers.removeValue(forKey: token) == nil { return }
         if let listen = listens[characteristic], !listen.subscribers.isEmpty { return }
-        let listener = listens.removeValue(forKey: characteristic)?.listener
+        let listener = removeListen(characteristic)?.listener
         guard turningOff else {
             // The subscription stays as it is (its CCCD is someone else's to write); its
             // values stop coming here.
@@ -669,37 +684,33 @@ public final class Peripheral {
 
     /// Turns the characteristic's notifications off and ends its value streams (normally).
     public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
-        guard let listen = listens.removeValue(forKey: characteristic) else { return }
-        for subscriber in listen.subscribers.values { subscriber.finish(nil) }
+        guard let listen = removeListen(characteristic) else { return }
+        for subscriber in listen.subscribers { subscriber.finish(nil) }
         guard state == .connected else { return }
         try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listen.listener) }
     }
 
     /// Turns the characteristic's notifications on and routes them to its subscribers.
     private func subscribe(_ characteristic: CharacteristicIdentifier, on handle: ConnectionHandle) async throws(BluejayError) {
+        guard let listen = listens[characteristic] else { return }
         let listener = try await operation(.listen, characteristic) { client throws(GATTError) in
-            try await client.subscribe(characteristic) { [weak self] value in self?.deliver(value, of: characteristic) }.token
+            try await client.subscribe(characteristic, listen.deliver).token
         }
-        if listens[characteristic] != nil, self.handle == handle {
-            listens[characteristic]?.listener = listener
+        if listens[characteristic] === listen, self.handle == handle {
+            listen.listener = listener
         } else if let current = self.handle, current == handle {
-            // Its listen ended meanwhile: its values have nowhere to go.
+            // Its listen ended meanwhile (or another took its place): its values have nowhere to go.
             host.existingClient(for: handle)?.removeValueListener(listener)
         }
-    }
-
-    private func deliver(_ value: ArraySlice<UInt8>, of characteristic: CharacteristicIdentifier) {
-        for subscriber in listens[characteristic]?.subscribers.values ?? [:].values { subscriber.deliver(value) }
     }
 
     /// Subscribes every listen again on a new link (before the link counts as connected, so
     /// no operation comes between). A characteristic gone from the database ends its listen.
     private func restoreListens(on handle: ConnectionHandle) async throws(BluejayError) {
         guard let client = host.existingClient(for: handle) else { throw .notConnected }
-        for characteristic in listens.keys {
+        for (characteristic, listen) in listens {
             do {
-                let listener = try await client.subscribe(characteristic) { [weak self] value in self?.deliver(value, of: characteristic) }.token
-                listens[characteristic]?.listener = listener
+                listen.listener = try await client.subscribe(characteristic, listen.deliver).token
             } catch {
                 guard case .att(.disconnected) = error else { endListen(characteristic, BluejayError.from(error, characteristic)); continue }
                 throw BluejayError.from(error, characteristic)
@@ -708,9 +719,15 @@ public final class Peripheral {
     }
 
     private func endListen(_ characteristic: CharacteristicIdentifier, _ error: (any Error)?) {
-        for subscriber in listens.removeValue(forKey: characteristic)?.subscribers.values ?? [:].values {
-            subscriber.finish(error)
-        }
+        for subscriber in removeListen(characteristic)?.subscribers ?? [] { subscriber.finish(error) }
+    }
+
+    /// Takes `characteristic`'s listen out and empties it (a value the stack's listener
+    /// still brings goes nowhere): its subscribers, to be told, and the stack's listener.
+    private func removeListen(_ characteristic: CharacteristicIdentifier) -> (subscribers: [Subscriber], listener: Int?)? {
+        guard let listen = listens.removeValue(forKey: characteristic) else { return nil }
+        defer { listen.subscribers = [:] }
+        return (Array(listen.subscribers.values), listen.listener)
     }
 
     private func endListens(_ error: (any Error)?) {

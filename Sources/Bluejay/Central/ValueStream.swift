@@ -15,29 +15,29 @@ public struct PeripheralValues: AsyncSequence, Sendable {
     /// What ends the stream early.
     public typealias Failure = any Error
 
-    private let buffer: ValueBuffer
+    private let consumer: ValueBuffer.Consumer
 
-    init(_ buffer: ValueBuffer) { self.buffer = buffer }
+    init(_ consumer: ValueBuffer.Consumer) { self.consumer = consumer }
 
     /// The consumer's side: one iterator per stream, as its values are taken once.
     public struct AsyncIterator: AsyncIteratorProtocol {
         /// What ends the stream early.
         public typealias Failure = any Error
-        private let buffer: ValueBuffer
+        private let consumer: ValueBuffer.Consumer
 
-        init(_ buffer: ValueBuffer) { self.buffer = buffer }
+        init(_ consumer: ValueBuffer.Consumer) { self.consumer = consumer }
 
         /// The next value, on the caller's actor; nil once the stream has ended.
-        public mutating func next() async throws -> [UInt8]? { try await buffer.next() }
+        public mutating func next() async throws -> [UInt8]? { try await consumer.buffer.next() }
 
         /// The next value, on `actor` (the caller's); nil once the stream has ended.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> [UInt8]? {
-            try await buffer.next()
+            try await consumer.buffer.next()
         }
     }
 
     /// The stream's iterator.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buffer) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer) }
 }
 
 /// The values of one ``Peripheral/values(of:)`` stream on their way from the stack to its
@@ -73,19 +73,30 @@ final class ValueBuffer: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Called once when the consumer lets go of the stream (or its task is cancelled): the
-    /// subscriber leaves the peripheral.
-    private let onTermination: @Sendable () -> Void
 
-    init(onTermination: @escaping @Sendable () -> Void) {
-        self.onTermination = onTermination
+    /// The consumer's hold on the buffer: the stream and its iterator alone keep it, and
+    /// when the consumer lets go of them it runs the termination callback. (The subscriber
+    /// holds the buffer itself, strongly: a weak reference, loaded for every value, made
+    /// each value's retain and release take the slow path through a side table.)
+    final class Consumer: Sendable {
+        let buffer: ValueBuffer
+        /// Called once when the consumer lets go of the stream: the subscriber leaves the peripheral.
+        private let onTermination: @Sendable () -> Void
+
+        init(_ buffer: ValueBuffer, onTermination: @escaping @Sendable () -> Void) {
+            self.buffer = buffer
+            self.onTermination = onTermination
+        }
+
+        deinit { onTermination() }
     }
 
-    deinit { onTermination() }
+    init() {}
 
-    /// The stream the consumer reads. It alone holds the buffer: when the consumer drops
-    /// it, the buffer goes, and the termination callback runs.
-    func stream() -> PeripheralValues { PeripheralValues(self) }
+    /// The stream the consumer reads; `onTermination` runs when the consumer drops it.
+    func stream(onTermination: @escaping @Sendable () -> Void) -> PeripheralValues {
+        PeripheralValues(Consumer(self, onTermination: onTermination))
+    }
 
     /// A value from the stack, in order.
     func yield(_ value: [UInt8]) {
