@@ -19,6 +19,11 @@ struct DataArena {
     /// Octets per chunk, at most; a longer value is copied on its own.
     static let maximumBytes = 4096
 
+    /// The room a value of `count` octets takes: each value starts on an 8-octet boundary,
+    /// so two values never share a machine word (one may be read on the app's queue while
+    /// the next is written on the main actor).
+    static func slot(_ count: Int) -> Int { (count + 7) & ~7 }
+
     /// The batch being delivered, looked ahead into to size each chunk.
     private let batch: [ValueArrival]
     /// The first arrival of `batch` not yet given room in a chunk.
@@ -44,7 +49,7 @@ struct DataArena {
         }
         let start = chunk.base + used
         bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: count) }
-        used += count
+        used += Self.slot(count)
         return Self.data(start, count: count, in: chunk)
     }
 
@@ -65,13 +70,13 @@ struct DataArena {
         var values = 0, bytes = 0
         while scanned < batch.count {
             if case let .value(listener, value) = batch[scanned], listener.makesData, !listener.isEnded {
-                guard values < Self.maximumValues, bytes + value.count <= Self.maximumBytes else {
+                guard values < Self.maximumValues, bytes + Self.slot(value.count) <= Self.maximumBytes else {
                     // A value too long for any chunk is the one asking: it is copied alone.
                     if values == 0 { scanned += 1 }
                     break
                 }
                 values += 1
-                bytes += value.count
+                bytes += Self.slot(value.count)
             }
             scanned += 1
         }
@@ -88,7 +93,7 @@ private final class Chunk: @unchecked Sendable {
 
     init(capacity: Int) {
         self.capacity = capacity
-        base = .allocate(byteCount: capacity, alignment: 1)
+        base = .allocate(byteCount: capacity, alignment: 8)
     }
 
     deinit { base.deallocate() }

@@ -45,13 +45,15 @@ struct DataArenaTests {
         data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
     }
 
-    @Test("A burst's values hold their own octets, 16 to a chunk, side by side")
+    @Test("A burst's values hold their own octets, 16 to a chunk, side by side on 8-octet boundaries")
     func burstSharesChunks() {
         let values = (0..<40).map { value($0 * 7, count: 244) }
         let data = deliver(values)
         #expect(data.map { Array($0) } == values.map { Array($0) })
-        // Within a chunk each value follows the last; a chunk holds 16 (4096 octets hold 16 of 244).
-        let adjacent = (1..<data.count).map { address(data[$0]) == address(data[$0 - 1]) + 244 }
+        #expect(data.allSatisfy { address($0) % 8 == 0 })
+        // Within a chunk each value follows the last, on the next 8-octet boundary; a chunk
+        // holds 16 (4096 octets hold 16 slots of 248).
+        let adjacent = (1..<data.count).map { address(data[$0]) == address(data[$0 - 1]) + UInt(DataArena.slot(244)) }
         let expected = (1..<data.count).map { $0 % DataArena.maximumValues != 0 }
         #expect(adjacent == expected)
     }
@@ -63,7 +65,7 @@ struct DataArenaTests {
         #expect(data.map { Array($0) } == values.map { Array($0) })
         #expect(address(data[1]) == address(data[0]) + 2000)
         #expect(address(data[2]) != address(data[1]) + 2000)  // 4200 octets would pass the limit
-        #expect(address(data[5]) == address(data[4]) + 100)
+        #expect(address(data[5]) == address(data[4]) + UInt(DataArena.slot(100)))
     }
 
     @Test("A value alone in its batch, or delivered outside one, is a copy of its own")
@@ -85,7 +87,7 @@ struct DataArenaTests {
         let batch = [ValueArrival.value(listen, values[0])] + other + [ValueArrival.value(listen, values[1])]
         var arena = DataArena(batch)
         let data = values.map { arena.data($0) }
-        #expect(address(data[1]) == address(data[0]) + 244)
+        #expect(address(data[1]) == address(data[0]) + UInt(DataArena.slot(244)))
     }
 
     @Test("Writing to one value, in place or by growing it, changes no other; kept values outlive the rest")
