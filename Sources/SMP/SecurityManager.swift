@@ -225,10 +225,10 @@ public final class SecurityManager {
     /// bond (when bonding). Fails with the reason by name; the 30 s SMP timeout applies to
     /// each step.
     public func pair(_ handle: ConnectionHandle) async throws(SMPError) -> Pairing {
-        guard let connection = connections.connections[handle], let local = controller.info?.address else { throw .disconnected }
+        guard let connection = connections.connections[handle], let info = controller.info else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let (session, watchdog) = startSession(handle, connection, local, role: .initiator) { [weak self] ltk, ediv, random, authenticated throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, info, role: .initiator) { [weak self] ltk, ediv, random, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
             self.encryptedByPairing(handle, authenticated: authenticated)
@@ -261,7 +261,7 @@ public final class SecurityManager {
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
-    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ publicAddress: BluetoothAddress, role: PairingSession.Link.Role,
+    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ info: ControllerInfo, role: PairingSession.Link.Role,
                               encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void)
         -> (PairingSession, Watchdog) {
         // The address the peer connected to is what pairing hashes; the identity we
@@ -269,11 +269,11 @@ public final class SecurityManager {
         // the peer knows us by (a private address is no identity). A controller without a
         // public address reads it as 00:00:00:00:00:00 (Vol 4 Part E 7.4.6): then our
         // static random address is the identity (Vol 3 Part C 10.8).
-        let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, publicAddress)
+        let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, info.address)
         let identity: (type: UInt8, address: BluetoothAddress) =
             if local.type == 1 && local.address.randomKind == .static { local }
-            else if controller.info?.publicAddress == nil { (1, staticRandomAddress) }
-            else { (0, publicAddress) }
+            else if let publicAddress = info.publicAddress { (0, publicAddress) }
+            else { (1, staticRandomAddress) }
         let session = PairingSession(
             link: PairingSession.Link(
                 handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),
@@ -294,12 +294,12 @@ public final class SecurityManager {
     /// Answers the central's Pairing Request on `handle` (``PairingSession/respond(to:)``),
     /// stores the bond when both bond, and tells ``onPaired``.
     private func respond(_ handle: ConnectionHandle, to request: PairingFeatures) {
-        guard let connection = connections.connections[handle], let local = controller.info?.address else { return }
+        guard let connection = connections.connections[handle], let info = controller.info else { return }
         guard policy.allowPairing else {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
         }
-        let (session, watchdog) = startSession(handle, connection, local, role: .responder) { [weak self] ltk, _, _, authenticated throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, info, role: .responder) { [weak self] ltk, _, _, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.awaitCentralsEncryption(handle, key: ltk)
             self.encryptedByPairing(handle, authenticated: authenticated)
