@@ -227,11 +227,12 @@ bench-thresholds:
 # of the binary's pages become resident. Stripped last.
 # -Osize for every module took 1.0 MB off the file and nothing off listen's RSS, and decodes
 # traces 1.27x slower on the board (the speed rows of make bench use the ordinary release
-# build); per-module -Osize would need unsafe flags in the manifest. STATIC_FLAGS= for -O.
+# build); per-module -Osize would need unsafe flags in the manifest. STATIC_FLAGS without
+# its -Osize for -O.
 # -function-sections puts each Swift function in a section of its own, as the static Swift
 # libraries already are: --gc-sections then drops our unused functions one by one instead
 # of keeping a source file's whole .text for one live function (0.22 MB), and the order
-# file places our functions, not only the libraries'.
+# file can place each of our functions.
 STATIC_DIR    := .build/static
 STATIC_FLAGS  ?= -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections
 STATIC_BINARY := $(STATIC_DIR)/bluejay-stripped
