@@ -246,6 +246,11 @@ STATIC_UNWIND_FLAGS := $(if $(filter yes,$(STATIC_UNWIND_TABLES)),,"-T", "$(CURD
 LLD           := $(dir $(shell command -v $(SWIFT) 2>/dev/null || echo /opt/swift/usr/bin/swift))ld.lld
 static:
 	@mkdir -p $(STATIC_DIR)
+	@# The Swift driver does not recompile when only a -Xfrontend flag changes: changed
+	@# STATIC_FLAGS clean the board build first (which empties STATIC_DIR).
+	@echo '$(STATIC_FLAGS)' > $(STATIC_DIR).flags.new
+	@cmp -s $(STATIC_DIR).flags.new $(STATIC_DIR)/flags || $(SWIFT) package clean --scratch-path $(STATIC_DIR)
+	@mkdir -p $(STATIC_DIR) && mv $(STATIC_DIR).flags.new $(STATIC_DIR)/flags
 	@printf '{"schemaVersion": "1.0", "linker": {"path": "%s", "extraCLIOptions": [%s]}}\n' "$(LLD)" \
 	    '"--no-export-dynamic", $(STATIC_RELR_FLAGS)"--symbol-ordering-file=$(CURDIR)/$(STATIC_ORDER)", "--no-warn-symbol-ordering", $(STATIC_UNWIND_FLAGS)"-Map=$(CURDIR)/$(STATIC_DIR)/bluejay.map"' \
 	    > $(STATIC_DIR)/toolset.json.new
