@@ -706,13 +706,20 @@ public final class Peripheral {
 
     /// Subscribes every listen again on a new link (before the link counts as connected, so
     /// no operation comes between). A characteristic gone from the database ends its listen.
+    /// The app may end a listen while another is being subscribed (its subscriber lets go,
+    /// or `endListen(to:)`): one ended before its turn is skipped, and one ended during it
+    /// keeps no value listener on the client, as in ``subscribe(_:on:)``.
     private func restoreListens(on handle: ConnectionHandle) async throws(BluejayError) {
         guard let client = host.existingClient(for: handle) else { throw .notConnected }
-        for (characteristic, listen) in listens {
+        for (characteristic, listen) in listens where listens[characteristic] === listen {
             do {
-                listen.listener = try await client.subscribe(characteristic, listen.deliver).token
+                let listener = try await client.subscribe(characteristic, listen.deliver).token
+                if listens[characteristic] === listen { listen.listener = listener } else { client.removeValueListener(listener) }
             } catch {
-                guard case .att(.disconnected) = error else { endListen(characteristic, BluejayError.from(error, characteristic)); continue }
+                guard case .att(.disconnected) = error else {
+                    if listens[characteristic] === listen { endListen(characteristic, BluejayError.from(error, characteristic)) }
+                    continue
+                }
                 throw BluejayError.from(error, characteristic)
             }
         }
