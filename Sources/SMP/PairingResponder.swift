@@ -7,8 +7,9 @@ extension PairingSession {
     /// (Part H, 2.3): our Pairing Response, then LE Secure Connections (Just Works, Numeric
     /// Comparison, Passkey Entry) or LE legacy pairing (Just Works, Passkey Entry), the
     /// central's encryption with the LTK or STK (``Link/encrypt`` waits for it), and the key
-    /// distribution, ours first (3.6.1).
-    func respond(to request: PairingFeatures) async throws(SMPError) -> Outcome {
+    /// distribution, ours first (3.6.1). The result goes to ``onOutcome`` once the central's
+    /// keys are in; a failure before then is thrown.
+    func respond(to request: PairingFeatures) async throws(SMPError) {
         let bonding = policy.bonding && request.authentication.contains(.bonding)
         let secureConnections = policy.secureConnections && request.authentication.contains(.secureConnections)
         if policy.secureConnectionsOnly, !secureConnections {
@@ -47,17 +48,18 @@ extension PairingSession {
 
         // Key distribution: the responder's keys first, then the initiator's (3.6.1).
         let distributed = try distributeKeys(response.responderKeys, keySize: keySize)
-        var keys = ReceivedKeys()
-        try await receiveKeys(response.initiatorKeys, into: &keys)
-        let identity = keys.identityAddress ?? (link.peer.type, link.peer.address)
         // The key the central encrypts with next time: the Secure Connections LTK, or the
         // legacy LTK we distributed, named by its EDIV and Rand.
         let bondKey = distributed ?? DistributedKey(longTermKey: key, ediv: 0, random: [UInt8](repeating: 0, count: 8))
-        let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: bondKey.longTermKey,
-                        ediv: bondKey.ediv, random: bondKey.random, keySize: keySize, secureConnections: secureConnections,
-                        authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
-        return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond,
-                       keepsBond: secureConnections || distributed != nil)
+        let peer = link.peer
+        try awaitInitiatorKeys(response.initiatorKeys) { keys in
+            let identity = keys.identityAddress ?? (peer.type, peer.address)
+            let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: bondKey.longTermKey,
+                            ediv: bondKey.ediv, random: bondKey.random, keySize: keySize, secureConnections: secureConnections,
+                            authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
+            return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond,
+                           keepsBond: secureConnections || distributed != nil)
+        }
     }
 
     /// LE Secure Connections as the responder (Part H, 2.3.5.6): public keys (the

@@ -63,6 +63,22 @@ final class PairingSession {
     private var inbox: [SMPPDU] = []
     private var waiter: CheckedContinuation<Result<SMPPDU, SMPError>, Never>?
     private var ended: SMPError?
+    /// The responder's last phase (``awaitInitiatorKeys(_:then:)``): commands are keys to
+    /// take, and the result is told to ``onOutcome`` once.
+    private var completion: Completion = .exchanging
+    /// Told the responder's result, once; the initiator's is what ``run()`` returns.
+    var onOutcome: ((Result<Outcome, SMPError>) -> Void)?
+
+    /// Where a session's result stands.
+    private enum Completion {
+        /// The exchange runs in the session's task, awaiting each command.
+        case exchanging
+        /// Our keys went; the initiator's are taken as they arrive, and `outcome` makes
+        /// the result of the last one.
+        case receivingKeys(KeyReception, outcome: (ReceivedKeys) -> Outcome)
+        /// The result was told.
+        case finished
+    }
 
     init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, localCSRK: @escaping @BluetoothActor () -> SecretBytes,
          entropy: PairingEntropy = .system) {
@@ -78,6 +94,7 @@ final class PairingSession {
 
     /// A command from the peer.
     func receive(_ pdu: SMPPDU) {
+        if case .receivingKeys = completion { return take(pdu) }
         if let waiter {
             self.waiter = nil
             waiter.resume(returning: .success(pdu))
@@ -89,6 +106,7 @@ final class PairingSession {
     /// Ends the session: a timeout, the link went, or a malformed command.
     func end(_ error: SMPError) {
         if ended == nil { ended = error }
+        if case .receivingKeys = completion { return finish(.failure(error)) }
         if let waiter {
             self.waiter = nil
             waiter.resume(returning: .failure(error))
@@ -106,6 +124,37 @@ final class PairingSession {
         }
         if case let .pairingFailed(failed) = pdu { throw .pairingFailedByPeer(failed.reason) }
         return pdu
+    }
+
+    /// The responder's last phase: the central's keys (Part H, 3.6.1) are taken in
+    /// ``receive(_:)``, in the turn each command arrives, and the last one tells
+    /// ``onOutcome``. Awaiting them here instead would tell the result a turn later, after
+    /// whatever the same read brought behind the last key: a Disconnection Complete would
+    /// then end the link (the GATT server forgetting the central's CCCDs) before the bond
+    /// that keeps them was known.
+    func awaitInitiatorKeys(_ expected: KeyDistribution, then outcome: @escaping (ReceivedKeys) -> Outcome) throws(SMPError) {
+        if let ended { throw ended }
+        completion = .receivingKeys(KeyReception(expected), outcome: outcome)
+        let early = inbox  // keys that came while our own were going out
+        inbox = []
+        for pdu in early { take(pdu) }
+        if case let .receivingKeys(reception, outcome) = completion, reception.isComplete { finish(.success(outcome(reception.keys))) }
+    }
+
+    /// One of the central's key distribution commands.
+    private func take(_ pdu: SMPPDU) {
+        guard case .receivingKeys(var reception, let outcome) = completion else { return }
+        if case let .pairingFailed(failed) = pdu { return finish(.failure(.pairingFailedByPeer(failed.reason))) }
+        if let wanted = reception.take(pdu) { return finish(.failure(unexpected(pdu, wanted))) }
+        completion = .receivingKeys(reception, outcome: outcome)
+        if reception.isComplete { finish(.success(outcome(reception.keys))) }
+    }
+
+    /// Tells ``onOutcome`` the result, the first time only.
+    func finish(_ result: Result<Outcome, SMPError>) {
+        if case .finished = completion { return }
+        completion = .finished
+        onOutcome?(result)
     }
 
     /// Ends pairing on our side: Pairing Failed with `reason` goes to the peer.
@@ -148,17 +197,18 @@ final class PairingSession {
         // The responder's answer is what gets distributed (a subset of what we asked for).
         let distribution = (initiator: response.initiatorKeys.intersection(request.initiatorKeys),
                             responder: response.responderKeys.intersection(request.responderKeys))
-        var keys = ReceivedKeys()
+        var ltkFromF5: SecretBytes?
         if secureConnections {
             let ltk = try await secureConnectionsPairing(request, response, method)
             // The LTK comes from f5: the peer distributes no EncKey under Secure Connections.
             try await link.encrypt(mask(ltk, keySize), 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
-            keys.longTermKey = mask(ltk, keySize)
+            ltkFromF5 = mask(ltk, keySize)
         } else {
             let stk = try await legacyPairing(request, response, method)
             try await link.encrypt(mask(stk, keySize), 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
         }
-        try await receiveKeys(distribution.responder.subtracting(secureConnections ? .encryptionKey : []), into: &keys)
+        var keys = try await receiveKeys(distribution.responder.subtracting(secureConnections ? .encryptionKey : []))
+        if let ltkFromF5 { keys.longTermKey = ltkFromF5 }
         try distributeKeys(distribution.initiator.subtracting(secureConnections ? .encryptionKey : []))
         guard let ltk = keys.longTermKey else {
             throw fail(.unspecifiedReason, "the peer distributed no LTK, so there is nothing to bond with")
@@ -342,44 +392,14 @@ final class PairingSession {
 
     // MARK: Phase 3: key distribution
 
-    /// The keys the peer distributes, in wire order.
-    struct ReceivedKeys {
-        var longTermKey: SecretBytes?
-        var ediv: UInt16 = 0
-        var random = [UInt8](repeating: 0, count: 8)
-        var identityResolvingKey: SecretBytes?
-        var identityAddress: (UInt8, BluetoothAddress)?
-        var signatureKey: SecretBytes?
-    }
-
     /// Receives the responder's keys, in the order Part H, 3.6.1 fixes.
-    func receiveKeys(_ expected: KeyDistribution, into keys: inout ReceivedKeys) async throws(SMPError) {
-        if expected.contains(.encryptionKey) {
-            switch try await next() {
-            case let .encryptionInformation(information): keys.longTermKey = SecretBytes(information.longTermKey.bytes)
-            case let other: throw unexpected(other, "Encryption Information")
-            }
-            switch try await next() {
-            case let .centralIdentification(identification): (keys.ediv, keys.random) = (identification.ediv, identification.random.bytes)
-            case let other: throw unexpected(other, "Central Identification")
-            }
+    func receiveKeys(_ expected: KeyDistribution) async throws(SMPError) -> ReceivedKeys {
+        var reception = KeyReception(expected)
+        while !reception.isComplete {
+            let pdu = try await next()
+            if let wanted = reception.take(pdu) { throw unexpected(pdu, wanted) }
         }
-        if expected.contains(.identityKey) {
-            switch try await next() {
-            case let .identityInformation(information): keys.identityResolvingKey = SecretBytes(information.identityResolvingKey.bytes)
-            case let other: throw unexpected(other, "Identity Information")
-            }
-            switch try await next() {
-            case let .identityAddressInformation(information): keys.identityAddress = (information.addressType, information.address)
-            case let other: throw unexpected(other, "Identity Address Information")
-            }
-        }
-        if expected.contains(.signingKey) {
-            switch try await next() {
-            case let .signingInformation(information): keys.signatureKey = SecretBytes(information.signatureKey.bytes)
-            case let other: throw unexpected(other, "Signing Information")
-            }
-        }
+        return reception.keys
     }
 
     /// The LTK we distributed in LE legacy pairing (as the responder), with the EDIV and

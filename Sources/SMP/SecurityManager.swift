@@ -304,16 +304,18 @@ public final class SecurityManager {
             try await self.awaitCentralsEncryption(handle, key: ltk)
             self.encryptedByPairing(handle, authenticated: authenticated)
         }
-        Task { @BluetoothActor [weak self] in
-            let outcome: PairingSession.Outcome
-            do throws(SMPError) { outcome = try await session.respond(to: request) } catch {
-                self?.links[handle]?.pairingFailed = true
-                self?.logger.log(.warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
-                self?.sessionEnded(handle, watchdog)
-                return
-            }
+        // The result comes in the turn the central's last key arrives (``PairingSession``'s
+        // `awaitInitiatorKeys`), before anything behind it on the link, such as its end.
+        session.onOutcome = { [weak self] result in
             guard let self else { return }
             sessionEnded(handle, watchdog)
+            let outcome: PairingSession.Outcome
+            switch result {
+            case let .success(success): outcome = success
+            case let .failure(error):
+                links[handle]?.pairingFailed = true
+                return logger.log(.warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
+            }
             links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
             if request.authentication.contains(.bonding), policy.bonding, outcome.keepsBond {
                 do { try bonds.save(outcome.bond) } catch { logger.log(.error, "storing the bond: \(error)") }
@@ -321,6 +323,9 @@ public final class SecurityManager {
             logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), "
                 + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
             onPaired?(handle, outcome.method, outcome.bond)
+        }
+        Task { @BluetoothActor in
+            do throws(SMPError) { try await session.respond(to: request) } catch { session.finish(.failure(error)) }
         }
     }
 

@@ -69,42 +69,10 @@ extension SecurityManagerTests {
             (local, identity) = ((1, address), (1, rig.security.staticRandomAddress))
         }
         if own != .public { rig.security.localAddress = { _ in (.random, local.address) } }
-        let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
-                                      responderKeys: [.encryptionKey, .identityKey, .signingKey])
-        try await rig.receive(PairingRequest(features: request).encoded())
-        await rig.waitForSent(1)
-        guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
-        let response = answer.features
-        #expect(!response.authentication.contains(.secureConnections) || !request.authentication.contains(.secureConnections))
-        #expect(response.responderKeys == [.encryptionKey, .identityKey, .signingKey])
-        #expect(response.initiatorKeys == [.identityKey, .signingKey], "the central's own LTK would serve only roles reversed")
-
-        let tk = [UInt8](repeating: 0, count: 16)
-        func confirm(_ r: [UInt8]) -> [UInt8] {
-            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
-               iat: 1, ia: Self.peer.bytes.reversed(), rat: local.type, ra: local.address.bytes.reversed())
-        }
-        let mrand = (0..<16).map { UInt8($0 * 7 + 1) }
-        try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
-        await rig.waitForSent(2)
-        guard case let .pairingConfirm(sconfirm)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
-        try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())
-        await rig.waitForSent(3)
-        guard case let .pairingRandom(srandom)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
-        let srand = Array(srandom.randomValue.bytes.reversed())
-        #expect(Array(sconfirm.confirmValue.bytes.reversed()) == confirm(srand), "Sconfirm is c1 over Srand")
-
-        // The central encrypts with the STK.
-        try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
-        _ = await eventually { lastKeyReply(rig) != nil }
-        #expect(lastKeyReply(rig) == .some(Array(s1(k: tk, r1: srand, r2: mrand).reversed())))
-        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
-        await rig.waitForSent(8)
-        let distributed = Array(rig.sent[3...])
-        guard distributed.count == 5, case let .encryptionInformation(ltk) = distributed[0], case let .centralIdentification(identification) = distributed[1],
-              case let .identityInformation(ours) = distributed[2], case let .identityAddressInformation(address) = distributed[3],
-              case .signingInformation = distributed[4]
-        else { Issue.record("distributed \(distributed)"); return }
+        guard let distributed = try await legacyJustWorksUntilOurKeys(rig, local: local),
+              case let .encryptionInformation(ltk) = distributed[0], case let .centralIdentification(identification) = distributed[1],
+              case let .identityInformation(ours) = distributed[2], case let .identityAddressInformation(address) = distributed[3]
+        else { return }
         #expect(address.address == identity.address && address.addressType == identity.type)
         if own == .resolvablePrivate || own == .resolvablePrivateWithoutPublicAddress {
             #expect(ResolvablePrivateAddress.resolves(local.address, with: ours.identityResolvingKey.bytes), "the central resolves our address with the IRK we gave")
@@ -131,6 +99,81 @@ extension SecurityManagerTests {
         _ = await eventually { lastKeyReply(rig) != .some(nil) }
         #expect(lastKeyReply(rig) == .some(ltk.longTermKey.bytes))
         rig.controller.close()
+    }
+
+    /// The central's last key and the link's Disconnection Complete in one read from the
+    /// controller (as a loaded machine reads them): the pairing's result is told, the bond
+    /// stored, before the link's end reaches any layer. A layer that keeps something for a
+    /// bonded peer (the GATT server its CCCDs) must learn of the bond while the link it
+    /// binds is still there; told a turn later, the GATT server had already forgotten the
+    /// link, and a bonded central's subscriptions were lost (CI, under load).
+    @Test func theCentralsLastKeyCountsBeforeTheLinkEnds() async throws {
+        let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput))
+        defer { try? FileManager.default.removeItem(atPath: rig.store) }
+        var told: [String] = []
+        rig.security.onPaired = { handle, _, bond in told.append("paired \(handle.rawValue) \(bond.address)") }
+        // Registered after the Security Manager's, as every layer above it is.
+        let observer = rig.controller.addEventObserver { event in
+            if case let .disconnectionComplete(end) = event { told.append("ended \(end.handle.rawValue)") }
+        }
+        defer { rig.controller.removeEventObserver(observer) }
+        guard try await legacyJustWorksUntilOurKeys(rig, local: (0, try #require(rig.controller.info?.address))) != nil else { return }
+        try await rig.receive(IdentityInformation(identityResolvingKey: SecretValue((0..<16).map { UInt8(0xA0 + $0) })).encoded())
+        try await rig.receive(IdentityAddressInformation(addressType: 1, address: Self.peer).encoded())
+
+        let signing = SigningInformation(signatureKey: SecretValue((0..<16).map { UInt8(0xC0 + $0) })).encoded()
+        let frame = [UInt8(signing.count), 0x00, 0x06, 0x00] + signing
+        let end = DisconnectionComplete(status: .success, handle: Rig.handle, reason: .remoteUserTerminatedConnection)
+        rig.fake.deliver(.packets([.acl(ACLDataPacket(handle: Rig.handle, boundary: .firstFlushable, data: frame[...])),
+                                   .event(HCIEvent.disconnectionComplete(end).packet)]))
+        _ = await eventually { told.count == 2 }
+        #expect(told == ["paired \(Rig.handle.rawValue) \(Self.peer)", "ended \(Rig.handle.rawValue)"])
+        #expect(BondStore(store: StoreDirectory(path: rig.store)).bond(for: Self.peer, type: .random) != nil)
+        rig.controller.close()
+    }
+
+    /// LE legacy Just Works with the test as the central that asks for every key, up to
+    /// the five commands of our key distribution (returned: EncKey's two, IdKey's two,
+    /// SignKey's). Our Sconfirm must be c1 over our Srand and the STK s1 over both rands;
+    /// `local` is our address as the central connected to it.
+    func legacyJustWorksUntilOurKeys(_ rig: Rig, local: (type: UInt8, address: BluetoothAddress)) async throws -> [SMPPDU]? {
+        let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
+                                      responderKeys: [.encryptionKey, .identityKey, .signingKey])
+        try await rig.receive(PairingRequest(features: request).encoded())
+        await rig.waitForSent(1)
+        guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return nil }
+        let response = answer.features
+        #expect(!response.authentication.contains(.secureConnections) || !request.authentication.contains(.secureConnections))
+        #expect(response.responderKeys == [.encryptionKey, .identityKey, .signingKey])
+        #expect(response.initiatorKeys == [.identityKey, .signingKey], "the central's own LTK would serve only roles reversed")
+
+        let tk = [UInt8](repeating: 0, count: 16)
+        func confirm(_ r: [UInt8]) -> [UInt8] {
+            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
+               iat: 1, ia: Self.peer.bytes.reversed(), rat: local.type, ra: local.address.bytes.reversed())
+        }
+        let mrand = (0..<16).map { UInt8($0 * 7 + 1) }
+        try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
+        await rig.waitForSent(2)
+        guard case let .pairingConfirm(sconfirm)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return nil }
+        try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())
+        await rig.waitForSent(3)
+        guard case let .pairingRandom(srandom)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return nil }
+        let srand = Array(srandom.randomValue.bytes.reversed())
+        #expect(Array(sconfirm.confirmValue.bytes.reversed()) == confirm(srand), "Sconfirm is c1 over Srand")
+
+        // The central encrypts with the STK.
+        try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
+        _ = await eventually { lastKeyReply(rig) != nil }
+        #expect(lastKeyReply(rig) == .some(Array(s1(k: tk, r1: srand, r2: mrand).reversed())))
+        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
+        await rig.waitForSent(8)
+        let distributed = Array(rig.sent[3...])
+        guard distributed.count == 5, case .encryptionInformation = distributed[0], case .centralIdentification = distributed[1],
+              case .identityInformation = distributed[2], case .identityAddressInformation = distributed[3],
+              case .signingInformation = distributed[4]
+        else { Issue.record("distributed \(distributed)"); return nil }
+        return distributed
     }
 
     /// A central that sends our own public key as its own (CVE-2020-26558): our key is
