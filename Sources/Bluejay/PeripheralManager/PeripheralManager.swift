@@ -76,6 +76,8 @@ public final class PeripheralManager {
     /// data length and PHY raised when both sides support it (as a central's links are).
     public var setsUpLinks = true
     private var watchers: [Int: AsyncStream<PeripheralManagerEvent>.Continuation] = [:]
+    /// What the manager itself has to say (a bonded central's state not restored).
+    private let logger: HCILogger
     private var nextWatcher = 0
     /// The characteristics served, by UUID (the first of a UUID that appears twice).
     private var characteristics: [BluetoothUUID: ServedCharacteristic] = [:]
@@ -97,6 +99,7 @@ public final class PeripheralManager {
         host.bearers.server = server
         for bearer in host.bearers.bearers.values { bearer.server = server }
         advertiser = Advertiser(controller: host.controller, logger: logger)
+        self.logger = logger.layer("gatt")
         // Private addresses are made with the IRK the Security Manager keeps; pairing
         // hashes the address a central connected to (PrivateAddresses.swift).
         advertiser.privateAddressSource = { [weak host] in host?.security.makeResolvablePrivateAddress() }
@@ -118,8 +121,11 @@ public final class PeripheralManager {
         let paired = host.security.onPaired
         host.security.onPaired = { [weak self, weak host] handle, method, bond in
             paired?(handle, method, bond)
-            // A central that bonded: its subscriptions are kept for its next links.
-            if let host, let address = bond.identityAddress, host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
+            // A central that bonded: its subscriptions are kept for its next links. A link
+            // already gone has nothing to keep (and binding its handle would name the next
+            // link that gets it).
+            if let host, host.connections.connections[handle] != nil, let address = bond.identityAddress,
+               host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
                 self?.server.bind(handle, toBondedClient: bond.address)
             }
             self?.emit(.paired(handle, method))
@@ -127,8 +133,12 @@ public final class PeripheralManager {
         // A bonded central back, encrypted with its bond: its subscriptions apply again
         // and it hears of database changes made while it was away.
         host.security.onEncryptedWithBond = { [weak self, weak host] handle, bond in
-            guard let self, let bearer = try? host?.bearers.bearer(for: handle) else { return }
-            restoreBondedCentral(bond, on: bearer)
+            guard let self, let host else { return }
+            do throws(ATTError) {
+                restoreBondedCentral(bond, on: try host.bearers.bearer(for: handle))
+            } catch {
+                logger.log(.warning, "handle \(hex(handle, digits: 4)): the bonded central's subscriptions are not restored: \(error)")
+            }
         }
         keepBondedCentralsInStore()
     }
