@@ -7,7 +7,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 
 | op | arguments | answer |
 |---|---|---|
-| `scan` | `name`, `timeout` (s, default 10) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
+| `scan` | `name`, `timeout` (s, default the hang guard) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
 | `connect` | `address`, `address_type` | `handle`: the link, from controller B's side |
 | `mtu` | `mtu` | `mtu`: the ATT_MTU after the exchange |
 | `discover` | | `services`: `[{uuid, start, end, characteristics: [{uuid, handle, properties, descriptors: [{uuid, handle}]}]}]` |
@@ -18,9 +18,9 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `subscribe` | `handle` (value handle), `indicate` (default false) | writes the CCCD; values are collected from then on (indications are confirmed by Bumble) |
 | `unsubscribe` | `handle` | writes 0000 to the CCCD |
 | `listen` | `handle`, `indicate` (default false) | collects the values of `handle` from now on WITHOUT writing the CCCD: what a bonded central does on a new link, its subscription kept by the server |
-| `values` | `handle`, `count`, `timeout` (s, default 30) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
+| `values` | `handle`, `count`, `timeout` (s, default the hang guard) | `values` (hex): the first `count` values received for `handle` since it was subscribed, once that many arrived (removed from the collection) |
 | `pair` | `sc` (default true), `mitm` (default true), `io` (`none` default, `display`, `display-yesno`, `keyboard`, `keyboard-display`), `bonding` (default true), `wait` (default true) | pairs as the initiator and encrypts: `encrypted`, `method`. With `wait` false it answers at once; `pair_wait` gives the result. A Security Request from the peripheral starts a pairing with the last options by itself |
-| `pair_wait` | `timeout` (s, default 30) | the result of the pairing started with `wait` false: `encrypted`, or the failure |
+| `pair_wait` | `timeout` (s, default the hang guard) | the result of the pairing started with `wait` false: `encrypted`, or the failure |
 | `pairing_output` | `timeout` | the number Bumble's user was shown (passkey or numeric comparison value): `number`, `kind` (`passkey` or `compare`) |
 | `pairing_input` | `number` | the passkey Bumble's user types (answered once pairing asks for it) |
 | `keys` | | what the keystore holds for the peer: `address`, `ltk` (Secure Connections), `ltk_central` (a legacy LTK the peripheral gave, with `ediv`, `rand`), `irk`, `csrk`, `authenticated` |
@@ -39,6 +39,10 @@ its own random address, the first `--address`, the next ones counting up); every
 while each central keeps collecting its values.
 
 Errors from the peer's ATT server answers carry `att_error` (the code).
+
+Every wait (`scan`, `connect`, `values`, `pair_wait`, `pairing_output`, `disconnect`,
+`wait_disconnection`, `l2cap_receive`) ends when its condition holds, or after the hang guard
+(hang_guard.py: the Swift tests' own bound): a `timeout` argument only shortens it.
 '''
 
 import asyncio
@@ -51,6 +55,8 @@ from bumble import att, gatt, hci, l2cap
 from bumble.core import UUID, PhysicalTransport
 from bumble.device import Device, DeviceConfiguration, Peer
 from bumble.pairing import PairingConfig, PairingDelegate
+
+from hang_guard import HANG_GUARD
 
 logger = logging.getLogger('peer.central')
 
@@ -139,7 +145,7 @@ class CentralDriver:
             if self.wanted_name in local_names(entry['data']):
                 self.found.set_result((key, entry))
 
-    async def scan(self, name: str, timeout: float = 10) -> dict:
+    async def scan(self, name: str, timeout: float = HANG_GUARD) -> dict:
         self.wanted_name = name
         self.found = asyncio.get_running_loop().create_future()
         self.seen.clear()
@@ -155,7 +161,7 @@ class CentralDriver:
     async def connect(self, address: str, address_type: int) -> dict:
         kind = hci.Address.PUBLIC_DEVICE_ADDRESS if address_type == 0 else hci.Address.RANDOM_DEVICE_ADDRESS
         self.connection = await self.device.connect(hci.Address(address, kind), transport=PhysicalTransport.LE,
-                                                    own_address_type=hci.OwnAddressType.RANDOM, timeout=10)
+                                                    own_address_type=hci.OwnAddressType.RANDOM, timeout=HANG_GUARD)
         self.disconnected = asyncio.get_running_loop().create_future()
         connection = self.connection
 
@@ -184,9 +190,9 @@ class CentralDriver:
 
     async def disconnect(self, reason: int = 0x13) -> dict:
         await self.connection.disconnect(reason)
-        return {'reason': await asyncio.wait_for(self.disconnected, 10)}
+        return {'reason': await asyncio.wait_for(self.disconnected, HANG_GUARD)}
 
-    async def wait_disconnection(self, timeout: float = 10) -> dict:
+    async def wait_disconnection(self, timeout: float = HANG_GUARD) -> dict:
         return {'reason': await asyncio.wait_for(self.disconnected, timeout)}
 
     async def _pair_quietly(self) -> None:
@@ -206,11 +212,11 @@ class CentralDriver:
             return {}
         return await self.pair_wait()
 
-    async def pair_wait(self, timeout: float = 30) -> dict:
+    async def pair_wait(self, timeout: float = HANG_GUARD) -> dict:
         await asyncio.wait_for(self.pairing, timeout)
         return {'encrypted': bool(self.connection.is_encrypted)}
 
-    async def pairing_output(self, timeout: float = 10) -> dict:
+    async def pairing_output(self, timeout: float = HANG_GUARD) -> dict:
         kind, number = await asyncio.wait_for(self.pairing_delegate.outputs.get(), timeout)
         return {'kind': kind, 'number': number}
 
@@ -332,7 +338,7 @@ class CentralDriver:
             if len(self.values.get(handle, [])) >= count and not future.done():
                 future.set_result(None)
 
-    async def values_of(self, handle: int, count: int, timeout: float = 30) -> dict:
+    async def values_of(self, handle: int, count: int, timeout: float = HANG_GUARD) -> dict:
         future = asyncio.get_running_loop().create_future()
         waiter = (handle, count, future)
         self.value_waiters.append(waiter)
@@ -355,6 +361,10 @@ class CentralDriver:
             result = await method(**command)
         except att.ATT_Error as error:
             return {'ok': False, 'error': str(error), 'att_error': error.error_code}
+        except (asyncio.TimeoutError, TimeoutError):
+            logger.exception('central op %s', op)
+            wait = command.get('timeout', HANG_GUARD)
+            return {'ok': False, 'error': f'TimeoutError: {op} {command} still waiting after {wait:g} s (the hang guard)'}
         except Exception as error:  # the test reads it; the peer goes on
             logger.exception('central op %s', op)
             return {'ok': False, 'error': f'{type(error).__name__}: {error}'}
@@ -384,7 +394,7 @@ class CentralDriver:
         await target.drain()
         return {}
 
-    async def l2cap_receive(self, count: int, channel: int = -1, timeout: float = 30) -> dict:
+    async def l2cap_receive(self, count: int, channel: int = -1, timeout: float = HANG_GUARD) -> dict:
         '''The first `count` SDUs received on the channel, once that many arrived.'''
         _, received, arrived = self.l2cap_channels[channel]
 

@@ -250,6 +250,8 @@ from bumble.snoop import Snooper  # noqa: E402
 from bumble.transport.common import PacketParser  # noqa: E402
 from bumble.core import InvalidPacketError  # noqa: E402
 
+from hang_guard import HANG_GUARD  # noqa: E402
+
 
 # -----------------------------------------------------------------------------
 # Raw HCI packet builders (H4 framing included)
@@ -1319,7 +1321,7 @@ class PeripheralApp:
             return
         try:
             result = await asyncio.wait_for(manager.update_connection_parameters(
-                connection, interval_min, interval_max, latency, timeout), 30)
+                connection, interval_min, interval_max, latency, timeout), HANG_GUARD)
             logger.info('connection parameter update request: result %d', result)
         except asyncio.TimeoutError:
             logger.warning('no answer to the connection parameter update request')

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from hang_guard import HANG_GUARD
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.path.join(HERE, 'peer.py')
 PYTHON = sys.executable
@@ -75,7 +77,7 @@ class PeerProcess:
         self.started = time.monotonic()
         self.process = subprocess.Popen(
             [PYTHON, PEER, *extra], stdout=subprocess.PIPE, stderr=self.log, stdin=stdin)
-        line = self._read_line(timeout=20)
+        line = self._read_line(timeout=HANG_GUARD)
         self.ready_seconds = time.monotonic() - self.started
         self.ready_line = line
         fields = dict(part.split('=', 1) for part in line.split(' ')[1:4])
@@ -165,7 +167,7 @@ class RawHci:
     def send_acl(self, handle: int, data: bytes, pb: int = 0) -> None:
         self.writer.write(struct.pack('<BHH', 2, handle | (pb << 12), len(data)) + data)
 
-    async def next(self, timeout: float = 2.0):
+    async def next(self, timeout: float = HANG_GUARD):
         return await asyncio.wait_for(self.packets.get(), timeout)
 
     async def collect(self, seconds: float) -> list[bytes]:
@@ -180,7 +182,7 @@ class RawHci:
             except asyncio.TimeoutError:
                 return out
 
-    async def wait_event(self, predicate, timeout: float = 2.0) -> bytes | None:
+    async def wait_event(self, predicate, timeout: float = HANG_GUARD) -> bytes | None:
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
@@ -193,7 +195,7 @@ class RawHci:
             if predicate(packet):
                 return packet
 
-    async def command(self, opcode: int, params: bytes = b'', timeout: float = 2.0):
+    async def command(self, opcode: int, params: bytes = b'', timeout: float = HANG_GUARD):
         '''Send a command; return the CC/CS for it (other packets are dropped).'''
         self.send_command(opcode, params)
         return await self.wait_event(lambda p: is_response_to(p, opcode), timeout)
@@ -273,6 +275,7 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
         R.check('raw: known sync command without emulation -> Command Status 0x01',
                 cc is not None and cc[1] == 0x0F and cc[3] == 0x01, repr(cc and cc.hex()))
 
+        # Silence is the check: a short window of its own, not a wait.
         response = await hci.command(0x0C35, bytes([1, 1, 0, 1, 0]), timeout=0.5)
         R.check('raw: Host Number Of Completed Packets gets no response', response is None,
                 repr(response and response.hex()))
@@ -331,7 +334,7 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
 
         # Extended scan with a duration ends with LE Scan Timeout.
         await hci.command(0x2042, struct.pack('<BBHH', 1, 1, 20, 0))  # 200 ms
-        timeout_event = await hci.wait_event(lambda p: le_meta(p, 0x11), 2.0)
+        timeout_event = await hci.wait_event(lambda p: le_meta(p, 0x11))
         R.check('raw: extended scan duration -> LE Scan Timeout', timeout_event is not None)
 
         # LE Create Connection to nobody, then cancel: CC success, then LE Connection
@@ -344,8 +347,8 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
                 cs is not None and cs[1] == 0x0F and cs[3] == 0, repr(cs and cs.hex()))
         hci.send_command(0x200E)
         first = await hci.wait_event(
-            lambda p: is_response_to(p, 0x200E) or le_meta(p, 0x01), 2.0)
-        second = await hci.wait_event(lambda p: le_meta(p, 0x01), 2.0)
+            lambda p: is_response_to(p, 0x200E) or le_meta(p, 0x01))
+        second = await hci.wait_event(lambda p: le_meta(p, 0x01))
         R.check('raw: LE Create Connection Cancel -> CC, then LE Connection Complete 0x02',
                 first is not None and first[1] == 0x0E and first[6] == 0
                 and second is not None and second[4] == 0x02,
@@ -358,7 +361,7 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
         create = struct.pack('<HHBB', 0x10, 0x10, 0, 1) + PEER_ADDRESS_BYTES + struct.pack(
             '<BHHHHHH', 0, 24, 40, 0, 72, 0, 0)
         await hci.command(0x200D, create)
-        complete = await hci.wait_event(lambda p: le_meta(p, 0x01), 3.0)
+        complete = await hci.wait_event(lambda p: le_meta(p, 0x01))
         ok = R.check('raw: LE Create Connection to the peripheral -> connected',
                      complete is not None and complete[4] == 0, repr(complete and complete.hex()))
         if not ok:
@@ -382,7 +385,7 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
                 f'fragment sizes {sizes}')
 
         cc = await hci.command(0x2022, struct.pack('<HHH', handle, 251, 2120))
-        change = await hci.wait_event(lambda p: le_meta(p, 0x07), 2.0)
+        change = await hci.wait_event(lambda p: le_meta(p, 0x07))
         R.check('raw: LE Set Data Length -> CC success + LE Data Length Change 251',
                 cc is not None and cc[6] == 0 and change is not None
                 and struct.unpack_from('<HHHHH', change, 4) == (handle, 251, 2120, 251, 2120),
@@ -398,7 +401,7 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
                 len(fragments) == 1, f'fragment sizes {sizes}')
 
         cs = await hci.command(0x2032, struct.pack('<HBBBH', handle, 0, 0b010, 0b010, 0))
-        phy = await hci.wait_event(lambda p: le_meta(p, 0x0C), 2.0)
+        phy = await hci.wait_event(lambda p: le_meta(p, 0x0C))
         R.check('raw: LE Set PHY -> Command Status + LE PHY Update Complete 2M',
                 cs is not None and cs[1] == 0x0F and cs[3] == 0 and phy is not None
                 and phy[4] == 0 and phy[7:9] == bytes([2, 2]),
@@ -411,14 +414,14 @@ async def raw_controller_tests(peer: PeerProcess, acl_len: int, acl_count: int) 
                 cs is not None and cs[1] == 0x0F and cs[3] == 0x02, repr(cs and cs.hex()))
 
         cs = await hci.command(0x0406, struct.pack('<HB', handle, 0x13))
-        done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05, 2.0)
+        done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05)
         R.check('raw: HCI Disconnect -> Disconnection Complete',
                 done is not None and done[3] == 0 and done[6] == 0x13, repr(done and done.hex()))
     finally:
         hci.close()
 
 
-async def collect_acl_pdu(hci: RawHci, handle: int, timeout: float = 2.0) -> list[bytes]:
+async def collect_acl_pdu(hci: RawHci, handle: int, timeout: float = HANG_GUARD) -> list[bytes]:
     '''ACL fragments of the next L2CAP PDU on handle.'''
     fragments = []
     total = None
@@ -450,6 +453,7 @@ async def mute_test(log_dir: str) -> None:
     try:
         hci = await RawHci.connect(peer.port)
         await hci.command(0x0C03)
+        # Silence is the check: a short window of its own, not a wait.
         response = await hci.command(0x1001, timeout=1.5)
         R.check('mute: muted Read Local Version gets no answer', response is None)
         response = await hci.command(0x1009)  # Read BD_ADDR still answered
@@ -489,7 +493,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
         t0 = time.monotonic()
         await device.start_scanning(active=True)
         try:
-            advertisement, structures = await asyncio.wait_for(found, 5)
+            advertisement, structures = await asyncio.wait_for(found, HANG_GUARD)
         except asyncio.TimeoutError:
             R.check(f'{tag}: scan finds the peripheral', False, 'nothing found')
             return
@@ -504,7 +508,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
                 f'found in {1000 * (time.monotonic() - t0):.0f} ms')
 
         own = hci.OwnAddressType.PUBLIC if first else hci.OwnAddressType.RANDOM
-        connection = await device.connect(target, own_address_type=own, timeout=5)
+        connection = await device.connect(target, own_address_type=own, timeout=HANG_GUARD)
         R.check(f'{tag}: connected (own address {own.name})', connection is not None)
         peer_ = Peer(connection)
         mtu = await peer_.request_mtu(247)
@@ -609,7 +613,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
         for value in sent:
             await peer_.write_value(char(custom(5)), value, with_response=False)
         try:
-            await asyncio.wait_for(echo_done.wait(), 3)
+            await asyncio.wait_for(echo_done.wait(), HANG_GUARD)
         except asyncio.TimeoutError:
             pass
         R.check(f'{tag}: echo: 20 writes without response come back in order',
@@ -630,7 +634,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
         await peer_.write_value(char(custom(6)), b'\x01' + struct.pack('<IH', count, length),
                                 with_response=True)
         try:
-            await asyncio.wait_for(flood_done.wait(), 30)
+            await asyncio.wait_for(flood_done.wait(), HANG_GUARD)
         except asyncio.TimeoutError:
             pass
         elapsed = time.monotonic() - t0
@@ -656,7 +660,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
         await peer_.subscribe(char(custom(3)), on_indication, prefer_notify=False)
         await peer_.write_value(char(custom(6)), b'\x04hello', with_response=True)
         try:
-            await asyncio.wait_for(indicated.wait(), 3)
+            await asyncio.wait_for(indicated.wait(), HANG_GUARD)
         except asyncio.TimeoutError:
             pass
         R.check(f'{tag}: control 0x04 -> indication on 0003', indications == [b'hello'],
@@ -677,7 +681,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
             await peer_.write_value(char(custom(6)), b'\x06' + struct.pack('<HH', 1, 0xFFFF),
                                     with_response=True)
             try:
-                await asyncio.wait_for(changed.wait(), 3)
+                await asyncio.wait_for(changed.wait(), HANG_GUARD)
             except asyncio.TimeoutError:
                 pass
             R.check(f'{tag}: control 0x06 -> Service Changed indication',
@@ -703,7 +707,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
             await peer_.write_value(char(custom(6)), b'\x03' + struct.pack('<HHHH', 24, 40, 0, 400),
                                     with_response=True)
             try:
-                parameters = await asyncio.wait_for(updated, 3)
+                parameters = await asyncio.wait_for(updated, HANG_GUARD)
             except asyncio.TimeoutError:
                 parameters = None
             R.check(f'{tag}: control 0x03 -> L2CAP update request handled by the host',
@@ -725,7 +729,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
         connection.on('disconnection', lambda r: disconnected.done() or disconnected.set_result(r))
         await peer_.write_value(char(custom(6)), bytes([0x02, reason]), with_response=True)
         try:
-            got = await asyncio.wait_for(disconnected, 3)
+            got = await asyncio.wait_for(disconnected, HANG_GUARD)
         except asyncio.TimeoutError:
             got = None
         R.check(f'{tag}: control 0x02 -> host sees disconnection reason 0x{reason:02X}',
@@ -735,7 +739,7 @@ async def bumble_session(peer: PeerProcess, first: bool) -> None:
             # A second simultaneous host connection is closed by the peer.
             reader, writer = await asyncio.open_connection('127.0.0.1', peer.port)
             try:
-                data = await asyncio.wait_for(reader.read(1), 2)
+                data = await asyncio.wait_for(reader.read(1), HANG_GUARD)
                 R.check('second simultaneous connection is closed', data == b'')
             except asyncio.TimeoutError:
                 R.check('second simultaneous connection is closed', False, 'still open')
@@ -750,7 +754,7 @@ async def raw_connect(hci: RawHci, address: bytes = PEER_ADDRESS_BYTES) -> int |
     create = struct.pack('<HHBB', 0x10, 0x10, 0, 1) + address + struct.pack(
         '<BHHHHHH', 0, 24, 40, 0, 72, 0, 0)
     await hci.command(0x200D, create)
-    complete = await hci.wait_event(lambda p: le_meta(p, 0x01), 3.0)
+    complete = await hci.wait_event(lambda p: le_meta(p, 0x01))
     if complete is None or complete[4] != 0:
         return None
     return struct.unpack_from('<H', complete, 5)[0]
@@ -819,9 +823,9 @@ async def fast_tap_flood(log_dir: str) -> None:
             in_order = True
             got_write_response = False
             t0 = time.monotonic()
-            deadline = t0 + 60
+            deadline = t0 + HANG_GUARD
             while seen < count and time.monotonic() < deadline:
-                chunk = await asyncio.wait_for(reader.read(1 << 20), 10)
+                chunk = await asyncio.wait_for(reader.read(1 << 20), HANG_GUARD)
                 if not chunk:
                     break
                 buffer += chunk
@@ -905,7 +909,7 @@ async def reset_and_nocp_tests(log_dir: str) -> None:
         t0 = time.monotonic()
         for _ in range(3):
             hci.send_acl(handle, struct.pack('<HHBH', 3, 4, 0x02, 100))
-        nocp = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x13, 2.0)
+        nocp = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x13)
         delay = time.monotonic() - t0
         R.check('nocp: Number Of Completed Packets held back and coalesced',
                 nocp is not None and delay >= 0.08
@@ -933,7 +937,7 @@ async def reset_and_nocp_tests(log_dir: str) -> None:
     tshark = shutil.which('tshark')
     if tshark:
         result = subprocess.run([tshark, '-r', snoop], capture_output=True, text=True,
-                                timeout=60)
+                                timeout=HANG_GUARD)
         lines = [line for line in result.stdout.splitlines() if line.strip()]
         R.check('snoop-flush: file readable after kill -9', result.returncode == 0
                 and len(lines) >= 10 and 'LE Connection Complete' in result.stdout,
@@ -998,7 +1002,7 @@ async def check_tolerance_service(hci: RawHci, handle: int, services, chars) -> 
 async def layout_tests(log_dir: str) -> None:
     """--layout 2: an extra service before the test service; handles and hash move."""
     rejected = subprocess.run([PYTHON, PEER, '--layout', '3'], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=30)
+                              stdin=subprocess.DEVNULL, timeout=HANG_GUARD)
     R.check('layout: --layout 3 is rejected', rejected.returncode == 2,
             f'rc {rejected.returncode}')
     seen = {}
@@ -1050,7 +1054,7 @@ async def layout_tests(log_dir: str) -> None:
 async def misbehave_tests(log_dir: str) -> None:
     """--att-mtu: the MTU the server offers; control point 0x0A: the next request is never answered."""
     rejected = subprocess.run([PYTHON, PEER, '--att-mtu', '22'], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=30)
+                              stdin=subprocess.DEVNULL, timeout=HANG_GUARD)
     R.check('misbehave: --att-mtu 22 is rejected', rejected.returncode == 2,
             f'rc {rejected.returncode}')
     peer = PeerProcess('--att-mtu', '23', log_dir=log_dir, tag='misbehave')
@@ -1092,7 +1096,7 @@ async def l2cap_tests(log_dir: str) -> None:
         async with await open_transport(peer.bumble_transport) as (source, sink):
             device = Device.with_hci('selftest', hci.Address('C0:FF:EE:00:00:01'), source, sink)
             await device.power_on()
-            connection = await device.connect(target, timeout=5)
+            connection = await device.connect(target, timeout=HANG_GUARD)
             channel = await connection.create_l2cap_channel(spec=l2cap.LeCreditBasedChannelSpec(psm=0x0080, mtu=512, mps=100))
             R.check('l2cap: echo channel opens with the peer\'s MTU and MPS', (channel.peer_mtu, channel.peer_mps) == (2048, 64),
                     f'{channel.peer_mtu}/{channel.peer_mps}')
@@ -1107,7 +1111,7 @@ async def l2cap_tests(log_dir: str) -> None:
             data = bytes(i % 256 for i in range(20000))
             for offset in range(0, len(data), 2048):
                 channel.write(data[offset:offset + 2048])
-            await asyncio.wait_for(done, 10)
+            await asyncio.wait_for(done, HANG_GUARD)
             R.check('l2cap: 20000 octets echoed intact', bytes(received) == data, f'{len(received)} octets')
             for psm, name in ((0x00F0, 'SPSM not supported'), (0x0081, 'insufficient encryption')):
                 try:
@@ -1118,7 +1122,7 @@ async def l2cap_tests(log_dir: str) -> None:
             closed = asyncio.get_running_loop().create_future()
             channel.on('close', lambda: closed.done() or closed.set_result(None))
             channel.write(b'bluejay:disconnect')
-            await asyncio.wait_for(closed, 5)
+            await asyncio.wait_for(closed, HANG_GUARD)
             R.check('l2cap: bluejay:disconnect makes the peer close the channel', True)
             await connection.disconnect()
         text = peer.stderr_text()
@@ -1130,7 +1134,7 @@ async def l2cap_tests(log_dir: str) -> None:
 async def multi_peripheral_tests(log_dir: str) -> None:
     """--peripherals 2: two GATT peripherals on the link, both connected at once."""
     rejected = subprocess.run([PYTHON, PEER, '--peripherals', '0'], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=30)
+                              stdin=subprocess.DEVNULL, timeout=HANG_GUARD)
     R.check('multi: --peripherals 0 is rejected', rejected.returncode == 2,
             f'rc {rejected.returncode}')
     second = 'F0:0D:B1:E7:00:02'
@@ -1176,7 +1180,7 @@ async def multi_peripheral_tests(log_dir: str) -> None:
                     repr(names))
             # One link goes, the other stays usable.
             await hci.command(0x0406, struct.pack('<HB', first_handle, 0x13))
-            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05, 2.0)
+            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05)
             R.check('multi: the first link disconnects',
                     done is not None and struct.unpack_from('<H', done, 4)[0] == first_handle,
                     repr(done and done.hex()))
@@ -1184,7 +1188,7 @@ async def multi_peripheral_tests(log_dir: str) -> None:
             R.check('multi: the second link still works', name == b'\x0b' + second_name.encode(),
                     repr(name))
             await hci.command(0x0406, struct.pack('<HB', second_handle, 0x13))
-            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05, 2.0)
+            done = await hci.wait_event(lambda p: p[0] == 4 and p[1] == 0x05)
             R.check('multi: the second link disconnects',
                     done is not None and struct.unpack_from('<H', done, 4)[0] == second_handle,
                     repr(done and done.hex()))
@@ -1233,7 +1237,7 @@ async def pairing_tests(log_dir: str) -> None:
                     identity_address_type=pairing.PairingConfig.AddressType.RANDOM,
                     **config)
                 await device.power_on()
-                connection = await device.connect(target, timeout=5)
+                connection = await device.connect(target, timeout=HANG_GUARD)
                 peer_ = Peer(connection)
                 await peer_.discover_all()
                 secret = peer_.get_characteristics_by_uuid(UUID(custom(4)))[0]
@@ -1242,14 +1246,14 @@ async def pairing_tests(log_dir: str) -> None:
                     before = None
                 except att.ATT_Error as error:
                     before = int(error.error_code)
-                await asyncio.wait_for(connection.pair(), 10)
+                await asyncio.wait_for(connection.pair(), HANG_GUARD)
                 value = await peer_.read_value(secret)
                 R.check(f'pairing {label}: 0x0F before, readable after pairing',
                         before == 0x0F and value == b'Bluejay secret', f'{before} {value!r}')
-                await asyncio.wait_for(connection.disconnect(), 5)
-                connection = await device.connect(target, timeout=5)
+                await asyncio.wait_for(connection.disconnect(), HANG_GUARD)
+                connection = await device.connect(target, timeout=HANG_GUARD)
                 try:
-                    await asyncio.wait_for(connection.encrypt(), 5)
+                    await asyncio.wait_for(connection.encrypt(), HANG_GUARD)
                     peer_ = Peer(connection)
                     await peer_.discover_all()
                     secret = peer_.get_characteristics_by_uuid(UUID(custom(4)))[0]
@@ -1260,7 +1264,7 @@ async def pairing_tests(log_dir: str) -> None:
                     R.check(f'pairing {label}: bonded re-encryption after reconnect', False,
                             repr(error))
                 if connection.handle in device.connections:
-                    await asyncio.wait_for(connection.disconnect(), 5)
+                    await asyncio.wait_for(connection.disconnect(), HANG_GUARD)
         finally:
             peer.stop()
 
@@ -1277,7 +1281,7 @@ def check_snoop(path: str) -> None:
         [tshark, '-r', path, '-T', 'fields', '-E', 'separator=|',
          '-e', 'frame.number', '-e', 'hci_h4.direction', '-e', 'hci_h4.type',
          '-e', '_ws.col.Protocol'],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=HANG_GUARD)
     rows = [line.split('|') for line in result.stdout.splitlines() if line]
     commands = [r for r in rows if r[2] == '0x01']
     events = [r for r in rows if r[2] == '0x04']
@@ -1288,17 +1292,17 @@ def check_snoop(path: str) -> None:
             commands and events and all(r[1] == '0x00' for r in commands)
             and all(r[1] == '0x01' for r in events),
             f'{len(commands)} commands, {len(events)} events, {len(acl)} ACL')
-    summary = subprocess.run([tshark, '-r', path], capture_output=True, text=True, timeout=120)
+    summary = subprocess.run([tshark, '-r', path], capture_output=True, text=True, timeout=HANG_GUARD)
     sent = [line for line in summary.stdout.splitlines() if 'HCI_CMD' in line]
     R.check('snoop: summary shows commands as "host → controller"/Sent',
             sent and all('host' in line.split('HCI_CMD')[0] for line in sent[:20]),
             sent[0].strip()[:120] if sent else 'no commands')
     malformed = subprocess.run([tshark, '-r', path, '-Y', '_ws.malformed'],
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=HANG_GUARD)
     bad = [line for line in malformed.stdout.splitlines() if line.strip()]
     R.check('snoop: zero malformed frames', not bad, f'{len(bad)} malformed')
     hierarchy = subprocess.run([tshark, '-r', path, '-q', '-z', 'io,phs'],
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=HANG_GUARD)
     R.note('snoop protocol hierarchy:\n' + '\n'.join(
         line for line in hierarchy.stdout.splitlines() if 'frames' in line))
 
@@ -1414,7 +1418,7 @@ def lifetime_tests(log_dir: str) -> None:
     async def unix_reset():
         reader, writer = await asyncio.open_unix_connection(path)
         writer.write(bytes.fromhex('01030c00'))
-        data = await asyncio.wait_for(reader.readexactly(7), 2)
+        data = await asyncio.wait_for(reader.readexactly(7), HANG_GUARD)
         writer.close()
         return data
 
