@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
+.PHONY: all build test test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
 
 all: build
 
@@ -86,6 +86,34 @@ docs: deps
 	    || { cat .build/docs.log; exit 1; }; cat .build/docs.log
 	@if grep -q '^warning:' .build/docs.log; then echo "docs: $$(grep -c '^warning:' .build/docs.log) DocC warnings (above)"; exit 1; fi
 	@echo "docs: no warnings"
+
+# CI's ThreadSanitizer lane (make test-tsan-lane): the suites that exercise concurrency
+# again under TSan: unit tests of every layer, replay, the Bluejay and Central API suites,
+# fault injection, the virtual controller. Left out, because TSan has nothing to watch there:
+# - suites that drive the `bluejay` tool as a child process (CommandLineTests,
+#   PairingTests, SecretRedactionTests, MockCommandLineTests, CommandLineReplayTests):
+#   the tool they run is the ordinary debug build, not instrumented, so TSan would only
+#   watch the test waiting for it; the same code paths run instrumented in the API suites;
+# - CompileFailTests, SeedSnippetTests and DocumentationSnippetTests, which run the
+#   compiler on programs written against the API;
+# - single-threaded pure code: BluetoothCryptoTests, TraceDecodingTests, FuzzTargetTests
+#   (AddressSanitizer covers the decoders under `make fuzz`).
+# `make test-sanitize` alone still runs the whole suite.
+TSAN_LANE_SKIP := IntegrationTests.CommandLineTests IntegrationTests.PairingTests IntegrationTests.SecretRedactionTests \
+	IntegrationTests.MockCommandLineTests ReplayTests.CommandLineReplayTests BluejayTests.CompileFailTests \
+	BluejayTests.SeedSnippetTests BluejayTests.DocumentationSnippetTests \
+	BluetoothCryptoTests TraceDecodingTests FuzzTargetTests
+test-tsan-lane:
+	@$(MAKE) --no-print-directory test-sanitize SANITIZERS=thread SANITIZE_SKIP="$(TSAN_LANE_SKIP)"
+
+# Races that only load brings out: the integration suites (debug build) and the TSan lane's
+# suites, side by side as CI runs them, STRESS_RUNS times (default 3) with STRESS_BUSY busy
+# loops beside them (default 2), every failure reported by test name with its output
+# (Fixtures/stress/run.sh). Run it before landing a change to concurrency or to a
+# connection's lifecycle. Not part of make test: it takes about 15 minutes a run.
+test-stress: deps venv build
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	SWIFT="$(SWIFT)" TSAN_SKIPS="--skip CorpusTests $(foreach s,$(TSAN_LANE_SKIP),--skip $(s))" Fixtures/stress/run.sh
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and
