@@ -65,14 +65,14 @@ let package = Package(
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
+                "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // libmosquitto, Eclipse's MQTT client (Debian's libmosquitto-dev), for the gateway.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The gateway's logic on the public Central API: configuration, topics, the MQTT
         // client and its bounded outbox, value decoding, Home Assistant discovery.
-        .target(name: "Gateway", dependencies: ["Bluejay", "CMosquitto", .product(name: "Yams", package: "Yams"),
+        .target(name: "Gateway", dependencies: ["Bluejay", "HCI", "CMosquitto", .product(name: "Yams", package: "Yams"),
                                                 .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "BluejayGateway", dependencies: ["Gateway", .product(name: "Logging", package: "swift-log")]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
@@ -82,7 +82,7 @@ let package = Package(
         // `bluejay-bench` (make bench): the in-memory paths timed side by side with Bumble's
         // host, and a gateway on Central against the Bumble peer.
         .executableTarget(
-            name: "bluejay-bench", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
+            name: "bluejay-bench", dependencies: ["CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
             path: "Sources/BluejayBench"),
         // `bluejay-ct` (make bench-check): whether BluetoothCrypto's P-256 and AES keep their
         // time independent of the secret, measured by dudect's fixed-against-random t-test on

@@ -10,6 +10,7 @@
 //     packet of the link.
 import Bluejay
 import BenchSupport
+import CBluetooth
 import BluetoothCore
 import Foundation
 import HCI
@@ -34,7 +35,7 @@ func peripheralPeerRun(transport: String, count: Int, payload: Int) async throws
     try manager.add(MutableService(uuid: service, characteristics: [MutableCharacteristic(uuid: stream, properties: [.notify])]))
     try await manager.startAdvertising(name: "Bluejay Bench", uuids: [service])
     print("{\"mode\": \"peripheral-peer\", \"ready\": true}")
-    fflush(nil)  // bench.py reads each line as it comes
+    bluejay_flush_stdout()  // bench.py reads each line as it comes
     var link: ConnectionHandle?
     for await event in events {
         if case let .subscriptionChanged(subscription) = event, subscription.notifications {

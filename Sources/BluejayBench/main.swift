@@ -37,6 +37,7 @@ import ATT
 import Bluejay
 import BluetoothCore
 import BenchSupport
+import CBluetooth
 import Dispatch
 import Foundation
 import GATT
@@ -302,7 +303,7 @@ func serveFloods(at path: String, count: Int, payload: Int) -> Never {
     }
     guard bound == 0, listen(listener, 4) == 0 else { fail("bind/listen \(path)") }
     print("READY socket=\(path)")
-    fflush(nil)  // stdout: bench.py reads each line as it comes
+    bluejay_flush_stdout()  // bench.py reads each line as it comes
     while true {
         let descriptor = accept(listener, nil, nil)
         if descriptor < 0 {
@@ -324,7 +325,7 @@ func serveFloods(at path: String, count: Int, payload: Int) -> Never {
         } catch {
             print("{\"mode\": \"flood-peer\", \"error\": \"\(error)\"}")
         }
-        fflush(nil)  // stdout: bench.py reads each line as it comes
+        bluejay_flush_stdout()  // bench.py reads each line as it comes
     }
 }
 

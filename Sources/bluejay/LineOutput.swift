@@ -70,7 +70,7 @@ final class LineOutput {
         flushScheduled = false
         guard count > 0 else { return }
         // Whatever `print` left in stdio's buffer goes first, so lines keep their order.
-        fflush(nil)
+        flushStandardOutput()
         var offset = 0
         while offset < count {
             let written = write(STDOUT_FILENO, buffer + offset, count - offset)

@@ -2,6 +2,7 @@ import ArgumentParser
 import ATT
 import Bluejay
 import BluetoothCore
+import CBluetooth
 import Dispatch
 import DiscoveryCache
 import GATT
@@ -212,7 +213,9 @@ func standardInputLine() async -> String? {
     }
 }
 
-/// Pushes printed lines out now, so a reader on a pipe sees each value as it comes.
+/// Pushes printed lines out now, so a reader on a pipe sees each value as it comes. Only
+/// stdout: `fflush(nil)` would wait for stdin's lock, held by a thread blocked reading a
+/// line (`serve`'s value lines), and stop the stack's actor until input came.
 func flushStandardOutput() {
-    fflush(nil)  // every output stream; stdout itself is a C global Swift 6 will not touch
+    bluejay_flush_stdout()
 }

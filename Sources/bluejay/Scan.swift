@@ -83,7 +83,7 @@ struct Scan: AsyncParsableCommand {
                     shown[key] = current
                     if let text = table.update(key, Self.row(current, bonded: bonded(current))) {
                         print(text, terminator: "")
-                        fflush(nil)  // all streams: naming stdout is not concurrency-safe in Swift 6
+                        flushStandardOutput()
                     }
                 }
                 let timer = Task { @BluetoothActor in

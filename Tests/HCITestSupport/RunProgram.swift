@@ -1,17 +1,30 @@
 import Foundation
 
-/// What a program run by ``run(_:_:environment:input:)`` ended with.
+/// What a program run by ``run(_:_:environment:input:idleInput:)`` ended with.
 package typealias ProgramResult = (status: Int32, stdout: String, stderr: String)
+
+/// A standard input that stays open and silent for the whole run: how a person or a script
+/// drives a tool that reads lines (`sleep 40 | bluejay serve`, or a shell nobody types in).
+package enum IdleInput: Sendable {
+    /// A pipe whose writer stays open until the program ends.
+    case openPipe
+    /// A pseudo-terminal whose master stays open until the program ends.
+    case terminal
+}
 
 /// Runs a program and returns its exit status, standard output and standard error. Shared
 /// by the test targets that drive the `bluejay` tool (integration and replay tests). The
 /// waiting happens off Swift's cooperative pool (``blocking(_:)``), so tests running beside
 /// it go on while the program runs.
-package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws -> ProgramResult {
-    try await blocking { try runBlocking(executable, arguments, environment: environment, input: input) }
+/// `input` is written to its standard input, then closed; `idleInput` instead keeps it open
+/// and silent; with neither it reads /dev/null.
+package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+                 idleInput: IdleInput? = nil) async throws -> ProgramResult {
+    try await blocking { try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput) }
 }
 
-private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?) throws -> ProgramResult {
+private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?,
+                         idleInput: IdleInput?) throws -> ProgramResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -32,8 +45,29 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
     process.standardOutput = out
     process.standardError = err
     let stdin = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    // The terminal's master end, kept open (and closed) here for the whole run.
+    var terminal: (master: Int32, slave: Int32)?
+    switch idleInput {
+    case .openPipe?:
+        process.standardInput = stdin
+    case .terminal?:
+        let opened = try openPseudoTerminal()
+        let slave = open(opened.devicePath, O_RDWR | O_NOCTTY)
+        guard slave >= 0 else {
+            close(opened.master)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        terminal = (opened.master, slave)
+        process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+    case nil:
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    }
+    defer {
+        if let terminal { close(terminal.master) }
+        if idleInput == .openPipe { try? stdin.fileHandleForWriting.close() }
+    }
     try process.run()
+    if let terminal { close(terminal.slave) }
     if let input {
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
@@ -51,4 +85,5 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
 }
+
 

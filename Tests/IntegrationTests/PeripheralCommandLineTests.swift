@@ -60,6 +60,36 @@ extension CommandLineTests {
         #expect(lines.contains { $0.hasSuffix("2A6E: notifications on, indications off") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("disconnected ") })
     }
+
+    /// `bluejay serve` with its standard input open and silent, as a person runs it (an idle
+    /// terminal) or a script does (`sleep 40 | bluejay serve`): the stack answers at once.
+    /// The reader of value lines blocks in `readLine()` holding stdin's lock; output must
+    /// never wait for it (`fflush(nil)` did, and stopped the whole stack: a central's
+    /// Exchange MTU went unanswered and `connected` was never printed).
+    @Test(.hangGuard, arguments: [IdleInput.openPipe, .terminal])
+    func serveAnswersWhileItsInputIsOpenAndSilent(_ idle: IdleInput) async throws {
+        let central = try await TestCentral()
+        defer { central.stop() }
+        let database = NSTemporaryDirectory() + "bluejay-serve-idle-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        try Data("""
+            {"name": "Bluejay Idle", "services": [{"uuid": "181A", "characteristics": [
+              {"uuid": "2A6E", "properties": ["read"], "value": "0a09"}]}]}
+            """.utf8).write(to: URL(fileURLWithPath: database))
+        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport, "--duration", "6"], idleInput: idle)
+        let found = try await central.send(["op": "scan", "name": "Bluejay Idle"])
+        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        #expect(try await central.send(["op": "mtu", "mtu": 247])["mtu"] as? Int == 247)
+        let services = try #require(try await central.send(["op": "discover"])["services"] as? [[String: Any]])
+        let handle = try #require((services.last?["characteristics"] as? [[String: Any]])?.first?["handle"] as? Int)
+        #expect(try await central.send(["op": "read", "handle": handle])["value"] as? String == "0a09")
+        try await central.send(["op": "disconnect"])
+        let finished = try await result
+        #expect(finished.status == 0, "stderr: \(finished.stderr)")
+        let lines = finished.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("connected ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("disconnected ") }, "\(lines)")
+    }
 }
 
 extension CommandLineTests {

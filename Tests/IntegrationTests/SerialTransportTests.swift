@@ -1,6 +1,7 @@
 import BluetoothCore
 import Foundation
 @testable import HCI
+import HCITestSupport
 import Testing
 
 extension IntegrationTests {
@@ -43,15 +44,7 @@ final class PseudoTerminalRelay: @unchecked Sendable {
         guard case let .tcp(host, port) = try TransportSpec(parsing: transport) else {
             throw TestPeerError(description: "relay needs a tcp: transport")
         }
-        // posix_openpt/unlockpt/ptsname are not exported to Swift; their kernel interface
-        // is: open /dev/ptmx, clear the lock (TIOCSPTLCK), ask the number (TIOCGPTN).
-        master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        var unlock: Int32 = 0
-        var number: UInt32 = 0
-        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
-            throw TestPeerError(description: "no pseudo-terminal: errno \(errno)")
-        }
-        devicePath = "/dev/pts/\(number)"
+        (master, devicePath) = try openPseudoTerminal()
         socket = try StreamSocket.connectTCP(host: host, port: port)
         threads = [copier(from: master, to: socket), copier(from: socket, to: master)]
         for thread in threads { thread.start() }

@@ -17,4 +17,11 @@
 // in /proc/PID/task/*/comm, top -H and gdb.
 int pthread_setname_np(pthread_t thread, const char *name);
 
+#include <stdio.h>
+
+// Flushes stdout alone. Swift 6 will not name the C global `stdout`, and fflush(NULL), the
+// spelling it does allow, takes every stream's lock: stdin's too, which a thread blocked
+// reading a line holds, so output would wait for input.
+static inline int bluejay_flush_stdout(void) { return fflush(stdout); }
+
 #endif
