@@ -1,5 +1,6 @@
 import Bluejay
 import Foundation
+import HCI
 import Yams
 
 /// The gateway's configuration file (docs/Gateway.md): what it connects to, where it
@@ -68,7 +69,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         guard let root else { throw ConfigurationError(line: nil, field: nil, message: "the file is empty") }
         let top = try Fields(root, path: "")
         gateway = try top.required("gateway", TopicLevel.make)
-        transport = try top.required("transport", Fields.nonEmpty)
+        transport = try top.required("transport", Fields.transport)
         broker = try top.required("broker", BrokerAddress.init)
         username = try top.optional("username", Fields.nonEmpty)
         password = try top.optional("password", { $0 })
@@ -278,9 +279,10 @@ public struct PeripheralRule: Sendable, Equatable {
 /// One characteristic of a peripheral rule: `{service: 180F, characteristic: 2A19}`, with
 /// `every:` in `poll:`, and `write: command` for a Write Command (no response) on `/set`.
 public struct CharacteristicRule: Sendable, Equatable {
-    /// The service UUID as written, upper case (it is a topic level).
+    /// The service UUID in its canonical form, whatever its spelling in the file (`0x180f`,
+    /// `0000180F-0000-1000-8000-00805F9B34FB` and `180F` are one service, one topic level).
     public var serviceText: String
-    /// The characteristic UUID as written, upper case.
+    /// The characteristic UUID in its canonical form (``BluetoothUUID/description``).
     public var characteristicText: String
     /// The characteristic.
     public var characteristic: CharacteristicIdentifier
@@ -292,8 +294,8 @@ public struct CharacteristicRule: Sendable, Equatable {
     init(_ fields: Fields, poll: Bool) throws(ConfigurationError) {
         let service = try fields.required("service", Fields.uuid)
         let characteristic = try fields.required("characteristic", Fields.uuid)
-        serviceText = try fields.required("service", Fields.nonEmpty).uppercased()
-        characteristicText = try fields.required("characteristic", Fields.nonEmpty).uppercased()
+        serviceText = service.description
+        characteristicText = characteristic.description
         self.characteristic = CharacteristicIdentifier(uuid: characteristic, service: ServiceIdentifier(uuid: service))
         if poll {
             every = try fields.required("every", Fields.duration)
@@ -437,8 +439,16 @@ struct Fields {
         return text
     }
 
+    /// A transport string as `bluejay` takes it, checked here: one that cannot work must fail
+    /// `--check` (the unit's ExecStartPre), not every start, where systemd would restart the
+    /// gateway forever.
+    static func transport(_ text: String) throws(FieldError) -> String {
+        do { _ = try TransportSpec(parsing: text) } catch { throw FieldError("\(error)") }
+        return text
+    }
+
     static func uuid(_ text: String) throws(FieldError) -> BluetoothUUID {
-        guard let uuid = BluetoothUUID(text) else { throw FieldError("'\(text)' is not a UUID (16-bit like 180D, or 128-bit)") }
+        guard let uuid = BluetoothUUID(text) else { throw FieldError("'\(text)' is not a UUID (16-bit like 180D, 32-bit like 0000180D, or 128-bit like 0000180D-0000-1000-8000-00805F9B34FB)") }
         return uuid
     }
 

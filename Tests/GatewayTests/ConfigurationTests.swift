@@ -107,11 +107,26 @@ struct ConfigurationTests {
          "line 6: peripherals[1]: address C0:FF:EE:00:00:11 is already peripherals[0]"),
         ("gateway: gw1\ntransport: hci0\nbroker: [mqtt://h\n",
          "line 4: not YAML: did not find expected ',' or ']'"),
+        ("gateway: gw1\ntransport: bogus:xyz\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+         "line 2: transport: unknown transport 'bogus:xyz'"),
+        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, characteristic: 2A37-0000}\n",
+         "line 7: peripherals[0].subscribe[0].characteristic: '2A37-0000' is not a UUID"),
     ])
     func mistakesNameTheLineAndTheField(yaml: String, expected: String) {
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: yaml) }
         do { _ = try GatewayConfiguration(yaml: yaml) } catch {
             #expect(error.description.hasPrefix(expected), "got: \(error)")
+        }
+    }
+
+    /// Every spelling of one UUID is one topic level (and so one Home Assistant entity):
+    /// `0x2a37` once published on `…/0X2A37` beside `…/2A37`.
+    @Test func uuidSpellingsAreOneTopic() throws {
+        for (service, characteristic) in [("180D", "2A37"), ("0x180d", "0x2a37"), ("0000180D", "00002a37"),
+                                          ("0000180D-0000-1000-8000-00805F9B34FB", "00002A37-0000-1000-8000-00805f9b34fb")] {
+            let yaml = "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n"
+                + "    subscribe:\n      - {service: \(service), characteristic: \(characteristic)}\n"
+            #expect(try GatewayConfiguration(yaml: yaml).peripherals[0].subscribe.map(\.topicPath) == ["180D/2A37"], "\(service) \(characteristic)")
         }
     }
 

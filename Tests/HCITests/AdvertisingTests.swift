@@ -96,7 +96,12 @@ import Testing
         let custom = BluetoothUUID("B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
         #expect(custom.description == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
         #expect(BluetoothUUID(littleEndianBytes: custom.littleEndianBytes) == custom)
-        for bad in ["", "18", "180G", "12345", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A"] { #expect(BluetoothUUID(bad) == nil, "\(bad)") }
+        #expect(BluetoothUUID("0000180d00001000800000805f9b34fb") == BluetoothUUID(UInt16(0x180D)), "128 bits without dashes")
+        // Dashes only where the 128-bit form has them: "2A37-0000" is neither 32-bit nor 128-bit.
+        for bad in ["", "18", "180G", "12345", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A", "2A37-0000", "-2A37", "2A-37", "0x2A37-0000",
+                    "B1E700019D3B-4C7A-8A5E-6F2D0C1B0A00", "0xB1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"] {
+            #expect(BluetoothUUID(bad) == nil, "\(bad)")
+        }
         #expect(BluetoothUUID(littleEndianBytes: [0x01, 0x02, 0x03]) == nil)
     }
 }

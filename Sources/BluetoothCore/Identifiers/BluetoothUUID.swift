@@ -44,11 +44,16 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Parses `180D`, `0x180D`, `0000180D` or `0000180D-0000-1000-8000-00805F9B34FB`.
+    /// Parses `180D`, `0x180D`, `0000180D`, `0000180D-0000-1000-8000-00805F9B34FB` or the
+    /// same 32 digits without dashes. Dashes go only where the 128-bit form has them
+    /// (8-4-4-4-12): `2A37-0000` is no UUID.
     public init?(_ text: String) {
-        var hexText = text.replacingOccurrences(of: "-", with: "")
-        if hexText.hasPrefix("0x") || hexText.hasPrefix("0X") { hexText = String(hexText.dropFirst(2)) }
-        guard [4, 8, 32].contains(hexText.count), hexText.allSatisfy(\.isHexDigit) else { return nil }
+        var body = Substring(text)
+        if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
+        let groups = body.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
+        guard groups == [4] || groups == [8] || groups == [32] || (groups == [8, 4, 4, 4, 12] && body.count == text.count) else { return nil }
+        let hexText = body.filter { $0 != "-" }
+        guard hexText.allSatisfy(\.isHexDigit) else { return nil }
         if hexText.count <= 8 {
             guard let value = UInt32(hexText, radix: 16) else { return nil }
             self.init(value)
