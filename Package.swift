@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Storage", targets: ["Storage"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
+        .library(name: "Advertisements", targets: ["Advertisements"]),
         .library(name: "VirtualController", targets: ["VirtualController"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
         // `bluejay gateway CONFIG.yaml` runs this: BLE peripherals bridged to an MQTT broker
@@ -59,6 +60,9 @@ let package = Package(
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
         .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
+        // Sensor and beacon advertisements decoded (BTHome, MiBeacon, Ruuvi, …; issue 52), for
+        // `bluejay adv decode` and the gateway: AD structures and AES-CCM, nothing heavier.
+        .target(name: "Advertisements", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
         .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
@@ -112,6 +116,8 @@ let package = Package(
         // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
+        // The advertisement decoders against the formats' published example payloads.
+        .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
