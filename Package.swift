@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
+                "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // libmosquitto, Eclipse's MQTT client (Debian's libmosquitto-dev), for the gateway.
