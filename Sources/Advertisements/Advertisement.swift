@@ -100,7 +100,7 @@ public enum AdvertisementDecoder {
         let input = AdvertisementInput(data: advertisement, address: address, key: key)
         var firstError: AdvertisementError?
         for format in Format.allCases {
-            do {
+            do throws(AdvertisementError) {
                 if let decoded = try format.decode(input) { return decoded }
             } catch {
                 if firstError == nil { firstError = error }

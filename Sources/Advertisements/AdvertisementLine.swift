@@ -31,7 +31,7 @@ public enum AdvertisementLine {
         if let problem = data.problem, data.structures.isEmpty {
             return error(shown, "malformed advertising data: \(problem)")
         }
-        do {
+        do throws(AdvertisementError) {
             let decoded = try AdvertisementDecoder.decode(data, address: address, key: key)
             var text = "{\"address\":" + JSONText.quoted(shown) + ",\"format\":" + JSONText.quoted(decoded.format) + ",\"values\":"
             JSONText.write(.object(decoded.values), to: &text)
