@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
         // Fuzz targets for every decoder of outside bytes (README "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
-        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController"],
+        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
                 path: "Fuzz/Targets"),
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
