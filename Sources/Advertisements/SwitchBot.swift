@@ -1,18 +1,19 @@
 /// SwitchBot, service data 0xFD3D (0x0D00 before Meter firmware 2.7), as OpenWonderLabs'
-/// SwitchBotAPI-BLE describes it: octet 0 is the device type in bits 0–6 (bit 7 set:
-/// encrypted), octet 1 status, octet 2 the battery (%) in bits 0–6, then the type's own
-/// octets. Decoded: the Meter (`T`) and Meter Plus (`i`), the Contact Sensor (`d`, `D` in
-/// pairing mode) and the Motion Sensor (`s`, `S`).
+/// SwitchBotAPI-BLE describes it: octet 0 is the device type in bits 0–6 (bit 7 set: the
+/// sensors' encrypted form), octet 1 status, octet 2 the battery (%) in bits 0–6, then the
+/// type's own octets. Decoded: the Meter (`T`, `t` in pairing mode) and Meter Plus (`i`), the
+/// Contact Sensor (`d`, `D` in pairing mode) and the Motion Sensor (`s`, `S`).
 enum SwitchBot {
     static let format = "switchbot"
 
     static func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
         guard let data = input.serviceData(0xFD3D) ?? input.serviceData(0x0D00), let first = data.first else { return nil }
         let type = first & 0x7F
-        let models: [UInt8: String] = [0x54: "meter", 0x69: "meter_plus", 0x64: "contact_sensor", 0x44: "contact_sensor",
+        let models: [UInt8: String] = [0x54: "meter", 0x74: "meter", 0x69: "meter_plus", 0x64: "contact_sensor", 0x44: "contact_sensor",
                                        0x73: "motion_sensor", 0x53: "motion_sensor"]
         guard let model = models[type] else { return nil }
-        guard first & 0x80 == 0 else {
+        // Bit 7 says «encrypted» on the contact and motion sensors; the Meter's page calls it reserved.
+        guard first & 0x80 == 0 || model.hasPrefix("meter") else {
             throw .unsupported(format: format, reason: "encrypted SwitchBot advertisements are not decoded")
         }
         let needed = model == "contact_sensor" ? 9 : 6
