@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Storage", targets: ["Storage"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "TraceDecoding", targets: ["TraceDecoding"]),
+        .library(name: "Advertisements", targets: ["Advertisements"]),
         .library(name: "VirtualController", targets: ["VirtualController"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
         // `bluejay gateway CONFIG.yaml` runs this: BLE peripherals bridged to an MQTT broker
@@ -59,13 +60,16 @@ let package = Package(
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
         .target(name: "BluetoothCrypto"),
         .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
+        // Sensor and beacon advertisements decoded (BTHome, MiBeacon, Ruuvi, …; issue 52), for
+        // `bluejay adv decode` and the gateway: AD structures and AES-CCM, nothing heavier.
+        .target(name: "Advertisements", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
         .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
             dependencies: [
-                "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController",
+                "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // libmosquitto, Eclipse's MQTT client (Debian's libmosquitto-dev), for the gateway.
@@ -112,6 +116,8 @@ let package = Package(
         // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
+        // The advertisement decoders against the formats' published example payloads.
+        .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
@@ -132,7 +138,7 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
         // Fuzz targets for every decoder of outside bytes (README "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
-        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController"],
+        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
                 path: "Fuzz/Targets"),
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),

@@ -28,7 +28,8 @@ public struct FuzzTarget: Sendable {
 
     /// Every target, in the order `make fuzz` runs them.
     public static let all: [FuzzTarget] = [
-        .h4Framing, .hciEvent, .advertisingData, .l2cap, .att, .attServer, .smp, .btsnoop, .traceReconstruction, .cacheFile, .bondFile,
+        .h4Framing, .hciEvent, .advertisingData, .advertisements, .l2cap, .att, .attServer, .smp, .btsnoop, .traceReconstruction,
+        .cacheFile, .bondFile,
     ]
 
     /// The target called `name`, if any.

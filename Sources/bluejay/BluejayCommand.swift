@@ -22,7 +22,7 @@ struct BluejayCommand: AsyncParsableCommand {
             mock:FILE[,peer=ADDRESS] (a virtual controller serving the peers a recording shows: see 'bluejay mock').
             """,
         subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self, L2CAPCommand.self, Advertise.self, Serve.self,
-                      GatewayCommand.self])
+                      GatewayCommand.self, Adv.self])
 }
 
 /// Options every command takes.

@@ -1,5 +1,3 @@
-import BluetoothCore
-
 /// One AD structure of advertising or scan-response data (Core Supplement Part A):
 /// a length, an AD type and its data.
 public struct ADStructure: Sendable, Equatable {
