@@ -99,14 +99,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
-        // Traits shared by the test targets (the hang guard every time limit uses).
+        // Traits shared by the test targets (the hang guard every time limit uses), and
+        // expectError, #expect(throws:) returning the error under Swift 6.0 too.
         .target(name: "TestTraits", path: "Tests/TestTraits"),
         // Holds trace summaries against ../shared/traces/expected-counts.json under one rule,
         // for the decoder's tests and the command line's alike.
         .target(name: "TraceTestSupport", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
                 path: "Tests/TraceTestSupport"),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport"]),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport", "TestTraits", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport", "TestTraits"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
         // Our AES-128 and P-256 are held against OpenSSL's results (OracleVectors.swift, from
         // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
