@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.0
 // Bluejay for Linux: a Bluetooth Low Energy host stack that drives a controller over HCI.
 import PackageDescription
 
@@ -24,18 +24,17 @@ let package = Package(
         // `bluejay gateway CONFIG.yaml` runs this: BLE peripherals bridged to an MQTT broker
         // (docs/Gateway.md). Its own binary, so YAML and libmosquitto stay out of `bluejay`.
         .executable(name: "bluejay-gateway", targets: ["BluejayGateway"]),
+        // The in-memory paths and the flooding peripheral, for the package-benchmark suite
+        // (Benchmarks/Package.swift, which can use only products). Not API.
+        .library(name: "BenchSupport", targets: ["BenchSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // The gateway's configuration file (Sources/Gateway), nowhere else.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `make docs`: the documentation, built by DocC (a plugin; nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // `make bench-check`: the in-memory paths on package-benchmark (Benchmarks/), heap
-        // allocations counted by its malloc interposer (the trait) and held against
-        // Benchmarks/Thresholds. Linked into the benchmark executable alone.
-        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Only what Swift cannot spell: sockaddr_hci and the HCI channel constants from
@@ -90,13 +89,9 @@ let package = Package(
         .target(name: "CycleCounter", path: "Benchmarks/ConstantTime/CycleCounter"),
         .executableTarget(name: "bluejay-ct", dependencies: ["BluetoothCrypto", "CycleCounter"],
                           path: "Benchmarks/ConstantTime/Harness"),
-        // package-benchmark's suite (make bench-check): allocations of the in-memory paths and
-        // the codecs, against Benchmarks/Thresholds.
-        .executableTarget(
-            name: "BluejayBenchmarks",
-            dependencies: ["ATT", "BluetoothCore", "HCI", "L2CAP", "BenchSupport", .product(name: "Benchmark", package: "benchmark")],
-            path: "Benchmarks/BluejayBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        // package-benchmark's suite (make bench-check) is a package of its own,
+        // Benchmarks/Package.swift: ordo-one/benchmark's trait needs tools 6.1, this package
+        // stays at 6.0 for Debian 13's Swift (make swift60).
         // A scripted controller for unit tests of the layers above the transport.
         .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
         // Traits shared by the test targets (the hang guard every time limit uses), and
