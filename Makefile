@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
+.PHONY: all build test test-corpus test-sanitize vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 clean
 
 all: build
 
@@ -86,6 +86,15 @@ docs: deps
 	    || { cat .build/docs.log; exit 1; }; cat .build/docs.log
 	@if grep -q '^warning:' .build/docs.log; then echo "docs: $$(grep -c '^warning:' .build/docs.log) DocC warnings (above)"; exit 1; fi
 	@echo "docs: no warnings"
+
+# The oldest Swift the package supports: Debian 13's own (swiftlang 6.0.3), in a Debian 13
+# root of the project's (Fixtures/debian13/root.sh: mmdebstrap into .build/debian13-amd64,
+# made once and reused), building every product, the test bundles and the example apps
+# (Fixtures/debian13/build.sh: a chroot, its own copy of the source and scratch folder under
+# .build/swift60). Builds only; nothing is run. Needs root (mmdebstrap, chroot, mount).
+swift60:
+	$(SUDO) Fixtures/debian13/root.sh
+	$(SUDO) Fixtures/debian13/build.sh
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and
