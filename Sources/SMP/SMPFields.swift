@@ -42,9 +42,9 @@ extension OneOctetField {
     public static var length: Int { 1 }
 }
 
+#if compiler(>=6.2)
 /// Octets of a fixed count that are not secret, as on the wire (least significant first):
 /// Central Identification's Rand (8) and the coordinates of a public key (32 each).
-#if compiler(>=6.2)
 public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
     /// The octets, least significant first.
     public let bytes: [UInt8]
@@ -63,6 +63,9 @@ public typealias Octets32 = Octets<32>
 // Swift 6.0 and 6.1 have no integer generic parameters (SE-0452, Swift 6.2): the count is
 // the static property of a type that stands for it, and the three sizes SMP uses have the
 // same names as on Swift 6.2 (Octets8, Octets16, Octets32).
+
+/// Octets of a fixed count that are not secret, as on the wire (least significant first):
+/// Central Identification's Rand (8) and the coordinates of a public key (32 each).
 public struct Octets<Count: OctetCount>: SMPField, WireCodable, Hashable {
     /// The octets, least significant first.
     public let bytes: [UInt8]
