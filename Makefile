@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs clean
+.PHONY: all build test test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 clean
 
 all: build
 
@@ -115,6 +115,15 @@ test-stress: deps venv build
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	SWIFT="$(SWIFT)" TSAN_SKIPS="--skip CorpusTests $(foreach s,$(TSAN_LANE_SKIP),--skip $(s))" Fixtures/stress/run.sh
 
+# The oldest Swift the package supports: Debian 13's own (swiftlang 6.0.3), in a Debian 13
+# root of the project's (Fixtures/debian13/root.sh: mmdebstrap into .build/debian13-amd64,
+# made once and reused), building every product, the test bundles and the example apps
+# (Fixtures/debian13/build.sh: a chroot, its own copy of the source and scratch folder under
+# .build/swift60). Builds only; nothing is run. Needs root (mmdebstrap, chroot, mount).
+swift60:
+	$(SUDO) Fixtures/debian13/root.sh
+	$(SUDO) Fixtures/debian13/build.sh
+
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and
 # leaves the new .btsnoop/.out/.err files for `git diff` (see Fixtures/traces/README.md).
@@ -208,8 +217,8 @@ bench: deps venv
 	    (cd $(BASELINE_DIR) && $(SWIFT) build -c release --product bluejay-bench); \
 	fi
 	@rm -rf .build/benchmark-results && mkdir -p .build/benchmark-results
-	$(SWIFT) package --allow-writing-to-directory .build/benchmark-results benchmark --target BluejayBenchmarks \
-	    --format metricP90AbsoluteThresholds --path .build/benchmark-results --no-progress
+	$(SWIFT) package $(BENCH_PACKAGE) --allow-writing-to-directory $(CURDIR)/.build/benchmark-results benchmark --target BluejayBenchmarks \
+	    --format metricP90AbsoluteThresholds --path $(CURDIR)/.build/benchmark-results --no-progress
 	$(MAKE) --no-print-directory static
 	$(PEER_PY) Fixtures/bench/bench.py --bluejay .build/release/bluejay --bench .build/release/bluejay-bench \
 	    --static $(STATIC_BINARY) --benchmarks .build/benchmark-results --gateway .build/release/bluejay-gateway \
@@ -217,10 +226,13 @@ bench: deps venv
 
 # The in-memory paths on package-benchmark (Benchmarks/BluejayBenchmarks): heap allocations
 # per run held against Benchmarks/Thresholds (they do not depend on the machine; times are
-# not checked). A debug build, which the test build has made already: CI's bench-check
-# stage. The plugin preloads its own (release) malloc interposer; LD_LIBRARY_PATH makes the
-# debug benchmark load that same one instead of its debug copy (two interposers call each
-# other without end). After a deliberate change, `make bench-thresholds` records new ones.
+# not checked). A debug build: CI's bench-check stage. The suite is a package of its own,
+# Benchmarks/Package.swift (ordo-one/benchmark's trait needs tools 6.1; the main package
+# stays at 6.0 for Debian 13's Swift, make swift60), which depends on this one by path and
+# builds in BENCH_SCRATCH. The plugin preloads its own (release) malloc interposer;
+# LD_LIBRARY_PATH makes the debug benchmark load that same one instead of its debug copy
+# (two interposers call each other without end). After a deliberate change,
+# `make bench-thresholds` records new ones.
 # The app's paths (bluejay-listen-244, central-values-244) are left out of both: their counts
 # hang on how the main actor's and the stack's threads meet (41K to 50K allocations per run
 # of 10,000 values, one release run), so no tolerance would pass them and still catch one
@@ -230,9 +242,11 @@ bench: deps venv
 # bluejay-ct, built in release (the property belongs to the optimised code), runs dudect's
 # fixed-against-random t-test on P-256 and AES with secret inputs and fails above |t| = 10.
 # Its self-check goes first: a leak added by hand must be flagged, or the harness is broken.
-BENCH_RUN   := LD_LIBRARY_PATH=$(CURDIR)/.build/x86_64-unknown-linux-gnu/release $(SWIFT) package
+BENCH_SCRATCH ?= .build/benchmarks
+BENCH_PACKAGE := --package-path $(CURDIR)/Benchmarks --scratch-path $(CURDIR)/$(BENCH_SCRATCH)
+BENCH_RUN   := LD_LIBRARY_PATH=$(CURDIR)/$(BENCH_SCRATCH)/x86_64-unknown-linux-gnu/release $(SWIFT) package $(BENCH_PACKAGE)
 BENCH_FLAGS := --target BluejayBenchmarks --metric mallocCountTotal --benchmark-build-configuration debug \
-	    --skip 'bluejay-listen-244|central-values-244' --path Benchmarks/Thresholds --no-progress
+	    --skip 'bluejay-listen-244|central-values-244' --path $(CURDIR)/Benchmarks/Thresholds --no-progress
 CT_BINARY   := .build/release/bluejay-ct
 bench-check:
 	$(SWIFT) build -c release --product bluejay-ct

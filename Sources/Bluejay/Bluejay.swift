@@ -245,9 +245,11 @@ public final class Bluejay {
         host.controller.failure.map { .hci($0) } ?? error
     }
 
-    /// Runs `body` with the GATT client of link `handle`.
+    /// Runs `body` with the GATT client of link `handle`. (`T` is Sendable for Swift 6.0,
+    /// which takes a call of `body`, an async closure whose type names no isolation, as
+    /// leaving the actor: its result crosses back. Every caller's is.)
     @BluetoothActor
-    static func onClient<T>(_ host: BluetoothHost, _ handle: ConnectionHandle,
+    static func onClient<T: Sendable>(_ host: BluetoothHost, _ handle: ConnectionHandle,
                             _ body: (GATTClient) async throws(GATTError) -> T) async -> Swift.Result<T, GATTError> {
         guard let client = host.existingClient(for: handle) else { return .failure(.att(.notConnected(handle))) }
         do { return .success(try await body(client)) } catch { return .failure(error) }

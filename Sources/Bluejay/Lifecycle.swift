@@ -126,7 +126,8 @@ extension Bluejay {
         host.onControllerFailure = { [weak self] error in Task { @BluetoothActor in await self?.controllerLost(host, error) } }
         host.onServicesInvalidated = { [weak self] handle, services in
             let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
-            self?.post { self?.servicesInvalidated(handle, identifiers) }
+            // Its own weak capture: Swift 6.0 will not send the outer closure's to the main actor.
+            self?.post { [weak self] in self?.servicesInvalidated(handle, identifiers) }
         }
         // The same route as a listen's values, so the two stay in the order they came.
         host.onUnhandledValue = { handle, valueHandle, characteristic, value in

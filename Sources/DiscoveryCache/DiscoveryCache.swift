@@ -219,6 +219,7 @@ public final class DiscoveryCache {
         }
     }
 
+    #if compiler(>=6.3)
     /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
     /// runs it once more.
     public func retryingOutOfSync<T>(_ client: GATTClient, _ body: () async throws(GATTError) -> T) async throws(GATTError) -> T {
@@ -228,6 +229,19 @@ public final class DiscoveryCache {
             return try await body()
         }
     }
+    #else
+    /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
+    /// runs it once more. (`T` is Sendable here: Swift 6.0 takes a call of `body`, an async
+    /// closure whose type names no isolation, as leaving the actor, so its result crosses
+    /// back. Swift 6.3 accepts any `T`; 6.1 and 6.2 were not tried, so they get this form.)
+    public func retryingOutOfSync<T: Sendable>(_ client: GATTClient, _ body: () async throws(GATTError) -> T) async throws(GATTError) -> T {
+        do { return try await body() } catch {
+            guard error.code == .databaseOutOfSync else { throw error }
+            try await revalidate(client)
+            return try await body()
+        }
+    }
+    #endif
 
     /// Reads the Database Hash again (after `databaseOutOfSync`); when it changed, what the
     /// client knew is dropped, with its file, so the next use rediscovers.

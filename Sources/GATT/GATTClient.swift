@@ -690,7 +690,10 @@ public final class GATTClient {
     /// and the last handle it covered; the next step starts right after it. The first step
     /// always runs, whatever the range: a range the server must refuse (start 0x0000, or
     /// after `end`) is the caller's to ask, and the server's Error Response is the answer.
-    private func collect<Entry>(from start: AttributeHandle, to end: AttributeHandle,
+    /// (`Entry` is Sendable for Swift 6.0, which takes a call of `step`, an async closure
+    /// whose type names no isolation, as leaving the actor: its result crosses back. Every
+    /// entry type is a Sendable value.)
+    private func collect<Entry: Sendable>(from start: AttributeHandle, to end: AttributeHandle,
                                 _ step: (AttributeHandle) async throws(GATTError) -> ([Entry], AttributeHandle)) async throws(GATTError) -> [Entry] {
         var found: [Entry] = []
         var next = start

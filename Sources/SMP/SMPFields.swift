@@ -42,25 +42,71 @@ extension OneOctetField {
     public static var length: Int { 1 }
 }
 
+#if compiler(>=6.2)
 /// Octets of a fixed count that are not secret, as on the wire (least significant first):
 /// Central Identification's Rand (8) and the coordinates of a public key (32 each).
 public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
     /// The octets, least significant first.
     public let bytes: [UInt8]
 
-    /// Wraps `bytes`, which must be `count` octets: the sizes are the specification's, so
-    /// another is a programming error.
+    /// `count` octets.
+    public static var length: Int { count }
+}
+
+/// Rand's 8 octets (``Octets`` of 8; on Swift 6.0 and 6.1 the count is a type's).
+public typealias Octets8 = Octets<8>
+/// A secret's 16 octets.
+public typealias Octets16 = Octets<16>
+/// A public key coordinate's 32 octets.
+public typealias Octets32 = Octets<32>
+#else
+// Swift 6.0 and 6.1 have no integer generic parameters (SE-0452, Swift 6.2): the count is
+// the static property of a type that stands for it, and the three sizes SMP uses have the
+// same names as on Swift 6.2 (Octets8, Octets16, Octets32).
+
+/// Octets of a fixed count that are not secret, as on the wire (least significant first):
+/// Central Identification's Rand (8) and the coordinates of a public key (32 each).
+public struct Octets<Count: OctetCount>: SMPField, WireCodable, Hashable {
+    /// The octets, least significant first.
+    public let bytes: [UInt8]
+
+    /// `Count.count` octets.
+    public static var length: Int { Count.count }
+}
+
+/// The count of an ``Octets`` (Swift 6.0 and 6.1 only).
+public protocol OctetCount: Sendable, Hashable {
+    /// How many octets.
+    static var count: Int { get }
+}
+
+/// 8 octets.
+public enum OctetCount8: OctetCount { public static var count: Int { 8 } }
+/// 16 octets.
+public enum OctetCount16: OctetCount { public static var count: Int { 16 } }
+/// 32 octets.
+public enum OctetCount32: OctetCount { public static var count: Int { 32 } }
+
+/// Rand's 8 octets.
+public typealias Octets8 = Octets<OctetCount8>
+/// A secret's 16 octets.
+public typealias Octets16 = Octets<OctetCount16>
+/// A public key coordinate's 32 octets.
+public typealias Octets32 = Octets<OctetCount32>
+#endif
+
+extension Octets {
+    /// Wraps `bytes`, which must be ``length`` octets: the sizes are the specification's,
+    /// so another is a programming error.
     public init(_ bytes: some Collection<UInt8>) {
-        precondition(bytes.count == count, "this SMP field has \(count) octets, not \(bytes.count)")
+        precondition(bytes.count == Self.length, "this SMP field has \(Self.length) octets, not \(bytes.count)")
         self.bytes = Array(bytes)
     }
 
-    /// Reads `count` octets.
-    public init(from reader: inout ByteReader) throws(DecodingError) { bytes = Array(try reader.readBytes(count)) }
+    /// Reads ``length`` octets.
+    public init(from reader: inout ByteReader) throws(DecodingError) { bytes = Array(try reader.readBytes(Self.length)) }
     /// Writes the octets.
     public func encode(to writer: inout ByteWriter) { writer.write(bytes: bytes) }
-    /// `count` octets.
-    public static var length: Int { count }
 }
 
 /// A 128-bit secret of pairing, as on the wire (least significant octet first): a key (the
@@ -68,7 +114,7 @@ public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
 /// ``SMPSecretFields`` names, so logs, traces and redacted captures leave it out; for the
 /// same reason it prints as `<redacted 16 octets>`.
 public struct SecretValue: SMPField, WireCodable, Hashable, CustomStringConvertible {
-    private let octets: Octets<16>
+    private let octets: Octets16
 
     /// The 16 octets, least significant first.
     public var bytes: [UInt8] { octets.bytes }
@@ -81,7 +127,7 @@ public struct SecretValue: SMPField, WireCodable, Hashable, CustomStringConverti
     /// Writes the 16 octets.
     public func encode(to writer: inout ByteWriter) { octets.encode(to: &writer) }
     /// 16 octets.
-    public static var length: Int { Octets<16>.length }
+    public static var length: Int { Octets16.length }
     /// Secret.
     public static var isSecret: Bool { true }
     /// `<redacted 16 octets>`, never the value.

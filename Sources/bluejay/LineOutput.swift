@@ -15,7 +15,13 @@ import Glibc
 final class LineOutput {
     /// Written out as soon as this much is waiting, whatever is still coming.
     static let limit = 1 << 16
+    #if compiler(>=6.2)
     private var buffer: UnsafeMutablePointer<UInt8>
+    #else
+    // Read by the nonisolated deinit below (Swift 6.0 and 6.1), which cannot see the actor's
+    // properties otherwise; every other use is on the actor.
+    nonisolated(unsafe) private var buffer: UnsafeMutablePointer<UInt8>
+    #endif
     private var capacity: Int
     private var count = 0
     private var flushScheduled = false
@@ -25,9 +31,17 @@ final class LineOutput {
         buffer = .allocate(capacity: capacity)
     }
 
+    #if compiler(>=6.2)
     isolated deinit {
         buffer.deallocate()
     }
+    #else
+    // No isolated deinit before Swift 6.2 (SE-0371): freeing the buffer needs no actor, as
+    // nothing else holds the object by then (the buffer is nonisolated(unsafe) above).
+    deinit {
+        buffer.deallocate()
+    }
+    #endif
 
     /// Appends `line` and a newline.
     func append(_ line: String) {

@@ -114,10 +114,12 @@ struct Scan: AsyncParsableCommand {
     static func row(_ discovery: Discovery, bonded: String? = nil) -> String {
         let data = discovery.advertisement
         let manufacturer = data.manufacturerData.map { "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexString())" }
-        return pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
+        // In two typed parts: Swift 6.0's type checker gave up on the whole sum.
+        let columns: String = pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
             + pad(discovery.rssi.map(String.init) ?? "-", 6) + pad(data.localName ?? "-", 20)
-            + pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
+        let rest: String = pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
             + (bonded.map { "  bonded: \($0)" } ?? "")
+        return columns + rest
     }
 
     static func json(_ discovery: Discovery, bonded: String? = nil) -> String {

@@ -281,6 +281,7 @@ struct PDUTests {
         #expect(all.allSatisfy { $0.opcode.name != "Unknown" })
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("Encoding traps on what the wire cannot carry: mixed lengths, a short signature, a truncated middle value")
     func encodingPreconditions() async {
         await #expect(processExitsWith: .failure) {
@@ -297,6 +298,7 @@ struct PDUTests {
             _ = ReadMultipleVariableResponse(entries: [.init(length: 3, value: [1]), .init(value: [1])]).encoded()
         }
     }
+    #endif
 }
 
 @Suite("ATT error codes")

@@ -47,7 +47,11 @@ struct ArrivalInboxTests {
     @Test("Once closed, nothing more is taken and the taker lets the inbox go")
     func closeEndsTheTaker() async {
         var inbox: ArrivalInbox? = ArrivalInbox()
+        #if compiler(>=6.2)
         weak let watched = inbox
+        #else
+        weak var watched = inbox  // weak let is Swift 6.2's (SE-0481)
+        #endif
         let taken = Taken()
         inbox?.deliver { batch in taken.batches += batch.count }
         inbox?.post(arrival(1))

@@ -48,6 +48,7 @@ struct AESCMACTests {
         #expect(msbFirst(fromLSBFirst: wire[1...]) == [0x03, 0x02])
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("A key that is not 16 octets is a programming error")
     func shortKey() async {
         await #expect(processExitsWith: .failure) {
@@ -57,4 +58,5 @@ struct AESCMACTests {
             _ = e(key: [UInt8](repeating: 0, count: 16), plaintext: [UInt8](repeating: 0, count: 17))
         }
     }
+    #endif
 }

@@ -212,10 +212,12 @@ struct DatabaseHashTests {
         #expect(others[0].type16 == 0x2906)
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("Two attributes with one handle are a programming error")
     func duplicateHandle() async {
         await #expect(processExitsWith: .failure) {
             _ = databaseHash(attributes: [attribute(0x0001, 0x2800, "0018"), attribute(0x0001, 0x2800, "0118")])
         }
     }
+    #endif
 }

@@ -33,6 +33,7 @@ struct LegacyPairingTests {
         #expect(stk == hex("9a1fe1f0 e8b0f49b 5b4216ae 796da062"))
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("An address type other than 0 or 1 is a programming error")
     func addressType() async {
         await #expect(processExitsWith: .failure) {
@@ -41,4 +42,5 @@ struct LegacyPairingTests {
                    iat: 2, ia: hex("A1A2A3A4A5A6"), rat: 0, ra: hex("B1B2B3B4B5B6"))
         }
     }
+    #endif
 }

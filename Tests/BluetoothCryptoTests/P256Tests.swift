@@ -122,25 +122,7 @@ struct P256Tests {
     }
 
     @Test("Public keys refused: off the curve, x or y ≥ p (SEC 1, 3.2.2.1; OpenSSL reduces these), the wrong length",
-          arguments: [
-              // The debug public key with one bit of y flipped: no longer on the curve.
-              Curve.debugPublicX + Curve.debugPublicY.enumerated().map { $0.offset == 31 ? $0.element ^ 1 : $0.element },
-              Curve.debugPublicX.enumerated().map { $0.offset == 0 ? $0.element ^ 0x80 : $0.element } + Curve.debugPublicY,
-              // (0, y) is on the curve, (p, y) is the same point with x not reduced.
-              Curve.p + Curve.zeroXPointY,
-              // (x, y) is on the curve, (x, y + p) is the same point with y not reduced.
-              Curve.smallYPointX + add(Curve.smallYPointY, Curve.p),
-              // y = p, and all ones in both coordinates.
-              Curve.gx + Curve.p,
-              [UInt8](repeating: 0xff, count: 64),
-              // The point at infinity has no affine coordinates; (0, 0) is not on the curve.
-              [UInt8](repeating: 0, count: 64),
-              // Lengths.
-              [],
-              Curve.debugPublicX,
-              [0x04] + Curve.debugPublicX + Curve.debugPublicY,
-              Array((Curve.debugPublicX + Curve.debugPublicY).dropLast()),
-          ])
+          arguments: refusedPublicKeyInputs)
     func refusedPublicKeys(raw: [UInt8]) {
         #expect(P256PublicKey(rawRepresentation: raw) == nil)
     }
@@ -155,6 +137,29 @@ struct P256Tests {
 }
 
 /// a + b of two 32-octet big-endian numbers, mod 2^256.
+/// What refusedPublicKeys(raw:) tries. Typed, and outside the attribute: Swift 6.0's type
+/// checker gave up on the untyped literal of sums ("unable to type-check this expression
+/// in reasonable time").
+private let refusedPublicKeyInputs: [[UInt8]] = [
+    // The debug public key with one bit of y flipped: no longer on the curve.
+    Curve.debugPublicX + Curve.debugPublicY.enumerated().map { $0.offset == 31 ? $0.element ^ 1 : $0.element },
+    Curve.debugPublicX.enumerated().map { $0.offset == 0 ? $0.element ^ 0x80 : $0.element } + Curve.debugPublicY,
+    // (0, y) is on the curve, (p, y) is the same point with x not reduced.
+    Curve.p + Curve.zeroXPointY,
+    // (x, y) is on the curve, (x, y + p) is the same point with y not reduced.
+    Curve.smallYPointX + add(Curve.smallYPointY, Curve.p),
+    // y = p, and all ones in both coordinates.
+    Curve.gx + Curve.p,
+    [UInt8](repeating: 0xff, count: 64),
+    // The point at infinity has no affine coordinates; (0, 0) is not on the curve.
+    [UInt8](repeating: 0, count: 64),
+    // Lengths.
+    [],
+    Curve.debugPublicX,
+    [0x04] + Curve.debugPublicX + Curve.debugPublicY,
+    Array((Curve.debugPublicX + Curve.debugPublicY).dropLast()),
+]
+
 private func add(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
     var sum = [UInt8](repeating: 0, count: 32), carry = 0
     for index in (0..<32).reversed() {

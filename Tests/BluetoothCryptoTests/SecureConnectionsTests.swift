@@ -88,6 +88,7 @@ struct SecureConnectionsTests {
         #expect(h6(w: intermediate, keyID: Array(finalID.utf8)) == hex(expected))
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("Wrong lengths are programming errors")
     func wrongLengths() async {
         await #expect(processExitsWith: .failure) {
@@ -100,4 +101,5 @@ struct SecureConnectionsTests {
             _ = ah(k: Sample.key128, r: hex("70819400"))
         }
     }
+    #endif
 }

@@ -31,7 +31,7 @@ extension GATTServerTests {
         ]))
         let (link, again) = makeLink(server, connection: 3)
         var changed: [[UInt8]] = []
-        let told = Expectation<Void>()
+        let told = BluetoothCore.Expectation<Void>()
         _ = again.addValueListener(LocalGATTServer.serviceChangedHandle) { value in
             changed.append(Array(value))
             told.fulfill(())
@@ -72,9 +72,12 @@ extension GATTServerTests {
         try await first.configure(LocalGATTServer.serviceChangedCCCDHandle, .indicate)
         let record = try #require(stored[client])
         #expect(record.databaseHash == server.base.databaseHashValue.hexString())
+        // Required first: Swift 6.0's #expect evaluates the right side of == in an
+        // autoclosure that cannot throw.
+        let notifyingCCCD = try #require(notifying.cccdHandle)
         #expect(record.cccds == [
             BondedClientRecord.CCCD(handle: LocalGATTServer.serviceChangedCCCDHandle.rawValue, characteristic: BluetoothUUID.serviceChanged.description, value: 2),
-            BondedClientRecord.CCCD(handle: try #require(notifying.cccdHandle).rawValue, characteristic: Self.notifying.description, value: 1),
+            BondedClientRecord.CCCD(handle: notifyingCCCD.rawValue, characteristic: Self.notifying.description, value: 1),
         ])
 
         // The same database in a new server: restored, nothing indicated.
@@ -100,7 +103,7 @@ extension GATTServerTests {
         var saved: [BondedClientRecord?] = []
         other.onBondedClientChanged = { _, record in saved.append(record) }
         let (otherLink, otherClient) = makeLink(other, connection: 8)
-        let told = Expectation<[UInt8]>()
+        let told = BluetoothCore.Expectation<[UInt8]>()
         _ = otherClient.addValueListener(LocalGATTServer.serviceChangedHandle) { told.fulfill(Array($0)) }
         let reapplied = other.restoreBondedClient(client, on: otherLink.server, stored: record)
         #expect(reapplied.map(\.handle) == [LocalGATTServer.serviceChangedHandle])

@@ -153,7 +153,7 @@ struct GATTServerTests {
         }
 
         var received: [[UInt8]] = []
-        let done = Expectation<Void>()
+        let done = BluetoothCore.Expectation<Void>()
         _ = first.addValueListener(notifying.valueHandle) { value in
             received.append(Array(value))
             if received.count == 1000 { done.fulfill(()) }
@@ -164,7 +164,9 @@ struct GATTServerTests {
             #expect(server.notify(notifying.valueHandle, value: [UInt8(index & 0xFF), UInt8(index >> 8)]) == [1])
         }
         await done.value()
-        #expect(received == (0..<1000).map { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        // Typed outside #expect: Swift 6.0's type checker gave up on it inside.
+        let sent: [[UInt8]] = (0..<1000).map { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        #expect(received == sent)
         #expect(secondReceived == 0)
         // Gone: its subscription goes with it.
         server.linkEnded(1)
@@ -229,7 +231,7 @@ struct GATTServerTests {
         let (_, client) = makeLink(server)
         #expect(try await client.subscribeToServiceChanged())
         var invalidated: [Service] = []
-        let told = Expectation<Void>()
+        let told = BluetoothCore.Expectation<Void>()
         client.onServicesInvalidated = { services in
             invalidated += services
             told.fulfill(())

@@ -1,6 +1,7 @@
 import Foundation
 import BluetoothCore
 import HCI
+import TestTraits
 import Testing
 
 // Transport strings: the same grammar on the command line, in BLUEJAY_TRANSPORT and in
@@ -81,7 +82,7 @@ struct TransportSpecTests {
 
     @Test("The usage text lists every form")
     func usage() throws {
-        let error = #expect(throws: TransportError.self) { try TransportSpec(parsing: "bogus") }
+        let error = expectError(TransportError.self) { _ = try TransportSpec(parsing: "bogus") }
         guard case .invalidSpec(let why)? = error else { return }
         for form in ["hci0", "hci:N", "serial:/dev/ttyX", "tcp:HOST:PORT", "unix:PATH", "replay:FILE"] {
             #expect(why.contains(form))
@@ -90,7 +91,7 @@ struct TransportSpecTests {
 
     @Test("An unsupported baud rate lists the supported ones")
     func baudRates() throws {
-        let error = #expect(throws: TransportError.self) { try TransportSpec(parsing: "serial:/dev/x,baud=123") }
+        let error = expectError(TransportError.self) { _ = try TransportSpec(parsing: "serial:/dev/x,baud=123") }
         guard case .invalidSpec(let why)? = error else { return }
         #expect(why.contains("115200"))
         #expect(why.contains("1000000"))

@@ -29,7 +29,13 @@ extension IntegrationTests.BluejayAPITests {
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
+        #if compiler(>=6.3)
         let key = DispatchSpecificKey<String>()
+        #else
+        // Not Sendable in Swift 6.0's Dispatch; here() only reads it. (6.3's is Sendable, and
+        // there nonisolated(unsafe) draws a warning; 6.1 and 6.2 not tried.)
+        nonisolated(unsafe) let key = DispatchSpecificKey<String>()
+        #endif
         let callbacks = place.queue
         callbacks.setSpecific(key: key, value: place.rawValue)
         let elsewhere = place == .mainQueue ? "" : " main"

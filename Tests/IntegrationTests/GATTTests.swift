@@ -203,7 +203,7 @@ extension IntegrationTests {
     }
 
     /// The error `body` fails with, or nil (and an issue) if it succeeds.
-    func failure<T>(_ body: () async throws(GATTError) -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> GATTError? {
+    func failure<T: Sendable>(_ body: () async throws(GATTError) -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> GATTError? {
         do {
             let value = try await body()
             Issue.record("expected an error, got \(value)", sourceLocation: sourceLocation)

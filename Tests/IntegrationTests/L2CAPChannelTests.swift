@@ -155,7 +155,7 @@ extension IntegrationTests {
     @Test func thePeerOpensAChannelToAPSMWeServe() async throws {
         let (peer, central, peripheral) = try await connectedPeripheral()
         defer { central.close(); peer.stop() }
-        let accepted = Expectation<CreditBasedChannel>()
+        let accepted = BluetoothCore.Expectation<CreditBasedChannel>()
         central.host.channels.creditBased.serve(psm: PSM(rawValue: 0x00C0), parameters: .init(mtu: 512, mps: 100, initialCredits: 8)) {
             accepted.fulfill($0)
         }

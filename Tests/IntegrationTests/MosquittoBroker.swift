@@ -140,6 +140,12 @@ actor MQTTRecorder {
         var options = MQTTClient.Options(broker: try BrokerAddress(broker.url), clientID: clientID, backoff: .milliseconds(50), backoffLimit: .milliseconds(200))
         options.cleanSession = !persistent
         client = MQTTClient(options: options, logger: .init(label: "recorder"))
+        await start(filter)
+    }
+
+    /// Subscribes and starts reading. Its own method: Swift 6.0.3's SILGen fails an
+    /// assertion on an actor initializer that awaits another actor.
+    private func start(_ filter: String) async {
         await client.subscribe(filter)
         await client.start()
         let messages = client.messages

@@ -20,7 +20,7 @@ extension IntegrationTests {
         let connection = try await connections.connect(to: BluetoothAddress(peer.address)!, type: .random, setUp: false)
         #expect(connection.parameters.interval != 80)
 
-        let changed = Expectation<LEConnection>()
+        let changed = BluetoothCore.Expectation<LEConnection>()
         connections.onParametersChanged = { changed.fulfill($0) }
         // No GATT client yet: an ATT Write Request to the control point (handle 0x0029 in
         // the peer's fixed database, see Fixtures/peer/README.md), command 0x03 asking for

@@ -43,7 +43,8 @@ struct UserChannelTests {
     @Test("hci0 comes up over the user channel and reports the address the kernel saw")
     func bringUpOnHci0() async throws {
         let info = try await Self.bringUp(.userChannel(index: 0))
-        await #expect(info.address.description == (try Self.kernelAddress("hci0")))
+        let kernelAddress = try await Self.kernelAddress("hci0")
+        #expect(info.address.description == kernelAddress)
         #expect(info.aclBuffers.count > 0)
         #expect(info.leFeatures.rawValue != 0)
     }
@@ -52,7 +53,7 @@ struct UserChannelTests {
     func secondOpenIsBusy() async throws {
         let first = try TransportSpec.userChannel(index: 0).open()
         defer { first.close() }
-        let error = #expect(throws: TransportError.self) { try TransportSpec.userChannel(index: 0).open() }
+        let error = expectError(TransportError.self) { _ = try TransportSpec.userChannel(index: 0).open() }
         #expect(error == .adapterBusy(adapter: "hci0"))
         #expect(error?.description.hasPrefix("hci0 is busy (EBUSY): bluetoothd or another program holds it") == true)
     }
@@ -61,7 +62,7 @@ struct UserChannelTests {
     func missingAdapterListsThePresentOnes() async throws {
         let present = Self.kernelAdapters()
         #expect(present.contains("hci0") && present.contains("hci1"), "btvirt -l2 should have attached hci0 and hci1: \(present)")
-        let error = #expect(throws: TransportError.self) { try TransportSpec.userChannel(index: 7).open() }
+        let error = expectError(TransportError.self) { _ = try TransportSpec.userChannel(index: 7).open() }
         #expect(error == .noSuchAdapter(adapter: "hci7", present: present))
         #expect(error?.description == "no adapter hci7 (ENODEV); adapters present: \(present.joined(separator: ", "))")
     }
@@ -145,6 +146,7 @@ struct UserChannelTests {
             defer { controller.close() }
             return try await controller.start()
         }.value
-        await #expect(info.address.description == (try Self.kernelAddress(name)))
+        let kernelAddress = try await Self.kernelAddress(name)
+        #expect(info.address.description == kernelAddress)
     }
 }

@@ -66,12 +66,14 @@ struct BasicFrameTests {
         #expect(fragments.flatMap { $0.data } == frame.encoded())
     }
 
+    #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
     @Test("Fragmenting into zero-byte buffers is a programming error, not a hang")
     func zeroBufferLength() async {
         await #expect(processExitsWith: .failure) {
             _ = BasicFrame(channel: .att, payload: [0x0A, 0x01, 0x00]).fragments(handle: 1, bufferLength: 0)
         }
     }
+    #endif
 
     @Test("Fixed channels print by name")
     func channelNames() {

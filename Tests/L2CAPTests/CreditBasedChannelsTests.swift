@@ -2,6 +2,7 @@ import BluetoothCore
 import HCI
 import HCITestSupport
 import L2CAP
+import TestTraits
 import Testing
 
 /// Two `CreditBasedChannels` back to back in this process: our opening side against our
@@ -123,7 +124,7 @@ struct CreditBasedChannelsTests {
     @Test func aPSMNobodyServesIsRefusedByName() async throws {
         let loop = Loopback()
         serveEcho(loop)
-        let error = await #expect(throws: CreditBasedChannelError.self) {
+        let error = await expectError(CreditBasedChannelError.self) {
             _ = try await loop.a.open(psm: PSM(rawValue: 0x00F3), on: Self.handle)
         }
         #expect(error == .refused(CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)))
@@ -302,7 +303,7 @@ struct CreditBasedChannelsTests {
             loop.inject(from: .b, cid: 0x0005, CommandReject(reason: .commandNotUnderstood).command(identifier: command.identifier).encoded())
             return true
         }
-        let error = await #expect(throws: CreditBasedChannelError.self) { _ = try await loop.a.open(psm: Self.echo, on: Self.handle) }
+        let error = await expectError(CreditBasedChannelError.self) { _ = try await loop.a.open(psm: Self.echo, on: Self.handle) }
         #expect(error?.description == "request rejected: command not understood (0x0000)")
     }
 

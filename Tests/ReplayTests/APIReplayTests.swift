@@ -26,8 +26,9 @@ struct APIReplayTests {
     /// Brings the replayed controller up, runs `body`, and requires the replay to have
     /// ended exactly where the recording does.
     /// `rules`: the matching rules; none (exact octets) for recordings made with a seeded
-    /// pairing, where even the random values must come out as recorded.
-    func replaying<T>(_ name: String, rules: [ReplayRule] = ReplayRule.standard,
+    /// pairing, where even the random values must come out as recorded. (`T` is Sendable:
+    /// Swift 6.0 takes a call of `body` as leaving the suite's actor.)
+    func replaying<T: Sendable>(_ name: String, rules: [ReplayRule] = ReplayRule.standard,
                       _ body: (HCIController, ControllerInfo) async throws -> T) async throws -> T {
         var path = Repository.trace(name)
         if let corruption { path = try corruptedCopy(of: path, record: corruption.record, octet: corruption.octet) }
@@ -60,7 +61,7 @@ struct APIReplayTests {
 
     /// What `PeripheralOptions.withClient` of the tool does: connect, exchange MTUs, run
     /// `body` with a GATT client, disconnect.
-    func withClient<T>(_ name: String, mtu: UInt16 = 517, cache: Bool = false,
+    func withClient<T: Sendable>(_ name: String, mtu: UInt16 = 517, cache: Bool = false,
                        _ body: (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
         try await replaying(name) { controller, _ in
             let manager = ConnectionManager(controller: controller, logger: .silent)
@@ -96,7 +97,7 @@ struct APIReplayTests {
     @Test func scan() async throws {
         let found = try await replaying("scan") { controller, _ in
             let scanner = Scanner(controller: controller, logger: .silent)
-            let first = Expectation<Discovery>()
+            let first = BluetoothCore.Expectation<Discovery>()
             try await scanner.start(ScanOptions(active: true)) { first.fulfill($0) }
             let discovery = await first.value()
             try await scanner.stop()
@@ -185,7 +186,7 @@ struct APIReplayTests {
             let cccd = try #require(try await client.clientConfigurationDescriptor(after: handle))
             var values: [[UInt8]] = []
             var indications = 0
-            let done = Expectation<Result<Void, GATTError>>()
+            let done = BluetoothCore.Expectation<Result<Void, GATTError>>()
             client.onValue = { valueHandle, value, indication in
                 guard valueHandle == handle else { return }
                 values.append(Array(value))

@@ -23,7 +23,8 @@ struct BondedReplayTests {
         // The tool first: the recording is its own.
         let tool = try await session.replay()
         #expect(tool.status == 0, "\(tool.stderr)")
-        #expect(tool.stdout == (try session.expected("out")))
+        let expectedOut = try session.expected("out")
+        #expect(tool.stdout == expectedOut)
 
         let (value, verdict, failure) = try await app(session, on: session.path)
         #expect(value == "Bluejay secret", "\(failure)")

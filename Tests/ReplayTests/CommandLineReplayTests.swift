@@ -23,8 +23,9 @@ import Testing
     func replaysAsRecorded(_ session: Session) async throws {
         let result = try await session.replay()
         #expect(result.status == session.exitStatus, "stderr: \(result.stderr)")
-        #expect(result.stdout == (try session.expected("out")))
-        #expect(result.stderr == (try session.expected("err")))
+        let expectedOut = try session.expected("out"), expectedErr = try session.expected("err")
+        #expect(result.stdout == expectedOut)
+        #expect(result.stderr == expectedErr)
     }
 
     /// The checker is not vacuous: one flipped octet in the first, a middle or the last

@@ -14,7 +14,7 @@ import Testing
 /// confirm values are checked against them).
 extension APIReplayTests {
     /// Connect, exchange MTUs, then `body` with a Security Manager on the link; disconnect.
-    func withSecurity<T>(_ name: String, seed: UInt64,
+    func withSecurity<T: Sendable>(_ name: String, seed: UInt64,
                          _ body: (GATTClient, SecurityManager, LEConnection) async throws -> T) async throws -> T {
         // Exact octets: with the seed, every nonce, key and our IRK is the recorded one.
         try await replaying(name, rules: []) { controller, _ in

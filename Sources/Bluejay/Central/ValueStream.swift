@@ -125,8 +125,44 @@ final class ValueBuffer: Sendable {
 
     /// The next value, waiting for one if none is there; nil once the stream has ended.
     /// It runs on the consumer's actor (nonsending): a value already there is taken there.
+    #if compiler(>=6.2)
     nonisolated(nonsending) func next() async throws -> [UInt8]? {
-        let taken = state.withLock { state -> Taken in
+        switch take() {
+        case let .value(value): return value
+        case .ended(.finished): return nil
+        case let .ended(.failed(error)): throw error
+        case .wait: break
+        }
+        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { wait($0) }
+        } onCancel: {
+            finish(throwing: nil)
+        }
+    }
+    #else
+    // Swift 6.0 and 6.1 have no nonisolated(nonsending): the caller's actor comes as an
+    // isolated parameter, which its #isolation fills in, and the same steps run on it.
+    func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> [UInt8]? {
+        switch take() {
+        case let .value(value): return value
+        case .ended(.finished): return nil
+        case let .ended(.failed(error)): throw error
+        case .wait: break
+        }
+        // Both take the caller's actor (their isolation parameter defaults to #isolation,
+        // here `actor`).
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { wait($0) }
+        } onCancel: {
+            finish(throwing: nil)
+        }
+    }
+    #endif
+
+    /// A value or the end already there, else `.wait`.
+    private func take() -> Taken {
+        state.withLock { state -> Taken in
             if state.position == state.batch.count, !state.pending.isEmpty {
                 // The whole burst at once: the values after the first need no waiting.
                 state.batch.removeAll(keepingCapacity: true)
@@ -143,31 +179,23 @@ final class ValueBuffer: Sendable {
             }
             return state.end.map { .ended($0) } ?? .wait
         }
-        switch taken {
-        case let .value(value): return value
-        case .ended(.finished): return nil
-        case let .ended(.failed(error)): throw error
-        case .wait: break
+    }
+
+    /// Resumes `continuation` at once with a value or the end that came in since ``take()``,
+    /// or leaves it for ``yield(_:)`` and ``finish(throwing:)``.
+    private func wait(_ continuation: CheckedContinuation<[UInt8]?, any Error>) {
+        let ready = state.withLock { state -> Taken in
+            // A value or the end may have come in between.
+            if !state.pending.isEmpty { return .value(state.pending.removeFirst()) }
+            if let end = state.end { return .ended(end) }
+            state.waiter = continuation
+            return .wait
         }
-        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does.
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Taken in
-                    // A value or the end may have come in between.
-                    if !state.pending.isEmpty { return .value(state.pending.removeFirst()) }
-                    if let end = state.end { return .ended(end) }
-                    state.waiter = continuation
-                    return .wait
-                }
-                switch ready {
-                case let .value(value): continuation.resume(returning: value)
-                case .ended(.finished): continuation.resume(returning: nil)
-                case let .ended(.failed(error)): continuation.resume(throwing: error)
-                case .wait: break
-                }
-            }
-        } onCancel: {
-            finish(throwing: nil)
+        switch ready {
+        case let .value(value): continuation.resume(returning: value)
+        case .ended(.finished): continuation.resume(returning: nil)
+        case let .ended(.failed(error)): continuation.resume(throwing: error)
+        case .wait: break
         }
     }
 }

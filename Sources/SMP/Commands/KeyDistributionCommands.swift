@@ -27,10 +27,10 @@ public struct CentralIdentification: SMPCommand {
     /// The Encrypted Diversifier.
     public var ediv: UInt16
     /// The random number.
-    public var random: Octets<8>
+    public var random: Octets8
 
     /// The identification (`ediv`, `random`).
-    public init(ediv: UInt16, random: Octets<8>) {
+    public init(ediv: UInt16, random: Octets8) {
         self.ediv = ediv
         self.random = random
     }

@@ -88,12 +88,12 @@ public struct PairingPublicKey: SMPCommand {
     /// 0x0C.
     public static var code: SMPCode { .pairingPublicKey }
     /// The X coordinate, least significant octet first.
-    public var x: Octets<32>
+    public var x: Octets32
     /// The Y coordinate, least significant octet first.
-    public var y: Octets<32>
+    public var y: Octets32
 
     /// The key (`x`, `y`).
-    public init(x: Octets<32>, y: Octets<32>) {
+    public init(x: Octets32, y: Octets32) {
         self.x = x
         self.y = y
     }
