@@ -24,24 +24,24 @@ import Glibc
 #endif
 
 /// One timed run: values per wall second and per CPU second.
-package struct RunFigures: Sendable {
-    package var perWallSecond: Double
-    package var perCPUSecond: Double
+public struct RunFigures: Sendable {
+    public var perWallSecond: Double
+    public var perCPUSecond: Double
 
     /// `count` values in `elapsed`, using `cpu` seconds of CPU.
-    package init(count: Int, elapsed: Duration, cpu: Double) {
+    public init(count: Int, elapsed: Duration, cpu: Double) {
         perWallSecond = Double(count) / seconds(elapsed)
         perCPUSecond = Double(count) / cpu
     }
 }
 
 /// A duration in seconds.
-package func seconds(_ duration: Duration) -> Double {
+public func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 /// CPU seconds the process has used (every thread).
-package func processCPUSeconds() -> Double {
+public func processCPUSeconds() -> Double {
     var spec = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
@@ -49,17 +49,17 @@ package func processCPUSeconds() -> Double {
 
 /// Values checked in order, as ReceivePath checks them: each one's sequence number (its
 /// first four octets, little-endian) follows the last one's.
-package struct SequenceCheck: Sendable {
+public struct SequenceCheck: Sendable {
     private var expected: UInt32 = 0
     /// Values out of order, or too short to hold a sequence number.
-    package private(set) var faults = 0
+    public private(set) var faults = 0
     /// Values taken.
-    package private(set) var count = 0
+    public private(set) var count = 0
 
-    package init() {}
+    public init() {}
 
     /// Takes a value's octets.
-    package mutating func take(_ bytes: UnsafeRawBufferPointer) {
+    public mutating func take(_ bytes: UnsafeRawBufferPointer) {
         count += 1
         guard bytes.count >= 4 else {
             faults += 1
@@ -83,7 +83,7 @@ private func temporaryStore(_ label: String) -> StoreDirectory {
 /// one H4 packet per read as the kernel delivers them. The controller's end is a
 /// ``FloodRelay`` writing one packet per write from a thread of its own.
 @BluetoothActor
-package final class SeqpacketReceivePath {
+public final class SeqpacketReceivePath {
     private let relay: FloodRelay
     private let controller: HCIController
     private let connections: ConnectionManager
@@ -95,7 +95,7 @@ package final class SeqpacketReceivePath {
     private let done = OneShot()
 
     /// Brings the stack up through the socket, connects, subscribes; the flood waits for ``run()``.
-    package init(count: Int, payload: Int) async throws {
+    public init(count: Int, payload: Int) async throws {
         self.count = count
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -124,7 +124,7 @@ package final class SeqpacketReceivePath {
 
     /// Lets the flood go and returns when the listener has had every value. The CPU figure
     /// leaves out the writer thread, which stands for the kernel.
-    package func run() async -> RunFigures {
+    public func run() async -> RunFigures {
         let cpuBefore = processCPUSeconds()
         let start = ContinuousClock.now
         relay.gate.release()
@@ -136,7 +136,7 @@ package final class SeqpacketReceivePath {
         return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
     }
 
-    package func close() {
+    public func close() {
         bearers.close()
         channels.close()
         connections.close()
@@ -155,7 +155,7 @@ package final class SeqpacketReceivePath {
 /// actor, and with the default 4096 a flood this fast could end the listen with
 /// `listenOverflow` (which the app would see) instead of measuring it.
 @MainActor
-package final class BluejayListenPath {
+public final class BluejayListenPath {
     private let bluejay = Bluejay()
     private let peer: FloodPeer
     private let store = temporaryStore("listen")
@@ -165,7 +165,7 @@ package final class BluejayListenPath {
     private let done = OneShot()
 
     /// Starts Bluejay on the flood peer, connects, listens; the flood waits for ``run()``.
-    package init(count: Int, payload: Int, listenBufferLimit: Int? = nil) async throws {
+    public init(count: Int, payload: Int, listenBufferLimit: Int? = nil) async throws {
         self.count = count
         let peer = try FloodPeer(count: count, payload: payload)
         self.peer = peer
@@ -191,7 +191,7 @@ package final class BluejayListenPath {
     }
 
     /// Lets the flood go and returns when the callback has had every value.
-    package func run() async -> RunFigures {
+    public func run() async -> RunFigures {
         let cpuBefore = processCPUSeconds()
         let start = ContinuousClock.now
         peer.gate.release()
@@ -203,7 +203,7 @@ package final class BluejayListenPath {
         return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
     }
 
-    package func close() async {
+    public func close() async {
         let (host, _) = bluejay.stopAndExtractBluetoothState()
         if let host { await host.close() }
         try? FileManager.default.removeItem(atPath: store.path)
@@ -216,7 +216,7 @@ package final class BluejayListenPath {
 /// characteristic's values read with `for try await value in peripheral.values(of:)` on the
 /// stack's actor (README's gateway example), counted and checked there.
 @BluetoothActor
-package final class CentralValuesPath {
+public final class CentralValuesPath {
     private let peer: FloodPeer
     private let store = temporaryStore("central")
     private let host: BluetoothHost
@@ -224,7 +224,7 @@ package final class CentralValuesPath {
     private let count: Int
 
     /// Brings a host up on the flood peer, connects, subscribes; the flood waits for ``run()``.
-    package init(count: Int, payload: Int) async throws {
+    public init(count: Int, payload: Int) async throws {
         self.count = count
         peer = try FloodPeer(count: count, payload: payload)
         host = try await BluetoothHost(transport: peer, store: store, cacheEnabled: false, logger: .silent)
@@ -235,7 +235,7 @@ package final class CentralValuesPath {
     }
 
     /// Lets the flood go and reads the stream until it has had every value.
-    package func run() async throws -> RunFigures {
+    public func run() async throws -> RunFigures {
         let cpuBefore = processCPUSeconds()
         let start = ContinuousClock.now
         peer.gate.release()
@@ -251,7 +251,7 @@ package final class CentralValuesPath {
         return RunFigures(count: count, elapsed: elapsed, cpu: cpu)
     }
 
-    package func close() {
+    public func close() {
         host.close()
         try? FileManager.default.removeItem(atPath: store.path)
     }

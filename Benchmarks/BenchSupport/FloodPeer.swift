@@ -30,21 +30,21 @@ import Glibc
 /// The flooding peripheral: its address, its one service and characteristic, and the
 /// database the virtual controller serves for it. The value handle is ReceivePath's
 /// attribute (0x002B, as on the Bumble peer), so the flood is the very same H4 bytes.
-package enum FloodPeripheral {
+public enum FloodPeripheral {
     /// A static random address (two top bits set).
-    package static let address = BluetoothAddress("F0:0D:B1:E7:00:07")!
+    public static let address = BluetoothAddress("F0:0D:B1:E7:00:07")!
     /// As the app names it.
-    package static let identifier = try! PeripheralIdentifier("F0:0D:B1:E7:00:07/random")
+    public static let identifier = try! PeripheralIdentifier("F0:0D:B1:E7:00:07/random")
     /// The Bumble peer's custom service and its flood characteristic, by UUID.
-    package static let service = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    package static let characteristic = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: service)
+    public static let service = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+    public static let characteristic = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: service)
     /// The flood characteristic's value handle (ReceivePath's attribute) and its CCCD.
-    package static let valueHandle = benchAttribute
-    package static let cccd: AttributeHandle = 0x002C
+    public static let valueHandle = benchAttribute
+    public static let cccd: AttributeHandle = 0x002C
 
     /// The database: one primary service holding the flood characteristic (notify) and its
     /// CCCD; ATT_MTU 517 offered, so a 244-octet value fits one notification.
-    package static var record: RecordedPeripheral {
+    public static var record: RecordedPeripheral {
         let serviceUUID = service.uuid
         let characteristicUUID = characteristic.uuid
         return RecordedPeripheral(
@@ -60,12 +60,12 @@ package enum FloodPeripheral {
     }
 
     /// The H4 bytes of one notification of `payload` octets (they are all this long).
-    package static func packetLength(payload: Int) -> Int { 1 + 4 + 4 + 3 + payload }
+    public static func packetLength(payload: Int) -> Int { 1 + 4 + 4 + 3 + payload }
 }
 
 /// A one-shot event that any thread may fire and any task await (or a thread wait for):
 /// "the host has subscribed", "the host let go of the socket".
-package final class OneShot: Sendable {
+public final class OneShot: Sendable {
     private struct State: ~Copyable {
         var fired = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -74,13 +74,13 @@ package final class OneShot: Sendable {
     private let state = Mutex(State())
     private let semaphore = DispatchSemaphore(value: 0)
 
-    package init() {}
+    public init() {}
 
     /// Whether it has fired.
-    package var hasFired: Bool { state.withLock { $0.fired } }
+    public var hasFired: Bool { state.withLock { $0.fired } }
 
     /// Fires it (once; later calls do nothing).
-    package func fire() {
+    public func fire() {
         let waiters: [CheckedContinuation<Void, Never>]? = state.withLock { state in
             guard !state.fired else { return nil }
             state.fired = true
@@ -93,7 +93,7 @@ package final class OneShot: Sendable {
     }
 
     /// Returns once it has fired.
-    package func wait() async {
+    public func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.fired { return true }
@@ -105,7 +105,7 @@ package final class OneShot: Sendable {
     }
 
     /// Blocks the calling thread until it has fired (for a thread of its own, never a task).
-    package func waitBlocking() {
+    public func waitBlocking() {
         semaphore.wait()
         semaphore.signal()  // a second waiter passes too
     }
@@ -117,7 +117,7 @@ package final class OneShot: Sendable {
 /// gate is released (at once, or when a benchmark has started its measurement); the host's
 /// later Write Request turning the CCCD off marks when it has counted every value
 /// (`bluejay listen --count N` turns it off as it stops).
-package final class FloodGate: Sendable {
+public final class FloodGate: Sendable {
     private enum Phase {
         case idle, subscribing, subscribed, flooding, unsubscribed
     }
@@ -132,7 +132,7 @@ package final class FloodGate: Sendable {
     private let state: Mutex<State>
     private let begin: @Sendable () -> Void
     /// Fired when the subscription's Write Response has gone to the host.
-    package let subscribed = OneShot()
+    public let subscribed = OneShot()
 
     /// A gate that calls `begin` (once) to start the flood; `released` false holds it until
     /// ``release()``.
@@ -142,12 +142,12 @@ package final class FloodGate: Sendable {
     }
 
     /// When the flood started, once it has.
-    package var startedAt: ContinuousClock.Instant? { state.withLock { $0.startedAt } }
+    public var startedAt: ContinuousClock.Instant? { state.withLock { $0.startedAt } }
     /// When the host turned the notifications off after the flood began.
-    package var unsubscribedAt: ContinuousClock.Instant? { state.withLock { $0.unsubscribedAt } }
+    public var unsubscribedAt: ContinuousClock.Instant? { state.withLock { $0.unsubscribedAt } }
 
     /// Lets the flood start as soon as the host has subscribed (now, if it has).
-    package func release() {
+    public func release() {
         let start = state.withLock { state -> Bool in
             state.released = true
             return startIfReady(&state)
@@ -208,7 +208,7 @@ package final class FloodGate: Sendable {
 /// Everything the host sends goes to the virtual controller, which answers bring-up,
 /// connection, MTU exchange, discovery and the CCCD write; the flood goes from a thread of
 /// its own exactly as ReceivePath's reader thread sends it.
-package final class FloodPeer: HCITransport {
+public final class FloodPeer: HCITransport {
     /// What the controller's thread and the flood's thread share.
     private final class Shared: Sendable {
         let deliver = Mutex<(@Sendable (TransportDelivery) -> Void)?>(nil)
@@ -219,11 +219,11 @@ package final class FloodPeer: HCITransport {
     private let controller: VirtualController
     private let shared: Shared
     /// When the flood may start, and when it did.
-    package let gate: FloodGate
+    public let gate: FloodGate
 
     /// `count` notifications of `payload` octets (4…244), held until ``FloodGate/release()``
     /// when `held`.
-    package init(count: Int, payload: Int, held: Bool = true) throws(TransportError) {
+    public init(count: Int, payload: Int, held: Bool = true) throws(TransportError) {
         controller = try VirtualController(peripherals: [FloodPeripheral.record], name: "flood")
         let stream = notifications(count: count, payload: payload)
         let shared = Shared()
@@ -235,9 +235,9 @@ package final class FloodPeer: HCITransport {
         }
     }
 
-    package var description: String { "flood" }
+    public var description: String { "flood" }
 
-    package func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
+    public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         shared.deliver.withLock { $0 = deliver }
         let gate = gate
         try controller.start { delivery in
@@ -246,12 +246,12 @@ package final class FloodPeer: HCITransport {
         }
     }
 
-    package func send(_ packet: HCIPacket) throws(TransportError) {
+    public func send(_ packet: HCIPacket) throws(TransportError) {
         gate.hostSent(packet)
         try controller.send(packet)
     }
 
-    package func close() {
+    public func close() {
         shared.closed.store(true, ordering: .relaxed)
         controller.close()
         shared.feeder.withLock { $0 }?.join()
@@ -268,9 +268,9 @@ package final class FloodPeer: HCITransport {
 /// this process, or a `unix:` socket `bluejay listen` connected to): host packets read from
 /// it go to the virtual controller, its answers are written back, and the flood is written
 /// after them.
-package final class FloodRelay: Sendable {
+public final class FloodRelay: Sendable {
     /// How packets go onto the socket.
-    package enum Framing: Sendable {
+    public enum Framing: Sendable {
         /// One packet per write (SOCK_SEQPACKET): the HCI user channel's way, one H4
         /// packet (type octet first) per read on the host's side.
         case packetPerWrite
@@ -315,21 +315,21 @@ package final class FloodRelay: Sendable {
     private let shared: Shared
     private let controller: VirtualController
     /// When the flood may start, when it did, and when the host unsubscribed.
-    package let gate: FloodGate
+    public let gate: FloodGate
     /// Fired when the host has closed its end (or the relay stopped).
-    package let hostClosed = OneShot()
+    public let hostClosed = OneShot()
     /// Fired when the flood's writer is done (all written, or the host went away).
-    package let floodWritten: OneShot
+    public let floodWritten: OneShot
 
     /// Serves the socket `descriptor` (the relay owns it from now on): `count` notifications
     /// of `payload` octets, released at once unless `held`.
-    package convenience init(descriptor: Int32, framing: Framing, count: Int, payload: Int, held: Bool) throws(TransportError) {
+    public convenience init(descriptor: Int32, framing: Framing, count: Int, payload: Int, held: Bool) throws(TransportError) {
         try self.init(descriptor: descriptor, framing: framing, flood: notifications(count: count, payload: payload), payload: payload, held: held)
     }
 
     /// Serves the socket `descriptor` with `flood`, the H4 bytes ``notifications(count:payload:)``
     /// made (made once for a server that serves many hosts).
-    package init(descriptor: Int32, framing: Framing, flood stream: [UInt8], payload: Int, held: Bool) throws(TransportError) {
+    public init(descriptor: Int32, framing: Framing, flood stream: [UInt8], payload: Int, held: Bool) throws(TransportError) {
         let shared = Shared(descriptor: descriptor, framing: framing)
         self.shared = shared
         do { controller = try VirtualController(peripherals: [FloodPeripheral.record], name: "flood relay") } catch {
@@ -350,10 +350,10 @@ package final class FloodRelay: Sendable {
     }
 
     /// The flood writer's CPU seconds.
-    package var writerCPUSeconds: Double { shared.writerCPU.withLock { $0 } }
+    public var writerCPUSeconds: Double { shared.writerCPU.withLock { $0 } }
 
     /// Starts reading the host's packets and answering them.
-    package func start() throws(TransportError) {
+    public func start() throws(TransportError) {
         let shared = shared, gate = gate
         try controller.start { delivery in
             guard case let .packets(packets) = delivery, !shared.closed.load(ordering: .relaxed) else { return }
@@ -386,7 +386,7 @@ package final class FloodRelay: Sendable {
 
     /// Stops: the socket is shut down (a blocked read or write returns), the threads joined,
     /// the descriptor closed.
-    package func close() {
+    public func close() {
         guard !shared.closed.exchange(true, ordering: .relaxed) else { return }
         shutdown(shared.descriptor, Int32(SHUT_RDWR))
         controller.close()
@@ -413,7 +413,7 @@ package final class FloodRelay: Sendable {
 }
 
 /// CPU seconds the calling thread has used.
-package func threadCPUSeconds() -> Double {
+public func threadCPUSeconds() -> Double {
     var spec = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
@@ -421,6 +421,6 @@ package func threadCPUSeconds() -> Double {
 
 /// Stops the benchmark with `message` unless `condition` holds: unlike `precondition`, it
 /// says why in a release build too.
-package func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+public func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
 }

@@ -21,17 +21,17 @@ import L2CAP
 
 /// What a notification carries for the benchmark: a sequence number, then padding. It
 /// decodes from the view of the received bytes, as a Receivable written for speed does.
-package struct Sample: Receivable {
-    package let sequence: UInt32
-    package init(bluetoothData: Data) throws { sequence = try bluetoothData.extract(start: 0, length: 4) }
-    package init(bluetoothBytes: ArraySlice<UInt8>) throws { sequence = try bluetoothBytes.extract(start: 0, length: 4) }
+public struct Sample: Receivable {
+    public let sequence: UInt32
+    public init(bluetoothData: Data) throws { sequence = try bluetoothData.extract(start: 0, length: 4) }
+    public init(bluetoothBytes: ArraySlice<UInt8>) throws { sequence = try bluetoothBytes.extract(start: 0, length: 4) }
 }
 
-package let benchConnection: ConnectionHandle = 0x0040
-package let benchAttribute: AttributeHandle = 0x002B
+public let benchConnection: ConnectionHandle = 0x0040
+public let benchAttribute: AttributeHandle = 0x002B
 
 /// The H4 bytes of the LE Connection Complete that opens the link.
-package func connectionComplete() -> [UInt8] {
+public func connectionComplete() -> [UInt8] {
     let handle = benchConnection
     let parameters: [UInt8] = [0x01, 0x00, UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1, 0x0D, 0xF0,
                                0x18, 0x00, 0x00, 0x00, 0xF4, 0x01, 0x00]
@@ -39,7 +39,7 @@ package func connectionComplete() -> [UInt8] {
 }
 
 /// The H4 bytes of `count` notifications of `payload` bytes (4…244).
-package func notifications(count: Int, payload: Int) -> [UInt8] {
+public func notifications(count: Int, payload: Int) -> [UInt8] {
     var bytes: [UInt8] = []
     let l2capLength = 3 + payload
     let aclLength = 4 + l2capLength
@@ -57,15 +57,15 @@ package func notifications(count: Int, payload: Int) -> [UInt8] {
 
 /// A controller with one connection and the layers up to a GATT client on it.
 @BluetoothActor
-package struct InMemoryStack {
+public struct InMemoryStack {
     package let fake: FakeController
-    package let controller: HCIController
-    package let connections: ConnectionManager
-    package let channels: L2CAPChannels
-    package let bearers: ATTBearers
-    package let client: GATTClient
+    public let controller: HCIController
+    public let connections: ConnectionManager
+    public let channels: L2CAPChannels
+    public let bearers: ATTBearers
+    public let client: GATTClient
 
-    package init(aclBuffers: UInt8) async throws {
+    public init(aclBuffers: UInt8) async throws {
         var script = FakeController.Script()
         script.leBuffer = (251, aclBuffers)
         script.keepsACL = false
@@ -86,12 +86,12 @@ package struct InMemoryStack {
         _ = try await exchange.value
     }
 
-    package static func frame(_ bytes: [UInt8]) throws -> [HCIPacket] {
+    public static func frame(_ bytes: [UInt8]) throws -> [HCIPacket] {
         var framer = H4Framer()
         return try framer.append(bytes).map { type, body in try HCIPacket(type: type, body: body) }
     }
 
-    package func close() {
+    public func close() {
         bearers.close()
         channels.close()
         connections.close()
@@ -103,8 +103,8 @@ package struct InMemoryStack {
 /// ``run()`` feeds the notifications from a reader thread and returns when the listener has
 /// had them all, in order.
 @BluetoothActor
-package final class ReceivePath {
-    package let stack: InMemoryStack
+public final class ReceivePath {
+    public let stack: InMemoryStack
     private let stream: UncheckedSendableBox<[UInt8]>
     private let count: Int
     private var received = 0
@@ -114,7 +114,7 @@ package final class ReceivePath {
 
     /// `count` notifications of `payload` octets (the ACL part of the stream, the connection
     /// being opened by the stack itself).
-    package init(count: Int, payload: Int) async throws {
+    public init(count: Int, payload: Int) async throws {
         self.count = count
         stream = UncheckedSendableBox(notifications(count: count, payload: payload))
         stack = try await InMemoryStack(aclBuffers: 8)
@@ -132,7 +132,7 @@ package final class ReceivePath {
     }
 
     /// Delivers every notification once (a second run sends the same sequence numbers again).
-    package func run() async {
+    public func run() async {
         received = 0
         expected = 0
         done = Expectation<Void>()
@@ -146,7 +146,7 @@ package final class ReceivePath {
         precondition(outOfOrder == 0, "\(outOfOrder) notifications out of order or undecodable")
     }
 
-    package func close() { stack.close() }
+    public func close() { stack.close() }
 }
 
 /// The send path, ready to run: `count` Write Commands of `payload` octets per ``run()``.
@@ -157,14 +157,14 @@ package final class ReceivePath {
 /// the host's work alone — GATT, ATT, L2CAP, the ACL queue and its credits — and not hops
 /// between threads.
 @BluetoothActor
-package final class SendPath {
-    package static let buffers: UInt8 = 8
-    package let stack: InMemoryStack
+public final class SendPath {
+    public static let buffers: UInt8 = 8
+    public let stack: InMemoryStack
     private let value: [UInt8]
     private let count: Int
     private let completions: [TransportDelivery]
 
-    package init(count: Int, payload: Int) async throws {
+    public init(count: Int, payload: Int) async throws {
         self.count = count
         value = [UInt8](repeating: 0xA5, count: payload)
         stack = try await InMemoryStack(aclBuffers: Self.buffers)
@@ -175,12 +175,12 @@ package final class SendPath {
 
     /// Sends the Write Commands; returns how often a controller buffer sat free while
     /// packets were queued (the queue must refill at once: 0).
-    package func run() throws -> Int {
+    public func run() throws -> Int {
         try run { [stack, value] in try stack.client.writeWithoutResponse(0x0026, value) }
     }
 
     /// Sends `count` packets with `send` (one packet each) as ``run()`` sends Write Commands.
-    package func run(_ send: () throws -> Void) throws -> Int {
+    public func run(_ send: () throws -> Void) throws -> Int {
         var idleWhileQueued = 0
         let before = stack.fake.sentACLCount
         var sent = 0
@@ -202,13 +202,13 @@ package final class SendPath {
         return idleWhileQueued
     }
 
-    package func close() { stack.close() }
+    public func close() { stack.close() }
 }
 
 /// Hands `bytes` to `deliver` as FileDescriptorTransport reads a stream: reads of up to
 /// 64 KiB into the framer's buffer (the copy out of the kernel is a memcpy out of `bytes`
 /// here), framed into packets that are views of it; stops early once `stop` says so.
-package func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { false }, _ deliver: (TransportDelivery) -> Void) {
+public func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { false }, _ deliver: (TransportDelivery) -> Void) {
     var framer = H4Framer()
     var offset = 0
     while offset < bytes.count, !stop() {
@@ -226,22 +226,22 @@ package func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { fals
     }
 }
 
-package struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    package let value: Value
-    package init(_ value: Value) { self.value = value }
+public struct UncheckedSendableBox<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
 }
 
 /// The peripheral's send path in memory: a GATT server with one notifying characteristic,
 /// the client on the link subscribed; N notifications of `payload` bytes go GATT server →
 /// ATT → L2CAP → the ACL queue, the controller returning buffers as ``SendPath`` does.
 @BluetoothActor
-package final class NotifyPath {
-    package let path: SendPath
-    package let server: GATTServer
+public final class NotifyPath {
+    public let path: SendPath
+    public let server: GATTServer
     private let valueHandle: AttributeHandle
     private let value: [UInt8]
 
-    package init(count: Int, payload: Int) async throws {
+    public init(count: Int, payload: Int) async throws {
         path = try await SendPath(count: count, payload: payload)
         server = GATTServer(deviceName: "Bluejay bench")
         let served = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
@@ -261,14 +261,14 @@ package final class NotifyPath {
     }
 
     /// Sends the notifications; returns how often a buffer sat free while packets were queued.
-    package func run() throws -> Int {
+    public func run() throws -> Int {
         try path.run { [server, valueHandle, value] in
             guard server.notify(valueHandle, value: value) == [benchConnection] else { throw NotifyPathError.notSent }
         }
     }
 
-    package func close() { path.close() }
+    public func close() { path.close() }
 }
 
 /// A notification the server did not send.
-package enum NotifyPathError: Error { case notSent }
+public enum NotifyPathError: Error { case notSent }

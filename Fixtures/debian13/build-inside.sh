@@ -67,8 +67,11 @@ MANIFEST
         rm -rf /build/packages/swift-log.tmp
     fi
     echo "$made" > "$LOG_REPO/bluejay-made-from"
-    # Another swift-log than last time: resolve again.
-    rm -f /build/src/Package.resolved
+    # Another swift-log than last time: resolve again, and forget the revision SwiftPM
+    # recorded for its version (its fingerprint check refuses a new one for 1.16.2).
+    rm -f /build/src/Package.resolved /build/src/Examples/*/Package.resolved /root/.swiftpm/security/fingerprints/swift-log-*.json
+    rm -rf /root/.cache/org.swift.swiftpm/repositories/swift-log-* /build/scratch/repositories/swift-log-* \
+        /build/scratch/checkouts/swift-log /build/examples/repositories/swift-log-* /build/examples/checkouts/swift-log
 fi
 echo "== swift60: swift-log from $made"
 cat > /build/gitconfig <<'GIT'

@@ -5,20 +5,27 @@ import Testing
 @Suite struct AdvertisingDataTests {
     /// Every AD type the value interprets, from bytes laid out as in the Core Supplement.
     @Test func parsesEveryInterpretedType() {
-        let bytes: [UInt8] = [
+        // Appended part by part, each typed: Swift 6.0's type checker gave up on one sum.
+        var bytes: [UInt8] = [
             0x02, 0x01, 0x06,                               // flags
             0x05, 0x03, 0x0D, 0x18, 0x0F, 0x18,             // complete 16-bit: 180D, 180F
             0x03, 0x02, 0x0A, 0x18,                         // incomplete 16-bit: 180A
             0x05, 0x05, 0x78, 0x56, 0x34, 0x12,             // complete 32-bit: 12345678
-            0x11, 0x07] + Array(0x01...0x10) + [            // complete 128-bit
+            0x11, 0x07]
+        bytes += Array<UInt8>(0x01...0x10)                  // complete 128-bit
+        bytes += [
             0x04, 0x08, 0x42, 0x4A, 0x2D,                   // shortened name "BJ-"
             0x02, 0x0A, 0xF8,                               // TX power -8 dBm
             0x03, 0x14, 0x00, 0x18,                         // solicited 16-bit 1800
             0x05, 0x1F, 0x01, 0x00, 0x02, 0x00,             // solicited 32-bit 00020001
-            0x11, 0x15] + Array(0x21...0x30) + [            // solicited 128-bit
+            0x11, 0x15]
+        bytes += Array<UInt8>(0x21...0x30)                  // solicited 128-bit
+        bytes += [
             0x05, 0x16, 0x0F, 0x18, 0x57, 0x01,             // service data 180F: 57 01
             0x07, 0x20, 0x78, 0x56, 0x34, 0x12, 0xAA, 0xBB, // service data 32-bit
-            0x12, 0x21] + Array(0x41...0x50) + [0x99,       // service data 128-bit
+            0x12, 0x21]
+        bytes += Array<UInt8>(0x41...0x50)                  // service data 128-bit
+        bytes += [0x99,
             0x03, 0x19, 0x41, 0x03,                         // appearance 0x0341 (heart rate belt)
             0x05, 0xFF, 0x4C, 0x00, 0x02, 0x15,             // manufacturer 0x004C
             0x04, 0xFF, 0xFF, 0xFF, 0xB1,                   // manufacturer 0xFFFF

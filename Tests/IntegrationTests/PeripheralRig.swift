@@ -44,9 +44,11 @@ import HCITestSupport
 
 extension TestCentral {
     /// Central `index` scans for the advertisement with local name `name` and connects to the
-    /// address it was found at. Returns the scan's answer (address, data, scan response).
+    /// address it was found at. Returns the scan's answer (address, data, scan response), on
+    /// the caller's actor as ``send(_:isolation:)`` does.
     @discardableResult
-    func connect(toAdvertised name: String, central index: Int = 0) async throws -> [String: Any] {
+    func connect(toAdvertised name: String, central index: Int = 0,
+                 isolation: isolated (any Actor)? = #isolation) async throws -> [String: Any] {
         let found = try await send(["op": "scan", "name": name, "central": index])
         try await send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any, "central": index])
         return found

@@ -57,7 +57,9 @@ extension IntegrationTests {
         }
         for which in 0..<2 {
             let values = try await central.send(["op": "values", "handle": Int(stream.rawValue), "count": count, "central": which])["values"] as? [String]
-            #expect(values?.map { hexBytes($0) } == (0..<count).map { [UInt8(which), UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+            // Typed outside #expect: Swift 6.0's type checker gave up on it inside.
+            let sent: [[UInt8]] = (0..<count).map { [UInt8(which), UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+            #expect(values?.map { hexBytes($0) } == sent)
         }
 
         // Central 1 misbehaves, then leaves: ten Read Requests without waiting, a truncated
@@ -75,7 +77,8 @@ extension IntegrationTests {
         #expect(manager.server.subscribers(of: stream).map(\.connection) == [links[0]])
         for index in 0..<count { try await manager.updateValue([0xA0, UInt8(index & 0xFF), UInt8(index >> 8)], for: Self.periphStream) }
         let after = try await central.send(["op": "values", "handle": Int(stream.rawValue), "count": count, "central": 0])["values"] as? [String]
-        #expect(after?.map { hexBytes($0) } == (0..<count).map { [0xA0, UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        let sentAfter: [[UInt8]] = (0..<count).map { [0xA0, UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        #expect(after?.map { hexBytes($0) } == sentAfter)
         #expect(hexBytes(try await central.send(["op": "read", "handle": readable, "central": 0])["value"]) == Array("both".utf8))
         #expect(manager.host.connections.connections.keys.map { $0 } == [links[0]])
     }

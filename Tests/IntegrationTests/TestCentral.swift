@@ -49,8 +49,10 @@ final class TestCentral: @unchecked Sendable {
 
     /// Sends `command` and returns the answer; an answer with `ok` false throws, with
     /// `att_error` (the ATT error code) when the peer's ATT client got an Error Response.
+    /// It runs on the caller's actor (the reading of the answer does not): Swift 6.0 lets
+    /// the answer, a `[String: Any]`, which is not Sendable, reach a caller on an actor only so.
     @discardableResult
-    func send(_ command: [String: Any]) async throws -> [String: Any] {
+    func send(_ command: [String: Any], isolation: isolated (any Actor)? = #isolation) async throws -> [String: Any] {
         var data = try JSONSerialization.data(withJSONObject: command)
         data.append(UInt8(ascii: "\n"))
         try input.write(contentsOf: data)
