@@ -99,13 +99,22 @@ extension CommandLineTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Five answered commands (ten records), then the unanswered Read BD_ADDR.
-        var records = 0
-        for _ in 0..<1000 where records < 11 {
-            records = (try? BTSnoopFile(path: path).records.count) ?? 0
-            if records < 11 { try await Task.sleep(for: .milliseconds(10)) }
+        // Five answered commands (ten records), then the unanswered Read BD_ADDR: killed then,
+        // before bluejay's 5 s command timeout ends it by itself. Watched and killed from a
+        // thread of its own: under load the test's task waited seconds for the cooperative
+        // pool, past that timeout (CI with busy loops beside it: the process had exited).
+        let pid = process.processIdentifier
+        let records = await blocking { () -> Int in
+            let deadline = ContinuousClock.now + hangGuardWait
+            var records = 0
+            while records < 11, ContinuousClock.now < deadline {
+                records = (try? BTSnoopFile(path: path).records.count) ?? 0
+                if records < 11 { usleep(2_000) }
+            }
+            kill(pid, SIGKILL)
+            return records
         }
-        kill(process.processIdentifier, SIGKILL)
+        #expect(records == 11)
         await waitUntilExit(process)
         #expect(process.terminationReason == .uncaughtSignal)
 
