@@ -67,11 +67,11 @@ examples: deps venv
 	for e in $(EXAMPLES); do $(SWIFT) build --package-path Examples/$$e --scratch-path $(EXAMPLES_DIR) || exit 1; done
 	Examples/run.sh $(PEER_PY) $(EXAMPLES_DIR)/debug $(EXAMPLES)
 
-# An app that depends on the package by version (a tagged clone, `from: "1.0.0"`), built
-# and run against the peer: SwiftPM refuses unsafe flags in such a dependency
-# (Fixtures/consumer/check.sh).
+# The example apps again, each depending on the package by version (a tagged clone,
+# `from: "1.0.0"`) instead of by path, built and run against the peer: SwiftPM refuses
+# unsafe flags in such a dependency (Fixtures/consumer/check.sh). CI runs this one.
 consumer: deps venv
-	Fixtures/consumer/check.sh $(SWIFT) $(PEER_PY)
+	Fixtures/consumer/check.sh $(SWIFT) $(PEER_PY) $(EXAMPLES)
 
 # The documentation of every layer in one archive (DocC, through swift-docc-plugin): the
 # Bluejay catalog (Sources/Bluejay/Bluejay.docc) and every public symbol, links across
@@ -120,9 +120,13 @@ test-stress: deps venv build
 # made once and reused), building every product, the test bundles and the example apps
 # (Fixtures/debian13/build.sh: a chroot, its own copy of the source and scratch folder under
 # .build/swift60). Builds only; nothing is run. Needs root (mmdebstrap, chroot, mount).
+# SWIFT60_TESTS=no builds the products alone, SWIFT60_EXAMPLES="" leaves the examples out:
+# CI's stage (the test bundles and the examples are built by `make test` and `make consumer`).
+SWIFT60_TESTS    ?= yes
+SWIFT60_EXAMPLES ?= $(EXAMPLES)
 swift60:
 	$(SUDO) Fixtures/debian13/root.sh
-	$(SUDO) Fixtures/debian13/build.sh
+	$(SUDO) env TESTS=$(SWIFT60_TESTS) EXAMPLES="$(SWIFT60_EXAMPLES)" Fixtures/debian13/build.sh
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and

@@ -12,6 +12,9 @@
 #
 #   Fixtures/debian13/build.sh [ROOT]      needs root (chroot, mount)
 #
+# TESTS=no builds the products alone (CI's stage: the test bundles double the time, and
+# `make test` builds them with the main toolchain); EXAMPLES="" leaves the examples out.
+#
 # SWIFT_LOG_REPO=DIR: swift-log's releases from a clone with their tags, instead of the
 # 1.16.2 made for Swift 6.0 from the local mirror (build-inside.sh says why).
 set -euo pipefail
@@ -27,7 +30,7 @@ if [ ! -f "$ROOT/.bluejay-root" ]; then
     exit 1
 fi
 mkdir -p "$WORK" "$ROOT/build"
-SRC=$PWD ROOT=$(realpath "$ROOT") WORK=$(realpath "$WORK") EXAMPLES=${EXAMPLES-HeartRateMonitor HeartRateAsync} \
+SRC=$PWD ROOT=$(realpath "$ROOT") WORK=$(realpath "$WORK") EXAMPLES=${EXAMPLES-HeartRateMonitor HeartRateAsync} TESTS=${TESTS:-yes} \
 SWIFT_LOG_REPO=${SWIFT_LOG_REPO:+$(realpath "$SWIFT_LOG_REPO")} \
 unshare --mount --propagation private bash -euo pipefail -c '
     mount -t proc proc "$ROOT/proc"
@@ -40,5 +43,5 @@ unshare --mount --propagation private bash -euo pipefail -c '
         mount --bind "$SWIFT_LOG_REPO" "$ROOT/swift-log-repo" && mount -o remount,bind,ro "$ROOT/swift-log-repo"
     fi
     exec chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=dumb \
-        EXAMPLES="$EXAMPLES" JOBS="${JOBS:-}" SWIFT_LOG_REPO="${SWIFT_LOG_REPO:+/swift-log-repo}" /bin/bash /src/Fixtures/debian13/build-inside.sh
+        EXAMPLES="$EXAMPLES" JOBS="${JOBS:-}" TESTS="${TESTS:-yes}" SWIFT_LOG_REPO="${SWIFT_LOG_REPO:+/swift-log-repo}" /bin/bash /src/Fixtures/debian13/build-inside.sh
 '
