@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 clean
+.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 clean
 
 all: build
 
@@ -36,6 +36,12 @@ deps:
 vm-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(VM_APT_PACKAGES)"
 
+# Every apt package a CI run may need, in one apt run (.ci/run, before its two lanes: two
+# apt runs at once would fight over dpkg's lock): deps, vm-deps, and mmdebstrap for
+# make swift60's Debian 13 root.
+ci-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(VM_APT_PACKAGES) mmdebstrap"
+
 # The Bumble peer's pinned environment; rebuilt when the pins change.
 venv: $(VENV)/.installed
 $(VENV)/.installed: Fixtures/peer/requirements.txt | deps
@@ -50,9 +56,34 @@ build: deps
 # unit, trace conformance, and integration tests against the Bumble peer. Needs nothing
 # beside the clone: the real traces it runs are the ones the repository ships
 # (Fixtures/real-traces); the whole shared corpus is `make test-corpus`.
-test: deps venv build
+#
+# SANITIZE=thread (or address) runs it on a sanitizer's build instead, in a scratch folder
+# of its own (.build/tsan, .build/asan), the ordinary build untouched; the command-line
+# suites then drive that build's instrumented tools (Tests/TestTraits/BuiltProducts.swift).
+# Any report fails the run. TSan cannot see Swift's Mutex on Linux: see
+# Tests/tsan-suppressions.txt. Under ThreadSanitizer it leaves out (TSAN_SKIP), because TSan
+# has nothing to watch there:
+# - CompileFailTests, SeedSnippetTests and DocumentationSnippetTests, which run the
+#   compiler on programs written against the API (against the ordinary build's modules);
+# - single-threaded pure code: BluetoothCryptoTests, TraceDecodingTests, FuzzTargetTests
+#   (AddressSanitizer covers the decoders under `make fuzz`).
+# SANITIZE_SKIP replaces that list (swift test --skip patterns, space-separated).
+SANITIZE      ?=
+TSAN_SKIP     := BluejayTests.CompileFailTests BluejayTests.SeedSnippetTests BluejayTests.DocumentationSnippetTests \
+	BluetoothCryptoTests TraceDecodingTests FuzzTargetTests
+SANITIZE_SKIP ?= $(if $(filter thread,$(SANITIZE)),$(TSAN_SKIP))
+SANITIZED      = $(if $(SANITIZE),--sanitize=$(SANITIZE) --scratch-path .build/$(SANITIZE_DIR_$(SANITIZE)))
+SANITIZE_DIR_thread  := tsan
+SANITIZE_DIR_address := asan
+SANITIZE_ENV_thread  := TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/tsan-suppressions.txt halt_on_error=1"
+SANITIZE_ENV_address := ASAN_OPTIONS="detect_leaks=0"
+test: deps venv $(if $(SANITIZE),sanitized-build,build)
 	$(PEER_PY) Fixtures/peer/selftest.py
-	$(SWIFT) test --skip-build --skip CorpusTests
+	$(SANITIZE_ENV_$(SANITIZE)) $(SWIFT) test --skip-build $(SANITIZED) --skip CorpusTests $(foreach s,$(SANITIZE_SKIP),--skip $(s))
+
+sanitized-build: deps
+	@case "$(SANITIZE)" in thread|address) ;; *) echo "SANITIZE is thread or address, not '$(SANITIZE)'"; exit 2;; esac
+	$(SWIFT) build --build-tests $(SANITIZED)
 
 # The shared corpus of real traces, ../shared/traces beside the clone (Tests/CorpusTests):
 # it says which traces it found, and fails when the corpus is not there.
@@ -87,33 +118,18 @@ docs: deps
 	@if grep -q '^warning:' .build/docs.log; then echo "docs: $$(grep -c '^warning:' .build/docs.log) DocC warnings (above)"; exit 1; fi
 	@echo "docs: no warnings"
 
-# CI's ThreadSanitizer lane (make test-tsan-lane): the suites that exercise concurrency
-# again under TSan: unit tests of every layer, replay, the Bluejay and Central API suites,
-# fault injection, the virtual controller. Left out, because TSan has nothing to watch there:
-# - suites that drive the `bluejay` tool as a child process (CommandLineTests,
-#   PairingTests, SecretRedactionTests, MockCommandLineTests, CommandLineReplayTests):
-#   the tool they run is the ordinary debug build, not instrumented, so TSan would only
-#   watch the test waiting for it; the same code paths run instrumented in the API suites;
-# - CompileFailTests, SeedSnippetTests and DocumentationSnippetTests, which run the
-#   compiler on programs written against the API;
-# - single-threaded pure code: BluetoothCryptoTests, TraceDecodingTests, FuzzTargetTests
-#   (AddressSanitizer covers the decoders under `make fuzz`).
-# `make test-sanitize` alone still runs the whole suite.
-TSAN_LANE_SKIP := IntegrationTests.CommandLineTests IntegrationTests.PairingTests IntegrationTests.SecretRedactionTests \
-	IntegrationTests.MockCommandLineTests ReplayTests.CommandLineReplayTests BluejayTests.CompileFailTests \
-	BluejayTests.SeedSnippetTests BluejayTests.DocumentationSnippetTests \
-	BluetoothCryptoTests TraceDecodingTests FuzzTargetTests
+# CI's ThreadSanitizer shard: `make test` on the ThreadSanitizer build (see `test`).
 test-tsan-lane:
-	@$(MAKE) --no-print-directory test-sanitize SANITIZERS=thread SANITIZE_SKIP="$(TSAN_LANE_SKIP)"
+	@$(MAKE) --no-print-directory test SANITIZE=thread
 
-# Races that only load brings out: the integration suites (debug build) and the TSan lane's
-# suites, side by side as CI runs them, STRESS_RUNS times (default 3) with STRESS_BUSY busy
+# Races that only load brings out: the integration suites (debug build) and the suites of
+# `make test SANITIZE=thread`, side by side, STRESS_RUNS times (default 3) with STRESS_BUSY busy
 # loops beside them (default 2), every failure reported by test name with its output
 # (Fixtures/stress/run.sh). Run it before landing a change to concurrency or to a
 # connection's lifecycle. Not part of make test: it takes about 15 minutes a run.
 test-stress: deps venv build
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	SWIFT="$(SWIFT)" TSAN_SKIPS="--skip CorpusTests $(foreach s,$(TSAN_LANE_SKIP),--skip $(s))" Fixtures/stress/run.sh
+	@$(MAKE) --no-print-directory sanitized-build SANITIZE=thread
+	SWIFT="$(SWIFT)" TSAN_SKIPS="--skip CorpusTests $(foreach s,$(TSAN_SKIP),--skip $(s))" Fixtures/stress/run.sh
 
 # The oldest Swift the package supports: Debian 13's own (swiftlang 6.0.3), in a Debian 13
 # root of the project's (Fixtures/debian13/root.sh: mmdebstrap into .build/debian13-amd64,
@@ -135,26 +151,13 @@ traces: deps venv
 	$(SWIFT) build --product bluejay
 	Fixtures/traces/record.sh $(PEER_PY) $(BLUEJAY) $(NAMES)
 
-# The whole suite under ThreadSanitizer, then AddressSanitizer (separate build folders, so
-# the ordinary build is untouched). TSan cannot see Swift's Mutex on Linux: see
-# Tests/tsan-suppressions.txt. Any report fails the target.
-# SANITIZERS picks which (default both); CI runs thread only, the decoders' address checks
-# coming from `make fuzz` (libFuzzer with AddressSanitizer), to keep a CI run under 30 min.
-# SANITIZE_SKIP names more suites to leave out (swift test --skip patterns, space-separated):
-# .ci/run says which it leaves out and why.
-SANITIZERS    ?= thread address
-SANITIZE_SKIP ?=
-SANITIZE_SKIPS = --skip CorpusTests $(foreach s,$(SANITIZE_SKIP),--skip $(s))
+# The whole suite under ThreadSanitizer, then AddressSanitizer (`make test SANITIZE=…`
+# with nothing left out; the compiler-driven suites use the ordinary build's modules).
+# SANITIZERS picks which (default both); CI runs thread (its sanitize shard), the decoders'
+# address checks coming from `make fuzz` (libFuzzer with AddressSanitizer).
+SANITIZERS ?= thread address
 test-sanitize: deps venv build
-ifneq (,$(filter thread,$(SANITIZERS)))
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/tsan-suppressions.txt halt_on_error=1" \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan $(SANITIZE_SKIPS)
-endif
-ifneq (,$(filter address,$(SANITIZERS)))
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan $(SANITIZE_SKIPS)
-endif
+	@for s in $(SANITIZERS); do $(MAKE) --no-print-directory test SANITIZE=$$s SANITIZE_SKIP= || exit 1; done
 
 # The user channel on a real Linux kernel: a Debian kernel in QEMU with hci_vhci, virtual
 # controllers from btvirt, the host's debug build run in the guest (Fixtures/vm). One boot

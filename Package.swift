@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
-        .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport"]),
+        .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport", "TestTraits"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits", "VirtualController"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
@@ -139,11 +139,11 @@ let package = Package(
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
-        .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI"]),
+        .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI", "TestTraits"]),
         // The mock: transport: peers rebuilt from recordings (small captures built in memory,
         // the shipped real traces), served to the whole stack and the CLI.
         .testTarget(name: "VirtualControllerTests", dependencies: ["VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
-                                                                 "HCITestSupport", "TraceTestSupport"]),
+                                                                 "HCITestSupport", "TraceTestSupport", "TestTraits"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import TestTraits
 
 /// `bluejay adv decode` as a script drives it: lines piped in, one JSON object per line out,
 /// in order, each as soon as it is decoded.
 @Suite struct AdvDecodeCommandTests {
-    /// The tool `swift build` left in this checkout.
-    static let bluejay = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/bluejay")
+    /// The tool of the build these tests belong to.
+    static let bluejay = BuiltProducts.url("bluejay")
 
     /// BTHome's encrypted example (bthome.io/encryption), a RuuviTag format 5 test vector, a
     /// line that is not hex, Mi Flora moisture, an advertisement of no known format, the

@@ -3,6 +3,7 @@ import Foundation  // FileManager, URL; tests only.
 import HCI
 import HCITestSupport
 import SMP
+import TestTraits
 import Testing
 import TraceDecoding
 import TraceTestSupport
@@ -92,7 +93,7 @@ struct CorpusTests {
     }
 
     /// The command-line tool built beside this test run.
-    static let bluejay = URL(fileURLWithPath: RealTraces.root + "/.build/debug/bluejay")
+    static let bluejay = BuiltProducts.url("bluejay")
 
     @Test("bluejay trace --summary --json of the whole corpus is expected-counts.json, renamings aside")
     func commandLineSummary() async throws {

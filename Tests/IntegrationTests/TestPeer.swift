@@ -2,15 +2,16 @@ import BluetoothCore
 import Foundation
 import HCI
 import HCITestSupport
+import TestTraits
 
 /// Paths of the checkout, found from this file so tests run from any clone.
 enum Repository {
     /// The package root.
     static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    /// The command-line tool built by `swift build`.
-    static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
-    /// The gateway built by `swift build`.
-    static let gateway = root.appendingPathComponent(".build/debug/bluejay-gateway")
+    /// The command-line tool of the build these tests belong to.
+    static let bluejay = BuiltProducts.url("bluejay")
+    /// The gateway of the build these tests belong to.
+    static let gateway = BuiltProducts.url("bluejay-gateway")
     /// The peer's Python, from the venv `make test` creates.
     static let python = root.appendingPathComponent(".venv/bin/python")
     static let peer = root.appendingPathComponent("Fixtures/peer/peer.py")

@@ -2,6 +2,7 @@ import BluetoothCore
 import Foundation
 import HCITestSupport
 import HCI
+import TestTraits
 
 /// Paths of the checkout, found from this file so tests run from any clone.
 enum Repository {
@@ -9,8 +10,8 @@ enum Repository {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// The recorded sessions.
     static let traces = root.appendingPathComponent("Fixtures/traces")
-    /// The command-line tool built by `swift build`.
-    static let bluejay = root.appendingPathComponent(".build/debug/bluejay")
+    /// The command-line tool of the build these tests belong to.
+    static let bluejay = BuiltProducts.url("bluejay")
 
     static func trace(_ name: String) -> String { traces.appendingPathComponent("\(name).btsnoop").path }
 }

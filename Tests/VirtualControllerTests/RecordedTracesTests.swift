@@ -8,6 +8,7 @@ import HCITestSupport
 import Testing
 import TraceDecoding
 import TraceTestSupport
+import TestTraits
 @testable import VirtualController
 
 /// Real recordings as test peers: for every peer of a recording with a discovery in it,
@@ -18,7 +19,7 @@ import TraceTestSupport
 /// `make test` runs the traces the repository ships and our own demo recording;
 /// ``MockCorpusTests`` (`make test-corpus`) the whole shared corpus.
 @Suite struct RecordedTracesTests {
-    static let bluejay = URL(fileURLWithPath: RealTraces.root + "/.build/debug/bluejay")
+    static let bluejay = BuiltProducts.url("bluejay")
 
     static var shipped: [String] {
         RealTraces.names(in: RealTraces.shipped).map { RealTraces.shipped + "/" + $0 }
