@@ -133,7 +133,9 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
     let connectAll = clock.now - connectStart
     var streams: [PeripheralValues] = []
     for peripheral in peripherals { streams.append(try await peripheral.values(of: flood)) }
-    let command: [UInt8] = [0x01] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init) + withUnsafeBytes(of: UInt16(payload).littleEndian, Array.init)
+    let countBytes: [UInt8] = withUnsafeBytes(of: UInt32(count).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
+    let payloadBytes: [UInt8] = withUnsafeBytes(of: UInt16(payload).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
+    let command: [UInt8] = [0x01] + countBytes + payloadBytes
     let floodStart = clock.now
     for peripheral in peripherals { try await peripheral.write(to: controlPoint, bytes: command) }
     var total = 0

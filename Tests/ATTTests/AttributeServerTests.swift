@@ -62,7 +62,8 @@ struct AttributeServerTests {
     func table() {
         let server = gapServer()
         #expect(server.attributes.map(\.handle) == Array(1...15))
-        #expect(server.value(of: 0x0003) == Array("Bluejay".utf8))
+        let name: [UInt8] = Array("Bluejay".utf8)
+        #expect(server.value(of: 0x0003) == name)
         #expect(server.value(of: 0x0010) == nil)
         #expect(server.attribute(at: 0x000C)?.permissions == [.write, .writeWithoutResponse])
         server.setValue([0x01], of: 0x0005)
@@ -209,13 +210,16 @@ struct AttributeServerTests {
         #expect(ask(server, "0a 03") == "01 0a 00 00 04")
         #expect(ask(server, "0a 03 00 00") == "01 0a 00 00 04")
 
-        let long = (0..<30).map { UInt8($0) }
+        let long: [UInt8] = (0..<30).map { (index: Int) -> UInt8 in UInt8(index) }
         server.setValue(long, of: 0x0003)
-        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 23) == [0x0B] + long.prefix(22))
-        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 100) == [0x0B] + long)
-        #expect(server.respond(to: hexBytes("0c 03 00 16 00")[...], connection: 0x40, mtu: 23) == [0x0D] + long[22...])
-        #expect(server.respond(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23)
-                == [0x0D] + long[1..<23])
+        let readCut: [UInt8] = [0x0B] + long.prefix(22)
+        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 23) == readCut)
+        let readWhole: [UInt8] = [0x0B] + long
+        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 100) == readWhole)
+        let blobRest: [UInt8] = [0x0D] + long[22...]
+        #expect(server.respond(to: hexBytes("0c 03 00 16 00")[...], connection: 0x40, mtu: 23) == blobRest)
+        let blobCut: [UInt8] = [0x0D] + long[1..<23]
+        #expect(server.respond(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23) == blobCut)
         #expect(ask(server, "0c 03 00 1e 00") == "0d")
         #expect(ask(server, "0c 03 00 1f 00") == "01 0c 03 00 07")
         #expect(ask(server, "0c 08 00 00 00") == "01 0c 08 00 02")
@@ -232,10 +236,10 @@ struct AttributeServerTests {
         #expect(ask(server, "0e 03 00 20 00 08 00") == "01 0e 20 00 01")
         #expect(ask(server, "0e 03 00") == "01 0e 00 00 04")
         server.setValue(Array(repeating: 0xAA, count: 20), of: 0x0003)
-        #expect(server.respond(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23)
-                == [0x0F] + Array(repeating: 0xAA, count: 20) + [0x00, 0x00])
-        #expect(server.respond(to: hexBytes("0e 03 00 03 00")[...], connection: 0x40, mtu: 23)
-                == [0x0F] + Array(repeating: 0xAA, count: 22))
+        let both: [UInt8] = [0x0F] + [UInt8](repeating: 0xAA, count: 20) + [0x00, 0x00]
+        #expect(server.respond(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23) == both)
+        let cut: [UInt8] = [0x0F] + [UInt8](repeating: 0xAA, count: 22)
+        #expect(server.respond(to: hexBytes("0e 03 00 03 00")[...], connection: 0x40, mtu: 23) == cut)
     }
 
     @Test("Write Request: permissions, handle, length, then the hook; Write Response on success")
@@ -249,7 +253,10 @@ struct AttributeServerTests {
         #expect(ask(server, "12 09 00 02 00", connection: 0x0041) == "13")
         #expect(server.value(of: 0x0009) == [0x02, 0x00])
         #expect(writes.count == 1)
-        #expect(writes.first.map { [$0.0.rawValue, $0.1.rawValue] } == [0x0041, 0x0009])
+        let written: [UInt16]? = writes.first.map { (write: (ConnectionHandle, AttributeHandle, [UInt8])) -> [UInt16] in
+            [write.0.rawValue, write.1.rawValue]
+        }
+        #expect(written == [0x0041, 0x0009])
         #expect(writes.first?.2 == [0x02, 0x00])
 
         #expect(ask(server, "12 03 00 41") == "01 12 03 00 03")
@@ -257,12 +264,13 @@ struct AttributeServerTests {
         #expect(ask(server, "12 30 00 41") == "01 12 30 00 01")
         #expect(ask(server, "12 00 00 41") == "01 12 00 00 01")
         #expect(ask(server, "12 0c") == "01 12 00 00 04")
-        #expect(server.value(of: 0x0003) == Array("Bluejay".utf8))
+        let name: [UInt8] = Array("Bluejay".utf8)
+        #expect(server.value(of: 0x0003) == name)
         #expect(writes.count == 1)
 
-        let tooLong = [0x12, 0x0C, 0x00] + Array(repeating: UInt8(0x55), count: 513)
+        let tooLong: [UInt8] = [0x12, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 513)
         #expect(server.respond(to: tooLong[...], connection: 0x40, mtu: 517)?.hexDump == "01 12 0c 00 0d")
-        let longest = [0x12, 0x0C, 0x00] + Array(repeating: UInt8(0x55), count: 512)
+        let longest: [UInt8] = [0x12, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 512)
         #expect(server.respond(to: longest[...], connection: 0x40, mtu: 517)?.hexDump == "13")
         #expect(server.value(of: 0x000C)?.count == 512)
         // An empty value is a value.
@@ -302,7 +310,7 @@ struct AttributeServerTests {
         #expect(ask(server, "52 03 00 41") == nil)
         #expect(ask(server, "52 30 00 41") == nil)
         #expect(ask(server, "52 0c") == nil)
-        let tooLong = [0x52, 0x0C, 0x00] + Array(repeating: UInt8(0x55), count: 513)
+        let tooLong: [UInt8] = [0x52, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 513)
         #expect(server.respond(to: tooLong[...], connection: 0x40, mtu: 517) == nil)
         #expect(server.value(of: 0x000C) == [0x68, 0x69])
         #expect(writes == [0x000C, 0x000C])
@@ -321,7 +329,8 @@ struct AttributeServerTests {
         #expect(ask(server, "16 0c 00 02 00 43") == "17 0c 00 02 00 43")
         #expect(ask(server, "16 0c 00 00 00 5a", connection: 0x41) == "17 0c 00 00 00 5a")
         #expect(ask(server, "18 01") == "19")
-        #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43] && applied == [[0x41, 0x42, 0x43]])
+        let executed: [UInt8] = [0x41, 0x42, 0x43]
+        #expect(server.value(of: 0x000C) == executed && applied == [executed])
         #expect(ask(server, "18 00", connection: 0x41) == "19", "cancelled")
         #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
         // A part past the value's end: Invalid Offset at Execute, nothing applied, queue gone.
@@ -331,7 +340,8 @@ struct AttributeServerTests {
         #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
         // A value past 512 octets: Invalid Attribute Value Length at Execute.
         for offset in stride(from: 0, to: 520, by: 20) {
-            let part = [0x16, 0x0C, 0x00, UInt8(offset & 0xFF), UInt8(offset >> 8)] + Array(repeating: UInt8(0x55), count: 20)
+            let header: [UInt8] = [0x16, 0x0C, 0x00, UInt8(offset & 0xFF), UInt8(offset >> 8)]
+            let part: [UInt8] = header + [UInt8](repeating: 0x55, count: 20)
             _ = server.respond(to: part[...], connection: 0x40, mtu: 517)
         }
         #expect(ask(server, "18 01") == "01 18 0c 00 0d")

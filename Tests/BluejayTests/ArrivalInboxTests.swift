@@ -34,12 +34,16 @@ struct ArrivalInboxTests {
         for number in 1...10 { inbox.post(arrival(UInt16(number))) }
         inbox.deliver { batch in
             taken.batches += 1
-            taken.numbers += batch.compactMap { if case let .unsolicited(_, valueHandle, _, _) = $0 { valueHandle.rawValue } else { nil } }
+            let numbers: [UInt16] = batch.compactMap { (arrival: ValueArrival) -> UInt16? in
+                if case let .unsolicited(_, valueHandle, _, _) = arrival { valueHandle.rawValue } else { nil }
+            }
+            taken.numbers += numbers
         }
         let post = { @Sendable (number: UInt16) in inbox.post(.unsolicited(link: ConnectionHandle(rawValue: 0x0040), valueHandle: AttributeHandle(rawValue: number), nil, [])) }
         await Task.detached { for number in 11...5_000 { post(UInt16(number)) } }.value
         await yield { taken.numbers.count >= 5_000 }
-        #expect(taken.numbers == (1...5_000).map(UInt16.init))
+        let expected: [UInt16] = (1...5_000).map { (number: Int) -> UInt16 in UInt16(number) }
+        #expect(taken.numbers == expected)
         #expect(taken.batches <= taken.numbers.count)
         inbox.close()
     }

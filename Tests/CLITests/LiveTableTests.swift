@@ -16,14 +16,16 @@ import Testing
         #expect(table.update("a", "A -50 Bluejay HRM") == nil)
         // The first row's RSSI changes: the same two lines, in place, in first-seen order.
         #expect(table.update("a", "A -47 Bluejay HRM") == "\(up)2A\r\(clear)A -47 Bluejay HRM\n\(clear)B -60 -\n")
-        #expect(table.lines == ["A -47 Bluejay HRM", "B -60 -"])
+        let tableLines: [String] = ["A -47 Bluejay HRM", "B -60 -"]
+        #expect(table.lines == tableLines)
     }
 
     @Test func rowsAreCutToTheTerminalWidth() {
         var table = LiveTable<Int>(width: 10)
         #expect(table.update(1, "0123456789") == "\r\(clear)0123456789\n")
         #expect(table.update(1, "0123456789AB") == "\(up)1A\r\(clear)012345678…\n")
-        #expect(table.lines == ["0123456789AB"])
+        let tableLines: [String] = ["0123456789AB"]
+        #expect(table.lines == tableLines)
         #expect(LiveTable<Int>.fit("abc", width: nil) == "abc")
     }
 

@@ -70,16 +70,20 @@ extension GATTServerTests {
         #expect(try await client.read(plain) == [2], "an attribute without authorization is served without asking")
         #expect(handled.isEmpty && reads == 0, "a refused request reaches no handler")
         #expect(server.value(of: value) == [1], "a refused write leaves the value")
-        #expect(asked.map(\.access) == [.read, .write, .write, .write, .read])
-        #expect(asked[1] == GATTAuthorizationRequest(connection: 1, handle: value, uuid: Self.authorized, access: .write, value: [9]))
+        let accesses: [GATTAuthorizationRequest.Access] = [.read, .write, .write, .write, .read]
+        #expect(asked.map(\.access) == accesses)
+        let refusedWrite = GATTAuthorizationRequest(connection: 1, handle: value, uuid: Self.authorized, access: .write, value: [9])
+        #expect(asked[1] == refusedWrite)
         #expect(asked[4].uuid == Self.authorizedDescriptor)
 
         allow.on = true
         #expect(try await client.read(value) == [1])
         try await client.write(value, [3])
-        #expect(server.value(of: value) == [3] && handled.map(\.value) == [[3]])
-        try await client.writeLong(value, Array(repeating: 7, count: 40))
-        #expect(server.value(of: value) == Array(repeating: 7, count: 40))
+        let written: [UInt8] = [3]
+        #expect(server.value(of: value) == written && handled.map(\.value) == [written])
+        let longValue = [UInt8](repeating: 7, count: 40)
+        try await client.writeLong(value, longValue)
+        #expect(server.value(of: value) == longValue)
         #expect(try await client.read(descriptor) == [0xD0])
         #expect(reads == 1)
 

@@ -38,13 +38,16 @@ extension GATTServerTests {
         }
         events = []
         let restored = server.restoreBondedClient("F0:0D:B1:E7:00:01", on: link.server)
-        #expect(Set(restored.map(\.handle)) == [LocalGATTServer.serviceChangedHandle, notifying.valueHandle, indicating.valueHandle])
+        let restoredHandles: Set<AttributeHandle> = Set(restored.map(\.handle))
+        let subscribedHandles: Set<AttributeHandle> = [LocalGATTServer.serviceChangedHandle, notifying.valueHandle, indicating.valueHandle]
+        #expect(restoredHandles == subscribedHandles)
         #expect(events.count == 3)
         #expect(try await again.read(try #require(notifying.cccdHandle)) == [0x01, 0x00])
         #expect(server.subscribers(of: notifying.valueHandle).map(\.connection) == [3])
         await told.value()
-        let start = added.service.handle.rawValue, end = added.service.endGroupHandle.rawValue
-        #expect(changed == [[UInt8(start & 0xFF), UInt8(start >> 8), UInt8(end & 0xFF), UInt8(end >> 8)]])
+        let start: UInt16 = added.service.handle.rawValue, end: UInt16 = added.service.endGroupHandle.rawValue
+        let range: [UInt8] = [UInt8(start & 0xFF), UInt8(start >> 8), UInt8(end & 0xFF), UInt8(end >> 8)]
+        #expect(changed == [range])
 
         // Forgotten (its bond removed): its next link starts afresh.
         server.linkEnded(3)

@@ -35,7 +35,8 @@ import Testing
         #expect(Self.fullDatabase.isFullyDiscovered)
         let decoded = try CacheEntry(decoding: entry.encoded())
         #expect(decoded == entry)
-        #expect(decoded.database.services.map(\.handle) == [0x0010, 0x0020], "services in handle order")
+        let serviceHandles: [AttributeHandle] = [0x0010, 0x0020]
+        #expect(decoded.database.services.map(\.handle) == serviceHandles, "services in handle order")
 
         // The documented shape: hash as 32 hex digits in wire order, handles as numbers.
         let object = try #require(try JSONSerialization.jsonObject(with: Data(entry.encoded())) as? [String: Any])
@@ -46,7 +47,8 @@ import Testing
         #expect(object["bonded"] as? Bool == true)
         #expect(object["complete"] as? Bool == true)
         let services = try #require(object["services"] as? [[String: Any]])
-        #expect(services.map { $0["start"] as? Int } == [0x10, 0x20])
+        let starts: [Int?] = services.map { (service: [String: Any]) -> Int? in service["start"] as? Int }
+        #expect(starts == [0x10, 0x20])
         let include = try #require((services[1]["includes"] as? [[String: Any]])?.first)
         #expect(include["uuid"] as? String == "180F")
         #expect(include["handle"] as? Int == 0x21)
@@ -67,7 +69,8 @@ import Testing
         #expect(decoded.database.includes[0x0001]?.first?.service.isPrimary == false)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(entry.encoded())) as? [String: Any])
         let services = try #require(object["services"] as? [[String: Any]])
-        #expect(services.map { $0["primary"] as? Bool } == [nil, false])
+        let primaries: [Bool?] = services.map { (service: [String: Any]) -> Bool? in service["primary"] as? Bool }
+        #expect(primaries == [nil, false])
     }
 
     @Test func aPartialDatabaseKeepsWhatWasNotDiscoveredAsNull() throws {

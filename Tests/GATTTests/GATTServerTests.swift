@@ -66,7 +66,8 @@ struct GATTServerTests {
         #expect(server.base.databaseHashValue != before, "adding a service changes the Database Hash")
         let (_, client) = makeLink(server)
         let database = try await client.discoverAll()
-        #expect(database.services.map(\.uuid) == [.genericAccess, .genericAttribute, Self.service])
+        let serviceUUIDs: [BluetoothUUID] = [.genericAccess, .genericAttribute, Self.service]
+        #expect(database.services.map(\.uuid) == serviceUUIDs)
         let service = try #require(database.services.last)
         #expect(service == served.service)
         let characteristics = try await client.characteristics(of: service)
@@ -74,10 +75,13 @@ struct GATTServerTests {
         #expect(characteristics.map(\.valueHandle) == served.characteristics.map(\.valueHandle))
         #expect(characteristics.map(\.properties) == served.characteristics.map(\.properties))
         let descriptors = try await client.descriptors(of: characteristics[0])
-        #expect(descriptors.map(\.uuid) == [BluetoothUUID(UInt16(0x2901))])
-        #expect(try await client.read(descriptors[0].handle) == Array("greeting".utf8))
+        let userDescription: [BluetoothUUID] = [BluetoothUUID(UInt16(0x2901))]
+        #expect(descriptors.map(\.uuid) == userDescription)
+        let greeting: [UInt8] = Array("greeting".utf8)
+        #expect(try await client.read(descriptors[0].handle) == greeting)
         let notifyDescriptors = try await client.descriptors(of: characteristics[2])
-        #expect(notifyDescriptors.map(\.handle) == [served.characteristics[2].cccdHandle].compactMap { $0 })
+        let cccds: [AttributeHandle] = [served.characteristics[2].cccdHandle].compactMap { (handle: AttributeHandle?) -> AttributeHandle? in handle }
+        #expect(notifyDescriptors.map(\.handle) == cccds)
         // The client sees the hash the server computed.
         #expect(try await client.read(LocalGATTServer.databaseHashHandle) == server.base.databaseHashValue)
     }
@@ -144,7 +148,8 @@ struct GATTServerTests {
         try await first.configure(cccd, .notify)
         #expect(try await first.read(cccd) == [0x01, 0x00])
         #expect(try await second.read(cccd) == [0x00, 0x00], "another client's CCCD is its own")
-        #expect(events == [GATTSubscription(connection: 1, handle: notifying.valueHandle, uuid: Self.notifying, notifications: true, indications: false)])
+        let subscribed = GATTSubscription(connection: 1, handle: notifying.valueHandle, uuid: Self.notifying, notifications: true, indications: false)
+        #expect(events == [subscribed])
         do { try await second.configure(cccd, .indicate); Issue.record("indications are not among its properties") } catch {
             #expect(error.code == .cccdImproperlyConfigured)
         }
@@ -161,11 +166,12 @@ struct GATTServerTests {
         var secondReceived = 0
         _ = second.addValueListener(notifying.valueHandle) { _ in secondReceived += 1 }
         for index in 0..<1000 {
-            #expect(server.notify(notifying.valueHandle, value: [UInt8(index & 0xFF), UInt8(index >> 8)]) == [1])
+            let value: [UInt8] = [UInt8(index & 0xFF), UInt8(index >> 8)]
+            #expect(server.notify(notifying.valueHandle, value: value) == [1])
         }
         await done.value()
         // Typed outside #expect: Swift 6.0's type checker gave up on it inside.
-        let sent: [[UInt8]] = (0..<1000).map { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        let sent: [[UInt8]] = (0..<1000).map { (index: Int) -> [UInt8] in [UInt8(index & 0xFF), UInt8(index >> 8)] }
         #expect(received == sent)
         #expect(secondReceived == 0)
         // Gone: its subscription goes with it.

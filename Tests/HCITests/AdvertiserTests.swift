@@ -146,7 +146,8 @@ struct AdvertiserTests {
             #expect(startCommands.first == LESetExtendedAdvertisingParameters(advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy],
                                                                               ownAddressType: 1).packet)
         } else {
-            #expect(startCommands.prefix(2) == [setAddress(first), LESetAdvertisingParameters(ownAddressType: 1).packet], "the address before the parameters")
+            let addressThenParameters: ArraySlice<HCICommandPacket> = [setAddress(first), LESetAdvertisingParameters(ownAddressType: 1).packet]
+            #expect(startCommands.prefix(2) == addressThenParameters, "the address before the parameters")
         }
         #expect(startCommands.last == enable)
 
@@ -158,7 +159,8 @@ struct AdvertiserTests {
         clock.advance(by: .seconds(1))
         let second = Self.privateAddress(2)
         #expect(await eventually { renewed == [second] })
-        #expect(Array(advertisingCommands(fake).dropFirst(startCommands.count)) == [disable, setAddress(second), enable])
+        let renewal: [HCICommandPacket] = [disable, setAddress(second), enable]
+        #expect(Array(advertisingCommands(fake).dropFirst(startCommands.count)) == renewal)
         #expect(advertiser.randomAddress == second && advertiser.isAdvertising)
 
         // A central connects to the address in use.
@@ -166,11 +168,15 @@ struct AdvertiserTests {
         fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
                                                                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
-        #expect(advertiser.localAddress(of: 0x0040).map { [$0.type == .random, $0.address == second] } == [true, true])
+        let local: [Bool]? = advertiser.localAddress(of: 0x0040).map { (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
+            [local.type == .random, local.address == second]
+        }
+        #expect(local == [true, true])
         let beforeRenewal = advertisingCommands(fake).count
         try await advertiser.renewPrivateAddress()
         let third = Self.privateAddress(3)
-        #expect(Array(advertisingCommands(fake).dropFirst(beforeRenewal)) == [setAddress(third)], "stopped by the link: the address only")
+        let addressOnly: [HCICommandPacket] = [setAddress(third)]
+        #expect(Array(advertisingCommands(fake).dropFirst(beforeRenewal)) == addressOnly, "stopped by the link: the address only")
         #expect(advertiser.localAddress(of: 0x0040)?.address == second, "the link keeps the address the central connected to")
         guard case .stoppedByConnection = advertiser.state else { Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return }
         fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))

@@ -36,22 +36,30 @@ import Testing
         #expect(data.flags == 0x06)
         let uuid128 = BluetoothUUID(littleEndianBytes: Array<UInt8>(0x01...0x10))!
         // 16-bit lists (incomplete, then complete), then 32-bit, then 128-bit.
-        #expect(data.serviceUUIDs == [BluetoothUUID(UInt16(0x180A)), BluetoothUUID(UInt16(0x180D)), BluetoothUUID(UInt16(0x180F)),
-                                      BluetoothUUID(UInt32(0x1234_5678)), uuid128])
+        let serviceUUIDs: [BluetoothUUID] = [BluetoothUUID(UInt16(0x180A)), BluetoothUUID(UInt16(0x180D)), BluetoothUUID(UInt16(0x180F)),
+                                             BluetoothUUID(UInt32(0x1234_5678)), uuid128]
+        #expect(data.serviceUUIDs == serviceUUIDs)
         #expect(uuid128.description == "100F0E0D-0C0B-0A09-0807-060504030201")
         #expect(data.hasIncompleteServiceList)
         #expect(data.localName == "BJ-")
         #expect(data.isLocalNameShortened)
         #expect(data.txPowerLevel == -8)
-        #expect(Set(data.solicitedServiceUUIDs) == [BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt32(0x0002_0001)),
-                                                    BluetoothUUID(littleEndianBytes: Array<UInt8>(0x21...0x30))!])
-        #expect(data.serviceData[BluetoothUUID(UInt16(0x180F))] == [0x57, 0x01])
-        #expect(data.serviceData[BluetoothUUID(UInt32(0x1234_5678))] == [0xAA, 0xBB])
-        #expect(data.serviceData[BluetoothUUID(littleEndianBytes: Array<UInt8>(0x41...0x50))!] == [0x99])
+        let solicited128: BluetoothUUID = BluetoothUUID(littleEndianBytes: Array<UInt8>(0x21...0x30))!
+        let solicited: Set<BluetoothUUID> = [BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt32(0x0002_0001)), solicited128]
+        #expect(Set(data.solicitedServiceUUIDs) == solicited)
+        let batteryData: [UInt8] = [0x57, 0x01]
+        #expect(data.serviceData[BluetoothUUID(UInt16(0x180F))] == batteryData)
+        let data32: [UInt8] = [0xAA, 0xBB]
+        #expect(data.serviceData[BluetoothUUID(UInt32(0x1234_5678))] == data32)
+        let service128: BluetoothUUID = BluetoothUUID(littleEndianBytes: Array<UInt8>(0x41...0x50))!
+        let data128: [UInt8] = [0x99]
+        #expect(data.serviceData[service128] == data128)
         #expect(data.appearance == 0x0341)
-        #expect(data.manufacturerData == [ManufacturerData(companyIdentifier: 0x004C, data: [0x02, 0x15]),
-                                          ManufacturerData(companyIdentifier: 0xFFFF, data: [0xB1])])
-        #expect(data.otherStructures == [ADStructure(type: 0x24, data: [0x01, 0x02])])
+        let manufacturers: [ManufacturerData] = [ManufacturerData(companyIdentifier: 0x004C, data: [0x02, 0x15]),
+                                                 ManufacturerData(companyIdentifier: 0xFFFF, data: [0xB1])]
+        #expect(data.manufacturerData == manufacturers)
+        let others: [ADStructure] = [ADStructure(type: 0x24, data: [0x01, 0x02])]
+        #expect(data.otherStructures == others)
         // Encoding gives the bytes back.
         #expect(data.encoded() == bytes)
         #expect(AdvertisingData(parsing: data.encoded()) == data)

@@ -61,27 +61,34 @@ struct BTSnoopTests {
         #expect(file.datalink == .hciUART)
         #expect(file.truncatedTail == nil)
         #expect(file.records.count == 5)
-        #expect(file.records.map(\.number) == [1, 2, 3, 4, 5])
-        #expect(file.records.map(\.direction) == [.sent, .received, .sent, .received, .received])
+        let numbers: [Int] = [1, 2, 3, 4, 5]
+        #expect(file.records.map(\.number) == numbers)
+        let directions: [BTSnoop.Direction] = [.sent, .received, .sent, .received, .received]
+        #expect(file.records.map(\.direction) == directions)
         // Bit 0: received; bit 1: command or event.
-        #expect(file.records.map(\.flags) == [2, 3, 0, 1, 3])
-        let packets = file.records.compactMap(packet)
-        #expect(packets.map(\.0) == [.command, .event, .acl, .acl, .event])
-        let written = [Self.reset, Self.resetComplete, Self.aclOut, Self.aclIn]
+        let flags: [UInt32] = [2, 3, 0, 1, 3]
+        #expect(file.records.map(\.flags) == flags)
+        let packets: [(H4PacketType, [UInt8])] = file.records.compactMap(packet)
+        let types: [H4PacketType] = [.command, .event, .acl, .acl, .event]
+        #expect(packets.map(\.0) == types)
+        let written: [HCIPacket] = [Self.reset, Self.resetComplete, Self.aclOut, Self.aclIn]
         for (index, original) in written.enumerated() {
             #expect(try HCIPacket(type: packets[index].0, body: packets[index].1[...]) == original)
             #expect(file.records[index].originalLength == original.encodeH4().count)
         }
+        let earliest: Int64 = before - 1_000_000, latest: Int64 = after + 1_000_000
         for record in file.records.prefix(4) {
-            #expect(record.timestamp >= before - 1_000_000 && record.timestamp <= after + 1_000_000,
+            #expect(record.timestamp >= earliest && record.timestamp <= latest,
                     "timestamp \(record.timestamp) within a second of now")
         }
         #expect(file.records[4].timestamp == 0x00E2_5F9B_0A2F_4240)
 
         // The header, byte for byte: "btsnoop\0", version 1, datalink 1002.
         let raw = try readWholeFile(path)
-        #expect(Array(raw.prefix(16)) == bytes("62 74 73 6e 6f 6f 70 00 00 00 00 01 00 00 03 ea"))
-        #expect(Array(raw[16..<40].prefix(12)) == bytes("00 00 00 04 00 00 00 04 00 00 00 02"))
+        let fileHeader: [UInt8] = bytes("62 74 73 6e 6f 6f 70 00 00 00 00 01 00 00 03 ea")
+        #expect(Array(raw.prefix(16)) == fileHeader)
+        let recordHeader: [UInt8] = bytes("00 00 00 04 00 00 00 04 00 00 00 02")
+        #expect(Array(raw[16..<40].prefix(12)) == recordHeader)
     }
 
     @Test("A capture cut off anywhere keeps every whole record and says it was cut")

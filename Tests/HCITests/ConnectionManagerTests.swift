@@ -43,8 +43,9 @@ struct ConnectionManagerTests {
         fake.deliverEvent(LEConnectionEvent.remoteConnectionParameterRequest(handle: 0x40, parameters: request))
         let replies = await sent(fake, LERemoteConnectionParameterRequestReply.opcode)
         // Handle, interval min, max, latency, timeout, min and max CE length 0.
-        #expect(replies.map { HCIPacket.command($0).encodeH4().hexDump }
-                == [bytes("01 20 20 0e 40 00 28 00 50 00 02 00 58 02 00 00 00 00").hexDump])
+        let replyDumps: [String] = replies.map { (reply: HCICommandPacket) -> String in HCIPacket.command(reply).encodeH4().hexDump }
+        let expectedReplies: [String] = [bytes("01 20 20 0e 40 00 28 00 50 00 02 00 58 02 00 00 00 00").hexDump]
+        #expect(replyDumps == expectedReplies)
         #expect(fake.sentCommands.contains(LERemoteConnectionParameterRequestNegativeReply.opcode) == false)
 
         // The controller then runs the procedure and reports the outcome as usual.
@@ -64,7 +65,9 @@ struct ConnectionManagerTests {
         fake.deliverEvent(LEConnectionEvent.remoteConnectionParameterRequest(handle: 0x40, parameters: request))
         let replies = await sent(fake, LERemoteConnectionParameterRequestNegativeReply.opcode)
         // Handle, reason 0x3B Unacceptable Connection Parameters.
-        #expect(replies.map { HCIPacket.command($0).encodeH4().hexDump } == [bytes("01 21 20 03 40 00 3b").hexDump])
+        let replyDumps: [String] = replies.map { (reply: HCICommandPacket) -> String in HCIPacket.command(reply).encodeH4().hexDump }
+        let expectedReplies: [String] = [bytes("01 21 20 03 40 00 3b").hexDump]
+        #expect(replyDumps == expectedReplies)
         #expect(fake.sentCommands.contains(LERemoteConnectionParameterRequestReply.opcode) == false)
         #expect(manager.connections[0x40]?.parameters.interval == 24)
         manager.close()

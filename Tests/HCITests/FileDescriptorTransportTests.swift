@@ -152,10 +152,14 @@ struct PacketSocketReadTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         defer { close(fds[1]) }
         // Events of every length up to the longest (255 parameter octets), and long ACL packets.
-        var sent: [HCIPacket] = (0..<40).map { index in
-            .event(HCIEventPacket(code: 0xFF, parameters: [UInt8](repeating: UInt8(index), count: index * 6 + 15)[...]))
+        var sent: [HCIPacket] = (0..<40).map { (index: Int) -> HCIPacket in
+            let parameters = [UInt8](repeating: UInt8(index), count: index * 6 + 15)
+            return .event(HCIEventPacket(code: 0xFF, parameters: parameters[...]))
         }
-        sent += (0..<8).map { index in .acl(ACLDataPacket(handle: 0x0040, boundary: .firstFlushable, data: [UInt8](repeating: UInt8(index), count: 1000)[...])) }
+        sent += (0..<8).map { (index: Int) -> HCIPacket in
+            let data = [UInt8](repeating: UInt8(index), count: 1000)
+            return .acl(ACLDataPacket(handle: 0x0040, boundary: .firstFlushable, data: data[...]))
+        }
         for packet in sent {
             let bytes = packet.encodeH4()
             #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
@@ -165,7 +169,9 @@ struct PacketSocketReadTests {
         let deliveries = Deliveries()
         try transport.start { deliveries.add($0) }
         #expect(await eventually { deliveries.all.flatMap { $0 }.count == sent.count })
-        #expect(deliveries.all.flatMap { $0 }.map { $0.encodeH4() } == sent.map { $0.encodeH4() })
+        let delivered: [[UInt8]] = deliveries.all.joined().map { (packet: HCIPacket) -> [UInt8] in packet.encodeH4() }
+        let sentBytes: [[UInt8]] = sent.map { (packet: HCIPacket) -> [UInt8] in packet.encodeH4() }
+        #expect(delivered == sentBytes)
         // One read and the burst behind it: one delivery, not one per packet.
         #expect(deliveries.all.count == 1)
     }

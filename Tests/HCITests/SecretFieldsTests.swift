@@ -143,7 +143,8 @@ struct SecretFieldsTests {
         let packet = LEEnableEncryption(handle: 1, longTermKey: key(0xA0)).packet
         let fields = HCISecretFields.command(packet.opcode, parameters: packet.parameters)
         logger.log(.debug, "< \(logger.hexDump(packet.parameters, secrets: fields))")
-        #expect(lines.withLock { $0 } == ["debug: < 01 00 00 00 00 00 00 00 00 00 00 00 <redacted 16 octets>"])
+        let logged: [String] = lines.withLock { $0 }
+        #expect(logged == ["debug: < 01 00 00 00 00 00 00 00 00 00 00 00 <redacted 16 octets>"])
 
         var showing = logger
         showing.showsSecrets = true
@@ -151,21 +152,25 @@ struct SecretFieldsTests {
         showing.log(.debug, "< \(showing.hexDump(packet.parameters, secrets: fields))")
         copy.log(.debug, "< \(copy.hexDump(packet.parameters, secrets: fields))")
         showing.noteSecretsShown()
-        let clear = "debug: < 01 00 00 00 00 00 00 00 00 00 00 00 " + key(0xA0).hexDump
-        #expect(lines.withLock { Array($0.dropFirst()) } == ["warning: " + HCILogger.secretsWarningText, clear, clear])
+        let clear: String = "debug: < 01 00 00 00 00 00 00 00 00 00 00 00 " + key(0xA0).hexDump
+        let shown: [String] = lines.withLock { Array($0.dropFirst()) }
+        let expectedShown: [String] = ["warning: " + HCILogger.secretsWarningText, clear, clear]
+        #expect(shown == expectedShown)
         // A line with nothing secret says nothing about secrets.
         let quiet = HCILogger(level: .debug, showsSecrets: true) { level, line in lines.withLock { $0.append("\(level): \(line)") } }
         #expect(quiet.hexDump(key(0x10, 2), secrets: []) == "10 11")
-        #expect(lines.withLock { $0.count } == 4)
+        let count: Int = lines.withLock { $0.count }
+        #expect(count == 4)
     }
 
     @Test("A redacting BTSnoopWriter zeroes the keys it is told of; a plain one keeps them")
     func redactingWriter() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove(files: ["plain.btsnoop", "redacted.btsnoop"]) }
+        let commandComplete: [UInt8] = [0x01, 0x17, 0x20, 0x00] + key(0xC0)
         let packets: [([UInt8], BTSnoop.Direction)] = [
             (LEEnableEncryption(handle: 1, random: key(0x30, 8), ediv: 7, longTermKey: key(0xA0)).packet.h4, .sent),
-            (event(0x0E, [0x01, 0x17, 0x20, 0x00] + key(0xC0)), .received),
+            (event(0x0E, commandComplete), .received),
             (bytes("02 01 00 05 00 01 00 04 00 0a"), .sent),
         ]
         let plain = try BTSnoopWriter(path: directory.file("plain.btsnoop"))
@@ -184,18 +189,24 @@ struct SecretFieldsTests {
         let redactedRecords = try BTSnoopFile(bytes: written).records
         #expect(plainRecords.count == 3 && redactedRecords.count == 3)
         func h4(_ record: BTSnoopRecord) -> [UInt8] { if case let .packet(type, body) = record.content { [type.rawValue] + body } else { [] } }
-        #expect(plainRecords.map(h4) == packets.map(\.0))
-        #expect(h4(redactedRecords[0]) == Array(packets[0].0.prefix(16)) + [UInt8](repeating: 0, count: 16))
-        #expect(h4(redactedRecords[1]) == Array(packets[1].0.prefix(7)) + [UInt8](repeating: 0, count: 16))
+        let packetBytes: [[UInt8]] = packets.map(\.0)
+        #expect(plainRecords.map(h4) == packetBytes)
+        let redactedEncryption: [UInt8] = Array(packets[0].0.prefix(16)) + [UInt8](repeating: 0, count: 16)
+        #expect(h4(redactedRecords[0]) == redactedEncryption)
+        let redactedComplete: [UInt8] = Array(packets[1].0.prefix(7)) + [UInt8](repeating: 0, count: 16)
+        #expect(h4(redactedRecords[1]) == redactedComplete)
         #expect(h4(redactedRecords[2]) == packets[2].0)
     }
 
     @Test("trace --redact's copy: zeros in the secret fields, every other octet, record and timestamp as they were, in each datalink")
     func redactedCopyOfEveryDatalink() throws {
         let secret = LEEnableEncryption(handle: 1, random: key(0x30, 8), ediv: 7, longTermKey: key(0xA0)).packet.h4
-        let notification = event(0x18, peer + key(0xC0) + [0x05])
+        let linkKeyNotification: [UInt8] = peer + key(0xC0) + [0x05]
+        let notification = event(0x18, linkKeyNotification)
+        let magic: [UInt8] = Array("btsnoop".utf8) + [0]
         for datalink in [UInt32(1002), 1001, 2001] {
-            var file = ByteWriter(prefix: Array("btsnoop".utf8) + [0])
+            var file = ByteWriter(prefix: magic)
+            let shift: Int = datalink == 1002 ? 1 : 0
             file.writeBigEndian(UInt32(1))
             file.writeBigEndian(datalink)
             var keyOffsets: [Int] = []
@@ -208,7 +219,8 @@ struct SecretFieldsTests {
                 file.writeBigEndian(UInt32(0))
                 file.writeBigEndian(Int64(0x00E2_5F9B_0A2F_4240 + index))
                 let start = file.bytes.count
-                keyOffsets += ((index == 0 ? 15 : 8) + (datalink == 1002 ? 1 : 0) ..< (index == 0 ? 31 : 24) + (datalink == 1002 ? 1 : 0)).map { start + $0 }
+                let keyStart: Int = (index == 0 ? 15 : 8) + shift, keyEnd: Int = (index == 0 ? 31 : 24) + shift
+                keyOffsets += (keyStart..<keyEnd).map { (offset: Int) -> Int in start + offset }
                 file.write(bytes: data)
             }
             // A record cut off inside its key: redacted as far as it goes.
@@ -220,7 +232,7 @@ struct SecretFieldsTests {
             file.writeBigEndian(UInt32(0))
             file.writeBigEndian(Int64(0x00E2_5F9B_0A2F_4240 + 2))
             let cutStart = file.bytes.count
-            keyOffsets += (15 + (datalink == 1002 ? 1 : 0) ..< cutData.count).map { cutStart + $0 }
+            keyOffsets += (15 + shift ..< cutData.count).map { (offset: Int) -> Int in cutStart + offset }
             file.write(bytes: cutData)
 
             let original = file.bytes

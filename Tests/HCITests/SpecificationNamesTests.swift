@@ -516,13 +516,15 @@ struct SpecificationNamesTests {
 
     @Test("The whole tables are the Core 6.0, withdrawn and vendor parts, which do not overlap")
     func partsMakeTheTables() {
-        let commandParts = [HCINames.coreCommandNames, HCINames.withdrawnCommandNames, HCINames.vendorCommandNames]
-        #expect(commandParts.map(\.count).reduce(0, +) == HCINames.commandNames.count, "command parts overlap")
+        let commandParts: [[UInt16: String]] = [HCINames.coreCommandNames, HCINames.withdrawnCommandNames, HCINames.vendorCommandNames]
+        let commandCount: Int = commandParts.map(\.count).reduce(0, +)
+        #expect(commandCount == HCINames.commandNames.count, "command parts overlap")
         for part in commandParts {
             for (opcode, name) in part { #expect(HCINames.commandNames[opcode] == name) }
         }
-        let eventParts = [HCINames.coreEventNames, HCINames.withdrawnEventNames, HCINames.vendorEventNames]
-        #expect(eventParts.map(\.count).reduce(0, +) == HCINames.eventNames.count, "event parts overlap")
+        let eventParts: [[UInt8: String]] = [HCINames.coreEventNames, HCINames.withdrawnEventNames, HCINames.vendorEventNames]
+        let eventCount: Int = eventParts.map(\.count).reduce(0, +)
+        #expect(eventCount == HCINames.eventNames.count, "event parts overlap")
         for part in eventParts {
             for (code, name) in part { #expect(HCINames.eventNames[code] == name) }
         }

@@ -33,17 +33,22 @@ extension IntegrationTests {
 
             """)
         expectOnly(services, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
-        #expect(services.sentHex.dropFirst() == ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28"])
-        #expect(services.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"])
+        let servicesSentHex: ArraySlice<String> = ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28"]
+        #expect(services.sentHex.dropFirst() == servicesSentHex)
+        let servicesReceivedNames: [String] = ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"]
+        #expect(services.receivedNames == servicesReceivedNames)
 
         let servicesJSON = try await cli.bluejay("discover", ["services", "--json"])
         let list = try #require(servicesJSON.json as? [[String: Any]])
         #expect(list.count == 7)
-        #expect(list.allSatisfy { Set($0.keys) == ["uuid", "name", "start_handle", "end_handle"] })
+        let serviceKeys: Set<String> = ["uuid", "name", "start_handle", "end_handle"]
+        #expect(list.allSatisfy { (service: [String: Any]) -> Bool in Set(service.keys) == serviceKeys })
         let testService = try #require(list.dropLast().last)
         #expect(testService["uuid"] as? String == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
         #expect(testService["name"] is NSNull)
-        #expect(testService["start_handle"] as? Int == 0x1D && testService["end_handle"] as? Int == 0x2E)
+        let testServiceStartHandle: Int? = testService["start_handle"] as? Int
+        let testServiceEndHandle: Int? = testService["end_handle"] as? Int
+        #expect(testServiceStartHandle == 0x1D && testServiceEndHandle == 0x2E)
         expectOnly(servicesJSON, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
 
         // By UUID: Find By Type Value (0x2800 = the UUID), 16-bit and 128-bit.
@@ -51,10 +56,15 @@ extension IntegrationTests {
         #expect(heartRate.status == 0, "\(heartRate.stderr)")
         let found = try #require(heartRate.json as? [[String: Any]])
         #expect(found.count == 1)
-        #expect(found.first?["uuid"] as? String == "180D" && found.first?["name"] as? String == "Heart Rate")
-        #expect(found.first?["start_handle"] as? Int == 0x0E && found.first?["end_handle"] as? Int == 0x13)
+        let foundUUID: String? = found.first?["uuid"] as? String
+        let foundName: String? = found.first?["name"] as? String
+        #expect(foundUUID == "180D" && foundName == "Heart Rate")
+        let foundStartHandle: Int? = found.first?["start_handle"] as? Int
+        let foundEndHandle: Int? = found.first?["end_handle"] as? Int
+        #expect(foundStartHandle == 0x0E && foundEndHandle == 0x13)
         expectOnly(heartRate, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
-        #expect(heartRate.sentHex.dropFirst() == ["06 01 00 ff ff 00 28 0d 18", "06 14 00 ff ff 00 28 0d 18"])
+        let heartRateSentHex: ArraySlice<String> = ["06 01 00 ff ff 00 28 0d 18", "06 14 00 ff ff 00 28 0d 18"]
+        #expect(heartRate.sentHex.dropFirst() == heartRateSentHex)
         let custom = try await cli.bluejay("discover", ["services", "--uuid", "b1e70001-9d3b-4c7a-8a5e-6f2d0c1b0a00"])
         #expect(custom.stdout == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e\n")
         expectOnly(custom, ["Find_By_Type_Value_Req", "Find_By_Type_Value_Req"])
@@ -67,21 +77,30 @@ extension IntegrationTests {
         let includes = try await cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
         #expect(includes.status == 0, "\(includes.stderr)")
         let include = try #require((includes.json as? [[String: Any]])?.first, "\(includes.stdout)")
-        #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
+        let includeHandle: Int? = include["handle"] as? Int
+        let includeStartHandle: Int? = include["start_handle"] as? Int
+        let includeEndHandle: Int? = include["end_handle"] as? Int
+        #expect(includeHandle == 0x33 && includeStartHandle == 0x2F && includeEndHandle == 0x31)
         #expect(include["uuid"] as? String == "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00")
         expectOnly(includes, ["Read_By_Type_Req", "Read_Req", "Read_By_Type_Req"])
-        #expect(includes.sentHex.dropFirst() == ["08 01 00 ff ff 02 28", "0a 2f 00", "08 34 00 ff ff 02 28"])
-        #expect(includes.receivedNames == ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Read_Rsp", "Error_Rsp"])
+        let includesSentHex: ArraySlice<String> = ["08 01 00 ff ff 02 28", "0a 2f 00", "08 34 00 ff ff 02 28"]
+        #expect(includes.sentHex.dropFirst() == includesSentHex)
+        let includesReceivedNames: [String] = ["Exchange_MTU_Rsp", "Read_By_Type_Rsp", "Read_Rsp", "Error_Rsp"]
+        #expect(includes.receivedNames == includesReceivedNames)
 
         // Secondary services: Read By Group Type «Secondary Service» (0x2801) over the whole
         // database finds the one the tolerance service includes.
         let secondary = try await cli.bluejay("discover", ["secondary", "--json"])
         #expect(secondary.status == 0, "\(secondary.stderr)")
         let found2801 = try #require(secondary.json as? [[String: Any]], "\(secondary.stdout)")
-        #expect(found2801.map { $0["uuid"] as? String } == ["B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
-        #expect(found2801.first?["start_handle"] as? Int == 0x2F && found2801.first?["end_handle"] as? Int == 0x31)
+        let secondaryUUIDs: [String?] = found2801.map { (service: [String: Any]) -> String? in service["uuid"] as? String }
+        #expect(secondaryUUIDs == ["B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        let found2801StartHandle: Int? = found2801.first?["start_handle"] as? Int
+        let found2801EndHandle: Int? = found2801.first?["end_handle"] as? Int
+        #expect(found2801StartHandle == 0x2F && found2801EndHandle == 0x31)
         expectOnly(secondary, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
-        #expect(secondary.sentHex.dropFirst() == ["10 01 00 ff ff 01 28", "10 32 00 ff ff 01 28"])
+        let secondarySentHex: ArraySlice<String> = ["10 01 00 ff ff 01 28", "10 32 00 ff ff 01 28"]
+        #expect(secondary.sentHex.dropFirst() == secondarySentHex)
         let inRange = try await cli.bluejay("discover", ["includes", "--start", "0x0032", "--end", "0x0035"])
         #expect(inRange.stdout == "0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031\n", "\(inRange.stdout)")
 
@@ -89,7 +108,7 @@ extension IntegrationTests {
         // continued after the last declaration.
         let characteristics = try await cli.bluejay("discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
         #expect(characteristics.status == 0, "\(characteristics.stderr)")
-        #expect(characteristics.stdout.split(separator: "\n") == [
+        let characteristicLines: [Substring] = [
             "0x001e B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x001f [read, write]",
             "0x0020 B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0021 [read, indicate]",
             "0x0023 B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0024 [read]",
@@ -97,28 +116,40 @@ extension IntegrationTests {
             "0x0028 B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x0029 [write]",
             "0x002a B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x002b [notify]",
             "0x002d B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x002e [read]",
-        ])
+        ]
+        #expect(characteristics.stdout.split(separator: "\n") == characteristicLines)
         expectOnly(characteristics, ["Read_By_Type_Req", "Read_By_Type_Req"])
-        #expect(characteristics.sentHex.dropFirst() == ["08 1d 00 2e 00 03 28", "08 2e 00 2e 00 03 28"])
+        let characteristicsSentHex: ArraySlice<String> = ["08 1d 00 2e 00 03 28", "08 2e 00 2e 00 03 28"]
+        #expect(characteristics.sentHex.dropFirst() == characteristicsSentHex)
 
         // Discover Characteristics by UUID: the same walk, only the matching ones kept
         // (decimal handles work as well as hex).
         let bodySensor = try await cli.bluejay("discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
         let characteristic = try #require((bodySensor.json as? [[String: Any]])?.first)
         #expect((bodySensor.json as? [Any])?.count == 1)
-        #expect(Set(characteristic.keys) == ["uuid", "name", "declaration_handle", "value_handle", "properties"])
-        #expect(characteristic["uuid"] as? String == "2A38" && characteristic["name"] as? String == "Body Sensor Location")
-        #expect(characteristic["declaration_handle"] as? Int == 0x12 && characteristic["value_handle"] as? Int == 0x13)
-        #expect(characteristic["properties"] as? [String] == ["read", "write"])
+        let characteristicKeys: Set<String> = ["uuid", "name", "declaration_handle", "value_handle", "properties"]
+        #expect(Set(characteristic.keys) == characteristicKeys)
+        let characteristicUUID: String? = characteristic["uuid"] as? String
+        let characteristicName: String? = characteristic["name"] as? String
+        #expect(characteristicUUID == "2A38" && characteristicName == "Body Sensor Location")
+        let characteristicDeclarationHandle: Int? = characteristic["declaration_handle"] as? Int
+        let characteristicValueHandle: Int? = characteristic["value_handle"] as? Int
+        #expect(characteristicDeclarationHandle == 0x12 && characteristicValueHandle == 0x13)
+        let characteristicProperties: [String]? = characteristic["properties"] as? [String]
+        #expect(characteristicProperties == ["read", "write"])
         expectOnly(bodySensor, ["Read_By_Type_Req", "Read_By_Type_Req"])
-        #expect(bodySensor.sentHex.dropFirst() == ["08 0e 00 13 00 03 28", "08 13 00 13 00 03 28"])
+        let bodySensorSentHex: ArraySlice<String> = ["08 0e 00 13 00 03 28", "08 13 00 13 00 03 28"]
+        #expect(bodySensor.sentHex.dropFirst() == bodySensorSentHex)
 
         // Discover All Characteristic Descriptors: Find Information over exactly the range.
         let descriptors = try await cli.bluejay("discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
         let entries = try #require(descriptors.json as? [[String: Any]])
-        #expect(entries.allSatisfy { Set($0.keys) == ["uuid", "name", "handle"] })
-        #expect(entries.map { $0["handle"] as? Int } == [0x10, 0x11, 0x12, 0x13])
-        #expect(entries.map { $0["uuid"] as? String } == ["2A37", "2902", "2803", "2A38"])
+        let descriptorKeys: Set<String> = ["uuid", "name", "handle"]
+        #expect(entries.allSatisfy { (entry: [String: Any]) -> Bool in Set(entry.keys) == descriptorKeys })
+        let entryHandles: [Int?] = entries.map { (entry: [String: Any]) -> Int? in entry["handle"] as? Int }
+        #expect(entryHandles == [0x10, 0x11, 0x12, 0x13])
+        let entryUUIDs: [String?] = entries.map { (entry: [String: Any]) -> String? in entry["uuid"] as? String }
+        #expect(entryUUIDs == ["2A37", "2902", "2803", "2A38"])
         #expect(entries[1]["name"] as? String == "Client Characteristic Configuration")
         expectOnly(descriptors, ["Find_Information_Req"])
         #expect(descriptors.sentHex[1] == "04 10 00 13 00")
@@ -129,7 +160,8 @@ extension IntegrationTests {
         #expect(small.status == 0, "\(small.stderr)")
         #expect(small.stdout.split(separator: "\n").count == 6)
         expectOnly(small, Array(repeating: "Find_Information_Req", count: 5), mtu: 23)
-        #expect(small.sentHex.dropFirst() == ["04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00"])
+        let smallSentHex: ArraySlice<String> = ["04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00"]
+        #expect(small.sentHex.dropFirst() == smallSentHex)
     }
 
     @Test func attributeReadsByHandleUUIDAndHandleList() async throws {
@@ -142,21 +174,27 @@ extension IntegrationTests {
         let name = try await cli.bluejay("read", ["--handle", "3", "--json"])
         #expect(name.status == 0, "\(name.stderr)")
         let object = try #require(name.json as? [String: Any])
-        #expect(Set(object.keys) == ["handle", "value", "text"])
+        let readKeys: Set<String> = ["handle", "value", "text"]
+        #expect(Set(object.keys) == readKeys)
         #expect(object["handle"] as? Int == 3)
         #expect(object["value"] as? String == "426c75656a61792048524d")
         #expect(object["text"] as? String == "Bluejay HRM")
         expectOnly(name, ["Read_Req"])
         #expect(name.sentHex[1] == "0a 03 00")
-        #expect(name.receivedNames == ["Exchange_MTU_Rsp", "Read_Rsp"])
+        let nameReceivedNames: [String] = ["Exchange_MTU_Rsp", "Read_Rsp"]
+        #expect(name.receivedNames == nameReceivedNames)
 
         // --long: Read, then Read Blob from each part's end until a short part (the
         // 512-byte value at an ATT_MTU of 100: 99 bytes a part).
         let long = try await cli.bluejay("read", ["--handle", "0x001F", "--long", "--mtu", "100", "--hex"])
         #expect(long.status == 0, "\(long.stderr)")
-        #expect(long.stdout == (0..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
-        expectOnly(long, ["Read_Req"] + Array(repeating: "Read_Blob_Req", count: 5), mtu: 100)
-        #expect(long.sentHex.dropFirst() == ["0a 1f 00", "0c 1f 00 63 00", "0c 1f 00 c6 00", "0c 1f 00 29 01", "0c 1f 00 8c 01", "0c 1f 00 ef 01"])
+        let longValue: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index) }
+        let longLine: String = longValue.hexString() + "\n"
+        #expect(long.stdout == longLine)
+        let longReads: [String] = ["Read_Req"] + [String](repeating: "Read_Blob_Req", count: 5)
+        expectOnly(long, longReads, mtu: 100)
+        let longSentHex: ArraySlice<String> = ["0a 1f 00", "0c 1f 00 63 00", "0c 1f 00 c6 00", "0c 1f 00 29 01", "0c 1f 00 8c 01", "0c 1f 00 ef 01"]
+        #expect(long.sentHex.dropFirst() == longSentHex)
 
         // --offset: exactly one Read Blob (of a value longer than ATT_MTU - 1: a shorter one
         // is refused as not long, below).
@@ -168,9 +206,12 @@ extension IntegrationTests {
 
         // --long --offset: Read Blobs from the offset to the end.
         let tail = try await cli.bluejay("read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
-        #expect(tail.stdout == (300..<512).map { UInt8(truncatingIfNeeded: $0) }.hexString() + "\n")
+        let tailValue: [UInt8] = (300..<512).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index) }
+        let tailLine: String = tailValue.hexString() + "\n"
+        #expect(tail.stdout == tailLine)
         expectOnly(tail, ["Read_Blob_Req", "Read_Blob_Req", "Read_Blob_Req"], mtu: 100)
-        #expect(tail.sentHex.dropFirst() == ["0c 1f 00 2c 01", "0c 1f 00 8f 01", "0c 1f 00 f2 01"])
+        let tailSentHex: ArraySlice<String> = ["0c 1f 00 2c 01", "0c 1f 00 8f 01", "0c 1f 00 f2 01"]
+        #expect(tail.sentHex.dropFirst() == tailSentHex)
 
         // Read Using Characteristic UUID: Read By Type over the whole database, continued
         // after the last handle found; with --start/--end exactly that range.
@@ -178,7 +219,8 @@ extension IntegrationTests {
         #expect(manufacturer.status == 0, "\(manufacturer.stderr)")
         #expect(manufacturer.stdout == "{\"values\": [{\"handle\": 22, \"value\": \"426c75656a6179\"}]}\n")
         expectOnly(manufacturer, ["Read_By_Type_Req", "Read_By_Type_Req"])
-        #expect(manufacturer.sentHex.dropFirst() == ["08 01 00 ff ff 29 2a", "08 17 00 ff ff 29 2a"])
+        let manufacturerSentHex: ArraySlice<String> = ["08 01 00 ff ff 29 2a", "08 17 00 ff ff 29 2a"]
+        #expect(manufacturer.sentHex.dropFirst() == manufacturerSentHex)
         let ranged = try await cli.bluejay("read", ["--uuid", "2A29", "--start", "0x0014", "--end", "0x0016"])
         #expect(ranged.stdout == "0x0016: 42 6c 75 65 6a 61 79  \"Bluejay\"\n")
         expectOnly(ranged, ["Read_By_Type_Req"])
@@ -220,7 +262,8 @@ extension IntegrationTests {
             #expect(result.stderr == "Error: \(refusal.error)\n", "\(refusal.arguments)")
             #expect(result.sentHex.dropFirst() == [refusal.request], "\(refusal.arguments)")
             expectOnly(result, [ATTOpcode(rawValue: attributeBytes(refusal.request)[0]).name])
-            #expect(result.receivedNames == ["Exchange_MTU_Rsp", "Error_Rsp"])
+            let resultReceivedNames: [String] = ["Exchange_MTU_Rsp", "Error_Rsp"]
+            #expect(result.receivedNames == resultReceivedNames)
         }
     }
 
@@ -236,7 +279,8 @@ extension IntegrationTests {
         #expect(request.stdout == "{\"bytes\": 1, \"handle\": 19, \"procedure\": \"Write Request\"}\n")
         expectOnly(request, ["Write_Req"])
         #expect(request.sentHex[1] == "12 13 00 02")
-        #expect(request.receivedNames == ["Exchange_MTU_Rsp", "Write_Rsp"])
+        let requestReceivedNames: [String] = ["Exchange_MTU_Rsp", "Write_Rsp"]
+        #expect(request.receivedNames == requestReceivedNames)
 
         // Write Command: nothing answers it.
         let command = try await cli.bluejay("write", ["--handle", "0x0026", "01:02", "--without-response"])
@@ -244,16 +288,19 @@ extension IntegrationTests {
         #expect(command.stdout == "Wrote 2 bytes to 0x0026 (Write Command).\n")
         expectOnly(command, ["Write_Cmd"])
         #expect(command.sentHex[1] == "52 26 00 01 02")
-        #expect(command.receivedNames == ["Exchange_MTU_Rsp"])
+        let commandReceivedNames: [String] = ["Exchange_MTU_Rsp"]
+        #expect(command.receivedNames == commandReceivedNames)
 
         // --long: Prepare Write parts of ATT_MTU - 5 bytes, then Execute Write.
-        let forty = (0..<40).map { UInt8($0) }
+        let forty: [UInt8] = (0..<40).map { (index: Int) -> UInt8 in UInt8(index) }
         let long = try await cli.bluejay("write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
         #expect(long.status == 0, "\(long.stderr)")
         #expect(long.stdout == "{\"bytes\": 40, \"handle\": 31, \"procedure\": \"long write\"}\n")
         expectOnly(long, ["Prepare_Write_Req", "Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
-        let parts: [[UInt8]] = [[0x16, 0x1F, 0x00, 0, 0x00] + Array(forty[0..<18]), [0x16, 0x1F, 0x00, 18, 0x00] + Array(forty[18..<36]),
-                                [0x16, 0x1F, 0x00, 36, 0x00] + Array(forty[36...]), [0x18, 0x01]]
+        let firstPart: [UInt8] = [0x16, 0x1F, 0x00, 0, 0x00] + forty[0..<18]
+        let secondPart: [UInt8] = [0x16, 0x1F, 0x00, 18, 0x00] + forty[18..<36]
+        let thirdPart: [UInt8] = [0x16, 0x1F, 0x00, 36, 0x00] + forty[36...]
+        let parts: [[UInt8]] = [firstPart, secondPart, thirdPart, [0x18, 0x01]]
         #expect(Array(long.sent.dropFirst()) == parts)
 
         // --reliable: the same queue, each echo checked, then executed.
@@ -262,7 +309,8 @@ extension IntegrationTests {
         #expect(reliable.status == 0, "\(reliable.stderr)")
         #expect(reliable.stdout == "Wrote 30 bytes to 0x001f (reliable write).\n")
         expectOnly(reliable, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
-        #expect(reliable.receivedNames == ["Exchange_MTU_Rsp", "Prepare_Write_Rsp", "Prepare_Write_Rsp", "Execute_Write_Rsp"])
+        let reliableReceivedNames: [String] = ["Exchange_MTU_Rsp", "Prepare_Write_Rsp", "Prepare_Write_Rsp", "Execute_Write_Rsp"]
+        #expect(reliable.receivedNames == reliableReceivedNames)
 
         // --long --offset: the first Prepare Write carries the offset. The peer's long value
         // is replaced whole by a write, so offset 3 of nothing is a gap: refused at Execute.
@@ -270,13 +318,16 @@ extension IntegrationTests {
         #expect(offset.status == 1)
         #expect(offset.stderr == "Error: 0x07 invalidOffset (Execute_Write_Req on handle 0x001f)\n")
         expectOnly(offset, ["Prepare_Write_Req", "Execute_Write_Req"])
-        #expect(offset.sentHex.dropFirst() == ["16 1f 00 03 00 01 02", "18 01"])
+        let offsetSentHex: ArraySlice<String> = ["16 1f 00 03 00 01 02", "18 01"]
+        #expect(offset.sentHex.dropFirst() == offsetSentHex)
         // Over 512 bytes: the peer refuses at Execute (parts of ATT_MTU - 5 = 512 bytes).
-        let oversized = try await cli.bluejay("write", ["--handle", "0x001F", [UInt8](repeating: 0xAB, count: 600).hexString(), "--long"])
+        let oversizedValue: String = [UInt8](repeating: 0xAB, count: 600).hexString()
+        let oversized = try await cli.bluejay("write", ["--handle", "0x001F", oversizedValue, "--long"])
         #expect(oversized.status == 1)
         #expect(oversized.stderr == "Error: 0x0D invalidAttributeValueLength (Execute_Write_Req on handle 0x001f)\n")
         expectOnly(oversized, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"])
-        #expect(oversized.sent.dropFirst().map(\.count) == [5 + 512, 5 + 88, 2])
+        let oversizedLengths: [Int] = [5 + 512, 5 + 88, 2]
+        #expect(oversized.sent.dropFirst().map(\.count) == oversizedLengths)
 
         // The server's refusals of a Write Request, by name with code and handle.
         let refusals: [(handle: String, value: String, error: String)] = [
@@ -290,7 +341,8 @@ extension IntegrationTests {
             #expect(result.stdout.isEmpty)
             #expect(result.stderr == "Error: \(refusal.error)\n")
             expectOnly(result, ["Write_Req"])
-            #expect(result.receivedNames == ["Exchange_MTU_Rsp", "Error_Rsp"])
+            let resultReceivedNames: [String] = ["Exchange_MTU_Rsp", "Error_Rsp"]
+            #expect(result.receivedNames == resultReceivedNames)
         }
 
         // Refused by us before anything is sent: a signed write (no Security Manager yet, so
@@ -323,8 +375,10 @@ extension IntegrationTests {
         #expect(indications.stdout.isEmpty)
         #expect(indications.stderr == "0 values received\n")
         expectOnly(indications, ["Find_Information_Req", "Write_Req", "Write_Req"])
-        #expect(indications.sentHex.dropFirst() == ["04 22 00 ff ff", "12 22 00 02 00", "12 22 00 00 00"])
-        #expect(indications.receivedNames == ["Exchange_MTU_Rsp", "Find_Information_Rsp", "Write_Rsp", "Write_Rsp"])
+        let indicationsSentHex: ArraySlice<String> = ["04 22 00 ff ff", "12 22 00 02 00", "12 22 00 00 00"]
+        #expect(indications.sentHex.dropFirst() == indicationsSentHex)
+        let indicationsReceivedNames: [String] = ["Exchange_MTU_Rsp", "Find_Information_Rsp", "Write_Rsp", "Write_Rsp"]
+        #expect(indications.receivedNames == indicationsReceivedNames)
         try #require(indications.sentTimes.count == 4)
         let held = indications.sentTimes[3] - indications.sentTimes[2]
         #expect(held >= 450_000 && held < 3_000_000, "subscribed for \(held) µs with --duration 0.5")
@@ -334,7 +388,8 @@ extension IntegrationTests {
         #expect(notifications.stdout.isEmpty)
         #expect(notifications.stderr == "0 values received\n")
         expectOnly(notifications, ["Write_Req", "Write_Req"])
-        #expect(notifications.sentHex.dropFirst() == ["12 1c 00 01 00", "12 1c 00 00 00"])
+        let notificationsSentHex: ArraySlice<String> = ["12 1c 00 01 00", "12 1c 00 00 00"]
+        #expect(notifications.sentHex.dropFirst() == notificationsSentHex)
 
         // No CCCD after the handle: Find Information meets the next service declaration.
         let none = try await cli.bluejay("listen", ["--handle", "0x0013", "--duration", "0.3"])
@@ -428,8 +483,10 @@ extension IntegrationTests {
     /// then exactly `procedure`, by name; the host sent nothing on any other L2CAP channel.
     private func expectOnly(_ result: AttributeRun, _ procedure: [String], mtu: UInt16 = 517,
                             sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(result.sentNames == ["Exchange_MTU_Req"] + procedure, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
-        #expect(result.sent.first == [0x02, UInt8(mtu & 0xFF), UInt8(mtu >> 8)], sourceLocation: sourceLocation)
+        let names: [String] = ["Exchange_MTU_Req"] + procedure
+        #expect(result.sentNames == names, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        let exchange: [UInt8] = [0x02, UInt8(mtu & 0xFF), UInt8(mtu >> 8)]
+        #expect(result.sent.first == exchange, sourceLocation: sourceLocation)
         #expect(result.receivedNames.first == "Exchange_MTU_Rsp", sourceLocation: sourceLocation)
         #expect(result.otherFrames.isEmpty, "not ATT: \(result.otherFrames)", sourceLocation: sourceLocation)
     }

@@ -593,7 +593,8 @@ extension IntegrationTests.BluejayAPITests {
             bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x02])) { _ in }
         }
         #expect(values == [Data([0x01]), Data([0x02])])
-        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true", "reconnecting 1", "connected"])
+        let recorderEvents: [String] = ["available true", "connected", "disconnected", "handler error=true reconnect=true", "reconnecting 1", "connected"]
+        #expect(recorder.events == recorderEvents)
 
         _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
@@ -772,7 +773,8 @@ extension IntegrationTests.BluejayAPITests {
         defer { try? FileManager.default.removeItem(atPath: store) }
         let oversized = CharacteristicIdentifier(uuid: "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                  service: ServiceIdentifier(uuid: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
-        let expected = Data((0..<600).map { UInt8(($0 * 7 + 3) % 256) })
+        let expectedBytes: [UInt8] = (0..<600).map { (index: Int) -> UInt8 in UInt8((index * 7 + 3) % 256) }
+        let expected = Data(expectedBytes)
         let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         for limit in [StartOptions.defaultMaxValueLength, 599] {
             let bluejay = Bluejay()
@@ -788,7 +790,9 @@ extension IntegrationTests.BluejayAPITests {
                 #expect("\(error)".contains("longer than the 599-octet limit"), "\(error)")
             }
             // The link is still good.
-            #expect(try await bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) as UInt8 == 1)
+            let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
+            let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
+            #expect(location == 1)
             try await bluejay.disconnect()
             await shutDown(bluejay)
         }

@@ -159,17 +159,22 @@ extension IntegrationTests {
         for await discovery in manager.startScanning(forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2)) {
             found.append(discovery.peripheral)
         }
-        #expect(found.allSatisfy { $0.address.description == peer.address }, "\(found)")
+        let peerAddress: String = peer.address
+        #expect(found.allSatisfy { (identifier: PeripheralIdentifier) -> Bool in identifier.address.description == peerAddress }, "\(found)")
 
         let peripheral = manager.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
         try await peripheral.connect(connectionTimeout: .seconds(10))
         #expect(manager.retrieveConnectedPeripherals(withServices: [heartRate]).isEmpty, "not discovered yet")
         let services = try await peripheral.discoverServices([heartRate, BluetoothUUID(UInt16(0x1812))], timeout: hangGuardWait)
-        #expect(services == [ServiceIdentifier(uuid: heartRate)])
-        #expect(manager.retrieveConnectedPeripherals(withServices: [heartRate]).map(\.identifier) == [peripheral.identifier])
-        let characteristics = try await peripheral.discoverCharacteristics([BluetoothUUID(UInt16(0x2A38))], of: ServiceIdentifier(uuid: heartRate))
-        #expect(characteristics == [CharacteristicIdentifier(uuid: BluetoothUUID(UInt16(0x2A38)), service: ServiceIdentifier(uuid: heartRate))])
-        #expect(manager.retrievePeripherals(withIdentifiers: [peripheral.identifier.uuid]).map(\.identifier) == [peripheral.identifier])
+        let heartRateService = ServiceIdentifier(uuid: heartRate)
+        #expect(services == [heartRateService])
+        let connected: [PeripheralIdentifier] = manager.retrieveConnectedPeripherals(withServices: [heartRate]).map(\.identifier)
+        #expect(connected == [peripheral.identifier])
+        let bodySensorLocation = BluetoothUUID(UInt16(0x2A38))
+        let characteristics = try await peripheral.discoverCharacteristics([bodySensorLocation], of: heartRateService)
+        #expect(characteristics == [CharacteristicIdentifier(uuid: bodySensorLocation, service: heartRateService)])
+        let retrieved: [PeripheralIdentifier] = manager.retrievePeripherals(withIdentifiers: [peripheral.identifier.uuid]).map(\.identifier)
+        #expect(retrieved == [peripheral.identifier])
         #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
 
         // The peer stops answering: a read with a timeout gives up, by name.

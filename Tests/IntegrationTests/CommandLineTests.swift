@@ -147,7 +147,8 @@ extension CommandLineTests {
         #expect(found["address"] as? String == peer.address)
         #expect(found["address_type"] as? String == "random")
         #expect(found["name"] as? String == "Bluejay HRM")
-        #expect(found["services"] as? [String] == ["180D", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
+        let foundServices: [String]? = found["services"] as? [String]
+        #expect(foundServices == ["180D", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
         let manufacturer = try #require((found["manufacturer_data"] as? [[String: Any]])?.first)
         #expect(manufacturer["company_id"] as? Int == 0xFFFF)
         #expect(manufacturer["data"] as? String == "b1e7")
@@ -158,7 +159,8 @@ extension CommandLineTests {
         let seen = try #require(try JSONSerialization.jsonObject(with: Data(passive.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
         #expect(seen["scan_response"] as? Bool == false)
         #expect(seen["name"] is NSNull)
-        #expect(seen["services"] as? [String] == ["180D", "180F"])
+        let seenServices: [String]? = seen["services"] as? [String]
+        #expect(seenServices == ["180D", "180F"])
 
         let filtered = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
         #expect(filtered.status == 0)
@@ -180,7 +182,8 @@ extension CommandLineTests {
         let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
         func onTerminal(_ arguments: [String]) async throws -> String {
-            let command = ([Repository.bluejay.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            let words: [String] = [Repository.bluejay.path] + arguments
+            let command: String = words.map { (word: String) -> String in "'\(word)'" }.joined(separator: " ")
             let result = try await run(script, ["-qec", command, "/dev/null"])
             #expect(result.status == 0, "stderr: \(result.stderr)")
             return result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
@@ -194,13 +197,19 @@ extension CommandLineTests {
         #expect(screen.count == 3, "\(screen)")
         #expect(screen.first?.hasPrefix("ADDRESS") == true)
         // In the order first seen, which either peripheral may win.
-        #expect(screen.dropFirst().map { String($0.prefix(17)) }.sorted() == peer.addresses.sorted())
-        #expect(screen.contains { $0.hasPrefix(peer.addresses[1]) && $0.contains("Bluejay HRM 2") })
+        let rowAddresses: [String] = screen.dropFirst().map { (row: String) -> String in String(row.prefix(17)) }.sorted()
+        let addresses: [String] = peer.addresses.sorted()
+        #expect(rowAddresses == addresses)
+        let secondAddress: String = peer.addresses[1]
+        #expect(screen.contains { (row: String) -> Bool in row.hasPrefix(secondAddress) && row.contains("Bluejay HRM 2") })
 
         let json = try await onTerminal(["scan", "--transport", peer.transport, "--duration", "1", "--json"])
         #expect(!json.contains("\u{1B}"))
-        let objects = json.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(Set(objects.compactMap { $0["address"] as? String }) == Set(peer.addresses))
+        let objects: [[String: Any]] = json.split(separator: "\n").compactMap { (line: Substring) -> [String: Any]? in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }
+        let objectAddresses: Set<String> = Set(objects.compactMap { (object: [String: Any]) -> String? in object["address"] as? String })
+        #expect(objectAddresses == Set(peer.addresses))
         #expect(objects.count == 2, "one object per discovery, as before: \(json)")
     }
 

@@ -54,9 +54,12 @@ extension IntegrationTests {
         // Discovery also read the included service's declaration (0x002F) for its 128-bit
         // UUID, which the cache remembers.
         let includeRead: [UInt8] = [ATTOpcode.readRequest.rawValue, 0x2F, 0x00]
-        #expect(discovered.filter { $0.opcode == .readRequest }.map(\.pdu).filter { $0 == includeRead }.count == 1)
-        #expect(cached.filter { $0.opcode == .readRequest }.map(\.pdu)
-                == discovered.filter { $0.opcode == .readRequest }.map(\.pdu).filter { $0 != includeRead })
+        let discoveredReads: [[UInt8]] = discovered.filter { (request: CapturedATT) -> Bool in request.opcode == .readRequest }.map(\.pdu)
+        let cachedReads: [[UInt8]] = cached.filter { (request: CapturedATT) -> Bool in request.opcode == .readRequest }.map(\.pdu)
+        let includeReads: Int = discoveredReads.filter { (pdu: [UInt8]) -> Bool in pdu == includeRead }.count
+        #expect(includeReads == 1)
+        let discoveredValueReads: [[UInt8]] = discoveredReads.filter { (pdu: [UInt8]) -> Bool in pdu != includeRead }
+        #expect(cachedReads == discoveredValueReads)
         #expect(second.stdout.contains("Include 0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031"), "\(second.stdout)")
 
         // The trace decoder's own ATT counts agree.
@@ -118,7 +121,9 @@ extension IntegrationTests {
         #expect(newEntry.databaseHash == newHash)
         let list = try await store.bluejay(["cache", "list", "--json"])
         #expect(list.status == 0, "stderr: \(list.stderr)")
-        let objects = try list.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects: [[String: Any]] = try list.stdout.split(separator: "\n").map { (line: Substring) throws -> [String: Any] in
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
         #expect(objects.count == 1)
         #expect(objects.first?["identity"] as? String == target)
         #expect(objects.first?["database_hash"] as? String == newHash.hexString())
@@ -237,10 +242,15 @@ extension IntegrationTests {
 
         let json = try await store.bluejay(["cache", "list", "--json"])
         #expect(json.status == 0, "stderr: \(json.stderr)")
-        let objects = try json.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-        #expect(objects.compactMap { $0["identity"] as? String }.sorted() == peer.addresses.map { $0 + "/random" }.sorted())
+        let objects: [[String: Any]] = try json.stdout.split(separator: "\n").map { (line: Substring) throws -> [String: Any] in
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let identities: [String] = objects.compactMap { (object: [String: Any]) -> String? in object["identity"] as? String }.sorted()
+        let targets: [String] = peer.addresses.map { (address: String) -> String in address + "/random" }.sorted()
+        #expect(identities == targets)
         for object in objects {
-            #expect(Set(object.keys) == ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded", "service_changed_bonded"])
+            let entryKeys: Set<String> = ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded", "service_changed_bonded"]
+            #expect(Set(object.keys) == entryKeys)
             #expect(object["service_changed_bonded"] as? Bool == false)
             #expect(object["services"] as? Int == 8)
             #expect(object["characteristics"] as? Int == 19)
@@ -260,7 +270,9 @@ extension IntegrationTests {
         #expect(clearOne.stdout == "Removed 1 cache entry.\n", "stderr: \(clearOne.stderr)")
         #expect(!FileManager.default.fileExists(atPath: store.entryPath(second + "/random")))
         let remaining = try await store.bluejay(["cache", "list"])
-        #expect(remaining.stdout.split(separator: "\n").map { String($0.prefix(24)) } == [peer.address + "/random"])
+        let remainingTargets: [String] = remaining.stdout.split(separator: "\n").map { (line: Substring) -> String in String(line.prefix(24)) }
+        let firstTarget: String = peer.address + "/random"
+        #expect(remainingTargets == [firstTarget])
         let again = try await store.bluejay(["cache", "clear", second + "/random"])
         #expect(again.stdout == "Removed 0 cache entries.\n")
         let bad = try await store.bluejay(["cache", "clear", "F0:0D"])
@@ -279,8 +291,11 @@ extension IntegrationTests {
         let written = try await store.bluejay(["cache", "stress-write", "--count", "3"], environment: xdg)
         #expect(written.status == 0, "stderr: \(written.stderr)")
         let listed = try await store.bluejay(["cache", "list", "--json"], environment: xdg)
-        let files = try listed.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["file"] as? String }
-        #expect(files == (1...3).map { state + "/bluejay/gatt-cache/C0000000000\($0)-random.json" })
+        let files: [String?] = try listed.stdout.split(separator: "\n").map { (line: Substring) throws -> String? in
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["file"] as? String
+        }
+        let expectedFiles: [String?] = (1...3).map { (index: Int) -> String? in state + "/bluejay/gatt-cache/C0000000000\(index)-random.json" }
+        #expect(files == expectedFiles)
         let own = try await store.bluejay(["cache", "list"], environment: ["XDG_STATE_HOME": state])
         #expect(own.status == 0 && own.stdout.isEmpty, "BLUEJAY_STORE is used before XDG_STATE_HOME")
     }

@@ -270,7 +270,8 @@ struct FaultInjectionTests {
                 let before = run.ledger.values["listen"]?.count ?? 0
                 await written(Data([0x04, 0xB2]), run)
                 let resumed = await eventually { (run.ledger.values["listen"]?.count ?? 0) > before }
-                #expect(resumed && run.ledger.values["listen"]?.last == Data([0xB2]), "\(faultCase): the listen did not resume")
+                let resumedValue = Data([0xB2])
+                #expect(resumed && run.ledger.values["listen"]?.last == resumedValue, "\(faultCase): the listen did not resume")
             }
         } else {
             let reconnected: ConnectionResult = await withCheckedContinuation { done in
@@ -279,7 +280,8 @@ struct FaultInjectionTests {
             guard case .success = reconnected else { Issue.record("\(faultCase): connecting after the fault: \(reconnected)"); return }
         }
         if !faultCase.fault.needsLink {
-            #expect(run.recorder.availability == [true, false, true], "\(faultCase): availability \(run.recorder.availability)")
+            let downAndUp: [Bool] = [true, false, true]
+            #expect(run.recorder.availability == downAndUp, "\(faultCase): availability \(run.recorder.availability)")
             #expect(run.hosts.count == 2, "\(faultCase): the controller was reopened once")
         }
 
@@ -287,8 +289,9 @@ struct FaultInjectionTests {
         let host = try #require(run.hosts.last)
         let idle = await eventually { () async -> Bool in
             let held = await Task { @BluetoothActor in host.resources }.value
-            return held.links == 1 && held.commandsOutstanding == 0 && held.attRequestsPending == 0 && held.timersArmed == 0
-                && held.pairings == 0 && held.aclPacketsQueued == 0
+            let nothingUnderWay: Bool = held.commandsOutstanding == 0 && held.attRequestsPending == 0 && held.timersArmed == 0
+            let nothingQueued: Bool = held.pairings == 0 && held.aclPacketsQueued == 0
+            return held.links == 1 && nothingUnderWay && nothingQueued
         }
         let heldWhenIdle = await Task { @BluetoothActor in host.resources }.value
         #expect(idle, "\(faultCase): after the reconnection the host holds \(heldWhenIdle)")

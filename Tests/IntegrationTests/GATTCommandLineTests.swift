@@ -23,30 +23,42 @@ extension CommandLineTests {
         let services = try #require(tree["services"] as? [[String: Any]])
         // Every service in handle order, the tolerance service's secondary one (included,
         // 128-bit) among them, marked so.
-        #expect(services.compactMap { $0["uuid"] as? String }
-                == ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                    "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
-        #expect(services.compactMap { $0["start_handle"] as? Int } == [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D, 0x2F, 0x32])
-        #expect(services.compactMap { $0["end_handle"] as? Int } == [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E, 0x31, 0x35])
-        #expect(services.compactMap { $0["primary"] as? Bool } == [true, true, true, true, true, true, false, true])
+        let uuids: [String] = services.compactMap { (service: [String: Any]) -> String? in service["uuid"] as? String }
+        let expectedUUIDs: [String] = ["1800", "1801", "180D", "180A", "180F", "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+                                       "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"]
+        #expect(uuids == expectedUUIDs)
+        let starts: [Int] = services.compactMap { (service: [String: Any]) -> Int? in service["start_handle"] as? Int }
+        let expectedStarts: [Int] = [0x01, 0x06, 0x0E, 0x14, 0x19, 0x1D, 0x2F, 0x32]
+        #expect(starts == expectedStarts)
+        let ends: [Int] = services.compactMap { (service: [String: Any]) -> Int? in service["end_handle"] as? Int }
+        let expectedEnds: [Int] = [0x05, 0x0D, 0x13, 0x18, 0x1C, 0x2E, 0x31, 0x35]
+        #expect(ends == expectedEnds)
+        let primaries: [Bool] = services.compactMap { (service: [String: Any]) -> Bool? in service["primary"] as? Bool }
+        let expectedPrimaries: [Bool] = [true, true, true, true, true, true, false, true]
+        #expect(primaries == expectedPrimaries)
         // Only the tolerance service includes one, a secondary service with a 128-bit UUID.
-        #expect(services.dropLast().allSatisfy { ($0["includes"] as? [Any])?.isEmpty == true })
+        #expect(services.dropLast().allSatisfy { (service: [String: Any]) -> Bool in (service["includes"] as? [Any])?.isEmpty == true })
         let include = try #require((services.last?["includes"] as? [[String: Any]])?.first)
         #expect(include["uuid"] as? String == "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-        #expect(include["handle"] as? Int == 0x33 && include["start_handle"] as? Int == 0x2F && include["end_handle"] as? Int == 0x31)
+        let includeHandle: Int? = include["handle"] as? Int
+        let includeStart: Int? = include["start_handle"] as? Int
+        let includeEnd: Int? = include["end_handle"] as? Int
+        #expect(includeHandle == 0x33 && includeStart == 0x2F && includeEnd == 0x31)
 
         func characteristics(_ service: String) throws -> [[String: Any]] {
-            let found = try #require(services.first { $0["uuid"] as? String == service }, "service \(service)")
+            let found = try #require(services.first { (item: [String: Any]) -> Bool in item["uuid"] as? String == service }, "service \(service)")
             return try #require(found["characteristics"] as? [[String: Any]])
         }
         func characteristic(_ uuid: String, in service: String) throws -> [String: Any] {
-            try #require(try characteristics(service).first { $0["uuid"] as? String == uuid }, "characteristic \(uuid)")
+            try #require(try characteristics(service).first { (item: [String: Any]) -> Bool in item["uuid"] as? String == uuid }, "characteristic \(uuid)")
         }
         let measurement = try characteristic("2A37", in: "180D")
-        #expect(measurement["properties"] as? [String] == ["notify"])
+        let measurementProperties: [String]? = measurement["properties"] as? [String]
+        #expect(measurementProperties == ["notify"])
         #expect(measurement["value_handle"] as? Int == 0x0010)
         let descriptors = try #require(measurement["descriptors"] as? [[String: Any]])
-        #expect(descriptors.compactMap { $0["uuid"] as? String } == ["2902"])
+        let descriptorUUIDs: [String] = descriptors.compactMap { (descriptor: [String: Any]) -> String? in descriptor["uuid"] as? String }
+        #expect(descriptorUUIDs == ["2902"])
         #expect(descriptors.first?["handle"] as? Int == 0x0011)
         #expect(measurement["value"] is NSNull, "not readable: not read")
 
@@ -54,18 +66,27 @@ extension CommandLineTests {
         #expect(try characteristic("2A19", in: "180F")["value"] as? String == "57")
         let custom = "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"
         let long = try characteristic("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
-        #expect((long["value"] as? String)?.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased(), "read long, all 512 bytes")
+        let longValue: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
+        let longHex: String = longValue.hexString().lowercased()
+        #expect((long["value"] as? String)?.lowercased() == longHex, "read long, all 512 bytes")
         let secret = try characteristic("B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: custom)
         let refusal = try #require(secret["error"] as? [String: Any], "\(secret)")
-        #expect(refusal["code"] as? Int == 0x0F && refusal["name"] as? String == "insufficientEncryption", "\(refusal)")
+        let refusalCode: Int? = refusal["code"] as? Int
+        let refusalName: String? = refusal["name"] as? String
+        #expect(refusalCode == 0x0F && refusalName == "insufficientEncryption", "\(refusal)")
         #expect((refusal["message"] as? String)?.contains("Read_Req on handle 0x0024") == true, "\(refusal)")
         // Past 512 octets: the tolerance service's 600-octet value, whole.
         let oversized = try characteristic("B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00", in: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-        #expect((oversized["value"] as? String)?.lowercased() == (0..<600).map { UInt8(($0 * 7 + 3) % 256) }.hexString(), "\(oversized)")
+        let oversizedValue: [UInt8] = (0..<600).map { (index: Int) -> UInt8 in UInt8((index * 7 + 3) % 256) }
+        let oversizedHex: String = oversizedValue.hexString()
+        #expect((oversized["value"] as? String)?.lowercased() == oversizedHex, "\(oversized)")
         #expect(secret["value"] is NSNull)
         #expect(try characteristics(custom).count == 7)
         // Readable characteristics without an error have a value; the others have none.
-        for item in services.flatMap({ ($0["characteristics"] as? [[String: Any]]) ?? [] }) where item["error"] is NSNull {
+        let allCharacteristics: [[String: Any]] = services.flatMap { (service: [String: Any]) -> [[String: Any]] in
+            (service["characteristics"] as? [[String: Any]]) ?? []
+        }
+        for item in allCharacteristics where item["error"] is NSNull {
             let readable = (item["properties"] as? [String])?.contains("read") == true
             #expect((item["value"] is String) == readable, "\(item)")
         }
@@ -111,16 +132,22 @@ extension CommandLineTests {
         let long = try await run(Repository.bluejay, ["read", address, "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00",
                                                 "--hex", "--mtu", "23", "--transport", peer.transport])
         #expect(long.status == 0, "stderr: \(long.stderr)")
-        #expect(long.stdout.lowercased() == (0..<512).map { UInt8($0 % 256) }.hexString().lowercased() + "\n")
+        let longValue: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
+        let longLine: String = longValue.hexString().lowercased() + "\n"
+        #expect(long.stdout.lowercased() == longLine)
 
         // Past the specification's 512 octets: the tolerance service's 600-octet value, whole
         // at ATT_MTU 23 (Read + 27 Read Blobs), with one warning; past --max-value, a named error.
-        let tolerance = ["B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00"]
-        let oversized = try await run(Repository.bluejay, ["read", address] + tolerance + ["--hex", "--mtu", "23", "--transport", peer.transport])
+        let tolerance: [String] = ["read", address, "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00", "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00"]
+        let oversizedArguments: [String] = tolerance + ["--hex", "--mtu", "23", "--transport", peer.transport]
+        let oversized = try await run(Repository.bluejay, oversizedArguments)
         #expect(oversized.status == 0, "stderr: \(oversized.stderr)")
-        #expect(oversized.stdout == (0..<600).map { UInt8(($0 * 7 + 3) % 256) }.hexString() + "\n")
+        let oversizedValue: [UInt8] = (0..<600).map { (index: Int) -> UInt8 in UInt8((index * 7 + 3) % 256) }
+        let oversizedLine: String = oversizedValue.hexString() + "\n"
+        #expect(oversized.stdout == oversizedLine)
         #expect(oversized.stderr.components(separatedBy: "runs past the specification's 512 octets").count == 2, "stderr: \(oversized.stderr)")
-        let limited = try await run(Repository.bluejay, ["read", address] + tolerance + ["--max-value", "599", "--transport", peer.transport])
+        let limitedArguments: [String] = tolerance + ["--max-value", "599", "--transport", peer.transport]
+        let limited = try await run(Repository.bluejay, limitedArguments)
         #expect(limited.status == 1)
         #expect(limited.stderr.contains("is longer than the 599-octet limit for one value"), "stderr: \(limited.stderr)")
         #expect(limited.stdout.isEmpty)
@@ -177,14 +204,17 @@ extension CommandLineTests {
 
         let capture = NSTemporaryDirectory() + "bluejay-cli-long-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let value = (0..<512).map { UInt8(255 - $0 % 256) }.hexString()
+        let bytes: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(255 - index % 256) }
+        let value: String = bytes.hexString()
         let longWrite = try await run(Repository.bluejay, ["write", address, custom, long, value, "--mtu", "23", "--capture", capture,
                                                      "--transport", peer.transport])
         #expect(longWrite.status == 0, "stderr: \(longWrite.stderr)")
         #expect(longWrite.stdout.contains("Wrote 512 bytes") && longWrite.stdout.contains("(long write)"), "\(longWrite.stdout)")
         let sent = try sentATTPDUs(capture)
-        #expect(sent.filter { $0.first == 0x16 }.count == 29)
-        #expect(sent.filter { $0.first == 0x18 } == [[0x18, 0x01]])
+        let prepares: Int = sent.filter { (pdu: [UInt8]) -> Bool in pdu.first == 0x16 }.count
+        #expect(prepares == 29)
+        let executes: [[UInt8]] = sent.filter { (pdu: [UInt8]) -> Bool in pdu.first == 0x18 }
+        #expect(executes == [[0x18, 0x01]])
 
         let tooLong = try await run(Repository.bluejay, ["write", address, custom, long, value + "00", "--mtu", "23", "--transport", peer.transport])
         #expect(tooLong.status == 1)

@@ -228,10 +228,12 @@ extension IntegrationTests {
         let client = link.client
 
         let services = try await client.discoverPrimaryServices()
-        #expect(services.map(\.uuid) == [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1), peerUUID(0x0200)])
-        #expect(services.map(\.handles) == [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C, 0x001D...0x002E,
-                                            0x0032...0x0035])
-        #expect(services.allSatisfy { $0.isPrimary })
+        let serviceUUIDs: [BluetoothUUID] = [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1), peerUUID(0x0200)]
+        #expect(services.map(\.uuid) == serviceUUIDs)
+        let serviceHandles: [ClosedRange<AttributeHandle>] = [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C,
+                                                              0x001D...0x002E, 0x0032...0x0035]
+        #expect(services.map(\.handles) == serviceHandles)
+        #expect(services.allSatisfy { (service: Service) -> Bool in service.isPrimary })
 
         // By UUID: Find By Type Value, 16-bit and 128-bit; a UUID the peer lacks gives none.
         #expect(try await client.discoverPrimaryServices(uuid: sig(0x180F)) == [services[4]])
@@ -246,23 +248,31 @@ extension IntegrationTests {
             #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0)
         }
         let included = try await client.findIncludedServices(in: services[6])
-        #expect(included == [IncludedService(declarationHandle: 0x0033, service: Service(uuid: peerUUID(0x0201), handle: 0x002F, endGroupHandle: 0x0031))])
+        let secondary = Service(uuid: peerUUID(0x0201), handle: 0x002F, endGroupHandle: 0x0031)
+        let expectedIncludes: [IncludedService] = [IncludedService(declarationHandle: 0x0033, service: secondary)]
+        #expect(included == expectedIncludes)
         #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0)
 
         // All characteristics of a service.
         let heartRate = try await client.discoverCharacteristics(in: services[2])
-        #expect(heartRate == [
+        let heartRateCharacteristics: [Characteristic] = [
             Characteristic(uuid: sig(0x2A37), declarationHandle: 0x000F, properties: [.notify], valueHandle: 0x0010, endHandle: 0x0011),
             Characteristic(uuid: sig(0x2A38), declarationHandle: 0x0012, properties: [.read, .write], valueHandle: 0x0013, endHandle: 0x0013),
-        ])
+        ]
+        #expect(heartRate == heartRateCharacteristics)
         let custom = try await client.discoverCharacteristics(in: services[5])
-        #expect(custom.map(\.uuid) == (2...8).map { peerUUID($0) })
-        #expect(custom.map(\.valueHandle) == [0x001F, 0x0021, 0x0024, 0x0026, 0x0029, 0x002B, 0x002E])
-        #expect(custom.map(\.properties) == [[.read, .write], [.read, .indicate], [.read], [.writeWithoutResponse, .notify], [.write], [.notify], [.read]])
+        let customUUIDs: [BluetoothUUID] = (2...8).map { (short: UInt16) -> BluetoothUUID in peerUUID(short) }
+        #expect(custom.map(\.uuid) == customUUIDs)
+        let customHandles: [AttributeHandle] = [0x001F, 0x0021, 0x0024, 0x0026, 0x0029, 0x002B, 0x002E]
+        #expect(custom.map(\.valueHandle) == customHandles)
+        let customProperties: [CharacteristicProperties] = [[.read, .write], [.read, .indicate], [.read], [.writeWithoutResponse, .notify], [.write],
+                                                            [.notify], [.read]]
+        #expect(custom.map(\.properties) == customProperties)
 
         // Characteristics by UUID.
         let control = try await client.discoverCharacteristics(in: services[5], uuid: peerUUID(6))
-        #expect(control.map(\.valueHandle) == [0x0029])
+        let controlHandles: [AttributeHandle] = [0x0029]
+        #expect(control.map(\.valueHandle) == controlHandles)
         #expect(try await client.discoverCharacteristics(in: services[2], uuid: sig(0x2A38)) == [heartRate[1]])
         #expect(try await client.discoverCharacteristics(in: services[5], uuid: sig(0x2A19)).isEmpty)
 
@@ -270,17 +280,23 @@ extension IntegrationTests {
         let tree = try await discoverTree(client)
         #expect(tree.services == services)
         #expect(tree.allCharacteristics.count == 18)
-        #expect(tree.allDescriptors == [0x0009, 0x0011, 0x001C, 0x0022, 0x0027, 0x002C].map {
-            Descriptor(uuid: .clientCharacteristicConfiguration, handle: $0)
-        })
+        let cccdHandles: [AttributeHandle] = [0x0009, 0x0011, 0x001C, 0x0022, 0x0027, 0x002C]
+        let cccds: [Descriptor] = cccdHandles.map { (handle: AttributeHandle) -> Descriptor in
+            Descriptor(uuid: .clientCharacteristicConfiguration, handle: handle)
+        }
+        #expect(tree.allDescriptors == cccds)
         // Find Information over the whole database: every attribute, 16-bit and 128-bit
         // types mixed (two response formats), each handle once.
         let everything = try await client.discoverDescriptors(in: 0x0001...0xFFFF)
-        #expect(everything.map(\.handle) == Array(0x0001...0x0035))
-        #expect(everything.first { $0.handle == 0x002F }?.uuid == .secondaryService)
-        #expect(everything.first { $0.handle == 0x0033 }?.uuid == .include)
-        #expect(everything.first { $0.handle == 0x0024 }?.uuid == peerUUID(4))
-        #expect(everything.first { $0.handle == 0x0010 }?.uuid == sig(0x2A37))
+        let everyHandle: [AttributeHandle] = Array(0x0001...0x0035)
+        #expect(everything.map(\.handle) == everyHandle)
+        func attributeType(at handle: AttributeHandle) -> BluetoothUUID? {
+            everything.first { (descriptor: Descriptor) -> Bool in descriptor.handle == handle }?.uuid
+        }
+        #expect(attributeType(at: 0x002F) == .secondaryService)
+        #expect(attributeType(at: 0x0033) == .include)
+        #expect(attributeType(at: 0x0024) == peerUUID(4))
+        #expect(attributeType(at: 0x0010) == sig(0x2A37))
         await closeGATT(link)
     }
 
@@ -335,7 +351,9 @@ extension IntegrationTests {
         // Read long and read by UUID are refused the same way.
         #expect(await failure { () async throws(GATTError) in try await link.client.readLong(secret.valueHandle) }?.code == .insufficientEncryption)
         #expect(await failure { () async throws(GATTError) in try await link.client.read(uuid: peerUUID(4)) }?.code == .insufficientEncryption)
-        #expect(try await link.client.read(try await link.characteristic(peerUUID(8), in: peerUUID(1)).valueHandle) == Array("Bluejay read-only".utf8))
+        let readOnly = try await link.characteristic(peerUUID(8), in: peerUUID(1))
+        let readOnlyValue: [UInt8] = Array("Bluejay read-only".utf8)
+        #expect(try await link.client.read(readOnly.valueHandle) == readOnlyValue)
         await closeGATT(link)
     }
 
@@ -367,7 +385,9 @@ extension IntegrationTests {
         let echoes = Arrivals<[UInt8]>()
         client.addValueListener(echo.valueHandle) { echoes.append(Array($0)) }
         try await client.setNotifications(.notify, for: echo)
-        let sent = (0..<20).map { Array("echo \($0)".utf8) } + [(0..<512).map { UInt8(truncatingIfNeeded: $0 * 7) }]
+        let echoed: [[UInt8]] = (0..<20).map { (index: Int) -> [UInt8] in Array("echo \(index)".utf8) }
+        let longEcho: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7) }
+        let sent: [[UInt8]] = echoed + [longEcho]
         for value in sent { try client.writeWithoutResponse(echo.valueHandle, value) }
         #expect(await echoes.waitFor(sent.count))
         #expect(echoes.values == sent)
@@ -377,13 +397,13 @@ extension IntegrationTests {
         }
 
         // Reliable write: two characteristics prepared, echoes checked, executed together.
-        let reliableLong = (0..<300).map { UInt8(255 - $0 % 256) }
+        let reliableLong: [UInt8] = (0..<300).map { (index: Int) -> UInt8 in UInt8(255 - index % 256) }
         try await client.reliableWrite([HandleValue(handle: long.valueHandle, value: reliableLong), HandleValue(handle: location.valueHandle, value: [0x07])])
         #expect(try await client.readLong(long.valueHandle) == reliableLong)
         #expect(try await client.read(location.valueHandle) == [0x07])
 
         // A long write at ATT_MTU 517 goes in one Prepare Write (512 ≤ 517 - 5).
-        let full = (0..<512).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        let full: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 3) }
         try await client.writeLong(long.valueHandle, full)
         #expect(try await client.readLong(long.valueHandle) == full)
         await closeGATT(link)
@@ -406,10 +426,12 @@ extension IntegrationTests {
         #expect(client.maximumWriteLength == 20)
 
         let long = try await link.characteristic(peerUUID(2), in: peerUUID(1))
-        #expect(try await client.readLong(long.valueHandle) == (0..<512).map { UInt8($0 % 256) })
-        #expect(try await client.readLong(long.valueHandle, offset: 500) == (500..<512).map { UInt8($0 % 256) })
+        let stored: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
+        #expect(try await client.readLong(long.valueHandle) == stored)
+        let storedTail: [UInt8] = Array(stored[500...])
+        #expect(try await client.readLong(long.valueHandle, offset: 500) == storedTail)
 
-        let value = (0..<512).map { UInt8(255 - $0 % 256) }
+        let value: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(255 - index % 256) }
         // Too long for a Write Request at this MTU: only a long write can carry it.
         #expect(await failure { () async throws(GATTError) in try await client.write(long.valueHandle, value) } == .valueTooLong(length: 512, maximum: 20))
         try await client.writeLong(long.valueHandle, value)
@@ -427,9 +449,11 @@ extension IntegrationTests {
         // What went over the link: 512 and 513 bytes in parts of 23 - 5 = 18, 29 Prepare
         // Write Requests each, each followed by an Execute Write (flags 0x01: write).
         let sent = try sentATTPDUs(path)
-        #expect(sent.filter { $0.first == 0x16 }.count == 58)
-        #expect(sent.filter { $0.first == 0x18 } == [[0x18, 0x01], [0x18, 0x01]])
-        #expect(!sent.contains { $0.first == 0x12 }, "no Write Request at all")
+        let prepares: Int = sent.filter { (pdu: [UInt8]) -> Bool in pdu.first == 0x16 }.count
+        #expect(prepares == 58)
+        let executes: [[UInt8]] = sent.filter { (pdu: [UInt8]) -> Bool in pdu.first == 0x18 }
+        #expect(executes == [[0x18, 0x01], [0x18, 0x01]])
+        #expect(!sent.contains { (pdu: [UInt8]) -> Bool in pdu.first == 0x12 }, "no Write Request at all")
 
         // The same tree as at ATT_MTU 517.
         let again = try await openGATT(peer)

@@ -77,7 +77,8 @@ extension IntegrationTests {
             #expect(await eventually { await recorder.payloads(values).count >= 3 }, "\(address): three heart-rate values")
             let beats = Self.beats(await recorder.payloads(values))
             let payloads = await recorder.payloads(values)
-            #expect(beats.count == payloads.count && payloads.allSatisfy { $0 == $0.lowercased() }, "lower-case hex `00 bpm`: \(payloads)")
+            let lowerCase: Bool = payloads.allSatisfy { (payload: String) -> Bool in payload == payload.lowercased() }
+            #expect(beats.count == payloads.count && lowerCase, "lower-case hex `00 bpm`: \(payloads)")
             #expect(Self.consecutive(beats), "\(address): in order, none lost: \(beats)")
             #expect(await eventually { await recorder.payloads(values + "/json").count >= 3 })
             let decoded = await recorder.payloads(values + "/json")
@@ -87,13 +88,14 @@ extension IntegrationTests {
         }
         // A subscriber that comes now gets the retained availability and discovery.
         let late = try await MQTTRecorder(broker: broker, filter: "#")
-        #expect(await eventually {
-            await late.messages.contains { $0.topic == topics.status && $0.retained && $0.payload == Array("online".utf8) }
-        })
+        let online: [UInt8] = Array("online".utf8)
+        func retainedOnline(_ topic: String) async -> Bool {
+            await late.messages.contains { (message: MQTTMessage) -> Bool in message.topic == topic && message.retained && message.payload == online }
+        }
+        #expect(await eventually { await retainedOnline(topics.status) })
         for address in peer.addresses {
-            #expect(await eventually {
-                await late.messages.contains { $0.topic == "\(root)/\(address)/status" && $0.retained && $0.payload == Array("online".utf8) }
-            }, "\(address) online, retained")
+            let status: String = "\(root)/\(address)/status"
+            #expect(await eventually { await retainedOnline(status) }, "\(address) online, retained")
         }
         #expect(await eventually { await late.messages.filter { $0.topic.hasPrefix("homeassistant/sensor/") && $0.retained }.count == 8 },
                 "a heart rate and a battery sensor for each of the four")
@@ -115,7 +117,10 @@ extension IntegrationTests {
         #expect(await eventually {
             guard let stats = await recorder.payloads(topics.stats).last,
                   let object = try? JSONSerialization.jsonObject(with: Data(stats.utf8)) as? [String: Any] else { return false }
-            return (object["peripheral_reconnects"] as? Int ?? 0) >= 1 && object["links"] as? Int == 4 && (object["values"] as? Int ?? 0) > 0
+            let reconnects: Int = object["peripheral_reconnects"] as? Int ?? 0
+            let links: Int? = object["links"] as? Int
+            let values: Int = object["values"] as? Int ?? 0
+            return reconnects >= 1 && links == 4 && values > 0
         }, "the counters say so")
 
         run.cancel()
@@ -216,7 +221,9 @@ extension IntegrationTests {
         #expect(await eventually { await !recorder.payloads("\(root)/adv").isEmpty })
         let advertisement = try #require(await recorder.payloads("\(root)/adv").first)
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(advertisement.utf8)) as? [String: Any])
-        #expect(fields["rssi"] as? Int == -61 && fields["address"] as? String == peer.address, "\(advertisement)")
+        let fieldsRSSI: Int? = fields["rssi"] as? Int
+        let fieldsAddress: String? = fields["address"] as? String
+        #expect(fieldsRSSI == -61 && fieldsAddress == peer.address, "\(advertisement)")
         run.cancel()
         _ = await run.result
         await recorder.close()

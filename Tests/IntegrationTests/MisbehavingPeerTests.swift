@@ -118,7 +118,7 @@ struct TwoPeripheralRig {
 
     init(_ configuration: HCIController.Configuration) async throws {
         peer = try await TestPeer(arguments: ["--peripherals", "2"])
-        addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        addresses = try peer.addresses.map { (text: String) throws -> BluetoothAddress in try #require(BluetoothAddress(text)) }
         threadsBefore = readerThreads()
         controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
         try await controller.start()

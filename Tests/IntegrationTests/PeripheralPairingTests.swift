@@ -90,8 +90,9 @@ extension IntegrationTests {
             try await central.send(["op": "read", "handle": secret])
             Issue.record("the value needs encryption")
         } catch let error as CentralError {
-            #expect(error.attError == Int(ATTErrorCode.insufficientEncryption.rawValue)
-                || error.attError == Int(ATTErrorCode.insufficientAuthentication.rawValue))
+            let insufficientEncryption = Int(ATTErrorCode.insufficientEncryption.rawValue)
+            let insufficientAuthentication = Int(ATTErrorCode.insufficientAuthentication.rawValue)
+            #expect(error.attError == insufficientEncryption || error.attError == insufficientAuthentication)
         }
 
         try await central.send(["op": "pair", "sc": pairing.secureConnections, "mitm": true, "io": pairing.central, "wait": false])
@@ -110,9 +111,13 @@ extension IntegrationTests {
         case .numericComparison:
             let theirs = try await central.send(["op": "pairing_output"])
             #expect(theirs["kind"] as? String == "compare")
-            #expect(await user.next().map(Int.init) == theirs["number"] as? Int, "both sides show the same six digits")
+            let ours: Int? = await user.next().map { (number: UInt32) -> Int in Int(number) }
+            let shown: Int? = theirs["number"] as? Int
+            #expect(ours == shown, "both sides show the same six digits")
         }
-        #expect(try await central.send(["op": "pair_wait"])["encrypted"] as? Bool == true)
+        let paired: [String: Any] = try await central.send(["op": "pair_wait"])
+        let encrypted: Bool? = paired["encrypted"] as? Bool
+        #expect(encrypted == true)
         while let event = await events.next() {
             if case let .paired(handle, method) = event {
                 #expect(handle == link && method == pairing.method)
@@ -121,7 +126,9 @@ extension IntegrationTests {
         }
         #expect(manager.host.security.isEncrypted(link))
         #expect(manager.host.security.isAuthenticated(link) == pairing.method.isAuthenticated)
-        #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
+        let secretRead: [String: Any] = try await central.send(["op": "read", "handle": secret])
+        let secretValue: [UInt8] = Array("secret".utf8)
+        #expect(hexBytes(secretRead["value"]) == secretValue)
 
         // Keys, both ways.
         let bonds = manager.host.security.bonds.all()
@@ -131,7 +138,8 @@ extension IntegrationTests {
         #expect(bond.secureConnections == pairing.secureConnections && bond.authenticated == pairing.method.isAuthenticated)
         #expect(bond.identityResolvingKeySecret != nil && bond.signatureKeySecret != nil, "the central's IRK and CSRK are kept")
         let theirs = try await central.send(["op": "keys"])
-        #expect(theirs["irk"] as? String != nil && theirs["csrk"] as? String != nil, "our IRK and CSRK reached the central")
+        let irk: String? = theirs["irk"] as? String, csrk: String? = theirs["csrk"] as? String
+        #expect(irk != nil && csrk != nil, "our IRK and CSRK reached the central")
         if pairing.secureConnections {
             #expect(hexBytes(theirs["ltk"]) == bond.longTermKeyBytes)
             #expect(bond.ediv == 0)
@@ -149,11 +157,14 @@ extension IntegrationTests {
         }
         try await central.connect(toAdvertised: "Bluejay Pairing")
         guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
-        #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
+        let reencrypted: [String: Any] = try await central.send(["op": "encrypt"])
+        let encryptedAgain: Bool? = reencrypted["encrypted"] as? Bool
+        #expect(encryptedAgain == true)
         #expect(await eventually { manager.host.security.isEncryptedWithStoredBond(relink) })
         #expect(manager.host.security.isAuthenticated(relink) == pairing.method.isAuthenticated)
         try await central.send(["op": "discover"])
-        #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
+        let secretReread: [String: Any] = try await central.send(["op": "read", "handle": secret])
+        #expect(hexBytes(secretReread["value"]) == secretValue)
     }
 }
 

@@ -34,24 +34,32 @@ extension IntegrationTests {
 
         // The central sees the private address, not the public one.
         let found = try await central.send(["op": "scan", "name": "Bluejay Private"])
-        #expect(found["address"] as? String == first.address.description && found["address_type"] as? Int == 1)
+        let foundAddress: String? = found["address"] as? String
+        let foundType: Int? = found["address_type"] as? Int
+        #expect(foundAddress == first.address.description && foundType == 1)
         try await central.send(["op": "connect", "address": first.address.description, "address_type": 1])
         guard let link = await Self.nextConnection(&events) else { Issue.record("no connection event"); return }
-        #expect(manager.localAddress(of: link).map { [$0.type == .random, $0.address == first.address] } == [true, true])
+        let local: [Bool]? = manager.localAddress(of: link).map { (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
+            [local.type == .random, local.address == first.address]
+        }
+        #expect(local == [true, true])
         try await central.send(["op": "discover"])
 
         // Pairing over it; the keys go both ways.
-        #expect(try await central.send(["op": "pair", "sc": secureConnections, "mitm": false])["encrypted"] as? Bool == true)
+        let paired: [String: Any] = try await central.send(["op": "pair", "sc": secureConnections, "mitm": false])
+        #expect(paired["encrypted"] as? Bool == true)
         while let event = await events.next(isolation: #isolation) {
             if case let .paired(handle, _) = event {
                 #expect(handle == link)
                 break
             }
         }
-        #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("private".utf8))
+        let read: [String: Any] = try await central.send(["op": "read", "handle": secret])
+        let privateValue: [UInt8] = Array("private".utf8)
+        #expect(hexBytes(read["value"]) == privateValue)
         let keys = try await central.send(["op": "keys"])
-        #expect((keys["address"] as? String)?.split(separator: "/").first.map(String.init) == identity.description,
-                "the central keeps our bond under our identity (public) address")
+        let bondAddress: String? = (keys["address"] as? String)?.split(separator: "/").first.map { (part: Substring) -> String in String(part) }
+        #expect(bondAddress == identity.description, "the central keeps our bond under our identity (public) address")
         let irk = hexBytes(keys["irk"])
         #expect(irk.count == 16 && ResolvablePrivateAddress.resolves(first.address, with: irk), "our IRK resolves the address the central connected to")
         #expect(manager.host.security.bonds.all().count == 1)

@@ -50,10 +50,12 @@ extension IntegrationTests {
 
         // It finds us: the name and our service's 128-bit UUID, connectable.
         let found = try await central.send(["op": "scan", "name": "Bluejay Periph"])
-        #expect(found["connectable"] as? Bool == true)
+        let connectable: Bool? = found["connectable"] as? Bool
+        #expect(connectable == true)
         let advertised = AdvertisingData(parsing: hexBytes(found["data"]))
         #expect(advertised.localName == "Bluejay Periph")
-        #expect(advertised.serviceUUIDs == [Self.periphService])
+        let advertisedUUIDs: [BluetoothUUID] = [Self.periphService]
+        #expect(advertised.serviceUUIDs == advertisedUUIDs)
         #expect(advertised.flags == 0x06)
         // The name did not fit beside the flags and the 128-bit UUID: it is in the scan response.
         #expect(AdvertisingData(parsing: hexBytes(found["scan_response"])).localName == "Bluejay Periph")
@@ -61,7 +63,9 @@ extension IntegrationTests {
         try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         #expect(!manager.isAdvertising, "a connection stops connectable advertising")
-        #expect(try await central.send(["op": "mtu", "mtu": 247])["mtu"] as? Int == 247)
+        let exchanged: [String: Any] = try await central.send(["op": "mtu", "mtu": 247])
+        let mtu: Int? = exchanged["mtu"] as? Int
+        #expect(mtu == 247)
         // We raised the data length and the PHY from our side (the emulated controller
         // supports both).
         #expect(await eventually { manager.host.connections.connections[link]?.maxTxOctets == 251 })
@@ -73,32 +77,43 @@ extension IntegrationTests {
         // Discovery: our service, its characteristics at the handles our server gave them.
         let discovered = try await central.send(["op": "discover"])
         let services = try #require(discovered["services"] as? [[String: Any]])
-        #expect(services.compactMap { $0["uuid"] as? String } == ["1800", "1801", Self.centralUUID(Self.periphService)])
+        let serviceUUIDs: [String] = services.compactMap { (service: [String: Any]) -> String? in service["uuid"] as? String }
+        let expectedServiceUUIDs: [String] = ["1800", "1801", Self.centralUUID(Self.periphService)]
+        #expect(serviceUUIDs == expectedServiceUUIDs)
         let characteristics = try #require(services.last?["characteristics"] as? [[String: Any]])
         // Bumble names a characteristic by its value handle.
-        #expect(characteristics.compactMap { $0["handle"] as? Int } == served.characteristics.map { Int($0.valueHandle.rawValue) })
-        #expect(characteristics.compactMap { $0["uuid"] as? String } == served.characteristics.map { Self.centralUUID($0.uuid) })
+        let centralHandles: [Int] = characteristics.compactMap { (item: [String: Any]) -> Int? in item["handle"] as? Int }
+        let servedHandles: [Int] = served.characteristics.map { (item: ServedCharacteristic) -> Int in Int(item.valueHandle.rawValue) }
+        #expect(centralHandles == servedHandles)
+        let centralUUIDs: [String] = characteristics.compactMap { (item: [String: Any]) -> String? in item["uuid"] as? String }
+        let servedUUIDs: [String] = served.characteristics.map { (item: ServedCharacteristic) -> String in Self.centralUUID(item.uuid) }
+        #expect(centralUUIDs == servedUUIDs)
         let readable = Int(served.characteristics[0].valueHandle.rawValue), writable = Int(served.characteristics[1].valueHandle.rawValue)
         let stream = Int(served.characteristics[2].valueHandle.rawValue), indicated = Int(served.characteristics[3].valueHandle.rawValue)
 
         // Read, from the handler.
-        #expect(hexBytes(try await central.send(["op": "read", "handle": readable])["value"]) == Array("from the handler".utf8))
+        let handled: [String: Any] = try await central.send(["op": "read", "handle": readable])
+        let handlerValue: [UInt8] = Array("from the handler".utf8)
+        #expect(hexBytes(handled["value"]) == handlerValue)
         #expect(reads == 1)
         // Writes: short, refused, long, reliable.
         try await central.send(["op": "write", "handle": writable, "value": "0102"])
         guard case let .valueWritten(write)? = await events.next() else { Issue.record("no write event"); return }
-        #expect(write.value == [1, 2] && write.connection == link)
+        let firstWrite: [UInt8] = [1, 2]
+        #expect(write.value == firstWrite && write.connection == link)
         do {
             try await central.send(["op": "write", "handle": writable, "value": "ee"])
             Issue.record("the handler's refusal must reach the central")
         } catch let error as CentralError {
             #expect(error.attError == Int(ATTErrorCode.valueNotAllowed.rawValue))
         }
-        let long = (0..<300).map { UInt8($0 % 251) }
+        let long: [UInt8] = (0..<300).map { (index: Int) -> UInt8 in UInt8(index % 251) }
         try await central.send(["op": "write_long", "handle": writable, "value": hexString(long)])
         try await central.send(["op": "reliable_write", "writes": [["handle": writable, "value": "0a0b0c"]]])
-        #expect(written == [[1, 2], [0xEE], long, [0x0A, 0x0B, 0x0C]])
-        #expect(try manager.value(of: Self.periphWritable) == [0x0A, 0x0B, 0x0C])
+        let writtenValues: [[UInt8]] = [[1, 2], [0xEE], long, [0x0A, 0x0B, 0x0C]]
+        #expect(written == writtenValues)
+        let reliablyWritten: [UInt8] = [0x0A, 0x0B, 0x0C]
+        #expect(try manager.value(of: Self.periphWritable) == reliablyWritten)
         do {
             try await central.send(["op": "write", "handle": readable, "value": "00"])
             Issue.record("a read-only value must refuse writes")
@@ -110,26 +125,31 @@ extension IntegrationTests {
         try await central.send(["op": "subscribe", "handle": stream])
         while let event = await events.next() {
             if case let .subscriptionChanged(subscription) = event {
-                #expect(subscription.notifications && subscription.handle.rawValue == UInt16(stream))
+                let streamHandle = UInt16(stream)
+                #expect(subscription.notifications && subscription.handle.rawValue == streamHandle)
                 break
             }
         }
         let count = 10_000
-        for index in 0..<count {
-            try await manager.updateValue([UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7], for: Self.periphStream)
+        let expected: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7] }
+        for value in expected {
+            try await manager.updateValue(value, for: Self.periphStream)
         }
         let values = try await central.send(["op": "values", "handle": stream, "count": count, "timeout": 120])
-        let received = (values["values"] as? [String] ?? []).map { hexBytes($0) }
+        let hexValues: [String] = values["values"] as? [String] ?? []
+        let received: [[UInt8]] = hexValues.map { (value: String) -> [UInt8] in hexBytes(value) }
         #expect(received.count == count)
-        let expected: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7] }
         #expect(received == expected)
 
         // An indication: updateValue returns once the central confirmed it.
         try await central.send(["op": "subscribe", "handle": indicated, "indicate": true])
         try await manager.updateValue([0x42], for: Self.periphIndicated)
         try await manager.updateValue([0x43], for: Self.periphIndicated)
-        #expect((try await central.send(["op": "values", "handle": indicated, "count": 2])["values"] as? [String]) == ["42", "43"])
-        #expect(manager.server.attributes.attribute(at: served.characteristics[3].valueHandle)?.value == [0x43])
+        let indications: [String: Any] = try await central.send(["op": "values", "handle": indicated, "count": 2])
+        let indicatedValues: [String]? = indications["values"] as? [String]
+        #expect(indicatedValues == ["42", "43"])
+        let lastIndicated: [UInt8] = [0x43]
+        #expect(manager.server.attributes.attribute(at: served.characteristics[3].valueHandle)?.value == lastIndicated)
 
         // A value that needs encryption: refused until the central pairs with us (after our
         // Security Request; LE Secure Connections, Just Works, we answer as responder), then
@@ -144,19 +164,24 @@ extension IntegrationTests {
         // We ask for security; the central pairs with us.
         try manager.requestSecurity(on: link)
         #expect(await eventually { manager.host.security.isEncrypted(link) })
-        #expect(hexBytes(try await central.send(["op": "read", "handle": secret])["value"]) == Array("secret".utf8))
+        let secretRead: [String: Any] = try await central.send(["op": "read", "handle": secret])
+        let secretValue: [UInt8] = Array("secret".utf8)
+        #expect(hexBytes(secretRead["value"]) == secretValue)
 
         // The central leaves; advertising resumes and it finds us again.
         try await central.send(["op": "disconnect"])
         while let event = await events.next() {
             if case let .disconnected(handle, reason) = event {
-                #expect(handle == link && reason == .remoteUserTerminatedConnection)
+                #expect(handle == link)
+                #expect(reason == .remoteUserTerminatedConnection)
                 break
             }
         }
         #expect(try manager.subscribers(of: Self.periphStream).isEmpty, "a central's CCCDs go with its link")
         let again = try await central.send(["op": "scan", "name": "Bluejay Periph"])
-        #expect(again["address"] as? String == found["address"] as? String)
+        let againAddress: String? = again["address"] as? String
+        let foundAddress: String? = found["address"] as? String
+        #expect(againAddress == foundAddress)
         #expect(manager.isAdvertising)
     }
 }

@@ -40,33 +40,44 @@ extension IntegrationTests {
         }
         #expect(links[0] != links[1])
         #expect(manager.host.connections.connections.count == 2, "both links are up at once")
-        #expect(await eventually { manager.server.subscribers(of: stream).map(\.connection) == links.sorted() })
+        let sortedLinks: [ConnectionHandle] = links.sorted()
+        #expect(await eventually { () -> Bool in manager.server.subscribers(of: stream).map(\.connection) == sortedLinks })
 
         // CCCDs are per client.
         try await central.send(["op": "subscribe", "handle": Int(indicated.valueHandle.rawValue), "indicate": true, "central": 1])
-        #expect(hexBytes(try await central.send(["op": "read", "handle": indicatedCCCD, "central": 0])["value"]) == [0x00, 0x00])
-        #expect(hexBytes(try await central.send(["op": "read", "handle": indicatedCCCD, "central": 1])["value"]) == [0x02, 0x00])
-        #expect(manager.server.subscribers(of: indicated.valueHandle).map(\.connection) == [links[1]])
+        let firstCCCD: [String: Any] = try await central.send(["op": "read", "handle": indicatedCCCD, "central": 0])
+        let unsubscribed: [UInt8] = [0x00, 0x00]
+        #expect(hexBytes(firstCCCD["value"]) == unsubscribed)
+        let secondCCCD: [String: Any] = try await central.send(["op": "read", "handle": indicatedCCCD, "central": 1])
+        let indicating: [UInt8] = [0x02, 0x00]
+        #expect(hexBytes(secondCCCD["value"]) == indicating)
+        let indicationSubscribers: [ConnectionHandle] = manager.server.subscribers(of: indicated.valueHandle).map(\.connection)
+        #expect(indicationSubscribers == [links[1]])
 
         // Each its own notifications, interleaved on our side, in order on each.
         let count = 300
         for index in 0..<count {
             for (which, link) in links.enumerated() {
-                #expect(manager.server.notify(stream, value: [UInt8(which), UInt8(index & 0xFF), UInt8(index >> 8)], to: [link]) == [link])
+                let value: [UInt8] = [UInt8(which), UInt8(index & 0xFF), UInt8(index >> 8)]
+                #expect(manager.server.notify(stream, value: value, to: [link]) == [link])
             }
         }
         for which in 0..<2 {
             let values = try await central.send(["op": "values", "handle": Int(stream.rawValue), "count": count, "central": which])["values"] as? [String]
             // Typed outside #expect: Swift 6.0's type checker gave up on it inside.
-            let sent: [[UInt8]] = (0..<count).map { [UInt8(which), UInt8($0 & 0xFF), UInt8($0 >> 8)] }
-            #expect(values?.map { hexBytes($0) } == sent)
+            let sent: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [UInt8(which), UInt8(index & 0xFF), UInt8(index >> 8)] }
+            let received: [[UInt8]]? = values?.map { (value: String) -> [UInt8] in hexBytes(value) }
+            #expect(received == sent)
         }
 
         // Central 1 misbehaves, then leaves: ten Read Requests without waiting, a truncated
         // Read Request, an unknown command; then it drops its link.
         let read = hexString([0x0A, UInt8(readable & 0xFF), UInt8(readable >> 8)])
-        try await central.send(["op": "send_att", "pdus": Array(repeating: read, count: 10) + ["0a01", "7f00"], "central": 1])
-        #expect(hexBytes(try await central.send(["op": "read", "handle": readable, "central": 0])["value"]) == Array("both".utf8))
+        let pdus: [String] = [String](repeating: read, count: 10) + ["0a01", "7f00"]
+        try await central.send(["op": "send_att", "pdus": pdus, "central": 1])
+        let both: [UInt8] = Array("both".utf8)
+        let stillRead: [String: Any] = try await central.send(["op": "read", "handle": readable, "central": 0])
+        #expect(hexBytes(stillRead["value"]) == both)
         try await central.send(["op": "disconnect", "reason": 0x13, "central": 1])
         while let event = await events.next(isolation: #isolation) {
             if case let .disconnected(handle, _) = event {
@@ -74,12 +85,16 @@ extension IntegrationTests {
                 break
             }
         }
-        #expect(manager.server.subscribers(of: stream).map(\.connection) == [links[0]])
-        for index in 0..<count { try await manager.updateValue([0xA0, UInt8(index & 0xFF), UInt8(index >> 8)], for: Self.periphStream) }
+        let remaining: [ConnectionHandle] = manager.server.subscribers(of: stream).map(\.connection)
+        #expect(remaining == [links[0]])
+        let sentAfter: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [0xA0, UInt8(index & 0xFF), UInt8(index >> 8)] }
+        for value in sentAfter { try await manager.updateValue(value, for: Self.periphStream) }
         let after = try await central.send(["op": "values", "handle": Int(stream.rawValue), "count": count, "central": 0])["values"] as? [String]
-        let sentAfter: [[UInt8]] = (0..<count).map { [0xA0, UInt8($0 & 0xFF), UInt8($0 >> 8)] }
-        #expect(after?.map { hexBytes($0) } == sentAfter)
-        #expect(hexBytes(try await central.send(["op": "read", "handle": readable, "central": 0])["value"]) == Array("both".utf8))
-        #expect(manager.host.connections.connections.keys.map { $0 } == [links[0]])
+        let receivedAfter: [[UInt8]]? = after?.map { (value: String) -> [UInt8] in hexBytes(value) }
+        #expect(receivedAfter == sentAfter)
+        let readAfter: [String: Any] = try await central.send(["op": "read", "handle": readable, "central": 0])
+        #expect(hexBytes(readAfter["value"]) == both)
+        let connected: [ConnectionHandle] = manager.host.connections.connections.keys.map { (handle: ConnectionHandle) -> ConnectionHandle in handle }
+        #expect(connected == [links[0]])
     }
 }

@@ -12,7 +12,7 @@ extension IntegrationTests {
     @Test func twoSimultaneousConnectionsToTwoPeripherals() async throws {
         let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
-        let addresses = try peer.addresses.map { try #require(BluetoothAddress($0)) }
+        let addresses: [BluetoothAddress] = try peer.addresses.map { (text: String) throws -> BluetoothAddress in try #require(BluetoothAddress(text)) }
         try #require(addresses.count == 2, "READY line: two peripheral addresses")
         #expect(addresses[0] != addresses[1])
 
@@ -29,12 +29,14 @@ extension IntegrationTests {
         let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))
         let second = try await manager.connect(to: addresses[1], type: .random, timeout: .seconds(10))
         #expect(first.handle != second.handle)
-        #expect(manager.connections.keys.sorted() == [first.handle, second.handle].sorted())
+        let bothHandles: [ConnectionHandle] = [first.handle, second.handle].sorted()
+        #expect(manager.connections.keys.sorted() == bothHandles)
         #expect(manager.connections[first.handle]?.peerAddress == addresses[0])
         #expect(manager.connections[second.handle]?.peerAddress == addresses[1])
         // Both got the post-connect set-up on their own link.
         for connection in [first, second] {
-            #expect(connection.txPHY == 2 && connection.maxTxOctets == 251, "handle \(connection.handle)")
+            #expect(connection.txPHY == 2, "handle \(connection.handle)")
+            #expect(connection.maxTxOctets == 251, "handle \(connection.handle)")
         }
 
         /// The GAP Device Name over ATT (Read By Type 0x2A00 over all handles) on `handle`.
@@ -60,7 +62,8 @@ extension IntegrationTests {
         let reason = try await manager.disconnect(first.handle)
         #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)
         #expect(ended == [first.handle])
-        #expect(manager.connections.keys.sorted() == [second.handle])
+        let secondOnly: [ConnectionHandle] = [second.handle]
+        #expect(manager.connections.keys.sorted() == secondOnly)
         let applied = try await manager.updateParameters(second.handle, .init(intervalMin: 40, intervalMax: 40, latency: 0, supervisionTimeout: 500))
         #expect(applied.interval == 40)
         #expect(manager.connections[second.handle]?.parameters.interval == 40)

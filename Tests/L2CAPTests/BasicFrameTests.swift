@@ -24,11 +24,12 @@ struct BasicFrameTests {
 
     @Test("Empty and large payloads round-trip", arguments: [0, 1, 23, 251, 517, 65535])
     func sizes(count: Int) throws {
-        let payload = (0..<count).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let payload: [UInt8] = (0..<count).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7) }
         let frame = BasicFrame(channel: ChannelIdentifier(rawValue: 0x0040), payload: payload[...])
         let encoded = frame.encoded()
         #expect(encoded.count == count + 4)
-        #expect(Array(encoded.prefix(4)) == [UInt8(count & 0xFF), UInt8(count >> 8), 0x40, 0x00])
+        let header: [UInt8] = [UInt8(count & 0xFF), UInt8(count >> 8), 0x40, 0x00]
+        #expect(Array(encoded.prefix(4)) == header)
         var reader = ByteReader(encoded)
         #expect(try BasicFrame(from: &reader) == frame)
     }

@@ -17,8 +17,9 @@ struct SegmentedFramesTests {
     func kFrames() {
         var sdus = SDUReassembler()
         #expect(sdus.appendKFrame(hexBytes("03 00 0a 03 00")[...]) == (.complete(hexBytes("0a 03 00")[...]), nil))
-        let sdu = (0..<60).map { UInt8($0) }
-        let frames = [[60, 0] + sdu[0..<28], Array(sdu[28..<58]), Array(sdu[58...])]
+        let sdu: [UInt8] = (0..<60).map { (index: Int) -> UInt8 in UInt8(index) }
+        let firstFrame: [UInt8] = [60, 0] + sdu[0..<28]
+        let frames: [[UInt8]] = [firstFrame, Array(sdu[28..<58]), Array(sdu[58...])]
         #expect(sdus.appendKFrame(frames[0][...]) == (.partial(received: 28, length: 60), nil))
         #expect(sdus.isCollecting)
         #expect(sdus.appendKFrame(frames[1][...]) == (.partial(received: 58, length: 60), nil))
@@ -69,14 +70,20 @@ struct SegmentedFramesTests {
         let (decoded, fcsValid) = try ControlFieldFrame.decode(iFrame, extendedControl: false, hasFCS: true)
         #expect(fcsValid == true)
         guard case let .information(information) = decoded else { Issue.record("not an I-frame: \(decoded)"); return }
-        #expect(information.txSeq == 1 && information.reqSeq == 0 && information.sar == .unsegmented && information.sduLength == nil)
-        #expect(information.information == (0..<10).map { UInt8($0) }[...])
+        #expect(information.txSeq == 1)
+        #expect(information.reqSeq == 0)
+        #expect(information.sar == .unsegmented)
+        #expect(information.sduLength == nil)
+        let tenOctets: [UInt8] = (0..<10).map { (index: Int) -> UInt8 in UInt8(index) }
+        #expect(information.information == tenOctets[...])
         // Example 2: an RR S-frame acknowledging up to 1; then with a wrong FCS.
         let rr = BasicFrame(channel: ChannelIdentifier(rawValue: 0x40), payload: hexBytes("01 01 d4 14")[...])
         let (acknowledgement, rrValid) = try ControlFieldFrame.decode(rr, extendedControl: false, hasFCS: true)
         #expect(rrValid == true)
         guard case let .supervisory(supervisory) = acknowledgement else { Issue.record("not an S-frame: \(acknowledgement)"); return }
-        #expect(supervisory.function == .receiverReady && supervisory.reqSeq == 1 && !supervisory.poll && !supervisory.final)
+        #expect(supervisory.function == .receiverReady)
+        #expect(supervisory.reqSeq == 1)
+        #expect(!supervisory.poll && !supervisory.final)
         let damaged = BasicFrame(channel: rr.channel, payload: hexBytes("01 01 d4 15")[...])
         #expect(try ControlFieldFrame.decode(damaged, extendedControl: false, hasFCS: true).fcsValid == false)
     }
@@ -88,16 +95,24 @@ struct SegmentedFramesTests {
         guard case let .information(information) = try ControlFieldFrame.decode(start, extendedControl: false, hasFCS: false).frame else {
             Issue.record("not an I-frame"); return
         }
-        #expect(information.sar == .start && information.sduLength == 8 && information.txSeq == 2 && information.reqSeq == 5)
+        #expect(information.sar == .start)
+        #expect(information.sduLength == 8)
+        #expect(information.txSeq == 2)
+        #expect(information.reqSeq == 5)
         #expect(information.information == [0x61, 0x62][...])
         // Extended: F bit 1, ReqSeq bits 2-15 (= 3), SAR bits 16-17 (= end), TxSeq bits 18-31 (= 7).
         let control: UInt32 = 0b10 | 3 << 2 | 2 << 16 | 7 << 18
-        let extended = BasicFrame(channel: ChannelIdentifier(rawValue: 0x41),
-                                  payload: ([UInt8(control & 0xFF), UInt8(control >> 8 & 0xFF), UInt8(control >> 16 & 0xFF), UInt8(control >> 24)] + [9])[...])
+        let controlOctets: [UInt8] = [UInt8(control & 0xFF), UInt8(control >> 8 & 0xFF), UInt8(control >> 16 & 0xFF), UInt8(control >> 24)]
+        let payload: [UInt8] = controlOctets + [9]
+        let extended = BasicFrame(channel: ChannelIdentifier(rawValue: 0x41), payload: payload[...])
         guard case let .information(last) = try ControlFieldFrame.decode(extended, extendedControl: true, hasFCS: false).frame else {
             Issue.record("not an I-frame"); return
         }
-        #expect(last.final && last.reqSeq == 3 && last.sar == .end && last.txSeq == 7 && last.information == [9][...])
+        #expect(last.final)
+        #expect(last.reqSeq == 3)
+        #expect(last.sar == .end)
+        #expect(last.txSeq == 7)
+        #expect(last.information == [9][...])
         // Too short for the control field, or for the FCS.
         #expect(throws: DecodingError.self) {
             try ControlFieldFrame.decode(BasicFrame(channel: start.channel, payload: [0x02][...]), extendedControl: false, hasFCS: false)

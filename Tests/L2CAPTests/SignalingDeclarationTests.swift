@@ -23,12 +23,18 @@ struct SignalingDeclarationTests {
 
     @Test("A declaration lists its fields by the specification's names")
     func fieldNames() {
-        #expect(SignalingCommand.layout.fieldNames == ["Code", "Identifier", "Length, Data"])
-        #expect(ConnectionRequest.layout.fieldNames == ["PSM", "Source_CID"])
-        #expect(ConfigurationResponse.layout.fieldNames == ["Source_CID", "Flags", "Result", "Config"])
-        #expect(ConnectionParameterUpdateRequest.layout.fieldNames == ["Interval_Min", "Interval_Max", "Latency", "Timeout"])
-        #expect(LECreditBasedConnectionRequest.layout.fieldNames == ["SPSM", "Source_CID", "MTU", "MPS", "Initial_Credits"])
-        #expect(CreditBasedConnectionResponse.layout.fieldNames == ["MTU", "MPS", "Initial_Credits", "Result", "Destination_CID"])
+        let signalingCommandFields: [String] = ["Code", "Identifier", "Length, Data"]
+        #expect(SignalingCommand.layout.fieldNames == signalingCommandFields)
+        let connectionRequestFields: [String] = ["PSM", "Source_CID"]
+        #expect(ConnectionRequest.layout.fieldNames == connectionRequestFields)
+        let configurationResponseFields: [String] = ["Source_CID", "Flags", "Result", "Config"]
+        #expect(ConfigurationResponse.layout.fieldNames == configurationResponseFields)
+        let parameterUpdateRequestFields: [String] = ["Interval_Min", "Interval_Max", "Latency", "Timeout"]
+        #expect(ConnectionParameterUpdateRequest.layout.fieldNames == parameterUpdateRequestFields)
+        let creditBasedRequestFields: [String] = ["SPSM", "Source_CID", "MTU", "MPS", "Initial_Credits"]
+        #expect(LECreditBasedConnectionRequest.layout.fieldNames == creditBasedRequestFields)
+        let creditBasedResponseFields: [String] = ["MTU", "MPS", "Initial_Credits", "Result", "Destination_CID"]
+        #expect(CreditBasedConnectionResponse.layout.fieldNames == creditBasedResponseFields)
     }
 
     @Test("Octets past a format are counted under the tolerance rule and refused by the strict decoder")

@@ -138,9 +138,11 @@ struct APIReplayTests {
         }
         // Seven primary services and the secondary one the last of them includes.
         #expect(database.services.count == 8)
-        #expect(database.services.filter { !$0.isPrimary }.map(\.handle) == [0x002F])
+        let secondary: [AttributeHandle] = database.services.filter { (service: Service) -> Bool in !service.isPrimary }.map(\.handle)
+        #expect(secondary == [0x002F])
         #expect(database.services.contains { (service: Service) in service.uuid == BluetoothUUID(UInt16(0x180D)) })
-        #expect(values[0x001F] == (0..<512).map { UInt8($0 % 256) })
+        let longValue: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
+        #expect(values[0x001F] == longValue)
         #expect(values[0x0031] == Array("Bluejay included".utf8))
         #expect(values[0x0024] == nil)  // 0x0F insufficientEncryption
         #expect(values.count == 13)  // every readable characteristic but the encrypted one
@@ -155,11 +157,13 @@ struct APIReplayTests {
     }
 
     @Test func readLongAtMTU100() async throws {
-        let (value, mtu) = try await withClient("read-long", mtu: 100) { client, _, _ in
-            (try await client.readLong(0x001F), client.bearer.mtu)
+        let (value, mtu) = try await withClient("read-long", mtu: 100) { client, _, _ -> ([UInt8], Int) in
+            let value: [UInt8] = try await client.readLong(0x001F)
+            return (value, client.bearer.mtu)
         }
         #expect(mtu == 100)
-        #expect(value == (0..<512).map { UInt8($0 % 256) })
+        let expected: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
+        #expect(value == expected)
     }
 
     @Test func write() async throws {
@@ -206,7 +210,8 @@ struct APIReplayTests {
 
     @Test func notifications() async throws {
         let (values, indications) = try await listen("notifications", handle: 0x002B, mode: .notify, count: 5, writes: [[0x01, 5, 0, 0, 0, 8, 0]])
-        #expect(values == (0..<5).map { [UInt8($0)] + Array(repeating: 0, count: 7) })
+        let expected: [[UInt8]] = (0..<5).map { (index: Int) -> [UInt8] in [UInt8(index)] + [UInt8](repeating: 0, count: 7) }
+        #expect(values == expected)
         #expect(indications == 0)
     }
 

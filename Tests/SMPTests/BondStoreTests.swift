@@ -41,7 +41,8 @@ import Testing
 
         try "{\"format\": \"bluejay-bond\"".write(toFile: path + "/bonds/AABBCCDDEEFF.json", atomically: true, encoding: .utf8)
         #expect(store.all() == [bond])
-        #expect(store.unreadable() == ["AABBCCDDEEFF.json"])
+        let storeUnreadable: [String] = ["AABBCCDDEEFF.json"]
+        #expect(store.unreadable() == storeUnreadable)
         #expect(try store.remove(identity))
         #expect(try !store.remove(identity))
         #expect(store.all().isEmpty)

@@ -148,11 +148,14 @@ extension SecurityManagerTests {
         #expect(response.initiatorKeys == [.identityKey, .signingKey], "the central's own LTK would serve only roles reversed")
 
         let tk = [UInt8](repeating: 0, count: 16)
+        let preq: [UInt8] = PairingRequest(features: request).encoded().reversed()
+        let pres: [UInt8] = PairingResponse(features: response).encoded().reversed()
+        let ia: [UInt8] = Self.peer.bytes.reversed()
+        let ra: [UInt8] = local.address.bytes.reversed()
         func confirm(_ r: [UInt8]) -> [UInt8] {
-            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
-               iat: 1, ia: Self.peer.bytes.reversed(), rat: local.type, ra: local.address.bytes.reversed())
+            c1(k: tk, r: r, preq: preq, pres: pres, iat: 1, ia: ia, rat: local.type, ra: ra)
         }
-        let mrand = (0..<16).map { UInt8($0 * 7 + 1) }
+        let mrand: [UInt8] = (0..<16).map { (index: Int) -> UInt8 in UInt8(index * 7 + 1) }
         try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
         await rig.waitForSent(2)
         guard case let .pairingConfirm(sconfirm)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return nil }
@@ -221,12 +224,16 @@ extension SecurityManagerTests {
         let response = answer.features
         let passkey = try #require(await user.next())
         let ours = try #require(rig.controller.info?.address)
-        let tk = [UInt8](repeating: 0, count: 12) + withUnsafeBytes(of: passkey.bigEndian, Array.init)
+        let passkeyBytes: [UInt8] = withUnsafeBytes(of: passkey.bigEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
+        let tk: [UInt8] = [UInt8](repeating: 0, count: 12) + passkeyBytes
+        let preq: [UInt8] = PairingRequest(features: request).encoded().reversed()
+        let pres: [UInt8] = PairingResponse(features: response).encoded().reversed()
+        let ia: [UInt8] = Self.peer.bytes.reversed()
+        let ra: [UInt8] = ours.bytes.reversed()
         func confirm(_ r: [UInt8]) -> [UInt8] {
-            c1(k: tk, r: r, preq: PairingRequest(features: request).encoded().reversed(), pres: PairingResponse(features: response).encoded().reversed(),
-               iat: 1, ia: Self.peer.bytes.reversed(), rat: 0, ra: ours.bytes.reversed())
+            c1(k: tk, r: r, preq: preq, pres: pres, iat: 1, ia: ia, rat: 0, ra: ra)
         }
-        let mrand = (0..<16).map { UInt8($0 * 5 + 3) }
+        let mrand: [UInt8] = (0..<16).map { (index: Int) -> UInt8 in UInt8(index * 5 + 3) }
         try await rig.receive(PairingConfirm(confirmValue: SecretValue(confirm(mrand).reversed())).encoded())
         await rig.waitForSent(2)
         try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())

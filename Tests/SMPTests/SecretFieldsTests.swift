@@ -66,7 +66,8 @@ struct SMPSecretFieldsTests {
         // Between them: our Identity Information in one piece on the same handle (the other
         // direction), and an ATT PDU on another handle whose octets look like SMP.
         let outgoing = frame(0x0006, IdentityInformation(identityResolvingKey: SecretValue(key(0xC0))).encoded())
-        let otherHandle = frame(0x0004, [0x06] + key(0xE0))
+        let lookalike: [UInt8] = [0x06] + key(0xE0)
+        let otherHandle = frame(0x0004, lookalike)
         var secrets = PacketSecrets()
         var results: [[UInt8]] = []
         func redacted(_ body: [UInt8], _ direction: BTSnoop.Direction) -> [UInt8] {
@@ -82,9 +83,12 @@ struct SMPSecretFieldsTests {
         let third = redacted(acl(0x0040, start: false, fragments[2]), .received)
 
         #expect(first == acl(0x0040, start: true, fragments[0]))
-        #expect(Array(second.dropFirst(4)) == Array(incoming[2..<5]) + [UInt8](repeating: 0, count: 5))
-        #expect(Array(third.dropFirst(4)) == [UInt8](repeating: 0, count: 11))
-        #expect(Array(ours.dropFirst(4)) == Array(outgoing.prefix(5)) + [UInt8](repeating: 0, count: 16))
+        let secondExpected: [UInt8] = Array(incoming[2..<5]) + [UInt8](repeating: 0, count: 5)
+        #expect(Array(second.dropFirst(4)) == secondExpected)
+        let thirdExpected = [UInt8](repeating: 0, count: 11)
+        #expect(Array(third.dropFirst(4)) == thirdExpected)
+        let oursExpected: [UInt8] = Array(outgoing.prefix(5)) + [UInt8](repeating: 0, count: 16)
+        #expect(Array(ours.dropFirst(4)) == oursExpected)
         #expect(att == acl(0x0041, start: true, otherHandle), "ATT is not SMP, whatever its octets")
     }
 
@@ -93,11 +97,13 @@ struct SMPSecretFieldsTests {
         let pdu = frame(0x0006, PairingRandom(randomValue: SecretValue(key(0xA0))).encoded())
         for cut in 1..<pdu.count {
             var secrets = PacketSecrets()
-            var parts = [acl(0x0001, start: true, Array(pdu[..<cut])), acl(0x0001, start: false, Array(pdu[cut...]))]
+            var parts: [[UInt8]] = [acl(0x0001, start: true, Array(pdu[..<cut])), acl(0x0001, start: false, Array(pdu[cut...]))]
             for index in parts.indices {
                 parts[index].zero(secrets.secretFields(type: .acl, body: parts[index][...], direction: .sent))
             }
-            #expect(Array(parts[0].dropFirst(4) + parts[1].dropFirst(4)) == Array(pdu.prefix(5)) + [UInt8](repeating: 0, count: 16), "cut at \(cut)")
+            let payload: [UInt8] = Array(parts[0].dropFirst(4) + parts[1].dropFirst(4))
+            let expected: [UInt8] = Array(pdu.prefix(5)) + [UInt8](repeating: 0, count: 16)
+            #expect(payload == expected, "cut at \(cut)")
         }
     }
 

@@ -72,8 +72,8 @@ struct RedactionTests {
 
     @Test("A key split across ACL fragments is zeroed in each fragment's record and printed redacted once whole")
     func fragmentedKeyInACapture() throws {
-        let ltk: [UInt8] = (0..<16).map { 0xA0 + UInt8($0) }
-        let pdu = [0x11, 0x00, 0x06, 0x00, 0x06] + ltk  // L2CAP header, Encryption Information
+        let ltk: [UInt8] = (0..<16).map { (index: Int) -> UInt8 in 0xA0 + UInt8(index) }
+        let pdu: [UInt8] = [0x11, 0x00, 0x06, 0x00, 0x06] + ltk  // L2CAP header, Encryption Information
         var capture = CaptureBuilder()
         capture.leConnectionComplete(handle: 0x0040)
         capture.acl(handle: 0x0040, Array(pdu[0..<9]), received: true)
@@ -89,12 +89,16 @@ struct RedactionTests {
         for record in file.records {
             var bytes = h4(record)
             guard case let .packet(type, body) = record.content else { continue }
-            bytes.zero(secrets.secretFields(type: type, body: body, direction: record.direction).map { $0.shifted(by: 1) })
+            let fields: [SecretField] = secrets.secretFields(type: type, body: body, direction: record.direction)
+            bytes.zero(fields.map { (field: SecretField) -> SecretField in field.shifted(by: 1) })
             zeroedRecords.append(bytes)
         }
-        #expect(Array(zeroedRecords[1].suffix(4)) == [0, 0, 0, 0])
-        #expect(Array(zeroedRecords[1].dropLast(4)) == Array(h4(file.records[1]).dropLast(4)))
-        #expect(Array(zeroedRecords[3].dropFirst(5)) == [UInt8](repeating: 0, count: 12))
+        let fourZeros: [UInt8] = [0, 0, 0, 0]
+        #expect(Array(zeroedRecords[1].suffix(4)) == fourZeros)
+        let secondHeader: [UInt8] = Array(h4(file.records[1]).dropLast(4))
+        #expect(Array(zeroedRecords[1].dropLast(4)) == secondHeader)
+        let twelveZeros = [UInt8](repeating: 0, count: 12)
+        #expect(Array(zeroedRecords[3].dropFirst(5)) == twelveZeros)
         #expect(zeroedRecords[2] == h4(file.records[2]))
     }
 

@@ -189,29 +189,38 @@ func heartRateSession() -> Recording {
         #expect(peer.address == BluetoothAddress(sensor)!)
         #expect(peer.addressType == .random)
         #expect(!peer.addressIsMadeUp)
-        #expect(peer.connectionHandles == [0x0040, 0x0041])
-        #expect(peer.advertisingData == [0x02, 0x01, 0x06, 0x04, 0x09] + Array("HRM".utf8))
-        #expect(peer.scanResponseData == [0x03, 0x03, 0x0D, 0x18])
+        let handles: [ConnectionHandle] = [0x0040, 0x0041]
+        #expect(peer.connectionHandles == handles)
+        let advertisingData: [UInt8] = [0x02, 0x01, 0x06, 0x04, 0x09] + Array("HRM".utf8)
+        #expect(peer.advertisingData == advertisingData)
+        let scanResponse: [UInt8] = [0x03, 0x03, 0x0D, 0x18]
+        #expect(peer.scanResponseData == scanResponse)
         #expect(peer.name == "HRM")
         #expect(peer.mtu == 185)
         // The host's own server's answer names a service at 0x0001 ending at 0x0009: ignored.
-        #expect(peer.attribute(at: 0x0001) == RecordedAttribute(handle: 0x0001, type: uuid16(0x2800), value: [0x00, 0x18],
-                                                                 groupEndHandle: 0x0005))
-        #expect(peer.attribute(at: 0x0011)?.value == [0x10, 0x12, 0x00, 0x37, 0x2A])
+        let genericAccess = RecordedAttribute(handle: 0x0001, type: uuid16(0x2800), value: [0x00, 0x18], groupEndHandle: 0x0005)
+        #expect(peer.attribute(at: 0x0001) == genericAccess)
+        let declaration: [UInt8] = [0x10, 0x12, 0x00, 0x37, 0x2A]
+        #expect(peer.attribute(at: 0x0011)?.value == declaration)
         #expect(peer.attribute(at: 0x0012)?.type == uuid16(0x2A37))
         #expect(peer.attribute(at: 0x0013)?.type == uuid16(0x2902))
-        #expect(peer.attribute(at: 0x0013)?.value == [0x01, 0x00])
+        let subscribed: [UInt8] = [0x01, 0x00]
+        #expect(peer.attribute(at: 0x0013)?.value == subscribed)
         // Long value, restarted by the blob read at offset 0 of the second connection.
-        #expect(peer.attribute(at: 0x0003)?.value == Array("Hi".utf8))
+        let longValue: [UInt8] = Array("Hi".utf8)
+        #expect(peer.attribute(at: 0x0003)?.value == longValue)
         // The executed prepared write; the cancelled one left no trace.
-        #expect(peer.attribute(at: 0x0015)?.value == [0x01, 0x02, 0x03])
+        let executed: [UInt8] = [0x01, 0x02, 0x03]
+        #expect(peer.attribute(at: 0x0015)?.value == executed)
         #expect(peer.attribute(at: 0x0015)?.requiresEncryption == true)
-        #expect(peer.attribute(at: 0x0012)?.value == [0x00, 70])
-        #expect(peer.errors == [
+        let lastNotified: [UInt8] = [0x00, 70]
+        #expect(peer.attribute(at: 0x0012)?.value == lastNotified)
+        let errors: [RecordedError] = [
             RecordedError(request: .readByGroupTypeRequest, handle: 0x0017, code: .attributeNotFound, encrypted: false),
             RecordedError(request: .readRequest, handle: 0x0015, code: .insufficientEncryption, encrypted: false, overridden: true),
-        ])
-        #expect(peer.reactions == [
+        ]
+        #expect(peer.errors == errors)
+        let reactions: [RecordedReaction] = [
             RecordedReaction(trigger: .subscription(handle: 0x0012),
                              notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 60], isIndication: false)]),
             RecordedReaction(trigger: .write(handle: 0x0013, value: [0x01, 0x00]), notifications: [
@@ -224,22 +233,29 @@ func heartRateSession() -> Recording {
             // The second connection has had no write yet.
             RecordedReaction(trigger: .subscription(handle: 0x0012),
                              notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 70], isIndication: false)]),
-        ])
+        ]
+        #expect(peer.reactions == reactions)
     }
 
     @Test func groupsServicesCharacteristicsAndDescriptors() throws {
         let peer = try #require(try heartRateSession().reconstruction().peripherals.first)
         let services = peer.services
-        #expect(services.map(\.uuid) == [uuid16(0x1800), uuid16(0x180D)])
-        #expect(services.map(\.endHandle) == [0x0005, 0x0016])
+        let serviceUUIDs: [BluetoothUUID] = [uuid16(0x1800), uuid16(0x180D)]
+        #expect(services.map(\.uuid) == serviceUUIDs)
+        let endHandles: [AttributeHandle] = [0x0005, 0x0016]
+        #expect(services.map(\.endHandle) == endHandles)
         #expect(services.map(\.isPrimary) == [true, true])
         let heartRate = services[1].characteristics
-        #expect(heartRate.map(\.uuid) == [uuid16(0x2A37), uuid16(0x2A39)])
-        #expect(heartRate.map(\.valueHandle) == [0x0012, 0x0015])
+        let characteristicUUIDs: [BluetoothUUID] = [uuid16(0x2A37), uuid16(0x2A39)]
+        #expect(heartRate.map(\.uuid) == characteristicUUIDs)
+        let valueHandles: [AttributeHandle] = [0x0012, 0x0015]
+        #expect(heartRate.map(\.valueHandle) == valueHandles)
         #expect(heartRate[0].properties == .notify)
-        #expect(heartRate[0].descriptors.map(\.handle) == [0x0013])
+        let descriptorHandles: [AttributeHandle] = [0x0013]
+        #expect(heartRate[0].descriptors.map(\.handle) == descriptorHandles)
         #expect(heartRate[1].descriptors.isEmpty)
-        #expect(services[0].characteristics.first?.value == Array("Hi".utf8))
+        let deviceName: [UInt8] = Array("Hi".utf8)
+        #expect(services[0].characteristics.first?.value == deviceName)
         #expect(peer.undiscoveredAttributes.isEmpty)
         #expect(peer.missing == [])
     }
@@ -260,11 +276,14 @@ func heartRateSession() -> Recording {
         #expect(peer.addressIsMadeUp)
         #expect(peer.addressType == .random)
         #expect(peer.address.bytes[5] & 0xC0 == 0xC0)
-        #expect(peer.connectionHandles == [0x0050])
+        let handles: [ConnectionHandle] = [0x0050]
+        #expect(peer.connectionHandles == handles)
         // Notified 05 first, then 06: a client found 05 first, the last seen is 06.
-        #expect(peer.attributes == [RecordedAttribute(handle: 0x0020, type: nil, value: [0x06], initialValue: [0x05]),
-                                    RecordedAttribute(handle: 0x0021, type: nil, value: [0x01])])
-        #expect(peer.reactions.map(\.trigger) == [.subscription(handle: 0x0020), .write(handle: 0x0021, value: [0x01])])
+        let attributes: [RecordedAttribute] = [RecordedAttribute(handle: 0x0020, type: nil, value: [0x06], initialValue: [0x05]),
+                                               RecordedAttribute(handle: 0x0021, type: nil, value: [0x01])]
+        #expect(peer.attributes == attributes)
+        let triggers: [RecordedReaction.Trigger] = [.subscription(handle: 0x0020), .write(handle: 0x0021, value: [0x01])]
+        #expect(peer.reactions.map(\.trigger) == triggers)
         #expect(peer.missing.contains("address not in the recording (made up): the connection began before the capture"))
         #expect(peer.missing.contains("handles known only from use, never discovered: 0x0020, 0x0021"))
         #expect(peer.missing.contains("no advertising data recorded"))

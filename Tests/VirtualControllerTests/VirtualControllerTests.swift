@@ -78,13 +78,17 @@ import Testing
         #expect(try await client.exchangeMTU() == 185)
 
         let database = try await client.discoverAll()
-        #expect(database.services.map(\.uuid) == [BluetoothUUID(UInt16(0x180D))])
+        let heartRate: [BluetoothUUID] = [BluetoothUUID(UInt16(0x180D))]
+        #expect(database.services.map(\.uuid) == heartRate)
         #expect(database.services.first?.endGroupHandle == 0x001F, "the recorded End Group Handle, not the last attribute's")
         let characteristics = try #require(database.characteristics[0x0010])
-        #expect(characteristics.map(\.valueHandle) == [0x0012, 0x0015, 0x0017, 0x001A])
-        #expect(database.descriptors[0x0012]?.map(\.handle) == [0x0013])
+        let valueHandles: [AttributeHandle] = [0x0012, 0x0015, 0x0017, 0x001A]
+        #expect(characteristics.map(\.valueHandle) == valueHandles)
+        let descriptorHandles: [AttributeHandle] = [0x0013]
+        #expect(database.descriptors[0x0012]?.map(\.handle) == descriptorHandles)
         // The handle seen only in use is served by handle, never discovered.
-        #expect(!(database.descriptors.values.joined().contains { $0.handle == 0x0040 }))
+        let usedOnly: AttributeHandle = 0x0040
+        #expect(!(database.descriptors.values.joined().contains { (descriptor: Descriptor) -> Bool in descriptor.handle == usedOnly }))
         #expect(try await client.read(0x0040) == [0x42])
 
         // Recorded values; a value never seen is an honest gap.
@@ -115,8 +119,10 @@ import Testing
         try await client.configure(0x0018, .indicate)
         try await client.write(0x0017, [0x05, 0x01])
         _ = await done.value()
-        #expect(values == [[0x00, 60], [0x00, 61], [0x00, 62]])
-        #expect(indications == [[0x05, 0x01, 0x01]])
+        let notified: [[UInt8]] = [[0x00, 60], [0x00, 61], [0x00, 62]]
+        #expect(values == notified)
+        let indicated: [[UInt8]] = [[0x05, 0x01, 0x01]]
+        #expect(indications == indicated)
 
         // Encryption with any key (the controller takes it as the command arrives): the
         // refused value reads now.

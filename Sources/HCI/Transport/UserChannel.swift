@@ -91,7 +91,13 @@ enum UserChannel {
     }
 
     /// `HCIGETDEVINFO`, `_IOR('H', 211, int)` in <bluetooth/hci.h> (a macro Swift cannot import).
-    private static let getDeviceInfo = UInt((2 << 30) | (MemoryLayout<Int32>.size << 16) | (Int(UInt8(ascii: "H")) << 8) | 211)
+    private static let getDeviceInfo: UInt = {
+        let direction: UInt = 2 << 30 // _IOC_READ
+        let size: UInt = UInt(MemoryLayout<Int32>.size) << 16
+        let type: UInt = UInt(UInt8(ascii: "H")) << 8
+        let number: UInt = 211
+        return direction | size | type | number
+    }()
 
     /// What the kernel says of `hci<index>` (asked on the raw socket `fd`); nil when it
     /// cannot say.
