@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a program run by ``run(_:_:environment:input:idleInput:)`` ended with.
+/// What a program run by ``run(_:_:environment:input:idleInput:interrupt:)`` ended with.
 package typealias ProgramResult = (status: Int32, stdout: String, stderr: String)
 
 /// A standard input that stays open and silent for the whole run: how a person or a script
@@ -17,14 +17,17 @@ package enum IdleInput: Sendable {
 /// waiting happens off Swift's cooperative pool (``blocking(_:)``), so tests running beside
 /// it go on while the program runs.
 /// `input` is written to its standard input, then closed; `idleInput` instead keeps it open
-/// and silent; with neither it reads /dev/null.
+/// and silent; with neither it reads /dev/null. `interrupt` sees its output as it comes and
+/// ends it when the test says (``ProgramInterrupt``).
 package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
-                 idleInput: IdleInput? = nil) async throws -> ProgramResult {
-    try await blocking { try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput) }
+                 idleInput: IdleInput? = nil, interrupt: ProgramInterrupt? = nil) async throws -> ProgramResult {
+    try await blocking {
+        try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput, interrupt: interrupt)
+    }
 }
 
 private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?,
-                         idleInput: IdleInput?) throws -> ProgramResult {
+                         idleInput: IdleInput?, interrupt: ProgramInterrupt?) throws -> ProgramResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -67,6 +70,7 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
         if idleInput == .openPipe { try? stdin.fileHandleForWriting.close() }
     }
     try process.run()
+    interrupt?.started(process.processIdentifier)
     if let terminal { close(terminal.slave) }
     if let input {
         stdin.fileHandleForWriting.write(Data(input.utf8))
@@ -80,7 +84,13 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
         errData = err.fileHandleForReading.readDataToEndOfFile()
         group.leave()
     }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    var outData = Data()
+    while true {
+        let more = out.fileHandleForReading.availableData
+        if more.isEmpty { break }
+        outData.append(more)
+        interrupt?.printed(more)
+    }
     group.wait()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))

@@ -9,9 +9,11 @@ extension CommandLineTests {
     @Test(.hangGuard) func advertiseIsFoundWithItsServiceAndData() async throws {
         let central = try await TestCentral()
         defer { central.stop() }
+        let stop = ProgramInterrupt()
         async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay Adv",
-                                                    "--service", "180D", "--data", "05ffffffb1e7", "--duration", "4"])
+                                                    "--service", "180D", "--data", "05ffffffb1e7"], interrupt: stop)
         let found = try await central.send(["op": "scan", "name": "Bluejay Adv"])
+        try await stop.interrupt(after: "advertising as")
         let data = AdvertisingData(parsing: hexBytes(found["data"]))
         #expect(data.serviceUUIDs == [BluetoothUUID(UInt16(0x180D))])
         #expect(data.manufacturerData == [ManufacturerData(companyIdentifier: 0xFFFF, data: [0xB1, 0xE7])])
@@ -33,7 +35,8 @@ extension CommandLineTests {
                "descriptors": [{"uuid": "2901", "text": "Temperature"}]},
               {"uuid": "B1E70A02-9D3B-4C7A-8A5E-6F2D0C1B0A00", "properties": ["read", "write"], "text": "21"}]}]}
             """.utf8).write(to: URL(fileURLWithPath: database))
-        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport, "--duration", "6"])
+        let stop = ProgramInterrupt()
+        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport], interrupt: stop)
         let found = try await central.send(["op": "scan", "name": "Bluejay Serve"])
         #expect(AdvertisingData(parsing: hexBytes(found["data"])).serviceUUIDs == [BluetoothUUID(UInt16(0x181A))])
         try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
@@ -51,6 +54,7 @@ extension CommandLineTests {
         let values = try await central.send(["op": "values", "handle": handles[0], "count": 3])["values"] as? [String] ?? []
         #expect(values.count == 3 && values.allSatisfy { ["0100", "0200"].contains($0) })
         try await central.send(["op": "disconnect"])
+        try await stop.interrupt(after: "disconnected ")
         let finished = try await result
         #expect(finished.status == 0, "stderr: \(finished.stderr)")
         let lines = finished.stdout.split(separator: "\n").map(String.init)
@@ -76,7 +80,8 @@ extension CommandLineTests {
             {"name": "Bluejay Idle", "services": [{"uuid": "181A", "characteristics": [
               {"uuid": "2A6E", "properties": ["read"], "value": "0a09"}]}]}
             """.utf8).write(to: URL(fileURLWithPath: database))
-        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport, "--duration", "6"], idleInput: idle)
+        let stop = ProgramInterrupt()
+        async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport], idleInput: idle, interrupt: stop)
         let found = try await central.send(["op": "scan", "name": "Bluejay Idle"])
         try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
         #expect(try await central.send(["op": "mtu", "mtu": 247])["mtu"] as? Int == 247)
@@ -84,6 +89,7 @@ extension CommandLineTests {
         let handle = try #require((services.last?["characteristics"] as? [[String: Any]])?.first?["handle"] as? Int)
         #expect(try await central.send(["op": "read", "handle": handle])["value"] as? String == "0a09")
         try await central.send(["op": "disconnect"])
+        try await stop.interrupt(after: "disconnected ")
         let finished = try await result
         #expect(finished.status == 0, "stderr: \(finished.stderr)")
         let lines = finished.stdout.split(separator: "\n").map(String.init)
@@ -104,9 +110,12 @@ extension CommandLineTests {
         let environment = ["BLUEJAY_STORE": store]
         let central = try await TestCentral()
         defer { central.stop() }
+        let stop = ProgramInterrupt()
         async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay RPA",
-                                                    "--address", "private", "--renew", "1", "--duration", "4"], environment: environment)
+                                                    "--address", "private", "--renew", "1"], environment: environment, interrupt: stop)
         let found = try await central.send(["op": "scan", "name": "Bluejay RPA"])
+        // The first address and one renewal at least, a second after the first.
+        try await stop.interrupt(after: " (resolvable private random)", times: 2)
         let address = try #require(BluetoothAddress(found["address"] as? String ?? ""))
         #expect(found["address_type"] as? Int == 1 && address.randomKind == .resolvablePrivate)
         let finished = try await result
@@ -114,7 +123,7 @@ extension CommandLineTests {
         let lines = finished.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "advertising as Bluejay RPA (extended advertising commands)")
         let announced = lines.dropFirst().filter { $0.hasPrefix("advertising address ") && $0.hasSuffix(" (resolvable private random)") }
-        #expect(announced.count >= 2, "the first address and at least one renewal in 4 s: \(lines)")
+        #expect(announced.count >= 2, "the first address and at least one renewal: \(lines)")
         #expect(announced.contains("advertising address \(address) (resolvable private random)"), "\(lines)")
         #expect(Set(announced).count == announced.count, "each renewal a new address")
 
@@ -122,9 +131,11 @@ extension CommandLineTests {
         for _ in 0..<2 {
             let central = try await TestCentral()
             defer { central.stop() }
+            let stop = ProgramInterrupt()
             async let result = run(Repository.bluejay, ["advertise", "--transport", central.transport, "--name", "Bluejay Static",
-                                                        "--address", "static", "--duration", "2"], environment: environment)
+                                                        "--address", "static"], environment: environment, interrupt: stop)
             let found = try await central.send(["op": "scan", "name": "Bluejay Static"])
+            try await stop.interrupt(after: " (static random)")
             let finished = try await result
             #expect(finished.status == 0, "stderr: \(finished.stderr)")
             let address = try #require(BluetoothAddress(found["address"] as? String ?? ""))
