@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 clean
+.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 arm64 clean
 
 all: build
 
@@ -143,6 +143,26 @@ SWIFT60_EXAMPLES ?= $(EXAMPLES)
 swift60:
 	$(SUDO) Fixtures/debian13/root.sh
 	$(SUDO) env TESTS=$(SWIFT60_TESTS) EXAMPLES="$(SWIFT60_EXAMPLES)" Fixtures/debian13/build.sh
+
+# bluejay for boards: bluejay and bluejay-gateway for aarch64-unknown-linux-gnu with Debian
+# 13's Swift (swiftlang 6.0.3), the Swift runtime linked in (--static-swift-stdlib: a board
+# needs no Swift; the gateway links the board's libmosquitto1), left at .build/arm64/bluejay
+# and .build/arm64/bluejay-gateway, the arm64 root they were built against and run in at
+# .build/arm64/root; then run under qemu-aarch64 (Fixtures/arm64/check.py): against the
+# Bumble peer (info, scan, gatt, read, write, listen --count, pair; serve read by the host's
+# x86 bluejay), `bluejay trace` over every real trace byte for byte against the x86 build,
+# bluejay-bench's receive path as an aarch64/x86 ratio (emulation), and the test suites of
+# the layers below Bluejay. It ends with a table (checks, sizes, times). Needs root
+# (mmdebstrap, chroot, mount); everything is reused on the next run (Fixtures/arm64/run.sh).
+# Cross-compiled (Debian's amd64 swiftlang against an arm64 root of the same archive, through
+# a Swift SDK: Fixtures/arm64/sdk.sh), not built natively in an arm64 root under qemu-user:
+# Debian's arm64 swift-frontend under qemu took 17x the CPU time of the amd64 one compiling
+# the same module (BluetoothCrypto, -Onone: 63 s against 3.8 s), so the release build that
+# takes ~10 minutes here would take hours; and the cross build needs no arm64 package
+# installed (no maintainer scripts under emulation), only unpacked.
+arm64: deps venv
+	@started=$$(date +%s) && $(SWIFT) build --product bluejay && \
+	    $(SUDO) env HOST_BUILD_SECONDS=$$(( $$(date +%s) - started )) Fixtures/arm64/run.sh $(PEER_PY) $(BLUEJAY)
 
 # Re-records the sessions of Fixtures/traces/sessions.txt from the Bumble peer (all, or
 # NAMES="scan read-long"), checks that each decodes and replays with the same output, and

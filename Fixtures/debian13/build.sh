@@ -16,13 +16,13 @@
 # `make test` builds them with the main toolchain); EXAMPLES="" leaves the examples out.
 #
 # SWIFT_LOG_REPO=DIR: swift-log's releases from a clone with their tags, instead of the
-# 1.16.2 made for Swift 6.0 from the local mirror (build-inside.sh says why).
+# 1.16.2 made for Swift 6.0 from the local mirror (swift-log-60.sh says why).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 ROOT=${1:-.build/debian13-amd64/root}
 # The copy of the source (src/), the scratch folders (scratch/, examples/) and the
-# swift-log made for 6.0 (packages/, see build-inside.sh).
+# swift-log made for 6.0 (packages/, see swift-log-60.sh).
 WORK=${WORK:-.build/swift60}
 
 if [ ! -f "$ROOT/.bluejay-root" ]; then
