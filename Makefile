@@ -182,9 +182,13 @@ test-sanitize: deps venv build
 # The user channel on a real Linux kernel: a Debian kernel in QEMU with hci_vhci, virtual
 # controllers from btvirt, the host's debug build run in the guest (Fixtures/vm). One boot
 # runs every scenario; the exit status is the guest's.
+# The whole boot's hang guard, not a speed check: the scenarios take about 150 s on an idle
+# machine, and a CI run with two busy loops and a ThreadSanitizer build beside it passed
+# every check and was still killed at the former 300 s.
+VMTEST_TIMEOUT ?= 1200
 vmtest: deps vm-deps build
 	@rm -rf $(VM_ARTIFACTS) && mkdir -p $(VM_ARTIFACTS)
-	VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
+	VM_TIMEOUT=$(VMTEST_TIMEOUT) VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
 
 # bluejay against BlueZ in the same VM (README "bluejay against BlueZ, in a VM"): our
 # `bluejay serve` on hci1 as the peripheral, on hci0 in turn bluejay and the kernel's host
