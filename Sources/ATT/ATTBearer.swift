@@ -48,8 +48,14 @@ public final class ATTBearer {
     /// The receive MTU offered in an MTU exchange (ours, as client or server).
     public let preferredMTU: UInt16
     /// Answers the peer's requests; without one, every request is refused with
-    /// `requestNotSupported`.
-    public var server: (any ATTServer)?
+    /// `requestNotSupported`. The bearers of ``ATTBearers`` share their owner's: it is set
+    /// once, there (``ATTBearers/server``), and each bearer asks for it.
+    public var server: (any ATTServer)? {
+        get { serverSlot.server }
+        set { serverSlot.server = newValue }
+    }
+    /// Where ``server`` is kept: the bearer's own, or the one its owner shares.
+    private let serverSlot: ATTServerSlot
     /// Called with (attribute handle, value) for each notification, in arrival order.
     public var onNotification: ((AttributeHandle, ArraySlice<UInt8>) -> Void)?
     /// Called with (attribute handle, value) for each indication; the confirmation goes out
@@ -89,8 +95,17 @@ public final class ATTBearer {
 
     /// A bearer for connection `connection` that sends each PDU, built in place, through
     /// `transmit`.
-    public init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
-                logger: HCILogger = .standardError, transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
+    public convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU,
+                            clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError,
+                            transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
+        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger, serverSlot: ATTServerSlot(),
+                  transmit: transmit)
+    }
+
+    /// A bearer whose server is the one `serverSlot` holds.
+    init(connection: ConnectionHandle, preferredMTU: UInt16, clock: any Clock<Duration>, logger: HCILogger,
+         serverSlot: ATTServerSlot, transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
+        self.serverSlot = serverSlot
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
         self.clock = clock
@@ -101,7 +116,8 @@ public final class ATTBearer {
     /// A bearer that hands `transmit` each whole PDU as bytes (for a unit test's loopback).
     package convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
                             logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
-        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger) { (frame: consuming OutgoingFrame) throws(HCIError) in
+        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger,
+                  serverSlot: ATTServerSlot()) { (frame: consuming OutgoingFrame) throws(HCIError) in
             try transmit(Array(frame.payload))
         }
     }

@@ -22,9 +22,14 @@ public final class ATTBearers {
     public var bearers: [ConnectionHandle: ATTBearer] { Dictionary(uniqueKeysWithValues: Array(live)) }
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
-    /// The server that answers the peers' requests on every bearer (none: every request is
-    /// refused with `requestNotSupported`).
-    public var server: (any ATTServer)?
+    /// The server that answers the peers' requests on every bearer, those open now
+    /// included (none: every request is refused with `requestNotSupported`).
+    public var server: (any ATTServer)? {
+        get { serverSlot.server }
+        set { serverSlot.server = newValue }
+    }
+    /// Where ``server`` is kept, shared with every bearer.
+    private let serverSlot = ATTServerSlot()
     /// Called when a bearer is made, before it carries any PDU, so the layer above can attach
     /// its handlers.
     public var onBearer: ((ATTBearer) -> Void)?
@@ -68,11 +73,10 @@ public final class ATTBearers {
     public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
         if let index = live.index(forKey: handle) { return live.values[index] }
         guard connections.connections[handle] != nil else { throw .notConnected(handle) }
-        let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger) {
-            [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
+        let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger,
+                               serverSlot: serverSlot) { [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
             try channels.send(consume frame, on: .att, handle: handle)
         }
-        bearer.server = server
         bearer.onFatalError = { reason in self.drop(handle, because: reason) }
         live[handle] = bearer
         onBearer?(bearer)

@@ -242,6 +242,66 @@ struct AttributeServerTests {
         #expect(server.respond(to: hexBytes("0e 03 00 03 00")[...], connection: 0x40, mtu: 23) == cut)
     }
 
+    @Test("Read Multiple Variable: each value with its whole length; the list ends at ATT_MTU - 1 (3.4.4.11)")
+    func readMultipleVariable() {
+        let server = gapServer()
+        #expect(ask(server, "20 03 00 05 00") == "21 07 00 42 6c 75 65 6a 61 79 02 00 00 00")
+        #expect(ask(server, "20 05 00 09 00") == "21 02 00 00 00 02 00 00 00")
+        // The first handle that cannot be read refuses them all, with its own code.
+        #expect(ask(server, "20 03 00 08 00 20 00") == "01 20 08 00 02")
+        #expect(ask(server, "20 03 00 20 00 08 00") == "01 20 20 00 01")
+        #expect(ask(server, "20 03 00") == "01 20 00 00 04")
+        // 18 octets and their length fill 20 of 22: the next tuple keeps its length, not its value.
+        server.setValue(Array(repeating: 0xAA, count: 18), of: 0x0003)
+        let cut: [UInt8] = [0x21, 0x12, 0x00] + [UInt8](repeating: 0xAA, count: 18) + [0x02, 0x00]
+        #expect(server.respond(to: hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == cut)
+        // 20 octets fill 22 of 22: no room for another length.
+        server.setValue(Array(repeating: 0xAA, count: 21), of: 0x0003)
+        let whole: [UInt8] = [0x21, 0x15, 0x00] + [UInt8](repeating: 0xAA, count: 20)
+        #expect(server.respond(to: hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == whole)
+    }
+
+    @Test("Values and write decisions kept outside the table are asked for, in handle order, once each")
+    func outsideAnswers() {
+        let server = gapServer()
+        var outside = OutsideAnswers(readHandled: [0x0003, 0x0005], writeHandled: [0x000C])
+        // Read By Type on 2A00 reaches 0x0003 only.
+        #expect(server.answer(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .needsRead(0x0003, offset: 0))
+        outside.reads[0x0003] = .success([0x31, 0x32])
+        #expect(server.answer(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .response(hexBytes("09 04 03 00 31 32")))
+        // Read Multiple asks for the next value; a refusal names its handle.
+        #expect(server.answer(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .needsRead(0x0005, offset: 0))
+        outside.reads[0x0005] = .failure(.insufficientResources)
+        #expect(server.answer(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .response(hexBytes("01 0e 05 00 11")))
+        // Read Blob passes its offset; the table cuts the whole value there.
+        var blob = OutsideAnswers(readHandled: [0x0003], writeHandled: [])
+        #expect(server.answer(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+                == .needsRead(0x0003, offset: 1))
+        blob.reads[0x0003] = .success([0x31, 0x32, 0x33])
+        #expect(server.answer(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+                == .response(hexBytes("0d 32 33")))
+        // A write is decided outside after the table's own checks; nothing is stored before.
+        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .needsWriteDecision(0x000C, value: [0x41], withResponse: true))
+        #expect(server.value(of: 0x000C) == [])
+        outside.writes[0x000C] = .refused(.valueNotAllowed)
+        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .response(hexBytes("01 12 0c 00 13")))
+        #expect(server.answer(to: hexBytes("52 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside) == .response(nil))
+        #expect(server.value(of: 0x000C) == [])
+        outside.writes[0x000C] = .accepted
+        var written: [[UInt8]] = []
+        server.onWritten = { _, _, value, _ in written.append(value) }
+        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+                == .response(hexBytes("13")))
+        #expect(server.value(of: 0x000C) == [0x41])
+        #expect(written == [[0x41]])
+    }
+
     @Test("Write Request: permissions, handle, length, then the hook; Write Response on success")
     func writeRequest() {
         let server = gapServer()
@@ -367,7 +427,6 @@ struct AttributeServerTests {
         // queue executes to nothing.
         #expect(ask(server, "16 03 00 00 00 41") == "01 16 03 00 03")
         #expect(ask(server, "18 01") == "19")
-        #expect(ask(server, "20 03 00 05 00") == "01 20 00 00 06")
         #expect(ask(server, "30 01 02") == "01 30 00 00 06")
         #expect(ask(server, "3f") == "01 3f 00 00 06")
         // Commands: the 0x40 bit.

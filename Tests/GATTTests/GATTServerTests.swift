@@ -117,6 +117,96 @@ struct GATTServerTests {
         #expect(writes == [[0x01, 0x02], [0xEE], [0x03], [0x04]])
     }
 
+    /// The handle an Error Response named.
+    static func refusedHandle(_ error: GATTError) -> AttributeHandle? {
+        if case let .att(.errorResponse(response)) = error { response.handle } else { nil }
+    }
+
+    /// Core Vol 3, Part G, 4.8: a characteristic value is read by Read, Read Blob, Read Using
+    /// Characteristic UUID (Read By Type), Read Multiple and Read Multiple Variable; each
+    /// serves the value the app's handler gives now, never one it gave before.
+    @Test func everyKindOfReadServesTheHandlersCurrentValue() async throws {
+        let (server, served) = try makeServer()
+        let readable = served.characteristics[0].valueHandle, indicating = served.characteristics[3].valueHandle
+        var count = 0
+        var reads: [GATTReadRequest] = []
+        server.setReadHandler(for: readable) { request in
+            reads.append(request)
+            count += 1
+            await Task.yield()
+            return .success(Array("value \(count)".utf8))
+        }
+        let (_, client) = makeLink(server)
+        #expect(try await client.read(readable) == Array("value 1".utf8))
+        let byType = try await client.read(uuid: Self.readable)
+        #expect(byType == [HandleValue(handle: readable, value: Array("value 2".utf8))])
+        #expect(try await client.readMultiple([readable, indicating]) == Array("value 3".utf8) + [0])
+        #expect(try await client.readMultipleVariable([indicating, readable]) == [[0], Array("value 4".utf8)])
+        #expect(try await client.readBlob(readable, offset: 6) == Array("5".utf8))
+        #expect(reads.map(\.offset) == [0, 0, 0, 0, 6], "each read asks the handler once, with its offset")
+        #expect(reads.allSatisfy { $0.uuid == Self.readable && $0.handle == readable })
+
+        // The handler's refusal is each request's answer, with the handle it refused.
+        server.setReadHandler(for: readable) { _ in .failure(.insufficientResources) }
+        var refusals: [GATTError] = []
+        do { _ = try await client.read(uuid: Self.readable) } catch { refusals.append(error) }
+        do { _ = try await client.readMultiple([indicating, readable]) } catch { refusals.append(error) }
+        do { _ = try await client.readMultipleVariable([indicating, readable]) } catch { refusals.append(error) }
+        #expect(refusals.map(\.code) == [ATTErrorCode](repeating: .insufficientResources, count: 3))
+        #expect(refusals.map(Self.refusedHandle) == [AttributeHandle?](repeating: readable, count: 3))
+    }
+
+    /// Part F, 3.4.4.1: Read By Type lists attributes of the type while they can be read; a
+    /// handler refusing a later one ends the list before it, without refusing the request.
+    @Test func readByTypeEndsBeforeAValueItsHandlerRefuses() async throws {
+        let server = GATTServer()
+        let twin = BluetoothUUID(UInt16(0xFF10))
+        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
+            MutableCharacteristic(uuid: twin, properties: [.read], value: [1, 1]),
+            MutableCharacteristic(uuid: twin, properties: [.read], value: [2, 2]),
+        ]))
+        let first = served.characteristics[0].valueHandle, second = served.characteristics[1].valueHandle
+        server.setReadHandler(for: first) { _ in .success([3, 3]) }
+        server.setReadHandler(for: second) { _ in .failure(.readNotPermitted) }
+        let (_, client) = makeLink(server)
+        let values = try await client.readFirst(uuid: twin)
+        #expect(values == HandleValue(handle: first, value: [3, 3]))
+        server.setReadHandler(for: second) { _ in .success([4, 4]) }
+        #expect(try await client.read(uuid: twin).map(\.value) == [[3, 3], [4, 4]])
+    }
+
+    /// Part F, 3.4.6.3: a reliable write whose handler refuses one value writes none, and the
+    /// queue is gone: the next Execute Write has nothing to write.
+    @Test func aRefusedExecuteWriteWritesNothingAndEmptiesTheQueue() async throws {
+        let (server, served) = try makeServer()
+        let writable = served.characteristics[1].valueHandle, secret = served.characteristics[4].valueHandle
+        server.linkSecurity = { _ in .encrypted }
+        var asked: [[UInt8]] = []
+        server.setWriteHandler(for: writable) { request in
+            asked.append(request.value)
+            return .valueNotAllowed
+        }
+        var written: [GATTWriteRequest] = []
+        server.onValueWritten = { written.append($0) }
+        let (_, client) = makeLink(server)
+        do {
+            try await client.reliableWrite([HandleValue(handle: secret, value: [7]), HandleValue(handle: writable, value: [9, 9])])
+            Issue.record("the handler's refusal must reach the client")
+        } catch {
+            #expect(error.code == .valueNotAllowed)
+            #expect(Self.refusedHandle(error) == writable)
+        }
+        #expect(asked == [[9, 9]])
+        #expect(server.value(of: secret) == Array("secret".utf8), "nothing of a refused queue is written")
+        #expect(server.value(of: writable) == [0])
+        #expect(written.isEmpty)
+        server.setWriteHandler(for: writable, nil)
+        try await client.reliableWrite([HandleValue(handle: writable, value: [5])])
+        #expect(server.value(of: writable) == [5])
+        #expect(server.value(of: secret) == Array("secret".utf8), "the refused queue's parts are gone")
+        #expect(written.map(\.value) == [[5]])
+    }
+
     @Test func permissionsAreEnforcedWithTheSpecsCodes() async throws {
         let (server, served) = try makeServer()
         var security = LinkSecurity.none

@@ -80,8 +80,10 @@ struct LocalServerTests {
         do { try await client.writeLong(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch {
             #expect(error.code == .writeNotPermitted)
         }
-        do { _ = try await client.readMultipleVariable([0x0003, 0x0005]); Issue.record("expected requestNotSupported") } catch {
-            #expect(error.code == .requestNotSupported)
+        // Read Multiple Variable is served (Part F, 3.4.4.11): each value with its length.
+        #expect(try await client.readMultipleVariable([0x0003, 0x0005]) == [Array("Bluejay".utf8), [0x00, 0x00]])
+        do { _ = try await client.readMultipleVariable([0x0003, 0x0100]); Issue.record("expected invalidHandle") } catch {
+            #expect(error.code == .invalidHandle)
         }
         #expect(try await client.discoverPrimaryServices(uuid: BluetoothUUID(UInt16(0x180D))).isEmpty)
     }

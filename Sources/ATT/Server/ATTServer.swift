@@ -32,3 +32,11 @@ extension ATTServer {
     /// Keeps nothing per link.
     public func linkEnded(_ connection: ConnectionHandle) {}
 }
+
+/// The one place a host's ATT server is kept: ``ATTBearers`` holds it, and each of its
+/// bearers asks it, so setting the server once reaches every link, present and future.
+@BluetoothActor
+final class ATTServerSlot {
+    /// The server, if any.
+    var server: (any ATTServer)?
+}

@@ -5,9 +5,11 @@ import HCI
 /// reads and writes (Core Vol 3, Part F, 3.4).
 ///
 /// Answers Find Information, Find By Type Value, Read By Type, Read, Read Blob, Read
-/// Multiple, Read By Group Type (primary and secondary services), Write Request, Write
-/// Command, and Prepare and Execute Write (a queue per client, bounded by
-/// ``maximumPreparedOctets``). Every other request, Exchange MTU included (the bearer owns
+/// Multiple, Read Multiple Variable, Read By Group Type (primary and secondary services),
+/// Write Request, Write Command, and Prepare and Execute Write (a queue per client, bounded
+/// by ``maximumPreparedOctets``). Values and write decisions an app's handlers own come in
+/// through ``answer(to:connection:mtu:outside:)``: the rules stay here, whoever holds the
+/// value. Every other request, Exchange MTU included (the bearer owns
 /// it), gets Request Not Supported; unknown commands and PDUs that are not requests
 /// (responses, notifications, indications, confirmations) get no answer. Permissions that
 /// need encryption or authentication are checked against ``linkSecurity``, those that
@@ -24,6 +26,9 @@ public final class AttributeServer {
     /// The value connection `connection` reads at a handle when it is not the stored one
     /// (a CCCD holds each client's own); nil reads the stored value.
     public var onRead: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> [UInt8]?)?
+    /// Called after a write is stored (Write Request, Write Command, Execute Write), with the
+    /// connection, the handle, the value and whether the client waits for a response.
+    public var onWritten: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8], _ withResponse: Bool) -> Void)?
     /// How secure each link is, for the permissions that need encryption or
     /// authentication; without it every link counts as unencrypted.
     public var linkSecurity: ((ConnectionHandle) -> LinkSecurity)?
@@ -47,7 +52,7 @@ public final class AttributeServer {
     }
 
     /// Each client's prepare queue.
-    private var prepared: [ConnectionHandle: [PreparedWrite]] = [:]
+    var prepared: [ConnectionHandle: [PreparedWrite]] = [:]
 
     /// The attributes, sorted by handle.
     public private(set) var attributes: [Attribute] = []
@@ -93,22 +98,41 @@ public final class AttributeServer {
     /// Answers one request or command PDU (opcode first) received on connection `connection`,
     /// where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed); returns the response
     /// PDU (an Error Response when it fails), or nil for a command, an empty PDU, or a PDU
-    /// that is not a request.
+    /// that is not a request. Every value comes from the table.
     public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
-        guard let first = pdu.first else { return nil }
-        let opcode = ATTOpcode(rawValue: first)
-        if opcode.isCommand {
-            if opcode == .writeCommand, let command = try? WriteCommand(decoding: pdu) {
-                _ = write(handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
-                          connection: connection)
-            }
-            return nil
+        guard case let .response(response) = answer(to: pdu, connection: connection, mtu: mtu, outside: .none) else {
+            preconditionFailure("a table with nothing outside needs nothing from outside")
         }
-        if Self.notRequests.contains(opcode) { return nil }
-        do {
-            return try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23))
+        return response
+    }
+
+    /// Answers one request or command PDU as ``respond(to:connection:mtu:)`` does, except that
+    /// the values and write decisions `outside` names come from there: when the answer needs
+    /// one it has not been given, it says which (``TableAnswer``), and nothing has changed.
+    public func answer(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+                       outside: OutsideAnswers) -> TableAnswer {
+        guard let first = pdu.first else { return .response(nil) }
+        let opcode = ATTOpcode(rawValue: first)
+        if Self.notRequests.contains(opcode) { return .response(nil) }
+        do throws(Stop) {
+            if opcode.isCommand {
+                if opcode == .writeCommand {
+                    let command = try decode(WriteCommand.self, pdu)
+                    try write(handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
+                              connection: connection, outside: outside)
+                }
+                return .response(nil)
+            }
+            return .response(try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside))
         } catch {
-            return ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded()
+            switch error {
+            // A command gets no answer, refused or not (3.3).
+            case let .refused(refusal):
+                return .response(opcode.isCommand ? nil : ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
+            case let .needsRead(handle, offset): return .needsRead(handle, offset: offset)
+            case let .needsWriteDecision(handle, value, withResponse):
+                return .needsWriteDecision(handle, value: value, withResponse: withResponse)
+            }
         }
     }
 
@@ -117,7 +141,18 @@ public final class AttributeServer {
 
     // MARK: - Requests
 
-    private typealias Refusal = AttributeRefusal
+    typealias Refusal = AttributeRefusal
+
+    /// Why the table stops answering a request: a refusal (an Error Response), or something
+    /// it needs from outside first.
+    enum Stop: Error {
+        case refused(AttributeRefusal)
+        case needsRead(AttributeHandle, offset: Int)
+        case needsWriteDecision(AttributeHandle, value: [UInt8], withResponse: Bool)
+
+        /// A refusal of `handle` with `code`.
+        static func refusal(_ handle: AttributeHandle, _ code: ATTErrorCode) -> Stop { .refused(Refusal(handle: handle, code: code)) }
+    }
 
     /// Opcodes the server receives but never answers: they are not requests.
     private static let notRequests: Set<ATTOpcode> = [
@@ -128,109 +163,68 @@ public final class AttributeServer {
         .multipleHandleValueNotification,
     ]
 
-    /// The response to a request, or the refusal to put in an Error Response.
-    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle,
-                        mtu: Int) throws(Refusal) -> [UInt8] {
+    /// The response to a request, or why there is none yet.
+    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+                        outside: OutsideAnswers) throws(Stop) -> [UInt8] {
         switch opcode {
         case .findInformationRequest:
             return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
         case .findByTypeValueRequest:
             return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu).encoded()
         case .readByTypeRequest:
-            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection).encoded()
+            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside).encoded()
         case .readByGroupTypeRequest:
             return try readByGroupType(try decode(ReadByGroupTypeRequest.self, pdu), mtu: mtu).encoded()
         case .readRequest:
             let request = try decode(ReadRequest.self, pdu)
-            let value = try readableValue(at: request.handle, connection: connection)
+            let value = try readableValue(at: request.handle, offset: 0, connection: connection, outside: outside)
             return ReadResponse(value: value.prefix(mtu - 1)).encoded()
         case .readBlobRequest:
             let request = try decode(ReadBlobRequest.self, pdu)
-            let value = try readableValue(at: request.handle, connection: connection)
-            return try Self.readBlobResponse(value, offset: request.offset, handle: request.handle, mtu: mtu).encoded()
+            let value = try readableValue(at: request.handle, offset: Int(request.offset), connection: connection, outside: outside)
+            // 3.4.4.5: an offset past the value's end is Invalid Offset; at the end, an empty part.
+            guard Int(request.offset) <= value.count else { throw .refusal(request.handle, .invalidOffset) }
+            return ReadBlobResponse(value: value[Int(request.offset)...].prefix(mtu - 1)).encoded()
         case .readMultipleRequest:
             let request = try decode(ReadMultipleRequest.self, pdu)
             var values: [UInt8] = []
-            for handle in request.handles { values += try readableValue(at: handle, connection: connection) }
+            for handle in request.handles { values += try readableValue(at: handle, offset: 0, connection: connection, outside: outside) }
             return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
+        case .readMultipleVariableRequest:
+            return try readMultipleVariable(try decode(ReadMultipleVariableRequest.self, pdu), mtu: mtu, connection: connection,
+                                            outside: outside).encoded()
         case .prepareWriteRequest:
             let request = try decode(PrepareWriteRequest.self, pdu)
             // The response echoes the part (3.4.6.2): a request longer than ATT_MTU could
             // not be answered within it, and was never a valid PDU on this bearer.
-            guard pdu.count <= mtu else { throw Refusal(handle: request.handle, code: .invalidPDU) }
+            guard pdu.count <= mtu else { throw .refusal(request.handle, .invalidPDU) }
             try prepare(request, connection: connection)
             return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
         case .executeWriteRequest:
-            let request = try decode(ExecuteWriteRequest.self, pdu)
-            let values = try takePreparedValues(flags: request.flags, connection: connection)
-            for (handle, value) in values {
-                if let code = onWrite?(connection, handle, value) { throw Refusal(handle: handle, code: code) }
-            }
-            for (handle, value) in values { setValue(value, of: handle) }
+            try executeWrite(try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside)
             return ExecuteWriteResponse().encoded()
         case .writeRequest:
             let request = try decode(WriteRequest.self, pdu)
-            if let refusal = write(handle: request.handle, value: Array(request.value), needs: .write, connection: connection) {
-                throw refusal
-            }
+            try write(handle: request.handle, value: Array(request.value), needs: .write, connection: connection, outside: outside)
             return WriteResponse().encoded()
         default:
-            throw Refusal(handle: 0x0000, code: .requestNotSupported)
+            throw .refusal(0x0000, .requestNotSupported)
         }
-    }
-
-    /// The Read Blob Response for `value` from `offset` (3.4.4.5): Invalid Offset past the end.
-    public static func readBlobResponse(_ value: [UInt8], offset: UInt16, handle: AttributeHandle, mtu: Int) throws(AttributeRefusal) -> ReadBlobResponse {
-        guard Int(offset) <= value.count else { throw AttributeRefusal(handle: handle, code: .invalidOffset) }
-        return ReadBlobResponse(value: value[Int(offset)...].prefix(mtu - 1))
-    }
-
-    /// Queues a Prepare Write Request's part (3.4.6.1): the attribute must exist and allow
-    /// writing on this link; the queue must have room.
-    private func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle) throws(Refusal) {
-        if let refusal = writeRefusal(handle: request.handle, length: 0, needs: .write, connection: connection) { throw refusal }
-        let queued = prepared[connection, default: []].reduce(0) { $0 + $1.value.count }
-        guard queued + request.value.count <= maximumPreparedOctets else { throw Refusal(handle: request.handle, code: .prepareQueueFull) }
-        prepared[connection, default: []].append(PreparedWrite(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
-    }
-
-    /// Empties `connection`'s prepare queue; for an Execute Write Request that writes, the
-    /// new value of each attribute in it, in order of first appearance: the stored value up
-    /// to each part's offset, then the part. A part past the value's end is Invalid Offset,
-    /// a value past 512 octets Invalid Attribute Value Length (3.4.6.3). Nothing is applied.
-    public func takePreparedValues(flags: ExecuteWriteRequest.Flags, connection: ConnectionHandle) throws(AttributeRefusal) -> [(AttributeHandle, [UInt8])] {
-        let parts = prepared.removeValue(forKey: connection) ?? []
-        guard flags == .write else { return [] }
-        var order: [AttributeHandle] = []
-        var values: [AttributeHandle: [UInt8]] = [:]
-        for part in parts {
-            var value = values[part.handle] ?? {
-                order.append(part.handle)
-                return onRead?(connection, part.handle) ?? self.value(of: part.handle) ?? []
-            }()
-            guard part.offset <= value.count else { throw Refusal(handle: part.handle, code: .invalidOffset) }
-            // The part is the value from its offset on: a long write at offset 0 replaces the
-            // whole value, its next parts continue it (GATT's Write Long Characteristic Values).
-            value = Array(value.prefix(part.offset)) + part.value
-            guard value.count <= Self.maximumValueLength else { throw Refusal(handle: part.handle, code: .invalidAttributeValueLength) }
-            values[part.handle] = value
-        }
-        return order.map { ($0, values[$0] ?? []) }
     }
 
     /// Decodes a request; a malformed one is Invalid PDU.
-    private func decode<P: ATTPDU>(_ type: P.Type, _ pdu: ArraySlice<UInt8>) throws(Refusal) -> P {
+    func decode<P: ATTPDU>(_ type: P.Type, _ pdu: ArraySlice<UInt8>) throws(Stop) -> P {
         do {
             return try P(decoding: pdu)
         } catch {
-            throw Refusal(handle: 0x0000, code: .invalidPDU)
+            throw .refusal(0x0000, .invalidPDU)
         }
     }
 
     /// The indices of the attributes in `start...end`, after checking the range (3.4.3.1:
     /// a starting handle of 0x0000 or past the ending handle is Invalid Handle).
-    private func indices(from start: AttributeHandle, to end: AttributeHandle) throws(Refusal) -> Range<Int> {
-        guard start != 0, start <= end else { throw Refusal(handle: start, code: .invalidHandle) }
+    private func indices(from start: AttributeHandle, to end: AttributeHandle) throws(Stop) -> Range<Int> {
+        guard start != 0, start <= end else { throw .refusal(start, .invalidHandle) }
         let lower = firstIndex(atOrAfter: start)
         let upper = end == .last ? attributes.endIndex : firstIndex(atOrAfter: end + 1)
         return lower..<upper
@@ -238,7 +232,7 @@ public final class AttributeServer {
 
     /// Find Information (3.4.3.1): handles and types in the range, all of one UUID size
     /// (the first one's), as many as fit in the MTU.
-    private func findInformation(_ request: FindInformationRequest, mtu: Int) throws(Refusal) -> FindInformationResponse {
+    private func findInformation(_ request: FindInformationRequest, mtu: Int) throws(Stop) -> FindInformationResponse {
         var entries: [FindInformationResponse.Entry] = []
         var size = 2
         for attribute in attributes[try indices(from: request.startingHandle, to: request.endingHandle)] {
@@ -249,13 +243,14 @@ public final class AttributeServer {
             entries.append(.init(handle: attribute.handle, type: attribute.type))
             size += entrySize
         }
-        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        guard !entries.isEmpty else { throw .refusal(request.startingHandle, .attributeNotFound) }
         return FindInformationResponse(entries: entries)
     }
 
     /// Find By Type Value (3.4.3.3): the readable attributes of the type holding the value;
     /// a service's range runs to its group end, any other attribute's is its own handle.
-    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int) throws(Refusal) -> FindByTypeValueResponse {
+    /// GATT uses it on service declarations, whose values are the table's own.
+    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int) throws(Stop) -> FindByTypeValueResponse {
         let type = BluetoothUUID(request.attributeType)
         var entries: [FindByTypeValueResponse.Entry] = []
         for index in try indices(from: request.startingHandle, to: request.endingHandle) {
@@ -266,46 +261,51 @@ public final class AttributeServer {
             let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
             entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))
         }
-        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        guard !entries.isEmpty else { throw .refusal(request.startingHandle, .attributeNotFound) }
         return FindByTypeValueResponse(entries: entries)
     }
 
     /// Read By Type (3.4.4.1): the attributes of the type, values cut to ATT_MTU - 4 or 253
-    /// bytes, as long as they stay readable, keep the first one's length and fit the MTU.
-    private func readByType(_ request: ReadByTypeRequest, mtu: Int, connection: ConnectionHandle) throws(Refusal) -> ReadByTypeResponse {
+    /// bytes, as long as they stay readable, keep the first one's length and fit the MTU. A
+    /// refusal (the table's or a handler's) of the first is the answer; of a later one, the
+    /// list ends before it.
+    private func readByType(_ request: ReadByTypeRequest, mtu: Int, connection: ConnectionHandle,
+                            outside: OutsideAnswers) throws(Stop) -> ReadByTypeResponse {
         let limit = min(mtu - 4, 253)
         var entries: [ReadByTypeResponse.Entry] = []
         var size = 2
         for attribute in attributes[try indices(from: request.startingHandle, to: request.endingHandle)]
         where attribute.type == request.attributeType {
-            if let refusal = readRefusal(attribute, connection: connection) {
-                if entries.isEmpty { throw refusal }
+            let whole: [UInt8]
+            do throws(Stop) {
+                if let refusal = readRefusal(attribute, connection: connection) { throw Stop.refused(refusal) }
+                whole = try currentValue(attribute, offset: 0, connection: connection, outside: outside)
+            } catch {
+                guard case .refused = error, !entries.isEmpty else { throw error }
                 break
             }
-            let value = (onRead?(connection, attribute.handle) ?? attribute.value).prefix(limit)
+            let value = whole.prefix(limit)
             if let first = entries.first, first.value.count != value.count { break }
             guard size + 2 + value.count <= mtu else { break }
             entries.append(.init(handle: attribute.handle, value: value))
             size += 2 + value.count
         }
-        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        guard !entries.isEmpty else { throw .refusal(request.startingHandle, .attributeNotFound) }
         return ReadByTypeResponse(entries: entries)
     }
 
     /// Read By Group Type (3.4.4.9): the service declarations of the type with their group
     /// ends, values cut to ATT_MTU - 6 or 251 bytes, under the same rules as Read By Type.
-    private func readByGroupType(_ request: ReadByGroupTypeRequest, mtu: Int) throws(Refusal) -> ReadByGroupTypeResponse {
+    private func readByGroupType(_ request: ReadByGroupTypeRequest, mtu: Int) throws(Stop) -> ReadByGroupTypeResponse {
         let range = try indices(from: request.startingHandle, to: request.endingHandle)
-        guard Self.isServiceDeclaration(request.groupType) else {
-            throw Refusal(handle: request.startingHandle, code: .unsupportedGroupType)
-        }
+        guard Self.isServiceDeclaration(request.groupType) else { throw .refusal(request.startingHandle, .unsupportedGroupType) }
         let limit = min(mtu - 6, 251)
         var entries: [ReadByGroupTypeResponse.Entry] = []
         var size = 2
         for index in range where attributes[index].type == request.groupType {
             let attribute = attributes[index]
             guard attribute.permissions.contains(.read) else {
-                if entries.isEmpty { throw Refusal(handle: attribute.handle, code: .readNotPermitted) }
+                if entries.isEmpty { throw .refusal(attribute.handle, .readNotPermitted) }
                 break
             }
             let value = attribute.value.prefix(limit)
@@ -314,74 +314,51 @@ public final class AttributeServer {
             entries.append(.init(handle: attribute.handle, endGroupHandle: groupEnd(of: index), value: value))
             size += 4 + value.count
         }
-        guard !entries.isEmpty else { throw Refusal(handle: request.startingHandle, code: .attributeNotFound) }
+        guard !entries.isEmpty else { throw .refusal(request.startingHandle, .attributeNotFound) }
         return ReadByGroupTypeResponse(entries: entries)
     }
 
-    /// The value connection `connection` reads at `handle`: Invalid Handle if there is no
-    /// attribute, else ``readRefusal(_:connection:)``'s refusal, if any.
-    public func readableValue(at handle: AttributeHandle, connection: ConnectionHandle) throws(AttributeRefusal) -> [UInt8] {
-        guard let attribute = attribute(at: handle) else { throw Refusal(handle: handle, code: .invalidHandle) }
-        if let refusal = readRefusal(attribute, connection: connection) { throw refusal }
-        return onRead?(connection, handle) ?? attribute.value
-    }
-
-    /// Why `connection` may not read `attribute`: Read Not Permitted, the security its
-    /// link lacks (Core Vol 3, Part C, 10.3.1), or Insufficient Authorization; nil if it may.
-    public func readRefusal(_ attribute: Attribute, connection: ConnectionHandle) -> AttributeRefusal? {
-        guard attribute.permissions.contains(.read) else { return Refusal(handle: attribute.handle, code: .readNotPermitted) }
-        if let refusal = securityRefusal(attribute, encrypted: .readEncrypted, authenticated: .readAuthenticated, connection: connection) {
-            return refusal
+    /// Read Multiple Variable (3.4.4.11): each value with its whole length, in the request's
+    /// order; any attribute that cannot be read refuses the request with its handle. The list
+    /// ends at ATT_MTU - 1 octets (3.4.4.12), so the last value may be cut; a tuple whose
+    /// length field would not fit is left out.
+    private func readMultipleVariable(_ request: ReadMultipleVariableRequest, mtu: Int, connection: ConnectionHandle,
+                                      outside: OutsideAnswers) throws(Stop) -> ReadMultipleVariableResponse {
+        var values: [[UInt8]] = []
+        for handle in request.handles { values.append(try readableValue(at: handle, offset: 0, connection: connection, outside: outside)) }
+        var entries: [ReadMultipleVariableResponse.Entry] = []
+        var room = mtu - 1
+        for value in values where room >= 2 {
+            let part = value.prefix(room - 2)
+            entries.append(.init(length: UInt16(value.count), value: part))
+            room -= 2 + part.count
         }
-        return authorizationRefusal(attribute, needs: .readAuthorized, connection: connection)
+        return ReadMultipleVariableResponse(entries: entries)
     }
 
-    /// Why `connection` may not write `length` octets to the attribute at `handle` with a
-    /// request needing `permission`: Invalid Handle, Write Not Permitted, the security its
-    /// link lacks, Insufficient Authorization, or a value past 512 octets; nil if it may.
-    public func writeRefusal(handle: AttributeHandle, length: Int, needs permission: AttributePermissions,
-                             connection: ConnectionHandle) -> AttributeRefusal? {
-        guard let attribute = attribute(at: handle) else { return Refusal(handle: handle, code: .invalidHandle) }
-        guard attribute.permissions.contains(permission) else { return Refusal(handle: handle, code: .writeNotPermitted) }
-        if let refusal = securityRefusal(attribute, encrypted: .writeEncrypted, authenticated: .writeAuthenticated, connection: connection) {
-            return refusal
+    /// The value `connection` reads at `handle` (from `offset`, for a handler that wants to
+    /// know): Invalid Handle if there is no attribute, else ``readRefusal(_:connection:)``'s
+    /// refusal, if any, else ``currentValue(_:offset:connection:outside:)``.
+    private func readableValue(at handle: AttributeHandle, offset: Int, connection: ConnectionHandle,
+                               outside: OutsideAnswers) throws(Stop) -> [UInt8] {
+        guard let attribute = attribute(at: handle) else { throw .refusal(handle, .invalidHandle) }
+        if let refusal = readRefusal(attribute, connection: connection) { throw .refused(refusal) }
+        return try currentValue(attribute, offset: offset, connection: connection, outside: outside)
+    }
+
+    /// The one place a read takes an attribute's value: its handler's answer when one gives
+    /// it (asked for first, if not yet), else ``onRead``'s value for the link, else the
+    /// stored one.
+    func currentValue(_ attribute: Attribute, offset: Int, connection: ConnectionHandle,
+                      outside: OutsideAnswers) throws(Stop) -> [UInt8] {
+        guard outside.readHandled.contains(attribute.handle) else {
+            return onRead?(connection, attribute.handle) ?? attribute.value
         }
-        if let refusal = authorizationRefusal(attribute, needs: .writeAuthorized, connection: connection) { return refusal }
-        guard length <= Self.maximumValueLength else { return Refusal(handle: handle, code: .invalidAttributeValueLength) }
-        return nil
-    }
-
-    /// Insufficient Authentication when the attribute needs an authenticated link (or any
-    /// encryption, on a link without it), Insufficient Encryption when it needs encryption.
-    private func securityRefusal(_ attribute: Attribute, encrypted: AttributePermissions, authenticated: AttributePermissions,
-                                 connection: ConnectionHandle) -> AttributeRefusal? {
-        guard !attribute.permissions.isDisjoint(with: [encrypted, authenticated]) else { return nil }
-        let security = linkSecurity?(connection) ?? .none
-        if attribute.permissions.contains(authenticated), security < .authenticated {
-            return Refusal(handle: attribute.handle, code: .insufficientAuthentication)
+        switch outside.reads[attribute.handle] {
+        case nil: throw .needsRead(attribute.handle, offset: offset)
+        case let .failure(code)?: throw .refusal(attribute.handle, code)
+        case let .success(value)?: return value
         }
-        if attribute.permissions.contains(encrypted), security < .encrypted {
-            return Refusal(handle: attribute.handle, code: .insufficientEncryption)
-        }
-        return nil
-    }
-
-    /// Insufficient Authorization (Part F, 3.2.5) when the attribute needs `permission` and
-    /// ``isAuthorized`` does not grant this request.
-    private func authorizationRefusal(_ attribute: Attribute, needs permission: AttributePermissions,
-                                      connection: ConnectionHandle) -> AttributeRefusal? {
-        guard attribute.permissions.contains(permission), isAuthorized?(connection, attribute.handle) != true else { return nil }
-        return Refusal(handle: attribute.handle, code: .insufficientAuthorization)
-    }
-
-    /// Applies a write if ``writeRefusal(handle:length:needs:connection:)`` allows it and
-    /// ``onWrite`` accepts it; otherwise returns why not.
-    private func write(handle: AttributeHandle, value: [UInt8], needs permission: AttributePermissions,
-                       connection: ConnectionHandle) -> Refusal? {
-        if let refusal = writeRefusal(handle: handle, length: value.count, needs: permission, connection: connection) { return refusal }
-        if let code = onWrite?(connection, handle, value) { return Refusal(handle: handle, code: code) }
-        setValue(value, of: handle)
-        return nil
     }
 
     // MARK: - The table

@@ -97,7 +97,6 @@ public final class PeripheralManager {
         let base = (host.bearers.server as? LocalGATTServer) ?? LocalGATTServer()
         server = (host.bearers.server as? GATTServer) ?? GATTServer(base: base)
         host.bearers.server = server
-        for bearer in host.bearers.bearers.values { bearer.server = server }
         advertiser = Advertiser(controller: host.controller, logger: logger)
         self.logger = logger.layer("gatt")
         // Private addresses are made with the IRK the Security Manager keeps; pairing

@@ -176,6 +176,8 @@ public final class GATTServer: ATTServer {
 
     private var readHandlers: [AttributeHandle: ReadHandler] = [:]
     private var writeHandlers: [AttributeHandle: WriteHandler] = [:]
+    /// The attributes the handlers own, as the table is told of them (nothing asked yet).
+    private var handled = OutsideAnswers.none
     /// UUID of every characteristic value handle.
     private var valueUUIDs: [AttributeHandle: BluetoothUUID] = [:]
     /// Characteristic values with a CCCD, by value handle; and the value handle of each CCCD.
@@ -230,6 +232,11 @@ public final class GATTServer: ATTServer {
             return previous?(connection, handle, value)
         }
         table.isAuthorized = { [unowned self] connection, handle in granted?.connection == connection && granted?.handle == handle }
+        table.onWritten = { [unowned self] connection, handle, value, withResponse in
+            // The app hears of characteristic values, not of descriptors (CCCDs have their own).
+            guard let uuid = valueUUIDs[handle] else { return }
+            onValueWritten?(GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse))
+        }
         table.onRead = { [unowned self] connection, handle in
             guard valueOfCCCD[handle] != nil else { return nil }
             let bits = cccds[connection]?[handle] ?? 0
@@ -408,11 +415,17 @@ public final class GATTServer: ATTServer {
     }
 
     /// Serves the value at `handle` from `handler` from now on (nil: the stored value).
-    public func setReadHandler(for handle: AttributeHandle, _ handler: ReadHandler?) { readHandlers[handle] = handler }
+    public func setReadHandler(for handle: AttributeHandle, _ handler: ReadHandler?) {
+        readHandlers[handle] = handler
+        handled.readHandled = Set(readHandlers.keys)
+    }
 
     /// Lets `handler` accept or refuse every write to the value at `handle` from now on
     /// (nil: every permitted write is accepted).
-    public func setWriteHandler(for handle: AttributeHandle, _ handler: WriteHandler?) { writeHandlers[handle] = handler }
+    public func setWriteHandler(for handle: AttributeHandle, _ handler: WriteHandler?) {
+        writeHandlers[handle] = handler
+        handled.writeHandled = Set(writeHandlers.keys)
+    }
 
     /// The stored value at `handle`.
     public func value(of handle: AttributeHandle) -> [UInt8]? { attributes.value(of: handle) }
@@ -522,7 +535,7 @@ public final class GATTServer: ATTServer {
     /// link's PDUs wait).
     private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
         guard let request = authorizationRequest(pdu, connection: bearer.connection) else {
-            switch plan(pdu, on: bearer) {
+            switch plan(pdu, on: bearer, outside: handled, granted: nil) {
             case let .now(answer): return answer
             case let .later(work):
                 defer_(on: bearer, work)
@@ -537,14 +550,7 @@ public final class GATTServer: ATTServer {
                 guard !ATTOpcode(rawValue: pdu[0]).isCommand else { return nil }
                 return ErrorResponse(requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle, error: .insufficientAuthorization).encoded()
             }
-            // Granted for this request only, while the table checks it.
-            granted = (request.connection, request.handle)
-            let planned = plan(pdu[...], on: bearer)
-            granted = nil
-            switch planned {
-            case let .now(answer): return answer
-            case let .later(work): return await work()
-            }
+            return await plan(pdu[...], on: bearer, outside: handled, granted: request).result()
         }
         return nil
     }
@@ -594,102 +600,61 @@ public final class GATTServer: ATTServer {
         case now([UInt8]?)
         /// The answer `work` gives; the link's later PDUs wait for it.
         case later(@BluetoothActor () async -> [UInt8]?)
+
+        /// The answer, once the work is done.
+        func result() async -> [UInt8]? {
+            switch self {
+            case let .now(answer): answer
+            case let .later(work): await work()
+            }
+        }
     }
 
-    /// How `pdu` from `bearer`'s client is answered, once authorized where that was needed.
-    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> Plan {
+    /// How `pdu` from `bearer`'s client is answered: the table answers, with `granted`'s
+    /// authorization; when it needs a handler's value or decision, the handler is asked and
+    /// the table asked again with its answer (``OutsideAnswers``). Every read and write of
+    /// every request takes this one path.
+    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, outside: OutsideAnswers,
+                      granted grant: GATTAuthorizationRequest?) -> Plan {
         let connection = bearer.connection
-        guard let first = pdu.first else { return .now(nil) }
-        let opcode = ATTOpcode(rawValue: first)
-        switch opcode {
-        case .readRequest, .readBlobRequest:
-            let handle: AttributeHandle, offset: UInt16
-            if opcode == .readRequest, let request = try? ReadRequest(decoding: pdu) {
-                (handle, offset) = (request.handle, 0)
-            } else if opcode == .readBlobRequest, let request = try? ReadBlobRequest(decoding: pdu) {
-                (handle, offset) = (request.handle, request.offset)
-            } else {
-                break
-            }
-            guard let handler = readHandlers[handle], let uuid = valueUUIDs[handle] else { break }
-            if let attribute = attributes.attribute(at: handle), let refusal = attributes.readRefusal(attribute, connection: connection) {
-                return .now(ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
-            }
-            let request = GATTReadRequest(connection: connection, handle: handle, uuid: uuid, offset: Int(offset))
-            return .later { [attributes] in
-                switch await handler(request) {
-                case let .failure(code):
-                    return ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded()
-                case let .success(value):
-                    attributes.setValue(value, of: handle)
-                    if opcode == .readRequest { return ReadResponse(value: value.prefix(bearer.mtu - 1)).encoded() }
-                    do throws(AttributeRefusal) {
-                        return try AttributeServer.readBlobResponse(value, offset: offset, handle: handle, mtu: bearer.mtu).encoded()
-                    } catch {
-                        return ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded()
-                    }
-                }
-            }
-        case .writeRequest, .writeCommand:
-            let withResponse = opcode == .writeRequest
-            let handle: AttributeHandle, value: [UInt8]
-            if withResponse, let request = try? WriteRequest(decoding: pdu) {
-                (handle, value) = (request.handle, Array(request.value))
-            } else if !withResponse, let command = try? WriteCommand(decoding: pdu) {
-                (handle, value) = (command.handle, Array(command.value))
-            } else {
-                break
-            }
-            guard let uuid = valueUUIDs[handle], valueOfCCCD[handle] == nil else { break }
-            if let refusal = attributes.writeRefusal(handle: handle, length: value.count, needs: withResponse ? .write : .writeWithoutResponse,
-                                                     connection: connection) {
-                return .now(withResponse ? ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded() : nil)
-            }
-            let request = GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse)
-            guard let handler = writeHandlers[handle] else {
-                attributes.setValue(value, of: handle)
-                onValueWritten?(request)
-                return .now(withResponse ? WriteResponse().encoded() : nil)
-            }
+        granted = grant.map { ($0.connection, $0.handle) }
+        let answer = attributes.answer(to: pdu, connection: connection, mtu: bearer.mtu, outside: outside)
+        granted = nil
+        switch answer {
+        case let .response(response):
+            return .now(response)
+        case let .needsRead(handle, offset):
+            guard let handler = readHandlers[handle] else { preconditionFailure("no read handler at \(hex(handle, digits: 4))") }
+            let request = GATTReadRequest(connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
+                                          offset: offset)
+            let pdu = Array(pdu)
             return .later { [weak self] in
-                if let code = await handler(request) {
-                    return withResponse ? ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded() : nil
-                }
-                self?.attributes.setValue(value, of: handle)
-                self?.onValueWritten?(request)
-                return withResponse ? WriteResponse().encoded() : nil
-            }
-        case .executeWriteRequest:
-            guard let request = try? ExecuteWriteRequest(decoding: pdu) else { break }
-            let values: [(AttributeHandle, [UInt8])]
-            do { values = try attributes.takePreparedValues(flags: request.flags, connection: connection) } catch {
-                return .now(ErrorResponse(requestOpcode: opcode, handle: error.handle, error: error.code).encoded())
-            }
-            return .later { [weak self] in
+                let result = await handler(request)
                 guard let self else { return nil }
-                var requests: [GATTWriteRequest] = []
-                for (handle, value) in values {
-                    if let code = base.attributes.onWrite?(connection, handle, value) {
-                        return ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded()
-                    }
-                    let write = GATTWriteRequest(connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? BluetoothUUID(UInt16(0)),
-                                                 value: value, withResponse: true)
-                    if let handler = writeHandlers[handle], let code = await handler(write) {
-                        return ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded()
-                    }
-                    requests.append(write)
-                }
-                for write in requests {
-                    attributes.setValue(write.value, of: write.handle)
-                    if valueUUIDs[write.handle] != nil { onValueWritten?(write) }
-                }
-                return ExecuteWriteResponse().encoded()
+                // Kept as the stored value too: what notifications and the app read last.
+                if case let .success(value) = result { attributes.setValue(value, of: handle) }
+                var outside = outside
+                outside.reads[handle] = result
+                return await plan(pdu[...], on: bearer, outside: outside, granted: grant).result()
             }
-        default:
-            break
+        case let .needsWriteDecision(handle, value, withResponse):
+            guard let handler = writeHandlers[handle] else { preconditionFailure("no write handler at \(hex(handle, digits: 4))") }
+            let request = GATTWriteRequest(connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
+                                           value: value, withResponse: withResponse)
+            let pdu = Array(pdu)
+            return .later { [weak self] in
+                let code = await handler(request)
+                guard let self else { return nil }
+                var outside = outside
+                outside.writes[handle] = code.map(OutsideAnswers.WriteDecision.refused) ?? .accepted
+                return await plan(pdu[...], on: bearer, outside: outside, granted: grant).result()
+            }
         }
-        let answer = attributes.respond(to: pdu, connection: connection, mtu: bearer.mtu)
-        return .now(answer)
+    }
+
+    /// The type of the attribute at `handle`.
+    private func uuid(at handle: AttributeHandle) -> BluetoothUUID {
+        attributes.attribute(at: handle)?.type ?? BluetoothUUID(UInt16(0))
     }
 
     /// Runs `work` for `bearer`'s link, holding its later PDUs until it is done; sends what
