@@ -7,7 +7,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 
 | op | arguments | answer |
 |---|---|---|
-| `scan` | `name`, `timeout` (s, default the hang guard) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
+| `scan` | `name` or `connectable` (true), `timeout` (s, default the hang guard) | the first advertiser whose local name (complete or shortened, in ADV or scan response) is `name`, or with `connectable` and no name the first connectable one: `address`, `address_type` (0 public, 1 random), `data` (hex: every AD structure, the scan response's merged in by Bumble), `scan_response` (hex, its own octets), `connectable` |
 | `connect` | `address`, `address_type` | `handle`: the link, from controller B's side |
 | `mtu` | `mtu` | `mtu`: the ATT_MTU after the exchange |
 | `discover` | | `services`: `[{uuid, start, end, characteristics: [{uuid, handle, properties, descriptors: [{uuid, handle}]}]}]` |
@@ -117,6 +117,7 @@ class CentralDriver:
         self.seen: dict[tuple[str, int], dict] = {}
         self.found: asyncio.Future | None = None
         self.wanted_name: str | None = None
+        self.wanted_connectable = False
         self.values: dict[int, list[bytes]] = {}
         self.value_waiters: list = []
         self.characteristics: dict[int, object] = {}
@@ -141,12 +142,18 @@ class CentralDriver:
         entry['data'] = bytes(advertisement.data)
         entry['scan_response'] = bytes(advertisement.data_bytes) if advertisement.is_scan_response else b''
         entry['connectable'] = bool(advertisement.is_connectable)
-        if self.found is not None and not self.found.done() and self.wanted_name is not None:
-            if self.wanted_name in local_names(entry['data']):
+        if self.found is not None and not self.found.done():
+            if (self.wanted_name is not None and self.wanted_name in local_names(entry['data'])) or \
+                    (self.wanted_name is None and self.wanted_connectable and entry['connectable']):
                 self.found.set_result((key, entry))
 
-    async def scan(self, name: str, timeout: float = HANG_GUARD) -> dict:
+    async def scan(self, name: str | None = None, connectable: bool = False, timeout: float = HANG_GUARD) -> dict:
+        '''The first advertiser whose Local Name is `name`, or with no name, the first
+        connectable one (a link where ours is the only advertiser).'''
+        if name is None and not connectable:
+            raise ValueError('scan needs a name, or connectable: true')
         self.wanted_name = name
+        self.wanted_connectable = connectable
         self.found = asyncio.get_running_loop().create_future()
         self.seen.clear()
         await self.device.start_scanning(active=True, filter_duplicates=False)

@@ -102,7 +102,8 @@ struct Serve: AsyncParsableCommand {
             --from-trace FILE serves instead the peripheral a btsnoop recording shows, as `mock:FILE` \
             reconstructs it (its database at the recorded handles, its recorded values, refusals and \
             reactions to writes, its advertising data), over the real controller; --peer ADDRESS picks \
-            one of several (default: the first).
+            one of several (default: the one with the largest recorded GATT database; a tie, or several \
+            peers none of which shows a database, is refused with the candidates listed).
 
             --address (public, static, private or a static random address) and --renew are as for \
             `bluejay advertise`; not with --from-trace, which advertises from the recorded address.
@@ -118,7 +119,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("from-trace"), help: "Serve the peripheral this btsnoop recording shows instead of a JSON database.")
     var fromTrace: String?
 
-    @Option(name: .long, help: "With --from-trace: the recorded peripheral's address.")
+    @Option(name: .long, help: "With --from-trace: the recorded peripheral's address (default: the largest recorded database).")
     var peer: String?
 
     func validate() throws {

@@ -21,8 +21,7 @@ extension Serve {
             }
             record = found
         } else {
-            guard let first = reconstruction.peripherals.first else { throw CLIError("\(trace): the recording shows no connected peer") }
-            record = first
+            record = try defaultPeer(of: reconstruction, trace: trace)
         }
         let name = record.name ?? "Bluejay"
         try await PeripheralSession.run(transport: try common.transportText(), name: name, capture: common.capture, logger: common.logger,
@@ -35,7 +34,6 @@ extension Serve {
             server.isEncrypted = { [weak host] handle in host?.security.isEncrypted(handle) ?? false }
             host.bearers.preferredMTU = server.preferredMTU
             host.bearers.server = server
-            for bearer in host.bearers.bearers.values { bearer.server = server }
             let data = record.advertisingData.map { AdvertisingData(parsing: $0) } ?? AdvertisingData(structures: [ADStructure(type: 0x01, data: [0x06]), ADStructure(type: ADType.completeLocalName, data: Array(name.utf8))])
             let scanResponse = record.scanResponseData.map { AdvertisingData(parsing: $0) } ?? AdvertisingData()
             // At the recorded address when it is static random (a public address is the
@@ -48,6 +46,33 @@ extension Serve {
                 throw CLIError("advertising: \(error)")
             }
         }
+    }
+}
+
+extension Serve {
+    /// The recorded peripheral `serve --from-trace` serves when `--peer` does not say: the
+    /// one with the largest GATT database the recording shows. A recording may hold several
+    /// peers (a phone both central and peripheral, a central reaching several devices, an
+    /// excerpt that starts mid-connection), and the first is often not the device. A
+    /// recording of several peers where none shows a database, or two tie for the largest,
+    /// is refused with the candidates listed.
+    static func defaultPeer(of reconstruction: TraceReconstruction, trace: String) throws -> RecordedPeripheral {
+        let peers = reconstruction.peripherals
+        guard let only = peers.first else { throw CLIError("\(trace): the recording shows no connected peer") }
+        guard peers.count > 1 else { return only }
+        let most = peers.map(\.attributes.count).max() ?? 0
+        let largest = peers.filter { $0.attributes.count == most }
+        if most > 0, largest.count == 1 {
+            let chosen = largest[0]
+            printError("serving \(chosen.address) (\(most) attributes), the largest of \(peers.count) recorded peers; "
+                + "--peer chooses another")
+            return chosen
+        }
+        let why = most == 0 ? "none of its \(peers.count) recorded peers shows a GATT database"
+            : "\(largest.count) of its recorded peers tie with \(most) attributes"
+        throw CLIError("\(trace): \(why); choose one with --peer:\n" + peers.map { peer in
+            "  \(peer.address) (\(peer.addressType)): \(peer.attributes.count) attributes" + (peer.name.map { ", \"\($0)\"" } ?? "")
+        }.joined(separator: "\n"))
     }
 }
 

@@ -15,14 +15,16 @@ final class TestCentral: @unchecked Sendable {
     private var stopped = false
 
     /// Starts the peer with `centrals` Bumble centrals (`--centrals`; a command picks one
-    /// with `"central": k`) and waits for its READY line.
-    init(centrals: Int = 1) async throws {
+    /// with `"central": k`), the first at `address` (static random; the peer's default when
+    /// nil), and waits for its READY line.
+    init(centrals: Int = 1, address: String? = nil) async throws {
         guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
             throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
         }
         logPath = NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString).log"
         process.executableURL = Repository.python
         process.arguments = [Repository.peer.path, "--central", "--centrals", String(centrals), "--log", logPath]
+            + (address.map { ["--address", $0] } ?? [])
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
