@@ -127,38 +127,32 @@ final class ValueBuffer: Sendable {
     /// It runs on the consumer's actor (nonsending): a value already there is taken there.
     #if compiler(>=6.2)
     nonisolated(nonsending) func next() async throws -> [UInt8]? {
-        switch take() {
-        case let .value(value): return value
-        case .ended(.finished): return nil
-        case let .ended(.failed(error)): throw error
-        case .wait: break
-        }
-        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does.
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { wait($0) }
-        } onCancel: {
-            finish(throwing: nil)
-        }
+        try await next(on: #isolation)
     }
     #else
     // Swift 6.0 and 6.1 have no nonisolated(nonsending): the caller's actor comes as an
-    // isolated parameter, which its #isolation fills in, and the same steps run on it.
+    // isolated parameter, which its #isolation fills in.
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> [UInt8]? {
+        try await next(on: actor)
+    }
+    #endif
+
+    /// ``next()``'s steps, on `actor` (the consumer's).
+    private func next(on actor: isolated (any Actor)?) async throws -> [UInt8]? {
         switch take() {
         case let .value(value): return value
         case .ended(.finished): return nil
         case let .ended(.failed(error)): throw error
         case .wait: break
         }
-        // Both take the caller's actor (their isolation parameter defaults to #isolation,
-        // here `actor`).
+        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does. Both take
+        // the caller's actor (their isolation parameter defaults to #isolation, here `actor`).
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { wait($0) }
         } onCancel: {
             finish(throwing: nil)
         }
     }
-    #endif
 
     /// A value or the end already there, else `.wait`.
     private func take() -> Taken {
