@@ -4,12 +4,12 @@
 # against the arm64 root (Fixtures/arm64/root.sh), through a Swift SDK (sdk.sh). What is
 # built and where it lands: build-inside.sh, which runs in that root.
 #
-# As Fixtures/debian13/build.sh does for `make swift60`: the chroot sees the source
-# read-only at /src and the local package mirrors read-only at /opt/swift-packages, and
-# builds a copy of the source (rsync: unchanged files keep their times, the build stays
-# incremental) in WORK (.build/arm64, at /build), which also holds the arm64 root
-# (/build/root). Its HOME is WORK/home, so SwiftPM's caches stay apart from swift60's.
-# Mounts live in a private mount namespace and go with it.
+# As Fixtures/debian13/build.sh does for `make swift60`, through the same chroot
+# (Fixtures/debian13/chroot.sh: the source read-only at /src, the package mirrors at
+# /opt/swift-packages), it builds a copy of the source (rsync: unchanged files keep their
+# times, the build stays incremental) in WORK (.build/arm64, at /build), which also holds the
+# arm64 root (/build/root). Its HOME is WORK/home, so SwiftPM's caches stay apart from
+# swift60's.
 #
 #   Fixtures/arm64/build.sh [AMD64_ROOT]      needs root (chroot, mount)
 #
@@ -28,19 +28,5 @@ if [ ! -f "$WORK/root/.bluejay-root" ]; then
     echo "arm64: no finished arm64 root at $WORK/root; run Fixtures/arm64/root.sh first" >&2
     exit 1
 fi
-mkdir -p "$AMD64_ROOT/build"
-SRC=$PWD ROOT=$(realpath "$AMD64_ROOT") WORK=$(realpath "$WORK") \
-SWIFT_LOG_REPO=${SWIFT_LOG_REPO:+$(realpath "$SWIFT_LOG_REPO")} \
-unshare --mount --propagation private bash -euo pipefail -c '
-    mount -t proc proc "$ROOT/proc"
-    mount --rbind /dev "$ROOT/dev"
-    mount --bind "$SRC" "$ROOT/src" && mount -o remount,bind,ro "$ROOT/src"
-    mount --bind /opt/swift-packages "$ROOT/opt/swift-packages" && mount -o remount,bind,ro "$ROOT/opt/swift-packages"
-    mount --bind "$WORK" "$ROOT/build"
-    if [ -n "$SWIFT_LOG_REPO" ]; then
-        mkdir -p "$ROOT/swift-log-repo"
-        mount --bind "$SWIFT_LOG_REPO" "$ROOT/swift-log-repo" && mount -o remount,bind,ro "$ROOT/swift-log-repo"
-    fi
-    exec chroot "$ROOT" /usr/bin/env -i HOME=/build/home PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=dumb \
-        JOBS="${JOBS:-}" PARTS="${PARTS:-}" SWIFT_LOG_REPO="${SWIFT_LOG_REPO:+/swift-log-repo}" /bin/bash /src/Fixtures/arm64/build-inside.sh
-'
+Fixtures/debian13/chroot.sh "$AMD64_ROOT" "$WORK" /build/home /src/Fixtures/arm64/build-inside.sh \
+    JOBS="${JOBS:-}" PARTS="${PARTS:-}"
