@@ -32,7 +32,7 @@ struct AdvDecode: ParsableCommand {
         while let line = readLine(strippingNewline: true) {
             guard let answer = AdvertisementLine.decode(line) else { continue }
             print(answer)
-            fflush(nil)  // every line at once, for a script reading a pipe (stdout is a C global Swift 6 will not name)
+            flushStandardOutput()  // every line at once, for a script reading a pipe
         }
     }
 }
