@@ -10,6 +10,12 @@
 #   VM_CACHE    where the kernel and initramfs are kept (default: .vmcache in the repo)
 #   VM_RW       space-separated host directories the guest may write to (artifacts)
 #   VM_TIMEOUT  seconds before the machine is killed (default 300); exit status 124 then
+#   VM_BOOT_TIMEOUT  seconds the guest has to come up (its init reaching the command;
+#               default 240): past it the machine is killed and booted again, up to
+#               VM_BOOT_TRIES times (default 2), then the run fails (exit 124) naming the
+#               boot as the cause, with the kernel console. Under TCG on a loaded host a
+#               guest has been seen to stall in boot for good (RCU stalls, timers not
+#               firing); a second boot is cheap, a silent 20-minute wait is not
 #   VM_ENV      names of further variables to pass into the guest
 #   VM_ACCEL    kvm or tcg; default: kvm only when /dev/kvm opens and the CPU shows vmx/svm
 #   VM_CPU      the CPU model QEMU emulates under tcg (default max)
@@ -67,16 +73,42 @@ for dir in ${VM_RW:-}; do
     index=$((index + 1))
 done
 
-qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
-    -machine q35 -bios /usr/share/qemu/qboot.rom "${machine[@]}" -smp 2 -m 1G \
-    -kernel "$assets/vmlinux" -initrd "$assets/initramfs.cpio.gz" \
-    -append "console=ttyS0 panic=-1 tsc=reliable no_timer_check mitigations=off random.trust_cpu=on loglevel=4" \
-    -serial "file:$work/console.log" \
-    -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-    -fsdev "local,id=xfer,path=$work/xfer,security_model=none" -device virtio-9p-pci,fsdev=xfer,mount_tag=xfer \
-    "${shares[@]}" -device virtio-rng-pci < /dev/null > "$work/qemu.log" 2>&1 &
-qemu=$!
+boot_timeout=${VM_BOOT_TIMEOUT:-240}
+boot_tries=${VM_BOOT_TRIES:-2}
+# Boots the machine in the background ($qemu) and waits until its init says it is up
+# (xfer/ready); returns 1, the machine killed, when it has not within boot_timeout.
+boot() {
+    rm -f "$work/xfer/ready"
+    qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
+        -machine q35 -bios /usr/share/qemu/qboot.rom "${machine[@]}" -smp 2 -m 1G \
+        -kernel "$assets/vmlinux" -initrd "$assets/initramfs.cpio.gz" \
+        -append "console=ttyS0 panic=-1 tsc=reliable no_timer_check mitigations=off random.trust_cpu=on loglevel=4" \
+        -serial "file:$work/console.log" \
+        -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+        -fsdev "local,id=xfer,path=$work/xfer,security_model=none" -device virtio-9p-pci,fsdev=xfer,mount_tag=xfer \
+        "${shares[@]}" -device virtio-rng-pci < /dev/null > "$work/qemu.log" 2>&1 &
+    qemu=$!
+    local up_by=$((SECONDS + boot_timeout))
+    while [ ! -e "$work/xfer/ready" ] && kill -0 "$qemu" 2>/dev/null && [ $SECONDS -lt $up_by ]; do
+        sleep 0.2  # polling the guest's marker with a deadline, not waiting out a race
+    done
+    [ -e "$work/xfer/ready" ] || ! kill -0 "$qemu" 2>/dev/null && return 0
+    kill "$qemu"
+    wait "$qemu" 2>/dev/null || true
+    qemu=""
+    return 1
+}
+try=1
+until boot; do
+    echo "vm: boot $try of $boot_tries did not come up within ${boot_timeout}s (accel $accel); last of the kernel console:" >&2
+    tail -n 15 "$work/console.log" >&2
+    if [ $try -ge "$boot_tries" ]; then
+        echo "vm: the guest never came up: a boot hang, not the command; giving up after $boot_tries boots" >&2
+        exit 124
+    fi
+    try=$((try + 1))
+done
 tail -n +1 -f --pid="$qemu" "$work/xfer/output" &
 tailer=$!
 
