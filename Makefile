@@ -77,9 +77,18 @@ SANITIZE_DIR_thread  := tsan
 SANITIZE_DIR_address := asan
 SANITIZE_ENV_thread  := TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/tsan-suppressions.txt halt_on_error=1"
 SANITIZE_ENV_address := ASAN_OPTIONS="detect_leaks=0"
+# TEST_PART splits one run of the suite in two, for CI's shards (a ThreadSanitizer run of
+# all of it does not fit one): command-line runs the suites that drive the tools as
+# processes (IntegrationTests.CommandLineTests), rest runs everything else; the two together
+# are the whole suite. Empty: all of it.
+TEST_PART ?=
+TEST_PART_command-line := --filter 'IntegrationTests\.CommandLineTests'
+TEST_PART_rest         := --skip 'IntegrationTests\.CommandLineTests'
 test: deps venv $(if $(SANITIZE),sanitized-build,build)
+	@case "$(TEST_PART)" in ""|command-line|rest) ;; *) echo "TEST_PART is command-line, rest or empty, not '$(TEST_PART)'"; exit 2;; esac
 	$(PEER_PY) Fixtures/peer/selftest.py
-	$(SANITIZE_ENV_$(SANITIZE)) $(SWIFT) test --skip-build $(SANITIZED) --skip CorpusTests $(foreach s,$(SANITIZE_SKIP),--skip $(s))
+	$(SANITIZE_ENV_$(SANITIZE)) $(SWIFT) test --skip-build $(SANITIZED) --skip CorpusTests $(foreach s,$(SANITIZE_SKIP),--skip $(s)) \
+	    $(TEST_PART_$(TEST_PART))
 
 sanitized-build: deps
 	@case "$(SANITIZE)" in thread|address) ;; *) echo "SANITIZE is thread or address, not '$(SANITIZE)'"; exit 2;; esac
@@ -118,7 +127,8 @@ docs: deps
 	@if grep -q '^warning:' .build/docs.log; then echo "docs: $$(grep -c '^warning:' .build/docs.log) DocC warnings (above)"; exit 1; fi
 	@echo "docs: no warnings"
 
-# CI's ThreadSanitizer shard: `make test` on the ThreadSanitizer build (see `test`).
+# CI's ThreadSanitizer shards, together: `make test` on the ThreadSanitizer build (see `test`;
+# CI runs it in two halves, TEST_PART=rest and TEST_PART=command-line).
 test-tsan-lane:
 	@$(MAKE) --no-print-directory test SANITIZE=thread
 
@@ -173,7 +183,7 @@ traces: deps venv
 
 # The whole suite under ThreadSanitizer, then AddressSanitizer (`make test SANITIZE=…`
 # with nothing left out; the compiler-driven suites use the ordinary build's modules).
-# SANITIZERS picks which (default both); CI runs thread (its sanitize shard), the decoders'
+# SANITIZERS picks which (default both); CI runs thread (its sanitize shards), the decoders'
 # address checks coming from `make fuzz` (libFuzzer with AddressSanitizer).
 SANITIZERS ?= thread address
 test-sanitize: deps venv build
@@ -235,7 +245,8 @@ fuzz: deps
 
 # Side-by-side speed and memory: bluejay against tshark and Bumble's host, one run.
 # BENCH_BASELINE=REV also builds bluejay-bench at that commit (a worktree under .build)
-# and runs its receive path interleaved with this one, for a ratio that noise cannot move.
+# and runs its receive and app paths (seqpacket, bluejay-listen, central-values) interleaved
+# with this one's, mode by mode, for ratios that noise cannot move.
 BENCH_BASELINE ?=
 BASELINE_DIR   := .build/bench-baseline
 bench: deps venv

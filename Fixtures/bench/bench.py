@@ -299,25 +299,50 @@ def receive(bench, runs, count):
     return figures
 
 
+BASELINE_MODES = ('receive', 'seqpacket', 'bluejay-listen', 'central-values')
+
+
 def against_baseline(bench, baseline, runs, count):
-    """The receive path of this build and of an earlier one (`make bench BENCH_BASELINE=REV`),
-    one process each in turn, so the ratio holds however loaded the machine is."""
-    ours, theirs = [], []
+    """The receive path and the app paths (seqpacket, bluejay-listen, central-values) of this
+    build and of an earlier one (`make bench BENCH_BASELINE=REV`), one process each in turn,
+    mode by mode, so the ratios hold however loaded the machine is. A mode the baseline does
+    not have is left out of its comparison and said so."""
+    figures = {mode: ([], []) for mode in BASELINE_MODES}
+    missing = set()
     for _ in range(runs):
-        for binary, figures in ((bench, ours), (baseline, theirs)):
-            figures.append(bench_json([binary, 'receive', '--payload', '244', '--count', str(count), '--runs', '1']))
-    def median(figures, key):
-        return statistics.median(f[key]['median'] for f in figures)
-    result = {'notifications_per_cpu_s': median(ours, 'notifications_per_cpu_s'),
-              'baseline_notifications_per_cpu_s': median(theirs, 'notifications_per_cpu_s')}
+        for mode in BASELINE_MODES:
+            for binary, side in ((bench, 0), (baseline, 1)):
+                if side == 1 and mode in missing:
+                    continue
+                argv = [binary, mode, '--payload', '244', '--count', str(count), '--runs', '1']
+                if side == 1 and mode != 'receive':
+                    result = subprocess.run(argv, capture_output=True, text=True)
+                    if result.returncode != 0:
+                        missing.add(mode)
+                        continue
+                    figures[mode][side].append(json.loads(result.stdout.strip().splitlines()[-1]))
+                else:
+                    figures[mode][side].append(bench_json(argv))
+    def median(values):
+        return statistics.median(f['notifications_per_cpu_s']['median'] for f in values)
+    ours, theirs = figures['receive']
+    result = {'notifications_per_cpu_s': median(ours), 'baseline_notifications_per_cpu_s': median(theirs)}
     result['ratio'] = result['notifications_per_cpu_s'] / result['baseline_notifications_per_cpu_s']
     # The baseline's checkout is three levels above its binary (CHECKOUT/.build/release/bluejay-bench).
     result['baseline_commit'] = commit(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(baseline)))))
-    print(f'receive path against the baseline {(result["baseline_commit"] or "?")[:10]} '
-          f'(244-byte notifications, {runs} runs each, interleaved)')
-    print(f'  this build: {result["notifications_per_cpu_s"]:>12,.0f} /CPU-s')
-    print(f'  baseline:   {result["baseline_notifications_per_cpu_s"]:>12,.0f} /CPU-s')
-    print(f'  ratio: {result["ratio"]:.2f}x notifications per CPU-second')
+    result['modes'] = {}
+    print(f'receive and app paths against the baseline {(result["baseline_commit"] or "?")[:10]} '
+          f'(244-byte notifications, {runs} runs each, interleaved; notifications per CPU-second)')
+    print(f'  {"path":<16} {"this build":>12} {"baseline":>12} {"ratio":>7}')
+    for mode in BASELINE_MODES:
+        ours, theirs = figures[mode]
+        if mode in missing or not theirs:
+            print(f'  {mode:<16} {median(ours):>12,.0f} {"(none)":>12}')
+            continue
+        entry = {'per_cpu_s': median(ours), 'baseline_per_cpu_s': median(theirs)}
+        entry['ratio'] = entry['per_cpu_s'] / entry['baseline_per_cpu_s']
+        result['modes'][mode] = entry
+        print(f'  {mode:<16} {entry["per_cpu_s"]:>12,.0f} {entry["baseline_per_cpu_s"]:>12,.0f} {entry["ratio"]:>6.2f}x')
     print()
     return result
 
@@ -556,8 +581,8 @@ def main():
     parser.add_argument('--benchmarks', required=True, help="the package-benchmark suite's p90 export (a directory)")
     parser.add_argument('--gateway', help='a release build of bluejay-gateway: the `gateway` figures (values/s to an MQTT '
                         'subscriber, latency p50/p99, CPU per value)')
-    parser.add_argument('--baseline-bench', help='a release bluejay-bench of an earlier commit: its receive path runs '
-                        'interleaved with this one and the ratio is reported')
+    parser.add_argument('--baseline-bench', help='a release bluejay-bench of an earlier commit: its receive and app paths '
+                        'run interleaved with this one, mode by mode, and the ratios are reported')
     options = parser.parse_args()
     if len(TRACES) != 7:
         sys.exit(f'expected the 7 shared traces beside the clone, found {len(TRACES)}')
