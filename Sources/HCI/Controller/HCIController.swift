@@ -36,45 +36,6 @@ public final class HCIController {
         case closed
     }
 
-    /// How a command ended at the HCI level.
-    public enum CommandResult: Sendable, Equatable {
-        /// Command Complete with these return parameters (status first, for most commands).
-        case complete(ArraySlice<UInt8>)
-        /// Command Status with this status.
-        case status(HCIStatus)
-
-        /// The return parameters of command `C` this answer carries; throws the status when
-        /// it is not success, or what is malformed. A newer controller may append fields:
-        /// extra octets are not an error (the tolerance rule).
-        public func returnParameters<C: HCICommand>(of type: C.Type) throws(HCIError) -> C.ReturnParameters {
-            try returnParametersCountingExtraOctets(of: type).parameters
-        }
-
-        /// The return parameters of command `C`, as ``returnParameters(of:)`` decodes them,
-        /// and how many octets followed their format (ignored).
-        public func returnParametersCountingExtraOctets<C: HCICommand>(of _: C.Type) throws(HCIError)
-            -> (parameters: C.ReturnParameters, extraOctets: Int) {
-            var reader: ByteReader
-            switch self {
-            case .status(let status):
-                guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
-                guard C.completion == .commandStatus else {
-                    throw .malformedResponse(C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
-                }
-                reader = ByteReader([])
-            case .complete(let parameters):
-                reader = ByteReader(parameters)
-                let status: HCIStatus
-                do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
-                guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
-            }
-            do {
-                let parameters = try C.ReturnParameters(from: &reader)
-                return (parameters, reader.skipExtraOctets())
-            } catch { throw .malformedResponse(C.opcode, error) }
-        }
-    }
-
     private final class PendingCommand {
         let packet: HCICommandPacket
         let continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>
@@ -151,7 +112,7 @@ public final class HCIController {
     public let clock: any Clock<Duration>
     private let configuration: Configuration
     /// The configuration's logger, for this layer (`bluejay.hci`).
-    private let logger: HCILogger
+    let logger: HCILogger
 
     /// Commands the controller may accept now (Num_HCI_Command_Packets).
     public private(set) var commandCredits = 1
@@ -215,6 +176,7 @@ public final class HCIController {
         }
         do {
             let info = try await bringUp()
+            aclFlow = ACLFlowControl(bufferCount: info.aclBuffers.count, bufferLength: info.aclBuffers.length)
             guard state == .initializing else { throw HCIError.notRunning }
             state = .running(info)
             return info
@@ -255,77 +217,6 @@ public final class HCIController {
         deliveries = nil
         receiveTask?.cancel()
         receiveTask = nil
-    }
-
-    private func bringUp() async throws -> ControllerInfo {
-        try await send(Reset())
-        let version = try await send(ReadLocalVersionInformation())
-        // A 1.1-era controller lacks the mask: assume what we need and let each command
-        // answer for itself.
-        let commands = try await ifKnown(ReadLocalSupportedCommands())?.commands
-            ?? SupportedCommands(octets: Array(repeating: 0xFF, count: 64))
-        let lmpFeatures = try await send(ReadLocalSupportedFeatures()).features
-        guard let leFeatures = try await ifKnown(LEReadLocalSupportedFeatures())?.features else {
-            throw HCIError.unsupported("Bluetooth Low Energy (LE Read Local Supported Features is unknown to it)")
-        }
-        let address = try await send(ReadBDADDR()).address
-        let eventMask = EventMask.leHost
-        try await send(SetEventMask(mask: eventMask))
-        var leEventMask = LEEventMask.central(for: leFeatures)
-        let leMaskResult = await sendForResult(LESetEventMask(mask: leEventMask))
-        if case let .failure(.commandFailed(opcode, status)) = leMaskResult {
-            // Some controllers reject bits they do not know; the default mask is always valid.
-            logger.log(.warning, "\(opcode.name) with \(hex(leEventMask.rawValue, digits: 16)) rejected (\(status)); using the default mask")
-            leEventMask = .default
-            try await send(LESetEventMask(mask: leEventMask))
-        } else {
-            _ = try leMaskResult.get()
-        }
-        let (aclBuffers, isoBuffers) = try await readBufferSizes(commands)
-        var maximumDataLength: LEReadMaximumDataLength.ReturnParameters?
-        if commands.supports(LEReadMaximumDataLength.self), leFeatures.contains(.dataPacketLengthExtension) {
-            maximumDataLength = try await send(LEReadMaximumDataLength())
-        }
-        aclFlow = ACLFlowControl(bufferCount: aclBuffers.count, bufferLength: aclBuffers.length)
-        return ControllerInfo(version: version, address: address, supportedCommands: commands, lmpFeatures: lmpFeatures,
-                              leFeatures: leFeatures, aclBuffers: aclBuffers, isoBuffers: isoBuffers,
-                              maximumDataLength: maximumDataLength, eventMask: eventMask, leEventMask: leEventMask)
-    }
-
-    /// Sends `command`; `nil` when the controller answers Unknown HCI Command.
-    private func ifKnown<C: HCICommand>(_ command: C) async throws(HCIError) -> C.ReturnParameters? {
-        switch await sendForResult(command) {
-        case .success(let value): return value
-        case .failure(.commandFailed(_, .unknownHCICommand)): return nil
-        case .failure(let error): throw error
-        }
-    }
-
-    private func sendForResult<C: HCICommand>(_ command: C) async -> Result<C.ReturnParameters, HCIError> {
-        do { return .success(try await send(command)) } catch { return .failure(error) }
-    }
-
-    /// LE Read Buffer Size v2, else v1; a zero LE buffer means LE shares the BR/EDR
-    /// buffers of Read Buffer Size.
-    private func readBufferSizes(_ commands: SupportedCommands) async throws -> (ControllerInfo.BufferSize, ControllerInfo.BufferSize?) {
-        var le: ControllerInfo.BufferSize?
-        var iso: ControllerInfo.BufferSize?
-        if commands.supports(LEReadBufferSizeV2.opcode) == true {
-            let v2 = try await send(LEReadBufferSizeV2())
-            le = .init(length: Int(v2.leACLDataPacketLength), count: Int(v2.totalNumLEACLDataPackets), source: LEReadBufferSizeV2.opcode)
-            if v2.totalNumISODataPackets > 0 {
-                iso = .init(length: Int(v2.isoDataPacketLength), count: Int(v2.totalNumISODataPackets), source: LEReadBufferSizeV2.opcode)
-            }
-        } else {
-            let v1 = try await send(LEReadBufferSize())
-            le = .init(length: Int(v1.leACLDataPacketLength), count: Int(v1.totalNumLEACLDataPackets), source: LEReadBufferSize.opcode)
-        }
-        if let le, le.length > 0, le.count > 0 { return (le, iso) }
-        let shared = try await send(ReadBufferSize())
-        guard shared.aclDataPacketLength > 0, shared.totalNumACLDataPackets > 0 else {
-            throw HCIError.unsupported("ACL data: it reports no ACL buffers")
-        }
-        return (.init(length: Int(shared.aclDataPacketLength), count: Int(shared.totalNumACLDataPackets), source: ReadBufferSize.opcode), iso)
     }
 
     // MARK: Commands
