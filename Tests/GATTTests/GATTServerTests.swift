@@ -156,6 +156,25 @@ struct GATTServerTests {
         #expect(refusals.map(Self.refusedHandle) == [AttributeHandle?](repeating: readable, count: 3))
     }
 
+    /// A handler the app removes while a request that reaches it waits on another handler
+    /// is not asked: the stored value is served instead.
+    @Test func aHandlerRemovedMidRequestIsNotAsked() async throws {
+        let (server, served) = try makeServer()
+        let readable = served.characteristics[0].valueHandle, indicating = served.characteristics[3].valueHandle
+        var askedLater = false
+        server.setReadHandler(for: indicating) { _ in
+            askedLater = true
+            return .success([9])
+        }
+        server.setReadHandler(for: readable) { _ in
+            server.setReadHandler(for: indicating, nil)
+            return .success([1])
+        }
+        let (_, client) = makeLink(server)
+        #expect(try await client.readMultipleVariable([readable, indicating]) == [[1], [0]])
+        #expect(!askedLater)
+    }
+
     /// Part F, 3.4.4.1: Read By Type lists attributes of the type while they can be read; a
     /// handler refusing a later one ends the list before it, without refusing the request.
     @Test func readByTypeEndsBeforeAValueItsHandlerRefuses() async throws {

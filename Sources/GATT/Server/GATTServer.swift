@@ -535,7 +535,7 @@ public final class GATTServer: ATTServer {
     /// link's PDUs wait).
     private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
         guard let request = authorizationRequest(pdu, connection: bearer.connection) else {
-            switch plan(pdu, on: bearer, outside: handled, granted: nil) {
+            switch plan(pdu, on: bearer, answers: OutsideAnswers.none, granted: nil) {
             case let .now(answer): return answer
             case let .later(work):
                 defer_(on: bearer, work)
@@ -550,7 +550,7 @@ public final class GATTServer: ATTServer {
                 guard !ATTOpcode(rawValue: pdu[0]).isCommand else { return nil }
                 return ErrorResponse(requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle, error: .insufficientAuthorization).encoded()
             }
-            return await plan(pdu[...], on: bearer, outside: handled, granted: request).result()
+            return await plan(pdu[...], on: bearer, answers: OutsideAnswers.none, granted: request).result()
         }
         return nil
     }
@@ -614,9 +614,14 @@ public final class GATTServer: ATTServer {
     /// authorization; when it needs a handler's value or decision, the handler is asked and
     /// the table asked again with its answer (``OutsideAnswers``). Every read and write of
     /// every request takes this one path.
-    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, outside: OutsideAnswers,
+    /// `answers` holds what the handlers answered for this request so far; which attributes
+    /// they own is taken anew each time, so a handler the app removed meanwhile is not asked.
+    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, answers: OutsideAnswers,
                       granted grant: GATTAuthorizationRequest?) -> Plan {
         let connection = bearer.connection
+        var outside = handled
+        outside.reads = answers.reads
+        outside.writes = answers.writes
         granted = grant.map { ($0.connection, $0.handle) }
         let answer = attributes.answer(to: pdu, connection: connection, mtu: bearer.mtu, outside: outside)
         granted = nil
@@ -635,7 +640,7 @@ public final class GATTServer: ATTServer {
                 if case let .success(value) = result { attributes.setValue(value, of: handle) }
                 var outside = outside
                 outside.reads[handle] = result
-                return await plan(pdu[...], on: bearer, outside: outside, granted: grant).result()
+                return await plan(pdu[...], on: bearer, answers: outside, granted: grant).result()
             }
         case let .needsWriteDecision(handle, value, withResponse):
             guard let handler = writeHandlers[handle] else { preconditionFailure("no write handler at \(hex(handle, digits: 4))") }
@@ -647,7 +652,7 @@ public final class GATTServer: ATTServer {
                 guard let self else { return nil }
                 var outside = outside
                 outside.writes[handle] = code.map(OutsideAnswers.WriteDecision.refused) ?? .accepted
-                return await plan(pdu[...], on: bearer, outside: outside, granted: grant).result()
+                return await plan(pdu[...], on: bearer, answers: outside, granted: grant).result()
             }
         }
     }
