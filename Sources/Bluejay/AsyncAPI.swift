@@ -7,7 +7,7 @@ import HCI
 /// cancels that operation (dropped if still queued, stopped if running).
 extension Bluejay {
     /// Connects; returns the peripheral.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15)) async throws -> PeripheralIdentifier {
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none) async throws -> PeripheralIdentifier {
         try await awaiting { done in
             connect(peripheralIdentifier, timeout: timeout) { result in
                 switch result {
@@ -94,9 +94,10 @@ extension Bluejay {
     }
 
     /// Reads the link's RSSI (HCI Read RSSI), in dBm. Like the callback ``readRSSI()``, it
-    /// does not wait for the queue: it asks the controller at once.
+    /// does not wait for the queue: it asks the controller at once, and throws the same way
+    /// (``BluejayError/backgroundTaskRunning``, ``BluejayError/notConnected``).
     public func readRSSI() async throws -> Int {
-        guard let connection, let host else { throw BluejayError.notConnected }
+        let (host, connection) = try linkForRSSI()
         let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
             do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
         }.value

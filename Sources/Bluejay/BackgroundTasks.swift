@@ -46,7 +46,7 @@ extension Bluejay {
             case let .failure(error): if operation.claim() { self.post { completionOnMainThread(.failure(error)) } }
             }
         }, onFailure: failing { error in
-            if case .cancelled = error { completionOnMainThread(.cancelled) } else { completionOnMainThread(.failure(error)) }
+            if BluejayError.isCancellation(error) { completionOnMainThread(.cancelled) } else { completionOnMainThread(.failure(error)) }
         }))
     }
 }

@@ -25,7 +25,7 @@ public final class Bluejay {
     public var isBluetoothAvailable: Bool { host != nil }
     /// Whether availability is about to change (the host is starting, or coming back after
     /// the controller was lost).
-    public var isBluetoothStateUpdateImminent: Bool { core.read { if case .starting = $0.host { true } else { false } } }
+    public var isBluetoothStateUpdateImminent: Bool { core.read { $0.host.bringUp != nil } }
     /// Whether a connection attempt runs.
     public var isConnecting: Bool { core.read(\.isConnecting) }
     /// Whether a peripheral is connected.
@@ -68,15 +68,26 @@ public final class Bluejay {
     enum HostState: Sendable {
         /// ``start(mode:)`` not called yet.
         case notStarted
-        /// Coming up, the first time or again after the controller was lost; operations
-        /// wait for the outcome.
+        /// Coming up the first time; operations wait for the outcome.
         case starting(OneShot<Result<BluetoothHost, BluejayError>>)
+        /// Coming back after the controller was lost. As on iOS while Bluetooth is off,
+        /// operations fail at once with ``BluejayError/bluetoothUnavailable`` rather than
+        /// wait; the link followed is remade by itself once the controller is back.
+        case recovering(OneShot<Result<BluetoothHost, BluejayError>>)
         /// Up: operations run on it.
         case up(BluetoothHost)
         /// Could not come up, or lost and not brought back: operations fail with this.
         case down(BluejayError)
         /// Handed over by ``stopAndExtractBluetoothState()``.
         case extracted
+
+        /// The outcome a bring-up under way (starting or recovering) will give.
+        var bringUp: OneShot<Result<BluetoothHost, BluejayError>>? {
+            switch self {
+            case let .starting(ready), let .recovering(ready): ready
+            default: nil
+            }
+        }
     }
 
     /// Bluejay's own state, shared by the seed API on the main actor and the operations on
@@ -177,7 +188,7 @@ public final class Bluejay {
     var queueLastAdded: QueuedOperation? { queue.lastAdded }
 
     /// Cancels one operation (a cancelled async call's).
-    func cancel(_ operation: QueuedOperation) { queue.cancel(operation, .cancelled) }
+    func cancel(_ operation: QueuedOperation) { queue.cancel(operation, BluejayError.cancelled) }
 
     /// Runs `body` on the main actor after everything posted before it (values, callbacks):
     /// the app's callbacks keep the order the stack produced them in.
@@ -199,8 +210,8 @@ public final class Bluejay {
     /// there is none.
     nonisolated func readyHost(_ operation: QueuedOperation) async -> BluetoothHost? {
         switch core.read(\.host) {
-        case .notStarted, .extracted:
-            operation.fail(.bluetoothUnavailable)
+        case .notStarted, .extracted, .recovering:
+            operation.fail(BluejayError.bluetoothUnavailable)
             return nil
         case let .down(error):
             operation.fail(error)
@@ -215,7 +226,7 @@ public final class Bluejay {
             case let .success(host):
                 // Lost again, or handed over, since it came up.
                 guard let current = self.host, current === host else {
-                    operation.fail(.bluetoothUnavailable)
+                    operation.fail(BluejayError.bluetoothUnavailable)
                     return nil
                 }
                 return host
@@ -230,19 +241,19 @@ public final class Bluejay {
     nonisolated func connected(_ operation: QueuedOperation) async -> (BluetoothHost, Connection)? {
         guard let host = await readyHost(operation) else { return nil }
         guard let connection, !operation.isFinished else {
-            operation.fail(.notConnected)
+            operation.fail(BluejayError.notConnected)
             return nil
         }
         return (host, connection)
     }
 
-    /// What an operation on `host` failed with: the controller's failure when the controller
-    /// has failed meanwhile (a read cut short by a lost controller says so, not what the cut
-    /// left behind, such as a closed bearer), else `error`. The operation ends before the
-    /// controller's loss is handled, which ends the others with the same error.
+    /// What an operation on `host` failed with: ``BluejayError/bluetoothUnavailable`` when
+    /// the controller has failed meanwhile (a read cut short by a lost controller says so,
+    /// not what the cut left behind, such as a closed bearer), else `error`. The operation
+    /// ends before the controller's loss is handled, which ends the others the same way.
     @BluetoothActor
     static func cause(_ error: BluejayError, on host: BluetoothHost) -> BluejayError {
-        host.controller.failure.map { .hci($0) } ?? error
+        host.controller.failure == nil ? error : .bluetoothUnavailable
     }
 
     /// Runs `body` with the GATT client of link `handle`. (`T` is Sendable for Swift 6.0,

@@ -6,7 +6,8 @@ import HCI
 /// Why a Bluejay operation failed: Bluejay's own cases, and the lower layers' errors with
 /// their protocol codes.
 public enum BluejayError: Error, Sendable, CustomStringConvertible {
-    /// Bluejay has not been started, or the controller is gone.
+    /// Bluejay has not been started, or the controller is gone: lost, or coming back after
+    /// a loss (the log names what the controller failed with).
     case bluetoothUnavailable
     /// ``Bluejay/start(mode:)`` was called twice.
     case alreadyStarted
@@ -18,6 +19,9 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case alreadyConnecting
     /// A scan is in progress.
     case alreadyScanning
+    /// A background task is running, and it alone talks to the peripheral until it ends
+    /// (``Bluejay/readRSSI()->()`` throws this, as Bluejay's reference says).
+    case backgroundTaskRunning
     /// Cancelled (by ``Bluejay/cancelEverything(error:shouldDisconnect:)`` or a disconnect).
     case cancelled
     /// The connection attempt timed out and was cancelled.
@@ -63,6 +67,7 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
         case .alreadyConnected: "already connected"
         case .alreadyConnecting: "already connecting"
         case .alreadyScanning: "already scanning"
+        case .backgroundTaskRunning: "a background task is running"
         case .cancelled: "cancelled"
         case .connectionTimedOut: "connection timed out"
         case let .missingService(service): "missing service \(service)"
@@ -81,6 +86,13 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
         case let .startFailed(why): "could not start: \(why)"
         case let .operationTimedOut(what): "\(what) timed out"
         }
+    }
+
+    /// Whether `error` is Bluejay's own ``cancelled``, which a completion reports as its
+    /// `.cancelled` case; any other error, an app's own handed to
+    /// ``Bluejay/cancelEverything(error:shouldDisconnect:)`` included, is a `.failure`.
+    static func isCancellation(_ error: any Error) -> Bool {
+        if case .cancelled? = error as? BluejayError { true } else { false }
     }
 
     /// Maps a lower layer's GATT error, naming the missing service or characteristic.

@@ -42,7 +42,7 @@ public struct BluejayOnQueue {
     }
 
     /// ``Bluejay/connect(_:timeout:warningOptions:completion:)``, calling back on the queue.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
                         completion: @escaping @Sendable (ConnectionResult) -> Void) {
         bluejay.connect(peripheralIdentifier, timeout: timeout, warningOptions: warningOptions, completion: queue.deliver(completion))
     }

@@ -64,8 +64,10 @@ extension Bluejay {
 
     /// Connects to `peripheralIdentifier`. Fails at once when already connected or
     /// connecting; stops a running scan first. With a timeout, a peripheral that does not
-    /// answer in time ends with ``BluejayError/connectionTimedOut``.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .seconds(15), warningOptions: WarningOptions? = nil,
+    /// answer in time ends with ``BluejayError/connectionTimedOut``; by default there is
+    /// none, as in Bluejay's reference: the attempt waits until the peripheral answers or
+    /// the app cancels it.
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
                         completion: @escaping @MainActor (ConnectionResult) -> Void) {
         connect(peripheralIdentifier, timeout: timeout, then: completion)
     }
@@ -111,14 +113,14 @@ extension Bluejay {
                 let claimed = operation.claim()
                 self.post {
                     if claimed { completion(.success(peripheralIdentifier)) }
-                    for observer in self.observers { observer.connected(to: peripheralIdentifier) }
+                    for observer in self.observers { observer.heardConnected(peripheral) }
                 }
             } catch {
                 if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 } }
                 operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in
-            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+            if BluejayError.isCancellation(error) { completion(.cancelled) } else { completion(.failure(error)) }
         } first: { _ in
             // However the attempt ended without a link (failed, cancelled, never ran).
             core.state.withLock { if case .connecting = $0.link { $0.link = .idle } }
@@ -128,8 +130,8 @@ extension Bluejay {
 
     /// An operation's failure: `first` at once on the failing actor (Bluejay's own state),
     /// then `callback` posted to the main actor in its turn (the app's).
-    nonisolated func failing(_ callback: @escaping @MainActor (BluejayError) -> Void,
-                             first: @escaping @Sendable (BluejayError) -> Void = { _ in }) -> @Sendable (BluejayError) -> Void {
+    nonisolated func failing(_ callback: @escaping @MainActor (any Error) -> Void,
+                             first: @escaping @Sendable (any Error) -> Void = { _ in }) -> @Sendable (any Error) -> Void {
         let arrivals = arrivals
         return { error in
             first(error)
@@ -153,7 +155,7 @@ extension Bluejay {
     nonisolated func reconnectionPolicy(_ timeout: Timeout) -> Peripheral.Policy {
         let policy = core.read(\.autoReconnectPolicy)
         return Peripheral.Policy(timeoutRetries: 0, disconnectRetries: policy.attempts,
-                                 connectionTimeout: timeout.duration ?? .seconds(86_400 * 365),
+                                 connectionTimeout: timeout.duration,
                                  reconnectDelay: policy.retryDelay, firstReconnectDelay: .zero)
     }
 
@@ -197,7 +199,7 @@ extension Bluejay {
             // listens again before it reported the link).
             guard let handle, handle != reported else { return }
             linkUp(peripheral, handle)
-            post { for observer in self.observers { observer.connected(to: identifier) } }
+            post { for observer in self.observers { observer.heardConnected(peripheral) } }
         case .gaveUp:
             let dropped = peripheral.status.snapshot.droppedBy ?? .notConnected
             reconnectionFailed(identifier, failure ?? dropped, after: dropped)
@@ -275,14 +277,14 @@ extension Bluejay {
         shouldAutoReconnect = false
         // A reconnection under way stops here: that is the disconnection asked for.
         let stoppedReconnecting = stopReconnecting()
-        if immediate { queue.cancelAll(.cancelled) }
+        if immediate { queue.cancelAll(BluejayError.cancelled) }
         queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
             guard let self, let host = await self.readyHost(operation) else { return }
             // The peripheral's link as it stands, reported to the app yet or not (one remade
             // a moment ago is ended all the same).
             guard let (peripheral, status) = self.followed, let handle = status.connectedHandle else {
                 if let stoppedReconnecting, operation.claim() { self.post { completion?(.success(stoppedReconnecting)) } }
-                return operation.fail(.notConnected)
+                return operation.fail(BluejayError.notConnected)
             }
             do throws(ConnectionError) {
                 try await peripheral.endLink(handle)
@@ -303,7 +305,7 @@ extension Bluejay {
             let identifier = peripheral.identifier
             if operation.claim() { self.post { completion?(.success(identifier)) } }
         }, onFailure: failing { error in
-            if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
+            if BluejayError.isCancellation(error) { completion?(.cancelled) } else { completion?(.failure(error)) }
         }))
     }
 
@@ -317,7 +319,7 @@ extension Bluejay {
     @BluetoothActor
     func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, asked: Bool,
                    error failure: BluejayError? = nil) async -> Peripheral.Policy? {
-        let ended = core.state.withLock { state -> (identifier: PeripheralIdentifier, expected: Bool, reconnect: Bool, timeout: Timeout?, ask: Bool)? in
+        let ended = core.state.withLock { state -> (peripheral: Peripheral, expected: Bool, reconnect: Bool, timeout: Timeout?, ask: Bool)? in
             // Heard of already (a disconnection both asked for and heard), or not the followed link.
             guard case let .following(peripheral, reported) = state.link, reported == handle,
                   endedHost === state.upHost || failure != nil else { return nil }
@@ -331,10 +333,10 @@ extension Bluejay {
             if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
             state.statistics[identifier] = counted
             state.offeredUnsolicited = []
-            return (identifier, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1, state.hasDisconnectHandler)
+            return (peripheral, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1, state.hasDisconnectHandler)
         }
         guard let ended else { return nil }
-        let identifier = ended.identifier
+        let identifier = ended.peripheral.identifier, peripheral = ended.peripheral
         let error = failure ?? BluejayError.disconnected(reason)
         // Listens keep their callbacks to go on after a reconnection: the peripheral keeps
         // their subscriptions and writes them again.
@@ -345,7 +347,7 @@ extension Bluejay {
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.
         if queue.running?.kind != .disconnect { queue.cancelAll(error) }
-        post { for observer in self.observers { observer.disconnected(from: identifier) } }
+        post { for observer in self.observers { observer.heardDisconnected(peripheral) } }
         let expected = ended.expected, timeout = ended.timeout, core = core
         /// Not reconnecting: Bluejay follows nothing, and the listens it took end.
         @Sendable func conclude(_ reconnect: Bool) -> [Listener] {

@@ -98,7 +98,7 @@ extension Bluejay {
     /// Whether the bring-up that `ready` stands for is still wanted; if not (Bluejay was
     /// stopped meanwhile), the host it made is closed.
     nonisolated private func isStarting(_ ready: OneShot<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>) -> Bool {
-        if case let .starting(current) = core.read(\.host), current === ready { return true }
+        if let current = core.read(\.host).bringUp, current === ready { return true }
         if case let .success(host) = made { Task { @BluetoothActor in host.close() } }
         return false
     }
@@ -140,21 +140,22 @@ extension Bluejay {
     // MARK: Controller recovery
 
     /// The controller stopped by itself: its transport closed or failed, or it reported a
-    /// Hardware Error. As on iOS when Bluetooth goes off, everything under way ends with the
-    /// error and observers hear Bluetooth is unavailable; the link ends like any lost link
-    /// (so auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
+    /// Hardware Error. As Bluejay's reference does when Bluetooth goes off, everything under
+    /// way ends with ``BluejayError/bluetoothUnavailable`` (the log names the failure) and
+    /// observers hear Bluetooth is unavailable; the link ends like any lost link (so
+    /// auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
     /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
-    /// says, and operations wait for that.
+    /// says; operations asked for meanwhile fail at once, the same way.
     @BluetoothActor
     func controllerLost(_ lost: BluetoothHost, _ failure: HCIError) async {
-        let error = BluejayError.hci(failure)
+        let error = BluejayError.bluetoothUnavailable
         let ready = OneShot<Result<BluetoothHost, BluejayError>>()
         let decided = core.state.withLock { state -> (options: StartOptions?, gaveUpAfter: Int?)? in
             guard case let .up(current) = state.host, current === lost else { return nil }
             if let recoveredAt = state.recoveredAt, state.clock.now - recoveredAt > Self.recoveryStreakWindow { state.recoveryAttempts = 0 }
             let attempts = state.recoveryAttempts
             let options = state.reopenOptions.flatMap { $0.controllerRecovery.delays.count > attempts ? $0 : nil }
-            state.host = options == nil ? .down(error) : .starting(ready)
+            state.host = options == nil ? .down(error) : .recovering(ready)
             let gaveUp = options == nil && state.reopenOptions?.controllerRecovery.delays.isEmpty == false
             return (options, gaveUp ? attempts + 1 : nil)
         }
@@ -200,7 +201,7 @@ extension Bluejay {
             return state.recoveryAttempts
         }) {
             try? await clock.sleep(for: delays[attempt])
-            guard case let .starting(current) = core.read(\.host), current === ready else { return }
+            guard case let .recovering(current) = core.read(\.host), current === ready else { return }
             logLater("reopening \(options.transport) (attempt \(attempt + 1) of \(delays.count))")
             let result = await Self.makeHost(options, capture: capture)
             guard isStarting(ready, else: result) else { return }
@@ -216,7 +217,7 @@ extension Bluejay {
         }
         logLater("gave up reopening \(options.transport) after \(delays.count) attempts")
         capture?.close()
-        core.state.withLock { $0.host = .down(lastError) }
+        core.state.withLock { $0.host = .down(.bluetoothUnavailable) }
         ready.fulfill(.failure(lastError))
         if case let .awaitingController(peripheral, dropped) = core.read(\.link) { reconnectionFailed(peripheral, lastError, after: dropped) }
     }
@@ -226,7 +227,7 @@ extension Bluejay {
     /// Cancels everything without disconnecting and hands back the host and the connected
     /// peripheral, for code outside Bluejay to go on with. Bluejay is unusable afterwards.
     public func stopAndExtractBluetoothState() -> (host: BluetoothHost?, peripheral: PeripheralIdentifier?) {
-        cancelEverything(error: .cancelled, shouldDisconnect: false)
+        cancelEverything(error: BluejayError.cancelled, shouldDisconnect: false)
         let host = host
         let extracted = (host, connection?.peripheral)
         if let host {
@@ -245,19 +246,21 @@ extension Bluejay {
             }
         }
         let (starting, listeners) = core.state.withLock { state in
-            let starting: OneShot<Result<BluetoothHost, BluejayError>>? = if case let .starting(ready) = state.host { ready } else { nil }
+            let starting = state.host.bringUp
             state.host = .extracted
             state.link = .idle
             return (starting, state.takeListens())
         }
         // Operations waiting for a host that was still coming up end now.
         starting?.fulfill(.failure(.bluetoothUnavailable))
-        for listener in listeners { listener.close(.cancelled) }
+        for listener in listeners { listener.close(BluejayError.cancelled) }
         return extracted
     }
 
     /// Ends the running and every queued operation with `error` and, by default, disconnects.
-    public func cancelEverything(error: BluejayError = .cancelled, shouldDisconnect: Bool = true) {
+    /// `error` is any error, as in Bluejay's reference: each completion gets it as its
+    /// `.failure`, or `.cancelled` for ``BluejayError/cancelled``.
+    public func cancelEverything(error: any Error = BluejayError.cancelled, shouldDisconnect: Bool = true) {
         queue.cancelAll(error)
         guard shouldDisconnect else { return }
         shouldAutoReconnect = false

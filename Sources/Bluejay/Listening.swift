@@ -41,14 +41,14 @@ extension Bluejay {
         /// Values on their way to the callback, bounded.
         nonisolated let backlog: ListenBacklog
         /// Tells the caller the listen is over (cancelled, or failed with the reason).
-        private let end: (BluejayError) -> Void
+        private let end: (any Error) -> Void
         /// Who asked (the async API's stream), to end only its own listen.
         let tag: AnyObject?
         /// Over (cancelled, failed, or fell behind): it takes no more values.
         private(set) var isEnded = false
 
         init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, makesData: Bool,
-             deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (BluejayError) -> Void) {
+             deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (any Error) -> Void) {
             self.characteristic = characteristic
             self.makesData = makesData
             self.option = option
@@ -67,7 +67,7 @@ extension Bluejay {
         }
 
         /// Ends the listen once: values stop and the caller hears why.
-        func close(_ reason: BluejayError) {
+        func close(_ reason: any Error) {
             guard !isEnded else { return }
             isEnded = true
             end(reason)
@@ -104,7 +104,7 @@ extension Bluejay {
         let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, makesData: makesData, deliver: { bytes, arena in
             do { onValue(.success(makesData ? arena.data(bytes) as! R : try R(bluetoothBytes: bytes[...]))) } catch { onValue(.failure(error)) }
         }, end: { reason in
-            if case .cancelled = reason { completion(.cancelled) } else { completion(.failure(reason)) }
+            if BluejayError.isCancellation(reason) { completion(.cancelled) } else { completion(.failure(reason)) }
         })
         let registered = core.state.withLock { state -> (trapped: Bool, replaced: BluejayCore.Listen?) in
             if let existing = state.listens[characteristicIdentifier], existing.listener.option == .trap { return (true, nil) }
@@ -113,7 +113,7 @@ extension Bluejay {
             return (false, replaced)
         }
         if registered.trapped { return completion(.failure(BluejayError.multipleListenTrapped)) }
-        registered.replaced?.listener.close(.cancelled)
+        registered.replaced?.listener.close(BluejayError.cancelled)
         subscribe(characteristicIdentifier, listener, removing: registered.replaced?.token)
     }
 
@@ -215,7 +215,7 @@ extension Bluejay {
         let limit = listener.backlog.limit
         log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
         let token = removed.token
-        listener.close(.listenOverflow(characteristicIdentifier, limit: limit))
+        listener.close(BluejayError.listenOverflow(characteristicIdentifier, limit: limit))
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (_, link) = await self.connected(operation) else { return }
             // Listened to again meanwhile: only the old listener goes.
@@ -254,7 +254,7 @@ extension Bluejay {
         queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
             guard let self, let (host, link) = await self.connected(operation) else { return }
             let ended = self.core.state.withLock { $0.listens.removeValue(forKey: characteristicIdentifier) }
-            if let ended { self.post { ended.listener.close(.cancelled) } }
+            if let ended { self.post { ended.listener.close(BluejayError.cancelled) } }
             do throws(BluejayError) {
                 try await link.owner.remove(ended?.token, of: characteristicIdentifier, turningOff: true)
                 self.recordRestorationState()
@@ -264,7 +264,7 @@ extension Bluejay {
                 operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in
-            if case .cancelled = error { completion?(.cancelled) } else { completion?(.failure(error)) }
+            if BluejayError.isCancellation(error) { completion?(.cancelled) } else { completion?(.failure(error)) }
         }))
     }
 
@@ -281,7 +281,7 @@ extension Bluejay {
             // The task wrote the CCCD off itself; only this listen's values stop.
             Task { @BluetoothActor in _ = try? await connection.owner.remove(token, of: characteristicIdentifier, turningOff: false) }
         }
-        post { ended.listener.close(.cancelled) }
+        post { ended.listener.close(BluejayError.cancelled) }
         recordRestorationState()
     }
 

@@ -14,6 +14,24 @@ public protocol ConnectionObserver: AnyObject {
     func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int)
     /// The last auto-reconnection attempt failed with `error`: Bluejay stays disconnected.
     func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error)
+
+    // Earlier spellings, still called, so an app written against them works. (Swift does
+    // not flag a method that implements a deprecated requirement; the deprecation shows in
+    // the documentation and wherever one is called.)
+
+    /// Connected, as Bluejay's README spells it (with the peripheral's object, here its
+    /// ``Peripheral``).
+    @available(*, deprecated, message: "Bluejay calls connected(to: PeripheralIdentifier); implement that one")
+    func connected(to peripheral: Peripheral)
+    /// Disconnected, as Bluejay's README spells it.
+    @available(*, deprecated, message: "Bluejay calls disconnected(from: PeripheralIdentifier); implement that one")
+    func disconnected(from peripheral: Peripheral)
+    /// Connected, as Bluejay 0.1 spelled it.
+    @available(*, deprecated, message: "Bluejay calls connected(to: PeripheralIdentifier); implement that one")
+    func connected(_ peripheral: Peripheral)
+    /// Disconnected, as Bluejay 0.1 spelled it (sic).
+    @available(*, deprecated, message: "Bluejay calls disconnected(from: PeripheralIdentifier); implement that one")
+    func disconected()
 }
 
 extension ConnectionObserver {
@@ -27,6 +45,54 @@ extension ConnectionObserver {
     public func reconnecting(to peripheral: PeripheralIdentifier, attempt: Int) {}
     /// Does nothing unless implemented.
     public func reconnectFailed(to peripheral: PeripheralIdentifier, error: any Error) {}
+    /// Does nothing unless implemented.
+    @available(*, deprecated, message: "Bluejay calls connected(to: PeripheralIdentifier); implement that one")
+    public func connected(to peripheral: Peripheral) {}
+    /// Does nothing unless implemented.
+    @available(*, deprecated, message: "Bluejay calls disconnected(from: PeripheralIdentifier); implement that one")
+    public func disconnected(from peripheral: Peripheral) {}
+    /// Does nothing unless implemented.
+    @available(*, deprecated, message: "Bluejay calls connected(to: PeripheralIdentifier); implement that one")
+    public func connected(_ peripheral: Peripheral) {}
+    /// Does nothing unless implemented.
+    @available(*, deprecated, message: "Bluejay calls disconnected(from: PeripheralIdentifier); implement that one")
+    public func disconected() {}
+
+    /// Tells the observer `peripheral`'s link is up, in each spelling it may implement.
+    func heardConnected(_ peripheral: Peripheral) {
+        connected(to: peripheral.identifier)
+        (EarlierSpellings() as any EarlierSpellingCalls).connected(self, peripheral)
+    }
+
+    /// Tells the observer `peripheral`'s link ended, in each spelling it may implement.
+    func heardDisconnected(_ peripheral: Peripheral) {
+        disconnected(from: peripheral.identifier)
+        (EarlierSpellings() as any EarlierSpellingCalls).disconnected(self, peripheral)
+    }
+}
+
+/// Calls the earlier spellings of ``ConnectionObserver``'s events. They are deprecated for
+/// apps; these calls go through a witness that is deprecated itself, of a requirement that
+/// is not, so Bluejay's own build does not raise the warning meant for apps.
+@MainActor
+private protocol EarlierSpellingCalls {
+    func connected(_ observer: any ConnectionObserver, _ peripheral: Peripheral)
+    func disconnected(_ observer: any ConnectionObserver, _ peripheral: Peripheral)
+}
+
+@MainActor
+private struct EarlierSpellings: EarlierSpellingCalls {
+    @available(*, deprecated)
+    func connected(_ observer: any ConnectionObserver, _ peripheral: Peripheral) {
+        observer.connected(to: peripheral)
+        observer.connected(peripheral)
+    }
+
+    @available(*, deprecated)
+    func disconnected(_ observer: any ConnectionObserver, _ peripheral: Peripheral) {
+        observer.disconnected(from: peripheral)
+        observer.disconected()
+    }
 }
 
 /// Told when the connected peripheral's services change (a Service Changed indication).
@@ -123,9 +189,12 @@ extension Bluejay {
     }
 
     /// Asks the controller for the link's RSSI; the reading (or the error, e.g. a controller
-    /// that does not support Read RSSI) goes to the RSSI observers. Throws when not connected.
+    /// that does not support Read RSSI) goes to the RSSI observers. Throws
+    /// ``BluejayError/backgroundTaskRunning`` while a background task runs (the task reads
+    /// it with ``SynchronizedPeripheral/readRSSI()``) and ``BluejayError/notConnected``
+    /// when not connected, as Bluejay's reference says.
     public func readRSSI() throws {
-        guard let connection, let host else { throw BluejayError.notConnected }
+        let (host, connection) = try linkForRSSI()
         Task { @MainActor in
             let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
                 do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
@@ -137,6 +206,14 @@ extension Bluejay {
                 }
             }
         }
+    }
+
+    /// The link a Read RSSI asks about, or why it cannot be asked: a background task
+    /// running (it alone talks to the peripheral until it ends), or no link.
+    func linkForRSSI() throws(BluejayError) -> (BluetoothHost, Connection) {
+        if queue.running?.kind == .backgroundTask { throw .backgroundTaskRunning }
+        guard let connection, let host else { throw .notConnected }
+        return (host, connection)
     }
 
     /// Adds a line to Bluejay's log: the log file in the store directory (`bluejay.log`,

@@ -27,18 +27,18 @@ final class QueuedOperation: Sendable {
     /// What it does.
     let kind: OperationKind
     private let body: @BluetoothActor @Sendable (QueuedOperation) async -> Void
-    private let onFailure: @Sendable (BluejayError) -> Void
+    private let onFailure: @Sendable (any Error) -> Void
 
     private struct State {
         var isFinished = false
         /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
-        var onCancel: (@Sendable (BluejayError) -> Void)?
+        var onCancel: (@Sendable (any Error) -> Void)?
     }
 
     private let state = Mutex(State())
 
     init(_ kind: OperationKind, body: @escaping @BluetoothActor @Sendable (QueuedOperation) async -> Void,
-         onFailure: @escaping @Sendable (BluejayError) -> Void) {
+         onFailure: @escaping @Sendable (any Error) -> Void) {
         self.kind = kind
         self.body = body
         self.onFailure = onFailure
@@ -51,7 +51,7 @@ final class QueuedOperation: Sendable {
     var isFinished: Bool { state.withLock { $0.isFinished } }
 
     /// What stops its work when it is cancelled while it runs (set by its body).
-    var onCancel: (@Sendable (BluejayError) -> Void)? {
+    var onCancel: (@Sendable (any Error) -> Void)? {
         get { state.withLock { $0.onCancel } }
         set { state.withLock { $0.onCancel = newValue } }
     }
@@ -66,8 +66,9 @@ final class QueuedOperation: Sendable {
         }
     }
 
-    /// Ends the operation with `error`, unless it already ended.
-    func fail(_ error: BluejayError) {
+    /// Ends the operation with `error`, unless it already ended: a ``BluejayError``, or
+    /// whatever error the app handed ``Bluejay/cancelEverything(error:shouldDisconnect:)``.
+    func fail(_ error: any Error) {
         if claim() { onFailure(error) }
     }
 }
@@ -126,7 +127,7 @@ final class OperationQueue: Sendable {
         while let operation = next {
             await operation.run()
             // A body that returned without ending its operation would leave a caller waiting.
-            operation.fail(.cancelled)
+            operation.fail(BluejayError.cancelled)
             next = state.withLock { state in
                 state.running = state.waiting.isEmpty ? nil : state.waiting.removeFirst()
                 return state.running
@@ -135,7 +136,7 @@ final class OperationQueue: Sendable {
     }
 
     /// Ends one operation with `error`: dropped when waiting, stopped when running.
-    func cancel(_ operation: QueuedOperation, _ error: BluejayError) {
+    func cancel(_ operation: QueuedOperation, _ error: any Error) {
         let wasRunning = state.withLock { state -> Bool? in
             if let index = state.waiting.firstIndex(where: { $0 === operation }) {
                 state.waiting.remove(at: index)
@@ -150,7 +151,7 @@ final class OperationQueue: Sendable {
 
     /// Ends every waiting operation and the running one with `error`; the running one's
     /// cancel hook stops its work.
-    func cancelAll(_ error: BluejayError) {
+    func cancelAll(_ error: any Error) {
         let (cancelled, running) = state.withLock { state in
             defer { state.waiting = [] }
             return (state.waiting, state.running)

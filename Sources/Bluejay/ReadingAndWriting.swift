@@ -24,7 +24,7 @@ extension Bluejay {
             case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
         }, onFailure: failing { error in
-            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+            if BluejayError.isCancellation(error) { completion(.cancelled) } else { completion(.failure(error)) }
         }))
     }
 
@@ -40,7 +40,7 @@ extension Bluejay {
             case let .failure(error): operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
             }
         }, onFailure: failing { error in
-            if case .cancelled = error { completion(.cancelled) } else { completion(.failure(error)) }
+            if BluejayError.isCancellation(error) { completion(.cancelled) } else { completion(.failure(error)) }
         }))
     }
 }

@@ -69,8 +69,17 @@ public enum Timeout: Sendable, Equatable {
     case none
 
     var duration: Duration? {
-        if case let .seconds(seconds) = self { return .milliseconds(Int(seconds * 1000)) }
+        if case let .seconds(seconds) = self { return Duration(seconds: seconds) }
         return nil
+    }
+}
+
+extension Duration {
+    /// `seconds` as iOS APIs give a timeout (`TimeInterval`): nil for none (infinity, NaN,
+    /// or more than 30 years), zero for a negative value.
+    init?(seconds: Double) {
+        guard !seconds.isNaN, seconds < 1e9 else { return nil }
+        self = seconds <= 0 ? .zero : .nanoseconds(Int64(seconds * 1e9))
     }
 }
 
@@ -111,6 +120,18 @@ public struct ScanDiscovery: Sendable {
     public let advertisementPacket: AdvertisingData
     /// Signal strength in dBm (127 when the controller did not say).
     public let rssi: Int
+    /// Whether it accepts connections: its advertising PDU is connectable (BlueCap's
+    /// `advertisements.isConnectable`).
+    public let isConnectable: Bool
+
+    /// What a scan heard of `discovery`.
+    init(_ discovery: Discovery) {
+        peripheralIdentifier = PeripheralIdentifier(address: discovery.address, addressType: discovery.addressType,
+                                                    name: discovery.advertisement.localName)
+        advertisementPacket = discovery.advertisement
+        rssi = Int(discovery.rssi ?? 127)
+        isConnectable = discovery.connectable
+    }
 
     /// The peripheral, as Bluejay's README names it (`discovery.peripheral.identifier`):
     /// on iOS a `CBPeripheral`, here its ``PeripheralIdentifier``.
@@ -125,7 +146,8 @@ public enum ScanAction {
     case blacklist
     /// Stop scanning.
     case stop
-    /// Stop scanning and connect to this peripheral; the completion runs on the main actor.
+    /// Stop scanning and connect to this peripheral, with ``Bluejay/connect(_:timeout:warningOptions:completion:)``'s
+    /// default timeout (none); the completion runs on the main actor.
     case connect(ScanDiscovery, @MainActor (ConnectionResult) -> Void)
 }
 

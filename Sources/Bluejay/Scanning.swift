@@ -108,7 +108,7 @@ extension Bluejay {
                 self.post { stopped(results, nil) }
             }
             if let (target, completion) = then, !wasCancelled {
-                if let refused = self.queueConnect(target.peripheralIdentifier, timeout: .seconds(15), then: completion) {
+                if let refused = self.queueConnect(target.peripheralIdentifier, timeout: .none, then: completion) {
                     self.post { completion(.failure(refused)) }
                 }
             }
@@ -131,7 +131,7 @@ extension Bluejay {
             return true
         }
         guard requested else { return }
-        if let running = queue.running, running.kind == .scan { running.onCancel?(.cancelled) }
+        if let running = queue.running, running.kind == .scan { running.onCancel?(BluejayError.cancelled) }
     }
 }
 
@@ -175,10 +175,9 @@ private struct ScanFindings {
     /// Takes a report heard at `now`; returns what to tell the app of: a new peripheral,
     /// or (duplicates allowed) one whose RSSI moved by the throttle or more.
     mutating func heard(_ report: Discovery, at now: FacadeClock.Instant) -> ScanDiscovery? {
-        let identifier = PeripheralIdentifier(address: report.address, addressType: report.addressType, name: report.advertisement.localName)
+        let item = ScanDiscovery(report), identifier = item.peripheralIdentifier
         guard !blacklisted.contains(identifier) else { return nil }
         lastHeard[identifier] = now
-        let item = ScanDiscovery(peripheralIdentifier: identifier, advertisementPacket: report.advertisement, rssi: Int(report.rssi ?? 127))
         if let index = found.firstIndex(where: { $0.peripheralIdentifier == identifier }) {
             guard allowDuplicates, abs(found[index].rssi - item.rssi) >= throttleRSSIDelta else { return nil }
             found[index] = item

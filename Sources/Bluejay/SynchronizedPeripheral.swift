@@ -15,7 +15,7 @@ public final class SynchronizedPeripheral: Sendable {
     /// The connected peripheral.
     public let identifier: PeripheralIdentifier
     /// Set when the task is cancelled or the link ends: every call then throws it.
-    private let failure = Mutex<BluejayError?>(nil)
+    private let failure = Mutex<(any Error)?>(nil)
     /// Inboxes a blocked call waits on, woken when the task is cancelled.
     private let inboxes = Mutex<[Inbox]>([])
 
@@ -31,7 +31,7 @@ public final class SynchronizedPeripheral: Sendable {
 
     /// Makes the blocked call and every later one throw `error` (the task was cancelled,
     /// or the link went down).
-    func cancel(_ error: BluejayError) {
+    func cancel(_ error: any Error) {
         failure.withLock { if $0 == nil { $0 = error } }
         for inbox in inboxes.withLock({ $0 }) { inbox.close() }
     }

@@ -24,12 +24,13 @@ struct ClockTests {
         let clock = ManualClock()
         let store = NSTemporaryDirectory() + "bluejay-clock-\(UUID().uuidString)"
         let bluejay = Bluejay()
-        private let controllers = Controllers()
+        private let controllers: Controllers
         /// What Bluejay told: availability, and what the scan's callbacks saw.
         private let (events, record) = AsyncStream.makeStream(of: String.self)
         private var next: AsyncStream<String>.Iterator
 
-        init(recovery: ControllerRecovery = .disabled) {
+        init(recovery: ControllerRecovery = .disabled, script: FakeController.Script = .init()) {
+            controllers = Controllers(script)
             next = events.makeAsyncIterator()
             var options = StartOptions(transport: "fake", store: StoreDirectory(path: store), logger: .silent,
                                        openTransport: { [controllers] _ in controllers.open() }, controllerRecovery: recovery)
@@ -73,9 +74,12 @@ struct ClockTests {
     /// The scripted controllers a rig opened.
     final class Controllers: Sendable {
         private let list = Mutex<[FakeController]>([])
+        private let script: FakeController.Script
+
+        init(_ script: FakeController.Script) { self.script = script }
 
         func open() -> FakeController {
-            let fake = FakeController()
+            let fake = FakeController(script)
             list.withLock { $0.append(fake) }
             return fake
         }

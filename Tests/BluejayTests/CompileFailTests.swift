@@ -55,4 +55,14 @@ struct CompileFailTests {
         #expect(wrong.stderr.contains("main actor-isolated property 'rates' can not be referenced from a Sendable closure")
                     || wrong.stderr.contains("main actor-isolated property 'rates' can not be mutated from a Sendable closure"), "\(wrong.stderr)")
     }
+
+    /// ConnectionObserver's earlier spellings (Bluejay's README's, 0.1's) are still called;
+    /// an app calling them itself is told which one Bluejay calls now.
+    @Test func theEarlierSpellingsAreDeprecatedNamingTheOneToImplement() async throws {
+        let checked = try await Self.typeCheck("EarlierObserverSpellings.swift")
+        #expect(checked.status == 0, "\(checked.stderr)")
+        for name in ["connected(to: PeripheralIdentifier)", "disconnected(from: PeripheralIdentifier)"] {
+            #expect(checked.stderr.contains("is deprecated: Bluejay calls \(name); implement that one"), "\(checked.stderr)")
+        }
+    }
 }

@@ -62,7 +62,8 @@ struct FaultStep: Sendable, CustomStringConvertible {
 }
 
 extension InjectedFault {
-    /// What the error of an operation the fault interrupts says.
+    /// What the fault is, as Bluejay names it: in the error of an operation a lost link
+    /// interrupts, in the log when the controller is lost.
     var expectedError: String {
         switch self {
         case let .linkLost(reason): "disconnected: \(reason)"
@@ -70,6 +71,11 @@ extension InjectedFault {
         case let .hardwareError(code): "Hardware Error \(hex(code, digits: 2))"
         }
     }
+
+    /// What the error of an operation the fault interrupts says: the link's end, or, for a
+    /// lost controller, that Bluetooth is unavailable (Bluejay's reference), the log naming
+    /// the fault.
+    var interruptedWith: String { needsLink ? expectedError : "\(BluejayError.bluetoothUnavailable)" }
 }
 
 /// A fault at a step.
@@ -258,7 +264,12 @@ struct FaultInjectionTests {
         }
         // The operation the fault interrupted says what happened.
         let interrupted = run.ledger.outcome(asked[0]) ?? "none"
-        #expect(interrupted.contains(faultCase.fault.expectedError), "\(faultCase): \(asked[0]) ended with \(interrupted)")
+        #expect(interrupted.contains(faultCase.fault.interruptedWith), "\(faultCase): \(asked[0]) ended with \(interrupted)")
+        if !faultCase.fault.needsLink {
+            let named = await eventually { run.bluejay.getLogs()?.contains("controller lost: ") == true }
+            let logged = run.bluejay.getLogs() ?? ""
+            #expect(named && logged.contains(faultCase.fault.expectedError), "\(faultCase): the log does not name the fault: \(logged.suffix(2000))")
+        }
 
         // Auto-reconnect: a link that was up comes back (on a reopened controller when the
         // controller went), and a listen from before resumes.
@@ -274,6 +285,10 @@ struct FaultInjectionTests {
                 #expect(resumed && run.ledger.values["listen"]?.last == resumedValue, "\(faultCase): the listen did not resume")
             }
         } else {
+            // While a lost controller is reopened, operations fail at once (Bluejay's
+            // reference: Bluetooth is unavailable); the app connects once it is back.
+            let available = await eventually { run.bluejay.isBluetoothAvailable }
+            #expect(available, "\(faultCase): the controller never came back (availability \(run.recorder.availability))")
             let reconnected: ConnectionResult = await withCheckedContinuation { done in
                 run.bluejay.connect(run.peripheral, timeout: .seconds(15)) { done.resume(returning: $0) }
             }

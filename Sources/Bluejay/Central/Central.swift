@@ -104,9 +104,7 @@ public final class Central {
             guard generation == scanGeneration else { return }
             do {
                 try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { discovery in
-                    continuation.yield(ScanDiscovery(peripheralIdentifier: PeripheralIdentifier(address: discovery.address, addressType: discovery.addressType,
-                                                                                                 name: discovery.advertisement.localName),
-                                                     advertisementPacket: discovery.advertisement, rssi: Int(discovery.rssi ?? 127)))
+                    continuation.yield(ScanDiscovery(discovery))
                 }
                 await scanStarted(generation)
             } catch {

@@ -46,7 +46,7 @@ public enum PeripheralEvent: Sendable, Equatable {
 @BluetoothActor
 public final class Peripheral {
     /// Who it is.
-    public let identifier: PeripheralIdentifier
+    public nonisolated let identifier: PeripheralIdentifier
     /// Where its link stands.
     public private(set) var state: PeripheralState = .disconnected { didSet { publishStatus() } }
     /// The same, for readers on other actors (``Bluejay``): written here alone.
@@ -108,7 +108,8 @@ public final class Peripheral {
     struct Policy {
         var timeoutRetries = 0
         var disconnectRetries = 0
-        var connectionTimeout: Duration = .seconds(10)
+        /// Nil: an attempt waits until the peer answers (Bluejay's `connect` with no timeout).
+        var connectionTimeout: Duration? = .seconds(10)
         var reconnectDelay: Duration = .seconds(1)
         /// The wait before the first reconnection when it differs from `reconnectDelay`
         /// (Bluejay tries once at once, then backs off from `reconnectDelay`).
@@ -198,10 +199,18 @@ public final class Peripheral {
     /// reconnections, the first after `reconnectDelay` and each later one after twice the
     /// wait (at most ``maximumReconnectDelay``). Each step is an event
     /// (``connectionEvents()``). Throws when every attempt timed out, or one failed for good.
-    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration = .seconds(10),
+    /// With no `connectionTimeout` (the default, as BlueCap's), an attempt waits until the
+    /// peer answers or ``disconnect()`` is called.
+    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration? = nil,
                         reconnectDelay: Duration = .seconds(1)) async throws(BluejayError) {
         try await connect(under: Policy(timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
                                         connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay))
+    }
+
+    /// BlueCap's spelling, in seconds: `connectionTimeout: 10.0`, or `TimeInterval.infinity`
+    /// for none; reconnections begin after a second, as with the other spelling.
+    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: TimeInterval) async throws(BluejayError) {
+        try await connect(timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries, connectionTimeout: Duration(seconds: connectionTimeout))
     }
 
     /// Connects under `policy` (the public connect's, or Bluejay's).
@@ -620,10 +629,16 @@ public final class Peripheral {
     /// unsubscribes). Asked before the link is up, it subscribes when it comes up. The
     /// subscription is restored after a reconnection (the stream goes on); the stream ends
     /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
-    public func values(of characteristic: CharacteristicIdentifier) async throws(BluejayError) -> PeripheralValues {
+    ///
+    /// At most `capacity` values wait for a consumer that falls behind (BlueCap's
+    /// `receiveNotificationUpdates(capacity:)`): past it the oldest waiting value is dropped
+    /// for the newest, and counted (``PeripheralValues/droppedCount``). `Int.max` lifts the
+    /// bound.
+    public func values(of characteristic: CharacteristicIdentifier,
+                       capacity: Int = PeripheralValues.defaultCapacity) async throws(BluejayError) -> PeripheralValues {
         // The stream's end (the consumer let go of it, or this throws) takes the subscriber off.
         let token = takeToken()
-        let buffer = ValueBuffer()
+        let buffer = ValueBuffer(capacity: capacity)
         let stream = buffer.stream { [weak self] in
             Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) }
         }

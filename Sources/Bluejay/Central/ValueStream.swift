@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The values of one ``Peripheral/values(of:)`` stream, in the order the peripheral sent
+/// The values of one ``Peripheral/values(of:capacity:)`` stream, in the order the peripheral sent
 /// them: `for try await value in stream`. It ends normally when the listen is ended, with
 /// the error that ended it otherwise (the link lost for good, the characteristic gone), and
 /// when its consumer lets go of it or is cancelled, the subscription is taken off.
@@ -18,6 +18,15 @@ public struct PeripheralValues: AsyncSequence, Sendable {
     private let consumer: ValueBuffer.Consumer
 
     init(_ consumer: ValueBuffer.Consumer) { self.consumer = consumer }
+
+    /// The most values a stream holds for a consumer that does not keep up, unless
+    /// ``Peripheral/values(of:capacity:)`` is given another: 4096 (about 1 MB of 244-byte
+    /// values, as ``StartOptions/defaultListenBufferLimit`` for a listen).
+    public static let defaultCapacity = 4096
+
+    /// How many values were dropped so far because the stream already held its capacity:
+    /// the oldest waiting value goes to make room for the newest, and is counted here.
+    public var droppedCount: Int { consumer.buffer.dropped }
 
     /// The consumer's side: one iterator per stream, as its values are taken once.
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -40,12 +49,13 @@ public struct PeripheralValues: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer) }
 }
 
-/// The values of one ``Peripheral/values(of:)`` stream on their way from the stack to its
+/// The values of one ``Peripheral/values(of:capacity:)`` stream on their way from the stack to its
 /// consumer, with the stream's end.
 ///
 /// The stack appends each value to an array under a lock and wakes a waiting consumer only
 /// for the first value of a burst; the consumer takes the rest of the burst at once, without
-/// suspending, on its own actor (``PeripheralValues``).
+/// suspending, on its own actor (``PeripheralValues``). At most `capacity` values wait: past
+/// it the oldest is dropped and counted, so a stalled consumer costs bounded memory.
 final class ValueBuffer: Sendable {
     private struct State: ~Copyable {
         /// Values appended, not yet taken.
@@ -57,6 +67,24 @@ final class ValueBuffer: Sendable {
         var end: Ending?
         /// A consumer waiting for a value.
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
+        /// Values dropped for want of room.
+        var dropped = 0
+
+        /// Values waiting for the consumer.
+        var waiting: Int { pending.count + batch.count - position }
+
+        /// Drops the oldest waiting value (one is waiting). Taken from the batch, so no value
+        /// moves: a used-up batch first takes the pending values whole.
+        mutating func dropOldest() {
+            if position == batch.count {
+                batch.removeAll(keepingCapacity: true)
+                swap(&batch, &pending)
+                position = 0
+            }
+            batch[position] = []
+            position += 1
+            dropped += 1
+        }
     }
 
     /// How the stream ended.
@@ -73,6 +101,8 @@ final class ValueBuffer: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The most values that wait.
+    private let capacity: Int
 
     /// The consumer's hold on the buffer: the stream and its iterator alone keep it, and
     /// when the consumer lets go of them it runs the termination callback. (The subscriber
@@ -91,7 +121,10 @@ final class ValueBuffer: Sendable {
         deinit { onTermination() }
     }
 
-    init() {}
+    init(capacity: Int = .max) { self.capacity = max(1, capacity) }
+
+    /// Values dropped so far for want of room.
+    var dropped: Int { state.withLock { $0.dropped } }
 
     /// The stream the consumer reads; `onTermination` runs when the consumer drops it.
     func stream(onTermination: @escaping @Sendable () -> Void) -> PeripheralValues {
@@ -103,6 +136,7 @@ final class ValueBuffer: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
             guard state.end == nil else { return nil }
             guard let waiter = state.waiter else {
+                if state.waiting >= capacity { state.dropOldest() }
                 state.pending.append(value)
                 return nil
             }
@@ -155,35 +189,36 @@ final class ValueBuffer: Sendable {
     }
 
     /// A value or the end already there, else `.wait`.
-    private func take() -> Taken {
-        state.withLock { state -> Taken in
-            if state.position == state.batch.count, !state.pending.isEmpty {
-                // The whole burst at once: the values after the first need no waiting.
-                state.batch.removeAll(keepingCapacity: true)
-                swap(&state.batch, &state.pending)
-                state.position = 0
-            }
-            if state.position < state.batch.count {
-                // Moved out, not copied: a consumed value is not kept alive by the batch
-                // until the next burst replaces it.
-                var value: [UInt8] = []
-                swap(&value, &state.batch[state.position])
-                state.position += 1
-                return .value(value)
-            }
-            return state.end.map { .ended($0) } ?? .wait
+    private func take() -> Taken { state.withLock { Self.take(&$0) } }
+
+    /// The oldest value waiting in `state`, or its end, else `.wait`.
+    private static func take(_ state: inout State) -> Taken {
+        if state.position == state.batch.count, !state.pending.isEmpty {
+            // The whole burst at once: the values after the first need no waiting.
+            state.batch.removeAll(keepingCapacity: true)
+            swap(&state.batch, &state.pending)
+            state.position = 0
         }
+        if state.position < state.batch.count {
+            // Moved out, not copied: a consumed value is not kept alive by the batch
+            // until the next burst replaces it.
+            var value: [UInt8] = []
+            swap(&value, &state.batch[state.position])
+            state.position += 1
+            return .value(value)
+        }
+        return state.end.map { .ended($0) } ?? .wait
     }
 
     /// Resumes `continuation` at once with a value or the end that came in since ``take()``,
     /// or leaves it for ``yield(_:)`` and ``finish(throwing:)``.
     private func wait(_ continuation: CheckedContinuation<[UInt8]?, any Error>) {
         let ready = state.withLock { state -> Taken in
-            // A value or the end may have come in between.
-            if !state.pending.isEmpty { return .value(state.pending.removeFirst()) }
-            if let end = state.end { return .ended(end) }
-            state.waiter = continuation
-            return .wait
+            // A value or the end may have come in between (a drop may have moved the
+            // pending values into the batch: the oldest is taken, wherever it waits).
+            let taken = Self.take(&state)
+            if case .wait = taken { state.waiter = continuation }
+            return taken
         }
         switch ready {
         case let .value(value): continuation.resume(returning: value)

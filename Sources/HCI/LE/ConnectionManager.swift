@@ -137,9 +137,10 @@ public final class ConnectionManager {
     public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
 
     /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
-    /// cancelled and ``ConnectionError/connectionTimeout`` thrown. With `setUp`, the link's
+    /// cancelled and ``ConnectionError/connectionTimeout`` thrown; with a nil `timeout` it
+    /// waits until the peer answers or ``cancelConnect()`` is called. With `setUp`, the link's
     /// remote features are read and data length and PHY raised when both sides can.
-    public func connect(to address: BluetoothAddress, type: AddressType, timeout: Duration = .seconds(10),
+    public func connect(to address: BluetoothAddress, type: AddressType, timeout: Duration? = .seconds(10),
                         parameters: LEConnectionRequest = .init(), setUp: Bool = true) async throws(ConnectionError) -> LEConnection {
         guard case .idle = attempt else { throw .busy }
         guard let info = controller.info else { throw .hci(.notRunning) }
@@ -157,13 +158,16 @@ public final class ConnectionManager {
             attempt = .idle
             throw .hci(error)
         }
+        // No timeout (nil): no timer; the attempt waits until a peer answers or it is cancelled.
         let clock = controller.clock
-        let timer = Task { @BluetoothActor [weak self] in
-            do { try await clock.sleep(for: timeout) } catch { return }
-            self?.abandonAttempt(.connectionTimeout)
+        let timer = timeout.map { timeout in
+            Task { @BluetoothActor [weak self] in
+                do { try await clock.sleep(for: timeout) } catch { return }
+                self?.abandonAttempt(.connectionTimeout)
+            }
         }
         let result = await outcome.value()
-        timer.cancel()
+        timer?.cancel()
         let handle = try result.get()
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
