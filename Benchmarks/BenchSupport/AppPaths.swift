@@ -230,7 +230,7 @@ public final class CentralValuesPath {
         host = try await BluetoothHost(transport: peer, store: store, cacheEnabled: false, logger: .silent)
         let peripheral = host.central.peripheral(FloodPeripheral.identifier)
         try await peripheral.connect()
-        values = try await peripheral.values(of: FloodPeripheral.characteristic)
+        values = try await peripheral.values(of: FloodPeripheral.characteristic, capacity: .max)
         await peer.gate.subscribed.wait()
     }
 

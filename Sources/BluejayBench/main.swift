@@ -132,7 +132,8 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
     for peripheral in peripherals { try await peripheral.connect() }
     let connectAll = clock.now - connectStart
     var streams: [PeripheralValues] = []
-    for peripheral in peripherals { streams.append(try await peripheral.values(of: flood)) }
+    // Unbounded: the bench takes every value of the flood it asked for, and counts them.
+    for peripheral in peripherals { streams.append(try await peripheral.values(of: flood, capacity: .max)) }
     let countBytes: [UInt8] = withUnsafeBytes(of: UInt32(count).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
     let payloadBytes: [UInt8] = withUnsafeBytes(of: UInt16(payload).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
     let command: [UInt8] = [0x01] + countBytes + payloadBytes
@@ -165,7 +166,7 @@ func l2capRun(transport: String, address: String, octets: Int, runs: Int) async 
     try await peripheral.connect()
     let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
     let echo = CharacteristicIdentifier(uuid: "B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    let notified = try await peripheral.values(of: echo)
+    let notified = try await peripheral.values(of: echo, capacity: .max)
     let channel = try await peripheral.openL2CAPChannel(psm: 0x0080)
     let data = (0..<octets).map { UInt8(truncatingIfNeeded: $0 &* 31) }
     let clock = ContinuousClock()

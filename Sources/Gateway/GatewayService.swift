@@ -241,7 +241,9 @@ public final class GatewayService {
         for rule in entry.rule.subscribe {
             work.append(Task {
                 do {
-                    for try await value in try await entry.peripheral.values(of: rule.characteristic) {
+                    // Unbounded here, as before streams had a capacity: a drop would go
+                    // unreported by the gateway's counters (issue 53 item 4 bounds it).
+                    for try await value in try await entry.peripheral.values(of: rule.characteristic, capacity: .max) {
                         await self.publishValue(value, of: rule, at: entry.address)
                     }
                 } catch {

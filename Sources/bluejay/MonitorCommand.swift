@@ -117,7 +117,8 @@ enum MonitorSession {
                     try await peripheral.connect(timeoutRetries: options.retries, disconnectRetries: options.retries,
                                                  connectionTimeout: options.connectionTimeout)
                     let handle = try await peripheral.valueHandle(of: target)
-                    for try await value in try await peripheral.values(of: target) {
+                    // Every value printed: a stalled stdout holds the stream, nothing is dropped.
+                    for try await value in try await peripheral.values(of: target, capacity: .max) {
                         defer { flushStandardOutput() }  // a line per value as it comes, also into a pipe
                         if options.json {
                             print(JSONValue.object(["address": .string(address), "handle": .number(Int(handle.rawValue)), "value": .string(value.hexString())]).compact)
