@@ -373,7 +373,17 @@ public final class GatewayService {
 
     private func scan(_ central: Central) async {
         let forwarding = configuration.advertisements
-        for await discovery in central.startScanning(allowDuplicates: forwarding != .off || leases != nil) {
+        do {
+            try await scan(central, forwarding)
+        } catch {
+            // The scan could not start, or the controller went: the scan ends as a stopped
+            // one does, and the log says why.
+            logger.warning("scanning: \(error)")
+        }
+    }
+
+    private func scan(_ central: Central, _ forwarding: AdvertisementForwarding) async throws {
+        for try await discovery in central.startScanning(allowDuplicates: forwarding != .off || leases != nil) {
             let identifier = discovery.peripheralIdentifier
             let key = identifier.address.description.uppercased()
             if bound[key] == nil, let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) }) {

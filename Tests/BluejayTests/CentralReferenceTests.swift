@@ -35,7 +35,7 @@ struct CentralReferenceTests {
         fake.deliverEvent(Self.report(connectable, connectable: true, scannable: true, isScanResponse: true))
         fake.deliverEvent(Self.report(beacon, connectable: false, scannable: false))
         var seen: [BluetoothAddress: Bool] = [:]
-        while seen.count < 2, let discovery = await found.next() {
+        while seen.count < 2, let discovery = try await found.next() {
             seen[discovery.peripheralIdentifier.address] = discovery.isConnectable
         }
         #expect(seen == [connectable: true, beacon: false])
@@ -98,6 +98,40 @@ struct CentralReferenceTests {
         #expect(try await values.next() == [3])
         #expect(stream.droppedCount == 1)
         await peripheral.disconnect()
+        await Task { @BluetoothActor in host.close() }.value
+    }
+
+    @Test func aSecondScanFailsWhileOneRunsAndAScanThatCannotStartThrows() async throws {
+        let fake = FakeController()
+        let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(atPath: store.path) }
+        let host = try await BluetoothHost(transport: fake, store: store, logger: .silent)
+        let central = await Task { @BluetoothActor in Central(host: host) }.value
+        let first = await Task { @BluetoothActor in central.startScanning() }.value
+        #expect(await Task { @BluetoothActor in central.isScanning }.value)
+
+        // BlueCap's rule: the second fails with isScanning; the first goes on.
+        let second = await Task { @BluetoothActor in central.startScanning() }.value
+        do {
+            for try await _ in second {}
+            Issue.record("a second scan ran beside the first")
+        } catch {
+            #expect("\(error)" == "\(BluejayError.alreadyScanning)")
+        }
+        #expect(await Task { @BluetoothActor in central.isScanning }.value)
+        await central.stopScanning()
+        for try await _ in first {}
+        #expect(await Task { @BluetoothActor in !central.isScanning }.value)
+
+        // A scan the controller refuses (LE Set Scan Enable: Command Disallowed) throws why.
+        fake.update { $0.failures[LESetScanEnable.opcode.rawValue] = .commandDisallowed }
+        let refused = await Task { @BluetoothActor in central.startScanning() }.value
+        do {
+            for try await _ in refused {}
+            Issue.record("a scan the controller refused ended as if stopped")
+        } catch {
+            #expect("\(error)".contains("commandDisallowed") || "\(error)".contains("Command Disallowed"), "\(error)")
+        }
         await Task { @BluetoothActor in host.close() }.value
     }
 }

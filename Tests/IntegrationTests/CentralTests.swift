@@ -34,7 +34,7 @@ extension IntegrationTests {
         defer { central.close() }
         // The scan finds all four (each once: duplicates filtered).
         var found: [String] = []
-        for await discovery in central.startScanning(forServiceUUIDs: [BluetoothUUID(UInt16(0x180D))]) {
+        for try await discovery in central.startScanning(forServiceUUIDs: [BluetoothUUID(UInt16(0x180D))]) {
             found.append(discovery.peripheralIdentifier.address.description)
             if found.count == 4 { break }
         }
@@ -156,7 +156,7 @@ extension IntegrationTests {
         // The loop ends only because the scan's timeout ends the stream (no break, no
         // stopScanning); what it found, if anything on a busy machine, is the peer alone.
         var found: [PeripheralIdentifier] = []
-        for await discovery in manager.startScanning(forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2)) {
+        for try await discovery in manager.startScanning(forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2)) {
             found.append(discovery.peripheral)
         }
         let peerAddress: String = peer.address

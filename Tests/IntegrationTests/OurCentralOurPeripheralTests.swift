@@ -39,7 +39,7 @@ extension IntegrationTests {
         central.host.security.policy = PairingPolicy(ioCapability: .keyboardOnly)
         central.host.security.delegate = typing
         var found: PeripheralIdentifier?
-        for await discovery in central.startScanning(forServiceUUIDs: [Self.periphService]) {
+        for try await discovery in central.startScanning(forServiceUUIDs: [Self.periphService]) {
             found = discovery.peripheralIdentifier
             break
         }

@@ -2,6 +2,7 @@ import BluetoothCore
 import FoundationEssentials
 import GATT
 import HCI
+import Synchronization
 
 /// Many peripherals on one adapter: BlueCap's `CentralManager`, with async/await and
 /// `AsyncSequence`s where BlueCap has futures and future streams. For a gateway: one
@@ -35,7 +36,8 @@ public final class Central {
     private var links: [ConnectionHandle: Peripheral] = [:]
     /// Connection attempts take turns: the controller has one initiator.
     let initiator = OperationQueue()
-    private var scanContinuation: AsyncStream<ScanDiscovery>.Continuation?
+    /// The scan of ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``, while one runs.
+    private var scan: ScanRun?
     /// Which scan is the current one: a stream that ends stops only its own scan.
     private var scanGeneration = 0
     /// The streams of ``whenStateChanges()``.
@@ -69,28 +71,44 @@ public final class Central {
 
     /// The host closed: the scan and every peripheral's streams end.
     func hostClosed() {
-        scanContinuation?.finish()
+        scan?.continuation.finish(throwing: BluejayError.bluetoothUnavailable)
+        scan = nil
         for peripheral in known.values { peripheral.closed() }
         poweredOff()
     }
 
     // MARK: - Scanning
 
+    /// Whether a scan runs (BlueCap's `isScanning`): from ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``
+    /// until it is stopped, times out or fails, or its consumer lets go of it.
+    public var isScanning: Bool { scan?.isLive ?? false }
+
     /// Scans (actively) and yields each peripheral advertising one of `uuids` (any, when nil
-    /// or empty) once, or every advertisement with `allowDuplicates`. One scan at a time: a
-    /// new one ends the last. Ends when ``stopScanning()`` is called, the consumer stops, or
-    /// `timeout` has passed (BlueCap's scan timeout; where BlueCap fails with
-    /// `serviceScanTimeout` when nothing was found, the stream here simply ends, empty). At
-    /// most `capacity` discoveries wait for a consumer that does not keep up, the newest
-    /// kept (BlueCap's stream capacity).
+    /// or empty) once, or every advertisement with `allowDuplicates`. One scan at a time, as
+    /// BlueCap's: while one runs (``isScanning``), another fails at once with
+    /// ``BluejayError/alreadyScanning`` (BlueCap's `isScanning` error) and the first goes on.
+    /// The stream throws when the scan cannot start (the controller's error) or the
+    /// controller is lost (``BluejayError/bluetoothUnavailable``); it ends when
+    /// ``stopScanning()`` is called, the consumer stops, or `timeout` has passed (BlueCap's
+    /// scan timeout; where BlueCap fails with `serviceScanTimeout` when nothing was found, the
+    /// stream here simply ends, empty). At most `capacity` discoveries wait for a consumer
+    /// that does not keep up, the newest kept (BlueCap's stream capacity).
     public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
-                              allowDuplicates: Bool = false) -> AsyncStream<ScanDiscovery> {
-        scanContinuation?.finish()
+                              allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<ScanDiscovery, any Error>.makeStream(
+            bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
+        guard !isScanning else {
+            continuation.finish(throwing: BluejayError.alreadyScanning)
+            return stream
+        }
         scanGeneration += 1
         let generation = scanGeneration
-        let (stream, continuation) = AsyncStream<ScanDiscovery>.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
-        scanContinuation = continuation
-        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in await self?.scanEnded(generation) } }
+        let run = ScanRun(continuation)
+        scan = run
+        continuation.onTermination = { _ in
+            run.release()
+            Task { @BluetoothActor [weak self] in await self?.scanEnded(generation) }
+        }
         if let timeout {
             Task { [weak self] in
                 try? await Task.sleep(for: timeout)
@@ -102,13 +120,13 @@ public final class Central {
         Task {
             if host.scanner.isScanning { try? await host.scanner.stop() }
             guard generation == scanGeneration else { return }
-            do {
+            do throws(HCIError) {
                 try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { discovery in
                     continuation.yield(ScanDiscovery(discovery))
                 }
                 await scanStarted(generation)
             } catch {
-                continuation.finish()
+                continuation.finish(throwing: BluejayError.hci(error))
             }
         }
         return stream
@@ -119,16 +137,16 @@ public final class Central {
         await stopScanning()
     }
 
-    /// A scan that started after it was already stopped (or replaced) is stopped again.
+    /// A scan that started after it was already stopped is stopped again.
     private func scanStarted(_ generation: Int) async {
-        if generation != scanGeneration, host.scanner.isScanning, scanContinuation == nil { try? await host.scanner.stop() }
+        if generation != scanGeneration, host.scanner.isScanning, scan == nil { try? await host.scanner.stop() }
     }
 
     /// Stops the scan.
     public func stopScanning() async {
         scanGeneration += 1
-        scanContinuation?.finish()
-        scanContinuation = nil
+        scan?.continuation.finish()
+        scan = nil
         if host.scanner.isScanning { try? await host.scanner.stop() }
     }
 
@@ -179,4 +197,21 @@ public final class Central {
         host.linkEnded(handle)
         links.removeValue(forKey: handle)?.linkEnded(reason: reason)
     }
+}
+
+/// One scan of ``Central/startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``:
+/// its stream, and whether its consumer has let go of it. That is known at once, on the
+/// consumer's thread, where the stream's termination runs: a scan asked for right after the
+/// last one's consumer stopped is not refused while the stack's actor catches up.
+private final class ScanRun: Sendable {
+    let continuation: AsyncThrowingStream<ScanDiscovery, any Error>.Continuation
+    private let released = Mutex(false)
+
+    init(_ continuation: AsyncThrowingStream<ScanDiscovery, any Error>.Continuation) { self.continuation = continuation }
+
+    /// The consumer let go of the stream, or it ended.
+    func release() { released.withLock { $0 = true } }
+
+    /// Whether the scan still has its consumer.
+    var isLive: Bool { !released.withLock { $0 } }
 }
