@@ -52,19 +52,19 @@ public final class GATTClient {
     /// Called after a Service Changed indication with the known services it invalidated.
     public var onServicesInvalidated: (([Service]) -> Void)?
     /// The value handle of the peer's Service Changed characteristic, once subscribed.
-    public private(set) var serviceChangedHandle: AttributeHandle?
+    public internal(set) var serviceChangedHandle: AttributeHandle?
     /// Whether the peer indicates Service Changed to this client: its CCCD was written on
     /// this link (``subscribeToServiceChanged()``), or a bonded peer remembers it from an
     /// earlier one (``assumeServiceChangedSubscription()``).
-    public private(set) var isSubscribedToServiceChanged = false
+    public internal(set) var isSubscribedToServiceChanged = false
 
     /// Value listeners by value handle, in registration order (tokens only grow), so the hot
     /// path walks an array instead of sorting per value; a ``SmallMap`` because it is looked
     /// up for every notification.
-    private var listeners = SmallMap<AttributeHandle, [(token: Int, handler: (ArraySlice<UInt8>) -> Void)]>()
-    private var nextListener = 0
+    var listeners = SmallMap<AttributeHandle, [(token: Int, handler: (ArraySlice<UInt8>) -> Void)]>()
+    var nextListener = 0
     /// What is known of the peer's database; restore a cached one with ``adopt(_:)``.
-    public private(set) var database = GATTDatabase() {
+    public internal(set) var database = GATTDatabase() {
         didSet { if database != oldValue { onDatabaseChange?(database) } }
     }
     /// Called whenever ``database`` changes (something discovered, or a range invalidated).
@@ -444,244 +444,9 @@ public final class GATTClient {
         next.resume()
     }
 
-    // MARK: Notifications and indications (4.10, 4.11, 4.12.3)
-
-    /// Writes a Client Characteristic Configuration descriptor (0x2902).
-    public func configure(_ descriptorHandle: AttributeHandle, _ configuration: ClientConfiguration) async throws(GATTError) {
-        let bits = configuration.rawValue
-        try await write(descriptorHandle, [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)])
-    }
-
-    /// The Client Characteristic Configuration descriptor of the characteristic whose value
-    /// is at `valueHandle`, found with Find Information requests from the next handle until a
-    /// CCCD, the next declaration or the end of the database; nil when it has none. For
-    /// when only the value handle is known (no discovery).
-    public func clientConfigurationDescriptor(after valueHandle: AttributeHandle) async throws(GATTError) -> AttributeHandle? {
-        let declarations: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
-        var next = valueHandle
-        while next < 0xFFFF {
-            let entries: [FindInformationResponse.Entry]
-            do { entries = try await ask(FindInformationRequest(startingHandle: next + 1, endingHandle: 0xFFFF), FindInformationResponse.self).entries } catch {
-                if error.code == .attributeNotFound { return nil }
-                throw error
-            }
-            for entry in entries {
-                if entry.type == .clientCharacteristicConfiguration { return entry.handle }
-                if declarations.contains(entry.type) { return nil }
-            }
-            guard let last = entries.last?.handle, last > next else { throw .invalidResponse("Find Information did not move past \(hex(next, digits: 4))") }
-            next = last
-        }
-        return nil
-    }
-
-    /// Calls `handler` with each notified or indicated value of `valueHandle` (a view of the
-    /// received bytes: copy what you keep); returns a token for ``removeValueListener(_:)``.
-    @discardableResult
-    public func addValueListener(_ valueHandle: AttributeHandle, _ handler: @escaping (ArraySlice<UInt8>) -> Void) -> Int {
-        nextListener += 1
-        let listener = (token: nextListener, handler: handler)
-        if listeners.update(valueHandle, { $0.append(listener) }) == nil { listeners[valueHandle] = [listener] }
-        return nextListener
-    }
-
-    /// Stops a listener added with ``addValueListener(_:_:)``.
-    public func removeValueListener(_ token: Int) {
-        for handle in listeners.keys { listeners.update(handle) { $0.removeAll { $0.token == token } } }
-        listeners.removeAll { $0.isEmpty }
-    }
-
-    private func deliver(_ handle: AttributeHandle, _ value: ArraySlice<UInt8>, indication: Bool) {
-        if indication, handle == serviceChangedHandle {
-            serviceChanged(value)
-        }
-        onValue?(handle, value, indication)
-        guard let handlers = listeners[handle] else {
-            if handle != serviceChangedHandle { onUnhandledValue?(handle, value) }
-            return
-        }
-        // In registration order, so several listeners see values in the same order.
-        for listener in handlers { listener.handler(value) }
-    }
-
-    // MARK: Service Changed (Part G, 7.1)
-
-    /// Subscribes to the peer's Service Changed indications when it has the characteristic;
-    /// returns whether it does. Each indication drops what was discovered in its range.
-    /// Does nothing (and returns true) when the client is already subscribed, including by
-    /// ``assumeServiceChangedSubscription()``.
-    @discardableResult
-    public func subscribeToServiceChanged() async throws(GATTError) -> Bool {
-        if isSubscribedToServiceChanged { return true }
-        let characteristic: Characteristic
-        do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute, includingSecondary: false) } catch {
-            switch error {
-            case .serviceNotFound, .characteristicNotFound: return false
-            default: throw error
-            }
-        }
-        guard characteristic.properties.contains(.indicate) else { return false }
-        serviceChangedHandle = characteristic.valueHandle
-        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
-            return false
-        }
-        try await configure(cccd.handle, .indicate)
-        isSubscribedToServiceChanged = true
-        return true
-    }
-
-    /// Takes the Service Changed subscription as standing without writing its CCCD: what a
-    /// bonded peer keeps across connections (Core 6.0 Vol 3 Part G §2.5.2 and §3.3.3.3).
-    /// The characteristic must be in the known database (adopt a cached one first); from
-    /// now on its indications invalidate what they cover. Returns whether it was found.
-    @discardableResult
-    public func assumeServiceChangedSubscription() -> Bool {
-        guard let service = database.service(.genericAttribute),
-              let characteristic = database.characteristics[service.handle]?.first(where: { $0.uuid == .serviceChanged }),
-              characteristic.properties.contains(.indicate) else { return false }
-        serviceChangedHandle = characteristic.valueHandle
-        isSubscribedToServiceChanged = true
-        return true
-    }
-
-    /// Undoes ``assumeServiceChangedSubscription()`` when the link turned out not to be the
-    /// bonded one it was assumed to be: the next ``subscribeToServiceChanged()`` writes the
-    /// CCCD. Indications at the handle are still recognised.
-    public func forgetAssumedServiceChangedSubscription() {
-        isSubscribedToServiceChanged = false
-    }
-
-    private func serviceChanged(_ value: ArraySlice<UInt8>) {
-        // An affected range of 0x0001…0xFFFF when the value is malformed: rediscover everything.
-        var range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF
-        if value.count == 4 {
-            var fields = ByteReader(value)
-            guard let start = try? AttributeHandle(from: &fields), let end = try? AttributeHandle(from: &fields) else { return }
-            if start <= end { range = start...end }
-        }
-        let dropped = database.services.filter { $0.handles.overlaps(range) }
-        invalidate(range)
-        onServiceChanged?(range)
-        onServicesInvalidated?(dropped)
-    }
-
-    // MARK: Lazy discovery
-
-    /// The service `uuid`, discovered on first use: a primary one by UUID (Find By Type
-    /// Value), else, with `includingSecondary`, a secondary one (the secondary-service
-    /// sweep). The stack's own lookups of the GATT service leave secondary ones out: that
-    /// service is a server's own, declared primary, and a sweep would cost every link a
-    /// request.
-    public func service(_ uuid: BluetoothUUID, includingSecondary: Bool = true) async throws(GATTError) -> Service {
-        if let known = database.service(uuid) { return known }
-        guard !database.isComplete else { throw .serviceNotFound(uuid) }
-        if let found = try await discoverPrimaryServices(uuid: uuid).first {
-            database.insert(found)
-            return found
-        }
-        guard includingSecondary else { throw .serviceNotFound(uuid) }
-        let secondaries = try await discoverSecondaryServices()
-        for secondary in secondaries { database.insert(secondary) }
-        guard let found = secondaries.first(where: { $0.uuid == uuid }) else { throw .serviceNotFound(uuid) }
-        return found
-    }
-
-    /// The characteristic `uuid` of service `serviceUUID`, discovering the service and its
-    /// characteristics on first use.
-    public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID,
-                               includingSecondary: Bool = true) async throws(GATTError) -> Characteristic {
-        let service = try await service(serviceUUID, includingSecondary: includingSecondary)
-        guard let found = try await characteristics(of: service).first(where: { $0.uuid == uuid }) else {
-            throw .characteristicNotFound(uuid, service: serviceUUID)
-        }
-        return found
-    }
-
-    /// The characteristics of `service`, discovered on first use.
-    public func characteristics(of service: Service) async throws(GATTError) -> [Characteristic] {
-        if let known = database.characteristics[service.handle] { return known }
-        let found = try await discoverCharacteristics(in: service)
-        database.characteristics[service.handle] = found
-        return found
-    }
-
-    /// The descriptors of `characteristic`, discovered on first use.
-    public func descriptors(of characteristic: Characteristic) async throws(GATTError) -> [Descriptor] {
-        if let known = database.descriptors[characteristic.valueHandle] { return known }
-        let found = try await discoverDescriptors(of: characteristic)
-        database.descriptors[characteristic.valueHandle] = found
-        return found
-    }
-
-    /// The whole tree — every primary and secondary service, their included services,
-    /// characteristics and descriptors — discovering only what is not known yet, in the
-    /// order of the GATT conformance tests (and BlueZ's client): primary services, secondary
-    /// services, the includes of every service, then service by service its characteristics
-    /// and their descriptors.
-    @discardableResult
-    public func discoverAll() async throws(GATTError) -> GATTDatabase {
-        if !database.isComplete {
-            let services = try await discoverPrimaryServices() + discoverSecondaryServices()
-            database = GATTDatabase(services: services, isComplete: true, includes: database.includes.filter { key, _ in services.contains { $0.handle == key } },
-                                    characteristics: database.characteristics.filter { key, _ in services.contains { $0.handle == key } },
-                                    descriptors: database.descriptors)
-        }
-        // A secondary service the sweep did not show (a server that refused the group type)
-        // is still reached through an include, and its own includes are followed in turn.
-        var next = 0
-        while next < database.services.count {
-            let service = database.services[next]
-            next += 1
-            guard database.includes[service.handle] == nil else { continue }
-            let includes = try await findIncludedServices(in: service)
-            database.includes[service.handle] = includes
-            for include in includes where !database.services.contains(where: { $0.handle == include.service.handle }) {
-                database.insert(include.service)
-                // Inserted in handle order: look again from the start for what is not walked.
-                next = 0
-            }
-        }
-        for service in database.services {
-            for characteristic in try await characteristics(of: service) { _ = try await descriptors(of: characteristic) }
-        }
-        return database
-    }
-
-    /// Takes `database` (e.g. from the discovery cache, once validated) as what is known, so
-    /// no discovery request is sent for anything it holds.
-    public func adopt(_ database: GATTDatabase) {
-        self.database = database
-    }
-
-    /// Turns notifications or indications of `characteristic` on or off through its CCCD.
-    public func setNotifications(_ configuration: ClientConfiguration, for characteristic: Characteristic) async throws(GATTError) {
-        switch configuration {
-        case .notify where !characteristic.properties.contains(.notify):
-            throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not notify")
-        case .indicate where !characteristic.properties.contains(.indicate):
-            throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not indicate")
-        default: break
-        }
-        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
-            throw .descriptorNotFound(.clientCharacteristicConfiguration, characteristic: characteristic.uuid)
-        }
-        try await configure(cccd.handle, configuration)
-    }
-
-    /// Forgets what was discovered in `range`, so the next use rediscovers it.
-    public func invalidate(_ range: ClosedRange<AttributeHandle>) {
-        database.invalidate(range)
-        // `serviceChangedHandle` stays: the peer keeps indicating there (our CCCD write
-        // still stands), and a range covering it (0x0001…0xFFFF is the usual one) must not
-        // make the next Service Changed go unnoticed.
-    }
-
-    /// The services discovered so far (for diagnostics and tests).
-    public var discoveredServices: [Service] { database.services }
-
     // MARK: Plumbing
 
-    private func ask<Request: ATTPDU, Response: ATTPDU>(_ request: Request, _ response: Response.Type) async throws(GATTError) -> Response {
+    func ask<Request: ATTPDU, Response: ATTPDU>(_ request: Request, _ response: Response.Type) async throws(GATTError) -> Response {
         do { return try await bearer.request(request, expecting: response) } catch { throw .att(error) }
     }
 

@@ -5,40 +5,6 @@ import FoundationEssentials
 import GATT
 import HCI
 
-/// Where a ``Peripheral``'s link stands.
-public enum PeripheralState: Sendable, Equatable {
-    /// No link, and none being made.
-    case disconnected
-    /// A connection attempt is under way (``Peripheral/connect(timeoutRetries:disconnectRetries:connectionTimeout:reconnectDelay:)``).
-    case connecting
-    /// The link is up and its GATT client ready.
-    case connected
-    /// The link dropped and the policy is reconnecting: attempt `attempt` of the
-    /// disconnect retries.
-    case reconnecting(attempt: Int)
-    /// ``Peripheral/disconnect()`` is ending the link.
-    case disconnecting
-}
-
-/// What happened to a ``Peripheral``'s link, as its event stream reports it (BlueCap's
-/// connection future stream, as events).
-public enum PeripheralEvent: Sendable, Equatable {
-    /// The link is up (after a first connect or a reconnection); listens are restored.
-    case connected
-    /// Connection attempt `attempt` found no peer in the connection timeout.
-    case connectionTimedOut(attempt: Int)
-    /// The link ended, with the controller's reason.
-    case disconnected(HCIStatus)
-    /// ``Peripheral/disconnect()`` ended the link or the attempt (BlueCap's
-    /// `forcedDisconnect`): no reconnection follows.
-    case forcedDisconnect
-    /// The policy tries again: reconnection `attempt`, after `delay`.
-    case reconnecting(attempt: Int, delay: Duration)
-    /// The policy's retries are spent (or a retry failed for good): the peripheral stays
-    /// disconnected, and its value streams end with the reason.
-    case gaveUp(reason: String)
-}
-
 /// One peripheral of a ``Central``: its link under a connection policy like BlueCap's
 /// (timeout retries, disconnect retries with backoff, listens restored after a reconnect),
 /// and its operations, one at a time in the order they were asked (Bluejay's queue rule),
@@ -56,17 +22,17 @@ public final class Peripheral {
     private weak var central: Central?
     /// The stack its links run on.
     let host: BluetoothHost
-    private let queue = OperationQueue()
+    let queue = OperationQueue()
     /// The live link's handle.
     private(set) var handle: ConnectionHandle? { didSet { publishStatus() } }
     /// What ended the last link unasked, while the policy reconnects.
     private var droppedBy: BluejayError? { didSet { publishStatus() } }
     private var policy = Policy()
     private var events: [Int: AsyncStream<PeripheralEvent>.Continuation] = [:]
-    private var listens: [CharacteristicIdentifier: Listen] = [:]
+    var listens: [CharacteristicIdentifier: Listen] = [:]
     private var nextToken = 0
     private var reconnection: Task<Void, Never>?
-    private var rssiPolling: Task<Void, Never>?
+    var rssiPolling: Task<Void, Never>?
     /// What every wait of the reconnection policy sleeps on (Bluejay's clock, when Bluejay
     /// runs on this peripheral).
     var clock = FacadeClock(ContinuousClock())
@@ -146,7 +112,7 @@ public final class Peripheral {
     /// of it take the slow path. Taken out of ``listens``, it is emptied: a value the stack's
     /// listener still brings goes nowhere.
     @BluetoothActor
-    private final class Listen {
+    final class Listen {
         var subscribers: [Int: Subscriber] = [:]
         var listener: Int?
 
@@ -187,7 +153,7 @@ public final class Peripheral {
         for continuation in events.values { continuation.yield(event) }
     }
 
-    private func takeToken() -> Int {
+    func takeToken() -> Int {
         nextToken += 1
         return nextToken
     }
@@ -427,7 +393,7 @@ public final class Peripheral {
     // MARK: - Operations, one at a time
 
     /// Runs `body` on the link's GATT client once every earlier operation is done.
-    private func operation<T: Sendable>(_ kind: OperationKind, _ characteristic: CharacteristicIdentifier? = nil,
+    func operation<T: Sendable>(_ kind: OperationKind, _ characteristic: CharacteristicIdentifier? = nil,
                                         _ body: @escaping @BluetoothActor (GATTClient) async throws(GATTError) -> T) async throws(BluejayError) -> T {
         do {
             return try await queue.run(kind) { [weak self] () async throws -> T in
@@ -490,120 +456,11 @@ public final class Peripheral {
         try await write(to: characteristic, bytes: Array(value.toBluetoothData()), type: type, timeout: timeout)
     }
 
-    // MARK: - Discovery by choice (BlueCap's)
-
-    /// Discovers the services `uuids` (every service, with their characteristics and
-    /// descriptors, when nil) and returns those found; BlueCap's `discoverServices(_:timeout:)`
-    /// with ``BluejayError/operationTimedOut(_:)`` for its `serviceDiscoveryTimeout`. What
-    /// is found stays known to the link (and the discovery cache).
-    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: Duration? = nil) async throws(BluejayError) -> [ServiceIdentifier] {
-        try await within(timeout, "service discovery") { () async throws(BluejayError) -> [ServiceIdentifier] in
-            try await self.operation(.discovery) { client throws(GATTError) in
-                guard let uuids else { return try await client.discoverAll().services.map { ServiceIdentifier(uuid: $0.uuid) } }
-                var found: [ServiceIdentifier] = []
-                for uuid in uuids {
-                    do throws(GATTError) { found.append(ServiceIdentifier(uuid: try await client.service(uuid).uuid)) } catch {
-                        if case .serviceNotFound = error { continue }
-                        throw error
-                    }
-                }
-                return found
-            }
-        }
-    }
-
-    /// Every service (BlueCap's `discoverAllServices(timeout:)`).
-    public func discoverAllServices(timeout: Duration? = nil) async throws(BluejayError) -> [ServiceIdentifier] {
-        try await discoverServices(nil, timeout: timeout)
-    }
-
-    /// Discovers the characteristics `uuids` of `service` (all of them when nil) and returns
-    /// those found: BlueCap's `Service.discoverCharacteristics(_:timeout:)`, with
-    /// ``BluejayError/operationTimedOut(_:)`` for its `characteristicDiscoveryTimeout`.
-    /// Throws ``BluejayError/missingService(_:)`` when the peripheral has no such service.
-    public func discoverCharacteristics(_ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
-                                        timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
-        try await within(timeout, "characteristic discovery of \(service)") { () async throws(BluejayError) -> [CharacteristicIdentifier] in
-            try await self.operation(.discovery, CharacteristicIdentifier(uuid: service.uuid, service: service)) { client throws(GATTError) in
-                let characteristics = try await client.characteristics(of: try await client.service(service.uuid))
-                return characteristics.filter { uuids?.contains($0.uuid) ?? true }.map { CharacteristicIdentifier(uuid: $0.uuid, service: service) }
-            }
-        }
-    }
-
-    /// Every characteristic of `service` (BlueCap's `discoverAllCharacteristics(timeout:)`).
-    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
-        try await discoverCharacteristics(nil, of: service, timeout: timeout)
-    }
-
-    /// Runs `body`, giving up with ``BluejayError/operationTimedOut(_:)`` (naming `what`)
-    /// after `timeout` (never, when nil). The body itself runs on: its queue turn ends
-    /// when its request is answered or the link goes.
-    private func within<T: Sendable>(_ timeout: Duration?, _ what: String,
-                                     _ body: @escaping @BluetoothActor () async throws(BluejayError) -> T) async throws(BluejayError) -> T {
-        guard let timeout else { return try await body() }
-        let outcome = Expectation<Result<T, BluejayError>>()
-        let clock = clock
-        let work = Task { @BluetoothActor in
-            do throws(BluejayError) { outcome.fulfill(.success(try await body())) } catch { outcome.fulfill(.failure(error)) }
-        }
-        let timer = Task { @BluetoothActor in
-            do { try await clock.sleep(for: timeout) } catch { return }
-            outcome.fulfill(.failure(.operationTimedOut(what)))
-        }
-        let result = await withTaskCancellationHandler {
-            await outcome.value()
-        } onCancel: {
-            work.cancel()
-        }
-        timer.cancel()
-        return try result.get()
-    }
-
-    /// Reads the link's RSSI in dBm.
-    public func readRSSI() async throws(BluejayError) -> Int {
-        do {
-            return try await queue.run(.readRSSI) { [weak self] () async throws -> Int in
-                guard let self, let handle = self.handle else { throw BluejayError.notConnected }
-                do { return Int(try await self.host.connections.readRSSI(handle)) } catch let error as ConnectionError { throw BluejayError.connection(error) }
-            }
-        } catch let error as BluejayError { throw error } catch { throw .cancelled }
-    }
-
-    /// Reads the RSSI every `period` while connected and yields it; ends with
-    /// ``stopPollingRSSI()`` (or a new poll). At most `capacity` readings wait for a
-    /// consumer that does not keep up, the newest kept (BlueCap's
-    /// `startPollingRSSI(period:capacity:)`).
-    public func startPollingRSSI(period: Duration = .seconds(10), capacity: Int = .max) -> AsyncStream<Int> {
-        stopPollingRSSI()
-        let (stream, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
-        rssiPolling = Task { [weak self] in
-            while !Task.isCancelled {
-                guard let self else { break }
-                if self.state == .connected, let rssi = try? await self.readRSSI() { continuation.yield(rssi) }
-                do { try await Task.sleep(for: period) } catch { break }
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in Task { @BluetoothActor [weak self] in self?.stopPollingRSSI() } }
-        return stream
-    }
-
-    /// ``startPollingRSSI(period:capacity:)`` by its earlier name.
-    @available(*, deprecated, renamed: "startPollingRSSI(period:capacity:)")
-    public func startPollingRSSI(every period: Duration) -> AsyncStream<Int> { startPollingRSSI(period: period) }
-
     /// Disconnects and forgets this peripheral: the central's next ``Central/peripheral(_:)``
     /// for its identifier makes a new one (BlueCap's `terminate()`).
     public func terminate() async {
         await disconnect()
         central?.forget(self)
-    }
-
-    /// Stops the RSSI poll.
-    public func stopPollingRSSI() {
-        rssiPolling?.cancel()
-        rssiPolling = nil
     }
 
     /// Runs `backgroundTask` on a thread of its own with a ``SynchronizedPeripheral`` (whose
@@ -622,137 +479,4 @@ public final class Peripheral {
         }
     }
 
-    // MARK: - Listening
-
-    /// The values of `characteristic`, notified or indicated, once it is subscribed (this
-    /// returns when it is; the first consumer subscribes, the last one to stop
-    /// unsubscribes). Asked before the link is up, it subscribes when it comes up. The
-    /// subscription is restored after a reconnection (the stream goes on); the stream ends
-    /// with ``endListen(to:)`` or ``disconnect()``, and throws when the link is lost for good.
-    ///
-    /// At most `capacity` values wait for a consumer that falls behind (BlueCap's
-    /// `receiveNotificationUpdates(capacity:)`): past it the oldest waiting value is dropped
-    /// for the newest, and counted (``PeripheralValues/droppedCount``). `Int.max` lifts the
-    /// bound.
-    public func values(of characteristic: CharacteristicIdentifier,
-                       capacity: Int = PeripheralValues.defaultCapacity) async throws(BluejayError) -> PeripheralValues {
-        // The stream's end (the consumer let go of it, or this throws) takes the subscriber off.
-        let token = takeToken()
-        let buffer = ValueBuffer(capacity: capacity)
-        let stream = buffer.stream { [weak self] in
-            Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) }
-        }
-        let isFirst = adopt(Subscriber(deliver: { buffer.yield(Array($0)) }, finish: { buffer.finish(throwing: $0) }), of: characteristic, as: token)
-        if isFirst { try await beginListen(characteristic) }
-        return stream
-    }
-
-    /// Adds `subscriber` to `characteristic`'s listen and returns its token, and whether it
-    /// is the listen's first (then ``beginListen(_:)`` turns the notifications on). Nothing
-    /// is written here: a link that comes up later subscribes every listen.
-    func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier) -> (token: Int, isFirst: Bool) {
-        let token = takeToken()
-        return (token, adopt(subscriber, of: characteristic, as: token))
-    }
-
-    /// Adds `subscriber` under a token taken beforehand (``takeToken()``); whether it is
-    /// the listen's first.
-    private func adopt(_ subscriber: Subscriber, of characteristic: CharacteristicIdentifier, as token: Int) -> Bool {
-        if let listen = listens[characteristic] {
-            listen.subscribers[token] = subscriber
-            return false
-        }
-        let listen = Listen()
-        listen.subscribers[token] = subscriber
-        listens[characteristic] = listen
-        return true
-    }
-
-    /// Turns the notifications of a listen just begun on, when the link is up (before, the
-    /// link subscribes it as it comes up). A refusal ends the characteristic's listen with
-    /// the error, and throws it.
-    func beginListen(_ characteristic: CharacteristicIdentifier) async throws(BluejayError) {
-        guard let handle else { return }
-        do { try await subscribe(characteristic, on: handle) } catch {
-            endListen(characteristic, error)
-            throw error
-        }
-    }
-
-    /// Removes subscriber `token` (any, when nil) of `characteristic`. When none is left and
-    /// `turningOff`, the notifications are turned off (CCCD 0), as they are for a
-    /// characteristic nobody listens to here at all.
-    func remove(_ token: Int?, of characteristic: CharacteristicIdentifier, turningOff: Bool) async throws(BluejayError) {
-        // Already gone (its listen ended here): nothing of it is left to turn off.
-        if let token, listens[characteristic]?.subscribers.removeValue(forKey: token) == nil { return }
-        if let listen = listens[characteristic], !listen.subscribers.isEmpty { return }
-        let listener = removeListen(characteristic)?.listener
-        guard turningOff else {
-            // The subscription stays as it is (its CCCD is someone else's to write); its
-            // values stop coming here.
-            if let listener, let handle { host.existingClient(for: handle)?.removeValueListener(listener) }
-            return
-        }
-        guard state == .connected else { return }
-        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listener) }
-    }
-
-    /// Turns the characteristic's notifications off and ends its value streams (normally).
-    public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
-        guard let listen = removeListen(characteristic) else { return }
-        for subscriber in listen.subscribers { subscriber.finish(nil) }
-        guard state == .connected else { return }
-        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listen.listener) }
-    }
-
-    /// Turns the characteristic's notifications on and routes them to its subscribers.
-    private func subscribe(_ characteristic: CharacteristicIdentifier, on handle: ConnectionHandle) async throws(BluejayError) {
-        guard let listen = listens[characteristic] else { return }
-        let listener = try await operation(.listen, characteristic) { client throws(GATTError) in
-            try await client.subscribe(characteristic, listen.deliver).token
-        }
-        if listens[characteristic] === listen, self.handle == handle {
-            listen.listener = listener
-        } else if let current = self.handle, current == handle {
-            // Its listen ended meanwhile (or another took its place): its values have nowhere to go.
-            host.existingClient(for: handle)?.removeValueListener(listener)
-        }
-    }
-
-    /// Subscribes every listen again on a new link (before the link counts as connected, so
-    /// no operation comes between). A characteristic gone from the database ends its listen.
-    /// The app may end a listen while another is being subscribed (its subscriber lets go,
-    /// or `endListen(to:)`): one ended before its turn is skipped, and one ended during it
-    /// keeps no value listener on the client, as in ``subscribe(_:on:)``.
-    private func restoreListens(on handle: ConnectionHandle) async throws(BluejayError) {
-        guard let client = host.existingClient(for: handle) else { throw .notConnected }
-        for (characteristic, listen) in listens where listens[characteristic] === listen {
-            do {
-                let listener = try await client.subscribe(characteristic, listen.deliver).token
-                if listens[characteristic] === listen { listen.listener = listener } else { client.removeValueListener(listener) }
-            } catch {
-                guard case .att(.disconnected) = error else {
-                    if listens[characteristic] === listen { endListen(characteristic, BluejayError.from(error, characteristic)) }
-                    continue
-                }
-                throw BluejayError.from(error, characteristic)
-            }
-        }
-    }
-
-    private func endListen(_ characteristic: CharacteristicIdentifier, _ error: (any Error)?) {
-        for subscriber in removeListen(characteristic)?.subscribers ?? [] { subscriber.finish(error) }
-    }
-
-    /// Takes `characteristic`'s listen out and empties it (a value the stack's listener
-    /// still brings goes nowhere): its subscribers, to be told, and the stack's listener.
-    private func removeListen(_ characteristic: CharacteristicIdentifier) -> (subscribers: [Subscriber], listener: Int?)? {
-        guard let listen = listens.removeValue(forKey: characteristic) else { return nil }
-        defer { listen.subscribers = [:] }
-        return (Array(listen.subscribers.values), listen.listener)
-    }
-
-    private func endListens(_ error: (any Error)?) {
-        for characteristic in Array(listens.keys) { endListen(characteristic, error) }
-    }
 }

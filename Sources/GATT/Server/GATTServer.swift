@@ -2,129 +2,6 @@ import ATT
 import BluetoothCore
 import HCI
 
-/// Why a service could not be added.
-public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// An included service is not in the database.
-    case includedServiceNotFound(BluetoothUUID)
-    /// A value is longer than 512 octets.
-    case valueTooLong(BluetoothUUID, Int)
-    /// The database has no handles left.
-    case outOfHandles
-
-    /// Readable.
-    public var description: String {
-        switch self {
-        case let .includedServiceNotFound(uuid): "included service \(uuid) is not in the database"
-        case let .valueTooLong(uuid, length): "the value of \(uuid) is \(length) octets; at most 512"
-        case .outOfHandles: "the database has no handles left"
-        }
-    }
-}
-
-/// A read a client asked for, as an app's handler sees it.
-public struct GATTReadRequest: Sendable, Equatable {
-    /// The client's link.
-    public var connection: ConnectionHandle
-    /// The characteristic value's handle.
-    public var handle: AttributeHandle
-    /// The characteristic's UUID.
-    public var uuid: BluetoothUUID
-    /// Where the client reads from (Read Blob); 0 for a Read.
-    public var offset: Int
-
-    /// A read of `handle` from `offset`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, offset: Int) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.offset = offset
-    }
-}
-
-/// A write a client made, as an app's handler sees it.
-public struct GATTWriteRequest: Sendable, Equatable {
-    /// The client's link.
-    public var connection: ConnectionHandle
-    /// The characteristic value's handle.
-    public var handle: AttributeHandle
-    /// The characteristic's UUID.
-    public var uuid: BluetoothUUID
-    /// The whole new value (a long or reliable write's parts put together).
-    public var value: [UInt8]
-    /// Whether the client waits for a response (Write Request, Execute Write) or not
-    /// (Write Command).
-    public var withResponse: Bool
-
-    /// A write of `value` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.value = value
-        self.withResponse = withResponse
-    }
-}
-
-/// A request an app is asked to authorize: a read or write of an attribute whose permissions
-/// ask for authorization (`AttributePermissions.readAuthorized`,
-/// `AttributePermissions.writeAuthorized`), asked before the request is served.
-public struct GATTAuthorizationRequest: Sendable, Equatable {
-    /// What the client asks to do.
-    public enum Access: Sendable, Equatable {
-        /// Read (Read Request, Read Blob Request).
-        case read
-        /// Write (Write Request, Write Command, Prepare Write Request).
-        case write
-    }
-
-    /// The client's link.
-    public var connection: ConnectionHandle
-    /// The attribute's handle (a characteristic value or a descriptor).
-    public var handle: AttributeHandle
-    /// The attribute's type: the characteristic's UUID for a value, the descriptor's for a
-    /// descriptor.
-    public var uuid: BluetoothUUID
-    /// Read or write.
-    public var access: Access
-    /// Where the client reads or writes from (Read Blob, Prepare Write); 0 otherwise.
-    public var offset: Int
-    /// The value (or, for a Prepare Write, the part) the client writes; empty for a read.
-    public var value: [UInt8]
-
-    /// A request to authorize `access` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0, value: [UInt8] = []) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.access = access
-        self.offset = offset
-        self.value = value
-    }
-}
-
-/// A client's subscription to one characteristic, from its CCCD.
-public struct GATTSubscription: Sendable, Equatable {
-    /// The client's link.
-    public var connection: ConnectionHandle
-    /// The characteristic value's handle.
-    public var handle: AttributeHandle
-    /// The characteristic's UUID.
-    public var uuid: BluetoothUUID
-    /// Notifications on.
-    public var notifications: Bool
-    /// Indications on.
-    public var indications: Bool
-
-    /// The subscription of `connection` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool, indications: Bool) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.notifications = notifications
-        self.indications = indications
-    }
-}
-
 /// The GATT server of a peripheral (Core Vol 3, Part G, and the ATT server of Part F): the
 /// GAP and GATT services of ``LocalGATTServer`` followed by the app's services, whose
 /// reads and writes may go to async handlers; each client's CCCDs; notifications and
@@ -168,7 +45,7 @@ public final class GATTServer: ATTServer {
     public private(set) var droppedPDUs = 0
 
     /// What the server knows of each characteristic value with a CCCD.
-    private struct Subscribable {
+    struct Subscribable {
         let uuid: BluetoothUUID
         let properties: CharacteristicProperties
         let cccd: AttributeHandle
@@ -181,12 +58,12 @@ public final class GATTServer: ATTServer {
     /// UUID of every characteristic value handle.
     private var valueUUIDs: [AttributeHandle: BluetoothUUID] = [:]
     /// Characteristic values with a CCCD, by value handle; and the value handle of each CCCD.
-    private var subscribable: [AttributeHandle: Subscribable] = [:]
-    private var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
+    var subscribable: [AttributeHandle: Subscribable] = [:]
+    var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
     /// Each client's CCCD values, by CCCD handle (absent: 0x0000).
-    private var cccds: [ConnectionHandle: [AttributeHandle: UInt16]] = [:]
+    var cccds: [ConnectionHandle: [AttributeHandle: UInt16]] = [:]
     /// The bearer of each link a client reached us on.
-    private var bearers: [ConnectionHandle: ATTBearer] = [:]
+    var bearers: [ConnectionHandle: ATTBearer] = [:]
     /// Links whose handler is running: their PDUs waiting, in order.
     private var waiting: [ConnectionHandle: [[UInt8]]] = [:]
     /// The one request the app authorized, while the table answers it.
@@ -195,7 +72,7 @@ public final class GATTServer: ATTServer {
     /// What the server keeps of a bonded client between its links (Part G, 3.3.3.3: a
     /// CCCD's value persists across connections for bonded devices; 7.1: Service Changed
     /// is indicated to a bonded client that was away when the database changed).
-    private struct BondedClient {
+    struct BondedClient {
         /// Its CCCD values, by CCCD handle.
         var cccds: [AttributeHandle: UInt16] = [:]
         /// The handles that changed while it was away.
@@ -208,9 +85,9 @@ public final class GATTServer: ATTServer {
     public var onBondedClientChanged: ((_ client: String, _ record: BondedClientRecord?) -> Void)?
 
     /// Bonded clients by their identity (the bond's identity address).
-    private var bondedClients: [String: BondedClient] = [:]
+    var bondedClients: [String: BondedClient] = [:]
     /// The bonded client on each link that has one.
-    private var clientOfLink: [ConnectionHandle: String] = [:]
+    var clientOfLink: [ConnectionHandle: String] = [:]
 
     /// A server with GAP Device Name `deviceName` and Appearance `appearance`.
     public convenience init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
@@ -329,89 +206,6 @@ public final class GATTServer: ATTServer {
             memory.changed = changed
             bondedClients[client] = memory
         }
-    }
-
-    // MARK: - Bonded clients
-
-    /// The client on `connection` is bonded as `client` (its identity address): its CCCD
-    /// values, those written on this link so far and from now on, are kept for its next
-    /// links.
-    public func bind(_ connection: ConnectionHandle, toBondedClient client: String) {
-        clientOfLink[connection] = client
-        var memory = bondedClients[client] ?? BondedClient()
-        for (cccd, bits) in cccds[connection] ?? [:] { memory.cccds[cccd] = bits }
-        bondedClients[client] = memory
-        save(client)
-    }
-
-    /// What to store of `client` now: its CCCDs and the database as served now (it is on a
-    /// link, so it sees it).
-    private func save(_ client: String) {
-        guard let onBondedClientChanged, let memory = bondedClients[client] else { return }
-        let cccds = memory.cccds.sorted { $0.key < $1.key }.compactMap { cccd, bits -> BondedClientRecord.CCCD? in
-            guard bits != 0, let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle] else { return nil }
-            return BondedClientRecord.CCCD(handle: cccd.rawValue, characteristic: entry.uuid.description, value: bits)
-        }
-        onBondedClientChanged(client, BondedClientRecord(client: client, databaseHash: base.databaseHashValue.hexString(), cccds: cccds))
-    }
-
-    /// What is kept of a client from a `record` stored by an earlier run: the CCCDs that
-    /// still configure a characteristic of the same UUID; if the database is not the one the
-    /// client saw (its hash differs), the whole range counts as changed (7.1).
-    private func remembered(_ record: BondedClientRecord) -> BondedClient {
-        var memory = BondedClient()
-        for cccd in record.cccds {
-            let handle = AttributeHandle(rawValue: cccd.handle)
-            guard let valueHandle = valueOfCCCD[handle], subscribable[valueHandle]?.uuid.description == cccd.characteristic else { continue }
-            memory.cccds[handle] = cccd.value
-        }
-        if record.databaseHash != base.databaseHashValue.hexString() { memory.changed = (0x0001, .last) }
-        return memory
-    }
-
-    /// The bonded `client` is back on `bearer`'s link (encrypted with the bond): its CCCD
-    /// values apply again (each change told as when it is written), and if the database
-    /// changed while it was away and it has Service Changed indications on, it is told
-    /// which handles. When this server has not seen it yet (a new process), `stored` is
-    /// what an earlier run kept (``onBondedClientChanged``). Returns the subscriptions
-    /// restored.
-    @discardableResult
-    public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil) -> [GATTSubscription] {
-        let connection = bearer.connection
-        bearers[connection] = bearer
-        clientOfLink[connection] = client
-        defer { save(client) }
-        guard var memory = bondedClients[client] ?? stored.map(remembered) else {
-            bondedClients[client] = BondedClient()
-            return []
-        }
-        var restored: [GATTSubscription] = []
-        for (cccd, bits) in memory.cccds.sorted(by: { $0.key < $1.key }) where bits != 0 {
-            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], cccds[connection]?[cccd] != bits else { continue }
-            cccds[connection, default: [:]][cccd] = bits
-            let subscription = GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
-                                                notifications: bits & 1 != 0, indications: bits & 2 != 0)
-            restored.append(subscription)
-            onSubscriptionChanged?(subscription)
-        }
-        if let changed = memory.changed {
-            memory.changed = nil
-            if memory.cccds[LocalGATTServer.serviceChangedCCCDHandle].map({ $0 & 0x0002 != 0 }) == true {
-                let value = changed.start.bytes + changed.end.bytes
-                Task { @BluetoothActor in try? await bearer.indicate(handle: LocalGATTServer.serviceChangedHandle, value: value[...]) }
-            }
-        }
-        bondedClients[client] = memory
-        return restored
-    }
-
-    /// Forgets what was kept for `client` (its bond was removed), here and in the store
-    /// (``onBondedClientChanged`` is told nil). A link it is on now keeps its CCCDs until
-    /// it ends, as any unbonded client's.
-    public func forgetBondedClient(_ client: String) {
-        bondedClients[client] = nil
-        for (connection, bonded) in clientOfLink where bonded == client { clientOfLink[connection] = nil }
-        onBondedClientChanged?(client, nil)
     }
 
     /// Serves the value at `handle` from `handler` from now on (nil: the stored value).
@@ -658,7 +452,7 @@ public final class GATTServer: ATTServer {
     }
 
     /// The type of the attribute at `handle`.
-    private func uuid(at handle: AttributeHandle) -> BluetoothUUID {
+    func uuid(at handle: AttributeHandle) -> BluetoothUUID {
         attributes.attribute(at: handle)?.type ?? BluetoothUUID(UInt16(0))
     }
 

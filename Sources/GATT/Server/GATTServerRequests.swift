@@ -1,0 +1,129 @@
+import ATT
+import BluetoothCore
+import HCI
+
+// What the GATT server hands an app's handlers (reads, writes, authorization), the
+// subscriptions it reports, and why a service could not be added.
+
+/// Why a service could not be added.
+public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// An included service is not in the database.
+    case includedServiceNotFound(BluetoothUUID)
+    /// A value is longer than 512 octets.
+    case valueTooLong(BluetoothUUID, Int)
+    /// The database has no handles left.
+    case outOfHandles
+
+    /// Readable.
+    public var description: String {
+        switch self {
+        case let .includedServiceNotFound(uuid): "included service \(uuid) is not in the database"
+        case let .valueTooLong(uuid, length): "the value of \(uuid) is \(length) octets; at most 512"
+        case .outOfHandles: "the database has no handles left"
+        }
+    }
+}
+
+/// A read a client asked for, as an app's handler sees it.
+public struct GATTReadRequest: Sendable, Equatable {
+    /// The client's link.
+    public var connection: ConnectionHandle
+    /// The characteristic value's handle.
+    public var handle: AttributeHandle
+    /// The characteristic's UUID.
+    public var uuid: BluetoothUUID
+    /// Where the client reads from (Read Blob); 0 for a Read.
+    public var offset: Int
+
+    /// A read of `handle` from `offset`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, offset: Int) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.offset = offset
+    }
+}
+
+/// A write a client made, as an app's handler sees it.
+public struct GATTWriteRequest: Sendable, Equatable {
+    /// The client's link.
+    public var connection: ConnectionHandle
+    /// The characteristic value's handle.
+    public var handle: AttributeHandle
+    /// The characteristic's UUID.
+    public var uuid: BluetoothUUID
+    /// The whole new value (a long or reliable write's parts put together).
+    public var value: [UInt8]
+    /// Whether the client waits for a response (Write Request, Execute Write) or not
+    /// (Write Command).
+    public var withResponse: Bool
+
+    /// A write of `value` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.value = value
+        self.withResponse = withResponse
+    }
+}
+
+/// A request an app is asked to authorize: a read or write of an attribute whose permissions
+/// ask for authorization (`AttributePermissions.readAuthorized`,
+/// `AttributePermissions.writeAuthorized`), asked before the request is served.
+public struct GATTAuthorizationRequest: Sendable, Equatable {
+    /// What the client asks to do.
+    public enum Access: Sendable, Equatable {
+        /// Read (Read Request, Read Blob Request).
+        case read
+        /// Write (Write Request, Write Command, Prepare Write Request).
+        case write
+    }
+
+    /// The client's link.
+    public var connection: ConnectionHandle
+    /// The attribute's handle (a characteristic value or a descriptor).
+    public var handle: AttributeHandle
+    /// The attribute's type: the characteristic's UUID for a value, the descriptor's for a
+    /// descriptor.
+    public var uuid: BluetoothUUID
+    /// Read or write.
+    public var access: Access
+    /// Where the client reads or writes from (Read Blob, Prepare Write); 0 otherwise.
+    public var offset: Int
+    /// The value (or, for a Prepare Write, the part) the client writes; empty for a read.
+    public var value: [UInt8]
+
+    /// A request to authorize `access` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0, value: [UInt8] = []) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.access = access
+        self.offset = offset
+        self.value = value
+    }
+}
+
+/// A client's subscription to one characteristic, from its CCCD.
+public struct GATTSubscription: Sendable, Equatable {
+    /// The client's link.
+    public var connection: ConnectionHandle
+    /// The characteristic value's handle.
+    public var handle: AttributeHandle
+    /// The characteristic's UUID.
+    public var uuid: BluetoothUUID
+    /// Notifications on.
+    public var notifications: Bool
+    /// Indications on.
+    public var indications: Bool
+
+    /// The subscription of `connection` to `handle`.
+    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool, indications: Bool) {
+        self.connection = connection
+        self.handle = handle
+        self.uuid = uuid
+        self.notifications = notifications
+        self.indications = indications
+    }
+}
