@@ -164,8 +164,9 @@ final class ValueBuffer: Sendable {
         try await next(on: #isolation)
     }
     #else
-    // Swift 6.0 and 6.1 have no nonisolated(nonsending): the caller's actor comes as an
-    // isolated parameter, which its #isolation fills in.
+    // Swift 6.0 and 6.1 cannot run a nonisolated async function on its caller's actor
+    // (SE-0461, Swift 6.2): the caller's actor comes as an isolated parameter instead,
+    // which its #isolation fills in. Both take a value already there without a hop.
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> [UInt8]? {
         try await next(on: actor)
     }
