@@ -27,7 +27,9 @@ public struct PeripheralStatistics: Sendable, Equatable {
 /// once, then up to `attempts` in all, waiting `retryDelay` before the second and twice as
 /// long before each later one (at most ``Peripheral/maximumReconnectDelay``). The link's
 /// ``Peripheral`` runs the attempts; each, and the last failure, is told to the
-/// ``ConnectionObserver``s.
+/// ``ConnectionObserver``s. Each attempt has the timeout of the connect that made the link:
+/// with none (the default), an attempt waits until the peripheral is back, as a pending
+/// connection does on iOS, and the next attempt follows only a failure.
 public struct AutoReconnectPolicy: Sendable, Equatable {
     /// Attempts in all (1: one attempt, as before there was a policy).
     public var attempts: Int
