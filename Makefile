@@ -200,7 +200,7 @@ vmtest: deps vm-deps build
 	@rm -rf $(VM_ARTIFACTS) && mkdir -p $(VM_ARTIFACTS)
 	VM_TIMEOUT=$(VMTEST_TIMEOUT) VM_RW="$(VM_ARTIFACTS)" VM_ARTIFACTS="$(VM_ARTIFACTS)" VM_ENV=VM_ARTIFACTS Fixtures/vm/run.sh Fixtures/vm/scenarios.sh
 
-# bluejay against BlueZ in the same VM (README "bluejay against BlueZ, in a VM"): our
+# bluejay against BlueZ in the same VM (docs/Benchmarks.md, "bluejay against BlueZ, in a VM"): our
 # `bluejay serve` on hci1 as the peripheral, on hci0 in turn bluejay and the kernel's host
 # stack + bluetoothd + dbus-daemon + bluetoothctl, the same jobs interleaved
 # (Fixtures/vm/bench.sh). bluejay is the board binary (`make static`: what a board runs, its
@@ -234,7 +234,7 @@ demo: deps venv
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
 
-# Every fuzz target under libFuzzer and AddressSanitizer (Fuzz/run.sh, README "Fuzzing"):
+# Every fuzz target under libFuzzer and AddressSanitizer (Fuzz/run.sh, docs/Testing.md "Fuzzing"):
 # FUZZ_TIME seconds each, or FUZZ_RUNS inputs each; FUZZ_TARGETS="att smp" picks some.
 # Seeds come from Fixtures/traces, Fixtures/real-traces and ../shared/traces (if there); a crash is left in artifacts/fuzz/.
 FUZZ_TIME    ?= 60
@@ -280,7 +280,7 @@ bench: deps venv
 # of 10,000 values, one release run), so no tolerance would pass them and still catch one
 # allocation more per value; `make bench` reports them (bench/results.json, `app`).
 #
-# Before those counts, BluetoothCrypto's constant time, measured (README "Constant time"):
+# Before those counts, BluetoothCrypto's constant time, measured (docs/Security.md "Constant time"):
 # bluejay-ct, built in release (the property belongs to the optimised code), runs dudect's
 # fixed-against-random t-test on P-256 and AES with secret inputs and fails above |t| = 10.
 # Its self-check goes first: a leak added by hand must be flagged, or the harness is broken.
@@ -300,7 +300,7 @@ bench-check:
 bench-thresholds:
 	$(BENCH_RUN) --allow-writing-to-package-directory benchmark thresholds update $(BENCH_FLAGS)
 
-# The binary for boards (README "Footprint"): release, -Osize on the command line (no
+# The binary for boards (docs/Benchmarks.md "Footprint"): release, -Osize on the command line (no
 # unsafe flag in Package.swift, so the package can be pinned by version), the Swift
 # libraries linked in
 # (--static-swift-stdlib), linked by lld: no symbols exported (--export-dynamic, which the static Swift libraries ask

@@ -2,7 +2,7 @@
 """`make vmbench`'s report: the medians of Fixtures/vm/bench.sh's runs, as bench/vm-results.json
 (objects `bluejay` and `bluez`, each with first_value_ms, bonded_first_value_ms,
 notifications_per_s, cpu_s_per_10k and peak_rss_bytes: other scripts read these keys), and
-the table README's "bluejay against BlueZ, in a VM" shows.
+the table docs/Benchmarks.md shows in "bluejay against BlueZ, in a VM".
 
     bench-report.py RUNS.jsonl --output bench/vm-results.json [--accel tcg|kvm]
 

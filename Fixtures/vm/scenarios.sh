@@ -42,14 +42,14 @@ bluejay() {
 
 # An error path ($1 describes it): bluejay must exit 1 with exactly one stderr line that names
 # the errno $2 (EBUSY, ...), and
-# the README must quote that line verbatim (its "Running on a real board" section).
+# docs/Boards.md, the page on running on a real board, must quote that line verbatim.
 expect_error() {
     local what=$1 code=$2
     echo "   $what: $ERR"
     if [ "$STATUS" != 1 ]; then fail "$what: exit status $STATUS, expected 1"; return; fi
     if [ "$(printf '%s\n' "$ERR" | wc -l)" != 1 ]; then fail "$what: expected one line on stderr"; return; fi
     if ! grep -qF -- "$code" <<< "$ERR"; then fail "$what: the message does not say $code"; return; fi
-    if ! grep -qF -- "$ERR" README.md; then fail "$what: README.md does not quote this message verbatim"; return; fi
+    if ! grep -qF -- "$ERR" docs/Boards.md; then fail "$what: docs/Boards.md does not quote this message verbatim"; return; fi
     pass "$what"
 }
 

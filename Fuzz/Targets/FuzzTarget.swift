@@ -12,9 +12,9 @@ import TraceDecoding
 /// A decoder rejecting input is fine; a trap, a sanitizer report or a broken invariant
 /// (``FuzzFailure``) is a finding.
 public struct FuzzTarget: Sendable {
-    /// The name used on the command line, for corpus folders and in the README table.
+    /// The name used on the command line, for corpus folders and in the table of docs/Testing.md.
     public let name: String
-    /// What the target drives, for `--list` and the README.
+    /// What the target drives, for `--list` and docs/Testing.md.
     public let summary: String
     /// Runs one input and returns how many units (packets, frames, PDUs, records, files) got
     /// past the first decoder, so tests can tell inputs that reach the decoders under test

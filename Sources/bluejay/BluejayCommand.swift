@@ -42,7 +42,7 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Print keys, nonces and passkeys in clear in logs and traces (for debugging; never share such output).")
     var logSecrets = false
 
-    /// Each layer's level from `BLUEJAY_LOG` (`hci=debug,att=info`; README "Logging"),
+    /// Each layer's level from `BLUEJAY_LOG` (`hci=debug,att=info`; docs/CommandLine.md, "Logging"),
     /// over `debug` with `--verbose`, else `warning`.
     static func levels(verbose: Bool) throws(LogLevelsError) -> LogLevels {
         try LogLevels(parsing: getenv("BLUEJAY_LOG").map { String(cString: $0) } ?? "", default: verbose ? .debug : .warning)

@@ -2,9 +2,10 @@ import Foundation
 import HCITestSupport
 import Testing
 
-/// The docs say only what is true: every ```swift block of README.md and of the DocC
-/// articles (Sources/Bluejay/Bluejay.docc/*.md) is type-checked against the modules this
-/// test run was built from, with `CompileFailTests.typeCheck`. One rule, no exceptions:
+/// The docs say only what is true: every ```swift block of README.md, of the pages in docs/
+/// and of the DocC articles (Sources/Bluejay/Bluejay.docc/*.md) is type-checked against the
+/// modules this test run was built from, with `CompileFailTests.typeCheck`. One rule, no
+/// exceptions:
 ///
 /// - A block whose first line is `// swift-tools-version:X.Y` is a whole `Package.swift`,
 ///   type-checked alone against the toolchain's PackageDescription at that tools version.
@@ -60,12 +61,14 @@ struct DocumentationSnippetTests {
         var blocks: [Block]
     }
 
-    /// The documents held to the rule: the README and every DocC article.
+    /// The documents held to the rule: the README, every page in docs/ (where the README's
+    /// longer sections went) and every DocC article.
     static func documents(root: URL) throws -> [String] {
-        let catalog = "Sources/Bluejay/Bluejay.docc"
-        let articles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
-            .filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
-        return ["README.md"] + articles
+        func markdown(in folder: String) throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)
+                .filter { $0.hasSuffix(".md") }.sorted().map { "\(folder)/\($0)" }
+        }
+        return try ["README.md"] + markdown(in: "docs") + markdown(in: "Sources/Bluejay/Bluejay.docc")
     }
 
     /// The ```swift blocks of `text` (the document at `document`), in order, and the line of a

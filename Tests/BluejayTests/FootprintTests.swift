@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The static `bluejay` binary stays small (README "Footprint": at most 16 MB stripped):
+/// The static `bluejay` binary stays small (docs/Benchmarks.md: at most 16 MB stripped):
 /// one `import Foundation` in a module it links pulls in the whole of Foundation with ICU's
 /// data, about 40 MB more (it happened once, with `bluejay serve`). Everything `bluejay`
 /// links imports `FoundationEssentials` at most; the gateway and the benchmarks, separate

@@ -99,15 +99,17 @@ struct TransportSpecTests {
 }
 
 extension TransportSpecTests {
-    /// Every `serial:` transport the README and the DocC articles show parses to the device
-    /// it names and to the speed and flow control it writes (an `@115200` once slipped into
-    /// the device's path).
+    /// Every `serial:` transport the README, the pages in docs/ and the DocC articles show
+    /// parses to the device it names and to the speed and flow control it writes (an
+    /// `@115200` once slipped into the device's path).
     @Test func serialTransportsInTheDocumentationParseAsWritten() throws {
         let root = DocumentationTests.packageRoot
-        let articles = try FileManager.default.contentsOfDirectory(atPath: root.path + "/Sources/Bluejay/Bluejay.docc")
-            .filter { $0.hasSuffix(".md") }.map { "Sources/Bluejay/Bluejay.docc/" + $0 }
+        func markdown(in folder: String) throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: root.path + "/" + folder)
+                .filter { $0.hasSuffix(".md") }.sorted().map { folder + "/" + $0 }
+        }
         var checked = 0
-        for file in ["README.md"] + articles {
+        for file in try ["README.md"] + markdown(in: "docs") + markdown(in: "Sources/Bluejay/Bluejay.docc") {
             let text = try String(contentsOfFile: root.path + "/" + file, encoding: .utf8)
             let pattern = /serial:[^\s`"'\]\[|)]+/
             for match in text.matches(of: pattern) {

@@ -45,7 +45,7 @@ func randomOctets(_ count: Int, _ generator: inout SystemRandomNumberGenerator) 
 /// point, one AES block, one AES-CMAC. The counts take about 15 s on a quiet 2-core
 /// machine and 40 s on a loaded one; on a quiet one they see leaks the size of the
 /// self-check's (below) at |t| 20 and more, on one whose cores are busy throughout only
-/// larger ones (README, "Constant time").
+/// larger ones (docs/Security.md, "Constant time").
 func constantTimeOperations() -> [MeasuredOperation] {
     // Peers' public keys (public inputs): one pool for both classes.
     var generator = SystemRandomNumberGenerator()
@@ -98,8 +98,8 @@ func leakyOperations() -> [MeasuredOperation] {
         // mask back into a jump, and no more time than that (about half a percent of d·G).
         // Reported, not required: how well this run could see that bug. When the machine has
         // quiet moments |t| is 20 to 110; when other processes keep both cores busy for the
-        // whole run, P-256's times spread so far that it falls to 2 to 6 (README, "Constant
-        // time").
+        // whole run, P-256's times spread so far that it falls to 2 to 6 (docs/Security.md,
+        // "Constant time").
         MeasuredOperation(name: "self-check: d·G + a branch per scalar bit", count: 10_000, required: false) { count in
             let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
                 let key = scalar(inputClass, &generator)

@@ -1,6 +1,7 @@
 // bluejay-ct: whether BluetoothCrypto's P-256 and AES run in constant time, measured rather
-// than claimed: dudect's fixed-against-random Welch t-test (README "Constant time"). Built in
-// release, the code SMP runs; `make bench-check` runs it in CI, with the self-check.
+// than claimed: dudect's fixed-against-random Welch t-test (docs/Security.md, "Constant
+// time"). Built in release, the code SMP runs; `make bench-check` runs it in CI, with the
+// self-check.
 //
 //   bluejay-ct [--scale F]                 the operations; exit 1 if any max |t| > 10
 //   bluejay-ct --self-check [--scale F]    deliberately leaky operations; exit 1 unless the
