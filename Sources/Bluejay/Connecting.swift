@@ -1,28 +1,6 @@
 import BluetoothCore
 import HCI
 
-/// Connection statistics of a peripheral, as BlueCap keeps them.
-public struct PeripheralStatistics: Sendable, Equatable {
-    /// When the last connection came up.
-    public var connectedAt: ContinuousClock.Instant?
-    /// When the last connection ended.
-    public var disconnectedAt: ContinuousClock.Instant?
-    /// Successful connections.
-    public var connectionCount = 0
-    /// Disconnections.
-    public var disconnectionCount = 0
-    /// Connection attempts that timed out.
-    public var timeoutCount = 0
-    /// Time spent connected, over all connections (the current one up to now not included).
-    public var cumulativeConnected: Duration = .zero
-
-    /// How long the current connection has lasted, if connected.
-    public var connectedFor: Duration? {
-        guard let connectedAt, disconnectedAt.map({ $0 < connectedAt }) ?? true else { return nil }
-        return ContinuousClock.now - connectedAt
-    }
-}
-
 /// How Bluejay reconnects after a disconnection it did not ask for: the first attempt at
 /// once, then up to `attempts` in all, waiting `retryDelay` before the second and twice as
 /// long before each later one (at most ``Peripheral/maximumReconnectDelay``). The link's
@@ -118,7 +96,7 @@ extension Bluejay {
                     for observer in self.observers { observer.heardConnected(peripheral) }
                 }
             } catch {
-                if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timeoutCount += 1 } }
+                if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timedOut() } }
                 operation.fail(Self.cause(error, on: host))
             }
         }, onFailure: failing { error in
@@ -146,8 +124,7 @@ extension Bluejay {
         core.state.withLock { state in
             state.link = .following(peripheral, reported: handle)
             state.shouldAutoReconnect = true
-            state.statistics[peripheral.identifier, default: PeripheralStatistics()].connectedAt = .now
-            state.statistics[peripheral.identifier, default: PeripheralStatistics()].connectionCount += 1
+            state.statistics[peripheral.identifier, default: PeripheralStatistics()].connected()
         }
         recordRestorationState()
     }
@@ -195,7 +172,7 @@ extension Bluejay {
                 for observer in self.observers { observer.reconnecting(to: identifier, attempt: attempt) }
             }
         case .connectionTimedOut:
-            core.state.withLock { $0.statistics[identifier, default: PeripheralStatistics()].timeoutCount += 1 }
+            core.state.withLock { $0.statistics[identifier, default: PeripheralStatistics()].timedOut() }
         case .connected:
             // A link the app has not heard of: a reconnection (the peripheral subscribed the
             // listens again before it reported the link).
@@ -329,11 +306,7 @@ extension Bluejay {
             // Asked for (a disconnection, or auto-reconnect turned off): no error to report.
             let expected = asked || !state.shouldAutoReconnect
             state.link = .following(peripheral, reported: nil)
-            var counted = state.statistics[identifier, default: PeripheralStatistics()]
-            counted.disconnectionCount += 1
-            counted.disconnectedAt = .now
-            if let since = counted.connectedAt { counted.cumulativeConnected += ContinuousClock.now - since }
-            state.statistics[identifier] = counted
+            state.statistics[identifier, default: PeripheralStatistics()].disconnected()
             state.offeredUnsolicited = []
             return (peripheral, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1, state.hasDisconnectHandler)
         }

@@ -28,8 +28,18 @@ import Synchronization
 /// its app's main thread is busy.
 @BluetoothActor
 public final class Central {
-    /// The stack this central runs on.
-    public let host: BluetoothHost
+    /// The stack this central runs on (a new one after each ``reset()``).
+    public private(set) var host: BluetoothHost
+    /// How to open the transport again for ``reset()``: nil for a central handed a host, or
+    /// once closed.
+    var reopening: Reopening?
+    /// The reset under way, if one is: every caller of ``reset()`` meanwhile waits for it.
+    var resetting: Task<Result<Void, BluejayError>, Never>?
+    /// When a scan first reported each peripheral not asked for yet (at most
+    /// ``sightingLimit``): a peripheral made later takes its entry as its `discoveredAt`.
+    private var sightings: [PeripheralIdentifier: ContinuousClock.Instant] = [:]
+    /// The most sightings kept; past it, the oldest is forgotten.
+    nonisolated static let sightingLimit = 1024
     /// Every peripheral asked for, by identifier.
     private var known: [PeripheralIdentifier: Peripheral] = [:]
     /// The peripheral on each live link.
@@ -42,16 +52,35 @@ public final class Central {
     private var scanGeneration = 0
     /// The streams of ``whenStateChanges()``.
     var stateWatchers: [AsyncStream<ManagerState>.Continuation] = []
+    /// The state they heard last.
+    var announced: ManagerState = .poweredOn
 
-    /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up.
+    /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up;
+    /// ``reset()`` opens it again the same way. `openTransport`, when given, opens it
+    /// instead (as ``StartOptions/openTransport``).
     public convenience init(transport: String, capture: String? = nil, store: StoreDirectory = .standard,
-                            logger: HCILogger = .standardError) async throws(BluejayError) {
-        self.init(host: try await BluetoothHost(transport: transport, capture: capture, store: store, logger: logger))
+                            logger: HCILogger = .standardError, openTransport: TransportOpener? = nil) async throws(BluejayError) {
+        let reopening = Reopening(transport: transport, capture: try BluetoothHost.openCapture(capture), store: store,
+                                  logger: logger, opener: openTransport)
+        let host: BluetoothHost
+        do { host = try await reopening.open() } catch {
+            reopening.capture?.close()
+            throw error
+        }
+        self.init(host: host)
+        self.reopening = reopening
     }
 
     /// A central on a stack already up. It takes the host's disconnection callback and
-    /// becomes the host's ``BluetoothHost/central``.
+    /// becomes the host's ``BluetoothHost/central``. It cannot ``reset()``: it did not open
+    /// the transport.
     public init(host: BluetoothHost) {
+        self.host = host
+        attach(host)
+    }
+
+    /// Runs on `host` from now on: the host's central, hearing its links end.
+    func attach(_ host: BluetoothHost) {
         self.host = host
         host.register(self)
         host.connections.onDisconnection = { [weak self] link, reason in
@@ -59,9 +88,13 @@ public final class Central {
         }
     }
 
-    /// Stops scanning, ends every link and closes the stack.
+    /// Stops scanning, ends every link and closes the stack for good (no ``reset()`` after).
     public func close() {
+        let capture = reopening?.capture
+        reopening = nil
         host.close()
+        capture?.close()
+        stateChanged()
     }
 
     /// Bluejay let go of the host: its peripherals no longer report to it.
@@ -71,10 +104,9 @@ public final class Central {
 
     /// The host closed: the scan and every peripheral's streams end.
     func hostClosed() {
-        scan?.continuation.finish(throwing: BluejayError.bluetoothUnavailable)
-        scan = nil
+        endScan(throwing: BluejayError.bluetoothUnavailable)
         for peripheral in known.values { peripheral.closed() }
-        poweredOff()
+        stateChanged()
     }
 
     // MARK: - Scanning
@@ -121,15 +153,24 @@ public final class Central {
             if host.scanner.isScanning { try? await host.scanner.stop() }
             guard generation == scanGeneration else { return }
             do throws(HCIError) {
-                try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { discovery in
-                    continuation.yield(ScanDiscovery(discovery))
+                try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { [weak self] discovery in
+                    let found = ScanDiscovery(discovery)
+                    self?.sighted(found.peripheralIdentifier)
+                    continuation.yield(found)
                 }
                 await scanStarted(generation)
             } catch {
-                continuation.finish(throwing: BluejayError.hci(error))
+                // A scan that could not start because the controller was lost says so.
+                continuation.finish(throwing: host.controller.failure != nil ? BluejayError.bluetoothUnavailable : BluejayError.hci(error))
             }
         }
         return stream
+    }
+
+    /// The scan running, if any, ends with `error` (its controller was lost).
+    func endScan(throwing error: BluejayError) {
+        scan?.continuation.finish(throwing: error)
+        scan = nil
     }
 
     private func scanEnded(_ generation: Int) async {
@@ -152,12 +193,26 @@ public final class Central {
 
     // MARK: - Peripherals
 
-    /// The peripheral object for `identifier` (the same one every time).
+    /// The peripheral object for `identifier` (the same one every time, until a ``reset()``).
     public func peripheral(_ identifier: PeripheralIdentifier) -> Peripheral {
         if let peripheral = known[identifier] { return peripheral }
-        let peripheral = Peripheral(identifier: identifier, central: self)
+        let peripheral = Peripheral(identifier: identifier, central: self, discoveredAt: sightings.removeValue(forKey: identifier))
         known[identifier] = peripheral
         return peripheral
+    }
+
+    /// A scan reported `identifier`: its peripheral's statistics, or a sighting kept for the
+    /// peripheral made later, note when it was first seen.
+    private func sighted(_ identifier: PeripheralIdentifier) {
+        if let peripheral = known[identifier] {
+            if peripheral.statistics.discoveredAt == nil { peripheral.statistics.discovered() }
+            return
+        }
+        guard sightings[identifier] == nil else { return }
+        if sightings.count >= Self.sightingLimit, let oldest = sightings.min(by: { $0.value < $1.value })?.key {
+            sightings[oldest] = nil
+        }
+        sightings[identifier] = .now
     }
 
     /// Every peripheral asked for (BlueCap's `retrievePeripherals()`).
@@ -183,6 +238,12 @@ public final class Central {
     /// address, see ``PeripheralIdentifier/uuid``).
     public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [Peripheral] {
         retrievePeripherals().filter { identifiers.contains($0.identifier.uuid) }
+    }
+
+    /// Forgets every peripheral (a ``reset()``): their links went with the host.
+    func forgetAll() {
+        known = [:]
+        links = [:]
     }
 
     /// Forgets `peripheral` (``Peripheral/terminate()``): the next ``peripheral(_:)`` for its

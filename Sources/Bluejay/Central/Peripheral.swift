@@ -25,6 +25,8 @@ public final class Peripheral {
     let queue = OperationQueue()
     /// The live link's handle.
     private(set) var handle: ConnectionHandle? { didSet { publishStatus() } }
+    /// Its connections counted since discovery (BlueCap's names: PeripheralConnectionStatistics.swift).
+    public internal(set) var statistics: PeripheralStatistics
     /// What ended the last link unasked, while the policy reconnects.
     private var droppedBy: BluejayError? { didSet { publishStatus() } }
     private var policy = Policy()
@@ -125,10 +127,12 @@ public final class Peripheral {
     /// The longest wait between two reconnection attempts (the backoff doubles up to it).
     public nonisolated static let maximumReconnectDelay: Duration = .seconds(30)
 
-    init(identifier: PeripheralIdentifier, central: Central) {
+    init(identifier: PeripheralIdentifier, central: Central, discoveredAt: ContinuousClock.Instant?) {
         self.identifier = identifier
         self.central = central
         self.host = central.host
+        statistics = PeripheralStatistics(since: .now)
+        if let discoveredAt { statistics.discovered(at: discoveredAt) }
     }
 
 
@@ -181,6 +185,8 @@ public final class Peripheral {
 
     /// Connects under `policy` (the public connect's, or Bluejay's).
     func connect(under policy: Policy) async throws(BluejayError) {
+        // Its central was reset or closed: the peripheral of the new stack is asked for anew.
+        guard !host.isClosed else { throw .bluetoothUnavailable }
         switch state {
         case .connected: throw .alreadyConnected
         case .connecting, .reconnecting, .disconnecting: throw .alreadyConnecting
@@ -272,6 +278,7 @@ public final class Peripheral {
             } catch let error as ConnectionError {
                 switch error {
                 case .connectionTimeout:
+                    statistics.timedOut()
                     emit(.connectionTimedOut(attempt: attempt))
                     if attempt < attempts { continue }
                     state = .disconnected
@@ -303,6 +310,7 @@ public final class Peripheral {
                 throw error
             }
             droppedBy = nil
+            statistics.connected()
             state = .connected
             emit(.connected)
             return
@@ -317,6 +325,7 @@ public final class Peripheral {
         handle = nil
         // A link lost while it was being set up: the attempt under way reports it.
         if attempt == .settingUp || state == .connecting { return }
+        statistics.disconnected()
         for listen in listens.values { listen.listener = nil }
         emit(.disconnected(reason))
         let asked = state == .disconnecting

@@ -73,3 +73,23 @@ extension Peripheral {
         return try result.get()
     }
 }
+
+/// What discovery found, as BlueCap's peripheral keeps it.
+extension Peripheral {
+    /// The services discovered on the live link so far, in handle order (BlueCap's
+    /// `services`): by ``discoverServices(_:timeout:)``, by operations that found what they
+    /// needed, or from the discovery cache. Empty while disconnected.
+    public var services: [ServiceIdentifier] {
+        guard let handle, let client = host.existingClient(for: handle) else { return [] }
+        return client.discoveredServices.map { ServiceIdentifier(uuid: $0.uuid) }
+    }
+
+    /// The characteristics of `service` discovered on the live link so far (BlueCap's
+    /// `Service.characteristics`). Empty while disconnected or before the service's
+    /// characteristics were discovered.
+    public func characteristics(of service: ServiceIdentifier) -> [CharacteristicIdentifier] {
+        guard let handle, let client = host.existingClient(for: handle),
+              let found = client.discoveredServices.first(where: { $0.uuid == service.uuid }) else { return [] }
+        return (client.database.characteristics[found.handle] ?? []).map { CharacteristicIdentifier(uuid: $0.uuid, service: service) }
+    }
+}
