@@ -39,13 +39,13 @@ public func connectionComplete() -> [UInt8] {
 }
 
 /// The H4 bytes of `count` notifications of `payload` bytes (4…244).
-public func notifications(count: Int, payload: Int) -> [UInt8] {
+public func notifications(count: Int, payload: Int, from first: UInt32 = 0) -> [UInt8] {
     var bytes: [UInt8] = []
     let l2capLength = 3 + payload
     let aclLength = 4 + l2capLength
     bytes.reserveCapacity(count * (5 + aclLength))
     let flagged = benchConnection.rawValue | 0x2000  // packet boundary 0b10: first, flushable
-    for sequence in 0..<UInt32(count) {
+    for sequence in first..<(first + UInt32(count)) {
         bytes += [0x02, UInt8(flagged & 0xFF), UInt8(flagged >> 8), UInt8(aclLength & 0xFF), UInt8(aclLength >> 8)]
         bytes += [UInt8(l2capLength & 0xFF), UInt8(l2capLength >> 8), 0x04, 0x00]
         bytes += [0x1B, UInt8(benchAttribute.rawValue & 0xFF), UInt8(benchAttribute.rawValue >> 8)]
@@ -244,8 +244,8 @@ public final class NotifyPath {
     public init(count: Int, payload: Int) async throws {
         path = try await SendPath(count: count, payload: payload)
         server = GATTServer(deviceName: "Bluejay bench")
-        let served = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
-            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.notify]),
+        let served = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.notify]),
         ]))
         valueHandle = served.characteristics[0].valueHandle
         value = [UInt8](repeating: 0x5A, count: payload)

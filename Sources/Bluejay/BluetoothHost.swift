@@ -32,8 +32,10 @@ public final class BluetoothHost {
     private var clients: [ConnectionHandle: GATTClient] = [:]
     /// The central on this host, once made (``central``).
     private var madeCentral: Central?
-    /// Whether ``close()`` ran.
-    private(set) var isClosed = false
+    /// The peripheral manager on this host, if one was made: told when the state changes.
+    weak var peripheralManager: PeripheralManager?
+    /// Whether ``close()`` ran: a closed host does nothing more.
+    public private(set) var isClosed = false
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
     /// link's client from now on.
     public var maximumValueLength = 65536
@@ -134,7 +136,8 @@ public final class BluetoothHost {
             }
         }
         controller.onFailure = { [weak self] error in
-            self?.madeCentral?.poweredOff()
+            self?.madeCentral?.stateChanged()
+            self?.peripheralManager?.stateChanged()
             self?.onControllerFailure?(error)
         }
     }
@@ -198,6 +201,7 @@ public final class BluetoothHost {
         isClosed = true
         madeCentral?.hostClosed()
         madeCentral = nil
+        peripheralManager?.stateChanged()
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
         for handle in clients.keys { linkEnded(handle) }

@@ -33,7 +33,7 @@ func peripheralPeerRun(transport: String, count: Int, payload: Int) async throws
     let service = BluetoothUUID(UInt16(0x181A)), stream = BluetoothUUID(UInt16(0x2A6E))
     let events = manager.events()
     try manager.add(MutableService(uuid: service, characteristics: [MutableCharacteristic(uuid: stream, properties: [.notify])]))
-    try await manager.startAdvertising(name: "Bluejay Bench", uuids: [service])
+    try await manager.startAdvertising("Bluejay Bench", uuids: [service])
     print("{\"mode\": \"peripheral-peer\", \"ready\": true}")
     bluejay_flush_stdout()  // bench.py reads each line as it comes
     var link: ConnectionHandle?

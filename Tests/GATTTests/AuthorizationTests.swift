@@ -21,11 +21,11 @@ extension GATTServerTests {
     /// asking, and without an authorizer everything that needs one is refused.
     @Test func theAppAuthorizesReadsAndWrites() async throws {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
-            MutableCharacteristic(uuid: Self.authorized, properties: [.read, .write, .writeWithoutResponse],
+        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
+            CharacteristicDefinition(uuid: Self.authorized, properties: [.read, .write, .writeWithoutResponse],
                                   permissions: [.read, .write, .writeWithoutResponse, .readAuthorized, .writeAuthorized], value: [1],
                                   descriptors: [MutableDescriptor(uuid: Self.authorizedDescriptor, value: [0xD0], permissions: [.read, .readAuthorized])]),
-            MutableCharacteristic(uuid: Self.readable, properties: [.read], value: [2]),
+            CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: [2]),
         ]))
         let value = served.characteristics[0].valueHandle, plain = served.characteristics[1].valueHandle
         let descriptor = value + 1
@@ -102,8 +102,8 @@ extension GATTServerTests {
     /// well is refused for want of it without bothering the authorizer.
     @Test func securityComesBeforeAuthorization() async throws {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
-            MutableCharacteristic(uuid: Self.authorized, properties: [.read], permissions: [.read, .readEncrypted, .readAuthorized], value: [1]),
+        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
+            CharacteristicDefinition(uuid: Self.authorized, properties: [.read], permissions: [.read, .readEncrypted, .readAuthorized], value: [1]),
         ]))
         var asked = 0
         server.authorizer = { _ in

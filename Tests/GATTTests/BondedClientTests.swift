@@ -26,8 +26,8 @@ extension GATTServerTests {
         server.linkEnded(2)
         #expect(server.subscribers(of: notifying.valueHandle).isEmpty)
 
-        let added = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [100]),
+        let added = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [100]),
         ]))
         let (link, again) = makeLink(server, connection: 3)
         var changed: [[UInt8]] = []
@@ -97,11 +97,11 @@ extension GATTServerTests {
         // Another database (a service before ours): Service Changed, 0x0001-0xFFFF; the old
         // CCCD handle is now another attribute's, so it is not applied.
         let other = GATTServer(deviceName: "Bluejay peripheral")
-        try other.add(MutableService(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [100]),
+        try other.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [100]),
         ]))
-        let moved = try other.add(MutableService(uuid: Self.service, characteristics: [
-            MutableCharacteristic(uuid: Self.notifying, properties: [.notify]),
+        let moved = try other.add(ServiceDefinition(uuid: Self.service, characteristics: [
+            CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
         ]))
         var saved: [BondedClientRecord?] = []
         other.onBondedClientChanged = { _, record in saved.append(record) }

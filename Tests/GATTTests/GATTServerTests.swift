@@ -48,13 +48,13 @@ struct GATTServerTests {
     /// A server with one service of five characteristics.
     func makeServer() throws -> (GATTServer, ServedService) {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
-            MutableCharacteristic(uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
+        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
+            CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
                                   descriptors: [.userDescription("greeting")]),
-            MutableCharacteristic(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
-            MutableCharacteristic(uuid: Self.notifying, properties: [.notify]),
-            MutableCharacteristic(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
-            MutableCharacteristic(uuid: Self.secret, properties: [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted],
+            CharacteristicDefinition(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
+            CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
+            CharacteristicDefinition(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
+            CharacteristicDefinition(uuid: Self.secret, properties: [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted],
                                   value: Array("secret".utf8)),
         ]))
         return (server, served)
@@ -180,9 +180,9 @@ struct GATTServerTests {
     @Test func readByTypeEndsBeforeAValueItsHandlerRefuses() async throws {
         let server = GATTServer()
         let twin = BluetoothUUID(UInt16(0xFF10))
-        let served = try server.add(MutableService(uuid: Self.service, characteristics: [
-            MutableCharacteristic(uuid: twin, properties: [.read], value: [1, 1]),
-            MutableCharacteristic(uuid: twin, properties: [.read], value: [2, 2]),
+        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
+            CharacteristicDefinition(uuid: twin, properties: [.read], value: [1, 1]),
+            CharacteristicDefinition(uuid: twin, properties: [.read], value: [2, 2]),
         ]))
         let first = served.characteristics[0].valueHandle, second = served.characteristics[1].valueHandle
         server.setReadHandler(for: first) { _ in .success([3, 3]) }
@@ -353,8 +353,8 @@ struct GATTServerTests {
         }
         _ = try await client.discoverAll()
         let hash = server.base.databaseHashValue
-        let added = try server.add(MutableService(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
+        let added = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
         ]))
         await told.value()
         #expect(server.base.databaseHashValue != hash)

@@ -33,7 +33,7 @@ struct ImportOnlyBluejayTests {
                                   permissions: [AttributePermissions.read, .readEncrypted], value: [0, 0],
                                   descriptors: [MutableDescriptor.userDescription("Temperature")]),
         ])
-        #expect(service.characteristics[0].hasCCCD)
+        #expect(service.characteristics[0].canNotify)
         let parameters = AdvertisingParameters(kind: AdvertisingKind.connectable, ownAddress: OwnAddress.public)
         #expect(parameters.legacyPDUs)
         let advertisement = Advertisement(localName: "A rather long peripheral name", serviceUUIDs: [uuid],

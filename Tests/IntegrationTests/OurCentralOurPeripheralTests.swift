@@ -32,7 +32,7 @@ extension IntegrationTests {
             MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readAuthenticated], value: Array("secret".utf8)),
         ]))
         try manager.onRead(Self.periphReadable) { _ in .success(Array("from our peripheral".utf8)) }
-        try await manager.startAdvertising(name: "Bluejay Twin", uuids: [Self.periphService])
+        try await manager.startAdvertising("Bluejay Twin", uuids: [Self.periphService])
 
         let central = try await Central(transport: try #require(peer.transport2), store: stores[1], logger: .silent)
         defer { central.close() }

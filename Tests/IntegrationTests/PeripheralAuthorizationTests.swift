@@ -37,7 +37,7 @@ extension IntegrationTests {
             written.append(request.value)
             return nil
         }
-        try await manager.startAdvertising(name: "Bluejay Authz", uuids: [Self.periphService])
+        try await manager.startAdvertising("Bluejay Authz", uuids: [Self.periphService])
 
         try await central.connect(toAdvertised: "Bluejay Authz")
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }

@@ -20,7 +20,7 @@ extension IntegrationTests {
         let published = try manager.publishL2CAPChannel()
         #expect(published.psm == PSM(rawValue: 0x0080), "the lowest dynamic LE PSM")
         #expect(throws: L2CAPPublishingError.psmInUse(published.psm)) { try manager.publishL2CAPChannel(psm: 0x0080) }
-        try await manager.startAdvertising(name: "Bluejay L2CAP")
+        try await manager.startAdvertising("Bluejay L2CAP")
 
         try await central.connect(toAdvertised: "Bluejay L2CAP")
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }

@@ -81,7 +81,7 @@ extension IntegrationTests {
             MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: permissions, value: Array("secret".utf8)),
         ]))
         let secret = Int(served.characteristics[0].valueHandle.rawValue)
-        try await manager.startAdvertising(name: "Bluejay Pairing", uuids: [Self.periphService])
+        try await manager.startAdvertising("Bluejay Pairing", uuids: [Self.periphService])
 
         try await central.connect(toAdvertised: "Bluejay Pairing")
         guard case let .connected(link, centralAddress)? = await events.next() else { Issue.record("no connection event"); return }
@@ -184,7 +184,7 @@ extension IntegrationTests {
         ]))
         let stream = Int(served.characteristics[0].valueHandle.rawValue)
         let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
-        try await manager.startAdvertising(name: "Bluejay Bonded", uuids: [Self.periphService])
+        try await manager.startAdvertising("Bluejay Bonded", uuids: [Self.periphService])
 
         try await central.connect(toAdvertised: "Bluejay Bonded")
         guard case .connected? = await events.next() else { Issue.record("no connection event"); return }

@@ -28,7 +28,7 @@ extension IntegrationTests {
         func serve(_ manager: PeripheralManager, _ services: [MutableService]) async throws -> (PeripheralManager, AsyncStream<PeripheralManagerEvent>.Iterator, ConnectionHandle, BluetoothAddress)? {
             var events = manager.events().makeAsyncIterator()
             for service in services { try manager.add(service) }
-            try await manager.startAdvertising(name: "Bluejay Restart", uuids: [Self.periphService])
+            try await manager.startAdvertising("Bluejay Restart", uuids: [Self.periphService])
             try await central.connect(toAdvertised: "Bluejay Restart")
             guard case let .connected(link, address)? = await events.next() else { return nil }
             return (manager, events, link, address)

@@ -45,7 +45,7 @@ extension IntegrationTests {
             written.append(request.value)
             return request.value == [0xEE] ? .valueNotAllowed : nil
         }
-        try await manager.startAdvertising(name: "Bluejay Periph", uuids: [Self.periphService])
+        try await manager.startAdvertising("Bluejay Periph", uuids: [Self.periphService])
         #expect(manager.isAdvertising)
 
         // It finds us: the name and our service's 128-bit UUID, connectable.

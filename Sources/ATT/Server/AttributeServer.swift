@@ -79,6 +79,13 @@ public final class AttributeServer {
         add(Attribute(handle: handle, type: type, value: value, permissions: permissions))
     }
 
+    /// Removes every attribute in `start...end` (a service taken out of the database); their
+    /// clients' queued prepared writes to them go too.
+    public func remove(from start: AttributeHandle, to end: AttributeHandle) {
+        attributes.removeAll { (start...end).contains($0.handle) }
+        for (connection, queue) in prepared { prepared[connection] = queue.filter { !(start...end).contains($0.handle) } }
+    }
+
     /// The attribute at `handle`, if there is one.
     public func attribute(at handle: AttributeHandle) -> Attribute? {
         index(of: handle).map { attributes[$0] }

@@ -53,7 +53,11 @@ extension PeripheralManager {
     /// A bonded central is back on `bearer`'s link, encrypted with `bond`: its
     /// subscriptions apply again, from this run's memory or else from the store.
     func restoreBondedCentral(_ bond: Bond, on bearer: ATTBearer) {
-        server.restoreBondedClient(bond.address, on: bearer, stored: bondedCentrals.record(for: bond.address))
+        // The app's characteristics hear of the subscriptions that apply again.
+        for subscription in server.restoreBondedClient(bond.address, on: bearer, stored: bondedCentrals.record(for: bond.address)) {
+            bound[subscription.handle]?.subscription(of: connectedCentral(subscription.connection),
+                                                     on: subscription.notifications || subscription.indications)
+        }
     }
 
     /// Forgets the central with identity address `address`: its bond, and the

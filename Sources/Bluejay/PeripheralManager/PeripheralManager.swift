@@ -1,5 +1,6 @@
 import ATT
 import BluetoothCore
+import FoundationEssentials
 import GATT
 import HCI
 import L2CAP
@@ -19,6 +20,10 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
     case signaling(CreditBasedChannelError)
     /// A Security Request could not be sent.
     case security(SMPError)
+    /// Advertising runs already (BlueCap's `isAdvertising`, from ``PeripheralManager/startAdvertising(_:uuids:)``).
+    case isAdvertising
+    /// Advertising did not stop in the time given (BlueCap's `stopAdvertisingTimeout`).
+    case stopAdvertisingTimeout
 
     /// Readable, with codes by name.
     public var description: String {
@@ -29,6 +34,8 @@ public enum PeripheralManagerError: Error, Equatable, Sendable, CustomStringConv
         case let .att(error): error.description
         case let .signaling(error): "L2CAP signaling: \(error)"
         case let .security(error): "security: \(error)"
+        case .isAdvertising: "advertising runs already"
+        case .stopAdvertisingTimeout: "advertising did not stop in time"
         }
     }
 }
@@ -58,7 +65,7 @@ public enum PeripheralManagerEvent: Sendable, Equatable {
 /// let served = try await manager.add(MutableService(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
 ///     MutableCharacteristic(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.read, .notify], value: [0x00, 0x00]),
 /// ]))
-/// try await manager.startAdvertising(name: "Thermometer", uuids: [BluetoothUUID(UInt16(0x181A))])
+/// try await manager.startAdvertising("Thermometer", uuids: [BluetoothUUID(UInt16(0x181A))])
 /// try await manager.updateValue([0x2A, 0x09], for: BluetoothUUID(UInt16(0x2A6E)))
 /// ```
 ///
@@ -77,10 +84,16 @@ public final class PeripheralManager {
     public var setsUpLinks = true
     private var watchers: [Int: AsyncStream<PeripheralManagerEvent>.Continuation] = [:]
     /// What the manager itself has to say (a bonded central's state not restored).
-    private let logger: HCILogger
+    let logger: HCILogger
     private var nextWatcher = 0
     /// The characteristics served, by UUID (the first of a UUID that appears twice).
-    private var characteristics: [BluetoothUUID: ServedCharacteristic] = [:]
+    private var servedByUUID: [BluetoothUUID: ServedCharacteristic] = [:]
+    /// The services added, in order, with where each landed.
+    var added: [(service: MutableService, served: ServedService)] = []
+    /// The app's characteristics, by value handle: each holds its value (ServedServices.swift).
+    var bound: [AttributeHandle: MutableCharacteristic] = [:]
+    /// The streams of ``whenStateChanges()``.
+    var stateWatchers: [AsyncStream<ManagerState>.Continuation] = []
 
     /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, …), brings the stack up and serves the
     /// GAP service with Device Name `name`.
@@ -107,8 +120,13 @@ public final class PeripheralManager {
             guard let host, host.security.isEncrypted(handle) else { return .none }
             return host.security.isAuthenticated(handle) ? .authenticated : .encrypted
         }
-        server.onSubscriptionChanged = { [weak self] in self?.emit(.subscriptionChanged($0)) }
-        server.onValueWritten = { [weak self] in self?.emit(.valueWritten($0)) }
+        host.peripheralManager = self
+        server.onSubscriptionChanged = { [weak self] in self?.subscriptionChanged($0) }
+        server.onValueWritten = { [weak self] write in
+            // A write the table stored is the app's characteristic's value too.
+            self?.bound[write.handle]?.state.withLock { $0.value = write.value }
+            self?.emit(.valueWritten(write))
+        }
         advertiser.onConnection = { [weak self] handle, address in
             guard let self else { return }
             emit(.connected(handle, address))
@@ -116,7 +134,11 @@ public final class PeripheralManager {
             // may start these procedures too, and notifications gain the most from them.
             if setsUpLinks { Task { @BluetoothActor in await host.connections.setUp(handle) } }
         }
-        advertiser.onDisconnection = { [weak self] handle, reason in self?.emit(.disconnected(handle, reason)) }
+        advertiser.onDisconnection = { [weak self] handle, reason in
+            guard let self else { return }
+            for characteristic in bound.values { characteristic.linkEnded(handle) }
+            emit(.disconnected(handle, reason))
+        }
         let paired = host.security.onPaired
         host.security.onPaired = { [weak self, weak host] handle, method, bond in
             paired?(handle, method, bond)
@@ -147,6 +169,8 @@ public final class PeripheralManager {
         advertiser.close()
         for watcher in watchers.values { watcher.finish() }
         watchers = [:]
+        for characteristic in bound.values { characteristic.unbind() }
+        bound = [:]
         host.close()
     }
 
@@ -169,14 +193,41 @@ public final class PeripheralManager {
         }
     }
 
-    /// Advertises `name` and `uuids`, connectable (BlueCap's `startAdvertising(name, uuids)`).
-    public func startAdvertising(name: String, uuids: [BluetoothUUID] = []) async throws(PeripheralManagerError) {
-        try await startAdvertising(Advertisement(localName: name, serviceUUIDs: uuids))
+    /// Advertises `name` and `uuids`, connectable (BlueCap's `startAdvertising(_:uuids:)`);
+    /// fails with ``PeripheralManagerError/isAdvertising`` while advertising runs, as BlueCap's.
+    public func startAdvertising(_ name: String, uuids: [BluetoothUUID]? = nil) async throws(PeripheralManagerError) {
+        guard !isAdvertising else { throw .isAdvertising }
+        try await startAdvertising(Advertisement(localName: name, serviceUUIDs: uuids ?? []))
     }
 
-    /// Stops advertising; links already up stay.
-    public func stopAdvertising() async throws(PeripheralManagerError) {
-        do { try await advertiser.stop() } catch { throw .advertising(error) }
+    /// The earlier spelling of ``startAdvertising(_:uuids:)``.
+    @available(*, deprecated, renamed: "startAdvertising(_:uuids:)")
+    public func startAdvertising(name: String, uuids: [BluetoothUUID] = []) async throws(PeripheralManagerError) {
+        try await startAdvertising(name, uuids: uuids)
+    }
+
+    /// Stops advertising (BlueCap's `stopAdvertising(timeout:)`); links already up stay.
+    /// Fails with ``PeripheralManagerError/stopAdvertisingTimeout`` when the controller has
+    /// not confirmed within `timeout` seconds (`.infinity`: no limit).
+    public func stopAdvertising(timeout: TimeInterval = 10.0) async throws(PeripheralManagerError) {
+        let outcome = Expectation<Result<Void, PeripheralManagerError>>()
+        let advertiser = advertiser
+        Task { @BluetoothActor in
+            do throws(AdvertisingError) {
+                try await advertiser.stop()
+                outcome.fulfill(.success(()))
+            } catch {
+                outcome.fulfill(.failure(.advertising(error)))
+            }
+        }
+        let timer = Duration(seconds: timeout).map { limit in
+            Task { @BluetoothActor in
+                try await Task.sleep(for: limit)
+                outcome.fulfill(.failure(.stopAdvertisingTimeout))
+            }
+        }
+        defer { timer?.cancel() }
+        try await outcome.value().get()
     }
 
     // MARK: - Services
@@ -184,19 +235,29 @@ public final class PeripheralManager {
     /// Adds `service` to the database (after every service there) and returns where its
     /// characteristics landed. Centrals subscribed to Service Changed are told; bonded
     /// centrals away now are told when they come back.
+    /// Each ``MutableCharacteristic`` holds its value from now on: centrals read it there,
+    /// and their writes land there (BlueCap's `add(_:)`).
     @discardableResult
     public func add(_ service: MutableService) throws(PeripheralManagerError) -> ServedService {
         let served: ServedService
-        do { served = try server.add(service) } catch { throw .service(error) }
-        for characteristic in served.characteristics where characteristics[characteristic.uuid] == nil {
-            characteristics[characteristic.uuid] = characteristic
+        do { served = try server.add(service.definition) } catch { throw .service(error) }
+        for characteristic in served.characteristics where servedByUUID[characteristic.uuid] == nil {
+            servedByUUID[characteristic.uuid] = characteristic
         }
+        serve(service, at: served)
         return served
+    }
+
+    /// `characteristic` is served no more: its UUID names the next one served with it, if any.
+    func forgetServed(_ characteristic: ServedCharacteristic) {
+        guard servedByUUID[characteristic.uuid]?.valueHandle == characteristic.valueHandle else { return }
+        servedByUUID[characteristic.uuid] = added.lazy.flatMap(\.served.characteristics)
+            .first { $0.uuid == characteristic.uuid && $0.valueHandle != characteristic.valueHandle }
     }
 
     /// The served characteristic of `uuid`.
     public func characteristic(_ uuid: BluetoothUUID) throws(PeripheralManagerError) -> ServedCharacteristic {
-        guard let characteristic = characteristics[uuid] else { throw .unknownCharacteristic(uuid) }
+        guard let characteristic = servedByUUID[uuid] else { throw .unknownCharacteristic(uuid) }
         return characteristic
     }
 
@@ -213,7 +274,9 @@ public final class PeripheralManager {
 
     /// The value of `uuid` now.
     public func value(of uuid: BluetoothUUID) throws(PeripheralManagerError) -> [UInt8] {
-        server.value(of: try characteristic(uuid).valueHandle) ?? []
+        let handle = try characteristic(uuid).valueHandle
+        if let owner = bound[handle] { return owner.state.withLock { $0.value } }
+        return server.value(of: handle) ?? []
     }
 
     /// Sets the value of `uuid` and sends it to every central subscribed: a notification
@@ -221,6 +284,13 @@ public final class PeripheralManager {
     /// returns once each indication is confirmed (or its link went).
     public func updateValue(_ value: [UInt8], for uuid: BluetoothUUID) async throws(PeripheralManagerError) {
         let handle = try characteristic(uuid).valueHandle
+        try await send(value, at: handle)
+    }
+
+    /// Sets the value at `handle` and sends it to every central subscribed, as
+    /// ``updateValue(_:for:)`` says.
+    func send(_ value: [UInt8], at handle: AttributeHandle) async throws(PeripheralManagerError) {
+        bound[handle]?.state.withLock { $0.value = value }
         server.setValue(value, of: handle)
         server.notify(handle, value: value)
         for subscription in server.subscribers(of: handle) where subscription.indications {
@@ -291,7 +361,7 @@ public final class PeripheralManager {
         return stream
     }
 
-    private func emit(_ event: PeripheralManagerEvent) {
+    func emit(_ event: PeripheralManagerEvent) {
         for watcher in watchers.values { watcher.yield(event) }
     }
 }

@@ -29,7 +29,7 @@ public final class GATTServer: ATTServer {
     /// The whole attribute table.
     public var attributes: AttributeServer { base.attributes }
     /// The services added, in order.
-    public private(set) var services: [ServedService] = []
+    public internal(set) var services: [ServedService] = []
     /// Called when a client turns notifications or indications on or off.
     public var onSubscriptionChanged: ((GATTSubscription) -> Void)?
     /// Called after a write is applied (every write, handled or not).
@@ -51,12 +51,12 @@ public final class GATTServer: ATTServer {
         let cccd: AttributeHandle
     }
 
-    private var readHandlers: [AttributeHandle: ReadHandler] = [:]
-    private var writeHandlers: [AttributeHandle: WriteHandler] = [:]
+    var readHandlers: [AttributeHandle: ReadHandler] = [:]
+    var writeHandlers: [AttributeHandle: WriteHandler] = [:]
     /// The attributes the handlers own, as the table is told of them (nothing asked yet).
-    private var handled = OutsideAnswers.none
+    var handled = OutsideAnswers.none
     /// UUID of every characteristic value handle.
-    private var valueUUIDs: [AttributeHandle: BluetoothUUID] = [:]
+    var valueUUIDs: [AttributeHandle: BluetoothUUID] = [:]
     /// Characteristic values with a CCCD, by value handle; and the value handle of each CCCD.
     var subscribable: [AttributeHandle: Subscribable] = [:]
     var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
@@ -133,7 +133,7 @@ public final class GATTServer: ATTServer {
     /// landed. The Database Hash is computed again, and clients subscribed to Service
     /// Changed are told of the new range.
     @discardableResult
-    public func add(_ service: MutableService) throws(GATTServerError) -> ServedService {
+    public func add(_ service: ServiceDefinition) throws(GATTServerError) -> ServedService {
         for characteristic in service.characteristics {
             let longest = ([characteristic.value] + characteristic.descriptors.map(\.value)).map(\.count).max() ?? 0
             guard longest <= AttributeServer.maximumValueLength else { throw .valueTooLong(characteristic.uuid, longest) }
@@ -194,7 +194,7 @@ public final class GATTServer: ATTServer {
 
     /// Tells every client subscribed to Service Changed that `start...end` changed; bonded
     /// clients away now are told when they come back.
-    private func indicateServiceChanged(from start: AttributeHandle, to end: AttributeHandle) {
+    func indicateServiceChanged(from start: AttributeHandle, to end: AttributeHandle) {
         let value = start.bytes + end.bytes
         for connection in subscribers(of: LocalGATTServer.serviceChangedHandle).filter(\.indications).map(\.connection) {
             guard let bearer = bearers[connection] else { continue }

@@ -13,6 +13,10 @@ public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible
     case valueTooLong(BluetoothUUID, Int)
     /// The database has no handles left.
     case outOfHandles
+    /// The service is not in the database (never added, or removed already).
+    case serviceNotFound(BluetoothUUID)
+    /// The service cannot be removed: a service still in the database includes it.
+    case serviceIncluded(BluetoothUUID, by: BluetoothUUID)
 
     /// Readable.
     public var description: String {
@@ -20,6 +24,8 @@ public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible
         case let .includedServiceNotFound(uuid): "included service \(uuid) is not in the database"
         case let .valueTooLong(uuid, length): "the value of \(uuid) is \(length) octets; at most 512"
         case .outOfHandles: "the database has no handles left"
+        case let .serviceNotFound(uuid): "service \(uuid) is not in the database"
+        case let .serviceIncluded(uuid, including): "service \(uuid) is included by \(including), which stays in the database"
         }
     }
 }

@@ -25,9 +25,10 @@ public struct MutableDescriptor: Sendable, Equatable {
     }
 }
 
-/// A characteristic an app serves (in BlueCap's words, a mutable characteristic): its
+/// A characteristic definition (Core Vol 3, Part G, 3.3) as the server lays it out: its
 /// UUID, properties, the permissions of its value, its initial value and descriptors.
-public struct MutableCharacteristic: Sendable, Equatable {
+/// (Apps describe theirs with Bluejay's `MutableCharacteristic`, BlueCap's name.)
+public struct CharacteristicDefinition: Sendable, Equatable {
     /// The characteristic's UUID.
     public var uuid: BluetoothUUID
     /// What the declaration announces: read, write, notify, indicate, …
@@ -64,9 +65,10 @@ public struct MutableCharacteristic: Sendable, Equatable {
     public var hasCCCD: Bool { !properties.isDisjoint(with: [.notify, .indicate]) }
 }
 
-/// A service an app serves: primary or secondary, the services it includes (already in
-/// the database, by UUID) and its characteristics in order.
-public struct MutableService: Sendable, Equatable {
+/// A service definition (Core Vol 3, Part G, 3.1) as the server lays it out: primary or
+/// secondary, the services it includes (already in the database, by UUID) and its
+/// characteristics in order. (Apps describe theirs with Bluejay's `MutableService`.)
+public struct ServiceDefinition: Sendable, Equatable {
     /// The service's UUID.
     public var uuid: BluetoothUUID
     /// Primary (found by discovery) or secondary (only through an include).
@@ -74,11 +76,11 @@ public struct MutableService: Sendable, Equatable {
     /// Services in the database this one includes, by UUID.
     public var includedServices: [BluetoothUUID]
     /// The characteristics, in handle order.
-    public var characteristics: [MutableCharacteristic]
+    public var characteristics: [CharacteristicDefinition]
 
     /// A service of `uuid`.
     public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
-                characteristics: [MutableCharacteristic] = []) {
+                characteristics: [CharacteristicDefinition] = []) {
         self.uuid = uuid
         self.isPrimary = isPrimary
         self.includedServices = includedServices
