@@ -6,7 +6,7 @@
 //   reads), fed one packet per read through a SOCK_SEQPACKET socket pair by a FloodRelay;
 // - BluejayListenPath: a whole Bluejay on the main actor, `listen(to:)` delivering `Data`;
 // - CentralValuesPath: a whole host's Central, `for try await value in values(of:)` on the
-//   stack's actor, as README's gateway example reads it.
+//   stack's actor, as the example of docs/Central.md reads it.
 //
 // Every one connects, discovers and subscribes for real (against FloodPeer's or FloodRelay's
 // virtual controller), then times the flood alone: from its release to the last value
@@ -214,7 +214,7 @@ public final class BluejayListenPath {
 
 /// A whole host's ``Central`` over a ``FloodPeer``: connected, and the flood
 /// characteristic's values read with `for try await value in peripheral.values(of:)` on the
-/// stack's actor (README's gateway example), counted and checked there.
+/// stack's actor (the example of docs/Central.md), counted and checked there.
 @BluetoothActor
 public final class CentralValuesPath {
     private let peer: FloodPeer

@@ -222,14 +222,17 @@ public final class FloodPeer: HCITransport {
     public let gate: FloodGate
 
     /// `count` notifications of `payload` octets (4…244), held until ``FloodGate/release()``
-    /// when `held`.
-    public init(count: Int, payload: Int, held: Bool = true) throws(TransportError) {
+    /// when `held`: all at once, or, with a `rate`, that many per second (made a chunk at a
+    /// time, so a long flood does not hold all of its bytes at once).
+    public init(count: Int, payload: Int, held: Bool = true, rate: Int? = nil) throws(TransportError) {
         controller = try VirtualController(peripherals: [FloodPeripheral.record], name: "flood")
-        let stream = notifications(count: count, payload: payload)
+        let stream = rate == nil ? notifications(count: count, payload: payload) : []
         let shared = Shared()
         self.shared = shared
         gate = FloodGate(released: !held) {
-            let thread = try? ReaderThread(name: "bench-flood") { Self.feed(stream, shared) }
+            let thread = try? ReaderThread(name: "bench-flood") {
+                if let rate { Self.feed(count: count, payload: payload, rate: rate, shared) } else { Self.feed(stream, shared) }
+            }
             require(thread != nil, "cannot start the flood's thread")
             shared.feeder.withLock { $0 = thread }
         }
@@ -261,6 +264,22 @@ public final class FloodPeer: HCITransport {
     private static func feed(_ bytes: [UInt8], _ shared: Shared) {
         guard let deliver = shared.deliver.withLock({ $0 }) else { return }
         feedAsStreamReads(bytes, until: { shared.closed.load(ordering: .relaxed) }) { deliver($0) }
+    }
+
+    /// The same, `rate` notifications a second: chunks of 1,024 made as they are due.
+    private static func feed(count: Int, payload: Int, rate: Int, _ shared: Shared) {
+        guard let deliver = shared.deliver.withLock({ $0 }) else { return }
+        let start = ContinuousClock.now
+        var sent = 0
+        while sent < count, !shared.closed.load(ordering: .relaxed) {
+            let chunk = min(1024, count - sent)
+            feedAsStreamReads(notifications(count: chunk, payload: payload, from: UInt32(sent)),
+                              until: { shared.closed.load(ordering: .relaxed) }) { deliver($0) }
+            sent += chunk
+            let due = start + .seconds(Double(sent) / Double(rate))
+            let early = due - ContinuousClock.now
+            if early > .zero { Thread.sleep(forTimeInterval: seconds(early)) }
+        }
     }
 }
 

@@ -496,6 +496,24 @@ def app_paths(bench, bluejay, static, runs, count, allocations):
     return result, seqpacket
 
 
+def stalled_consumer(bench, stall):
+    """What a slow app costs (issue 53): Central's values(of:) at its default capacity while a
+    flood of 100,000 values a second runs; the consumer takes one, stops for `stall` seconds,
+    then reads on until every value was delivered or dropped. Keys (a contract):
+    stalled_consumer_peak_rss_bytes (the process's VmHWM), stalled_consumer_rss_before_bytes,
+    stalled_consumer_dropped, stalled_consumer_delivered."""
+    figure = bench_json([bench, 'stalled-consumer', '--stall', str(stall)])
+    print(f'a stalled consumer: Central values(of:) (capacity {figure["capacity"]}), {figure["rate_per_s"]:,} values/s of '
+          f'{figure["payload"]} bytes, the consumer stopped for {stall} s')
+    print(f'  RSS before the flood {figure["rss_before_bytes"] / 1e6:.1f} MB, peak {figure["peak_rss_bytes"] / 1e6:.1f} MB; '
+          f'{figure["delivered"]:,} values delivered, {figure["dropped"]:,} dropped (the oldest, counted by the stream) '
+          f'of {figure["notifications"]:,}')
+    print()
+    return {'stalled_consumer_peak_rss_bytes': figure['peak_rss_bytes'], 'stalled_consumer_rss_before_bytes': figure['rss_before_bytes'],
+            'stalled_consumer_dropped': figure['dropped'], 'stalled_consumer_delivered': figure['delivered'],
+            'stalled_consumer_stall_s': stall}
+
+
 def l2cap_vs_gatt(bench, transport, address, runs, octets):
     """The same octets out and back on one link: an L2CAP LE credit-based channel to the
     peer's echo PSM against GATT Write Commands to its echo characteristic, notified back."""
@@ -575,6 +593,7 @@ def main():
     parser.add_argument('--connections', type=int, default=20, help='connections per reconnect figure')
     parser.add_argument('--notifications', type=int, default=200000, help='per receive run')
     parser.add_argument('--listen-seconds', type=int, default=60)
+    parser.add_argument('--stall-seconds', type=int, default=30, help="how long the stalled consumer stops reading")
     parser.add_argument('--results', default=os.path.join(ROOT, 'bench', 'results.json'))
     parser.add_argument('--static', required=True, help='the stripped static bluejay (make static)')
     parser.add_argument('--static-map', help='its link map (default: bluejay.map beside the unstripped build)')
@@ -607,6 +626,7 @@ def main():
     results['send']['allocations_per_packet'] = results['allocations'].get('send_244_per_packet')
     results['app'], seqpacket = app_paths(options.bench, options.bluejay, options.static, options.runs, options.notifications,
                                           results['allocations'])
+    results['app'].update(stalled_consumer(options.bench, options.stall_seconds))
     results['receive']['seqpacket_per_s'] = seqpacket['per_s']
     results['receive']['seqpacket_per_cpu_s'] = seqpacket['per_cpu_s']
 

@@ -7,6 +7,7 @@
 //   bluejay-bench seqpacket|bluejay-listen|central-values --payload 244 --count 200000 [--runs 5]
 //                 [--listen-buffer-limit N: bluejay-listen's backlog, the count by default]
 //   bluejay-bench flood-peer --socket PATH --payload 244 --count 200000
+//   bluejay-bench stalled-consumer [--stall SECONDS] [--rate N] [--capacity N] [--payload 244]
 //
 // The paths themselves are BenchSupport's (Benchmarks/BenchSupport), which the
 // package-benchmark suite (Benchmarks/BluejayBenchmarks) also runs for its allocation and
@@ -31,6 +32,12 @@
 // socket for `bluejay listen --transport unix:PATH`, one host after another, and prints per
 // host the values per second from the flood's start to the host's CCCD write turning it
 // off (what `listen --count N` does once it has printed the Nth value).
+//
+// A slow app (issue 53): `stalled-consumer`, Central's `values(of:)` at its default capacity
+// (4096) while a flood comes at `--rate` values a second (100,000) for `--stall` seconds (30)
+// and two more; its consumer takes one value, stops for the stall, then reads on until
+// every value was delivered or dropped. Measured: the process's RSS before the flood and
+// its peak (VmHWM), values delivered and dropped.
 //
 // Output: one JSON object per run mode on stdout (flood-peer: READY, then one per host).
 import ATT
@@ -103,14 +110,15 @@ let count = option("--count", 200_000)
 let runs = option("--runs", 5)
 let appModes = ["seqpacket", "bluejay-listen", "central-values"]
 guard (4...244).contains(payload), count > 0, runs > 0,
-      (["receive", "send", "central", "l2cap", "flood-peer", "peripheral-notify", "peripheral-peer"] + appModes).contains(mode) else {
+      (["receive", "send", "central", "l2cap", "flood-peer", "peripheral-notify", "peripheral-peer", "stalled-consumer"] + appModes).contains(mode) else {
     FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
         + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
         + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n"
         + "       bluejay-bench seqpacket|bluejay-listen|central-values [--payload 4…244] [--count N] [--runs K] [--listen-buffer-limit N]\n"
         + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n"
         + "       bluejay-bench peripheral-notify [--payload 4…244] [--count N] [--runs K]\n"
-        + "       bluejay-bench peripheral-peer --transport T [--payload 4…244] [--count N]\n").utf8))
+        + "       bluejay-bench peripheral-peer --transport T [--payload 4…244] [--count N]\n"
+        + "       bluejay-bench stalled-consumer [--stall SECONDS] [--rate N per second] [--capacity N] [--payload 4…244]\n").utf8))
     exit(64)
 }
 
@@ -274,6 +282,21 @@ func appRun(_ mode: String, count: Int, payload: Int) async throws -> RunFigures
         await path.close()
         return figures
     }
+}
+
+if mode == "stalled-consumer" {
+    let stall = option("--stall", 30), rate = max(1, option("--rate", 100_000))
+    let capacity = max(1, option("--capacity", PeripheralValues.defaultCapacity))
+    let total = rate * (stall + 2)
+    let figures = try await Task { @BluetoothActor in
+        let path = try await StalledConsumerPath(count: total, payload: payload, rate: rate, capacity: capacity)
+        defer { path.close() }
+        return try await path.run(stall: .seconds(stall))
+    }.value
+    print("{\"mode\": \"stalled-consumer\", \"payload\": \(payload), \"stall_s\": \(stall), \"rate_per_s\": \(rate), \"capacity\": \(capacity), "
+        + "\"notifications\": \(figures.count), \"delivered\": \(figures.delivered), \"dropped\": \(figures.dropped), "
+        + "\"rss_before_bytes\": \(figures.rssBeforeBytes), \"peak_rss_bytes\": \(figures.peakRSSBytes)}")
+    exit(0)
 }
 
 if appModes.contains(mode) {

@@ -53,6 +53,9 @@ public final class GatewayService {
     /// The gateway's own counts (the MQTT client keeps the broker's).
     private struct Counters {
         var values = 0
+        /// Values a subscription's stream dropped, oldest first, while publishing fell
+        /// behind by more than its capacity.
+        var valuesDropped = 0
         var reads = 0
         var readFailures = 0
         var writes = 0
@@ -241,9 +244,18 @@ public final class GatewayService {
         for rule in entry.rule.subscribe {
             work.append(Task {
                 do {
-                    // Unbounded here, as before streams had a capacity: a drop would go
-                    // unreported by the gateway's counters (issue 53 item 4 bounds it).
-                    for try await value in try await entry.peripheral.values(of: rule.characteristic, capacity: .max) {
+                    // At most PeripheralValues.defaultCapacity values wait for the broker's
+                    // queue (itself bounded by `queue`); past that the oldest go, counted in
+                    // `values_dropped` and logged.
+                    let values = try await entry.peripheral.values(of: rule.characteristic)
+                    var reported = 0
+                    for try await value in values {
+                        let dropped = values.droppedCount
+                        if dropped > reported {
+                            self.counters.valuesDropped += dropped - reported
+                            self.logger.warning("\(entry.address) \(rule.topicPath): \(dropped - reported) value(s) dropped, publishing fell behind")
+                            reported = dropped
+                        }
                         await self.publishValue(value, of: rule, at: entry.address)
                     }
                 } catch {
@@ -465,7 +477,7 @@ public final class GatewayService {
         let broker = await mqtt.snapshot()
         let links = bound.values.filter(\.connected).count
         var fields: [String: Int] = [
-            "values": counters.values, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
+            "values": counters.values, "values_dropped": counters.valuesDropped, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
             "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
             "links": links, "peripherals": bound.count,
             "queue_depth": broker.queueDepth, "dropped": broker.dropped, "acknowledged": broker.acknowledged,

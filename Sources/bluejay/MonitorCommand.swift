@@ -117,9 +117,16 @@ enum MonitorSession {
                     try await peripheral.connect(timeoutRetries: options.retries, disconnectRetries: options.retries,
                                                  connectionTimeout: options.connectionTimeout)
                     let handle = try await peripheral.valueHandle(of: target)
-                    // Every value printed: a stalled stdout holds the stream, nothing is dropped.
-                    for try await value in try await peripheral.values(of: target, capacity: .max) {
+                    // At most PeripheralValues.defaultCapacity values wait for a stalled stdout;
+                    // past that the oldest go, and a `dropped` event says how many.
+                    let values = try await peripheral.values(of: target)
+                    var reported = 0
+                    for try await value in values {
                         defer { flushStandardOutput() }  // a line per value as it comes, also into a pipe
+                        if values.droppedCount > reported {
+                            reportDropped(values.droppedCount - reported, address: address, json: options.json)
+                            reported = values.droppedCount
+                        }
                         if options.json {
                             print(JSONValue.object(["address": .string(address), "handle": .number(Int(handle.rawValue)), "value": .string(value.hexString())]).compact)
                         } else {
@@ -145,6 +152,16 @@ enum MonitorSession {
         }
         for stream in streams { stream.cancel() }
         return interrupted ? nil : "no peripheral is left to listen to"
+    }
+
+    /// `count` values dropped because the output fell behind: an event of its own, on stdout
+    /// with `--json` (`{"address": …, "event": "dropped", "count": N}`), else on stderr.
+    private static func reportDropped(_ count: Int, address: String, json: Bool) {
+        if json {
+            print(JSONValue.object(["address": .string(address), "event": .string("dropped"), "count": .number(count)]).compact)
+        } else {
+            printToStandardError("bluejay: \(address): dropped count=\(count) (the output fell behind)")
+        }
     }
 
     private static func report(_ event: PeripheralEvent, address: String, json: Bool) {
