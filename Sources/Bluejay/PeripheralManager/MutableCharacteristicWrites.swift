@@ -51,7 +51,7 @@ extension MutableCharacteristic {
         for waiting in unanswered.values { waiting.resume(returning: .unlikelyError) }
     }
 
-    /// Answers `request` (BlueCap's `respondToRequest(_:withResult:)`): ``ATTErrorCode/success``
+    /// Answers `request` (BlueCap's `respondToRequest(_:withResult:)`): `ATTErrorCode.success`
     /// accepts the value, any other code refuses the write with it. A request answered
     /// already, or one the central does not wait for, takes nothing from a second answer.
     public func respondToRequest(_ request: CharacteristicWriteRequest, withResult result: ATTErrorCode) {

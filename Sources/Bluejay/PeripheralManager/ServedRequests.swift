@@ -61,11 +61,11 @@ extension ATTErrorCode {
 }
 
 extension AttributePermissions {
-    /// Core Bluetooth's `.readable`: ``read``.
+    /// Core Bluetooth's `.readable`: `read`.
     public static let readable = AttributePermissions.read
-    /// Core Bluetooth's `.writeable`: ``write`` and ``writeWithoutResponse``.
+    /// Core Bluetooth's `.writeable`: `write` and `writeWithoutResponse`.
     public static let writeable: AttributePermissions = [.write, .writeWithoutResponse]
-    /// Core Bluetooth's `.readEncryptionRequired`: ``read`` on an encrypted link.
+    /// Core Bluetooth's `.readEncryptionRequired`: `read` on an encrypted link.
     public static let readEncryptionRequired: AttributePermissions = [.read, .readEncrypted]
     /// Core Bluetooth's `.writeEncryptionRequired`: writes on an encrypted link.
     public static let writeEncryptionRequired: AttributePermissions = [.write, .writeWithoutResponse, .writeEncrypted]
