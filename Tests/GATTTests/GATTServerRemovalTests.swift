@@ -14,13 +14,7 @@ struct GATTServerRemovalTests {
     @Test func aRemovedServiceIsGoneAndServiceChangedSubscribersAreTold() async throws {
         let (server, served) = try rig.makeServer()
         let (_, client) = rig.makeLink(server)
-        #expect(try await client.subscribeToServiceChanged())
-        var invalidated: [Service] = []
-        let told = BluetoothCore.Expectation<Void>()
-        client.onServicesInvalidated = { services in
-            invalidated += services
-            told.fulfill(())
-        }
+        let heard = try await rig.watchServiceChanged(client)
         _ = try await client.discoverAll()
         let notifying = served.characteristics[2]
         try await client.write(try #require(notifying.cccdHandle), [0x01, 0x00])
@@ -28,8 +22,8 @@ struct GATTServerRemovalTests {
         let hash = server.base.databaseHashValue
 
         try server.remove(served)
-        await told.value()
-        #expect(invalidated.contains { $0.handle == served.service.handle }, "the removed service was not invalidated: \(invalidated)")
+        await heard.told.value()
+        #expect(heard.services.contains { $0.handle == served.service.handle }, "the removed service was not invalidated: \(heard.services)")
         #expect(server.base.databaseHashValue != hash)
         #expect(server.services.isEmpty)
         #expect(server.subscribers(of: notifying.valueHandle).isEmpty)

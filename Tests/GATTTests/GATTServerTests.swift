@@ -344,21 +344,32 @@ struct GATTServerTests {
     @Test func aServiceAddedLaterIsIndicatedToServiceChangedSubscribers() async throws {
         let (server, _) = try makeServer()
         let (_, client) = makeLink(server)
-        #expect(try await client.subscribeToServiceChanged())
-        var invalidated: [Service] = []
-        let told = BluetoothCore.Expectation<Void>()
-        client.onServicesInvalidated = { services in
-            invalidated += services
-            told.fulfill(())
-        }
+        let heard = try await watchServiceChanged(client)
         _ = try await client.discoverAll()
         let hash = server.base.databaseHashValue
         let added = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
             CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
         ]))
-        await told.value()
+        await heard.told.value()
         #expect(server.base.databaseHashValue != hash)
         #expect(try await client.read(added.characteristics[0].valueHandle) == [87])
-        _ = invalidated
+    }
+
+    /// What a client hears of Service Changed: the services it was told are no longer
+    /// valid, and a signal at the first indication.
+    @BluetoothActor final class Invalidations {
+        var services: [Service] = []
+        let told = BluetoothCore.Expectation<Void>()
+    }
+
+    /// Subscribes `client` to Service Changed and collects what it is told.
+    func watchServiceChanged(_ client: GATTClient) async throws -> Invalidations {
+        #expect(try await client.subscribeToServiceChanged())
+        let heard = Invalidations()
+        client.onServicesInvalidated = { services in
+            heard.services += services
+            heard.told.fulfill(())
+        }
+        return heard
     }
 }
