@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
         // Fuzz targets for every decoder of outside bytes (docs/Testing.md, "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
-        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
+        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
                 path: "Fuzz/Targets"),
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),

@@ -1,5 +1,6 @@
 import BluetoothCore
 import DiscoveryCache
+import GATT
 import Foundation
 import HCI
 import SMP
@@ -123,4 +124,32 @@ private func windows(of trace: [UInt8], size: Int) -> [[UInt8]] {
         offset = end
     }
     return window.count > header.count ? seeds + [window] : seeds
+}
+
+extension FuzzTarget {
+    /// A database file of `bluejay serve`: read and checked as `serve` reads it. A file it
+    /// accepts holds only what a server can lay out: values of at most 512 octets, names
+    /// that map to property and permission bits, timers with values.
+    static let databaseFile = FuzzTarget(
+        name: "database-file",
+        summary: "DatabaseFile JSON decoding and checking, as bluejay serve reads DB.json",
+        run: { bytes throws(FuzzFailure) in
+            guard let file = try? DatabaseFile(json: bytes) else { return 0 }
+            for service in file.services {
+                try expect(service.definition.characteristics == service.characteristics.map(\.definition),
+                           "service \(service.definition.uuid): its definition and its characteristics disagree")
+                for characteristic in service.characteristics {
+                    let definition = characteristic.definition
+                    try expect(definition.value.count <= 512, "\(definition.uuid): a value of \(definition.value.count) octets accepted")
+                    try expect(definition.descriptors.allSatisfy { $0.value.count <= 512 }, "\(definition.uuid): a descriptor over 512 octets")
+                    if let timer = characteristic.notify {
+                        try expect(!timer.values.isEmpty && timer.every > .zero, "\(definition.uuid): a timer with no values or period")
+                    }
+                    try expect(!characteristic.flood || definition.properties.contains(.notify), "\(definition.uuid): a flood without notify")
+                }
+            }
+            return 1 + file.services.count
+        },
+        seeds: { _, _ in [] },
+        maximumLength: 8192)
 }

@@ -29,7 +29,7 @@ public struct FuzzTarget: Sendable {
     /// Every target, in the order `make fuzz` runs them.
     public static let all: [FuzzTarget] = [
         .h4Framing, .hciEvent, .advertisingData, .advertisements, .l2cap, .att, .attServer, .smp, .btsnoop, .traceReconstruction,
-        .cacheFile, .bondFile,
+        .cacheFile, .bondFile, .databaseFile,
     ]
 
     /// The target called `name`, if any.

@@ -182,21 +182,6 @@ func parseUUID(_ text: String, _ what: String) throws -> BluetoothUUID {
     return uuid
 }
 
-/// Bytes from hex text: `0102ff`, `01 02 FF`, `01:02:ff` or `0x0102ff`.
-func parseHexBytes(_ text: String) -> [UInt8]? {
-    var digits = text.filter { !" :-_".contains($0) }
-    if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits.removeFirst(2) }
-    guard digits.count.isMultiple(of: 2), digits.allSatisfy(\.isHexDigit) else { return nil }
-    var bytes: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        bytes.append(UInt8(digits[index..<next], radix: 16)!)
-        index = next
-    }
-    return bytes
-}
-
 /// The value as text when every byte is printable ASCII (a trailing NUL allowed), else nil.
 func printable(_ value: [UInt8]) -> String? {
     var bytes = value[...]

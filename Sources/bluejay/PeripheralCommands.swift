@@ -134,38 +134,28 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         if let fromTrace { return try await Self.serve(trace: fromTrace, peer: peer, common: common, duration: duration) }
         guard let database else { return }
-        let file: ServedDatabase
-        do { file = try ServedDatabase.load(database) } catch { throw CLIError("\(database): \(error)") }
+        let file = try DatabaseFile.load(database)
         let transport = try common.transportText()
         let logger = common.logger, capture = common.capture, duration = duration, addresses = addresses
         try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
                                         duration: duration, addresses: addresses) { manager in
-            for service in try file.services.map({ try $0.mutableService() }) { try manager.add(service) }
-            for service in file.services {
-                for characteristic in service.characteristics {
-                    guard let timer = characteristic.notify, let uuid = BluetoothUUID(characteristic.uuid), !timer.values.isEmpty else { continue }
-                    let values = timer.values.compactMap(parseHexBytes), every = timer.every
+            for service in file.services { try manager.add(MutableService(service.definition)) }
+            for characteristic in file.services.flatMap(\.characteristics) {
+                let uuid = characteristic.definition.uuid
+                if let timer = characteristic.notify {
                     Task { @BluetoothActor in
                         var index = 0
                         while !Task.isCancelled {
-                            try? await Task.sleep(for: .seconds(every))
-                            try? await manager.updateValue(values[index % values.count], for: uuid)
+                            try? await Task.sleep(for: timer.every)
+                            try? await manager.updateValue(timer.values[index % timer.values.count], for: uuid)
                             index += 1
                         }
                     }
                 }
-            }
-            for service in file.services {
-                for characteristic in service.characteristics where characteristic.flood == true {
-                    guard let uuid = BluetoothUUID(characteristic.uuid), characteristic.properties.contains("notify") else {
-                        throw CLIError("\(characteristic.uuid): \"flood\" needs the notify property")
-                    }
-                    Flooder(manager: manager, uuid: uuid).run()
-                }
+                if characteristic.flood { Flooder(manager: manager, uuid: uuid).run() }
             }
             PeripheralSession.readValueLines(into: manager)
-            let uuids = file.advertise?.compactMap(BluetoothUUID.init) ?? file.services.filter { $0.primary ?? true }.compactMap { BluetoothUUID($0.uuid) }
-            try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: uuids,
+            try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: file.advertise,
                                                              appearance: file.appearance),
                                                parameters: AdvertisingParameters(ownAddress: addresses.ownAddress(for: manager)))
         }
@@ -180,89 +170,12 @@ extension CommonOptions {
     }
 }
 
-/// The JSON file of `bluejay serve`.
-struct ServedDatabase: Decodable {
-    struct ServiceEntry: Decodable {
-        var uuid: String
-        var primary: Bool?
-        var characteristics: [CharacteristicEntry]
-
-        func mutableService() throws -> MutableService {
-            guard let uuid = BluetoothUUID(uuid) else { throw CLIError("service uuid '\(self.uuid)' is not a UUID") }
-            return MutableService(uuid: uuid, isPrimary: primary ?? true, characteristics: try characteristics.map { try $0.mutableCharacteristic() })
-        }
-    }
-
-    struct Timer: Decodable {
-        var every: Double
-        var values: [String]
-    }
-
-    struct DescriptorEntry: Decodable {
-        var uuid: String
-        var value: String?
-        var text: String?
-    }
-
-    struct CharacteristicEntry: Decodable {
-        var uuid: String
-        var properties: [String]
-        var permissions: [String]?
-        var value: String?
-        var text: String?
-        var notify: Timer?
-        /// Notify back to back while subscribed (``Flooder``).
-        var flood: Bool?
-        var descriptors: [DescriptorEntry]?
-
-        static let propertyNames: [String: CharacteristicProperties] = [
-            "broadcast": .broadcast, "read": .read, "writeWithoutResponse": .writeWithoutResponse, "write": .write,
-            "notify": .notify, "indicate": .indicate,
-        ]
-        static let permissionNames: [String: AttributePermissions] = [
-            "read": .read, "write": .write, "writeWithoutResponse": .writeWithoutResponse, "readEncrypted": .readEncrypted,
-            "writeEncrypted": .writeEncrypted, "readAuthenticated": .readAuthenticated, "writeAuthenticated": .writeAuthenticated,
-        ]
-
-        func mutableCharacteristic() throws -> MutableCharacteristic {
-            guard let uuid = BluetoothUUID(uuid) else { throw CLIError("characteristic uuid '\(self.uuid)' is not a UUID") }
-            var properties: CharacteristicProperties = []
-            for name in self.properties {
-                guard let property = Self.propertyNames[name] else { throw CLIError("\(self.uuid): unknown property '\(name)'") }
-                properties.insert(property)
-            }
-            var permissions: AttributePermissions?
-            if let names = self.permissions {
-                var set: AttributePermissions = []
-                for name in names {
-                    guard let permission = Self.permissionNames[name] else { throw CLIError("\(self.uuid): unknown permission '\(name)'") }
-                    set.insert(permission)
-                }
-                permissions = set
-            }
-            let descriptors = try (self.descriptors ?? []).map { entry in
-                guard let uuid = BluetoothUUID(entry.uuid) else { throw CLIError("descriptor uuid '\(entry.uuid)' is not a UUID") }
-                return MutableDescriptor(uuid: uuid, value: try Self.bytes(entry.value, entry.text, of: entry.uuid))
-            }
-            return MutableCharacteristic(uuid: uuid, properties: properties, permissions: permissions,
-                                         value: try Self.bytes(value, text, of: self.uuid), descriptors: descriptors)
-        }
-
-        static func bytes(_ hex: String?, _ text: String?, of uuid: String) throws -> [UInt8] {
-            if let text { return Array(text.utf8) }
-            guard let hex else { return [] }
-            guard let bytes = parseHexBytes(hex) else { throw CLIError("\(uuid): value '\(hex)' is not hex bytes") }
-            return bytes
-        }
-    }
-
-    var name: String?
-    var appearance: UInt16?
-    var advertise: [String]?
-    var services: [ServiceEntry]
-
-    static func load(_ path: String) throws -> ServedDatabase {
-        try JSONDecoder().decode(ServedDatabase.self, from: try Data(contentsOf: URL(fileURLWithPath: path)))
+extension DatabaseFile {
+    /// The file at `path`.
+    static func load(_ path: String) throws -> DatabaseFile {
+        let bytes: [UInt8]
+        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch { throw CLIError("\(path): \(error)") }
+        do { return try DatabaseFile(json: bytes) } catch { throw CLIError("\(path): \(error)") }
     }
 }
 

@@ -62,6 +62,12 @@ public final class MutableCharacteristic: Sendable {
         state = Mutex(State(value: value))
     }
 
+    /// A characteristic as `definition` lays it out.
+    public convenience init(_ definition: CharacteristicDefinition) {
+        self.init(uuid: definition.uuid, properties: definition.properties, permissions: definition.permissions,
+                  value: definition.value, descriptors: definition.descriptors)
+    }
+
     /// BlueCap's `MutableCharacteristic(UUID:properties:permissions:value:)`: the UUID as
     /// text (traps on text that is no UUID, as `CBUUID(string:)`).
     public convenience init(UUID: String, properties: CharacteristicProperties, permissions: AttributePermissions, value: Data?) {

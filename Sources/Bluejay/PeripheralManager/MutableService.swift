@@ -34,6 +34,12 @@ public final class MutableService: Sendable {
         self.init(uuid: parsed)
     }
 
+    /// A service as `definition` lays it out (a database file's, ``DatabaseFile``).
+    public convenience init(_ definition: ServiceDefinition) {
+        self.init(uuid: definition.uuid, isPrimary: definition.isPrimary, includedServices: definition.includedServices,
+                  characteristics: definition.characteristics.map(MutableCharacteristic.init))
+    }
+
     /// Its characteristics, in handle order (BlueCap's `characteristics`): each belongs to
     /// this service from now on (``MutableCharacteristic/service``).
     public var characteristics: [MutableCharacteristic] {
