@@ -7,7 +7,7 @@ import FoundationEssentials
 // default, so a call that gives none picks the `Duration` form, whose default is BlueCap's.
 
 extension Central {
-    /// ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)`` with a timeout in
+    /// ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)`` with a timeout in
     /// seconds (`.infinity`: none).
     public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: TimeInterval,
                               allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
@@ -16,44 +16,44 @@ extension Central {
 }
 
 extension Peripheral {
-    /// ``reconnect(withDelay:)`` after `delay` seconds (BlueCap's `reconnect(withDelay: Double)`).
+    /// ``reconnect(withDelay:)-(Duration)`` after `delay` seconds (BlueCap's `reconnect(withDelay: Double)`).
     public func reconnect(withDelay delay: Double) async throws(BluejayError) {
         try await reconnect(withDelay: Duration(seconds: delay) ?? .zero)
     }
 
-    /// ``discoverServices(_:timeout:)`` with a timeout in seconds.
+    /// ``discoverServices(_:timeout:)-(_,Duration?)`` with a timeout in seconds.
     public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: TimeInterval) async throws(BluejayError) -> [ServiceIdentifier] {
         try await discoverServices(uuids, timeout: Duration(seconds: timeout))
     }
 
-    /// ``discoverAllServices(timeout:)`` with a timeout in seconds.
+    /// ``discoverAllServices(timeout:)-(Duration?)`` with a timeout in seconds.
     public func discoverAllServices(timeout: TimeInterval) async throws(BluejayError) -> [ServiceIdentifier] {
         try await discoverServices(nil, timeout: Duration(seconds: timeout))
     }
 
-    /// ``discoverCharacteristics(_:of:timeout:)`` with a timeout in seconds.
+    /// ``discoverCharacteristics(_:of:timeout:)-(_,_,Duration?)`` with a timeout in seconds.
     public func discoverCharacteristics(_ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
                                         timeout: TimeInterval) async throws(BluejayError) -> [CharacteristicIdentifier] {
         try await discoverCharacteristics(uuids, of: service, timeout: Duration(seconds: timeout))
     }
 
-    /// ``discoverAllCharacteristics(of:timeout:)`` with a timeout in seconds.
+    /// ``discoverAllCharacteristics(of:timeout:)-(_,Duration?)`` with a timeout in seconds.
     public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: TimeInterval) async throws(BluejayError) -> [CharacteristicIdentifier] {
         try await discoverCharacteristics(nil, of: service, timeout: Duration(seconds: timeout))
     }
 
-    /// ``read(from:timeout:)`` with a timeout in seconds.
+    /// ``read(from:timeout:)-(_,Duration?)`` with a timeout in seconds.
     public func read(from characteristic: CharacteristicIdentifier, timeout: TimeInterval) async throws(BluejayError) -> [UInt8] {
         try await read(from: characteristic, timeout: Duration(seconds: timeout))
     }
 
-    /// ``write(to:bytes:type:timeout:)`` with a timeout in seconds.
+    /// ``write(to:bytes:type:timeout:)-(_,_,_,Duration?)`` with a timeout in seconds.
     public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse,
                       timeout: TimeInterval) async throws(BluejayError) {
         try await write(to: characteristic, bytes: bytes, type: type, timeout: Duration(seconds: timeout))
     }
 
-    /// ``startPollingRSSI(period:capacity:)`` every `period` seconds (BlueCap's
+    /// ``startPollingRSSI(period:capacity:)-(Duration,_)`` every `period` seconds (BlueCap's
     /// `startPollingRSSI(period: Double, capacity:)`).
     public func startPollingRSSI(period: Double, capacity: Int = .max) -> AsyncStream<Int> {
         startPollingRSSI(period: Duration(seconds: period) ?? .seconds(10), capacity: capacity)

@@ -46,7 +46,7 @@ public final class Central {
     private var links: [ConnectionHandle: Peripheral] = [:]
     /// Connection attempts take turns: the controller has one initiator.
     let initiator = OperationQueue()
-    /// The scan of ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``, while one runs.
+    /// The scan of ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``, while one runs.
     private var scan: ScanRun?
     /// Which scan is the current one: a stream that ends stops only its own scan.
     private var scanGeneration = 0
@@ -111,7 +111,7 @@ public final class Central {
 
     // MARK: - Scanning
 
-    /// Whether a scan runs (BlueCap's `isScanning`): from ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``
+    /// Whether a scan runs (BlueCap's `isScanning`): from ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``
     /// until it is stopped, times out or fails, or its consumer lets go of it.
     public var isScanning: Bool { scan?.isLive ?? false }
 
@@ -260,7 +260,7 @@ public final class Central {
     }
 }
 
-/// One scan of ``Central/startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)``:
+/// One scan of ``Central/startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``:
 /// its stream, and whether its consumer has let go of it. That is known at once, on the
 /// consumer's thread, where the stream's termination runs: a scan asked for right after the
 /// last one's consumer stopped is not refused while the stack's actor catches up.

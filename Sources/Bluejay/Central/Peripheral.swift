@@ -450,7 +450,7 @@ public final class Peripheral {
     }
 
     /// Writes `bytes` to `characteristic`: a Write Request (Prepare/Execute when longer than
-    /// one carries), or a Write Command; with a `timeout`, as ``read(from:timeout:)``
+    /// one carries), or a Write Command; with a `timeout`, as ``read(from:timeout:)-(_,Duration?)``
     /// (BlueCap's `writeTimeout`).
     public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse,
                       timeout: Duration? = nil) async throws(BluejayError) {

@@ -77,7 +77,7 @@ extension Peripheral {
 /// What discovery found, as BlueCap's peripheral keeps it.
 extension Peripheral {
     /// The services discovered on the live link so far, in handle order (BlueCap's
-    /// `services`): by ``discoverServices(_:timeout:)``, by operations that found what they
+    /// `services`): by ``discoverServices(_:timeout:)-(_,Duration?)``, by operations that found what they
     /// needed, or from the discovery cache. Empty while disconnected.
     public var services: [ServiceIdentifier] {
         guard let handle, let client = host.existingClient(for: handle) else { return [] }

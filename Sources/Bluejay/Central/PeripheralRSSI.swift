@@ -33,7 +33,7 @@ extension Peripheral {
         return stream
     }
 
-    /// ``startPollingRSSI(period:capacity:)`` by its earlier name.
+    /// ``startPollingRSSI(period:capacity:)-(Duration,_)`` by its earlier name.
     @available(*, deprecated, renamed: "startPollingRSSI(period:capacity:)")
     public func startPollingRSSI(every period: Duration) -> AsyncStream<Int> { startPollingRSSI(period: period) }
 

@@ -34,7 +34,7 @@ public final class MutableService: Sendable {
         self.init(uuid: parsed)
     }
 
-    /// A service as `definition` lays it out (a database file's, ``DatabaseFile``).
+    /// A service as `definition` lays it out (a database file's, `DatabaseFile`).
     public convenience init(_ definition: ServiceDefinition) {
         self.init(uuid: definition.uuid, isPrimary: definition.isPrimary, includedServices: definition.includedServices,
                   characteristics: definition.characteristics.map(MutableCharacteristic.init))
