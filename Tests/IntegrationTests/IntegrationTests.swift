@@ -2,11 +2,12 @@ import BluetoothCore
 import Foundation
 @testable import HCI
 import HCITestSupport
+import TestTraits
 import Testing
 
 /// The stack against a real emulated controller (Bumble, over H4/TCP) and real tools
 /// (tshark, btmon). Serialized: these tests count the process's reader threads.
-@Suite(.serialized) @BluetoothActor
+@Suite(.serialized, .hangGuard) @BluetoothActor
 struct IntegrationTests {
     let quiet = HCIController.Configuration(logger: .silent)
 
