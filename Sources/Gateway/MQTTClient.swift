@@ -2,60 +2,6 @@ import CMosquitto
 import Foundation
 import Logging
 
-/// A message the broker delivered to one of our subscriptions.
-public struct MQTTMessage: Sendable, Equatable {
-    /// Its topic.
-    public var topic: String
-    /// Its payload.
-    public var payload: [UInt8]
-    /// Whether the broker kept it (a retained message replayed on subscribe).
-    public var retained: Bool
-}
-
-/// What the MQTT client has done so far (the gateway's counters publish these).
-public struct MQTTCounters: Sendable, Equatable {
-    /// Values waiting for the broker or in flight (the broker queue depth).
-    public var queueDepth = 0
-    /// Values dropped because the queue was full.
-    public var dropped = 0
-    /// Publications the broker acknowledged.
-    public var acknowledged = 0
-    /// Connections established after the first.
-    public var reconnects = 0
-    /// Connections the broker refused (CONNACK with a code).
-    public var refusals = 0
-    /// The broker's last refusal, by name (`Connection Refused: not authorised.`).
-    public var lastRefusal: String?
-    /// Connected now.
-    public var connected = false
-}
-
-/// What libmosquitto's network thread reports, tagged with the session (one libmosquitto
-/// handle per connection attempt) it came from.
-enum MQTTEvent: Sendable {
-    case connected(session: Int, code: Int32)
-    case disconnected(session: Int, code: Int32)
-    case published(session: Int, id: Int32)
-    case message(session: Int, MQTTMessage)
-}
-
-/// All a libmosquitto callback touches: the stream into the client's actor. The callbacks
-/// run on libmosquitto's own thread (`mosquitto_loop_start`); they copy what they were given
-/// and yield it, and the client handles it in order on its actor. Immutable, hence Sendable.
-final class CallbackSink: Sendable {
-    let session: Int
-    let events: AsyncStream<MQTTEvent>.Continuation
-
-    init(session: Int, events: AsyncStream<MQTTEvent>.Continuation) {
-        self.session = session
-        self.events = events
-    }
-
-    static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackSink? {
-        pointer.map { Unmanaged<CallbackSink>.fromOpaque($0).takeUnretainedValue() }
-    }
-}
-
 /// An MQTT client on libmosquitto (Eclipse's, Debian's `libmosquitto-dev`) for the gateway:
 /// it connects and, when the connection is lost or refused, connects again after a backoff
 /// that doubles up to a limit; values go through a bounded ``Outbox`` and are sent again
@@ -418,35 +364,5 @@ public actor MQTTClient {
         var id: Int32 = 0
         let rc = payload.withUnsafeBytes { bytes in mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true) }
         if rc == MOSQ_ERR_SUCCESS.rawValue { retainedInFlight.insert(id) }
-    }
-}
-
-/// One libmosquitto handle and the sink its callbacks hold: stopped and freed together,
-/// when the client tears the attempt down or is itself freed.
-final class MosquittoHandle {
-    let pointer: OpaquePointer
-    private let sink: Unmanaged<CallbackSink>
-    private var stopped = false
-
-    init(pointer: OpaquePointer, sink: Unmanaged<CallbackSink>) {
-        self.pointer = pointer
-        self.sink = sink
-    }
-
-    /// Ends the network thread and joins it, so no callback runs after this. Marked
-    /// disconnecting first, the thread leaves its loop (a reconnection delay included)
-    /// instead of connecting again; it is never cancelled (pthread_cancel would end it
-    /// inside libmosquitto, holding whatever it held).
-    func stop() {
-        guard !stopped else { return }
-        stopped = true
-        mosquitto_disconnect(pointer)
-        mosquitto_loop_stop(pointer, false)
-    }
-
-    deinit {
-        stop()
-        mosquitto_destroy(pointer)
-        sink.release()
     }
 }
