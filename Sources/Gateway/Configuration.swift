@@ -1,6 +1,7 @@
 import Bluejay
 import Foundation
 import HCI
+import Logging
 import Yams
 
 /// The gateway's configuration file (docs/Gateway.md): what it connects to, where it
@@ -48,6 +49,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var fleet: Bool
     /// `metrics: HOST:PORT` (default none): the counters for Prometheus at `GET /metrics`.
     public var metrics: MetricsAddress?
+    /// The least severe log lines written (`log_level:` `debug`, `info`, `notice`, `warning` or
+    /// `error`; default `info`); `--verbose` makes it `debug` (``logLevel(verbose:)``).
+    public var logLevel: Logger.Level
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws(ConfigurationError) {
@@ -84,6 +88,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         statsInterval = try top.optional("stats_every", Fields.duration) ?? .seconds(60)
         fleet = try top.optional("fleet", Fields.onOff) ?? false
         metrics = try top.optional("metrics", MetricsAddress.init)
+        logLevel = try top.optional("log_level", Fields.logLevel) ?? .info
         if fleet, gateway == Topics.leaseLevel {
             throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
@@ -93,7 +98,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         try top.rejectUnknown(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet", "metrics"])
+                               "stats_every", "peripherals", "fleet", "metrics", "log_level"])
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {
@@ -103,6 +108,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
             seen[rule.match.description] = index
         }
     }
+}
+
+extension GatewayConfiguration {
+    /// The level the gateway logs at: `debug` with `--verbose`, whatever `log_level:` says.
+    public func logLevel(verbose: Bool) -> Logger.Level { verbose ? .debug : logLevel }
 }
 
 extension GatewayConfiguration: CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Bluejay
 import Foundation
 import HCI
+import Logging
 import Yams
 
 /// A topic level given in the file (gateway id, prefix): no `/`, `+`, `#` or NUL.
@@ -119,6 +120,18 @@ struct Fields {
             throw FieldError("'\(text)' is not a duration such as 500ms, 60s, 5m or 1h (above zero, at most a week)")
         }
         return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+
+    /// `log_level:`: the names swift-log and syslog share, least severe first.
+    static func logLevel(_ text: String) throws(FieldError) -> Logger.Level {
+        switch text.lowercased() {
+        case "debug": return .debug
+        case "info": return .info
+        case "notice": return .notice
+        case "warning": return .warning
+        case "error": return .error
+        default: throw FieldError("'\(text)' is not debug, info, notice, warning or error")
+        }
     }
 
     /// `on` or `off` (also true/false, yes/no).

@@ -84,6 +84,7 @@ public final class GatewayService {
     /// then marks everything offline, disconnects and returns. Throws when the controller
     /// cannot be opened. `ready` runs once both are started (systemd's READY=1).
     public func run(ready: @Sendable () -> Void = {}) async throws(BluejayError) {
+        logger.debug("\(configuration)")
         await mqtt.subscribe(topics.setFilter)
         if configuration.fleet {
             leases = FleetLeases(gateway: configuration.gateway, started: .now)
@@ -91,6 +92,7 @@ public final class GatewayService {
             await mqtt.subscribe(topics.gatewayStatusFilter)
         }
         await mqtt.start()
+        logger.debug("opening the controller \(configuration.transport)")
         let central: Central
         do { central = try await Central(transport: configuration.transport, store: store, logger: hciLogger) } catch {
             await mqtt.setRetained(topics.status, Array("offline".utf8))
@@ -176,6 +178,7 @@ public final class GatewayService {
         guard bound[key] == nil else { return }
         let entry = Bound(rule: rule, peripheral: peripheral, address: address)
         bound[key] = entry
+        logger.debug("\(address): \(rule.match), connecting under its policy")
         await mqtt.setRetained(topics.status(address), Array("offline".utf8))
         await announceToHomeAssistant(entry)
         let events = peripheral.connectionEvents()
@@ -285,7 +288,9 @@ public final class GatewayService {
 
     private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress) async {
         counters.values += 1
-        await mqtt.publish(topics.value(address, rule), Array(Hex.encode(value).utf8))
+        let hex = Hex.encode(value)
+        logger.debug("\(address) \(rule.topicPath): \(hex)")
+        await mqtt.publish(topics.value(address, rule), Array(hex.utf8))
         if let known = KnownCharacteristic(rule.characteristic.uuid), let fields = known.decode(value) {
             await mqtt.publish(topics.json(address, rule), Array(JSONText.encode(fields).utf8))
         }
@@ -368,6 +373,7 @@ public final class GatewayService {
         do {
             try await entry.peripheral.write(to: rule.characteristic, bytes: bytes, type: rule.writeWithoutResponse ? .withoutResponse : .withResponse)
             counters.writes += 1
+            logger.debug("\(message.topic): wrote \(bytes.count) byte(s)")
         } catch {
             refuse(message, "the write failed: \(error)")
         }

@@ -237,6 +237,7 @@ public actor MQTTClient {
             }
         }
         let keepAlive = Int32(max(5, options.keepAlive.components.seconds))
+        logger.debug("connecting to \(options.broker) as \(options.clientID) (attempt \(session))")
         let rc = mosquitto_connect_async(handle, options.broker.host, Int32(options.broker.port), keepAlive)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
@@ -315,7 +316,10 @@ public actor MQTTClient {
             if everConnected { counters.reconnects += 1 }
             everConnected = true
             logger.info("connected to \(options.broker) as \(options.clientID)")
-            for filter in filters { _ = mosquitto_subscribe(handle, nil, filter, 1) }
+            for filter in filters {
+                logger.debug("subscribing to \(filter)")
+                _ = mosquitto_subscribe(handle, nil, filter, 1)
+            }
             for topic in retainedOrder { if let payload = retained[topic] { publishRetained(topic, payload) } }
             drain()
         case .disconnected(let session, let code):
