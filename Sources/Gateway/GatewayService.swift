@@ -72,12 +72,13 @@ public final class GatewayService {
         self.logger = logger
         self.store = store
         self.hciLogger = hciLogger
-        mqtt = MQTTClient(options: MQTTClient.Options(
+        var options = MQTTClient.Options(
             broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)", username: configuration.username,
             password: configuration.password, keepAlive: configuration.keepAlive,
             will: (Topics(prefix: configuration.prefix, gateway: configuration.gateway).status, "offline"),
-            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit),
-            logger: logger)
+            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit)
+        options.duplicateID = "another gateway uses the id '\(configuration.gateway)' on this broker"
+        mqtt = MQTTClient(options: options, logger: logger)
     }
 
     /// Connects to the broker and the controller and serves until the task is cancelled;

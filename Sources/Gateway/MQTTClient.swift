@@ -12,6 +12,10 @@ import Logging
 /// Each connection attempt gets its own libmosquitto handle, torn down when it ends: the
 /// library's own reconnection and resending never run, so every message has one owner (the
 /// outbox) and nothing is sent twice by two parties.
+///
+/// Two failures are named, not just retried: connections the broker keeps closing right
+/// after accepting them (another client with our client id, ``Options/duplicateID``), and a
+/// TLS handshake the server hangs up on (`mqtts://` to a plain port).
 public actor MQTTClient {
     /// What the client needs to know.
     public struct Options: Sendable {
@@ -37,6 +41,10 @@ public actor MQTTClient {
         /// acknowledged); false keeps the broker's session of ``clientID``: its subscriptions
         /// and the QoS 1 messages queued for it while away (a subscriber that must miss nothing).
         public var cleanSession = true
+        /// What the takeover error gives as the cause when the broker keeps closing our
+        /// connections right after accepting them (the gateway's: `another gateway uses the id
+        /// 'gw1' on this broker`); nil says another client uses ``clientID``.
+        public var duplicateID: String?
 
         /// Options for a broker.
         public init(broker: BrokerAddress, clientID: String, username: String? = nil, password: String? = nil, keepAlive: Duration = .seconds(30),
@@ -79,6 +87,19 @@ public actor MQTTClient {
     /// Failed attempts in a row (the backoff's exponent).
     private var failures = 0
     private var everConnected = false
+    /// When the current connection came up.
+    private var connectedAt: ContinuousClock.Instant?
+    /// Connections in a row that ended within ``takeoverWindow`` of coming up.
+    private var shortConnections = 0
+    /// Two clients with one client id take the session from each other: the broker closes
+    /// the older connection as the newer comes, at once, and each reconnects at once. MQTT
+    /// 3.1.1 says only that the socket closed (v5 would say 0x8E, "Session taken over", but
+    /// its CONNACK codes differ from the refusals we name and a kept session needs CONNECT
+    /// properties libmosquitto's asynchronous connect cannot send); so this many connections
+    /// in a row, each ended within the window, are taken as a takeover, and backed off.
+    static let takeoverStreak = 3
+    /// See ``takeoverStreak``.
+    static let takeoverWindow: Duration = .seconds(2)
     private var counters = MQTTCounters()
     /// Subscriptions made again on every connection.
     private var filters: [String] = []
@@ -213,6 +234,11 @@ public actor MQTTClient {
             guard let sink = CallbackSink.from(pointer) else { return }
             sink.events.yield(.published(session: sink.session, id: id))
         }
+        mosquitto_log_callback_set(handle) { _, pointer, level, text in
+            // MOSQ_LOG_ERR (1 << 3, a macro Swift does not import).
+            guard level == 8, let sink = CallbackSink.from(pointer), let text else { return }
+            sink.events.yield(.libraryError(session: sink.session, text: String(cString: text)))
+        }
         mosquitto_message_callback_set(handle) { _, pointer, message in
             guard let sink = CallbackSink.from(pointer), let message else { return }
             let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.pointee.payloadlen))) } ?? []
@@ -252,6 +278,34 @@ public actor MQTTClient {
             try? await Task.sleep(for: limit)
             await self?.attemptTimedOut(session)
         }
+        if options.broker.tls {
+            // A plain MQTT port answers a TLS ClientHello by closing or resetting the
+            // connection, which libmosquitto keeps retrying in silence: looked for here.
+            Task { [weak self] in
+                while let self, await self.handshakeGoesOn(session) { try? await Task.sleep(for: .milliseconds(100)) }
+            }
+        }
+    }
+
+    /// While attempt `session` waits for its TLS handshake and CONNACK: true, unless the
+    /// server ended the connection, which fails the attempt.
+    private func handshakeGoesOn(_ session: Int) -> Bool {
+        guard case .connecting(let current) = state, current == session else { return false }
+        guard let ended = connection?.serverEnded() else { return true }
+        switch ended {
+        case ECONNREFUSED: failed("cannot reach the broker \(options.broker): \(String(cString: strerror(ended)))")
+        case 0: tlsFailed("the server closed the connection", plainPort: true)
+        default: tlsFailed("the server reset the connection", plainPort: true)
+        }
+        return false
+    }
+
+    /// The TLS handshake failed, said with the likely cause when it is a plain MQTT port
+    /// (which takes the ClientHello for a malformed CONNECT and hangs up).
+    private func tlsFailed(_ detail: String, plainPort: Bool) {
+        let broker = options.broker
+        let host = broker.host.contains(":") ? "[\(broker.host)]" : broker.host
+        failed("TLS handshake with \(host):\(broker.port) failed (\(detail))" + (plainPort ? ": is it a plain MQTT port? (mqtt:// for plain)" : ""))
     }
 
     private func attemptTimedOut(_ session: Int) {
@@ -268,8 +322,24 @@ public actor MQTTClient {
         outbox.connectionLost()
         retainedInFlight = []
         if !wasConnected { failures += 1 }
-        let delay = backoff(after: failures)
-        if wasConnected { logger.warning("\(reason); connecting again in \(delay)") } else { logger.error("\(reason); connecting again in \(delay)") }
+        if wasConnected, let connectedAt {
+            shortConnections = ContinuousClock.now - connectedAt < Self.takeoverWindow ? shortConnections + 1 : 0
+        }
+        connectedAt = nil
+        let takenOver = wasConnected && shortConnections >= Self.takeoverStreak
+        let delay = takenOver ? backoff(after: shortConnections - Self.takeoverStreak + 1) : backoff(after: failures)
+        if takenOver {
+            counters.takeovers += 1
+            let cause = options.duplicateID ?? "another client uses the client id '\(options.clientID)' on this broker"
+            let text = "the broker \(options.broker) closed our connection \(shortConnections) times in a row within \(Self.takeoverWindow) of "
+                + "accepting it: \(cause) (MQTT client id '\(options.clientID)': one connection per id, the newer one closes the older); "
+                + "connecting again in \(delay)"
+            logger.error("\(text)")
+        } else if wasConnected {
+            logger.warning("\(reason); connecting again in \(delay)")
+        } else {
+            logger.error("\(reason); connecting again in \(delay)")
+        }
         state = .waiting
         Task { [weak self] in
             try? await Task.sleep(for: delay)
@@ -311,6 +381,10 @@ public actor MQTTClient {
                 return
             }
             state = .connected(session: session)
+            // Its lines cost a formatted string each (several per value sent); the attempt's
+            // errors were what it was for.
+            mosquitto_log_callback_set(handle, nil)
+            connectedAt = .now
             failures = 0
             counters.connected = true
             if everConnected { counters.reconnects += 1 }
@@ -339,6 +413,13 @@ public actor MQTTClient {
         case .message(let session, let message):
             guard session == self.session else { return }
             messageSink.yield(message)
+        case .libraryError(let session, let text):
+            guard session == self.session else { return }
+            logger.debug("libmosquitto: \(text)")
+            // OpenSSL's reasons (a certificate not trusted, a plain port's reply) end the
+            // attempt as they come; libmosquitto's thread has stopped by then.
+            guard case .connecting(let current) = state, current == session, options.broker.tls, text.hasPrefix("OpenSSL") else { return }
+            tlsFailed(text, plainPort: !text.contains("certificate"))
         }
     }
 

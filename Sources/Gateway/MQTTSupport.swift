@@ -27,6 +27,9 @@ public struct MQTTCounters: Sendable, Equatable {
     public var lastRefusal: String?
     /// Connected now.
     public var connected = false
+    /// Connections the broker ended right after accepting them, several in a row: another
+    /// client connecting with our client id takes the session over (``MQTTClient``).
+    public var takeovers = 0
 }
 
 /// What libmosquitto's network thread reports, tagged with the session (one libmosquitto
@@ -36,6 +39,8 @@ enum MQTTEvent: Sendable {
     case disconnected(session: Int, code: Int32)
     case published(session: Int, id: Int32)
     case message(session: Int, MQTTMessage)
+    /// An error libmosquitto logged (an OpenSSL error of the TLS handshake among them).
+    case libraryError(session: Int, text: String)
 }
 
 /// All a libmosquitto callback touches: the stream into the client's actor. The callbacks
@@ -76,6 +81,20 @@ final class MosquittoHandle {
         stopped = true
         mosquitto_disconnect(pointer)
         mosquitto_loop_stop(pointer, false)
+    }
+
+    /// How the server ended the TCP connection: 0 when it closed its side, ECONNRESET or
+    /// ECONNREFUSED; nil while it is open. Looked at with MSG_PEEK, which reads nothing, so
+    /// libmosquitto's thread loses no byte. During a TLS handshake libmosquitto takes a
+    /// reset for "try again" (SSL_ERROR_SYSCALL) and says nothing until the attempt times out.
+    func serverEnded() -> Int32? {
+        let fd = mosquitto_socket(pointer)
+        guard !stopped, fd >= 0 else { return nil }
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if count == 0 { return 0 }
+        guard count < 0, errno == ECONNRESET || errno == ECONNREFUSED else { return nil }
+        return errno
     }
 
     deinit {

@@ -1,9 +1,53 @@
 import Foundation
+import Gateway
 import HCITestSupport
+import Logging
+import Synchronization
 import Testing
 
-/// What a gateway's operator is told (issue 52): `--verbose` and `log_level:`.
+/// What a gateway's operator is told (issue 52): two gateways with one id, `mqtts://` to a
+/// plain port, `--verbose` and `log_level:`.
 extension IntegrationTests {
+    /// Two clients with one client id take the session from each other at once, forever; the
+    /// one whose connections keep ending right after they come up says why, naming the id,
+    /// and waits the backoff before connecting again (no longer the 100 ms of a lost link).
+    @Test(.hangGuard) func twoClientsWithOneIDAreNamedAndBackOff() async throws {
+        let broker = try await MosquittoBroker()
+        let lines = RecordedLines()
+        var options = MQTTClient.Options(broker: try BrokerAddress(broker.url), clientID: "bluejay-gw1", backoff: .milliseconds(500),
+                                         backoffLimit: .seconds(2))
+        options.duplicateID = "another gateway uses the id 'gw1' on this broker"
+        let first = MQTTClient(options: options, logger: lines.logger("first"))
+        let second = MQTTClient(options: options, logger: lines.logger("second"))
+        await first.start()
+        #expect(await eventually { await first.snapshot().connected })
+        await second.start()
+        #expect(await eventually { await first.snapshot().takeovers + second.snapshot().takeovers >= 1 }, "\(lines.all.suffix(10))")
+        let named = try #require(lines.all.first { $0.contains("another gateway uses the id 'gw1' on this broker") })
+        #expect(named.contains(" error ") && named.contains("bluejay-gw1"), "\(named)")
+        #expect(named.hasSuffix("connecting again in 0.5 seconds"), "the backoff, not at once: \(named)")
+        await first.close()
+        await second.close()
+    }
+
+    /// `mqtts://` to a plain MQTT port: the broker hangs up on the ClientHello, and the client
+    /// says so well before its keepalive (10 minutes here) would end the attempt.
+    @Test(.hangGuard) func mqttsToAPlainPortIsNamedAtOnce() async throws {
+        let broker = try await MosquittoBroker()
+        let lines = RecordedLines()
+        let address = try BrokerAddress("mqtts://127.0.0.1:\(broker.port)")
+        let client = MQTTClient(options: .init(broker: address, clientID: "tls-to-plain", keepAlive: .seconds(600), backoff: .seconds(5)),
+                                logger: lines.logger("tls"))
+        await client.start()
+        let expected = "TLS handshake with 127.0.0.1:\(broker.port) failed"
+        #expect(await eventually { lines.all.contains { $0.contains(expected) } }, "\(lines.all)")
+        let line = try #require(lines.all.first { $0.contains(expected) })
+        #expect(line.contains("is it a plain MQTT port? (mqtt:// for plain)"), "\(line)")
+        #expect(!lines.all.contains { $0.contains("did not answer") }, "named, not timed out")
+        #expect(await !client.snapshot().connected)
+        await client.close()
+    }
+
     /// `--verbose` adds debug lines; `log_level:` sets the least severe line written. The
     /// gateway runs until its controller cannot be opened (nothing listens on port 1).
     @Test(.hangGuard) func verboseAddsDebugLines() async throws {
@@ -48,4 +92,29 @@ extension IntegrationTests {
             return (process.terminationStatus, String(decoding: text, as: UTF8.self))
         }
     }
+}
+
+/// Log lines (`LABEL LEVEL MESSAGE`) kept from any thread, for a test to read.
+final class RecordedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    /// A logger whose lines, at every level, are kept here.
+    func logger(_ label: String) -> Logger { Logger(label: label) { label in RecordedLinesHandler(label: label, lines: self) } }
+}
+
+/// A swift-log handler writing into ``RecordedLines``.
+struct RecordedLinesHandler: LogHandler {
+    let label: String
+    let lines: RecordedLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { lines.append("\(label) \(event.level) \(event.message)") }
 }
