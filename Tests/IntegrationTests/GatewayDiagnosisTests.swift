@@ -1,13 +1,19 @@
+import Bluejay
 import Foundation
 import Gateway
 import HCITestSupport
 import Logging
 import Synchronization
 import Testing
+import TraceTestSupport
 
 /// What a gateway's operator is told (issue 52): two gateways with one id, `mqtts://` to a
-/// plain port, `--verbose` and `log_level:`.
+/// plain port, `--verbose` and `log_level:`; and what a killed run leaves on the broker.
+/// Against mosquitto alone: the gateway runs on a mock controller, no Bumble peer.
 extension IntegrationTests {
+    /// A gateway on a virtual controller (a recording's peers, none of them configured).
+    static let mockTransport = "mock:" + RealTraces.shipped + "/android-mediatek-horizon-treadmill-write-notify.btsnoop"
+
     /// Two clients with one client id take the session from each other at once, forever; the
     /// one whose connections keep ending right after they come up says why, naming the id,
     /// and waits the backoff before connecting again (no longer the 100 ms of a lost link).
@@ -46,6 +52,63 @@ extension IntegrationTests {
         #expect(!lines.all.contains { $0.contains("did not answer") }, "named, not timed out")
         #expect(await !client.snapshot().connected)
         await client.close()
+    }
+
+    /// A run killed outright left its peripherals `online` (retained; the will covers only
+    /// the gateway's status). The next run makes them `offline` before it connects anything:
+    /// a configured address, and an address it does not serve (found by name last time).
+    /// It also announces itself to Home Assistant, the device its peripherals' `via_device` names.
+    @Test(.hangGuard) func gatewayClearsStaleStatusesAndAnnouncesItself() async throws {
+        let broker = try await MosquittoBroker()
+        let configured = "C0:FF:EE:00:00:11", foundByName = "C0:FF:EE:00:00:22"
+        let killedRun = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
+        #expect(await eventually { await killedRun.client.snapshot().connected })
+        for address in [configured, foundByName] { await killedRun.client.setRetained("bluejay/gw1/\(address)/status", Array("online".utf8)) }
+        #expect(await killedRun.client.flushRetained(within: hangGuardWait))
+        await killedRun.close()
+
+        let recorder = try await MQTTRecorder(broker: broker, filter: "#")
+        let (_, run) = try Self.startGateway("""
+            gateway: gw1
+            transport: \(Self.mockTransport)
+            broker: \(broker.url)
+            peripherals:
+              - address: \(configured)/random
+                subscribe:
+                  - {service: 180D, characteristic: 2A37}
+              - name: Nobody Here
+            """)
+        for address in [configured, foundByName] {
+            #expect(await eventually { await recorder.payloads("bluejay/gw1/\(address)/status").last == "offline" }, "\(address)")
+        }
+        // What a subscriber coming now is given: the retained state.
+        let late = try await MQTTRecorder(broker: broker, filter: "#")
+        func retained(_ topic: String, _ payload: String? = nil) async -> MQTTMessage? {
+            await late.messages.last { (message: MQTTMessage) -> Bool in
+                message.topic == topic && message.retained && (payload == nil || message.payload == Array(payload!.utf8))
+            }
+        }
+        for address in [configured, foundByName] {
+            let topic = "bluejay/gw1/\(address)/status"
+            #expect(await eventually { await retained(topic, "offline") != nil }, "\(topic) offline, retained")
+        }
+        let gatewayTopic = "homeassistant/binary_sensor/bluejay_gw1_status/config"
+        #expect(await eventually { await retained(gatewayTopic) != nil }, "the gateway's own device")
+        let gatewayConfig = try #require(await retained(gatewayTopic))
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(gatewayConfig.payload)) as? [String: Any])
+        let stateTopic: String? = fields["state_topic"] as? String
+        let identifiers: [String]? = (fields["device"] as? [String: Any])?["identifiers"] as? [String]
+        #expect(stateTopic == "bluejay/gw1/status" && identifiers == ["bluejay_gw1"], "\(fields)")
+        let sensorTopic = "homeassistant/sensor/bluejay_gw1_C0FFEE000011_2A37/config"
+        #expect(await eventually { await retained(sensorTopic) != nil })
+        let sensor = try #require(await retained(sensorTopic))
+        let sensorFields = try #require(try JSONSerialization.jsonObject(with: Data(sensor.payload)) as? [String: Any])
+        let via: String? = (sensorFields["device"] as? [String: Any])?["via_device"] as? String
+        #expect(via == "bluejay_gw1", "names the announced device")
+        run.cancel()
+        _ = await run.result
+        await late.close()
+        await recorder.close()
     }
 
     /// `--verbose` adds debug lines; `log_level:` sets the least severe line written. The
