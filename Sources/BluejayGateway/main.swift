@@ -13,7 +13,7 @@ let usage = """
     Bridges the Bluetooth LE peripherals CONFIG.yaml names to an MQTT broker: values, decoded
     JSON, advertisements, availability, /set writes, Home Assistant discovery (docs/Gateway.md).
       --check     read and check the configuration, print it in short, and exit
-      --verbose   debug logs
+      --verbose   debug logs (log_level: debug, whatever the file says)
     Runs until SIGTERM or SIGINT, which mark everything offline and disconnect.
     Under systemd (Type=notify) it says READY=1 once started, and pets the watchdog.
     """
@@ -43,7 +43,7 @@ if check {
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
-    handler.logLevel = verbose ? .debug : .info
+    handler.logLevel = configuration.logLevel(verbose: verbose)
     return handler
 }
 let logger = Logger(label: "bluejay-gateway")

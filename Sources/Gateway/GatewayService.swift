@@ -33,6 +33,8 @@ public final class GatewayService {
     private var metricsEndpoint: MetricsEndpoint?
     /// How often the fleet's deadlines are looked at.
     private let leaseTick: Duration = .milliseconds(50)
+    /// Home Assistant's discovery (`homeassistant:`), nil when off.
+    private let discovery: HomeAssistantDiscovery?
 
     /// A configured peripheral with its address known.
     private final class Bound {
@@ -72,25 +74,38 @@ public final class GatewayService {
         self.logger = logger
         self.store = store
         self.hciLogger = hciLogger
-        mqtt = MQTTClient(options: MQTTClient.Options(
+        discovery = configuration.homeAssistantPrefix.map {
+            HomeAssistantDiscovery(prefix: $0, gateway: configuration.gateway, topics: Topics(prefix: configuration.prefix, gateway: configuration.gateway))
+        }
+        var options = MQTTClient.Options(
             broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)", username: configuration.username,
             password: configuration.password, keepAlive: configuration.keepAlive,
             will: (Topics(prefix: configuration.prefix, gateway: configuration.gateway).status, "offline"),
-            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit),
-            logger: logger)
+            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit)
+        options.duplicateID = "another gateway uses the id '\(configuration.gateway)' on this broker"
+        mqtt = MQTTClient(options: options, logger: logger)
     }
 
     /// Connects to the broker and the controller and serves until the task is cancelled;
     /// then marks everything offline, disconnects and returns. Throws when the controller
     /// cannot be opened. `ready` runs once both are started (systemd's READY=1).
     public func run(ready: @Sendable () -> Void = {}) async throws(BluejayError) {
+        logger.debug("\(configuration)")
         await mqtt.subscribe(topics.setFilter)
+        // A run killed outright left its peripherals `online` (retained; the will covers only
+        // the gateway's status): configured addresses start `offline`, other leftovers are
+        // answered as they arrive (``staleStatus(_:_:)``).
+        await mqtt.subscribe(topics.peripheralStatusFilter)
+        for rule in configuration.peripherals {
+            if case .address(let identifier) = rule.match { await mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8)) }
+        }
         if configuration.fleet {
             leases = FleetLeases(gateway: configuration.gateway, started: .now)
             await mqtt.subscribe(topics.leaseFilter)
             await mqtt.subscribe(topics.gatewayStatusFilter)
         }
         await mqtt.start()
+        logger.debug("opening the controller \(configuration.transport)")
         let central: Central
         do { central = try await Central(transport: configuration.transport, store: store, logger: hciLogger) } catch {
             await mqtt.setRetained(topics.status, Array("offline".utf8))
@@ -99,6 +114,7 @@ public final class GatewayService {
             throw error
         }
         await mqtt.setRetained(topics.status, Array("online".utf8))
+        if let discovery { await mqtt.setRetained(discovery.gatewayStatus.topic, Array(discovery.gatewayStatus.payload.utf8)) }
         logger.info("gateway \(configuration.gateway) on \(configuration.transport), broker \(configuration.broker)")
         for (index, rule) in configuration.peripherals.enumerated() {
             if case .address(let identifier) = rule.match {
@@ -176,6 +192,7 @@ public final class GatewayService {
         guard bound[key] == nil else { return }
         let entry = Bound(rule: rule, peripheral: peripheral, address: address)
         bound[key] = entry
+        logger.debug("\(address): \(rule.match), connecting under its policy")
         await mqtt.setRetained(topics.status(address), Array("offline".utf8))
         await announceToHomeAssistant(entry)
         let events = peripheral.connectionEvents()
@@ -285,7 +302,9 @@ public final class GatewayService {
 
     private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress) async {
         counters.values += 1
-        await mqtt.publish(topics.value(address, rule), Array(Hex.encode(value).utf8))
+        let hex = Hex.encode(value)
+        logger.debug("\(address) \(rule.topicPath): \(hex)")
+        await mqtt.publish(topics.value(address, rule), Array(hex.utf8))
         if let known = KnownCharacteristic(rule.characteristic.uuid), let fields = known.decode(value) {
             await mqtt.publish(topics.json(address, rule), Array(JSONText.encode(fields).utf8))
         }
@@ -307,7 +326,16 @@ public final class GatewayService {
                 return
             }
         }
+        if let address = topics.parsePeripheralStatus(message.topic) { return await staleStatus(address, message) }
         await handleSet(message)
+    }
+
+    /// A retained `online` of an address of ours this run does not serve (yet): a killed
+    /// run's leftover (found by name last time, or no longer configured), made `offline`.
+    private func staleStatus(_ address: String, _ message: MQTTMessage) async {
+        guard message.retained, message.payload == Array("online".utf8), bound[address.uppercased()] == nil else { return }
+        logger.info("\(address): left online by an earlier run; marking it offline")
+        await mqtt.setRetained(message.topic, Array("offline".utf8))
     }
 
     private func fleetTick() async {
@@ -368,6 +396,7 @@ public final class GatewayService {
         do {
             try await entry.peripheral.write(to: rule.characteristic, bytes: bytes, type: rule.writeWithoutResponse ? .withoutResponse : .withResponse)
             counters.writes += 1
+            logger.debug("\(message.topic): wrote \(bytes.count) byte(s)")
         } catch {
             refuse(message, "the write failed: \(error)")
         }
@@ -440,31 +469,10 @@ public final class GatewayService {
 
     // MARK: - Home Assistant and counters
 
-    /// One retained sensor configuration per known characteristic (Home Assistant MQTT
-    /// discovery), reading the `/json` topic, available while the peripheral is online.
+    /// Home Assistant's configuration of `entry`'s sensors (retained).
     private func announceToHomeAssistant(_ entry: Bound) async {
-        guard let discoveryPrefix = configuration.homeAssistantPrefix else { return }
-        let addressID = entry.address.description.uppercased().replacingOccurrences(of: ":", with: "")
-        for rule in entry.rule.subscribe + entry.rule.poll {
-            guard let known = KnownCharacteristic(rule.characteristic.uuid) else { continue }
-            let objectID = "bluejay_\(configuration.gateway)_\(addressID)_\(rule.characteristicText)"
-            var fields: [String: Any] = [
-                "name": known.name,
-                "unique_id": objectID,
-                "state_topic": topics.json(entry.address, rule),
-                "value_template": "{{ value_json.\(known.field) }}",
-                "unit_of_measurement": known.unit,
-                "availability": [["topic": topics.status], ["topic": topics.status(entry.address)]],
-                "availability_mode": "all",
-                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(entry.address.description.uppercased())",
-                           "via_device": "bluejay_\(configuration.gateway)"],
-            ]
-            if let deviceClass = known.deviceClass { fields["device_class"] = deviceClass }
-            if known != .heartRate { fields["state_class"] = "measurement" }
-            let topic = "\(discoveryPrefix)/sensor/\(objectID)/config"
-            let text = JSONText.encode(fields)
-            await mqtt.setRetained(topic, Array(text.utf8))
-        }
+        guard let discovery else { return }
+        for message in discovery.sensors(of: entry.rule, at: entry.address) { await mqtt.setRetained(message.topic, Array(message.payload.utf8)) }
     }
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).

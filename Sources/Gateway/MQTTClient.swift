@@ -2,60 +2,6 @@ import CMosquitto
 import Foundation
 import Logging
 
-/// A message the broker delivered to one of our subscriptions.
-public struct MQTTMessage: Sendable, Equatable {
-    /// Its topic.
-    public var topic: String
-    /// Its payload.
-    public var payload: [UInt8]
-    /// Whether the broker kept it (a retained message replayed on subscribe).
-    public var retained: Bool
-}
-
-/// What the MQTT client has done so far (the gateway's counters publish these).
-public struct MQTTCounters: Sendable, Equatable {
-    /// Values waiting for the broker or in flight (the broker queue depth).
-    public var queueDepth = 0
-    /// Values dropped because the queue was full.
-    public var dropped = 0
-    /// Publications the broker acknowledged.
-    public var acknowledged = 0
-    /// Connections established after the first.
-    public var reconnects = 0
-    /// Connections the broker refused (CONNACK with a code).
-    public var refusals = 0
-    /// The broker's last refusal, by name (`Connection Refused: not authorised.`).
-    public var lastRefusal: String?
-    /// Connected now.
-    public var connected = false
-}
-
-/// What libmosquitto's network thread reports, tagged with the session (one libmosquitto
-/// handle per connection attempt) it came from.
-enum MQTTEvent: Sendable {
-    case connected(session: Int, code: Int32)
-    case disconnected(session: Int, code: Int32)
-    case published(session: Int, id: Int32)
-    case message(session: Int, MQTTMessage)
-}
-
-/// All a libmosquitto callback touches: the stream into the client's actor. The callbacks
-/// run on libmosquitto's own thread (`mosquitto_loop_start`); they copy what they were given
-/// and yield it, and the client handles it in order on its actor. Immutable, hence Sendable.
-final class CallbackSink: Sendable {
-    let session: Int
-    let events: AsyncStream<MQTTEvent>.Continuation
-
-    init(session: Int, events: AsyncStream<MQTTEvent>.Continuation) {
-        self.session = session
-        self.events = events
-    }
-
-    static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackSink? {
-        pointer.map { Unmanaged<CallbackSink>.fromOpaque($0).takeUnretainedValue() }
-    }
-}
-
 /// An MQTT client on libmosquitto (Eclipse's, Debian's `libmosquitto-dev`) for the gateway:
 /// it connects and, when the connection is lost or refused, connects again after a backoff
 /// that doubles up to a limit; values go through a bounded ``Outbox`` and are sent again
@@ -66,6 +12,10 @@ final class CallbackSink: Sendable {
 /// Each connection attempt gets its own libmosquitto handle, torn down when it ends: the
 /// library's own reconnection and resending never run, so every message has one owner (the
 /// outbox) and nothing is sent twice by two parties.
+///
+/// Two failures are named, not just retried: connections the broker keeps closing right
+/// after accepting them (another client with our client id, ``Options/duplicateID``), and a
+/// TLS handshake the server hangs up on (`mqtts://` to a plain port).
 public actor MQTTClient {
     /// What the client needs to know.
     public struct Options: Sendable {
@@ -91,6 +41,10 @@ public actor MQTTClient {
         /// acknowledged); false keeps the broker's session of ``clientID``: its subscriptions
         /// and the QoS 1 messages queued for it while away (a subscriber that must miss nothing).
         public var cleanSession = true
+        /// What the takeover error gives as the cause when the broker keeps closing our
+        /// connections right after accepting them (the gateway's: `another gateway uses the id
+        /// 'gw1' on this broker`); nil says another client uses ``clientID``.
+        public var duplicateID: String?
 
         /// Options for a broker.
         public init(broker: BrokerAddress, clientID: String, username: String? = nil, password: String? = nil, keepAlive: Duration = .seconds(30),
@@ -133,6 +87,19 @@ public actor MQTTClient {
     /// Failed attempts in a row (the backoff's exponent).
     private var failures = 0
     private var everConnected = false
+    /// When the current connection came up.
+    private var connectedAt: ContinuousClock.Instant?
+    /// Connections in a row that ended within ``takeoverWindow`` of coming up.
+    private var shortConnections = 0
+    /// Two clients with one client id take the session from each other: the broker closes
+    /// the older connection as the newer comes, at once, and each reconnects at once. MQTT
+    /// 3.1.1 says only that the socket closed (v5 would say 0x8E, "Session taken over", but
+    /// its CONNACK codes differ from the refusals we name and a kept session needs CONNECT
+    /// properties libmosquitto's asynchronous connect cannot send); so this many connections
+    /// in a row, each ended within the window, are taken as a takeover, and backed off.
+    static let takeoverStreak = 3
+    /// See ``takeoverStreak``.
+    static let takeoverWindow: Duration = .seconds(2)
     private var counters = MQTTCounters()
     /// Subscriptions made again on every connection.
     private var filters: [String] = []
@@ -267,6 +234,11 @@ public actor MQTTClient {
             guard let sink = CallbackSink.from(pointer) else { return }
             sink.events.yield(.published(session: sink.session, id: id))
         }
+        mosquitto_log_callback_set(handle) { _, pointer, level, text in
+            // MOSQ_LOG_ERR (1 << 3, a macro Swift does not import).
+            guard level == 8, let sink = CallbackSink.from(pointer), let text else { return }
+            sink.events.yield(.libraryError(session: sink.session, text: String(cString: text)))
+        }
         mosquitto_message_callback_set(handle) { _, pointer, message in
             guard let sink = CallbackSink.from(pointer), let message else { return }
             let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.pointee.payloadlen))) } ?? []
@@ -291,6 +263,7 @@ public actor MQTTClient {
             }
         }
         let keepAlive = Int32(max(5, options.keepAlive.components.seconds))
+        logger.debug("connecting to \(options.broker) as \(options.clientID) (attempt \(session))")
         let rc = mosquitto_connect_async(handle, options.broker.host, Int32(options.broker.port), keepAlive)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
@@ -305,6 +278,34 @@ public actor MQTTClient {
             try? await Task.sleep(for: limit)
             await self?.attemptTimedOut(session)
         }
+        if options.broker.tls {
+            // A plain MQTT port answers a TLS ClientHello by closing or resetting the
+            // connection, which libmosquitto keeps retrying in silence: looked for here.
+            Task { [weak self] in
+                while let self, await self.handshakeGoesOn(session) { try? await Task.sleep(for: .milliseconds(100)) }
+            }
+        }
+    }
+
+    /// While attempt `session` waits for its TLS handshake and CONNACK: true, unless the
+    /// server ended the connection, which fails the attempt.
+    private func handshakeGoesOn(_ session: Int) -> Bool {
+        guard case .connecting(let current) = state, current == session else { return false }
+        guard let ended = connection?.serverEnded() else { return true }
+        switch ended {
+        case ECONNREFUSED: failed("cannot reach the broker \(options.broker): \(String(cString: strerror(ended)))")
+        case 0: tlsFailed("the server closed the connection", plainPort: true)
+        default: tlsFailed("the server reset the connection", plainPort: true)
+        }
+        return false
+    }
+
+    /// The TLS handshake failed, said with the likely cause when it is a plain MQTT port
+    /// (which takes the ClientHello for a malformed CONNECT and hangs up).
+    private func tlsFailed(_ detail: String, plainPort: Bool) {
+        let broker = options.broker
+        let host = broker.host.contains(":") ? "[\(broker.host)]" : broker.host
+        failed("TLS handshake with \(host):\(broker.port) failed (\(detail))" + (plainPort ? ": is it a plain MQTT port? (mqtt:// for plain)" : ""))
     }
 
     private func attemptTimedOut(_ session: Int) {
@@ -321,8 +322,24 @@ public actor MQTTClient {
         outbox.connectionLost()
         retainedInFlight = []
         if !wasConnected { failures += 1 }
-        let delay = backoff(after: failures)
-        if wasConnected { logger.warning("\(reason); connecting again in \(delay)") } else { logger.error("\(reason); connecting again in \(delay)") }
+        if wasConnected, let connectedAt {
+            shortConnections = ContinuousClock.now - connectedAt < Self.takeoverWindow ? shortConnections + 1 : 0
+        }
+        connectedAt = nil
+        let takenOver = wasConnected && shortConnections >= Self.takeoverStreak
+        let delay = takenOver ? backoff(after: shortConnections - Self.takeoverStreak + 1) : backoff(after: failures)
+        if takenOver {
+            counters.takeovers += 1
+            let cause = options.duplicateID ?? "another client uses the client id '\(options.clientID)' on this broker"
+            let text = "the broker \(options.broker) closed our connection \(shortConnections) times in a row within \(Self.takeoverWindow) of "
+                + "accepting it: \(cause) (MQTT client id '\(options.clientID)': one connection per id, the newer one closes the older); "
+                + "connecting again in \(delay)"
+            logger.error("\(text)")
+        } else if wasConnected {
+            logger.warning("\(reason); connecting again in \(delay)")
+        } else {
+            logger.error("\(reason); connecting again in \(delay)")
+        }
         state = .waiting
         Task { [weak self] in
             try? await Task.sleep(for: delay)
@@ -364,12 +381,19 @@ public actor MQTTClient {
                 return
             }
             state = .connected(session: session)
+            // Its lines cost a formatted string each (several per value sent); the attempt's
+            // errors were what it was for.
+            mosquitto_log_callback_set(handle, nil)
+            connectedAt = .now
             failures = 0
             counters.connected = true
             if everConnected { counters.reconnects += 1 }
             everConnected = true
             logger.info("connected to \(options.broker) as \(options.clientID)")
-            for filter in filters { _ = mosquitto_subscribe(handle, nil, filter, 1) }
+            for filter in filters {
+                logger.debug("subscribing to \(filter)")
+                _ = mosquitto_subscribe(handle, nil, filter, 1)
+            }
             for topic in retainedOrder { if let payload = retained[topic] { publishRetained(topic, payload) } }
             drain()
         case .disconnected(let session, let code):
@@ -389,6 +413,13 @@ public actor MQTTClient {
         case .message(let session, let message):
             guard session == self.session else { return }
             messageSink.yield(message)
+        case .libraryError(let session, let text):
+            guard session == self.session else { return }
+            logger.debug("libmosquitto: \(text)")
+            // OpenSSL's reasons (a certificate not trusted, a plain port's reply) end the
+            // attempt as they come; libmosquitto's thread has stopped by then.
+            guard case .connecting(let current) = state, current == session, options.broker.tls, text.hasPrefix("OpenSSL") else { return }
+            tlsFailed(text, plainPort: !text.contains("certificate"))
         }
     }
 
@@ -418,35 +449,5 @@ public actor MQTTClient {
         var id: Int32 = 0
         let rc = payload.withUnsafeBytes { bytes in mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true) }
         if rc == MOSQ_ERR_SUCCESS.rawValue { retainedInFlight.insert(id) }
-    }
-}
-
-/// One libmosquitto handle and the sink its callbacks hold: stopped and freed together,
-/// when the client tears the attempt down or is itself freed.
-final class MosquittoHandle {
-    let pointer: OpaquePointer
-    private let sink: Unmanaged<CallbackSink>
-    private var stopped = false
-
-    init(pointer: OpaquePointer, sink: Unmanaged<CallbackSink>) {
-        self.pointer = pointer
-        self.sink = sink
-    }
-
-    /// Ends the network thread and joins it, so no callback runs after this. Marked
-    /// disconnecting first, the thread leaves its loop (a reconnection delay included)
-    /// instead of connecting again; it is never cancelled (pthread_cancel would end it
-    /// inside libmosquitto, holding whatever it held).
-    func stop() {
-        guard !stopped else { return }
-        stopped = true
-        mosquitto_disconnect(pointer)
-        mosquitto_loop_stop(pointer, false)
-    }
-
-    deinit {
-        stop()
-        mosquitto_destroy(pointer)
-        sink.release()
     }
 }

@@ -46,6 +46,17 @@ public struct Topics: Sendable, Equatable {
     /// What the gateway subscribes to for writes: `PREFIX/GATEWAY/+/+/+/set`.
     public var setFilter: String { "\(root)/+/+/+/set" }
 
+    /// What the gateway subscribes to for its peripherals' statuses (a killed run's
+    /// leftovers): `PREFIX/GATEWAY/+/status`.
+    public var peripheralStatusFilter: String { "\(root)/+/status" }
+    /// A peripheral status topic's address level, or nil when `topic` is not one of ours.
+    public func parsePeripheralStatus(_ topic: String) -> String? {
+        guard topic.hasPrefix(root + "/") else { return nil }
+        let levels = topic.dropFirst(root.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 2, levels[1] == "status", !levels[0].isEmpty else { return nil }
+        return String(levels[0])
+    }
+
     /// `PREFIX/GATEWAY/ADDRESS`.
     public func peripheral(_ address: BluetoothAddress) -> String { "\(root)/\(address.description.uppercased())" }
     /// `PREFIX/GATEWAY/ADDRESS/status`: `online` while connected, else `offline` (retained).
