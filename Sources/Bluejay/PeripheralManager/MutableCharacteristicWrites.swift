@@ -108,6 +108,17 @@ extension MutableCharacteristic {
         }
     }
 
+    /// Sets the value and queues it for the subscribed centrals, behind the updates queued
+    /// before it; false when it is not served.
+    func send(_ bytes: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard let binding = state.binding else { return false }
+            state.value = bytes
+            binding.outbox.yield(bytes)
+            return true
+        }
+    }
+
     /// The link `handle` ended: its central is no longer subscribed.
     func linkEnded(_ handle: ConnectionHandle) { state.withLock { _ = $0.subscribers.removeValue(forKey: handle) } }
 

@@ -49,14 +49,13 @@ extension PeripheralManager {
         for service in services.reversed() { remove(service) }
     }
 
-    /// Sets `characteristic`'s value and sends it now to the centrals subscribed (BlueCap's
-    /// `updateValue(_:forCharacteristic:)`): false when it is not served here. Indications
-    /// are confirmed afterwards; ``updateValue(_:for:)`` waits for them.
+    /// Sets `characteristic`'s value and sends it to the centrals subscribed now (BlueCap's
+    /// `updateValue(_:forCharacteristic:)`), in order with its
+    /// ``MutableCharacteristic/update(withData:)`` calls: false when it is not served here.
+    /// Indications are confirmed afterwards; ``updateValue(_:for:)`` waits for them.
     public func updateValue(_ value: Data, forCharacteristic characteristic: MutableCharacteristic) -> Bool {
         guard let handle = characteristic.valueHandle, bound[handle] === characteristic else { return false }
-        let bytes = [UInt8](value)
-        Task { @BluetoothActor in try? await send(bytes, at: handle) }
-        return true
+        return characteristic.send([UInt8](value))
     }
 
     /// Answers a write the app was handed (BlueCap's `respondToRequest(_:withResult:)`); the
