@@ -158,19 +158,12 @@ final class ValueBuffer: Sendable {
     }
 
     /// The next value, waiting for one if none is there; nil once the stream has ended.
-    /// It runs on the consumer's actor (nonsending): a value already there is taken there.
-    #if compiler(>=6.2)
-    nonisolated(nonsending) func next() async throws -> [UInt8]? {
-        try await next(on: #isolation)
-    }
-    #else
-    // Swift 6.0 and 6.1 cannot run a nonisolated async function on its caller's actor
-    // (SE-0461, Swift 6.2): the caller's actor comes as an isolated parameter instead,
-    // which its #isolation fills in. Both take a value already there without a hop.
+    /// It runs on the consumer's actor, which comes as an isolated parameter (its
+    /// `#isolation` fills it in), so a value already there is taken without a hop. One form
+    /// for every compiler, where Swift 6.2 could mark the function to run on its caller (SE-0461).
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> [UInt8]? {
         try await next(on: actor)
     }
-    #endif
 
     /// ``next()``'s steps, on `actor` (the consumer's).
     private func next(on actor: isolated (any Actor)?) async throws -> [UInt8]? {
