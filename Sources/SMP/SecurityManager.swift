@@ -35,14 +35,14 @@ public final class SecurityManager {
     public var localAddress: ((ConnectionHandle) -> (type: AddressType, address: BluetoothAddress)?)?
 
     /// How a link stands.
-    private enum LinkState {
+    enum LinkState {
         /// Plain text.
         case unencrypted
         /// Encrypted; `authenticated` when the key came from a MITM-protected pairing.
         case encrypted(authenticated: Bool)
     }
 
-    private struct Link {
+    struct Link {
         var state = LinkState.unencrypted
         /// The pairing under way, which receives the SMP commands.
         var session: PairingSession?
@@ -62,7 +62,7 @@ public final class SecurityManager {
         var responderKey: SecretBytes?
     }
 
-    private let controller: HCIController
+    let controller: HCIController
     private let channels: L2CAPChannels
     private let connections: ConnectionManager
     private let logger: HCILogger
@@ -81,7 +81,7 @@ public final class SecurityManager {
     /// Our static random address: made once and kept in the store, so centrals that bonded
     /// with us at it (it is then our identity address) find us at it again after a restart.
     public private(set) lazy var staticRandomAddress = bonds.localStaticRandomAddress()
-    private var links: [ConnectionHandle: Link] = [:]
+    var links: [ConnectionHandle: Link] = [:]
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
     public var timeout: Duration = .seconds(30)
@@ -398,54 +398,6 @@ public final class SecurityManager {
         }
     }
 
-    // MARK: Encryption
-
-    /// LE Enable Encryption, then Encryption Change (or Key Refresh Complete) for `handle`.
-    ///
-    /// The LTK leaves `SecretBytes` here: the HCI command and its packet hold copies that
-    /// nothing zeroes.
-    private func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8]) async throws(SMPError) {
-        guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
-        // Registered before the command: its Command Status and the event may come in one read.
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
-            links[handle, default: Link()].encryption = continuation
-            Task { @BluetoothActor [weak self] in
-                do throws(HCIError) {
-                    _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk.bytes))
-                } catch {
-                    self?.links[handle]?.encryption?.resume(returning: .failure(Self.encryptionError(error)))
-                    self?.links[handle]?.encryption = nil
-                }
-            }
-        }
-        try result.get()
-    }
-
-    /// A refused LE Enable Encryption, by status.
-    private static func encryptionError(_ error: HCIError) -> SMPError {
-        if case let .commandFailed(_, status) = error { return .encryptionFailed(status) }
-        return .hci(error)
-    }
-
-    private func encryptionEnded(_ handle: ConnectionHandle, _ status: HCIStatus, enabled: Bool) {
-        guard let waiter = links[handle]?.encryption else {
-            if !enabled {
-                links[handle]?.state = .unencrypted
-                links[handle]?.storedKey = false
-            } else if status.isSuccess, links[handle]?.storedKey == true, let bond = bond(for: handle) {
-                onEncryptedWithBond?(handle, bond)
-            }
-            return
-        }
-        links[handle]?.encryption = nil
-        if status.isSuccess, enabled {
-            if case .unencrypted = links[handle]?.state { links[handle]?.state = .encrypted(authenticated: false) }
-            waiter.resume(returning: .success(()))
-        } else {
-            waiter.resume(returning: .failure(.encryptionFailed(status.isSuccess ? .pinOrKeyMissing : status)))
-        }
-    }
-
     // MARK: Input
 
     private func handle(_ event: HCIEvent) {
@@ -515,31 +467,4 @@ public final class SecurityManager {
     private func send(_ command: any SMPCommand, _ handle: ConnectionHandle) throws(SMPError) {
         do { try channels.send(command.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
     }
-}
-
-/// Fires once after `timeout` unless restarted or cancelled (the SMP timer).
-@BluetoothActor
-final class Watchdog {
-    private let clock: any Clock<Duration>
-    private let timeout: Duration
-    private let fire: () -> Void
-    private var task: Task<Void, Never>?
-
-    init(clock: any Clock<Duration>, timeout: Duration, fire: @escaping () -> Void) {
-        self.clock = clock
-        self.timeout = timeout
-        self.fire = fire
-        restart()
-    }
-
-    func restart() {
-        task?.cancel()
-        let clock = clock, timeout = timeout
-        task = Task { @BluetoothActor [weak self] in
-            do { try await clock.sleep(for: timeout) } catch { return }
-            self?.fire()
-        }
-    }
-
-    func cancel() { task?.cancel() }
 }
