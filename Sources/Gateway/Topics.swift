@@ -93,22 +93,10 @@ public enum Hex {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Hex digits, either case, with optional spaces, `:` or a `0x` prefix; nil for anything
-    /// else, an odd count of digits, or nothing at all.
+    /// Hex digits as ``parseHexBytes(_:)`` reads them (spaces, `:`, `-`, `_`, a `0x`
+    /// prefix), around any whitespace; nil for anything else or nothing at all.
     public static func decode(_ text: String) -> [UInt8]? {
-        var body = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
-        var nibbles: [UInt8] = []
-        for character in body.utf8 {
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibbles.append(character - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibbles.append(character - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibbles.append(character - UInt8(ascii: "A") + 10)
-            case UInt8(ascii: " "), UInt8(ascii: ":"): continue
-            default: return nil
-            }
-        }
-        guard !nibbles.isEmpty, nibbles.count % 2 == 0 else { return nil }
-        return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
+        guard let bytes = parseHexBytes(text.trimmingCharacters(in: .whitespacesAndNewlines)), !bytes.isEmpty else { return nil }
+        return bytes
     }
 }
