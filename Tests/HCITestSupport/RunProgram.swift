@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a program run by ``run(_:_:environment:input:idleInput:interrupt:)`` ended with.
 package typealias ProgramResult = (status: Int32, stdout: String, stderr: String)
@@ -12,6 +13,10 @@ package enum IdleInput: Sendable {
     case terminal
 }
 
+/// How long a program may run before ``run(_:_:environment:input:idleInput:interrupt:)``
+/// kills it: a hang guard (the suites' own time limit), never a speed check.
+package let programHangGuard: Duration = .seconds(600)
+
 /// Runs a program and returns its exit status, standard output and standard error. Shared
 /// by the test targets that drive the `bluejay` tool (integration and replay tests). The
 /// waiting happens off Swift's cooperative pool (``blocking(_:)``), so tests running beside
@@ -19,15 +24,57 @@ package enum IdleInput: Sendable {
 /// `input` is written to its standard input, then closed; `idleInput` instead keeps it open
 /// and silent; with neither it reads /dev/null. `interrupt` sees its output as it comes and
 /// ends it when the test says (``ProgramInterrupt``).
+///
+/// The program never outlives the test: when the calling task is cancelled (its time limit,
+/// or a failure thrown beside an `async let` of this run) it is killed. A tool that serves
+/// until interrupted would otherwise keep the test waiting for ever, and with it whatever
+/// the test's `defer` was to stop.
 package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
                  idleInput: IdleInput? = nil, interrupt: ProgramInterrupt? = nil) async throws -> ProgramResult {
-    try await blocking {
-        try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput, interrupt: interrupt)
+    let child = ChildProcess()
+    return try await withTaskCancellationHandler {
+        try await blocking {
+            try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput,
+                            interrupt: interrupt, child: child)
+        }
+    } onCancel: {
+        child.kill(because: "the test was cancelled")
     }
 }
 
+/// The process a run started, killed once from whichever side ends it first: the test's
+/// cancellation, or the hang guard. A kill asked for before the process exists happens as it
+/// starts.
+private final class ChildProcess: Sendable {
+    private struct State {
+        var pid: pid_t?
+        var killed: String?
+    }
+    private let state = Mutex(State())
+
+    func started(_ pid: pid_t) {
+        let early = state.withLock { state in
+            state.pid = pid
+            return state.killed != nil
+        }
+        if early { _ = Foundation.kill(pid, SIGKILL) }
+    }
+
+    func kill(because reason: String) {
+        let pid = state.withLock { state -> pid_t? in
+            guard state.killed == nil else { return nil }
+            state.killed = reason
+            return state.pid
+        }
+        if let pid { _ = Foundation.kill(pid, SIGKILL) }
+    }
+
+    /// Why it was killed, if it was.
+    var killed: String? { state.withLock { $0.killed } }
+}
+
 private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?,
-                         idleInput: IdleInput?, interrupt: ProgramInterrupt?) throws -> ProgramResult {
+                         idleInput: IdleInput?, interrupt: ProgramInterrupt?, child: ChildProcess) throws -> ProgramResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -70,30 +117,52 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
         if idleInput == .openPipe { try? stdin.fileHandleForWriting.close() }
     }
     try process.run()
+    child.started(process.processIdentifier)
     interrupt?.started(process.processIdentifier)
     if let terminal { close(terminal.slave) }
     if let input {
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
     }
-    // Read both pipes to the end before waiting, so a chatty child never blocks.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
-    }
-    var outData = Data()
-    while true {
-        let more = out.fileHandleForReading.availableData
-        if more.isEmpty { break }
-        outData.append(more)
-        interrupt?.printed(more)
-    }
-    group.wait()
+    let output = readToEnd(out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor,
+                           of: process, child: child, printed: { interrupt?.printed($0) })
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    var stderr = String(decoding: output.err, as: UTF8.self)
+    if let reason = child.killed { stderr += "\n[killed with SIGKILL: \(reason)]" }
+    return (process.terminationStatus, String(decoding: output.out, as: UTF8.self), stderr)
 }
 
-
+/// Reads the program's standard output and error as they come, both at once so a chatty
+/// child never blocks, until both end or the program has ended with nothing more to read.
+/// Past ``programHangGuard`` the program is killed.
+private func readToEnd(_ outFD: Int32, _ errFD: Int32, of process: Process, child: ChildProcess,
+                       printed: (Data) -> Void) -> (out: Data, err: Data) {
+    var out = Data(), err = Data()
+    var open: [Int32] = [outFD, errFD]
+    let deadline = ContinuousClock.now + programHangGuard
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while !open.isEmpty {
+        var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let ready = poll(&polled, nfds_t(polled.count), 100)
+        if ready < 0 && errno != EINTR { break }
+        var readAny = false
+        for entry in polled where entry.revents != 0 {
+            let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                readAny = true
+                let data = Data(buffer[0..<count])
+                if entry.fd == outFD {
+                    out.append(data)
+                    printed(data)
+                } else {
+                    err.append(data)
+                }
+            } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                open.removeAll { $0 == entry.fd }
+            }
+        }
+        if !readAny && !process.isRunning { break }
+        if ContinuousClock.now > deadline { child.kill(because: "still running after \(programHangGuard) (the hang guard)") }
+    }
+    return (out, err)
+}

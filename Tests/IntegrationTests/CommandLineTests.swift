@@ -2,12 +2,13 @@ import BluetoothCore
 import Foundation
 import HCI
 import HCITestSupport
+import TestTraits
 import Testing
 import TraceDecoding
 import TraceTestSupport
 
 /// The `bluejay` tool as scripts drive it: exit codes, stderr, the JSON contracts.
-@Suite struct CommandLineTests {
+@Suite(.hangGuard) struct CommandLineTests {
     @Test func infoAgainstThePeerPrintsAddressAndBuffers() async throws {
         let peer = try await TestPeer(arguments: ["--acl-count-a", "6"])
         defer { peer.stop() }
