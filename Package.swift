@@ -45,29 +45,29 @@ let package = Package(
         // handles, the logger, the serial actor, clocks.
         .target(name: "BluetoothCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "HCI", dependencies: ["CBluetooth", "BluetoothCore"]),
-        .target(name: "L2CAP", dependencies: ["HCI"]),
-        .target(name: "ATT", dependencies: ["L2CAP"]),
-        .target(name: "GATT", dependencies: ["ATT", "BluetoothCrypto"]),
+        .target(name: "L2CAP", dependencies: ["BluetoothCore", "HCI"]),
+        .target(name: "ATT", dependencies: ["BluetoothCore", "HCI", "L2CAP"]),
+        .target(name: "GATT", dependencies: ["BluetoothCore", "HCI", "ATT", "BluetoothCrypto"]),
         // The store directory: atomic files, mode 0600 (GATT cache and bonds).
         .target(name: "Storage", dependencies: ["BluetoothCore"]),
-        .target(name: "DiscoveryCache", dependencies: ["GATT", "Storage"]),
+        .target(name: "DiscoveryCache", dependencies: ["ATT", "BluetoothCore", "GATT", "Storage"]),
         // The public facade: Bluejay's API over the stack.
-        .target(name: "Bluejay", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "VirtualController",
+        .target(name: "Bluejay", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
                                                 .product(name: "Logging", package: "swift-log")]),
-        .target(name: "SMP", dependencies: ["L2CAP", "Storage", "BluetoothCrypto"]),
+        .target(name: "SMP", dependencies: ["BluetoothCore", "HCI", "L2CAP", "Storage", "BluetoothCrypto"]),
         // The security toolbox of Core Vol 3, Part H, 2.2 and the GATT Database Hash, on our
         // own constant-time AES-128 block and P-256 (LE Secure Connections). Depends on nothing.
         .target(name: "BluetoothCrypto"),
-        .target(name: "TraceDecoding", dependencies: ["HCI", "L2CAP", "ATT", "SMP"]),
+        .target(name: "TraceDecoding", dependencies: ["BluetoothCore", "HCI", "L2CAP", "ATT", "SMP"]),
         // Sensor and beacon advertisements decoded (BTHome, MiBeacon, Ruuvi, …; issue 52), for
         // `bluejay adv decode` and the gateway: AD structures and AES-CCM, nothing heavier.
         .target(name: "Advertisements", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
-        .target(name: "VirtualController", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
+        .target(name: "VirtualController", dependencies: ["BluetoothCore", "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
-            dependencies: [
+            dependencies: ["BluetoothCore", "Storage", 
                 "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -77,15 +77,15 @@ let package = Package(
         // client and its bounded outbox, value decoding, Home Assistant discovery.
         .target(name: "Gateway", dependencies: ["Bluejay", "HCI", "CMosquitto", .product(name: "Yams", package: "Yams"),
                                                 .product(name: "Logging", package: "swift-log")]),
-        .executableTarget(name: "BluejayGateway", dependencies: ["Gateway", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "BluejayGateway", dependencies: ["Bluejay", "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
         // app-facing receive paths over a flooding peripheral on the virtual controller.
-        .target(name: "BenchSupport", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport"],
+        .target(name: "BenchSupport", dependencies: ["BluetoothCore", "HCI", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport"],
                 path: "Benchmarks/BenchSupport"),
         // `bluejay-bench` (make bench): the in-memory paths timed side by side with Bumble's
         // host, and a gateway on Central against the Bumble peer.
         .executableTarget(
-            name: "bluejay-bench", dependencies: ["CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
+            name: "bluejay-bench", dependencies: ["BluetoothCore", "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "Bluejay", "BenchSupport"],
             path: "Sources/BluejayBench"),
         // `bluejay-ct` (make bench-check): whether BluetoothCrypto's P-256 and AES keep their
         // time independent of the secret, measured by dudect's fixed-against-random t-test on
@@ -97,52 +97,52 @@ let package = Package(
         // Benchmarks/Package.swift: ordo-one/benchmark's trait needs tools 6.1, this package
         // stays at 6.0 for Debian 13's Swift (make swift60).
         // A scripted controller for unit tests of the layers above the transport.
-        .target(name: "HCITestSupport", dependencies: ["HCI"], path: "Tests/HCITestSupport"),
+        .target(name: "HCITestSupport", dependencies: ["BluetoothCore", "HCI"], path: "Tests/HCITestSupport"),
         // Traits shared by the test targets (the hang guard every time limit uses), and
         // expectError, #expect(throws:) returning the error under Swift 6.0 too.
         .target(name: "TestTraits", path: "Tests/TestTraits"),
         // Holds trace summaries against ../shared/traces/expected-counts.json under one rule,
         // for the decoder's tests and the command line's alike.
-        .target(name: "TraceTestSupport", dependencies: ["HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
+        .target(name: "TraceTestSupport", dependencies: ["BluetoothCore", "HCI", "L2CAP", "ATT", "SMP", "TraceDecoding"],
                 path: "Tests/TraceTestSupport"),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "HCITestSupport", "TestTraits", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "HCITestSupport", "TestTraits"]),
-        .testTarget(name: "ATTTests", dependencies: ["ATT", "HCITestSupport"]),
+        .testTarget(name: "HCITests", dependencies: ["BluetoothCore", "HCI", "HCITestSupport", "TestTraits", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "L2CAPTests", dependencies: ["BluetoothCore", "HCI", "L2CAP", "HCITestSupport", "TestTraits"]),
+        .testTarget(name: "ATTTests", dependencies: ["BluetoothCore", "HCI", "ATT", "HCITestSupport"]),
         // Our AES-128 and P-256 are held against OpenSSL's results (OracleVectors.swift, from
         // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
-        .testTarget(name: "TraceDecodingTests", dependencies: ["TraceDecoding", "TraceTestSupport"]),
+        .testTarget(name: "TraceDecodingTests", dependencies: ["ATT", "BluetoothCore", "HCI", "SMP", "TraceDecoding", "TraceTestSupport"]),
         // The advertisement decoders against the formats' published example payloads.
         .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
-        .testTarget(name: "CorpusTests", dependencies: ["HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport", "TestTraits"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "DiscoveryCache", "HCITestSupport"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits", "VirtualController"]),
+        .testTarget(name: "CorpusTests", dependencies: ["BluetoothCore", "HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport", "TestTraits"]),
+        .testTarget(name: "GATTTests", dependencies: ["ATT", "BluetoothCore", "HCI", "L2CAP", "GATT", "DiscoveryCache", "HCITestSupport"]),
+        .testTarget(name: "BluejayTests", dependencies: ["BluetoothCore", "HCI", "Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits", "VirtualController"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
         // is all an app needs.
         .testTarget(name: "ImportOnlyBluejayTests", dependencies: ["Bluejay"],
                     swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
-        .testTarget(name: "SMPTests", dependencies: ["SMP", "HCITestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits",
+        .testTarget(name: "SMPTests", dependencies: ["BluetoothCore", "BluetoothCrypto", "HCI", "L2CAP", "Storage", "SMP", "HCITestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits",
                                                             "Gateway", .product(name: "Logging", package: "swift-log")]),
         // The gateway's pieces without a broker or a peer: configuration errors, topics,
         // decoding, the outbox's bounds (IntegrationTests run it against mosquitto and the peer).
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
-        .testTarget(name: "ReplayTests", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
+        .testTarget(name: "ReplayTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
         // Fuzz targets for every decoder of outside bytes (docs/Testing.md, "Fuzzing"): run over their
         // seeds and past crashes in `make test`, under libFuzzer by `make fuzz`.
-        .target(name: "FuzzTargets", dependencies: ["HCI", "L2CAP", "ATT", "GATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
+        .target(name: "FuzzTargets", dependencies: ["BluetoothCore", "HCI", "L2CAP", "ATT", "GATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
                 path: "Fuzz/Targets"),
-        .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
-        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "HCI"]),
+        .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
-        .testTarget(name: "CLITests", dependencies: ["bluejay", "HCI", "TestTraits"]),
+        .testTarget(name: "CLITests", dependencies: ["BluetoothCore", "bluejay", "HCI", "TestTraits"]),
         // The mock: transport: peers rebuilt from recordings (small captures built in memory,
         // the shipped real traces), served to the whole stack and the CLI.
-        .testTarget(name: "VirtualControllerTests", dependencies: ["VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
+        .testTarget(name: "VirtualControllerTests", dependencies: ["BluetoothCore", "L2CAP", "VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
                                                                  "HCITestSupport", "TraceTestSupport", "TestTraits"]),
     ],
     swiftLanguageModes: [.v6]

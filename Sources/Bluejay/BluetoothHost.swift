@@ -5,7 +5,6 @@ import GATT
 import HCI
 import L2CAP
 import SMP
-import VirtualController
 
 /// One controller with the whole stack on it: connections, L2CAP, the ATT bearers with our
 /// GAP/GATT server, a GATT client per link, the discovery cache and a scanner. This is what
@@ -82,7 +81,7 @@ public final class BluetoothHost {
                      clock: any Clock<Duration>) async throws(BluejayError) -> any HCITransport {
         do {
             if let opener { return try opener(capture) }
-            return try await TransportSpec(parsing: transport).openIncludingMock(capture: capture, clock: clock)
+            return try await TransportSpec(parsing: transport).open(capture: capture, clock: clock)
         } catch {
             throw .startFailed("\(transport): \(error)")
         }

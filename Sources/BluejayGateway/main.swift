@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Gateway
 import Logging
+import VirtualController
 
 // `bluejay-gateway CONFIG.yaml` (also `bluejay gateway CONFIG.yaml`): the gateway service.
 // docs/Gateway.md has the file's keys, the topics and a systemd unit.
@@ -47,6 +48,8 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 let logger = Logger(label: "bluejay-gateway")
+// `transport: mock:FILE` runs the gateway against a recording, without hci0.
+VirtualController.enableMockTransport()
 let notifier = SystemdNotifier()
 
 let service = Task { @BluetoothActor in

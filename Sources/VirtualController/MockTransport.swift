@@ -25,11 +25,13 @@ extension VirtualController {
     }
 }
 
-extension TransportSpec {
-    /// Opens the transport like ``HCI/TransportSpec/open(capture:clock:)``, and a `mock:`
-    /// one too, as a ``VirtualController`` over the recording.
-    public func openIncludingMock(capture: BTSnoopWriter? = nil, clock: any Clock<Duration>) async throws(TransportError) -> any HCITransport {
-        if case let .mock(path, peer) = self { return try VirtualController(recording: path, peer: peer, capture: capture) }
-        return try await open(capture: capture, clock: clock)
+extension VirtualController {
+    /// Lets this process open `mock:` transports (``HCI/TransportSpec/mock(path:peer:)``), through
+    /// any API that takes a transport string: each opens a virtual controller over the
+    /// recording. Call it once, before the first; the `bluejay` tool and `bluejay-gateway` do.
+    public static func enableMockTransport() {
+        MockTransportOpener.install(MockTransportOpener { path, peer, capture throws(TransportError) in
+            try VirtualController(recording: path, peer: peer, capture: capture)
+        })
     }
 }

@@ -23,6 +23,22 @@ struct BluejayCommand: AsyncParsableCommand {
             """,
         subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self, L2CAPCommand.self, Advertise.self, Serve.self,
                       GatewayCommand.self, Adv.self])
+
+    /// ArgumentParser's own entry point, after opting in to `mock:` transports, which every
+    /// command takes.
+    static func main() async {
+        VirtualController.enableMockTransport()
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command takes.
@@ -93,7 +109,7 @@ struct CommonOptions: ParsableArguments {
         defer { writer?.close() }
         let transport: any HCITransport
         // Awaited: a user channel still busy is retried without holding up the stack's actor.
-        do { transport = try await spec.openIncludingMock(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
+        do { transport = try await spec.open(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
         let controller = HCIController(transport: transport, configuration: .init(logger: logger))
         defer { controller.close() }
         // A replay's verdict outranks whatever error the stack made of it: the report names

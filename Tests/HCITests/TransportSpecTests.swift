@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import BluetoothCore
 import HCI
 import TestTraits
@@ -126,4 +127,30 @@ extension TransportSpecTests {
         }
         #expect(checked >= 3, "the documentation shows serial transports: found \(checked)")
     }
+
+    /// `mock:` is opened by whichever opener the program installed (VirtualController's, in
+    /// the tools); with none, the error names the call that installs it.
+    @Test("A mock transport goes to the installed opener, and without one names it")
+    func mockTransportsGoToTheirOpener() throws {
+        let spec = try TransportSpec(parsing: "mock:/tmp/phone.btsnoop,peer=C0:11:22:33:44:55")
+        #expect {
+            try spec.open(capture: nil, mock: nil)
+        } throws: { error in
+            "\(error)".contains("VirtualController.enableMockTransport()")
+        }
+        let asked = OpenedWith()
+        let opener = MockTransportOpener { path, peer, _ throws(TransportError) in
+            asked.record("\(path) \(peer.map(\.description) ?? "any")")
+            throw .openFailed(what: "stand-in", errno: 0)
+        }
+        #expect(throws: TransportError.self) { try spec.open(capture: nil, mock: opener) }
+        #expect(asked.calls == ["/tmp/phone.btsnoop C0:11:22:33:44:55"])
+    }
+}
+
+/// What a stand-in opener was asked for.
+private final class OpenedWith: Sendable {
+    private let state = Mutex<[String]>([])
+    func record(_ call: String) { state.withLock { $0.append(call) } }
+    var calls: [String] { state.withLock { $0 } }
 }

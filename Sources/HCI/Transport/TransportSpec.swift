@@ -10,7 +10,7 @@ import BluetoothCore
 /// - `replay:FILE` — the controller side of a btsnoop recording
 /// - `mock:FILE[,peer=ADDRESS]` — a virtual controller offering the peers a btsnoop
 ///   recording shows (or only the one at ADDRESS), rebuilt from it; opened by the
-///   VirtualController module (`openIncludingMock(capture:clock:)`)
+///   VirtualController module once a program installs it (``MockTransportOpener``)
 public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     /// The kernel's HCI user channel on adapter `hci<index>`.
     case userChannel(index: UInt16)
@@ -120,8 +120,10 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 
     /// Opens the transport, blocking the calling thread while a user channel is retried
     /// (see ``open(capture:clock:)``, which does not). With `capture`, every packet in both
-    /// directions is also written to that btsnoop file.
-    public func open(capture: BTSnoopWriter? = nil) throws(TransportError) -> any HCITransport {
+    /// directions is also written to that btsnoop file. A `mock:` one goes to `mock`, by
+    /// default the opener this process installed (``MockTransportOpener/installed``).
+    public func open(capture: BTSnoopWriter? = nil, mock: MockTransportOpener? = MockTransportOpener.installed)
+        throws(TransportError) -> any HCITransport {
         switch self {
         case let .userChannel(index):
             return try userChannel(try UserChannel.open(index: index), capture: capture)
@@ -136,10 +138,13 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
                                            name: description, capture: capture)
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
-        case .mock:
+        case let .mock(path, peer):
             // The virtual controller serves ATT and GATT, layers above this module.
-            throw .invalidSpec("\(description): a mock transport is opened by the VirtualController module "
-                               + "(TransportSpec.openIncludingMock(capture:clock:)), which the Bluejay API and the bluejay tool use")
+            guard let mock else {
+                throw .invalidSpec("\(description): mock transports are opened by the VirtualController module: "
+                                   + "call VirtualController.enableMockTransport() once before opening one (bluejay and bluejay-gateway do)")
+            }
+            return try mock.open(path, peer, capture)
         }
     }
 
