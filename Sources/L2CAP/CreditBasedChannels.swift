@@ -35,20 +35,20 @@ public final class CreditBasedChannels {
     private let transmitFrame: Transmit
     private let clock: any Clock<Duration>
     private let logger: HCILogger
-    private var channels: [ChannelKey: CreditBasedChannel] = [:]
+    var channels: [ChannelKey: CreditBasedChannel] = [:]
     /// CIDs of requests still under way.
     private var reserved: Set<ChannelKey> = []
     private var pending: [RequestKey: PendingRequest] = [:]
     private var identifiers: [ConnectionHandle: UInt8] = [:]
     private var lastCIDs: [ConnectionHandle: UInt16] = [:]
-    private var servers: [PSM: Server] = [:]
+    var servers: [PSM: Server] = [:]
     private var nextToken = 0
     private var detach: (() -> Void)?
 
     /// Frames for a CID no channel has, dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
 
-    private struct ChannelKey: Hashable {
+    struct ChannelKey: Hashable {
         let handle: ConnectionHandle
         let cid: UInt16
     }
@@ -65,7 +65,7 @@ public final class CreditBasedChannels {
         var timer: Task<Void, Never>?
     }
 
-    private struct Server {
+    struct Server {
         let parameters: CreditBasedChannelParameters
         let accept: (CreditBasedChannel) -> Void
     }
@@ -222,7 +222,7 @@ public final class CreditBasedChannels {
         }
     }
 
-    private func makeChannel(handle: ConnectionHandle, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
+    func makeChannel(handle: ConnectionHandle, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
                              local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) -> CreditBasedChannel {
         let channel = CreditBasedChannel(manager: self, handle: handle, psm: psm, mode: mode, localCID: localCID, remoteCID: remoteCID,
                                          local: local, remoteMTU: remoteMTU, remoteMPS: remoteMPS, remoteCredits: remoteCredits)
@@ -238,7 +238,7 @@ public final class CreditBasedChannels {
     /// first: a CID just closed is not offered again at once, so a peer still forgetting it
     /// (Bumble 0.0.236 never forgets the CIDs of a channel it accepted) does not refuse the
     /// next request with Source CID already allocated.
-    private func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
+    func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
         var cids: [UInt16] = []
         let range = Self.dynamicCIDs
         let start = lastCIDs[handle].map { $0 - range.lowerBound + 1 } ?? 0
@@ -252,11 +252,11 @@ public final class CreditBasedChannels {
         return cids
     }
 
-    private func remoteCIDInUse(_ cid: UInt16, on handle: ConnectionHandle) -> Bool {
+    func remoteCIDInUse(_ cid: UInt16, on handle: ConnectionHandle) -> Bool {
         channels.values.contains { $0.handle == handle && $0.remoteCID == cid }
     }
 
-    private func channel(remoteCID cid: UInt16, on handle: ConnectionHandle) -> CreditBasedChannel? {
+    func channel(remoteCID cid: UInt16, on handle: ConnectionHandle) -> CreditBasedChannel? {
         channels.values.first { $0.handle == handle && $0.remoteCID == cid }
     }
 
@@ -310,7 +310,7 @@ public final class CreditBasedChannels {
     }
 
     /// Completes the request a response answers; false when none waits for it.
-    private func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
+    func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
         guard let request = pending.removeValue(forKey: RequestKey(handle: handle, identifier: command.identifier)) else { return false }
         request.timer?.cancel()
         if command.code == .commandReject {
@@ -384,7 +384,7 @@ public final class CreditBasedChannels {
         try transmitFrame(handle, .leSignaling, OutgoingFrame(payload: command.encoded()))
     }
 
-    private func reply(_ pdu: some SignalingPDU, identifier: UInt8, on handle: ConnectionHandle) {
+    func reply(_ pdu: some SignalingPDU, identifier: UInt8, on handle: ConnectionHandle) {
         do { try transmitSignaling(pdu.command(identifier: identifier), on: handle) } catch {
             log(.warning, "handle \(hex(handle, digits: 4)): sending \(type(of: pdu).name): \(error)")
         }
@@ -404,139 +404,5 @@ public final class CreditBasedChannels {
             return
         }
         channel.receiveFrame(payload)
-    }
-
-    // MARK: Signaling
-
-    /// Whether commands with `code` are this object's to answer: credit-based connection,
-    /// credits, reconfiguration and disconnection.
-    public static func handles(_ code: SignalingCode) -> Bool {
-        (0x14...0x1A).contains(code.rawValue) || code == .disconnectionRequest || code == .disconnectionResponse
-    }
-
-    /// Handles one command of the LE signaling channel of link `handle`; returns false for
-    /// one it has nothing to do with (a Command Reject that answers none of its requests,
-    /// a code ``handles(_:)`` does not name), which the caller then handles.
-    @discardableResult
-    public func signaling(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
-        switch command.code {
-        case .commandReject:
-            return complete(command, handle: handle)
-        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse, .creditBasedReconfigureResponse,
-             .connectionParameterUpdateResponse:
-            if !complete(command, handle: handle) {
-                log(.info, "handle \(hex(handle, digits: 4)): \(command.code) answers no request of ours (identifier \(command.identifier)); ignored")
-            }
-        case .leCreditBasedConnectionRequest:
-            acceptLE(command, handle: handle)
-        case .creditBasedConnectionRequest:
-            acceptEnhanced(command, handle: handle)
-        case .flowControlCreditIndication:
-            guard let indication: FlowControlCreditIndication = decodeOrReject(command, handle: handle) else { break }
-            guard let channel = channel(remoteCID: indication.cid, on: handle) else {
-                log(.info, "handle \(hex(handle, digits: 4)): credits for CID \(hex(indication.cid, digits: 4)), which no channel has; ignored")
-                break
-            }
-            channel.addCredits(indication.credits)
-        case .disconnectionRequest:
-            guard let request: DisconnectionRequest = decodeOrReject(command, handle: handle) else { break }
-            guard let channel = channels[ChannelKey(handle: handle, cid: request.destinationCID)], channel.remoteCID == request.sourceCID else {
-                let data = CommandReject.InvalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID).wireBytes()
-                reply(CommandReject(reason: .invalidCID, data: data[...]), identifier: command.identifier, on: handle)
-                break
-            }
-            reply(DisconnectionResponse(destinationCID: request.destinationCID, sourceCID: request.sourceCID), identifier: command.identifier, on: handle)
-            channel.end(.closedByPeer)
-        case .creditBasedReconfigureRequest:
-            guard let request: CreditBasedReconfigureRequest = decodeOrReject(command, handle: handle) else { break }
-            reply(CreditBasedReconfigureResponse(result: reconfigure(request, handle: handle)), identifier: command.identifier, on: handle)
-        default:
-            return false
-        }
-        return true
-    }
-
-    private func decodeOrReject<Command: SignalingPDU>(_ command: SignalingCommand, handle: ConnectionHandle) -> Command? {
-        do { return try Command.decodeCountingExtraOctets(command).pdu } catch {
-            log(.warning, "handle \(hex(handle, digits: 4)): malformed \(Command.name): \(error)")
-            reply(CommandReject(reason: .commandNotUnderstood), identifier: command.identifier, on: handle)
-            return nil
-        }
-    }
-
-    /// 4.27: the peer's new MTU and MPS for channels it receives on (our remote CIDs).
-    private func reconfigure(_ request: CreditBasedReconfigureRequest, handle: ConnectionHandle) -> CreditBasedReconfigureResult {
-        let targets = request.destinationCIDs.map { channel(remoteCID: $0, on: handle) }
-        guard !targets.isEmpty, targets.allSatisfy({ $0 != nil }) else { return CreditBasedReconfigureResult(rawValue: 0x0003) }
-        let found = targets.compactMap { $0 }
-        if CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) != nil {
-            return CreditBasedReconfigureResult(rawValue: 0x0004)
-        }
-        if found.contains(where: { request.mtu < $0.remoteMTU }) { return CreditBasedReconfigureResult(rawValue: 0x0001) }
-        if found.count > 1, found.contains(where: { request.mps < $0.remoteMPS }) { return CreditBasedReconfigureResult(rawValue: 0x0002) }
-        for channel in found { channel.reconfigure(mtu: request.mtu, mps: request.mps) }
-        return CreditBasedReconfigureResult(rawValue: 0x0000)
-    }
-
-    /// 4.22/4.23: the peer asks for one LE credit based channel.
-    private func acceptLE(_ command: SignalingCommand, handle: ConnectionHandle) {
-        guard let request: LECreditBasedConnectionRequest = decodeOrReject(command, handle: handle) else { return }
-        let server = servers[request.psm]
-        let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 23, mps: 23, initialCredits: 0)
-        func refuse(_ result: UInt16) {
-            log(.info, "handle \(hex(handle, digits: 4)): refusing \(request.psm): \(CreditBasedConnectionResult(rawValue: result, enhanced: false))")
-            reply(LECreditBasedConnectionResponse(destinationCID: 0, mtu: ours.mtu, mps: ours.mps, initialCredits: 0,
-                                                  result: CreditBasedConnectionResult(rawValue: result, enhanced: false)),
-                  identifier: command.identifier, on: handle)
-        }
-        guard let server else { return refuse(0x0002) }
-        guard Self.dynamicCIDs.contains(request.sourceCID) else { return refuse(0x0009) }
-        guard !remoteCIDInUse(request.sourceCID, on: handle) else { return refuse(0x000A) }
-        guard CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: false) == nil else { return refuse(0x000B) }
-        guard let cid = try? allocateCIDs(1, on: handle)[0] else { return refuse(0x0004) }
-        let channel = makeChannel(handle: handle, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
-                                  local: ours, remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits)
-        reply(LECreditBasedConnectionResponse(destinationCID: cid, mtu: ours.mtu, mps: ours.mps, initialCredits: ours.initialCredits,
-                                              result: CreditBasedConnectionResult(rawValue: 0, enhanced: false)),
-              identifier: command.identifier, on: handle)
-        server.accept(channel)
-    }
-
-    /// 4.25/4.26: the peer asks for up to five enhanced credit based channels.
-    private func acceptEnhanced(_ command: SignalingCommand, handle: ConnectionHandle) {
-        guard let request: CreditBasedConnectionRequest = decodeOrReject(command, handle: handle) else { return }
-        let server = servers[request.psm]
-        let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 64, mps: 64, initialCredits: 0)
-        func respond(_ result: UInt16, _ cids: [UInt16]) {
-            reply(CreditBasedConnectionResponse(mtu: ours.mtu, mps: ours.mps, initialCredits: cids.contains { $0 != 0 } ? ours.initialCredits : 0,
-                                                result: CreditBasedConnectionResult(rawValue: result, enhanced: true), destinationCIDs: cids),
-                  identifier: command.identifier, on: handle)
-        }
-        let none = [UInt16](repeating: 0, count: request.sourceCIDs.count)
-        guard let server else { return respond(0x0002, none) }
-        guard (1...CreditBasedConnectionRequest.maximumChannels).contains(request.sourceCIDs.count),
-              CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) == nil,
-              server.parameters.problem(enhanced: true) == nil else { return respond(0x000C, none) }
-        var result: UInt16 = 0
-        var destinations: [UInt16] = []
-        var opened: [CreditBasedChannel] = []
-        for source in request.sourceCIDs {
-            var refusal: UInt16?
-            if !Self.dynamicCIDs.contains(source) {
-                refusal = 0x0009
-            } else if remoteCIDInUse(source, on: handle) || opened.contains(where: { $0.remoteCID == source }) {
-                refusal = 0x000A
-            }
-            guard refusal == nil, let cid = try? allocateCIDs(1, on: handle)[0] else {
-                if result == 0 { result = refusal ?? 0x0004 }
-                destinations.append(0)
-                continue
-            }
-            opened.append(makeChannel(handle: handle, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source, local: ours,
-                                      remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits))
-            destinations.append(cid)
-        }
-        respond(result, destinations)
-        for channel in opened { server.accept(channel) }
     }
 }
