@@ -139,7 +139,7 @@ struct Serve: AsyncParsableCommand {
         let logger = common.logger, capture = common.capture, duration = duration, addresses = addresses
         try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
                                         duration: duration, addresses: addresses) { manager in
-            for service in file.services { try manager.add(MutableService(service.definition)) }
+            try manager.add(file.services.map { MutableService($0.definition) })
             for characteristic in file.services.flatMap(\.characteristics) {
                 let uuid = characteristic.definition.uuid
                 if let timer = characteristic.notify {
