@@ -31,6 +31,8 @@ public final class LocalGATTServer: ATTServer {
     public private(set) var genericAccessHandle: AttributeHandle? = 0x0001
     /// Where our GATT service (0x1801) is; nil when the app's database has its own.
     public private(set) var genericAttributeHandle: AttributeHandle? = 0x0006
+    /// The values of ours kept while they are out of the table, to come back with.
+    private var kept: (name: [UInt8], appearance: [UInt8], features: [UInt8]) = ([], [0, 0], [0x00])
     /// How many handles our GAP service takes.
     public nonisolated static let genericAccessCount = 5
     /// How many handles our GATT service takes.
@@ -100,29 +102,28 @@ public final class LocalGATTServer: ATTServer {
 
     /// Moves our GAP and GATT services to `genericAccess` and `genericAttribute` (nil: we
     /// serve none, the app's database has its own), keeping the Device Name, Appearance and
-    /// Client Supported Features. The caller has made room; the Database Hash is not
-    /// computed again (the caller does, once its table is whole).
+    /// Client Supported Features. The caller has made room.
     public func place(genericAccess: AttributeHandle?, genericAttribute: AttributeHandle?) {
-        var name: [UInt8] = [], appearance: [UInt8] = [0, 0], features: [UInt8] = [0x00]
         if let old = genericAccessHandle {
-            name = attributes.value(of: old + 2) ?? name
-            appearance = attributes.value(of: old + 4) ?? appearance
+            kept.name = attributes.value(of: old + 2) ?? kept.name
+            kept.appearance = attributes.value(of: old + 4) ?? kept.appearance
             attributes.remove(from: old, to: old + (Self.genericAccessCount - 1))
         }
         if let old = genericAttributeHandle {
-            features = attributes.value(of: old + 5) ?? features
+            kept.features = attributes.value(of: old + 5) ?? kept.features
             attributes.remove(from: old, to: old + (Self.genericAttributeCount - 1))
         }
         genericAccessHandle = genericAccess
         genericAttributeHandle = genericAttribute
         if let genericAccess {
-            let bits = UInt16(appearance.first ?? 0) | UInt16(appearance.dropFirst().first ?? 0) << 8
-            for attribute in Self.genericAccess(at: genericAccess, name: name, appearance: bits) { attributes.add(attribute) }
+            let bits = UInt16(kept.appearance.first ?? 0) | UInt16(kept.appearance.dropFirst().first ?? 0) << 8
+            for attribute in Self.genericAccess(at: genericAccess, name: kept.name, appearance: bits) { attributes.add(attribute) }
         }
         if let genericAttribute {
             for attribute in Self.genericAttribute(at: genericAttribute) { attributes.add(attribute) }
-            attributes.setValue(features, of: genericAttribute + 5)
+            attributes.setValue(kept.features, of: genericAttribute + 5)
         }
+        updateDatabaseHash()
     }
 
     /// The Database Hash of `server`'s table as served (least significant octet first); the
