@@ -86,4 +86,28 @@ struct DatabaseLayoutTests {
         #expect(later.service.handles == 0x0100...0x0100)
         #expect(try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x1810)))).service.handle == 0x0101)
     }
+
+    /// Reliable Writes (Part G, 4.9.5) use Prepare and Execute Write, as Write Long
+    /// Characteristic Values (4.9.4) does: the server cannot tell them apart, so a value
+    /// that may be written takes both (GATTServerTests), and Reliable Write alone makes it
+    /// writable. A value that announces neither is Write Not Permitted (Part F, 3.4.6.1).
+    @Test func reliableWriteAloneLetsTheValueBePreparedAndExecuted() async throws {
+        let server = GATTServer()
+        let served = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFF01)), properties: [.read], extendedProperties: [.reliableWrite]),
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFF02)), properties: [.read]),
+        ]))
+        let (reliable, readOnly) = (served.characteristics[0].valueHandle, served.characteristics[1].valueHandle)
+        #expect(served.characteristics[0].properties == [.read, .extendedProperties])
+        let (_, client) = wiring.makeLink(server)
+        try await client.reliableWrite([HandleValue(handle: reliable, value: [5])])
+        #expect(server.value(of: reliable) == [5])
+        do {
+            try await client.reliableWrite([HandleValue(handle: readOnly, value: [5])])
+            Issue.record("a read-only value took a Prepare Write")
+        } catch {
+            #expect(error.code == .writeNotPermitted)
+        }
+        #expect(server.value(of: readOnly) == [])
+    }
 }
