@@ -17,6 +17,10 @@ import HCI
 /// | 0x0008 | Service Changed (indicate), CCCD at 0x0009 |
 /// | 0x000B | Client Supported Features (read, write) |
 /// | 0x000D | Database Hash (read) |
+///
+/// Those are the handles by default. A database that gives handles of its own, or declares
+/// GAP or GATT itself, moves ours to the room it leaves or replaces them
+/// (``place(genericAccess:genericAttribute:)``, as `GATTServer` adds several services).
 @BluetoothActor
 public final class LocalGATTServer: ATTServer {
     /// The attribute table and the ATT server over it.

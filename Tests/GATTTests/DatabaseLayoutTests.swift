@@ -15,7 +15,7 @@ struct DatabaseLayoutTests {
 
     @Test func aClientFindsEveryAttributeWhereTheFilePutIt() async throws {
         let server = GATTServer(deviceName: "Bluejay")
-        let served = try server.add(try Self.definitions(DatabaseFileTests.placed))
+        let served = try server.add(services: try Self.definitions(DatabaseFileTests.placed))
         // The file has its own GAP: ours is gone, and our GATT service takes the first room.
         #expect(server.base.genericAccessHandle == nil && server.base.genericAttributeHandle == 0x0004)
         let (_, client) = wiring.makeLink(server)
@@ -50,7 +50,7 @@ struct DatabaseLayoutTests {
 
     @Test func oursGoAfterADatabaseThatLeavesThemNoRoom() throws {
         let server = GATTServer()
-        _ = try server.add(try Self.definitions("""
+        _ = try server.add(services: try Self.definitions("""
             {"services": [{"uuid": "180D", "handle": 1, "characteristics": [{"uuid": "2A37", "properties": ["read"]}]},
                           {"uuid": "180F", "handle": 5, "end_handle": 9, "characteristics": []}]}
             """))
@@ -63,7 +63,7 @@ struct DatabaseLayoutTests {
         let server = GATTServer()
         let before = server.attributes.attributes
         #expect(throws: GATTServerError.self) {
-            try server.add([ServiceDefinition(uuid: .genericAttribute, handle: 0x0001), ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0001)])
+            try server.add(services: [ServiceDefinition(uuid: .genericAttribute, handle: 0x0001), ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0001)])
         }
         #expect(server.attributes.attributes == before && server.base.genericAccessHandle == 0x0001 && server.services.isEmpty)
     }

@@ -9,7 +9,7 @@ extension GATTServer {
     /// again, and clients subscribed to Service Changed are told of the new range.
     @discardableResult
     public func add(_ service: ServiceDefinition) throws(GATTServerError) -> ServedService {
-        try add([service])[0]
+        try add(services: [service])[0]
     }
 
     /// Adds `services` together (a whole database, as a file declares it): their includes
@@ -18,7 +18,7 @@ extension GATTServer {
     /// service replaces ours; ours otherwise go to the first handles the services leave
     /// free, or after them. All are added, or none.
     @discardableResult
-    public func add(_ services: [ServiceDefinition]) throws(GATTServerError) -> [ServedService] {
+    public func add(services: [ServiceDefinition]) throws(GATTServerError) -> [ServedService] {
         for characteristic in services.flatMap(\.characteristics) {
             let longest = ([characteristic.value] + characteristic.descriptors.map(\.value)).map(\.count).max() ?? 0
             guard longest <= AttributeServer.maximumValueLength else { throw .valueTooLong(characteristic.uuid, longest) }
