@@ -46,6 +46,33 @@ struct DatabaseFileTests {
          "services[0].characteristics[0].notify: 'every' must be seconds above 0"),
         (#"{"services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "x"}]}]}]}"#,
          "services[0].characteristics[0].descriptors[0]: 'x' is not a UUID"),
+        (#"{"services": [{"uuid": "180D", "handle": 16, "characteristics": []}, {"uuid": "180F", "handle": 16, "characteristics": []}]}"#,
+         "services[1]: handle 0x0010 is taken by services[0] (declaration)"),
+        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 32, "characteristics": []}, {"uuid": "180F", "handle": 24, "characteristics": []}]}"#,
+         "services[1]: handles 0x0018–0x0018 overlap services[0] (0x0010–0x0020)"),
+        (Self.characteristics(#"{"uuid": "2A37", "properties": ["read"], "handle": 8, "value_handle": 10}, {"uuid": "2A38", "properties": ["read"], "handle": 9}"#),
+         "services[0].characteristics[1]: handle 0x0009 is not after 0x000a, the attribute before it"),
+        (#"{"services": [{"uuid": "180D", "handle": 1, "characteristics": [{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "2901", "handle": 4}]}, {"uuid": "2A38", "properties": ["read"], "handle": 3, "value_handle": 4}]}]}"#,
+         "services[0].characteristics[1]: handle 0x0003 is not after 0x0004, the attribute before it"),
+        (#"{"services": [{"uuid": "180D", "handle": 1, "characteristics": [{"uuid": "2A37", "properties": ["read"]}]}, {"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"], "handle": 5, "value_handle": 2}]}]}"#,
+         "services[1].characteristics[0]: handle 0x0002 is not after 0x0005, the attribute before it"),
+        (#"{"services": [{"uuid": "180D", "handle": 16, "characteristics": [{"uuid": "2A37", "properties": ["read"], "handle": 18}]}, {"uuid": "180F", "handle": 1, "characteristics": [{"uuid": "2A19", "properties": ["read"], "value_handle": 18}]}]}"#,
+         "services[1].characteristics[0]: handle 0x0012 is taken by services[0].characteristics[0] (declaration)"),
+        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 17, "characteristics": [{"uuid": "2A37", "properties": ["read"]}]}]}"#,
+         "services[0].characteristics[0]: handle 0x0012 is past the service's end_handle 0x0011"),
+        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 15, "characteristics": []}]}"#,
+         "services[0]: end_handle 0x000f is before the service's handle 0x0010"),
+        (#"{"services": [{"uuid": "180D", "includes": ["180F"], "characteristics": []}]}"#,
+         "services[0].includes[0]: no service 180F is in the database or added with it"),
+        (#"{"services": [{"uuid": "180F", "handle": 32, "characteristics": []}, {"uuid": "180D", "includes": [{"uuid": "180F", "service_handle": 33}], "characteristics": []}]}"#,
+         "services[1].includes[0]: no service 180F at 0x0021 is in the database or added with it"),
+        (#"{"services": [{"uuid": "180D", "handle": 0, "characteristics": []}]}"#, "services[0]: handle 0x0000 is reserved"),
+        (Self.characteristics(#"{"uuid": "2A37", "properties": ["notify"], "descriptors": [{"uuid": "2902"}]}"#),
+         "services[0].characteristics[0].descriptors[0]: the server makes this characteristic's CCCD; to declare it, give the characteristic \"cccd\": false"),
+        (Self.characteristics(#"{"uuid": "2A37", "properties": ["read"], "extended_properties": ["reliable"]}"#),
+         "services[0].characteristics[0]: no extended property is called 'reliable'"),
+        (Self.characteristics(#"{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "2901", "permissions": ["wirte"]}]}"#),
+         "services[0].characteristics[0].descriptors[0]: no permission is called 'wirte'"),
     ])
     func whatCannotBeReadNamesItsEntry(json: String, reason: String) {
         do {
@@ -111,43 +138,5 @@ struct DatabaseFileTests {
 
     static func characteristics(_ entries: String) -> String {
         #"{"services": [{"uuid": "180D", "characteristics": [\#(entries)]}]}"#
-    }
-
-    @Test(arguments: [
-        (#"{"services": [{"uuid": "180D", "handle": 16, "characteristics": []}, {"uuid": "180F", "handle": 16, "characteristics": []}]}"#,
-         "services[1]: handle 0x0010 is taken by services[0] (declaration)"),
-        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 32, "characteristics": []}, {"uuid": "180F", "handle": 24, "characteristics": []}]}"#,
-         "services[1]: handles 0x0018–0x0018 overlap services[0] (0x0010–0x0020)"),
-        (characteristics(#"{"uuid": "2A37", "properties": ["read"], "handle": 8, "value_handle": 10}, {"uuid": "2A38", "properties": ["read"], "handle": 9}"#),
-         "services[0].characteristics[1]: handle 0x0009 is not after 0x000a, the attribute before it"),
-        (#"{"services": [{"uuid": "180D", "handle": 1, "characteristics": [{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "2901", "handle": 4}]}, {"uuid": "2A38", "properties": ["read"], "handle": 3, "value_handle": 4}]}]}"#,
-         "services[0].characteristics[1]: handle 0x0003 is not after 0x0004, the attribute before it"),
-        (#"{"services": [{"uuid": "180D", "handle": 1, "characteristics": [{"uuid": "2A37", "properties": ["read"]}]}, {"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"], "handle": 5, "value_handle": 2}]}]}"#,
-         "services[1].characteristics[0]: handle 0x0002 is not after 0x0005, the attribute before it"),
-        (#"{"services": [{"uuid": "180D", "handle": 16, "characteristics": [{"uuid": "2A37", "properties": ["read"], "handle": 18}]}, {"uuid": "180F", "handle": 1, "characteristics": [{"uuid": "2A19", "properties": ["read"], "value_handle": 18}]}]}"#,
-         "services[1].characteristics[0]: handle 0x0012 is taken by services[0].characteristics[0] (declaration)"),
-        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 17, "characteristics": [{"uuid": "2A37", "properties": ["read"]}]}]}"#,
-         "services[0].characteristics[0]: handle 0x0012 is past the service's end_handle 0x0011"),
-        (#"{"services": [{"uuid": "180D", "handle": 16, "end_handle": 15, "characteristics": []}]}"#,
-         "services[0]: end_handle 0x000f is before the service's handle 0x0010"),
-        (#"{"services": [{"uuid": "180D", "includes": ["180F"], "characteristics": []}]}"#,
-         "services[0].includes[0]: no service 180F is in the database or added with it"),
-        (#"{"services": [{"uuid": "180F", "handle": 32, "characteristics": []}, {"uuid": "180D", "includes": [{"uuid": "180F", "service_handle": 33}], "characteristics": []}]}"#,
-         "services[1].includes[0]: no service 180F at 0x0021 is in the database or added with it"),
-        (#"{"services": [{"uuid": "180D", "handle": 0, "characteristics": []}]}"#, "services[0]: handle 0x0000 is reserved"),
-        (characteristics(#"{"uuid": "2A37", "properties": ["notify"], "descriptors": [{"uuid": "2902"}]}"#),
-         "services[0].characteristics[0].descriptors[0]: the server makes this characteristic's CCCD; to declare it, give the characteristic \"cccd\": false"),
-        (characteristics(#"{"uuid": "2A37", "properties": ["read"], "extended_properties": ["reliable"]}"#),
-         "services[0].characteristics[0]: no extended property is called 'reliable'"),
-        (characteristics(#"{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "2901", "permissions": ["wirte"]}]}"#),
-         "services[0].characteristics[0].descriptors[0]: no permission is called 'wirte'"),
-    ])
-    func handlesThatDoNotFitAreRefusedNamingTheEntry(json: String, reason: String) {
-        do {
-            _ = try Self.file(json)
-            Issue.record("accepted: \(json)")
-        } catch {
-            #expect(error.description == reason)
-        }
     }
 }

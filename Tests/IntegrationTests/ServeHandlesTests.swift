@@ -8,11 +8,7 @@ import Testing
 /// its own CCCD; ours in the room the file leaves.
 extension CommandLineTests {
     @Test(.hangGuard) func serveKeepsTheFilesHandlesForACentralThatIsNotOurs() async throws {
-        let central = try await TestCentral()
-        defer { central.stop() }
-        let database = NSTemporaryDirectory() + "bluejay-serve-handles-\(UUID().uuidString).json"
-        defer { try? FileManager.default.removeItem(atPath: database) }
-        try Data("""
+        let database = try Self.temporaryFile("""
             {"name": "Bluejay Handles", "services": [
               {"uuid": "180F", "primary": false, "handle": "0x0030", "characteristics": [{"uuid": "2A19", "properties": ["read"], "value": "64"}]},
               {"uuid": "B1E70100-9D3B-4C7A-8A5E-6F2D0C1B0A00", "handle": "0x0020", "end_handle": "0x002F",
@@ -22,11 +18,13 @@ extension CommandLineTests {
                   "extended_properties": ["reliable-write"], "value": "00"},
                  {"uuid": "FF02", "handle": "0x0028", "properties": ["read", "notify"], "cccd": false, "value": "00",
                   "notify": {"every": 0.1, "values": ["01", "02"]}, "descriptors": [{"uuid": "2902", "handle": "0x002B"}]}]}]}
-            """.utf8).write(to: URL(fileURLWithPath: database))
+            """)
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        let central = try await TestCentral()
+        defer { central.stop() }
         let stop = ProgramInterrupt()
         async let result = run(Repository.bluejay, ["serve", database, "--transport", central.transport], interrupt: stop)
-        let found = try await central.send(["op": "scan", "name": "Bluejay Handles"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.connect(toAdvertised: "Bluejay Handles")
         let services = try #require(try await central.send(["op": "discover"])["services"] as? [[String: Any]])
         #expect(services.compactMap { $0["uuid"] as? String } == ["1800", "1801", "B1E701009D3B4C7A8A5E6F2D0C1B0A00"])
         #expect(services.compactMap { $0["start"] as? Int } == [0x0001, 0x0006, 0x0020], "ours where the file leaves room")
@@ -52,5 +50,12 @@ extension CommandLineTests {
         let finished = try await result
         #expect(finished.status == 0, "stderr: \(finished.stderr)")
         #expect(finished.stdout.contains("FF02: notifications on, indications off"), "\(finished.stdout)")
+    }
+
+    /// `json` in a file of its own in the temporary folder; its path.
+    static func temporaryFile(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "bluejay-serve-\(UUID().uuidString).json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
     }
 }
