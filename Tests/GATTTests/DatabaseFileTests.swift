@@ -67,8 +67,6 @@ struct DatabaseFileTests {
         (#"{"services": [{"uuid": "180F", "handle": 32, "characteristics": []}, {"uuid": "180D", "includes": [{"uuid": "180F", "service_handle": 33}], "characteristics": []}]}"#,
          "services[1].includes[0]: no service 180F at 0x0021 is in the database or added with it"),
         (#"{"services": [{"uuid": "180D", "handle": 0, "characteristics": []}]}"#, "services[0]: handle 0x0000 is reserved"),
-        (Self.characteristics(#"{"uuid": "2A37", "properties": ["notify"], "descriptors": [{"uuid": "2902"}]}"#),
-         "services[0].characteristics[0].descriptors[0]: the server makes this characteristic's CCCD; to declare it, give the characteristic \"cccd\": false"),
         (Self.characteristics(#"{"uuid": "2A37", "properties": ["read"], "extended_properties": ["reliable"]}"#),
          "services[0].characteristics[0]: no extended property is called 'reliable'"),
         (Self.characteristics(#"{"uuid": "2A37", "properties": ["read"], "descriptors": [{"uuid": "2901", "permissions": ["wirte"]}]}"#),
@@ -130,10 +128,12 @@ struct DatabaseFileTests {
         #expect(notifying.descriptors.map(\.permissions) == [[.read, .write], [.read, .write]],
                 "a declared CCCD can be written; a descriptor's permissions are the file's")
         #expect(notifying.descriptors.map(\.value) == [[0, 0], [0x04, 0x00]])
-        let oldFile = try Self.file(#"{"services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["notify"]}]}]}"#)
+        let oldFile = try Self.file(Self.characteristics(#"{"uuid": "2A37", "properties": ["notify", "extendedProperties"], "descriptors": [{"uuid": "2902"}]}"#))
         let old = oldFile.services[0].definition
         #expect(old.handle == nil && old.endHandle == nil && old.includes.isEmpty, "a file without the new keys reads as before")
         #expect(old.characteristics[0].hasCCCD && old.characteristics[0].extendedProperties.isEmpty)
+        #expect(old.characteristics[0].descriptors == [MutableDescriptor(uuid: .clientCharacteristicConfiguration, value: [])],
+                "a CCCD declared beside ours stays the plain read-only descriptor it was")
     }
 
     static func characteristics(_ entries: String) -> String {

@@ -123,18 +123,18 @@ public struct DatabaseFile: Sendable {
         let descriptors = try (entry.descriptors ?? []).enumerated().map { (index, descriptor) throws(DatabaseFileError) in
             let spot = "\(place).descriptors[\(index)]"
             let uuid = try Self.uuid(descriptor.uuid, at: spot)
-            if uuid == .clientCharacteristicConfiguration, automaticCCCD, !properties.isDisjoint(with: [.notify, .indicate]) {
-                throw DatabaseFileError("\(spot): the server makes this characteristic's CCCD; to declare it, give the characteristic \"cccd\": false")
-            }
-            // A CCCD a client can subscribe with, a user description writable when Writable
-            // Auxiliaries says so (Part G, 3.3.3.2), the rest read-only, unless the file says.
+            // The file's own CCCD (with "cccd": false) one a client can subscribe with, a user
+            // description writable when Writable Auxiliaries says so (Part G, 3.3.3.2), the
+            // rest read-only, unless the file says. A 0x2902 declared beside ours stays a
+            // plain descriptor, as old files had it.
+            let ownCCCD = uuid == .clientCharacteristicConfiguration && !automaticCCCD
             var permissions: AttributePermissions = .read
-            if uuid == .clientCharacteristicConfiguration || (uuid == BluetoothUUID(UInt16(0x2901)) && extended.contains(.writableAuxiliaries)) {
+            if ownCCCD || (uuid == BluetoothUUID(UInt16(0x2901)) && extended.contains(.writableAuxiliaries)) {
                 permissions = [.read, .write]
             }
             if let names = descriptor.permissions { permissions = try named(names, permissionNames, "permission", at: spot) }
             var bytes = try value(descriptor.value, descriptor.text, at: spot)
-            if uuid == .clientCharacteristicConfiguration, descriptor.value == nil, descriptor.text == nil { bytes = [0, 0] }
+            if ownCCCD, descriptor.value == nil, descriptor.text == nil { bytes = [0, 0] }
             return MutableDescriptor(uuid: uuid, value: bytes, permissions: permissions, handle: descriptor.handle?.handle)
         }
         var notify: NotifyTimer?
