@@ -158,9 +158,9 @@ public struct DatabaseFile: Sendable {
 
     /// The set `names` name in `table` (camelCase as the table has it, or with `-` or `_`
     /// between the words).
-    private static func named<Set: OptionSet>(_ names: [String], _ table: [String: Set], _ kind: String,
-                                             at place: String) throws(DatabaseFileError) -> Set {
-        var set: Set = []
+    private static func named<Bits: OptionSet>(_ names: [String], _ table: [String: Bits], _ kind: String,
+                                             at place: String) throws(DatabaseFileError) -> Bits {
+        var set: Bits = []
         for name in names {
             let key = table.keys.first { $0.lowercased() == name.lowercased().filter { $0 != "-" && $0 != "_" } }
             guard let key, let element = table[key] else { throw DatabaseFileError("\(place): no \(kind) is called '\(name)'") }
