@@ -244,7 +244,7 @@ public final class PeripheralManager {
 
     /// Adds `services` together, as a database file declares them: each at the handles it
     /// gives (``MutableService/layout``), else after the one before; includes may name one
-    /// another; a GAP or GATT service among them replaces the host's (``GATTServer/add(services:)``).
+    /// another; a GAP or GATT service among them replaces the host's (as `GATTServer.add(services:)` does).
     /// All are added, or none.
     @discardableResult
     public func add(services: [MutableService]) throws(PeripheralManagerError) -> [ServedService] {
