@@ -123,10 +123,10 @@ public struct DatabaseFile: Sendable {
         let descriptors = try (entry.descriptors ?? []).enumerated().map { (index, descriptor) throws(DatabaseFileError) in
             let spot = "\(place).descriptors[\(index)]"
             let uuid = try Self.uuid(descriptor.uuid, at: spot)
-            // The file's own CCCD (with "cccd": false) one a client can subscribe with, a user
-            // description writable when Writable Auxiliaries says so (Part G, 3.3.3.2), the
-            // rest read-only, unless the file says. A 0x2902 declared beside ours stays a
-            // plain descriptor, as old files had it.
+            // Unless the file says: the file's own CCCD (with "cccd": false) writable, so a
+            // client can subscribe; a user description writable when Writable Auxiliaries
+            // says so (Part G, 3.3.3.2); the rest read-only. A 0x2902 declared beside ours
+            // stays a plain descriptor, as old files had it.
             let ownCCCD = uuid == .clientCharacteristicConfiguration && !automaticCCCD
             var permissions: AttributePermissions = .read
             if ownCCCD || (uuid == BluetoothUUID(UInt16(0x2901)) && extended.contains(.writableAuxiliaries)) {
