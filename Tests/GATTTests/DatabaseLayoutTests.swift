@@ -59,6 +59,19 @@ struct DatabaseLayoutTests {
         #expect(server.attributes.attribute(at: 0x0004) == nil, "0x0004 is left free: ours need five in a row")
     }
 
+    @Test func aFilesOwnGATTServiceReplacesOursWholly() async throws {
+        let server = GATTServer()
+        _ = try server.add(services: try Self.definitions(#"{"services": [{"uuid": "1801", "characteristics": [{"uuid": "2A05", "properties": ["indicate"]}]}]}"#))
+        #expect(server.base.genericAttributeHandle == nil && server.base.serviceChangedValueHandle == nil && server.base.databaseHashValue.isEmpty)
+        #expect(server.base.genericAccessHandle == 0x0005, "our GAP goes after the file's GATT, which took the first handles")
+        let (_, client) = wiring.makeLink(server)
+        let services = try await client.discoverPrimaryServices()
+        #expect(services.map(\.uuid) == [.genericAttribute, .genericAccess] && services.map(\.handle) == [0x0001, 0x0005])
+        // No Service Changed of ours to indicate: adding more is served all the same.
+        let later = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F))))
+        #expect(later.service.handle == 0x000A)
+    }
+
     @Test func aDatabaseThatDoesNotFitChangesNothing() throws {
         let server = GATTServer()
         let before = server.attributes.attributes
