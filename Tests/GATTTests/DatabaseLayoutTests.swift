@@ -72,6 +72,20 @@ struct DatabaseLayoutTests {
         #expect(later.service.handle == 0x000A)
     }
 
+    @Test func anIncludeCarriesTheUUIDOnlyWhenItIs16Bit() throws {
+        let server = GATTServer()
+        let vendor = BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
+        let served = try server.add(services: [
+            ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), includes: [IncludeDefinition(uuid: vendor), IncludeDefinition(uuid: BluetoothUUID(UInt16(0x180F)))]),
+            ServiceDefinition(uuid: vendor, isPrimary: false),
+            ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), isPrimary: false),
+        ])
+        // Both included services come after the one including them: an include may name one added with it.
+        #expect(served.map(\.service.handle) == [0x000E, 0x0011, 0x0012])
+        #expect(server.attributes.attribute(at: 0x000F)?.value == [0x11, 0x00, 0x11, 0x00], "Part G 3.2: no 128-bit UUID in the declaration")
+        #expect(server.attributes.attribute(at: 0x0010)?.value == [0x12, 0x00, 0x12, 0x00, 0x0F, 0x18])
+    }
+
     @Test func aDatabaseThatDoesNotFitChangesNothing() throws {
         let server = GATTServer()
         let before = server.attributes.attributes
