@@ -12,6 +12,7 @@ exactly one JSON line on stdout (after the READY line), in order:
 | `mtu` | `mtu` | `mtu`: the ATT_MTU after the exchange |
 | `discover` | | `services`: `[{uuid, start, end, characteristics: [{uuid, handle, properties, descriptors: [{uuid, handle}]}]}]` |
 | `read` | `handle` | `value` (hex); a long value is read with Read Blob |
+| `read_by_type` | `start`, `end`, `uuid` | `attributes`: `[{handle, value}]`, every page of Read By Type (declarations with their own handles) |
 | `write` | `handle`, `value` (hex), `with_response` (default true) | |
 | `write_long` | `handle`, `value` (hex), `offset` (default 0) | Prepare Write parts of ATT_MTU - 5, then Execute Write |
 | `reliable_write` | `writes`: `[{handle, value}]` | each prepared, the echo checked, then executed |
@@ -277,6 +278,22 @@ class CentralDriver:
 
     async def read(self, handle: int) -> dict:
         return {'value': bytes(await self.peer.read_value(handle)).hex()}
+
+    async def read_by_type(self, start: int, end: int, uuid: str) -> dict:
+        '''Read By Type over start...end, page after page: each attribute's handle and value
+        (declarations, with the handles Bumble's discovery keeps to itself).'''
+        found = []
+        while start <= end:
+            try:
+                response = await self._request(att.ATT_Read_By_Type_Request(
+                    starting_handle=start, ending_handle=end, attribute_type=UUID(uuid)))
+            except att.ATT_Error as error:
+                if error.error_code == att.ATT_ATTRIBUTE_NOT_FOUND_ERROR:
+                    break
+                raise
+            found += [{'handle': handle, 'value': bytes(value).hex()} for handle, value in response.attributes]
+            start = response.attributes[-1][0] + 1
+        return {'attributes': found}
 
     async def write(self, handle: int, value: str, with_response: bool = True) -> dict:
         await self.peer.write_value(handle, bytes.fromhex(value), with_response=with_response)

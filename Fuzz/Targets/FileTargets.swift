@@ -129,7 +129,8 @@ private func windows(of trace: [UInt8], size: Int) -> [[UInt8]] {
 extension FuzzTarget {
     /// A database file of `bluejay serve`: read and checked as `serve` reads it. A file it
     /// accepts holds only what a server can lay out: values of at most 512 octets, names
-    /// that map to property and permission bits, timers with values.
+    /// that map to property and permission bits, timers with values, handles that grow
+    /// within each service and stay within its end handle.
     static let databaseFile = FuzzTarget(
         name: "database-file",
         summary: "DatabaseFile JSON decoding and checking, as bluejay serve reads DB.json",
@@ -146,6 +147,15 @@ extension FuzzTarget {
                         try expect(!timer.values.isEmpty && timer.every > .zero, "\(definition.uuid): a timer with no values or period")
                     }
                     try expect(!characteristic.flood || definition.properties.contains(.notify), "\(definition.uuid): a flood without notify")
+                    try expect(definition.extendedProperties.isEmpty || definition.properties.contains(.extendedProperties),
+                               "\(definition.uuid): extended properties without the Extended Properties bit")
+                }
+                let given = [service.definition.handle] + service.definition.includes.map(\.handle)
+                    + service.definition.characteristics.flatMap { [$0.handle, $0.valueHandle] + $0.descriptors.map(\.handle) }
+                let handles = given.compactMap { $0 }
+                try expect(zip(handles, handles.dropFirst()).allSatisfy { $0 < $1 }, "service \(service.definition.uuid): handles out of order accepted")
+                if let end = service.definition.endHandle {
+                    try expect(handles.allSatisfy { $0 <= end }, "service \(service.definition.uuid): a handle past its end_handle accepted")
                 }
             }
             return 1 + file.services.count

@@ -97,7 +97,12 @@ struct Serve: AsyncParsableCommand {
             indicates). A characteristic with "flood": true notifies back to back while a central is subscribed, as fast \
             as the link takes the values (each a 4-octet little-endian counter, then the characteristic's value), and \
             prints how many it sent when the central stops. Lines "UUID HEX" on standard input set a value and send it to the subscribers. Prints one \
-            line per central that connects, leaves, subscribes or writes.
+            line per central that connects, leaves, subscribes or writes. \
+            Any database can be described: "handle" on a service, include, characteristic or descriptor, \
+            "value_handle", a service's "end_handle", "includes": ["180F" or {"uuid", "service_handle", "handle"}], \
+            "extended_properties": ["reliableWrite", "writableAuxiliaries"], a descriptor's "permissions", and \
+            "cccd": false to declare the CCCD yourself (a 0x2902 descriptor) or have none. A file that declares GAP \
+            (1800) or GATT (1801) replaces ours; ours otherwise go where the file leaves room (docs/Peripheral.md).
 
             --from-trace FILE serves instead the peripheral a btsnoop recording shows, as `mock:FILE` \
             reconstructs it (its database at the recorded handles, its recorded values, refusals and \
@@ -139,7 +144,7 @@ struct Serve: AsyncParsableCommand {
         let logger = common.logger, capture = common.capture, duration = duration, addresses = addresses
         try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
                                         duration: duration, addresses: addresses) { manager in
-            for service in file.services { try manager.add(MutableService(service.definition)) }
+            try manager.add(services: file.services.map { MutableService($0.definition) })
             for characteristic in file.services.flatMap(\.characteristics) {
                 let uuid = characteristic.definition.uuid
                 if let timer = characteristic.notify {

@@ -19,8 +19,12 @@ public final class MutableCharacteristic: Sendable {
     /// What a central may do with the value, and the link security it needs.
     public let permissions: AttributePermissions
     /// Descriptors after the value (the CCCD of a characteristic that notifies or
-    /// indicates is the server's; do not declare it).
+    /// indicates is the server's unless ``layout`` says otherwise; do not declare it).
     public let descriptors: [MutableDescriptor]
+    /// Where it goes and what the server adds to it, when a database file (or the app)
+    /// says: its handles, extended properties, and whether the server makes its CCCD. Nil:
+    /// after the attribute before it, the server's CCCD.
+    public let layout: CharacteristicDefinition?
     /// A name for logs (BlueCap's profile name; "Unknown" unless given).
     public let name: String
     /// The most updates kept for centrals not subscribed yet (``pendingUpdates``); past it
@@ -59,13 +63,19 @@ public final class MutableCharacteristic: Sendable {
         self.permissions = permissions ?? CharacteristicDefinition.permissions(for: properties)
         self.descriptors = descriptors
         self.name = name
+        layout = nil
         state = Mutex(State(value: value))
     }
 
-    /// A characteristic as `definition` lays it out.
-    public convenience init(_ definition: CharacteristicDefinition) {
-        self.init(uuid: definition.uuid, properties: definition.properties, permissions: definition.permissions,
-                  value: definition.value, descriptors: definition.descriptors)
+    /// A characteristic as `definition` lays it out: at the handles it gives, if any.
+    public init(_ definition: CharacteristicDefinition) {
+        uuid = definition.uuid
+        properties = definition.properties
+        permissions = definition.permissions
+        descriptors = definition.descriptors
+        name = "Unknown"
+        layout = definition
+        state = Mutex(State(value: definition.value))
     }
 
     /// BlueCap's `MutableCharacteristic(UUID:properties:permissions:value:)`: the UUID as
@@ -136,8 +146,9 @@ public final class MutableCharacteristic: Sendable {
 
     /// What the server lays out for it.
     var definition: CharacteristicDefinition {
-        CharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions, value: state.withLock { $0.value },
-                                 descriptors: descriptors)
+        var definition = layout ?? CharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions, descriptors: descriptors)
+        definition.value = state.withLock { $0.value }
+        return definition
     }
 
     func belong(to service: MutableService) { state.withLock { $0.service = service } }

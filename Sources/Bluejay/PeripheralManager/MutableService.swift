@@ -12,6 +12,10 @@ public final class MutableService: Sendable {
     public let isPrimary: Bool
     /// Services in the database this one includes, by UUID.
     public let includedServices: [BluetoothUUID]
+    /// Where it goes and what it includes, when a database file (or the app) says: the
+    /// declaration's handle, the group's end, the Include declarations. Nil: after every
+    /// service there, including ``includedServices``.
+    public let layout: ServiceDefinition?
     /// A name for logs (BlueCap's profile name; "Unknown" unless given).
     public let name: String
     private let held: Mutex<[MutableCharacteristic]>
@@ -23,6 +27,7 @@ public final class MutableService: Sendable {
         self.isPrimary = isPrimary
         self.includedServices = includedServices
         self.name = name
+        layout = nil
         held = Mutex([])
         self.characteristics = characteristics
     }
@@ -34,10 +39,16 @@ public final class MutableService: Sendable {
         self.init(uuid: parsed)
     }
 
-    /// A service as `definition` lays it out (a database file's, `DatabaseFile`).
-    public convenience init(_ definition: ServiceDefinition) {
-        self.init(uuid: definition.uuid, isPrimary: definition.isPrimary, includedServices: definition.includedServices,
-                  characteristics: definition.characteristics.map(MutableCharacteristic.init))
+    /// A service as `definition` lays it out (a database file's, `DatabaseFile`): at the
+    /// handles it gives, if any.
+    public init(_ definition: ServiceDefinition) {
+        uuid = definition.uuid
+        isPrimary = definition.isPrimary
+        includedServices = definition.includedServices
+        name = "Unknown"
+        layout = definition
+        held = Mutex([])
+        characteristics = definition.characteristics.map(MutableCharacteristic.init)
     }
 
     /// Its characteristics, in handle order (BlueCap's `characteristics`): each belongs to
@@ -52,7 +63,11 @@ public final class MutableService: Sendable {
 
     /// What the server lays out for it.
     var definition: ServiceDefinition {
-        ServiceDefinition(uuid: uuid, isPrimary: isPrimary, includedServices: includedServices,
-                          characteristics: characteristics.map(\.definition))
+        var definition = ServiceDefinition(uuid: uuid, isPrimary: isPrimary, includedServices: includedServices,
+                                           characteristics: characteristics.map(\.definition))
+        if let layout {
+            (definition.includes, definition.handle, definition.endHandle) = (layout.includes, layout.handle, layout.endHandle)
+        }
+        return definition
     }
 }

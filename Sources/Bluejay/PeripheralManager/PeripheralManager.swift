@@ -239,12 +239,23 @@ public final class PeripheralManager {
     /// and their writes land there (BlueCap's `add(_:)`).
     @discardableResult
     public func add(_ service: MutableService) throws(PeripheralManagerError) -> ServedService {
-        let served: ServedService
-        do { served = try server.add(service.definition) } catch { throw .service(error) }
-        for characteristic in served.characteristics where servedByUUID[characteristic.uuid] == nil {
-            servedByUUID[characteristic.uuid] = characteristic
+        try add(services: [service])[0]
+    }
+
+    /// Adds `services` together, as a database file declares them: each at the handles it
+    /// gives (``MutableService/layout``), else after the one before; includes may name one
+    /// another; a GAP or GATT service among them replaces the host's (as `GATTServer.add(services:)` does).
+    /// All are added, or none.
+    @discardableResult
+    public func add(services: [MutableService]) throws(PeripheralManagerError) -> [ServedService] {
+        let served: [ServedService]
+        do { served = try server.add(services: services.map(\.definition)) } catch { throw .service(error) }
+        for (service, landed) in zip(services, served) {
+            for characteristic in landed.characteristics where servedByUUID[characteristic.uuid] == nil {
+                servedByUUID[characteristic.uuid] = characteristic
+            }
+            serve(service, at: landed)
         }
-        serve(service, at: served)
         return served
     }
 

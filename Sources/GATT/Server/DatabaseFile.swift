@@ -7,10 +7,17 @@ import FoundationEssentials
 /// properties, permissions, value and descriptors, and what `serve` does besides (values
 /// notified on a timer, a flood, the UUIDs advertised).
 ///
+/// It can say where every attribute goes (`handle`, `value_handle`, `end_handle`), which
+/// services a service includes, every property and extended property, each descriptor's
+/// permissions, and whether the server makes the CCCD (`"cccd": false`: the file declares
+/// it, or there is none). A file that declares GAP (0x1800) or GATT (0x1801) replaces ours.
+///
 /// Everything is checked before anything is served: a UUID that is no UUID, a property or
 /// permission with no such name, a value that is not hex or longer than 512 octets, a timer
 /// with no values or no period (or on a characteristic that neither notifies nor indicates),
-/// a flood on one that does not notify. Each fails naming the entry it is in.
+/// a flood on one that does not notify, handles that are taken, out of order or past their
+/// service's `end_handle`, an include of no service in the file. Each fails naming the
+/// entry it is in.
 public struct DatabaseFile: Sendable {
     /// Values notified one after another, `every` apart, while a central is subscribed.
     public struct NotifyTimer: Sendable, Equatable {
@@ -53,7 +60,8 @@ public struct DatabaseFile: Sendable {
     /// The services, in order.
     public let services: [Service]
 
-    /// The property names a file uses, as Core 6.0 Vol 3 Part G 3.3.1.1 names the bits.
+    /// The property names a file uses, as Core 6.0 Vol 3 Part G 3.3.1.1 names the bits
+    /// (`writeWithoutResponse`; `write-without-response` and `write_without_response` too).
     public static let propertyNames: [String: CharacteristicProperties] = [
         "broadcast": .broadcast, "read": .read, "writeWithoutResponse": .writeWithoutResponse, "write": .write,
         "notify": .notify, "indicate": .indicate, "authenticatedSignedWrites": .authenticatedSignedWrites,
@@ -65,6 +73,10 @@ public struct DatabaseFile: Sendable {
         "writeEncrypted": .writeEncrypted, "readAuthenticated": .readAuthenticated, "writeAuthenticated": .writeAuthenticated,
         "readAuthorized": .readAuthorized, "writeAuthorized": .writeAuthorized,
     ]
+    /// The extended property names a file uses, as Part G 3.3.3.1 names the bits.
+    public static let extendedPropertyNames: [String: CharacteristicExtendedProperties] = [
+        "reliableWrite": .reliableWrite, "writableAuxiliaries": .writableAuxiliaries,
+    ]
 
     /// Reads the file's JSON.
     public init(json bytes: [UInt8]) throws(DatabaseFileError) {
@@ -75,6 +87,10 @@ public struct DatabaseFile: Sendable {
         services = try raw.services.enumerated().map { (index, entry) throws(DatabaseFileError) in
             try Self.service(entry, at: "services[\(index)]")
         }
+        // Handles and includes as the server will lay them out (ours make way for a file
+        // that gives handles, so the file alone says whether they fit).
+        var layout = DatabaseLayout(table: [])
+        do { _ = try layout.lay(services.map(\.definition)) } catch { throw DatabaseFileError(error.description) }
         if let listed = raw.advertise {
             advertise = try listed.map { (text) throws(DatabaseFileError) in try Self.uuid(text, at: "advertise") }
         } else {
@@ -89,29 +105,37 @@ public struct DatabaseFile: Sendable {
         let characteristics = try entry.characteristics.enumerated().map { (index, entry) throws(DatabaseFileError) in
             try characteristic(entry, at: "\(place).characteristics[\(index)]")
         }
-        let definition = ServiceDefinition(uuid: uuid, isPrimary: entry.primary ?? true, characteristics: characteristics.map(\.definition))
+        let includes = try (entry.includes ?? []).enumerated().map { (index, include) throws(DatabaseFileError) in
+            IncludeDefinition(uuid: try Self.uuid(include.uuid, at: "\(place).includes[\(index)]"), serviceHandle: include.serviceHandle?.handle,
+                              handle: include.handle?.handle)
+        }
+        let definition = ServiceDefinition(uuid: uuid, isPrimary: entry.primary ?? true, characteristics: characteristics.map(\.definition),
+                                           includes: includes, handle: entry.handle?.handle, endHandle: entry.endHandle?.handle)
         return Service(definition: definition, characteristics: characteristics)
     }
 
     private static func characteristic(_ entry: Raw.Characteristic, at place: String) throws(DatabaseFileError) -> Characteristic {
         let uuid = try uuid(entry.uuid, at: place)
-        var properties: CharacteristicProperties = []
-        for name in entry.properties {
-            guard let property = propertyNames[name] else { throw DatabaseFileError("\(place): no property is called '\(name)'") }
-            properties.insert(property)
-        }
-        var permissions: AttributePermissions?
-        if let names = entry.permissions {
-            var set: AttributePermissions = []
-            for name in names {
-                guard let permission = permissionNames[name] else { throw DatabaseFileError("\(place): no permission is called '\(name)'") }
-                set.insert(permission)
-            }
-            permissions = set
-        }
+        let properties = try named(entry.properties, propertyNames, "property", at: place)
+        let extended = try named(entry.extendedProperties ?? [], extendedPropertyNames, "extended property", at: place)
+        let permissions = try entry.permissions.map { (names) throws(DatabaseFileError) in try named(names, permissionNames, "permission", at: place) }
+        let automaticCCCD = entry.cccd ?? true
         let descriptors = try (entry.descriptors ?? []).enumerated().map { (index, descriptor) throws(DatabaseFileError) in
             let spot = "\(place).descriptors[\(index)]"
-            return MutableDescriptor(uuid: try Self.uuid(descriptor.uuid, at: spot), value: try value(descriptor.value, descriptor.text, at: spot))
+            let uuid = try Self.uuid(descriptor.uuid, at: spot)
+            // Unless the file says: the file's own CCCD (with "cccd": false) writable, so a
+            // client can subscribe; a user description writable when Writable Auxiliaries
+            // says so (Part G, 3.3.3.2); the rest read-only. A 0x2902 declared beside ours
+            // stays a plain descriptor, as old files had it.
+            let ownCCCD = uuid == .clientCharacteristicConfiguration && !automaticCCCD
+            var permissions: AttributePermissions = .read
+            if ownCCCD || (uuid == BluetoothUUID(UInt16(0x2901)) && extended.contains(.writableAuxiliaries)) {
+                permissions = [.read, .write]
+            }
+            if let names = descriptor.permissions { permissions = try named(names, permissionNames, "permission", at: spot) }
+            var bytes = try value(descriptor.value, descriptor.text, at: spot)
+            if ownCCCD, descriptor.value == nil, descriptor.text == nil { bytes = [0, 0] }
+            return MutableDescriptor(uuid: uuid, value: bytes, permissions: permissions, handle: descriptor.handle?.handle)
         }
         var notify: NotifyTimer?
         if let timer = entry.notify {
@@ -126,8 +150,23 @@ public struct DatabaseFile: Sendable {
             throw DatabaseFileError("\(place): \"notify\" needs the notify or indicate property")
         }
         let definition = CharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions,
-                                                  value: try value(entry.value, entry.text, at: place), descriptors: descriptors)
+                                                  value: try value(entry.value, entry.text, at: place), descriptors: descriptors,
+                                                  extendedProperties: extended, handle: entry.handle?.handle,
+                                                  valueHandle: entry.valueHandle?.handle, automaticCCCD: automaticCCCD)
         return Characteristic(definition: definition, notify: notify, flood: flood)
+    }
+
+    /// The set `names` name in `table` (camelCase as the table has it, or with `-` or `_`
+    /// between the words).
+    private static func named<Bits: OptionSet>(_ names: [String], _ table: [String: Bits], _ kind: String,
+                                             at place: String) throws(DatabaseFileError) -> Bits {
+        var set: Bits = []
+        for name in names {
+            let key = table.keys.first { $0.lowercased() == name.lowercased().filter { $0 != "-" && $0 != "_" } }
+            guard let key, let element = table[key] else { throw DatabaseFileError("\(place): no \(kind) is called '\(name)'") }
+            set.formUnion(element)
+        }
+        return set
     }
 
     private static func uuid(_ text: String, at place: String) throws(DatabaseFileError) -> BluetoothUUID {
@@ -158,6 +197,55 @@ public struct DatabaseFile: Sendable {
             var uuid: String
             var primary: Bool?
             var characteristics: [Characteristic]
+            var handle: Handle?
+            var endHandle: Handle?
+            var includes: [Include]?
+
+            enum CodingKeys: String, CodingKey {
+                case uuid, primary, characteristics, handle, includes
+                case endHandle = "end_handle"
+            }
+        }
+
+        /// A handle: a number, or hex text (`"0x001A"`).
+        struct Handle: Decodable {
+            var handle: AttributeHandle
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                let number: UInt16?
+                if let text = try? container.decode(String.self) {
+                    let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? String(text.dropFirst(2)) : text
+                    number = UInt16(digits, radix: 16)
+                } else {
+                    number = try container.decode(UInt16.self)
+                }
+                guard let number else { throw Swift.DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a handle (0x0001–0xFFFF)")) }
+                handle = AttributeHandle(rawValue: number)
+            }
+        }
+
+        /// An include: the service's UUID, or an object with its handle and the include's.
+        struct Include: Decodable {
+            var uuid: String
+            var serviceHandle: Handle?
+            var handle: Handle?
+
+            enum CodingKeys: String, CodingKey {
+                case uuid, handle
+                case serviceHandle = "service_handle"
+            }
+
+            init(from decoder: any Decoder) throws {
+                if let text = try? decoder.singleValueContainer().decode(String.self) {
+                    uuid = text
+                    return
+                }
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                uuid = try container.decode(String.self, forKey: .uuid)
+                serviceHandle = try container.decodeIfPresent(Handle.self, forKey: .serviceHandle)
+                handle = try container.decodeIfPresent(Handle.self, forKey: .handle)
+            }
         }
 
         struct Timer: Decodable {
@@ -169,6 +257,8 @@ public struct DatabaseFile: Sendable {
             var uuid: String
             var value: String?
             var text: String?
+            var permissions: [String]?
+            var handle: Handle?
         }
 
         struct Characteristic: Decodable {
@@ -180,6 +270,16 @@ public struct DatabaseFile: Sendable {
             var notify: Timer?
             var flood: Bool?
             var descriptors: [Descriptor]?
+            var handle: Handle?
+            var valueHandle: Handle?
+            var extendedProperties: [String]?
+            var cccd: Bool?
+
+            enum CodingKeys: String, CodingKey {
+                case uuid, properties, permissions, value, text, notify, flood, descriptors, handle, cccd
+                case valueHandle = "value_handle"
+                case extendedProperties = "extended_properties"
+            }
         }
 
         var name: String?

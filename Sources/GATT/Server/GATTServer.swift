@@ -24,7 +24,7 @@ public final class GATTServer: ATTServer {
     /// Authorization (Core Vol 3, Part F, 3.2.5 and 3.4.1.1).
     public typealias Authorizer = @BluetoothActor (GATTAuthorizationRequest) async -> Bool
 
-    /// The GAP/GATT services at handles 0x0001–0x000D.
+    /// Our GAP/GATT services (at handles 0x0001–0x000D unless the app's database moved them).
     public let base: LocalGATTServer
     /// The whole attribute table.
     public var attributes: AttributeServer { base.attributes }
@@ -97,11 +97,7 @@ public final class GATTServer: ATTServer {
     /// A server over `base`'s table (the stack's own GAP/GATT services).
     public init(base: LocalGATTServer) {
         self.base = base
-        // Service Changed's CCCD is per client too.
-        subscribable[LocalGATTServer.serviceChangedHandle] = Subscribable(uuid: .serviceChanged, properties: .indicate,
-                                                                          cccd: LocalGATTServer.serviceChangedCCCDHandle)
-        valueOfCCCD[LocalGATTServer.serviceChangedCCCDHandle] = LocalGATTServer.serviceChangedHandle
-        valueUUIDs[LocalGATTServer.serviceChangedHandle] = .serviceChanged
+        registerServiceChanged()
         let table = base.attributes
         let previous = table.onWrite
         table.onWrite = { [unowned self] connection, handle, value in
@@ -129,76 +125,15 @@ public final class GATTServer: ATTServer {
 
     // MARK: - The database
 
-    /// Adds `service` after the last attribute and returns where its characteristics
-    /// landed. The Database Hash is computed again, and clients subscribed to Service
-    /// Changed are told of the new range.
-    @discardableResult
-    public func add(_ service: ServiceDefinition) throws(GATTServerError) -> ServedService {
-        for characteristic in service.characteristics {
-            let longest = ([characteristic.value] + characteristic.descriptors.map(\.value)).map(\.count).max() ?? 0
-            guard longest <= AttributeServer.maximumValueLength else { throw .valueTooLong(characteristic.uuid, longest) }
-        }
-        var includes: [Attribute] = []
-        let start = Int(attributes.attributes.last?.handle.rawValue ?? 0) + 1
-        let count = 1 + service.includedServices.count
-            + service.characteristics.reduce(0) { $0 + 2 + ($1.hasCCCD ? 1 : 0) + $1.descriptors.count }
-        guard start + count - 1 <= 0xFFFF else { throw .outOfHandles }
-        var next = AttributeHandle(rawValue: UInt16(start))
-        func take() -> AttributeHandle {
-            defer { next = next + 1 }
-            return next
-        }
-        let declaration = take()
-        for uuid in service.includedServices {
-            guard let included = services.first(where: { $0.service.uuid == uuid })?.service else { throw .includedServiceNotFound(uuid) }
-            var value = included.handle.bytes + included.endGroupHandle.bytes
-            // Only a 16-bit UUID goes in the declaration (Part G, 3.2).
-            if included.uuid.shortValue != nil { value += included.uuid.attributeBytes }
-            includes.append(Attribute(handle: take(), type: .include, value: value))
-        }
-        var table: [Attribute] = [Attribute(handle: declaration, type: service.isPrimary ? .primaryService : .secondaryService,
-                                            value: service.uuid.attributeBytes)]
-        table += includes
-        var served: [ServedCharacteristic] = []
-        for characteristic in service.characteristics {
-            let declarationHandle = take(), valueHandle = take()
-            table.append(Attribute(handle: declarationHandle, type: .characteristic,
-                                   value: CharacteristicDeclaration(properties: characteristic.properties, valueHandle: valueHandle,
-                                                                    uuid: characteristic.uuid).value))
-            table.append(Attribute(handle: valueHandle, type: characteristic.uuid, value: characteristic.value,
-                                   permissions: characteristic.permissions))
-            valueUUIDs[valueHandle] = characteristic.uuid
-            var cccd: AttributeHandle?
-            if characteristic.hasCCCD {
-                let handle = take()
-                cccd = handle
-                table.append(Attribute(handle: handle, type: .clientCharacteristicConfiguration, value: [0, 0], permissions: [.read, .write]))
-                subscribable[valueHandle] = Subscribable(uuid: characteristic.uuid, properties: characteristic.properties, cccd: handle)
-                valueOfCCCD[handle] = valueHandle
-            }
-            for descriptor in characteristic.descriptors {
-                table.append(Attribute(handle: take(), type: descriptor.uuid, value: descriptor.value, permissions: descriptor.permissions))
-            }
-            served.append(ServedCharacteristic(uuid: characteristic.uuid, properties: characteristic.properties,
-                                               valueHandle: valueHandle, cccdHandle: cccd))
-        }
-        for attribute in table { attributes.add(attribute) }
-        let end = table.last?.handle ?? declaration
-        let result = ServedService(service: Service(uuid: service.uuid, handle: declaration, endGroupHandle: end, isPrimary: service.isPrimary),
-                                   characteristics: served)
-        services.append(result)
-        base.updateDatabaseHash()
-        indicateServiceChanged(from: declaration, to: end)
-        return result
-    }
-
     /// Tells every client subscribed to Service Changed that `start...end` changed; bonded
     /// clients away now are told when they come back.
     func indicateServiceChanged(from start: AttributeHandle, to end: AttributeHandle) {
         let value = start.bytes + end.bytes
-        for connection in subscribers(of: LocalGATTServer.serviceChangedHandle).filter(\.indications).map(\.connection) {
+        // An app's own GATT service (the file's) has its own Service Changed: not ours to indicate.
+        guard let serviceChanged = base.serviceChangedValueHandle else { return }
+        for connection in subscribers(of: serviceChanged).filter(\.indications).map(\.connection) {
             guard let bearer = bearers[connection] else { continue }
-            Task { @BluetoothActor in try? await bearer.indicate(handle: LocalGATTServer.serviceChangedHandle, value: value[...]) }
+            Task { @BluetoothActor in try? await bearer.indicate(handle: serviceChanged, value: value[...]) }
         }
         let present = Set(clientOfLink.values)
         for (client, var memory) in bondedClients where !present.contains(client) {

@@ -69,9 +69,10 @@ extension GATTServer {
         }
         if let changed = memory.changed {
             memory.changed = nil
-            if memory.cccds[LocalGATTServer.serviceChangedCCCDHandle].map({ $0 & 0x0002 != 0 }) == true {
+            if let serviceChanged = base.serviceChangedValueHandle, let cccd = base.serviceChangedCCCD,
+               memory.cccds[cccd].map({ $0 & 0x0002 != 0 }) == true {
                 let value = changed.start.bytes + changed.end.bytes
-                Task { @BluetoothActor in try? await bearer.indicate(handle: LocalGATTServer.serviceChangedHandle, value: value[...]) }
+                Task { @BluetoothActor in try? await bearer.indicate(handle: serviceChanged, value: value[...]) }
             }
         }
         bondedClients[client] = memory

@@ -17,6 +17,9 @@ public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible
     case serviceNotFound(BluetoothUUID)
     /// The service cannot be removed: a service still in the database includes it.
     case serviceIncluded(BluetoothUUID, by: BluetoothUUID)
+    /// The services' handles do not fit the database (taken, out of order, past an end
+    /// handle, an include of no service): the entry, and why.
+    case layout(DatabaseLayoutError)
 
     /// Readable.
     public var description: String {
@@ -26,6 +29,7 @@ public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible
         case .outOfHandles: "the database has no handles left"
         case let .serviceNotFound(uuid): "service \(uuid) is not in the database"
         case let .serviceIncluded(uuid, including): "service \(uuid) is included by \(including), which stays in the database"
+        case let .layout(error): error.description
         }
     }
 }
