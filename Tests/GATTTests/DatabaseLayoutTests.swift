@@ -95,6 +95,19 @@ struct DatabaseLayoutTests {
         #expect(server.attributes.attributes == before && server.base.genericAccessHandle == 0x0001 && server.services.isEmpty)
     }
 
+    /// A database that reserves every handle but declares neither GAP nor GATT leaves ours
+    /// nowhere to go: refused by name, ours kept where they were, rather than served without.
+    @Test func aDatabaseLeavingOursNoRoomIsRefused() throws {
+        let server = GATTServer()
+        let before = server.attributes.attributes
+        #expect {
+            try server.add(services: [ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0001, endHandle: 0xFFFF)])
+        } throws: { error in
+            "\(error)".contains("no handles are left for our GAP (0x1800) service")
+        }
+        #expect(server.attributes.attributes == before && server.base.genericAccessHandle == 0x0001 && server.services.isEmpty)
+    }
+
     @Test func servicesWithoutHandlesGoAfterOursAsBefore() throws {
         let server = GATTServer()
         let first = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [

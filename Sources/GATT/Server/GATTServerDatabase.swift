@@ -38,6 +38,14 @@ extension GATTServer {
             // Ours take the first room left, GAP first, as they would in an empty database.
             let gap = declaresGAP ? nil : layout.reserve(LocalGATTServer.genericAccessCount)
             let gatt = declaresGATT ? nil : layout.reserve(LocalGATTServer.genericAttributeCount)
+            // A database that leaves no room for the services it does not declare is refused:
+            // serving it without them would drop GAP or GATT unannounced.
+            if (!declaresGAP && gap == nil) || (!declaresGATT && gatt == nil) {
+                moveOurs(genericAccess: ours.0, genericAttribute: ours.1)
+                let missing = !declaresGAP && gap == nil ? "GAP (0x1800)" : "GATT (0x1801)"
+                throw .layout(DatabaseLayoutError(entry: "services", reason: "no handles are left for our \(missing) service; "
+                                                  + "declare it in the database or leave it room"))
+            }
             moveOurs(genericAccess: gap, genericAttribute: gatt)
             changed += [gap.map { $0...$0 + (LocalGATTServer.genericAccessCount - 1) },
                         gatt.map { $0...$0 + (LocalGATTServer.genericAttributeCount - 1) }].compactMap { $0 }
