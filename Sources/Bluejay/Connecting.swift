@@ -9,7 +9,7 @@ import HCI
 /// with none (the default), an attempt waits until the peripheral is back, as a pending
 /// connection does on iOS, and the next attempt follows only a failure.
 public struct AutoReconnectPolicy: Sendable, Equatable {
-    /// Attempts in all (1: one attempt, as before there was a policy).
+    /// Attempts in all (1: a single attempt, never retried).
     public var attempts: Int
     /// The wait before the second attempt.
     public var retryDelay: Duration

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// costs its storage object and a share of the chunk. A chunk holds at most
 /// ``maximumValues`` values and ``maximumBytes`` octets, so a value the app keeps holds at
 /// most that much memory, never a read buffer. A value alone in its batch (the usual case
-/// when the peer is not flooding) is copied on its own, as before.
+/// when the peer is not flooding) is copied on its own: an arena would cost it more.
 ///
 /// Each `Data` is the only user of its octets: writing to it in place writes its own range
 /// of the chunk, and growing it copies it out (its deallocator is custom).

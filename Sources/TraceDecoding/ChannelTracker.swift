@@ -26,7 +26,7 @@ struct ChannelTracker: Sendable {
     /// What one whole L2CAP PDU is.
     enum Content: Sendable {
         /// A fixed channel other than BR/EDR signaling (ATT, LE signaling, SMP, …), to be read
-        /// by its CID as before.
+        /// by its fixed CID.
         case fixed
         /// A C-frame of the BR/EDR signaling channel, every command of it.
         case signaling(ControlFrame)

@@ -46,7 +46,7 @@ struct AddressOptions: ParsableArguments {
 
     /// Prints the address advertising runs from, and each new private address as it
     /// comes (only for a random one, asked for or the default on a controller with no
-    /// public address: the output is otherwise as before).
+    /// public address; with the public address it prints nothing more).
     @BluetoothActor
     func announce(_ manager: PeripheralManager) {
         guard let (type, now) = manager.advertisingAddress, type == .random else { return }
