@@ -22,9 +22,14 @@ struct AdvertisementThrottle {
 
     /// The least time between two publications of one device; nil: no limit.
     let rateLimit: Duration?
+    /// A device not heard for this long is forgotten: addresses come and go (a sensor
+    /// replaced, one passing by), and a gateway runs for months.
+    static let forgetAfter: Duration = .seconds(600)
     /// Each device's last publication: when, and the packet's identity (nil for a format
-    /// with no counter).
-    private var last: [String: (at: ContinuousClock.Instant, packet: PacketIdentity?)] = [:]
+    /// with no counter); and when it was last heard.
+    private var last: [String: (at: ContinuousClock.Instant, packet: PacketIdentity?, heard: ContinuousClock.Instant)] = [:]
+    /// Decisions since the forgotten were last looked for.
+    private var sincePruned = 0
 
     init(rateLimit: Duration?) {
         self.rateLimit = rateLimit
@@ -32,17 +37,26 @@ struct AdvertisementThrottle {
 
     /// Decides for `decoded`, heard from `device` at `now`, and remembers a publication.
     mutating func admit(_ decoded: DecodedAdvertisement, from device: String, at now: ContinuousClock.Instant) -> Verdict {
+        sincePruned += 1
+        if sincePruned >= 4096 { prune(now) }
         let packet = PacketIdentity(decoded)
         if let previous = last[device] {
+            last[device]?.heard = now
             if let packet, packet == previous.packet { return .duplicate }
             let isEvent = decoded.values["button"] != nil || decoded.values["event"] != nil
             if let rateLimit, !isEvent, now - previous.at < rateLimit { return .rateLimited }
         }
-        last[device] = (now, packet)
+        last[device] = (now, packet, now)
         return .publish
     }
 
-    /// The devices heard so far.
+    /// Forgets the devices not heard for ``forgetAfter``.
+    mutating func prune(_ now: ContinuousClock.Instant) {
+        sincePruned = 0
+        last = last.filter { now - $0.value.heard < Self.forgetAfter }
+    }
+
+    /// The devices heard in the last ``forgetAfter`` (give or take 4096 decisions).
     var devices: Int { last.count }
 }
 

@@ -46,7 +46,8 @@ public struct AdvertisementDecoding: Sendable, Equatable {
             }
         }) ?? true
         rateLimit = try fields.optional("rate_limit", { (text: String) throws(FieldError) -> Duration? in
-            ["off", "none", "0"].contains(text.lowercased()) ? nil : try Fields.duration(text)
+            if ["off", "none", "0"].contains(text.lowercased()) { return nil }
+            return try Fields.duration(text)
         }) ?? .seconds(1)
         keys = try fields.optionalMapping("keys", Self.key)
     }

@@ -72,6 +72,19 @@ struct AdvertisementDecodingTests {
         #expect(throttle.devices == 2)
     }
 
+    /// A device not heard for ten minutes is forgotten (a gateway runs for months, and
+    /// addresses come and go); one still repeating its packet is not.
+    @Test func devicesNotHeardAreForgotten() {
+        var throttle = AdvertisementThrottle(rateLimit: .seconds(1))
+        let start = ContinuousClock.now
+        #expect(throttle.admit(Self.reading(1), from: "gone", at: start) == .publish)
+        #expect(throttle.admit(Self.reading(1), from: "steady", at: start) == .publish)
+        #expect(throttle.admit(Self.reading(1), from: "steady", at: start + .seconds(500)) == .duplicate)
+        throttle.prune(start + .seconds(700))
+        #expect(throttle.devices == 1)
+        #expect(throttle.admit(Self.reading(1), from: "steady", at: start + .seconds(701)) == .duplicate, "still remembered")
+    }
+
     /// A press is not restated by the next packet: it passes the limit, never the repeat check.
     @Test func eventsPassTheRateLimit() {
         var throttle = AdvertisementThrottle(rateLimit: .seconds(60))

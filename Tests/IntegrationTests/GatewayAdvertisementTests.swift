@@ -67,6 +67,27 @@ extension IntegrationTests {
             """)
     }
 
+    /// The problems of the first `count` advertisers' values (``advertiserProblem(_:_:gaps:)``), by address.
+    static func advertiserProblems(_ values: [String: [[String: Any]]], count: Int, gaps: Bool = false) -> [String] {
+        (0..<count).compactMap { index in
+            let address = advertiserAddress(index)
+            return advertiserProblem(index, values[address] ?? [], gaps: gaps).map { "\(address): \($0)" }
+        }
+    }
+
+    /// A broker, the peer with two peripherals (the second unconfigured, so it goes on
+    /// advertising) and three advertisers (readings every `period` ms, each sent every
+    /// `interval` ms), a recorder of `bluejay/#`, and a gateway with `keys`.
+    static func advertisementRig(period: Int, interval: Int, _ keys: String) async throws
+        -> (broker: MosquittoBroker, peer: TestPeer, recorder: MQTTRecorder, gateway: GatewayService, run: Task<Void, any Error>) {
+        let broker = try await MosquittoBroker()
+        let peer = try await TestPeer(arguments: ["--peripherals", "2", "--advertisers", "3", "--advertiser-period-ms", "\(period)",
+                                                  "--advertiser-interval-ms", "\(interval)"])
+        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
+        let (gateway, run) = try startAdvertisementGateway(peer, broker, keys)
+        return (broker, peer, recorder, gateway, run)
+    }
+
     /// The gateway's counters, from its last `stats`.
     static func lastStats(_ recorder: MQTTRecorder, _ topics: Topics) async -> [String: Int] {
         guard let text = await recorder.payloads(topics.stats).last,
@@ -77,18 +98,12 @@ extension IntegrationTests {
     /// Passive scanning, no rate limit: every reading of each kind of sensor comes out once,
     /// decoded, in order; a scan response is never asked for (the second HRM's `/adv` has no name).
     @Test(.hangGuard) func gatewayPublishesEachReadingOfEachFormatOncePassively() async throws {
-        let broker = try await MosquittoBroker()
-        let peer = try await TestPeer(arguments: ["--peripherals", "2", "--advertisers", "3", "--advertiser-period-ms", "200",
-                                                  "--advertiser-interval-ms", "40"])
+        let (broker, peer, recorder, gateway, run) = try await Self.advertisementRig(period: 200, interval: 40,
+                                                                                     "scan: passive\nrate_limit: off\nadvertisements: all")
         defer { peer.stop() }
-        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        let (gateway, run) = try Self.startAdvertisementGateway(peer, broker, "scan: passive\nrate_limit: off\nadvertisements: all")
         #expect(await eventually { await Self.decodedValues(recorder).filter { $0.value.count >= 5 }.count == 3 }, "five readings of each")
-        let values = await Self.decodedValues(recorder)
-        for index in 0..<3 {
-            let address = Self.advertiserAddress(index)
-            #expect(Self.advertiserProblem(index, values[address] ?? []) == nil, "\(address): \(Self.advertiserProblem(index, values[address] ?? []) ?? "")")
-        }
+        let problems = Self.advertiserProblems(await Self.decodedValues(recorder), count: 3)
+        #expect(problems.isEmpty, "\(problems)")
         let other = "bluejay/gw1/\(peer.addresses[1])/adv"
         #expect(await eventually { await recorder.payloads(other).count >= 2 })
         #expect(await recorder.payloads(other).allSatisfy { !$0.contains("\"name\"") }, "passive: no scan response")
@@ -99,30 +114,24 @@ extension IntegrationTests {
         run.cancel()
         _ = await run.result
         await recorder.close()
+        withExtendedLifetime(broker) {}  // the broker runs until here
     }
 
     /// Active scanning (the default) hears scan responses; the rate limit lets a device out at
     /// most once per period, and the newest reading still comes out.
     @Test(.hangGuard) func activeScanningAndTheRateLimit() async throws {
-        let broker = try await MosquittoBroker()
-        let peer = try await TestPeer(arguments: ["--peripherals", "2", "--advertisers", "3", "--advertiser-period-ms", "100",
-                                                  "--advertiser-interval-ms", "20"])
+        let (broker, peer, recorder, gateway, run) = try await Self.advertisementRig(period: 100, interval: 20, "rate_limit: 500ms\nadvertisements: all")
         defer { peer.stop() }
-        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        let (gateway, run) = try Self.startAdvertisementGateway(peer, broker, "rate_limit: 500ms\nadvertisements: all")
         let other = "bluejay/gw1/\(peer.addresses[1])/adv"
         #expect(await eventually { await recorder.payloads(other).contains { $0.contains(#""name":"Bluejay HRM 2""#) } }, "active: the scan response's name")
         #expect(await eventually { await Self.decodedValues(recorder).filter { $0.value.count >= 3 }.count == 3 })
-        let values = await Self.decodedValues(recorder)
-        for index in 0..<3 {
-            let address = Self.advertiserAddress(index)
-            #expect(Self.advertiserProblem(index, values[address] ?? [], gaps: true) == nil,
-                    "\(address): \(Self.advertiserProblem(index, values[address] ?? [], gaps: true) ?? "")")
-        }
+        let problems = Self.advertiserProblems(await Self.decodedValues(recorder), count: 3, gaps: true)
+        #expect(problems.isEmpty, "\(problems)")
         #expect(await eventually { await Self.lastStats(recorder, gateway.topics)["decoded_rate_limited", default: 0] > 0 }, "readings held back")
         run.cancel()
         _ = await run.result
         await recorder.close()
+        withExtendedLifetime(broker) {}  // the broker runs until here
     }
 
     /// Three hundred advertisers at once, each reading sent four times: every reading of
@@ -132,26 +141,30 @@ extension IntegrationTests {
         let broker = try await MosquittoBroker()
         let peer = try await TestPeer(arguments: ["--advertisers", "\(count)", "--advertiser-period-ms", "1000", "--advertiser-interval-ms", "250"])
         defer { peer.stop() }
-        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/+/+/values")
+        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
         let (gateway, run) = try Self.startAdvertisementGateway(peer, broker, "scan: passive\nrate_limit: off\nhomeassistant: off")
         let started = ContinuousClock.now
         #expect(await eventually { await Self.decodedValues(recorder).filter { $0.value.count >= 3 }.count == count }, "three readings of each")
         let elapsed = ContinuousClock.now - started
         let values = await Self.decodedValues(recorder)
-        var problems: [String] = []
-        for index in 0..<count {
-            let address = Self.advertiserAddress(index)
-            if let problem = Self.advertiserProblem(index, values[address] ?? []) { problems.append("\(address): \(problem)") }
-        }
+        let problems = Self.advertiserProblems(values, count: count)
         let problemCount = problems.count
         #expect(problemCount == 0, "\(problems.prefix(3))")
         let queue = await gateway.mqtt.snapshot()
         #expect(queue.dropped == 0, "nothing dropped by the queue")
+        // Counters that include every reading seen here (the periodic ones may be older).
         let published = values.values.map(\.count).reduce(0, +)
+        await gateway.publishStats()
+        #expect(await eventually { await Self.lastStats(recorder, gateway.topics)["decoded_published", default: 0] >= published })
+        let stats = await Self.lastStats(recorder, gateway.topics)
+        #expect(stats["decode_errors"] == 0 && stats["values_dropped"] == 0 && stats["decoded_devices"] == count)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("hundredsOfAdvertisersLoseNothing: \(count) advertisers, \(published) readings published in \(String(format: "%.1f", seconds)) s")
+        print("hundredsOfAdvertisersLoseNothing: \(count) advertisers, \(stats["decoded", default: 0]) advertisements decoded "
+              + "(\(stats["decoded_published", default: 0]) readings published, \(stats["decoded_duplicates", default: 0]) repeats dropped) "
+              + "in \(String(format: "%.1f", seconds)) s")
         run.cancel()
         _ = await run.result
         await recorder.close()
+        withExtendedLifetime(broker) {}  // the broker runs until here
     }
 }
