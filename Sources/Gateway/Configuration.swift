@@ -122,10 +122,13 @@ extension GatewayConfiguration {
 }
 
 extension GatewayConfiguration: CustomStringConvertible {
-    /// In short, for logs; the password is never in it.
+    /// In short, for logs; the password and the keys are never in it.
     public var description: String {
         "gateway \(gateway) on \(transport), broker \(broker)\(username.map { " as \($0)" } ?? "")\(password == nil ? "" : " (password set)"), "
-            + "prefix \(prefix), \(peripherals.count) peripheral(s)\(fleet ? ", in a fleet" : "")"
+            + "prefix \(prefix), \(peripherals.count) peripheral(s)"
+            + (decoding.enabled ? ", decoding advertisements (\(scanMode.rawValue) scan, rate limit \(decoding.rateLimit.map { "\($0)" } ?? "off"), "
+                + "\(decoding.keys.count) key(s))" : "")
+            + (fleet ? ", in a fleet" : "")
     }
 }
 

@@ -33,6 +33,8 @@ struct AdvertisementDecodingTests {
         #expect(configuration.decoding.keys[second]?.count == 16)
         let off = try GatewayConfiguration(yaml: Self.head + "decode: off\nrate_limit: off\n" + Self.tail)
         #expect(!off.decoding.enabled && off.decoding.rateLimit == nil)
+        #expect(configuration.description.hasSuffix(", decoding advertisements (passive scan, rate limit 0.5 seconds, 2 key(s))"), "\(configuration)")
+        #expect(!configuration.description.contains("231d"), "no key in the logs")
     }
 
     @Test(arguments: [
