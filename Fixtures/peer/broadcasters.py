@@ -12,6 +12,10 @@ The frames are built from the formats' own descriptions:
 * `atc`: the pvvx/ATC_MiThermometer firmware's custom format, service data 0x181A, 15
   octets: the MAC least significant first, temperature (sint16, 0.01 °C), humidity
   (uint16, 0.01 %), battery (mV), battery (%), counter, flags; little-endian.
+* `bthome-encrypted` (only when asked for): the same objects, encrypted as
+  bthome.io/encryption says: the device information octet 0x41, AES-CCM with a 4-octet MIC
+  under ENCRYPTION_KEY, the nonce the MAC, the UUID as sent (D2 FC), that octet and the
+  4-octet counter (the reading's count, little-endian) sent after the ciphertext, then the MIC.
 * `ruuvi`: Ruuvi's data format 5 (RAWv2), manufacturer data of company 0x0499, 24 octets
   big-endian: 0x05, temperature (0.005 °C), humidity (0.0025 %), pressure (Pa − 50000),
   acceleration x, y, z (mG), battery (mV − 1600, 11 bits) with TX power ((dBm + 40) / 2,
@@ -33,6 +37,10 @@ import struct
 logger = logging.getLogger('peer')
 
 KINDS = ('bthome', 'atc', 'ruuvi')
+# Also offered, not by default: BTHome v2 encrypted with ENCRYPTION_KEY.
+ALL_KINDS = KINDS + ('bthome-encrypted',)
+# bthome.io's encryption example key (bthome.io/encryption).
+ENCRYPTION_KEY = bytes.fromhex('231d39c1d7cc1ab1aee224cd096db932')
 DEFAULT_ADDRESS = 'F1:AD:00:00:00:01'
 # Sent once per slot: the advertisers spread over an interval, as real ones drift apart.
 SLOTS = 10
@@ -52,6 +60,14 @@ def frame(kind: str, index: int, count: int, mac: bytes) -> bytes:
         data = (bytes([0xD2, 0xFC, 0x40, 0x00, count & 0xFF, 0x01, 90, 0x02])
                 + struct.pack('<h', round(temperature * 100)) + bytes([0x03])
                 + struct.pack('<H', round(humidity * 100)))
+        return flags + bytes([len(data) + 1, 0x16]) + data
+    if kind == 'bthome-encrypted':
+        from cryptography.hazmat.primitives.ciphers.aead import AESCCM
+        objects = (bytes([0x00, count & 0xFF, 0x01, 90, 0x02]) + struct.pack('<h', round(temperature * 100))
+                   + bytes([0x03]) + struct.pack('<H', round(humidity * 100)))
+        counter = struct.pack('<I', count)
+        sealed = AESCCM(ENCRYPTION_KEY, tag_length=4).encrypt(mac + bytes([0xD2, 0xFC, 0x41]) + counter, objects, None)
+        data = bytes([0xD2, 0xFC, 0x41]) + sealed[:-4] + counter + sealed[-4:]
         return flags + bytes([len(data) + 1, 0x16]) + data
     if kind == 'atc':
         data = (bytes([0x1A, 0x18]) + mac[::-1] + struct.pack('<hHHBBB', round(temperature * 100),

@@ -40,7 +40,7 @@ logger = logging.getLogger('peer')
 # Set from the command line before anything runs (-vv keeps Bumble's debug strings).
 DEBUG_HCI = False
 
-from broadcasters import DEFAULT_ADDRESS as DEFAULT_ADVERTISER_ADDRESS, KINDS, Broadcasters  # noqa: E402
+from broadcasters import DEFAULT_ADDRESS as DEFAULT_ADVERTISER_ADDRESS, ALL_KINDS, KINDS, Broadcasters  # noqa: E402
 
 DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
@@ -190,7 +190,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         'and Ruuvi frames in turn (--advertiser-kinds), at --advertiser-address + '
                         'their index; see broadcasters.py (default 0)')
     parser.add_argument('--advertiser-kinds', default=','.join(KINDS), metavar='KIND[,KIND...]',
-                        help=f'the advertisers\' formats, in turn (default {",".join(KINDS)})')
+                        help=f'the advertisers\' formats, in turn, of {",".join(ALL_KINDS)} (default {",".join(KINDS)})')
     parser.add_argument('--advertiser-address', default=DEFAULT_ADVERTISER_ADDRESS, metavar='ADDR',
                         help=f'the first advertiser\'s static random address (default {DEFAULT_ADVERTISER_ADDRESS})')
     parser.add_argument('--advertiser-period-ms', type=float, default=1000, metavar='MS',
@@ -228,8 +228,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     kinds = args.advertiser_kinds.split(',')
-    if not 0 <= args.advertisers <= 5000 or not kinds or any(k not in KINDS for k in kinds):
-        parser.error(f'--advertisers must be in 0..5000 and --advertiser-kinds of {",".join(KINDS)}')
+    if not 0 <= args.advertisers <= 5000 or not kinds or any(k not in ALL_KINDS for k in kinds):
+        parser.error(f'--advertisers must be in 0..5000 and --advertiser-kinds of {",".join(ALL_KINDS)}')
     args.advertiser_kinds = kinds
     if not 0 < args.advertiser_interval_ms <= args.advertiser_period_ms:
         parser.error('--advertiser-interval-ms must be above 0 and at most --advertiser-period-ms')

@@ -1256,6 +1256,15 @@ async def advertiser_tests(log_dir: str) -> None:
                 broadcasters.frame('bthome', 0, 5, macs[0]).hex()
                 == '020106' '0e16d2fc' '40' '0005' '015a' '020208' '039411',  # 20.50 °C, 45.00 %
                 broadcasters.frame('bthome', 0, 5, macs[0]).hex())
+        # bthome-encrypted: the same objects under bthome.io's example key, counter 5.
+        from cryptography.hazmat.primitives.ciphers.aead import AESCCM
+        sealed = broadcasters.frame('bthome-encrypted', 0, 5, macs[0])[8:]
+        counter = sealed[-8:-4]
+        opened = AESCCM(broadcasters.ENCRYPTION_KEY, tag_length=4).decrypt(
+            macs[0] + bytes([0xD2, 0xFC, 0x41]) + counter, sealed[:-8] + sealed[-4:], None)
+        R.check('adv: the encrypted BTHome frame opens with its key to the plain objects',
+                counter == bytes([5, 0, 0, 0])
+                and opened == broadcasters.frame('bthome', 0, 5, macs[0])[8:], opened.hex())
         text = peer.stderr_text()
         R.check('adv: no tracebacks', 'Traceback' not in text, f'see {peer.log_path}')
     finally:

@@ -134,6 +134,29 @@ extension IntegrationTests {
         withExtendedLifetime(broker) {}  // the broker runs until here
     }
 
+    /// An encrypted BTHome sensor is decoded with its key from `keys:`; one whose key is not
+    /// given publishes nothing, and is counted.
+    @Test(.hangGuard) func encryptedSensorsAreDecodedWithTheirKeys() async throws {
+        let broker = try await MosquittoBroker()
+        let peer = try await TestPeer(arguments: ["--advertisers", "2", "--advertiser-kinds", "bthome-encrypted", "--advertiser-period-ms", "200",
+                                                  "--advertiser-interval-ms", "50"])
+        defer { peer.stop() }
+        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
+        let keyed = Self.advertiserAddress(0), unkeyed = Self.advertiserAddress(1)
+        // bthome.io's example key, which the peer encrypts with (Fixtures/peer/broadcasters.py).
+        let (gateway, run) = try Self.startAdvertisementGateway(peer, broker, "scan: passive\nrate_limit: off\nkeys:\n  \(keyed): 231d39c1d7cc1ab1aee224cd096db932")
+        #expect(await eventually { await Self.decodedValues(recorder)[keyed, default: []].count >= 3 })
+        let values = await Self.decodedValues(recorder)[keyed, default: []]
+        #expect(Self.advertiserProblem(0, values) == nil, "\(Self.advertiserProblem(0, values) ?? "")")
+        #expect(values.allSatisfy { ($0["extra"] as? [String: Any])?["encrypted"] as? Bool == true }, "\(values)")
+        #expect(await eventually { await Self.lastStats(recorder, gateway.topics)["decode_errors", default: 0] > 0 }, "the other, counted")
+        #expect(await Self.decodedValues(recorder)[unkeyed] == nil, "no values without its key")
+        run.cancel()
+        _ = await run.result
+        await recorder.close()
+        withExtendedLifetime(broker) {}  // the broker runs until here
+    }
+
     /// Three hundred advertisers at once, each reading sent four times: every reading of
     /// every one comes out once, none lost to the gateway's queues. Prints the rate.
     @Test(.hangGuard) func hundredsOfAdvertisersLoseNothing() async throws {
