@@ -7,7 +7,7 @@ VENV         := .venv
 PEER_PY      := $(VENV)/bin/python
 PEER         := Fixtures/peer/peer.py
 BLUEJAY      := .build/debug/bluejay
-APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv libmosquitto-dev mosquitto
+APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv libmosquitto-dev mosquitto mosquitto-clients
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # btsnoop of the demo session, for tshark or `bluejay trace`.
 DEMO_CAPTURE ?= demo.btsnoop
@@ -18,13 +18,14 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 arm64 clean
+.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo gateway-demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 arm64 clean
 
 all: build
 
 # System packages: the BlueZ headers for the C shim, tshark/btmon to check captures,
-# libmosquitto (the gateway's MQTT client) and the mosquitto broker its tests start,
-# python3-venv for the test peer. Installed only when missing.
+# libmosquitto (the gateway's MQTT client), the mosquitto broker its tests and
+# `make gateway-demo` start and mosquitto_sub (the demo's subscriber), python3-venv for the
+# test peer. Installed only when missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -233,6 +234,15 @@ demo: deps venv
 	BLUEJAY_STORE=$$(mktemp -d) $(BLUEJAY) demo --transport $$transport --capture $(DEMO_CAPTURE); \
 	echo "== bluejay trace $(DEMO_CAPTURE) --summary"; \
 	$(BLUEJAY) trace $(DEMO_CAPTURE) --summary
+
+# The gateway against the bundled virtual peripherals (the Bumble peer: a connectable
+# heart-rate sensor and three thermometers that only advertise, BTHome, ATC and Ruuvi) and a
+# local mosquitto on a free port: the broker's lines are shown as they come, and it exits 0
+# once decoded values of each kind of device have arrived (Fixtures/gateway/demo.sh).
+# FOLLOW=1 keeps it running until Ctrl-C.
+gateway-demo: deps venv
+	$(SWIFT) build --product bluejay-gateway
+	FOLLOW=$(FOLLOW) Fixtures/gateway/demo.sh $(PEER_PY) .build/debug/bluejay-gateway
 
 # Every fuzz target under libFuzzer and AddressSanitizer (Fuzz/run.sh, docs/Testing.md "Fuzzing"):
 # FUZZ_TIME seconds each, or FUZZ_RUNS inputs each; FUZZ_TARGETS="att smp" picks some.

@@ -40,6 +40,8 @@ logger = logging.getLogger('peer')
 # Set from the command line before anything runs (-vv keeps Bumble's debug strings).
 DEBUG_HCI = False
 
+from broadcasters import DEFAULT_ADDRESS as DEFAULT_ADVERTISER_ADDRESS, ALL_KINDS, KINDS, Broadcasters  # noqa: E402
+
 DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
 HOST_FACING_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0A'
@@ -183,6 +185,18 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='with --sensor-period-ms: each sample also carries when it was taken, '
                         'CLOCK_MONOTONIC in ns as 8 octets little-endian after the count (for latency '
                         'measurements on this machine)')
+    parser.add_argument('--advertisers', type=int, default=0, metavar='N',
+                        help='N sensors that only advertise (non-connectable), BTHome, ATC (pvvx) '
+                        'and Ruuvi frames in turn (--advertiser-kinds), at --advertiser-address + '
+                        'their index; see broadcasters.py (default 0)')
+    parser.add_argument('--advertiser-kinds', default=','.join(KINDS), metavar='KIND[,KIND...]',
+                        help=f'the advertisers\' formats, in turn, of {",".join(ALL_KINDS)} (default {",".join(KINDS)})')
+    parser.add_argument('--advertiser-address', default=DEFAULT_ADVERTISER_ADDRESS, metavar='ADDR',
+                        help=f'the first advertiser\'s static random address (default {DEFAULT_ADVERTISER_ADDRESS})')
+    parser.add_argument('--advertiser-period-ms', type=float, default=1000, metavar='MS',
+                        help='each advertiser takes a reading (packet counter + 1) every MS (default 1000)')
+    parser.add_argument('--advertiser-interval-ms', type=float, default=100, metavar='MS',
+                        help='and sends its frame every MS (default 100)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -213,6 +227,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f'--centrals must be in 1..{MAX_PERIPHERALS}, with --central')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
+    kinds = args.advertiser_kinds.split(',')
+    if not 0 <= args.advertisers <= 5000 or not kinds or any(k not in ALL_KINDS for k in kinds):
+        parser.error(f'--advertisers must be in 0..5000 and --advertiser-kinds of {",".join(ALL_KINDS)}')
+    args.advertiser_kinds = kinds
+    if not 0 < args.advertiser_interval_ms <= args.advertiser_period_ms:
+        parser.error('--advertiser-interval-ms must be above 0 and at most --advertiser-period-ms')
     return args
 
 
@@ -383,6 +403,13 @@ class AdvertiserInfo:
     scan_response: bytes
     sid: int
     legacy_type: int  # legacy report event type for the ADV PDU
+
+
+# The advertisers of --advertisers (address octets as PDUs carry them): sensors that only
+# broadcast, ADV_NONCONN_IND (legacy report type 3).
+BROADCASTING: set = set()
+BROADCAST_INFO = AdvertiserInfo(legacy=True, connectable=False, scannable=False, directed=False,
+                                scan_response=b'', sid=0xFF, legacy_type=3)
 
 
 class PeerController(Controller):
@@ -603,6 +630,8 @@ class PeerController(Controller):
             self.send_hci_packet(h4_le_meta(0x11, b''))  # LE Scan Timeout
 
     def _advertiser_info(self, pdu) -> AdvertiserInfo:
+        if bytes(pdu.advertiser_address.address_bytes) in BROADCASTING:
+            return BROADCAST_INFO  # an advertiser of broadcasters.py: no controller owns it
         for c in list(self.link.controllers):
             if c is self:
                 continue
@@ -2117,11 +2146,20 @@ async def run(options) -> int:
             commands.cancel()
             return 0
         await server.start_peripherals()
+        broadcasters = None
+        if options.advertisers:
+            broadcasters = Broadcasters(server.link, options.advertisers, options.advertiser_kinds,
+                                        options.advertiser_address, options.advertiser_period_ms / 1000,
+                                        options.advertiser_interval_ms / 1000)
+            BROADCASTING.update(broadcasters.address_keys)
+            broadcasters.start()
         transport = await server.listen()
         # name= stays last (it runs to the end of the line); the other peripherals'
         # addresses go before it, and only when there are any.
         more = ''.join(f'address{index + 1}={peripheral_address(options.address, index)} '
                        for index in range(1, options.peripherals))
+        if broadcasters is not None:
+            more += f'advertiser={broadcasters.addresses[0]} advertisers={options.advertisers} '
         ready_out.write(
             f'READY transport={transport} address={options.address.upper()} '
             f'address_type=random {more}name={options.name}\n')

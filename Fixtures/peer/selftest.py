@@ -1205,6 +1205,73 @@ async def multi_peripheral_tests(log_dir: str) -> None:
     R.check('multi: peer exits 0 on SIGTERM', rc == 0, f'rc {rc}')
 
 
+async def advertiser_tests(log_dir: str) -> None:
+    """--advertisers 3: a BTHome, an ATC (pvvx) and a Ruuvi sensor that only advertise."""
+    import broadcasters
+    peer = PeerProcess('--advertisers', '3', '--advertiser-period-ms', '200',
+                       '--advertiser-interval-ms', '50', log_dir=log_dir, tag='adv')
+    try:
+        first = broadcasters.DEFAULT_ADDRESS
+        R.check('adv: READY line names the first advertiser and the count',
+                f' advertiser={first} advertisers=3 name={NAME}' in peer.ready_line, peer.ready_line)
+        macs = [bytes.fromhex(broadcasters.address(first, i).replace(':', '')) for i in range(3)]
+        index_of = {mac[::-1]: i for i, mac in enumerate(macs)}
+        seen: dict[int, list[tuple[int, int, bytes]]] = {i: [] for i in range(3)}
+        hci = await RawHci.connect(peer.port)
+        try:
+            await hci.command(0x0C03)
+            # Active, duplicates reported: a non-scannable advertiser answers no scan request.
+            await hci.command(0x200B, struct.pack('<BHHBB', 1, 0x10, 0x10, 0, 0))
+            await hci.command(0x200C, bytes([1, 0]))
+            deadline = time.monotonic() + HANG_GUARD
+            # Until each has sent three readings (or the hang guard).
+            while (any(len({d for _, _, d in reports}) < 3 for reports in seen.values())
+                   and time.monotonic() < deadline):
+                try:
+                    packet = await hci.next(deadline - time.monotonic())
+                except asyncio.TimeoutError:
+                    break
+                for event_type, address_type, address, data in parse_legacy_reports([packet]):
+                    if address in index_of:
+                        seen[index_of[address]].append((event_type, address_type, data))
+            await hci.command(0x200C, bytes([0, 0]))
+        finally:
+            hci.close()
+        for i, kind in enumerate(broadcasters.KINDS):
+            reports = seen[i]
+            R.check(f'adv: {kind} is ADV_NONCONN_IND from a random address',
+                    bool(reports) and all(t == 3 and a == 1 for t, a, _ in reports),
+                    repr({(t, a) for t, a, _ in reports}))
+            frames = {broadcasters.frame(kind, i, count, macs[i]): count for count in range(1, 200)}
+            counts = []
+            for _, _, data in reports:
+                count = frames.get(data)
+                if count is None or not counts or counts[-1] != count:
+                    counts.append(count)
+            R.check(f'adv: {kind} frames as broadcasters.py builds them, readings in order',
+                    len(counts) >= 3 and None not in counts
+                    and all(b == a + 1 for a, b in zip(counts, counts[1:])),
+                    f'{counts}; first {reports[0][2].hex() if reports else None}')
+        R.check('adv: the BTHome frame is bthome.io\'s layout',
+                broadcasters.frame('bthome', 0, 5, macs[0]).hex()
+                == '020106' '0e16d2fc' '40' '0005' '015a' '020208' '039411',  # 20.50 °C, 45.00 %
+                broadcasters.frame('bthome', 0, 5, macs[0]).hex())
+        # bthome-encrypted: the same objects under bthome.io's example key, counter 5.
+        from cryptography.hazmat.primitives.ciphers.aead import AESCCM
+        sealed = broadcasters.frame('bthome-encrypted', 0, 5, macs[0])[8:]
+        counter = sealed[-8:-4]
+        opened = AESCCM(broadcasters.ENCRYPTION_KEY, tag_length=4).decrypt(
+            macs[0] + bytes([0xD2, 0xFC, 0x41]) + counter, sealed[:-8] + sealed[-4:], None)
+        R.check('adv: the encrypted BTHome frame opens with its key to the plain objects',
+                counter == bytes([5, 0, 0, 0])
+                and opened == broadcasters.frame('bthome', 0, 5, macs[0])[8:], opened.hex())
+        text = peer.stderr_text()
+        R.check('adv: no tracebacks', 'Traceback' not in text, f'see {peer.log_path}')
+    finally:
+        rc = peer.stop()
+    R.check('adv: peer exits 0 on SIGTERM', rc == 0, f'rc {rc}')
+
+
 async def pairing_tests(log_dir: str) -> None:
     """Legacy Just Works and LESC passkey pairing, bonded re-encryption."""
     from bumble import att, hci, pairing
@@ -1473,6 +1540,8 @@ async def main_async(options, log_dir: str) -> None:
         await fast_tap_flood(log_dir)
     if not options.k or 'multi' in options.k:
         await multi_peripheral_tests(log_dir)
+    if not options.k or 'adv' in options.k:
+        await advertiser_tests(log_dir)
     if not options.k or 'layout' in options.k:
         await layout_tests(log_dir)
     if not options.k or 'misbehave' in options.k:
@@ -1483,7 +1552,7 @@ async def main_async(options, log_dir: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, layout, misbehave, l2cap, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, adv, layout, misbehave, l2cap, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')

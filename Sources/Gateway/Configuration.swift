@@ -52,6 +52,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// The least severe log lines written (`log_level:` `debug`, `info`, `notice`, `warning` or
     /// `error`; default `info`); `--verbose` makes it `debug` (``logLevel(verbose:)``).
     public var logLevel: Logger.Level
+    /// Active or passive scanning (`scan:`, default `active`).
+    public var scanMode: ScanMode
+    /// The decoded advertisements (`decode:`, `rate_limit:`, `keys:`).
+    public var decoding: AdvertisementDecoding
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws(ConfigurationError) {
@@ -89,6 +93,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         fleet = try top.optional("fleet", Fields.onOff) ?? false
         metrics = try top.optional("metrics", MetricsAddress.init)
         logLevel = try top.optional("log_level", Fields.logLevel) ?? .info
+        scanMode = try top.optional("scan", ScanMode.init) ?? .active
+        decoding = try AdvertisementDecoding(top)
         if fleet, gateway == Topics.leaseLevel {
             throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
@@ -96,9 +102,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         peripherals = try top.requiredList("peripherals") { node, path throws(ConfigurationError) in
             try PeripheralRule(try Fields(node, path: path), base: policy)
         }
-        try top.rejectUnknown(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
+        try top.rejectUnknown(Set(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet", "metrics", "log_level"])
+                               "stats_every", "peripherals", "fleet", "metrics", "log_level", "scan"]).union(AdvertisementDecoding.keysRead))
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {
@@ -116,10 +122,13 @@ extension GatewayConfiguration {
 }
 
 extension GatewayConfiguration: CustomStringConvertible {
-    /// In short, for logs; the password is never in it.
+    /// In short, for logs; the password and the keys are never in it.
     public var description: String {
         "gateway \(gateway) on \(transport), broker \(broker)\(username.map { " as \($0)" } ?? "")\(password == nil ? "" : " (password set)"), "
-            + "prefix \(prefix), \(peripherals.count) peripheral(s)\(fleet ? ", in a fleet" : "")"
+            + "prefix \(prefix), \(peripherals.count) peripheral(s)"
+            + (decoding.enabled ? ", decoding advertisements (\(scanMode.rawValue) scan, rate limit \(decoding.rateLimit.map { "\($0)" } ?? "off"), "
+                + "\(decoding.keys.count) key(s))" : "")
+            + (fleet ? ", in a fleet" : "")
     }
 }
 

@@ -71,6 +71,30 @@ struct Fields {
         return result
     }
 
+    /// A mapping of scalars (`keys: {ADDRESS: HEX}`), each pair converted; a bad pair is
+    /// named by its key (`keys.AA:BB:CC:DD:EE:FF`).
+    func optionalMapping<K: Hashable, V>(_ key: String, _ convert: (String, String) throws(FieldError) -> (K, V)) throws(ConfigurationError) -> [K: V] {
+        guard let node = value(key) else { return [:] }
+        if node.null != nil { return [:] }
+        guard let mapping = node.mapping else {
+            throw ConfigurationError(line: node.mark?.line, field: field(key), message: "expected a mapping (key: value lines)")
+        }
+        var result: [K: V] = [:]
+        for (name, value) in mapping {
+            let path = "\(field(key)).\(name.string ?? "?")"
+            guard let text = name.string, let scalar = value.scalar else {
+                throw ConfigurationError(line: name.mark?.line, field: path, message: "expected a single value")
+            }
+            do throws(FieldError) {
+                let (converted, convertedValue) = try convert(text, scalar.string)
+                guard result.updateValue(convertedValue, forKey: converted) == nil else { throw FieldError("given twice") }
+            } catch {
+                throw ConfigurationError(line: name.mark?.line, field: path, message: error.message)
+            }
+        }
+        return result
+    }
+
     func rejectUnknown(_ known: Set<String>) throws(ConfigurationError) {
         for (key, _) in mapping {
             guard let name = key.string else {

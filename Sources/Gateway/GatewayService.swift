@@ -15,20 +15,24 @@ public final class GatewayService {
     public let topics: Topics
     /// Its broker connection.
     public let mqtt: MQTTClient
-    private let logger: Logger
+    let logger: Logger
     private let store: StoreDirectory
     private let hciLogger: HCILogger
     /// The peripherals found so far, by address as the topics spell it.
-    private var bound: [String: Bound] = [:]
+    var bound: [String: Bound] = [:]
     /// Name and service rules not matched yet.
-    private var unmatched: [Int] = []
+    var unmatched: [Int] = []
     private var tasks: [Task<Void, Never>] = []
-    private var lastAdvertisement: [String: ContinuousClock.Instant] = [:]
-    private var counters = Counters()
+    var lastAdvertisement: [String: ContinuousClock.Instant] = [:]
+    var counters = Counters()
+    /// `decode:`: which decoded advertisements are published.
+    var throttle: AdvertisementThrottle
+    /// The decoding error last logged per device (each is logged once, not per packet).
+    var decodeProblems: [String: String] = [:]
     /// Central's peripherals wait this long after giving up before the next round.
     private let pauseAfterGivingUp: Duration = Peripheral.maximumReconnectDelay
     /// In a fleet (`fleet: on`): the lease protocol, which alone decides what we connect.
-    private var leases: FleetLeases?
+    var leases: FleetLeases?
     /// `metrics:`: the Prometheus page, made every second.
     private var metricsEndpoint: MetricsEndpoint?
     /// How often the fleet's deadlines are looked at.
@@ -37,7 +41,7 @@ public final class GatewayService {
     private let discovery: HomeAssistantDiscovery?
 
     /// A configured peripheral with its address known.
-    private final class Bound {
+    final class Bound {
         let rule: PeripheralRule
         let peripheral: Peripheral
         let address: BluetoothAddress
@@ -53,7 +57,7 @@ public final class GatewayService {
     }
 
     /// The gateway's own counts (the MQTT client keeps the broker's).
-    private struct Counters {
+    struct Counters {
         var values = 0
         /// Values a subscription's stream dropped, oldest first, while publishing fell
         /// behind by more than its capacity.
@@ -64,6 +68,14 @@ public final class GatewayService {
         var setErrors = 0
         var peripheralReconnects = 0
         var advertisements = 0
+        /// Advertisements decoded, and of those: published to `…/values`, dropped as
+        /// repeats of the last packet, dropped by `rate_limit:`.
+        var decoded = 0
+        var decodedPublished = 0
+        var decodedDuplicates = 0
+        var decodedRateLimited = 0
+        /// Advertisements a known format could not decode (no key, a wrong one, broken).
+        var decodeErrors = 0
     }
 
     /// A gateway for `configuration`; ``run()`` starts it. `store` keeps bonds and the GATT
@@ -74,6 +86,7 @@ public final class GatewayService {
         self.logger = logger
         self.store = store
         self.hciLogger = hciLogger
+        throttle = AdvertisementThrottle(rateLimit: configuration.decoding.rateLimit)
         discovery = configuration.homeAssistantPrefix.map {
             HomeAssistantDiscovery(prefix: $0, gateway: configuration.gateway, topics: Topics(prefix: configuration.prefix, gateway: configuration.gateway))
         }
@@ -123,7 +136,7 @@ public final class GatewayService {
                 unmatched.append(index)
             }
         }
-        if !unmatched.isEmpty || configuration.advertisements != .off || leases != nil { tasks.append(Task { await self.scan(central) }) }
+        if needsScan { tasks.append(Task { await self.scan(central) }) }
         let messages = mqtt.messages
         tasks.append(Task { for await message in messages { await self.handleMessage(message) } })
         if leases != nil {
@@ -186,7 +199,7 @@ public final class GatewayService {
 
     /// Starts serving `peripheral` under `rule`: its availability, Home Assistant's
     /// configuration, its connection rounds.
-    private func bind(_ rule: PeripheralRule, to peripheral: Peripheral) async {
+    func bind(_ rule: PeripheralRule, to peripheral: Peripheral) async {
         let address = peripheral.identifier.address
         let key = address.description.uppercased()
         guard bound[key] == nil else { return }
@@ -346,7 +359,7 @@ public final class GatewayService {
     }
 
     /// A sighting of a configured peripheral, for the fleet's bidding.
-    private func sighted(_ key: String, rssi: Int) async {
+    func sighted(_ key: String, rssi: Int) async {
         guard var leases, bound[key] != nil else { return }
         let actions = leases.sighted(key, rssi: rssi, now: .current)
         self.leases = leases
@@ -410,63 +423,6 @@ public final class GatewayService {
         Task { await self.mqtt.publish(self.topics.error, Array(text.utf8)) }
     }
 
-    // MARK: - Scanning
-
-    private func scan(_ central: Central) async {
-        let forwarding = configuration.advertisements
-        do {
-            try await scan(central, forwarding)
-        } catch {
-            // The scan could not start, or the controller went: the scan ends as a stopped
-            // one does, and the log says why.
-            logger.warning("scanning: \(error)")
-        }
-    }
-
-    private func scan(_ central: Central, _ forwarding: AdvertisementForwarding) async throws {
-        for try await discovery in central.startScanning(allowDuplicates: forwarding != .off || leases != nil) {
-            let identifier = discovery.peripheralIdentifier
-            let key = identifier.address.description.uppercased()
-            if bound[key] == nil, let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) }) {
-                unmatched.removeAll { $0 == index }
-                logger.info("\(identifier) matches \(configuration.peripherals[index].match)")
-                await bind(configuration.peripherals[index], to: central.peripheral(identifier))
-            }
-            if leases != nil { await sighted(key, rssi: discovery.rssi) }
-            if forwarding == .all || (forwarding == .configured && bound[key] != nil) { await forward(discovery, key: key) }
-            if unmatched.isEmpty, forwarding == .off, leases == nil { break }
-        }
-    }
-
-    private func matches(_ match: PeripheralMatch, _ discovery: ScanDiscovery) -> Bool {
-        switch match {
-        case .address(let identifier): identifier.address == discovery.peripheralIdentifier.address
-        case .name(let name): discovery.advertisementPacket.localName == name
-        case .service(let uuid): discovery.advertisementPacket.serviceUUIDs.contains(uuid)
-        }
-    }
-
-    /// At most one advertisement a second per address goes to `…/ADDRESS/adv`.
-    private func forward(_ discovery: ScanDiscovery, key: String) async {
-        let now = ContinuousClock.now
-        if let last = lastAdvertisement[key], now - last < .seconds(1) { return }
-        lastAdvertisement[key] = now
-        counters.advertisements += 1
-        let packet = discovery.advertisementPacket
-        var fields: [String: Any] = ["address": key, "rssi": discovery.rssi]
-        if let name = packet.localName { fields["name"] = name }
-        if !packet.serviceUUIDs.isEmpty { fields["services"] = packet.serviceUUIDs.map { $0.description.uppercased() } }
-        if let power = packet.txPowerLevel { fields["tx_power"] = Int(power) }
-        if !packet.manufacturerData.isEmpty {
-            fields["manufacturer_data"] = Dictionary(packet.manufacturerData.map { (String(format: "%04X", $0.companyIdentifier), Hex.encode($0.data)) },
-                                                     uniquingKeysWith: { first, _ in first })
-        }
-        if !packet.serviceData.isEmpty {
-            fields["service_data"] = Dictionary(uniqueKeysWithValues: packet.serviceData.map { ($0.key.description.uppercased(), Hex.encode($0.value)) })
-        }
-        await mqtt.publish(topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
-    }
-
     // MARK: - Home Assistant and counters
 
     /// Home Assistant's configuration of `entry`'s sensors (retained).
@@ -487,6 +443,8 @@ public final class GatewayService {
         var fields: [String: Int] = [
             "values": counters.values, "values_dropped": counters.valuesDropped, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
             "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
+            "decoded": counters.decoded, "decoded_published": counters.decodedPublished, "decoded_duplicates": counters.decodedDuplicates,
+            "decoded_rate_limited": counters.decodedRateLimited, "decode_errors": counters.decodeErrors, "decoded_devices": throttle.devices,
             "links": links, "peripherals": bound.count,
             "queue_depth": broker.queueDepth, "dropped": broker.dropped, "acknowledged": broker.acknowledged,
             "broker_reconnects": broker.reconnects, "broker_refusals": broker.refusals,

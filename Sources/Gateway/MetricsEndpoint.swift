@@ -95,9 +95,9 @@ public final class MetricsEndpoint: Sendable {
 
     /// The counters of `PREFIX/GATEWAY/stats` in the text exposition format:
     /// `bluejay_gateway_values_total{gateway="gw1"} 12`; the gauges (`links`, `peripherals`,
-    /// `queue_depth`, `leases`) without `_total`.
+    /// `queue_depth`, `leases`, `decoded_devices`) without `_total`.
     public static func exposition(_ counters: [String: Int], gateway: String) -> String {
-        let gauges: Set<String> = ["links", "peripherals", "queue_depth", "leases"]
+        let gauges: Set<String> = ["links", "peripherals", "queue_depth", "leases", "decoded_devices"]
         let label = gateway.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         var text = ""
         for key in counters.keys.sorted() {

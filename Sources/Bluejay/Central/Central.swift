@@ -127,6 +127,15 @@ public final class Central {
     /// that does not keep up, the newest kept (BlueCap's stream capacity).
     public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
                               allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+        startScanning(forServiceUUIDs: uuids, capacity: capacity, timeout: timeout, allowDuplicates: allowDuplicates, active: true)
+    }
+
+    /// ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``,
+    /// actively (scan requests: scan responses arrive, merged into each discovery) or, with
+    /// `active` false, passively: nothing is sent, so a sensor that only broadcasts spends no
+    /// energy answering, and discoveries carry the advertisement alone.
+    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
+                              allowDuplicates: Bool = false, active: Bool) -> AsyncThrowingStream<ScanDiscovery, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ScanDiscovery, any Error>.makeStream(
             bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
         guard !isScanning else {
@@ -153,7 +162,7 @@ public final class Central {
             if host.scanner.isScanning { try? await host.scanner.stop() }
             guard generation == scanGeneration else { return }
             do throws(HCIError) {
-                try await host.scanner.start(ScanOptions(active: true, allowDuplicates: allowDuplicates, services: uuids)) { [weak self] discovery in
+                try await host.scanner.start(ScanOptions(active: active, allowDuplicates: allowDuplicates, services: uuids)) { [weak self] discovery in
                     let found = ScanDiscovery(discovery)
                     self?.sighted(found.peripheralIdentifier)
                     continuation.yield(found)
