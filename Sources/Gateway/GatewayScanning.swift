@@ -103,8 +103,19 @@ extension GatewayService {
             counters.decodedPublished += 1
             let payload = Self.valuesPayload(decoded, rssi: discovery.rssi)
             logger.debug("\(key) \(decoded.format): \(payload)")
+            await announce(decoded, at: address, key: key)
             await mqtt.publish(topics.values(address), Array(payload.utf8))
         }
+    }
+
+    /// Tells Home Assistant (when `homeassistant:` is on) of a decoded sensor's entities, the
+    /// first time each of its values appears, before the values that fill them.
+    private func announce(_ decoded: DecodedAdvertisement, at address: BluetoothAddress, key: String) async {
+        guard let discovery else { return }
+        let known = announcedValues[key, default: []], keys = Set(decoded.values.keys)
+        guard !keys.isSubset(of: known) else { return }
+        announcedValues[key] = known.union(keys)
+        for message in discovery.sensors(of: decoded, at: address) { await mqtt.setRetained(message.topic, Array(message.payload.utf8)) }
     }
 
     /// The `…/values` JSON: the decoded values as `bluejay adv decode` writes them (keys

@@ -38,7 +38,10 @@ public final class GatewayService {
     /// How often the fleet's deadlines are looked at.
     private let leaseTick: Duration = .milliseconds(50)
     /// Home Assistant's discovery (`homeassistant:`), nil when off.
-    private let discovery: HomeAssistantDiscovery?
+    let discovery: HomeAssistantDiscovery?
+    /// The decoded values Home Assistant has been told of, per device (address as the topics
+    /// spell it): a sensor's entities are announced as its values first appear.
+    var announcedValues: [String: Set<String>] = [:]
 
     /// A configured peripheral with its address known.
     final class Bound {
