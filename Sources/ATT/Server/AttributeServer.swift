@@ -37,6 +37,10 @@ public final class AttributeServer {
     /// such request. The answer is synchronous: a server that asks an app does so before
     /// it hands the request to this table (`GATTServer`).
     public var isAuthorized: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> Bool)?
+    /// Asked at Execute Write with the handles of the client's queue, in order: a refusal
+    /// refuses the whole queue (a higher layer's rule, such as GATT's on reliable writes);
+    /// nil lets the table write it.
+    public var onExecuteWrite: ((_ connection: ConnectionHandle, _ handles: [AttributeHandle]) -> AttributeRefusal?)?
     /// The most value octets one client may hold queued with Prepare Write Requests; past
     /// it, Prepare Queue Full. A client cannot grow our memory beyond this.
     public var maximumPreparedOctets = 8192
