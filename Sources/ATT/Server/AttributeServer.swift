@@ -181,7 +181,7 @@ public final class AttributeServer {
         case .findInformationRequest:
             return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
         case .findByTypeValueRequest:
-            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu).encoded()
+            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu, connection: connection).encoded()
         case .readByTypeRequest:
             return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside).encoded()
         case .readByGroupTypeRequest:
@@ -260,14 +260,16 @@ public final class AttributeServer {
 
     /// Find By Type Value (3.4.3.3): the readable attributes of the type holding the value;
     /// a service's range runs to its group end, any other attribute's is its own handle.
-    /// GATT uses it on service declarations, whose values are the table's own.
-    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int) throws(Stop) -> FindByTypeValueResponse {
+    /// GATT uses it on service declarations, whose values are the table's own; a value kept
+    /// per link (a CCCD) is compared as this link reads it.
+    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int,
+                                 connection: ConnectionHandle) throws(Stop) -> FindByTypeValueResponse {
         let type = BluetoothUUID(request.attributeType)
         var entries: [FindByTypeValueResponse.Entry] = []
         for index in try indices(from: request.startingHandle, to: request.endingHandle) {
             let attribute = attributes[index]
             guard attribute.type == type, attribute.permissions.contains(.read),
-                  attribute.value[...] == request.attributeValue else { continue }
+                  (onRead?(connection, attribute.handle) ?? attribute.value)[...] == request.attributeValue else { continue }
             guard 1 + 4 * (entries.count + 1) <= mtu else { break }
             let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
             entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))
