@@ -93,4 +93,22 @@ struct ServerConformanceProtocolTests {
         #expect(link.bearer.discardedPDUs == discarded + 1)
         #expect(link.bearer.indicationsPending == 0)
     }
+
+    /// Part G, 7.1 and 7.3: a service added while a client has Service Changed indications
+    /// on is indicated to it (the new range, 0x003C–0x003C), and the Database Hash it reads
+    /// after, by handle or by Read By Type on 0x2B2A, is the new one.
+    @Test(.hangGuard)
+    func anAddedServiceIsIndicatedAndChangesTheDatabaseHash() async throws {
+        let server = try makeConformanceServer()
+        let link = RawLink(server)
+        #expect(link.send("12 09 00 02 00") == "13")
+        let hash = server.base.databaseHashValue
+        try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0xA007))))
+        #expect(await eventually { link.outbox.pdus.count == 2 })
+        #expect(RawLink.text(link.outbox.pdus[1...]) == "1d 08 00 3c 00 3c 00")
+        #expect(link.send("1e") == nil)
+        #expect(server.base.databaseHashValue != hash)
+        #expect(link.send("0a 0d 00") == "0b " + server.base.databaseHashValue.hexDump)
+        #expect(link.send("08 01 00 ff ff 2a 2b") == "09 12 0d 00 " + server.base.databaseHashValue.hexDump)
+    }
 }

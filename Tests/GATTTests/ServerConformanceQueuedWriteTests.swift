@@ -65,6 +65,9 @@ struct ServerConformanceQueuedWriteTests {
         #expect(link.send("16 22 00 00 00 01") == "01 16 22 00 0f")
         #expect(link.send("16 24 00 00 00 01") == "01 16 24 00 05")
         #expect(link.send("16 13 00 00") == "01 16 00 00 04")
+        // A part is at most ATT_MTU − 5 octets (its response echoes it): one more is a PDU
+        // this bearer never carries, Invalid PDU; we name the handle it gives.
+        #expect(link.send("16 13 00 00 00 " + countingHex(from: 0, count: 19)) == "01 16 13 00 04")
         server.attributes.maximumPreparedOctets = 4
         #expect(link.send("16 13 00 00 00 01 02 03") == "17 13 00 00 00 01 02 03")
         #expect(link.send("16 13 00 03 00 04 05") == "01 16 13 00 09")
@@ -99,6 +102,20 @@ struct ServerConformanceQueuedWriteTests {
         }
         #expect(link.send("18 01") == "01 18 18 00 0d")
         #expect(server.value(of: 0x0018) == conformanceLongValue + [0x1E])
+    }
+
+    /// Part F, 3.4.6.1 and 3.2.5: a part for a value that needs authorization is queued
+    /// only when the app grants it; without an authorizer, Insufficient Authorization.
+    @Test func prepareWriteNeedsTheAppsAuthorization() async throws {
+        let server = try makeConformanceServer()
+        let link = RawLink(server)
+        #expect(await link.sendAwaiting("16 26 00 00 00 80") == "01 16 26 00 08")
+        let grant = Switch()
+        grant.on = true
+        server.authorizer = { _ in grant.on }
+        #expect(await link.sendAwaiting("16 26 00 00 00 80") == "17 26 00 00 00 80")
+        #expect(link.send("18 01") == "19")
+        #expect(server.value(of: 0x0026) == [0x80])
     }
 
     /// Part F, 3.4.6: each client has its own queue; one client's Execute Write or cancel
