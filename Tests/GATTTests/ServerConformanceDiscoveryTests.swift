@@ -173,6 +173,24 @@ struct ServerConformanceDiscoveryTests {
         #expect(link.send("08 01 00 ff ff 07 b0") == "09 03 24 00 07")
     }
 
+    /// Part F, 3.2.1: a 32-bit UUID goes in an ATT PDU as its 128-bit form, so Find
+    /// Information lists it in format 2 and a characteristic declaration holds 19 octets
+    /// (Part G, 3.3.1); a request naming a type in 4 octets is Invalid PDU.
+    @Test func thirtyTwoBitUUIDsTravelAs128Bits() throws {
+        let server = GATTServer()
+        try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0xA008)), characteristics: [
+            CharacteristicDefinition(uuid: BluetoothUUID(UInt32(0x1234_5678)), properties: [.read], value: [0x32],
+                                     descriptors: [MutableDescriptor(uuid: BluetoothUUID(UInt32(0x1234_5679)), value: [0x01])]),
+        ]))
+        let link = RawLink(server)
+        let wire78 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12", wire79 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 79 56 34 12"
+        #expect(link.send("04 10 00 11 00") == "05 02 10 00 " + wire78)
+        #expect(link.send("04 11 00 11 00") == "05 02 11 00 " + wire79)
+        #expect(link.send("08 0e 00 ff ff 03 28") == "09 15 0f 00 02 10 00 " + wire78)
+        #expect(link.send("08 01 00 ff ff " + wire78) == "09 03 10 00 32")
+        #expect(link.send("08 01 00 ff ff 78 56 34 12") == "01 08 00 00 04")
+    }
+
     /// Part F, 3.4.4.2: a value is cut to ATT_MTU − 4 octets, and never past 253 (the Length
     /// octet counts the handle too: 255 at most).
     @Test func readByTypeCutsValuesAtMTUMinusFourOr253() throws {
