@@ -80,6 +80,8 @@ struct ServerConformanceProtocolTests {
         #expect(link.send("12 20 00 02 00") == "13")
         let before = link.outbox.pdus.count
         let first = Task { @BluetoothActor in try await server.indicate(0x001F, value: conformanceLongValue, to: 0x0040) }
+        // The second is asked for once the first is out, so their order is certain.
+        #expect(await eventually { link.bearer.indicationsPending == 1 })
         let second = Task { @BluetoothActor in try await server.indicate(0x001F, value: [0x02], to: 0x0040) }
         #expect(await eventually { link.bearer.indicationsPending == 2 })
         #expect(RawLink.text(link.outbox.pdus[before...]) == "1d 1f 00 " + countingHex(from: 0, count: 20))
