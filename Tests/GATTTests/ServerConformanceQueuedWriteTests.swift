@@ -164,6 +164,16 @@ struct ServerConformanceQueuedWriteTests {
         #expect(link.send("16 28 00 00 00 90") == "17 28 00 00 00 90")
         #expect(link.send("18 01") == "01 18 2c 00 06")
         #expect(server.value(of: 0x0028) == [0x09] && server.value(of: 0x002C) == [0x0A])
+        // Refused before any app handler is asked to decide a value of the queue.
+        var asked: [AttributeHandle] = []
+        server.setWriteHandler(for: 0x0028) { request in
+            asked.append(request.handle)
+            return nil
+        }
+        #expect(link.send("16 28 00 00 00 90") == "17 28 00 00 00 90")
+        #expect(link.send("16 13 00 00 00 77") == "17 13 00 00 00 77")
+        #expect(link.send("18 01") == "01 18 13 00 06")
+        #expect(asked.isEmpty)
         // One attribute is a long write, which needs no declaration (writeLongCharacteristicValue).
         #expect(link.send("16 13 00 00 00 77") == "17 13 00 00 00 77")
         #expect(link.send("16 13 00 01 00 78") == "17 13 00 01 00 78")
