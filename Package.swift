@@ -117,7 +117,7 @@ let package = Package(
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["BluetoothCore", "HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport", "TestTraits"]),
-        .testTarget(name: "GATTTests", dependencies: ["ATT", "BluetoothCore", "HCI", "L2CAP", "GATT", "DiscoveryCache", "HCITestSupport"]),
+        .testTarget(name: "GATTTests", dependencies: ["ATT", "BluetoothCore", "HCI", "L2CAP", "GATT", "DiscoveryCache", "HCITestSupport", "TestTraits"]),
         .testTarget(name: "BluejayTests", dependencies: ["BluetoothCore", "HCI", "Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits", "VirtualController"]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
         // is all an app needs.

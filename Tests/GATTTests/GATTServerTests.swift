@@ -45,17 +45,21 @@ struct GATTServerTests {
     static let indicating = BluetoothUUID(UInt16(0xFF04))
     static let secret = BluetoothUUID(UInt16(0xFF05))
 
-    /// A server with one service of five characteristics.
+    /// A server with one service of five characteristics. The writable and the secret one
+    /// declare Reliable Write (Part G, 3.3.3.1): the tests write them together.
     func makeServer() throws -> (GATTServer, ServedService) {
         let server = GATTServer(deviceName: "Bluejay peripheral")
+        let reliable = MutableDescriptor(uuid: BluetoothUUID(UInt16(0x2900)), value: [0x01, 0x00])
         let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
             CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
                                   descriptors: [.userDescription("greeting")]),
-            CharacteristicDefinition(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
+            CharacteristicDefinition(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse, .extendedProperties],
+                                  permissions: [.read, .write, .writeWithoutResponse], value: [0], descriptors: [reliable]),
             CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
             CharacteristicDefinition(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
-            CharacteristicDefinition(uuid: Self.secret, properties: [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted],
-                                  value: Array("secret".utf8)),
+            CharacteristicDefinition(uuid: Self.secret, properties: [.read, .write, .extendedProperties],
+                                  permissions: [.read, .write, .readEncrypted, .writeEncrypted], value: Array("secret".utf8),
+                                  descriptors: [reliable]),
         ]))
         return (server, served)
     }

@@ -37,6 +37,10 @@ public final class AttributeServer {
     /// such request. The answer is synchronous: a server that asks an app does so before
     /// it hands the request to this table (`GATTServer`).
     public var isAuthorized: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> Bool)?
+    /// Asked at Execute Write with the handles of the client's queue, in order: a refusal
+    /// refuses the whole queue (a higher layer's rule, such as GATT's on reliable writes);
+    /// nil lets the table write it.
+    public var onExecuteWrite: ((_ connection: ConnectionHandle, _ handles: [AttributeHandle]) -> AttributeRefusal?)?
     /// The most value octets one client may hold queued with Prepare Write Requests; past
     /// it, Prepare Queue Full. A client cannot grow our memory beyond this.
     public var maximumPreparedOctets = 8192
@@ -177,7 +181,7 @@ public final class AttributeServer {
         case .findInformationRequest:
             return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
         case .findByTypeValueRequest:
-            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu).encoded()
+            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu, connection: connection).encoded()
         case .readByTypeRequest:
             return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside).encoded()
         case .readByGroupTypeRequest:
@@ -256,14 +260,16 @@ public final class AttributeServer {
 
     /// Find By Type Value (3.4.3.3): the readable attributes of the type holding the value;
     /// a service's range runs to its group end, any other attribute's is its own handle.
-    /// GATT uses it on service declarations, whose values are the table's own.
-    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int) throws(Stop) -> FindByTypeValueResponse {
+    /// GATT uses it on service declarations, whose values are the table's own; a value kept
+    /// per link (a CCCD) is compared as this link reads it.
+    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int,
+                                 connection: ConnectionHandle) throws(Stop) -> FindByTypeValueResponse {
         let type = BluetoothUUID(request.attributeType)
         var entries: [FindByTypeValueResponse.Entry] = []
         for index in try indices(from: request.startingHandle, to: request.endingHandle) {
             let attribute = attributes[index]
             guard attribute.type == type, attribute.permissions.contains(.read),
-                  attribute.value[...] == request.attributeValue else { continue }
+                  (onRead?(connection, attribute.handle) ?? attribute.value)[...] == request.attributeValue else { continue }
             guard 1 + 4 * (entries.count + 1) <= mtu else { break }
             let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
             entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))

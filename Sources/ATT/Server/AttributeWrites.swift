@@ -28,7 +28,8 @@ extension AttributeServer {
     }
 
     /// Execute Write (3.4.6.3): cancels `connection`'s queue, or writes it: each attribute's
-    /// new value is its current value up to each part's offset, then the part. A part past
+    /// new value is its current value up to each part's offset, then the part. A queue
+    /// ``AttributeServer/onExecuteWrite`` refuses is refused whole. A part past
     /// the value's end is Invalid Offset, a value past 512 octets Invalid Attribute Value
     /// Length; all are decided before any is written, and a refusal writes none. The queue
     /// is emptied either way, once the answer is final.
@@ -39,6 +40,7 @@ extension AttributeServer {
                 prepared[connection] = nil
                 return
             }
+            if let refusal = onExecuteWrite?(connection, parts.map(\.handle)) { throw .refused(refusal) }
             let values = try preparedValues(parts, connection: connection, outside: outside)
             try decide(values, connection: connection, outside: outside, withResponse: true)
             prepared[connection] = nil

@@ -104,6 +104,7 @@ public final class GATTServer: ATTServer {
             if let valueHandle = valueOfCCCD[handle] { return writeCCCD(value, of: valueHandle, connection: connection) }
             return previous?(connection, handle, value)
         }
+        table.onExecuteWrite = { [unowned self] _, handles in reliableWriteRefusal(handles) }
         table.isAuthorized = { [unowned self] connection, handle in granted?.connection == connection && granted?.handle == handle }
         table.onWritten = { [unowned self] connection, handle, value, withResponse in
             // The app hears of characteristic values, not of descriptors (CCCDs have their own).
