@@ -75,7 +75,7 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The gateway's logic on the public Central API: configuration, topics, the MQTT
         // client and its bounded outbox, value decoding, Home Assistant discovery.
-        .target(name: "Gateway", dependencies: ["Bluejay", "HCI", "CMosquitto", "Advertisements", .product(name: "Yams", package: "Yams"),
+        .target(name: "Gateway", dependencies: ["Bluejay", "HCI", "SMP", "CMosquitto", "Advertisements", .product(name: "Yams", package: "Yams"),
                                                 .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "BluejayGateway", dependencies: ["Bluejay", "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
@@ -125,10 +125,10 @@ let package = Package(
                     swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .testTarget(name: "SMPTests", dependencies: ["BluetoothCore", "BluetoothCrypto", "HCI", "L2CAP", "Storage", "SMP", "HCITestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits",
-                                                            "Gateway", .product(name: "Logging", package: "swift-log")]),
+                                                            "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The gateway's pieces without a broker or a peer: configuration errors, topics,
         // decoding, the outbox's bounds (IntegrationTests run it against mosquitto and the peer).
-        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements", "SMP"]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),

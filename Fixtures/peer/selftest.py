@@ -760,9 +760,9 @@ async def raw_connect(hci: RawHci, address: bytes = PEER_ADDRESS_BYTES) -> int |
     return struct.unpack_from('<H', complete, 5)[0]
 
 
-async def raw_att(hci: RawHci, handle: int, pdu: bytes) -> bytes:
+async def raw_att(hci: RawHci, handle: int, pdu: bytes, timeout: float = HANG_GUARD) -> bytes:
     hci.send_acl(handle, struct.pack('<HH', len(pdu), 4) + pdu)
-    fragments = await collect_acl_pdu(hci, handle)
+    fragments = await collect_acl_pdu(hci, handle, timeout)
     return b''.join(f[5:] for f in fragments)[4:]
 
 
@@ -1073,7 +1073,9 @@ async def misbehave_tests(log_dir: str) -> None:
                 return
             written = await raw_att(hci, handle, struct.pack('<BHB', 0x12, control, 0x0A))
             R.check('misbehave: control point 0A is acknowledged', written == b'\x13', written.hex())
-            silent = await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003))
+            # Silence is watched for 5 s, not the hang guard's 120: an answer later than that
+            # would go unseen (a pass it did not earn), never fail a sound peer.
+            silent = await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003), timeout=5.0)
             R.check('misbehave: the next request is never answered', silent == b'', silent.hex())
             answered = await raw_att(hci, handle, struct.pack('<BH', 0x0A, 0x0003))
             R.check('misbehave: only that one', answered == b'\x0bBluejay HRM', answered.hex())

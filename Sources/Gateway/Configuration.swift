@@ -56,6 +56,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var scanMode: ScanMode
     /// The decoded advertisements (`decode:`, `rate_limit:`, `keys:`).
     public var decoding: AdvertisementDecoding
+    /// The devices whose presence is tracked (`presence:`, `away_after:`, `irks:`).
+    public var presence: PresenceTracking
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws(ConfigurationError) {
@@ -95,6 +97,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         logLevel = try top.optional("log_level", Fields.logLevel) ?? .info
         scanMode = try top.optional("scan", ScanMode.init) ?? .active
         decoding = try AdvertisementDecoding(top)
+        presence = try PresenceTracking(top)
         if fleet, gateway == Topics.leaseLevel {
             throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
@@ -104,7 +107,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         try top.rejectUnknown(Set(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet", "metrics", "log_level", "scan"]).union(AdvertisementDecoding.keysRead))
+                               "stats_every", "peripherals", "fleet", "metrics", "log_level", "scan"])
+                               .union(AdvertisementDecoding.keysRead).union(PresenceTracking.keysRead))
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {

@@ -9,6 +9,7 @@ extension GatewayService {
     /// Whether anything needs the scan.
     var needsScan: Bool {
         !unmatched.isEmpty || configuration.advertisements != .off || leases != nil || configuration.decoding.enabled
+            || !configuration.presence.tracked.isEmpty
     }
 
     /// Scans until cancelled, or until nothing needs it any more (every rule matched).
@@ -29,7 +30,7 @@ extension GatewayService {
     private func scan(_ central: Central, _ forwarding: AdvertisementForwarding) async throws {
         let decoding = configuration.decoding.enabled
         // Every advertisement, not one per device: values change, RSSI moves.
-        let everyOne = forwarding != .off || leases != nil || decoding
+        let everyOne = forwarding != .off || leases != nil || decoding || presence != nil
         for try await discovery in central.startScanning(allowDuplicates: everyOne, active: configuration.scanMode == .active) {
             let identifier = discovery.peripheralIdentifier
             let key = identifier.address.description.uppercased()
@@ -41,7 +42,8 @@ extension GatewayService {
             if leases != nil { await sighted(key, rssi: discovery.rssi) }
             if forwarding == .all || (forwarding == .configured && bound[key] != nil) { await forward(discovery, key: key) }
             if decoding { await decode(discovery, key: key) }
-            if unmatched.isEmpty, forwarding == .off, leases == nil, !decoding { break }
+            if presence != nil { await sighted(identifier.address) }
+            if unmatched.isEmpty, forwarding == .off, leases == nil, !decoding, presence == nil { break }
         }
     }
 

@@ -42,6 +42,8 @@ public final class GatewayService {
     /// The decoded values Home Assistant has been told of, per device (address as the topics
     /// spell it): a sensor's entities are announced as its values first appear.
     var announcedValues: [String: Set<String>] = [:]
+    /// `presence:` / `irks:`: the tracked devices' presence, nil when none is tracked.
+    var presence: PresenceTracker?
 
     /// A configured peripheral with its address known.
     final class Bound {
@@ -139,6 +141,7 @@ public final class GatewayService {
                 unmatched.append(index)
             }
         }
+        if !configuration.presence.tracked.isEmpty { tasks.append(await startPresence()) }
         if needsScan { tasks.append(Task { await self.scan(central) }) }
         let messages = mqtt.messages
         tasks.append(Task { for await message in messages { await self.handleMessage(message) } })

@@ -65,6 +65,8 @@ public struct Topics: Sendable, Equatable {
     public func advertisement(_ address: BluetoothAddress) -> String { "\(peripheral(address))/adv" }
     /// `PREFIX/GATEWAY/ADDRESS/values`: a decoded advertisement's values, JSON.
     public func values(_ address: BluetoothAddress) -> String { "\(peripheral(address))/values" }
+    /// `PREFIX/GATEWAY/ADDRESS/presence`: `home` or `not_home` (retained), for a tracked device.
+    public func presence(_ address: BluetoothAddress) -> String { "\(peripheral(address))/presence" }
     /// `PREFIX/GATEWAY/ADDRESS/SERVICE/CHARACTERISTIC`: the value in lower-case hex.
     public func value(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(peripheral(address))/\(rule.topicPath)" }
     /// `…/CHARACTERISTIC/json`: the value decoded, for the characteristics ``ValueDecoding`` knows.

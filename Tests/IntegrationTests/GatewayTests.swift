@@ -4,6 +4,7 @@ import Gateway
 import HCITestSupport
 import Logging
 import Testing
+import VirtualController
 
 /// The gateway (Sources/Gateway) between the Bumble peer's peripherals and a real broker
 /// (Debian's mosquitto, started here on a free port): values on the documented topics, in
@@ -37,6 +38,8 @@ extension IntegrationTests {
 
     /// Runs a gateway until the returned task is cancelled.
     static func startGateway(_ yaml: String) throws -> (GatewayService, Task<Void, any Error>) {
+        // As bluejay-gateway does: `transport: mock:FILE` runs it against a recording.
+        VirtualController.enableMockTransport()
         let configuration = try GatewayConfiguration(yaml: yaml)
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-gateway-\(UUID().uuidString)")
         let gateway = GatewayService(configuration: configuration, logger: quietLogger, store: store, hciLogger: .silent)
