@@ -60,22 +60,22 @@ public final class LocalGATTServer: ATTServer {
         }
         attributes = server
         updateDatabaseHash()
+        // Written with ifs, not a switch over the two (optional) handles: Swift 6.0.3's
+        // compiler crashes on that switch in this closure.
         server.onWrite = { [unowned self, unowned server] _, handle, value in
-            switch handle {
-            case serviceChangedCCCD:
+            if handle == self.serviceChangedCCCD {
                 // Only indications (bit 1) make sense for Service Changed.
                 guard value.count == 2, value[1] == 0, value[0] & ~0x02 == 0 else { return .cccdImproperlyConfigured }
                 return nil
-            case clientSupportedFeaturesValueHandle:
+            }
+            if handle == self.clientSupportedFeaturesValueHandle {
                 // A client may set feature bits but never clear one (Part G, 7.2).
                 let old = server.value(of: handle) ?? []
                 for (index, byte) in old.enumerated() where value.count <= index || value[index] & byte != byte {
                     return .valueNotAllowed
                 }
-                return nil
-            default:
-                return nil
             }
+            return nil
         }
     }
 
