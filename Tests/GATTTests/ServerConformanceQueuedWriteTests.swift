@@ -148,7 +148,8 @@ struct ServerConformanceQueuedWriteTests {
     /// and one that does not may take no part in a reliable write. ATT cannot tell one from
     /// a long write (4.9.4), except that a long write writes one attribute: so a queue that
     /// writes several is a reliable write, and each must declare it. The text names no
-    /// error code; we take Request Not Supported (the procedure is not supported there),
+    /// error code; we take Write Request Rejected (0xFC, Supplement Part B 1.2: refused for a
+    /// reason other than permissions; Request Not Supported would say Execute Write is not),
     /// naming the first attribute in the queue that does not declare it, at Execute Write
     /// (only then is the queue whole); nothing is written and the queue is gone.
     @Test func reliableWriteRefusedWhereNotDeclared() throws {
@@ -156,13 +157,13 @@ struct ServerConformanceQueuedWriteTests {
         let link = RawLink(server)
         #expect(link.send("16 28 00 00 00 90") == "17 28 00 00 00 90")
         #expect(link.send("16 13 00 00 00 77") == "17 13 00 00 00 77")
-        #expect(link.send("18 01") == "01 18 13 00 06")
+        #expect(link.send("18 01") == "01 18 13 00 fc")
         #expect(server.value(of: 0x0028) == [0x09] && server.value(of: 0x0013) == [0x12, 0x34])
         #expect(link.send("18 01") == "19", "the refused queue is gone")
         // A descriptor declares no properties.
         #expect(link.send("16 2c 00 00 00 01") == "17 2c 00 00 00 01")
         #expect(link.send("16 28 00 00 00 90") == "17 28 00 00 00 90")
-        #expect(link.send("18 01") == "01 18 2c 00 06")
+        #expect(link.send("18 01") == "01 18 2c 00 fc")
         #expect(server.value(of: 0x0028) == [0x09] && server.value(of: 0x002C) == [0x0A])
         // Refused before any app handler is asked to decide a value of the queue.
         var asked: [AttributeHandle] = []
@@ -172,7 +173,7 @@ struct ServerConformanceQueuedWriteTests {
         }
         #expect(link.send("16 28 00 00 00 90") == "17 28 00 00 00 90")
         #expect(link.send("16 13 00 00 00 77") == "17 13 00 00 00 77")
-        #expect(link.send("18 01") == "01 18 13 00 06")
+        #expect(link.send("18 01") == "01 18 13 00 fc")
         #expect(asked.isEmpty)
         // One attribute is a long write, which needs no declaration (writeLongCharacteristicValue).
         #expect(link.send("16 13 00 00 00 77") == "17 13 00 00 00 77")

@@ -9,15 +9,17 @@ import BluetoothCore
 /// that writes more than one is a reliable write, and is checked. Read from the table as
 /// served, whoever laid it out.
 extension GATTServer {
-    /// Why the queue of prepared writes to `handles` may not be executed: Request Not
-    /// Supported naming the first attribute in it that does not permit reliable writes,
-    /// when it writes more than one attribute; nil when it may.
+    /// Why the queue of prepared writes to `handles` may not be executed: Write Request
+    /// Rejected (0xFC, Core Specification Supplement Part B 1.2: a write refused for a reason
+    /// other than permissions) naming the first attribute in it that does not permit reliable
+    /// writes, when it writes more than one attribute; nil when it may. Not Request Not
+    /// Supported: the server does support Execute Write, and a client reads 0x06 as that.
     func reliableWriteRefusal(_ handles: [AttributeHandle]) -> AttributeRefusal? {
         var distinct: [AttributeHandle] = []
         for handle in handles where !distinct.contains(handle) { distinct.append(handle) }
         guard distinct.count > 1 else { return nil }
         guard let refused = distinct.first(where: { !permitsReliableWrite($0) }) else { return nil }
-        return AttributeRefusal(handle: refused, code: .requestNotSupported)
+        return AttributeRefusal(handle: refused, code: .writeRequestRejected)
     }
 
     /// Whether `handle` is a characteristic value whose declaration has the Extended
