@@ -49,18 +49,7 @@ public struct AdvertisementDecoding: Sendable, Equatable {
             if ["off", "none", "0"].contains(text.lowercased()) { return nil }
             return try Fields.duration(text)
         }) ?? .seconds(1)
-        keys = try fields.optionalMapping("keys", Self.key)
-    }
-
-    /// `ADDRESS: HEX`, the address with or without its type, the key 32 hex digits.
-    private static func key(_ addressText: String, _ keyText: String) throws(FieldError) -> (BluetoothAddress, [UInt8]) {
-        guard let address = try? BluetoothAddress.parse(typed: addressText).address else {
-            throw FieldError("'\(addressText)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
-        }
-        guard let key = Hex.decode(keyText), key.count == 16 else {
-            throw FieldError("the key must be 16 bytes, 32 hex digits")
-        }
-        return (address, key)
+        keys = try fields.optionalMapping("keys", Fields.addressKey("key"))
     }
 
     /// The keys this part of the file reads.

@@ -119,6 +119,18 @@ struct Fields {
         return text
     }
 
+    /// `ADDRESS: HEX` of a mapping of 16-byte keys (`keys:`, `irks:`): the address with or
+    /// without its type, the key 32 hex digits; `name` says which key in the error.
+    static func addressKey(_ name: String) -> (String, String) throws(FieldError) -> (BluetoothAddress, [UInt8]) {
+        { (addressText: String, keyText: String) throws(FieldError) in
+            guard let address = try? BluetoothAddress.parse(typed: addressText).address else {
+                throw FieldError("'\(addressText)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+            }
+            guard let key = Hex.decode(keyText), key.count == 16 else { throw FieldError("the \(name) must be 16 bytes, 32 hex digits") }
+            return (address, key)
+        }
+    }
+
     static func uuid(_ text: String) throws(FieldError) -> BluetoothUUID {
         guard let uuid = BluetoothUUID(text) else { throw FieldError("'\(text)' is not a UUID (16-bit like 180D, 32-bit like 0000180D, or 128-bit like 0000180D-0000-1000-8000-00805F9B34FB)") }
         return uuid

@@ -32,13 +32,7 @@ public struct PresenceTracking: Sendable, Equatable {
             return address
         }
         awayAfter = try fields.optional("away_after", Fields.duration) ?? .seconds(180)
-        irks = try fields.optionalMapping("irks") { (addressText: String, keyText: String) throws(FieldError) in
-            guard let address = try? BluetoothAddress.parse(typed: addressText).address else {
-                throw FieldError("'\(addressText)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
-            }
-            guard let key = Hex.decode(keyText), key.count == 16 else { throw FieldError("the IRK must be 16 bytes, 32 hex digits") }
-            return (address, key)
-        }
+        irks = try fields.optionalMapping("irks", Fields.addressKey("IRK"))
     }
 
     /// The keys this part of the file reads.
