@@ -45,9 +45,11 @@ ci-deps:
 
 # The Bumble peer's pinned environment; rebuilt when the pins change.
 venv: $(VENV)/.installed
+# Under a lock: two makes at once (make test beside make consumer) would run two pip
+# installs into one venv, and pip asserts when the other removed a file it wrote.
 $(VENV)/.installed: Fixtures/peer/requirements.txt | deps
-	@[ -x $(PEER_PY) ] || $(PYTHON) -m venv $(VENV) || /usr/bin/python3 -m venv $(VENV)
-	$(PEER_PY) -m pip install -q --disable-pip-version-check -r Fixtures/peer/requirements.txt
+	@flock $(VENV).lock sh -c '[ -x $(PEER_PY) ] || $(PYTHON) -m venv $(VENV) || /usr/bin/python3 -m venv $(VENV)'
+	flock $(VENV).lock $(PEER_PY) -m pip install -q --disable-pip-version-check -r Fixtures/peer/requirements.txt
 	@touch $@
 
 build: deps
