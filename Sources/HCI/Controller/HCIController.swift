@@ -102,9 +102,19 @@ public final class HCIController {
     public var onACLData: ((ACLDataPacket) -> Void)?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
-    /// Links the controller reported open and not yet closed: when the controller fails it
-    /// can no longer report their end, so ``fail(_:)`` does.
-    private var openLinks: Set<ConnectionHandle> = []
+    /// The links the controller reported open and not yet closed, the one record of them:
+    /// each layer keeps its per-link state on its ``Link``. When the controller fails it can
+    /// no longer report their end, so ``fail(_:)`` does.
+    private var openLinks = SmallMap<ConnectionHandle, Link>()
+
+    /// The open link with `handle`, if any.
+    public func link(_ handle: ConnectionHandle) -> Link? {
+        guard let index = openLinks.index(forKey: handle) else { return nil }
+        return openLinks.values[index]
+    }
+
+    /// Every open link, oldest first.
+    public var links: [Link] { openLinks.values }
 
     /// The transport this controller talks through.
     public nonisolated let transport: any HCITransport
@@ -204,6 +214,10 @@ public final class HCIController {
         let handlers = closeHandlers
         closeHandlers.removeAll()
         for token in handlers.keys.sorted(by: >) { handlers[token]?() }
+        // What the layers left on the links ends with them; no Disconnection Complete will come.
+        let ended = openLinks.values
+        openLinks.removeAll()
+        for link in ended { link.close(.connectionTerminatedByLocalHost) }
         onACLData = nil
         eventObservers.removeAll()
     }
@@ -310,7 +324,7 @@ public final class HCIController {
         // on a link (an ATT response, a notification) would wait forever. Every link ends
         // here instead, as Unspecified Error, through the same handling as a real one: its
         // ACL credits come back and what was queued for it is dropped.
-        for link in openLinks.sorted() {
+        for link in openLinks.keys.sorted() {
             handle(.disconnectionComplete(DisconnectionComplete(status: .success, handle: link, reason: .unspecifiedError)))
         }
         onFailure?(error)
@@ -318,18 +332,15 @@ public final class HCIController {
 
     // MARK: ACL data
 
-    /// Callers of ``waitUntilDelivered(handle:timeout:)`` by connection handle.
-    private var drainWaiters: [ConnectionHandle: [Expectation<Bool>]] = [:]
-
     /// Waits until every ACL packet queued for `handle` has been sent and completed by the
     /// controller (Number Of Completed Packets), or the link ended, or `timeout` passed;
     /// returns whether it drained. What the last PDUs before a disconnect need (SMP's
     /// last distributed key, a final Write Command): a Disconnect may otherwise overtake them.
     @discardableResult
     public func waitUntilDelivered(handle: ConnectionHandle, timeout: Duration = .seconds(2)) async -> Bool {
-        guard let flow = aclFlow, !flow.isDrained(handle) else { return true }
+        guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
         let drained = Expectation<Bool>()
-        drainWaiters[handle, default: []].append(drained)
+        link.drainWaiters.append(drained)
         let clock = clock
         let timer = Task { @BluetoothActor in
             do { try await clock.sleep(for: timeout) } catch { return }
@@ -337,16 +348,14 @@ public final class HCIController {
         }
         let result = await drained.value()
         timer.cancel()
-        drainWaiters[handle]?.removeAll { $0 === drained }
-        if drainWaiters[handle]?.isEmpty == true { drainWaiters[handle] = nil }
+        link.drainWaiters.removeAll { $0 === drained }
         return result
     }
 
-    /// Wakes the drain waiters whose handle has nothing left (or no longer exists).
+    /// Wakes the drain waiters of the links that have nothing left to send.
     private func wakeDrainWaiters() {
-        guard !drainWaiters.isEmpty else { return }
-        for (handle, waiters) in drainWaiters where aclFlow.map({ $0.isDrained(handle) }) ?? true {
-            for waiter in waiters { waiter.fulfill(true) }
+        for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
+            for waiter in link.drainWaiters { waiter.fulfill(true) }
         }
     }
 
@@ -447,7 +456,6 @@ public final class HCIController {
             try? transmitReleased()
             wakeDrainWaiters()
         case .disconnectionComplete(let disconnection):
-            if disconnection.status.isSuccess { openLinks.remove(disconnection.handle) }
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
             if disconnection.status.isSuccess, let dropped = aclFlow?.forget(handle: disconnection.handle) {
                 if !dropped.isEmpty {
@@ -456,6 +464,9 @@ public final class HCIController {
                 try? transmitReleased()
                 wakeDrainWaiters()
             }
+            // The link closes (every layer's state on it, the highest first) before anyone
+            // hears of its end, so what they do next finds nothing of it left.
+            if disconnection.status.isSuccess { openLinks.removeValue(forKey: disconnection.handle)?.close(disconnection.reason) }
             dispatch(event)
         case .hardwareError(let error):
             fail(.hardwareError(code: error.hardwareCode))
@@ -470,8 +481,10 @@ public final class HCIController {
             logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
             dispatch(event)
         case .leMeta(let meta):
-            if case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
-                openLinks.insert(handle)
+            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
+                // A handle the controller reuses without having ended it: the old link is gone.
+                openLinks.removeValue(forKey: handle)?.close(.unspecifiedError)
+                openLinks[handle] = Link(LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters))
             }
             dispatch(event)
         case .encryptionChange, .encryptionKeyRefreshComplete:

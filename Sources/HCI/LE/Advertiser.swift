@@ -52,9 +52,21 @@ public final class Advertiser {
     /// Whether advertising starts again by itself after a connection.
     public var resumption = AdvertisingResumption.afterDisconnection
     /// The links centrals made to us from our advertising, still up.
-    public var links: Set<ConnectionHandle> { Set(linkAddresses.keys) }
-    /// Our address on each of those links, as the central connected to it.
-    private var linkAddresses: [ConnectionHandle: (type: AddressType, address: BluetoothAddress)] = [:]
+    public var links: Set<ConnectionHandle> { Set(controller.links.filter { $0.attachment(for: self, as: AdvertisedLink.self) != nil }.map(\.handle)) }
+
+    /// What the advertiser keeps on a link a central made from our advertising: our address
+    /// on it, as the central connected to it.
+    private final class AdvertisedLink: LinkAttachment {
+        weak var advertiser: Advertiser?
+        let localAddress: (type: AddressType, address: BluetoothAddress)
+
+        init(_ advertiser: Advertiser, localAddress: (type: AddressType, address: BluetoothAddress)) {
+            self.advertiser = advertiser
+            self.localAddress = localAddress
+        }
+
+        func linkClosed(_ link: Link, _ reason: HCIStatus) { advertiser?.linkEnded(link.handle, reason) }
+    }
     /// The random address set for our advertising now (static or resolvable private), or
     /// nil while we advertise from the public address.
     public private(set) var randomAddress: BluetoothAddress?
@@ -87,6 +99,7 @@ public final class Advertiser {
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
+        for link in controller.links { link.detach(self) }
         renewalTimer?.cancel()
         renewalTimer = nil
         state = .idle
@@ -115,7 +128,7 @@ public final class Advertiser {
     /// Local_Resolvable_Private_Address of LE Enhanced Connection Complete when the
     /// controller made one, else the address we advertised from then. Nil for other links.
     public func localAddress(of handle: ConnectionHandle) -> (type: AddressType, address: BluetoothAddress)? {
-        linkAddresses[handle]
+        controller.link(handle)?.attachment(for: self, as: AdvertisedLink.self)?.localAddress
     }
 
     /// Configures the set and starts advertising `data` (and `scanResponse` for the
@@ -375,7 +388,9 @@ public final class Advertiser {
         case let .leMeta(meta):
             guard let decoded = try? LEConnectionEvent.decode(meta), case let .connectionComplete(status, handle, role, _, peer, _) = decoded,
                   status.isSuccess, role == 0x01 else { return }
-            linkAddresses[handle] = localAddress(fromConnectionComplete: meta)
+            guard let link = controller.link(handle) else { return }
+            let local = localAddress(fromConnectionComplete: meta)
+            _ = link.attachment(for: self, layer: .gap) { AdvertisedLink(self, localAddress: local) }
             // The controller stopped connectable advertising when the central connected.
             switch state {
             case let .advertising(configuration) where configuration.parameters.kind == .connectable:
@@ -388,13 +403,16 @@ public final class Advertiser {
                 break
             }
             onConnection?(handle, peer)
-        case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
-            guard linkAddresses.removeValue(forKey: disconnection.handle) != nil else { return }
-            if case .stoppedByConnection = state, resumption != .never { resume() }
-            onDisconnection?(disconnection.handle, disconnection.reason)
         default:
             break
         }
+    }
+
+    /// A link a central made from our advertising ended: advertising resumes as
+    /// ``resumption`` says.
+    private func linkEnded(_ handle: ConnectionHandle, _ reason: HCIStatus) {
+        if case .stoppedByConnection = state, resumption != .never { resume() }
+        onDisconnection?(handle, reason)
     }
 
     /// Our address on the link `meta` (a connection complete, role peripheral) announces:

@@ -93,11 +93,22 @@ public final class ConnectionManager {
     private var observer: Int?
     private var attempt: Attempt = .idle
     private var waiters: [Int: Waiter] = [:]
-    private var disconnectWaiters: [ConnectionHandle: [Expectation<HCIStatus>]] = [:]
+    /// The waits for a link's end this manager registered on links (``disconnect(_:reason:)``,
+    /// an attempt's `linkEnd`): ``close()`` ends them, as no end can reach it after that.
+    private var endWaits: [Expectation<HCIStatus>] = []
     private var nextWaiter = 0
+    private var isClosed = false
 
-    /// Live connections by handle.
-    public private(set) var connections: [ConnectionHandle: LEConnection] = [:]
+    /// Live connections by handle (the controller's links; none once closed).
+    public var connections: [ConnectionHandle: LEConnection] {
+        guard !isClosed else { return [:] }
+        var connections: [ConnectionHandle: LEConnection] = [:]
+        for link in controller.links { connections[link.handle] = link.connection }
+        return connections
+    }
+
+    /// The open link `handle`, while this manager runs.
+    private func link(_ handle: ConnectionHandle) -> Link? { isClosed ? nil : controller.link(handle) }
     /// Called when a connection's interval, latency or supervision timeout changes.
     public var onParametersChanged: ((LEConnection) -> Void)?
     /// Called when a connection ends, with its reason.
@@ -128,9 +139,15 @@ public final class ConnectionManager {
         if case let .cancelling(_, outcome, _) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         attempt = .idle
         // No Disconnection Complete can reach us any more: nobody may wait for one.
-        for done in disconnectWaiters.values.joined() { done.fulfill(.connectionTerminatedByLocalHost) }
-        disconnectWaiters = [:]
-        connections = [:]
+        for done in endWaits { done.fulfill(.connectionTerminatedByLocalHost) }
+        endWaits = []
+        for link in controller.links { link.detach(self) }
+        isClosed = true
+    }
+
+    private func waitForTheEnd(of link: Link, _ waiter: Expectation<HCIStatus>) {
+        endWaits.append(waiter)
+        link.whenClosed(waiter)
     }
 
     /// Whether a connection attempt is in progress.
@@ -172,7 +189,7 @@ public final class ConnectionManager {
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
         stopWaiting(ended, forTheEndOf: handle)
-        guard let connection = connections[handle] else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
+        guard let connection = link(handle)?.connection else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
         return connection
     }
 
@@ -193,25 +210,27 @@ public final class ConnectionManager {
     /// Disconnects and waits for Disconnection Complete; returns its reason.
     @discardableResult
     public func disconnect(_ handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection) async throws(ConnectionError) -> HCIStatus {
-        guard connections[handle] != nil else { throw .notConnected(handle) }
+        guard let link = link(handle) else { throw .notConnected(handle) }
         let done = Expectation<HCIStatus>()
-        disconnectWaiters[handle, default: []].append(done)
+        waitForTheEnd(of: link, done)
         do { try await controller.send(Disconnect(handle: handle, reason: reason)) } catch {
             stopWaiting(done, forTheEndOf: handle)
             throw .hci(error)
         }
-        return await done.value()
+        let reason = await done.value()
+        endWaits.removeAll { $0 === done }
+        return reason
     }
 
     private func stopWaiting(_ waiter: Expectation<HCIStatus>, forTheEndOf handle: ConnectionHandle) {
-        disconnectWaiters[handle]?.removeAll { $0 === waiter }
-        if disconnectWaiters[handle]?.isEmpty == true { disconnectWaiters[handle] = nil }
+        endWaits.removeAll { $0 === waiter }
+        controller.link(handle)?.stopWaiting(waiter)
     }
 
     /// Asks the controller for new parameters and returns those in effect afterwards.
     @discardableResult
     public func updateParameters(_ handle: ConnectionHandle, _ parameters: LEConnectionRequest) async throws(ConnectionError) -> LEConnectionParameters {
-        guard connections[handle] != nil else { throw .notConnected(handle) }
+        guard link(handle) != nil else { throw .notConnected(handle) }
         guard parameters.isValid else { throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters)) }
         let event = try await request(LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
                                       "LE Connection Update Complete") { if case .connectionUpdateComplete = $0 { true } else { false } }
@@ -224,7 +243,7 @@ public final class ConnectionManager {
 
     /// Reads the link's RSSI in dBm.
     public func readRSSI(_ handle: ConnectionHandle) async throws(ConnectionError) -> Int8 {
-        guard connections[handle] != nil else { throw .notConnected(handle) }
+        guard link(handle) != nil else { throw .notConnected(handle) }
         do { return try await controller.send(ReadRSSI(handle: handle)).rssi } catch { throw .hci(error) }
     }
 
@@ -241,7 +260,7 @@ public final class ConnectionManager {
         } catch {
             logger.log(.info, "reading remote features of \(hex(handle, digits: 4)): \(error)")
         }
-        let remote = connections[handle]?.remoteFeatures ?? []
+        let remote = link(handle)?.connection.remoteFeatures ?? []
         if info.leFeatures.contains(.dataPacketLengthExtension), remote.contains(.dataPacketLengthExtension),
            let maximum = info.maximumDataLength {
             do {
@@ -289,7 +308,7 @@ public final class ConnectionManager {
     /// layer procedure open until the host replies. LE Connection Update Complete follows
     /// an accepted request (and updates the connection like any other).
     private func answerParameterRequest(_ handle: ConnectionHandle, _ request: LEConnectionRequest) {
-        let accept = connections[handle] != nil && acceptParameters(handle, request)
+        let accept = link(handle) != nil && acceptParameters(handle, request)
         Task { @BluetoothActor [controller, logger] in
             do {
                 if accept {
@@ -312,26 +331,36 @@ public final class ConnectionManager {
                 return
             }
             if let decoded { handle(decoded) }
-        case .disconnectionComplete(let disconnection) where disconnection.status.isSuccess:
-            let handle = disconnection.handle
-            guard let connection = connections.removeValue(forKey: handle) else { return }
-            for (id, waiter) in waiters where waiter.handle == handle {
-                waiters[id] = nil
-                waiter.outcome.fulfill(.failure(.disconnected(disconnection.reason)))
-            }
-            for done in disconnectWaiters.removeValue(forKey: handle) ?? [] { done.fulfill(disconnection.reason) }
-            onDisconnection?(connection, disconnection.reason)
         default:
             break
         }
     }
 
+    /// What the manager keeps on each link: its end fails the waits for the link's events
+    /// and tells ``onDisconnection``.
+    private final class Watch: LinkAttachment {
+        weak var manager: ConnectionManager?
+
+        init(_ manager: ConnectionManager) { self.manager = manager }
+
+        func linkClosed(_ link: Link, _ reason: HCIStatus) { manager?.linkEnded(link, reason) }
+    }
+
+    private func linkEnded(_ link: Link, _ reason: HCIStatus) {
+        for (id, waiter) in waiters where waiter.handle == link.handle {
+            waiters[id] = nil
+            waiter.outcome.fulfill(.failure(.disconnected(reason)))
+        }
+        onDisconnection?(link.connection, reason)
+    }
+
     private func handle(_ event: LEConnectionEvent) {
         switch event {
-        case let .connectionComplete(status, handle, role, peerType, peer, parameters):
-            if status.isSuccess {
-                connections[handle] = LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters)
-                if let linkEnd = attempt.linkEnd { disconnectWaiters[handle, default: []].append(linkEnd) }
+        case let .connectionComplete(status, handle, _, _, _, _):
+            // The controller made the link (its facts are the event's); the manager watches it.
+            if status.isSuccess, let link = link(handle) {
+                _ = link.attachment(for: self, layer: .gap) { Watch(self) }
+                if let linkEnd = attempt.linkEnd { waitForTheEnd(of: link, linkEnd) }
             }
             switch attempt {
             case .idle:
@@ -345,19 +374,19 @@ public final class ConnectionManager {
                 outcome.fulfill(status.isSuccess ? .success(handle) : .failure(reason))
             }
         case let .connectionUpdateComplete(status, handle, parameters):
-            if status.isSuccess, let connection = connections[handle] {
-                connections[handle]?.parameters = parameters
-                if connection.parameters != parameters, let updated = connections[handle] { onParametersChanged?(updated) }
+            if status.isSuccess, let link = link(handle), link.connection.parameters != parameters {
+                link.connection.parameters = parameters
+                onParametersChanged?(link.connection)
             }
         case let .remoteFeaturesComplete(status, handle, features):
-            if status.isSuccess { connections[handle]?.remoteFeatures = features }
+            if status.isSuccess { link(handle)?.connection.remoteFeatures = features }
         case let .dataLengthChange(handle, maxTxOctets, _, maxRxOctets, _):
-            connections[handle]?.maxTxOctets = maxTxOctets
-            connections[handle]?.maxRxOctets = maxRxOctets
+            link(handle)?.connection.maxTxOctets = maxTxOctets
+            link(handle)?.connection.maxRxOctets = maxRxOctets
         case let .phyUpdateComplete(status, handle, txPHY, rxPHY):
             if status.isSuccess {
-                connections[handle]?.txPHY = txPHY
-                connections[handle]?.rxPHY = rxPHY
+                link(handle)?.connection.txPHY = txPHY
+                link(handle)?.connection.rxPHY = rxPHY
             }
         case let .remoteConnectionParameterRequest(handle, request):
             answerParameterRequest(handle, request)
