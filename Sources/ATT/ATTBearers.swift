@@ -12,14 +12,14 @@ public final class ATTBearers {
     private let channels: L2CAPChannels
     private let connections: ConnectionManager
     private let logger: HCILogger
-    private var observer: Int?
     private var closeHandler: Int?
+    private var observer: Int?
 
-    /// Live bearers by connection handle (looked up for every PDU received, so not hashed).
-    private var live = SmallMap<ConnectionHandle, ATTBearer>()
+    /// The bearer on each link, kept on the link: it closes with the link.
+    private let live: PerLink<ATTBearer>
 
     /// Live bearers by connection handle.
-    public var bearers: [ConnectionHandle: ATTBearer] { Dictionary(uniqueKeysWithValues: Array(live)) }
+    public var bearers: [ConnectionHandle: ATTBearer] { Dictionary(uniqueKeysWithValues: zip(live.handles, live.values)) }
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
     /// The server that answers the peers' requests on every bearer, those open now
@@ -42,6 +42,7 @@ public final class ATTBearers {
         self.connections = connections
         self.preferredMTU = preferredMTU
         self.logger = logger.layer("att")
+        live = PerLink(controller: controller, layer: .att)
         // Held strongly by the channels and the controller until ``close()``, which the
         // controller's close calls (no weak references on the receive path: see L2CAPChannels).
         closeHandler = controller.addCloseHandler { self.close() }
@@ -50,9 +51,11 @@ public final class ATTBearers {
                 self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
             }
         }
+        live.onClose = { _, bearer, reason in bearer.close(.disconnected(reason)) }
+        // The server forgets every link that ends, one that never carried a PDU included (a
+        // server may have bound it to a bonded client already).
         observer = controller.addEventObserver { event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self.live.removeValue(forKey: disconnection.handle)?.close(.disconnected(disconnection.reason))
                 self.server?.linkEnded(disconnection.handle)
             }
         }
@@ -65,14 +68,14 @@ public final class ATTBearers {
         observer = nil
         if let closeHandler { controller.removeCloseHandler(closeHandler) }
         closeHandler = nil
-        for bearer in live.values { bearer.close(.transport(.notRunning)) }
-        live.removeAll()
+        live.onClose = nil
+        for handle in live.handles { live.removeValue(forKey: handle)?.close(.transport(.notRunning)) }
     }
 
     /// The bearer of connection `handle`, made on first use.
     public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
-        if let index = live.index(forKey: handle) { return live.values[index] }
-        guard connections.connections[handle] != nil else { throw .notConnected(handle) }
+        if let bearer = live[handle] { return bearer }
+        guard controller.link(handle) != nil else { throw .notConnected(handle) }
         let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger,
                                serverSlot: serverSlot) { [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
             try channels.send(consume frame, on: .att, handle: handle)

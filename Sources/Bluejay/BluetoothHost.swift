@@ -28,7 +28,9 @@ public final class BluetoothHost {
     public let security: SecurityManager
     /// What the controller reported at bring-up.
     public let info: ControllerInfo
-    private var clients: [ConnectionHandle: GATTClient] = [:]
+    /// The GATT client on each link that has one, kept on the link: what it discovered is
+    /// saved when the link ends.
+    private let clients: PerLink<GATTClient>
     /// The central on this host, once made (``central``).
     private var madeCentral: Central?
     /// The peripheral manager on this host, if one was made: told when the state changes.
@@ -43,7 +45,6 @@ public final class BluetoothHost {
     /// Called with (link handle, value handle, the characteristic there if discovered, value)
     /// for a notification or indication nobody listens to.
     public var onUnhandledValue: ((ConnectionHandle, AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>) -> Void)?
-    private var observer: Int?
     /// The btsnoop writer the transport records to (closed with the host).
     nonisolated let capture: BTSnoopWriter?
     /// What every timeout of this host sleeps on, so armed timers can be counted (nil for a
@@ -129,11 +130,8 @@ public final class BluetoothHost {
         scanner = Scanner(controller: controller, logger: logger)
         security = SecurityManager(controller: controller, channels: channels, connections: connections, store: store, logger: logger)
         // Handles are reused: a link that ends takes its client with it, whoever asked for it.
-        observer = controller.addEventObserver { [weak self] event in
-            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self?.linkEnded(disconnection.handle)
-            }
-        }
+        clients = PerLink(controller: controller, layer: .gatt)
+        clients.onClose = { [cache] _, client, _ in cache.finish(client) }
         controller.onFailure = { [weak self] error in
             self?.madeCentral?.stateChanged()
             self?.peripheralManager?.stateChanged()
@@ -201,9 +199,7 @@ public final class BluetoothHost {
         madeCentral?.hostClosed()
         madeCentral = nil
         peripheralManager?.stateChanged()
-        if let observer { controller.removeEventObserver(observer) }
-        observer = nil
-        for handle in clients.keys { linkEnded(handle) }
+        for handle in clients.handles { linkEnded(handle) }
         security.close()
         bearers.close()
         channels.close()

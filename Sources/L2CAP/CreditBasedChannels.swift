@@ -39,8 +39,11 @@ public final class CreditBasedChannels {
     /// CIDs of requests still under way.
     private var reserved: Set<ChannelKey> = []
     private var pending: [RequestKey: PendingRequest] = [:]
-    private var identifiers: [ConnectionHandle: UInt8] = [:]
-    private var lastCIDs: [ConnectionHandle: UInt16] = [:]
+    /// The last signaling identifier and dynamic CID given, on any link: one rotation for
+    /// every link (as NimBLE's one identifier counter), which gives each link successive
+    /// identifiers that differ, as Part A 4 asks, with no state per link to keep.
+    private var lastIdentifier: UInt8 = 0
+    private var lastCID: UInt16?
     var servers: [PSM: Server] = [:]
     private var nextToken = 0
     private var detach: (() -> Void)?
@@ -234,21 +237,20 @@ public final class CreditBasedChannels {
 
     // MARK: CIDs and identifiers
 
-    /// Free CIDs, taken in turn after the last one given on the link rather than lowest
-    /// first: a CID just closed is not offered again at once, so a peer still forgetting it
+    /// Free CIDs, taken in turn after the last one given rather than lowest first: a CID just closed is not offered again at once, so a peer still forgetting it
     /// (Bumble 0.0.236 never forgets the CIDs of a channel it accepted) does not refuse the
     /// next request with Source CID already allocated.
     func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
         var cids: [UInt16] = []
         let range = Self.dynamicCIDs
-        let start = lastCIDs[handle].map { $0 - range.lowerBound + 1 } ?? 0
+        let start = lastCID.map { $0 - range.lowerBound + 1 } ?? 0
         for step in 0..<UInt16(range.count) where cids.count < count {
             let cid = range.lowerBound + (start + step) % UInt16(range.count)
             let key = ChannelKey(handle: handle, cid: cid)
             if channels[key] == nil, !reserved.contains(key) { cids.append(cid) }
         }
         guard cids.count == count else { throw .noFreeCID }
-        lastCIDs[handle] = cids.last
+        lastCID = cids.last
         return cids
     }
 
@@ -262,9 +264,9 @@ public final class CreditBasedChannels {
 
     /// A fresh non-zero identifier for `handle`, none of its requests under way using it.
     private func nextIdentifier(_ handle: ConnectionHandle) -> UInt8 {
-        var identifier = identifiers[handle] ?? 0
+        var identifier = lastIdentifier
         repeat { identifier = identifier == 255 ? 1 : identifier + 1 } while pending[RequestKey(handle: handle, identifier: identifier)] != nil
-        identifiers[handle] = identifier
+        lastIdentifier = identifier
         return identifier
     }
 
@@ -370,8 +372,6 @@ public final class CreditBasedChannels {
             request.done.resume(returning: .failure(.linkLost(reason)))
         }
         for channel in channels.values where channel.handle == handle { channel.end(.linkLost(reason)) }
-        identifiers[handle] = nil
-        lastCIDs[handle] = nil
     }
 
     // MARK: Frames

@@ -13,11 +13,10 @@ public final class L2CAPChannels {
     private let controller: HCIController
     private let connections: ConnectionManager
     private let logger: HCILogger
-    /// One per link the connection manager knows, made when its first packet arrives and
-    /// dropped when it ends: having one is what makes a handle known on the receive path.
-    private var reassemblers = SmallMap<ConnectionHandle, Reassembler>()
+    /// One on each link, made when its first packet arrives; it ends with the link, taking
+    /// a half-received PDU with it.
+    private let reassemblers: PerLink<Reassembler>
     private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
-    private var observer: Int?
     private var closeHandler: Int?
     private var creditBasedChannels: CreditBasedChannels?
 
@@ -38,30 +37,23 @@ public final class L2CAPChannels {
         self.controller = controller
         self.connections = connections
         self.logger = logger.layer("l2cap")
+        reassemblers = PerLink(controller: controller, layer: .l2cap)
         // The controller holds this object strongly until ``close()``, which its own close
         // calls: a weakly referenced object carries a side table that makes every retain
         // and release on the receive path slow.
         controller.onACLData = { packet in self.receive(packet) }
         closeHandler = controller.addCloseHandler { self.close() }
-        observer = controller.addEventObserver { event in
-            // A link that ends takes its half-received PDU with it.
-            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self.reassemblers[disconnection.handle] = nil
-            }
-        }
     }
 
     /// Stops handling ACL data.
     public func close() {
         controller.onACLData = nil
-        if let observer { controller.removeEventObserver(observer) }
-        observer = nil
         if let closeHandler { controller.removeCloseHandler(closeHandler) }
         closeHandler = nil
         creditBasedChannels?.close()
         creditBasedChannels = nil
         handlers.removeAll()
-        reassemblers.removeAll()
+        for handle in reassemblers.handles { reassemblers.removeValue(forKey: handle) }
     }
 
     /// Links with reassembly state (zero once every link has ended).
@@ -92,15 +84,17 @@ public final class L2CAPChannels {
     }
 
     private func receive(_ packet: ACLDataPacket) {
-        if reassemblers.index(forKey: packet.handle) == nil {
-            guard connections.connections[packet.handle] != nil else {
+        var reassembled = reassemblers.update(packet.handle) { $0.append(packet) }
+        if reassembled == nil {
+            guard controller.link(packet.handle) != nil else {
                 // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
                 logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
                 return
             }
             reassemblers[packet.handle] = Reassembler()
+            reassembled = reassemblers.update(packet.handle) { $0.append(packet) }
         }
-        guard let (frame, problem) = reassemblers.update(packet.handle, { $0.append(packet) }) else { return }
+        guard let (frame, problem) = reassembled else { return }
         if let problem {
             droppedFrames += 1
             logger.log(.error, "handle \(hex(packet.handle, digits: 4)): \(problem); frame dropped")

@@ -42,7 +42,8 @@ public final class SecurityManager {
         case encrypted(authenticated: Bool)
     }
 
-    struct Link {
+    /// What the Security Manager keeps on one link (on the link itself: it ends with it).
+    struct LinkRecord {
         var state = LinkState.unencrypted
         /// The pairing under way, which receives the SMP commands.
         var session: PairingSession?
@@ -60,6 +61,8 @@ public final class SecurityManager {
         /// As the peripheral: the key a pairing on this link made, for the controller's LE
         /// Long Term Key Request when the central starts encryption.
         var responderKey: SecretBytes?
+        /// The SMP timer of the pairing under way.
+        var watchdog: Watchdog?
     }
 
     let controller: HCIController
@@ -81,7 +84,7 @@ public final class SecurityManager {
     /// Our static random address: made once and kept in the store, so centrals that bonded
     /// with us at it (it is then our identity address) find us at it again after a restart.
     public private(set) lazy var staticRandomAddress = bonds.localStaticRandomAddress()
-    var links: [ConnectionHandle: Link] = [:]
+    let links: PerLink<LinkRecord>
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
     public var timeout: Duration = .seconds(30)
@@ -95,6 +98,8 @@ public final class SecurityManager {
         self.bonds = BondStore(store: store)
         self.policy = policy
         self.logger = logger.layer("smp")
+        links = PerLink(controller: controller, layer: .security)
+        links.onClose = { [weak self] _, link, _ in self?.end(link) }
         channels.setHandler(for: .smp) { [weak self] handle, payload in self?.receive(handle, payload) }
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
@@ -103,7 +108,8 @@ public final class SecurityManager {
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
-        for handle in links.keys { linkEnded(handle) }
+        links.onClose = nil
+        for handle in links.handles { links.removeValue(forKey: handle).map(end) }
     }
 
     /// Links the Security Manager keeps state for (zero once every link has ended).
@@ -133,7 +139,7 @@ public final class SecurityManager {
 
     /// The stored bond of the peer on `handle`, if any.
     public func bond(for handle: ConnectionHandle) -> Bond? {
-        guard let connection = connections.connections[handle] else { return nil }
+        guard let connection = controller.link(handle)?.connection else { return nil }
         return bonds.bond(for: connection.peerAddress, type: AddressType(rawValue: connection.peerAddressType) ?? .random)
     }
 
@@ -144,13 +150,13 @@ public final class SecurityManager {
     /// and the policy allows); else pairing if the policy allows. Concurrent callers share
     /// one attempt.
     public func secure(_ handle: ConnectionHandle) async throws(SMPError) {
-        guard connections.connections[handle] != nil else { throw .disconnected }
+        guard controller.link(handle)?.connection != nil else { throw .disconnected }
         if isEncrypted(handle) { return }
-        if links[handle, default: Link()].securing != nil {
+        if links[handle, default: LinkRecord()].securing != nil {
             let result = await withCheckedContinuation { links[handle]?.securing?.append($0) }
             return try result.get()
         }
-        links[handle, default: Link()].securing = []
+        links[handle, default: LinkRecord()].securing = []
         let result: Result<Void, SMPError>
         do throws(SMPError) {
             try await secureOnce(handle)
@@ -194,7 +200,7 @@ public final class SecurityManager {
     private func secureOnce(_ handle: ConnectionHandle) async throws(SMPError) {
         if bond(for: handle) != nil {
             do throws(SMPError) { return try await encrypt(handle) } catch {
-                guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing, connections.connections[handle] != nil else { throw error }
+                guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing, controller.link(handle)?.connection != nil else { throw error }
                 logger.log(.warning, "handle \(hex(handle, digits: 4)): the peer lost our bond (PIN or Key Missing); pairing again")
             }
         }
@@ -225,7 +231,7 @@ public final class SecurityManager {
     /// bond (when bonding). Fails with the reason by name; the 30 s SMP timeout applies to
     /// each step.
     public func pair(_ handle: ConnectionHandle) async throws(SMPError) -> Pairing {
-        guard let connection = connections.connections[handle], let info = controller.info else { throw .disconnected }
+        guard let connection = controller.link(handle)?.connection, let info = controller.info else { throw .disconnected }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
         let (session, watchdog) = startSession(handle, connection, info, role: .initiator) { [weak self] ltk, ediv, random, authenticated throws(SMPError) in
@@ -235,7 +241,7 @@ public final class SecurityManager {
         }
         defer {
             watchdog.cancel()
-            sessionWatchdogs[handle] = nil
+            links[handle]?.watchdog = nil
             links[handle]?.session = nil
         }
         let outcome: PairingSession.Outcome
@@ -255,8 +261,6 @@ public final class SecurityManager {
         onPaired?(handle, outcome.method, outcome.bond)
         return Pairing(method: outcome.method, secureConnections: outcome.secureConnections, bond: outcome.bond)
     }
-
-    private var sessionWatchdogs: [ConnectionHandle: Watchdog] = [:]
 
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
@@ -279,13 +283,13 @@ public final class SecurityManager {
                 handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
             policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [unowned self] in localCSRK }, entropy: entropy)
-        links[handle, default: Link()].session = session
+        links[handle, default: LinkRecord()].session = session
         links[handle]?.pairingFailed = false
         let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
             self?.links[handle]?.timedOut = true
             session?.end(.timeout)
         }
-        sessionWatchdogs[handle] = watchdog
+        links[handle]?.watchdog = watchdog
         return (session, watchdog)
     }
 
@@ -294,7 +298,7 @@ public final class SecurityManager {
     /// Answers the central's Pairing Request on `handle` (``PairingSession/respond(to:)``),
     /// stores the bond when both bond, and tells ``onPaired``.
     private func respond(_ handle: ConnectionHandle, to request: PairingFeatures) {
-        guard let connection = connections.connections[handle], let info = controller.info else { return }
+        guard let connection = controller.link(handle)?.connection, let info = controller.info else { return }
         guard policy.allowPairing else {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
@@ -339,7 +343,7 @@ public final class SecurityManager {
 
     private func sessionEnded(_ handle: ConnectionHandle, _ watchdog: Watchdog) {
         watchdog.cancel()
-        sessionWatchdogs[handle] = nil
+        links[handle]?.watchdog = nil
         links[handle]?.session = nil
     }
 
@@ -347,7 +351,7 @@ public final class SecurityManager {
     /// Request, Part H, 3.6.7), with the bonding and Secure Connections the policy wants.
     /// The central pairs (its Pairing Request comes here) or encrypts with its bond.
     public func requestSecurity(_ handle: ConnectionHandle) throws(SMPError) {
-        guard connections.connections[handle] != nil else { throw .disconnected }
+        guard controller.link(handle)?.connection != nil else { throw .disconnected }
         var authentication: AuthenticationRequirements = []
         if policy.bonding { authentication.insert(.bonding) }
         if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
@@ -358,10 +362,10 @@ public final class SecurityManager {
     /// Keeps `key` for the controller's LE Long Term Key Request and waits for the
     /// central's encryption to complete.
     private func awaitCentralsEncryption(_ handle: ConnectionHandle, key: SecretBytes) async throws(SMPError) {
-        guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
+        guard links[handle, default: LinkRecord()].encryption == nil else { throw .protocolError("encryption already starting") }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
-            links[handle, default: Link()].responderKey = key
-            links[handle, default: Link()].encryption = continuation
+            links[handle, default: LinkRecord()].responderKey = key
+            links[handle, default: LinkRecord()].encryption = continuation
         }
         // The pairing's key served this encryption only (an STK must not outlive it; a
         // later request names the stored bond's key).
@@ -380,7 +384,7 @@ public final class SecurityManager {
            bond.secureConnections ? request.ediv == 0 && request.random.allSatisfy({ $0 == 0 })
                                   : request.ediv == bond.ediv && request.random == bond.randomBytes {
             key = stored
-            links[handle, default: Link()].storedKey = true
+            links[handle, default: LinkRecord()].storedKey = true
             links[handle]?.state = .encrypted(authenticated: bond.authenticated)
         }
         Task { @BluetoothActor [controller, logger] in
@@ -410,15 +414,14 @@ public final class SecurityManager {
             do { answerKeyRequest(try LELongTermKeyRequest.decodeCountingExtraOctets(meta.parameters).parameters) } catch {
                 logger.log(.warning, "malformed LE Long Term Key Request: \(error)")
             }
-        case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
-            linkEnded(disconnection.handle)
         default:
             break
         }
     }
 
-    private func linkEnded(_ handle: ConnectionHandle) {
-        guard let link = links.removeValue(forKey: handle) else { return }
+    /// A link ended (or the Security Manager closed): what waited on it fails.
+    private func end(_ link: LinkRecord) {
+        link.watchdog?.cancel()
         link.session?.end(.disconnected)
         link.encryption?.resume(returning: .failure(.disconnected))
         for waiter in link.securing ?? [] { waiter.resume(returning: .failure(.disconnected)) }
@@ -437,7 +440,7 @@ public final class SecurityManager {
             return
         }
         if let session = links[handle]?.session {
-            sessionWatchdogs[handle]?.restart()
+            links[handle]?.watchdog?.restart()
             return session.receive(pdu)
         }
         switch pdu {

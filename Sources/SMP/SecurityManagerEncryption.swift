@@ -11,10 +11,10 @@ extension SecurityManager {
     /// The LTK leaves `SecretBytes` here: the HCI command and its packet hold copies that
     /// nothing zeroes.
     func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8]) async throws(SMPError) {
-        guard links[handle, default: Link()].encryption == nil else { throw .protocolError("encryption already starting") }
+        guard links[handle, default: LinkRecord()].encryption == nil else { throw .protocolError("encryption already starting") }
         // Registered before the command: its Command Status and the event may come in one read.
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
-            links[handle, default: Link()].encryption = continuation
+            links[handle, default: LinkRecord()].encryption = continuation
             Task { @BluetoothActor [weak self] in
                 do throws(HCIError) {
                     _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk.bytes))

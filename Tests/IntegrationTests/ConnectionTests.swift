@@ -91,7 +91,7 @@ extension IntegrationTests {
         #expect(clock.entryCount == 0, "no stale timer entry left", sourceLocation: sourceLocation)
         if let l2cap {
             #expect(l2cap.pendingReassemblies == 0, "no half-received PDU left", sourceLocation: sourceLocation)
-            #expect(controller.eventObserverCount == 2, sourceLocation: sourceLocation)
+            #expect(l2cap.trackedLinks == 0, "no link's L2CAP state left", sourceLocation: sourceLocation)
             l2cap.close()
         }
         #expect(controller.eventObserverCount == 1, sourceLocation: sourceLocation)

@@ -60,12 +60,20 @@ public final class GATTServer: ATTServer {
     /// Characteristic values with a CCCD, by value handle; and the value handle of each CCCD.
     var subscribable: [AttributeHandle: Subscribable] = [:]
     var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
-    /// Each client's CCCD values, by CCCD handle (absent: 0x0000).
-    var cccds: [ConnectionHandle: [AttributeHandle: UInt16]] = [:]
-    /// The bearer of each link a client reached us on.
-    var bearers: [ConnectionHandle: ATTBearer] = [:]
-    /// Links whose handler is running: their PDUs waiting, in order.
-    private var waiting: [ConnectionHandle: [[UInt8]]] = [:]
+    /// What the server keeps for the client on one link, forgotten when the link ends.
+    struct LinkClient {
+        /// The bearer it reached us on.
+        var bearer: ATTBearer?
+        /// Its CCCD values, by CCCD handle (absent: 0x0000).
+        var cccds: [AttributeHandle: UInt16] = [:]
+        /// While a handler runs for it: its PDUs waiting, in order.
+        var waiting: [[UInt8]]?
+        /// The bonded client it is (the bond's identity), once bound.
+        var bonded: String?
+    }
+
+    /// The client on each link, one record per link.
+    var clients: [ConnectionHandle: LinkClient] = [:]
     /// The one request the app authorized, while the table answers it.
     private var granted: (connection: ConnectionHandle, handle: AttributeHandle)?
 
@@ -86,8 +94,6 @@ public final class GATTServer: ATTServer {
 
     /// Bonded clients by their identity (the bond's identity address).
     var bondedClients: [String: BondedClient] = [:]
-    /// The bonded client on each link that has one.
-    var clientOfLink: [ConnectionHandle: String] = [:]
 
     /// A server with GAP Device Name `deviceName` and Appearance `appearance`.
     public convenience init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
@@ -113,7 +119,7 @@ public final class GATTServer: ATTServer {
         }
         table.onRead = { [unowned self] connection, handle in
             guard valueOfCCCD[handle] != nil else { return nil }
-            let bits = cccds[connection]?[handle] ?? 0
+            let bits = clients[connection]?.cccds[handle] ?? 0
             return [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
         }
     }
@@ -133,10 +139,10 @@ public final class GATTServer: ATTServer {
         // An app's own GATT service (the file's) has its own Service Changed: not ours to indicate.
         guard let serviceChanged = base.serviceChangedValueHandle else { return }
         for connection in subscribers(of: serviceChanged).filter(\.indications).map(\.connection) {
-            guard let bearer = bearers[connection] else { continue }
+            guard let bearer = clients[connection]?.bearer else { continue }
             Task { @BluetoothActor in try? await bearer.indicate(handle: serviceChanged, value: value[...]) }
         }
-        let present = Set(clientOfLink.values)
+        let present = Set(clients.values.compactMap(\.bonded))
         for (client, var memory) in bondedClients where !present.contains(client) {
             let changed = memory.changed.map { (min($0.start, start), max($0.end, end)) } ?? (start, end)
             memory.changed = changed
@@ -169,8 +175,8 @@ public final class GATTServer: ATTServer {
     /// something on.
     public func subscribers(of handle: AttributeHandle) -> [GATTSubscription] {
         guard let entry = subscribable[handle] else { return [] }
-        return cccds.compactMap { connection, values in
-            let bits = values[entry.cccd] ?? 0
+        return clients.compactMap { connection, client in
+            let bits = client.cccds[entry.cccd] ?? 0
             guard bits != 0 else { return nil }
             return GATTSubscription(connection: connection, handle: handle, uuid: entry.uuid,
                                     notifications: bits & 0x0001 != 0, indications: bits & 0x0002 != 0)
@@ -184,7 +190,7 @@ public final class GATTServer: ATTServer {
     public func notify(_ handle: AttributeHandle, value: [UInt8], to connections: [ConnectionHandle]? = nil) -> [ConnectionHandle] {
         var sent: [ConnectionHandle] = []
         for subscription in subscribers(of: handle) where subscription.notifications {
-            guard connections?.contains(subscription.connection) ?? true, let bearer = bearers[subscription.connection] else { continue }
+            guard connections?.contains(subscription.connection) ?? true, let bearer = clients[subscription.connection]?.bearer else { continue }
             do {
                 try bearer.notify(handle: handle, value: value[...])
                 sent.append(subscription.connection)
@@ -199,7 +205,7 @@ public final class GATTServer: ATTServer {
     /// must have indications on for `handle` (else `ATTError.protocolError`).
     public func indicate(_ handle: AttributeHandle, value: [UInt8], to connection: ConnectionHandle) async throws(ATTError) {
         guard subscribers(of: handle).contains(where: { $0.connection == connection && $0.indications }),
-              let bearer = bearers[connection] else {
+              let bearer = clients[connection]?.bearer else {
             throw .protocolError("the client on \(hex(connection, digits: 4)) has not turned indications on for \(hex(handle, digits: 4))")
         }
         try await bearer.indicate(handle: handle, value: value[...])
@@ -215,9 +221,9 @@ public final class GATTServer: ATTServer {
         if entry.properties.contains(.notify) { allowed |= 0x0001 }
         if entry.properties.contains(.indicate) { allowed |= 0x0002 }
         guard bits & ~allowed == 0 else { return .cccdImproperlyConfigured }
-        let old = cccds[connection]?[entry.cccd] ?? 0
-        cccds[connection, default: [:]][entry.cccd] = bits
-        if let client = clientOfLink[connection], bondedClients[client] != nil {
+        let old = clients[connection]?.cccds[entry.cccd] ?? 0
+        clients[connection, default: LinkClient()].cccds[entry.cccd] = bits
+        if let client = clients[connection]?.bonded, bondedClients[client] != nil {
             bondedClients[client]?.cccds[entry.cccd] = bits
             if old != bits { save(client) }
         }
@@ -239,14 +245,14 @@ public final class GATTServer: ATTServer {
     /// request goes to an app's handler.
     public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
         let connection = bearer.connection
-        bearers[connection] = bearer
-        if waiting[connection] != nil {
-            guard waiting[connection, default: []].count < maximumWaitingPDUs else {
+        clients[connection, default: LinkClient()].bearer = bearer
+        if let waiting = clients[connection]?.waiting {
+            guard waiting.count < maximumWaitingPDUs else {
                 droppedPDUs += 1
                 bearer.logger.log(.warning, "handle \(hex(connection, digits: 4)): a PDU arrived while \(maximumWaitingPDUs) waited for a handler; dropped")
                 return nil
             }
-            waiting[connection, default: []].append(Array(pdu))
+            clients[connection]?.waiting?.append(Array(pdu))
             return nil
         }
         return answer(pdu, on: bearer)
@@ -254,10 +260,7 @@ public final class GATTServer: ATTServer {
 
     /// Forgets a link that ended: its CCCDs, prepare queue and waiting PDUs.
     public func linkEnded(_ connection: ConnectionHandle) {
-        cccds[connection] = nil
-        clientOfLink[connection] = nil
-        bearers[connection] = nil
-        waiting[connection] = nil
+        clients[connection] = nil
         attributes.linkEnded(connection)
     }
 
@@ -395,8 +398,7 @@ public final class GATTServer: ATTServer {
     /// Runs `work` for `bearer`'s link, holding its later PDUs until it is done; sends what
     /// it returns, then answers the PDUs that waited, in order.
     private func defer_(on bearer: ATTBearer, _ work: @escaping @BluetoothActor () async -> [UInt8]?) {
-        let connection = bearer.connection
-        waiting[connection] = []
+        clients[bearer.connection, default: LinkClient()].waiting = []
         Task { @BluetoothActor [weak self] in
             let response = await work()
             if let response { bearer.sendResponse(response) }
@@ -407,21 +409,21 @@ public final class GATTServer: ATTServer {
     /// Answers the PDUs that waited on `bearer`'s link until one goes to a handler again.
     private func drain(_ bearer: ATTBearer) {
         let connection = bearer.connection
-        while var queue = waiting[connection] {
+        while var queue = clients[connection]?.waiting {
             guard !queue.isEmpty else {
-                waiting[connection] = nil
+                clients[connection]?.waiting = nil
                 return
             }
             let next = queue.removeFirst()
-            waiting[connection] = nil
+            clients[connection]?.waiting = nil
             let answer = answer(next[...], on: bearer)
             if let answer { bearer.sendResponse(answer) }
             // A handler took it: the rest waits behind it.
-            if waiting[connection] != nil {
-                waiting[connection, default: []] += queue
+            if clients[connection]?.waiting != nil {
+                clients[connection]?.waiting? += queue
                 return
             }
-            waiting[connection] = queue
+            clients[connection]?.waiting = queue
         }
     }
 }

@@ -10,9 +10,9 @@ extension GATTServer {
     /// values, those written on this link so far and from now on, are kept for its next
     /// links.
     public func bind(_ connection: ConnectionHandle, toBondedClient client: String) {
-        clientOfLink[connection] = client
+        clients[connection, default: LinkClient()].bonded = client
         var memory = bondedClients[client] ?? BondedClient()
-        for (cccd, bits) in cccds[connection] ?? [:] { memory.cccds[cccd] = bits }
+        for (cccd, bits) in clients[connection]?.cccds ?? [:] { memory.cccds[cccd] = bits }
         bondedClients[client] = memory
         save(client)
     }
@@ -51,8 +51,8 @@ extension GATTServer {
     @discardableResult
     public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil) -> [GATTSubscription] {
         let connection = bearer.connection
-        bearers[connection] = bearer
-        clientOfLink[connection] = client
+        clients[connection, default: LinkClient()].bearer = bearer
+        clients[connection]?.bonded = client
         defer { save(client) }
         guard var memory = bondedClients[client] ?? stored.map(remembered) else {
             bondedClients[client] = BondedClient()
@@ -60,8 +60,8 @@ extension GATTServer {
         }
         var restored: [GATTSubscription] = []
         for (cccd, bits) in memory.cccds.sorted(by: { $0.key < $1.key }) where bits != 0 {
-            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], cccds[connection]?[cccd] != bits else { continue }
-            cccds[connection, default: [:]][cccd] = bits
+            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], clients[connection]?.cccds[cccd] != bits else { continue }
+            clients[connection]?.cccds[cccd] = bits
             let subscription = GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
                                                 notifications: bits & 1 != 0, indications: bits & 2 != 0)
             restored.append(subscription)
@@ -84,7 +84,7 @@ extension GATTServer {
     /// it ends, as any unbonded client's.
     public func forgetBondedClient(_ client: String) {
         bondedClients[client] = nil
-        for (connection, bonded) in clientOfLink where bonded == client { clientOfLink[connection] = nil }
+        for (connection, link) in clients where link.bonded == client { clients[connection]?.bonded = nil }
         onBondedClientChanged?(client, nil)
     }
 }
