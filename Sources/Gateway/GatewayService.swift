@@ -431,10 +431,12 @@ public final class GatewayService {
 
     // MARK: - Home Assistant and counters
 
-    /// Home Assistant's configuration of `entry`'s sensors (retained).
+    /// Home Assistant's configuration of `entry`'s sensors and writable characteristics (retained).
     private func announceToHomeAssistant(_ entry: Bound) async {
         guard let discovery else { return }
-        for message in discovery.sensors(of: entry.rule, at: entry.address) { await mqtt.setRetained(message.topic, Array(message.payload.utf8)) }
+        for message in discovery.sensors(of: entry.rule, at: entry.address) + discovery.texts(of: entry.rule, at: entry.address) {
+            await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+        }
     }
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).
