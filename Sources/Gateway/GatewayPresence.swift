@@ -44,7 +44,7 @@ extension HomeAssistantDiscovery {
     /// A `device_tracker` of `…/ADDRESS/presence` (`home` / `not_home`), in the device's own
     /// Home Assistant device under the gateway's.
     public func tracker(of device: BluetoothAddress) -> Message {
-        let addressID = device.description.uppercased().replacingOccurrences(of: ":", with: "")
+        let addressID = Self.addressID(device)
         let objectID = "bluejay_\(gateway)_\(addressID)_presence"
         let fields: [String: Any] = [
             "name": "Presence",

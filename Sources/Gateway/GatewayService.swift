@@ -39,6 +39,8 @@ public final class GatewayService {
     private let leaseTick: Duration = .milliseconds(50)
     /// Home Assistant's discovery (`homeassistant:`), nil when off.
     let discovery: HomeAssistantDiscovery?
+    /// Which of an earlier run's discovery configurations to delete, nil when discovery is off.
+    let staleDiscovery: StaleDiscovery?
     /// The decoded values Home Assistant has been told of, per device (address as the topics
     /// spell it): a sensor's entities are announced as its values first appear.
     var announcedValues: [String: Set<String>] = [:]
@@ -95,6 +97,7 @@ public final class GatewayService {
         discovery = configuration.homeAssistantPrefix.map {
             HomeAssistantDiscovery(prefix: $0, gateway: configuration.gateway, topics: Topics(prefix: configuration.prefix, gateway: configuration.gateway))
         }
+        staleDiscovery = discovery.map { StaleDiscovery($0, configuration: configuration) }
         var options = MQTTClient.Options(
             broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)", username: configuration.username,
             password: configuration.password, keepAlive: configuration.keepAlive,
@@ -117,6 +120,9 @@ public final class GatewayService {
         for rule in configuration.peripherals {
             if case .address(let identifier) = rule.match { await mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8)) }
         }
+        // Home Assistant configurations this file no longer announces are found the same
+        // way and deleted (GatewayLeftovers.swift).
+        if let staleDiscovery { await mqtt.subscribe(staleDiscovery.filter) }
         if configuration.fleet {
             leases = FleetLeases(gateway: configuration.gateway, started: .now)
             await mqtt.subscribe(topics.leaseFilter)
@@ -345,16 +351,8 @@ public final class GatewayService {
                 return
             }
         }
-        if let address = topics.parsePeripheralStatus(message.topic) { return await staleStatus(address, message) }
+        if await answeredLeftover(message) { return }
         await handleSet(message)
-    }
-
-    /// A retained `online` of an address of ours this run does not serve (yet): a killed
-    /// run's leftover (found by name last time, or no longer configured), made `offline`.
-    private func staleStatus(_ address: String, _ message: MQTTMessage) async {
-        guard message.retained, message.payload == Array("online".utf8), bound[address.uppercased()] == nil else { return }
-        logger.info("\(address): left online by an earlier run; marking it offline")
-        await mqtt.setRetained(message.topic, Array("offline".utf8))
     }
 
     private func fleetTick() async {
@@ -431,10 +429,12 @@ public final class GatewayService {
 
     // MARK: - Home Assistant and counters
 
-    /// Home Assistant's configuration of `entry`'s sensors (retained).
+    /// Home Assistant's configuration of `entry`'s sensors and writable characteristics (retained).
     private func announceToHomeAssistant(_ entry: Bound) async {
         guard let discovery else { return }
-        for message in discovery.sensors(of: entry.rule, at: entry.address) { await mqtt.setRetained(message.topic, Array(message.payload.utf8)) }
+        for message in discovery.sensors(of: entry.rule, at: entry.address) + discovery.texts(of: entry.rule, at: entry.address) {
+            await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+        }
     }
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).

@@ -54,7 +54,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// both the gateway and the peripheral are `online`: a gateway killed outright leaves the
     /// peripheral's retained `online` behind, and only the gateway's will says it is gone.
     public func sensors(of rule: PeripheralRule, at address: BluetoothAddress) -> [Message] {
-        let addressID = address.description.uppercased().replacingOccurrences(of: ":", with: "")
+        let addressID = Self.addressID(address)
         var messages: [Message] = []
         for characteristic in rule.subscribe + rule.poll {
             guard let known = KnownCharacteristic(characteristic.characteristic.uuid) else { continue }
@@ -75,5 +75,49 @@ public struct HomeAssistantDiscovery: Sendable {
             messages.append(Message(topic: "\(prefix)/sensor/\(objectID)/config", payload: JSONText.encode(fields)))
         }
         return messages
+    }
+
+    /// What a text entity accepts: hex bytes as `/set` reads them, a subset of
+    /// ``Hex/decode(_:)``'s spellings, so that Home Assistant refuses a value before it
+    /// reaches the gateway's error topic. Anchored: Home Assistant matches from the start only.
+    public static let hexPattern = "^(0[xX])?[0-9A-Fa-f]{2}([ :_-]?[0-9A-Fa-f]{2})*$"
+
+    /// One `text` entity per characteristic under `write:`, whose command is its `/set` topic
+    /// (hex, ``hexPattern``), in the peripheral's device and available as its sensors are (a
+    /// write needs the link). Its state is the hex value topic when the characteristic is also
+    /// subscribed or polled; a characteristic only written has none, and Home Assistant shows
+    /// the last value it set. Subscribed and polled characteristics accept `/set` too, but
+    /// most are not writable at all (a measurement), so only `write:` makes an entity.
+    public func texts(of rule: PeripheralRule, at address: BluetoothAddress) -> [Message] {
+        let addressID = Self.addressID(address)
+        let read = Set((rule.subscribe + rule.poll).map(\.topicPath))
+        var seen: Set<String> = []
+        return rule.write.compactMap { characteristic -> Message? in
+            guard seen.insert(characteristic.topicPath).inserted else { return nil }
+            // `_set`: a characteristic both read and written is a sensor and a text of one id stem.
+            let objectID = "bluejay_\(gateway)_\(addressID)_\(characteristic.characteristicText)_set"
+            var fields: [String: Any] = [
+                "name": "Write \(characteristic.topicPath)",
+                "unique_id": objectID,
+                "command_topic": topics.set(address, characteristic),
+                "pattern": Self.hexPattern,
+                // Two hex digits at least; 255 is Home Assistant's longest text (127 bytes).
+                "min": 2,
+                "max": 255,
+                // A retained /set is refused: the gateway does not act on a stale command.
+                "retain": false,
+                "availability": [["topic": topics.status], ["topic": topics.status(address)]],
+                "availability_mode": "all",
+                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(address.description.uppercased())",
+                           "via_device": gatewayDevice],
+            ]
+            if read.contains(characteristic.topicPath) { fields["state_topic"] = topics.value(address, characteristic) }
+            return Message(topic: "\(prefix)/text/\(objectID)/config", payload: JSONText.encode(fields))
+        }
+    }
+
+    /// An address as the object ids spell it: upper case, no colons.
+    static func addressID(_ address: BluetoothAddress) -> String {
+        address.description.uppercased().replacingOccurrences(of: ":", with: "")
     }
 }

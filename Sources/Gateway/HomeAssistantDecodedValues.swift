@@ -57,12 +57,12 @@ extension HomeAssistantDiscovery {
     /// its own key and keeps its state when a message lacks it. Available while the
     /// gateway is: an advertiser has no link, so no status of its own.
     public func sensors(of decoded: DecodedAdvertisement, at address: BluetoothAddress) -> [Message] {
-        let addressID = address.description.uppercased().replacingOccurrences(of: ":", with: "")
+        let addressID = Self.addressID(address)
         var keys = Set(decoded.values.keys)
         keys.insert("rssi")
         return keys.sorted().compactMap { key -> Message? in
-            guard let entity = DecodedValueEntity.of(key) else { return nil }
-            let objectID = "bluejay_\(gateway)_\(addressID)_\(key)"
+            guard let entity = DecodedValueEntity.of(key), let topic = decodedValueTopic(key, at: address) else { return nil }
+            let objectID = decodedValueObjectID(key, at: address)
             // An absent key keeps the entity's state: `this.state` is Home Assistant's own.
             let read = "value_json.\(key)"
             var fields: [String: Any] = [
@@ -82,7 +82,19 @@ extension HomeAssistantDiscovery {
             if let unit = entity.unit { fields["unit_of_measurement"] = unit }
             if let stateClass = entity.stateClass { fields["state_class"] = stateClass }
             if entity.diagnostic { fields["entity_category"] = "diagnostic" }
-            return Message(topic: "\(prefix)/\(entity.component)/\(objectID)/config", payload: JSONText.encode(fields))
+            return Message(topic: topic, payload: JSONText.encode(fields))
         }
+    }
+
+    /// The discovery topic of decoded value `key` heard from `address`, nil when the value
+    /// gets no entity: what `sensors(of:at:)` announces for a decoded advertisement, and what
+    /// the clean-up of earlier runs' configurations keeps while decoding is on.
+    func decodedValueTopic(_ key: String, at address: BluetoothAddress) -> String? {
+        guard let entity = DecodedValueEntity.of(key) else { return nil }
+        return "\(prefix)/\(entity.component)/\(decodedValueObjectID(key, at: address))/config"
+    }
+
+    private func decodedValueObjectID(_ key: String, at address: BluetoothAddress) -> String {
+        "bluejay_\(gateway)_\(Self.addressID(address))_\(key)"
     }
 }

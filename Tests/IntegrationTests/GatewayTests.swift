@@ -134,7 +134,8 @@ extension IntegrationTests {
 
     /// A `/set` reaches the peripheral (Body Sensor Location, polled back); a malformed one,
     /// or one for a characteristic not configured, is answered on the error topic and
-    /// touches nothing.
+    /// touches nothing. Listed under `write:`, the characteristic is a Home Assistant text
+    /// entity whose command, published as Home Assistant would, writes it.
     @Test(.hangGuard) func gatewayWritesSetAndRefusesMalformedOnes() async throws {
         let broker = try await MosquittoBroker()
         let peer = try await TestPeer()
@@ -143,6 +144,8 @@ extension IntegrationTests {
         let (gateway, run) = try Self.startGateway(Self.gatewayConfiguration(peer, broker, body: """
                 poll:
                   - {service: 180D, characteristic: 2A38, every: 200ms}
+                write:
+                  - {service: 180D, characteristic: 2A38}
 
             """))
         let location = "bluejay/gw1/\(peer.address)/180D/2A38"
@@ -160,8 +163,19 @@ extension IntegrationTests {
         #expect(await eventually { await recorder.payloads(location).count >= seen + 2 })
         #expect(await recorder.payloads(location).allSatisfy { $0 == "01" })
 
-        await recorder.client.publish(location + "/set", Array("03".utf8))
-        #expect(await eventually { await recorder.payloads(location).last == "03" }, "the write reached the peripheral")
+        // Home Assistant's view: the text entity, its state the polled value, its command
+        // the /set topic, in hex its pattern lets through.
+        let homeAssistant = try await MQTTRecorder(broker: broker, filter: "homeassistant/text/#")
+        let textTopic = "homeassistant/text/bluejay_gw1_\(peer.address.uppercased().replacingOccurrences(of: ":", with: ""))_2A38_set/config"
+        #expect(await eventually { await homeAssistant.messages.contains { $0.topic == textTopic && $0.retained } }, "the text entity is announced")
+        let text = try #require(await homeAssistant.messages.first { $0.topic == textTopic })
+        await homeAssistant.close()
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(text.payload)) as? [String: Any])
+        let stateTopic = fields["state_topic"] as? String, pattern = fields["pattern"] as? String
+        #expect(stateTopic == location && pattern == HomeAssistantDiscovery.hexPattern, "\(fields)")
+        let command = try #require(fields["command_topic"] as? String)
+        await recorder.client.publish(command, Array("0x03".utf8))
+        #expect(await eventually { await recorder.payloads(location).last == "03" }, "the entity's command reached the peripheral")
         run.cancel()
         _ = await run.result
         await recorder.close()
