@@ -390,7 +390,7 @@ public final class Advertiser {
                   status.isSuccess, role == 0x01 else { return }
             guard let link = controller.link(handle) else { return }
             let local = localAddress(fromConnectionComplete: meta)
-            _ = link.attachment(for: self, layer: .gap) { AdvertisedLink(self, localAddress: local) }
+            _ = link.attachment(for: self, layer: .host) { AdvertisedLink(self, localAddress: local) }
             // The controller stopped connectable advertising when the central connected.
             switch state {
             case let .advertising(configuration) where configuration.parameters.kind == .connectable:

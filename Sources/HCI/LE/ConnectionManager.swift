@@ -359,7 +359,7 @@ public final class ConnectionManager {
         case let .connectionComplete(status, handle, _, _, _, _):
             // The controller made the link (its facts are the event's); the manager watches it.
             if status.isSuccess, let link = link(handle) {
-                _ = link.attachment(for: self, layer: .gap) { Watch(self) }
+                _ = link.attachment(for: self, layer: .host) { Watch(self) }
                 if let linkEnd = attempt.linkEnd { waitForTheEnd(of: link, linkEnd) }
             }
             switch attempt {

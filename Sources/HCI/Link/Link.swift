@@ -44,7 +44,9 @@ public final class Link {
         case att
         /// The GATT client and the GATT server's per-client state.
         case gatt
-        /// The stack's wiring and the app-facing objects.
+        /// What tells the app of the link's end (``ConnectionManager/onDisconnection``, the
+        /// advertiser's) and the app-facing objects: closed first, so the app hears of the
+        /// end before any layer's waiters fail for it, and sees their failures as the end's.
         case host
 
         /// Lower layers first.
