@@ -37,16 +37,19 @@ struct AdvertisementDecodingTests {
         #expect(!configuration.description.contains("231d"), "no key in the logs")
     }
 
-    @Test(arguments: [
-        (head + "scan: sideways\n" + tail, "line 4: scan: 'sideways' is not active or passive"),
-        (head + "decode: some\n" + tail, "line 4: decode: 'some' is not all or off"),
-        (head + "rate_limit: often\n" + tail, "line 4: rate_limit: 'often' is not a duration"),
-        (head + "keys:\n  54:48:E6:8F:80:A5: 231d\n" + tail, "line 5: keys.54:48:E6:8F:80:A5: the key must be 16 bytes"),
-        (head + "keys:\n  kitchen: 231d39c1d7cc1ab1aee224cd096db932\n" + tail, "line 5: keys.kitchen: 'kitchen' is not a Bluetooth address"),
-        (head + "keys:\n  54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932\n  54:48:e6:8f:80:a5: 231d39c1d7cc1ab1aee224cd096db932\n" + tail,
+    /// Typed, and built by interpolation: Swift 6.0 gives up type-checking the `+` chains inline.
+    static let mistakes: [(String, String)] = [
+        ("\(head)scan: sideways\n\(tail)", "line 4: scan: 'sideways' is not active or passive"),
+        ("\(head)decode: some\n\(tail)", "line 4: decode: 'some' is not all or off"),
+        ("\(head)rate_limit: often\n\(tail)", "line 4: rate_limit: 'often' is not a duration"),
+        ("\(head)keys:\n  54:48:E6:8F:80:A5: 231d\n\(tail)", "line 5: keys.54:48:E6:8F:80:A5: the key must be 16 bytes"),
+        ("\(head)keys:\n  kitchen: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)", "line 5: keys.kitchen: 'kitchen' is not a Bluetooth address"),
+        ("\(head)keys:\n  54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932\n  54:48:e6:8f:80:a5: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)",
          "line 6: keys.54:48:e6:8f:80:a5: given twice"),
-        (head + "keys: [1, 2]\n" + tail, "line 4: keys: expected a mapping"),
-    ])
+        ("\(head)keys: [1, 2]\n\(tail)", "line 4: keys: expected a mapping"),
+    ]
+
+    @Test(arguments: mistakes)
     func mistakesNameTheLineAndTheField(yaml: String, expected: String) {
         do {
             _ = try GatewayConfiguration(yaml: yaml)

@@ -218,8 +218,9 @@ struct ControllerTests {
         #expect(lastSent == keptFour)
         let lastFive: [ACLDataPacket] = Array(burst.suffix(5))
         let disconnected: ConnectionHandle = 0x40
-        func sentBeforeOrKept(_ packet: ACLDataPacket) -> Bool { packet.handle == disconnected || lastFive.contains(packet) }
-        #expect(sentAfter.allSatisfy(sentBeforeOrKept))
+        // A closure, not a local function: Swift 6.0 takes a local function passed by name as throwing.
+        let everyPacketSentBeforeOrKept = sentAfter.allSatisfy { $0.handle == disconnected || lastFive.contains($0) }
+        #expect(everyPacketSentBeforeOrKept)
         #expect(controller.aclFlow?.queuedCount == 1)
         #expect(controller.aclFlow?.inFlight == 4)
 

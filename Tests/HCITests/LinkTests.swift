@@ -64,7 +64,7 @@ struct LinkTests {
         // Asking again finds the one attached, not a new one.
         #expect(link.attachment(for: owners[0], layer: .l2cap) { Marker("again", recorder) }.name == "l2cap")
         #expect(link.attachmentCount == 5)
-        let ended = Expectation<HCIStatus>()
+        let ended = BluetoothCore.Expectation<HCIStatus>()  // Testing has an Expectation too
         link.whenClosed(ended)
 
         try await disconnect(fake, controller, 0x40, .remoteUserTerminatedConnection)
@@ -86,7 +86,7 @@ struct LinkTests {
         _ = link.attachment(for: recorder, layer: .gatt) { Marker("late", recorder) }
         #expect(recorder.closed == ["late 0x0040 8"])
         #expect(link.attachmentCount == 0)
-        let ended = Expectation<HCIStatus>()
+        let ended = BluetoothCore.Expectation<HCIStatus>()  // Testing has an Expectation too
         link.whenClosed(ended)
         #expect(ended.delivered == .connectionTimeout)
         controller.close()
