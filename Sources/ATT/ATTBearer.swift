@@ -452,3 +452,9 @@ public final class ATTBearer {
         logger.log(.warning, "handle \(hex(connection, digits: 4)): \(what); dropped")
     }
 }
+
+/// A bearer lives on its link (``ATTBearers``) and closes with it.
+extension ATTBearer: LinkAttachment {
+    /// The link ended: every request and indication fails as disconnected.
+    public func linkClosed(_ link: Link, _ reason: HCIStatus) { close(.disconnected(reason)) }
+}

@@ -15,11 +15,14 @@ public final class ATTBearers {
     private var closeHandler: Int?
     private var observer: Int?
 
-    /// The bearer on each link, kept on the link: it closes with the link.
-    private let live: PerLink<ATTBearer>
+    /// The bearer found last (each bearer is kept on its link, and closes with it): PDUs
+    /// come link after link, so most need no search.
+    private var recent: ATTBearer?
 
     /// Live bearers by connection handle.
-    public var bearers: [ConnectionHandle: ATTBearer] { Dictionary(uniqueKeysWithValues: zip(live.handles, live.values)) }
+    public var bearers: [ConnectionHandle: ATTBearer] {
+        Dictionary(uniqueKeysWithValues: controller.links.compactMap { link in link.attachment(for: self, as: ATTBearer.self).map { (link.handle, $0) } })
+    }
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
     /// The server that answers the peers' requests on every bearer, those open now
@@ -42,7 +45,6 @@ public final class ATTBearers {
         self.connections = connections
         self.preferredMTU = preferredMTU
         self.logger = logger.layer("att")
-        live = PerLink(controller: controller, layer: .att)
         // Held strongly by the channels and the controller until ``close()``, which the
         // controller's close calls (no weak references on the receive path: see L2CAPChannels).
         closeHandler = controller.addCloseHandler { self.close() }
@@ -51,11 +53,12 @@ public final class ATTBearers {
                 self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
             }
         }
-        live.onClose = { _, bearer, reason in bearer.close(.disconnected(reason)) }
         // The server forgets every link that ends, one that never carried a PDU included (a
         // server may have bound it to a bonded client already).
         observer = controller.addEventObserver { event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
+                // The link closed its bearer; nothing here keeps it either.
+                if self.recent?.connection == disconnection.handle { self.recent = nil }
                 self.server?.linkEnded(disconnection.handle)
             }
         }
@@ -68,20 +71,25 @@ public final class ATTBearers {
         observer = nil
         if let closeHandler { controller.removeCloseHandler(closeHandler) }
         closeHandler = nil
-        live.onClose = nil
-        for handle in live.handles { live.removeValue(forKey: handle)?.close(.transport(.notRunning)) }
+        for link in controller.links { (link.detach(self) as? ATTBearer)?.close(.transport(.notRunning)) }
+        recent = nil
     }
 
     /// The bearer of connection `handle`, made on first use.
     public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
-        if let bearer = live[handle] { return bearer }
-        guard controller.link(handle) != nil else { throw .notConnected(handle) }
+        if let recent, recent.connection == handle, recent.isOpen { return recent }
+        guard let link = controller.link(handle) else { throw .notConnected(handle) }
+        if let bearer = link.attachment(for: self, as: ATTBearer.self) {
+            recent = bearer
+            return bearer
+        }
         let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger,
                                serverSlot: serverSlot) { [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
             try channels.send(consume frame, on: .att, handle: handle)
         }
         bearer.onFatalError = { reason in self.drop(handle, because: reason) }
-        live[handle] = bearer
+        _ = link.attachment(for: self, layer: .att) { bearer }
+        recent = bearer
         onBearer?(bearer)
         return bearer
     }

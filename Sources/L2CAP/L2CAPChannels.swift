@@ -13,9 +13,25 @@ public final class L2CAPChannels {
     private let controller: HCIController
     private let connections: ConnectionManager
     private let logger: HCILogger
-    /// One on each link, made when its first packet arrives; it ends with the link, taking
-    /// a half-received PDU with it.
-    private let reassemblers: PerLink<Reassembler>
+    /// What L2CAP keeps on a link: the PDU being reassembled. Made when the link's first
+    /// packet arrives; it ends with the link, taking a half-received PDU with it.
+    private final class LinkState: LinkAttachment {
+        let handle: ConnectionHandle
+        var reassembler = Reassembler()
+        var isOpen = true
+
+        init(_ handle: ConnectionHandle) { self.handle = handle }
+
+        func linkClosed(_ link: Link, _ reason: HCIStatus) {
+            isOpen = false
+            reassembler = Reassembler()  // a half-received PDU goes now, not when `recent` moves on
+        }
+    }
+
+    /// The state found last: packets come link after link, so most need no search (a
+    /// concrete class, not a generic ``PerLink``: a generic lookup per packet cost the
+    /// receive path 15%).
+    private var recent: LinkState?
     private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
     private var closeHandler: Int?
     private var creditBasedChannels: CreditBasedChannels?
@@ -37,7 +53,6 @@ public final class L2CAPChannels {
         self.controller = controller
         self.connections = connections
         self.logger = logger.layer("l2cap")
-        reassemblers = PerLink(controller: controller, layer: .l2cap)
         // The controller holds this object strongly until ``close()``, which its own close
         // calls: a weakly referenced object carries a side table that makes every retain
         // and release on the receive path slow.
@@ -53,14 +68,26 @@ public final class L2CAPChannels {
         creditBasedChannels?.close()
         creditBasedChannels = nil
         handlers.removeAll()
-        for handle in reassemblers.handles { reassemblers.removeValue(forKey: handle) }
+        for link in controller.links { (link.detach(self) as? LinkState)?.isOpen = false }
+        recent = nil
     }
 
     /// Links with reassembly state (zero once every link has ended).
-    public var trackedLinks: Int { reassemblers.count }
+    public var trackedLinks: Int { states.count }
 
     /// Connections with a partly received PDU.
-    public var pendingReassemblies: Int { reassemblers.values.filter(\.isCollecting).count }
+    public var pendingReassemblies: Int { states.filter(\.reassembler.isCollecting).count }
+
+    private var states: [LinkState] { controller.links.compactMap { $0.attachment(for: self, as: LinkState.self) } }
+
+    /// L2CAP's state on the open link `handle`, made on first use; nil when no link is open.
+    private func state(_ handle: ConnectionHandle) -> LinkState? {
+        if let recent, recent.handle == handle, recent.isOpen { return recent }
+        guard let link = controller.link(handle) else { return nil }
+        let state = link.attachment(for: self, layer: .l2cap) { LinkState(handle) }
+        recent = state
+        return state
+    }
 
     /// Delivers every frame of `channel` to `handler` (connection handle, payload).
     public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (ConnectionHandle, ArraySlice<UInt8>) -> Void) {
@@ -84,17 +111,12 @@ public final class L2CAPChannels {
     }
 
     private func receive(_ packet: ACLDataPacket) {
-        var reassembled = reassemblers.update(packet.handle) { $0.append(packet) }
-        if reassembled == nil {
-            guard controller.link(packet.handle) != nil else {
-                // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
-                logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
-                return
-            }
-            reassemblers[packet.handle] = Reassembler()
-            reassembled = reassemblers.update(packet.handle) { $0.append(packet) }
+        guard let state = state(packet.handle) else {
+            // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
+            logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
+            return
         }
-        guard let (frame, problem) = reassembled else { return }
+        let (frame, problem) = state.reassembler.append(packet)
         if let problem {
             droppedFrames += 1
             logger.log(.error, "handle \(hex(packet.handle, digits: 4)): \(problem); frame dropped")

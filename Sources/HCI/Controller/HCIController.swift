@@ -102,9 +102,8 @@ public final class HCIController {
     public var onACLData: ((ACLDataPacket) -> Void)?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
-    /// The links the controller reported open and not yet closed, the one record of them:
-    /// each layer keeps its per-link state on its ``Link``. When the controller fails it can
-    /// no longer report their end, so ``fail(_:)`` does.
+    /// The open links, the one record of them (each layer keeps its per-link state on the
+    /// ``Link``). A failed controller reports no end: ``fail(_:)`` ends them.
     private var openLinks = SmallMap<ConnectionHandle, Link>()
 
     /// The open link with `handle`, if any.
@@ -341,6 +340,8 @@ public final class HCIController {
         guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
         let drained = Expectation<Bool>()
         link.drainWaiters.append(drained)
+        drainWaiting += 1
+        defer { drainWaiting -= 1 }
         let clock = clock
         let timer = Task { @BluetoothActor in
             do { try await clock.sleep(for: timeout) } catch { return }
@@ -352,8 +353,12 @@ public final class HCIController {
         return result
     }
 
+    /// Callers of ``waitUntilDelivered(handle:timeout:)`` waiting now (usually none).
+    private var drainWaiting = 0
+
     /// Wakes the drain waiters of the links that have nothing left to send.
     private func wakeDrainWaiters() {
+        guard drainWaiting > 0 else { return }
         for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
             for waiter in link.drainWaiters { waiter.fulfill(true) }
         }
