@@ -87,7 +87,7 @@ public final class CreditBasedChannels {
     convenience init(attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger) {
         self.init(transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle) },
                   clock: controller.clock, logger: logger)
-        isLinkUp = { [unowned connections] handle in connections.connections[handle] != nil }
+        isLinkUp = { [unowned connections] handle in connections.connection(handle) != nil }
         let observer = controller.addEventObserver { [unowned self] event in
             if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
                 self.linkEnded(disconnection.handle, reason: disconnection.reason)

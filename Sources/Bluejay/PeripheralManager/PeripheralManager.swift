@@ -145,7 +145,7 @@ public final class PeripheralManager {
             // A central that bonded: its subscriptions are kept for its next links. A link
             // already gone has nothing to keep (and binding its handle would name the next
             // link that gets it).
-            if let host, host.connections.connections[handle] != nil, let address = bond.identityAddress,
+            if let host, host.connections.connection(handle) != nil, let address = bond.identityAddress,
                host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
                 self?.server.bind(handle, toBondedClient: bond.address)
             }
@@ -308,7 +308,7 @@ public final class PeripheralManager {
             do { try await server.indicate(handle, value: value, to: subscription.connection) } catch {
                 // A link that went is not the app's failure; an unconfirmed indication on a
                 // live link (timeout) is.
-                if host.connections.connections[subscription.connection] != nil { throw .att(error) }
+                if host.connections.connection(subscription.connection) != nil { throw .att(error) }
             }
         }
     }

@@ -94,7 +94,7 @@ extension PeripheralManager {
 
     /// The central on link `handle`, as BlueCap's handlers get it.
     func connectedCentral(_ handle: ConnectionHandle) -> ConnectedCentral {
-        let link = host.connections.connections[handle]
+        let link = host.connections.connection(handle)
         let identifier = link.map { PeripheralIdentifier(address: $0.peerAddress, addressType: AddressType(rawValue: $0.peerAddressType) ?? .random).uuid }
         let mtu = (try? host.bearers.bearer(for: handle).mtu) ?? 23
         return ConnectedCentral(handle: handle, identifier: identifier ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),

@@ -340,8 +340,6 @@ public final class HCIController {
         guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
         let drained = Expectation<Bool>()
         link.drainWaiters.append(drained)
-        drainWaiting += 1
-        defer { drainWaiting -= 1 }
         let clock = clock
         let timer = Task { @BluetoothActor in
             do { try await clock.sleep(for: timeout) } catch { return }
@@ -353,12 +351,8 @@ public final class HCIController {
         return result
     }
 
-    /// Callers of ``waitUntilDelivered(handle:timeout:)`` waiting now (usually none).
-    private var drainWaiting = 0
-
     /// Wakes the drain waiters of the links that have nothing left to send.
     private func wakeDrainWaiters() {
-        guard drainWaiting > 0 else { return }
         for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
             for waiter in link.drainWaiters { waiter.fulfill(true) }
         }

@@ -107,6 +107,9 @@ public final class ConnectionManager {
         return connections
     }
 
+    /// The live connection `handle`, if any (``connections`` builds a dictionary of them all).
+    public func connection(_ handle: ConnectionHandle) -> LEConnection? { link(handle)?.connection }
+
     /// The open link `handle`, while this manager runs.
     private func link(_ handle: ConnectionHandle) -> Link? { isClosed ? nil : controller.link(handle) }
     /// Called when a connection's interval, latency or supervision timeout changes.

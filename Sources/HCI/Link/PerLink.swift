@@ -10,41 +10,29 @@ import BluetoothCore
 public final class PerLink<Value> {
     /// What a closing link calls, shared by the owner and its slots (no reference back to
     /// the owner: a weakly referenced object makes its every retain slower).
-    @usableFromInline
-    final class Hooks {
+    private final class Hooks {
         var onClose: ((ConnectionHandle, Value, HCIStatus) -> Void)?
     }
 
     /// The value on one link.
-    @usableFromInline
-    final class Slot: LinkAttachment {
-        @usableFromInline var value: Value
-        @usableFromInline let handle: ConnectionHandle
-        @usableFromInline let hooks: Hooks
-        /// Whether the slot is still on its link (false once closed or taken off).
-        @usableFromInline var isAttached = true
+    private final class Slot: LinkAttachment {
+        var value: Value
+        let handle: ConnectionHandle
+        let hooks: Hooks
 
-        @usableFromInline
         init(_ value: Value, handle: ConnectionHandle, hooks: Hooks) {
             self.value = value
             self.handle = handle
             self.hooks = hooks
         }
 
-        @usableFromInline func linkClosed(_ link: Link, _ reason: HCIStatus) {
-            isAttached = false
-            hooks.onClose?(handle, value, reason)
-        }
+        func linkClosed(_ link: Link, _ reason: HCIStatus) { hooks.onClose?(handle, value, reason) }
     }
 
-    // Inlinable where a layer reads and writes, so its calls are specialized for its value.
-    // The receive path keeps concrete classes of its own (L2CAP's state, the ATT bearer):
-    // even so, a generic lookup per packet cost it 15%.
-    @usableFromInline let controller: HCIController
-    @usableFromInline let hooks = Hooks()
-    /// The slot found last: the receive path asks for the same link packet after packet,
-    /// and this answers without a search (a slot closed or taken off is not taken).
-    @usableFromInline var recent: Slot?
+    // Not for the receive path: a generic lookup per packet cost it 15%, so L2CAP and ATT
+    // keep concrete classes of their own on the link.
+    private let controller: HCIController
+    private let hooks = Hooks()
     /// Where the values sit in a closing link's order.
     public let layer: Link.Layer
     /// Called with a link's value when the link closes (after the layers above let go).
@@ -59,25 +47,20 @@ public final class PerLink<Value> {
         self.layer = layer
     }
 
-    @inlinable
-    func slot(_ handle: ConnectionHandle) -> Slot? {
-        if let recent, recent.handle == handle, recent.isAttached { return recent }
-        let found: Slot? = controller.link(handle)?.attachment(for: self)
-        if found != nil { recent = found }
-        return found
+    private func slot(_ handle: ConnectionHandle) -> Slot? {
+        controller.link(handle)?.attachment(for: self)
     }
 
     /// The value on `handle`'s link; assigning nil takes it off without ``onClose``.
-    @inlinable
     public subscript(handle: ConnectionHandle) -> Value? {
         get { slot(handle)?.value }
         set {
             guard let link = controller.link(handle) else { return }
             if let newValue {
-                if let slot = slot(handle) { return slot.value = newValue }
+                if let slot: Slot = link.attachment(for: self) { return slot.value = newValue }
                 _ = link.attachment(for: self, layer: layer) { Slot(newValue, handle: handle, hooks: hooks) }
             } else {
-                (link.detach(self) as? Slot)?.isAttached = false
+                link.detach(self)
             }
         }
     }
@@ -90,7 +73,6 @@ public final class PerLink<Value> {
 
     /// Runs `body` on the value on `handle`'s link in place (a value holding a buffer is
     /// not copied to be changed); nil, and `body` not run, when there is none.
-    @inlinable
     public func update<Result>(_ handle: ConnectionHandle, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let slot = slot(handle) else { return nil }
         return try body(&slot.value)
@@ -100,7 +82,6 @@ public final class PerLink<Value> {
     @discardableResult
     public func removeValue(forKey handle: ConnectionHandle) -> Value? {
         guard let link = controller.link(handle), let slot = link.detach(self) as? Slot else { return nil }
-        slot.isAttached = false
         return slot.value
     }
 
