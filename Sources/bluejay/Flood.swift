@@ -19,15 +19,18 @@ final class Flooder {
 
     private let manager: PeripheralManager
     private let uuid: BluetoothUUID
-    private var floods: [ConnectionHandle: Task<Void, Never>] = [:]
+    /// The flood on each link, kept on the link: it stops when the link closes.
+    private let floods: PerLink<Task<Void, Never>>
 
     init(manager: PeripheralManager, uuid: BluetoothUUID) {
         self.manager = manager
         self.uuid = uuid
+        floods = PerLink(controller: manager.host.controller, layer: .host)
+        floods.onClose = { _, flood, _ in flood.cancel() }
     }
 
     /// Follows the manager's events: a subscription to the characteristic starts a flood on
-    /// that link, unsubscribing or leaving stops it.
+    /// that link, unsubscribing stops it (leaving closes the link, which stops it).
     func run() {
         let events = manager.events()
         Task { @BluetoothActor [self] in
@@ -35,8 +38,6 @@ final class Flooder {
                 switch event {
                 case let .subscriptionChanged(subscription) where subscription.uuid == uuid:
                     if subscription.notifications { start(subscription) } else { floods.removeValue(forKey: subscription.connection)?.cancel() }
-                case let .disconnected(handle, _):
-                    floods.removeValue(forKey: handle)?.cancel()
                 default:
                     break
                 }

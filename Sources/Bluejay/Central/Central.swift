@@ -42,8 +42,6 @@ public final class Central {
     nonisolated static let sightingLimit = 1024
     /// Every peripheral asked for, by identifier.
     private var known: [PeripheralIdentifier: Peripheral] = [:]
-    /// The peripheral on each live link.
-    private var links: [ConnectionHandle: Peripheral] = [:]
     /// Connection attempts take turns: the controller has one initiator.
     let initiator = OperationQueue()
     /// The scan of ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``, while one runs.
@@ -71,21 +69,18 @@ public final class Central {
         self.reopening = reopening
     }
 
-    /// A central on a stack already up. It takes the host's disconnection callback and
-    /// becomes the host's ``BluetoothHost/central``. It cannot ``reset()``: it did not open
-    /// the transport.
+    /// A central on a stack already up. It becomes the host's ``BluetoothHost/central``
+    /// (each peripheral it connects hears of its link's end from the link itself). It
+    /// cannot ``reset()``: it did not open the transport.
     public init(host: BluetoothHost) {
         self.host = host
         attach(host)
     }
 
-    /// Runs on `host` from now on: the host's central, hearing its links end.
+    /// Runs on `host` from now on: the host's central.
     func attach(_ host: BluetoothHost) {
         self.host = host
         host.register(self)
-        host.connections.onDisconnection = { [weak self] link, reason in
-            self?.linkEnded(link.handle, reason: reason)
-        }
     }
 
     /// Stops scanning, ends every link and closes the stack for good (no ``reset()`` after).
@@ -229,7 +224,8 @@ public final class Central {
 
     /// The peripherals connected now (BlueCap's `retrieveConnectedPeripherals`).
     public func retrieveConnectedPeripherals() -> [Peripheral] {
-        links.values.sorted { $0.identifier.description < $1.identifier.description }
+        host.controller.links.compactMap { $0.attachment(for: self, as: LinkedPeripheral.self)?.peripheral }
+            .sorted { $0.identifier.description < $1.identifier.description }
     }
 
     /// The peripherals connected now with one of `services` among what discovery found on
@@ -252,7 +248,6 @@ public final class Central {
     /// Forgets every peripheral (a ``reset()``): their links went with the host.
     func forgetAll() {
         known = [:]
-        links = [:]
     }
 
     /// Forgets `peripheral` (``Peripheral/terminate()``): the next ``peripheral(_:)`` for its
@@ -261,12 +256,25 @@ public final class Central {
         if known[peripheral.identifier] === peripheral { known[peripheral.identifier] = nil }
     }
 
-    func linkUp(_ handle: ConnectionHandle, for peripheral: Peripheral) { links[handle] = peripheral }
-
-    private func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus) {
-        host.linkEnded(handle)
-        links.removeValue(forKey: handle)?.linkEnded(reason: reason)
+    /// `peripheral` is on `handle`'s link: kept on the link, it hears of the link's end.
+    func linkUp(_ handle: ConnectionHandle, for peripheral: Peripheral) {
+        _ = host.controller.link(handle)?.attachment(for: self, layer: .host) { LinkedPeripheral(peripheral) }
     }
+
+    /// Lets go of every link of `host`'s, whose ends are no longer the peripherals' news
+    /// (a ``reset()`` closing the old stack).
+    func letGoOfLinks(of host: BluetoothHost) {
+        for link in host.controller.links { link.detach(self) }
+    }
+}
+
+/// The peripheral on one link, kept on the link: the link's end is the peripheral's.
+private final class LinkedPeripheral: LinkAttachment {
+    let peripheral: Peripheral
+
+    init(_ peripheral: Peripheral) { self.peripheral = peripheral }
+
+    func linkClosed(_ link: Link, _ reason: HCIStatus) { peripheral.linkEnded(reason: reason) }
 }
 
 /// One scan of ``Central/startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``:

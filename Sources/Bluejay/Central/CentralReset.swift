@@ -52,7 +52,7 @@ extension Central {
     /// Closes the old stack (keeping the capture) and brings a new one up.
     private func reopen(_ reopening: Reopening) async -> Result<Void, BluejayError> {
         let old = host
-        old.connections.onDisconnection = nil
+        letGoOfLinks(of: old)
         if !old.isClosed { old.close(keepingCapture: true) }
         forgetAll()
         do throws(BluejayError) {

@@ -44,7 +44,8 @@ public final class MutableCharacteristic: Sendable {
         var value: [UInt8]
         weak var service: MutableService?
         var binding: Binding?
-        var subscribers: [ConnectionHandle: ConnectedCentral] = [:]
+        /// The centrals subscribed, in handle order (one per link: the server holds the CCCDs).
+        var subscribers: [ConnectedCentral] = []
         var pendingUpdates: [[UInt8]] = []
         /// The app's stream of writes, while it responds to them.
         var writes: AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error>.Continuation?
@@ -106,7 +107,7 @@ public final class MutableCharacteristic: Sendable {
 
     /// The centrals subscribed, by link (BlueCap's `subscribers`).
     public var subscribers: [ConnectedCentral] {
-        state.withLock { $0.subscribers.values.sorted { $0.handle.rawValue < $1.handle.rawValue } }
+        state.withLock { $0.subscribers }
     }
 
     /// Updates made while no central was subscribed, sent to the first that subscribes

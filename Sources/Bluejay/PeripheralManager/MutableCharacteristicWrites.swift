@@ -99,9 +99,11 @@ extension MutableCharacteristic {
     /// what waited in ``pendingUpdates``.
     func subscription(of central: ConnectedCentral, on: Bool) {
         state.withLock { state in
-            guard on else { state.subscribers[central.handle] = nil; return }
             let first = state.subscribers.isEmpty
-            state.subscribers[central.handle] = central
+            state.subscribers.removeAll { $0.handle == central.handle }
+            guard on else { return }
+            let index = state.subscribers.firstIndex { $0.handle.rawValue > central.handle.rawValue } ?? state.subscribers.endIndex
+            state.subscribers.insert(central, at: index)
             guard first, let binding = state.binding else { return }
             for update in state.pendingUpdates { binding.outbox.yield(update) }
             state.pendingUpdates = []
@@ -120,7 +122,7 @@ extension MutableCharacteristic {
     }
 
     /// The link `handle` ended: its central is no longer subscribed.
-    func linkEnded(_ handle: ConnectionHandle) { state.withLock { _ = $0.subscribers.removeValue(forKey: handle) } }
+    func linkEnded(_ handle: ConnectionHandle) { state.withLock { $0.subscribers.removeAll { $0.handle == handle } } }
 
     /// Served by `manager` at `valueHandle` from now on; returns the updates to send, in order.
     func bind(to manager: PeripheralManager, valueHandle: AttributeHandle) -> AsyncStream<[UInt8]> {
@@ -139,7 +141,7 @@ extension MutableCharacteristic {
         let binding = state.withLock { state in
             defer {
                 state.binding = nil
-                state.subscribers = [:]
+                state.subscribers = []
             }
             return state.binding
         }
