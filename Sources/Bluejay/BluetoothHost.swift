@@ -218,6 +218,7 @@ public final class BluetoothHost {
             aclPacketsQueued: controller.aclFlow?.queuedCount ?? 0,
             aclPacketsInController: controller.aclFlow?.inFlight ?? 0,
             l2capLinks: channels.trackedLinks,
+            l2capChannels: channels.creditBasedInUse,
             attBearers: bearers.bearers.count,
             attRequestsPending: bearers.bearers.values.reduce(0) { $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0) },
             gattClients: clients.count,

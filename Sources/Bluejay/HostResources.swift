@@ -12,6 +12,8 @@ public struct HostResources: Sendable, Equatable, CustomStringConvertible {
     public var aclPacketsInController: Int
     /// Links with L2CAP reassembly state.
     public var l2capLinks: Int
+    /// L2CAP credit based channels open, and requests for them under way.
+    public var l2capChannels: Int
     /// ATT bearers.
     public var attBearers: Int
     /// ATT requests outstanding or queued, over every bearer.
@@ -28,13 +30,14 @@ public struct HostResources: Sendable, Equatable, CustomStringConvertible {
 
     /// Every count as given.
     public init(links: Int = 0, commandsOutstanding: Int = 0, aclPacketsQueued: Int = 0, aclPacketsInController: Int = 0,
-                l2capLinks: Int = 0, attBearers: Int = 0, attRequestsPending: Int = 0, gattClients: Int = 0,
+                l2capLinks: Int = 0, l2capChannels: Int = 0, attBearers: Int = 0, attRequestsPending: Int = 0, gattClients: Int = 0,
                 smpLinks: Int = 0, pairings: Int = 0, timersArmed: Int = 0) {
         self.links = links
         self.commandsOutstanding = commandsOutstanding
         self.aclPacketsQueued = aclPacketsQueued
         self.aclPacketsInController = aclPacketsInController
         self.l2capLinks = l2capLinks
+        self.l2capChannels = l2capChannels
         self.attBearers = attBearers
         self.attRequestsPending = attRequestsPending
         self.gattClients = gattClients
@@ -50,7 +53,8 @@ public struct HostResources: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let counts: [(String, Int)] = [
             ("links", links), ("commands outstanding", commandsOutstanding), ("ACL packets queued", aclPacketsQueued),
-            ("ACL packets in the controller", aclPacketsInController), ("L2CAP links", l2capLinks), ("ATT bearers", attBearers),
+            ("ACL packets in the controller", aclPacketsInController), ("L2CAP links", l2capLinks), ("L2CAP channels", l2capChannels),
+            ("ATT bearers", attBearers),
             ("ATT requests pending", attRequestsPending), ("GATT clients", gattClients), ("SMP links", smpLinks),
             ("pairings", pairings), ("timers armed", timersArmed),
         ]

@@ -109,6 +109,9 @@ public final class CreditBasedChannels {
     /// Open channels, on every link.
     public var openChannels: Int { channels.count }
 
+    /// Requests sent and not answered yet, on every link.
+    public var requestsPending: Int { pending.count }
+
     func log(_ level: HCILogger.Level, _ message: @autoclosure () -> String) { logger.log(level, message()) }
 
     // MARK: Serving

@@ -45,6 +45,10 @@ public final class L2CAPChannels {
         return made
     }
 
+    /// Credit based channels open and requests for them under way, on every link (without
+    /// making ``creditBased``).
+    public var creditBasedInUse: Int { creditBasedChannels.map { $0.openChannels + $0.requestsPending } ?? 0 }
+
     /// Frames that broke L2CAP's rules and were dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
 

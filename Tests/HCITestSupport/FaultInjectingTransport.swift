@@ -79,6 +79,13 @@ package struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// Counts the packets a trigger has looked at.
+    /// The controller's `number`-th packet that `matches`, counting from 1 (a fault in the
+    /// middle of a flood).
+    package static func received(_ number: Int, _ what: String, matches: @escaping @Sendable (HCIPacket) -> Bool) -> FaultTrigger {
+        let seen = Counter()
+        return FaultTrigger("\(what) received: number \(number)", .received) { packet in matches(packet) && seen.next() == number }
+    }
+
     private final class Counter: Sendable {
         private let count = Atomic<Int>(0)
         func next() -> Int { count.add(1, ordering: .relaxed).newValue }
