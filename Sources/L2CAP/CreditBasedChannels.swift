@@ -35,10 +35,8 @@ public final class CreditBasedChannels {
     private let transmitFrame: Transmit
     private let clock: any Clock<Duration>
     private let logger: HCILogger
-    var channels: [ChannelKey: CreditBasedChannel] = [:]
-    /// CIDs of requests still under way.
-    private var reserved: Set<ChannelKey> = []
-    private var pending: [RequestKey: PendingRequest] = [:]
+    /// Each link's channels and requests, kept on the link.
+    let links: any CreditBasedLinkStore
     /// The last signaling identifier and dynamic CID given, on any link: one rotation for
     /// every link (as NimBLE's one identifier counter), which gives each link successive
     /// identifiers that differ, as Part A 4 asks, with no state per link to keep.
@@ -46,71 +44,55 @@ public final class CreditBasedChannels {
     private var lastCID: UInt16?
     var servers: [PSM: Server] = [:]
     private var nextToken = 0
-    private var detach: (() -> Void)?
 
     /// Frames for a CID no channel has, dropped (for diagnostics and tests).
     public private(set) var droppedFrames = 0
-
-    struct ChannelKey: Hashable {
-        let handle: ConnectionHandle
-        let cid: UInt16
-    }
-
-    private struct RequestKey: Hashable {
-        let handle: ConnectionHandle
-        let identifier: UInt8
-    }
-
-    private struct PendingRequest {
-        let code: SignalingCode
-        let token: Int
-        let done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>
-        var timer: Task<Void, Never>?
-    }
 
     struct Server {
         let parameters: CreditBasedChannelParameters
         let accept: (CreditBasedChannel) -> Void
     }
 
-    /// Channels over links reached through `transmit`; requests time out on `clock`. The
-    /// owner delivers signaling commands (``signaling(_:handle:)``), K-frames
-    /// (``receive(_:on:handle:)``) and the end of links (``linkEnded(_:reason:)``).
-    public init(transmit: @escaping Transmit, clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError) {
+    /// Channels over links reached through `transmit`, their state kept in `links`; requests
+    /// time out on `clock`. The owner delivers signaling commands (``signaling(_:handle:)``),
+    /// K-frames (``receive(_:on:handle:)``) and the end of links (``linkEnded(_:reason:)``,
+    /// unless the store ends them itself, as the controller's links do).
+    public init(transmit: @escaping Transmit, links: any CreditBasedLinkStore, clock: any Clock<Duration> = ContinuousClock(),
+                logger: HCILogger = .standardError) {
         transmitFrame = transmit
+        self.links = links
         self.clock = clock
         self.logger = logger.layer("l2cap")
     }
 
-    /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here, and a
-    /// link that ends ends its channels.
+    /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here; each
+    /// link's state is kept on the link, and ends with it.
     convenience init(attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger) {
         self.init(transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle) },
-                  clock: controller.clock, logger: logger)
+                  links: LinkAttachedStore(controller: controller), clock: controller.clock, logger: logger)
         isLinkUp = { [unowned connections] handle in connections.connection(handle) != nil }
-        let observer = controller.addEventObserver { [unowned self] event in
-            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                self.linkEnded(disconnection.handle, reason: disconnection.reason)
-            }
-        }
-        detach = { controller.removeEventObserver(observer) }
     }
 
-    /// Ends every channel and request (as a lost controller does) and lets go of the owner.
+    /// Ends every channel and request (as a lost controller does).
     public func close() {
-        detach?()
-        detach = nil
-        for handle in Set(channels.keys.map(\.handle)).union(pending.keys.map(\.handle)) {
-            linkEnded(handle, reason: .connectionTerminatedByLocalHost)
+        for state in links.all {
+            links.remove(state.handle)
+            state.end(.connectionTerminatedByLocalHost)
         }
         servers.removeAll()
     }
 
     /// Open channels, on every link.
-    public var openChannels: Int { channels.count }
+    public var openChannels: Int { links.all.reduce(0) { $0 + $1.channels.count } }
 
     /// Requests sent and not answered yet, on every link.
-    public var requestsPending: Int { pending.count }
+    public var requestsPending: Int { links.all.reduce(0) { $0 + $1.pending.count } }
+
+    /// `handle`'s state, made on first use; `.notConnected` when the link is not open.
+    func state(_ handle: ConnectionHandle) throws(CreditBasedChannelError) -> CreditBasedLink {
+        guard let state = links.state(handle, make: { CreditBasedLink(handle: handle) }) else { throw .notConnected }
+        return state
+    }
 
     func log(_ level: HCILogger.Level, _ message: @autoclosure () -> String) { logger.log(level, message()) }
 
@@ -137,23 +119,23 @@ public final class CreditBasedChannels {
         var securityAsked = false
         while true {
             guard isLinkUp?(handle) ?? true else { throw .notConnected }
-            let cid = try allocateCIDs(1, on: handle)[0]
-            let key = ChannelKey(handle: handle, cid: cid)
-            reserved.insert(key)
-            defer { reserved.remove(key) }
+            let link = try state(handle)
+            let cid = try allocateCIDs(1, on: link)[0]
+            link.reserved.insert(cid)
+            defer { link.reserved.remove(cid) }
             let request = LECreditBasedConnectionRequest(psm: psm, sourceCID: cid, mtu: parameters.mtu, mps: parameters.mps,
                                                          initialCredits: parameters.initialCredits)
             let answer = try await exchange(request, on: handle, timeout: responseTimeout)
             let response: LECreditBasedConnectionResponse = try decodeResponse(answer)
             if response.result.isSuccess {
                 let dcid = response.destinationCID
-                guard Self.dynamicCIDs.contains(dcid), !remoteCIDInUse(dcid, on: handle),
+                guard Self.dynamicCIDs.contains(dcid), link.channel(remoteCID: dcid) == nil,
                       CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: false) == nil else {
                     let what = "the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps)"
                     if dcid != 0 { Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) } }
                     throw .protocolViolation(what)
                 }
-                return makeChannel(handle: handle, psm: psm, mode: .leCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
+                return makeChannel(on: link, psm: psm, mode: .leCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
                                    remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits)
             }
             if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
@@ -176,10 +158,10 @@ public final class CreditBasedChannels {
         var securityAsked = false
         while true {
             guard isLinkUp?(handle) ?? true else { throw .notConnected }
-            let cids = try allocateCIDs(count, on: handle)
-            let keys = cids.map { ChannelKey(handle: handle, cid: $0) }
-            reserved.formUnion(keys)
-            defer { reserved.subtract(keys) }
+            let link = try state(handle)
+            let cids = try allocateCIDs(count, on: link)
+            link.reserved.formUnion(cids)
+            defer { link.reserved.subtract(cids) }
             let request = CreditBasedConnectionRequest(psm: psm, mtu: parameters.mtu, mps: parameters.mps,
                                                        initialCredits: parameters.initialCredits, sourceCIDs: cids)
             var answer = try await exchange(request, on: handle, timeout: responseTimeout)
@@ -193,12 +175,12 @@ public final class CreditBasedChannels {
             var opened: [CreditBasedChannel] = []
             let acceptable = CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: true) == nil
             for (cid, dcid) in zip(cids, response.destinationCIDs) where dcid != 0 {
-                guard acceptable, Self.dynamicCIDs.contains(dcid), !remoteCIDInUse(dcid, on: handle) else {
+                guard acceptable, Self.dynamicCIDs.contains(dcid), link.channel(remoteCID: dcid) == nil else {
                     log(.warning, "handle \(hex(handle, digits: 4)): the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps); closing it")
                     Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) }
                     continue
                 }
-                opened.append(makeChannel(handle: handle, psm: psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
+                opened.append(makeChannel(on: link, psm: psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
                                           remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits))
             }
             if !opened.isEmpty { return opened }
@@ -228,11 +210,12 @@ public final class CreditBasedChannels {
         }
     }
 
-    func makeChannel(handle: ConnectionHandle, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
-                             local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) -> CreditBasedChannel {
+    func makeChannel(on link: CreditBasedLink, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
+                     local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) -> CreditBasedChannel {
+        let handle = link.handle
         let channel = CreditBasedChannel(manager: self, handle: handle, psm: psm, mode: mode, localCID: localCID, remoteCID: remoteCID,
                                          local: local, remoteMTU: remoteMTU, remoteMPS: remoteMPS, remoteCredits: remoteCredits)
-        channels[ChannelKey(handle: handle, cid: localCID)] = channel
+        link.channels[localCID] = channel
         log(.debug, "handle \(hex(handle, digits: 4)): \(mode) channel \(psm) open, CID \(hex(localCID, digits: 4)) ↔ \(hex(remoteCID, digits: 4)), "
             + "MTU \(local.mtu)/\(remoteMTU), MPS \(local.mps)/\(remoteMPS), credits \(local.initialCredits)/\(remoteCredits)")
         return channel
@@ -243,32 +226,24 @@ public final class CreditBasedChannels {
     /// Free CIDs, taken in turn after the last one given rather than lowest first: a CID just closed is not offered again at once, so a peer still forgetting it
     /// (Bumble 0.0.236 never forgets the CIDs of a channel it accepted) does not refuse the
     /// next request with Source CID already allocated.
-    func allocateCIDs(_ count: Int, on handle: ConnectionHandle) throws(CreditBasedChannelError) -> [UInt16] {
+    func allocateCIDs(_ count: Int, on link: CreditBasedLink) throws(CreditBasedChannelError) -> [UInt16] {
         var cids: [UInt16] = []
         let range = Self.dynamicCIDs
         let start = lastCID.map { $0 - range.lowerBound + 1 } ?? 0
         for step in 0..<UInt16(range.count) where cids.count < count {
             let cid = range.lowerBound + (start + step) % UInt16(range.count)
-            let key = ChannelKey(handle: handle, cid: cid)
-            if channels[key] == nil, !reserved.contains(key) { cids.append(cid) }
+            if link.isFree(cid) { cids.append(cid) }
         }
         guard cids.count == count else { throw .noFreeCID }
         lastCID = cids.last
         return cids
     }
 
-    func remoteCIDInUse(_ cid: UInt16, on handle: ConnectionHandle) -> Bool {
-        channels.values.contains { $0.handle == handle && $0.remoteCID == cid }
-    }
-
-    func channel(remoteCID cid: UInt16, on handle: ConnectionHandle) -> CreditBasedChannel? {
-        channels.values.first { $0.handle == handle && $0.remoteCID == cid }
-    }
-
     /// A fresh non-zero identifier for `handle`, none of its requests under way using it.
     private func nextIdentifier(_ handle: ConnectionHandle) -> UInt8 {
+        let pending = links.existing(handle)?.pending ?? [:]
         var identifier = lastIdentifier
-        repeat { identifier = identifier == 255 ? 1 : identifier + 1 } while pending[RequestKey(handle: handle, identifier: identifier)] != nil
+        repeat { identifier = identifier == 255 ? 1 : identifier + 1 } while pending[identifier] != nil
         lastIdentifier = identifier
         return identifier
     }
@@ -287,7 +262,7 @@ public final class CreditBasedChannels {
     /// Waits for the response carrying `identifier`, after `send` (if any) sent the request.
     private func awaitResponse(to identifier: UInt8, code: SignalingCode, on handle: ConnectionHandle, timeout: Duration,
                                send: (() throws(HCIError) -> Void)? = nil) async -> Result<SignalingCommand, CreditBasedChannelError> {
-        let key = RequestKey(handle: handle, identifier: identifier)
+        guard let link = links.state(handle, make: { CreditBasedLink(handle: handle) }) else { return .failure(.notConnected) }
         nextToken += 1
         let token = nextToken
         return await withCheckedContinuation { (done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>) in
@@ -301,22 +276,22 @@ public final class CreditBasedChannels {
             // of the link and close() cancel the timer.
             let timer = Task { @BluetoothActor in
                 do { try await clock.sleep(for: timeout) } catch { return }
-                self.timedOut(key, token: token, seconds: Double(timeout.components.seconds))
+                self.timedOut(identifier, on: link, token: token, seconds: Double(timeout.components.seconds))
             }
-            pending[key] = PendingRequest(code: code, token: token, done: done, timer: timer)
+            link.pending[identifier] = CreditBasedLink.PendingRequest(code: code, token: token, done: done, timer: timer)
         }
     }
 
-    private func timedOut(_ key: RequestKey, token: Int, seconds: Double) {
-        guard let request = pending[key], request.token == token else { return }
-        pending[key] = nil
-        log(.error, "handle \(hex(key.handle, digits: 4)): no response to \(request.code) in \(seconds) s")
+    private func timedOut(_ identifier: UInt8, on link: CreditBasedLink, token: Int, seconds: Double) {
+        guard let request = link.pending[identifier], request.token == token else { return }
+        link.pending[identifier] = nil
+        log(.error, "handle \(hex(link.handle, digits: 4)): no response to \(request.code) in \(seconds) s")
         request.done.resume(returning: .failure(.timeout(request.code, seconds: seconds)))
     }
 
     /// Completes the request a response answers; false when none waits for it.
     func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
-        guard let request = pending.removeValue(forKey: RequestKey(handle: handle, identifier: command.identifier)) else { return false }
+        guard let request = links.existing(handle)?.pending.removeValue(forKey: command.identifier) else { return false }
         request.timer?.cancel()
         if command.code == .commandReject {
             let reason = (try? CommandReject(command: command).reason) ?? .commandNotUnderstood
@@ -363,18 +338,16 @@ public final class CreditBasedChannels {
 
     /// A channel that ended lets go of its CID.
     func forget(_ channel: CreditBasedChannel) {
-        let key = ChannelKey(handle: channel.handle, cid: channel.localCID)
-        if channels[key] === channel { channels[key] = nil }
+        guard let link = links.existing(channel.handle), link.channels[channel.localCID] === channel else { return }
+        link.channels[channel.localCID] = nil
     }
 
-    /// Ends every channel and request of a link that ended.
+    /// Ends every channel and request of a link that ended (a store that keeps the state on
+    /// the controller's links does this itself).
     public func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus) {
-        for (key, request) in pending where key.handle == handle {
-            pending[key] = nil
-            request.timer?.cancel()
-            request.done.resume(returning: .failure(.linkLost(reason)))
-        }
-        for channel in channels.values where channel.handle == handle { channel.end(.linkLost(reason)) }
+        guard let link = links.existing(handle) else { return }
+        links.remove(handle)
+        link.end(reason)
     }
 
     // MARK: Frames
@@ -401,7 +374,7 @@ public final class CreditBasedChannels {
 
     /// A frame on dynamic CID `cid` of link `handle`: a K-frame for the channel whose CID it is.
     public func receive(_ payload: ArraySlice<UInt8>, on cid: ChannelIdentifier, handle: ConnectionHandle) {
-        guard let channel = channels[ChannelKey(handle: handle, cid: cid.rawValue)] else {
+        guard let channel = links.existing(handle)?.channels[cid.rawValue] else {
             droppedFrames += 1
             log(.info, "handle \(hex(handle, digits: 4)): frame for \(cid), which no channel has; dropped")
             return

@@ -29,14 +29,14 @@ extension CreditBasedChannels {
             acceptEnhanced(command, handle: handle)
         case .flowControlCreditIndication:
             guard let indication: FlowControlCreditIndication = decodeOrReject(command, handle: handle) else { break }
-            guard let channel = channel(remoteCID: indication.cid, on: handle) else {
+            guard let channel = links.existing(handle)?.channel(remoteCID: indication.cid) else {
                 log(.info, "handle \(hex(handle, digits: 4)): credits for CID \(hex(indication.cid, digits: 4)), which no channel has; ignored")
                 break
             }
             channel.addCredits(indication.credits)
         case .disconnectionRequest:
             guard let request: DisconnectionRequest = decodeOrReject(command, handle: handle) else { break }
-            guard let channel = channels[ChannelKey(handle: handle, cid: request.destinationCID)], channel.remoteCID == request.sourceCID else {
+            guard let channel = links.existing(handle)?.channels[request.destinationCID], channel.remoteCID == request.sourceCID else {
                 let data = CommandReject.InvalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID).wireBytes()
                 reply(CommandReject(reason: .invalidCID, data: data[...]), identifier: command.identifier, on: handle)
                 break
@@ -62,7 +62,8 @@ extension CreditBasedChannels {
 
     /// 4.27: the peer's new MTU and MPS for channels it receives on (our remote CIDs).
     private func reconfigure(_ request: CreditBasedReconfigureRequest, handle: ConnectionHandle) -> CreditBasedReconfigureResult {
-        let targets = request.destinationCIDs.map { channel(remoteCID: $0, on: handle) }
+        let link = links.existing(handle)
+        let targets = request.destinationCIDs.map { link?.channel(remoteCID: $0) }
         guard !targets.isEmpty, targets.allSatisfy({ $0 != nil }) else { return CreditBasedReconfigureResult(rawValue: 0x0003) }
         let found = targets.compactMap { $0 }
         if CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) != nil {
@@ -86,11 +87,12 @@ extension CreditBasedChannels {
                   identifier: command.identifier, on: handle)
         }
         guard let server else { return refuse(0x0002) }
+        guard let link = try? state(handle) else { return refuse(0x0004) }
         guard Self.dynamicCIDs.contains(request.sourceCID) else { return refuse(0x0009) }
-        guard !remoteCIDInUse(request.sourceCID, on: handle) else { return refuse(0x000A) }
+        guard link.channel(remoteCID: request.sourceCID) == nil else { return refuse(0x000A) }
         guard CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: false) == nil else { return refuse(0x000B) }
-        guard let cid = try? allocateCIDs(1, on: handle)[0] else { return refuse(0x0004) }
-        let channel = makeChannel(handle: handle, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
+        guard let cid = try? allocateCIDs(1, on: link)[0] else { return refuse(0x0004) }
+        let channel = makeChannel(on: link, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
                                   local: ours, remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits)
         reply(LECreditBasedConnectionResponse(destinationCID: cid, mtu: ours.mtu, mps: ours.mps, initialCredits: ours.initialCredits,
                                               result: CreditBasedConnectionResult(rawValue: 0, enhanced: false)),
@@ -113,6 +115,7 @@ extension CreditBasedChannels {
         guard (1...CreditBasedConnectionRequest.maximumChannels).contains(request.sourceCIDs.count),
               CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) == nil,
               server.parameters.problem(enhanced: true) == nil else { return respond(0x000C, none) }
+        guard let link = try? state(handle) else { return respond(0x0004, none) }
         var result: UInt16 = 0
         var destinations: [UInt16] = []
         var opened: [CreditBasedChannel] = []
@@ -120,15 +123,15 @@ extension CreditBasedChannels {
             var refusal: UInt16?
             if !Self.dynamicCIDs.contains(source) {
                 refusal = 0x0009
-            } else if remoteCIDInUse(source, on: handle) || opened.contains(where: { $0.remoteCID == source }) {
+            } else if link.channel(remoteCID: source) != nil || opened.contains(where: { $0.remoteCID == source }) {
                 refusal = 0x000A
             }
-            guard refusal == nil, let cid = try? allocateCIDs(1, on: handle)[0] else {
+            guard refusal == nil, let cid = try? allocateCIDs(1, on: link)[0] else {
                 if result == 0 { result = refusal ?? 0x0004 }
                 destinations.append(0)
                 continue
             }
-            opened.append(makeChannel(handle: handle, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source, local: ours,
+            opened.append(makeChannel(on: link, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source, local: ours,
                                       remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits))
             destinations.append(cid)
         }

@@ -30,9 +30,9 @@ struct CreditBasedChannelsTests {
 
         init() {
             a = CreditBasedChannels(transmit: { [unowned self] _, cid, frame in self.carry(from: .a, cid.rawValue, Array(frame.payload)) },
-                                    clock: clock, logger: .silent)
+                                    links: Links(), clock: clock, logger: .silent)
             b = CreditBasedChannels(transmit: { [unowned self] _, cid, frame in self.carry(from: .b, cid.rawValue, Array(frame.payload)) },
-                                    clock: clock, logger: .silent)
+                                    links: Links(), clock: clock, logger: .silent)
         }
 
         var isIdle: Bool { queue.isEmpty && !draining }
@@ -371,4 +371,24 @@ struct CreditBasedChannelsTests {
         #expect(try await answer(.init(mtu: 200, mps: 300, destinationCIDs: theirs), 22) == 0x0000)
         #expect(channels.allSatisfy { $0.remoteMTU == 200 && $0.remoteMPS == 300 })
     }
+}
+
+/// One side's links in the loop: every handle counts as an open link, its state made on
+/// first use and kept until the test ends the link.
+@BluetoothActor
+final class Links: CreditBasedLinkStore {
+    private var states: [ConnectionHandle: CreditBasedLink] = [:]
+
+    func state(_ handle: ConnectionHandle, make: () -> CreditBasedLink) -> CreditBasedLink? {
+        if let state = states[handle] { return state }
+        let made = make()
+        states[handle] = made
+        return made
+    }
+
+    func existing(_ handle: ConnectionHandle) -> CreditBasedLink? { states[handle] }
+
+    var all: [CreditBasedLink] { Array(states.values) }
+
+    func remove(_ handle: ConnectionHandle) { states[handle] = nil }
 }

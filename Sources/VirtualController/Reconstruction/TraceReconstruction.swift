@@ -143,9 +143,6 @@ struct ReconstructionWalk {
     var walk: TraceWalk
     /// BR/EDR handles (a BR/EDR Connection Complete announced them): no LE peer on them.
     var bredr: Set<ConnectionHandle> = []
-    /// Encryption per handle, from the events, kept apart from the links so a link the
-    /// capture found already open picks it up.
-    var encryption: [ConnectionHandle: Bool] = [:]
     var advertisers: [BluetoothAddress: Advertiser] = [:]
     var advertiserOrder: [BluetoothAddress] = []
     var recordingHash: UInt64?
@@ -199,9 +196,17 @@ struct ReconstructionWalk {
         }
     }
 
+    /// A link the capture found already open (no connection event announced it) is made up
+    /// here, so it keeps its encryption for the ATT traffic that follows.
     mutating func setEncrypted(_ encrypted: Bool, on handle: ConnectionHandle) {
-        encryption[handle] = encrypted
+        if links[handle] == nil, mayMakeUpLink(handle) { links[handle] = Link(peer: nil, madeUp: true, encrypted: false) }
         links[handle]?.encrypted = encrypted
+    }
+
+    /// Whether traffic on `handle` with no link belongs to an LE link the capture found open:
+    /// not BR/EDR, and not announced by a connection event (then ended by a disconnection).
+    func mayMakeUpLink(_ handle: ConnectionHandle) -> Bool {
+        !bredr.contains(handle) && !walk.announcedHandles.contains(handle)
     }
 
     mutating func connect(_ handle: ConnectionHandle, address: BluetoothAddress, type: AddressType) {
@@ -220,11 +225,10 @@ struct ReconstructionWalk {
         links[handle] = Link(peer: index, madeUp: false, encrypted: false)
     }
 
-    /// The link on `handle` is over: its state and encryption go with it (its reassembly
-    /// goes with it in the walk).
+    /// The link on `handle` is over: its state goes with it (its reassembly goes with it in
+    /// the walk).
     mutating func end(_ handle: ConnectionHandle) {
         links[handle] = nil
-        encryption[handle] = nil
     }
 
     // MARK: Advertising
@@ -255,11 +259,9 @@ struct ReconstructionWalk {
     mutating func add(_ frame: BasicFrame, of handle: ConnectionHandle, received: Bool) {
         guard !bredr.contains(handle) else { return }
         // A handle a connection event announced and a disconnection ended carries nothing now.
-        guard links[handle] != nil || !walk.announcedHandles.contains(handle) else { return }
+        guard links[handle] != nil || mayMakeUpLink(handle) else { return }
         guard frame.channel == .att, let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
-        if links[handle] == nil {
-            links[handle] = Link(peer: nil, madeUp: true, encrypted: encryption[handle] ?? false)
-        }
+        if links[handle] == nil { links[handle] = Link(peer: nil, madeUp: true, encrypted: false) }
         if received { peerSent(frame.payload, opcode: opcode, on: handle) } else { hostSent(frame.payload, opcode: opcode, on: handle) }
     }
 
