@@ -14,8 +14,9 @@ extension FuzzTarget {
             // Each request a real client sent (what the server answers), alone and all of a
             // trace's in a row.
             let server = fuzzedServer()
+            var client = AttributeServer.Client()
             let requests = file.frames.filter { $0.channel == .att }.map { Array($0.payload) }
-                .filter { $0.count < 256 && server.respond(to: $0[...], connection: 0x0040, mtu: 23) != nil }
+                .filter { $0.count < 256 && server.respond(to: $0[...], connection: 0x0040, mtu: 23, client: &client) != nil }
             let framed = requests.map { [UInt8(0x17)] + [UInt8($0.count)] + $0 }
             return framed.isEmpty ? [] : framed + [[UInt8(0x40)] + requests.flatMap { [UInt8($0.count)] + $0 }]
         },
@@ -45,13 +46,14 @@ private func runATTServer(_ bytes: [UInt8]) throws(FuzzFailure) -> Int {
     guard let first = bytes.first else { return 0 }
     let mtu = 23 + Int(first)
     let server = fuzzedServer()
+    var client = AttributeServer.Client()
     var index = 1, answered = 0
     while index < bytes.count {
         let length = Int(bytes[index])
         index += 1
         let pdu = bytes[index..<min(bytes.count, index + length)]
         index += length
-        let response = server.respond(to: pdu, connection: 0x0040, mtu: mtu)
+        let response = server.respond(to: pdu, connection: 0x0040, mtu: mtu, client: &client)
         guard let opcode = pdu.first.map(ATTOpcode.init(rawValue:)) else {
             if response != nil { throw FuzzFailure("an empty PDU was answered") }
             continue

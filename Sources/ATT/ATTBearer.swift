@@ -56,6 +56,11 @@ public final class ATTBearer {
     }
     /// Where ``server`` is kept: the bearer's own, or the one its owner shares.
     private let serverSlot: ATTServerSlot
+    /// What the server keeps for this bearer's client (its prepare queue, its CCCDs): kept
+    /// here, on the link, it goes with the link.
+    public var serverState: AnyObject?
+    /// Told when the link closes the bearer, after the server: its owner lets go of it.
+    var onLinkClosed: (() -> Void)?
     /// Called with (attribute handle, value) for each notification, in arrival order.
     public var onNotification: ((AttributeHandle, ArraySlice<UInt8>) -> Void)?
     /// Called with (attribute handle, value) for each indication; the confirmation goes out
@@ -455,6 +460,13 @@ public final class ATTBearer {
 
 /// A bearer lives on its link (``ATTBearers``) and closes with it.
 extension ATTBearer: LinkAttachment {
-    /// The link ended: every request and indication fails as disconnected.
-    public func linkClosed(_ link: Link, _ reason: HCIStatus) { close(.disconnected(reason)) }
+    /// The link ended: every request and indication fails as disconnected, and the server
+    /// lets go of the link's client.
+    public func linkClosed(_ link: Link, _ reason: HCIStatus) {
+        close(.disconnected(reason))
+        server?.bearerClosed(self)
+        serverState = nil
+        onLinkClosed?()
+        onLinkClosed = nil
+    }
 }

@@ -13,7 +13,6 @@ public final class ATTBearers {
     private let connections: ConnectionManager
     private let logger: HCILogger
     private var closeHandler: Int?
-    private var observer: Int?
 
     /// The bearer found last (each bearer is kept on its link, and closes with it): PDUs
     /// come link after link, so most need no search.
@@ -53,22 +52,11 @@ public final class ATTBearers {
                 self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
             }
         }
-        // The server forgets every link that ends, one that never carried a PDU included (a
-        // server may have bound it to a bonded client already).
-        observer = controller.addEventObserver { event in
-            if case let .disconnectionComplete(disconnection) = event, disconnection.status.isSuccess {
-                // The link closed its bearer; nothing here keeps it either.
-                if self.recent?.connection == disconnection.handle { self.recent = nil }
-                self.server?.linkEnded(disconnection.handle)
-            }
-        }
     }
 
     /// Detaches from the ATT channel and closes every bearer.
     public func close() {
         channels.setHandler(for: .att) { _, _ in }
-        if let observer { controller.removeEventObserver(observer) }
-        observer = nil
         if let closeHandler { controller.removeCloseHandler(closeHandler) }
         closeHandler = nil
         for link in controller.links { (link.detach(self) as? ATTBearer)?.close(.transport(.notRunning)) }
@@ -88,6 +76,8 @@ public final class ATTBearers {
             try channels.send(consume frame, on: .att, handle: handle)
         }
         bearer.onFatalError = { reason in self.drop(handle, because: reason) }
+        // Its link's end: nothing here keeps it either.
+        bearer.onLinkClosed = { [unowned bearer] in if self.recent === bearer { self.recent = nil } }
         _ = link.attachment(for: self, layer: .att) { bearer }
         recent = bearer
         onBearer?(bearer)

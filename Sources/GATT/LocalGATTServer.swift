@@ -151,11 +151,9 @@ public final class LocalGATTServer: ATTServer {
     /// The Database Hash value as served (least significant octet first, as on the wire).
     public var databaseHashValue: [UInt8] { databaseHashValueHandle.flatMap { attributes.value(of: $0) } ?? [] }
 
-    /// Answers one request or command from a peer.
-    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
-        attributes.respond(to: pdu, connection: connection, mtu: mtu)
+    /// Answers one request or command from the peer on `bearer` (its prepare queue kept on
+    /// the bearer).
+    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
+        attributes.respond(to: pdu, connection: bearer.connection, mtu: bearer.mtu, client: &bearer.tableClient)
     }
-
-    /// Forgets the link's prepare queue.
-    public func linkEnded(_ connection: ConnectionHandle) { attributes.linkEnded(connection) }
 }

@@ -54,8 +54,26 @@ struct AttributeServerTests {
     }
 
     /// The server's answer to `request` (hex), as hex, or nil.
+    /// Each connection's state at the table (its prepare queue), as a server keeps it on the
+    /// link's bearer.
+    final class Clients {
+        var byConnection: [ConnectionHandle: AttributeServer.Client] = [:]
+    }
+    let clients = Clients()
+
+    /// The table's answer to `pdu` from the client on `connection`.
+    func respond(_ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int) -> [UInt8]? {
+        server.respond(to: pdu, connection: connection, mtu: mtu, client: &clients.byConnection[connection, default: .init()])
+    }
+
+    /// The table's answer to `pdu` from the client on `connection`, with what is `outside`.
+    func answer(_ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int,
+                outside: OutsideAnswers) -> TableAnswer {
+        server.answer(to: pdu, connection: connection, mtu: mtu, outside: outside, client: &clients.byConnection[connection, default: .init()])
+    }
+
     func ask(_ server: AttributeServer, _ request: String, mtu: Int = 23, connection: ConnectionHandle = 0x0040) -> String? {
-        server.respond(to: hexBytes(request)[...], connection: connection, mtu: mtu)?.hexDump
+        respond(server, hexBytes(request)[...], connection: connection, mtu: mtu)?.hexDump
     }
 
     @Test("The table is kept sorted by handle; values can be read and replaced")
@@ -136,11 +154,11 @@ struct AttributeServerTests {
         let server = gapServer()
         let name = (0..<300).map { UInt8(truncatingIfNeeded: $0) }
         server.setValue(name, of: 0x0003)
-        let answer23 = server.respond(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23)
+        let answer23 = respond(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23)
         #expect(answer23 == [0x09, 21, 0x03, 0x00] + name.prefix(19))
-        let answer512 = server.respond(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 512)
+        let answer512 = respond(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 512)
         #expect(answer512 == [0x09, 255, 0x03, 0x00] + name.prefix(253))
-        let answer100 = server.respond(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 100)
+        let answer100 = respond(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 100)
         #expect(answer100?.count == 100)
         #expect(answer100.map { Array($0.prefix(2)) } == [0x09, 98])
     }
@@ -213,13 +231,13 @@ struct AttributeServerTests {
         let long: [UInt8] = (0..<30).map { (index: Int) -> UInt8 in UInt8(index) }
         server.setValue(long, of: 0x0003)
         let readCut: [UInt8] = [0x0B] + long.prefix(22)
-        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 23) == readCut)
+        #expect(respond(server, hexBytes("0a 03 00")[...], connection: 0x40, mtu: 23) == readCut)
         let readWhole: [UInt8] = [0x0B] + long
-        #expect(server.respond(to: hexBytes("0a 03 00")[...], connection: 0x40, mtu: 100) == readWhole)
+        #expect(respond(server, hexBytes("0a 03 00")[...], connection: 0x40, mtu: 100) == readWhole)
         let blobRest: [UInt8] = [0x0D] + long[22...]
-        #expect(server.respond(to: hexBytes("0c 03 00 16 00")[...], connection: 0x40, mtu: 23) == blobRest)
+        #expect(respond(server, hexBytes("0c 03 00 16 00")[...], connection: 0x40, mtu: 23) == blobRest)
         let blobCut: [UInt8] = [0x0D] + long[1..<23]
-        #expect(server.respond(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23) == blobCut)
+        #expect(respond(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23) == blobCut)
         #expect(ask(server, "0c 03 00 1e 00") == "0d")
         #expect(ask(server, "0c 03 00 1f 00") == "01 0c 03 00 07")
         #expect(ask(server, "0c 08 00 00 00") == "01 0c 08 00 02")
@@ -237,9 +255,9 @@ struct AttributeServerTests {
         #expect(ask(server, "0e 03 00") == "01 0e 00 00 04")
         server.setValue(Array(repeating: 0xAA, count: 20), of: 0x0003)
         let both: [UInt8] = [0x0F] + [UInt8](repeating: 0xAA, count: 20) + [0x00, 0x00]
-        #expect(server.respond(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23) == both)
+        #expect(respond(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23) == both)
         let cut: [UInt8] = [0x0F] + [UInt8](repeating: 0xAA, count: 22)
-        #expect(server.respond(to: hexBytes("0e 03 00 03 00")[...], connection: 0x40, mtu: 23) == cut)
+        #expect(respond(server, hexBytes("0e 03 00 03 00")[...], connection: 0x40, mtu: 23) == cut)
     }
 
     @Test("Read Multiple Variable: each value with its whole length; the list ends at ATT_MTU - 1 (3.4.4.11)")
@@ -254,11 +272,11 @@ struct AttributeServerTests {
         // 18 octets and their length fill 20 of 22: the next tuple keeps its length, not its value.
         server.setValue(Array(repeating: 0xAA, count: 18), of: 0x0003)
         let cut: [UInt8] = [0x21, 0x12, 0x00] + [UInt8](repeating: 0xAA, count: 18) + [0x02, 0x00]
-        #expect(server.respond(to: hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == cut)
+        #expect(respond(server, hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == cut)
         // 20 octets fill 22 of 22: no room for another length.
         server.setValue(Array(repeating: 0xAA, count: 21), of: 0x0003)
         let whole: [UInt8] = [0x21, 0x15, 0x00] + [UInt8](repeating: 0xAA, count: 20)
-        #expect(server.respond(to: hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == whole)
+        #expect(respond(server, hexBytes("20 03 00 05 00")[...], connection: 0x40, mtu: 23) == whole)
     }
 
     @Test("Values and write decisions kept outside the table are asked for, in handle order, once each")
@@ -266,37 +284,37 @@ struct AttributeServerTests {
         let server = gapServer()
         var outside = OutsideAnswers(readHandled: [0x0003, 0x0005], writeHandled: [0x000C])
         // Read By Type on 2A00 reaches 0x0003 only.
-        #expect(server.answer(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsRead(0x0003, offset: 0))
         outside.reads[0x0003] = .success([0x31, 0x32])
-        #expect(server.answer(to: hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("09 04 03 00 31 32")))
         // Read Multiple asks for the next value; a refusal names its handle.
-        #expect(server.answer(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsRead(0x0005, offset: 0))
         outside.reads[0x0005] = .failure(.insufficientResources)
-        #expect(server.answer(to: hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("01 0e 05 00 11")))
         // Read Blob passes its offset; the table cuts the whole value there.
         var blob = OutsideAnswers(readHandled: [0x0003], writeHandled: [])
-        #expect(server.answer(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+        #expect(answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
                 == .needsRead(0x0003, offset: 1))
         blob.reads[0x0003] = .success([0x31, 0x32, 0x33])
-        #expect(server.answer(to: hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+        #expect(answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
                 == .response(hexBytes("0d 32 33")))
         // A write is decided outside after the table's own checks; nothing is stored before.
-        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsWriteDecision(0x000C, value: [0x41], withResponse: true))
         #expect(server.value(of: 0x000C) == [])
         outside.writes[0x000C] = .refused(.valueNotAllowed)
-        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("01 12 0c 00 13")))
-        #expect(server.answer(to: hexBytes("52 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside) == .response(nil))
+        #expect(answer(server, hexBytes("52 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside) == .response(nil))
         #expect(server.value(of: 0x000C) == [])
         outside.writes[0x000C] = .accepted
         var written: [[UInt8]] = []
         server.onWritten = { _, _, value, _ in written.append(value) }
-        #expect(server.answer(to: hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("13")))
         #expect(server.value(of: 0x000C) == [0x41])
         #expect(written == [[0x41]])
@@ -329,9 +347,9 @@ struct AttributeServerTests {
         #expect(writes.count == 1)
 
         let tooLong: [UInt8] = [0x12, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 513)
-        #expect(server.respond(to: tooLong[...], connection: 0x40, mtu: 517)?.hexDump == "01 12 0c 00 0d")
+        #expect(respond(server, tooLong[...], connection: 0x40, mtu: 517)?.hexDump == "01 12 0c 00 0d")
         let longest: [UInt8] = [0x12, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 512)
-        #expect(server.respond(to: longest[...], connection: 0x40, mtu: 517)?.hexDump == "13")
+        #expect(respond(server, longest[...], connection: 0x40, mtu: 517)?.hexDump == "13")
         #expect(server.value(of: 0x000C)?.count == 512)
         // An empty value is a value.
         #expect(ask(server, "12 0c 00") == "13")
@@ -371,7 +389,7 @@ struct AttributeServerTests {
         #expect(ask(server, "52 30 00 41") == nil)
         #expect(ask(server, "52 0c") == nil)
         let tooLong: [UInt8] = [0x52, 0x0C, 0x00] + [UInt8](repeating: 0x55, count: 513)
-        #expect(server.respond(to: tooLong[...], connection: 0x40, mtu: 517) == nil)
+        #expect(respond(server, tooLong[...], connection: 0x40, mtu: 517) == nil)
         #expect(server.value(of: 0x000C) == [0x68, 0x69])
         #expect(writes == [0x000C, 0x000C])
     }
@@ -402,7 +420,7 @@ struct AttributeServerTests {
         for offset in stride(from: 0, to: 520, by: 20) {
             let header: [UInt8] = [0x16, 0x0C, 0x00, UInt8(offset & 0xFF), UInt8(offset >> 8)]
             let part: [UInt8] = header + [UInt8](repeating: 0x55, count: 20)
-            _ = server.respond(to: part[...], connection: 0x40, mtu: 517)
+            _ = respond(server, part[...], connection: 0x40, mtu: 517)
         }
         #expect(ask(server, "18 01") == "01 18 0c 00 0d")
         // The queue is bounded: past it, Prepare Queue Full.
@@ -414,7 +432,7 @@ struct AttributeServerTests {
         #expect(ask(server, "16 0c") == "01 16 00 00 04")
         #expect(ask(server, "18 02") == "01 18 00 00 04")
         // The link ends: its queue with it.
-        server.linkEnded(0x40)
+        clients.byConnection[0x40] = nil
         #expect(ask(server, "18 01") == "19")
         #expect(server.value(of: 0x000C) == [0x41, 0x42, 0x43])
     }
@@ -436,9 +454,9 @@ struct AttributeServerTests {
         // Responses, notifications, indications and confirmations are the client side's.
         for opcode: UInt8 in [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1B, 0x1D,
                               0x1E, 0x21, 0x23] {
-            #expect(server.respond(to: [opcode, 0x01, 0x00][...], connection: 0x40, mtu: 23) == nil, "\(opcode)")
+            #expect(respond(server, [opcode, 0x01, 0x00][...], connection: 0x40, mtu: 23) == nil, "\(opcode)")
         }
-        #expect(server.respond(to: [][...], connection: 0x40, mtu: 23) == nil)
+        #expect(respond(server, [][...], connection: 0x40, mtu: 23) == nil)
     }
 
     @Test("An empty table finds nothing")
@@ -454,6 +472,7 @@ struct AttributeServerTests {
     @Test("Works through the ATTServer protocol")
     func existential() {
         let server: any ATTServer = gapServer()
-        #expect(server.respond(to: hexBytes("0a 05 00")[...], connection: 0x40, mtu: 23) == [0x0B, 0x00, 0x00])
+        let bearer = ATTBearer(connection: 0x40, logger: .silent) { (_: [UInt8]) throws(HCIError) in }
+        #expect(server.respond(to: hexBytes("0a 05 00")[...], on: bearer) == [0x0B, 0x00, 0x00])
     }
 }

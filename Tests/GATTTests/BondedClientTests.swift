@@ -15,10 +15,10 @@ extension GATTServerTests {
         let notifying = served.characteristics[2], indicating = served.characteristics[3]
         var events: [GATTSubscription] = []
         server.onSubscriptionChanged = { events.append($0) }
-        let (_, first) = makeLink(server, connection: 1)
+        let (firstLink, first) = makeLink(server, connection: 1)
         try await first.configure(try #require(notifying.cccdHandle), .notify)
         try await first.configure(LocalGATTServer.serviceChangedCCCDHandle, .indicate)
-        server.bind(1, toBondedClient: "F0:0D:B1:E7:00:01")
+        server.bind(firstLink.server, toBondedClient: "F0:0D:B1:E7:00:01")
         try await first.configure(try #require(indicating.cccdHandle), .indicate)
         let (_, stranger) = makeLink(server, connection: 2)
         try await stranger.configure(try #require(notifying.cccdHandle), .notify)
@@ -69,8 +69,8 @@ extension GATTServerTests {
         let notifying = served.characteristics[2]
         var stored: [String: BondedClientRecord] = [:]
         server.onBondedClientChanged = { name, record in stored[name] = record }
-        let (_, first) = makeLink(server, connection: 1)
-        server.bind(1, toBondedClient: client)
+        let (firstLink, first) = makeLink(server, connection: 1)
+        server.bind(firstLink.server, toBondedClient: client)
         try await first.configure(try #require(notifying.cccdHandle), .notify)
         try await first.configure(LocalGATTServer.serviceChangedCCCDHandle, .indicate)
         let record = try #require(stored[client])

@@ -5,32 +5,25 @@ import HCI
 ///
 /// The bearer owns the channel: it handles Exchange MTU itself, routes responses,
 /// notifications, indications and confirmations to the client side, and hands every
-/// request and command here.
+/// request and command here. What a server keeps for one client (its prepare queue, its
+/// CCCDs) it keeps on the client's bearer (``ATTBearer/serverState``), so it goes with the
+/// link.
 @BluetoothActor
 public protocol ATTServer: AnyObject {
-    /// Answers one request or command PDU (opcode first) received on connection `connection`,
-    /// where `mtu` is the bearer's ATT_MTU now; returns the response PDU (an Error Response when
-    /// it fails), or nil for a command (no response is sent).
-    func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]?
-
-    /// Answers one request or command PDU received on `bearer`: what the bearer calls. A
-    /// server whose answer takes time returns nil for a request and sends its response
-    /// later with ``ATTBearer/sendResponse(_:)``. By default, ``respond(to:connection:mtu:)``.
+    /// Answers one request or command PDU (opcode first) received on `bearer`; returns the
+    /// response PDU (an Error Response when it fails), or nil for a command (no response is
+    /// sent). A server whose answer takes time returns nil for a request and sends its
+    /// response later with ``ATTBearer/sendResponse(_:)``.
     func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]?
 
-    /// Forgets what the server kept for link `connection`, which ended (its prepare queue,
-    /// its CCCDs unless bonded). By default, nothing.
-    func linkEnded(_ connection: ConnectionHandle)
+    /// `bearer`'s link ended (the bearer closed): whatever the server holds of it beside
+    /// the bearer's own state goes. By default, nothing.
+    func bearerClosed(_ bearer: ATTBearer)
 }
 
 extension ATTServer {
-    /// Answers at once, with ``respond(to:connection:mtu:)``.
-    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        respond(to: pdu, connection: bearer.connection, mtu: bearer.mtu)
-    }
-
-    /// Keeps nothing per link.
-    public func linkEnded(_ connection: ConnectionHandle) {}
+    /// Keeps nothing of a link beside the bearer's state.
+    public func bearerClosed(_ bearer: ATTBearer) {}
 }
 
 /// The one place a host's ATT server is kept: ``ATTBearers`` holds it, and each of its

@@ -7,7 +7,7 @@ import HCI
 /// Answers Find Information, Find By Type Value, Read By Type, Read, Read Blob, Read
 /// Multiple, Read Multiple Variable, Read By Group Type (primary and secondary services),
 /// Write Request, Write Command, and Prepare and Execute Write (a queue per client, bounded
-/// by ``maximumPreparedOctets``). Values and write decisions an app's handlers own come in
+/// by ``maximumPreparedOctets``, kept by the caller: ``Client``). Values and write decisions an app's handlers own come in
 /// through ``answer(to:connection:mtu:outside:)``: the rules stay here, whoever holds the
 /// value. Every other request, Exchange MTU included (the bearer owns
 /// it), gets Request Not Supported; unknown commands and PDUs that are not requests
@@ -55,9 +55,6 @@ public final class AttributeServer {
         public var value: [UInt8]
     }
 
-    /// Each client's prepare queue.
-    var prepared: [ConnectionHandle: [PreparedWrite]] = [:]
-
     /// The attributes, sorted by handle.
     public private(set) var attributes: [Attribute] = []
 
@@ -83,11 +80,10 @@ public final class AttributeServer {
         add(Attribute(handle: handle, type: type, value: value, permissions: permissions))
     }
 
-    /// Removes every attribute in `start...end` (a service taken out of the database); their
-    /// clients' queued prepared writes to them go too.
+    /// Removes every attribute in `start...end` (a service taken out of the database); the
+    /// clients' queued parts for them are their keepers' to drop (``Client/forget(_:)``).
     public func remove(from start: AttributeHandle, to end: AttributeHandle) {
         attributes.removeAll { (start...end).contains($0.handle) }
-        for (connection, queue) in prepared { prepared[connection] = queue.filter { !(start...end).contains($0.handle) } }
     }
 
     /// The attribute at `handle`, if there is one.
@@ -106,22 +102,23 @@ public final class AttributeServer {
         attributes[index].value = value
     }
 
-    /// Answers one request or command PDU (opcode first) received on connection `connection`,
-    /// where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed); returns the response
-    /// PDU (an Error Response when it fails), or nil for a command, an empty PDU, or a PDU
-    /// that is not a request. Every value comes from the table.
-    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
-        guard case let .response(response) = answer(to: pdu, connection: connection, mtu: mtu, outside: .none) else {
+    /// Answers one request or command PDU (opcode first) received on connection `connection`
+    /// from `client`, where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed);
+    /// returns the response PDU (an Error Response when it fails), or nil for a command, an
+    /// empty PDU, or a PDU that is not a request. Every value comes from the table.
+    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int, client: inout Client) -> [UInt8]? {
+        guard case let .response(response) = answer(to: pdu, connection: connection, mtu: mtu, outside: .none, client: &client) else {
             preconditionFailure("a table with nothing outside needs nothing from outside")
         }
         return response
     }
 
-    /// Answers one request or command PDU as ``respond(to:connection:mtu:)`` does, except that
-    /// the values and write decisions `outside` names come from there: when the answer needs
-    /// one it has not been given, it says which (``TableAnswer``), and nothing has changed.
+    /// Answers one request or command PDU as ``respond(to:connection:mtu:client:)`` does,
+    /// except that the values and write decisions `outside` names come from there: when the
+    /// answer needs one it has not been given, it says which (``TableAnswer``), and nothing
+    /// has changed.
     public func answer(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
-                       outside: OutsideAnswers) -> TableAnswer {
+                       outside: OutsideAnswers, client: inout Client) -> TableAnswer {
         guard let first = pdu.first else { return .response(nil) }
         let opcode = ATTOpcode(rawValue: first)
         if Self.notRequests.contains(opcode) { return .response(nil) }
@@ -134,7 +131,7 @@ public final class AttributeServer {
                 }
                 return .response(nil)
             }
-            return .response(try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside))
+            return .response(try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside, client: &client))
         } catch {
             switch error {
             // A command gets no answer, refused or not (3.3).
@@ -146,9 +143,6 @@ public final class AttributeServer {
             }
         }
     }
-
-    /// Forgets what the server kept for a link that ended (its prepare queue).
-    public func linkEnded(_ connection: ConnectionHandle) { prepared[connection] = nil }
 
     // MARK: - Requests
 
@@ -176,7 +170,7 @@ public final class AttributeServer {
 
     /// The response to a request, or why there is none yet.
     private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
-                        outside: OutsideAnswers) throws(Stop) -> [UInt8] {
+                        outside: OutsideAnswers, client: inout Client) throws(Stop) -> [UInt8] {
         switch opcode {
         case .findInformationRequest:
             return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
@@ -209,10 +203,11 @@ public final class AttributeServer {
             // The response echoes the part (3.4.6.2): a request longer than ATT_MTU could
             // not be answered within it, and was never a valid PDU on this bearer.
             guard pdu.count <= mtu else { throw .refusal(request.handle, .invalidPDU) }
-            try prepare(request, connection: connection)
+            try prepare(request, connection: connection, queue: &client.prepared)
             return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
         case .executeWriteRequest:
-            try executeWrite(try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside)
+            try executeWrite(try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside,
+                             queue: &client.prepared)
             return ExecuteWriteResponse().encoded()
         case .writeRequest:
             let request = try decode(WriteRequest.self, pdu)
@@ -410,5 +405,3 @@ public final class AttributeServer {
     }
 }
 
-/// The stack's local server answers on the actor, through the bearer.
-extension AttributeServer: ATTServer {}

@@ -20,34 +20,35 @@ extension AttributeServer {
 
     /// Queues a Prepare Write Request's part (3.4.6.1): the attribute must exist and allow
     /// writing on this link; the queue must have room.
-    func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle) throws(Stop) {
+    func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle, queue: inout [PreparedWrite]) throws(Stop) {
         if let refusal = writeRefusal(handle: request.handle, length: 0, needs: .write, connection: connection) { throw .refused(refusal) }
-        let queued = prepared[connection, default: []].reduce(0) { $0 + $1.value.count }
+        let queued = queue.reduce(0) { $0 + $1.value.count }
         guard queued + request.value.count <= maximumPreparedOctets else { throw .refusal(request.handle, .prepareQueueFull) }
-        prepared[connection, default: []].append(PreparedWrite(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
+        queue.append(PreparedWrite(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
     }
 
-    /// Execute Write (3.4.6.3): cancels `connection`'s queue, or writes it: each attribute's
+    /// Execute Write (3.4.6.3): cancels the client's `queue`, or writes it: each attribute's
     /// new value is its current value up to each part's offset, then the part. A queue
     /// ``AttributeServer/onExecuteWrite`` refuses is refused whole. A part past
     /// the value's end is Invalid Offset, a value past 512 octets Invalid Attribute Value
     /// Length; all are decided before any is written, and a refusal writes none. The queue
     /// is emptied either way, once the answer is final.
-    func executeWrite(_ request: ExecuteWriteRequest, connection: ConnectionHandle, outside: OutsideAnswers) throws(Stop) {
-        let parts = prepared[connection] ?? []
+    func executeWrite(_ request: ExecuteWriteRequest, connection: ConnectionHandle, outside: OutsideAnswers,
+                      queue: inout [PreparedWrite]) throws(Stop) {
+        let parts = queue
         do throws(Stop) {
             guard request.flags == .write else {
-                prepared[connection] = nil
+                queue = []
                 return
             }
             if let refusal = onExecuteWrite?(connection, parts.map(\.handle)) { throw .refused(refusal) }
             let values = try preparedValues(parts, connection: connection, outside: outside)
             try decide(values, connection: connection, outside: outside, withResponse: true)
-            prepared[connection] = nil
+            queue = []
             apply(values, connection: connection, withResponse: true)
         } catch {
             // Asking a handler is not an answer: the queue waits for it.
-            if case .refused = error { prepared[connection] = nil }
+            if case .refused = error { queue = [] }
             throw error
         }
     }

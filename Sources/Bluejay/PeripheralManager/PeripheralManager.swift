@@ -146,8 +146,9 @@ public final class PeripheralManager {
             // already gone has nothing to keep (and binding its handle would name the next
             // link that gets it).
             if let host, host.connections.connection(handle) != nil, let address = bond.identityAddress,
-               host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil {
-                self?.server.bind(handle, toBondedClient: bond.address)
+               host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil,
+               let bearer = try? host.bearers.bearer(for: handle) {
+                self?.server.bind(bearer, toBondedClient: bond.address)
             }
             self?.emit(.paired(handle, method))
         }

@@ -60,10 +60,11 @@ public final class GATTServer: ATTServer {
     /// Characteristic values with a CCCD, by value handle; and the value handle of each CCCD.
     var subscribable: [AttributeHandle: Subscribable] = [:]
     var valueOfCCCD: [AttributeHandle: AttributeHandle] = [:]
-    /// What the server keeps for the client on one link, forgotten when the link ends.
-    struct LinkClient {
-        /// The bearer it reached us on.
-        var bearer: ATTBearer?
+    /// What the server keeps for the client on one link: kept on the link's bearer
+    /// (``ATTBearer/serverState``), so it ends with the link.
+    final class LinkClient {
+        /// The table's state for it (its prepare queue).
+        var table = AttributeServer.Client()
         /// Its CCCD values, by CCCD handle (absent: 0x0000).
         var cccds: [AttributeHandle: UInt16] = [:]
         /// While a handler runs for it: its PDUs waiting, in order.
@@ -72,8 +73,8 @@ public final class GATTServer: ATTServer {
         var bonded: String?
     }
 
-    /// The client on each link, one record per link.
-    var clients: [ConnectionHandle: LinkClient] = [:]
+    /// The bearers whose clients reached this server, each one's ``LinkClient`` on it.
+    private var served: [ATTBearer] = []
     /// The one request the app authorized, while the table answers it.
     private var granted: (connection: ConnectionHandle, handle: AttributeHandle)?
 
@@ -119,7 +120,7 @@ public final class GATTServer: ATTServer {
         }
         table.onRead = { [unowned self] connection, handle in
             guard valueOfCCCD[handle] != nil else { return nil }
-            let bits = clients[connection]?.cccds[handle] ?? 0
+            let bits = client(of: connection)?.client.cccds[handle] ?? 0
             return [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
         }
     }
@@ -128,6 +129,28 @@ public final class GATTServer: ATTServer {
     public var linkSecurity: ((ConnectionHandle) -> LinkSecurity)? {
         get { attributes.linkSecurity }
         set { attributes.linkSecurity = newValue }
+    }
+
+    // MARK: - Clients
+
+    /// The client on `bearer`'s link, made the first time it reaches this server.
+    func client(on bearer: ATTBearer) -> LinkClient {
+        if let client = bearer.serverState as? LinkClient { return client }
+        let client = LinkClient()
+        bearer.serverState = client
+        served.removeAll { !$0.isOpen || $0 === bearer }
+        served.append(bearer)
+        return client
+    }
+
+    /// The client on link `connection` and its bearer, if it reached this server.
+    func client(of connection: ConnectionHandle) -> (bearer: ATTBearer, client: LinkClient)? {
+        clients.first { $0.bearer.connection == connection }
+    }
+
+    /// Every client on an open link, with its bearer, in the order they came.
+    var clients: [(bearer: ATTBearer, client: LinkClient)] {
+        served.compactMap { bearer in bearer.isOpen ? (bearer.serverState as? LinkClient).map { (bearer, $0) } : nil }
     }
 
     // MARK: - The database
@@ -139,10 +162,10 @@ public final class GATTServer: ATTServer {
         // An app's own GATT service (the file's) has its own Service Changed: not ours to indicate.
         guard let serviceChanged = base.serviceChangedValueHandle else { return }
         for connection in subscribers(of: serviceChanged).filter(\.indications).map(\.connection) {
-            guard let bearer = clients[connection]?.bearer else { continue }
+            guard let bearer = client(of: connection)?.bearer else { continue }
             Task { @BluetoothActor in try? await bearer.indicate(handle: serviceChanged, value: value[...]) }
         }
-        let present = Set(clients.values.compactMap(\.bonded))
+        let present = Set(clients.compactMap(\.client.bonded))
         for (client, var memory) in bondedClients where !present.contains(client) {
             let changed = memory.changed.map { (min($0.start, start), max($0.end, end)) } ?? (start, end)
             memory.changed = changed
@@ -175,10 +198,10 @@ public final class GATTServer: ATTServer {
     /// something on.
     public func subscribers(of handle: AttributeHandle) -> [GATTSubscription] {
         guard let entry = subscribable[handle] else { return [] }
-        return clients.compactMap { connection, client in
+        return clients.compactMap { bearer, client in
             let bits = client.cccds[entry.cccd] ?? 0
             guard bits != 0 else { return nil }
-            return GATTSubscription(connection: connection, handle: handle, uuid: entry.uuid,
+            return GATTSubscription(connection: bearer.connection, handle: handle, uuid: entry.uuid,
                                     notifications: bits & 0x0001 != 0, indications: bits & 0x0002 != 0)
         }.sorted { $0.connection < $1.connection }
     }
@@ -190,7 +213,7 @@ public final class GATTServer: ATTServer {
     public func notify(_ handle: AttributeHandle, value: [UInt8], to connections: [ConnectionHandle]? = nil) -> [ConnectionHandle] {
         var sent: [ConnectionHandle] = []
         for subscription in subscribers(of: handle) where subscription.notifications {
-            guard connections?.contains(subscription.connection) ?? true, let bearer = clients[subscription.connection]?.bearer else { continue }
+            guard connections?.contains(subscription.connection) ?? true, let bearer = client(of: subscription.connection)?.bearer else { continue }
             do {
                 try bearer.notify(handle: handle, value: value[...])
                 sent.append(subscription.connection)
@@ -205,7 +228,7 @@ public final class GATTServer: ATTServer {
     /// must have indications on for `handle` (else `ATTError.protocolError`).
     public func indicate(_ handle: AttributeHandle, value: [UInt8], to connection: ConnectionHandle) async throws(ATTError) {
         guard subscribers(of: handle).contains(where: { $0.connection == connection && $0.indications }),
-              let bearer = clients[connection]?.bearer else {
+              let bearer = client(of: connection)?.bearer else {
             throw .protocolError("the client on \(hex(connection, digits: 4)) has not turned indications on for \(hex(handle, digits: 4))")
         }
         try await bearer.indicate(handle: handle, value: value[...])
@@ -221,9 +244,11 @@ public final class GATTServer: ATTServer {
         if entry.properties.contains(.notify) { allowed |= 0x0001 }
         if entry.properties.contains(.indicate) { allowed |= 0x0002 }
         guard bits & ~allowed == 0 else { return .cccdImproperlyConfigured }
-        let old = clients[connection]?.cccds[entry.cccd] ?? 0
-        clients[connection, default: LinkClient()].cccds[entry.cccd] = bits
-        if let client = clients[connection]?.bonded, bondedClients[client] != nil {
+        // The table writes for a client that reached us through its bearer.
+        guard let link = client(of: connection)?.client else { return .unlikelyError }
+        let old = link.cccds[entry.cccd] ?? 0
+        link.cccds[entry.cccd] = bits
+        if let client = link.bonded, bondedClients[client] != nil {
             bondedClients[client]?.cccds[entry.cccd] = bits
             if old != bits { save(client) }
         }
@@ -236,32 +261,30 @@ public final class GATTServer: ATTServer {
 
     // MARK: - ATTServer
 
-    /// Answers from the table (no handler involved).
-    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
-        attributes.respond(to: pdu, connection: connection, mtu: mtu)
-    }
-
     /// Answers a PDU from `bearer`'s client: at once from the table, or later, when the
     /// request goes to an app's handler.
     public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        let connection = bearer.connection
-        clients[connection, default: LinkClient()].bearer = bearer
-        if let waiting = clients[connection]?.waiting {
+        let client = client(on: bearer)
+        if let waiting = client.waiting {
             guard waiting.count < maximumWaitingPDUs else {
                 droppedPDUs += 1
-                bearer.logger.log(.warning, "handle \(hex(connection, digits: 4)): a PDU arrived while \(maximumWaitingPDUs) waited for a handler; dropped")
+                bearer.logger.log(.warning, "handle \(hex(bearer.connection, digits: 4)): a PDU arrived while \(maximumWaitingPDUs) waited for a handler; dropped")
                 return nil
             }
-            clients[connection]?.waiting?.append(Array(pdu))
+            client.waiting?.append(Array(pdu))
             return nil
         }
         return answer(pdu, on: bearer)
     }
 
-    /// Forgets a link that ended: its CCCDs, prepare queue and waiting PDUs.
+    /// `bearer`'s link ended: its client (CCCDs, prepare queue, waiting PDUs) went with it.
+    public func bearerClosed(_ bearer: ATTBearer) { served.removeAll { $0 === bearer } }
+
+    /// Forgets the client on link `connection` now (its CCCDs, prepare queue and waiting
+    /// PDUs), as when its link ends.
     public func linkEnded(_ connection: ConnectionHandle) {
-        clients[connection] = nil
-        attributes.linkEnded(connection)
+        for bearer in served where bearer.connection == connection { bearer.serverState = nil }
+        served.removeAll { $0.connection == connection }
     }
 
     /// The answer now, or nil when the app's authorizer or a handler will give it (then the
@@ -356,7 +379,8 @@ public final class GATTServer: ATTServer {
         outside.reads = answers.reads
         outside.writes = answers.writes
         granted = grant.map { ($0.connection, $0.handle) }
-        let answer = attributes.answer(to: pdu, connection: connection, mtu: bearer.mtu, outside: outside)
+        let link = client(on: bearer)
+        let answer = attributes.answer(to: pdu, connection: connection, mtu: bearer.mtu, outside: outside, client: &link.table)
         granted = nil
         switch answer {
         case let .response(response):
@@ -398,7 +422,7 @@ public final class GATTServer: ATTServer {
     /// Runs `work` for `bearer`'s link, holding its later PDUs until it is done; sends what
     /// it returns, then answers the PDUs that waited, in order.
     private func defer_(on bearer: ATTBearer, _ work: @escaping @BluetoothActor () async -> [UInt8]?) {
-        clients[bearer.connection, default: LinkClient()].waiting = []
+        client(on: bearer).waiting = []
         Task { @BluetoothActor [weak self] in
             let response = await work()
             if let response { bearer.sendResponse(response) }
@@ -408,22 +432,23 @@ public final class GATTServer: ATTServer {
 
     /// Answers the PDUs that waited on `bearer`'s link until one goes to a handler again.
     private func drain(_ bearer: ATTBearer) {
-        let connection = bearer.connection
-        while var queue = clients[connection]?.waiting {
+        // A link that ended meanwhile took its client and its waiting PDUs with it.
+        guard let client = bearer.serverState as? LinkClient else { return }
+        while var queue = client.waiting {
             guard !queue.isEmpty else {
-                clients[connection]?.waiting = nil
+                client.waiting = nil
                 return
             }
             let next = queue.removeFirst()
-            clients[connection]?.waiting = nil
+            client.waiting = nil
             let answer = answer(next[...], on: bearer)
             if let answer { bearer.sendResponse(answer) }
             // A handler took it: the rest waits behind it.
-            if clients[connection]?.waiting != nil {
-                clients[connection]?.waiting? += queue
+            if client.waiting != nil {
+                client.waiting? += queue
                 return
             }
-            clients[connection]?.waiting = queue
+            client.waiting = queue
         }
     }
 }

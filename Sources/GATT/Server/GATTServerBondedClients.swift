@@ -6,13 +6,14 @@ import HCI
 /// saved through the server's hook, and restored when it reconnects (Core 6.0 Vol 3 Part G
 /// 3.3.3.3: a bonded client's configuration persists across connections).
 extension GATTServer {
-    /// The client on `connection` is bonded as `client` (its identity address): its CCCD
+    /// The client on `bearer`'s link is bonded as `client` (its identity address): its CCCD
     /// values, those written on this link so far and from now on, are kept for its next
     /// links.
-    public func bind(_ connection: ConnectionHandle, toBondedClient client: String) {
-        clients[connection, default: LinkClient()].bonded = client
+    public func bind(_ bearer: ATTBearer, toBondedClient client: String) {
+        let link = self.client(on: bearer)
+        link.bonded = client
         var memory = bondedClients[client] ?? BondedClient()
-        for (cccd, bits) in clients[connection]?.cccds ?? [:] { memory.cccds[cccd] = bits }
+        for (cccd, bits) in link.cccds { memory.cccds[cccd] = bits }
         bondedClients[client] = memory
         save(client)
     }
@@ -51,8 +52,8 @@ extension GATTServer {
     @discardableResult
     public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil) -> [GATTSubscription] {
         let connection = bearer.connection
-        clients[connection, default: LinkClient()].bearer = bearer
-        clients[connection]?.bonded = client
+        let link = self.client(on: bearer)
+        link.bonded = client
         defer { save(client) }
         guard var memory = bondedClients[client] ?? stored.map(remembered) else {
             bondedClients[client] = BondedClient()
@@ -60,8 +61,8 @@ extension GATTServer {
         }
         var restored: [GATTSubscription] = []
         for (cccd, bits) in memory.cccds.sorted(by: { $0.key < $1.key }) where bits != 0 {
-            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], clients[connection]?.cccds[cccd] != bits else { continue }
-            clients[connection]?.cccds[cccd] = bits
+            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], link.cccds[cccd] != bits else { continue }
+            link.cccds[cccd] = bits
             let subscription = GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
                                                 notifications: bits & 1 != 0, indications: bits & 2 != 0)
             restored.append(subscription)
@@ -84,7 +85,7 @@ extension GATTServer {
     /// it ends, as any unbonded client's.
     public func forgetBondedClient(_ client: String) {
         bondedClients[client] = nil
-        for (connection, link) in clients where link.bonded == client { clients[connection]?.bonded = nil }
+        for (_, link) in clients where link.bonded == client { link.bonded = nil }
         onBondedClientChanged?(client, nil)
     }
 }

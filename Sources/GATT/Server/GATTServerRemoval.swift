@@ -33,7 +33,10 @@ extension GATTServer {
         for handle in valueUUIDs.keys where range.contains(handle) { valueUUIDs[handle] = nil }
         for handle in subscribable.keys where range.contains(handle) { subscribable[handle] = nil }
         for handle in valueOfCCCD.keys where range.contains(handle) { valueOfCCCD[handle] = nil }
-        for (connection, client) in clients { clients[connection]?.cccds = client.cccds.filter { !range.contains($0.key) } }
+        for (_, link) in clients {
+            link.cccds = link.cccds.filter { !range.contains($0.key) }
+            link.table.forget(range)
+        }
         base.updateDatabaseHash()
         for (client, memory) in bondedClients where memory.cccds.keys.contains(where: { range.contains($0) }) {
             var kept = memory

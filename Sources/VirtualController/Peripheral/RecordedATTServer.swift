@@ -15,7 +15,11 @@ public final class RecordedATTServer: ATTServer {
     /// Whether a link is encrypted now (the host's Security Manager knows).
     public var isEncrypted: (ConnectionHandle) -> Bool = { _ in false }
     private let server: RecordedServer
-    private var links: [ConnectionHandle: RecordedServer.Link] = [:]
+
+    /// What the recording's server keeps for one client, on its bearer.
+    private final class LinkState {
+        var link = RecordedServer.Link()
+    }
 
     /// Serves `record`.
     public init(_ record: RecordedPeripheral) {
@@ -26,14 +30,9 @@ public final class RecordedATTServer: ATTServer {
     /// The receive MTU the peer offered in the recording (23 when it shows none, at most 517).
     public var preferredMTU: UInt16 { UInt16(min(max(record.mtu ?? 23, 23), 517)) }
 
-    /// Answers without sending what the recording shows next (no bearer to send it on).
-    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> [UInt8]? {
-        answer(pdu, connection: connection, mtu: mtu).response
-    }
-
     /// Answers, then sends the recorded reaction on `bearer`.
     public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        let (response, pushes) = answer(pdu, connection: bearer.connection, mtu: bearer.mtu)
+        let (response, pushes) = answer(pdu, on: bearer)
         if !pushes.isEmpty {
             Task { @BluetoothActor in
                 for push in pushes {
@@ -48,13 +47,12 @@ public final class RecordedATTServer: ATTServer {
         return response
     }
 
-    /// Forgets the link's CCCDs and prepare queue.
-    public func linkEnded(_ connection: ConnectionHandle) { links[connection] = nil }
-
-    private func answer(_ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
-        var link = links[connection] ?? RecordedServer.Link()
-        link.encrypted = isEncrypted(connection)
-        defer { links[connection] = link }
-        return server.respond(to: pdu, link: &link, mtu: mtu)
+    /// The answer from the recording for the client on `bearer`, whose CCCDs and prepare
+    /// queue are kept on the bearer.
+    private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+        let state = bearer.serverState as? LinkState ?? LinkState()
+        bearer.serverState = state
+        state.link.encrypted = isEncrypted(bearer.connection)
+        return server.respond(to: pdu, link: &state.link, mtu: bearer.mtu)
     }
 }

@@ -157,6 +157,13 @@ final class RecordedServer {
     private static let byHandleOpcodes: Set<ATTOpcode> = [.readRequest, .readBlobRequest, .writeRequest, .writeCommand,
                                                           .prepareWriteRequest, .signedWriteCommand]
 
+    /// The table's answer to a request that needs nothing kept of the client (reads,
+    /// finds, writes; the link keeps its own prepare queue, ``Link``).
+    private func tableAnswer(_ pdu: ArraySlice<UInt8>, mtu: Int) -> [UInt8]? {
+        var noQueue = AttributeServer.Client()
+        return table.respond(to: pdu, connection: 0, mtu: mtu, client: &noQueue)
+    }
+
     /// Answers one request or command from the client on `link`, where `mtu` is the
     /// bearer's ATT_MTU: the response (nil for a command) and the notifications and
     /// indications the recording shows the peer sending next.
@@ -189,7 +196,7 @@ final class RecordedServer {
             } else if unknownValues.contains(handle) {
                 return refuse(handle, .attributeNotFound)
             } else {
-                return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+                return (tableAnswer(pdu, mtu: mtu), [])
             }
             guard offset <= value.count else { return refuse(handle, .invalidOffset) }
             let part = value[offset...].prefix(mtu - 1)
@@ -200,7 +207,7 @@ final class RecordedServer {
                 if let code = refusal(.readRequest, handle, link) { return refuse(handle, code) }
                 if unknownValues.contains(handle) || undiscovered[handle] != nil { return refuse(handle, .attributeNotFound) }
             }
-            return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+            return (tableAnswer(pdu, mtu: mtu), [])
         case .writeRequest, .writeCommand, .signedWriteCommand:
             let handle: AttributeHandle
             let value: [UInt8]
@@ -249,7 +256,7 @@ final class RecordedServer {
             }
             return (ExecuteWriteResponse().encoded(), pushes)
         default:
-            return (table.respond(to: pdu, connection: 0, mtu: mtu), [])
+            return (tableAnswer(pdu, mtu: mtu), [])
         }
     }
 
@@ -296,7 +303,7 @@ final class RecordedServer {
         guard table.attribute(at: handle) != nil else { return .invalidHandle }
         let request: [UInt8] = command ? WriteCommand(handle: handle, value: value[...]).encoded()
             : WriteRequest(handle: handle, value: value[...]).encoded()
-        let answer = table.respond(to: request[...], connection: 0, mtu: 65535)
+        let answer = tableAnswer(request[...], mtu: 65535)
         if command {
             // A command gets no answer; whether it took is read back from the table.
             guard table.value(of: handle) == value else { return .writeNotPermitted }
