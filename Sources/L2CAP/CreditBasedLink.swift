@@ -33,6 +33,7 @@ public final class CreditBasedLink: LinkAttachment {
     /// Whether `cid` is free for a new channel or request.
     func isFree(_ cid: UInt16) -> Bool { channels[cid] == nil && !reserved.contains(cid) }
 
+    /// The link ended: its requests fail and its channels end.
     public func linkClosed(_ link: Link, _ reason: HCIStatus) { end(reason) }
 
     /// Fails every request and ends every channel: the link ended with `reason`.

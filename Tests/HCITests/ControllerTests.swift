@@ -166,7 +166,7 @@ struct ControllerTests {
         for number in 0..<6 { try controller.sendACL(ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: [UInt8(number)])) }
         #expect(controller.aclFlow?.inFlight == 4 && controller.aclFlow?.queuedCount == 2)
         var ended: [DisconnectionComplete] = []
-        controller.onEvent = { if case let .disconnectionComplete(event) = $0 { ended.append(event) } }
+        _ = controller.addEventObserver { if case let .disconnectionComplete(event) = $0 { ended.append(event) } }
         fake.deliverEvent(.hardwareError(HardwareError(hardwareCode: 0x42)))
         await #expect(throws: HCIError.hardwareError(code: 0x42)) { try await controller.send(ReadBDADDR()) }
         #expect(ended == [DisconnectionComplete(status: .success, handle: 0x40, reason: .unspecifiedError)])
@@ -242,7 +242,7 @@ struct ControllerTests {
         let controller = HCIController(transport: fake, configuration: quiet)
         try await controller.start()
         var seen: [HCIEvent] = []
-        controller.onEvent = { seen.append($0) }
+        _ = controller.addEventObserver { seen.append($0) }
         fake.deliver(.packets([
             .event(HCIEventPacket(code: 0xFF, parameters: [0x01, 0x02])),  // vendor
             .event(HCIEventPacket(code: 0x7A, parameters: [0x00])),        // unknown code

@@ -56,26 +56,40 @@ public final class HCIController {
     public private(set) var state: State = .idle
     /// Why the controller stopped, once it has failed (transport lost, Hardware Error).
     public var failure: HCIError? { if case let .failed(error) = state { error } else { nil } }
-    /// Called for every event the HCI layer does not consume itself (LE Meta,
-    /// Disconnection Complete, Encryption Change, vendor and unknown events, …).
-    public var onEvent: ((HCIEvent) -> Void)?
-    /// Layers that watch events alongside ``onEvent`` (the scanner, connections), by token.
+    /// Layers that watch the events the HCI layer does not consume itself (LE Meta,
+    /// Disconnection Complete, Encryption Change, vendor and unknown events, …), by token:
+    /// the one way to hear of events, called in the order they were added.
     private var eventObservers: [Int: (HCIEvent) -> Void] = [:]
+    /// Layers that watch the LE connection events, decoded once here, by token.
+    private var leConnectionObservers: [Int: (LEConnectionEvent, LEMetaEvent) -> Void] = [:]
     private var nextObserverToken = 0
 
-    /// Adds a handler for the events ``onEvent`` receives; returns a token for
-    /// ``removeEventObserver(_:)``.
+    /// Adds a handler for the events the HCI layer does not consume itself; returns a token
+    /// for ``removeEventObserver(_:)``.
     public func addEventObserver(_ handler: @escaping (HCIEvent) -> Void) -> Int {
         nextObserverToken += 1
         eventObservers[nextObserverToken] = handler
         return nextObserverToken
     }
 
-    /// Removes a handler added with ``addEventObserver(_:)``.
-    public func removeEventObserver(_ token: Int) { eventObservers[token] = nil }
+    /// Adds a handler for the LE connection events (``LEConnectionEvent``), each decoded
+    /// once, here, with the LE Meta event it came in (a malformed one is logged here and
+    /// reaches no handler); returns a token for ``removeEventObserver(_:)``. They reach
+    /// these handlers before the event observers.
+    public func addLEConnectionObserver(_ handler: @escaping (LEConnectionEvent, LEMetaEvent) -> Void) -> Int {
+        nextObserverToken += 1
+        leConnectionObservers[nextObserverToken] = handler
+        return nextObserverToken
+    }
+
+    /// Removes a handler added with ``addEventObserver(_:)`` or ``addLEConnectionObserver(_:)``.
+    public func removeEventObserver(_ token: Int) {
+        eventObservers[token] = nil
+        leConnectionObservers[token] = nil
+    }
 
     /// How many event observers are registered (zero once every layer has let go).
-    public var eventObserverCount: Int { eventObservers.count }
+    public var eventObserverCount: Int { eventObservers.count + leConnectionObservers.count }
 
     /// What layers registered here do when the controller closes (close themselves), by token.
     private var closeHandlers: [Int: () -> Void] = [:]
@@ -94,7 +108,6 @@ public final class HCIController {
     public func removeCloseHandler(_ token: Int) { closeHandlers[token] = nil }
 
     private func dispatch(_ event: HCIEvent) {
-        onEvent?(event)
         for token in eventObservers.keys.sorted() { eventObservers[token]?(event) }
     }
 
@@ -480,10 +493,18 @@ public final class HCIController {
             logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
             dispatch(event)
         case .leMeta(let meta):
-            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = try? LEConnectionEvent.decode(meta), status.isSuccess {
+            let connectionEvent: LEConnectionEvent?
+            do { connectionEvent = try LEConnectionEvent.decode(meta) } catch {
+                logger.log(.warning, "malformed \(meta.name): \(error)")
+                connectionEvent = nil
+            }
+            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = connectionEvent, status.isSuccess {
                 // A handle the controller reuses without having ended it: the old link is gone.
                 openLinks.removeValue(forKey: handle)?.close(.unspecifiedError)
                 openLinks[handle] = Link(LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters))
+            }
+            if let connectionEvent {
+                for token in leConnectionObservers.keys.sorted() { leConnectionObservers[token]?(connectionEvent, meta) }
             }
             dispatch(event)
         case .encryptionChange, .encryptionKeyRefreshComplete:

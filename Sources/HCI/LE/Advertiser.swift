@@ -92,7 +92,7 @@ public final class Advertiser {
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
         self.logger = logger.layer("hci")
-        observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
+        observer = controller.addLEConnectionObserver { [weak self] event, meta in self?.handle(event, meta) }
     }
 
     /// Stops watching events (the controller's advertising is left as it is).
@@ -383,11 +383,10 @@ public final class Advertiser {
 
     // MARK: - Connections
 
-    private func handle(_ event: HCIEvent) {
+    private func handle(_ event: LEConnectionEvent, _ meta: LEMetaEvent) {
         switch event {
-        case let .leMeta(meta):
-            guard let decoded = try? LEConnectionEvent.decode(meta), case let .connectionComplete(status, handle, role, _, peer, _) = decoded,
-                  status.isSuccess, role == 0x01 else { return }
+        case let .connectionComplete(status, handle, role, _, peer, _):
+            guard status.isSuccess, role == 0x01 else { return }
             guard let link = controller.link(handle) else { return }
             let local = localAddress(fromConnectionComplete: meta)
             _ = link.attachment(for: self, layer: .host) { AdvertisedLink(self, localAddress: local) }

@@ -128,7 +128,7 @@ public final class ConnectionManager {
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
         self.logger = logger.layer("hci")
-        observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
+        observer = controller.addLEConnectionObserver { [weak self] event, _ in self?.handle(event) }
     }
 
     /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``, waits for
@@ -322,20 +322,6 @@ public final class ConnectionManager {
             } catch {
                 logger.log(.warning, "answering the parameter request on \(hex(handle, digits: 4)): \(error)")
             }
-        }
-    }
-
-    private func handle(_ event: HCIEvent) {
-        switch event {
-        case .leMeta(let meta):
-            let decoded: LEConnectionEvent?
-            do { decoded = try LEConnectionEvent.decode(meta) } catch {
-                logger.log(.warning, "malformed \(meta.name): \(error)")
-                return
-            }
-            if let decoded { handle(decoded) }
-        default:
-            break
         }
     }
 
