@@ -18,10 +18,8 @@ public final class ATTBearers {
     /// come link after link, so most need no search.
     private var recent: ATTBearer?
 
-    /// Live bearers by connection handle.
-    public var bearers: [ConnectionHandle: ATTBearer] {
-        Dictionary(uniqueKeysWithValues: controller.links.compactMap { link in link.attachment(for: self, as: ATTBearer.self).map { (link.handle, $0) } })
-    }
+    /// The live bearers, one per link that has one, in the controller's order of links.
+    public var bearers: [ATTBearer] { controller.links.compactMap { $0.attachment(for: self, as: ATTBearer.self) } }
     /// The receive MTU offered in MTU exchanges on new bearers.
     public var preferredMTU: UInt16
     /// The server that answers the peers' requests on every bearer, those open now

@@ -220,7 +220,7 @@ public final class BluetoothHost {
             l2capLinks: channels.trackedLinks,
             l2capChannels: channels.creditBasedInUse,
             attBearers: bearers.bearers.count,
-            attRequestsPending: bearers.bearers.values.reduce(0) { $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0) },
+            attRequestsPending: bearers.bearers.reduce(0) { $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0) },
             gattClients: clients.count,
             smpLinks: security.trackedLinks,
             pairings: security.pairingsInProgress,

@@ -49,14 +49,15 @@ public final class VirtualController: HCITransport {
         var scanActive = false
         var scan: Scan?
         var pending: PendingConnection?
-        /// Peripheral index of each link.
-        var links: [ConnectionHandle: Int] = [:]
+        /// Each link: which peripheral, and what that peripheral keeps for it.
+        var links: [ConnectionHandle: VirtualLink] = [:]
         var nextHandle: UInt16 = 0x0040
         var acceptList: [BluetoothAddress] = []
         /// LE event mask; the default of Core Vol 4, Part E, 7.8.1.
         var leEventMask: UInt64 = 0x1F
-        /// Links encrypted now.
-        var encrypted: Set<ConnectionHandle> = []
+
+        /// Whether peripheral `index` has a link up.
+        func isConnected(_ index: Int) -> Bool { links.values.contains { $0.peripheral == index } }
     }
 
     private final class Shared: Sendable {
@@ -192,9 +193,7 @@ public final class VirtualController: HCITransport {
         let wakeFd = wakeFd
         shared.state.withLock { state in
             guard !state.stopped else { return }
-            for (handle, index) in state.links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                state.peripherals[index].disconnected(handle)
-                state.encrypted.remove(handle)
+            for handle in state.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                 state.outbox.append(.event(HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)).packet))
             }
             state.links = [:]
@@ -241,7 +240,7 @@ public final class VirtualController: HCITransport {
         }
         /// A command on a connection handle: the link's peripheral index, or the error sent.
         func link(_ handle: ConnectionHandle, statusEvent: Bool) -> Int? {
-            if let index = state.links[handle] { return index }
+            if let link = state.links[handle] { return link.peripheral }
             if statusEvent { status(.unknownConnectionIdentifier) } else { complete([HCIStatus.unknownConnectionIdentifier.rawValue] + handle.wireBytes()) }
             return nil
         }
@@ -249,9 +248,7 @@ public final class VirtualController: HCITransport {
         switch opcode.rawValue {
         case Reset.opcode.rawValue:
             // Links end with no event, scanning and connecting stop.
-            for (handle, index) in state.links { state.peripherals[index].disconnected(handle) }
             state.links = [:]
-            state.encrypted = []
             state.scan = nil
             state.pending = nil
             state.acceptList = []
@@ -315,11 +312,9 @@ public final class VirtualController: HCITransport {
                                         peerAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
                                         parameters: LEConnectionParameters(interval: 0, latency: 0, supervisionTimeout: 0)))
         case Disconnect.opcode.rawValue:
-            guard let command = decode(Disconnect.self), let index = link(command.handle, statusEvent: true) else { return }
+            guard let command = decode(Disconnect.self), link(command.handle, statusEvent: true) != nil else { return }
             status(.success)
             state.links[command.handle] = nil
-            state.encrypted.remove(command.handle)
-            state.peripherals[index].disconnected(command.handle)
             emit(.disconnectionComplete(DisconnectionComplete(status: .success, handle: command.handle, reason: .connectionTerminatedByLocalHost)))
         case LEConnectionUpdate.opcode.rawValue:
             guard let command = decode(LEConnectionUpdate.self), link(command.handle, statusEvent: true) != nil else { return }
@@ -359,12 +354,12 @@ public final class VirtualController: HCITransport {
             guard parameters.count >= 2 else { return complete([HCIStatus.invalidHCICommandParameters.rawValue]) }
             complete([0] + Array(parameters.prefix(2)) + [1, 1])
         case LEEnableEncryption.opcode.rawValue:
-            guard let command = decode(LEEnableEncryption.self), let index = link(command.handle, statusEvent: true) else { return }
+            guard let command = decode(LEEnableEncryption.self), link(command.handle, statusEvent: true) != nil else { return }
             status(.success)
             // Any key will do: there is no peer to hold one. On a link already encrypted the
             // key is refreshed (Core Vol 4, Part E, 7.8.24).
-            if state.encrypted.insert(command.handle).inserted {
-                state.peripherals[index].encrypted(command.handle)
+            if state.links[command.handle]?.peer.att.encrypted == false {
+                state.links[command.handle]?.peer.att.encrypted = true
                 emit(.encryptionChange(EncryptionChange(status: .success, handle: command.handle, encryptionEnabled: 0x01)))
             } else {
                 emit(.encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: command.handle)))
@@ -408,16 +403,15 @@ public final class VirtualController: HCITransport {
         guard let pending = state.pending else { return }
         let wanted = pending.useAcceptList ? state.acceptList : [pending.peerAddress]
         guard let index = state.peripherals.indices.first(where: {
-            !state.peripherals[$0].isConnected && wanted.contains(state.peripherals[$0].record.address)
+            !state.isConnected($0) && wanted.contains(state.peripherals[$0].record.address)
         }) else { return }
         state.pending = nil
         // Handles go round 0x0040–0x0EFF, skipping live ones.
         while state.links[ConnectionHandle(rawValue: state.nextHandle)] != nil { state.nextHandle = nextHandle(after: state.nextHandle) }
         let handle = ConnectionHandle(rawValue: state.nextHandle)
         state.nextHandle = nextHandle(after: state.nextHandle)
-        state.links[handle] = index
+        state.links[handle] = VirtualLink(peripheral: index)
         let peripheral = state.peripherals[index]
-        peripheral.connected(handle)
         let parameters = LEConnectionParameters(interval: pending.parameters.intervalMax, latency: pending.parameters.latency,
                                                 supervisionTimeout: pending.parameters.supervisionTimeout)
         let event = LEConnectionEvent.connectionComplete(status: .success, handle: handle, role: 0x00,
@@ -431,10 +425,12 @@ public final class VirtualController: HCITransport {
     // MARK: - ACL
 
     private static func handle(_ acl: ACLDataPacket, state: inout State) {
-        guard let index = state.links[acl.handle] else { return }
+        guard var link = state.links[acl.handle] else { return }
         // The packet has left the host's buffer the moment it arrives here.
         state.outbox.append(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(acl.handle, 1)])).packet))
-        for frame in state.peripherals[index].receive(acl) {
+        let frames = state.peripherals[link.peripheral].receive(acl, on: &link.peer)
+        state.links[acl.handle] = link
+        for frame in frames {
             for fragment in frame.fragments(handle: acl.handle, bufferLength: Int(aclBuffer.length)) {
                 state.outbox.append(.acl(fragment))
             }
@@ -447,7 +443,7 @@ public final class VirtualController: HCITransport {
     private static func advertise(_ state: inout State) {
         guard var scan = state.scan else { return }
         var reports: [AdvertisingReport] = []
-        for (index, peripheral) in state.peripherals.enumerated() where !peripheral.isConnected {
+        for (index, peripheral) in state.peripherals.enumerated() where !state.isConnected(index) {
             if scan.filterDuplicates, scan.reported.contains(index) { continue }
             scan.reported.insert(index)
             let record = peripheral.record

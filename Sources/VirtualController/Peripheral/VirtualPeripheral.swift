@@ -19,9 +19,10 @@ final class VirtualPeripheral {
     private let server: RecordedServer
     /// The ATT_MTU the peer offers: the recorded one, else the default 23 it surely had.
     private let receiveMTU: Int
-    private var links: [ConnectionHandle: Link] = [:]
 
-    private struct Link {
+    /// What the peer keeps for one link: kept on the controller's record of the link
+    /// (``VirtualController``), which hands it to ``receive(_:on:)``.
+    struct Link {
         var reassembler = Reassembler()
         var mtu = 23
         var att = RecordedServer.Link()
@@ -39,22 +40,9 @@ final class VirtualPeripheral {
         receiveMTU = min(max(record.mtu ?? Self.defaultMTU, Self.defaultMTU), 517)
     }
 
-    /// Whether a link to the peer is up.
-    var isConnected: Bool { !links.isEmpty }
-
-    /// A link came up on `handle`.
-    func connected(_ handle: ConnectionHandle) { links[handle] = Link() }
-
-    /// The link on `handle` ended.
-    func disconnected(_ handle: ConnectionHandle) { links[handle] = nil }
-
-    /// The link on `handle` is encrypted now.
-    func encrypted(_ handle: ConnectionHandle) { links[handle]?.att.encrypted = true }
-
-    /// Takes one ACL packet from the host; returns the L2CAP frames the peer sends back.
-    func receive(_ packet: ACLDataPacket) -> [BasicFrame] {
-        guard var link = links[packet.handle] else { return [] }
-        defer { links[packet.handle] = link }
+    /// Takes one ACL packet from the host on `link`; returns the L2CAP frames the peer
+    /// sends back.
+    func receive(_ packet: ACLDataPacket, on link: inout Link) -> [BasicFrame] {
         guard let frame = link.reassembler.append(packet).frame else { return [] }
         switch frame.channel {
         case .att: return att(frame.payload, link: &link)
