@@ -51,7 +51,7 @@ extension FleetLeases {
         return [.publish(address: address, held)]
     }
 
-    /// At most one handover at a time, and none while we bid or claim, before the retained
+    /// At most one handover at a time, and none while anyone claims, before the retained
     /// leases and statuses are in, past ``maxLinks`` or within ``Timing/handoverPause`` of
     /// the last: a claim asking the gateway carrying the most for one of its peripherals,
     /// when it carries at least two more than we do.
@@ -64,7 +64,12 @@ extension FleetLeases {
             case .bidding, .claimed: return []
             case .idle, .holding, .handing: break
             }
-            if let lease = entry.lease, lease.holder != gateway, isLive(lease.holder, now: now.instant) { loads[lease.holder, default: 0] += 1 }
+            guard let lease = entry.lease, lease.holder != gateway, isLive(lease.holder, now: now.instant) else { continue }
+            // A live claim: peripherals still being bid for (a dead gateway's, say) or
+            // another handover. The loads settle first: otherwise we would move a settled
+            // peripheral where one just taken over could have moved instead.
+            if lease.state == .claimed { return [] }
+            loads[lease.holder, default: 0] += 1
         }
         let mine = load
         // The most loaded first, then the smaller id: every taker looks at the same one.

@@ -191,6 +191,30 @@ struct FleetLoadSpreadTests {
         #expect(survivors == [12, 12], "\(broker.connectedBy)")
     }
 
+    /// Issue 36's fleet: three gateways, six sensors, one killed; its two sensors go to the
+    /// same survivor by RSSI, and the spread then moves one of those two again rather than
+    /// one that survivor carried all along (whose stream would be cut for nothing).
+    @Test func theSpreadMovesASensorAlreadyMovedRatherThanASettledOne() {
+        let sensors = (0..<6).map(Self.sensor)
+        let ids = ["gw1", "gw2", "gw3"]
+        var broker = Broker()
+        for id in ids { broker.start(id, sensors: sensors) }
+        let rssi: (String, String) -> Int = { id, sensor in
+            let p = sensors.firstIndex(of: sensor)!, h = ids.firstIndex(of: id)!
+            return -40 - 10 * ((p - h + 3) % 3)
+        }
+        broker.run(until: 10_000, sensors: sensors, rssi: rssi)
+        let before = broker.connectedBy
+        broker.kill("gw1")
+        broker.run(until: 30_000, sensors: sensors, rssi: rssi)
+        #expect(broker.settled(sensors))
+        let loads: [Int] = ["gw2", "gw3"].map(broker.carried)
+        #expect(loads == [3, 3], "\(broker.connectedBy)")
+        for (index, sensor) in sensors.enumerated() where index % 3 != 0 {
+            #expect(broker.connectedBy[sensor] == before[sensor], "\(sensor) stayed where it was")
+        }
+    }
+
     /// A handover claim the holder does not agree to (it carries fewer than two more than
     /// the taker says it does): the holder says its lease again, the taker withdraws.
     @Test func aHandoverTheHolderDoesNotOweIsRefused() {
