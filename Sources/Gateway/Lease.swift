@@ -246,9 +246,13 @@ public struct FleetLeases: Sendable {
         defer { entries[address] = entry }
         entry.quietUntil = now.instant + timing.quietAfterGivingUp
         switch entry.mine {
-        case .holding, .claimed, .handing:
+        case .holding, .claimed:
             entry.mine = .idle
             return [.clear(address: address)]
+        case .handing:
+            // The broker's lease is the taker's claim now: ours to let go of, not to clear.
+            entry.mine = .idle
+            return []
         case .bidding:
             entry.mine = .idle
             return []
@@ -257,12 +261,13 @@ public struct FleetLeases: Sendable {
         }
     }
 
-    /// Shutting down: every lease and claim of ours is cleared.
+    /// Shutting down: every lease and claim of ours is cleared (not one being handed over:
+    /// the broker holds its taker's claim by then).
     public mutating func releaseAll() -> [Action] {
         var actions: [Action] = []
         for address in entries.keys.sorted() {
             switch entries[address]?.mine {
-            case .holding, .claimed, .handing:
+            case .holding, .claimed:
                 entries[address]?.mine = .idle
                 actions.append(.clear(address: address))
             default:

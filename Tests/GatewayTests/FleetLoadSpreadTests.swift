@@ -247,6 +247,9 @@ struct FleetLoadSpreadTests {
         let ask = Lease(holder: "gw2", rssi: -50, time: 3, state: .claimed, leases: 0, from: "gw1")
         #expect(giver.received(sensors[0], lease: ask, now: Self.at(4000)).isEmpty, "agreed: silence")
         #expect(giver.held.count == 3, "still streaming while handing over")
+        // Another agreed to, then lost by the giver's policy: the broker has the taker's claim, left alone.
+        #expect(giver.received(sensors[1], lease: ask, now: Self.at(4100)).isEmpty)
+        #expect(giver.gaveUp(sensors[1], now: Self.at(4200)).isEmpty)
         giver.status(of: "gw2", online: false)
         #expect(giver.tick(now: Self.at(8000)).isEmpty, "within the timeout")
         #expect(giver.tick(now: Self.at(9100)) == [.publish(address: sensors[0], held[sensors[0]]!)], "called off: said again")

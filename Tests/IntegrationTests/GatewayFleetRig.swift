@@ -87,8 +87,9 @@ struct FleetView {
     private(set) var leases: [String: Lease] = [:]
     /// Per sensor, its samples' numbers in arrival order with the gateway that published each.
     private(set) var samples: [String: [(gateway: String, number: Int)]] = [:]
-    /// Per sensor, the first arrival of a value at or after ``mark``, and from whom.
-    private(set) var firstSinceMark: [String: (gateway: String, at: ContinuousClock.Instant)] = [:]
+    /// Per sensor, the gateways that published a value of it at or after ``mark`` (a killed
+    /// gateway's last values may arrive after its kill).
+    private(set) var sinceMark: [String: Set<String>] = [:]
     /// The most sensors each gateway streamed at once.
     private(set) var mostStreamed: [String: Int] = [:]
     private var mark: ContinuousClock.Instant?
@@ -113,7 +114,7 @@ struct FleetView {
                 }
             } else if levels.count == 5, levels[3] == "180D", levels[4] == "2A37", let number = Self.sample(message.payload) {
                 samples[levels[2], default: []].append((levels[1], number))
-                if let mark, arrival >= mark, firstSinceMark[levels[2]] == nil { firstSinceMark[levels[2]] = (levels[1], arrival) }
+                if let mark, arrival >= mark { sinceMark[levels[2], default: []].insert(levels[1]) }
             }
         }
     }
@@ -124,10 +125,10 @@ struct FleetView {
         return Int(bytes[1]) | Int(bytes[2]) << 8
     }
 
-    /// From now on, ``firstSinceMark`` records each sensor's first value.
+    /// From now on, ``sinceMark`` records who publishes each sensor's values.
     mutating func setMark(_ instant: ContinuousClock.Instant) {
         mark = instant
-        firstSinceMark = [:]
+        sinceMark = [:]
     }
 
     /// The live gateways streaming `sensor` (a killed gateway's availability stays `online`:
