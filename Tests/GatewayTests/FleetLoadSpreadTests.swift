@@ -147,7 +147,7 @@ struct FleetLoadSpreadTests {
         broker.start("gw3", sensors: sensors)
         broker.run(until: 60_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors))
-        let loads: [Int] = ["gw1", "gw2", "gw3"].map(broker.carried)
+        let loads: [Int] = ["gw1", "gw2", "gw3"].map { broker.carried($0) }
         #expect(loads == [3, 3, 3], "\(broker.connectedBy)")
 
         // The order of each handover: the taker's held lease, then the giver's disconnection.
@@ -181,13 +181,13 @@ struct FleetLoadSpreadTests {
         }
         broker.run(until: 20_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors))
-        let loads: [Int] = ids.map(broker.carried)
+        let loads: [Int] = ids.map { broker.carried($0) }
         #expect(loads == [6, 6, 6, 6])
         broker.kill("gw1")
         broker.kill("gw2")
         broker.run(until: 60_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors), "\(broker.connectedBy)")
-        let survivors: [Int] = ["gw3", "gw4"].map(broker.carried)
+        let survivors: [Int] = ["gw3", "gw4"].map { broker.carried($0) }
         #expect(survivors == [12, 12], "\(broker.connectedBy)")
     }
 
@@ -208,11 +208,31 @@ struct FleetLoadSpreadTests {
         broker.kill("gw1")
         broker.run(until: 30_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors))
-        let loads: [Int] = ["gw2", "gw3"].map(broker.carried)
+        let loads: [Int] = ["gw2", "gw3"].map { broker.carried($0) }
         #expect(loads == [3, 3], "\(broker.connectedBy)")
         for (index, sensor) in sensors.enumerated() where index % 3 != 0 {
             #expect(broker.connectedBy[sensor] == before[sensor], "\(sensor) stayed where it was")
         }
+    }
+
+    /// No `max_links:`: the controller's refusal for want of room sets the limit to the
+    /// links held then, and no bid goes past it.
+    @Test func theControllersRefusalSetsTheLimit() {
+        let sensors = (0..<4).map(Self.sensor)
+        var broker = Broker()
+        broker.start("gw1", sensors: sensors)
+        // Alone, gw1 takes the first two; then its controller refuses a third.
+        broker.run(until: 5_000, sensors: [sensors[0], sensors[1]]) { _, _ in -40 }
+        #expect(broker.carried("gw1") == 2)
+        broker.gateways["gw1"]!.controllerRefused(carrying: 2)
+        #expect(broker.gateways["gw1"]!.maxLinks == 2)
+        // gw1 hears the other two best, but may not bid: gw2 takes them.
+        broker.start("gw2", sensors: sensors)
+        broker.run(until: 20_000, sensors: sensors) { id, _ in id == "gw1" ? -40 : -60 }
+        #expect(broker.settled(sensors))
+        #expect(broker.carried("gw1") == 2 && broker.carried("gw2") == 2, "\(broker.connectedBy)")
+        broker.gateways["gw1"]!.controllerRefused(carrying: 5)
+        #expect(broker.gateways["gw1"]!.maxLinks == 2, "a later refusal never raises it")
     }
 
     /// A handover claim the holder does not agree to (it carries fewer than two more than
