@@ -19,6 +19,8 @@ import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -60,22 +62,20 @@ class View:
             if self.mark is not None and arrival >= self.mark:
                 self.since_mark.setdefault(levels[2], set()).add(levels[1])
 
+    def carried(self, sensor, live, since_mark=False):
+        holders = [gateway for gateway in live if sensor in self.streaming.get(gateway, ())]
+        if len(holders) != 1 or self.holder.get(sensor) != (holders[0], 'held'):
+            return False
+        # Carried again: a value from its holder since the kill (a dead gateway's last
+        # values may still arrive after it).
+        return not since_mark or holders[0] in self.since_mark.get(sensor, ())
+
     def settled(self, live, since_mark=False):
-        for sensor in self.sensors:
-            holders = [gateway for gateway in live if sensor in self.streaming.get(gateway, ())]
-            if len(holders) != 1 or self.holder.get(sensor) != (holders[0], 'held'):
-                return False
-            # Carried again: a value from its holder since the kill (a dead gateway's last
-            # values may still arrive after it).
-            if since_mark and holders[0] not in self.since_mark.get(sensor, ()):
-                return False
-        return True
+        return all(self.carried(sensor, live, since_mark) for sensor in self.sensors)
 
 
 def messages(subscriber, seconds):
     """(arrival ns, topic, payload) of every PUBLISH for `seconds`."""
-    import socket
-    import struct
     received = []
     deadline = time.monotonic() + seconds
     subscriber.sock.settimeout(0.05)
@@ -139,11 +139,9 @@ def fleet_rehome(gateway, limit=60):
             processes[name].wait()
         live = [name for name in GATEWAYS if name not in KILLED]
         if not wait_for(subscriber, view, lambda: view.settled(live, since_mark=True), limit):
-            missing = [sensor for sensor in sensors
-                       if [gateway for gateway in live if sensor in view.streaming.get(gateway, ())] != [(view.holder.get(sensor) or ('',))[0]]
-                       or (view.holder.get(sensor) or ('',))[0] not in view.since_mark.get(sensor, ())]
-            sys.exit(f'fleet bench: the sensors were not carried again in {limit} s: {len(missing)} not, '
-                     f'e.g. {[(m, view.holder.get(m), view.since_mark.get(m)) for m in missing[:3]]}')
+            missing = [sensor for sensor in sensors if not view.carried(sensor, live, since_mark=True)]
+            sys.exit(f'fleet bench: {len(missing)} sensors not carried again in {limit} s, e.g. '
+                     f'{[(sensor, view.holder.get(sensor), view.since_mark.get(sensor)) for sensor in missing[:3]]}')
         seconds = (time.monotonic_ns() - killed_at) / 1e9
         subscriber.close()
         return seconds
