@@ -11,7 +11,9 @@ stamps each value on arrival. Same machine, same clock: latency = arrival - take
 - values_per_s: the sensor offered far more than the gateway can carry (about 20000/s),
   counted at the subscriber over the window;
 - cpu_ms_per_value: the gateway process's user+system CPU over the window (from
-  /proc/PID/stat) divided by the values the subscriber got in it.
+  /proc/PID/stat) divided by the values the subscriber got in it;
+- fleet_rehome_s: four gateways, 24 sensors, two killed: until every sensor is carried
+  again (fleet_bench.py).
 
 Standalone: gateway_bench.py --gateway .build/release/bluejay-gateway [--merge bench/results.json]
 """
@@ -206,10 +208,14 @@ def gateway_bench(gateway, seconds=5):
     print(f'  at {flat_out["offered_per_s"]:.0f} values/s offered: {flat_out["values_per_s"]:.0f} values/s reached the subscriber, '
           f'{flat_out["cpu_ms_per_value"] * 1000:.1f} µs CPU per value (their samples spanned {flat_out["samples_spanned"]}, '
           f'{flat_out["values"]} arrived)')
+    # The fleet's figure (fleet_bench.py, which borrows this file's broker and subscriber).
+    from fleet_bench import fleet_rehome
+    rehome = fleet_rehome(gateway)
+    print(f'  fleet of 4 gateways, 24 sensors: every sensor carried again {rehome:.2f} s after kill -9 of two')
     print()
     return {'values_per_s': flat_out['values_per_s'], 'latency_p50_ms': paced['latency_p50_ms'],
             'latency_p99_ms': paced['latency_p99_ms'], 'cpu_ms_per_value': flat_out['cpu_ms_per_value'],
-            'cpu_ms_per_value_at_1000_per_s': paced['cpu_ms_per_value'],
+            'cpu_ms_per_value_at_1000_per_s': paced['cpu_ms_per_value'], 'fleet_rehome_s': rehome,
             'paced': paced, 'flat_out': flat_out}
 
 

@@ -46,7 +46,9 @@ DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
 HOST_FACING_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0A'
 PERIPHERAL_PUBLIC_ADDRESS = 'B1:E7:00:00:00:0B'  # the next peripherals: ...:0C, ...:0D, ...
-MAX_PERIPHERALS = 8
+# 32: a fleet's scale test (4 gateways, 24 sensors); each is a Bumble device on the link.
+MAX_PERIPHERALS = 32
+MAX_CENTRALS = 8
 CUSTOM_UUID_FORMAT = 'B1E7{:04X}-9D3B-4C7A-8A5E-6F2D0C1B0A00'
 MANUFACTURER_COMPANY_ID = 0xFFFF
 MANUFACTURER_PAYLOAD = bytes([0xB1, 0xE7])
@@ -223,8 +225,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.hosts = 2
     if not 1 <= args.hosts <= 8 or (args.hosts > 1 and args.unix):
         parser.error('--hosts (and --two-hosts) must be in 1..8, on TCP')
-    if not 1 <= args.centrals <= MAX_PERIPHERALS or (args.centrals > 1 and not args.central):
-        parser.error(f'--centrals must be in 1..{MAX_PERIPHERALS}, with --central')
+    if not 1 <= args.centrals <= MAX_CENTRALS or (args.centrals > 1 and not args.central):
+        parser.error(f'--centrals must be in 1..{MAX_CENTRALS}, with --central')
     if not 1 <= args.peripherals <= MAX_PERIPHERALS:
         parser.error(f'--peripherals must be in 1..{MAX_PERIPHERALS}')
     kinds = args.advertiser_kinds.split(',')

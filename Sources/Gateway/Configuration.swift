@@ -47,6 +47,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// holds its lease at `PREFIX/lease/ADDRESS`, shared with the other gateways of the fleet
     /// through the broker (docs/Gateway.md, "Fleets").
     public var fleet: Bool
+    /// In a fleet, the most peripherals this gateway bids for and carries at once
+    /// (`max_links:`); nil: the controller's own limit, learned when it first refuses a link
+    /// for want of room (HCI has no command that tells it beforehand).
+    public var maxLinks: Int?
     /// `metrics: HOST:PORT` (default none): the counters for Prometheus at `GET /metrics`.
     public var metrics: MetricsAddress?
     /// The least severe log lines written (`log_level:` `debug`, `info`, `notice`, `warning` or
@@ -93,6 +97,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         homeAssistantPrefix = try top.optional("homeassistant", Fields.homeAssistant) ?? "homeassistant"
         statsInterval = try top.optional("stats_every", Fields.duration) ?? .seconds(60)
         fleet = try top.optional("fleet", Fields.onOff) ?? false
+        maxLinks = try top.optional("max_links", Fields.count(1...1000))
         metrics = try top.optional("metrics", MetricsAddress.init)
         logLevel = try top.optional("log_level", Fields.logLevel) ?? .info
         scanMode = try top.optional("scan", ScanMode.init) ?? .active
@@ -101,13 +106,17 @@ public struct GatewayConfiguration: Sendable, Equatable {
         if fleet, gateway == Topics.leaseLevel {
             throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
+        if maxLinks != nil, !fleet {
+            // Outside a fleet every configured peripheral is connected: the key would be ignored.
+            throw ConfigurationError(line: top.line, field: "max_links", message: "max_links applies to a fleet (fleet: on)")
+        }
         let policy = policy
         peripherals = try top.requiredList("peripherals") { node, path throws(ConfigurationError) in
             try PeripheralRule(try Fields(node, path: path), base: policy)
         }
         try top.rejectUnknown(Set(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
                                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet", "metrics", "log_level", "scan"])
+                               "stats_every", "peripherals", "fleet", "max_links", "metrics", "log_level", "scan"])
                                .union(AdvertisementDecoding.keysRead).union(PresenceTracking.keysRead))
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
@@ -132,7 +141,7 @@ extension GatewayConfiguration: CustomStringConvertible {
             + "prefix \(prefix), \(peripherals.count) peripheral(s)"
             + (decoding.enabled ? ", decoding advertisements (\(scanMode.rawValue) scan, rate limit \(decoding.rateLimit.map { "\($0)" } ?? "off"), "
                 + "\(decoding.keys.count) key(s))" : "")
-            + (fleet ? ", in a fleet" : "")
+            + (fleet ? ", in a fleet" + (maxLinks.map { " (at most \($0) links)" } ?? "") : "")
     }
 }
 

@@ -1,5 +1,6 @@
 import Bluejay
 import Foundation
+import HCI
 import Logging
 
 /// The gateway: one ``Central`` on the configured controller, one ``MQTTClient`` on the
@@ -124,7 +125,7 @@ public final class GatewayService {
         // way and deleted (GatewayLeftovers.swift).
         if let staleDiscovery { await mqtt.subscribe(staleDiscovery.filter) }
         if configuration.fleet {
-            leases = FleetLeases(gateway: configuration.gateway, started: .now)
+            leases = FleetLeases(gateway: configuration.gateway, maxLinks: configuration.maxLinks ?? .max, started: .now)
             await mqtt.subscribe(topics.leaseFilter)
             await mqtt.subscribe(topics.gatewayStatusFilter)
         }
@@ -217,6 +218,7 @@ public final class GatewayService {
         guard bound[key] == nil else { return }
         let entry = Bound(rule: rule, peripheral: peripheral, address: address)
         bound[key] = entry
+        leases?.mayCarry(key)
         logger.debug("\(address): \(rule.match), connecting under its policy")
         await mqtt.setRetained(topics.status(address), Array("offline".utf8))
         await announceToHomeAssistant(entry)
@@ -234,6 +236,13 @@ public final class GatewayService {
         } catch {
             // The events say so (gave up), and the next round is scheduled there.
             logger.warning("\(entry.address): \(error)")
+            if Self.refusedForRoom(error), leases != nil {
+                // The controller's own limit (no HCI command tells it beforehand): we carry
+                // no more than we have now, and bid for no more (Lease.swift, maxLinks).
+                let links = bound.values.filter(\.connected).count
+                leases?.controllerRefused(carrying: links)
+                logger.warning("the controller holds no more than \(links) link(s): bidding for at most that many")
+            }
         }
     }
 
@@ -337,6 +346,17 @@ public final class GatewayService {
 
     // MARK: - Fleet
 
+    /// A connection refused for want of room in the controller (Connection Limit Exceeded,
+    /// Memory Capacity Exceeded), however it reached us.
+    static func refusedForRoom(_ error: BluejayError) -> Bool {
+        let status: HCIStatus
+        switch error {
+        case .connection(.failed(let refused)), .connection(.hci(.commandFailed(_, let refused))), .hci(.commandFailed(_, let refused)): status = refused
+        default: return false
+        }
+        return status == .connectionLimitExceeded || status == .memoryCapacityExceeded
+    }
+
     /// A message of our subscriptions: a lease, a gateway's status (in a fleet), or a `/set`.
     private func handleMessage(_ message: MQTTMessage) async {
         if var leases {
@@ -386,7 +406,8 @@ public final class GatewayService {
                 tasks.append(Task { await self.connect(entry) })
             case .disconnect(let address):
                 guard let entry = bound[address] else { continue }
-                logger.warning("lease \(address) lost: disconnecting")
+                // Lost to a better lease, or handed over (load spread): another gateway has it.
+                logger.info("lease \(address) went to another gateway: disconnecting")
                 for task in entry.work { task.cancel() }
                 entry.work = []
                 await entry.peripheral.disconnect()

@@ -1,63 +1,5 @@
 import Foundation
 
-/// Who connects a peripheral in a fleet: the message retained at `PREFIX/lease/ADDRESS`
-/// (docs/Gateway.md, "Fleets"). `{"holder":"gw2","rssi":-48,"state":"claimed","time":1764300000123}`.
-public struct Lease: Sendable, Equatable, CustomStringConvertible {
-    /// How far the holder has got.
-    public enum State: String, Sendable {
-        /// Asked for; another gateway with a better claim may still take it.
-        case claimed
-        /// Confirmed and connected (or connecting): no claim takes it while its holder is online.
-        case held
-    }
-
-    /// The holding gateway's id.
-    public var holder: String
-    /// The RSSI (dBm) at which the holder heard the peripheral when it claimed it.
-    public var rssi: Int
-    /// When the holder published it, in milliseconds since 1970 (for people; with the
-    /// holder, it also tells one claim of a gateway from its next).
-    public var time: Int64
-    /// Claimed or held.
-    public var state: State
-
-    /// A lease.
-    public init(holder: String, rssi: Int, time: Int64, state: State) {
-        self.holder = holder
-        self.rssi = rssi
-        self.time = time
-        self.state = state
-    }
-
-    /// The retained payload: JSON with sorted keys.
-    public var payload: [UInt8] {
-        Array(JSONText.encode(["holder": holder, "rssi": rssi, "time": time, "state": state.rawValue]).utf8)
-    }
-
-    /// A lease from its payload; nil for an empty payload (a released lease) or anything
-    /// not a lease (liberal in what we accept: unknown fields are ignored).
-    public init?(payload: [UInt8]) {
-        guard !payload.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-              let holder = object["holder"] as? String, !holder.isEmpty,
-              let rssi = (object["rssi"] as? NSNumber)?.intValue,
-              let state = (object["state"] as? String).flatMap(State.init(rawValue:))
-        else { return nil }
-        self.init(holder: holder, rssi: rssi, time: (object["time"] as? NSNumber)?.int64Value ?? 0, state: state)
-    }
-
-    /// The deterministic order every gateway applies to two contending leases: a held lease
-    /// beats a claim, then the stronger RSSI, then the smaller gateway id.
-    public func beats(_ other: Lease) -> Bool {
-        if state != other.state { return state == .held }
-        if rssi != other.rssi { return rssi > other.rssi }
-        return holder < other.holder
-    }
-
-    /// `gw2 held at -48 dBm`.
-    public var description: String { "\(holder) \(state.rawValue) at \(rssi) dBm" }
-}
-
 /// One gateway's side of the fleet protocol for every peripheral it may connect, as a value:
 /// events in (a sighting, a lease or a gateway status from the broker, the clock, a
 /// connection given up), actions out (publish or clear a lease, connect, disconnect). No
@@ -74,6 +16,8 @@ public struct Lease: Sendable, Equatable, CustomStringConvertible {
 /// - Two claims meet: ``Lease/beats(_:)`` decides, the same way at every gateway; the
 ///   loser withdraws, the winner publishes its lease again (the broker retains only the
 ///   last message, which may have been the loser's).
+/// - No bid past ``maxLinks``; a gateway carrying two fewer than another asks it for one of
+///   its peripherals (LeaseLoadSpread.swift), so the fleet's load evens out.
 public struct FleetLeases: Sendable {
     /// The protocol's delays.
     public struct Timing: Sendable, Equatable {
@@ -89,6 +33,12 @@ public struct FleetLeases: Sendable {
         public var statusGrace: Duration = .seconds(3)
         /// After giving a peripheral up, we bid for it again only after this long.
         public var quietAfterGivingUp: Duration = .seconds(30)
+        /// Between two handovers we ask for (load spread): the fleet's view of the loads
+        /// catches up with the last move before the next.
+        public var handoverPause: Duration = .milliseconds(500)
+        /// A handover we agreed to that the taker has not completed (held) in this long is
+        /// called off: we keep the peripheral (a taker that died, or lost to another claim).
+        public var handoverTimeout: Duration = .seconds(5)
 
         /// The defaults.
         public init() {}
@@ -136,6 +86,18 @@ public struct FleetLeases: Sendable {
         case claimed(Lease, confirmAt: ContinuousClock.Instant?)
         /// Ours: held and connected (or connecting).
         case holding(Lease)
+        /// Ours still, connected and streaming, but promised to `taker` (its handover
+        /// claim): we disconnect when its held lease arrives, so at most the time of one
+        /// reconnection is lost; past `until` we keep it.
+        case handing(Lease, to: String, until: ContinuousClock.Instant)
+
+        /// Connected by us (held, or being handed over).
+        var carrying: Bool {
+            switch self {
+            case .holding, .handing: true
+            case .idle, .bidding, .claimed: false
+            }
+        }
     }
 
     struct Entry {
@@ -143,31 +105,47 @@ public struct FleetLeases: Sendable {
         var lease: Lease?
         var mine = Mine.idle
         var quietUntil: ContinuousClock.Instant?
+        /// The RSSI we last heard it advertise at (nil: never heard), for choosing which
+        /// peripheral to take over.
+        var heard: Int?
     }
 
     /// This gateway's id.
     public let gateway: String
     /// The delays.
     public let timing: Timing
-    private let started: ContinuousClock.Instant
-    private var entries: [String: Entry] = [:]
+    /// The most peripherals we carry or claim at once (`max_links:`, else the controller's
+    /// limit once it has refused a link): no bid and no handover past it.
+    public var maxLinks: Int
+    let started: ContinuousClock.Instant
+    var entries: [String: Entry] = [:]
     /// The gateways' statuses as the broker last told us: true online.
-    private var online: [String: Bool] = [:]
+    var online: [String: Bool] = [:]
+    /// The peripherals we may connect (configured, their address known): only these are
+    /// asked for in a handover.
+    var carriable: Set<String> = []
+    /// No handover asked for before this (``Timing/handoverPause``).
+    var nextHandover: ContinuousClock.Instant?
 
-    /// The protocol for `gateway`, started at `started`.
-    public init(gateway: String, timing: Timing = Timing(), started: ContinuousClock.Instant) {
+    /// The protocol for `gateway`, started at `started`, carrying at most `maxLinks`.
+    public init(gateway: String, timing: Timing = Timing(), maxLinks: Int = .max, started: ContinuousClock.Instant) {
         self.gateway = gateway
         self.timing = timing
+        self.maxLinks = max(1, maxLinks)
         self.started = started
     }
 
     // MARK: - Events
 
+    /// We may connect `address` (configured, its address known): a handover may ask for it.
+    public mutating func mayCarry(_ address: String) { carriable.insert(address) }
+
     /// We heard `address` advertise at `rssi`.
     public mutating func sighted(_ address: String, rssi: Int, now: Now) -> [Action] {
         var entry = entries[address] ?? Entry()
         defer { entries[address] = entry }
-        guard case .idle = entry.mine, isFree(entry.lease, now: now.instant) else { return [] }
+        entry.heard = rssi
+        guard case .idle = entry.mine, isFree(entry.lease, now: now.instant), load < maxLinks else { return [] }
         if let quiet = entry.quietUntil, now.instant < quiet { return [] }
         entry.mine = .bidding(rssi: rssi, at: max(now.instant, started + timing.startupQuiet) + timing.bidDelay(rssi))
         return []
@@ -185,8 +163,8 @@ public struct FleetLeases: Sendable {
             return []
         case .bidding(let rssi, _):
             guard let lease, lease.holder != gateway, isLive(lease.holder, now: now.instant) else { return [] }
-            let bid = Lease(holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed)
-            if lease.state == .claimed, bid.beats(lease) {
+            let bid = Lease(holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed, leases: load)
+            if lease.state == .claimed, bid.beats(lease), load < maxLinks {
                 entry.mine = .claimed(bid, confirmAt: nil)
                 return [.publish(address: address, bid)]
             }
@@ -203,17 +181,27 @@ public struct FleetLeases: Sendable {
             }
             if isLive(lease.holder, now: now.instant), lease.beats(claim) {
                 entry.mine = .idle
+                // A handover refused (the giver's view of the loads differs from ours): ask
+                // again only once the leases have had time to tell us the same.
+                if claim.from != nil { nextHandover = now.instant + timing.handoverPause * 4 }
                 return []
             }
             return [.publish(address: address, claim)]
         case .holding(let held):
             if lease == held { return [] }
+            if let lease, handsOver(held, to: lease, now: now) {
+                // A handover claim we agree to: silence lets it confirm; we stream on until its held lease.
+                entry.mine = .handing(held, to: lease.holder, until: now.instant + timing.handoverTimeout)
+                return []
+            }
             if let lease, lease.holder != gateway, isLive(lease.holder, now: now.instant), lease.beats(held) {
                 // Two held leases (the broker lost one gateway's session a while): the better keeps it.
                 entry.mine = .idle
                 return [.disconnect(address: address)]
             }
             return [.publish(address: address, held)]
+        case .handing(let held, let taker, let until):
+            return handing(address, &entry, held: held, taker: taker, until: until, lease: lease, now: now)
         }
     }
 
@@ -228,23 +216,27 @@ public struct FleetLeases: Sendable {
             guard var entry = entries[address] else { continue }
             switch entry.mine {
             case .bidding(let rssi, let at) where now.instant >= at:
-                if isFree(entry.lease, now: now.instant) {
-                    let claim = Lease(holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed)
+                if isFree(entry.lease, now: now.instant), load < maxLinks {
+                    let claim = Lease(holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed, leases: load)
                     entry.mine = .claimed(claim, confirmAt: nil)
                     actions.append(.publish(address: address, claim))
                 } else {
                     entry.mine = .idle
                 }
             case .claimed(let claim, let confirmAt?) where now.instant >= confirmAt:
-                let held = Lease(holder: gateway, rssi: claim.rssi, time: now.epochMilliseconds, state: .held)
+                let held = Lease(holder: gateway, rssi: claim.rssi, time: now.epochMilliseconds, state: .held, leases: load - 1)
                 entry.mine = .holding(held)
                 actions += [.publish(address: address, held), .connect(address: address)]
+            case .handing(let held, _, let until) where now.instant >= until:
+                // The taker never confirmed: ours again, said so.
+                entry.mine = .holding(held)
+                actions.append(.publish(address: address, held))
             default:
                 continue
             }
             entries[address] = entry
         }
-        return actions
+        return actions + askForHandover(now: now)
     }
 
     /// We could not keep `address` connected (its policy gave up): the lease goes, and we
@@ -257,6 +249,10 @@ public struct FleetLeases: Sendable {
         case .holding, .claimed:
             entry.mine = .idle
             return [.clear(address: address)]
+        case .handing:
+            // The broker's lease is the taker's claim now: ours to let go of, not to clear.
+            entry.mine = .idle
+            return []
         case .bidding:
             entry.mine = .idle
             return []
@@ -265,7 +261,8 @@ public struct FleetLeases: Sendable {
         }
     }
 
-    /// Shutting down: every lease and claim of ours is cleared.
+    /// Shutting down: every lease and claim of ours is cleared (not one being handed over:
+    /// the broker holds its taker's claim by then).
     public mutating func releaseAll() -> [Action] {
         var actions: [Action] = []
         for address in entries.keys.sorted() {
@@ -282,21 +279,31 @@ public struct FleetLeases: Sendable {
 
     // MARK: - Queries
 
-    /// The peripherals we hold now.
+    /// The peripherals we hold now (those being handed over too: still connected).
     public var held: [String] {
-        entries.keys.sorted().filter { if case .holding = entries[$0]?.mine { true } else { false } }
+        entries.keys.sorted().filter { entries[$0]?.mine.carrying == true }
+    }
+
+    /// How many peripherals we carry or have claimed: what ``maxLinks`` bounds.
+    public var load: Int {
+        entries.values.reduce(0) { count, entry in
+            switch entry.mine {
+            case .holding, .handing, .claimed: count + 1
+            case .idle, .bidding: count
+            }
+        }
     }
 
     /// The lease of `address` as the broker last told us.
     public func lease(of address: String) -> Lease? { entries[address]?.lease }
 
-    private func isLive(_ holder: String, now: ContinuousClock.Instant) -> Bool {
+    func isLive(_ holder: String, now: ContinuousClock.Instant) -> Bool {
         if let known = online[holder] { return known }
         return now < started + timing.statusGrace
     }
 
     /// No lease, a lease of an offline holder, or a stale one of ours.
-    private func isFree(_ lease: Lease?, now: ContinuousClock.Instant) -> Bool {
+    func isFree(_ lease: Lease?, now: ContinuousClock.Instant) -> Bool {
         guard let lease else { return true }
         if lease.holder == gateway { return true }
         return !isLive(lease.holder, now: now)

@@ -181,6 +181,22 @@ struct TopicAndValueTests {
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base.replacingOccurrences(of: "gw1", with: "lease") + "fleet: on\n") }
     }
 
+    /// `max_links:` (issue 52 item 9): a fleet's bound on what a gateway bids for; absent,
+    /// the controller's limit (learned); meaningless, so refused, outside a fleet.
+    @Test func maxLinksKey() throws {
+        let base = "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\nfleet: on\n"
+        #expect(try GatewayConfiguration(yaml: base).maxLinks == nil)
+        let bounded = try GatewayConfiguration(yaml: base + "max_links: 7\n")
+        #expect(bounded.maxLinks == 7)
+        #expect(bounded.description.hasSuffix("in a fleet (at most 7 links)"))
+        for bad in ["0", "-1", "many", "1001"] {
+            #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base + "max_links: \(bad)\n") }
+        }
+        #expect(throws: ConfigurationError.self) {
+            try GatewayConfiguration(yaml: base.replacingOccurrences(of: "fleet: on\n", with: "") + "max_links: 7\n")
+        }
+    }
+
     @Test func hex() {
         #expect(Hex.encode([0x00, 0x3C, 0xAB]) == "003cab")
         #expect(Hex.decode("003CAB") == [0x00, 0x3C, 0xAB])

@@ -167,7 +167,7 @@ struct FleetLeasesTests {
 
     @Test func leasePayloadRoundTripsAndOddOnesAreIgnored() {
         let lease = Lease(holder: "gw2", rssi: -48, time: 1_764_300_000_123, state: .held)
-        #expect(String(decoding: lease.payload, as: UTF8.self) == #"{"holder":"gw2","rssi":-48,"state":"held","time":1764300000123}"#)
+        #expect(String(decoding: lease.payload, as: UTF8.self) == #"{"holder":"gw2","leases":0,"rssi":-48,"state":"held","time":1764300000123}"#)
         #expect(Lease(payload: lease.payload) == lease)
         #expect(Lease(payload: []) == nil)
         #expect(Lease(payload: Array("online".utf8)) == nil)

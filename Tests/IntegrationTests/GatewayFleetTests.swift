@@ -168,6 +168,13 @@ extension IntegrationTests {
             lost[address] = (last - first + 1) - samples.count
         }
         let worst = takeovers.max() ?? .zero
+        // Which gateways each sensor's values came from, in turn: a move shows as a change.
+        let streamers = await recorder.messages.reduce(into: [String: [Substring]]()) { result, message in
+            let levels = message.topic.split(separator: "/")
+            guard levels.count == 5, levels[4] == "2A37", result[String(levels[2])]?.last != levels[1] else { return }
+            result[String(levels[2]), default: []].append(levels[1])
+        }
+        print("fleet: streamed by \(peer.addresses.map { streamers[$0] ?? [] })")
         print("fleet: killed \(victim) holding \(moved.count) sensors; takeover \(takeovers.map { "\($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) ms" }) "
               + "(worst \(worst)); samples lost per sensor at \(period) ms: \(peer.addresses.map { lost[$0] ?? -1 })")
         for address in peer.addresses where !moved.contains(address) {
