@@ -27,54 +27,13 @@ extension IntegrationTests {
         defer { peer.stop() }
         #expect(peer.transports.count == 3 && peer.addresses.count == 6)
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        let directory = NSTemporaryDirectory() + "bluejay-fleet-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rig = try GatewayFleetRig(broker: broker, peer: peer)
+        defer { rig.stop() }
 
         let ids = ["gw1", "gw2", "gw3"]
-        var gateways: [Process] = []
-        defer {
-            for process in gateways where process.isRunning { process.terminate() }
-            for process in gateways { process.waitUntilExit() }
-        }
         let metricsPorts = try ids.map { _ in try MosquittoBroker.freePort() }
-        for (index, id) in ids.enumerated() {
-            var yaml = """
-                gateway: \(id)
-                metrics: 127.0.0.1:\(metricsPorts[index])
-                transport: \(peer.transports[index])
-                broker: \(broker.url)
-                fleet: on
-                homeassistant: off
-                retries: 3
-                backoff: 200ms
-                connection_timeout: 5s
-                broker_backoff: 100ms
-                broker_backoff_max: 500ms
-                keepalive: 5s
-                stats_every: 1s
-                peripherals:
-
-                """
-            for address in peer.addresses {
-                yaml += "  - address: \(address)/random\n    subscribe:\n      - {service: 180D, characteristic: 2A37}\n"
-            }
-            let path = "\(directory)/\(id).yaml"
-            try yaml.write(toFile: path, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = Repository.gateway
-            process.arguments = [path]
-            // Its own store (bonds, GATT cache), and its log kept for a failure's message.
-            process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": "\(directory)/\(id)-store"]) { $1 }
-            process.standardOutput = FileHandle.nullDevice
-            _ = FileManager.default.createFile(atPath: "\(directory)/\(id).log", contents: nil)
-            process.standardError = FileHandle(forWritingAtPath: "\(directory)/\(id).log")
-            try process.run()
-            gateways.append(process)
-        }
-        func logs() -> String {
-            ids.map { "--- \($0):\n" + ((try? String(contentsOfFile: "\(directory)/\($0).log", encoding: .utf8)) ?? "").suffix(1500) }.joined(separator: "\n")
-        }
+        for (index, id) in ids.enumerated() { try rig.start(id, host: index, extra: "metrics: 127.0.0.1:\(metricsPorts[index])") }
+        func logs() -> String { rig.logs() }
 
         /// Who streams each sensor now: the gateways whose retained availability of it says online.
         func streaming(_ address: String) async -> [String] {
@@ -132,10 +91,8 @@ extension IntegrationTests {
         // kill -9 the gateway holding the most sensors.
         let victim = ids.max { a, b in holderOf.values.filter { $0 == a }.count < holderOf.values.filter { $0 == b }.count }!
         let moved = peer.addresses.filter { holderOf[$0] == victim }
-        let victimProcess = gateways[ids.firstIndex(of: victim)!]
         let killedAt = ContinuousClock.now
-        kill(victimProcess.processIdentifier, SIGKILL)
-        victimProcess.waitUntilExit()
+        rig.sigkill(victim)
         #expect(await eventually { await recorder.payloads("bluejay/\(victim)/status").last == "offline" }, "the last will says offline")
         let taken = await eventually(within: .seconds(15)) {
             for address in moved {
