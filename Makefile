@@ -18,7 +18,7 @@ VM_APT_PACKAGES := qemu-system-x86 busybox-static kmod bluez bluez-test-tools db
 # Where `make vmtest` leaves btsnoop captures and logs from the guest.
 VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 
-.PHONY: all build test sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo gateway-demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 arm64 clean
+.PHONY: all build test format lint sanitized-build ci-deps test-corpus test-sanitize test-tsan-lane test-stress vmtest vmbench demo gateway-demo deps vm-deps venv bench bench-check bench-thresholds footprint static symbol-order traces fuzz examples consumer docs swift60 arm64 clean
 
 all: build
 
@@ -369,6 +369,19 @@ symbol-order: deps venv static
 FOOTPRINT_SECONDS ?= 20
 footprint: deps venv static
 	$(PEER_PY) Fixtures/bench/footprint.py --static $(STATIC_BINARY) --map $(STATIC_DIR)/bluejay.map --seconds $(FOOTPRINT_SECONDS)
+
+# The code's layout (issue 50): swift-format's pretty printer as .swift-format sets it (120
+# columns, 4-space indents, line breaks the author made kept; no rewriting rules), and every
+# module a target imports declared in Package.swift (Fixtures/lint/declared_imports.py).
+# `make format` rewrites the files; `make lint` checks them, as every CI run does. Both use
+# the toolchain's own swift-format.
+FORMATTED := Package.swift Sources Tests Benchmarks Fuzz Examples
+format:
+	$(SWIFT) format format --in-place --recursive --configuration .swift-format $(FORMATTED)
+
+lint:
+	$(SWIFT) format lint --strict --recursive --configuration .swift-format $(FORMATTED)
+	python3 Fixtures/lint/declared_imports.py
 
 clean:
 	rm -rf .build $(VENV) $(DEMO_CAPTURE) .vmcache

@@ -128,7 +128,7 @@ let package = Package(
                                                             "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The gateway's pieces without a broker or a peer: configuration errors, topics,
         // decoding, the outbox's bounds (IntegrationTests run it against mosquitto and the peer).
-        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements", "SMP"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements", "SMP", .product(name: "Logging", package: "swift-log")]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),
