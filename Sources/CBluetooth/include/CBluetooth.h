@@ -5,7 +5,6 @@
 #define CBLUETOOTH_H
 
 #include <sys/socket.h>
-#include <time.h>
 #include <termios.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -18,15 +17,14 @@
 // in /proc/PID/task/*/comm, top -H and gdb.
 int pthread_setname_np(pthread_t thread, const char *name);
 
-// recvmmsg and sendmmsg (many datagrams per system call) and their message vector, which
-// glibc declares only under _GNU_SOURCE, as it does pthread_setname_np. Declared here only
-// when the headers did not already (a build with _GNU_SOURCE gets glibc's own).
+// sendmmsg (many datagrams per system call) and its message vector, which glibc declares
+// only under _GNU_SOURCE, as it does pthread_setname_np. Declared here only when the
+// headers did not already (a build with _GNU_SOURCE gets glibc's own).
 #ifndef __USE_GNU
 struct mmsghdr {
     struct msghdr msg_hdr;
     unsigned int msg_len;
 };
-int recvmmsg(int fd, struct mmsghdr *vmessages, unsigned int vlen, int flags, struct timespec *tmo);
 int sendmmsg(int fd, struct mmsghdr *vmessages, unsigned int vlen, int flags);
 #endif
 

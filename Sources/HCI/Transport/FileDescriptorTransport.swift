@@ -6,16 +6,14 @@ import Synchronization
 import CBluetooth
 
 /// H4 over a file descriptor: a UART, a TCP or Unix stream socket, or the HCI user
-/// channel socket (which returns one whole H4 packet per datagram, a special case of a stream).
+/// channel socket (which returns one whole H4 packet per read, a special case of a stream).
 ///
 /// A reader thread waits in `poll` on the descriptor and on an eventfd that `close()`
 /// signals, so closing wakes it at once; the thread is joined and both descriptors are
 /// closed before `close()` returns.
 ///
-/// System calls are batched both ways: a packet socket's queued datagrams are taken up to
-/// 64 per `recvmmsg` (a stream, 64 KiB per read) and handed over as one delivery; ACL
-/// packets the controller's credits release together go out in one `sendmmsg` (a packet
-/// socket, one datagram each) or `writev` (a stream).
+/// ACL packets the controller's returned credits release together go out in one system
+/// call: `sendmmsg` on a packet socket (a datagram each), `writev` on a stream.
 public final class FileDescriptorTransport: HCITransport {
     private enum State {
         case ready
@@ -28,8 +26,9 @@ public final class FileDescriptorTransport: HCITransport {
     private let name: String
     private let capture: BTSnoopWriter?
     private let framerLimit: Int
-    /// A socket that hands over one packet per datagram (the HCI user channel, SOCK_RAW; a
-    /// SOCK_SEQPACKET pair): read and written a datagram per packet, many per system call.
+    /// A socket that hands over one packet per read (the HCI user channel, SOCK_RAW; a
+    /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go, and
+    /// batched ACL packets go out a datagram each.
     private let isPacketSocket: Bool
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
@@ -147,18 +146,12 @@ public final class FileDescriptorTransport: HCITransport {
     private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int, packetSocket: Bool,
                                  deliver: @Sendable (TransportDelivery) -> Void) {
         // The longest packet the framer accepts, with its indicator and header: a packet
-        // socket's datagram is only ever offered at least this much room (a shorter buffer
-        // would cut the packet, and a packet socket drops the rest).
+        // socket's read is only ever offered at least this much room (a shorter buffer would
+        // cut the packet, and a packet socket drops the rest).
         let longestPacket = 1 + 4 + max(framerLimit, 255)
-        // A packet socket's datagrams are taken many per system call (recvmmsg), a stream's
-        // bytes 64 KiB a read; either way one delivery carries every packet one call completed.
-        let datagrams: DatagramBatchReader?
-        do throws(TransportError) {
-            datagrams = packetSocket ? try DatagramBatchReader(longestDatagram: longestPacket) : nil
-        } catch {
-            deliver(.failed(error))
-            return
-        }
+        // On a packet socket, room for a 64 KiB burst and then the longest packet, so a read
+        // can take a burst and never cut a packet (the framer doubles this for its buffer).
+        let readSize = packetSocket ? 65536 + longestPacket : 65536
         // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
         var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
@@ -171,26 +164,36 @@ public final class FileDescriptorTransport: HCITransport {
             }
             if fds[1].revents != 0 { return }  // close() asked us to stop
             guard fds[0].revents != 0 else { continue }
-            // Into the framer's buffer: the packets are views of the bytes as read. The
-            // framer checks a packet socket's datagrams as it does a stream, so a datagram
-            // that is not one whole packet loses framing there too.
-            let outcome: ReadOutcome
-            do throws(H4FramingError) {
-                if let datagrams { outcome = try receive(datagrams, fd: fd, into: &framer) } else { outcome = try read(fd, into: &framer) }
+            // Read into the framer's buffer: the packets are views of the bytes as read.
+            var readError: Int32 = 0
+            let (count, framed): (Int, [(H4PacketType, ArraySlice<UInt8>)])
+            do {
+                (count, framed) = try framer.read(maximum: readSize) { buffer in
+                    let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                    if count < 0 { readError = errno }
+                    guard packetSocket, count > 0 else { return count }
+                    // One packet per read: take those queued behind it as well, without
+                    // waiting, so the stack gets them as one delivery rather than one each.
+                    var total = count
+                    while buffer.count - total >= longestPacket {
+                        let more = recv(fd, buffer.baseAddress! + total, buffer.count - total, Int32(MSG_DONTWAIT))
+                        guard more > 0 else { break }  // EAGAIN: nothing queued (an error shows at the next read)
+                        total += more
+                    }
+                    return total
+                }
             } catch {
                 deliver(.failed(.framing(error)))
                 return
             }
-            let framed: [(H4PacketType, ArraySlice<UInt8>)]
-            var ended = false
-            switch outcome {
-            case let .failed(code):
-                if code == EINTR || code == EAGAIN { continue }
-                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: code)))
+            if count < 0 {
+                if readError == EINTR || readError == EAGAIN { continue }
+                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: readError)))
                 return
-            case let .packets(packets, endOfStream):
-                framed = packets
-                ended = endOfStream
+            }
+            if count == 0 {
+                deliver(.failed(.closedByPeer(what: name)))
+                return
             }
             var packets: [HCIPacket] = []
             packets.reserveCapacity(framed.count)
@@ -205,44 +208,6 @@ public final class FileDescriptorTransport: HCITransport {
                 }
             }
             if !packets.isEmpty { deliver(.packets(packets)) }
-            if ended {
-                deliver(.failed(.closedByPeer(what: name)))
-                return
-            }
         }
-    }
-
-    /// What one read gave.
-    private enum ReadOutcome {
-        /// The packets its bytes completed; then whether the stream ended.
-        case packets([(H4PacketType, ArraySlice<UInt8>)], endOfStream: Bool)
-        /// The read failed with this errno.
-        case failed(Int32)
-    }
-
-    /// A stream's bytes, up to 64 KiB: the framer keeps a packet the read cut for the next.
-    private static func read(_ fd: Int32, into framer: inout H4Framer) throws(H4FramingError) -> ReadOutcome {
-        var readError: Int32 = 0
-        let (count, framed) = try framer.read(maximum: 65536) { buffer in
-            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 { readError = errno }
-            return count
-        }
-        if count < 0 { return .failed(readError) }
-        return .packets(framed, endOfStream: count == 0)
-    }
-
-    /// The datagrams queued on a packet socket, many per `recvmmsg`, packed end to end into
-    /// the framer's buffer.
-    private static func receive(_ datagrams: DatagramBatchReader, fd: Int32, into framer: inout H4Framer)
-        throws(H4FramingError) -> ReadOutcome {
-        let received = datagrams.receive(from: fd)
-        if received < 0 { return .failed(errno) }
-        // An empty datagram is what a packet socket returns once the peer has gone.
-        let (whole, octets) = datagrams.whole
-        let ended = received == 0 || whole < received
-        guard whole > 0 else { return .packets([], endOfStream: ended) }
-        let (_, framed) = try framer.read(maximum: octets) { datagrams.copy(whole, into: $0) }
-        return .packets(framed, endOfStream: ended)
     }
 }
