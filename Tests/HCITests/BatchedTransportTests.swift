@@ -219,15 +219,15 @@ struct BatchedTransportTests {
         // Only as many as the controller has buffers went out; the rest wait, in order.
         #expect(controller.aclFlow?.inFlight == buffers)
         #expect(controller.aclFlow?.queuedCount == packets.count - buffers)
-        #expect(await relay.acl.next(buffers) == packets[..<buffers].map { .acl($0) })
+        #expect(await relay.acl.next(buffers) == packets[..<buffers].map { HCIPacket.acl($0) })
         // Credits for all but one: that many go out together (one sendmmsg), the rest wait.
         relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers - 1))])).packet))
-        #expect(await relay.acl.next(buffers - 1) == packets[buffers..<(2 * buffers - 1)].map { .acl($0) })
+        #expect(await relay.acl.next(buffers - 1) == packets[buffers..<(2 * buffers - 1)].map { HCIPacket.acl($0) })
         relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))])).packet))
-        #expect(await relay.acl.next(buffers) == packets[(2 * buffers - 1)..<(3 * buffers - 1)].map { .acl($0) })
+        #expect(await relay.acl.next(buffers) == packets[(2 * buffers - 1)..<(3 * buffers - 1)].map { HCIPacket.acl($0) })
         #expect(controller.aclFlow?.queuedCount == 2)
         relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))])).packet))
-        #expect(await relay.acl.next(2) == packets[(3 * buffers - 1)...].map { .acl($0) })
+        #expect(await relay.acl.next(2) == packets[(3 * buffers - 1)...].map { HCIPacket.acl($0) })
         #expect(controller.aclFlow?.queuedCount == 0)
     }
 }
