@@ -17,6 +17,17 @@
 // in /proc/PID/task/*/comm, top -H and gdb.
 int pthread_setname_np(pthread_t thread, const char *name);
 
+// sendmmsg (many datagrams per system call) and its message vector, which glibc declares
+// only under _GNU_SOURCE, as it does pthread_setname_np. Declared here only when the
+// headers did not already (a build with _GNU_SOURCE gets glibc's own).
+#ifndef __USE_GNU
+struct mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+int sendmmsg(int fd, struct mmsghdr *vmessages, unsigned int vlen, int flags);
+#endif
+
 #include <stdio.h>
 
 // Flushes stdout alone. Swift 6 will not name the C global `stdout`, and fflush(NULL), the

@@ -146,6 +146,8 @@ public final class HCIController {
     public var outstandingCommandCount: Int { sentCommands.count }
     /// ACL buffer accounting; set once the buffer size is known.
     public private(set) var aclFlow: ACLFlowControl?
+    /// The packets one ``transmitReleased()`` hands the transport, kept for its capacity.
+    private var released: [ACLDataPacket] = []
     private var receiveTask: Task<Void, Never>?
     private var deliveries: AsyncStream<TransportDelivery>.Continuation?
     /// At most this many deliveries (one read each) wait between the transport and us. A
@@ -392,13 +394,16 @@ public final class HCIController {
         // A failed controller's links are ended one by one: credits one frees must not send
         // another's packets to it.
         guard case .running = state else { return }
-        while let packet = aclFlow?.nextSendable() {
-            do {
-                try transport.send(.acl(packet))
-            } catch {
-                fail(.transport(error))
-                throw .transport(error)
-            }
+        // What the credits release goes out in one system call; the kept array allocates nothing.
+        released.removeAll(keepingCapacity: true)
+        while let packet = aclFlow?.nextSendable() { released.append(packet) }
+        guard !released.isEmpty else { return }
+        defer { released.removeAll(keepingCapacity: true) }  // holds no frame past the write
+        do {
+            if released.count == 1 { try transport.send(.acl(released[0])) } else { try transport.send(acl: released) }
+        } catch {
+            fail(.transport(error))
+            throw .transport(error)
         }
     }
 

@@ -11,6 +11,9 @@ import CBluetooth
 /// A reader thread waits in `poll` on the descriptor and on an eventfd that `close()`
 /// signals, so closing wakes it at once; the thread is joined and both descriptors are
 /// closed before `close()` returns.
+///
+/// ACL packets the controller's returned credits release together go out in one system
+/// call: `sendmmsg` on a packet socket (a datagram each), `writev` on a stream.
 public final class FileDescriptorTransport: HCITransport {
     private enum State {
         case ready
@@ -24,7 +27,8 @@ public final class FileDescriptorTransport: HCITransport {
     private let capture: BTSnoopWriter?
     private let framerLimit: Int
     /// A socket that hands over one packet per read (the HCI user channel, SOCK_RAW; a
-    /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go.
+    /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go, and
+    /// batched ACL packets go out a datagram each.
     private let isPacketSocket: Bool
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
@@ -78,6 +82,32 @@ public final class FileDescriptorTransport: HCITransport {
     /// header octets (H4 indicator, handle and flags, length) are gathered in front of it by
     /// `writev`. Other packets are encoded whole; they are few and small.
     public func send(_ packet: HCIPacket) throws(TransportError) {
+        try writing { fd in
+            if let capture { capture.write(packet, direction: .sent) }
+            if case let .acl(acl) = packet {
+                return withUnsafeBytes(of: acl.h4Header) { writeAll(fd, header: $0, body: acl.data) }
+            }
+            return writeAll(fd, packet.encodeH4()[...])
+        }
+    }
+
+    /// Writes the packets in order, in one system call where it can: `sendmmsg` on a packet
+    /// socket (still one datagram a packet, as the user channel requires), `writev` on a
+    /// stream. Their data is gathered behind their headers, not copied.
+    public func send(acl packets: [ACLDataPacket]) throws(TransportError) {
+        guard packets.count > 1 else {
+            if let packet = packets.first { try send(.acl(packet)) }
+            return
+        }
+        try writing { fd in
+            if let capture { for packet in packets { capture.write(.acl(packet), direction: .sent) } }
+            return isPacketSocket ? BatchedWrites.sendDatagrams(fd, packets) : BatchedWrites.writeStream(fd, packets)
+        }
+    }
+
+    /// Runs `write` on the open descriptor under the write lock; throws ``TransportError/closed``
+    /// once closed, or the write's errno when it returns false.
+    private func writing(_ write: (Int32) -> Bool) throws(TransportError) {
         // The state is checked under the write lock, which close() also takes before it
         // closes the descriptor: a write never lands on a closed or reused descriptor.
         let outcome: Result<Void, TransportError> = writeLock.withLock { _ in
@@ -86,14 +116,7 @@ public final class FileDescriptorTransport: HCITransport {
                 return true
             }
             guard isOpen else { return .failure(.closed) }
-            if let capture { capture.write(packet, direction: .sent) }
-            let written: Bool
-            if case let .acl(acl) = packet {
-                written = withUnsafeBytes(of: acl.h4Header) { writeAll(fd, header: $0, body: acl.data) }
-            } else {
-                written = writeAll(fd, packet.encodeH4()[...])
-            }
-            guard written else { return .failure(.ioFailed(what: "writing to \(name)", errno: errno)) }
+            guard write(fd) else { return .failure(.ioFailed(what: "writing to \(name)", errno: errno)) }
             return .success(())
         }
         try outcome.get()

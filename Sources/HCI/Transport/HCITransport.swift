@@ -18,9 +18,20 @@ public protocol HCITransport: AnyObject, Sendable, CustomStringConvertible {
     func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError)
     /// Writes one packet to the controller.
     func send(_ packet: HCIPacket) throws(TransportError)
+    /// Writes ACL packets to the controller, in order: those its returned credits released
+    /// together. A transport that can writes them in one system call; by default each goes
+    /// through ``send(_:)``.
+    func send(acl packets: [ACLDataPacket]) throws(TransportError)
     /// Stops reading and releases every thread and descriptor. Idempotent; no delivery
     /// follows its return.
     func close()
+}
+
+extension HCITransport {
+    /// Sends the packets one by one through ``send(_:)``.
+    public func send(acl packets: [ACLDataPacket]) throws(TransportError) {
+        for packet in packets { try send(.acl(packet)) }
+    }
 }
 
 /// Why a transport could not open, or stopped. Setup errors say how to fix them.
