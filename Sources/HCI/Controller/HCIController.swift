@@ -117,7 +117,7 @@ public final class HCIController {
     public var onFailure: ((HCIError) -> Void)?
     /// The open links, the one record of them (each layer keeps its per-link state on the
     /// ``Link``). A failed controller reports no end: ``fail(_:)`` ends them.
-    private var openLinks = SmallMap<ConnectionHandle, Link>()
+    var openLinks = SmallMap<ConnectionHandle, Link>()
 
     /// The open link with `handle`, if any.
     public func link(_ handle: ConnectionHandle) -> Link? {
@@ -145,9 +145,9 @@ public final class HCIController {
     /// Commands sent and not yet answered.
     public var outstandingCommandCount: Int { sentCommands.count }
     /// ACL buffer accounting; set once the buffer size is known.
-    public private(set) var aclFlow: ACLFlowControl?
+    public internal(set) var aclFlow: ACLFlowControl?
     /// The packets one ``transmitReleased()`` hands the transport, kept for its capacity.
-    private var released: [ACLDataPacket] = []
+    var released: [ACLDataPacket] = []
     private var receiveTask: Task<Void, Never>?
     private var deliveries: AsyncStream<TransportDelivery>.Continuation?
     /// At most this many deliveries (one read each) wait between the transport and us. A
@@ -325,7 +325,7 @@ public final class HCIController {
         for command in all { command.finish(.failure(error)) }
     }
 
-    private func fail(_ error: HCIError) {
+    func fail(_ error: HCIError) {
         switch state {
         case .failed, .closed: return
         default: break
@@ -342,69 +342,6 @@ public final class HCIController {
             handle(.disconnectionComplete(DisconnectionComplete(status: .success, handle: link, reason: .unspecifiedError)))
         }
         onFailure?(error)
-    }
-
-    // MARK: ACL data
-
-    /// Waits until every ACL packet queued for `handle` has been sent and completed by the
-    /// controller (Number Of Completed Packets), or the link ended, or `timeout` passed;
-    /// returns whether it drained. What the last PDUs before a disconnect need (SMP's
-    /// last distributed key, a final Write Command): a Disconnect may otherwise overtake them.
-    @discardableResult
-    public func waitUntilDelivered(handle: ConnectionHandle, timeout: Duration = .seconds(2)) async -> Bool {
-        guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
-        let drained = Expectation<Bool>()
-        link.drainWaiters.append(drained)
-        let clock = clock
-        let timer = Task { @BluetoothActor in
-            do { try await clock.sleep(for: timeout) } catch { return }
-            drained.fulfill(false)
-        }
-        let result = await drained.value()
-        timer.cancel()
-        link.drainWaiters.removeAll { $0 === drained }
-        return result
-    }
-
-    /// Wakes the drain waiters of the links that have nothing left to send.
-    private func wakeDrainWaiters() {
-        for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
-            for waiter in link.drainWaiters { waiter.fulfill(true) }
-        }
-    }
-
-    /// Queues an ACL packet for the controller. It goes out as soon as a controller
-    /// buffer is free; never more are outstanding than the controller has buffers.
-    public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
-        guard case .running = state, let bufferLength = aclFlow?.bufferLength else {
-            if case let .failed(error) = state { throw error }
-            throw .notRunning
-        }
-        guard packet.data.count <= bufferLength else {
-            throw .aclPacketTooLong(length: packet.data.count, bufferLength: bufferLength)
-        }
-        // Mutated in place (optional chaining), not through a copy: a copy would make the
-        // queue's storage shared and the append copy it, every packet.
-        aclFlow?.append(packet)
-        try transmitReleased()
-    }
-
-    /// Sends every queued packet a free controller buffer allows, in order.
-    private func transmitReleased() throws(HCIError) {
-        // A failed controller's links are ended one by one: credits one frees must not send
-        // another's packets to it.
-        guard case .running = state else { return }
-        // What the credits release goes out in one system call; the kept array allocates nothing.
-        released.removeAll(keepingCapacity: true)
-        while let packet = aclFlow?.nextSendable() { released.append(packet) }
-        guard !released.isEmpty else { return }
-        defer { released.removeAll(keepingCapacity: true) }  // holds no frame past the write
-        do {
-            if released.count == 1 { try transport.send(.acl(released[0])) } else { try transport.send(acl: released) }
-        } catch {
-            fail(.transport(error))
-            throw .transport(error)
-        }
     }
 
     // MARK: Receiving
