@@ -75,7 +75,7 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The gateway's logic on the public Central API: configuration, topics, the MQTT
         // client and its bounded outbox, value decoding, Home Assistant discovery.
-        .target(name: "Gateway", dependencies: ["Bluejay", "HCI", "SMP", "CMosquitto", "Advertisements", .product(name: "Yams", package: "Yams"),
+        .target(name: "Gateway", dependencies: ["Bluejay", "BluetoothCore", "HCI", "SMP", "CMosquitto", "Advertisements", .product(name: "Yams", package: "Yams"),
                                                 .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "BluejayGateway", dependencies: ["Bluejay", "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// One numeric field as a format's table describes it: a name, a width, a signedness and a
 /// factor. A table of these is a format's data; a new object type or model is a new row.
 struct NumericField: Sendable {
@@ -59,15 +61,7 @@ enum Bytes {
     static func beSigned(_ bytes: some Collection<UInt8>) -> Int64 { integer(bytes, signed: true, littleEndian: false) }
 
     /// Lower-case hex without separators.
-    static func hex(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    static func hex(_ bytes: some Collection<UInt8>) -> String { bytes.hexString() }
 
     /// Six octets as an address, `AA:BB:CC:DD:EE:FF`, in the order given.
     static func address(_ bytes: some Collection<UInt8>) -> String {

@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothCore
 import Foundation
 
 /// The topic layout (docs/Gateway.md, a contract): `PREFIX/GATEWAY/…`, addresses upper case
@@ -87,15 +88,7 @@ public struct Topics: Sendable, Equatable {
 /// Bytes as lower-case hex without separators (the value topics' payload), and back.
 public enum Hex {
     /// `0a1b`.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public static func encode(_ bytes: some Collection<UInt8>) -> String { bytes.hexString() }
 
     /// Hex digits as ``parseHexBytes(_:)`` reads them (spaces, `:`, `-`, `_`, a `0x`
     /// prefix), around any whitespace; nil for anything else or nothing at all.
