@@ -34,9 +34,9 @@ final class PublishPipe: Sendable {
 
     private let state: Mutex<State>
 
-    /// A pipe holding at most `limit` messages (``Outbox``).
-    init(limit: Int) {
-        state = Mutex(State(outbox: Outbox(limit: limit)))
+    /// A pipe holding at most `limit` messages, `window` of them in flight (``Outbox``).
+    init(limit: Int, window: Int) {
+        state = Mutex(State(outbox: Outbox(limit: limit, window: window)))
     }
 
     /// Queues `message`, and hands it to libmosquitto at once if connected and the window
