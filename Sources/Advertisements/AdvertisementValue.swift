@@ -36,18 +36,42 @@ public struct DecimalNumber: Sendable, Hashable, CustomStringConvertible {
     /// fractional: a field of 0.01 °C reads `25.0`, never `25`, so that a consumer that types
     /// fields by their first value (InfluxDB) sees a float every time.
     public var description: String {
-        let negative = significand < 0
-        var digits = String(significand.magnitude)
-        if exponent >= 0 {
-            if significand != 0 { digits += String(repeating: "0", count: exponent) }
-            return (negative ? "-" : "") + digits
+        var text: [UInt8] = []
+        write(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends ``description`` as UTF-8, with no String made on the way (a gateway writes a
+    /// few per advertisement, thousands a second).
+    public func write(to text: inout [UInt8]) {
+        if significand < 0 { text.append(UInt8(ascii: "-")) }
+        // The magnitude's digits, most significant first, at the end of the buffer (UInt64's
+        // largest has 20), with zeros in front when fewer than the places + 1.
+        let places = max(0, -exponent)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 21 + places) { buffer in
+            var magnitude = significand.magnitude, start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            guard exponent < 0 else {
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+                if significand != 0 { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: exponent)) }
+                return
+            }
+            while buffer.count - start < places + 1 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0")
+            }
+            let point = buffer.count - places
+            // The fraction's trailing zeros dropped, one digit kept.
+            var end = buffer.count
+            while end - point > 1, buffer[end - 1] == UInt8(ascii: "0") { end -= 1 }
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<point]))
+            text.append(UInt8(ascii: "."))
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[point..<end]))
         }
-        let places = -exponent
-        if digits.count <= places { digits = String(repeating: "0", count: places - digits.count + 1) + digits }
-        var whole = String(digits.dropLast(places)), fraction = String(digits.suffix(places))
-        while fraction.count > 1 && fraction.hasSuffix("0") { fraction.removeLast() }
-        if whole.isEmpty { whole = "0" }
-        return (negative ? "-" : "") + whole + "." + fraction
     }
 }
 
@@ -85,49 +109,5 @@ public indirect enum AdvertisementValue: Sendable, Hashable, CustomStringConvert
         var text = ""
         JSONText.write(self, to: &text)
         return text
-    }
-}
-
-/// Compact JSON text, written by hand so the module needs no Foundation.
-public enum JSONText {
-    /// Appends `value` to `text`: objects with sorted keys, no spaces.
-    public static func write(_ value: AdvertisementValue, to text: inout String) {
-        switch value {
-        case let .number(number): text += number.description
-        case let .bool(flag): text += flag ? "true" : "false"
-        case let .string(string): text += quoted(string)
-        case .null: text += "null"
-        case let .object(members):
-            text += "{"
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { text += "," }
-                text += quoted(key) + ":"
-                write(members[key]!, to: &text)
-            }
-            text += "}"
-        }
-    }
-
-    /// `string` as a JSON string: quotes, backslashes and control characters escaped, the
-    /// rest as UTF-8.
-    public static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let digits = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
     }
 }

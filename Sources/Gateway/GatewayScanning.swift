@@ -73,7 +73,7 @@ extension GatewayService {
         if !packet.serviceData.isEmpty {
             fields["service_data"] = Dictionary(uniqueKeysWithValues: packet.serviceData.map { ($0.key.description.uppercased(), Hex.encode($0.value)) })
         }
-        await mqtt.publish(topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
+        mqtt.send(topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
     }
 
     /// An advertisement of a known format, decoded (with the device's key from `keys:`),
@@ -103,10 +103,12 @@ extension GatewayService {
             counters.decodedRateLimited += 1
         case .publish:
             counters.decodedPublished += 1
-            let payload = Self.valuesPayload(decoded, rssi: discovery.rssi)
-            logger.debug("\(key) \(decoded.format): \(payload)")
+            let payload = Self.valuesJSON(decoded, rssi: discovery.rssi)
+            logger.debug("\(key) \(decoded.format): \(String(decoding: payload, as: UTF8.self))")
             await announce(decoded, at: address, key: key)
-            await mqtt.publish(topics.values(address), Array(payload.utf8))
+            // After its entities' announcement (retained, on the client's actor, which hands
+            // it to libmosquitto before it returns): Home Assistant knows them first.
+            mqtt.send(topics.values(address), payload)
         }
     }
 
@@ -123,9 +125,17 @@ extension GatewayService {
     /// The `…/values` JSON: the decoded values as `bluejay adv decode` writes them (keys
     /// sorted, `extra` an object), with the format's name and the RSSI beside them.
     nonisolated static func valuesPayload(_ decoded: DecodedAdvertisement, rssi: Int) -> String {
+        String(decoding: valuesJSON(decoded, rssi: rssi), as: UTF8.self)
+    }
+
+    /// ``valuesPayload(_:rssi:)`` as the message's bytes, with no String between.
+    nonisolated static func valuesJSON(_ decoded: DecodedAdvertisement, rssi: Int) -> [UInt8] {
         var members = decoded.values
         members["format"] = .string(decoded.format)
         if rssi != 127 { members["rssi"] = .integer(rssi) }  // 127: the controller did not say
-        return AdvertisementValue.object(members).description
+        var payload: [UInt8] = []
+        payload.reserveCapacity(160)
+        Advertisements.JSONText.write(.object(members), to: &payload)
+        return payload
     }
 }

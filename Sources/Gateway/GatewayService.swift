@@ -293,6 +293,7 @@ public final class GatewayService {
     private func startWork(_ entry: Bound) -> [Task<Void, Never>] {
         var work: [Task<Void, Never>] = []
         for rule in entry.rule.subscribe {
+            let route = ValueRoute(rule, at: entry.address, topics: topics)
             work.append(Task {
                 do {
                     // At most PeripheralValues.defaultCapacity values wait for the broker's
@@ -307,7 +308,7 @@ public final class GatewayService {
                             self.logger.warning("\(entry.address) \(rule.topicPath): \(dropped - reported) value(s) dropped, publishing fell behind")
                             reported = dropped
                         }
-                        await self.publishValue(value, of: rule, at: entry.address)
+                        self.publishValue(value, of: rule, at: entry.address, to: route)
                     }
                 } catch {
                     if !Task.isCancelled { self.logger.warning("\(entry.address) \(rule.topicPath): \(error)") }
@@ -315,13 +316,14 @@ public final class GatewayService {
             })
         }
         for rule in entry.rule.poll {
+            let route = ValueRoute(rule, at: entry.address, topics: topics)
             work.append(Task {
                 while !Task.isCancelled {
                     if entry.connected {
                         do {
                             let value = try await entry.peripheral.read(from: rule.characteristic)
                             self.counters.reads += 1
-                            await self.publishValue(value, of: rule, at: entry.address)
+                            self.publishValue(value, of: rule, at: entry.address, to: route)
                         } catch {
                             self.counters.readFailures += 1
                             self.logger.warning("\(entry.address) read \(rule.topicPath): \(error)")
@@ -334,14 +336,14 @@ public final class GatewayService {
         return work
     }
 
-    private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress) async {
+    /// A value to its topic (hex) and, for a known characteristic, decoded to `/json`;
+    /// handed to the MQTT client without a hop onto its actor (``MQTTClient/send(_:_:qos:)``).
+    private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress, to route: ValueRoute) {
         counters.values += 1
-        let hex = Hex.encode(value)
-        logger.debug("\(address) \(rule.topicPath): \(hex)")
-        await mqtt.publish(topics.value(address, rule), Array(hex.utf8))
-        if let known = KnownCharacteristic(rule.characteristic.uuid), let fields = known.decode(value) {
-            await mqtt.publish(topics.json(address, rule), Array(JSONText.encode(fields).utf8))
-        }
+        let hex = Hex.bytes(value)
+        logger.debug("\(address) \(rule.topicPath): \(String(decoding: hex, as: UTF8.self))")
+        mqtt.send(route.topic, hex)
+        if let json = route.json, let text = json.characteristic.json(value) { mqtt.send(json.topic, text) }
     }
 
     // MARK: - Fleet

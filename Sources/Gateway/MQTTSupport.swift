@@ -43,16 +43,20 @@ enum MQTTEvent: Sendable {
     case libraryError(session: Int, text: String)
 }
 
-/// All a libmosquitto callback touches: the stream into the client's actor. The callbacks
-/// run on libmosquitto's own thread (`mosquitto_loop_start`); they copy what they were given
-/// and yield it, and the client handles it in order on its actor. Immutable, hence Sendable.
+/// All a libmosquitto callback touches: the stream into the client's actor, and the pipe
+/// the outbox's acknowledgements go to. The callbacks run on libmosquitto's own thread
+/// (`mosquitto_loop_start`); they copy what they were given and yield it, and the client
+/// handles it in order on its actor. Immutable, hence Sendable.
 final class CallbackSink: Sendable {
     let session: Int
     let events: AsyncStream<MQTTEvent>.Continuation
+    /// Where the outbox's acknowledgements go, on libmosquitto's thread (``PublishPipe``).
+    let pipe: PublishPipe
 
-    init(session: Int, events: AsyncStream<MQTTEvent>.Continuation) {
+    init(session: Int, events: AsyncStream<MQTTEvent>.Continuation, pipe: PublishPipe) {
         self.session = session
         self.events = events
+        self.pipe = pipe
     }
 
     static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackSink? {

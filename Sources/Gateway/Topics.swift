@@ -88,7 +88,23 @@ public struct Topics: Sendable, Equatable {
 /// Bytes as lower-case hex without separators (the value topics' payload), and back.
 public enum Hex {
     /// `0a1b`.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String { bytes.hexString() }
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        String(decoding: self.bytes(bytes), as: UTF8.self)
+    }
+
+    /// ``encode(_:)``'s text as its UTF-8 bytes (a value's MQTT payload, with no String between).
+    public static func bytes(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digit(byte >> 4))
+            text.append(digit(byte & 0x0F))
+        }
+        return text
+    }
+
+    /// The lower-case hex digit of `nibble` (0–15), as ASCII.
+    private static func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
 
     /// Hex digits as ``parseHexBytes(_:)`` reads them (spaces, `:`, `-`, `_`, a `0x`
     /// prefix), around any whitespace; nil for anything else or nothing at all.
