@@ -19,8 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -76,20 +74,7 @@ class View:
 
 def messages(subscriber, seconds):
     """(arrival ns, topic, payload) of every PUBLISH for `seconds`."""
-    received = []
-    deadline = time.monotonic() + seconds
-    subscriber.sock.settimeout(0.05)
-    while time.monotonic() < deadline:
-        try:
-            kind, body = subscriber.packet()
-        except socket.timeout:
-            continue
-        if kind >> 4 != 3:
-            continue
-        topic_length = struct.unpack_from('>H', body)[0]
-        offset = 2 + topic_length + (2 if (kind >> 1) & 3 else 0)
-        received.append((time.monotonic_ns(), body[2:2 + topic_length].decode(), body[offset:]))
-    return received
+    return subscriber.publishes(seconds, poll=0.05)
 
 
 def wait_for(subscriber, view, condition, limit):

@@ -124,11 +124,11 @@ class Subscriber:
         self.offset = start + index + value
         return kind, body
 
-    def values(self, seconds):
-        """(arrival ns, payload) of every PUBLISH for `seconds`."""
+    def publishes(self, seconds, poll=0.2):
+        """(arrival ns, topic, payload) of every PUBLISH for `seconds`."""
         received = []
         deadline = time.monotonic() + seconds
-        self.sock.settimeout(0.2)
+        self.sock.settimeout(poll)
         while time.monotonic() < deadline:
             try:
                 kind, body = self.packet()
@@ -139,8 +139,12 @@ class Subscriber:
                 continue
             topic_length = struct.unpack_from('>H', body)[0]
             offset = 2 + topic_length + (2 if (kind >> 1) & 3 else 0)
-            received.append((now, body[offset:]))
+            received.append((now, body[2:2 + topic_length].decode(), body[offset:]))
         return received
+
+    def values(self, seconds):
+        """(arrival ns, payload) of every PUBLISH for `seconds`."""
+        return [(now, payload) for now, _, payload in self.publishes(seconds)]
 
     def close(self):
         self.sock.close()
