@@ -110,10 +110,10 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["BluetoothCore", "HCI", "ATT", "HCITestSupport"]),
         // Our AES-128 and P-256 are held against OpenSSL's results (OracleVectors.swift, from
         // Fixtures/crypto/oracle_vectors.py), the specifications' samples and their own rules.
-        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"]),
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto", "TestTraits"]),
         .testTarget(name: "TraceDecodingTests", dependencies: ["ATT", "BluetoothCore", "HCI", "SMP", "TraceDecoding", "TraceTestSupport"]),
         // The advertisement decoders against the formats' published example payloads.
-        .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore"]),
+        .testTarget(name: "AdvertisementsTests", dependencies: ["Advertisements", "BluetoothCore", "TestTraits"]),
         // The whole shared corpus of real traces (../shared/traces): `make test-corpus`, not
         // `make test`, which runs the four the repository ships (Fixtures/real-traces).
         .testTarget(name: "CorpusTests", dependencies: ["BluetoothCore", "HCI", "SMP", "TraceDecoding", "TraceTestSupport", "HCITestSupport", "TestTraits"]),
@@ -128,7 +128,7 @@ let package = Package(
                                                             "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
         // The gateway's pieces without a broker or a peer: configuration errors, topics,
         // decoding, the outbox's bounds (IntegrationTests run it against mosquitto and the peer).
-        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements", "SMP", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "GatewayTests", dependencies: ["Bluejay", "Gateway", "Advertisements", "SMP", "TestTraits", .product(name: "Logging", package: "swift-log")]),
         // Conformance from recorded traces (Fixtures/traces): the stack and the tool against
         // replayed controllers. No Python, no network, no peer.
         .testTarget(name: "ReplayTests", dependencies: ["BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding", "HCITestSupport", "TestTraits"]),

@@ -1,4 +1,5 @@
 @testable import Advertisements
+import TestTraits
 import Testing
 
 // Advertisements come from anyone in radio range: whatever the bytes, a decoder answers
@@ -6,21 +7,9 @@ import Testing
 
 @Suite("Arbitrary bytes")
 struct RobustnessTests {
-    /// A small seeded generator (SplitMix64), so a failure repeats.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("Random payloads under every format's marks decode or fail with an error")
     func randomPayloads() {
-        var generator = Generator(state: 52)
+        var generator = SeededGenerator(seed: 52)
         let serviceUUIDs: [UInt16] = [0xFCD2, 0x181C, 0x181E, 0xFE95, 0x181A, 0xFDCD, 0xFEAA, 0xFD3D, 0x0D00]
         let companies: [UInt16] = [0x0499, 0x004C, 0xEC88, 0x8801, 0x0001, 0x2449]
         let names = ["", "0409737073", "0409747073", "0d09475648353130325f43423942", "09094954482d31332d42"]

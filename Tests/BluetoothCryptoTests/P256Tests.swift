@@ -1,4 +1,5 @@
 import BluetoothCrypto
+import TestTraits
 import Testing
 
 // Our P-256 against the Core Specification's sample keys, the curve's own points, and

@@ -1,4 +1,5 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import Gateway
@@ -25,7 +26,7 @@ struct ValueJSONTests {
     /// Heart Rate Measurements with every flag, energy and RR-intervals (1/1024 s fractions),
     /// of lengths 1 to 12, their octets drawn from a seeded generator.
     @Test func heartRateMeasurementsAsJSONSerializationWritesThem() {
-        var generator = SplitMix(state: 52)
+        var generator = SeededGenerator(seed: 52)
         var mismatches: [String] = []
         for flags in 0...0x1F {
             for _ in 0..<400 {
@@ -39,18 +40,5 @@ struct ValueJSONTests {
         #expect(mismatches.isEmpty, "\(mismatches)")
         #expect(KnownCharacteristic.heartRate.json([0x1F, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04])
                 == Array(#"{"energy_expended":258,"heart_rate":300,"rr_intervals":[1],"sensor_contact":true}"#.utf8))
-    }
-}
-
-/// A seeded generator: the same values every run, so a failure can be run again.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

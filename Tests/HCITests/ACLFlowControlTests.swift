@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import TestTraits
 import Testing
 
 // Host-to-controller ACL flow control (Core Vol 4, Part E, 4.1.1): never more packets in
@@ -52,7 +53,7 @@ struct ACLFlowControlTests {
 
     @Test("Random traffic on three handles never has more in flight than buffers", arguments: [UInt64(1), 2, 3, 4])
     func neverOverrun(seed: UInt64) {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var flow = ACLFlowControl(bufferCount: 5, bufferLength: 27)
         var sentOrder: [UInt8] = []
         var inController: [ConnectionHandle: Int] = [:]

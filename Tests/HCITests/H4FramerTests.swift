@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import TestTraits
 import Testing
 
 // H4 framing: whatever the chunking, the same packets come out; a byte that cannot start a
@@ -13,7 +14,7 @@ private func h4(_ packets: [(H4PacketType, ArraySlice<UInt8>)]) -> [[UInt8]] {
 /// Feeds `stream` in random pieces of 1...9 bytes.
 private func framedInPieces(_ stream: [UInt8], seed: UInt64, framer: H4Framer = H4Framer()) throws -> [[UInt8]] {
     var framer = framer
-    var rng = SplitMix64(seed: seed)
+    var rng = SeededGenerator(seed: seed)
     var packets: [[UInt8]] = []
     var offset = 0
     while offset < stream.count {
@@ -72,7 +73,7 @@ struct H4FramerTests {
         let records = try recordedControllerPackets()
         let stream = records.flatMap { $0 }
         var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso])
-        var rng = SplitMix64(seed: UInt64(largestRead))
+        var rng = SeededGenerator(seed: UInt64(largestRead))
         var offset = 0
         var packets: [[UInt8]] = []
         while offset < stream.count {
@@ -148,7 +149,7 @@ struct H4FramerTests {
         // In pieces: the same packets, then the same error with the same offset.
         for seed: UInt64 in [7, 8, 9] {
             var pieces = H4Framer(acceptedTypes: fromController)
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededGenerator(seed: seed)
             var packets: [[UInt8]] = []
             var offset = 0
             var failure: H4FramingError?

@@ -20,20 +20,6 @@ func bytes(_ text: String) -> [UInt8] {
     return result
 }
 
-/// A small seeded generator (SplitMix64) so random chunkings are reproducible: a failure
-/// names its seed and reruns the same way.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The real-world traces the repository ships, in `Fixtures/real-traces`. Derived from
 /// this file's path, never from the working directory, so `swift test` works from anywhere.
 enum Traces {

@@ -1,15 +1,16 @@
-// Random test inputs that are the same on every run, so a failure can be reproduced.
+// Random test inputs that are the same on every run, so a failure can be reproduced: the
+// one seeded generator of every test target.
 
 /// SplitMix64 (Steele, Lea, Flood 2014) from a fixed seed: not for keys, only for test inputs.
-struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     /// The state, advanced by the golden-ratio increment on every draw.
     private var state: UInt64
 
     /// A stream starting from `seed`.
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 bits.
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -18,7 +19,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// `count` random octets.
-    mutating func octets(_ count: Int) -> [UInt8] {
+    package mutating func octets(_ count: Int) -> [UInt8] {
         (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &self) }
     }
 }
