@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from gateway_bench import ROOT, Subscriber, mosquitto
+from gateway_bench import ROOT, Subscriber, mosquitto, stop
 
 GATEWAYS = ['gw1', 'gw2', 'gw3', 'gw4']
 SENSORS = 24
@@ -131,14 +131,7 @@ def fleet_rehome(gateway, limit=60):
         subscriber.close()
         return seconds
     finally:
-        for process in processes.values():
-            if process.poll() is None:
-                process.terminate()
-                process.wait()
-        peer.terminate()
-        peer.wait()
-        broker.terminate()
-        broker.wait()
+        stop(*processes.values(), peer, broker)
         shutil.rmtree(directory, ignore_errors=True)
 
 

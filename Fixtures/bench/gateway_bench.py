@@ -42,6 +42,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TICKS = os.sysconf('SC_CLK_TCK')
 
 
+def stop(*processes):
+    """Ends each process (None: never started) and waits for it."""
+    for process in processes:
+        if process is not None:
+            process.terminate()
+            process.wait()
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))
@@ -198,13 +206,7 @@ def session(gateway, peer_arguments, config_lines, topic, measure, seconds):
                         'peer_cpu_ms': spent[1], 'broker_cpu_ms': spent[2]})
         return figures
     finally:
-        if process is not None:
-            process.terminate()
-            process.wait()
-        peer.terminate()
-        peer.wait()
-        broker.terminate()
-        broker.wait()
+        stop(process, peer, broker)
         shutil.rmtree(directory, ignore_errors=True)
 
 
