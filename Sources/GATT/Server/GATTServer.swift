@@ -145,7 +145,10 @@ public final class GATTServer: ATTServer {
 
     /// The client on link `connection` and its bearer, if it reached this server.
     func client(of connection: ConnectionHandle) -> (bearer: ATTBearer, client: LinkClient)? {
-        clients.first { $0.bearer.connection == connection }
+        for bearer in served where bearer.isOpen && bearer.connection == connection {
+            if let client = bearer.serverState as? LinkClient { return (bearer, client) }
+        }
+        return nil
     }
 
     /// Every client on an open link, with its bearer, in the order they came.
@@ -212,15 +215,18 @@ public final class GATTServer: ATTServer {
     @discardableResult
     public func notify(_ handle: AttributeHandle, value: [UInt8], to connections: [ConnectionHandle]? = nil) -> [ConnectionHandle] {
         var sent: [ConnectionHandle] = []
-        for subscription in subscribers(of: handle) where subscription.notifications {
-            guard connections?.contains(subscription.connection) ?? true, let bearer = client(of: subscription.connection)?.bearer else { continue }
+        guard let entry = subscribable[handle] else { return sent }
+        // Straight over the bearers, with no list of subscriptions built: this runs per value.
+        for bearer in served where bearer.isOpen && connections?.contains(bearer.connection) ?? true {
+            guard let client = bearer.serverState as? LinkClient, (client.cccds[entry.cccd] ?? 0) & 0x0001 != 0 else { continue }
             do {
                 try bearer.notify(handle: handle, value: value[...])
-                sent.append(subscription.connection)
+                sent.append(bearer.connection)
             } catch {
-                bearer.logger.log(.info, "notifying \(hex(handle, digits: 4)) on \(hex(subscription.connection, digits: 4)): \(error)")
+                bearer.logger.log(.info, "notifying \(hex(handle, digits: 4)) on \(hex(bearer.connection, digits: 4)): \(error)")
             }
         }
+        if sent.count > 1 { sent.sort() }
         return sent
     }
 
