@@ -68,22 +68,38 @@ public func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySli
 package func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySlice<UInt8>,
                       writev: (Int32, UnsafePointer<iovec>, Int32) -> Int) -> Bool {
     body.withUnsafeBytes { body in
-        var parts = (header, body)
-        while parts.0.count + parts.1.count > 0 {
-            var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: parts.0.baseAddress), iov_len: parts.0.count),
-                           iovec(iov_base: UnsafeMutableRawPointer(mutating: parts.1.baseAddress), iov_len: parts.1.count))
-            let written = withUnsafeMutablePointer(to: &vectors) {
-                $0.withMemoryRebound(to: iovec.self, capacity: 2) { writev(fd, $0, 2) }
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            // A short write (a UART, a stream socket): go on from where it stopped.
-            let fromHeader = min(written, parts.0.count)
-            parts.0 = UnsafeRawBufferPointer(rebasing: parts.0[fromHeader...])
-            parts.1 = UnsafeRawBufferPointer(rebasing: parts.1[(written - fromHeader)...])
+        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
+        return withUnsafeMutablePointer(to: &vectors) {
+            $0.withMemoryRebound(to: iovec.self, capacity: 2) { writeAll(fd, vectors: $0, count: 2, writev: writev) }
         }
-        return true
     }
+}
+
+/// Writes every byte the `count` I/O vectors at `vectors` hold, in order, with `writev`
+/// (several packets gathered behind their headers, say); retries short writes and EINTR,
+/// false on any other error. A short write trims the vectors in place, what went out left
+/// as empty vectors, so each retry hands `writev` the same vectors.
+package func writeAll(_ fd: Int32, vectors: UnsafeMutablePointer<iovec>, count: Int,
+                      writev: (Int32, UnsafePointer<iovec>, Int32) -> Int) -> Bool {
+    var first = 0
+    while first < count {
+        let written = writev(fd, vectors, Int32(count))
+        if written < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        // A short write (a UART, a stream socket): go on from where it stopped.
+        var remaining = written
+        while first < count, remaining >= vectors[first].iov_len {
+            remaining -= vectors[first].iov_len
+            vectors[first].iov_len = 0
+            first += 1
+        }
+        if remaining > 0 {
+            vectors[first].iov_base += remaining
+            vectors[first].iov_len -= remaining
+        }
+    }
+    return true
 }

@@ -54,28 +54,7 @@ package enum BatchedWrites {
         var start = 0
         while start < packets.count {
             let chunk = packets[start..<min(start + maximumBatch, packets.count)]
-            let ok = withGathered(chunk) { vectors in
-                var first = 0
-                let count = 2 * chunk.count
-                while first < count {
-                    let written = writev(fd, vectors + first, Int32(count - first))
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    // Skip what went out whole, and trim the vector the write stopped in.
-                    var remaining = written
-                    while first < count, remaining >= vectors[first].iov_len {
-                        remaining -= vectors[first].iov_len
-                        first += 1
-                    }
-                    if remaining > 0 {
-                        vectors[first].iov_base += remaining
-                        vectors[first].iov_len -= remaining
-                    }
-                }
-                return true
-            }
+            let ok = withGathered(chunk) { vectors in writeAll(fd, vectors: vectors, count: 2 * chunk.count, writev: writev) }
             guard ok else { return false }
             start += chunk.count
         }
