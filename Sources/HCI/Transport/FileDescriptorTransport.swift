@@ -30,12 +30,22 @@ public final class FileDescriptorTransport: HCITransport {
     /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go, and
     /// batched ACL packets go out a datagram each.
     private let isPacketSocket: Bool
+    /// The reader thread's name (``ReaderThread/threadName`` unless a test names it apart).
+    private let readerThreadName: String
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
 
     /// Wraps an open descriptor; the transport owns it from now on (and closes it if this
     /// initializer fails).
-    public init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) throws(TransportError) {
+    public convenience init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) throws(TransportError) {
+        try self.init(descriptor: descriptor, name: name, capture: capture, framerLimit: framerLimit, readerThreadName: ReaderThread.threadName)
+    }
+
+    /// As ``init(descriptor:name:capture:framerLimit:)``, its reader thread named
+    /// `readerThreadName`: unit tests name theirs apart, so the integration tests, which
+    /// run beside them and count the stack's reader threads by name, count only their own.
+    package init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096,
+                 readerThreadName: String) throws(TransportError) {
         // Without the eventfd, close() could not wake the reader thread.
         let wake = eventfd(0, Int32(EFD_CLOEXEC))
         guard wake >= 0 else {
@@ -49,6 +59,7 @@ public final class FileDescriptorTransport: HCITransport {
         self.capture = capture
         self.framerLimit = framerLimit
         isPacketSocket = Self.isPacketSocket(descriptor)
+        self.readerThreadName = readerThreadName
     }
 
     private static func isPacketSocket(_ descriptor: Int32) -> Bool {
@@ -70,7 +81,7 @@ public final class FileDescriptorTransport: HCITransport {
         try state.withLock { (state: inout State) throws(TransportError) in
             guard case .ready = state else { throw TransportError.closed }
             let fd = fd, wakeFd = wakeFd, name = name, capture = capture, limit = framerLimit, packets = isPacketSocket
-            state = .running(try ReaderThread {
+            state = .running(try ReaderThread(name: readerThreadName) {
                 Self.readLoop(fd: fd, wakeFd: wakeFd, name: name, capture: capture, framerLimit: limit, packetSocket: packets, deliver: deliver)
             })
         }
