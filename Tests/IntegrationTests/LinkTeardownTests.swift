@@ -77,8 +77,11 @@ struct LinkTeardownTests {
                 _ = try await run.bluejay.openL2CAPChannel(psm: Self.echoPSM)
                 Issue.record("\(teardown): a channel opened on a link that went")
             } catch {
-                // The open ends with the link's end (or the controller's), never hangs.
-                #expect(!"\(error)".isEmpty)
+                // The open ends with the link's end, with its reason: the fault's for a lost
+                // link, Unspecified Error for a lost controller (the controller ends its links so).
+                let expected: HCIStatus
+                if case let .linkLost(reason) = teardown.fault { expected = reason } else { expected = .unspecifiedError }
+                #expect("\(error)" == "link lost: \(expected)", "\(teardown): the open ended with \(error)")
             }
         case .midFlood:
             // The values themselves are not the point: the flood keeps the link's ACL
