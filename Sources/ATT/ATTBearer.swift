@@ -24,7 +24,7 @@ public final class ATTBearer {
     /// How long a request may wait for its response.
     public nonisolated static let transactionTimeout: Duration = .seconds(30)
 
-    private enum State {
+    enum State {
         case open
         case closed(ATTError)
     }
@@ -76,22 +76,22 @@ public final class ATTBearer {
     /// PDUs the peer sent that could not be used (malformed, or a response to nothing).
     public private(set) var discardedPDUs = 0
 
-    private let transmit: (consuming OutgoingFrame) throws(HCIError) -> Void
-    private let clock: any Clock<Duration>
+    let transmit: (consuming OutgoingFrame) throws(HCIError) -> Void
+    let clock: any Clock<Duration>
     /// Where the bearer, and the procedures run on it, log.
     public let logger: HCILogger
-    private var state = State.open
+    private(set) var state = State.open
     private var pending: Transaction?
     private var queue: [Transaction] = []
     private var timer: Task<Void, Never>?
-    private var nextID = 0
+    var nextID = 0
     /// Our indications: the first is outstanding once sent (one at a time, Part F, 3.4.7.2),
     /// the rest wait for its confirmation.
-    private var indications: [Indication] = []
-    private var indicationTimer: Task<Void, Never>?
+    var indications: [Indication] = []
+    var indicationTimer: Task<Void, Never>?
 
     /// An indication waiting to be sent or confirmed.
-    private struct Indication {
+    struct Indication {
         let id: Int
         /// The PDU until it is sent.
         var frame: OutgoingFrame?
@@ -241,71 +241,6 @@ public final class ATTBearer {
         sendNext()
     }
 
-    // MARK: Server side
-
-    /// Sends the response to a request the server answers later (its handler is async):
-    /// the server returned nil from ``ATTServer/respond(to:on:)`` and owes this one.
-    public func sendResponse(_ pdu: [UInt8]) {
-        guard case .open = state else { return }
-        reply(OutgoingFrame(payload: pdu))
-    }
-
-    /// Sends a notification of the attribute at `handle`, its value cut to ATT_MTU - 3
-    /// (Part F, 3.4.7.1). It goes out at once, queued behind the link's ACL credits.
-    public func notify(handle: AttributeHandle, value: ArraySlice<UInt8>) throws(ATTError) {
-        try send(command: HandleValueNotification(handle: handle, value: value.prefix(mtu - 3)))
-    }
-
-    /// Sends an indication of the attribute at `handle` (value cut to ATT_MTU - 3) and
-    /// returns once the client confirms it. Indications go one at a time: a later one waits
-    /// for the earlier one's confirmation. No confirmation in 30 s closes the bearer with
-    /// ``ATTError/timeout``, as for a request (Part F, 3.3.3).
-    public func indicate(handle: AttributeHandle, value: ArraySlice<UInt8>) async throws(ATTError) {
-        if case let .closed(reason) = state { throw .closed(reason) }
-        let confirmed = Expectation<Result<Void, ATTError>>()
-        nextID += 1
-        indications.append(Indication(id: nextID, frame: HandleValueIndication(handle: handle, value: value.prefix(mtu - 3)).frame(capacity: mtu),
-                                      confirmed: confirmed))
-        sendNextIndication()
-        try await confirmed.value().get()
-    }
-
-    /// Indications waiting, the outstanding one included.
-    public var indicationsPending: Int { indications.count }
-
-    private func sendNextIndication() {
-        while case .open = state, let first = indications.first, first.frame != nil {
-            guard let frame = indications[0].frame.take() else { return }
-            do { try transmit(consume frame) } catch {
-                indications.removeFirst().confirmed.fulfill(.failure(.transport(error)))
-                continue
-            }
-            let clock = clock, id = first.id
-            indicationTimer = Task { @BluetoothActor in
-                do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
-                guard self.indications.first?.id == id else { return }
-                self.logger.log(.error, "handle \(hex(self.connection, digits: 4)): no confirmation of an indication in 30 s")
-                self.fail(.timeout)
-            }
-            return
-        }
-    }
-
-    private func confirmIndication(_ pdu: ArraySlice<UInt8>) {
-        guard let first = indications.first, first.frame == nil else {
-            discard("a confirmation, but no indication of ours is outstanding")
-            return
-        }
-        do { _ = try received(HandleValueConfirmation.self, pdu) } catch {
-            discard("a malformed confirmation (\(error))")
-            return
-        }
-        indicationTimer?.cancel()
-        indicationTimer = nil
-        indications.removeFirst().confirmed.fulfill(.success(()))
-        sendNextIndication()
-    }
-
     // MARK: Closing
 
     /// Closes the bearer: the outstanding and every queued request end with `reason`, and
@@ -333,7 +268,7 @@ public final class ATTBearer {
     }
 
     /// Closes the bearer for a fault of the protocol and tells the owner to drop the link.
-    private func fail(_ reason: ATTError) {
+    func fail(_ reason: ATTError) {
         guard case .open = state else { return }
         let onFatalError = self.onFatalError
         close(reason)
@@ -391,7 +326,7 @@ public final class ATTBearer {
 
     /// Decodes what the server sent under the tolerance rule: octets past a fixed format
     /// (a newer server's fields) are ignored, with a debug line.
-    private func received<PDU: ATTPDU>(_ type: PDU.Type, _ pdu: ArraySlice<UInt8>) throws(DecodingError) -> PDU {
+    func received<PDU: ATTPDU>(_ type: PDU.Type, _ pdu: ArraySlice<UInt8>) throws(DecodingError) -> PDU {
         try Self.received(type, pdu, on: connection, logger: logger)
     }
 
@@ -441,18 +376,18 @@ public final class ATTBearer {
         }
     }
 
-    private func reply(_ pdu: some ATTPDU) {
+    func reply(_ pdu: some ATTPDU) {
         reply(pdu.frame(capacity: mtu))
     }
 
-    private func reply(_ frame: consuming OutgoingFrame) {
+    func reply(_ frame: consuming OutgoingFrame) {
         let opcode = ATTOpcode(rawValue: frame.payload.first ?? 0)
         do { try transmit(consume frame) } catch {
             logger.log(.warning, "handle \(hex(connection, digits: 4)): sending \(opcode.name): \(error)")
         }
     }
 
-    private func discard(_ what: String) {
+    func discard(_ what: String) {
         discardedPDUs += 1
         logger.log(.warning, "handle \(hex(connection, digits: 4)): \(what); dropped")
     }

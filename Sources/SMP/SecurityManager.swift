@@ -68,7 +68,7 @@ public final class SecurityManager {
     let controller: HCIController
     private let channels: L2CAPChannels
     private let connections: ConnectionManager
-    private let logger: HCILogger
+    let logger: HCILogger
     /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
     /// a command that never pairs leaves the store untouched.
     private lazy var localIRK = bonds.localIdentityResolvingKey(using: entropy)
@@ -265,7 +265,7 @@ public final class SecurityManager {
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
-    private func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ info: ControllerInfo, role: PairingSession.Link.Role,
+    func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ info: ControllerInfo, role: PairingSession.Link.Role,
                               encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void)
         -> (PairingSession, Watchdog) {
         // The address the peer connected to is what pairing hashes; the identity we
@@ -291,115 +291,6 @@ public final class SecurityManager {
         }
         links[handle]?.watchdog = watchdog
         return (session, watchdog)
-    }
-
-    // MARK: As the peripheral
-
-    /// Answers the central's Pairing Request on `handle` (``PairingSession/respond(to:)``),
-    /// stores the bond when both bond, and tells ``onPaired``.
-    private func respond(_ handle: ConnectionHandle, to request: PairingFeatures) {
-        guard let connection = controller.link(handle)?.connection, let info = controller.info else { return }
-        guard policy.allowPairing else {
-            try? send(PairingFailed(reason: .pairingNotSupported), handle)
-            return
-        }
-        let (session, watchdog) = startSession(handle, connection, info, role: .responder) { [weak self] ltk, _, _, authenticated throws(SMPError) in
-            guard let self else { throw .disconnected }
-            try await self.awaitCentralsEncryption(handle, key: ltk)
-            self.encryptedByPairing(handle, authenticated: authenticated)
-        }
-        // The result comes in the turn the central's last key arrives (``PairingSession``'s
-        // `awaitInitiatorKeys`), before anything behind it on the link, such as its end.
-        session.onOutcome = { [weak self] result in
-            guard let self else { return }
-            sessionEnded(handle, watchdog)
-            let outcome: PairingSession.Outcome
-            switch result {
-            case let .success(success): outcome = success
-            case let .failure(error):
-                links[handle]?.pairingFailed = true
-                return logger.log(.warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
-            }
-            links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
-            if request.authentication.contains(.bonding), policy.bonding, outcome.keepsBond {
-                do { try bonds.save(outcome.bond) } catch { logger.log(.error, "storing the bond: \(error)") }
-            }
-            logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), "
-                + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
-            onPaired?(handle, outcome.method, outcome.bond)
-        }
-        Task { @BluetoothActor in
-            do throws(SMPError) { try await session.respond(to: request) } catch { session.finish(.failure(error)) }
-        }
-    }
-
-    /// The link is encrypted with the key a pairing just made: it is as secure as that key
-    /// from now on, not only once key distribution ends. The peer's requests can come right
-    /// after its last key (before our session has seen the end of the exchange), and an
-    /// attribute needing authentication must then be served.
-    private func encryptedByPairing(_ handle: ConnectionHandle, authenticated: Bool) {
-        links[handle]?.state = .encrypted(authenticated: authenticated)
-    }
-
-    private func sessionEnded(_ handle: ConnectionHandle, _ watchdog: Watchdog) {
-        watchdog.cancel()
-        links[handle]?.watchdog = nil
-        links[handle]?.session = nil
-    }
-
-    /// As the peripheral: asks the central on `handle` to secure the link (Security
-    /// Request, Part H, 3.6.7), with the bonding and Secure Connections the policy wants.
-    /// The central pairs (its Pairing Request comes here) or encrypts with its bond.
-    public func requestSecurity(_ handle: ConnectionHandle) throws(SMPError) {
-        guard controller.link(handle)?.connection != nil else { throw .disconnected }
-        var authentication: AuthenticationRequirements = []
-        if policy.bonding { authentication.insert(.bonding) }
-        if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
-        if policy.secureConnections { authentication.insert(.secureConnections) }
-        try send(SecurityRequest(authentication: authentication), handle)
-    }
-
-    /// Keeps `key` for the controller's LE Long Term Key Request and waits for the
-    /// central's encryption to complete.
-    private func awaitCentralsEncryption(_ handle: ConnectionHandle, key: SecretBytes) async throws(SMPError) {
-        guard links[handle, default: LinkRecord()].encryption == nil else { throw .protocolError("encryption already starting") }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
-            links[handle, default: LinkRecord()].responderKey = key
-            links[handle, default: LinkRecord()].encryption = continuation
-        }
-        // The pairing's key served this encryption only (an STK must not outlive it; a
-        // later request names the stored bond's key).
-        links[handle]?.responderKey = nil
-        try result.get()
-    }
-
-    /// The controller asks for the key the central encrypts with (Part H, 2.4.4.2): the one a
-    /// pairing on this link made, else the stored bond's when the EDIV and Rand name it
-    /// (zero for a Secure Connections LTK, the ones we distributed for a legacy LTK), else
-    /// none: the Negative Reply.
-    private func answerKeyRequest(_ request: LELongTermKeyRequest) {
-        let handle = request.handle
-        var key = links[handle]?.responderKey
-        if key == nil, let bond = bond(for: handle), let stored = bond.longTermKeySecret,
-           bond.secureConnections ? request.ediv == 0 && request.random.allSatisfy({ $0 == 0 })
-                                  : request.ediv == bond.ediv && request.random == bond.randomBytes {
-            key = stored
-            links[handle, default: LinkRecord()].storedKey = true
-            links[handle]?.state = .encrypted(authenticated: bond.authenticated)
-        }
-        Task { @BluetoothActor [controller, logger] in
-            do throws(HCIError) {
-                if let key {
-                    // The key leaves SecretBytes here, as for LE Enable Encryption.
-                    _ = try await controller.send(LELongTermKeyRequestReply(handle: handle, longTermKey: key.bytes))
-                } else {
-                    logger.log(.info, "handle \(hex(handle, digits: 4)): the central asks for a key we do not have")
-                    _ = try await controller.send(LELongTermKeyRequestNegativeReply(handle: handle))
-                }
-            } catch {
-                logger.log(.warning, "handle \(hex(handle, digits: 4)): answering the LTK request: \(error)")
-            }
-        }
     }
 
     // MARK: Input
@@ -467,7 +358,7 @@ public final class SecurityManager {
         }
     }
 
-    private func send(_ command: any SMPCommand, _ handle: ConnectionHandle) throws(SMPError) {
+    func send(_ command: any SMPCommand, _ handle: ConnectionHandle) throws(SMPError) {
         do { try channels.send(command.encoded(), on: .smp, handle: handle) } catch { throw .hci(error) }
     }
 }

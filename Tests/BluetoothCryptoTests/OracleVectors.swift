@@ -1,4 +1,5 @@
 // Written by Fixtures/crypto/oracle_vectors.py from pyca/cryptography (OpenSSL); do not edit.
+// swift-format-ignore-file
 
 /// AES-128: (key, plaintext, ciphertext), hex, FIPS-197 octet order.
 let aesOracle: [(String, String, String)] = [

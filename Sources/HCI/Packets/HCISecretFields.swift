@@ -21,7 +21,8 @@ public enum HCISecretFields {
         switch opcode.rawValue {
         case 0x040B: [SecretField("Link_Key", offset: 6, length: 16)]  // 7.1.10 Link_Key_Request_Reply
         case 0x040D: [SecretField("PIN_Code", offset: 7, length: 16)]  // 7.1.12 PIN_Code_Request_Reply
-        case 0x042E: [SecretField("Numeric_Value", offset: 6, length: 4)]  // 7.1.32 User_Passkey_Request_Reply: the passkey
+        case 0x042E:  // 7.1.32 User_Passkey_Request_Reply: the passkey
+            [SecretField("Numeric_Value", offset: 6, length: 4)]
         case 0x0430:  // 7.1.34 Remote_OOB_Data_Request_Reply
             [SecretField("C", offset: 6, length: 16), SecretField("R", offset: 22, length: 16)]
         case 0x0445:  // 7.1.53 Remote_OOB_Extended_Data_Request_Reply
@@ -83,7 +84,8 @@ public enum HCISecretFields {
     /// Subevent_Code.
     public static func leSubevent(_ code: UInt8) -> [SecretField] {
         switch code {
-        case 0x09: [SecretField("DH_Key", offset: 1, length: 32)]  // 7.7.65.9 LE_Generate_DHKey_Complete: Status, DH_Key
+        case 0x09:  // 7.7.65.9 LE_Generate_DHKey_Complete: Status, DH_Key
+            [SecretField("DH_Key", offset: 1, length: 32)]
         default: []
         }
     }
