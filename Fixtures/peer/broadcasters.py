@@ -24,12 +24,20 @@ The frames are built from the formats' own descriptions:
 Reading k (from 1) of advertiser i: temperature 20.00 + (i % 10) + (k % 20) / 10 °C,
 humidity 40.00 + (k % 30) %, battery 90 %, 3000 mV; Ruuvi's pressure 1000.00 hPa and
 acceleration 0, 0, 1 g. The log says `advertisers: N (bthome, atc, ruuvi) from ADDRESS`.
+
+Phones (`--phone-irk`, one per IRK): advertisers behind resolvable private addresses that
+rotate every `--rotate-every` seconds, as a phone's do, for the gateway's presence. Each
+address is prand (22 random bits under the top bits 0b01) then hash = ah(IRK, prand), as
+Core Vol 6 Part B 1.3.2.2 and Vol 3 Part H 2.2.2 define them; the IRK is given as the
+specification prints keys (most significant octet first). The log says `phone K: ADDRESS`
+for each address a phone takes, and `phone K: quiet` when SIGUSR1 silences it.
 '''
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import struct
 
 # Bumble is imported where it is used: peer.py reads KINDS before it imports Bumble (a fast --help).
@@ -134,3 +142,80 @@ class Broadcasters:
             # The next slot's time, not a fixed sleep: a slow turn does not slow the rate.
             next_at = start + (int(elapsed / (self.interval_s / SLOTS)) + 1) * self.interval_s / SLOTS
             await asyncio.sleep(max(0.0, next_at - loop.time()))
+
+
+# A phone's advertising data: flags (LE General Discoverable, no BR/EDR) and manufacturer
+# data of the test company 0xFFFF, which no decoder of the gateway claims.
+PHONE_DATA = bytes([2, 0x01, 0x06, 4, 0xFF, 0xFF, 0xFF, 0x50])
+PHONE_INTERVAL_S = 0.1
+
+
+def fresh_prand() -> bytes:
+    '''A resolvable private address's prand, most significant octet first: the top two bits
+    0b01, the other 22 random and neither all 0 nor all 1 (Core Vol 6 Part B 1.3.2.2). Not
+    Bumble's crypto.generate_prand, which leaves the top bit random.'''
+    while True:
+        bits = secrets.randbits(22)
+        if bits not in (0, (1 << 22) - 1):
+            return (0x40_0000 | bits).to_bytes(3, 'big')
+
+
+def resolvable_private_address(irk: bytes, prand: bytes) -> str:
+    '''The address (AA:BB:… text) of `prand` under `irk`, both most significant octet first
+    as the specification writes them: prand in the upper 24 bits, ah(IRK, prand) in the
+    lower (Vol 3 Part H 2.2.2). Bumble's ah takes and gives octets least significant first,
+    as they go on the air, hence the reversals.'''
+    from bumble import crypto
+    value = prand + crypto.ah(irk[::-1], prand[::-1])[::-1]
+    return ':'.join(f'{octet:02X}' for octet in value)
+
+
+class Phones:
+    '''A phone per IRK (most significant octet first), each advertising every 100 ms from a
+    resolvable private address it changes every `rotate_every_s`. No controller owns these
+    addresses: each new one goes into `broadcasting` (peer.py's BROADCASTING) so the
+    host-facing controller reports it as ADV_NONCONN_IND.'''
+
+    def __init__(self, link, irks: list[bytes], rotate_every_s: float, broadcasting: set) -> None:
+        self.link = link
+        self.irks = irks
+        self.rotate_every_s = rotate_every_s
+        self.broadcasting = broadcasting
+        self.quiet = [False] * len(irks)
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        logger.info('phones: %d, a new address every %g s', len(self.irks), self.rotate_every_s)
+        self.task = asyncio.get_running_loop().create_task(self.run())
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def silence_next(self) -> None:
+        '''SIGUSR1: the first phone still advertising stops (leaves), so a test can watch a
+        tracker go `not_home` while the other phones go on.'''
+        for index, quiet in enumerate(self.quiet):
+            if not quiet:
+                self.quiet[index] = True
+                logger.info('phone %d: quiet', index + 1)
+                return
+
+    async def run(self) -> None:
+        from bumble import hci, ll
+        loop = asyncio.get_running_loop()
+        current: list = [None] * len(self.irks)
+        rotated_at = [0.0] * len(self.irks)
+        while True:
+            now = loop.time()
+            for index, irk in enumerate(self.irks):
+                if self.quiet[index]:
+                    continue
+                if current[index] is None or now - rotated_at[index] >= self.rotate_every_s:
+                    text = resolvable_private_address(irk, fresh_prand())
+                    current[index] = hci.Address(text, hci.Address.RANDOM_DEVICE_ADDRESS)
+                    self.broadcasting.add(bytes(current[index].address_bytes))
+                    rotated_at[index] = now
+                    logger.info('phone %d: %s', index + 1, text)
+                self.link.send_advertising_pdu(None, ll.AdvInd(advertiser_address=current[index], data=PHONE_DATA))
+            await asyncio.sleep(PHONE_INTERVAL_S)

@@ -40,7 +40,7 @@ logger = logging.getLogger('peer')
 # Set from the command line before anything runs (-vv keeps Bumble's debug strings).
 DEBUG_HCI = False
 
-from broadcasters import DEFAULT_ADDRESS as DEFAULT_ADVERTISER_ADDRESS, ALL_KINDS, KINDS, Broadcasters  # noqa: E402
+from broadcasters import DEFAULT_ADDRESS as DEFAULT_ADVERTISER_ADDRESS, ALL_KINDS, KINDS, Broadcasters, Phones  # noqa: E402
 
 DEFAULT_ADDRESS = 'F0:0D:B1:E7:00:01'
 DEFAULT_NAME = 'Bluejay HRM'
@@ -204,6 +204,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='each advertiser takes a reading (packet counter + 1) every MS (default 1000)')
     parser.add_argument('--advertiser-interval-ms', type=float, default=100, metavar='MS',
                         help='and sends its frame every MS (default 100)')
+    parser.add_argument('--phone-irk', type=parse_irk, action='append', default=[], metavar='HEX',
+                        help='repeatable: a phone advertising (non-connectable, every 100 ms) from resolvable '
+                        'private addresses made with this IRK, 32 hex digits most significant first as the '
+                        'Core Specification prints keys and the gateway\'s irks: writes them; the log names '
+                        'each address (phone K: ADDRESS); SIGUSR1 silences the first phone still advertising')
+    parser.add_argument('--rotate-every', type=float, default=900, metavar='S',
+                        help='with --phone-irk: each phone takes a new resolvable private address every S '
+                        'seconds (default 900, as phones do)')
     parser.add_argument('--exit-on-stdin-eof', action='store_true',
                         help='exit when stdin reaches EOF')
     parser.add_argument('--log', metavar='FILE',
@@ -238,6 +246,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if not 0 <= args.advertisers <= 5000 or not kinds or any(k not in ALL_KINDS for k in kinds):
         parser.error(f'--advertisers must be in 0..5000 and --advertiser-kinds of {",".join(ALL_KINDS)}')
     args.advertiser_kinds = kinds
+    if not args.rotate_every > 0:
+        parser.error('--rotate-every must be above 0')
     if not 0 < args.advertiser_interval_ms <= args.advertiser_period_ms:
         parser.error('--advertiser-interval-ms must be above 0 and at most --advertiser-period-ms')
     return args
@@ -2193,6 +2203,10 @@ async def run(options) -> int:
                                         options.advertiser_interval_ms / 1000)
             BROADCASTING.update(broadcasters.address_keys)
             broadcasters.start()
+        if options.phone_irk:
+            phones = Phones(server.link, options.phone_irk, options.rotate_every, BROADCASTING)
+            phones.start()
+            loop.add_signal_handler(signal.SIGUSR1, phones.silence_next)
         transport = await server.listen()
         # name= stays last (it runs to the end of the line); the other peripherals'
         # addresses go before it, and only when there are any.
@@ -2226,7 +2240,7 @@ def main() -> None:
     options = args
     # A parent may start us with signals blocked (Swift Foundation's Process passes on the
     # spawning thread's mask, where SIGTERM is blocked); then SIGTERM would never arrive.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1})
     setup_logging(options.verbose, options.log)
     if options.invalid_public_key:
         smp.Session.send_public_key_command = send_invalid_public_key

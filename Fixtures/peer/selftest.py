@@ -1274,6 +1274,87 @@ async def advertiser_tests(log_dir: str) -> None:
     R.check('adv: peer exits 0 on SIGTERM', rc == 0, f'rc {rc}')
 
 
+async def phone_tests(log_dir: str) -> None:
+    """--phone-irk twice, --rotate-every 0.3: two phones behind rotating resolvable private
+    addresses; SIGUSR1 silences the first."""
+    import broadcasters
+    from bumble import crypto
+    irks = [bytes.fromhex('00112233445566778899AABBCCDDEEFF'), bytes.fromhex('0F1E2D3C4B5A69788796A5B4C3D2E1F0')]
+    # Core 6.0 Vol 3 Part H Appendix D.7's sample: IRK ec0234a3…7d9b, prand 708194, ah 0dfbaa.
+    sample = broadcasters.resolvable_private_address(bytes.fromhex('ec0234a357c8ad05341010a60a397d9b'), bytes.fromhex('708194'))
+    R.check('phone: an address as the specification\'s sample data makes it', sample == '70:81:94:0D:FB:AA', sample)
+    prands = [broadcasters.fresh_prand() for _ in range(1000)]
+    R.check('phone: prand\'s top bits are 0b01', all(p[0] >> 6 == 1 for p in prands))
+
+    def phone_of(address: bytes) -> int | None:
+        # The report's address, least significant first: hash, then prand (Vol 6 Part B 1.3.2.2).
+        matches = [i for i, irk in enumerate(irks) if crypto.ah(irk[::-1], address[3:]) == address[:3]]
+        return matches[0] if matches else None
+
+    peer = PeerProcess('--phone-irk', irks[0].hex(), '--phone-irk', irks[1].hex(), '--rotate-every', '0.3',
+                       log_dir=log_dir, tag='phone')
+    try:
+        reports: list[tuple[int, bytes]] = []  # (phone, address) in the order heard
+        strangers: set[bytes] = set()
+        hci = await RawHci.connect(peer.port)
+
+        def addresses(phone: int) -> list[bytes]:
+            return list(dict.fromkeys(a for p, a in reports if p == phone))
+
+        async def listen(until) -> None:
+            deadline = time.monotonic() + HANG_GUARD
+            while not until() and time.monotonic() < deadline:
+                try:
+                    packet = await hci.next(deadline - time.monotonic())
+                except asyncio.TimeoutError:
+                    break
+                for event_type, address_type, address, data in parse_legacy_reports([packet]):
+                    if data != broadcasters.PHONE_DATA:
+                        continue
+                    phone = phone_of(address)
+                    if event_type != 3 or address_type != 1 or phone is None:
+                        strangers.add(address)
+                    else:
+                        reports.append((phone, address))
+        try:
+            await hci.command(0x0C03)
+            await hci.command(0x200B, struct.pack('<BHHBB', 0, 0x10, 0x10, 0, 0))
+            await hci.command(0x200C, bytes([1, 0]))
+            await listen(lambda: min(len(addresses(0)), len(addresses(1))) >= 3)
+            R.check('phone: each phone took three addresses, each resolving with its IRK only',
+                    min(len(addresses(0)), len(addresses(1))) >= 3 and not strangers,
+                    f'{len(addresses(0))}, {len(addresses(1))}, others {len(strangers)}')
+            logged = {line.rsplit(' ', 1)[1] for line in peer.stderr_text().splitlines() if ' phone 1: ' in line}
+            R.check('phone: the log names each address phone 1 used',
+                    all(':'.join(f'{o:02X}' for o in a[::-1]) in logged for a in addresses(0)), f'{sorted(logged)[:3]}')
+            peer.process.send_signal(signal.SIGUSR1)
+            # The first address phone 2 took after the log says phone 1 is quiet went out
+            # after phone 1's last PDU (one loop sends both, in order): none of phone 1 follows.
+            def taken_after_quiet() -> list[str]:
+                lines = peer.stderr_text().splitlines()
+                quiet = next((i for i, line in enumerate(lines) if 'phone 1: quiet' in line), len(lines))
+                return [line.rsplit(' ', 1)[1] for line in lines[quiet:] if ' phone 2: ' in line]
+            deadline = time.monotonic() + HANG_GUARD
+            while not taken_after_quiet() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            first = bytes.fromhex(taken_after_quiet()[0].replace(':', ''))[::-1] if taken_after_quiet() else b''
+            # Five rounds of phone 2 after it: phone 1, still going, would be in each.
+            def tail() -> list[tuple[int, bytes]]:
+                return reports[reports.index((1, first)):] if (1, first) in reports else []
+            await listen(lambda: len(tail()) >= 5)
+            after = tail()
+            R.check('phone: SIGUSR1 silences phone 1, phone 2 goes on',
+                    len(after) >= 5 and not any(p == 0 for p, _ in after),
+                    f'{len(after)} reports after, {sum(p == 0 for p, _ in after)} of phone 1')
+            await hci.command(0x200C, bytes([0, 0]))
+        finally:
+            hci.close()
+        R.check('phone: no tracebacks', 'Traceback' not in peer.stderr_text(), f'see {peer.log_path}')
+    finally:
+        rc = peer.stop()
+    R.check('phone: peer exits 0 on SIGTERM', rc == 0, f'rc {rc}')
+
+
 async def pairing_tests(log_dir: str) -> None:
     """Legacy Just Works and LESC passkey pairing, bonded re-encryption."""
     from bumble import att, hci, pairing
@@ -1544,6 +1625,8 @@ async def main_async(options, log_dir: str) -> None:
         await multi_peripheral_tests(log_dir)
     if not options.k or 'adv' in options.k:
         await advertiser_tests(log_dir)
+    if not options.k or 'phone' in options.k:
+        await phone_tests(log_dir)
     if not options.k or 'layout' in options.k:
         await layout_tests(log_dir)
     if not options.k or 'misbehave' in options.k:
@@ -1554,7 +1637,7 @@ async def main_async(options, log_dir: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, adv, layout, misbehave, l2cap, lifetime')
+    parser.add_argument('-k', action='append', help='only: raw, gatt, snoop, mute, reset, pair, tap, multi, adv, phone, layout, misbehave, l2cap, lifetime')
     parser.add_argument('--keep-logs', action='store_true')
     parser.add_argument('--peer-arg', action='append', default=[],
                         help='extra argument for the main peer (e.g. --peer-arg=-vv)')
