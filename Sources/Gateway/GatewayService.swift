@@ -23,7 +23,8 @@ public final class GatewayService {
     var bound: [String: Bound] = [:]
     /// Name and service rules not matched yet.
     var unmatched: [Int] = []
-    private var tasks: [Task<Void, Never>] = []
+    /// What the gateway started, cancelled on shutting down.
+    var tasks: [Task<Void, Never>] = []
     var lastAdvertisement: [String: ContinuousClock.Instant] = [:]
     var counters = Counters()
     /// `decode:`: which decoded advertisements are published.
@@ -228,7 +229,7 @@ public final class GatewayService {
         if leases == nil { tasks.append(Task { await self.connect(entry) }) }
     }
 
-    private func connect(_ entry: Bound) async {
+    func connect(_ entry: Bound) async {
         let policy = entry.rule.policy
         do {
             try await entry.peripheral.connect(timeoutRetries: policy.retries, disconnectRetries: policy.retries,
@@ -344,79 +345,6 @@ public final class GatewayService {
         logger.debug("\(address) \(rule.topicPath): \(String(decoding: hex, as: UTF8.self))")
         mqtt.send(route.topic, hex)
         if let json = route.json, let text = json.characteristic.json(value) { mqtt.send(json.topic, text) }
-    }
-
-    // MARK: - Fleet
-
-    /// A connection refused for want of room in the controller (Connection Limit Exceeded,
-    /// Memory Capacity Exceeded), however it reached us.
-    static func refusedForRoom(_ error: BluejayError) -> Bool {
-        let status: HCIStatus
-        switch error {
-        case .connection(.failed(let refused)), .connection(.hci(.commandFailed(_, let refused))), .hci(.commandFailed(_, let refused)): status = refused
-        default: return false
-        }
-        return status == .connectionLimitExceeded || status == .memoryCapacityExceeded
-    }
-
-    /// A message of our subscriptions: a lease, a gateway's status (in a fleet), or a `/set`.
-    private func handleMessage(_ message: MQTTMessage) async {
-        if var leases {
-            if let address = topics.parseLease(message.topic) {
-                let actions = leases.received(address, lease: Lease(payload: message.payload), now: .current)
-                self.leases = leases
-                return await carryOut(actions)
-            }
-            if let gateway = topics.parseGatewayStatus(message.topic) {
-                leases.status(of: gateway, online: message.payload == Array("online".utf8))
-                self.leases = leases
-                return
-            }
-        }
-        if await answeredLeftover(message) { return }
-        await handleSet(message)
-    }
-
-    private func fleetTick() async {
-        guard var leases else { return }
-        let actions = leases.tick(now: .current)
-        self.leases = leases
-        await carryOut(actions)
-    }
-
-    /// A sighting of a configured peripheral, for the fleet's bidding.
-    func sighted(_ key: String, rssi: Int) async {
-        guard var leases, bound[key] != nil else { return }
-        let actions = leases.sighted(key, rssi: rssi, now: .current)
-        self.leases = leases
-        await carryOut(actions)
-    }
-
-    /// What the lease protocol asks for.
-    private func carryOut(_ actions: [FleetLeases.Action]) async {
-        for action in actions {
-            switch action {
-            case .publish(let address, let lease):
-                logger.debug("lease \(address): \(lease)")
-                await mqtt.setRetained(topics.lease(address), lease.payload)
-            case .clear(let address):
-                logger.info("lease \(address) released")
-                await mqtt.clearRetained(topics.lease(address))
-            case .connect(let address):
-                guard let entry = bound[address] else { continue }
-                logger.info("lease \(address) is ours: connecting")
-                tasks.append(Task { await self.connect(entry) })
-            case .disconnect(let address):
-                guard let entry = bound[address] else { continue }
-                // Lost to a better lease, or handed over (load spread): another gateway has it.
-                logger.info("lease \(address) went to another gateway: disconnecting")
-                for task in entry.work { task.cancel() }
-                entry.work = []
-                await entry.peripheral.disconnect()
-                entry.connected = false
-                await mqtt.setRetained(topics.status(entry.address), Array("offline".utf8))
-            }
-        }
     }
 
     // MARK: - Home Assistant and counters
