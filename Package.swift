@@ -139,7 +139,7 @@ let package = Package(
         .target(name: "FuzzTargets", dependencies: ["BluetoothCore", "HCI", "L2CAP", "ATT", "GATT", "SMP", "DiscoveryCache", "TraceDecoding", "VirtualController", "Advertisements"],
                 path: "Fuzz/Targets"),
         .executableTarget(name: "bluejay-fuzz-seeds", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
-        .testTarget(name: "FuzzTargetTests", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"]),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["BluetoothCore", "FuzzTargets", "HCI", "HCITestSupport"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
         .testTarget(name: "CLITests", dependencies: ["BluetoothCore", "bluejay", "HCI", "TestTraits"]),
         // The mock: transport: peers rebuilt from recordings (small captures built in memory,

@@ -27,12 +27,20 @@ import Glibc
 public struct RunFigures: Sendable {
     public var perWallSecond: Double
     public var perCPUSecond: Double
+    /// The process's threads when the figures were taken (the flood's end, the stack still up).
+    public var threads: Int
 
-    /// `count` values in `elapsed`, using `cpu` seconds of CPU.
+    /// `count` values in `elapsed`, using `cpu` seconds of CPU; the threads are counted now.
     public init(count: Int, elapsed: Duration, cpu: Double) {
         perWallSecond = Double(count) / seconds(elapsed)
         perCPUSecond = Double(count) / cpu
+        threads = processThreads()
     }
+}
+
+/// How many threads the process has (/proc/self/task).
+public func processThreads() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
 }
 
 /// A duration in seconds.

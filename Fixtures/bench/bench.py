@@ -411,6 +411,7 @@ def app_paths(bench, bluejay, static, runs, count, allocations):
     clis = {'cli': bluejay, 'cli_static': static}
     wall = {key: [] for key in (*in_process, *clis)}
     cpu = {key: [] for key in in_process}
+    threads = {key: [] for key in in_process}
     process = {key: [] for key in clis}
     try:
         line = peer.stdout.readline()
@@ -421,6 +422,8 @@ def app_paths(bench, bluejay, static, runs, count, allocations):
                 figure = bench_json([bench, mode, '--payload', '244', '--count', str(count), '--runs', '1'])
                 wall[mode].append(figure['notifications_per_s']['median'])
                 cpu[mode].append(figure['notifications_per_cpu_s']['median'])
+                if 'threads' in figure:
+                    threads[mode].append(figure['threads'])
             for key, binary in clis.items():
                 argv = [binary, 'listen', FLOOD_PERIPHERAL, '--handle', '0x002B', '--count', str(count),
                         '--transport', f'unix:{socket_path}']
@@ -453,7 +456,8 @@ def app_paths(bench, bluejay, static, runs, count, allocations):
               'ratios': {key: median[mode] / gatt for key, mode in (('seqpacket', 'seqpacket'), ('bluejay_listen', 'bluejay-listen'),
                                                                       ('central_values', 'central-values'), ('cli_listen', 'cli'),
                                                                       ('cli_listen_static', 'cli_static'))}}
-    seqpacket = {'per_s': spread(wall['seqpacket']), 'per_cpu_s': spread(cpu['seqpacket'])}
+    seqpacket = {'per_s': spread(wall['seqpacket']), 'per_cpu_s': spread(cpu['seqpacket']),
+                 'threads': max(threads['seqpacket']) if threads['seqpacket'] else None}
     half = APP_GOALS['ratio_to_gatt_layer']
     goals = {key: {'goal': f'>= {half} x the GATT-layer figure', 'measured': result['ratios'][key],
                    'met': result['ratios'][key] >= half} for key in ('bluejay_listen', 'central_values', 'cli_listen')}
@@ -492,6 +496,8 @@ def app_paths(bench, bluejay, static, runs, count, allocations):
           f'{statistics.median(process["cli_static"]):,.0f}/s static')
     print('  Ratios are to the GATT-layer figure of these same interleaved runs. "CPU" divides by the process\'s CPU time')
     print('  (seqpacket: without the writer thread, which stands for the kernel).')
+    if seqpacket['threads'] is not None:
+        print(f'  threads of the seqpacket process at the flood\'s end: {seqpacket["threads"]} (the writer thread among them)')
     print()
     return result, seqpacket
 
@@ -629,6 +635,8 @@ def main():
     results['app'].update(stalled_consumer(options.bench, options.stall_seconds))
     results['receive']['seqpacket_per_s'] = seqpacket['per_s']
     results['receive']['seqpacket_per_cpu_s'] = seqpacket['per_cpu_s']
+    # Issue 51: the threads of the process receiving the user channel's way, at the flood's end.
+    results['receive']['threads'] = seqpacket['threads']
 
     tshark = 'tshark'
     # tshark is given the same work per file; a shell loop keeps it to one command line.
@@ -646,6 +654,8 @@ def main():
     # Issue 35: notifications sent as the peripheral (in memory, to the Bumble central) and
     # the RSS of `bluejay serve` (Fixtures/bench/peripheral.py).
     results['peripheral'] = peripheral_report.peripheral(options.bluejay, options.bench, max(options.runs, 5), options.notifications)
+    # Issue 51's key for the same figure: `bluejay serve`'s peak RSS.
+    results['serve'] = {'peak_rss_bytes': results['peripheral']['serve']['peak_rss_bytes']}
 
     peer, transport, address = start_peer()
     try:

@@ -164,6 +164,15 @@ def cpu_ms(pid):
     return (int(fields[11]) + int(fields[12])) * 1000 / TICKS
 
 
+def peak_rss_bytes(pid):
+    """The process's resident high-water mark so far (VmHWM, what ru_maxrss reports)."""
+    with open(f'/proc/{pid}/status') as status:
+        for line in status:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) * 1024
+    return None
+
+
 def session(gateway, peer_arguments, config_lines, topic, measure, seconds):
     """A broker, the peer with `peer_arguments`, a subscriber of `topic` (formatted with the
     peer's `address`) and a gateway whose file is the common head and `config_lines` (also
@@ -200,10 +209,11 @@ def session(gateway, peer_arguments, config_lines, topic, measure, seconds):
         received = subscriber.values(seconds)
         elapsed = time.monotonic() - start
         spent = [cpu_ms(pid) - earlier for pid, earlier in zip((process.pid, peer.pid, broker.pid), before)]
+        peak = peak_rss_bytes(process.pid)
         subscriber.close()
         figures = measure(received, elapsed)
         figures.update({'cpu_ms': spent[0], 'cpu_ms_per_value': spent[0] / len(received) if received else None,
-                        'peer_cpu_ms': spent[1], 'broker_cpu_ms': spent[2]})
+                        'peer_cpu_ms': spent[1], 'broker_cpu_ms': spent[2], 'peak_rss_bytes': peak})
         return figures
     finally:
         stop(process, peer, broker)
@@ -268,6 +278,8 @@ def gateway_bench(gateway, seconds=5, fleet=True):
           f'{flat_out["cpu_ms_per_value"] * 1000:.1f} µs CPU per value (their samples spanned {flat_out["samples_spanned"]}, '
           f'{flat_out["values"]} arrived; peer {flat_out["peer_cpu_ms"] / flat_out["seconds"] / 10:.0f} % CPU, '
           f'broker {flat_out["broker_cpu_ms"] / flat_out["seconds"] / 10:.0f} %)')
+    print(f'  peak RSS {max(r["peak_rss_bytes"] or 0 for r in (paced, paced_1000, flat_out, advertised)) / 1e6:.1f} MB '
+          '(VmHWM, the largest of the runs above)')
     print(f'  {advertised["advertisers"]} advertisers offering {advertised["offered_per_s"]:.0f} readings/s: '
           f'{advertised["adverts_per_s"]:.0f} decoded advertisements/s reached the subscriber, '
           f'{advertised["cpu_ms_per_advert"] * 1000:.1f} µs CPU per advertisement (peer {advertised["peer_cpu_ms"] / advertised["seconds"] / 10:.0f} % CPU)')
@@ -282,7 +294,9 @@ def gateway_bench(gateway, seconds=5, fleet=True):
             'latency_p99_ms': paced['latency_p99_ms'], 'cpu_ms_per_value': flat_out['cpu_ms_per_value'],
             'cpu_ms_per_value_at_1000_per_s': paced_1000['cpu_ms_per_value'],
             'cpu_ms_per_value_at_10000_per_s': paced['cpu_ms_per_value'], 'adverts_per_s': advertised['adverts_per_s'],
-            'paced': paced, 'paced_1000': paced_1000, 'flat_out': flat_out, 'adverts': advertised}
+            'paced': paced, 'paced_1000': paced_1000, 'flat_out': flat_out, 'adverts': advertised,
+            # Issue 51: the gateway's peak RSS, the largest of its runs (the flat-out one, as a rule).
+            'peak_rss_bytes': max(r['peak_rss_bytes'] or 0 for r in (paced, paced_1000, flat_out, advertised))}
     if rehome is not None:
         figures['fleet_rehome_s'] = rehome
     return figures

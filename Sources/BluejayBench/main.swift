@@ -303,7 +303,7 @@ if appModes.contains(mode) {
     var figures: [RunFigures] = []
     for _ in 0..<runs { figures.append(try await appRun(mode, count: count, payload: payload)) }
     print("{\"mode\": \"\(mode)\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
-        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
+        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond))), \"threads\": \(figures.map(\.threads).max() ?? 0)}")
     exit(0)
 }
 

@@ -30,7 +30,9 @@ struct FileDescriptorTransportTests {
 
     /// Reads `count` bytes from `fd` on a thread of its own, so the writer may block.
     private static func reader(_ fd: Int32, count: Int) -> Task<[UInt8], Never> {
-        Task.detached {
+        // Blocking reads on a thread of their own: on the cooperative pool they could wait for
+        // a pool thread the writer holds, as the large write below does.
+        Task.detached { await blocking {
             var received: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while received.count < count {
@@ -40,7 +42,7 @@ struct FileDescriptorTransportTests {
                 received += chunk[0..<n]
             }
             return received
-        }
+        } }
     }
 
     private static let packets: [HCIPacket] = [
@@ -81,7 +83,8 @@ struct FileDescriptorTransportTests {
         let packet = HCIPacket.acl(ACLDataPacket(handle: 0x0041, boundary: .continuing, data: data[...]))
         let expected = packet.encodeH4()
         let reading = Self.reader(theirs, count: expected.count)
-        try transport.send(packet)
+        // The write waits for the reader many times over: off the cooperative pool too.
+        try await blocking { try transport.send(packet) }
         transport.close()
         #expect(await reading.value == expected)
     }
