@@ -211,10 +211,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         thread.store(pthread_self(), ordering: .releasing)
         let executor = asUnownedSerialExecutor()
         var running: [Work] = []
-        // Whether the last turn ran work handed over from the queue: then more is likely on
-        // its way, and the loop spins a moment before it sleeps. A turn that only read
-        // descriptors sleeps at once (the kernel wakes it for the next read).
-        var handedOver = false
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             // The jobs queued so far; those they queue run after the next look at the descriptors.
@@ -222,7 +218,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             swap(&jobs, &running)
             hasJobs.store(false, ordering: .relaxed)
             lock.unlock()
-            handedOver = !running.isEmpty
             for work in running {
                 switch work {
                 case .job(let job): job.runSynchronously(on: executor)
@@ -235,16 +230,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             var count = epoll_wait(epoll, &events, Int32(events.count), 0)
             var waitError = errno
             if count == 0 {
-                // Nothing ready: after a hand-over, the next one under a flood is usually
+                // Nothing ready: a hand-over from another thread under a flood is usually
                 // microseconds away, so look for it a moment before sleeping (as libdispatch's
                 // workers do) rather than pay a sleep and a wake-up, two context switches.
-                if handedOver {
-                    let deadline = Self.monotonicNanoseconds() + Self.spinNanoseconds
-                    var spins = 0
-                    while !hasJobs.load(ordering: .relaxed) {
-                        spins &+= 1
-                        if spins & 255 == 0, Self.monotonicNanoseconds() >= deadline { break }
-                    }
+                let deadline = Self.monotonicNanoseconds() + Self.spinNanoseconds
+                var spins = 0
+                while !hasJobs.load(ordering: .relaxed) {
+                    spins &+= 1
+                    if spins & 255 == 0, Self.monotonicNanoseconds() >= deadline { break }
                 }
                 lock.lock()
                 let idle = jobs.isEmpty
