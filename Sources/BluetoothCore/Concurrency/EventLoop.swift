@@ -27,7 +27,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private let wakeFd: Int32
     /// Guards `jobs`, `sleeping`, `woken`, `watches` and `nextToken`.
     private let lock = ThreadLock()
-    private var jobs: [Work] = []
+    private var jobs: [UnownedJob] = []
     /// The loop waits in `epoll_wait` with no timeout: an enqueue must wake it.
     private var sleeping = false
     /// The eventfd was written since the loop went to sleep (one write wakes it).
@@ -36,11 +36,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var nextToken: UInt64 = 1
     /// `pthread_self()` of the loop thread, once it runs.
     private let thread = Atomic<UInt>(0)
-    /// Set by every enqueue, cleared when the loop takes the queue: what the loop spins on
-    /// before it sleeps, without taking the lock.
-    private let hasJobs = Atomic<Bool>(false)
-    /// How long the loop looks at `hasJobs` before it sleeps.
-    private static let spinNanoseconds: UInt64 = 20_000
 
     private init(name: String) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -77,29 +72,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     // MARK: Executor
 
-    /// What the loop runs in turn: the actor's jobs, and work handed over from other threads.
-    private enum Work {
-        case job(UnownedJob)
-        case closure(@Sendable () -> Void)
-    }
-
     /// Queues `job` to run on the loop thread, after those queued before it.
     public func enqueue(_ job: consuming ExecutorJob) {
-        append(.job(UnownedJob(job)))
-    }
-
-    /// Runs `work` on the loop thread, after what was queued before it, with the stack's actor
-    /// isolated (``BluetoothActor/assumeIsolated(_:)``): how a transport with a thread of its
-    /// own hands over a delivery, in order, with no task (a task's first step would hop
-    /// through the cooperative pool and back).
-    public func execute(_ work: @escaping @Sendable () -> Void) {
-        append(.closure(work))
-    }
-
-    private func append(_ work: Work) {
+        let job = UnownedJob(job)
         lock.lock()
-        jobs.append(work)
-        hasJobs.store(true, ordering: .relaxed)
+        jobs.append(job)
         let wake = sleeping && !woken
         if wake { woken = true }
         lock.unlock()
@@ -201,56 +178,30 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     // MARK: The loop
 
-    private static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
     private func run() {
         thread.store(pthread_self(), ordering: .releasing)
         let executor = asUnownedSerialExecutor()
-        var running: [Work] = []
+        var running: [UnownedJob] = []
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             // The jobs queued so far; those they queue run after the next look at the descriptors.
             lock.lock()
             swap(&jobs, &running)
-            hasJobs.store(false, ordering: .relaxed)
             lock.unlock()
-            for work in running {
-                switch work {
-                case .job(let job): job.runSynchronously(on: executor)
-                case .closure(let closure): closure()
-                }
-            }
+            for job in running { job.runSynchronously(on: executor) }
             running.removeAll(keepingCapacity: true)
 
-            // What is ready now, without sleeping.
-            var count = epoll_wait(epoll, &events, Int32(events.count), 0)
-            var waitError = errno
-            if count == 0 {
-                // Nothing ready: a hand-over from another thread under a flood is usually
-                // microseconds away, so look for it a moment before sleeping (as libdispatch's
-                // workers do) rather than pay a sleep and a wake-up, two context switches.
-                let deadline = Self.monotonicNanoseconds() + Self.spinNanoseconds
-                var spins = 0
-                while !hasJobs.load(ordering: .relaxed) {
-                    spins &+= 1
-                    if spins & 255 == 0, Self.monotonicNanoseconds() >= deadline { break }
-                }
+            lock.lock()
+            let idle = jobs.isEmpty
+            sleeping = idle
+            lock.unlock()
+            let count = epoll_wait(epoll, &events, Int32(events.count), idle ? -1 : 0)
+            let waitError = errno
+            if idle {
                 lock.lock()
-                let idle = jobs.isEmpty
-                sleeping = idle
+                sleeping = false
+                woken = false
                 lock.unlock()
-                if idle {
-                    count = epoll_wait(epoll, &events, Int32(events.count), -1)
-                    waitError = errno
-                    lock.lock()
-                    sleeping = false
-                    woken = false
-                    lock.unlock()
-                }
             }
             if count < 0 {
                 precondition(waitError == EINTR, "the stack's event loop cannot wait: \(errorName(waitError))")
