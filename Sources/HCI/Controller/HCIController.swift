@@ -182,20 +182,10 @@ public final class HCIController {
         let (stream, continuation) = AsyncStream<TransportDelivery>.makeStream()
         deliveries = continuation
         do {
-            let backlog = backlog, inTurn = transport.deliversOnStackLoop
-            try transport.start { [weak self] delivery in
-                // A descriptor transport reads on the stack's own thread: the batch is
-                // handled now, in the same turn. Others (a replay, a mock) hop over; one
-                // delivering on the loop itself must not wait for the loop to drain.
-                guard inTurn else {
-                    backlog.enter(waiting: !EventLoop.stack.isCurrent)
-                    continuation.yield(delivery)
-                    return
-                }
-                BluetoothActor.assumeIsolated {
-                    guard let self else { return }
-                    self.receive(delivery)
-                }
+            let backlog = backlog
+            try transport.start { delivery in
+                backlog.enter()
+                continuation.yield(delivery)
             }
         } catch {
             fail(.transport(error))
