@@ -62,7 +62,9 @@ public final class LocalGATTServer: ATTServer {
         updateDatabaseHash()
         // Written with ifs, not a switch over the two (optional) handles: Swift 6.0.3's
         // compiler crashes on that switch in this closure.
-        server.onWrite = { [unowned self, unowned server] _, handle, value in
+        // Weak self: the table may outlive this server; `server` calls its own closure.
+        server.onWrite = { [weak self, unowned server] _, handle, value in
+            guard let self else { return nil }
             if handle == self.serviceChangedCCCD {
                 // Only indications (bit 1) make sense for Service Changed.
                 guard value.count == 2, value[1] == 0, value[0] & ~0x02 == 0 else { return .cccdImproperlyConfigured }

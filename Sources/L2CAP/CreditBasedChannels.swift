@@ -70,7 +70,7 @@ public final class CreditBasedChannels {
     convenience init(attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger) {
         self.init(transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle) },
                   links: LinkAttachedStore(controller: controller), clock: controller.clock, logger: logger)
-        isLinkUp = { [unowned connections] handle in connections.connection(handle) != nil }
+        isLinkUp = { [weak connections] handle in connections?.connection(handle) != nil }
     }
 
     /// Ends every channel and request (as a lost controller does).

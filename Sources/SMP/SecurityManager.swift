@@ -278,11 +278,13 @@ public final class SecurityManager {
             if local.type == 1 && local.address.randomKind == .static { local }
             else if let publicAddress = info.publicAddress { (0, publicAddress) }
             else { (1, staticRandomAddress) }
+        // Both closures hold this manager weakly: a session can outlive it (a delegate still
+        // answering), and then sends nothing, so the stand-in CSRK never leaves.
         let session = PairingSession(
             link: PairingSession.Link(
                 handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
-            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [unowned self] in localCSRK }, entropy: entropy)
+            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [weak self] in self?.localCSRK ?? SecretBytes(count: 16) }, entropy: entropy)
         links[handle, default: LinkRecord()].session = session
         links[handle]?.pairingFailed = false
         let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in

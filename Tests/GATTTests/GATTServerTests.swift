@@ -16,9 +16,9 @@ struct GATTServerTests {
         var sent: [[UInt8]] = []
     }
 
-    /// Every link a test made, kept for as long as the test runs (the bearers' closures hold
-    /// theirs unowned). A PDU on its way holds its link: a test may end while one is (the
-    /// confirmation of an indication it awaited), and its delivery then came to a freed link.
+    /// Every link a test made, kept for as long as the test runs: the bearers' closures hold
+    /// theirs weakly, as a test may end with a PDU still to send (the confirmation of an
+    /// indication it awaited), and what a finished test's link would carry is dropped.
     final class Links {
         var all: [Link] = []
     }
@@ -27,10 +27,12 @@ struct GATTServerTests {
     func makeLink(_ gattServer: GATTServer, connection: ConnectionHandle = 1) -> (Link, GATTClient) {
         let link = Link()
         links.all.append(link)
-        link.client = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: connection, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+            guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: connection, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: connection, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+            guard let link else { return }
             link.sent.append(pdu)
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }

@@ -9,7 +9,8 @@ import Testing
 @Suite @BluetoothActor
 struct LocalServerTests {
     /// A client bearer and a server bearer whose PDUs cross over, delivered after `transmit`
-    /// returns as on a real link.
+    /// returns as on a real link. The closures hold the link weakly: what a bearer sends
+    /// after its test is over is dropped.
     final class Link {
         var client: ATTBearer!
         var server: ATTBearer!
@@ -17,10 +18,12 @@ struct LocalServerTests {
 
     func makeLink(_ gattServer: LocalGATTServer) -> Link {
         let link = Link()
-        link.client = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: 1, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+            guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: 1, logger: .silent) { [unowned link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: 1, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+            guard let link else { return }
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }
         link.server.server = gattServer

@@ -21,11 +21,11 @@ final class ScriptedServer {
     private(set) var fatalErrors: [ATTError] = []
 
     init(mtu: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .silent) {
-        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: logger) { [unowned self] (pdu: [UInt8]) throws(HCIError) in
-            self.sent.append(pdu)
-            self.answer(pdu)
+        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: logger) { [weak self] (pdu: [UInt8]) throws(HCIError) in
+            self?.sent.append(pdu)
+            self?.answer(pdu)
         }
-        bearer.onFatalError = { [unowned self] error in self.fatalErrors.append(error) }
+        bearer.onFatalError = { [weak self] error in self?.fatalErrors.append(error) }
     }
 
     /// Expects `request` (hex) next and answers it with `replies` (hex).

@@ -47,7 +47,7 @@ struct FaultInjectionTests {
             peer = try await TestPeer(arguments: ["--att-mtu", "23"])
             peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
             let transport = peer.transport, opened = opened
-            bluejay.onHostUp = { [unowned self] in self.hosts.append($0) }
+            bluejay.onHostUp = { [weak self] in self?.hosts.append($0) }
             bluejay.register(connectionObserver: recorder)
             bluejay.start(mode: .new(StartOptions(
                 transport: transport, store: StoreDirectory(path: store), logger: .silent,

@@ -29,9 +29,9 @@ struct CreditBasedChannelsTests {
         private var draining = false
 
         init() {
-            a = CreditBasedChannels(transmit: { [unowned self] _, cid, frame in self.carry(from: .a, cid.rawValue, Array(frame.payload)) },
+            a = CreditBasedChannels(transmit: { [weak self] _, cid, frame in self?.carry(from: .a, cid.rawValue, Array(frame.payload)) },
                                     links: Links(), clock: clock, logger: .silent)
-            b = CreditBasedChannels(transmit: { [unowned self] _, cid, frame in self.carry(from: .b, cid.rawValue, Array(frame.payload)) },
+            b = CreditBasedChannels(transmit: { [weak self] _, cid, frame in self?.carry(from: .b, cid.rawValue, Array(frame.payload)) },
                                     links: Links(), clock: clock, logger: .silent)
         }
 

@@ -107,19 +107,23 @@ public final class GATTServer: ATTServer {
         registerServiceChanged()
         let table = base.attributes
         let previous = table.onWrite
-        table.onWrite = { [unowned self] connection, handle, value in
-            if let valueHandle = valueOfCCCD[handle] { return writeCCCD(value, of: valueHandle, connection: connection) }
+        // Weak: the table belongs to `base`, which its owner may keep after this server.
+        table.onWrite = { [weak self] connection, handle, value in
+            if let self, let valueHandle = valueOfCCCD[handle] { return writeCCCD(value, of: valueHandle, connection: connection) }
             return previous?(connection, handle, value)
         }
-        table.onExecuteWrite = { [unowned self] _, handles in reliableWriteRefusal(handles) }
-        table.isAuthorized = { [unowned self] connection, handle in granted?.connection == connection && granted?.handle == handle }
-        table.onWritten = { [unowned self] connection, handle, value, withResponse in
+        table.onExecuteWrite = { [weak self] _, handles in self?.reliableWriteRefusal(handles) }
+        table.isAuthorized = { [weak self] connection, handle in
+            guard let granted = self?.granted else { return false }
+            return granted.connection == connection && granted.handle == handle
+        }
+        table.onWritten = { [weak self] connection, handle, value, withResponse in
             // The app hears of characteristic values, not of descriptors (CCCDs have their own).
-            guard let uuid = valueUUIDs[handle] else { return }
+            guard let self, let uuid = valueUUIDs[handle] else { return }
             onValueWritten?(GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse))
         }
-        table.onRead = { [unowned self] connection, handle in
-            guard valueOfCCCD[handle] != nil else { return nil }
+        table.onRead = { [weak self] connection, handle in
+            guard let self, valueOfCCCD[handle] != nil else { return nil }
             let bits = client(of: connection)?.client.cccds[handle] ?? 0
             return [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
         }
