@@ -83,12 +83,14 @@ public final class ATTBearer {
     private(set) var state = State.open
     private var pending: Transaction?
     private var queue: [Transaction] = []
-    private var timer: Task<Void, Never>?
+    /// The link's ATT timeouts: the outstanding request's and indication's (Part F, 3.3.3).
+    let deadlines: Deadlines
+    private var timer: Deadlines.Token?
     var nextID = 0
     /// Our indications: the first is outstanding once sent (one at a time, Part F, 3.4.7.2),
     /// the rest wait for its confirmation.
     var indications: [Indication] = []
-    var indicationTimer: Task<Void, Never>?
+    var indicationTimer: Deadlines.Token?
 
     /// An indication waiting to be sent or confirmed.
     struct Indication {
@@ -114,6 +116,7 @@ public final class ATTBearer {
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
         self.clock = clock
+        deadlines = Deadlines(clock: clock)
         self.logger = logger.layer("att")
         self.transmit = transmit
     }
@@ -212,13 +215,10 @@ public final class ATTBearer {
                 continue
             }
             pending = next
-            let clock = clock, id = next.id
+            let id = next.id
             // An outstanding request keeps its bearer until it is answered, times out or the
             // bearer closes (each cancels this timer).
-            timer = Task { @BluetoothActor in
-                do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
-                self.timedOut(id)
-            }
+            timer = deadlines.schedule(after: ATTBearer.transactionTimeout) { self.timedOut(id) }
         }
     }
 
@@ -232,7 +232,7 @@ public final class ATTBearer {
     private func complete(_ result: Result<ArraySlice<UInt8>, ATTError>) {
         guard let transaction = pending else { return }
         pending = nil
-        timer?.cancel()
+        if let timer { deadlines.cancel(timer) }
         timer = nil
         if let problem = transaction.finish(result) {
             fail(problem)
@@ -248,13 +248,12 @@ public final class ATTBearer {
     public func close(_ reason: ATTError) {
         guard case .open = state else { return }
         state = .closed(reason)
-        timer?.cancel()
+        deadlines.cancelAll()
         timer = nil
         let ended = (pending.map { [$0] } ?? []) + queue
         pending = nil
         queue = []
         for transaction in ended { _ = transaction.finish(.failure(reason)) }
-        indicationTimer?.cancel()
         indicationTimer = nil
         let unconfirmed = indications
         indications = []

@@ -41,9 +41,8 @@ extension ATTBearer {
                 indications.removeFirst().confirmed.fulfill(.failure(.transport(error)))
                 continue
             }
-            let clock = clock, id = first.id
-            indicationTimer = Task { @BluetoothActor in
-                do { try await clock.sleep(for: ATTBearer.transactionTimeout) } catch { return }
+            let id = first.id
+            indicationTimer = deadlines.schedule(after: ATTBearer.transactionTimeout) {
                 guard self.indications.first?.id == id else { return }
                 self.logger.log(.error, "handle \(hex(self.connection, digits: 4)): no confirmation of an indication in 30 s")
                 self.fail(.timeout)
@@ -61,7 +60,7 @@ extension ATTBearer {
             discard("a malformed confirmation (\(error))")
             return
         }
-        indicationTimer?.cancel()
+        if let indicationTimer { deadlines.cancel(indicationTimer) }
         indicationTimer = nil
         indications.removeFirst().confirmed.fulfill(.success(()))
         sendNextIndication()

@@ -32,7 +32,7 @@ final class BluejayCore: Sendable {
         var autoReconnectPolicy = AutoReconnectPolicy()
         var scanExpiry: Duration = .seconds(15)
         /// What every timer of Bluejay's own waits on (``StartOptions/clock``).
-        var clock = FacadeClock(ContinuousClock())
+        var clock = ElapsedClock(ContinuousClock())
         /// How many values of one listen may wait for the app (``StartOptions/listenBufferLimit``).
         var listenBufferLimit = StartOptions.defaultListenBufferLimit
         /// How the host was made, to make it again after the controller is lost (nil for a
@@ -42,7 +42,7 @@ final class BluejayCore: Sendable {
         /// controller lost again soon after it came back goes on with the next delay, so one
         /// that keeps failing is given up on rather than reopened for ever.
         var recoveryAttempts = 0
-        var recoveredAt: FacadeClock.Instant?
+        var recoveredAt: ElapsedClock.Instant?
         /// The last connection asked for, to reconnect to with the same timeout.
         var lastConnect: (PeripheralIdentifier, Timeout)?
         var statistics: [PeripheralIdentifier: PeripheralStatistics] = [:]

@@ -32,7 +32,7 @@ extension Bluejay {
             let isReplay = if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil { true } else { false }
             core.state.withLock { state in
                 state.host = .starting(ready)
-                state.clock = FacadeClock(options.clock)
+                state.clock = ElapsedClock(options.clock)
                 state.listenBufferLimit = options.listenBufferLimit
                 state.restoration = restoration
                 if !isReplay { state.reopenOptions = options }

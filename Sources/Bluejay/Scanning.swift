@@ -164,7 +164,7 @@ private struct ScanFindings {
     let throttleRSSIDelta: Int
     /// Each peripheral reported, with its latest report, in the order first found.
     private(set) var found: [ScanDiscovery] = []
-    private var lastHeard: [PeripheralIdentifier: FacadeClock.Instant] = [:]
+    private var lastHeard: [PeripheralIdentifier: ElapsedClock.Instant] = [:]
     private var blacklisted: Set<PeripheralIdentifier> = []
 
     init(allowDuplicates: Bool, throttleRSSIDelta: Int) {
@@ -174,7 +174,7 @@ private struct ScanFindings {
 
     /// Takes a report heard at `now`; returns what to tell the app of: a new peripheral,
     /// or (duplicates allowed) one whose RSSI moved by the throttle or more.
-    mutating func heard(_ report: Discovery, at now: FacadeClock.Instant) -> ScanDiscovery? {
+    mutating func heard(_ report: Discovery, at now: ElapsedClock.Instant) -> ScanDiscovery? {
         let item = ScanDiscovery(report), identifier = item.peripheralIdentifier
         guard !blacklisted.contains(identifier) else { return nil }
         lastHeard[identifier] = now
@@ -188,12 +188,12 @@ private struct ScanFindings {
     }
 
     /// The peripherals found and not heard for `expiry` by `now`.
-    func lost(at now: FacadeClock.Instant, after expiry: Duration) -> [ScanDiscovery] {
+    func lost(at now: ElapsedClock.Instant, after expiry: Duration) -> [ScanDiscovery] {
         found.filter { lastHeard[$0.peripheralIdentifier].map { now - $0 >= expiry } ?? false }
     }
 
     /// The earliest instant a peripheral found could be lost at, if any was found.
-    func nextExpiry(after expiry: Duration) -> FacadeClock.Instant? {
+    func nextExpiry(after expiry: Duration) -> ElapsedClock.Instant? {
         found.compactMap { lastHeard[$0.peripheralIdentifier] }.min().map { $0 + expiry }
     }
 

@@ -33,7 +33,8 @@ public final class CreditBasedChannels {
     public var isLinkUp: ((ConnectionHandle) -> Bool)?
 
     private let transmitFrame: Transmit
-    private let clock: any Clock<Duration>
+    /// The signaling requests' timeouts (RTX, and ERTX after a pending answer).
+    private let deadlines: Deadlines
     private let logger: HCILogger
     /// Each link's channels and requests, kept on the link.
     let links: any CreditBasedLinkStore
@@ -61,7 +62,7 @@ public final class CreditBasedChannels {
                 logger: HCILogger = .standardError) {
         transmitFrame = transmit
         self.links = links
-        self.clock = clock
+        deadlines = Deadlines(clock: clock)
         self.logger = logger.layer("l2cap")
     }
 
@@ -80,6 +81,7 @@ public final class CreditBasedChannels {
             state.end(.connectionTerminatedByLocalHost)
         }
         servers.removeAll()
+        deadlines.cancelAll()
     }
 
     /// Open channels, on every link.
@@ -270,15 +272,14 @@ public final class CreditBasedChannels {
                 done.resume(returning: .failure(.transport(error)))
                 return
             }
-            let clock = clock
             // Held strongly, not weakly: a weakly referenced object gets a side table that
             // slows every retain of it, and this one is on the receive path. Answers, the end
             // of the link and close() cancel the timer.
-            let timer = Task { @BluetoothActor in
-                do { try await clock.sleep(for: timeout) } catch { return }
+            let timer = deadlines.schedule(after: timeout) {
                 self.timedOut(identifier, on: link, token: token, seconds: Double(timeout.components.seconds))
             }
-            link.pending[identifier] = CreditBasedLink.PendingRequest(code: code, token: token, done: done, timer: timer)
+            link.pending[identifier] = CreditBasedLink.PendingRequest(code: code, token: token, done: done,
+                                                                      timer: (deadlines, timer))
         }
     }
 
@@ -292,7 +293,7 @@ public final class CreditBasedChannels {
     /// Completes the request a response answers; false when none waits for it.
     func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
         guard let request = links.existing(handle)?.pending.removeValue(forKey: command.identifier) else { return false }
-        request.timer?.cancel()
+        request.cancelTimer()
         if command.code == .commandReject {
             let reason = (try? CommandReject(command: command).reason) ?? .commandNotUnderstood
             request.done.resume(returning: .failure(.rejected(reason)))

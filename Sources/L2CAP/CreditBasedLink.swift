@@ -12,7 +12,12 @@ public final class CreditBasedLink: LinkAttachment {
         let code: SignalingCode
         let token: Int
         let done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>
-        var timer: Task<Void, Never>?
+        /// Its timeout, kept by the layer's ``Deadlines``.
+        var timer: (deadlines: Deadlines, token: Deadlines.Token)?
+
+        @BluetoothActor func cancelTimer() {
+            if let timer { timer.deadlines.cancel(timer.token) }
+        }
     }
 
     /// The link.
@@ -42,7 +47,7 @@ public final class CreditBasedLink: LinkAttachment {
         pending.removeAll()
         channels.removeAll()
         for request in requests {
-            request.timer?.cancel()
+            request.cancelTimer()
             request.done.resume(returning: .failure(.linkLost(reason)))
         }
         for channel in open { channel.end(.linkLost(reason)) }

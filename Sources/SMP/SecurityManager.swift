@@ -88,11 +88,14 @@ public final class SecurityManager {
     private var observer: Int?
     /// How long a pairing step may wait for the peer (Part H, 3.4: 30 s).
     public var timeout: Duration = .seconds(30)
+    /// The pairings' timers, on the controller's clock.
+    let deadlines: Deadlines
 
     /// Attaches to the SMP channel of every link of `channels`; bonds in `store`.
     public init(controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager, store: StoreDirectory,
                 policy: PairingPolicy = PairingPolicy(), logger: HCILogger = .standardError) {
         self.controller = controller
+        deadlines = Deadlines(clock: controller.clock)
         self.channels = channels
         self.connections = connections
         self.bonds = BondStore(store: store)
@@ -110,6 +113,7 @@ public final class SecurityManager {
         observer = nil
         links.onClose = nil
         for handle in links.handles { links.removeValue(forKey: handle).map(end) }
+        deadlines.cancelAll()
     }
 
     /// Links the Security Manager keeps state for (zero once every link has ended).
@@ -287,7 +291,7 @@ public final class SecurityManager {
             policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [weak self] in self?.localCSRK ?? SecretBytes(count: 16) }, entropy: entropy)
         links[handle, default: LinkRecord()].session = session
         links[handle]?.pairingFailed = false
-        let watchdog = Watchdog(clock: controller.clock, timeout: timeout) { [weak self, weak session] in
+        let watchdog = Watchdog(deadlines: deadlines, timeout: timeout) { [weak self, weak session] in
             self?.links[handle]?.timedOut = true
             session?.end(.timeout)
         }

@@ -37,7 +37,7 @@ public final class Peripheral {
     var rssiPolling: Task<Void, Never>?
     /// What every wait of the reconnection policy sleeps on (Bluejay's clock, when Bluejay
     /// runs on this peripheral).
-    var clock = FacadeClock(ContinuousClock())
+    var clock = ElapsedClock(ContinuousClock())
     /// Told of every event as it happens, before the event streams (Bluejay's route).
     var onEvent: (@BluetoothActor (PeripheralEvent, ConnectionHandle?, BluejayError?) -> Void)?
     /// When set, every link end asks it (with the handle, the reason, and whether the end
@@ -49,7 +49,7 @@ public final class Peripheral {
         onEvent = nil
         reconnectionDecision = nil
         policy = Policy()
-        clock = FacadeClock(ContinuousClock())
+        clock = ElapsedClock(ContinuousClock())
     }
 
     /// Why the last connection attempt of a reconnection failed.

@@ -39,17 +39,19 @@ public final class HCIController {
     private final class PendingCommand {
         let packet: HCICommandPacket
         let continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>
-        var timeout: Task<Void, Never>?
+        /// Its timeout, from when it was sent.
+        var timeout: Deadlines.Token?
 
         init(packet: HCICommandPacket, continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>) {
             self.packet = packet
             self.continuation = continuation
         }
+    }
 
-        func finish(_ result: Result<CommandResult, HCIError>) {
-            timeout?.cancel()
-            continuation.resume(returning: result)
-        }
+    /// Answers `command`'s sender, its timeout no longer needed.
+    private func finish(_ command: PendingCommand, _ result: Result<CommandResult, HCIError>) {
+        if let timeout = command.timeout { deadlines.cancel(timeout) }
+        command.continuation.resume(returning: result)
     }
 
     /// The current state.
@@ -132,6 +134,8 @@ public final class HCIController {
     public nonisolated let transport: any HCITransport
     /// The clock timeouts are measured on (injectable for tests).
     public let clock: any Clock<Duration>
+    /// This layer's timeouts on `clock`: each command's, and each wait for a link's data.
+    let deadlines: Deadlines
     private let configuration: Configuration
     /// The configuration's logger, for this layer (`bluejay.hci`).
     let logger: HCILogger
@@ -158,6 +162,7 @@ public final class HCIController {
     public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
         self.transport = transport
         self.clock = clock
+        deadlines = Deadlines(clock: clock)
         self.configuration = configuration
         logger = configuration.logger.layer("hci")
     }
@@ -234,6 +239,7 @@ public final class HCIController {
         for link in ended { link.close(.connectionTerminatedByLocalHost) }
         onACLData = nil
         eventObservers.removeAll()
+        deadlines.cancelAll()
     }
 
     /// Lets a transport's thread waiting on the backlog go, then closes the transport
@@ -274,15 +280,13 @@ public final class HCIController {
             do {
                 try transport.send(.command(command.packet))
             } catch {
-                command.finish(.failure(.transport(error)))
+                finish(command, .failure(.transport(error)))
                 fail(.transport(error))
                 return
             }
             logger.log(.debug, "< \(command.packet.opcode) \(logger.hexDump(command.packet.parameters, secrets: HCISecretFields.command(command.packet.opcode, parameters: command.packet.parameters)))")
             let timeout = configuration.commandTimeout
-            let clock = clock
-            command.timeout = Task { @BluetoothActor [weak self, weak command] in
-                do { try await clock.sleep(for: timeout) } catch { return }
+            command.timeout = deadlines.schedule(after: timeout) { [weak self, weak command] in
                 guard let self, let command else { return }
                 self.commandTimedOut(command, after: timeout)
             }
@@ -295,7 +299,7 @@ public final class HCIController {
         sentCommands.remove(at: index)
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         logger.log(.error, "\(command.packet.opcode) timed out after \(seconds) s")
-        command.finish(.failure(.commandTimeout(command.packet.opcode, seconds: seconds)))
+        finish(command, .failure(.commandTimeout(command.packet.opcode, seconds: seconds)))
         // The controller lost the command or its answer; like Linux, assume one credit is
         // free again so the queue does not stall forever.
         commandCredits = max(commandCredits, 1)
@@ -306,7 +310,7 @@ public final class HCIController {
         commandCredits = Int(credits)
         if opcode.rawValue != 0 {
             if let index = sentCommands.firstIndex(where: { $0.packet.opcode == opcode }) {
-                sentCommands.remove(at: index).finish(.success(result))
+                finish(sentCommands.remove(at: index), .success(result))
             } else {
                 logger.log(.warning, "answer for \(opcode) which is not outstanding (late after a timeout, or sent by someone else); ignored")
             }
@@ -318,7 +322,7 @@ public final class HCIController {
         let all = sentCommands + waitingCommands
         sentCommands.removeAll()
         waitingCommands.removeAll()
-        for command in all { command.finish(.failure(error)) }
+        for command in all { finish(command, .failure(error)) }
     }
 
     func fail(_ error: HCIError) {

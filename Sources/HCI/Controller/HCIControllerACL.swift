@@ -13,13 +13,9 @@ extension HCIController {
         guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
         let drained = Expectation<Bool>()
         link.drainWaiters.append(drained)
-        let clock = clock
-        let timer = Task { @BluetoothActor in
-            do { try await clock.sleep(for: timeout) } catch { return }
-            drained.fulfill(false)
-        }
+        let timer = deadlines.schedule(after: timeout) { drained.fulfill(false) }
         let result = await drained.value()
-        timer.cancel()
+        deadlines.cancel(timer)
         link.drainWaiters.removeAll { $0 === drained }
         return result
     }

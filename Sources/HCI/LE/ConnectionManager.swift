@@ -179,15 +179,11 @@ public final class ConnectionManager {
             throw .hci(error)
         }
         // No timeout (nil): no timer; the attempt waits until a peer answers or it is cancelled.
-        let clock = controller.clock
         let timer = timeout.map { timeout in
-            Task { @BluetoothActor [weak self] in
-                do { try await clock.sleep(for: timeout) } catch { return }
-                self?.abandonAttempt(.connectionTimeout)
-            }
+            controller.deadlines.schedule(after: timeout) { [weak self] in self?.abandonAttempt(.connectionTimeout) }
         }
         let result = await outcome.value()
-        timer?.cancel()
+        if let timer { controller.deadlines.cancel(timer) }
         let handle = try result.get()
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
@@ -296,14 +292,11 @@ public final class ConnectionManager {
             waiters[id] = nil
             throw .hci(error)
         }
-        let clock = controller.clock
-        let timeout = eventTimeout
-        let timer = Task { @BluetoothActor [weak self] in
-            do { try await clock.sleep(for: timeout) } catch { return }
+        let timer = controller.deadlines.schedule(after: eventTimeout) { [weak self] in
             self?.waiters.removeValue(forKey: id)?.outcome.fulfill(.failure(.eventTimeout(what)))
         }
         let result = await outcome.value()
-        timer.cancel()
+        controller.deadlines.cancel(timer)
         return try result.get()
     }
 
