@@ -37,6 +37,8 @@ public final class LocalGATTServer: ATTServer {
     public private(set) var genericAttributeHandle: AttributeHandle? = 0x0006
     /// The values of ours kept while they are out of the table, to come back with.
     private var kept: (name: [UInt8], appearance: [UInt8], features: [UInt8]) = ([], [0, 0], [0x00])
+    /// Whether the Database Hash attribute holds the hash of the table as it is.
+    private var hashIsCurrent = false
     /// How many handles our GAP service takes.
     public nonisolated static let genericAccessCount = 5
     /// How many handles our GATT service takes.
@@ -78,6 +80,11 @@ public final class LocalGATTServer: ATTServer {
                 }
             }
             return nil
+        }
+        // A read of the Database Hash gets the hash of the table as it is now.
+        server.onRead = { [weak self] _, handle in
+            guard let self, handle == databaseHashValueHandle else { return nil }
+            return databaseHashValue
         }
     }
 
@@ -139,9 +146,18 @@ public final class LocalGATTServer: ATTServer {
         return lsbFirst(fromMSBFirst: databaseHash(attributes: input))
     }
 
-    /// Computes the Database Hash again after the table changed (services added).
+    /// Marks the Database Hash out of date after the table changed (services added or
+    /// removed). It is computed again when next read, by a client or through
+    /// ``databaseHashValue``: a CMAC over the whole table, so adding services one by one
+    /// costs one hash, not one each, and a server no client asks costs none.
     public func updateDatabaseHash() {
-        guard let handle = databaseHashValueHandle else { return }
+        hashIsCurrent = false
+    }
+
+    /// Brings the Database Hash attribute up to date with the table.
+    private func refreshDatabaseHash() {
+        guard !hashIsCurrent, let handle = databaseHashValueHandle else { return }
+        hashIsCurrent = true
         attributes.setValue(Self.hashValue(of: attributes), of: handle)
     }
 
@@ -151,7 +167,10 @@ public final class LocalGATTServer: ATTServer {
     public nonisolated static let serviceChangedCCCDHandle: AttributeHandle = 0x0009
 
     /// The Database Hash value as served (least significant octet first, as on the wire).
-    public var databaseHashValue: [UInt8] { databaseHashValueHandle.flatMap { attributes.value(of: $0) } ?? [] }
+    public var databaseHashValue: [UInt8] {
+        refreshDatabaseHash()
+        return databaseHashValueHandle.flatMap { attributes.value(of: $0) } ?? []
+    }
 
     /// Answers one request or command from the peer on `bearer` (its prepare queue kept on
     /// the bearer).

@@ -12,6 +12,10 @@ struct GATTServerTests {
     final class Link {
         var client: ATTBearer!
         var server: ATTBearer!
+        /// The bearers' clock. It never moves: these tests are about what the server
+        /// answers, and ATT's 30 s timeout, on the real clock, fired in them while a handler's
+        /// `Task.yield()` waited for a cooperative pool that other tests kept busy.
+        let clock = ManualClock()
         /// Every PDU the server side sent, in order.
         var sent: [[UInt8]] = []
     }
@@ -27,11 +31,11 @@ struct GATTServerTests {
     func makeLink(_ gattServer: GATTServer, connection: ConnectionHandle = 1) -> (Link, GATTClient) {
         let link = Link()
         links.all.append(link)
-        link.client = ATTBearer(connection: connection, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: connection, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: connection, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: connection, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             link.sent.append(pdu)
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }

@@ -14,15 +14,19 @@ struct LocalServerTests {
     final class Link {
         var client: ATTBearer!
         var server: ATTBearer!
+        /// The bearers' clock. It never moves: these tests are about what the server
+        /// answers, and ATT's 30 s timeout, on the real clock, fired in them while a handler's
+        /// `Task.yield()` waited for a cooperative pool that other tests kept busy.
+        let clock = ManualClock()
     }
 
     func makeLink(_ gattServer: LocalGATTServer) -> Link {
         let link = Link()
-        link.client = ATTBearer(connection: 1, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: 1, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: 1, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: 1, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }

@@ -122,8 +122,9 @@ public final class GATTServer: ATTServer {
             guard let self, let uuid = valueUUIDs[handle] else { return }
             onValueWritten?(GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse))
         }
+        let previousRead = table.onRead
         table.onRead = { [weak self] connection, handle in
-            guard let self, valueOfCCCD[handle] != nil else { return nil }
+            guard let self, valueOfCCCD[handle] != nil else { return previousRead?(connection, handle) }
             let bits = client(of: connection)?.client.cccds[handle] ?? 0
             return [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]
         }
