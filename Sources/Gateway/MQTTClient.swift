@@ -221,6 +221,9 @@ public actor MQTTClient {
         // (``MQTTLoop``) ends with the connection, and the handle is torn down.
         // libmosquitto holds back what is past its own limit: the outbox's window is the one.
         mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, Int32(Self.window))
+        // A turn's packets leave together by the cork (``MQTTLoop``); past it Nagle would only
+        // hold the last of them back until the broker's acknowledgement of the ones before.
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         if let username = options.username { mosquitto_username_pw_set(handle, username, options.password) }
         if let will = options.will {
             let bytes = Array(will.payload.utf8)
