@@ -7,9 +7,9 @@ import Logging
 /// that doubles up to a limit; values go through a bounded ``Outbox`` (in a ``PublishPipe``,
 /// which the connection's network thread, ``MQTTLoop``, drains as the broker acknowledges)
 /// and are sent again after a reconnection until the broker acknowledges them (QoS 1);
-/// retained messages (the
-/// availability, Home Assistant's configuration) are published again on every connection,
-/// so a broker that lost them has them back; the last will marks the gateway offline.
+/// retained messages (the availability, Home Assistant's configuration) are published again
+/// on every connection, so a broker that lost them has them back; the last will marks the
+/// gateway offline.
 ///
 /// Each connection attempt gets its own libmosquitto handle, torn down when it ends: the
 /// library's own reconnection and resending never run, so every message has one owner (the

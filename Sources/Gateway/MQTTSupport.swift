@@ -44,8 +44,8 @@ enum MQTTEvent: Sendable {
 }
 
 /// All a libmosquitto callback touches: the stream into the client's actor, and the pipe
-/// the outbox's acknowledgements go to. The callbacks run on the connection's network thread
-/// (``MQTTLoop``); they copy what they were given and yield it, and the client
+/// the outbox's acknowledgements go to. The callbacks run on the connection's network
+/// thread (``MQTTLoop``); they copy what they were given and yield it, and the client
 /// handles it in order on its actor. Immutable, hence Sendable.
 final class CallbackSink: Sendable {
     let session: Int
