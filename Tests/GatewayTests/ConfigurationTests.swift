@@ -269,12 +269,14 @@ struct OutboxTests {
     @Test func aBatchTheClientRefusedInPartWaitsAgainInFront() {
         var outbox = Outbox(limit: 10, window: 3)
         for index in 0..<5 { outbox.append(Self.message(index)) }
-        #expect(outbox.take().map(\.payload) == [[0], [1], [2]])
-        #expect(outbox.take().isEmpty && outbox.next == nil, "the batch fills the window")
+        let first = outbox.take(), none = outbox.take()
+        #expect(first.map(\.payload) == [[0], [1], [2]])
+        #expect(none.isEmpty && outbox.next == nil, "the batch fills the window")
         outbox.numbered([7])
         #expect(outbox.inFlightCount == 1 && outbox.next == Self.message(1))
-        #expect(outbox.acknowledged(id: 7))
-        #expect(outbox.take().map(\.payload) == [[1], [2], [3]])
+        let acknowledged = outbox.acknowledged(id: 7)
+        let second = outbox.take()
+        #expect(acknowledged && second.map(\.payload) == [[1], [2], [3]])
         outbox.connectionLost()
         #expect(outbox.inFlightCount == 0 && outbox.depth == 4)
         #expect(Self.drain(&outbox, firstID: 10) == [1, 2, 3, 4])
