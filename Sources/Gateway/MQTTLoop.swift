@@ -81,7 +81,13 @@ final class MQTTLoop: Sendable {
             var fds = [pollfd(fd: socket, events: events, revents: 0),
                        pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             // A second at most, for the keepalive (libmosquitto's own loop waits as long).
-            if !stop, poll(&fds, 2, 1000) < 0, errno != EINTR { return }
+            if !stop, poll(&fds, 2, 1000) < 0, errno != EINTR {
+                // No more waiting on the socket (no memory): ended the way libmosquitto reports
+                // an end (its disconnect callback, once the DISCONNECT is written), not in silence.
+                mosquitto_disconnect(pointer)
+                _ = mosquitto_loop_write(pointer, 1)
+                return
+            }
             if fds[1].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
