@@ -5,10 +5,11 @@ import Logging
 /// An MQTT client on libmosquitto (Eclipse's, Debian's `libmosquitto-dev`) for the gateway:
 /// it connects and, when the connection is lost or refused, connects again after a backoff
 /// that doubles up to a limit; values go through a bounded ``Outbox`` (in a ``PublishPipe``,
-/// which libmosquitto's thread drains as the broker acknowledges) and are sent again
-/// after a reconnection until the broker acknowledges them (QoS 1); retained messages (the
-/// availability, Home Assistant's configuration) are published again on every connection,
-/// so a broker that lost them has them back; the last will marks the gateway offline.
+/// which the connection's network thread, ``MQTTLoop``, drains as the broker acknowledges)
+/// and are sent again after a reconnection until the broker acknowledges them (QoS 1);
+/// retained messages (the availability, Home Assistant's configuration) are published again
+/// on every connection, so a broker that lost them has them back; the last will marks the
+/// gateway offline.
 ///
 /// Each connection attempt gets its own libmosquitto handle, torn down when it ends: the
 /// library's own reconnection and resending never run, so every message has one owner (the
@@ -137,7 +138,10 @@ public actor MQTTClient {
     public func subscribe(_ filter: String) {
         guard !filters.contains(filter) else { return }
         filters.append(filter)
-        if case .connected = state, let handle { _ = mosquitto_subscribe(handle, nil, filter, 1) }
+        if case .connected = state, let handle {
+            _ = mosquitto_subscribe(handle, nil, filter, 1)
+            connection?.wake()
+        }
     }
 
     /// The counters now.
@@ -198,7 +202,7 @@ public actor MQTTClient {
             sink.events.yield(.disconnected(session: sink.session, code: code))
         }
         mosquitto_publish_callback_set(handle) { _, pointer, id in
-            // The outbox's own go no further than the pipe, here on libmosquitto's thread.
+            // The outbox's own go no further than the pipe, here on the network thread.
             guard let sink = CallbackSink.from(pointer), !sink.pipe.acknowledged(id: id, session: sink.session) else { return }
             sink.events.yield(.published(session: sink.session, id: id))
         }
@@ -213,13 +217,13 @@ public actor MQTTClient {
             sink.events.yield(.message(session: sink.session, MQTTMessage(topic: String(cString: message.pointee.topic), payload: payload,
                                                                           retained: message.pointee.retain)))
         }
-        // libmosquitto's own reconnection would resend what it holds: the handle is torn down
-        // (marked disconnecting first, so the thread exits instead of reconnecting) as soon as
-        // its connection ends, well within this delay; the delay also bounds how long that
-        // teardown waits for the thread, should its sleep not be interrupted.
-        mosquitto_reconnect_delay_set(handle, 2, 2, false)
+        // libmosquitto's own reconnection (its loop_forever) never runs: the network thread
+        // (``MQTTLoop``) ends with the connection, and the handle is torn down.
         // libmosquitto holds back what is past its own limit: the outbox's window is the one.
         mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, Int32(Self.window))
+        // A turn's packets leave together by the cork (``MQTTLoop``); past it Nagle would only
+        // hold the last of them back until the broker's acknowledgement of the ones before.
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         if let username = options.username { mosquitto_username_pw_set(handle, username, options.password) }
         if let will = options.will {
             let bytes = Array(will.payload.utf8)
@@ -240,7 +244,10 @@ public actor MQTTClient {
             failed("cannot reach the broker \(options.broker): \(reason)")
             return
         }
-        mosquitto_loop_start(handle)
+        guard connection?.loop.start() == true else {
+            failed("could not start a network thread for the broker connection")
+            return
+        }
         // A connection that neither comes up nor fails (a broker that accepts TCP and stays
         // silent) is given up after the keepalive.
         let limit = options.keepAlive
@@ -367,7 +374,8 @@ public actor MQTTClient {
                 _ = mosquitto_subscribe(handle, nil, filter, 1)
             }
             for topic in retainedOrder { if let payload = retained[topic] { publishRetained(topic, payload) } }
-            if let handle { pipe.attach(handle, session: session) }
+            // Attached, the pipe wakes the network thread: the above goes out with what waits.
+            if let connection { pipe.attach(connection.pointer, loop: connection.loop, session: session) }
         case .disconnected(let session, let code):
             guard session == self.session else { return }
             switch state {
@@ -404,5 +412,6 @@ public actor MQTTClient {
         var id: Int32 = 0
         let rc = payload.withUnsafeBytes { bytes in mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true) }
         if rc == MOSQ_ERR_SUCCESS.rawValue { retainedInFlight.insert(id) }
+        connection?.wake()
     }
 }

@@ -44,13 +44,13 @@ enum MQTTEvent: Sendable {
 }
 
 /// All a libmosquitto callback touches: the stream into the client's actor, and the pipe
-/// the outbox's acknowledgements go to. The callbacks run on libmosquitto's own thread
-/// (`mosquitto_loop_start`); they copy what they were given and yield it, and the client
+/// the outbox's acknowledgements go to. The callbacks run on the connection's network
+/// thread (``MQTTLoop``); they copy what they were given and yield it, and the client
 /// handles it in order on its actor. Immutable, hence Sendable.
 final class CallbackSink: Sendable {
     let session: Int
     let events: AsyncStream<MQTTEvent>.Continuation
-    /// Where the outbox's acknowledgements go, on libmosquitto's thread (``PublishPipe``).
+    /// Where the outbox's acknowledgements go, on the network thread (``PublishPipe``).
     let pipe: PublishPipe
 
     init(session: Int, events: AsyncStream<MQTTEvent>.Continuation, pipe: PublishPipe) {
@@ -64,32 +64,37 @@ final class CallbackSink: Sendable {
     }
 }
 
-/// One libmosquitto handle and the sink its callbacks hold: stopped and freed together,
-/// when the client tears the attempt down or is itself freed.
+/// One libmosquitto handle, its network thread and the sink its callbacks hold: stopped and
+/// freed together, when the client tears the attempt down or is itself freed.
 final class MosquittoHandle {
     let pointer: OpaquePointer
+    /// The network thread (``MQTTLoop``), started once the connection is under way.
+    let loop: MQTTLoop
     private let sink: Unmanaged<CallbackSink>
     private var stopped = false
 
     init(pointer: OpaquePointer, sink: Unmanaged<CallbackSink>) {
         self.pointer = pointer
         self.sink = sink
+        let callbacks = sink.takeUnretainedValue()
+        loop = MQTTLoop(pointer, pipe: callbacks.pipe, session: callbacks.session)
     }
 
-    /// Ends the network thread and joins it, so no callback runs after this. Marked
-    /// disconnecting first, the thread leaves its loop (a reconnection delay included)
-    /// instead of connecting again; it is never cancelled (pthread_cancel would end it
-    /// inside libmosquitto, holding whatever it held).
+    /// A packet the client's actor queued (a subscription, a retained message) goes out.
+    func wake() { loop.wake() }
+
+    /// Ends the network thread and joins it, so no callback runs after this. The DISCONNECT
+    /// queued first goes out in its last turn (the broker then keeps the will to itself).
     func stop() {
         guard !stopped else { return }
         stopped = true
         mosquitto_disconnect(pointer)
-        mosquitto_loop_stop(pointer, false)
+        loop.stop()
     }
 
     /// How the server ended the TCP connection: 0 when it closed its side, ECONNRESET or
     /// ECONNREFUSED; nil while it is open. Looked at with MSG_PEEK, which reads nothing, so
-    /// libmosquitto's thread loses no byte. During a TLS handshake libmosquitto takes a
+    /// the network thread loses no byte. During a TLS handshake libmosquitto takes a
     /// reset for "try again" (SSL_ERROR_SYSCALL) and says nothing until the attempt times out.
     func serverEnded() -> Int32? {
         let fd = mosquitto_socket(pointer)

@@ -20,8 +20,12 @@ struct Outbox {
     /// Waiting, oldest first, from `head` on (the slots before `head` are spent).
     private var waiting: [Message] = []
     private var head = 0
-    /// Sent and not yet acknowledged, in the order sent.
-    private(set) var inFlight: [(id: Int32, message: Message)] = []
+    /// Handed to the client and not yet acknowledged, in the order handed over, from
+    /// `flightHead` on: `id` nil while a batch is on its way (``take(_:)``), until
+    /// ``numbered(_:)``. The broker acknowledges in order, so the oldest is the one looked
+    /// for first: no search and no move of the rest per acknowledgement.
+    private var flight: [(id: Int32?, message: Message)] = []
+    private var flightHead = 0
     /// Messages dropped because the queue was full.
     private(set) var dropped = 0
 
@@ -31,7 +35,10 @@ struct Outbox {
     }
 
     /// Messages held: waiting and in flight (the broker queue depth of the counters).
-    var depth: Int { waiting.count - head + inFlight.count }
+    var depth: Int { waiting.count - head + inFlightCount }
+
+    /// Messages in flight (numbered or on their way).
+    var inFlightCount: Int { flight.count - flightHead }
 
     /// Queues `message`; when the queue is full the oldest waiting message makes room.
     mutating func append(_ message: Message) {
@@ -51,32 +58,72 @@ struct Outbox {
 
     /// The next message to send, if the window has room.
     var next: Message? {
-        guard inFlight.count < window, head < waiting.count else { return nil }
+        guard inFlightCount < window, head < waiting.count else { return nil }
         return waiting[head]
     }
 
     /// ``next`` was handed to the client, which numbered it `id`.
     mutating func sent(id: Int32) {
         guard head < waiting.count else { return }
-        inFlight.append((id, waiting[head]))
+        flight.append((id, waiting[head]))
         head += 1
         compact()
+    }
+
+    /// The next messages to send, as many as the window has room for, counted in flight at
+    /// once: the client numbers them outside the lock that guards this outbox, then
+    /// ``numbered(_:)`` says which it took.
+    mutating func take() -> [Message] {
+        let count = min(window - inFlightCount, waiting.count - head)
+        guard count > 0 else { return [] }
+        let batch = Array(waiting[head..<head + count])
+        for message in batch { flight.append((nil, message)) }
+        head += count
+        compact()
+        return batch
+    }
+
+    /// The client numbered the first `ids.count` messages of the last ``take()``; the rest
+    /// (it refused them: the connection is going) wait again, in front, in order.
+    mutating func numbered(_ ids: [Int32]) {
+        var index = flight.count
+        while index > flightHead, flight[index - 1].id == nil { index -= 1 }
+        for id in ids where index < flight.count {
+            flight[index].id = id
+            index += 1
+        }
+        guard index < flight.count else { return }
+        waiting = flight[index...].map(\.message) + waiting[head...]
+        head = 0
+        flight.removeSubrange(index...)
     }
 
     /// The broker acknowledged `id` (false: not one of ours, e.g. a retained status).
     @discardableResult
     mutating func acknowledged(id: Int32) -> Bool {
-        guard let index = inFlight.firstIndex(where: { $0.id == id }) else { return false }
-        inFlight.remove(at: index)
+        if flightHead < flight.count, flight[flightHead].id == id {
+            flightHead += 1
+            if flightHead == flight.count {
+                flight.removeAll(keepingCapacity: true)
+                flightHead = 0
+            } else if flightHead > 64, flightHead * 2 > flight.count {
+                flight.removeFirst(flightHead)
+                flightHead = 0
+            }
+            return true
+        }
+        guard let index = flight[flightHead...].firstIndex(where: { $0.id == id }) else { return false }
+        flight.remove(at: index)
         return true
     }
 
     /// The connection is gone: what was in flight waits again, in front, in order.
     mutating func connectionLost() {
-        guard !inFlight.isEmpty else { return }
-        waiting = inFlight.map(\.message) + waiting[head...]
+        guard inFlightCount > 0 else { return }
+        waiting = flight[flightHead...].map(\.message) + waiting[head...]
         head = 0
-        inFlight = []
+        flight = []
+        flightHead = 0
     }
 
     /// Drops the spent slots once they are half the storage.

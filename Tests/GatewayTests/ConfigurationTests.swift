@@ -263,4 +263,22 @@ struct OutboxTests {
         outbox.acknowledged(id: 1)
         #expect(Self.drain(&outbox, firstID: 2) == [2, 3], "0 went out, 1 was dropped for 3")
     }
+
+    /// A batch counts in flight while the client numbers it; what it refused, and a batch
+    /// a lost connection caught on its way, wait again in front, in order.
+    @Test func aBatchTheClientRefusedInPartWaitsAgainInFront() {
+        var outbox = Outbox(limit: 10, window: 3)
+        for index in 0..<5 { outbox.append(Self.message(index)) }
+        let first = outbox.take(), none = outbox.take()
+        #expect(first.map(\.payload) == [[0], [1], [2]])
+        #expect(none.isEmpty && outbox.next == nil, "the batch fills the window")
+        outbox.numbered([7])
+        #expect(outbox.inFlightCount == 1 && outbox.next == Self.message(1))
+        let acknowledged = outbox.acknowledged(id: 7)
+        let second = outbox.take()
+        #expect(acknowledged && second.map(\.payload) == [[1], [2], [3]])
+        outbox.connectionLost()
+        #expect(outbox.inFlightCount == 0 && outbox.depth == 4)
+        #expect(Self.drain(&outbox, firstID: 10) == [1, 2, 3, 4])
+    }
 }
