@@ -87,6 +87,9 @@ ctl() {
 ctl_wait() {
     local deadline=$((SECONDS + $1))
     until tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; do
+        # A bluetoothctl that has ended (BlueZ 5.66's has crashed) prints nothing more: no
+        # waiting out the deadline, but one last look at what it printed before it ended.
+        kill -0 "$CTL_PID" 2>/dev/null || { tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; return; }
         [ $SECONDS -lt $deadline ] || return 1
         sleep 0.01
     done
