@@ -85,6 +85,18 @@ hwm_bytes() {
     done
     echo $sum
 }
+# The most threads a process had (/proc/PID/status Threads:, every 0.1 s) until it is
+# reaped, written to FILE then: run in the background beside the process.
+max_threads() {  # PID FILE
+    local max=0 key value
+    while [ -e "/proc/$1/status" ]; do
+        while read -r key value _; do
+            [ "$key" = Threads: ] && [ "$value" -gt "$max" ] && max=$value
+        done < "/proc/$1/status" 2>/dev/null
+        sleep 0.1
+    done
+    echo "$max" > "$2"
+}
 # Waits up to $2 seconds for a process to end by itself, then stops it.
 reap() {
     local deadline=$((SECONDS + $2))
@@ -210,20 +222,25 @@ run_bluejay() {
     # and the script's own sampling took over 12 s past the window, so the margin is 30 s.)
     "$BLUEJAY" listen "$PEER/public" "$SERVICE" "$FLOOD" --transport hci0 --duration $((WINDOW + 30)) > /tmp/bluejay-flood.out 2> "$LOGS/bluejay-flood.err" &
     pid=$!
+    local sampler threads
+    max_threads $pid "$LOGS/bluejay-flood.threads" &
+    sampler=$!
     local processes=($pid)
     count_lines() { wc -l < /tmp/bluejay-flood.out; }
     measure_flood processes count_lines || die "bluejay listen received nothing or ended before the window did: $(cat "$LOGS/bluejay-flood.err")"
     local hwm
     hwm=$(hwm_bytes $pid)
     reap $pid $((WINDOW + 60))
+    wait $sampler
+    threads=$(cat "$LOGS/bluejay-flood.threads")
     local sent
     sent=$(flood_sent)
     tail -n 1 /tmp/bluejay-flood.out > "$LOGS/bluejay-flood.last"
     rm -f /tmp/bluejay-flood.out
     unset BLUEJAY_STORE
-    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}, "retries": [%s]}\n' \
-        "$run" "$cold" "$bonded" "$resident" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
-    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB"
+    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}, "threads": %d, "retries": [%s]}\n' \
+        "$run" "$cold" "$bonded" "$resident" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" "$threads" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
+    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB, ${threads} threads at most"
 }
 
 # --- BlueZ -----------------------------------------------------------------------------------
