@@ -19,6 +19,7 @@
 #   VM_ENV      names of further variables to pass into the guest
 #   VM_ACCEL    kvm or tcg; default: kvm only when /dev/kvm opens and the CPU shows vmx/svm
 #   VM_CPU      the CPU model QEMU emulates under tcg (default max)
+#   VM_CONSOLE  a file to keep the guest's kernel console in (otherwise shown only on failure)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -32,6 +33,7 @@ work=$(mktemp -d /tmp/bluejay-vm.XXXXXX)
 qemu=""
 cleanup() {
     [ -n "$qemu" ] && kill "$qemu" 2>/dev/null || true
+    [ -n "${VM_CONSOLE:-}" ] && cp "$work/console.log" "$VM_CONSOLE" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
