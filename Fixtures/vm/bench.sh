@@ -347,7 +347,7 @@ run_stack() {
             echo "btvirt: no fresh hci0 and hci1 (see btvirt.log)" > "$OUTSIDE"
         fi
         [ "$status" = 0 ] && return 0
-        [ "$status" = 3 ] || { echo "vmbench: $stack run $run failed in our stack (bluejay): see above; the bench ends" >&2; exit 1; }
+        [ "$status" = 3 ] || { echo "vmbench: $stack run $run failed (exit status $status), not for a reason known to lie outside our stack: not tried again; the bench ends" >&2; exit 1; }
         reason=$(cat "$OUTSIDE" 2>/dev/null)
         reason=${reason:-unknown}
         RETRIES_JSON+="${RETRIES_JSON:+, }{\"try\": $TRY, \"reason\": $(json_string "$reason")}"

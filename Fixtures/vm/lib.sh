@@ -81,7 +81,9 @@ ctl_start() {
 
 ctl() {
     CTL_MARK=$(wc -l < "$CTL_LOG")
-    printf '%s\n' "$*" >&"$CTL_FD"
+    # Written from a subshell: to a bluetoothctl that has crashed, the write's SIGPIPE ends
+    # the subshell alone, not the script, and the next ctl_wait reports it.
+    (printf '%s\n' "$*" >&"$CTL_FD") 2>/dev/null
 }
 
 ctl_wait() {
@@ -111,7 +113,7 @@ ctl_output() {
 }
 
 ctl_stop() {
-    printf 'quit\n' >&"$CTL_FD" 2>/dev/null
+    (printf 'quit\n' >&"$CTL_FD") 2>/dev/null  # (a subshell, as in ctl)
     exec {CTL_FD}>&-
     # bluetoothctl leaves on quit or at the end of its input; a hang is not waited out.
     local deadline=$((SECONDS + 5))
