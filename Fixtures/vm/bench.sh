@@ -92,7 +92,7 @@ max_threads() {  # PID FILE
     while [ -e "/proc/$1/status" ]; do
         while read -r key value _; do
             [ "$key" = Threads: ] && [ "$value" -gt "$max" ] && max=$value
-        done < "/proc/$1/status" 2>/dev/null
+        done 2>/dev/null < "/proc/$1/status"  # (gone since the test: no message)
         sleep 0.1
     done
     echo "$max" > "$2"
