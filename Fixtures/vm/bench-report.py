@@ -10,6 +10,14 @@ bonded_resident_first_value_ms (bluejay only, beside the contract's keys): the b
 reconnection by a bluejay process already up, as BlueZ's daemon is; bonded_first_value_ms is
 a new process's (start and controller init included).
 
+threads (bluejay only): the most threads `bluejay listen` had during the flood
+(/proc/PID/status, sampled in the guest), the maximum across runs: a bound on what a run
+needs, where a median would hide a run that started more. threads_runs has each run's.
+
+retries, retry_reasons (both stacks): tries of a run that failed outside our stack (BlueZ's
+tools or daemons, the emulated controllers) and were run again (bench.sh, run_stack), and why.
+A failure of bluejay is never retried: it ends the bench.
+
 CPU per 10,000 notifications received by the client:
   bluejay: the bluejay process (utime + stime);
   bluez:   bluetoothd + dbus-daemon + bluetoothctl, plus the kernel threads' time beyond what
@@ -72,6 +80,8 @@ def summarize(runs):
             "bonded_first_value_ms_runs": [r["bonded_first_value_ms"] for r in rs],
             "notifications_per_s_runs": [r["notifications_per_s"] for r in rs],
             "cpu_s_per_10k_runs": [round(c, 4) for c in cpu],
+            "retries": sum(len(r.get("retries", [])) for r in rs),
+            "retry_reasons": [f"run {r['run']}, try {t['try']}: {t['reason']}" for r in rs for t in r.get("retries", [])],
         }
 
     bluejay = stack(bj, lambda r: per_10k(r["cpu_s"]["bluejay"], r["received"]),
@@ -82,6 +92,11 @@ def summarize(runs):
     if resident:
         bluejay["bonded_resident_first_value_ms"] = median(resident)
         bluejay["bonded_resident_first_value_ms_runs"] = resident
+    # The most threads of `bluejay listen` in the flood: the maximum across runs (see above).
+    threads = [r["threads"] for r in bj if "threads" in r]
+    if threads:
+        bluejay["threads"] = max(threads)
+        bluejay["threads_runs"] = threads
     bluez = stack(bz, lambda r: per_10k(r["cpu_s"]["bluetoothd+dbus-daemon+bluetoothctl"], r["received"]),
                   lambda r: sum(r["peak_rss_bytes"].values()),
                   lambda r: max(0.0, per_10k(r["kernel_threads_s"], r["received"]) - baseline))
@@ -162,6 +177,13 @@ def main():
     print(f"vmbench ({env['accel']}, {env.get('vcpus', '?')} vCPUs, kernel {env.get('kernel', '?')}, BlueZ {env.get('bluez', '?')}, "
           f"{env['runs_per_stack']} runs each, medians; {args.output}):")
     print(table(bluejay, bluez))
+    if "threads" in bluejay:
+        print(f"bluejay listen: {bluejay['threads']} threads at most in the flood (runs: {bluejay['threads_runs']})")
+    for name, s in (("bluejay", bluejay), ("BlueZ", bluez)):
+        if s["retries"]:
+            print(f"{name}: tries that failed outside our stack and were run again: {s['retries']}")
+            for reason in s["retry_reasons"]:
+                print(f"  {reason}")
 
 
 if __name__ == "__main__":

@@ -21,10 +21,14 @@
 #   BENCH_RUNS    runs per stack (default 3)
 #   BENCH_WINDOW  seconds each flood is measured (default 5)
 #   BENCH_OUT     where runs.jsonl and the logs go (a VM_RW share)
+#   BENCH_TRIES   tries of a run that fails outside our stack (default 3; see run_stack)
+#   BENCH_INJECT_CRASH=1  BlueZ's first try of run 1 gets its bluetoothctl killed by SIGSEGV,
+#                 as BlueZ 5.66's once crashed: to see the retry path work
 set -uo pipefail
 export NO_COLOR=1 PATH=$PATH:/usr/sbin:/sbin
 BLUEJAY=${BLUEJAY:-$PWD/.build/static/bluejay-stripped}
 RUNS=${BENCH_RUNS:-3}
+TRIES=${BENCH_TRIES:-3}
 WINDOW=${BENCH_WINDOW:-5}
 OUT=${BENCH_OUT:-/tmp/vmbench}
 LOGS=$OUT/logs
@@ -37,8 +41,24 @@ READABLE=B1E70C01-9D3B-4C7A-8A5E-6F2D0C1B0A00
 FLOOD=B1E70C02-9D3B-4C7A-8A5E-6F2D0C1B0A00
 VALUE="first value!"   # the readable characteristic's text (bench.json), one hexdump line
 
+# A failure of our stack (bluejay as the central, or as the peripheral) ends the bench.
 # (Only our own log: the guest's /tmp lies over the host's, where other runs leave theirs.)
 die() { echo "vmbench: $*" >&2; cp /tmp/vmbench-bluetoothctl.log "$LOGS"/ 2>/dev/null; exit 1; }
+# A failure outside it (BlueZ's daemons and tools, the emulated controllers) ends only the
+# try of the run it happened in: a run's try is a subshell, its exit status 3 says "outside",
+# and the reason is left in OUTSIDE for run_stack to record.
+OUTSIDE=/tmp/vmbench-outside
+outside() {
+    local why="$*" status=0
+    # A bluetoothctl that has ended is the likely cause: say how (139 = 128 + SIGSEGV).
+    if [ -n "${CTL_PID:-}" ] && ! kill -0 "$CTL_PID" 2>/dev/null; then
+        wait "$CTL_PID" 2>/dev/null || status=$?
+        why+=" (bluetoothctl had ended: exit status $status$([ $status -gt 128 ] && echo ", SIG$(kill -l $((status - 128)))"))"
+    fi
+    echo "vmbench: $why" >&2
+    printf '%s' "$why" | tr '\n' ' ' > "$OUTSIDE"
+    exit 3
+}
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # CPU time (utime + stime, clock ticks) of the processes given.
@@ -65,6 +85,18 @@ hwm_bytes() {
     done
     echo $sum
 }
+# The most threads a process had (/proc/PID/status Threads:, every 0.1 s) until it is
+# reaped, written to FILE then: run in the background beside the process.
+max_threads() {  # PID FILE
+    local max=0 key value
+    while [ -e "/proc/$1/status" ]; do
+        while read -r key value _; do
+            [ "$key" = Threads: ] && [ "$value" -gt "$max" ] && max=$value
+        done 2>/dev/null < "/proc/$1/status"  # (gone since the test: no message)
+        sleep 0.1
+    done
+    echo "$max" > "$2"
+}
 # Waits up to $2 seconds for a process to end by itself, then stops it.
 reap() {
     local deadline=$((SECONDS + $2))
@@ -77,8 +109,8 @@ echo "== vmbench: kernel $(uname -r), $(bluetoothd -v | sed 's/^/BlueZ /'), $(np
 modprobe -a algif_hash algif_skcipher cmac ecb || die "modprobe of the AF_ALG modules"
 # Fresh emulated controllers for each stack's run (lib.sh: after a bluejay run, btvirt's hci0
 # hid our advertising from BlueZ's scan, while BlueZ runs that came first found us at once).
-fresh_controllers() { start_btvirt "$LOGS/btvirt.log" || die "btvirt: no fresh hci0 and hci1 (see btvirt.log)"; }
-fresh_controllers
+fresh_controllers() { start_btvirt "$LOGS/btvirt.log"; }
+fresh_controllers || die "btvirt: no fresh hci0 and hci1 (see btvirt.log)"
 PEER=$(address_of hci1)
 CENTRAL=$(address_of hci0)
 mkdir -p /run/dbus
@@ -172,7 +204,7 @@ run_bluejay() {
     local run=$1 store cold bonded resident pid
     store=$(mktemp -d)
     export BLUEJAY_STORE=$store
-    wait_for 20 adapter_down hci0 || die "hci0 is still up (bluetoothd?)"
+    wait_for 20 adapter_down hci0 || outside "hci0 is still up (bluetoothd?)"
     # (1) A new process, a new store: no bond, no cache; no address type, so it scans for us.
     timed_read cold "$PEER"
     cold=$ELAPSED
@@ -190,69 +222,77 @@ run_bluejay() {
     # and the script's own sampling took over 12 s past the window, so the margin is 30 s.)
     "$BLUEJAY" listen "$PEER/public" "$SERVICE" "$FLOOD" --transport hci0 --duration $((WINDOW + 30)) > /tmp/bluejay-flood.out 2> "$LOGS/bluejay-flood.err" &
     pid=$!
+    local sampler threads
+    max_threads $pid "$LOGS/bluejay-flood.threads" &
+    sampler=$!
     local processes=($pid)
     count_lines() { wc -l < /tmp/bluejay-flood.out; }
     measure_flood processes count_lines || die "bluejay listen received nothing or ended before the window did: $(cat "$LOGS/bluejay-flood.err")"
     local hwm
     hwm=$(hwm_bytes $pid)
     reap $pid $((WINDOW + 60))
+    wait $sampler
+    threads=$(cat "$LOGS/bluejay-flood.threads")
     local sent
     sent=$(flood_sent)
     tail -n 1 /tmp/bluejay-flood.out > "$LOGS/bluejay-flood.last"
     rm -f /tmp/bluejay-flood.out
     unset BLUEJAY_STORE
-    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}}\n' \
-        "$run" "$cold" "$bonded" "$resident" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" >> "$OUT/runs.jsonl"
-    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB"
+    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}, "threads": %d, "retries": [%s]}\n' \
+        "$run" "$cold" "$bonded" "$resident" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" "$threads" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
+    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB, ${threads} threads at most"
 }
 
 # --- BlueZ -----------------------------------------------------------------------------------
 run_bluez() {
-    local run=$1 t0 cold bonded dbus bluetoothd
+    local run=$1 t0 cold bonded
+    # (Not local: stop_bluez, run on a failed try's exit, stops what was started.)
+    dbus="" bluetoothd=""
     rm -rf /var/lib/bluetooth/*
-    wait_for 20 adapter_down hci0 || die "hci0 is up before bluetoothd starts"
+    wait_for 20 adapter_down hci0 || outside "hci0 is up before bluetoothd starts"
     rm -f /run/dbus/pid  # the last run's daemon is gone; its pid file is not
-    dbus-daemon --system --fork --print-pid > /tmp/dbus.pid || die "dbus-daemon"
+    dbus-daemon --system --fork --print-pid > /tmp/dbus.pid || outside "dbus-daemon"
     dbus=$(head -n 1 /tmp/dbus.pid)
     # (1) From bluetoothd's start: adapter up (power on), scan, connect, discover, read.
     t0=$(now_ms)
     bluetoothd -n -f /tmp/main.conf > "$LOGS/bluetoothd-$run.log" 2>&1 &
     bluetoothd=$!
     ctl_start "/tmp/vmbench-bluetoothctl.log"
-    ctl_wait 30 "Agent registered" || die "bluetoothctl did not start: $(ctl_output | tail -n 5)"
+    [ "${BENCH_INJECT_CRASH:-}" = 1 ] && [ "$run" = 1 ] && [ "$TRY" = 1 ] && kill -SEGV $CTL_PID
+    ctl_wait 30 "Agent registered" || outside "bluetoothctl did not start: $(ctl_output | tail -n 5)"
     ctl power on
-    ctl_wait 30 "Changing power on succeeded" || die "power on: $(ctl_output | tail -n 5)"
+    ctl_wait 30 "Changing power on succeeded" || outside "power on: $(ctl_output | tail -n 5)"
     local powered=$(($(now_ms) - t0))
     ctl scan on
-    ctl_wait 30 "Device $PEER" || die "BlueZ did not find $PEER: $(ctl_output | tail -n 5)"
+    ctl_wait 30 "Device $PEER" || outside "BlueZ did not find $PEER: $(ctl_output | tail -n 5)"
     local found=$(($(now_ms) - t0))
     ctl scan off
     ctl connect "$PEER"
-    ctl_wait 60 "Connection successful" || die "BlueZ connect: $(ctl_output | tail -n 8)"
+    ctl_wait 60 "Connection successful" || outside "BlueZ connect: $(ctl_output | tail -n 8)"
     local connected=$(($(now_ms) - t0))
-    ctl_wait 60 "ServicesResolved: yes" || die "BlueZ discovery: $(ctl_output | tail -n 8)"
+    ctl_wait 60 "ServicesResolved: yes" || outside "BlueZ discovery: $(ctl_output | tail -n 8)"
     local resolved=$(($(now_ms) - t0))
     ctl gatt.select-attribute "${READABLE,,}"
     ctl gatt.read
-    ctl_wait 30 "$VALUE" || die "BlueZ read: $(ctl_output | tail -n 8)"
+    ctl_wait 30 "$VALUE" || outside "BlueZ read: $(ctl_output | tail -n 8)"
     cold=$(($(now_ms) - t0))
     # (2) Pair, disconnect, reconnect bonded (BlueZ keeps the bond and the GATT cache).
-    ctl_pair "$PEER" || die "BlueZ pair: $(ctl_output | tail -n 8)"
+    ctl_pair "$PEER" || outside "BlueZ pair: $(ctl_output | tail -n 8)"
     ctl disconnect "$PEER"
-    ctl_wait 30 "Successful disconnected|Connected: no" || die "BlueZ disconnect: $(ctl_output | tail -n 8)"
+    ctl_wait 30 "Successful disconnected|Connected: no" || outside "BlueZ disconnect: $(ctl_output | tail -n 8)"
     t0=$(now_ms)
     ctl connect "$PEER"
-    ctl_wait 60 "ServicesResolved: yes" || die "BlueZ reconnect: $(ctl_output | tail -n 8)"
+    ctl_wait 60 "ServicesResolved: yes" || outside "BlueZ reconnect: $(ctl_output | tail -n 8)"
     ctl gatt.select-attribute "${READABLE,,}"
     ctl gatt.read
-    ctl_wait 30 "$VALUE" || die "BlueZ bonded read: $(ctl_output | tail -n 8)"
+    ctl_wait 30 "$VALUE" || outside "BlueZ bonded read: $(ctl_output | tail -n 8)"
     bonded=$(($(now_ms) - t0))
     # (3) The flood through StartNotify: each value a PropertiesChanged signal to bluetoothctl.
     ctl gatt.select-attribute "${FLOOD,,}"
     ctl gatt.notify on
     local processes=($bluetoothd $dbus $CTL_PID)
     count_values() { tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -ac "Value:"; }
-    measure_flood processes count_values || die "bluetoothctl received no notifications, or a process of BlueZ's ended before the window did: $(ctl_output | tail -n 8)"
+    measure_flood processes count_values || outside "bluetoothctl received no notifications, or a process of BlueZ's ended before the window did: $(ctl_output | tail -n 8)"
     local hwm_bluetoothd hwm_dbus hwm_ctl
     hwm_bluetoothd=$(hwm_bytes $bluetoothd); hwm_dbus=$(hwm_bytes $dbus); hwm_ctl=$(hwm_bytes $CTL_PID)
     ctl gatt.notify off
@@ -266,10 +306,58 @@ run_bluez() {
     rm -f "$CTL_LOG"
     stop $bluetoothd
     stop $dbus
-    printf '{"stack": "bluez", "run": %d, "first_value_ms": %d, "first_value_steps_ms": {"powered": %d, "found": %d, "connected": %d, "services_resolved": %d}, "bonded_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluetoothd+dbus-daemon+bluetoothctl": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluetoothd": %d, "dbus-daemon": %d, "bluetoothctl": %d}}\n' \
+    printf '{"stack": "bluez", "run": %d, "first_value_ms": %d, "first_value_steps_ms": {"powered": %d, "found": %d, "connected": %d, "services_resolved": %d}, "bonded_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluetoothd+dbus-daemon+bluetoothctl": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluetoothd": %d, "dbus-daemon": %d, "bluetoothctl": %d}, "retries": [%s]}\n' \
         "$run" "$cold" "$powered" "$found" "$connected" "$resolved" "$bonded" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" \
-        "$hwm_bluetoothd" "$hwm_dbus" "$hwm_ctl" >> "$OUT/runs.jsonl"
+        "$hwm_bluetoothd" "$hwm_dbus" "$hwm_ctl" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
     echo "   BlueZ run $run: first value ${cold} ms (powered ${powered}, found ${found}, connected ${connected}, services resolved ${resolved}), bonded ${bonded} ms, flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluetoothd+dbus-daemon+bluetoothctl ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM bluetoothd $((hwm_bluetoothd / 1024)) + dbus-daemon $((hwm_dbus / 1024)) + bluetoothctl $((hwm_ctl / 1024)) KiB"
+}
+
+# What a failed try of a BlueZ run leaves running (the processes it started).
+stop_bluez() {
+    [ -n "${CTL_PID:-}" ] && ctl_stop
+    [ -n "${bluetoothd:-}" ] && stop "$bluetoothd"
+    [ -n "${dbus:-}" ] && stop "$dbus"
+}
+# A JSON string of one line of text (control characters, colours included, dropped).
+json_string() {
+    local text
+    text=$(printf '%s' "$1" | tr '\n' ' ' | tr -d '\000-\037' | cut -c1-300)
+    text=${text//\\/\\\\}
+    printf '"%s"' "${text//\"/\\\"}"
+}
+# One run of a stack (STACK RUN), tried up to TRIES times while it fails outside our stack
+# (seen: BlueZ 5.66's bluetoothctl died of a segmentation fault as it started, and the whole
+# bench ended). Each try has fresh controllers and a fresh peripheral, and runs in a subshell
+# so that a failure ends only the try. The failed tries' reasons go into the run's JSON line
+# ("retries": [{"try", "reason"}]) and so into the report. A failure of our stack (status
+# 1, or our peripheral gone) ends the bench at once, as does a run that never succeeds.
+run_stack() {
+    local stack=$1 run=$2 status reason
+    RETRIES_JSON=""
+    for TRY in $(seq 1 "$TRIES"); do
+        rm -f "$OUTSIDE"
+        if fresh_controllers; then
+            start_serve "$stack-$run"
+            ( trap '[ $? = 0 ] || stop_bluez' EXIT; "run_$stack" "$run" )
+            status=$?
+            kill -0 "$serve" 2>/dev/null || die "$stack run $run: our peripheral (bluejay serve) ended during the run: $(tail -n 5 "$LOGS/serve-$stack-$run.err")"
+            stop "$serve"
+        else
+            status=3
+            echo "btvirt: no fresh hci0 and hci1 (see btvirt.log)" > "$OUTSIDE"
+        fi
+        [ "$status" = 0 ] && return 0
+        [ "$status" = 3 ] || { echo "vmbench: $stack run $run failed (exit status $status), not for a reason known to lie outside our stack: not tried again; the bench ends" >&2; exit 1; }
+        reason=$(cat "$OUTSIDE" 2>/dev/null)
+        reason=${reason:-unknown}
+        RETRIES_JSON+="${RETRIES_JSON:+, }{\"try\": $TRY, \"reason\": $(json_string "$reason")}"
+        if [ "$stack" = bluez ]; then  # the next try writes over these
+            cp /tmp/vmbench-bluetoothctl.log "$LOGS/bluetoothctl-$run-try$TRY.log" 2>/dev/null
+            cp "$LOGS/bluetoothd-$run.log" "$LOGS/bluetoothd-$run-try$TRY.log" 2>/dev/null
+        fi
+        echo "   $stack run $run, try $TRY of $TRIES: failed outside our stack: $reason"
+    done
+    die "$stack run $run failed $TRIES times, each outside our stack (BlueZ or the emulated controllers); the last: $reason"
 }
 
 for run in $(seq 1 "$RUNS"); do
@@ -277,10 +365,7 @@ for run in $(seq 1 "$RUNS"); do
     # Interleaved, the order alternating, so a drift in the machine's speed falls on both.
     if [ $((run % 2)) = 1 ]; then order="bluejay bluez"; else order="bluez bluejay"; fi
     for stack in $order; do
-        fresh_controllers
-        start_serve "$stack-$run"
-        "run_$stack" "$run"
-        stop "$serve"
+        run_stack "$stack" "$run"
     done
 done
 stop "$BTVIRT"

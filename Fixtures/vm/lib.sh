@@ -81,12 +81,17 @@ ctl_start() {
 
 ctl() {
     CTL_MARK=$(wc -l < "$CTL_LOG")
-    printf '%s\n' "$*" >&"$CTL_FD"
+    # Written from a subshell: to a bluetoothctl that has crashed, the write's SIGPIPE ends
+    # the subshell alone, not the script, and the next ctl_wait reports it.
+    (printf '%s\n' "$*" >&"$CTL_FD") 2>/dev/null
 }
 
 ctl_wait() {
     local deadline=$((SECONDS + $1))
     until tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; do
+        # A bluetoothctl that has ended (BlueZ 5.66's has crashed) prints nothing more: no
+        # waiting out the deadline, but one last look at what it printed before it ended.
+        kill -0 "$CTL_PID" 2>/dev/null || { tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; return; }
         [ $SECONDS -lt $deadline ] || return 1
         sleep 0.01
     done
@@ -108,7 +113,7 @@ ctl_output() {
 }
 
 ctl_stop() {
-    printf 'quit\n' >&"$CTL_FD" 2>/dev/null
+    (printf 'quit\n' >&"$CTL_FD") 2>/dev/null  # (a subshell, as in ctl)
     exec {CTL_FD}>&-
     # bluetoothctl leaves on quit or at the end of its input; a hang is not waited out.
     local deadline=$((SECONDS + 5))

@@ -19,6 +19,8 @@
 #   VM_ENV      names of further variables to pass into the guest
 #   VM_ACCEL    kvm or tcg; default: kvm only when /dev/kvm opens and the CPU shows vmx/svm
 #   VM_CPU      the CPU model QEMU emulates under tcg (default max)
+#   VM_SMP      the guest's CPUs (default: 1 under tcg, see below; 2 under kvm)
+#   VM_CONSOLE  a file to keep the guest's kernel console in (otherwise shown only on failure)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -32,6 +34,7 @@ work=$(mktemp -d /tmp/bluejay-vm.XXXXXX)
 qemu=""
 cleanup() {
     [ -n "$qemu" ] && kill "$qemu" 2>/dev/null || true
+    [ -n "${VM_CONSOLE:-}" ] && cp "$work/console.log" "$VM_CONSOLE" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -59,9 +62,28 @@ accel=${VM_ACCEL:-}
 if [ -z "$accel" ]; then
     if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then accel=kvm; else accel=tcg; fi
 fi
+# Under TCG, one guest CPU on one host thread (thread=single; QEMU's default, thread=multi,
+# gives each vCPU a thread). With -smp 2, thread=multi on this loaded 2-core host a guest once
+# stopped for good in boot after "rcu: rcu_preempt kthread timer wakeup didn't happen for N
+# jiffies ... Possible timer handling issue on cpu=0": one guest CPU kept its tick (jiffies
+# advanced) while cpu 0 ran none of its timers. With a thread per vCPU the host schedules
+# each guest CPU on its own, so one can be off the host for seconds while the other spins
+# waiting on it (IPIs, TLB flushes, code patching as modules load, boot's expedited RCU grace
+# periods), and under TCG the guest has no paravirtual help (steal time, pv spinlocks,
+# kvm-clock). With one vCPU none of that exists: when its thread is off the host the whole
+# guest waits and sees only time jump; timers fire late, but fire. Not two vCPUs on the one
+# thread (QEMU's round-robin): BlueZ's scan then found our advertiser after 16 s and twice
+# not in 30 s (0.5-0.7 s with one vCPU, or a thread each). The cost: one host core's worth of
+# emulation instead of up to two, and a guest whose Swift cooperative pool is one thread.
+# Rejected: -icount (guest time would follow instructions, not the wall clock the bench
+# measures with, and it runs slower); nohz=off/highres=off (more wake-ups, no help against a
+# vCPU the host does not run); rcupdate.rcu_cpu_stall_* (only silences the report).
+# The clock stays: tsc=reliable keeps the TSC (the host's, cheap under TCG) as clocksource
+# without the watchdog, which under a loaded TCG can declare it unstable and move timekeeping
+# to the HPET (an emulated MMIO read each time); -rtc is only the date read at boot.
 case $accel in
-    kvm) machine=(-accel kvm -cpu host) ;;
-    tcg) machine=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
+    kvm) machine=(-accel kvm -cpu host) smp=${VM_SMP:-2} ;;
+    tcg) machine=(-accel tcg,thread=single -cpu "${VM_CPU:-max}") smp=${VM_SMP:-1} ;;
     *) echo "VM_ACCEL must be kvm or tcg" >&2; exit 64 ;;
 esac
 
@@ -80,7 +102,7 @@ boot_tries=${VM_BOOT_TRIES:-2}
 boot() {
     rm -f "$work/xfer/ready"
     qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
-        -machine q35 -bios /usr/share/qemu/qboot.rom "${machine[@]}" -smp 2 -m 1G \
+        -machine q35 -bios /usr/share/qemu/qboot.rom "${machine[@]}" -smp "$smp" -m 1G \
         -kernel "$assets/vmlinux" -initrd "$assets/initramfs.cpio.gz" \
         -append "console=ttyS0 panic=-1 tsc=reliable no_timer_check mitigations=off random.trust_cpu=on loglevel=4" \
         -serial "file:$work/console.log" \
