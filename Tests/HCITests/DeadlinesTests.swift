@@ -99,31 +99,3 @@ struct DeadlinesTests {
         #expect(fired.names == ["closing"])
     }
 }
-
-/// On the real clock, deadlines are timers of the stack's loop, not tasks.
-@Suite @BluetoothActor
-struct LoopDeadlinesTests {
-    @Test("On ContinuousClock, deadlines fire in order on the loop's timers, and leave none behind")
-    func onTheLoop() async {
-        let deadlines = Deadlines(clock: ContinuousClock())
-        let fired = DeadlinesTests.Fired()
-        // Other tests' timers come and go on the same loop, but not between two statements
-        // of this test, which runs on the loop thread: counts are compared within one step.
-        var timersBefore = EventLoop.stack.pendingTimers
-        deadlines.schedule(after: .milliseconds(30)) { fired.names.append("30 ms") }
-        let cancelled = deadlines.schedule(after: .milliseconds(10)) { fired.names.append("cancelled") }
-        deadlines.schedule(after: .milliseconds(20)) { fired.names.append("20 ms") }
-        deadlines.cancel(cancelled)
-        #expect(EventLoop.stack.pendingTimers == timersBefore + 1, "one loop timer for all of them")
-        #expect(await eventually { fired.names == ["20 ms", "30 ms"] })
-        #expect(deadlines.count == 0)
-
-        // Cancelling the last deadline takes the loop's timer out at once.
-        timersBefore = EventLoop.stack.pendingTimers
-        let token = deadlines.schedule(after: .seconds(30)) { fired.names.append("30 s") }
-        #expect(EventLoop.stack.pendingTimers == timersBefore + 1)
-        deadlines.cancel(token)
-        #expect(EventLoop.stack.pendingTimers == timersBefore)
-        #expect(fired.names == ["20 ms", "30 ms"])
-    }
-}

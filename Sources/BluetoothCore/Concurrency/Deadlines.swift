@@ -8,11 +8,6 @@
 /// nothing, and cancelling one only takes it out of the list. The sleeper ends when the
 /// last deadline goes, so a clock holds no sleeper for a layer with nothing pending (the
 /// tests count them).
-///
-/// On the real clock (`ContinuousClock`) the sleeper is not a task but a timer of the
-/// stack's ``EventLoop``, which sleeps in `epoll_wait` until it at most: a timeout then costs
-/// no task and no other thread, and a cancelled one no wake-up. Other clocks (a test's
-/// `ManualClock`) get a sleeping task.
 @BluetoothActor
 public final class Deadlines {
     /// Names one scheduled deadline, for ``cancel(_:)``.
@@ -31,26 +26,12 @@ public final class Deadlines {
     /// been on its way.
     private enum Sleeper {
         case none
-        case sleeping(until: ElapsedClock.Instant, generation: UInt64, wake: Wake)
+        case sleeping(until: ElapsedClock.Instant, generation: UInt64, task: Task<Void, Never>)
         /// Running the due actions: what they schedule is picked up when they are done.
         case firing(generation: UInt64)
     }
 
-    /// What wakes the sleeper.
-    private enum Wake {
-        case task(Task<Void, Never>)
-        case loopTimer(EventLoop.TimerID)
-
-        @BluetoothActor func stop() {
-            switch self {
-            case .task(let task): task.cancel()
-            case .loopTimer(let timer): EventLoop.stack.cancelTimer(timer)
-            }
-        }
-    }
-
-    /// The clock deadlines are measured on; nil for the loop's (CLOCK_MONOTONIC).
-    private let clock: ElapsedClock?
+    private let clock: ElapsedClock
     /// Pending deadlines, earliest first; equal ones in the order they were scheduled.
     private var entries: [Entry] = []
     private var sleeper = Sleeper.none
@@ -59,11 +40,7 @@ public final class Deadlines {
 
     /// Deadlines timed by `clock`.
     public nonisolated init(clock: any Clock<Duration>) {
-        self.clock = clock is ContinuousClock ? nil : ElapsedClock(clock)
-    }
-
-    private var now: ElapsedClock.Instant {
-        clock?.now ?? .nanoseconds(EventLoop.monotonicNanoseconds())
+        self.clock = ElapsedClock(clock)
     }
 
     /// How many deadlines are pending.
@@ -73,13 +50,13 @@ public final class Deadlines {
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @BluetoothActor () -> Void) -> Token {
         nextID &+= 1
-        let due = now + delay
+        let due = clock.now + delay
         let index = entries.firstIndex { $0.due > due } ?? entries.endIndex
         entries.insert(Entry(due: due, id: nextID, action: action), at: index)
         switch sleeper {
         case .none: sleep(until: due)
-        case .sleeping(let until, _, let wake) where due < until:
-            wake.stop()
+        case .sleeping(let until, _, let task) where due < until:
+            task.cancel()
             sleep(until: due)
         case .sleeping, .firing: break
         }
@@ -90,8 +67,8 @@ public final class Deadlines {
     public func cancel(_ token: Token) {
         guard let index = entries.firstIndex(where: { $0.id == token.id }) else { return }
         entries.remove(at: index)
-        if entries.isEmpty, case .sleeping(_, _, let wake) = sleeper {
-            wake.stop()
+        if entries.isEmpty, case .sleeping(_, _, let task) = sleeper {
+            task.cancel()
             generation &+= 1
             sleeper = .none
         }
@@ -100,18 +77,14 @@ public final class Deadlines {
     /// Takes every deadline out and stops the sleeper (the layer or link is closing).
     public func cancelAll() {
         entries.removeAll()
-        if case .sleeping(_, _, let wake) = sleeper { wake.stop() }
+        if case .sleeping(_, _, let task) = sleeper { task.cancel() }
         generation &+= 1
         sleeper = .none
     }
 
     private func sleep(until due: ElapsedClock.Instant) {
         generation &+= 1
-        let mine = generation
-        guard let clock else {
-            sleeper = .sleeping(until: due, generation: mine, wake: loopTimer(until: due, generation: mine))
-            return
-        }
+        let mine = generation, clock = clock
         let task = Task { [weak self] in
             var due = due
             while true {
@@ -120,28 +93,15 @@ public final class Deadlines {
                 due = next
             }
         }
-        sleeper = .sleeping(until: due, generation: mine, wake: .task(task))
-    }
-
-    /// A timer of the loop that runs what is due at `due`, then sets itself again.
-    private func loopTimer(until due: ElapsedClock.Instant, generation mine: UInt64) -> Wake {
-        let (seconds, attoseconds) = due.components
-        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64((attoseconds + 999_999_999) / 1_000_000_000)
-        let timer = EventLoop.stack.setTimer(at: nanoseconds) { [weak self] in
-            BluetoothActor.assumeIsolated {
-                guard let self, let next = self.fireDue(generation: mine) else { return }
-                self.sleeper = .sleeping(until: next, generation: mine, wake: self.loopTimer(until: next, generation: mine))
-            }
-        }
-        return .loopTimer(timer)
+        sleeper = .sleeping(until: due, generation: mine, task: task)
     }
 
     /// Runs what is due, in order; returns the instant to sleep until, or nil for a sleeper
     /// that is to end.
     private func fireDue(generation mine: UInt64) -> ElapsedClock.Instant? {
-        guard case .sleeping(_, mine, let wake) = sleeper else { return nil }
+        guard case .sleeping(_, mine, let task) = sleeper else { return nil }
         sleeper = .firing(generation: mine)
-        let now = self.now
+        let now = clock.now
         while let first = entries.first, first.due <= now {
             entries.removeFirst()
             first.action()
@@ -152,7 +112,7 @@ public final class Deadlines {
             sleeper = .none
             return nil
         }
-        sleeper = .sleeping(until: next, generation: mine, wake: wake)
+        sleeper = .sleeping(until: next, generation: mine, task: task)
         return next
     }
 }

@@ -41,9 +41,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private let hasJobs = Atomic<Bool>(false)
     /// How long the loop looks at `hasJobs` before it sleeps.
     private static let spinNanoseconds: UInt64 = 20_000
-    /// Timers, earliest first; touched on the loop thread only, so not under the lock.
-    private var timers: [(deadline: UInt64, id: UInt64, fire: () -> Void)] = []
-    private var nextTimer: UInt64 = 0
 
     private init(name: String) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -202,60 +199,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, watch.fd, &unused)
     }
 
-    // MARK: Timers
-
-    /// Names a timer, for ``cancelTimer(_:)``.
-    public struct TimerID: Hashable, Sendable {
-        fileprivate let value: UInt64
-    }
-
-    /// Runs `fire` on the loop thread once CLOCK_MONOTONIC reaches `deadline` (nanoseconds,
-    /// ``monotonicNanoseconds()``): the loop sleeps in `epoll_wait` until then at most, so a
-    /// timeout costs no task, no other thread and no wake-up if it is cancelled. Called on
-    /// the loop thread only (from code isolated to ``BluetoothActor``).
-    public func setTimer(at deadline: UInt64, _ fire: @escaping () -> Void) -> TimerID {
-        precondition(isCurrent, "EventLoop.setTimer called off the loop thread")
-        nextTimer &+= 1
-        let index = timers.firstIndex { $0.deadline > deadline } ?? timers.endIndex
-        timers.insert((deadline, nextTimer, fire), at: index)
-        return TimerID(value: nextTimer)
-    }
-
-    /// Takes a timer out before it fires; nothing happens if it fired already.
-    public func cancelTimer(_ timer: TimerID) {
-        precondition(isCurrent, "EventLoop.cancelTimer called off the loop thread")
-        if let index = timers.firstIndex(where: { $0.id == timer.value }) { timers.remove(at: index) }
-    }
-
-    /// Timers set and not yet fired or cancelled (loop thread only).
-    public var pendingTimers: Int {
-        precondition(isCurrent, "EventLoop.pendingTimers read off the loop thread")
-        return timers.count
-    }
-
-    /// How long `epoll_wait` may sleep for the next timer, in milliseconds rounded up; -1
-    /// for none.
-    private func timerWait() -> Int32 {
-        guard let first = timers.first else { return -1 }
-        let now = Self.monotonicNanoseconds()
-        return first.deadline <= now ? 0 : Int32(clamping: (first.deadline - now + 999_999) / 1_000_000)
-    }
-
-    /// Whether a timer is due.
-    private var timerDue: Bool { timers.first.map { $0.deadline <= Self.monotonicNanoseconds() } ?? false }
-
-    /// Fires the timers that are due, earliest first.
-    private func fireDueTimers() {
-        while let first = timers.first, first.deadline <= Self.monotonicNanoseconds() {
-            timers.removeFirst()
-            first.fire()
-        }
-    }
-
     // MARK: The loop
 
-    /// CLOCK_MONOTONIC in nanoseconds: the time ``setTimer(at:_:)`` measures.
-    public static func monotonicNanoseconds() -> UInt64 {
+    private static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
@@ -272,8 +218,18 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             // The jobs queued so far; those they queue run after the next look at the descriptors.
-            handedOver = runQueued(&running, on: executor)
-            let timeout = timerWait()
+            lock.lock()
+            swap(&jobs, &running)
+            hasJobs.store(false, ordering: .relaxed)
+            lock.unlock()
+            handedOver = !running.isEmpty
+            for work in running {
+                switch work {
+                case .job(let job): job.runSynchronously(on: executor)
+                case .closure(let closure): closure()
+                }
+            }
+            running.removeAll(keepingCapacity: true)
 
             // What is ready now, without sleeping.
             var count = epoll_wait(epoll, &events, Int32(events.count), 0)
@@ -295,7 +251,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 sleeping = idle
                 lock.unlock()
                 if idle {
-                    count = epoll_wait(epoll, &events, Int32(events.count), timeout)
+                    count = epoll_wait(epoll, &events, Int32(events.count), -1)
                     waitError = errno
                     lock.lock()
                     sleeping = false
@@ -318,30 +274,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 guard let watch = lock.withLock({ watches[token] }) else { continue }
                 watch.fire()
             }
-            if timerDue {
-                // What was queued before the timers came due goes first: after a long job, an
-                // answer already waiting is handled before its request's timeout is looked at.
-                _ = runQueued(&running, on: executor)
-                fireDueTimers()
-            }
         }
-    }
-
-    /// Runs the work queued so far; returns whether there was any.
-    private func runQueued(_ running: inout [Work], on executor: UnownedSerialExecutor) -> Bool {
-        lock.lock()
-        swap(&jobs, &running)
-        hasJobs.store(false, ordering: .relaxed)
-        lock.unlock()
-        let any = !running.isEmpty
-        for work in running {
-            switch work {
-            case .job(let job): job.runSynchronously(on: executor)
-            case .closure(let closure): closure()
-            }
-        }
-        running.removeAll(keepingCapacity: true)
-        return any
     }
 }
 
