@@ -1,6 +1,5 @@
 import BluetoothCore
 import CBluetooth
-import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif

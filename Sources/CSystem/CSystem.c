@@ -1,1 +1,0 @@
-// The module is its header; this file gives SwiftPM a source to build.
