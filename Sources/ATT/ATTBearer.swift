@@ -77,7 +77,6 @@ public final class ATTBearer {
     public private(set) var discardedPDUs = 0
 
     let transmit: (consuming OutgoingFrame) throws(HCIError) -> Void
-    let clock: any Clock<Duration>
     /// Where the bearer, and the procedures run on it, log.
     public let logger: HCILogger
     private(set) var state = State.open
@@ -115,7 +114,6 @@ public final class ATTBearer {
         self.serverSlot = serverSlot
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
-        self.clock = clock
         deadlines = Deadlines(clock: clock)
         self.logger = logger.layer("att")
         self.transmit = transmit
