@@ -321,7 +321,7 @@ extension Bluejay {
         arrivals.hold()
         // Operations still queued cannot succeed without the link; a disconnection under
         // way is what ended it, and finishes by itself.
-        if queue.running?.kind != .disconnect { queue.cancelAll(error) }
+        if queue.running?.kind != .disconnect { queue.endAll(losing: error) }
         post { for observer in self.observers { observer.heardDisconnected(peripheral) } }
         let expected = ended.expected, timeout = ended.timeout, core = core
         /// Not reconnecting: Bluejay follows nothing, and the listens it took end.

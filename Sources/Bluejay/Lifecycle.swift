@@ -141,8 +141,8 @@ extension Bluejay {
 
     /// The controller stopped by itself: its transport closed or failed, or it reported a
     /// Hardware Error. As Bluejay's reference does when Bluetooth goes off, everything under
-    /// way ends with ``BluejayError/bluetoothUnavailable`` (the log names the failure) and
-    /// observers hear Bluetooth is unavailable; the link ends like any lost link (so
+    /// way ends with ``BluejayError/bluetoothUnavailable`` (the log names the failure; a read
+    /// or write whose answer arrived before the loss is delivered) and observers hear Bluetooth is unavailable; the link ends like any lost link (so
     /// auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
     /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
     /// says; operations asked for meanwhile fail at once, the same way.
@@ -162,7 +162,7 @@ extension Bluejay {
         guard let (options, gaveUpAfter) = decided else { return }
         logLater("controller lost: \(failure)")
         if let gaveUpAfter { logLater("not reopening the controller again: it was lost \(gaveUpAfter) times in a row") }
-        queue.cancelAll(error)
+        queue.endAll(losing: error)
         // The link Bluejay follows, up or being remade, is to be remade on the next controller.
         if case let .following(peripheral, reported) = core.read(\.link) {
             if let reported {

@@ -15,12 +15,22 @@ enum OperationKind: String, Sendable {
     case backgroundTask = "background task"
     case readRSSI = "read RSSI"
     case discovery
+
+    /// Whether its body waits only on its link's layers (ATT and GATT), which end whatever
+    /// is pending when the link or the controller goes: such an operation, running when
+    /// that happens, is left to end by itself (``OperationQueue/endAll(losing:)``).
+    var endsWithItsLink: Bool {
+        switch self {
+        case .read, .write, .listen, .endListen, .discovery: true
+        case .scan, .connect, .disconnect, .backgroundTask, .readRSSI: false
+        }
+    }
 }
 
 /// One queued operation: a scan, connect, disconnect, read, write, listen or background
 /// task. It ends exactly once — through ``claim()`` or ``fail(_:)`` — whatever races
 /// with it (a cancel from the main actor, a disconnection on the stack's actor, the body
-/// finishing late): whether it has ended is kept behind a lock, as either actor may end it.
+/// finishing late): its phase is kept behind a lock, as either actor may end it.
 ///
 /// Its body runs on the stack's actor, whoever queued it.
 final class QueuedOperation: Sendable {
@@ -29,8 +39,19 @@ final class QueuedOperation: Sendable {
     private let body: @BluetoothActor @Sendable (QueuedOperation) async -> Void
     private let onFailure: @Sendable (any Error) -> Void
 
+    /// Where the operation is in its life.
+    private enum Phase {
+        /// Waiting or running, nothing decided.
+        case live
+        /// Its link or controller went while it ran: it ends with the loss's error, unless
+        /// its answer came first, which its body claims as usual.
+        case outliving(loss: any Error)
+        /// Claimed, failed or cancelled.
+        case ended
+    }
+
     private struct State {
-        var isFinished = false
+        var phase = Phase.live
         /// Called when the operation is cancelled while it runs (stop a scan, cancel a connect).
         var onCancel: (@Sendable (any Error) -> Void)?
     }
@@ -48,7 +69,9 @@ final class QueuedOperation: Sendable {
     func run() async { await body(self) }
 
     /// Whether it has ended (claimed, failed or cancelled).
-    var isFinished: Bool { state.withLock { $0.isFinished } }
+    var isFinished: Bool {
+        state.withLock { if case .ended = $0.phase { true } else { false } }
+    }
 
     /// What stops its work when it is cancelled while it runs (set by its body).
     var onCancel: (@Sendable (any Error) -> Void)? {
@@ -58,18 +81,35 @@ final class QueuedOperation: Sendable {
 
     /// Ends the operation; true when this call ended it, so the caller delivers the
     /// outcome, false when it had already ended (cancelled, failed).
-    func claim() -> Bool {
-        state.withLock { state in
-            guard !state.isFinished else { return false }
-            state.isFinished = true
-            return true
-        }
-    }
+    func claim() -> Bool { end() != nil }
 
     /// Ends the operation with `error`, unless it already ended: a ``BluejayError``, or
     /// whatever error the app handed ``Bluejay/cancelEverything(error:shouldDisconnect:)``.
+    /// After a loss (``outlive(_:)``) it ends with the loss's error instead, which says why.
     func fail(_ error: any Error) {
-        if claim() { onFailure(error) }
+        guard let loss = end() else { return }
+        onFailure(loss ?? error)
+    }
+
+    /// Ends the operation: nil when it had already ended, else the loss it outlived, if any.
+    private func end() -> (any Error)?? {
+        state.withLock { state in
+            switch state.phase {
+            case .ended: return nil
+            case .live: state.phase = .ended; return .some(nil)
+            case let .outliving(loss): state.phase = .ended; return .some(loss)
+            }
+        }
+    }
+
+    /// Marks a running operation as outliving the loss of its link or controller: its
+    /// body, which the loss ends (``OperationKind/endsWithItsLink``), decides. An answer
+    /// that arrived before the loss — in the same batch of packets, say, whose later packet
+    /// reported it — is delivered; anything else ends with `loss`.
+    func outlive(_ loss: any Error) {
+        state.withLock { state in
+            if case .live = state.phase { state.phase = .outliving(loss: loss) }
+        }
     }
 }
 
@@ -126,7 +166,8 @@ final class OperationQueue: Sendable {
         var next: QueuedOperation? = first
         while let operation = next {
             await operation.run()
-            // A body that returned without ending its operation would leave a caller waiting.
+            // A body that returned without ending its operation would leave a caller waiting
+            // (after a loss, it ends with the loss's error).
             operation.fail(BluejayError.cancelled)
             next = state.withLock { state in
                 state.running = state.waiting.isEmpty ? nil : state.waiting.removeFirst()
@@ -160,6 +201,23 @@ final class OperationQueue: Sendable {
         if let running, !running.isFinished {
             running.fail(error)
             running.onCancel?(error)
+        }
+    }
+
+    /// Ends every operation after the link or the controller was lost, with `loss`. The
+    /// running one, when it waits only on its link's layers, ends as they settle it: its
+    /// answer if it came before the loss (the loss is handled in a later job than the
+    /// answer's arrival, so the answer's task may not have run yet), else `loss`.
+    func endAll(losing loss: any Error) {
+        if let running, running.kind.endsWithItsLink {
+            running.outlive(loss)
+            let waiting = state.withLock { state in
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for operation in waiting { operation.fail(loss) }
+        } else {
+            cancelAll(loss)
         }
     }
 }
