@@ -43,8 +43,10 @@ let package = Package(
         .target(name: "CBluetooth"),
         // What every layer shares, below HCI: bytes and message layouts, UUIDs, addresses,
         // handles, the logger, the serial actor, clocks.
-        .target(name: "BluetoothCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "HCI", dependencies: ["CBluetooth", "BluetoothCore"]),
+        // epoll, eventfd and thread naming, which the Glibc module does not bring in.
+        .target(name: "CSystem"),
+        .target(name: "BluetoothCore", dependencies: ["CSystem", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "HCI", dependencies: ["CBluetooth", "CSystem", "BluetoothCore"]),
         .target(name: "L2CAP", dependencies: ["BluetoothCore", "HCI"]),
         .target(name: "ATT", dependencies: ["BluetoothCore", "HCI", "L2CAP"]),
         .target(name: "GATT", dependencies: ["BluetoothCore", "HCI", "ATT", "BluetoothCrypto"]),
@@ -64,7 +66,7 @@ let package = Package(
         .target(name: "Advertisements", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         // Peers rebuilt from btsnoop recordings, served by an in-process virtual LE controller
         // (the `mock:FILE` transport): no radio, no Python, no sockets.
-        .target(name: "VirtualController", dependencies: ["BluetoothCore", "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
+        .target(name: "VirtualController", dependencies: ["BluetoothCore", "CBluetooth", "CSystem", "HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding"]),
         .executableTarget(
             name: "bluejay",
             dependencies: ["BluetoothCore", "Storage", 

@@ -112,7 +112,7 @@ public final class SeqpacketReceivePath {
         relay = try FloodRelay(descriptor: pair[1], framing: .packetPerWrite, count: count, payload: payload, held: true)
         try relay.start()
         // As TransportSpec opens a user channel (its framer limit included).
-        let transport = try FileDescriptorTransport(descriptor: pair[0], name: "seqpacket", framerLimit: 65535)
+        let transport = FileDescriptorTransport(descriptor: pair[0], name: "seqpacket", framerLimit: 65535)
         controller = HCIController(transport: transport, configuration: .init(logger: .silent))
         try await controller.start()
         connections = ConnectionManager(controller: controller, logger: .silent)

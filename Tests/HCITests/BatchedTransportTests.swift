@@ -76,7 +76,7 @@ struct BatchedTransportTests {
             close(writeEnd)  // the end of the stream follows the burst
         }
         await writer.value  // all queued before the transport reads: deliveries come full
-        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let arrivals = Arrivals()
         try transport.start { arrivals.continuation.yield($0) }
@@ -92,7 +92,7 @@ struct BatchedTransportTests {
         var fds: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         let sent: [HCIPacket] = (0..<5000).map { acl($0, length: 1 + $0 % 251) }
-        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let arrivals = Arrivals()
         try transport.start { arrivals.continuation.yield($0) }
@@ -111,7 +111,7 @@ struct BatchedTransportTests {
     func streamCutMidPacket() async throws {
         var fds: [Int32] = [0, 0]
         try #require(pipe(&fds) == 0)
-        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "pipe", readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: fds[0], name: "pipe", watchName: unitReaderName)
         defer { transport.close() }
         let arrivals = Arrivals()
         try transport.start { arrivals.continuation.yield($0) }
@@ -207,7 +207,7 @@ struct BatchedTransportTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         let relay = try SocketController(descriptor: fds[1])
         defer { relay.close() }
-        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         let controller = HCIController(transport: transport, configuration: .init(logger: .silent))
         defer { controller.close() }
         try await controller.start()

@@ -59,7 +59,7 @@ struct FileDescriptorTransportTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove(files: ["sent.btsnoop"]) }
         let capture = try BTSnoopWriter(path: directory.file("sent.btsnoop"))
-        let transport = try FileDescriptorTransport(descriptor: ours, name: "socketpair", capture: capture, readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: ours, name: "socketpair", capture: capture, watchName: unitReaderName)
         let expected = Self.packets.flatMap { $0.encodeH4() }
         let reading = Self.reader(theirs, count: expected.count)
         for packet in Self.packets { try transport.send(packet) }
@@ -78,7 +78,7 @@ struct FileDescriptorTransportTests {
         // The smallest send buffer Linux allows: the writer waits for the reader several times.
         let (ours, theirs) = try Self.socketPair(sendBuffer: 1)
         defer { close(theirs) }
-        let transport = try FileDescriptorTransport(descriptor: ours, name: "socketpair", readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: ours, name: "socketpair", watchName: unitReaderName)
         let data = (0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let packet = HCIPacket.acl(ACLDataPacket(handle: 0x0041, boundary: .continuing, data: data[...]))
         let expected = packet.encodeH4()
@@ -133,7 +133,7 @@ struct FileDescriptorTransportTests {
     func sendAfterClose() throws {
         let (ours, theirs) = try Self.socketPair()
         defer { close(theirs) }
-        let transport = try FileDescriptorTransport(descriptor: ours, name: "socketpair", readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: ours, name: "socketpair", watchName: unitReaderName)
         transport.close()
         #expect(throws: TransportError.closed) { try transport.send(Self.packets[1]) }
     }
@@ -171,7 +171,7 @@ struct PacketSocketReadTests {
             let bytes = packet.encodeH4()
             #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
         }
-        let transport = try FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, readerThreadName: unitReaderName)
+        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let deliveries = Deliveries()
         try transport.start { deliveries.add($0) }

@@ -32,16 +32,14 @@ struct IntegrationTests {
         let transport = try TransportSpec(parsing: peer.transport).open()
         let fdTransport = try #require(transport as? FileDescriptorTransport)
         let socketLink = try #require(fdLink(fdTransport.fd))
-        let wakeLink = try #require(fdLink(fdTransport.wakeFd))
         #expect(socketLink.hasPrefix("socket:"))
         let controller = HCIController(transport: transport, configuration: quiet)
         try await controller.start()
         #expect(readerThreads() == threadsBefore + 1)
         controller.close()
-        // close() joined the thread and closed both descriptors before returning.
+        // close() cancelled the loop's watch and closed the descriptor before returning.
         #expect(await readerThreadsReaped(down: threadsBefore))
         #expect(fdLink(fdTransport.fd) != socketLink)
-        #expect(fdLink(fdTransport.wakeFd) != wakeLink)
         await #expect(throws: HCIError.notRunning) { try await controller.send(ReadBDADDR()) }
     }
 
@@ -156,10 +154,9 @@ struct IntegrationTests {
 
 }
 
-/// Whether the count of reader threads comes down to `count`. `pthread_join` returns once
-/// the kernel wakes the joiner (the thread's clear-tid futex, in `mm_release`), which is
-/// before the exiting task is unlinked from `/proc/self/task`; so a thread already joined
-/// can still be listed for a moment, and the count is watched until the kernel reaps it.
+/// Whether the count of live transports' watches comes down to `count` (a close on the
+/// stack's thread removes its watch at once; one on another thread waits for a read under
+/// way, so the count is watched rather than read once).
 func readerThreadsReaped(down count: Int) async -> Bool {
     await eventually { readerThreads() == count }
 }
@@ -187,12 +184,9 @@ func fdLink(_ fd: Int32) -> String? {
     try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
 }
 
-/// How many reader threads of live transports the process has (they carry ReaderThread's
-/// name; a replay's, which the replay tests run alongside, carry another).
+/// How many live transports the stack's event loop watches (a descriptor transport's
+/// watch carries FileDescriptorTransport's name; the unit tests', running beside these,
+/// carry another).
 func readerThreads() -> Int {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.filter { task in
-        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == ReaderThread.threadName
-    }.count
+    EventLoop.stack.watchCount(named: FileDescriptorTransport.watchName)
 }

@@ -143,7 +143,7 @@ struct UserChannelTests {
         let descriptor = try await opening.value
         let codes = retried.withLock { $0 }
         print("\(name): bound after \(codes.filter { $0 == ENODEV }.count) ENODEV and \(codes.filter { $0 == EBUSY }.count) EBUSY retries")
-        let transport = try FileDescriptorTransport(descriptor: descriptor, name: name, framerLimit: 65535)
+        let transport = FileDescriptorTransport(descriptor: descriptor, name: name, framerLimit: 65535)
         let info = try await Task { @BluetoothActor in
             let controller = HCIController(transport: transport)
             defer { controller.close() }

@@ -7,18 +7,11 @@
 #include <sys/socket.h>
 #include <termios.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 
-#include <pthread.h>
-
-// glibc declares this only under _GNU_SOURCE; naming the reader thread makes it visible
-// in /proc/PID/task/*/comm, top -H and gdb.
-int pthread_setname_np(pthread_t thread, const char *name);
-
 // sendmmsg (many datagrams per system call) and its message vector, which glibc declares
-// only under _GNU_SOURCE, as it does pthread_setname_np. Declared here only when the
+// only under _GNU_SOURCE. Declared here only when the
 // headers did not already (a build with _GNU_SOURCE gets glibc's own).
 #ifndef __USE_GNU
 struct mmsghdr {

@@ -24,11 +24,12 @@ final class DeliveryBacklog: Sendable {
     init(limit: Int) { self.limit = limit }
 
     /// Called by the transport's thread before it queues a delivery: waits while `limit`
-    /// deliveries are queued (not once the backlog is opened for shutdown).
-    func enter() {
+    /// deliveries are queued (not once the backlog is opened for shutdown, and never when
+    /// `waiting` is false: on the loop thread, which is the one that drains the queue).
+    func enter(waiting: Bool = true) {
         while true {
             let mustWait = state.withLock { state -> Bool in
-                if state.isOpen || state.queued < limit {
+                if state.isOpen || state.queued < limit || !waiting {
                     state.queued += 1
                     return false
                 }

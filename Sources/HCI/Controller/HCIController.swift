@@ -152,8 +152,6 @@ public final class HCIController {
     public internal(set) var aclFlow: ACLFlowControl?
     /// The packets one ``transmitReleased()`` hands the transport, kept for its capacity.
     var released: [ACLDataPacket] = []
-    private var receiveTask: Task<Void, Never>?
-    private var deliveries: AsyncStream<TransportDelivery>.Continuation?
     /// At most this many deliveries (one read each) wait between the transport and us. A
     /// read of a flood holds up to 64 KiB, so this bounds what waits to about 0.5 MiB (64
     /// deliveries held about 4 MiB under the peer's flood: most of `bluejay listen`'s heap).
@@ -184,24 +182,26 @@ public final class HCIController {
     public func start() async throws(HCIError) -> ControllerInfo {
         guard state == .idle else { throw .notRunning }
         state = .initializing
-        let (stream, continuation) = AsyncStream<TransportDelivery>.makeStream()
-        deliveries = continuation
         do {
-            let backlog = backlog
-            try transport.start { delivery in
-                backlog.enter()
-                continuation.yield(delivery)
+            let backlog = backlog, inTurn = transport.deliversOnStackLoop
+            try transport.start { [weak self] delivery in
+                // A descriptor transport reads on the stack's own thread: the batch is
+                // handled now, in the same turn. Others (a replay, a mock) hand it over to
+                // the loop, in order; one delivering on the loop itself must not wait for
+                // the loop to drain.
+                guard inTurn else {
+                    backlog.enter(waiting: !EventLoop.stack.isCurrent)
+                    EventLoop.stack.execute { [weak self] in
+                        backlog.leave()
+                        BluetoothActor.assumeIsolated { self?.receive(delivery) }
+                    }
+                    return
+                }
+                BluetoothActor.assumeIsolated { self?.receive(delivery) }
             }
         } catch {
             fail(.transport(error))
             throw .transport(error)
-        }
-        receiveTask = Task { @BluetoothActor [weak self] in
-            for await delivery in stream {
-                guard let self else { return }
-                self.backlog.leave()
-                self.receive(delivery)
-            }
         }
         do {
             let info = try await bringUp()
@@ -242,15 +242,11 @@ public final class HCIController {
         deadlines.cancelAll()
     }
 
-    /// Closes the transport (joining its thread) and ends the stream that fed this
-    /// controller, so the task draining it ends too.
+    /// Lets a transport's thread waiting on the backlog go, then closes the transport
+    /// (joining its thread); deliveries it queued on the loop find the controller closed.
     private func stopReceiving() {
         backlog.open()
         transport.close()
-        deliveries?.finish()
-        deliveries = nil
-        receiveTask?.cancel()
-        receiveTask = nil
     }
 
     // MARK: Commands

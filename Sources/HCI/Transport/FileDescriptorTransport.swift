@@ -8,21 +8,22 @@ import CBluetooth
 /// H4 over a file descriptor: a UART, a TCP or Unix stream socket, or the HCI user
 /// channel socket (which returns one whole H4 packet per read, a special case of a stream).
 ///
-/// A reader thread waits in `poll` on the descriptor and on an eventfd that `close()`
-/// signals, so closing wakes it at once; the thread is joined and both descriptors are
-/// closed before `close()` returns.
+/// The descriptor is watched by the stack's event loop (``EventLoop/stack``): each time it is
+/// readable, one read (on a packet socket, every packet queued) is framed and delivered on
+/// the loop thread, which is the stack's actor, so no thread switch stands between the
+/// controller's bytes and the layers. Closing cancels the watch (waiting for a read under
+/// way on another thread) before the descriptor is closed.
 ///
 /// ACL packets the controller's returned credits release together go out in one system
 /// call: `sendmmsg` on a packet socket (a datagram each), `writev` on a stream.
 public final class FileDescriptorTransport: HCITransport {
     private enum State {
         case ready
-        case running(ReaderThread)
+        case running(EventLoop.Watch)
         case closed
     }
 
     let fd: Int32
-    let wakeFd: Int32
     private let name: String
     private let capture: BTSnoopWriter?
     private let framerLimit: Int
@@ -30,36 +31,30 @@ public final class FileDescriptorTransport: HCITransport {
     /// SOCK_SEQPACKET pair): the reader takes every packet already queued in one go, and
     /// batched ACL packets go out a datagram each.
     private let isPacketSocket: Bool
-    /// The reader thread's name (``ReaderThread/threadName`` unless a test names it apart).
-    private let readerThreadName: String
+    /// The name of the watch on the event loop (``watchName`` unless a test names it apart).
+    private let watchName: String
     private let state = Mutex(State.ready)
     private let writeLock = Mutex(())
 
-    /// Wraps an open descriptor; the transport owns it from now on (and closes it if this
-    /// initializer fails).
-    public convenience init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) throws(TransportError) {
-        try self.init(descriptor: descriptor, name: name, capture: capture, framerLimit: framerLimit, readerThreadName: ReaderThread.threadName)
+    /// The name a live transport's watch carries on the event loop: the integration tests
+    /// count these to check that a closed transport leaves none.
+    package static let watchName = "bluejay-hci-rx"
+
+    /// Wraps an open descriptor; the transport owns it from now on.
+    public convenience init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) {
+        self.init(descriptor: descriptor, name: name, capture: capture, framerLimit: framerLimit, watchName: Self.watchName)
     }
 
-    /// As ``init(descriptor:name:capture:framerLimit:)``, its reader thread named
-    /// `readerThreadName`: unit tests name theirs apart, so the integration tests, which
-    /// run beside them and count the stack's reader threads by name, count only their own.
-    package init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096,
-                 readerThreadName: String) throws(TransportError) {
-        // Without the eventfd, close() could not wake the reader thread.
-        let wake = eventfd(0, Int32(EFD_CLOEXEC))
-        guard wake >= 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw .openFailed(what: "\(name) (eventfd)", errno: code)
-        }
+    /// As ``init(descriptor:name:capture:framerLimit:)``, its watch named `watchName`: unit
+    /// tests name theirs apart, so the integration tests, which run beside them and count
+    /// the stack's watches by name, count only their own.
+    package init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096, watchName: String) {
         fd = descriptor
-        wakeFd = wake
         self.name = name
         self.capture = capture
         self.framerLimit = framerLimit
         isPacketSocket = Self.isPacketSocket(descriptor)
-        self.readerThreadName = readerThreadName
+        self.watchName = watchName
     }
 
     private static func isPacketSocket(_ descriptor: Int32) -> Bool {
@@ -76,14 +71,23 @@ public final class FileDescriptorTransport: HCITransport {
     /// The name given at creation (the transport spec string).
     public var description: String { name }
 
-    /// Starts the reader thread; throws ``TransportError/closed`` if already started or closed.
+    /// True: the event loop's watch reads the descriptor.
+    public var deliversOnStackLoop: Bool { true }
+
+    /// Starts watching the descriptor; `deliver` runs on the event loop's thread. Throws
+    /// ``TransportError/closed`` if already started or closed.
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         try state.withLock { (state: inout State) throws(TransportError) in
             guard case .ready = state else { throw TransportError.closed }
-            let fd = fd, wakeFd = wakeFd, name = name, capture = capture, limit = framerLimit, packets = isPacketSocket
-            state = .running(try ReaderThread(name: readerThreadName) {
-                Self.readLoop(fd: fd, wakeFd: wakeFd, name: name, capture: capture, framerLimit: limit, packetSocket: packets, deliver: deliver)
-            })
+            let reader = DescriptorReader(fd: fd, name: name, capture: capture, framerLimit: framerLimit, packetSocket: isPacketSocket,
+                                          deliver: deliver)
+            let watching = Result { () throws(EventLoop.WatchError) in
+                try EventLoop.stack.watch(fd, name: watchName) { watch in reader.readOnce(watch) }
+            }
+            switch watching {
+            case .success(let watch): state = .running(watch)
+            case .failure(let error): throw TransportError.openFailed(what: "\(name) (watching it for reading)", errno: error.errno)
+            }
         }
     }
 
@@ -133,7 +137,8 @@ public final class FileDescriptorTransport: HCITransport {
         try outcome.get()
     }
 
-    /// Wakes and joins the reader thread, then closes both descriptors. Idempotent.
+    /// Cancels the watch (waiting for a read under way on another thread), then closes the
+    /// descriptor. Idempotent.
     public func close() {
         let previous = state.withLock { state in
             let previous = state
@@ -143,82 +148,8 @@ public final class FileDescriptorTransport: HCITransport {
         switch previous {
         case .closed: return
         case .ready: break
-        case .running(let thread):
-            var one: UInt64 = 1
-            _ = Glibc.write(wakeFd, &one, 8)
-            thread.join()
+        case .running(let watch): watch.cancel()
         }
-        writeLock.withLock { _ in
-            Glibc.close(fd)
-            Glibc.close(wakeFd)
-        }
-    }
-
-    private static func readLoop(fd: Int32, wakeFd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int, packetSocket: Bool,
-                                 deliver: @Sendable (TransportDelivery) -> Void) {
-        // The longest packet the framer accepts, with its indicator and header: a packet
-        // socket's read is only ever offered at least this much room (a shorter buffer would
-        // cut the packet, and a packet socket drops the rest).
-        let longestPacket = 1 + 4 + max(framerLimit, 255)
-        // On a packet socket, room for a 64 KiB burst and then the longest packet, so a read
-        // can take a burst and never cut a packet (the framer doubles this for its buffer).
-        let readSize = packetSocket ? 65536 + longestPacket : 65536
-        // From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
-        var framer = H4Framer(acceptedTypes: [.acl, .sco, .event, .iso], maximumACLDataLength: framerLimit)
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFd, events: Int16(POLLIN), revents: 0)]
-        while true {
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                deliver(.failed(.ioFailed(what: "waiting for \(name)", errno: errno)))
-                return
-            }
-            if fds[1].revents != 0 { return }  // close() asked us to stop
-            guard fds[0].revents != 0 else { continue }
-            // Read into the framer's buffer: the packets are views of the bytes as read.
-            var readError: Int32 = 0
-            let (count, framed): (Int, [(H4PacketType, ArraySlice<UInt8>)])
-            do {
-                (count, framed) = try framer.read(maximum: readSize) { buffer in
-                    let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-                    if count < 0 { readError = errno }
-                    guard packetSocket, count > 0 else { return count }
-                    // One packet per read: take those queued behind it as well, without
-                    // waiting, so the stack gets them as one delivery rather than one each.
-                    var total = count
-                    while buffer.count - total >= longestPacket {
-                        let more = recv(fd, buffer.baseAddress! + total, buffer.count - total, Int32(MSG_DONTWAIT))
-                        guard more > 0 else { break }  // EAGAIN: nothing queued (an error shows at the next read)
-                        total += more
-                    }
-                    return total
-                }
-            } catch {
-                deliver(.failed(.framing(error)))
-                return
-            }
-            if count < 0 {
-                if readError == EINTR || readError == EAGAIN { continue }
-                deliver(.failed(.ioFailed(what: "reading from \(name)", errno: readError)))
-                return
-            }
-            if count == 0 {
-                deliver(.failed(.closedByPeer(what: name)))
-                return
-            }
-            var packets: [HCIPacket] = []
-            packets.reserveCapacity(framed.count)
-            for (type, body) in framed {
-                capture?.write(h4: [type.rawValue] + body, direction: .received)
-                do {
-                    packets.append(try HCIPacket(type: type, body: body))
-                } catch {
-                    // The framer guarantees the lengths; this is defence in depth.
-                    deliver(.failed(.malformedPacket("\(type) packet: \(error)")))
-                    return
-                }
-            }
-            if !packets.isEmpty { deliver(.packets(packets)) }
-        }
+        writeLock.withLock { _ in _ = Glibc.close(fd) }
     }
 }

@@ -10,11 +10,12 @@ public enum TransportDelivery: Sendable {
 }
 
 /// A link to a controller: user channel socket, UART, TCP/Unix socket, or a replayed
-/// recording. Reading runs on the transport's own thread; deliveries arrive in order on
-/// that thread.
+/// recording. Deliveries arrive in order, on one thread: the stack's event loop for a
+/// descriptor (``FileDescriptorTransport``), the transport's own thread otherwise.
 public protocol HCITransport: AnyObject, Sendable, CustomStringConvertible {
-    /// Starts reading. `deliver` is called from the transport's reader thread, in order;
-    /// it must return quickly (hand the packets to the stack's serial context).
+    /// Starts reading. `deliver` is called in order, on the event loop's thread or the
+    /// transport's own; it must not block (the controller handles a delivery on the loop at
+    /// once, and hands one from another thread over to the loop).
     func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError)
     /// Writes one packet to the controller.
     func send(_ packet: HCIPacket) throws(TransportError)
@@ -22,12 +23,20 @@ public protocol HCITransport: AnyObject, Sendable, CustomStringConvertible {
     /// together. A transport that can writes them in one system call; by default each goes
     /// through ``send(_:)``.
     func send(acl packets: [ACLDataPacket]) throws(TransportError)
+    /// Whether deliveries come from a watch on ``EventLoop/stack`` (between the actor's jobs,
+    /// never from inside one of its calls): the controller then handles each in the same
+    /// turn. A transport that may deliver from inside ``send(_:)`` (a fake answering at
+    /// once) must say false, or the answer would arrive before the send returned.
+    var deliversOnStackLoop: Bool { get }
     /// Stops reading and releases every thread and descriptor. Idempotent; no delivery
     /// follows its return.
     func close()
 }
 
 extension HCITransport {
+    /// False: deliveries come from the transport's own thread, or from inside a call.
+    public var deliversOnStackLoop: Bool { false }
+
     /// Sends the packets one by one through ``send(_:)``.
     public func send(acl packets: [ACLDataPacket]) throws(TransportError) {
         for packet in packets { try send(.acl(packet)) }

@@ -2,9 +2,10 @@ import BluetoothCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import CBluetooth
+import CSystem
 
-/// A dedicated POSIX thread for blocking reads, joined on close so none is left behind.
+/// A dedicated POSIX thread that delivers packets from outside the event loop (a replay, a
+/// `mock:` virtual controller), joined on close so none is left behind.
 package final class ReaderThread: Sendable {
     private final class Body: @unchecked Sendable {
         let name: String
@@ -17,17 +18,14 @@ package final class ReaderThread: Sendable {
 
     private let thread: pthread_t
 
-    /// The name a live transport's reader thread carries (visible in /proc/PID/task/*/comm,
-    /// gdb, top -H).
-    package static let threadName = "bluejay-hci-rx"
-    /// The name a replay's delivery thread carries: told apart from a live transport's, so
-    /// counting one kind (the integration tests do) is not thrown by the other.
+    /// The name a replay's delivery thread carries (visible in /proc/PID/task/*/comm, gdb,
+    /// top -H).
     package static let replayThreadName = "bluejay-replay"
     /// The name of a `mock:` virtual controller's delivery thread.
     package static let virtualControllerThreadName = "bluejay-mock"
 
     /// Starts a thread called `name` (at most 15 characters, Linux's limit) running `run`.
-    package init(name: String = threadName, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
+    package init(name: String, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
         let body = Unmanaged.passRetained(Body(name: name, run)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in

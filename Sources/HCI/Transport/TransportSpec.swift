@@ -128,13 +128,13 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
         case let .userChannel(index):
             return try userChannel(try UserChannel.open(index: index), capture: capture)
         case let .serial(path, baud, flow):
-            return try FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
+            return FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
                                            name: description, capture: capture)
         case let .tcp(host, port):
-            return try FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
+            return FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
                                            name: description, capture: capture)
         case let .unix(path):
-            return try FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
+            return FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
                                            name: description, capture: capture)
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
@@ -150,7 +150,7 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 
     /// The transport on a bound user-channel socket.
     private func userChannel(_ descriptor: Int32, capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport {
-        try FileDescriptorTransport(descriptor: descriptor, name: description, capture: capture, framerLimit: 65535)
+        FileDescriptorTransport(descriptor: descriptor, name: description, capture: capture, framerLimit: 65535)
     }
 }
 

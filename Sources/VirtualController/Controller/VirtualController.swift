@@ -1,5 +1,6 @@
 import BluetoothCore
 import CBluetooth
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif

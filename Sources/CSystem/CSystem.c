@@ -1,0 +1,1 @@
+// The module is its header; this file gives SwiftPM a source to build.
