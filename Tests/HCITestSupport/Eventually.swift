@@ -17,3 +17,24 @@ package func eventually(within limit: Duration = hangGuardWait, isolation: isola
     }
     return await condition()
 }
+
+/// Checks `condition` until it holds, for long work that keeps moving (hundreds of
+/// advertisers heard through a ThreadSanitizer build on a loaded machine can take minutes);
+/// gives up only once `progress` has not changed for `stall`: a hang guard on a stall, not
+/// on the whole run's time. Says whether `condition` held.
+package func eventually<Progress: Equatable>(stallingAfter stall: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
+                                             progress: () async -> Progress, _ condition: () async -> Bool) async -> Bool {
+    var last = await progress()
+    var movedAt = ContinuousClock.now
+    while true {
+        if await condition() { return true }
+        let now = ContinuousClock.now, current = await progress()
+        if current != last {
+            last = current
+            movedAt = now
+        } else if now - movedAt > stall {
+            return await condition()
+        }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}

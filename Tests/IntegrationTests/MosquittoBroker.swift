@@ -133,6 +133,8 @@ actor MQTTRecorder {
     private(set) var messages: [MQTTMessage] = []
     /// When each of ``messages`` arrived here.
     private(set) var arrivals: [ContinuousClock.Instant] = []
+    /// How many messages each topic was sent, kept as they arrive: cheap to poll.
+    private(set) var countByTopic: [String: Int] = [:]
     private var reader: Task<Void, Never>?
 
     /// Subscribed to `filter`; `persistent` keeps its broker session across reconnections.
@@ -155,7 +157,11 @@ actor MQTTRecorder {
     private func record(_ message: MQTTMessage) {
         messages.append(message)
         arrivals.append(.now)
+        countByTopic[message.topic, default: 0] += 1
     }
+
+    /// How many messages arrived.
+    var count: Int { messages.count }
 
     /// The payloads (as text) published to `topic`, in order.
     func payloads(_ topic: String) -> [String] {
