@@ -56,20 +56,6 @@ struct Outbox {
         compact()
     }
 
-    /// The next message to send, if the window has room.
-    var next: Message? {
-        guard inFlightCount < window, head < waiting.count else { return nil }
-        return waiting[head]
-    }
-
-    /// ``next`` was handed to the client, which numbered it `id`.
-    mutating func sent(id: Int32) {
-        guard head < waiting.count else { return }
-        flight.append((id, waiting[head]))
-        head += 1
-        compact()
-    }
-
     /// The next messages to send, as many as the window has room for, counted in flight at
     /// once: the client numbers them outside the lock that guards this outbox, then
     /// ``numbered(_:)`` says which it took.
