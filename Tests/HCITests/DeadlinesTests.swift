@@ -21,14 +21,16 @@ struct DeadlinesTests {
         deadlines.schedule(after: .seconds(20)) { fired.names.append("20 s, second") }
         deadlines.cancel(cancelled)
         #expect(deadlines.count == 3)
-        #expect(await eventually { clock.sleeperCount == 1 }, "one task sleeps for all of them")
+        // A cancel takes the deadline out and leaves the sleeper: it wakes at 10 s for nothing.
+        #expect(await eventually { clock.sleepingUntil == [.seconds(10)] }, "one task sleeps for all of them")
 
         clock.advance(by: .seconds(19))
-        #expect(await eventually { clock.sleeperCount == 1 })
+        // Woken at 10 s, it found nothing due and sleeps until the next deadline.
+        #expect(await eventually { clock.sleepingUntil == [.seconds(20)] })
         #expect(fired.names.isEmpty, "nothing is due before 20 s")
         clock.advance(by: .seconds(1))
         #expect(await eventually { fired.names == ["20 s", "20 s, second"] })
-        #expect(await eventually { clock.sleeperCount == 1 })
+        #expect(await eventually { clock.sleepingUntil == [.seconds(30)] })
         clock.advance(by: .seconds(10))
         #expect(await eventually { fired.names == ["20 s", "20 s, second", "30 s"] })
         #expect(await eventually { clock.sleeperCount == 0 }, "nothing left: the sleeper ends")
@@ -53,10 +55,14 @@ struct DeadlinesTests {
         #expect(await eventually { clock.sleeperCount == 0 }, "the last cancel ends the sleeper")
 
         // An earlier deadline than the one slept for: the sleeper is replaced, not added to.
+        deadlines.schedule(after: .seconds(30)) { fired.names.append("30 s") }
+        #expect(await eventually { clock.sleepingUntil == [.seconds(30)] })
         deadlines.schedule(after: .seconds(5)) { fired.names.append("5 s") }
-        #expect(await eventually { clock.sleeperCount == 1 })
+        #expect(await eventually { clock.sleepingUntil == [.seconds(5)] }, "one sleeper, until the earlier deadline")
         clock.advance(by: .seconds(5))
-        #expect(await eventually { fired.names == ["5 s"] && clock.sleeperCount == 0 })
+        #expect(await eventually { fired.names == ["5 s"] && clock.sleepingUntil == [.seconds(30)] })
+        clock.advance(by: .seconds(25))
+        #expect(await eventually { fired.names == ["5 s", "30 s"] && clock.sleeperCount == 0 })
     }
 
     @Test("An action may schedule another deadline, due at once or later")

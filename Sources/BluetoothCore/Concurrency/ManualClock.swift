@@ -46,6 +46,14 @@ public final class ManualClock: Clock, Sendable {
         state.withLock { state in state.sleepers.values.filter { if case .waiting = $0 { true } else { false } }.count }
     }
 
+    /// When each sleeping task is to wake (its deadline's offset from the clock's start),
+    /// earliest first.
+    public var sleepingUntil: [Duration] {
+        state.withLock { state in
+            state.sleepers.values.compactMap { if case let .waiting(deadline, _) = $0 { deadline.offset } else { nil } }.sorted()
+        }
+    }
+
     /// Suspends until ``advance(by:)`` reaches `deadline`, at once if it has passed; throws
     /// `CancellationError` if cancelled. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
