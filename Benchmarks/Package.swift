@@ -28,7 +28,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "BluejayBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")])
     ],
     swiftLanguageModes: [.v6]
 )

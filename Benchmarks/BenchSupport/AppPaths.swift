@@ -20,7 +20,7 @@ import GATT
 import HCI
 import L2CAP
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One timed run: values per wall second and per CPU second.
@@ -109,7 +109,8 @@ public final class SeqpacketReceivePath {
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw TransportError.openFailed(what: "a SOCK_SEQPACKET socket pair", errno: errno)
         }
-        relay = try FloodRelay(descriptor: pair[1], framing: .packetPerWrite, count: count, payload: payload, held: true)
+        relay = try FloodRelay(
+            descriptor: pair[1], framing: .packetPerWrite, count: count, payload: payload, held: true)
         try relay.start()
         // As TransportSpec opens a user channel (its framer limit included).
         let transport = FileDescriptorTransport(descriptor: pair[0], name: "seqpacket", framerLimit: 65535)
@@ -177,9 +178,10 @@ public final class BluejayListenPath {
         self.count = count
         let peer = try FloodPeer(count: count, payload: payload)
         self.peer = peer
-        let options = StartOptions(transport: "flood", store: store, cacheEnabled: false, logger: .silent,
-                                   openTransport: { _ in peer }, controllerRecovery: .disabled,
-                                   listenBufferLimit: listenBufferLimit ?? count)
+        let options = StartOptions(
+            transport: "flood", store: store, cacheEnabled: false, logger: .silent,
+            openTransport: { _ in peer }, controllerRecovery: .disabled,
+            listenBufferLimit: listenBufferLimit ?? count)
         bluejay.start(mode: .new(options))
         _ = try await bluejay.connect(FloodPeripheral.identifier, timeout: .seconds(10))
         bluejay.listen(to: FloodPeripheral.characteristic) { [unowned self] (result: ReadResult<Data>) in

@@ -24,7 +24,7 @@ import HCI
 import Synchronization
 import VirtualController
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The flooding peripheral: its address, its one service and characteristic, and the
@@ -37,7 +37,8 @@ public enum FloodPeripheral {
     public static let identifier = try! PeripheralIdentifier("F0:0D:B1:E7:00:07/random")
     /// The Bumble peer's custom service and its flood characteristic, by UUID.
     public static let service = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    public static let characteristic = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: service)
+    public static let characteristic = CharacteristicIdentifier(
+        uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: service)
     /// The flood characteristic's value handle (ReceivePath's attribute) and its CCCD.
     public static let valueHandle = benchAttribute
     public static let cccd: AttributeHandle = 0x002C
@@ -50,9 +51,13 @@ public enum FloodPeripheral {
         return RecordedPeripheral(
             address: address, addressType: .random, name: "Bluejay flood",
             attributes: [
-                RecordedAttribute(handle: 0x0029, type: .primaryService, value: serviceUUID.littleEndianBytes, groupEndHandle: cccd),
-                RecordedAttribute(handle: 0x002A, type: .characteristic,
-                                  value: CharacteristicDeclaration(properties: .notify, valueHandle: valueHandle, uuid: characteristicUUID).value),
+                RecordedAttribute(
+                    handle: 0x0029, type: .primaryService, value: serviceUUID.littleEndianBytes, groupEndHandle: cccd),
+                RecordedAttribute(
+                    handle: 0x002A, type: .characteristic,
+                    value: CharacteristicDeclaration(
+                        properties: .notify, valueHandle: valueHandle, uuid: characteristicUUID
+                    ).value),
                 RecordedAttribute(handle: valueHandle, type: characteristicUUID),
                 RecordedAttribute(handle: cccd, type: .clientCharacteristicConfiguration),
             ],
@@ -158,7 +163,8 @@ public final class FloodGate: Sendable {
     /// A packet the host sent to the controller.
     func hostSent(_ packet: HCIPacket) {
         guard let (handle, pdu) = Self.attPDU(packet), pdu.count == 5, pdu.first == 0x12,
-              AttributeHandle(rawValue: UInt16(pdu[pdu.startIndex + 1]) | UInt16(pdu[pdu.startIndex + 2]) << 8) == FloodPeripheral.cccd
+            AttributeHandle(rawValue: UInt16(pdu[pdu.startIndex + 1]) | UInt16(pdu[pdu.startIndex + 2]) << 8)
+                == FloodPeripheral.cccd
         else { return }
         let enable = pdu[pdu.startIndex + 3] & 0x01 != 0
         state.withLock { state in
@@ -177,7 +183,8 @@ public final class FloodGate: Sendable {
     func controllerSent(_ packets: [HCIPacket]) {
         let start = state.withLock { state -> Bool? in
             guard state.phase == .subscribing,
-                  packets.contains(where: { Self.attPDU($0)?.pdu.first == 0x13 }) else { return nil }  // Write Response
+                packets.contains(where: { Self.attPDU($0)?.pdu.first == 0x13 })
+            else { return nil }  // Write Response
             state.phase = .subscribed
             return startIfReady(&state)
         }
@@ -231,7 +238,11 @@ public final class FloodPeer: HCITransport {
         self.shared = shared
         gate = FloodGate(released: !held) {
             let thread = try? ReaderThread(name: "bench-flood") {
-                if let rate { Self.feed(count: count, payload: payload, rate: rate, shared) } else { Self.feed(stream, shared) }
+                if let rate {
+                    Self.feed(count: count, payload: payload, rate: rate, shared)
+                } else {
+                    Self.feed(stream, shared)
+                }
             }
             require(thread != nil, "cannot start the flood's thread")
             shared.feeder.withLock { $0 = thread }
@@ -273,8 +284,10 @@ public final class FloodPeer: HCITransport {
         var sent = 0
         while sent < count, !shared.closed.load(ordering: .relaxed) {
             let chunk = min(1024, count - sent)
-            feedAsStreamReads(notifications(count: chunk, payload: payload, from: UInt32(sent)),
-                              until: { shared.closed.load(ordering: .relaxed) }) { deliver($0) }
+            feedAsStreamReads(
+                notifications(count: chunk, payload: payload, from: UInt32(sent)),
+                until: { shared.closed.load(ordering: .relaxed) }
+            ) { deliver($0) }
             sent += chunk
             let due = start + .seconds(Double(sent) / Double(rate))
             let early = due - ContinuousClock.now
@@ -342,13 +355,19 @@ public final class FloodRelay: Sendable {
 
     /// Serves the socket `descriptor` (the relay owns it from now on): `count` notifications
     /// of `payload` octets, released at once unless `held`.
-    public convenience init(descriptor: Int32, framing: Framing, count: Int, payload: Int, held: Bool) throws(TransportError) {
-        try self.init(descriptor: descriptor, framing: framing, flood: notifications(count: count, payload: payload), payload: payload, held: held)
+    public convenience init(descriptor: Int32, framing: Framing, count: Int, payload: Int, held: Bool)
+        throws(TransportError)
+    {
+        try self.init(
+            descriptor: descriptor, framing: framing, flood: notifications(count: count, payload: payload),
+            payload: payload, held: held)
     }
 
     /// Serves the socket `descriptor` with `flood`, the H4 bytes ``notifications(count:payload:)``
     /// made (made once for a server that serves many hosts).
-    public init(descriptor: Int32, framing: Framing, flood stream: [UInt8], payload: Int, held: Bool) throws(TransportError) {
+    public init(descriptor: Int32, framing: Framing, flood stream: [UInt8], payload: Int, held: Bool)
+        throws(TransportError)
+    {
         let shared = Shared(descriptor: descriptor, framing: framing)
         self.shared = shared
         do { controller = try VirtualController(peripherals: [FloodPeripheral.record], name: "flood relay") } catch {

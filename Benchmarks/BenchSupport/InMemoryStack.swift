@@ -33,8 +33,11 @@ public let benchAttribute: AttributeHandle = 0x002B
 /// The H4 bytes of the LE Connection Complete that opens the link.
 public func connectionComplete() -> [UInt8] {
     let handle = benchConnection
-    let parameters: [UInt8] = [0x01, 0x00, UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1, 0x0D, 0xF0,
-                               0x18, 0x00, 0x00, 0x00, 0xF4, 0x01, 0x00]
+    let parameters: [UInt8] = [
+        0x01, 0x00, UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8), 0x00, 0x01, 0x01, 0x00, 0xE7, 0xB1,
+        0x0D, 0xF0,
+        0x18, 0x00, 0x00, 0x00, 0xF4, 0x01, 0x00,
+    ]
     return [0x04, 0x3E, UInt8(parameters.count)] + parameters
 }
 
@@ -82,7 +85,12 @@ public struct InMemoryStack {
         let client = client
         let exchange = Task { @BluetoothActor in try await client.exchangeMTU() }
         let handle = benchConnection.rawValue
-        fake.deliver(.packets(try Self.frame([0x02, UInt8(handle & 0xFF), UInt8((handle | 0x2000) >> 8), 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x03, 0x05, 0x02])))
+        fake.deliver(
+            .packets(
+                try Self.frame([
+                    0x02, UInt8(handle & 0xFF), UInt8((handle | 0x2000) >> 8), 0x07, 0x00, 0x03, 0x00, 0x04, 0x00, 0x03,
+                    0x05, 0x02,
+                ])))
         _ = try await exchange.value
     }
 
@@ -169,7 +177,12 @@ public final class SendPath {
         value = [UInt8](repeating: 0xA5, count: payload)
         stack = try await InMemoryStack(aclBuffers: Self.buffers)
         completions = (0...Int(Self.buffers)).map { count in
-            TransportDelivery.packets([.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(benchConnection, UInt16(count))])).packet)])
+            TransportDelivery.packets([
+                .event(
+                    HCIEvent.numberOfCompletedPackets(
+                        NumberOfCompletedPackets(completions: [(benchConnection, UInt16(count))])
+                    ).packet)
+            ])
         }
     }
 
@@ -195,10 +208,14 @@ public final class SendPath {
                 let inFlight = sent - completed - (stack.controller.aclFlow?.queuedCount ?? 0)
                 stack.controller.receiveNow(completions[inFlight])
                 completed += inFlight
-                if let flow = stack.controller.aclFlow, flow.available > 0, flow.queuedCount > 0 { idleWhileQueued += 1 }
+                if let flow = stack.controller.aclFlow, flow.available > 0, flow.queuedCount > 0 {
+                    idleWhileQueued += 1
+                }
             }
         }
-        precondition(stack.fake.sentACLCount - before >= count, "\(stack.fake.sentACLCount - before) of \(count) packets reached the controller")
+        precondition(
+            stack.fake.sentACLCount - before >= count,
+            "\(stack.fake.sentACLCount - before) of \(count) packets reached the controller")
         return idleWhileQueued
     }
 
@@ -208,16 +225,21 @@ public final class SendPath {
 /// Hands `bytes` to `deliver` as FileDescriptorTransport reads a stream: reads of up to
 /// 64 KiB into the framer's buffer (the copy out of the kernel is a memcpy out of `bytes`
 /// here), framed into packets that are views of it; stops early once `stop` says so.
-public func feedAsStreamReads(_ bytes: [UInt8], until stop: () -> Bool = { false }, _ deliver: (TransportDelivery) -> Void) {
+public func feedAsStreamReads(
+    _ bytes: [UInt8], until stop: () -> Bool = { false }, _ deliver: (TransportDelivery) -> Void
+) {
     var framer = H4Framer()
     var offset = 0
     while offset < bytes.count, !stop() {
-        let framed = (try? framer.read(maximum: 65_536) { buffer in
-            let count = min(buffer.count, bytes.count - offset)
-            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
-            offset += count
-            return count
-        })?.packets ?? []
+        let framed =
+            (try? framer.read(maximum: 65_536) { buffer in
+                let count = min(buffer.count, bytes.count - offset)
+                bytes.withUnsafeBytes {
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
+                }
+                offset += count
+                return count
+            })?.packets ?? []
         // As FileDescriptorTransport does: the array made once, at its size.
         var packets: [HCIPacket] = []
         packets.reserveCapacity(framed.count)
@@ -244,9 +266,12 @@ public final class NotifyPath {
     public init(count: Int, payload: Int) async throws {
         path = try await SendPath(count: count, payload: payload)
         server = GATTServer(deviceName: "Bluejay bench")
-        let served = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x181A)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.notify]),
-        ]))
+        let served = try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x181A)),
+                characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A6E)), properties: [.notify])
+                ]))
         valueHandle = served.characteristics[0].valueHandle
         value = [UInt8](repeating: 0x5A, count: payload)
         let bearer = try path.stack.bearers.bearer(for: benchConnection)
@@ -256,8 +281,13 @@ public final class NotifyPath {
         let cccd = served.characteristics[0].cccdHandle!.rawValue
         bearer.receive([0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00][...])
         precondition(server.subscribers(of: valueHandle).count == 1, "the bench client did not subscribe")
-        path.stack.controller.receiveNow(.packets([.event(HCIEvent.numberOfCompletedPackets(
-            NumberOfCompletedPackets(completions: [(benchConnection, 1)])).packet)]))
+        path.stack.controller.receiveNow(
+            .packets([
+                .event(
+                    HCIEvent.numberOfCompletedPackets(
+                        NumberOfCompletedPackets(completions: [(benchConnection, 1)])
+                    ).packet)
+            ]))
     }
 
     /// Sends the notifications; returns how often a buffer sat free while packets were queued.

@@ -54,7 +54,9 @@ public final class StalledConsumerPath {
         var last: UInt32?
         func take(_ value: [UInt8]) {
             delivered += 1
-            let sequence = value.count >= 4 ? UInt32(value[0]) | UInt32(value[1]) << 8 | UInt32(value[2]) << 16 | UInt32(value[3]) << 24 : 0
+            let sequence =
+                value.count >= 4
+                ? UInt32(value[0]) | UInt32(value[1]) << 8 | UInt32(value[2]) << 16 | UInt32(value[3]) << 24 : 0
             require(last.map { sequence > $0 } ?? true, "value \(sequence) came after \(last ?? 0)")
             last = sequence
         }
@@ -62,9 +64,12 @@ public final class StalledConsumerPath {
         take(first)
         try await Task.sleep(for: stall)
         while delivered + values.droppedCount < count, let value = try await iterator.next() { take(value) }
-        let figures = StalledConsumerFigures(count: count, delivered: delivered, dropped: values.droppedCount,
-                                             rssBeforeBytes: before, peakRSSBytes: Self.status("VmHWM") ?? 0)
-        require(figures.delivered + figures.dropped == count, "\(figures.delivered) delivered and \(figures.dropped) dropped of \(count)")
+        let figures = StalledConsumerFigures(
+            count: count, delivered: delivered, dropped: values.droppedCount,
+            rssBeforeBytes: before, peakRSSBytes: Self.status("VmHWM") ?? 0)
+        require(
+            figures.delivered + figures.dropped == count,
+            "\(figures.delivered) delivered and \(figures.dropped) dropped of \(count)")
         return figures
     }
 

@@ -6,7 +6,8 @@ let package = Package(
     name: "HeartRateAsync",
     dependencies: [.package(name: "Bluejay", path: "../..")],
     targets: [
-        .executableTarget(name: "HeartRateAsync", dependencies: [.product(name: "Bluejay", package: "Bluejay")],
-                          swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
+        .executableTarget(
+            name: "HeartRateAsync", dependencies: [.product(name: "Bluejay", package: "Bluejay")],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
     ]
 )

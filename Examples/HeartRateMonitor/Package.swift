@@ -6,7 +6,8 @@ let package = Package(
     name: "HeartRateMonitor",
     dependencies: [.package(name: "Bluejay", path: "../..")],
     targets: [
-        .executableTarget(name: "HeartRateMonitor", dependencies: [.product(name: "Bluejay", package: "Bluejay")],
-                          swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
+        .executableTarget(
+            name: "HeartRateMonitor", dependencies: [.product(name: "Bluejay", package: "Bluejay")],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")])
     ]
 )

@@ -5,7 +5,7 @@ import FuzzTargets
 import HCI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The target this run drives, chosen once from the environment.

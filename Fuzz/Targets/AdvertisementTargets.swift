@@ -14,13 +14,20 @@ extension FuzzTarget {
         name: "advertisements",
         summary: "the sensor and beacon decoders of bluejay adv decode (BTHome, MiBeacon, pvvx, Ruuvi, …), with a key",
         run: { bytes throws(FuzzFailure) in
-            let first = try? AdvertisementDecoder.decode(bytes: bytes, address: FuzzTarget.advertiser, key: FuzzTarget.advertiserKey)
-            let second = try? AdvertisementDecoder.decode(bytes: bytes, address: FuzzTarget.advertiser, key: FuzzTarget.advertiserKey)
-            try expect(first == second, "decoding \(bytes.hexDump) twice gave \(String(describing: first)) and \(String(describing: second))")
+            let first = try? AdvertisementDecoder.decode(
+                bytes: bytes, address: FuzzTarget.advertiser, key: FuzzTarget.advertiserKey)
+            let second = try? AdvertisementDecoder.decode(
+                bytes: bytes, address: FuzzTarget.advertiser, key: FuzzTarget.advertiserKey)
+            try expect(
+                first == second,
+                "decoding \(bytes.hexDump) twice gave \(String(describing: first)) and \(String(describing: second))")
             let address = FuzzTarget.advertiser
-            let line = AdvertisementLine.decode("\(address) \(bytes.hexString()) \(FuzzTarget.advertiserKey.hexString())") ?? ""
-            try expect(line.hasPrefix("{\"address\":\"\(address)\",") && line.hasSuffix("}") && !line.contains("\n"),
-                       "the line for \(bytes.hexDump) is not one JSON object: \(line)")
+            let line =
+                AdvertisementLine.decode("\(address) \(bytes.hexString()) \(FuzzTarget.advertiserKey.hexString())")
+                ?? ""
+            try expect(
+                line.hasPrefix("{\"address\":\"\(address)\",") && line.hasSuffix("}") && !line.contains("\n"),
+                "the line for \(bytes.hexDump) is not one JSON object: \(line)")
             return first == nil ? 0 : 1
         },
         // Traces rarely hold sensors; the seeds are the published examples under Fuzz/Corpus.

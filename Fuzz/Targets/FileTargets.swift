@@ -25,11 +25,15 @@ extension FuzzTarget {
             let redaction = try? BTSnoopRedaction(original: bytes, redactor: PacketSecrets())
             try expect(redaction != nil, "BTSnoopFile reads the file but BTSnoopRedaction refuses it")
             if let redaction {
-                try expect(redaction.bytes.count == bytes.count, "the redacted copy has \(redaction.bytes.count) octets, the file \(bytes.count)")
+                try expect(
+                    redaction.bytes.count == bytes.count,
+                    "the redacted copy has \(redaction.bytes.count) octets, the file \(bytes.count)")
                 var secret = Set<Int>()
                 for zeroed in redaction.zeroed { secret.formUnion(zeroed.field.range) }
                 for index in bytes.indices where redaction.bytes[index] != bytes[index] {
-                    try expect(secret.contains(index) && redaction.bytes[index] == 0, "octet \(index) changed outside the zeroed fields")
+                    try expect(
+                        secret.contains(index) && redaction.bytes[index] == 0,
+                        "octet \(index) changed outside the zeroed fields")
                 }
             }
             return file.records.count
@@ -48,24 +52,31 @@ extension FuzzTarget {
             let reconstruction = TraceReconstruction(file: file)
             for peer in reconstruction.peripherals {
                 let handles = peer.attributes.map(\.handle)
-                try expect(handles == handles.sorted() && Set(handles).count == handles.count,
-                           "\(peer.address): attributes not sorted by handle, each once: \(handles)")
+                try expect(
+                    handles == handles.sorted() && Set(handles).count == handles.count,
+                    "\(peer.address): attributes not sorted by handle, each once: \(handles)")
                 if peer.addressIsMadeUp {
-                    try expect(peer.address.bytes[5] & 0xC0 == 0xC0, "made-up address \(peer.address) is not static random")
+                    try expect(
+                        peer.address.bytes[5] & 0xC0 == 0xC0, "made-up address \(peer.address) is not static random")
                 }
                 for reaction in peer.reactions {
                     for notification in reaction.notifications {
-                        try expect(peer.attribute(at: notification.handle) != nil,
-                                   "\(peer.address): notified handle \(notification.handle) has no attribute")
+                        try expect(
+                            peer.attribute(at: notification.handle) != nil,
+                            "\(peer.address): notified handle \(notification.handle) has no attribute")
                     }
                 }
                 for service in peer.services {
-                    try expect(service.handle <= service.endHandle, "\(peer.address): service \(service.handle) ends at \(service.endHandle)")
+                    try expect(
+                        service.handle <= service.endHandle,
+                        "\(peer.address): service \(service.handle) ends at \(service.endHandle)")
                 }
                 _ = (peer.missing, peer.undiscoveredAttributes, peer.attributesOutsideServices)
             }
             // The same file gives the same peers (made-up addresses included).
-            try expect(TraceReconstruction(file: file).peripherals == reconstruction.peripherals, "two readings of one file differ")
+            try expect(
+                TraceReconstruction(file: file).peripherals == reconstruction.peripherals,
+                "two readings of one file differ")
             return file.records.count
         },
         seeds: { trace, _ in windows(of: trace, size: 2048) },
@@ -78,7 +89,8 @@ extension FuzzTarget {
         summary: "CacheEntry JSON decoding, with a round trip through its encoding",
         run: { bytes throws(FuzzFailure) in
             guard let entry = try? CacheEntry(decoding: bytes) else { return 0 }
-            try expectRoundTrip(entry, "cache entry", encode: { $0.encoded() }, decode: { try CacheEntry(decoding: $0) })
+            try expectRoundTrip(
+                entry, "cache entry", encode: { $0.encoded() }, decode: { try CacheEntry(decoding: $0) })
             return 1
         },
         seeds: { _, _ in [] },
@@ -93,10 +105,12 @@ extension FuzzTarget {
             _ = (bond.identityAddressType, bond.randomBytes, bond.identityResolvingKeyBytes)
             guard bond.isUsable, let address = bond.identityAddress else { return 0 }
             try expect(bond.longTermKeyBytes?.count == 16, "usable bond without a 16-octet LTK: \(bond)")
-            try expect(bond.matches(address, bond.identityAddressType), "bond does not match its identity address: \(bond)")
+            try expect(
+                bond.matches(address, bond.identityAddressType), "bond does not match its identity address: \(bond)")
             _ = bond.matches(address, .random)
-            try expectRoundTrip(bond, "bond", encode: { (try? Array(JSONEncoder().encode($0))) ?? [] },
-                                decode: { try JSONDecoder().decode(Bond.self, from: Data($0)) })
+            try expectRoundTrip(
+                bond, "bond", encode: { (try? Array(JSONEncoder().encode($0))) ?? [] },
+                decode: { try JSONDecoder().decode(Bond.self, from: Data($0)) })
             return 1
         },
         seeds: { _, _ in [] },
@@ -137,25 +151,42 @@ extension FuzzTarget {
         run: { bytes throws(FuzzFailure) in
             guard let file = try? DatabaseFile(json: bytes) else { return 0 }
             for service in file.services {
-                try expect(service.definition.characteristics == service.characteristics.map(\.definition),
-                           "service \(service.definition.uuid): its definition and its characteristics disagree")
+                try expect(
+                    service.definition.characteristics == service.characteristics.map(\.definition),
+                    "service \(service.definition.uuid): its definition and its characteristics disagree")
                 for characteristic in service.characteristics {
                     let definition = characteristic.definition
-                    try expect(definition.value.count <= 512, "\(definition.uuid): a value of \(definition.value.count) octets accepted")
-                    try expect(definition.descriptors.allSatisfy { $0.value.count <= 512 }, "\(definition.uuid): a descriptor over 512 octets")
+                    try expect(
+                        definition.value.count <= 512,
+                        "\(definition.uuid): a value of \(definition.value.count) octets accepted")
+                    try expect(
+                        definition.descriptors.allSatisfy { $0.value.count <= 512 },
+                        "\(definition.uuid): a descriptor over 512 octets")
                     if let timer = characteristic.notify {
-                        try expect(!timer.values.isEmpty && timer.every > .zero, "\(definition.uuid): a timer with no values or period")
+                        try expect(
+                            !timer.values.isEmpty && timer.every > .zero,
+                            "\(definition.uuid): a timer with no values or period")
                     }
-                    try expect(!characteristic.flood || definition.properties.contains(.notify), "\(definition.uuid): a flood without notify")
-                    try expect(definition.extendedProperties.isEmpty || definition.properties.contains(.extendedProperties),
-                               "\(definition.uuid): extended properties without the Extended Properties bit")
+                    try expect(
+                        !characteristic.flood || definition.properties.contains(.notify),
+                        "\(definition.uuid): a flood without notify")
+                    try expect(
+                        definition.extendedProperties.isEmpty || definition.properties.contains(.extendedProperties),
+                        "\(definition.uuid): extended properties without the Extended Properties bit")
                 }
-                let given = [service.definition.handle] + service.definition.includes.map(\.handle)
-                    + service.definition.characteristics.flatMap { [$0.handle, $0.valueHandle] + $0.descriptors.map(\.handle) }
+                let given =
+                    [service.definition.handle] + service.definition.includes.map(\.handle)
+                    + service.definition.characteristics.flatMap {
+                        [$0.handle, $0.valueHandle] + $0.descriptors.map(\.handle)
+                    }
                 let handles = given.compactMap { $0 }
-                try expect(zip(handles, handles.dropFirst()).allSatisfy { $0 < $1 }, "service \(service.definition.uuid): handles out of order accepted")
+                try expect(
+                    zip(handles, handles.dropFirst()).allSatisfy { $0 < $1 },
+                    "service \(service.definition.uuid): handles out of order accepted")
                 if let end = service.definition.endHandle {
-                    try expect(handles.allSatisfy { $0 <= end }, "service \(service.definition.uuid): a handle past its end_handle accepted")
+                    try expect(
+                        handles.allSatisfy { $0 <= end },
+                        "service \(service.definition.uuid): a handle past its end_handle accepted")
                 }
             }
             return 1 + file.services.count

@@ -28,7 +28,8 @@ public struct FuzzTarget: Sendable {
 
     /// Every target, in the order `make fuzz` runs them.
     public static let all: [FuzzTarget] = [
-        .h4Framing, .hciEvent, .advertisingData, .advertisements, .l2cap, .att, .attServer, .smp, .btsnoop, .traceReconstruction,
+        .h4Framing, .hciEvent, .advertisingData, .advertisements, .l2cap, .att, .attServer, .smp, .btsnoop,
+        .traceReconstruction,
         .cacheFile, .bondFile, .databaseFile,
     ]
 
@@ -87,7 +88,9 @@ extension BTSnoopFile {
         for record in records {
             guard let body = record.body(of: .acl) else { continue }
             var reader = ByteReader(body)
-            guard let packet = try? ACLDataPacket(from: &reader), announced?.contains(packet.handle) ?? true else { continue }
+            guard let packet = try? ACLDataPacket(from: &reader), announced?.contains(packet.handle) ?? true else {
+                continue
+            }
             let key = "\(packet.handle)-\(record.direction == .received)"
             if let frame = reassemblers[key, default: Reassembler()].append(packet).frame { frames.append(frame) }
         }

@@ -11,15 +11,17 @@ extension FuzzTarget {
         run: { bytes throws(FuzzFailure) in
             let whole = frame([bytes[...]])
             let chunked = frame(chunks(of: bytes))
-            try expect(whole.packets.elementsEqual(chunked.packets, by: { $0 == $1 }) && whole.error == chunked.error,
-                       "chunking changed the framing: \(whole) whole, \(chunked) in chunks")
+            try expect(
+                whole.packets.elementsEqual(chunked.packets, by: { $0 == $1 }) && whole.error == chunked.error,
+                "chunking changed the framing: \(whole) whole, \(chunked) in chunks")
             _ = whole.error.map { "\($0)" }
             var decoded = 0
             for (type, body) in whole.packets {
                 guard let packet = try? HCIPacket(type: type, body: body[...]) else { continue }
                 decoded += 1
-                try expectRoundTrip(packet, "packet", encode: { $0.encodeBody() },
-                                    decode: { try HCIPacket(type: type, body: $0[...]) })
+                try expectRoundTrip(
+                    packet, "packet", encode: { $0.encodeBody() },
+                    decode: { try HCIPacket(type: type, body: $0[...]) })
                 if case let .event(event) = packet { _ = try checkEvent(event) }
             }
             return decoded
@@ -27,7 +29,9 @@ extension FuzzTarget {
         seeds: { _, file in
             // Runs of up to 8 controller packets, as a UART delivers them back to back.
             let packets = file.records.filter { $0.direction == .received }.compactMap(\.h4Bytes)
-            return stride(from: 0, to: packets.count, by: 8).map { packets[$0..<min($0 + 8, packets.count)].flatMap { $0 } }
+            return stride(from: 0, to: packets.count, by: 8).map {
+                packets[$0..<min($0 + 8, packets.count)].flatMap { $0 }
+            }
         },
         maximumLength: 4096)
 
@@ -100,15 +104,21 @@ private func chunks(of bytes: [UInt8]) -> [ArraySlice<UInt8>] {
 /// returns whether the event decoded.
 private func checkEvent(_ packet: HCIEventPacket) throws(FuzzFailure) -> Bool {
     guard let event = try? HCIEvent(packet) else { return false }
-    try expectRoundTrip(event, "event", encode: { Array($0.packet.parameters) },
-                        decode: { try HCIEvent(HCIEventPacket(code: packet.code, parameters: $0[...])) })
+    try expectRoundTrip(
+        event, "event", encode: { Array($0.packet.parameters) },
+        decode: { try HCIEvent(HCIEventPacket(code: packet.code, parameters: $0[...])) })
     switch event {
     case let .commandComplete(complete):
         // Return parameters of the commands the host sends, decoded as the controller decodes
         // them; what decodes must re-encode to octets that decode to the same.
-        if let format = KnownCommands.withReturnParameters[complete.opcode], let once = format.reencoded(complete.returnParameters) {
+        if let format = KnownCommands.withReturnParameters[complete.opcode],
+            let once = format.reencoded(complete.returnParameters)
+        {
             let twice = format.reencoded(once[...])
-            try expect(twice == once, "\(complete.opcode) return parameters re-encode to \(once.hexDump), which re-encode to \(twice?.hexDump ?? "nothing")")
+            try expect(
+                twice == once,
+                "\(complete.opcode) return parameters re-encode to \(once.hexDump), which re-encode to \(twice?.hexDump ?? "nothing")"
+            )
         }
     case let .leMeta(meta):
         try checkLEMeta(meta)
@@ -122,17 +132,20 @@ private func checkEvent(_ packet: HCIEventPacket) throws(FuzzFailure) -> Bool {
 private func checkLEMeta(_ meta: LEMetaEvent) throws(FuzzFailure) {
     if let connection = try? LEConnectionEvent.decode(meta) {
         _ = (connection.handle, "\(connection)")
-        try expectRoundTrip(connection, "LE connection event", encode: { $0.encoded().encoded() }, decode: { bytes in
-            guard let again = try LEConnectionEvent.decode(LEMetaEvent(decoding: bytes[...])) else {
-                throw FuzzFailure("not a connection subevent")
-            }
-            return again
-        })
+        try expectRoundTrip(
+            connection, "LE connection event", encode: { $0.encoded().encoded() },
+            decode: { bytes in
+                guard let again = try LEConnectionEvent.decode(LEMetaEvent(decoding: bytes[...])) else {
+                    throw FuzzFailure("not a connection subevent")
+                }
+                return again
+            })
     }
     if let reports = try? AdvertisingReport.decode(meta) {
         let extended = meta.subeventCode == AdvertisingReport.extendedSubevent
-        try expectRoundTrip(reports, "advertising reports", encode: { AdvertisingReport.encode($0, extended: extended).encoded() },
-                            decode: { try AdvertisingReport.decode(LEMetaEvent(decoding: $0[...])) ?? [] })
+        try expectRoundTrip(
+            reports, "advertising reports", encode: { AdvertisingReport.encode($0, extended: extended).encoded() },
+            decode: { try AdvertisingReport.decode(LEMetaEvent(decoding: $0[...])) ?? [] })
         for report in reports { try checkAdvertisingData(report.data) }
     }
 }
@@ -141,12 +154,15 @@ private func checkLEMeta(_ meta: LEMetaEvent) throws(FuzzFailure) {
 /// round trip.
 private func checkAdvertisingData(_ bytes: [UInt8]) throws(FuzzFailure) {
     let data = AdvertisingData(parsing: bytes)
-    _ = (data.flags, data.serviceUUIDs, data.hasIncompleteServiceList, data.solicitedServiceUUIDs, data.localName,
-         data.isLocalNameShortened, data.txPowerLevel, data.appearance, data.manufacturerData, data.serviceData,
-         data.otherStructures, data.problem.map { "\($0)" })
+    _ = (
+        data.flags, data.serviceUUIDs, data.hasIncompleteServiceList, data.solicitedServiceUUIDs, data.localName,
+        data.isLocalNameShortened, data.txPowerLevel, data.appearance, data.manufacturerData, data.serviceData,
+        data.otherStructures, data.problem.map { "\($0)" }
+    )
     let again = AdvertisingData(parsing: data.encoded())
-    try expect(again.structures == data.structures,
-               "advertising data \(bytes.hexDump) re-encodes to \(data.encoded().hexDump), which parses differently")
+    try expect(
+        again.structures == data.structures,
+        "advertising data \(bytes.hexDump) re-encodes to \(data.encoded().hexDump), which parses differently")
     _ = data.merging(again)
 }
 
@@ -154,6 +170,7 @@ private func checkAdvertisingData(_ bytes: [UInt8]) throws(FuzzFailure) {
 private func advertisingPayloads(_ body: ArraySlice<UInt8>) -> [[UInt8]] {
     var reader = ByteReader(body)
     guard let packet = try? HCIEventPacket(from: &reader), case let .leMeta(meta)? = try? HCIEvent(packet),
-          let reports = try? AdvertisingReport.decode(meta) else { return [] }
+        let reports = try? AdvertisingReport.decode(meta)
+    else { return [] }
     return reports.map(\.data)
 }

@@ -12,7 +12,8 @@ extension FuzzTarget {
     /// back to the octets they came from.
     static let l2cap = FuzzTarget(
         name: "l2cap",
-        summary: "Reassembler over a run of ACL packets, signaling commands, dynamic channels' frames, re-fragmentation",
+        summary:
+            "Reassembler over a run of ACL packets, signaling commands, dynamic channels' frames, re-fragmentation",
         run: { bytes throws(FuzzFailure) in
             var reassemblers: [ConnectionHandle: Reassembler] = [:]
             var sdus: [UInt16: SDUReassembler] = [:]
@@ -27,9 +28,11 @@ extension FuzzTarget {
                 if frame.channel == .leSignaling { try checkSignaling(frame.payload) }
                 if frame.channel == .signaling { try checkControlFrame(frame.payload) }
                 if frame.channel.isDynamic {
-                    _ = sdus[frame.channel.rawValue, default: SDUReassembler()].appendKFrame(frame.payload).problem.map { "\($0)" }
+                    _ = sdus[frame.channel.rawValue, default: SDUReassembler()].appendKFrame(frame.payload).problem.map
+                    { "\($0)" }
                     // Either control field, with an FCS: whatever the octets, a result or a thrown error.
-                    _ = try? ControlFieldFrame.decode(frame, extendedControl: frame.payload.count % 2 == 0, hasFCS: true)
+                    _ = try? ControlFieldFrame.decode(
+                        frame, extendedControl: frame.payload.count % 2 == 0, hasFCS: true)
                 }
             }
             return frames
@@ -71,13 +74,16 @@ extension FuzzTarget {
         summary: "SMPPDU decoding, exact re-encoding, and pairing-method selection from the peer's features",
         run: { bytes throws(FuzzFailure) in
             guard let pdu = try? SMPPDU(decoding: bytes) else { return 0 }
-            try expect(pdu.encoded() == bytes, "SMP \(pdu) decoded from \(bytes.hexDump) encodes to \(pdu.encoded().hexDump)")
+            try expect(
+                pdu.encoded() == bytes, "SMP \(pdu) decoded from \(bytes.hexDump) encodes to \(pdu.encoded().hexDump)")
             guard case let .pairingResponse(response) = pdu else { return 1 }
             for capability in IOCapability.allCases {
-                let initiator = PairingFeatures(ioCapability: capability, authentication: [.bonding, .mitm, .secureConnections],
-                                                initiatorKeys: [.encryptionKey, .identityKey], responderKeys: [.encryptionKey, .identityKey])
+                let initiator = PairingFeatures(
+                    ioCapability: capability, authentication: [.bonding, .mitm, .secureConnections],
+                    initiatorKeys: [.encryptionKey, .identityKey], responderKeys: [.encryptionKey, .identityKey])
                 for secureConnections in [false, true] {
-                    _ = PairingMethod.select(initiator: initiator, responder: response.features, secureConnections: secureConnections)
+                    _ = PairingMethod.select(
+                        initiator: initiator, responder: response.features, secureConnections: secureConnections)
                 }
             }
             return 1
@@ -104,15 +110,19 @@ private func aclPackets(_ bytes: [UInt8]) -> [ACLDataPacket] {
 
 /// A frame must survive encoding, and fragmenting then reassembling.
 private func checkFrame(_ frame: BasicFrame, handle: ConnectionHandle, bufferLength: Int) throws(FuzzFailure) {
-    try expectRoundTrip(frame, "L2CAP frame", encode: { $0.encoded() }, decode: { bytes in
-        var reader = ByteReader(bytes)
-        return try BasicFrame(from: &reader)
-    })
+    try expectRoundTrip(
+        frame, "L2CAP frame", encode: { $0.encoded() },
+        decode: { bytes in
+            var reader = ByteReader(bytes)
+            return try BasicFrame(from: &reader)
+        })
     var reassembler = Reassembler()
     var rebuilt: [BasicFrame] = []
     for fragment in frame.fragments(handle: handle, bufferLength: bufferLength) {
         let (again, problem) = reassembler.append(fragment)
-        try expect(problem == nil, "fragments of \(bufferLength) bytes of \(frame) reassemble with \(problem.map { "\($0)" } ?? "")")
+        try expect(
+            problem == nil,
+            "fragments of \(bufferLength) bytes of \(frame) reassemble with \(problem.map { "\($0)" } ?? "")")
         if let again { rebuilt.append(again) }
     }
     try expect(rebuilt == [frame], "fragments of \(bufferLength) bytes of \(frame) reassemble to \(rebuilt)")
@@ -121,7 +131,9 @@ private func checkFrame(_ frame: BasicFrame, handle: ConnectionHandle, bufferLen
 /// A signaling command, and the parameters of the ones the host answers.
 private func checkSignaling(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
     guard let command = try? SignalingCommand(decoding: payload) else { return }
-    try expect(command.encoded()[...] == payload, "signaling command \(command) from \(payload.hexDump) encodes to \(command.encoded().hexDump)")
+    try expect(
+        command.encoded()[...] == payload,
+        "signaling command \(command) from \(payload.hexDump) encodes to \(command.encoded().hexDump)")
     try checkCommand(command)
 }
 
@@ -130,8 +142,12 @@ private func checkSignaling(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
 private func checkControlFrame(_ payload: ArraySlice<UInt8>) throws(FuzzFailure) {
     let frame = ControlFrame(payload: payload)
     let encoded = frame.commands.flatMap { $0.encoded() }
-    try expect(encoded[...] == payload.prefix(encoded.count), "C-frame \(payload.hexDump) walks to commands encoding to \(encoded.hexDump)")
-    try expect(frame.damaged != nil || encoded.count == payload.count, "C-frame \(payload.hexDump) leaves octets with no damage reported")
+    try expect(
+        encoded[...] == payload.prefix(encoded.count),
+        "C-frame \(payload.hexDump) walks to commands encoding to \(encoded.hexDump)")
+    try expect(
+        frame.damaged != nil || encoded.count == payload.count,
+        "C-frame \(payload.hexDump) leaves octets with no damage reported")
     for command in frame.commands {
         _ = command.code.bredrDescription
         try checkCommand(command)
@@ -150,8 +166,9 @@ private func checkCommand(_ command: SignalingCommand) throws(FuzzFailure) {
 private func checkSignalingPDU<P: SignalingPDU>(_: P.Type, _ command: SignalingCommand) throws(FuzzFailure) {
     guard let (pdu, _) = try? P.decodeCountingExtraOctets(command) else { return }
     _ = "\(pdu)"
-    try expectRoundTrip(pdu, P.name, encode: { $0.command(identifier: command.identifier).encoded() },
-                        decode: { try P(command: SignalingCommand(decoding: $0[...])) })
+    try expectRoundTrip(
+        pdu, P.name, encode: { $0.command(identifier: command.identifier).encoded() },
+        decode: { try P(command: SignalingCommand(decoding: $0[...])) })
 }
 
 /// Decodes `bytes` as a `P` and checks the round trip; returns whether it decoded.

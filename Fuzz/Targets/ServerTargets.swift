@@ -8,7 +8,8 @@ extension FuzzTarget {
     /// A central's PDUs to our ATT server, one after another on one link.
     static let attServer = FuzzTarget(
         name: "att-server",
-        summary: "A client's PDUs to our ATT server (discovery, reads, writes, prepared writes), each answered by the spec's rules",
+        summary:
+            "A client's PDUs to our ATT server (discovery, reads, writes, prepared writes), each answered by the spec's rules",
         run: { bytes throws(FuzzFailure) in try runATTServer(bytes) },
         seeds: { _, file in
             // Each request a real client sent (what the server answers), alone and all of a
@@ -16,7 +17,9 @@ extension FuzzTarget {
             let server = fuzzedServer()
             var client = AttributeServer.Client()
             let requests = file.frames.filter { $0.channel == .att }.map { Array($0.payload) }
-                .filter { $0.count < 256 && server.respond(to: $0[...], connection: 0x0040, mtu: 23, client: &client) != nil }
+                .filter {
+                    $0.count < 256 && server.respond(to: $0[...], connection: 0x0040, mtu: 23, client: &client) != nil
+                }
             let framed = requests.map { [UInt8(0x17)] + [UInt8($0.count)] + $0 }
             return framed.isEmpty ? [] : framed + [[UInt8(0x40)] + requests.flatMap { [UInt8($0.count)] + $0 }]
         },
@@ -29,11 +32,17 @@ private func fuzzedServer() -> AttributeServer {
     let server = AttributeServer()
     server.add(handle: 0x0001, type: BluetoothUUID(UInt16(0x2800)), value: [0x0D, 0x18])
     server.add(handle: 0x0002, type: BluetoothUUID(UInt16(0x2803)), value: [0x3A, 0x03, 0x00, 0x37, 0x2A])
-    server.add(handle: 0x0003, type: BluetoothUUID(UInt16(0x2A37)), value: [0x00, 0x48], permissions: [.read, .write, .writeWithoutResponse])
+    server.add(
+        handle: 0x0003, type: BluetoothUUID(UInt16(0x2A37)), value: [0x00, 0x48],
+        permissions: [.read, .write, .writeWithoutResponse])
     server.add(handle: 0x0004, type: BluetoothUUID(UInt16(0x2902)), value: [0x00, 0x00], permissions: [.read, .write])
     server.add(handle: 0x0005, type: BluetoothUUID(UInt16(0x2801)), value: Array(repeating: 0xB1, count: 16))
-    server.add(handle: 0x0006, type: BluetoothUUID(UInt16(0x2A00)), value: Array(repeating: 0x41, count: 300), permissions: [.read, .write])
-    server.add(handle: 0x0007, type: BluetoothUUID(UInt16(0x2A01)), value: [1], permissions: [.read, .write, .readEncrypted, .writeEncrypted])
+    server.add(
+        handle: 0x0006, type: BluetoothUUID(UInt16(0x2A00)), value: Array(repeating: 0x41, count: 300),
+        permissions: [.read, .write])
+    server.add(
+        handle: 0x0007, type: BluetoothUUID(UInt16(0x2A01)), value: [1],
+        permissions: [.read, .write, .readEncrypted, .writeEncrypted])
     server.maximumPreparedOctets = 1024
     return server
 }
@@ -61,7 +70,9 @@ private func runATTServer(_ bytes: [UInt8]) throws(FuzzFailure) -> Int {
         guard let response else { continue }
         answered += 1
         if opcode.isCommand { throw FuzzFailure("the command \(opcode.name) was answered") }
-        if response.count > mtu { throw FuzzFailure("a \(response.count)-octet answer to \(opcode.name) past ATT_MTU \(mtu)") }
+        if response.count > mtu {
+            throw FuzzFailure("a \(response.count)-octet answer to \(opcode.name) past ATT_MTU \(mtu)")
+        }
         if response.first == ATTOpcode.errorResponse.rawValue {
             guard let error = try? ErrorResponse(decoding: response[...]), error.requestOpcode == opcode else {
                 throw FuzzFailure("an Error Response that does not name \(opcode.name)")

@@ -101,16 +101,22 @@ public final class ATTBearer {
 
     /// A bearer for connection `connection` that sends each PDU, built in place, through
     /// `transmit`.
-    public convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU,
-                            clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError,
-                            transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
-        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger, serverSlot: ATTServerSlot(),
-                  transmit: transmit)
+    public convenience init(
+        connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU,
+        clock: any Clock<Duration> = ContinuousClock(), logger: HCILogger = .standardError,
+        transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void
+    ) {
+        self.init(
+            connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger,
+            serverSlot: ATTServerSlot(),
+            transmit: transmit)
     }
 
     /// A bearer whose server is the one `serverSlot` holds.
-    init(connection: ConnectionHandle, preferredMTU: UInt16, clock: any Clock<Duration>, logger: HCILogger,
-         serverSlot: ATTServerSlot, transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void) {
+    init(
+        connection: ConnectionHandle, preferredMTU: UInt16, clock: any Clock<Duration>, logger: HCILogger,
+        serverSlot: ATTServerSlot, transmit: @escaping (consuming OutgoingFrame) throws(HCIError) -> Void
+    ) {
         self.serverSlot = serverSlot
         self.connection = connection
         self.preferredMTU = max(preferredMTU, UInt16(ATTBearer.defaultMTU))
@@ -120,10 +126,15 @@ public final class ATTBearer {
     }
 
     /// A bearer that hands `transmit` each whole PDU as bytes (for a unit test's loopback).
-    package convenience init(connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU, clock: any Clock<Duration> = ContinuousClock(),
-                            logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void) {
-        self.init(connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger,
-                  serverSlot: ATTServerSlot()) { (frame: consuming OutgoingFrame) throws(HCIError) in
+    package convenience init(
+        connection: ConnectionHandle, preferredMTU: UInt16 = ATTBearer.maximumMTU,
+        clock: any Clock<Duration> = ContinuousClock(),
+        logger: HCILogger = .standardError, transmit: @escaping ([UInt8]) throws(HCIError) -> Void
+    ) {
+        self.init(
+            connection: connection, preferredMTU: preferredMTU, clock: clock, logger: logger,
+            serverSlot: ATTServerSlot()
+        ) { (frame: consuming OutgoingFrame) throws(HCIError) in
             try transmit(Array(frame.payload))
         }
     }
@@ -141,42 +152,53 @@ public final class ATTBearer {
 
     /// Sends `request` once every earlier request has been answered, and returns its
     /// response. An Error Response for it throws ``ATTError/errorResponse(_:)``.
-    public func request<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type = Response.self)
+    public func request<Request: ATTPDU, Response: ATTPDU>(
+        _ request: Request, expecting _: Response.Type = Response.self
+    )
         async throws(ATTError) -> Response
     {
         do throws(ATTError) { return try await transact(request, expecting: Response.self) } catch {
-            guard case let .errorResponse(response) = error, Self.securityErrors.contains(response.error), let onSecurityRequired,
-                  await onSecurityRequired(response.error) else { throw error }
+            guard case let .errorResponse(response) = error, Self.securityErrors.contains(response.error),
+                let onSecurityRequired,
+                await onSecurityRequired(response.error)
+            else { throw error }
             return try await transact(request, expecting: Response.self)
         }
     }
 
     /// The error codes that security on the link can cure.
-    static let securityErrors: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort]
+    static let securityErrors: Set<ATTErrorCode> = [
+        .insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort,
+    ]
 
     /// One request and its response (or Error Response).
-    private func transact<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type) async throws(ATTError) -> Response {
+    private func transact<Request: ATTPDU, Response: ATTPDU>(_ request: Request, expecting _: Response.Type)
+        async throws(ATTError) -> Response
+    {
         if case let .closed(reason) = state { throw .closed(reason) }
         let frame = request.frame(capacity: mtu)
         guard frame.payloadCount <= mtu else { throw .pduTooLong(length: frame.payloadCount, mtu: mtu) }
         let outcome = Expectation<Result<Response, ATTError>>()
         nextID += 1
-        queue.append(Transaction(id: nextID, frame: frame, requestOpcode: Request.opcode, responseOpcode: Response.opcode) { [connection, logger] result in
-            switch result {
-            case let .failure(error):
-                outcome.fulfill(.failure(error))
-                return nil
-            case let .success(bytes):
-                do {
-                    outcome.fulfill(.success(try Self.received(Response.self, bytes, on: connection, logger: logger)))
+        queue.append(
+            Transaction(id: nextID, frame: frame, requestOpcode: Request.opcode, responseOpcode: Response.opcode) {
+                [connection, logger] result in
+                switch result {
+                case let .failure(error):
+                    outcome.fulfill(.failure(error))
                     return nil
-                } catch {
-                    let problem = ATTError.protocolError("malformed \(Response.opcode.name): \(error)")
-                    outcome.fulfill(.failure(problem))
-                    return problem
+                case let .success(bytes):
+                    do {
+                        outcome.fulfill(
+                            .success(try Self.received(Response.self, bytes, on: connection, logger: logger)))
+                        return nil
+                    } catch {
+                        let problem = ATTError.protocolError("malformed \(Response.opcode.name): \(error)")
+                        outcome.fulfill(.failure(problem))
+                        return problem
+                    }
                 }
-            }
-        })
+            })
         sendNext()
         return try await outcome.value().get()
     }
@@ -194,10 +216,14 @@ public final class ATTBearer {
     /// specification; ATT_MTU then stays 23, as the specification says.
     @discardableResult
     public func exchangeMTU() async throws(ATTError) -> Int {
-        let response = try await request(ExchangeMTURequest(clientRxMTU: preferredMTU), expecting: ExchangeMTUResponse.self)
+        let response = try await request(
+            ExchangeMTURequest(clientRxMTU: preferredMTU), expecting: ExchangeMTUResponse.self)
         guard Int(response.serverRxMTU) >= ATTBearer.defaultMTU else {
             // Part F, 3.4.2.2: an Rx MTU below the default leaves ATT_MTU at 23.
-            logger.log(.warning, "handle \(hex(connection, digits: 4)): the server's Rx MTU \(response.serverRxMTU) is below 23; ATT_MTU stays 23")
+            logger.log(
+                .warning,
+                "handle \(hex(connection, digits: 4)): the server's Rx MTU \(response.serverRxMTU) is below 23; ATT_MTU stays 23"
+            )
             return mtu
         }
         mtu = Int(min(preferredMTU, response.serverRxMTU))
@@ -296,7 +322,9 @@ public final class ATTBearer {
             }
         case .multipleHandleValueNotification:
             do {
-                for entry in try MultipleHandleValueNotification(decoding: pdu).entries { onNotification?(entry.handle, entry.value) }
+                for entry in try MultipleHandleValueNotification(decoding: pdu).entries {
+                    onNotification?(entry.handle, entry.value)
+                }
             } catch {
                 discard("a malformed Multiple Handle Value Notification (\(error))")
             }
@@ -327,11 +355,16 @@ public final class ATTBearer {
         try Self.received(type, pdu, on: connection, logger: logger)
     }
 
-    private static func received<PDU: ATTPDU>(_: PDU.Type, _ pdu: ArraySlice<UInt8>, on connection: ConnectionHandle,
-                                              logger: HCILogger) throws(DecodingError) -> PDU {
+    private static func received<PDU: ATTPDU>(
+        _: PDU.Type, _ pdu: ArraySlice<UInt8>, on connection: ConnectionHandle,
+        logger: HCILogger
+    ) throws(DecodingError) -> PDU {
         let (decoded, extra) = try PDU.decodeCountingExtraOctets(pdu)
         if extra > 0 {
-            logger.log(.debug, "handle \(hex(connection, digits: 4)): \(PDU.opcode.name) carries \(extra) octet(s) past its format, ignored: \(pdu.hexDump)")
+            logger.log(
+                .debug,
+                "handle \(hex(connection, digits: 4)): \(PDU.opcode.name) carries \(extra) octet(s) past its format, ignored: \(pdu.hexDump)"
+            )
         }
         return decoded
     }
@@ -346,7 +379,10 @@ public final class ATTBearer {
                 let response = try received(ErrorResponse.self, pdu)
                 guard response.requestOpcode == transaction.requestOpcode else {
                     // Closing ends the outstanding request (and every queued one) with this.
-                    fail(.protocolError("an Error Response for \(response.requestOpcode.name) while \(transaction.requestOpcode.name) was outstanding"))
+                    fail(
+                        .protocolError(
+                            "an Error Response for \(response.requestOpcode.name) while \(transaction.requestOpcode.name) was outstanding"
+                        ))
                     return
                 }
                 complete(.failure(.errorResponse(response)))

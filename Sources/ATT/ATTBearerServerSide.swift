@@ -25,8 +25,11 @@ extension ATTBearer {
         if case let .closed(reason) = state { throw .closed(reason) }
         let confirmed = Expectation<Result<Void, ATTError>>()
         nextID += 1
-        indications.append(Indication(id: nextID, frame: HandleValueIndication(handle: handle, value: value.prefix(mtu - 3)).frame(capacity: mtu),
-                                      confirmed: confirmed))
+        indications.append(
+            Indication(
+                id: nextID,
+                frame: HandleValueIndication(handle: handle, value: value.prefix(mtu - 3)).frame(capacity: mtu),
+                confirmed: confirmed))
         sendNextIndication()
         try await confirmed.value().get()
     }
@@ -44,7 +47,8 @@ extension ATTBearer {
             let id = first.id
             indicationTimer = deadlines.schedule(after: ATTBearer.transactionTimeout) {
                 guard self.indications.first?.id == id else { return }
-                self.logger.log(.error, "handle \(hex(self.connection, digits: 4)): no confirmation of an indication in 30 s")
+                self.logger.log(
+                    .error, "handle \(hex(self.connection, digits: 4)): no confirmation of an indication in 30 s")
                 self.fail(.timeout)
             }
             return

@@ -35,8 +35,10 @@ public final class ATTBearers {
     public var onBearer: ((ATTBearer) -> Void)?
 
     /// Takes over the ATT channel of `channels`.
-    public init(controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager,
-                preferredMTU: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .standardError) {
+    public init(
+        controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager,
+        preferredMTU: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .standardError
+    ) {
         self.controller = controller
         self.channels = channels
         self.connections = connections
@@ -69,8 +71,10 @@ public final class ATTBearers {
             recent = bearer
             return bearer
         }
-        let bearer = ATTBearer(connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger,
-                               serverSlot: serverSlot) { [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
+        let bearer = ATTBearer(
+            connection: handle, preferredMTU: preferredMTU, clock: controller.clock, logger: logger,
+            serverSlot: serverSlot
+        ) { [channels] (frame: consuming OutgoingFrame) throws(HCIError) in
             try channels.send(consume frame, on: .att, handle: handle)
         }
         bearer.onFatalError = { reason in self.drop(handle, because: reason) }

@@ -48,7 +48,9 @@ extension ATTPDU {
     /// a fixed format are ignored and counted (`ByteReader.skipExtraOctets()`). Requests to
     /// our own server stay strict (``init(decoding:)``): the specification answers those with
     /// Invalid PDU.
-    public static func decodeCountingExtraOctets(_ pdu: ArraySlice<UInt8>) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
+    public static func decodeCountingExtraOctets(_ pdu: ArraySlice<UInt8>) throws(DecodingError) -> (
+        pdu: Self, extraOctets: Int
+    ) {
         var reader = try reader(pdu)
         let decoded = try Self(from: &reader)
         return (decoded, reader.skipExtraOctets())
@@ -71,44 +73,58 @@ extension Field where Value == BluetoothUUID {
     /// An attribute type filling the rest of the PDU: 2 octets for a 16-bit UUID, else 16
     /// (ATT has no 32-bit form), least significant first. Another length is an error about
     /// `errorField` (`Read_By_Type_Req attribute type length 0x4`).
-    static func attributeType(_ name: String, errorField: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in
-            let bytes = reader.readRest()
-            guard bytes.count == 2 || bytes.count == 16, let uuid = BluetoothUUID(littleEndianBytes: bytes) else {
-                throw .invalidValue(field: "\(errorField) length", value: UInt64(bytes.count))
-            }
-            return uuid
-        }, write: { message, writer in writer.writeATT(value(message)) })
+    static func attributeType(_ name: String, errorField: String, _ value: @escaping @Sendable (Message) -> Value)
+        -> Field
+    {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                let bytes = reader.readRest()
+                guard bytes.count == 2 || bytes.count == 16, let uuid = BluetoothUUID(littleEndianBytes: bytes) else {
+                    throw .invalidValue(field: "\(errorField) length", value: UInt64(bytes.count))
+                }
+                return uuid
+            }, write: { message, writer in writer.writeATT(value(message)) })
     }
 }
 
 extension Field {
     /// Entries of one fixed size each, repeated to the end of the PDU: at least `minimum`,
     /// and no partial one (both `DecodingError.truncated(needed:available:)`).
-    static func entries<Entry: WireCodable>(_ name: String, size: Int, minimum: Int = 1,
-                                            _ value: @escaping @Sendable (Message) -> Value) -> Field where Value == [Entry] {
-        Field(name, read: { reader throws(DecodingError) in
-            guard reader.count >= size * minimum else { throw .truncated(needed: size * minimum, available: reader.count) }
-            var entries: [Entry] = []
-            while !reader.isAtEnd {
-                var entry = ByteReader(try reader.readBytes(size))
-                entries.append(try Entry(from: &entry))
-            }
-            return entries
-        }, write: { message, writer in for entry in value(message) { entry.encode(to: &writer) } })
+    static func entries<Entry: WireCodable>(
+        _ name: String, size: Int, minimum: Int = 1,
+        _ value: @escaping @Sendable (Message) -> Value
+    ) -> Field where Value == [Entry] {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                guard reader.count >= size * minimum else {
+                    throw .truncated(needed: size * minimum, available: reader.count)
+                }
+                var entries: [Entry] = []
+                while !reader.isAtEnd {
+                    var entry = ByteReader(try reader.readBytes(size))
+                    entries.append(try Entry(from: &entry))
+                }
+                return entries
+            }, write: { message, writer in for entry in value(message) { entry.encode(to: &writer) } })
     }
 
     /// Entries that each say how long they are, repeated to the end of the PDU (at least
     /// one, of at least `minimumSize` octets): a Read Multiple Variable response or a
     /// Multiple Handle Value Notification.
-    static func selfDelimitedEntries<Entry: WireCodable>(_ name: String, minimumSize: Int,
-                                                         _ value: @escaping @Sendable (Message) -> Value) -> Field where Value == [Entry] {
-        Field(name, read: { reader throws(DecodingError) in
-            guard !reader.isAtEnd else { throw .truncated(needed: minimumSize, available: 0) }
-            var entries: [Entry] = []
-            while !reader.isAtEnd { entries.append(try Entry(from: &reader)) }
-            return entries
-        }, write: { message, writer in for entry in value(message) { entry.encode(to: &writer) } })
+    static func selfDelimitedEntries<Entry: WireCodable>(
+        _ name: String, minimumSize: Int,
+        _ value: @escaping @Sendable (Message) -> Value
+    ) -> Field where Value == [Entry] {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                guard !reader.isAtEnd else { throw .truncated(needed: minimumSize, available: 0) }
+                var entries: [Entry] = []
+                while !reader.isAtEnd { entries.append(try Entry(from: &reader)) }
+                return entries
+            }, write: { message, writer in for entry in value(message) { entry.encode(to: &writer) } })
     }
 }
 
@@ -124,26 +140,35 @@ extension Field {
     /// `header` octets of fixed fields and a value of Length - `header` octets. Encoding
     /// traps unless every value has one length, at most `maximumValueLength`. A Length
     /// shorter than the fixed fields is an error about `errorField`.
-    static func uniformEntries<Entry: UniformLengthEntry>(_ name: String, header: Int, maximumValueLength: Int, errorField: String,
-                                                          _ value: @escaping @Sendable (Message) -> Value) -> Field where Value == [Entry] {
-        Field(name, read: { reader throws(DecodingError) in
-            let length = Int(try reader.readUInt8())
-            guard length >= header else { throw .invalidValue(field: "\(errorField) length", value: UInt64(length)) }
-            guard !reader.isAtEnd else { throw .truncated(needed: length, available: 0) }
-            var entries: [Entry] = []
-            while !reader.isAtEnd {
-                var entry = ByteReader(try reader.readBytes(length))
-                entries.append(try Entry(from: &entry))
-            }
-            return entries
-        }, write: { message, writer in
-            let entries = value(message)
-            let valueLength = entries.first?.value.count ?? 0
-            precondition(entries.allSatisfy { $0.value.count == valueLength }, "\(name): every value must have one length")
-            precondition(valueLength <= maximumValueLength, "\(name): a value is at most \(maximumValueLength) bytes")
-            writer.write(UInt8(header + valueLength))
-            for entry in entries { entry.encode(to: &writer) }
-        })
+    static func uniformEntries<Entry: UniformLengthEntry>(
+        _ name: String, header: Int, maximumValueLength: Int, errorField: String,
+        _ value: @escaping @Sendable (Message) -> Value
+    ) -> Field where Value == [Entry] {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                let length = Int(try reader.readUInt8())
+                guard length >= header else {
+                    throw .invalidValue(field: "\(errorField) length", value: UInt64(length))
+                }
+                guard !reader.isAtEnd else { throw .truncated(needed: length, available: 0) }
+                var entries: [Entry] = []
+                while !reader.isAtEnd {
+                    var entry = ByteReader(try reader.readBytes(length))
+                    entries.append(try Entry(from: &entry))
+                }
+                return entries
+            },
+            write: { message, writer in
+                let entries = value(message)
+                let valueLength = entries.first?.value.count ?? 0
+                precondition(
+                    entries.allSatisfy { $0.value.count == valueLength }, "\(name): every value must have one length")
+                precondition(
+                    valueLength <= maximumValueLength, "\(name): a value is at most \(maximumValueLength) bytes")
+                writer.write(UInt8(header + valueLength))
+                for entry in entries { entry.encode(to: &writer) }
+            })
     }
 }
 

@@ -67,7 +67,8 @@ public enum AdvertisementDecoder {
     /// The formats, tried in this order: the service-data formats with an assigned UUID
     /// first, the ones recognised from manufacturer data and names last.
     enum Format: CaseIterable {
-        case bthomeV2, bthomeV1, miBeacon, thermometerFirmware, qingping, eddystone, switchBot, ruuvi, iBeacon, govee, inkbird
+        case bthomeV2, bthomeV1, miBeacon, thermometerFirmware, qingping, eddystone, switchBot, ruuvi, iBeacon, govee,
+            inkbird
 
         /// The format's decoder: nil when the advertisement is not of this format.
         func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
@@ -95,8 +96,10 @@ public enum AdvertisementDecoder {
     /// - Throws: ``AdvertisementError``: no known format, a malformed payload, a missing or
     ///   wrong key. When a format claims the advertisement and fails, its error is thrown
     ///   unless another format decodes it.
-    public static func decode(_ advertisement: AdvertisingData, address: BluetoothAddress? = nil,
-                              key: [UInt8]? = nil) throws(AdvertisementError) -> DecodedAdvertisement {
+    public static func decode(
+        _ advertisement: AdvertisingData, address: BluetoothAddress? = nil,
+        key: [UInt8]? = nil
+    ) throws(AdvertisementError) -> DecodedAdvertisement {
         let input = AdvertisementInput(data: advertisement, address: address, key: key)
         var firstError: AdvertisementError?
         for format in Format.allCases {
@@ -112,8 +115,10 @@ public enum AdvertisementDecoder {
     }
 
     /// Decodes advertising bytes as sent (AD structures: length, type, data).
-    public static func decode(bytes: [UInt8], address: BluetoothAddress? = nil,
-                              key: [UInt8]? = nil) throws(AdvertisementError) -> DecodedAdvertisement {
+    public static func decode(
+        bytes: [UInt8], address: BluetoothAddress? = nil,
+        key: [UInt8]? = nil
+    ) throws(AdvertisementError) -> DecodedAdvertisement {
         try decode(AdvertisingData(parsing: bytes), address: address, key: key)
     }
 }

@@ -33,7 +33,9 @@ public enum AdvertisementLine {
         }
         do throws(AdvertisementError) {
             let decoded = try AdvertisementDecoder.decode(data, address: address, key: key)
-            var text = "{\"address\":" + JSONText.quoted(shown) + ",\"format\":" + JSONText.quoted(decoded.format) + ",\"values\":"
+            var text =
+                "{\"address\":" + JSONText.quoted(shown) + ",\"format\":" + JSONText.quoted(decoded.format)
+                + ",\"values\":"
             JSONText.write(.object(decoded.values), to: &text)
             return text + "}"
         } catch {

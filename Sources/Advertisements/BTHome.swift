@@ -14,7 +14,8 @@ enum BTHome {
         guard let payload = input.serviceData(0xFCD2) else { return nil }
         guard let info = payload.first else { throw .malformed(format: v2Format, reason: "no device information byte") }
         guard info >> 5 == 2 else {
-            throw .unsupported(format: v2Format, reason: "the device information byte says BTHome version \(info >> 5), not 2")
+            throw .unsupported(
+                format: v2Format, reason: "the device information byte says BTHome version \(info >> 5), not 2")
         }
         var collector = ValueCollector()
         var objects = Array(payload.dropFirst())
@@ -22,12 +23,16 @@ enum BTHome {
             let key = try input.requireKey(v2Format)
             let mac = try input.requireAddress(v2Format)
             guard objects.count >= 8 else {
-                throw .malformed(format: v2Format, reason: "an encrypted payload needs a 4-byte counter and a 4-byte MIC")
+                throw .malformed(
+                    format: v2Format, reason: "an encrypted payload needs a 4-byte counter and a 4-byte MIC")
             }
             let counter = Array(objects[(objects.count - 8)..<(objects.count - 4)])
             let nonce = mac + [0xD2, 0xFC, info] + counter
-            guard let plaintext = aesCCMDecrypt(key: key, nonce: nonce, ciphertext: Array(objects.dropLast(8)),
-                                                tag: Array(objects.suffix(4))) else {
+            guard
+                let plaintext = aesCCMDecrypt(
+                    key: key, nonce: nonce, ciphertext: Array(objects.dropLast(8)),
+                    tag: Array(objects.suffix(4)))
+            else {
                 throw .authenticationFailed(format: v2Format)
             }
             objects = plaintext
@@ -53,17 +58,23 @@ enum BTHome {
             let value: ArraySlice<UInt8>
             if let width = kind.fixedWidth {
                 guard index + width <= bytes.count else {
-                    throw .malformed(format: v2Format, reason: "object \(hexByte(id)) needs \(width) byte(s), \(bytes.count - index) left")
+                    throw .malformed(
+                        format: v2Format,
+                        reason: "object \(hexByte(id)) needs \(width) byte(s), \(bytes.count - index) left")
                 }
                 value = bytes[index..<(index + width)]
                 index += width
             } else {
-                guard index < bytes.count else { throw .malformed(format: v2Format, reason: "object \(hexByte(id)) has no length byte") }
+                guard index < bytes.count else {
+                    throw .malformed(format: v2Format, reason: "object \(hexByte(id)) has no length byte")
+                }
                 // Text and raw: a length octet. A command: its arguments' length in the low
                 // five bits, then the opcode and the arguments.
                 let length = Int(kind.isCommand ? (bytes[index] & 0x1F) + 1 : bytes[index])
                 guard index + 1 + length <= bytes.count else {
-                    throw .malformed(format: v2Format, reason: "object \(hexByte(id)) claims \(length) byte(s), \(bytes.count - index - 1) left")
+                    throw .malformed(
+                        format: v2Format,
+                        reason: "object \(hexByte(id)) claims \(length) byte(s), \(bytes.count - index - 1) left")
                 }
                 value = bytes[(index + 1)..<(index + 1 + length)]
                 index += 1 + length
@@ -79,7 +90,9 @@ enum BTHome {
         case let .binary(name): collector.add(name, .bool(value.first.map { $0 != 0 } ?? false))
         case .button:
             let event = value.first ?? 0
-            if event == 0 { collector.claim("button") } else {
+            if event == 0 {
+                collector.claim("button")
+            } else {
                 collector.add("button", .string(BTHomeObjects.buttonEvents[event] ?? "unknown_\(hexByte(event))"))
             }
         case .dimmer:
@@ -96,7 +109,8 @@ enum BTHome {
         case .text: collector.add("text", .string(String(decoding: value, as: UTF8.self)))
         case .raw: collector.add("raw", .string(Bytes.hex(value)))
         case .deviceTypeID: collector.addExtra("device_type_id", .integer(Bytes.le(value)))
-        case .firmware: collector.addExtra("firmware_version", .string(value.reversed().map(String.init).joined(separator: ".")))
+        case .firmware:
+            collector.addExtra("firmware_version", .string(value.reversed().map(String.init).joined(separator: ".")))
         }
     }
 
@@ -110,11 +124,15 @@ enum BTHome {
             let key = try input.requireKey(v1Format)
             let mac = try input.requireAddress(v1Format)
             guard sealed.count >= 8 else {
-                throw .malformed(format: v1Format, reason: "an encrypted payload needs a 4-byte counter and a 4-byte MIC")
+                throw .malformed(
+                    format: v1Format, reason: "an encrypted payload needs a 4-byte counter and a 4-byte MIC")
             }
             let counter = Array(sealed[(sealed.count - 8)..<(sealed.count - 4)])
-            guard let plaintext = aesCCMDecrypt(key: key, nonce: mac + [0x1E, 0x18] + counter, ciphertext: Array(sealed.dropLast(8)),
-                                                tag: Array(sealed.suffix(4)), associatedData: [0x11]) else {
+            guard
+                let plaintext = aesCCMDecrypt(
+                    key: key, nonce: mac + [0x1E, 0x18] + counter, ciphertext: Array(sealed.dropLast(8)),
+                    tag: Array(sealed.suffix(4)), associatedData: [0x11])
+            else {
                 throw .authenticationFailed(format: v1Format)
             }
             objects = plaintext
@@ -135,14 +153,18 @@ enum BTHome {
             let header = bytes[index]
             let length = Int(header & 0x1F), format = header >> 5
             guard length >= 1, index + 1 + length <= bytes.count else {
-                throw .malformed(format: v1Format, reason: "object at offset \(index) claims \(length) byte(s), \(bytes.count - index - 1) left")
+                throw .malformed(
+                    format: v1Format,
+                    reason: "object at offset \(index) claims \(length) byte(s), \(bytes.count - index - 1) left")
             }
             let id = bytes[index + 1]
             let value = bytes[(index + 2)..<(index + 1 + length)]
             index += 1 + length
             switch format {
             case 3:
-                collector.add(id == 0x54 ? "raw" : "text", id == 0x54 ? .string(Bytes.hex(value)) : .string(String(decoding: value, as: UTF8.self)))
+                collector.add(
+                    id == 0x54 ? "raw" : "text",
+                    id == 0x54 ? .string(Bytes.hex(value)) : .string(String(decoding: value, as: UTF8.self)))
                 continue
             case 4:
                 if value.count == 6 { collector.addExtra("mac", .string(Bytes.address(value.reversed()))) }
@@ -157,12 +179,16 @@ enum BTHome {
             case let .number(field):
                 if format == 2 {
                     guard let float = floatValue(value) else {
-                        throw .malformed(format: v1Format, reason: "object \(hexByte(id)): a float of \(value.count) byte(s)")
+                        throw .malformed(
+                            format: v1Format, reason: "object \(hexByte(id)): a float of \(value.count) byte(s)")
                     }
-                    collector.add(field.name, .number(DecimalNumber(rounding: float * scale(field), places: max(2, -field.exponent))))
+                    collector.add(
+                        field.name,
+                        .number(DecimalNumber(rounding: float * scale(field), places: max(2, -field.exponent))))
                 } else {
                     guard (1...8).contains(value.count) else {
-                        throw .malformed(format: v1Format, reason: "object \(hexByte(id)): an integer of \(value.count) byte(s)")
+                        throw .malformed(
+                            format: v1Format, reason: "object \(hexByte(id)): an integer of \(value.count) byte(s)")
                     }
                     let raw = Bytes.integer(value, signed: format == 1, littleEndian: true)
                     collector.add(field.name, .scaled(raw, multiplier: field.multiplier, exponent: field.exponent))

@@ -16,8 +16,10 @@ struct NumericField: Sendable {
     /// Least significant octet first (most formats), else most significant first.
     let littleEndian: Bool
 
-    init(_ name: String, width: Int, signed: Bool = false, multiplier: Int64 = 1, exponent: Int = 0,
-         littleEndian: Bool = true) {
+    init(
+        _ name: String, width: Int, signed: Bool = false, multiplier: Int64 = 1, exponent: Int = 0,
+        littleEndian: Bool = true
+    ) {
         self.name = name
         self.width = width
         self.signed = signed

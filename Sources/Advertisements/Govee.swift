@@ -29,18 +29,30 @@ enum Govee {
     }
 
     static let models: [Model] = [
-        Model(name: "H5072/H5075", company: 0xEC88, length: 6, layout: .packed(offset: 1, battery: 4), needsGoveeMark: false),
-        Model(name: "H5074", company: 0xEC88, length: 7, layout: .pair(temperature: 1, humidity: 3, battery: 5), needsGoveeMark: false),
-        Model(name: "H5051", company: 0xEC88, length: 9, layout: .pair(temperature: 1, humidity: 3, battery: 5), needsGoveeMark: false),
-        Model(name: "H5101/H5102/H5177", company: 0x0001, length: 6, layout: .packed(offset: 2, battery: 5), needsGoveeMark: true),
-        Model(name: "H5179", company: 0x8801, length: 9, layout: .pair(temperature: 4, humidity: 6, battery: 8), needsGoveeMark: false),
+        Model(
+            name: "H5072/H5075", company: 0xEC88, length: 6, layout: .packed(offset: 1, battery: 4),
+            needsGoveeMark: false),
+        Model(
+            name: "H5074", company: 0xEC88, length: 7, layout: .pair(temperature: 1, humidity: 3, battery: 5),
+            needsGoveeMark: false),
+        Model(
+            name: "H5051", company: 0xEC88, length: 9, layout: .pair(temperature: 1, humidity: 3, battery: 5),
+            needsGoveeMark: false),
+        Model(
+            name: "H5101/H5102/H5177", company: 0x0001, length: 6, layout: .packed(offset: 2, battery: 5),
+            needsGoveeMark: true),
+        Model(
+            name: "H5179", company: 0x8801, length: 9, layout: .pair(temperature: 4, humidity: 6, battery: 8),
+            needsGoveeMark: false),
     ]
 
     static func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
         for model in models {
             guard let data = input.manufacturerData(model.company), data.count == model.length else { continue }
             let name = modelName(input.data.localName)
-            if model.needsGoveeMark && name == nil && !input.data.serviceUUIDs.contains(BluetoothUUIDs.govee) { continue }
+            if model.needsGoveeMark && name == nil && !input.data.serviceUUIDs.contains(BluetoothUUIDs.govee) {
+                continue
+            }
             // A name saying another family than this row's: leave it to that row (H5106 and
             // H5178 share H5102's company and length with other readings).
             if let name, model.needsGoveeMark, !model.name.contains(name) { continue }
@@ -54,7 +66,8 @@ enum Govee {
                 collector.add("humidity", .scaled(magnitude % 1000, exponent: -1))
                 collector.add("battery", .integer(data[battery]))
             case let .pair(temperature, humidity, battery):
-                collector.add("temperature", .scaled(Bytes.leSigned(data[temperature..<(temperature + 2)]), exponent: -2))
+                collector.add(
+                    "temperature", .scaled(Bytes.leSigned(data[temperature..<(temperature + 2)]), exponent: -2))
                 collector.add("humidity", .scaled(Bytes.le(data[humidity..<(humidity + 2)]), exponent: -2))
                 collector.add("battery", .integer(data[battery]))
             }
@@ -67,7 +80,8 @@ enum Govee {
     /// `H5075` out of `GVH5075_CB9B`, `Govee_H5074_1234` or `B5178C545`: an `H` or `B`, then
     /// four digits.
     static func modelName(_ localName: String?) -> String? {
-        guard let localName, localName.hasPrefix("GV") || localName.hasPrefix("Govee") || localName.hasPrefix("B5") else { return nil }
+        guard let localName, localName.hasPrefix("GV") || localName.hasPrefix("Govee") || localName.hasPrefix("B5")
+        else { return nil }
         let characters = Array(localName)
         for start in characters.indices where characters[start] == "H" || characters[start] == "B" {
             let digits = characters[(start + 1)...].prefix(4)

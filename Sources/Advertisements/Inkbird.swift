@@ -17,7 +17,8 @@ enum Inkbird {
         if name == "sps" || name == "tps" {
             // The temperature sits where the company identifier belongs: the raw structure.
             guard let raw = input.data.structures.first(where: { $0.type == ADType.manufacturerSpecificData })?.data,
-                  raw.count == 9 else { return nil }
+                raw.count == 9
+            else { return nil }
             var collector = ValueCollector()
             collector.add("temperature", .scaled(Bytes.leSigned(raw[0..<2]), exponent: -2))
             if name == "sps" { collector.add("humidity", .scaled(Bytes.le(raw[2..<4]), exponent: -2)) }
@@ -27,7 +28,8 @@ enum Inkbird {
             return collector.finished(format)
         }
         guard let data = input.manufacturerData(0x2449), data.count >= 9,
-              name?.hasPrefix("ITH-") == true || input.data.serviceUUIDs.contains(BluetoothUUIDs.inkbird) else { return nil }
+            name?.hasPrefix("ITH-") == true || input.data.serviceUUIDs.contains(BluetoothUUIDs.inkbird)
+        else { return nil }
         var collector = ValueCollector()
         collector.add("temperature", .scaled(Bytes.leSigned(data[4..<6]), exponent: -1))
         collector.add("humidity", .scaled(Bytes.le(data[6..<8]), exponent: -1))

@@ -37,20 +37,22 @@ enum MiBeacon {
     /// Object types (Xiaomi's object definition; 0x100D, 0x1014–0x101B and the v5 «spec»
     /// objects 0x4803, 0x4C01, 0x4C02, 0x4C08 as sensors send them).
     static let objects: [UInt16: ObjectKind] = [
-        0x0007: .door([0x00: "open", 0x01: "closed", 0x02: "timeout_not_closed", 0x03: "knock", 0x04: "pried", 0x05: "stuck"]),
+        0x0007: .door([
+            0x00: "open", 0x01: "closed", 0x02: "timeout_not_closed", 0x03: "knock", 0x04: "pried", 0x05: "stuck",
+        ]),
         0x000F: .motionWithIlluminance,
         0x1001: .button,
-        0x1004: .fields([f("temperature", 2, signed: true, -1)]),              // °C
-        0x1006: .fields([f("humidity", 2, -1)]),                                // %
-        0x1007: .fields([f("illuminance", 3)]),                                 // lx
-        0x1008: .fields([f("moisture", 1)]),                                    // %
-        0x1009: .fields([f("conductivity", 2)]),                                // µS/cm
-        0x100A: .fields([f("battery", 1)]),                                     // %
+        0x1004: .fields([f("temperature", 2, signed: true, -1)]),  // °C
+        0x1006: .fields([f("humidity", 2, -1)]),  // %
+        0x1007: .fields([f("illuminance", 3)]),  // lx
+        0x1008: .fields([f("moisture", 1)]),  // %
+        0x1009: .fields([f("conductivity", 2)]),  // µS/cm
+        0x100A: .fields([f("battery", 1)]),  // %
         0x100D: .fields([f("temperature", 2, signed: true, -1), f("humidity", 2, -1)]),
         0x100F: .door([0x00: "open", 0x01: "closed"]),
-        0x1010: .fields([f("formaldehyde", 2, -2)]),                            // mg/m³
+        0x1010: .fields([f("formaldehyde", 2, -2)]),  // mg/m³
         0x1012: .binary("power_on"),
-        0x1013: .fields([f("consumable", 1)]),                                  // %
+        0x1013: .fields([f("consumable", 1)]),  // %
         0x1014: .binary("moisture_detected"),
         0x1015: .binary("smoke"),
         0x1017: .noMotionTime,
@@ -73,7 +75,9 @@ enum MiBeacon {
 
     static func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
         guard let payload = input.serviceData(0xFE95) else { return nil }
-        guard payload.count >= 5 else { throw .malformed(format: format, reason: "\(payload.count) byte(s), at least 5 needed") }
+        guard payload.count >= 5 else {
+            throw .malformed(format: format, reason: "\(payload.count) byte(s), at least 5 needed")
+        }
         let control = UInt16(payload[0]) | UInt16(payload[1]) << 8
         let version = Int(control >> 12)
         let productID = UInt16(Bytes.le(payload[2..<4]))
@@ -84,7 +88,9 @@ enum MiBeacon {
         collector.add("packet_counter", .integer(frameCounter))
         var index = 5
         func take(_ count: Int, _ what: String) throws(AdvertisementError) -> ArraySlice<UInt8> {
-            guard index + count <= payload.count else { throw .malformed(format: format, reason: "the \(what) runs past the end") }
+            guard index + count <= payload.count else {
+                throw .malformed(format: format, reason: "the \(what) runs past the end")
+            }
             defer { index += count }
             return payload[index..<(index + count)]
         }
@@ -100,7 +106,8 @@ enum MiBeacon {
         var objects = Array(payload[index...])
         if control & 0x08 != 0 {
             guard version >= 4 else {
-                throw .unsupported(format: format, reason: "MiBeacon v\(version) legacy encryption is not decoded (only v4 and v5)")
+                throw .unsupported(
+                    format: format, reason: "MiBeacon v\(version) legacy encryption is not decoded (only v4 and v5)")
             }
             let key = try input.requireKey(format)
             let nonceMAC: [UInt8]
@@ -110,8 +117,11 @@ enum MiBeacon {
             }
             let counter = Array(objects[(objects.count - 7)..<(objects.count - 4)])
             let nonce = nonceMAC + Array(payload[2..<4]) + [frameCounter] + counter
-            guard let plaintext = aesCCMDecrypt(key: key, nonce: nonce, ciphertext: Array(objects.dropLast(7)),
-                                                tag: Array(objects.suffix(4)), associatedData: [0x11]) else {
+            guard
+                let plaintext = aesCCMDecrypt(
+                    key: key, nonce: nonce, ciphertext: Array(objects.dropLast(7)),
+                    tag: Array(objects.suffix(4)), associatedData: [0x11])
+            else {
                 throw .authenticationFailed(format: format)
             }
             objects = plaintext
@@ -125,16 +135,21 @@ enum MiBeacon {
     static func parseObjects(_ bytes: [UInt8], into collector: inout ValueCollector) throws(AdvertisementError) {
         var index = 0
         while index < bytes.count {
-            guard index + 3 <= bytes.count else { throw .malformed(format: format, reason: "an object header runs past the end") }
+            guard index + 3 <= bytes.count else {
+                throw .malformed(format: format, reason: "an object header runs past the end")
+            }
             let type = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
             let length = Int(bytes[index + 2])
             guard index + 3 + length <= bytes.count else {
-                throw .malformed(format: format, reason: "object \(String(format4: type)) claims \(length) byte(s), \(bytes.count - index - 3) left")
+                throw .malformed(
+                    format: format,
+                    reason: "object \(String(format4: type)) claims \(length) byte(s), \(bytes.count - index - 3) left")
             }
             let data = bytes[(index + 3)..<(index + 3 + length)]
             index += 3 + length
             guard let kind = objects[type] else {
-                collector.addExtra("object_" + Bytes.hex([UInt8(type >> 8), UInt8(type & 0xFF)]), .string(Bytes.hex(data)))
+                collector.addExtra(
+                    "object_" + Bytes.hex([UInt8(type >> 8), UInt8(type & 0xFF)]), .string(Bytes.hex(data)))
                 continue
             }
             add(kind, data, to: &collector)

@@ -20,14 +20,14 @@ enum Qingping {
 
     static let objects: [UInt8: ObjectKind] = [
         0x01: .fields([f("temperature", 2, signed: true, -1), f("humidity", 2, -1)]),  // °C, %
-        0x02: .fields([f("battery", 1)]),                                              // %
-        0x07: .fields([f("pressure", 2, -1)]),                                         // hPa
-        0x08: .motionWithIlluminance,                                                  // lx
-        0x09: .fields([f("illuminance", 4)]),                                          // lx
+        0x02: .fields([f("battery", 1)]),  // %
+        0x07: .fields([f("pressure", 2, -1)]),  // hPa
+        0x08: .motionWithIlluminance,  // lx
+        0x09: .fields([f("illuminance", 4)]),  // lx
         0x0F: .fields([f("packet_counter", 1)]),
         0x11: .binary("light"),
-        0x12: .fields([f("pm25", 2), f("pm10", 2)]),                                   // µg/m³
-        0x13: .fields([f("co2", 2)]),                                                  // ppm
+        0x12: .fields([f("pm25", 2), f("pm10", 2)]),  // µg/m³
+        0x13: .fields([f("co2", 2)]),  // ppm
     ]
 
     /// Device types and model names.
@@ -38,17 +38,23 @@ enum Qingping {
 
     static func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
         guard let payload = input.serviceData(0xFDCD) else { return nil }
-        guard payload.count >= 8 else { throw .malformed(format: format, reason: "\(payload.count) byte(s), at least 8 needed") }
+        guard payload.count >= 8 else {
+            throw .malformed(format: format, reason: "\(payload.count) byte(s), at least 8 needed")
+        }
         var collector = ValueCollector()
         collector.addExtra("device_type", .integer(payload[1]))
         if let model = models[payload[1]] { collector.addExtra("model", .string(model)) }
         collector.addExtra("mac", .string(Bytes.address(payload[2..<8].reversed())))
         var index = 8
         while index < payload.count {
-            guard index + 2 <= payload.count else { throw .malformed(format: format, reason: "an object header runs past the end") }
+            guard index + 2 <= payload.count else {
+                throw .malformed(format: format, reason: "an object header runs past the end")
+            }
             let id = payload[index], length = Int(payload[index + 1])
             guard index + 2 + length <= payload.count else {
-                throw .malformed(format: format, reason: "object \(hexByte(id)) claims \(length) byte(s), \(payload.count - index - 2) left")
+                throw .malformed(
+                    format: format,
+                    reason: "object \(hexByte(id)) claims \(length) byte(s), \(payload.count - index - 2) left")
             }
             let data = payload[(index + 2)..<(index + 2 + length)]
             index += 2 + length

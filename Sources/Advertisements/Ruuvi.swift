@@ -8,10 +8,14 @@ enum Ruuvi {
         guard let data = input.manufacturerData(0x0499), let version = data.first else { return nil }
         switch version {
         case 3:
-            guard data.count >= 14 else { throw .malformed(format: "ruuvi-v3", reason: "\(data.count) byte(s), 14 needed") }
+            guard data.count >= 14 else {
+                throw .malformed(format: "ruuvi-v3", reason: "\(data.count) byte(s), 14 needed")
+            }
             return v3(data)
         case 5:
-            guard data.count >= 24 else { throw .malformed(format: "ruuvi-v5", reason: "\(data.count) byte(s), 24 needed") }
+            guard data.count >= 24 else {
+                throw .malformed(format: "ruuvi-v5", reason: "\(data.count) byte(s), 24 needed")
+            }
             return v5(data)
         default:
             throw .unsupported(format: "ruuvi", reason: "data format \(version) is not decoded (only 3 and 5)")
@@ -42,12 +46,15 @@ enum Ruuvi {
             raw == unavailable ? .null : make(raw)
         }
         let temperature = Bytes.beSigned(d[1..<3])
-        collector.add("temperature", value(temperature, unavailable: -32768) { .scaled($0, multiplier: 5, exponent: -3) })
-        collector.add("humidity", value(Bytes.be(d[3..<5]), unavailable: 0xFFFF) { .scaled($0, multiplier: 25, exponent: -4) })
+        collector.add(
+            "temperature", value(temperature, unavailable: -32768) { .scaled($0, multiplier: 5, exponent: -3) })
+        collector.add(
+            "humidity", value(Bytes.be(d[3..<5]), unavailable: 0xFFFF) { .scaled($0, multiplier: 25, exponent: -4) })
         collector.add("pressure", value(Bytes.be(d[5..<7]), unavailable: 0xFFFF) { .scaled($0 + 50_000, exponent: -2) })
         for (axis, offset) in [("x", 7), ("y", 9), ("z", 11)] {
-            collector.add("acceleration_" + axis,
-                          value(Bytes.beSigned(d[offset..<(offset + 2)]), unavailable: -32768) { .scaled($0, exponent: -3) })
+            collector.add(
+                "acceleration_" + axis,
+                value(Bytes.beSigned(d[offset..<(offset + 2)]), unavailable: -32768) { .scaled($0, exponent: -3) })
         }
         let power = Bytes.be(d[13..<15])
         collector.add("voltage", value(power >> 5, unavailable: 2047) { .scaled($0 + 1600, exponent: -3) })

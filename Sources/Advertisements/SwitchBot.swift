@@ -7,17 +7,23 @@ enum SwitchBot {
     static let format = "switchbot"
 
     static func decode(_ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement? {
-        guard let data = input.serviceData(0xFD3D) ?? input.serviceData(0x0D00), let first = data.first else { return nil }
+        guard let data = input.serviceData(0xFD3D) ?? input.serviceData(0x0D00), let first = data.first else {
+            return nil
+        }
         let type = first & 0x7F
-        let models: [UInt8: String] = [0x54: "meter", 0x74: "meter", 0x69: "meter_plus", 0x64: "contact_sensor", 0x44: "contact_sensor",
-                                       0x73: "motion_sensor", 0x53: "motion_sensor"]
+        let models: [UInt8: String] = [
+            0x54: "meter", 0x74: "meter", 0x69: "meter_plus", 0x64: "contact_sensor", 0x44: "contact_sensor",
+            0x73: "motion_sensor", 0x53: "motion_sensor",
+        ]
         guard let model = models[type] else { return nil }
         // Bit 7 says «encrypted» on the contact and motion sensors; the Meter's page calls it reserved.
         guard first & 0x80 == 0 || model.hasPrefix("meter") else {
             throw .unsupported(format: format, reason: "encrypted SwitchBot advertisements are not decoded")
         }
         let needed = model == "contact_sensor" ? 9 : 6
-        guard data.count >= needed else { throw .malformed(format: format, reason: "\(model): \(data.count) byte(s), \(needed) needed") }
+        guard data.count >= needed else {
+            throw .malformed(format: format, reason: "\(model): \(data.count) byte(s), \(needed) needed")
+        }
         var collector = ValueCollector()
         collector.addExtra("model", .string(model))
         collector.add("battery", .integer(data[2] & 0x7F))
@@ -40,7 +46,8 @@ enum SwitchBot {
             collector.addExtra("door", .string(doors[door] ?? "unknown_\(door)"))
             collector.add("light", .bool(data[3] & 0x01 != 0))
             collector.addExtra("seconds_since_motion", .integer(Int64(data[3] >> 7) << 16 | Bytes.be(data[4..<6])))
-            collector.addExtra("seconds_since_door_change", .integer(Int64((data[3] >> 6) & 1) << 16 | Bytes.be(data[6..<8])))
+            collector.addExtra(
+                "seconds_since_door_change", .integer(Int64((data[3] >> 6) & 1) << 16 | Bytes.be(data[6..<8])))
             collector.addExtra("entrance_count", .integer(data[8] >> 6))
             collector.addExtra("exit_count", .integer((data[8] >> 4) & 0x03))
             collector.addExtra("button_count", .integer(data[8] & 0x0F))

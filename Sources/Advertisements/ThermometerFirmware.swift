@@ -57,14 +57,19 @@ enum ThermometerFirmware {
         collector.addExtra("trigger_output", .bool(flags & 0x02 != 0))
     }
 
-    private static func encrypted(_ p: [UInt8], _ input: AdvertisementInput) throws(AdvertisementError) -> DecodedAdvertisement {
+    private static func encrypted(_ p: [UInt8], _ input: AdvertisementInput) throws(AdvertisementError)
+        -> DecodedAdvertisement
+    {
         let format = p.count == 11 ? "pvvx" : "atc1441"
         let key = try input.requireKey(format)
         let mac = try input.requireAddress(format)
         let header: [UInt8] = [UInt8(p.count + 3), 0x16, 0x1A, 0x18]
         let nonce = Array(mac.reversed()) + header + [p[0]]
-        guard let plain = aesCCMDecrypt(key: key, nonce: nonce, ciphertext: Array(p[1..<(p.count - 4)]), tag: Array(p.suffix(4)),
-                                        associatedData: [0x11]) else {
+        guard
+            let plain = aesCCMDecrypt(
+                key: key, nonce: nonce, ciphertext: Array(p[1..<(p.count - 4)]), tag: Array(p.suffix(4)),
+                associatedData: [0x11])
+        else {
             throw .authenticationFailed(format: format)
         }
         var collector = ValueCollector()

@@ -7,7 +7,9 @@ import HCI
 /// cancels that operation (dropped if still queued, stopped if running).
 extension Bluejay {
     /// Connects; returns the peripheral.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none) async throws -> PeripheralIdentifier {
+    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none) async throws
+        -> PeripheralIdentifier
+    {
         try await awaiting { done in
             connect(peripheralIdentifier, timeout: timeout) { result in
                 switch result {
@@ -34,7 +36,9 @@ extension Bluejay {
     }
 
     /// Reads and decodes a characteristic.
-    public func read<R: Receivable & Sendable>(from characteristicIdentifier: CharacteristicIdentifier) async throws -> R {
+    public func read<R: Receivable & Sendable>(from characteristicIdentifier: CharacteristicIdentifier) async throws
+        -> R
+    {
         try await awaiting { done in
             read(from: characteristicIdentifier) { (result: ReadResult<R>) in
                 switch result {
@@ -47,7 +51,9 @@ extension Bluejay {
     }
 
     /// Writes a value.
-    public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws {
+    public func write<S: BluejaySendable>(
+        to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse
+    ) async throws {
         try await awaiting { (done: @escaping (Result<Void, any Error>) -> Void) in
             write(to: characteristicIdentifier, value: value, type: type) { result in
                 switch result {
@@ -75,7 +81,9 @@ extension Bluejay {
     /// Runs `backgroundTask` with a ``SynchronizedPeripheral`` on a thread of its own, as
     /// the callback `run(backgroundTask:completionOnMainThread:)` does,
     /// and returns what it returns. The task holds the queue until it ends.
-    public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result) async throws -> Result {
+    public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result)
+        async throws -> Result
+    {
         try await awaiting { done in
             run(backgroundTask: backgroundTask) { (result: RunResult<Result>) in
                 switch result {
@@ -99,7 +107,8 @@ extension Bluejay {
     public func readRSSI() async throws -> Int {
         let (host, connection) = try linkForRSSI()
         let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
-            do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
+            do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch
+            { return .failure(error) }
         }.value
         switch result {
         case let .success(rssi): return Int(rssi)
@@ -126,11 +135,14 @@ extension Bluejay {
     /// the listen fails or the link goes. At most ``StartOptions/listenBufferLimit`` values
     /// wait for the iteration: one more and, after those, the sequence ends with
     /// ``BluejayError/listenOverflow(_:limit:)`` and the listen is turned off.
-    public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier) -> AsyncThrowingStream<R, any Error> {
+    public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier)
+        -> AsyncThrowingStream<R, any Error>
+    {
         let limit = core.read(\.listenBufferLimit)
         let (stream, feed) = AsyncThrowingStream.makeStream(of: R.self, bufferingPolicy: .bufferingOldest(limit))
         let tag = StopFlag()
-        listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) { [weak self] (result: ReadResult<R>) in
+        listen(to: characteristicIdentifier, multipleListenOption: .replaceable, tag: tag) {
+            [weak self] (result: ReadResult<R>) in
             switch result {
             case let .success(value):
                 guard case .dropped = feed.yield(value) else { return }
@@ -150,16 +162,21 @@ extension Bluejay {
 
     /// Discoveries as they come, for `duration` seconds (0: until the iteration stops);
     /// stopping the iteration stops the scan.
-    public func discoveries(serviceIdentifiers: [ServiceIdentifier]?, duration: Double = 0, allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+    public func discoveries(
+        serviceIdentifiers: [ServiceIdentifier]?, duration: Double = 0, allowDuplicates: Bool = false
+    ) -> AsyncThrowingStream<ScanDiscovery, any Error> {
         let (stream, feed) = AsyncThrowingStream.makeStream(of: ScanDiscovery.self)
         let stop = StopFlag()
-        scan(duration: duration, allowDuplicates: allowDuplicates, serviceIdentifiers: serviceIdentifiers, discovery: { discovery, _ in
-            guard !stop.isSet else { return .stop }
-            feed.yield(discovery)
-            return .continue
-        }, stopped: { _, error in
-            if let error { feed.finish(throwing: error) } else { feed.finish() }
-        })
+        scan(
+            duration: duration, allowDuplicates: allowDuplicates, serviceIdentifiers: serviceIdentifiers,
+            discovery: { discovery, _ in
+                guard !stop.isSet else { return .stop }
+                feed.yield(discovery)
+                return .continue
+            },
+            stopped: { _, error in
+                if let error { feed.finish(throwing: error) } else { feed.finish() }
+            })
         feed.onTermination = { [weak self] _ in
             Task { @MainActor in
                 stop.set()

@@ -199,7 +199,9 @@ public final class Bluejay {
     /// Runs `body` on the main actor in its turn (``post(_:)``) and returns its answer: what
     /// the app decides there (its disconnect handler, a scan's discovery).
     /// With `releasingHold`, the question ends a hold of ``arrivals`` once it is posted.
-    nonisolated func ask<T: Sendable>(releasingHold: Bool = false, _ body: @escaping @MainActor @Sendable () -> T) async -> T {
+    nonisolated func ask<T: Sendable>(releasingHold: Bool = false, _ body: @escaping @MainActor @Sendable () -> T) async
+        -> T
+    {
         await withCheckedContinuation { (answered: CheckedContinuation<T, Never>) in
             post { answered.resume(returning: body()) }
             if releasingHold { arrivals.release() }
@@ -260,8 +262,10 @@ public final class Bluejay {
     /// which takes a call of `body`, an async closure whose type names no isolation, as
     /// leaving the actor: its result crosses back. Every caller's is.)
     @BluetoothActor
-    static func onClient<T: Sendable>(_ host: BluetoothHost, _ handle: ConnectionHandle,
-                            _ body: (GATTClient) async throws(GATTError) -> T) async -> Swift.Result<T, GATTError> {
+    static func onClient<T: Sendable>(
+        _ host: BluetoothHost, _ handle: ConnectionHandle,
+        _ body: (GATTClient) async throws(GATTError) -> T
+    ) async -> Swift.Result<T, GATTError> {
         guard let client = host.existingClient(for: handle) else { return .failure(.att(.notConnected(handle))) }
         do { return .success(try await body(client)) } catch { return .failure(error) }
     }

@@ -67,7 +67,8 @@ final class BluejayCore: Sendable {
         /// The link while it is up, once the app has been told of it.
         var connection: Bluejay.Connection? {
             guard case let .following(peripheral, reported?) = link,
-                  let handle = peripheral.status.snapshot.connectedHandle, handle == reported else { return nil }
+                let handle = peripheral.status.snapshot.connectedHandle, handle == reported
+            else { return nil }
             return Bluejay.Connection(handle: handle, owner: peripheral)
         }
 
@@ -99,9 +100,13 @@ final class BluejayCore: Sendable {
             var record = RestorationRecord()
             if let connection {
                 record.peripheral = connection.peripheral.address.description
-                record.addressType = connection.peripheral.addressType == .random || connection.peripheral.addressType == .randomIdentity ? "random" : "public"
-                record.listens = listens.keys.map { RestorationRecord.Listen(service: $0.service.uuid.description, characteristic: $0.uuid.description) }
-                    .sorted { ($0.service, $0.characteristic) < ($1.service, $1.characteristic) }
+                record.addressType =
+                    connection.peripheral.addressType == .random || connection.peripheral.addressType == .randomIdentity
+                    ? "random" : "public"
+                record.listens = listens.keys.map {
+                    RestorationRecord.Listen(service: $0.service.uuid.description, characteristic: $0.uuid.description)
+                }
+                .sorted { ($0.service, $0.characteristic) < ($1.service, $1.characteristic) }
             }
             return record
         }

@@ -99,7 +99,9 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     static func from(_ error: GATTError, _ characteristic: CharacteristicIdentifier? = nil) -> BluejayError {
         switch error {
         case let .serviceNotFound(uuid): .missingService(characteristic?.service ?? ServiceIdentifier(uuid: uuid))
-        case let .characteristicNotFound(uuid, service): .missingCharacteristic(characteristic ?? CharacteristicIdentifier(uuid: uuid, service: ServiceIdentifier(uuid: service)))
+        case let .characteristicNotFound(uuid, service):
+            .missingCharacteristic(
+                characteristic ?? CharacteristicIdentifier(uuid: uuid, service: ServiceIdentifier(uuid: service)))
         case let .att(.disconnected(reason)): .disconnected(reason)
         default: .gatt(error)
         }

@@ -33,18 +33,27 @@ public struct BluejayOnQueue {
     /// its callbacks on the queue (the scan awaits each answer of `discovery` and `expired`
     /// without blocking the main actor). A connection asked for with
     /// ``ScanAction/connect(_:_:)`` calls back on the queue too.
-    public func scan(duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5, serviceIdentifiers: [ServiceIdentifier]?,
-                     discovery: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
-                     expired: (@Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
-                     stopped: @escaping @Sendable ([ScanDiscovery], (any Error)?) -> Void) {
-        bluejay.scan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, serviceIdentifiers: serviceIdentifiers,
-                     answering: queue.answer(discovery), expired: expired.map(queue.answer), stopped: queue.deliver(stopped))
+    public func scan(
+        duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+        serviceIdentifiers: [ServiceIdentifier]?,
+        discovery: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
+        expired: (@Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
+        stopped: @escaping @Sendable ([ScanDiscovery], (any Error)?) -> Void
+    ) {
+        bluejay.scan(
+            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
+            serviceIdentifiers: serviceIdentifiers,
+            answering: queue.answer(discovery), expired: expired.map(queue.answer), stopped: queue.deliver(stopped))
     }
 
     /// ``Bluejay/connect(_:timeout:warningOptions:completion:)``, calling back on the queue.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
-                        completion: @escaping @Sendable (ConnectionResult) -> Void) {
-        bluejay.connect(peripheralIdentifier, timeout: timeout, warningOptions: warningOptions, completion: queue.deliver(completion))
+    public func connect(
+        _ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
+        completion: @escaping @Sendable (ConnectionResult) -> Void
+    ) {
+        bluejay.connect(
+            peripheralIdentifier, timeout: timeout, warningOptions: warningOptions,
+            completion: queue.deliver(completion))
     }
 
     /// ``Bluejay/disconnect(immediate:completion:)``, calling back on the queue.
@@ -53,52 +62,71 @@ public struct BluejayOnQueue {
     }
 
     /// ``Bluejay/read(from:completion:)``, calling back on the queue.
-    public func read<R: Receivable & Sendable>(from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+    public func read<R: Receivable & Sendable>(
+        from characteristicIdentifier: CharacteristicIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void
+    ) {
         bluejay.read(from: characteristicIdentifier, completion: queue.deliver(completion))
     }
 
     /// ``Bluejay/write(to:value:type:completion:)``, calling back on the queue.
-    public func write<S: BluejaySendable>(to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-                                          completion: @escaping @Sendable (WriteResult) -> Void) {
+    public func write<S: BluejaySendable>(
+        to characteristicIdentifier: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+        completion: @escaping @Sendable (WriteResult) -> Void
+    ) {
         bluejay.write(to: characteristicIdentifier, value: value, type: type, completion: queue.deliver(completion))
     }
 
     /// ``Bluejay/listen(to:multipleListenOption:completion:)``, each value and the listen's
     /// end on the queue. A value leaves the listen's backlog once its callback has run there.
-    public func listen<R: Receivable & Sendable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption = .trap,
-                                                 completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+    public func listen<R: Receivable & Sendable>(
+        to characteristicIdentifier: CharacteristicIdentifier,
+        multipleListenOption option: MultipleListenOption = .trap,
+        completion: @escaping @Sendable (ReadResult<R>) -> Void
+    ) {
         let queue = queue.queue
-        bluejay.listen(to: characteristicIdentifier, multipleListenOption: option, tag: nil, completion: self.queue.deliver(completion), values: { backlog in
-            { result in
-                queue.async {
-                    completion(result)
-                    backlog.taken()
+        bluejay.listen(
+            to: characteristicIdentifier, multipleListenOption: option, tag: nil,
+            completion: self.queue.deliver(completion),
+            values: { backlog in
+                { result in
+                    queue.async {
+                        completion(result)
+                        backlog.taken()
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// ``Bluejay/endListen(to:completion:)``, calling back on the queue.
-    public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: (@Sendable (WriteResult) -> Void)? = nil) {
+    public func endListen(
+        to characteristicIdentifier: CharacteristicIdentifier, completion: (@Sendable (WriteResult) -> Void)? = nil
+    ) {
         bluejay.endListen(to: characteristicIdentifier, completion: completion.map(queue.deliver))
     }
 
     /// `Bluejay.run(backgroundTask:completionOnMainThread:)`, its completion on the queue.
-    public func run(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Void,
-                    completion: @escaping @Sendable (RunResult<Void>) -> Void) {
+    public func run(
+        backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Void,
+        completion: @escaping @Sendable (RunResult<Void>) -> Void
+    ) {
         bluejay.run(backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))
     }
 
     /// `Bluejay.run(backgroundTask:completionOnMainThread:)` with a result, its completion on the queue.
-    public func run<Result: Sendable>(backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result,
-                                      completion: @escaping @Sendable (RunResult<Result>) -> Void) {
+    public func run<Result: Sendable>(
+        backgroundTask: @escaping @Sendable (SynchronizedPeripheral) throws -> Result,
+        completion: @escaping @Sendable (RunResult<Result>) -> Void
+    ) {
         bluejay.run(backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))
     }
 
     /// ``Bluejay/run(userData:backgroundTask:completionOnMainThread:)``, its completion on the queue.
-    public func run<UserData: Sendable, Result: Sendable>(userData: UserData,
-                                                          backgroundTask: @escaping @Sendable (SynchronizedPeripheral, UserData) throws -> Result,
-                                                          completion: @escaping @Sendable (RunResult<Result>) -> Void) {
-        bluejay.run(userData: userData, backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))
+    public func run<UserData: Sendable, Result: Sendable>(
+        userData: UserData,
+        backgroundTask: @escaping @Sendable (SynchronizedPeripheral, UserData) throws -> Result,
+        completion: @escaping @Sendable (RunResult<Result>) -> Void
+    ) {
+        bluejay.run(
+            userData: userData, backgroundTask: backgroundTask, completionOnMainThread: queue.deliver(completion))
     }
 }

@@ -44,7 +44,8 @@ public final class BluetoothHost {
     public var onServicesInvalidated: ((ConnectionHandle, [Service]) -> Void)?
     /// Called with (link handle, value handle, the characteristic there if discovered, value)
     /// for a notification or indication nobody listens to.
-    public var onUnhandledValue: ((ConnectionHandle, AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>) -> Void)?
+    public var onUnhandledValue:
+        ((ConnectionHandle, AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>) -> Void)?
     /// The btsnoop writer the transport records to (closed with the host).
     nonisolated let capture: BTSnoopWriter?
     /// What every timeout of this host sleeps on, so armed timers can be counted (nil for a
@@ -57,29 +58,38 @@ public final class BluetoothHost {
     /// Opens `transport` (a transport string: `hci0`, `tcp:HOST:PORT`, …), optionally
     /// recording every packet to the btsnoop file `capture`, brings the controller up and
     /// attaches every layer.
-    public convenience init(transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+    public convenience init(
+        transport: String, capture capturePath: String? = nil, store: StoreDirectory = .standard,
+        cacheEnabled: Bool = true,
+        deviceName: String = "Bluejay", logger: HCILogger = .standardError
+    ) async throws(BluejayError) {
         let writer = try Self.openCapture(capturePath)
         let opened: any HCITransport
         do { opened = try await Self.open(transport, capture: writer, clock: ContinuousClock()) } catch {
             writer?.close()
             throw error
         }
-        try await self.init(transport: opened, capture: writer, store: store, cacheEnabled: cacheEnabled, deviceName: deviceName, logger: logger)
+        try await self.init(
+            transport: opened, capture: writer, store: store, cacheEnabled: cacheEnabled, deviceName: deviceName,
+            logger: logger)
     }
 
     /// Opens the btsnoop file at `path` to record to (nil: no capture); `redacted`, with
     /// every packet's secrets zeroed (``PacketSecrets``).
     static func openCapture(_ path: String?, redacted: Bool = false) throws(BluejayError) -> BTSnoopWriter? {
         guard let path else { return nil }
-        do { return try BTSnoopWriter(path: path, redactor: redacted ? PacketSecrets() : nil) } catch { throw .startFailed("capture \(path): \(error)") }
+        do { return try BTSnoopWriter(path: path, redactor: redacted ? PacketSecrets() : nil) } catch {
+            throw .startFailed("capture \(path): \(error)")
+        }
     }
 
     /// Opens the transport string `transport` names, or calls `opener` instead when given
     /// (then `transport` only names it in the error), recording to `capture`. A user channel
     /// still busy is retried on `clock`, off this actor, so the stack is not held up.
-    static func open(_ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil,
-                     clock: any Clock<Duration>) async throws(BluejayError) -> any HCITransport {
+    static func open(
+        _ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil,
+        clock: any Clock<Duration>
+    ) async throws(BluejayError) -> any HCITransport {
         do {
             if let opener { return try opener(capture) }
             return try await TransportSpec(parsing: transport).open(capture: capture, clock: clock)
@@ -92,8 +102,11 @@ public final class BluetoothHost {
     /// wrapper around one), and attaches every layer. `capture` is the btsnoop writer that
     /// transport records to, if any; once up, the host closes it with itself. On failure
     /// the transport is closed and the capture left open.
-    public convenience init(transport opened: any HCITransport, capture: BTSnoopWriter? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) async throws(BluejayError) {
+    public convenience init(
+        transport opened: any HCITransport, capture: BTSnoopWriter? = nil, store: StoreDirectory = .standard,
+        cacheEnabled: Bool = true,
+        deviceName: String = "Bluejay", logger: HCILogger = .standardError
+    ) async throws(BluejayError) {
         let timers = CountingClock(ContinuousClock())
         let controller = HCIController(transport: opened, clock: timers, configuration: .init(logger: logger))
         let info: ControllerInfo
@@ -103,21 +116,29 @@ public final class BluetoothHost {
             controller.close()
             throw .startFailed("\(opened): \(error)")
         }
-        self.init(controller: controller, info: info, timers: timers, capture: capture, store: store, cacheEnabled: cacheEnabled,
-                  deviceName: deviceName, logger: logger)
+        self.init(
+            controller: controller, info: info, timers: timers, capture: capture, store: store,
+            cacheEnabled: cacheEnabled,
+            deviceName: deviceName, logger: logger)
     }
 
     /// Attaches every layer to a controller already brought up (`info`, what it reported):
     /// the one wiring of the stack, for the library and for the `bluejay` tool, which starts
     /// its controller itself to report a replay's verdict.
-    public convenience init(controller: HCIController, info: ControllerInfo, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                            deviceName: String = "Bluejay", logger: HCILogger = .standardError) {
-        self.init(controller: controller, info: info, timers: nil, capture: nil, store: store, cacheEnabled: cacheEnabled,
-                  deviceName: deviceName, logger: logger)
+    public convenience init(
+        controller: HCIController, info: ControllerInfo, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+        deviceName: String = "Bluejay", logger: HCILogger = .standardError
+    ) {
+        self.init(
+            controller: controller, info: info, timers: nil, capture: nil, store: store, cacheEnabled: cacheEnabled,
+            deviceName: deviceName, logger: logger)
     }
 
-    private init(controller: HCIController, info: ControllerInfo, timers: CountingClock<ContinuousClock>?, capture: BTSnoopWriter?,
-                 store: StoreDirectory, cacheEnabled: Bool, deviceName: String, logger: HCILogger) {
+    private init(
+        controller: HCIController, info: ControllerInfo, timers: CountingClock<ContinuousClock>?,
+        capture: BTSnoopWriter?,
+        store: StoreDirectory, cacheEnabled: Bool, deviceName: String, logger: HCILogger
+    ) {
         self.capture = capture
         self.timers = timers
         self.controller = controller
@@ -128,7 +149,8 @@ public final class BluetoothHost {
         bearers.server = LocalGATTServer(deviceName: deviceName)
         cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
         scanner = Scanner(controller: controller, logger: logger)
-        security = SecurityManager(controller: controller, channels: channels, connections: connections, store: store, logger: logger)
+        security = SecurityManager(
+            controller: controller, channels: channels, connections: connections, store: store, logger: logger)
         // Handles are reused: a link that ends takes its client with it, whoever asked for it.
         clients = PerLink(controller: controller, layer: .gatt)
         clients.onClose = { [cache] _, client, _ in cache.finish(client) }
@@ -165,7 +187,10 @@ public final class BluetoothHost {
         // reference would give it a side table that slows every retain of it).
         client.onUnhandledValue = { [weak self, unowned client] valueHandle, value in
             let found = client.database.characteristic(valueHandle: valueHandle)
-            let identifier = found.map { CharacteristicIdentifier(uuid: $0.characteristic.uuid, service: ServiceIdentifier(uuid: $0.service.uuid)) }
+            let identifier = found.map {
+                CharacteristicIdentifier(
+                    uuid: $0.characteristic.uuid, service: ServiceIdentifier(uuid: $0.service.uuid))
+            }
             self?.onUnhandledValue?(handle, valueHandle, identifier, value)
         }
         return client
@@ -220,7 +245,9 @@ public final class BluetoothHost {
             l2capLinks: channels.trackedLinks,
             l2capChannels: channels.creditBasedInUse,
             attBearers: bearers.bearers.count,
-            attRequestsPending: bearers.bearers.reduce(0) { $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0) },
+            attRequestsPending: bearers.bearers.reduce(0) {
+                $0 + $1.queuedRequests + ($1.hasOutstandingRequest ? 1 : 0)
+            },
             gattClients: clients.count,
             smpLinks: security.trackedLinks,
             pairings: security.pairingsInProgress,

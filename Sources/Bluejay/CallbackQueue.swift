@@ -20,13 +20,17 @@ struct CallbackQueue {
     }
 
     /// `body` (which takes two values), made to run on the queue.
-    func deliver<First: Sendable, Second: Sendable>(_ body: @escaping @Sendable (First, Second) -> Void) -> @MainActor (First, Second) -> Void {
+    func deliver<First: Sendable, Second: Sendable>(_ body: @escaping @Sendable (First, Second) -> Void)
+        -> @MainActor (First, Second) -> Void
+    {
         let queue = queue
         return { first, second in queue.async { body(first, second) } }
     }
 
     /// `body`, made to run on the queue, its answer awaited.
-    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction) -> @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer {
+    func answer(_ body: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction)
+        -> @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer
+    {
         let queue = queue
         return { discovery, found in
             await withCheckedContinuation { (answered: CheckedContinuation<ScanAnswer, Never>) in

@@ -14,7 +14,8 @@ extension GATTClient {
         let characteristic = try await characteristic(identifier)
         switch type {
         case .withoutResponse: try writeWithoutResponse(characteristic.valueHandle, bytes)
-        case .withResponse where bytes.count > maximumWriteLength: try await writeLong(characteristic.valueHandle, bytes)
+        case .withResponse where bytes.count > maximumWriteLength:
+            try await writeLong(characteristic.valueHandle, bytes)
         case .withResponse: try await write(characteristic.valueHandle, bytes)
         }
     }
@@ -27,11 +28,14 @@ extension GATTClient {
     /// Sends each value of the characteristic to `handler` and turns notifications (or
     /// indications, when it has no notify) on; returns the value handle and the listener
     /// token to remove later.
-    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping (ArraySlice<UInt8>) -> Void) async throws(GATTError) -> (valueHandle: AttributeHandle, token: Int) {
+    func subscribe(_ identifier: CharacteristicIdentifier, _ handler: @escaping (ArraySlice<UInt8>) -> Void)
+        async throws(GATTError) -> (valueHandle: AttributeHandle, token: Int)
+    {
         let characteristic = try await characteristic(identifier)
         let token = addValueListener(characteristic.valueHandle, handler)
         do throws(GATTError) {
-            try await setNotifications(characteristic.properties.contains(.notify) ? .notify : .indicate, for: characteristic)
+            try await setNotifications(
+                characteristic.properties.contains(.notify) ? .notify : .indicate, for: characteristic)
         } catch {
             removeValueListener(token)
             throw error

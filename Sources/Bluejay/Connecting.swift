@@ -34,7 +34,9 @@ public enum AutoReconnectMode: Sendable {
 public protocol DisconnectHandler: AnyObject {
     /// `error` is nil for a disconnection that was asked for; `autoReconnect` says what
     /// Bluejay will do unless the answer changes it.
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode
+    func didDisconnect(
+        from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool
+    ) -> AutoReconnectMode
 }
 
 /// Connecting, disconnecting, a link's end, and reconnecting after one nobody asked for.
@@ -47,23 +49,32 @@ extension Bluejay {
     /// answer in time ends with ``BluejayError/connectionTimedOut``; by default there is
     /// none, as in Bluejay's reference: the attempt waits until the peripheral answers or
     /// the app cancels it.
-    public func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
-                        completion: @escaping @MainActor (ConnectionResult) -> Void) {
+    public func connect(
+        _ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
+        completion: @escaping @MainActor (ConnectionResult) -> Void
+    ) {
         connect(peripheralIdentifier, timeout: timeout, then: completion)
     }
 
     /// Connects, calling `completion` on the main actor: the app's callback, or Bluejay's
     /// own continuation (a restored connection). Refused at once, synchronously, when
     /// already connected or connecting.
-    func connect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout, then completion: @escaping @MainActor (ConnectionResult) -> Void) {
-        if let refused = queueConnect(peripheralIdentifier, timeout: timeout, then: completion) { completion(.failure(refused)) }
+    func connect(
+        _ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout,
+        then completion: @escaping @MainActor (ConnectionResult) -> Void
+    ) {
+        if let refused = queueConnect(peripheralIdentifier, timeout: timeout, then: completion) {
+            completion(.failure(refused))
+        }
     }
 
     /// Queues a connection, from either actor; returns why it is refused instead (already
     /// connected or connecting). The link is made by the host's ``Central``, as its
     /// ``Peripheral`` for `peripheralIdentifier`.
-    nonisolated func queueConnect(_ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout,
-                                  then completion: @escaping @MainActor (ConnectionResult) -> Void) -> BluejayError? {
+    nonisolated func queueConnect(
+        _ peripheralIdentifier: PeripheralIdentifier, timeout: Timeout,
+        then completion: @escaping @MainActor (ConnectionResult) -> Void
+    ) -> BluejayError? {
         let refused = core.state.withLock { state -> BluejayError? in
             if state.connection != nil { return .alreadyConnected }
             if state.isConnecting { return .alreadyConnecting }
@@ -74,44 +85,60 @@ extension Bluejay {
         if let refused { return refused }
         requestScanStop()
         let core = core
-        queue.add(QueuedOperation(.connect, body: { [weak self] operation in
-            guard let self, let host = await self.readyHost(operation) else { return }
-            // A cancelled attempt stops (a link it still makes, it ends itself).
-            operation.onCancel = { _ in Task { @BluetoothActor in await host.central.peripheral(peripheralIdentifier).disconnect() } }
-            let peripheral = self.attach(peripheralIdentifier, on: host)
-            guard !operation.isFinished else { return }
-            do throws(BluejayError) {
-                try await peripheral.connect(under: self.reconnectionPolicy(timeout))
-                guard let handle = peripheral.handle else { throw .notConnected }
-                guard !operation.isFinished else {
-                    // Cancelled while the link came up: do not keep a link nobody asked for.
-                    Task { @BluetoothActor in _ = try? await peripheral.endLink(handle) }
-                    return
-                }
-                self.linkUp(peripheral, handle)
-                // One job: app code the completion resumes finds the observers told.
-                let claimed = operation.claim()
-                self.post {
-                    if claimed { completion(.success(peripheralIdentifier)) }
-                    for observer in self.observers { observer.heardConnected(peripheral) }
-                }
-            } catch {
-                if case .connectionTimedOut = error { core.state.withLock { $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timedOut() } }
-                operation.fail(Self.cause(error, on: host))
-            }
-        }, onFailure: failing { error in
-            if BluejayError.isCancellation(error) { completion(.cancelled) } else { completion(.failure(error)) }
-        } first: { _ in
-            // However the attempt ended without a link (failed, cancelled, never ran).
-            core.state.withLock { if case .connecting = $0.link { $0.link = .idle } }
-        }))
+        queue.add(
+            QueuedOperation(
+                .connect,
+                body: { [weak self] operation in
+                    guard let self, let host = await self.readyHost(operation) else { return }
+                    // A cancelled attempt stops (a link it still makes, it ends itself).
+                    operation.onCancel = { _ in
+                        Task { @BluetoothActor in await host.central.peripheral(peripheralIdentifier).disconnect() }
+                    }
+                    let peripheral = self.attach(peripheralIdentifier, on: host)
+                    guard !operation.isFinished else { return }
+                    do throws(BluejayError) {
+                        try await peripheral.connect(under: self.reconnectionPolicy(timeout))
+                        guard let handle = peripheral.handle else { throw .notConnected }
+                        guard !operation.isFinished else {
+                            // Cancelled while the link came up: do not keep a link nobody asked for.
+                            Task { @BluetoothActor in _ = try? await peripheral.endLink(handle) }
+                            return
+                        }
+                        self.linkUp(peripheral, handle)
+                        // One job: app code the completion resumes finds the observers told.
+                        let claimed = operation.claim()
+                        self.post {
+                            if claimed { completion(.success(peripheralIdentifier)) }
+                            for observer in self.observers { observer.heardConnected(peripheral) }
+                        }
+                    } catch {
+                        if case .connectionTimedOut = error {
+                            core.state.withLock {
+                                $0.statistics[peripheralIdentifier, default: PeripheralStatistics()].timedOut()
+                            }
+                        }
+                        operation.fail(Self.cause(error, on: host))
+                    }
+                },
+                onFailure: failing { error in
+                    if BluejayError.isCancellation(error) {
+                        completion(.cancelled)
+                    } else {
+                        completion(.failure(error))
+                    }
+                } first: { _ in
+                    // However the attempt ended without a link (failed, cancelled, never ran).
+                    core.state.withLock { if case .connecting = $0.link { $0.link = .idle } }
+                }))
         return nil
     }
 
     /// An operation's failure: `first` at once on the failing actor (Bluejay's own state),
     /// then `callback` posted to the main actor in its turn (the app's).
-    nonisolated func failing(_ callback: @escaping @MainActor (any Error) -> Void,
-                             first: @escaping @Sendable (any Error) -> Void = { _ in }) -> @Sendable (any Error) -> Void {
+    nonisolated func failing(
+        _ callback: @escaping @MainActor (any Error) -> Void,
+        first: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) -> @Sendable (any Error) -> Void {
         let arrivals = arrivals
         return { error in
             first(error)
@@ -133,9 +160,10 @@ extension Bluejay {
     /// ``autoReconnectPolicy``'s attempts, the first at once.
     nonisolated func reconnectionPolicy(_ timeout: Timeout) -> Peripheral.Policy {
         let policy = core.read(\.autoReconnectPolicy)
-        return Peripheral.Policy(timeoutRetries: 0, disconnectRetries: policy.attempts,
-                                 connectionTimeout: timeout.duration,
-                                 reconnectDelay: policy.retryDelay, firstReconnectDelay: .zero)
+        return Peripheral.Policy(
+            timeoutRetries: 0, disconnectRetries: policy.attempts,
+            connectionTimeout: timeout.duration,
+            reconnectDelay: policy.retryDelay, firstReconnectDelay: .zero)
     }
 
     /// The ``Peripheral`` of `host`'s central that Bluejay's link to `identifier` runs on:
@@ -161,7 +189,9 @@ extension Bluejay {
     }
 
     /// What the peripheral's policy did while reconnecting the link Bluejay follows.
-    nonisolated private func peripheralEvent(_ event: PeripheralEvent, of peripheral: Peripheral, handle: ConnectionHandle?, failure: BluejayError?) {
+    nonisolated private func peripheralEvent(
+        _ event: PeripheralEvent, of peripheral: Peripheral, handle: ConnectionHandle?, failure: BluejayError?
+    ) {
         guard case let .following(followed, reported) = core.read(\.link), followed === peripheral else { return }
         let identifier = peripheral.identifier
         switch event {
@@ -189,7 +219,9 @@ extension Bluejay {
 
     /// The last reconnection attempt failed with `failure`: Bluejay stays disconnected, and
     /// the listens end with what ended the link.
-    nonisolated func reconnectionFailed(_ peripheral: PeripheralIdentifier, _ failure: BluejayError, after error: BluejayError) {
+    nonisolated func reconnectionFailed(
+        _ peripheral: PeripheralIdentifier, _ failure: BluejayError, after error: BluejayError
+    ) {
         let ended = core.state.withLock { state in
             state.link = .idle
             return state.takeListens()
@@ -228,7 +260,9 @@ extension Bluejay {
     /// lost controller took.
     @BluetoothActor
     func resumeReconnecting(on host: BluetoothHost) {
-        guard case let .awaitingController(identifier, error) = core.read(\.link), let (_, timeout) = core.read(\.lastConnect) else { return }
+        guard case let .awaitingController(identifier, error) = core.read(\.link),
+            let (_, timeout) = core.read(\.lastConnect)
+        else { return }
         let policy = reconnectionPolicy(timeout)
         // The listens move to this host's peripheral, which subscribes them as it reconnects.
         let moving = core.read { $0.listens.values.map(\.listener) }
@@ -238,7 +272,8 @@ extension Bluejay {
             // Disconnected, or lost again, meanwhile.
             guard case .awaitingController(identifier, _) = state.link, host === state.upHost else { return false }
             state.link = .following(peripheral, reported: nil)
-            for (listener, token) in zip(moving, tokens) where state.isCurrent(listener) && state.listens[listener.characteristic]?.token != nil {
+            for (listener, token) in zip(moving, tokens)
+            where state.isCurrent(listener) && state.listens[listener.characteristic]?.token != nil {
                 state.listens[listener.characteristic]?.token = token
             }
             return true
@@ -257,35 +292,45 @@ extension Bluejay {
         // A reconnection under way stops here: that is the disconnection asked for.
         let stoppedReconnecting = stopReconnecting()
         if immediate { queue.cancelAll(BluejayError.cancelled) }
-        queue.add(QueuedOperation(.disconnect, body: { [weak self] operation in
-            guard let self, let host = await self.readyHost(operation) else { return }
-            // The peripheral's link as it stands, reported to the app yet or not (one remade
-            // a moment ago is ended all the same).
-            guard let (peripheral, status) = self.followed, let handle = status.connectedHandle else {
-                if let stoppedReconnecting, operation.claim() { self.post { completion?(.success(stoppedReconnecting)) } }
-                return operation.fail(BluejayError.notConnected)
-            }
-            do throws(ConnectionError) {
-                try await peripheral.endLink(handle)
-            } catch {
-                // The controller refused: the link is still up.
-                return operation.fail(Self.cause(.connection(error), on: host))
-            }
-            let link = self.core.read(\.link)
-            if case .following(_, reported: handle) = link {
-                await self.linkEnded(handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
-            } else if case .following = link {
-                // Remade and ended before the app heard of it: it hears nothing of that link.
-                self.core.state.withLock { $0.link = .idle }
-                self.endListens(.disconnected(.connectionTerminatedByLocalHost))
-            }
-            // Asked for: nothing to restore after a restart.
-            self.recordRestorationState()
-            let identifier = peripheral.identifier
-            if operation.claim() { self.post { completion?(.success(identifier)) } }
-        }, onFailure: failing { error in
-            if BluejayError.isCancellation(error) { completion?(.cancelled) } else { completion?(.failure(error)) }
-        }))
+        queue.add(
+            QueuedOperation(
+                .disconnect,
+                body: { [weak self] operation in
+                    guard let self, let host = await self.readyHost(operation) else { return }
+                    // The peripheral's link as it stands, reported to the app yet or not (one remade
+                    // a moment ago is ended all the same).
+                    guard let (peripheral, status) = self.followed, let handle = status.connectedHandle else {
+                        if let stoppedReconnecting, operation.claim() {
+                            self.post { completion?(.success(stoppedReconnecting)) }
+                        }
+                        return operation.fail(BluejayError.notConnected)
+                    }
+                    do throws(ConnectionError) {
+                        try await peripheral.endLink(handle)
+                    } catch {
+                        // The controller refused: the link is still up.
+                        return operation.fail(Self.cause(.connection(error), on: host))
+                    }
+                    let link = self.core.read(\.link)
+                    if case .following(_, reported: handle) = link {
+                        await self.linkEnded(handle, reason: .connectionTerminatedByLocalHost, on: host, asked: true)
+                    } else if case .following = link {
+                        // Remade and ended before the app heard of it: it hears nothing of that link.
+                        self.core.state.withLock { $0.link = .idle }
+                        self.endListens(.disconnected(.connectionTerminatedByLocalHost))
+                    }
+                    // Asked for: nothing to restore after a restart.
+                    self.recordRestorationState()
+                    let identifier = peripheral.identifier
+                    if operation.claim() { self.post { completion?(.success(identifier)) } }
+                },
+                onFailure: failing { error in
+                    if BluejayError.isCancellation(error) {
+                        completion?(.cancelled)
+                    } else {
+                        completion?(.failure(error))
+                    }
+                }))
     }
 
     /// The link `handle` that Bluejay follows ended (`asked` for, or not): everything
@@ -296,19 +341,26 @@ extension Bluejay {
     /// asked on the main actor.
     @discardableResult
     @BluetoothActor
-    func linkEnded(_ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, asked: Bool,
-                   error failure: BluejayError? = nil) async -> Peripheral.Policy? {
-        let ended = core.state.withLock { state -> (peripheral: Peripheral, expected: Bool, reconnect: Bool, timeout: Timeout?, ask: Bool)? in
+    func linkEnded(
+        _ handle: ConnectionHandle, reason: HCIStatus, on endedHost: BluetoothHost, asked: Bool,
+        error failure: BluejayError? = nil
+    ) async -> Peripheral.Policy? {
+        let ended = core.state.withLock {
+            state -> (peripheral: Peripheral, expected: Bool, reconnect: Bool, timeout: Timeout?, ask: Bool)? in
             // Heard of already (a disconnection both asked for and heard), or not the followed link.
             guard case let .following(peripheral, reported) = state.link, reported == handle,
-                  endedHost === state.upHost || failure != nil else { return nil }
+                endedHost === state.upHost || failure != nil
+            else { return nil }
             let identifier = peripheral.identifier
             // Asked for (a disconnection, or auto-reconnect turned off): no error to report.
             let expected = asked || !state.shouldAutoReconnect
             state.link = .following(peripheral, reported: nil)
             state.statistics[identifier, default: PeripheralStatistics()].disconnected()
             state.offeredUnsolicited = []
-            return (peripheral, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1, state.hasDisconnectHandler)
+            return (
+                peripheral, expected, !expected && state.shouldAutoReconnect, state.lastConnect?.1,
+                state.hasDisconnectHandler
+            )
         }
         guard let ended else { return nil }
         let identifier = ended.peripheral.identifier, peripheral = ended.peripheral
@@ -336,7 +388,8 @@ extension Bluejay {
         if ended.ask {
             let proposed = ended.reconnect
             reconnect = await ask(releasingHold: true) { () -> Bool in
-                let mode = self.disconnectHandler?.didDisconnect(from: identifier, with: expected ? nil : error, willReconnect: proposed)
+                let mode = self.disconnectHandler?.didDisconnect(
+                    from: identifier, with: expected ? nil : error, willReconnect: proposed)
                 var reconnect = proposed
                 if case let .change(shouldAutoReconnect: decided)? = mode {
                     // Applied here, before any app code this job resumes reads it.

@@ -20,7 +20,9 @@ extension Receivable {
     /// Copies the bytes into a `Data` and decodes with ``init(bluetoothData:)``. (Copied
     /// from the raw bytes: `Data`'s initializer from a sequence costs one allocation more.)
     public init(bluetoothBytes: ArraySlice<UInt8>) throws {
-        let data = bluetoothBytes.isEmpty ? Data() : bluetoothBytes.withUnsafeBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
+        let data =
+            bluetoothBytes.isEmpty
+            ? Data() : bluetoothBytes.withUnsafeBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
         try self.init(bluetoothData: data)
     }
 }
@@ -45,7 +47,9 @@ extension Data {
 
     /// `length` bytes from `start` as `Data`; throws when the data is too short.
     public func extract(start: Int, length: Int) throws -> Data {
-        guard start >= 0, length >= 0 else { throw BluejayError.invalidExtraction(start: start, length: length, type: "Data") }
+        guard start >= 0, length >= 0 else {
+            throw BluejayError.invalidExtraction(start: start, length: length, type: "Data")
+        }
         guard start + length <= count else { throw BluejayError.notEnoughData(expected: start + length, actual: count) }
         return Data(self[(startIndex + start)..<(startIndex + start + length)])
     }

@@ -29,9 +29,12 @@ public struct HostResources: Sendable, Equatable, CustomStringConvertible {
     public var timersArmed: Int
 
     /// Every count as given.
-    public init(links: Int = 0, commandsOutstanding: Int = 0, aclPacketsQueued: Int = 0, aclPacketsInController: Int = 0,
-                l2capLinks: Int = 0, l2capChannels: Int = 0, attBearers: Int = 0, attRequestsPending: Int = 0, gattClients: Int = 0,
-                smpLinks: Int = 0, pairings: Int = 0, timersArmed: Int = 0) {
+    public init(
+        links: Int = 0, commandsOutstanding: Int = 0, aclPacketsQueued: Int = 0, aclPacketsInController: Int = 0,
+        l2capLinks: Int = 0, l2capChannels: Int = 0, attBearers: Int = 0, attRequestsPending: Int = 0,
+        gattClients: Int = 0,
+        smpLinks: Int = 0, pairings: Int = 0, timersArmed: Int = 0
+    ) {
         self.links = links
         self.commandsOutstanding = commandsOutstanding
         self.aclPacketsQueued = aclPacketsQueued
@@ -53,7 +56,8 @@ public struct HostResources: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let counts: [(String, Int)] = [
             ("links", links), ("commands outstanding", commandsOutstanding), ("ACL packets queued", aclPacketsQueued),
-            ("ACL packets in the controller", aclPacketsInController), ("L2CAP links", l2capLinks), ("L2CAP channels", l2capChannels),
+            ("ACL packets in the controller", aclPacketsInController), ("L2CAP links", l2capLinks),
+            ("L2CAP channels", l2capChannels),
             ("ATT bearers", attBearers),
             ("ATT requests pending", attRequestsPending), ("GATT clients", gattClients), ("SMP links", smpLinks),
             ("pairings", pairings), ("timers armed", timersArmed),

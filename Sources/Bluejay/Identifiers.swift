@@ -63,7 +63,9 @@ public struct PeripheralIdentifier: Hashable, Sendable, CustomStringConvertible 
     }
 
     /// Two identifiers name the same peripheral when address and type match.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.address == rhs.address && lhs.addressType == rhs.addressType }
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.address == rhs.address && lhs.addressType == rhs.addressType
+    }
 
     /// Hashes address and type.
     public func hash(into hasher: inout Hasher) {
@@ -81,8 +83,11 @@ public struct PeripheralIdentifier: Hashable, Sendable, CustomStringConvertible 
     /// address, 01 for a random one; the last twelve digits are the address).
     public var uuid: UUID {
         let octets = Array(address.bytes.reversed())
-        return UUID(uuid: (0, 0, 0, 0, 0, 0, 0x80, 0, 0x80, addressType == .random ? 1 : 0,
-                           octets[0], octets[1], octets[2], octets[3], octets[4], octets[5]))
+        return UUID(
+            uuid: (
+                0, 0, 0, 0, 0, 0, 0x80, 0, 0x80, addressType == .random ? 1 : 0,
+                octets[0], octets[1], octets[2], octets[3], octets[4], octets[5]
+            ))
     }
 
     /// The same as ``uuid``: what iOS code reads from a `CBPeripheral` or a connection

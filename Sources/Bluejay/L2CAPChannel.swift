@@ -21,7 +21,9 @@ extension Bluejay {
     /// `CreditBasedChannelError.refused` with the result by name (`SPSM not supported
     /// (0x0002)`); a refusal for want of security pairs (or encrypts with the bond) and asks
     /// once more, as a read does.
-    public func openL2CAPChannel(psm: UInt16, parameters: CreditBasedChannelParameters = .init()) async throws -> L2CAPChannel {
+    public func openL2CAPChannel(psm: UInt16, parameters: CreditBasedChannelParameters = .init()) async throws
+        -> L2CAPChannel
+    {
         guard let host else { throw BluejayError.bluetoothUnavailable }
         guard let connection, followed?.link.state == .connected else { throw BluejayError.notConnected }
         return try await host.openL2CAPChannel(psm: psm, on: connection.handle, parameters: parameters)
@@ -32,7 +34,9 @@ extension Peripheral {
     /// Opens an L2CAP LE credit based channel to `psm` on this peripheral's link, as
     /// ``Bluejay/openL2CAPChannel(psm:parameters:)`` does for Bluejay's one peripheral. The
     /// channel ends with the link (a reconnection does not reopen it).
-    public func openL2CAPChannel(psm: UInt16, parameters: CreditBasedChannelParameters = .init()) async throws -> L2CAPChannel {
+    public func openL2CAPChannel(psm: UInt16, parameters: CreditBasedChannelParameters = .init()) async throws
+        -> L2CAPChannel
+    {
         guard let handle, state == .connected else { throw BluejayError.notConnected }
         return try await host.openL2CAPChannel(psm: psm, on: handle, parameters: parameters)
     }
@@ -41,10 +45,14 @@ extension Peripheral {
 extension BluetoothHost {
     /// Opens an LE credit based channel on link `handle`; a refusal for want of security
     /// secures the link through the Security Manager and asks once more.
-    func openL2CAPChannel(psm: UInt16, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters) async throws(CreditBasedChannelError) -> L2CAPChannel {
+    func openL2CAPChannel(psm: UInt16, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters)
+        async throws(CreditBasedChannelError) -> L2CAPChannel
+    {
         let channels = channels.creditBased
         if channels.onSecurityRequired == nil {
-            channels.onSecurityRequired = { [weak security = self.security] handle, result in await security?.securityRequired(handle, for: result) ?? false }
+            channels.onSecurityRequired = { [weak security = self.security] handle, result in
+                await security?.securityRequired(handle, for: result) ?? false
+            }
         }
         return try await channels.open(psm: PSM(rawValue: psm), on: handle, parameters: parameters)
     }

@@ -29,7 +29,10 @@ extension Bluejay {
                 RestorationStore(directory: options.store.subdirectory("restoration"), identifier: $0)
             }
             // A recording cannot go on from the middle: a replayed controller is not reopened.
-            let isReplay = if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil { true } else { false }
+            let isReplay =
+                if case .replay? = try? TransportSpec(parsing: options.transport), options.openTransport == nil {
+                    true
+                } else { false }
             core.state.withLock { state in
                 state.host = .starting(ready)
                 state.clock = ElapsedClock(options.clock)
@@ -79,13 +82,19 @@ extension Bluejay {
     /// Opens the transport `options` name (continuing `capture`, or opening the capture file
     /// they name) and brings a host up on it.
     @BluetoothActor
-    private static func makeHost(_ options: StartOptions, capture continued: BTSnoopWriter?) async -> Result<BluetoothHost, BluejayError> {
+    private static func makeHost(_ options: StartOptions, capture continued: BTSnoopWriter?) async -> Result<
+        BluetoothHost, BluejayError
+    > {
         do throws(BluejayError) {
             var capture = continued
-            if capture == nil { capture = try BluetoothHost.openCapture(options.capture, redacted: options.redactCapture) }
-            let transport = try await BluetoothHost.open(options.transport, capture: capture, using: options.openTransport, clock: options.clock)
-            let host = try await BluetoothHost(transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
-                                               deviceName: options.deviceName, logger: options.effectiveLogger)
+            if capture == nil {
+                capture = try BluetoothHost.openCapture(options.capture, redacted: options.redactCapture)
+            }
+            let transport = try await BluetoothHost.open(
+                options.transport, capture: capture, using: options.openTransport, clock: options.clock)
+            let host = try await BluetoothHost(
+                transport: transport, capture: capture, store: options.store, cacheEnabled: options.cacheEnabled,
+                deviceName: options.deviceName, logger: options.effectiveLogger)
             host.security.policy = options.pairingPolicy
             host.security.delegate = options.pairingDelegate
             host.maximumValueLength = options.maxValueLength
@@ -97,7 +106,9 @@ extension Bluejay {
 
     /// Whether the bring-up that `ready` stands for is still wanted; if not (Bluejay was
     /// stopped meanwhile), the host it made is closed.
-    nonisolated private func isStarting(_ ready: OneShot<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>) -> Bool {
+    nonisolated private func isStarting(
+        _ ready: OneShot<Result<BluetoothHost, BluejayError>>, else made: Result<BluetoothHost, BluejayError>
+    ) -> Bool {
         if let current = core.read(\.host).bringUp, current === ready { return true }
         if case let .success(host) = made { Task { @BluetoothActor in host.close() } }
         return false
@@ -123,7 +134,9 @@ extension Bluejay {
         let arrivals = arrivals
         // Links end through the host's central, whose peripheral Bluejay's link is.
         _ = host.central
-        host.onControllerFailure = { [weak self] error in Task { @BluetoothActor in await self?.controllerLost(host, error) } }
+        host.onControllerFailure = { [weak self] error in
+            Task { @BluetoothActor in await self?.controllerLost(host, error) }
+        }
         host.onServicesInvalidated = { [weak self] handle, services in
             let identifiers = services.map { ServiceIdentifier(uuid: $0.uuid) }
             // Its own weak capture: Swift 6.0 will not send the outer closure's to the main actor.
@@ -134,7 +147,9 @@ extension Bluejay {
             arrivals.post(.unsolicited(link: handle, valueHandle: valueHandle, characteristic, value))
         }
         // Failed before anyone listened (between bring-up and now): heard all the same.
-        if let failure = host.controller.failure { Task { @BluetoothActor [weak self] in await self?.controllerLost(host, failure) } }
+        if let failure = host.controller.failure {
+            Task { @BluetoothActor [weak self] in await self?.controllerLost(host, failure) }
+        }
     }
 
     // MARK: Controller recovery
@@ -152,7 +167,9 @@ extension Bluejay {
         let ready = OneShot<Result<BluetoothHost, BluejayError>>()
         let decided = core.state.withLock { state -> (options: StartOptions?, gaveUpAfter: Int?)? in
             guard case let .up(current) = state.host, current === lost else { return nil }
-            if let recoveredAt = state.recoveredAt, state.clock.now - recoveredAt > Self.recoveryStreakWindow { state.recoveryAttempts = 0 }
+            if let recoveredAt = state.recoveredAt, state.clock.now - recoveredAt > Self.recoveryStreakWindow {
+                state.recoveryAttempts = 0
+            }
             let attempts = state.recoveryAttempts
             let options = state.reopenOptions.flatMap { $0.controllerRecovery.delays.count > attempts ? $0 : nil }
             state.host = options == nil ? .down(error) : .recovering(ready)
@@ -176,7 +193,9 @@ extension Bluejay {
         }
         post { for observer in self.observers { observer.bluetoothAvailable(false) } }
         // No controller to reconnect on.
-        if options == nil, case let .awaitingController(peripheral, dropped) = core.read(\.link) { reconnectionFailed(peripheral, error, after: dropped) }
+        if options == nil, case let .awaitingController(peripheral, dropped) = core.read(\.link) {
+            reconnectionFailed(peripheral, error, after: dropped)
+        }
         let capture = options == nil ? nil : lost.capture
         Task { @BluetoothActor in lost.close(keepingCapture: options != nil) }
         guard let options else { return }
@@ -191,7 +210,9 @@ extension Bluejay {
     /// used up until a controller comes up; if none does, Bluejay stays down with the last
     /// error. The delays are waited on Bluejay's clock.
     @BluetoothActor
-    private func recover(_ ready: OneShot<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?) async {
+    private func recover(
+        _ ready: OneShot<Result<BluetoothHost, BluejayError>>, _ options: StartOptions, capture: BTSnoopWriter?
+    ) async {
         let delays = options.controllerRecovery.delays
         var lastError = BluejayError.bluetoothUnavailable
         let clock = core.read(\.clock)
@@ -219,7 +240,9 @@ extension Bluejay {
         capture?.close()
         core.state.withLock { $0.host = .down(.bluetoothUnavailable) }
         ready.fulfill(.failure(lastError))
-        if case let .awaitingController(peripheral, dropped) = core.read(\.link) { reconnectionFailed(peripheral, lastError, after: dropped) }
+        if case let .awaitingController(peripheral, dropped) = core.read(\.link) {
+            reconnectionFailed(peripheral, lastError, after: dropped)
+        }
     }
 
     // MARK: Letting go
@@ -232,14 +255,19 @@ extension Bluejay {
         let extracted = (host, connection?.peripheral)
         if let host {
             let followed = followed?.peripheral
-            let reconnecting = followed.map { if case .reconnecting = $0.status.snapshot.state { true } else { false } } ?? false
-            let subscribed = core.read { $0.listens.values.compactMap { listen in listen.token.map { (listen.listener.characteristic, $0) } } }
+            let reconnecting =
+                followed.map { if case .reconnecting = $0.status.snapshot.state { true } else { false } } ?? false
+            let subscribed = core.read {
+                $0.listens.values.compactMap { listen in listen.token.map { (listen.listener.characteristic, $0) } }
+            }
             Task { @BluetoothActor in
                 host.onControllerFailure = nil
                 // The host's central goes on for whoever takes the host, without Bluejay:
                 // its listens' values stop (their subscriptions stay as they are).
                 if let followed {
-                    for (characteristic, token) in subscribed { _ = try? await followed.remove(token, of: characteristic, turningOff: false) }
+                    for (characteristic, token) in subscribed {
+                        _ = try? await followed.remove(token, of: characteristic, turningOff: false)
+                    }
                 }
                 host.central.releaseBluejay()
                 if reconnecting { await followed?.disconnect() }

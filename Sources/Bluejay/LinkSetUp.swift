@@ -28,12 +28,16 @@ package struct LinkSetUp {
     /// Runs the steps on `client`, the new GATT client of link `handle` to the peer whose
     /// cache entry is `identity`.
     @BluetoothActor
-    package static func run(_ client: GATTClient, handle: ConnectionHandle, identity: String, security: SecurityManager,
-                            cache: DiscoveryCache, mtuRefusalFails: Bool = false) async throws(GATTError) -> LinkSetUp {
+    package static func run(
+        _ client: GATTClient, handle: ConnectionHandle, identity: String, security: SecurityManager,
+        cache: DiscoveryCache, mtuRefusalFails: Bool = false
+    ) async throws(GATTError) -> LinkSetUp {
         if security.bond(for: handle) != nil { cache.preload(client, identity: identity) }
         let bonded = await security.encryptIfBonded(handle)
         let bondedLink = security.isEncryptedWithStoredBond(handle)
-        client.bearer.onSecurityRequired = { [weak security] code in await security?.securityRequired(handle, for: code) ?? false }
+        client.bearer.onSecurityRequired = { [weak security] code in
+            await security?.securityRequired(handle, for: code) ?? false
+        }
         do throws(GATTError) { try await client.exchangeMTU() } catch {
             guard !mtuRefusalFails, case .att(.errorResponse) = error else { throw error }
         }

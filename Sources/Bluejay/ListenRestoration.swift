@@ -60,7 +60,8 @@ struct RestorationRecord: Codable, Equatable, Sendable {
 
     var characteristics: [CharacteristicIdentifier] {
         listens.compactMap { listen in
-            guard let service = BluetoothUUID(listen.service), let characteristic = BluetoothUUID(listen.characteristic) else { return nil }
+            guard let service = BluetoothUUID(listen.service), let characteristic = BluetoothUUID(listen.characteristic)
+            else { return nil }
             return CharacteristicIdentifier(uuid: characteristic, service: ServiceIdentifier(uuid: service))
         }
     }
@@ -70,25 +71,36 @@ struct RestorationRecord: Codable, Equatable, Sendable {
 extension Bluejay {
     /// Takes back a listen offered to the ``ListenRestorer``: the same as a listen, whose
     /// subscription is written again (the peer forgets it for an unbonded client).
-    public func restoreListen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .replaceable,
-                                             completion: @escaping @MainActor (ReadResult<R>) -> Void) {
+    public func restoreListen<R: Receivable>(
+        to characteristicIdentifier: CharacteristicIdentifier,
+        multipleListenOption: MultipleListenOption = .replaceable,
+        completion: @escaping @MainActor (ReadResult<R>) -> Void
+    ) {
         listen(to: characteristicIdentifier, multipleListenOption: multipleListenOption, completion: completion)
     }
 
     /// After a restart: reconnect to the recorded peripheral and offer each recorded listen
     /// to the restorer; what it does not take back is turned off.
     func restore() {
-        guard let record = core.read(\.restoration)?.load(), let peripheral = record.peripheralIdentifier else { return }
+        guard let record = core.read(\.restoration)?.load(), let peripheral = record.peripheralIdentifier else {
+            return
+        }
         log("restoring the connection to \(peripheral) and \(record.listens.count) listens")
-        connect(peripheral, timeout: .seconds(15), then: { [weak self] result in
-            guard let self, case .success = result else { return }
-            for characteristic in record.characteristics {
-                if self.listener(of: characteristic) != nil { continue }
-                if self.restorer?.willRestoreListen(on: characteristic) == true, self.listener(of: characteristic) != nil { continue }
-                // Nobody takes it: leave no subscription behind.
-                self.endListen(to: characteristic)
-            }
-        })
+        connect(
+            peripheral, timeout: .seconds(15),
+            then: { [weak self] result in
+                guard let self, case .success = result else { return }
+                for characteristic in record.characteristics {
+                    if self.listener(of: characteristic) != nil { continue }
+                    if self.restorer?.willRestoreListen(on: characteristic) == true,
+                        self.listener(of: characteristic) != nil
+                    {
+                        continue
+                    }
+                    // Nobody takes it: leave no subscription behind.
+                    self.endListen(to: characteristic)
+                }
+            })
     }
 
     /// Records the connected peripheral and the active listens (when restoration is on),
@@ -105,11 +117,15 @@ struct RestorationStore: Sendable {
     let directory: StoreDirectory
     let identifier: String
 
-    private var fileName: String { identifier.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "_" }.joined() + ".json" }
+    private var fileName: String {
+        identifier.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "_" }.joined() + ".json"
+    }
 
     func load() -> RestorationRecord? {
-        guard let bytes = try? directory.read(fileName), let record = try? JSONDecoder().decode(RestorationRecord.self, from: Data(bytes)),
-              record.format == "bluejay-restoration", record.version == 1 else { return nil }
+        guard let bytes = try? directory.read(fileName),
+            let record = try? JSONDecoder().decode(RestorationRecord.self, from: Data(bytes)),
+            record.format == "bluejay-restoration", record.version == 1
+        else { return nil }
         return record
     }
 

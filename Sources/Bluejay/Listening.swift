@@ -17,7 +17,8 @@ enum ValueArrival: Sendable {
     /// A value that no subscription of ours watches, on link `link`, at `valueHandle` (the
     /// characteristic there, when it is discovered).
     /// (Boxed: it is rare, and its fields would make every arrival as large.)
-    indirect case unsolicited(link: ConnectionHandle, valueHandle: AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>)
+    indirect case unsolicited(
+        link: ConnectionHandle, valueHandle: AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>)
     /// A callback to run on the main actor in its turn: an operation's completion, an
     /// observer's call, a line for the log.
     case callback(@MainActor @Sendable () -> Void)
@@ -47,8 +48,11 @@ extension Bluejay {
         /// Over (cancelled, failed, or fell behind): it takes no more values.
         private(set) var isEnded = false
 
-        init(characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?, backlog: ListenBacklog, makesData: Bool,
-             deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (any Error) -> Void) {
+        init(
+            characteristic: CharacteristicIdentifier, option: MultipleListenOption, tag: AnyObject?,
+            backlog: ListenBacklog, makesData: Bool,
+            deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (any Error) -> Void
+        ) {
             self.characteristic = characteristic
             self.makesData = makesData
             self.option = option
@@ -80,8 +84,11 @@ extension Bluejay {
     /// indications); `completion` gets every value until ``endListen(to:completion:)`` or
     /// the link ends. A second listen fails with ``BluejayError/multipleListenTrapped``
     /// unless the first was `.replaceable`.
-    public func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption = .trap,
-                                      completion: @escaping @MainActor (ReadResult<R>) -> Void) {
+    public func listen<R: Receivable>(
+        to characteristicIdentifier: CharacteristicIdentifier,
+        multipleListenOption option: MultipleListenOption = .trap,
+        completion: @escaping @MainActor (ReadResult<R>) -> Void
+    ) {
         listen(to: characteristicIdentifier, multipleListenOption: option, tag: nil, completion: completion)
     }
 
@@ -89,25 +96,34 @@ extension Bluejay {
     /// gets the listen's end and, unless `values` says otherwise, its values: `values`
     /// makes the route of the values (``BluejayOnQueue`` posts them to the app's queue),
     /// which must tell the backlog when a value has been taken.
-    func listen<R: Receivable>(to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
-                               tag: AnyObject?, completion: @escaping @MainActor (ReadResult<R>) -> Void,
-                               values: ((ListenBacklog) -> @MainActor (ReadResult<R>) -> Void)? = nil) {
+    func listen<R: Receivable>(
+        to characteristicIdentifier: CharacteristicIdentifier, multipleListenOption option: MultipleListenOption,
+        tag: AnyObject?, completion: @escaping @MainActor (ReadResult<R>) -> Void,
+        values: ((ListenBacklog) -> @MainActor (ReadResult<R>) -> Void)? = nil
+    ) {
         let backlog = ListenBacklog(limit: core.read(\.listenBufferLimit))
         // A value leaves the backlog once the app's callback has run, wherever it runs.
-        let onValue = values?(backlog) ?? { result in
-            completion(result)
-            backlog.taken()
-        }
+        let onValue =
+            values?(backlog) ?? { result in
+                completion(result)
+                backlog.taken()
+            }
         // `Data` (the iOS API's usual type) is made in the batch's arena: one allocation per
         // value instead of two; every other type decodes from the bytes themselves.
         let makesData = R.self == Data.self
-        let listener = Listener(characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, makesData: makesData, deliver: { bytes, arena in
-            do { onValue(.success(makesData ? arena.data(bytes) as! R : try R(bluetoothBytes: bytes[...]))) } catch { onValue(.failure(error)) }
-        }, end: { reason in
-            if BluejayError.isCancellation(reason) { completion(.cancelled) } else { completion(.failure(reason)) }
-        })
+        let listener = Listener(
+            characteristic: characteristicIdentifier, option: option, tag: tag, backlog: backlog, makesData: makesData,
+            deliver: { bytes, arena in
+                do { onValue(.success(makesData ? arena.data(bytes) as! R : try R(bluetoothBytes: bytes[...]))) } catch
+                { onValue(.failure(error)) }
+            },
+            end: { reason in
+                if BluejayError.isCancellation(reason) { completion(.cancelled) } else { completion(.failure(reason)) }
+            })
         let registered = core.state.withLock { state -> (trapped: Bool, replaced: BluejayCore.Listen?) in
-            if let existing = state.listens[characteristicIdentifier], existing.listener.option == .trap { return (true, nil) }
+            if let existing = state.listens[characteristicIdentifier], existing.listener.option == .trap {
+                return (true, nil)
+            }
             let replaced = state.listens[characteristicIdentifier]
             state.listens[characteristicIdentifier] = BluejayCore.Listen(listener: listener)
             return (false, replaced)
@@ -119,33 +135,48 @@ extension Bluejay {
 
     /// Queues the subscription of `listener`: the CCCD is written, and its values take the
     /// one route to the main actor, counted by its backlog.
-    nonisolated func subscribe(_ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?) {
+    nonisolated func subscribe(
+        _ characteristicIdentifier: CharacteristicIdentifier, _ listener: Listener, removing replacedToken: Int?
+    ) {
         let core = core
-        queue.add(QueuedOperation(.listen, body: { [weak self] operation in
-            guard let self, let (host, link) = await self.connected(operation) else { return }
-            let peripheral = link.owner
-            do throws(BluejayError) {
-                // The replaced listen's values stop; its subscription is written anew.
-                if let replacedToken { try await peripheral.remove(replacedToken, of: characteristicIdentifier, turningOff: false) }
-                let (token, isFirst) = peripheral.adopt(self.subscriber(for: listener, on: host), of: characteristicIdentifier)
-                if isFirst { try await peripheral.beginListen(characteristicIdentifier) }
-                let current = operation.claim() && core.state.withLock { state in
-                    guard state.isCurrent(listener) else { return false }
-                    state.listens[characteristicIdentifier]?.token = token
-                    return true
-                }
-                guard current else {
-                    // Cancelled or replaced while subscribing: leave nothing listening.
-                    Task { @BluetoothActor in _ = try? await peripheral.remove(token, of: characteristicIdentifier, turningOff: false) }
-                    return
-                }
-                self.recordRestorationState()
-            } catch {
-                operation.fail(Self.cause(error, on: host))
-            }
-        }, onFailure: failing { error in listener.close(error) } first: { _ in
-            core.state.withLock { if $0.isCurrent(listener) { $0.listens[characteristicIdentifier] = nil } }
-        }))
+        queue.add(
+            QueuedOperation(
+                .listen,
+                body: { [weak self] operation in
+                    guard let self, let (host, link) = await self.connected(operation) else { return }
+                    let peripheral = link.owner
+                    do throws(BluejayError) {
+                        // The replaced listen's values stop; its subscription is written anew.
+                        if let replacedToken {
+                            try await peripheral.remove(replacedToken, of: characteristicIdentifier, turningOff: false)
+                        }
+                        let (token, isFirst) = peripheral.adopt(
+                            self.subscriber(for: listener, on: host), of: characteristicIdentifier)
+                        if isFirst { try await peripheral.beginListen(characteristicIdentifier) }
+                        let current =
+                            operation.claim()
+                            && core.state.withLock { state in
+                                guard state.isCurrent(listener) else { return false }
+                                state.listens[characteristicIdentifier]?.token = token
+                                return true
+                            }
+                        guard current else {
+                            // Cancelled or replaced while subscribing: leave nothing listening.
+                            Task { @BluetoothActor in
+                                _ = try? await peripheral.remove(token, of: characteristicIdentifier, turningOff: false)
+                            }
+                            return
+                        }
+                        self.recordRestorationState()
+                    } catch {
+                        operation.fail(Self.cause(error, on: host))
+                    }
+                },
+                onFailure: failing { error in
+                    listener.close(error)
+                } first: { _ in
+                    core.state.withLock { if $0.isCurrent(listener) { $0.listens[characteristicIdentifier] = nil } }
+                }))
     }
 
     /// `listener` as a subscriber of the link's ``Peripheral`` on `subscribedHost`: its
@@ -154,15 +185,17 @@ extension Bluejay {
     /// good) ends here too.
     nonisolated func subscriber(for listener: Listener, on subscribedHost: BluetoothHost) -> Peripheral.Subscriber {
         let arrivals = arrivals, backlog = listener.backlog
-        return Peripheral.Subscriber(deliver: { bytes in
-            switch backlog.arrived() {
-            case .accepted: arrivals.post(.value(listener, bytes))
-            case .overflowed: arrivals.post(.overflow(listener))
-            case .dropped: break  // after the overflow, until the subscription is off
-            }
-        }, finish: { [weak self] error in
-            self?.listenEnded(listener, (error as? BluejayError) ?? .cancelled, on: subscribedHost)
-        })
+        return Peripheral.Subscriber(
+            deliver: { bytes in
+                switch backlog.arrived() {
+                case .accepted: arrivals.post(.value(listener, bytes))
+                case .overflowed: arrivals.post(.overflow(listener))
+                case .dropped: break  // after the overflow, until the subscription is off
+                }
+            },
+            finish: { [weak self] error in
+                self?.listenEnded(listener, (error as? BluejayError) ?? .cancelled, on: subscribedHost)
+            })
     }
 
     /// The peripheral ended `listener`'s subscription; a host since replaced, or a listen
@@ -213,23 +246,31 @@ extension Bluejay {
         }
         guard let removed else { return }
         let limit = listener.backlog.limit
-        log("\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off")
+        log(
+            "\(characteristicIdentifier): the app fell more than \(limit) values behind; the listen ends and its notifications are turned off"
+        )
         let token = removed.token
         listener.close(BluejayError.listenOverflow(characteristicIdentifier, limit: limit))
-        queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
-            guard let self, let (_, link) = await self.connected(operation) else { return }
-            // Listened to again meanwhile: only the old listener goes.
-            let relistened = self.core.read { $0.listens[characteristicIdentifier] != nil }
-            _ = try? await link.owner.remove(token, of: characteristicIdentifier, turningOff: !relistened)
-            self.recordRestorationState()
-            _ = operation.claim()
-        }, onFailure: { _ in }))
+        queue.add(
+            QueuedOperation(
+                .endListen,
+                body: { [weak self] operation in
+                    guard let self, let (_, link) = await self.connected(operation) else { return }
+                    // Listened to again meanwhile: only the old listener goes.
+                    let relistened = self.core.read { $0.listens[characteristicIdentifier] != nil }
+                    _ = try? await link.owner.remove(token, of: characteristicIdentifier, turningOff: !relistened)
+                    self.recordRestorationState()
+                    _ = operation.claim()
+                }, onFailure: { _ in }))
     }
 
     /// A notification or indication nobody listens to: a bonded peer's subscription that
     /// outlived the last link (or the last process). The restorer is offered it once per link;
     /// when nobody takes it, the subscription is turned off rather than left running.
-    private func unsolicitedValue(_ handle: ConnectionHandle, _ valueHandle: AttributeHandle, _ characteristic: CharacteristicIdentifier?, _ value: ArraySlice<UInt8>) {
+    private func unsolicitedValue(
+        _ handle: ConnectionHandle, _ valueHandle: AttributeHandle, _ characteristic: CharacteristicIdentifier?,
+        _ value: ArraySlice<UInt8>
+    ) {
         guard let link = connection, link.handle == handle else { return }
         guard let characteristic else {
             return log("a value for handle \(hex(valueHandle, digits: 4)), where nothing is discovered, was dropped")
@@ -237,9 +278,12 @@ extension Bluejay {
         // A listen whose subscription is still being written: the value is its first.
         if let listener = listener(of: characteristic), !listener.isEnded { return listener.deliverDirectly(value) }
         guard core.state.withLock({ $0.offeredUnsolicited.insert(characteristic).inserted }) else {
-            return log("a value of \(characteristic) nobody listens to was dropped (its subscription is being turned off)")
+            return log(
+                "a value of \(characteristic) nobody listens to was dropped (its subscription is being turned off)")
         }
-        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listener(of: characteristic) { return listener.deliverDirectly(value) }
+        if restorer?.willRestoreListen(on: characteristic) == true, let listener = listener(of: characteristic) {
+            return listener.deliverDirectly(value)
+        }
         log("\(characteristic) notifies but nobody listens: turning its subscription off")
         endListen(to: characteristic)
     }
@@ -250,22 +294,32 @@ extension Bluejay {
     }
 
     /// Ends a listen: the CCCD is written back to 0 and the callback dropped.
-    public func endListen(to characteristicIdentifier: CharacteristicIdentifier, completion: (@MainActor (WriteResult) -> Void)? = nil) {
-        queue.add(QueuedOperation(.endListen, body: { [weak self] operation in
-            guard let self, let (host, link) = await self.connected(operation) else { return }
-            let ended = self.core.state.withLock { $0.listens.removeValue(forKey: characteristicIdentifier) }
-            if let ended { self.post { ended.listener.close(BluejayError.cancelled) } }
-            do throws(BluejayError) {
-                try await link.owner.remove(ended?.token, of: characteristicIdentifier, turningOff: true)
-                self.recordRestorationState()
-                if operation.claim() { self.post { completion?(.success) } }
-            } catch {
-                self.recordRestorationState()
-                operation.fail(Self.cause(error, on: host))
-            }
-        }, onFailure: failing { error in
-            if BluejayError.isCancellation(error) { completion?(.cancelled) } else { completion?(.failure(error)) }
-        }))
+    public func endListen(
+        to characteristicIdentifier: CharacteristicIdentifier, completion: (@MainActor (WriteResult) -> Void)? = nil
+    ) {
+        queue.add(
+            QueuedOperation(
+                .endListen,
+                body: { [weak self] operation in
+                    guard let self, let (host, link) = await self.connected(operation) else { return }
+                    let ended = self.core.state.withLock { $0.listens.removeValue(forKey: characteristicIdentifier) }
+                    if let ended { self.post { ended.listener.close(BluejayError.cancelled) } }
+                    do throws(BluejayError) {
+                        try await link.owner.remove(ended?.token, of: characteristicIdentifier, turningOff: true)
+                        self.recordRestorationState()
+                        if operation.claim() { self.post { completion?(.success) } }
+                    } catch {
+                        self.recordRestorationState()
+                        operation.fail(Self.cause(error, on: host))
+                    }
+                },
+                onFailure: failing { error in
+                    if BluejayError.isCancellation(error) {
+                        completion?(.cancelled)
+                    } else {
+                        completion?(.failure(error))
+                    }
+                }))
     }
 
     /// Ends the listen on `characteristicIdentifier` only if `tag` started it.
@@ -276,10 +330,14 @@ extension Bluejay {
 
     /// A background task turned a listen off: its callback hears `.cancelled` and goes.
     nonisolated func listenEndedByTask(_ characteristicIdentifier: CharacteristicIdentifier) {
-        guard let ended = core.state.withLock({ $0.listens.removeValue(forKey: characteristicIdentifier) }) else { return }
+        guard let ended = core.state.withLock({ $0.listens.removeValue(forKey: characteristicIdentifier) }) else {
+            return
+        }
         if let token = ended.token, let connection {
             // The task wrote the CCCD off itself; only this listen's values stop.
-            Task { @BluetoothActor in _ = try? await connection.owner.remove(token, of: characteristicIdentifier, turningOff: false) }
+            Task { @BluetoothActor in
+                _ = try? await connection.owner.remove(token, of: characteristicIdentifier, turningOff: false)
+            }
         }
         post { ended.listener.close(BluejayError.cancelled) }
         recordRestorationState()

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bluejay's log file: appended a line at a time (O_APPEND, mode 0600), read whole.
@@ -38,7 +38,9 @@ struct LogFile: Sendable {
 
     /// Empties the file.
     func truncate() throws(LogFileError) {
-        guard Glibc.truncate(path, 0) == 0 || errno == ENOENT else { throw LogFileError(operation: "truncating \(path)", code: errno) }
+        guard Glibc.truncate(path, 0) == 0 || errno == ENOENT else {
+            throw LogFileError(operation: "truncating \(path)", code: errno)
+        }
     }
 
     private func makeDirectories(_ directory: String) {

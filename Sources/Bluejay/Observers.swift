@@ -160,7 +160,9 @@ extension Bluejay {
     }
 
     /// Stops telling `serviceObserver`.
-    public func unregister(serviceObserver: any ServiceObserver) { serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver } }
+    public func unregister(serviceObserver: any ServiceObserver) {
+        serviceObservers.removeAll { $0.object == nil || $0.object === serviceObserver }
+    }
 
     /// Hears RSSI readings; held weakly.
     public func register(rssiObserver: any RSSIObserver) {
@@ -169,7 +171,9 @@ extension Bluejay {
     }
 
     /// Stops telling `rssiObserver`.
-    public func unregister(rssiObserver: any RSSIObserver) { rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver } }
+    public func unregister(rssiObserver: any RSSIObserver) {
+        rssiObservers.removeAll { $0.object == nil || $0.object === rssiObserver }
+    }
 
     /// Hears the log grow; held weakly.
     public func register(logObserver: any LogObserver) {
@@ -178,7 +182,9 @@ extension Bluejay {
     }
 
     /// Stops telling `logObserver`.
-    public func unregister(logObserver: any LogObserver) { logObservers.removeAll { $0.object == nil || $0.object === logObserver } }
+    public func unregister(logObserver: any LogObserver) {
+        logObservers.removeAll { $0.object == nil || $0.object === logObserver }
+    }
 
     /// The peer's Service Changed invalidated `services` on link `handle`.
     func servicesInvalidated(_ handle: ConnectionHandle, _ services: [ServiceIdentifier]) {
@@ -197,12 +203,15 @@ extension Bluejay {
         let (host, connection) = try linkForRSSI()
         Task { @MainActor in
             let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
-                do throws(ConnectionError) { return .success(try await host.connections.readRSSI(connection.handle)) } catch { return .failure(error) }
+                do throws(ConnectionError) {
+                    return .success(try await host.connections.readRSSI(connection.handle))
+                } catch { return .failure(error) }
             }.value
             for case let observer as any RSSIObserver in self.rssiObservers.compactMap(\.object) {
                 switch result {
                 case let .success(rssi): observer.didReadRSSI(from: connection.peripheral, RSSI: Int(rssi), error: nil)
-                case let .failure(error): observer.didReadRSSI(from: connection.peripheral, RSSI: 127, error: BluejayError.connection(error))
+                case let .failure(error):
+                    observer.didReadRSSI(from: connection.peripheral, RSSI: 127, error: BluejayError.connection(error))
                 }
             }
         }

@@ -58,8 +58,10 @@ final class QueuedOperation: Sendable {
 
     private let state = Mutex(State())
 
-    init(_ kind: OperationKind, body: @escaping @BluetoothActor @Sendable (QueuedOperation) async -> Void,
-         onFailure: @escaping @Sendable (any Error) -> Void) {
+    init(
+        _ kind: OperationKind, body: @escaping @BluetoothActor @Sendable (QueuedOperation) async -> Void,
+        onFailure: @escaping @Sendable (any Error) -> Void
+    ) {
         self.kind = kind
         self.body = body
         self.onFailure = onFailure
@@ -228,13 +230,18 @@ extension OperationQueue {
     /// on the stack's actor. Throws what `body` throws, or the error the operation was
     /// cancelled with.
     @BluetoothActor
-    func run<T: Sendable>(_ kind: OperationKind, _ body: @escaping @BluetoothActor () async throws -> T) async throws -> T {
+    func run<T: Sendable>(_ kind: OperationKind, _ body: @escaping @BluetoothActor () async throws -> T) async throws
+        -> T
+    {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            add(QueuedOperation(kind, body: { operation in
-                let outcome: Result<T, any Error>
-                do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-                if operation.claim() { continuation.resume(with: outcome) }
-            }, onFailure: { error in continuation.resume(throwing: error) }))
+            add(
+                QueuedOperation(
+                    kind,
+                    body: { operation in
+                        let outcome: Result<T, any Error>
+                        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+                        if operation.claim() { continuation.resume(with: outcome) }
+                    }, onFailure: { error in continuation.resume(throwing: error) }))
         }
     }
 }

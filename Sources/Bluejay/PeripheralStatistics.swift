@@ -78,7 +78,9 @@ public struct PeripheralStatistics: Sendable, Equatable {
     /// The connection ended.
     mutating func disconnected(at instant: ContinuousClock.Instant = .now) {
         disconnectionCount += 1
-        if let connectedAt, disconnectedAt.map({ $0 < connectedAt }) ?? true { cumulativeConnected += instant - connectedAt }
+        if let connectedAt, disconnectedAt.map({ $0 < connectedAt }) ?? true {
+            cumulativeConnected += instant - connectedAt
+        }
         disconnectedAt = instant
     }
 

@@ -102,7 +102,9 @@ public struct WarningOptions: Sendable, Equatable {
     public var notifyOnNotification: Bool
 
     /// Options as given.
-    public init(notifyOnConnection: Bool = false, notifyOnDisconnection: Bool = false, notifyOnNotification: Bool = false) {
+    public init(
+        notifyOnConnection: Bool = false, notifyOnDisconnection: Bool = false, notifyOnNotification: Bool = false
+    ) {
         self.notifyOnConnection = notifyOnConnection
         self.notifyOnDisconnection = notifyOnDisconnection
         self.notifyOnNotification = notifyOnNotification
@@ -126,8 +128,9 @@ public struct ScanDiscovery: Sendable {
 
     /// What a scan heard of `discovery`.
     init(_ discovery: Discovery) {
-        peripheralIdentifier = PeripheralIdentifier(address: discovery.address, addressType: discovery.addressType,
-                                                    name: discovery.advertisement.localName)
+        peripheralIdentifier = PeripheralIdentifier(
+            address: discovery.address, addressType: discovery.addressType,
+            name: discovery.advertisement.localName)
         advertisementPacket = discovery.advertisement
         rssi = Int(discovery.rssi ?? 127)
         isConnectable = discovery.connectable

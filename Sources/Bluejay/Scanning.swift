@@ -10,113 +10,131 @@ extension Bluejay {
     /// seconds (0: until stopped). `discovery` sees each new peripheral (every advertisement
     /// whose RSSI moved by `throttleRSSIDelta` or more when duplicates are allowed) with all
     /// found so far, and says what to do next; `stopped` ends the scan exactly once.
-    public func scan(duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5, serviceIdentifiers: [ServiceIdentifier]?,
-                     discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
-                     expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
-                     stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
+    public func scan(
+        duration: Double = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+        serviceIdentifiers: [ServiceIdentifier]?,
+        discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
+        expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
+        stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void
+    ) {
         var expiredAnswer: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer)?
         if let expired { expiredAnswer = { ScanAnswer(expired($0, $1)) } }
-        scan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, serviceIdentifiers: serviceIdentifiers,
-             answering: { ScanAnswer(discovery($0, $1)) }, expired: expiredAnswer, stopped: stopped)
+        scan(
+            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
+            serviceIdentifiers: serviceIdentifiers,
+            answering: { ScanAnswer(discovery($0, $1)) }, expired: expiredAnswer, stopped: stopped)
     }
 
     /// The scan, its answers awaited: the scan runs on the stack's actor and asks the
     /// main actor for each answer; an answer from the app's own queue
     /// (``Bluejay/callbacks(on:)``) comes back without the main actor waiting on that queue,
     /// which may be the main queue itself.
-    func scan(duration: Double, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
-              answering discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer,
-              expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer)?,
-              stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void) {
+    func scan(
+        duration: Double, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
+        answering discovery: @escaping @MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer,
+        expired: (@MainActor (ScanDiscovery, [ScanDiscovery]) async -> ScanAnswer)?,
+        stopped: @escaping @MainActor ([ScanDiscovery], (any Error)?) -> Void
+    ) {
         let refused = core.state.withLock { state -> Bool in
             guard case .idle = state.scan else { return true }
             state.scan = .scanning
             return false
         }
         if refused { return stopped([], BluejayError.alreadyScanning) }
-        let options = ScanOptions(active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
+        let options = ScanOptions(
+            active: true, allowDuplicates: allowDuplicates, services: (serviceIdentifiers ?? []).map(\.uuid))
         // What was found, for a scan that fails: it has found nothing unless it ran.
         let found = FoundSoFar()
         let core = core
-        queue.add(QueuedOperation(.scan, body: { [weak self] operation in
-            guard let self, let host = await self.readyHost(operation) else { return }
-            var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
-            let (events, feed) = AsyncStream.makeStream(of: ScanEvent.self)
-            do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch { return operation.fail(Self.cause(.hci(error), on: host)) }
-            operation.onCancel = { _ in feed.finish() }
-            // Cancelled or stopped while the scan was starting: end it at once.
-            if operation.isFinished { feed.finish() }
-            if case .stopRequested = core.read(\.scan) { feed.finish() }
-            let (clock, scanExpiry) = core.read { ($0.clock, $0.scanExpiry) }
-            // The scan ends at its deadline.
-            let deadline = duration > 0 ? clock.now + .milliseconds(Int(duration * 1000)) : nil
-            let timer = deadline.map { deadline in
-                Task {
-                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                    feed.finish()
-                }
-            }
-            // With duplicates allowed, a peripheral not heard for `scanExpiry` is reported
-            // lost: an alarm is set for the earliest such deadline. A report only moves a
-            // peripheral's deadline later, so an alarm once set is never late, at worst early;
-            // when it goes off, what is due expires and the alarm is set for the next one.
-            let expiry = allowDuplicates && expired != nil ? scanExpiry : nil
-            var alarm: Task<Void, Never>?
-            var then: (ScanDiscovery, @MainActor (ConnectionResult) -> Void)?
-            scanning: for await event in events {
-                var actions: [(PeripheralIdentifier, ScanAction)] = []
-                switch event {
-                case let .report(report):
-                    if let item = findings.heard(report, at: clock.now) {
-                        found.set(findings.found)
-                        actions.append((item.peripheralIdentifier, await discovery(item, findings.found).action))
+        queue.add(
+            QueuedOperation(
+                .scan,
+                body: { [weak self] operation in
+                    guard let self, let host = await self.readyHost(operation) else { return }
+                    var findings = ScanFindings(allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta)
+                    let (events, feed) = AsyncStream.makeStream(of: ScanEvent.self)
+                    do throws(HCIError) { try await host.scanner.start(options) { feed.yield(.report($0)) } } catch {
+                        return operation.fail(Self.cause(.hci(error), on: host))
                     }
-                case .expiryDue:
-                    alarm = nil
-                    if let expiry, let expired {
-                        for item in findings.lost(at: clock.now, after: expiry) {
-                            findings.forget(item.peripheralIdentifier)
-                            found.set(findings.found)
-                            actions.append((item.peripheralIdentifier, await expired(item, findings.found).action))
+                    operation.onCancel = { _ in feed.finish() }
+                    // Cancelled or stopped while the scan was starting: end it at once.
+                    if operation.isFinished { feed.finish() }
+                    if case .stopRequested = core.read(\.scan) { feed.finish() }
+                    let (clock, scanExpiry) = core.read { ($0.clock, $0.scanExpiry) }
+                    // The scan ends at its deadline.
+                    let deadline = duration > 0 ? clock.now + .milliseconds(Int(duration * 1000)) : nil
+                    let timer = deadline.map { deadline in
+                        Task {
+                            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                            feed.finish()
                         }
                     }
-                }
-                for (identifier, action) in actions {
-                    switch action {
-                    case .continue: continue
-                    case .blacklist: findings.blacklist(identifier)
-                    case .stop: break scanning
-                    case let .connect(target, completion):
-                        then = (target, completion)
-                        break scanning
+                    // With duplicates allowed, a peripheral not heard for `scanExpiry` is reported
+                    // lost: an alarm is set for the earliest such deadline. A report only moves a
+                    // peripheral's deadline later, so an alarm once set is never late, at worst early;
+                    // when it goes off, what is due expires and the alarm is set for the next one.
+                    let expiry = allowDuplicates && expired != nil ? scanExpiry : nil
+                    var alarm: Task<Void, Never>?
+                    var then: (ScanDiscovery, @MainActor (ConnectionResult) -> Void)?
+                    scanning: for await event in events {
+                        var actions: [(PeripheralIdentifier, ScanAction)] = []
+                        switch event {
+                        case let .report(report):
+                            if let item = findings.heard(report, at: clock.now) {
+                                found.set(findings.found)
+                                actions.append(
+                                    (item.peripheralIdentifier, await discovery(item, findings.found).action))
+                            }
+                        case .expiryDue:
+                            alarm = nil
+                            if let expiry, let expired {
+                                for item in findings.lost(at: clock.now, after: expiry) {
+                                    findings.forget(item.peripheralIdentifier)
+                                    found.set(findings.found)
+                                    actions.append(
+                                        (item.peripheralIdentifier, await expired(item, findings.found).action))
+                                }
+                            }
+                        }
+                        for (identifier, action) in actions {
+                            switch action {
+                            case .continue: continue
+                            case .blacklist: findings.blacklist(identifier)
+                            case .stop: break scanning
+                            case let .connect(target, completion):
+                                then = (target, completion)
+                                break scanning
+                            }
+                        }
+                        if let expiry, alarm == nil, let due = findings.nextExpiry(after: expiry) {
+                            alarm = Task {
+                                guard (try? await clock.sleep(until: due)) != nil else { return }
+                                feed.yield(.expiryDue)
+                            }
+                        }
                     }
-                }
-                if let expiry, alarm == nil, let due = findings.nextExpiry(after: expiry) {
-                    alarm = Task {
-                        guard (try? await clock.sleep(until: due)) != nil else { return }
-                        feed.yield(.expiryDue)
+                    alarm?.cancel()
+                    timer?.cancel()
+                    _ = try? await host.scanner.stop()
+                    let wasCancelled = operation.isFinished
+                    if operation.claim() {
+                        core.state.withLock { $0.scan = .idle }
+                        let results = findings.found
+                        self.post { stopped(results, nil) }
                     }
-                }
-            }
-            alarm?.cancel()
-            timer?.cancel()
-            _ = try? await host.scanner.stop()
-            let wasCancelled = operation.isFinished
-            if operation.claim() {
-                core.state.withLock { $0.scan = .idle }
-                let results = findings.found
-                self.post { stopped(results, nil) }
-            }
-            if let (target, completion) = then, !wasCancelled {
-                if let refused = self.queueConnect(target.peripheralIdentifier, timeout: .none, then: completion) {
-                    self.post { completion(.failure(refused)) }
-                }
-            }
-        }, onFailure: failing { error in
-            stopped(found.value, error)
-        } first: { _ in
-            core.state.withLock { $0.scan = .idle }
-        }))
+                    if let (target, completion) = then, !wasCancelled {
+                        if let refused = self.queueConnect(
+                            target.peripheralIdentifier, timeout: .none, then: completion)
+                        {
+                            self.post { completion(.failure(refused)) }
+                        }
+                    }
+                },
+                onFailure: failing { error in
+                    stopped(found.value, error)
+                } first: { _ in
+                    core.state.withLock { $0.scan = .idle }
+                }))
     }
 
     /// Stops a running scan; its `stopped` callback follows.

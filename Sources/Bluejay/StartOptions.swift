@@ -73,12 +73,16 @@ public struct StartOptions: Sendable {
     public var clock: any Clock<Duration> = ContinuousClock()
 
     /// Options as given.
-    public init(transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
-                deviceName: String = "Bluejay", logger: HCILogger = .standardError, backgroundRestore: BackgroundRestoreMode = .disable,
-                pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
-                openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
-                listenBufferLimit: Int = StartOptions.defaultListenBufferLimit, maxValueLength: Int = StartOptions.defaultMaxValueLength,
-                logSecrets: Bool = false, redactCapture: Bool = false) {
+    public init(
+        transport: String, capture: String? = nil, store: StoreDirectory = .standard, cacheEnabled: Bool = true,
+        deviceName: String = "Bluejay", logger: HCILogger = .standardError,
+        backgroundRestore: BackgroundRestoreMode = .disable,
+        pairingPolicy: PairingPolicy = PairingPolicy(), pairingDelegate: (any PairingDelegate)? = nil,
+        openTransport: TransportOpener? = nil, controllerRecovery: ControllerRecovery = .standard,
+        listenBufferLimit: Int = StartOptions.defaultListenBufferLimit,
+        maxValueLength: Int = StartOptions.defaultMaxValueLength,
+        logSecrets: Bool = false, redactCapture: Bool = false
+    ) {
         self.logSecrets = logSecrets
         self.redactCapture = redactCapture
         self.listenBufferLimit = max(1, listenBufferLimit)
@@ -127,7 +131,9 @@ public struct ControllerRecovery: Sendable, Equatable {
     public init(delays: [Duration]) { self.delays = delays }
 
     /// Six attempts over about 16 s (0.1, 0.5, 1, 2, 4 and 8 s apart).
-    public static let standard = ControllerRecovery(delays: [.milliseconds(100), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)])
+    public static let standard = ControllerRecovery(delays: [
+        .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+    ])
     /// Never reopen: a lost controller leaves Bluejay down.
     public static let disabled = ControllerRecovery(delays: [])
 }
@@ -136,7 +142,11 @@ extension StartOptions {
     /// Gone: a queue chosen at run time could not tell the compiler which closures run off
     /// the main actor. Callbacks of Bluejay's API run on the main actor; for a queue of
     /// your own, call through ``Bluejay/callbacks(on:)``, whose closures are `@Sendable`.
-    @available(*, unavailable, message: "callbacks run on the main actor; use bluejay.callbacks(on: queue) for @Sendable callbacks on a queue of yours")
+    @available(
+        *, unavailable,
+        message:
+            "callbacks run on the main actor; use bluejay.callbacks(on: queue) for @Sendable callbacks on a queue of yours"
+    )
     public var callbackQueue: DispatchQueue {
         get { fatalError("unavailable") }
         set {}

@@ -28,11 +28,13 @@ func peripheralNotifyRun(count: Int, payload: Int) async throws -> RunFigures {
 func peripheralPeerRun(transport: String, count: Int, payload: Int) async throws -> String {
     let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-bench-periph-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(atPath: store.path) }
-    let manager = try await PeripheralManager(transport: transport, name: "Bluejay Bench", store: store, logger: .silent)
+    let manager = try await PeripheralManager(
+        transport: transport, name: "Bluejay Bench", store: store, logger: .silent)
     defer { manager.close() }
     let service = BluetoothUUID(UInt16(0x181A)), stream = BluetoothUUID(UInt16(0x2A6E))
     let events = manager.events()
-    try manager.add(MutableService(uuid: service, characteristics: [MutableCharacteristic(uuid: stream, properties: [.notify])]))
+    try manager.add(
+        MutableService(uuid: service, characteristics: [MutableCharacteristic(uuid: stream, properties: [.notify])]))
     try await manager.startAdvertising("Bluejay Bench", uuids: [service])
     print("{\"mode\": \"peripheral-peer\", \"ready\": true}")
     bluejay_flush_stdout()  // bench.py reads each line as it comes
@@ -53,6 +55,7 @@ func peripheralPeerRun(transport: String, count: Int, payload: Int) async throws
     }
     let delivered = await manager.host.controller.waitUntilDelivered(handle: link, timeout: .seconds(60))
     let figures = RunFigures(count: count, elapsed: ContinuousClock.now - start, cpu: processCPUSeconds() - cpuBefore)
-    return "{\"mode\": \"peripheral-peer\", \"payload\": \(payload), \"notifications\": \(count), \"delivered\": \(delivered), "
+    return
+        "{\"mode\": \"peripheral-peer\", \"payload\": \(payload), \"notifications\": \(count), \"delivered\": \(delivered), "
         + "\"notifications_per_s\": \(figures.perWallSecond), \"notifications_per_cpu_s\": \(figures.perCPUSecond)}"
 }

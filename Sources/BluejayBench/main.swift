@@ -51,7 +51,7 @@ import GATT
 import HCI
 import L2CAP
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One receive run: returns notifications per wall second and per CPU second.
@@ -86,7 +86,8 @@ func sendRun(count: Int, payload: Int) async throws -> (microsecondsPerPacket: D
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 func summary(_ values: [Double]) -> String {
@@ -97,7 +98,8 @@ func summary(_ values: [Double]) -> String {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String, _ fallback: Int) -> Int {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Int(arguments[index + 1]) else { return fallback }
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Int(arguments[index + 1])
+    else { return fallback }
     return value
 }
 @MainActor func stringOption(_ name: String) -> String? {
@@ -110,15 +112,20 @@ let count = option("--count", 200_000)
 let runs = option("--runs", 5)
 let appModes = ["seqpacket", "bluejay-listen", "central-values"]
 guard (4...244).contains(payload), count > 0, runs > 0,
-      (["receive", "send", "central", "l2cap", "flood-peer", "peripheral-notify", "peripheral-peer", "stalled-consumer"] + appModes).contains(mode) else {
-    FileHandle.standardError.write(Data(("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
-        + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
-        + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n"
-        + "       bluejay-bench seqpacket|bluejay-listen|central-values [--payload 4…244] [--count N] [--runs K] [--listen-buffer-limit N]\n"
-        + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n"
-        + "       bluejay-bench peripheral-notify [--payload 4…244] [--count N] [--runs K]\n"
-        + "       bluejay-bench peripheral-peer --transport T [--payload 4…244] [--count N]\n"
-        + "       bluejay-bench stalled-consumer [--stall SECONDS] [--rate N per second] [--capacity N] [--payload 4…244]\n").utf8))
+    (["receive", "send", "central", "l2cap", "flood-peer", "peripheral-notify", "peripheral-peer", "stalled-consumer"]
+        + appModes).contains(mode)
+else {
+    FileHandle.standardError.write(
+        Data(
+            ("usage: bluejay-bench receive|send [--payload 4…244] [--count N] [--runs K] [--write-stream FILE]\n"
+                + "       bluejay-bench central --transport T --addresses A[,B…] [--count N per peripheral] [--payload N]\n"
+                + "       bluejay-bench l2cap --transport T --addresses A [--count OCTETS] [--runs K]\n"
+                + "       bluejay-bench seqpacket|bluejay-listen|central-values [--payload 4…244] [--count N] [--runs K] [--listen-buffer-limit N]\n"
+                + "       bluejay-bench flood-peer --socket PATH [--payload 4…244] [--count N]\n"
+                + "       bluejay-bench peripheral-notify [--payload 4…244] [--count N] [--runs K]\n"
+                + "       bluejay-bench peripheral-peer --transport T [--payload 4…244] [--count N]\n"
+                + "       bluejay-bench stalled-consumer [--stall SECONDS] [--rate N per second] [--capacity N] [--payload 4…244]\n")
+                .utf8))
     exit(64)
 }
 
@@ -142,8 +149,12 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
     var streams: [PeripheralValues] = []
     // Unbounded: the bench takes every value of the flood it asked for, and counts them.
     for peripheral in peripherals { streams.append(try await peripheral.values(of: flood, capacity: .max)) }
-    let countBytes: [UInt8] = withUnsafeBytes(of: UInt32(count).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
-    let payloadBytes: [UInt8] = withUnsafeBytes(of: UInt16(payload).littleEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
+    let countBytes: [UInt8] = withUnsafeBytes(of: UInt32(count).littleEndian) {
+        (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes)
+    }
+    let payloadBytes: [UInt8] = withUnsafeBytes(of: UInt16(payload).littleEndian) {
+        (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes)
+    }
     let command: [UInt8] = [0x01] + countBytes + payloadBytes
     let floodStart = clock.now
     for peripheral in peripherals { try await peripheral.write(to: controlPoint, bytes: command) }
@@ -156,8 +167,11 @@ func centralRun(transport: String, addresses: [String], count: Int, payload: Int
         }
         total += received
     }
-    let seconds = Double((clock.now - floodStart).components.attoseconds) / 1e18 + Double((clock.now - floodStart).components.seconds)
-    let connectMilliseconds = Double(connectAll.components.seconds) * 1000 + Double(connectAll.components.attoseconds) / 1e15
+    let seconds =
+        Double((clock.now - floodStart).components.attoseconds) / 1e18
+        + Double((clock.now - floodStart).components.seconds)
+    let connectMilliseconds =
+        Double(connectAll.components.seconds) * 1000 + Double(connectAll.components.attoseconds) / 1e15
     return "{\"mode\": \"central\", \"peripherals\": \(addresses.count), \"connect_all_ms\": \(connectMilliseconds), "
         + "\"notifications\": \(total), \"notifications_per_s\": \(Double(total) / seconds)}"
 }
@@ -178,13 +192,17 @@ func l2capRun(transport: String, address: String, octets: Int, runs: Int) async 
     let channel = try await peripheral.openL2CAPChannel(psm: 0x0080)
     let data = (0..<octets).map { UInt8(truncatingIfNeeded: $0 &* 31) }
     let clock = ContinuousClock()
-    func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+    func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
 
     func overL2CAP() async throws -> Double {
         let start = clock.now
         let mtu = Int(channel.remoteMTU)
         let sender = Task { @BluetoothActor in
-            for offset in stride(from: 0, to: data.count, by: mtu) { try await channel.send(Array(data[offset..<min(offset + mtu, data.count)])) }
+            for offset in stride(from: 0, to: data.count, by: mtu) {
+                try await channel.send(Array(data[offset..<min(offset + mtu, data.count)]))
+            }
         }
         var received = 0
         for try await sdu in channel.sdus {
@@ -199,7 +217,8 @@ func l2capRun(transport: String, address: String, octets: Int, runs: Int) async 
         let start = clock.now
         let sender = Task { @BluetoothActor in
             for offset in stride(from: 0, to: data.count, by: 244) {
-                try await peripheral.write(to: echo, bytes: Array(data[offset..<min(offset + 244, data.count)]), type: .withoutResponse)
+                try await peripheral.write(
+                    to: echo, bytes: Array(data[offset..<min(offset + 244, data.count)]), type: .withoutResponse)
             }
         }
         var received = 0
@@ -219,7 +238,8 @@ func l2capRun(transport: String, address: String, octets: Int, runs: Int) async 
     let statistics = channel.statistics
     await channel.disconnect()
     await peripheral.disconnect()
-    return "{\"mode\": \"l2cap\", \"octets\": \(octets), \"l2cap_octets_per_s\": \(summary(l2cap)), \"gatt_octets_per_s\": \(summary(gatt)), "
+    return
+        "{\"mode\": \"l2cap\", \"octets\": \(octets), \"l2cap_octets_per_s\": \(summary(l2cap)), \"gatt_octets_per_s\": \(summary(gatt)), "
         + "\"ratio\": \(median(l2cap) / median(gatt)), \"k_frames_sent\": \(statistics.framesSent), \"credits_received\": \(statistics.creditsReceived)}"
 }
 
@@ -235,8 +255,10 @@ if mode == "l2cap" {
 if mode == "peripheral-notify" {
     var figures: [RunFigures] = []
     for _ in 0..<runs { figures.append(try await peripheralNotifyRun(count: count, payload: payload)) }
-    print("{\"mode\": \"peripheral-notify\", \"payload\": \(payload), \"notifications\": \(count), "
-        + "\"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), \"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
+    print(
+        "{\"mode\": \"peripheral-notify\", \"payload\": \(payload), \"notifications\": \(count), "
+            + "\"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), \"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}"
+    )
     exit(0)
 }
 
@@ -250,7 +272,9 @@ if mode == "peripheral-peer" {
 }
 
 if mode == "central" {
-    guard let transport = stringOption("--transport"), let addresses = stringOption("--addresses")?.split(separator: ",").map(String.init) else {
+    guard let transport = stringOption("--transport"),
+        let addresses = stringOption("--addresses")?.split(separator: ",").map(String.init)
+    else {
         FileHandle.standardError.write(Data("central needs --transport and --addresses\n".utf8))
         exit(64)
     }
@@ -293,17 +317,20 @@ if mode == "stalled-consumer" {
         defer { path.close() }
         return try await path.run(stall: .seconds(stall))
     }.value
-    print("{\"mode\": \"stalled-consumer\", \"payload\": \(payload), \"stall_s\": \(stall), \"rate_per_s\": \(rate), \"capacity\": \(capacity), "
-        + "\"notifications\": \(figures.count), \"delivered\": \(figures.delivered), \"dropped\": \(figures.dropped), "
-        + "\"rss_before_bytes\": \(figures.rssBeforeBytes), \"peak_rss_bytes\": \(figures.peakRSSBytes)}")
+    print(
+        "{\"mode\": \"stalled-consumer\", \"payload\": \(payload), \"stall_s\": \(stall), \"rate_per_s\": \(rate), \"capacity\": \(capacity), "
+            + "\"notifications\": \(figures.count), \"delivered\": \(figures.delivered), \"dropped\": \(figures.dropped), "
+            + "\"rss_before_bytes\": \(figures.rssBeforeBytes), \"peak_rss_bytes\": \(figures.peakRSSBytes)}")
     exit(0)
 }
 
 if appModes.contains(mode) {
     var figures: [RunFigures] = []
     for _ in 0..<runs { figures.append(try await appRun(mode, count: count, payload: payload)) }
-    print("{\"mode\": \"\(mode)\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
-        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond))), \"threads\": \(figures.map(\.threads).max() ?? 0)}")
+    print(
+        "{\"mode\": \"\(mode)\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
+            + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond))), \"threads\": \(figures.map(\.threads).max() ?? 0)}"
+    )
     exit(0)
 }
 
@@ -325,7 +352,9 @@ func serveFloods(at path: String, count: Int, payload: Int) -> Never {
     withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes + [0]) }
     unlink(path)
     let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
     guard bound == 0, listen(listener, 4) == 0 else { fail("bind/listen \(path)") }
     print("READY socket=\(path)")
@@ -337,7 +366,8 @@ func serveFloods(at path: String, count: Int, payload: Int) -> Never {
             fail("accept")
         }
         do {
-            let relay = try FloodRelay(descriptor: descriptor, framing: .stream, flood: flood, payload: payload, held: false)
+            let relay = try FloodRelay(
+                descriptor: descriptor, framing: .stream, flood: flood, payload: payload, held: false)
             try relay.start()
             relay.hostClosed.waitBlocking()
             let (started, unsubscribed) = (relay.gate.startedAt, relay.gate.unsubscribedAt)
@@ -373,8 +403,9 @@ if mode == "receive" {
     }
     var figures: [RunFigures] = []
     for _ in 0..<runs { figures.append(try await receiveRun(count: count, payload: payload)) }
-    print("{\"mode\": \"receive\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
-        + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
+    print(
+        "{\"mode\": \"receive\", \"payload\": \(payload), \"notifications\": \(count), \"notifications_per_s\": \(summary(figures.map(\.perWallSecond))), "
+            + "\"notifications_per_cpu_s\": \(summary(figures.map(\.perCPUSecond)))}")
 } else {
     var micros: [Double] = [], idle = 0
     for _ in 0..<runs {
@@ -382,6 +413,7 @@ if mode == "receive" {
         micros.append(run.microsecondsPerPacket)
         idle += run.bufferIdleWhileQueued
     }
-    print("{\"mode\": \"send\", \"payload\": \(payload), \"packets\": \(count), \"host_us_per_packet\": \(summary(micros)), "
-        + "\"buffer_idle_while_queued\": \(idle)}")
+    print(
+        "{\"mode\": \"send\", \"payload\": \(payload), \"packets\": \(count), \"host_us_per_packet\": \(summary(micros)), "
+            + "\"buffer_idle_while_queued\": \(idle)}")
 }

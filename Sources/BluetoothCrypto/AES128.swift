@@ -70,9 +70,12 @@ struct AES128 {
 /// Eleven 16-octet round keys in one fixed-size value: no heap storage, and the rounds read
 /// them by the (public) round number.
 private struct RoundKeys {
-    private var storage: (SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
-                          SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>) =
-        (.zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero)
+    private var storage:
+        (
+            SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+            SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>
+        ) =
+            (.zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero)
 
     /// The key of round `round`, 0...10.
     subscript(round: Int) -> SIMD16<UInt8> {
@@ -82,7 +85,9 @@ private struct RoundKeys {
         }
         set {
             precondition((0...10).contains(round))
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: newValue, toByteOffset: round * 16, as: SIMD16<UInt8>.self) }
+            withUnsafeMutableBytes(of: &storage) {
+                $0.storeBytes(of: newValue, toByteOffset: round * 16, as: SIMD16<UInt8>.self)
+            }
         }
     }
 }
@@ -109,9 +114,12 @@ private func shiftRows(_ s: SIMD16<UInt8>) -> SIMD16<UInt8> {
 @inline(__always)
 private func mixColumns(_ s: SIMD16<UInt8>) -> SIMD16<UInt8> {
     // The column turned up by one, two and three rows: lane r + 4c holds s[(r + k) mod 4, c].
-    let up1 = SIMD16(s[1], s[2], s[3], s[0], s[5], s[6], s[7], s[4], s[9], s[10], s[11], s[8], s[13], s[14], s[15], s[12])
-    let up2 = SIMD16(s[2], s[3], s[0], s[1], s[6], s[7], s[4], s[5], s[10], s[11], s[8], s[9], s[14], s[15], s[12], s[13])
-    let up3 = SIMD16(s[3], s[0], s[1], s[2], s[7], s[4], s[5], s[6], s[11], s[8], s[9], s[10], s[15], s[12], s[13], s[14])
+    let up1 = SIMD16(
+        s[1], s[2], s[3], s[0], s[5], s[6], s[7], s[4], s[9], s[10], s[11], s[8], s[13], s[14], s[15], s[12])
+    let up2 = SIMD16(
+        s[2], s[3], s[0], s[1], s[6], s[7], s[4], s[5], s[10], s[11], s[8], s[9], s[14], s[15], s[12], s[13])
+    let up3 = SIMD16(
+        s[3], s[0], s[1], s[2], s[7], s[4], s[5], s[6], s[11], s[8], s[9], s[10], s[15], s[12], s[13], s[14])
     return xtime(s ^ up1) ^ up1 ^ up2 ^ up3
 }
 

@@ -14,8 +14,10 @@
 /// 12, 14 or 16 (M). `associatedData` is authenticated, not encrypted, and may be empty.
 ///
 /// Traps unless `key` is 16 octets and `nonce` and `tagLength` are within those ranges.
-public func aesCCMEncrypt(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], associatedData: [UInt8] = [],
-                          tagLength: Int) -> (ciphertext: [UInt8], tag: [UInt8]) {
+public func aesCCMEncrypt(
+    key: [UInt8], nonce: [UInt8], plaintext: [UInt8], associatedData: [UInt8] = [],
+    tagLength: Int
+) -> (ciphertext: [UInt8], tag: [UInt8]) {
     requireLength(key, 16, "key")
     let ccm = CCM(key: key, nonce: nonce, tagLength: tagLength, messageLength: plaintext.count)
     let mac = ccm.cbcMAC(associatedData: associatedData, message: plaintext)
@@ -30,8 +32,10 @@ public func aesCCMEncrypt(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], asso
 /// The tag's length is M (4, 6, 8, 10, 12, 14 or 16 octets); `nonce` is 7 to 13 octets.
 ///
 /// Traps unless `key` is 16 octets and `nonce` and `tag` are within those ranges.
-public func aesCCMDecrypt(key: [UInt8], nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8],
-                          associatedData: [UInt8] = []) -> [UInt8]? {
+public func aesCCMDecrypt(
+    key: [UInt8], nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8],
+    associatedData: [UInt8] = []
+) -> [UInt8]? {
     requireLength(key, 16, "key")
     let ccm = CCM(key: key, nonce: nonce, tagLength: tag.count, messageLength: ciphertext.count)
     let plaintext = ccm.applyKeystream(ciphertext)
@@ -53,11 +57,13 @@ private struct CCM {
 
     init(key: [UInt8], nonce: [UInt8], tagLength: Int, messageLength: Int) {
         precondition((7...13).contains(nonce.count), "AES-CCM: the nonce must be 7 to 13 octets, got \(nonce.count)")
-        precondition((4...16).contains(tagLength) && tagLength.isMultiple(of: 2),
-                      "AES-CCM: the tag must be 4, 6, …, 16 octets, got \(tagLength)")
+        precondition(
+            (4...16).contains(tagLength) && tagLength.isMultiple(of: 2),
+            "AES-CCM: the tag must be 4, 6, …, 16 octets, got \(tagLength)")
         lengthFieldSize = 15 - nonce.count
-        precondition(lengthFieldSize >= 8 || messageLength < 1 << (8 * lengthFieldSize),
-                      "AES-CCM: \(messageLength) octets do not fit a \(lengthFieldSize)-octet length field")
+        precondition(
+            lengthFieldSize >= 8 || messageLength < 1 << (8 * lengthFieldSize),
+            "AES-CCM: \(messageLength) octets do not fit a \(lengthFieldSize)-octet length field")
         cipher = AES128(key: key)
         self.nonce = nonce
         self.tagLength = tagLength
@@ -80,11 +86,13 @@ private struct CCM {
     /// X_n of RFC 3610, 2.2: the CBC-MAC of B_0, the encoded associated data and the
     /// message, each part zero-padded to whole blocks.
     func cbcMAC(associatedData: [UInt8], message: [UInt8]) -> SIMD16<UInt8> {
-        let flags = UInt8(associatedData.isEmpty ? 0 : 0x40) | UInt8((tagLength - 2) / 2) << 3 | UInt8(lengthFieldSize - 1)
+        let flags =
+            UInt8(associatedData.isEmpty ? 0 : 0x40) | UInt8((tagLength - 2) / 2) << 3 | UInt8(lengthFieldSize - 1)
         var state = cipher.encrypt(SIMD16([flags] + nonce + bigEndian(messageLength, count: lengthFieldSize)))
         if !associatedData.isEmpty {
             // The length of a(): two octets below 2^16 − 2^8, else 0xFFFE and four octets.
-            let prefix = associatedData.count < 0xFF00
+            let prefix =
+                associatedData.count < 0xFF00
                 ? bigEndian(associatedData.count, count: 2) : [0xFF, 0xFE] + bigEndian(associatedData.count, count: 4)
             absorb(prefix + associatedData, into: &state)
         }

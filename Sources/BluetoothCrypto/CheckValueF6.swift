@@ -26,7 +26,9 @@ public func f6(w: [UInt8], n1: [UInt8], n2: [UInt8], r: [UInt8], ioCap: [UInt8],
 /// passkey in Passkey Entry). The check value is sent on the air, so it is an `Array`.
 ///
 /// Traps unless the lengths are as in `f6(w:n1:n2:r:ioCap:a1:a2:)`.
-public func f6(w: SecretBytes, n1: [UInt8], n2: [UInt8], r: SecretBytes, ioCap: [UInt8], a1: [UInt8], a2: [UInt8]) -> [UInt8] {
+public func f6(w: SecretBytes, n1: [UInt8], n2: [UInt8], r: SecretBytes, ioCap: [UInt8], a1: [UInt8], a2: [UInt8])
+    -> [UInt8]
+{
     requireLength(w, 16, "W")
     // r passes through the message's array, wiped after.
     var message = r.withTemporaryCopy { f6Message(n1: n1, n2: n2, r: $0, ioCap: ioCap, a1: a1, a2: a2) }
@@ -35,7 +37,9 @@ public func f6(w: SecretBytes, n1: [UInt8], n2: [UInt8], r: SecretBytes, ioCap: 
 }
 
 /// N1 || N2 || R || IOcap || A1 || A2, the lengths checked.
-private func f6Message(n1: [UInt8], n2: [UInt8], r: [UInt8], ioCap: [UInt8], a1: [UInt8], a2: [UInt8], function: StaticString = #function) -> [UInt8] {
+private func f6Message(
+    n1: [UInt8], n2: [UInt8], r: [UInt8], ioCap: [UInt8], a1: [UInt8], a2: [UInt8], function: StaticString = #function
+) -> [UInt8] {
     requireLength(n1, 16, "N1", function: function)
     requireLength(n2, 16, "N2", function: function)
     requireLength(r, 16, "R", function: function)
@@ -44,4 +48,3 @@ private func f6Message(n1: [UInt8], n2: [UInt8], r: [UInt8], ioCap: [UInt8], a1:
     requireLength(a2, 7, "A2", function: function)
     return n1 + n2 + r + ioCap + a1 + a2
 }
-

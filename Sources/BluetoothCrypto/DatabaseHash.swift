@@ -18,8 +18,9 @@ public struct DatabaseHashAttribute: Sendable, Hashable {
     /// An attribute whose type is given as ATT carries it: 2 or 16 octets, least significant
     /// first. Traps on any other length.
     public init(handle: UInt16, typeBytes: [UInt8], value: [UInt8] = []) {
-        precondition(typeBytes.count == 2 || typeBytes.count == 16,
-                     "an attribute type is 2 or 16 octets, got \(typeBytes.count)")
+        precondition(
+            typeBytes.count == 2 || typeBytes.count == 16,
+            "an attribute type is 2 or 16 octets, got \(typeBytes.count)")
         self.handle = handle
         self.typeBytes = typeBytes
         self.value = value

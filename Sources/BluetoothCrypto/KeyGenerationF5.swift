@@ -21,21 +21,27 @@ public func f5(w: [UInt8], n1: [UInt8], n2: [UInt8], a1: [UInt8], a2: [UInt8]) -
     requireLength(w, 32, "W")
     let body = f5Body(n1: n1, n2: n2, a1: a1, a2: a2)
     let t = aesCMAC(key: f5Salt, message: w)
-    return (macKey: aesCMAC(key: t, message: [0x00] + body),
-            ltk: aesCMAC(key: t, message: [0x01] + body))
+    return (
+        macKey: aesCMAC(key: t, message: [0x00] + body),
+        ltk: aesCMAC(key: t, message: [0x01] + body)
+    )
 }
 
 /// `f5(w:n1:n2:a1:a2:)` with the DHKey held in ``SecretBytes``, and the MacKey and LTK
 /// returned in ``SecretBytes``: no `Array` holding W, T or a result outlives the call.
 ///
 /// Traps unless the lengths are as in `f5(w:n1:n2:a1:a2:)`.
-public func f5(w: SecretBytes, n1: [UInt8], n2: [UInt8], a1: [UInt8], a2: [UInt8]) -> (macKey: SecretBytes, ltk: SecretBytes) {
+public func f5(w: SecretBytes, n1: [UInt8], n2: [UInt8], a1: [UInt8], a2: [UInt8]) -> (
+    macKey: SecretBytes, ltk: SecretBytes
+) {
     requireLength(w, 32, "W")
     let body = f5Body(n1: n1, n2: n2, a1: a1, a2: a2)
     // W is AES-CMAC's message here, not its key: it passes through a copy, wiped after.
     let t = w.withTemporaryCopy { secretAESCMAC(key: SecretBytes(f5Salt), message: $0) }
-    return (macKey: secretAESCMAC(key: t, message: [0x00] + body),
-            ltk: secretAESCMAC(key: t, message: [0x01] + body))
+    return (
+        macKey: secretAESCMAC(key: t, message: [0x00] + body),
+        ltk: secretAESCMAC(key: t, message: [0x01] + body)
+    )
 }
 
 /// keyID || N1 || N2 || A1 || A2 || Length, the lengths checked.

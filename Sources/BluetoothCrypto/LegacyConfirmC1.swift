@@ -37,7 +37,8 @@ public func c1(
 
 /// c1 with the key k already expanded.
 private func c1(
-    cipher: AES128, r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8], function: StaticString = #function
+    cipher: AES128, r: [UInt8], preq: [UInt8], pres: [UInt8], iat: UInt8, ia: [UInt8], rat: UInt8, ra: [UInt8],
+    function: StaticString = #function
 ) -> [UInt8] {
     requireLength(r, 16, "r", function: function)
     requireLength(preq, 7, "preq", function: function)
@@ -49,4 +50,3 @@ private func c1(
     let p2 = [UInt8](repeating: 0, count: 4) + ia + ra
     return cipher.encrypt(xor(cipher.encrypt(xor(r, p1)), p2))
 }
-

@@ -30,4 +30,3 @@ private func s1Plaintext(r1: [UInt8], r2: [UInt8], function: StaticString = #fun
     requireLength(r2, 16, "r2", function: function)
     return Array(r1.suffix(8) + r2.suffix(8))
 }
-

@@ -26,8 +26,11 @@ public struct P256PrivateKey: Sendable {
     /// d.
     var scalar: UInt256 {
         secret.withUnsafeBytes { limbs in
-            UInt256(limbs.loadUnaligned(fromByteOffset: 0, as: UInt64.self), limbs.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                    limbs.loadUnaligned(fromByteOffset: 16, as: UInt64.self), limbs.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            UInt256(
+                limbs.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                limbs.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                limbs.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                limbs.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
         }
     }
 
@@ -49,7 +52,9 @@ public struct P256PrivateKey: Sendable {
     /// The key whose scalar is `secretRepresentation`, 32 octets, most significant first;
     /// `nil` unless it is 32 octets and 0 < d < n.
     public init?(secretRepresentation: SecretBytes) {
-        guard let key = secretRepresentation.withTemporaryCopy({ P256PrivateKey(rawRepresentation: $0) }) else { return nil }
+        guard let key = secretRepresentation.withTemporaryCopy({ P256PrivateKey(rawRepresentation: $0) }) else {
+            return nil
+        }
         self = key
     }
 
@@ -132,8 +137,8 @@ public struct P256PublicKey: Sendable, Equatable {
     /// piece.
     public init?(rawRepresentation: [UInt8]) {
         guard rawRepresentation.count == 64,
-              let x = FieldElement(bigEndian: rawRepresentation[0..<32]),
-              let y = FieldElement(bigEndian: rawRepresentation[32..<64])
+            let x = FieldElement(bigEndian: rawRepresentation[0..<32]),
+            let y = FieldElement(bigEndian: rawRepresentation[32..<64])
         else { return nil }
         let threeX = x + x + x
         guard y * y == x * x * x - threeX + P256.b else { return nil }
@@ -157,13 +162,16 @@ enum P256 {
     static let n = UInt256(0xF3B9_CAC2_FC63_2551, 0xBCE6_FAAD_A717_9E84, 0xFFFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_0000_0000)
 
     /// b = 5ac635d8 aa3a93e7 b3ebbd55 769886bc 651d06b0 cc53b0f6 3bce3c3e 27d2604b.
-    static let b = FieldElement(UInt256(0x3BCE_3C3E_27D2_604B, 0x651D_06B0_CC53_B0F6, 0xB3EB_BD55_7698_86BC, 0x5AC6_35D8_AA3A_93E7))
+    static let b = FieldElement(
+        UInt256(0x3BCE_3C3E_27D2_604B, 0x651D_06B0_CC53_B0F6, 0xB3EB_BD55_7698_86BC, 0x5AC6_35D8_AA3A_93E7))
 
     /// G's x = 6b17d1f2 e12c4247 f8bce6e5 63a440f2 77037d81 2deb33a0 f4a13945 d898c296.
-    static let gx = FieldElement(UInt256(0xF4A1_3945_D898_C296, 0x7703_7D81_2DEB_33A0, 0xF8BC_E6E5_63A4_40F2, 0x6B17_D1F2_E12C_4247))
+    static let gx = FieldElement(
+        UInt256(0xF4A1_3945_D898_C296, 0x7703_7D81_2DEB_33A0, 0xF8BC_E6E5_63A4_40F2, 0x6B17_D1F2_E12C_4247))
 
     /// G's y = 4fe342e2 fe1a7f9b 8ee7eb4a 7c0f9e16 2bce3357 6b315ece cbb64068 37bf51f5.
-    static let gy = FieldElement(UInt256(0xCBB6_4068_37BF_51F5, 0x2BCE_3357_6B31_5ECE, 0x8EE7_EB4A_7C0F_9E16, 0x4FE3_42E2_FE1A_7F9B))
+    static let gy = FieldElement(
+        UInt256(0xCBB6_4068_37BF_51F5, 0x2BCE_3357_6B31_5ECE, 0x8EE7_EB4A_7C0F_9E16, 0x4FE3_42E2_FE1A_7F9B))
 }
 
 /// A point in projective coordinates (X : Y : Z), standing for (X/Z, Y/Z); the point at
@@ -212,8 +220,9 @@ struct ProjectivePoint {
     /// `a` where `mask` is all ones, `b` where it is zero.
     @inline(__always)
     static func select(_ a: ProjectivePoint, else b: ProjectivePoint, mask: UInt64) -> ProjectivePoint {
-        ProjectivePoint(x: .select(a.x, else: b.x, mask: mask), y: .select(a.y, else: b.y, mask: mask),
-                        z: .select(a.z, else: b.z, mask: mask))
+        ProjectivePoint(
+            x: .select(a.x, else: b.x, mask: mask), y: .select(a.y, else: b.y, mask: mask),
+            z: .select(a.z, else: b.z, mask: mask))
     }
 
     /// P + Q by the complete addition formula for a = −3: Renes, Costello, Batina, "Complete
@@ -221,49 +230,49 @@ struct ProjectivePoint {
     /// Correct for every pair of points, equal, opposite or at infinity.
     static func + (p: ProjectivePoint, q: ProjectivePoint) -> ProjectivePoint {
         let b = P256.b
-        var t0 = p.x * q.x      // 1. t0 ← X1 · X2
-        var t1 = p.y * q.y      // 2. t1 ← Y1 · Y2
-        var t2 = p.z * q.z      // 3. t2 ← Z1 · Z2
-        var t3 = p.x + p.y      // 4. t3 ← X1 + Y1
-        var t4 = q.x + q.y      // 5. t4 ← X2 + Y2
-        t3 = t3 * t4            // 6. t3 ← t3 · t4
-        t4 = t0 + t1            // 7. t4 ← t0 + t1
-        t3 = t3 - t4            // 8. t3 ← t3 − t4
-        t4 = p.y + p.z          // 9. t4 ← Y1 + Z1
-        var x3 = q.y + q.z      // 10. X3 ← Y2 + Z2
-        t4 = t4 * x3            // 11. t4 ← t4 · X3
-        x3 = t1 + t2            // 12. X3 ← t1 + t2
-        t4 = t4 - x3            // 13. t4 ← t4 − X3
-        x3 = p.x + p.z          // 14. X3 ← X1 + Z1
-        var y3 = q.x + q.z      // 15. Y3 ← X2 + Z2
-        x3 = x3 * y3            // 16. X3 ← X3 · Y3
-        y3 = t0 + t2            // 17. Y3 ← t0 + t2
-        y3 = x3 - y3            // 18. Y3 ← X3 − Y3
-        var z3 = b * t2         // 19. Z3 ← b · t2
-        x3 = y3 - z3            // 20. X3 ← Y3 − Z3
-        z3 = x3 + x3            // 21. Z3 ← X3 + X3
-        x3 = x3 + z3            // 22. X3 ← X3 + Z3
-        z3 = t1 - x3            // 23. Z3 ← t1 − X3
-        x3 = t1 + x3            // 24. X3 ← t1 + X3
-        y3 = b * y3             // 25. Y3 ← b · Y3
-        t1 = t2 + t2            // 26. t1 ← t2 + t2
-        t2 = t1 + t2            // 27. t2 ← t1 + t2
-        y3 = y3 - t2            // 28. Y3 ← Y3 − t2
-        y3 = y3 - t0            // 29. Y3 ← Y3 − t0
-        t1 = y3 + y3            // 30. t1 ← Y3 + Y3
-        y3 = t1 + y3            // 31. Y3 ← t1 + Y3
-        t1 = t0 + t0            // 32. t1 ← t0 + t0
-        t0 = t1 + t0            // 33. t0 ← t1 + t0
-        t0 = t0 - t2            // 34. t0 ← t0 − t2
-        t1 = t4 * y3            // 35. t1 ← t4 · Y3
-        t2 = t0 * y3            // 36. t2 ← t0 · Y3
-        y3 = x3 * z3            // 37. Y3 ← X3 · Z3
-        y3 = y3 + t2            // 38. Y3 ← Y3 + t2
-        x3 = t3 * x3            // 39. X3 ← t3 · X3
-        x3 = x3 - t1            // 40. X3 ← X3 − t1
-        z3 = t4 * z3            // 41. Z3 ← t4 · Z3
-        t1 = t3 * t0            // 42. t1 ← t3 · t0
-        z3 = z3 + t1            // 43. Z3 ← Z3 + t1
+        var t0 = p.x * q.x  // 1. t0 ← X1 · X2
+        var t1 = p.y * q.y  // 2. t1 ← Y1 · Y2
+        var t2 = p.z * q.z  // 3. t2 ← Z1 · Z2
+        var t3 = p.x + p.y  // 4. t3 ← X1 + Y1
+        var t4 = q.x + q.y  // 5. t4 ← X2 + Y2
+        t3 = t3 * t4  // 6. t3 ← t3 · t4
+        t4 = t0 + t1  // 7. t4 ← t0 + t1
+        t3 = t3 - t4  // 8. t3 ← t3 − t4
+        t4 = p.y + p.z  // 9. t4 ← Y1 + Z1
+        var x3 = q.y + q.z  // 10. X3 ← Y2 + Z2
+        t4 = t4 * x3  // 11. t4 ← t4 · X3
+        x3 = t1 + t2  // 12. X3 ← t1 + t2
+        t4 = t4 - x3  // 13. t4 ← t4 − X3
+        x3 = p.x + p.z  // 14. X3 ← X1 + Z1
+        var y3 = q.x + q.z  // 15. Y3 ← X2 + Z2
+        x3 = x3 * y3  // 16. X3 ← X3 · Y3
+        y3 = t0 + t2  // 17. Y3 ← t0 + t2
+        y3 = x3 - y3  // 18. Y3 ← X3 − Y3
+        var z3 = b * t2  // 19. Z3 ← b · t2
+        x3 = y3 - z3  // 20. X3 ← Y3 − Z3
+        z3 = x3 + x3  // 21. Z3 ← X3 + X3
+        x3 = x3 + z3  // 22. X3 ← X3 + Z3
+        z3 = t1 - x3  // 23. Z3 ← t1 − X3
+        x3 = t1 + x3  // 24. X3 ← t1 + X3
+        y3 = b * y3  // 25. Y3 ← b · Y3
+        t1 = t2 + t2  // 26. t1 ← t2 + t2
+        t2 = t1 + t2  // 27. t2 ← t1 + t2
+        y3 = y3 - t2  // 28. Y3 ← Y3 − t2
+        y3 = y3 - t0  // 29. Y3 ← Y3 − t0
+        t1 = y3 + y3  // 30. t1 ← Y3 + Y3
+        y3 = t1 + y3  // 31. Y3 ← t1 + Y3
+        t1 = t0 + t0  // 32. t1 ← t0 + t0
+        t0 = t1 + t0  // 33. t0 ← t1 + t0
+        t0 = t0 - t2  // 34. t0 ← t0 − t2
+        t1 = t4 * y3  // 35. t1 ← t4 · Y3
+        t2 = t0 * y3  // 36. t2 ← t0 · Y3
+        y3 = x3 * z3  // 37. Y3 ← X3 · Z3
+        y3 = y3 + t2  // 38. Y3 ← Y3 + t2
+        x3 = t3 * x3  // 39. X3 ← t3 · X3
+        x3 = x3 - t1  // 40. X3 ← X3 − t1
+        z3 = t4 * z3  // 41. Z3 ← t4 · Z3
+        t1 = t3 * t0  // 42. t1 ← t3 · t0
+        z3 = z3 + t1  // 43. Z3 ← Z3 + t1
         return ProjectivePoint(x: x3, y: y3, z: z3)
     }
 
@@ -271,40 +280,40 @@ struct ProjectivePoint {
     /// step by step (cheaper than P + P by Algorithm 4, and likewise correct at infinity).
     func doubled() -> ProjectivePoint {
         let b = P256.b
-        var t0 = x * x          // 1. t0 ← X · X
-        let t1 = y * y          // 2. t1 ← Y · Y
-        var t2 = z * z          // 3. t2 ← Z · Z
-        var t3 = x * y          // 4. t3 ← X · Y
-        t3 = t3 + t3            // 5. t3 ← t3 + t3
-        var z3 = x * z          // 6. Z3 ← X · Z
-        z3 = z3 + z3            // 7. Z3 ← Z3 + Z3
-        var y3 = b * t2         // 8. Y3 ← b · t2
-        y3 = y3 - z3            // 9. Y3 ← Y3 − Z3
-        var x3 = y3 + y3        // 10. X3 ← Y3 + Y3
-        y3 = x3 + y3            // 11. Y3 ← X3 + Y3
-        x3 = t1 - y3            // 12. X3 ← t1 − Y3
-        y3 = t1 + y3            // 13. Y3 ← t1 + Y3
-        y3 = x3 * y3            // 14. Y3 ← X3 · Y3
-        x3 = x3 * t3            // 15. X3 ← X3 · t3
-        t3 = t2 + t2            // 16. t3 ← t2 + t2
-        t2 = t2 + t3            // 17. t2 ← t2 + t3
-        z3 = b * z3             // 18. Z3 ← b · Z3
-        z3 = z3 - t2            // 19. Z3 ← Z3 − t2
-        z3 = z3 - t0            // 20. Z3 ← Z3 − t0
-        t3 = z3 + z3            // 21. t3 ← Z3 + Z3
-        z3 = z3 + t3            // 22. Z3 ← Z3 + t3
-        t3 = t0 + t0            // 23. t3 ← t0 + t0
-        t0 = t3 + t0            // 24. t0 ← t3 + t0
-        t0 = t0 - t2            // 25. t0 ← t0 − t2
-        t0 = t0 * z3            // 26. t0 ← t0 · Z3
-        y3 = y3 + t0            // 27. Y3 ← Y3 + t0
-        t0 = y * z              // 28. t0 ← Y · Z
-        t0 = t0 + t0            // 29. t0 ← t0 + t0
-        z3 = t0 * z3            // 30. Z3 ← t0 · Z3
-        x3 = x3 - z3            // 31. X3 ← X3 − Z3
-        z3 = t0 * t1            // 32. Z3 ← t0 · t1
-        z3 = z3 + z3            // 33. Z3 ← Z3 + Z3
-        z3 = z3 + z3            // 34. Z3 ← Z3 + Z3
+        var t0 = x * x  // 1. t0 ← X · X
+        let t1 = y * y  // 2. t1 ← Y · Y
+        var t2 = z * z  // 3. t2 ← Z · Z
+        var t3 = x * y  // 4. t3 ← X · Y
+        t3 = t3 + t3  // 5. t3 ← t3 + t3
+        var z3 = x * z  // 6. Z3 ← X · Z
+        z3 = z3 + z3  // 7. Z3 ← Z3 + Z3
+        var y3 = b * t2  // 8. Y3 ← b · t2
+        y3 = y3 - z3  // 9. Y3 ← Y3 − Z3
+        var x3 = y3 + y3  // 10. X3 ← Y3 + Y3
+        y3 = x3 + y3  // 11. Y3 ← X3 + Y3
+        x3 = t1 - y3  // 12. X3 ← t1 − Y3
+        y3 = t1 + y3  // 13. Y3 ← t1 + Y3
+        y3 = x3 * y3  // 14. Y3 ← X3 · Y3
+        x3 = x3 * t3  // 15. X3 ← X3 · t3
+        t3 = t2 + t2  // 16. t3 ← t2 + t2
+        t2 = t2 + t3  // 17. t2 ← t2 + t3
+        z3 = b * z3  // 18. Z3 ← b · Z3
+        z3 = z3 - t2  // 19. Z3 ← Z3 − t2
+        z3 = z3 - t0  // 20. Z3 ← Z3 − t0
+        t3 = z3 + z3  // 21. t3 ← Z3 + Z3
+        z3 = z3 + t3  // 22. Z3 ← Z3 + t3
+        t3 = t0 + t0  // 23. t3 ← t0 + t0
+        t0 = t3 + t0  // 24. t0 ← t3 + t0
+        t0 = t0 - t2  // 25. t0 ← t0 − t2
+        t0 = t0 * z3  // 26. t0 ← t0 · Z3
+        y3 = y3 + t0  // 27. Y3 ← Y3 + t0
+        t0 = y * z  // 28. t0 ← Y · Z
+        t0 = t0 + t0  // 29. t0 ← t0 + t0
+        z3 = t0 * z3  // 30. Z3 ← t0 · Z3
+        x3 = x3 - z3  // 31. X3 ← X3 − Z3
+        z3 = t0 * t1  // 32. Z3 ← t0 · t1
+        z3 = z3 + z3  // 33. Z3 ← Z3 + Z3
+        z3 = z3 + z3  // 34. Z3 ← Z3 + Z3
         return ProjectivePoint(x: x3, y: y3, z: z3)
     }
 }

@@ -207,8 +207,9 @@ struct UInt256: Equatable, Sendable {
     /// `a` where `mask` is all ones, `b` where it is zero, limb by limb without a branch.
     @inline(__always)
     static func select(_ a: UInt256, else b: UInt256, mask: UInt64) -> UInt256 {
-        UInt256(b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
-                b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))
+        UInt256(
+            b.w0 ^ (mask & (a.w0 ^ b.w0)), b.w1 ^ (mask & (a.w1 ^ b.w1)),
+            b.w2 ^ (mask & (a.w2 ^ b.w2)), b.w3 ^ (mask & (a.w3 ^ b.w3)))
     }
 }
 

@@ -31,4 +31,3 @@ private func ah(cipher: AES128, r: [UInt8], function: StaticString = #function) 
     let padded = [UInt8](repeating: 0, count: 13) + r
     return Array(cipher.encrypt(padded).suffix(3))
 }
-

@@ -1,12 +1,12 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 #if DEBUG
-import Synchronization
+    import Synchronization
 #endif
 
 /// Octets of a secret (a private key, the DHKey, the MacKey, an LTK, IRK or CSRK, a passkey
@@ -51,7 +51,7 @@ public final class SecretBytes: @unchecked Sendable {
     deinit {
         secureZero(storage, max(count, 1))
         #if DEBUG
-        SecretBytesProbe.released(UnsafeRawBufferPointer(start: storage, count: count))
+            SecretBytesProbe.released(UnsafeRawBufferPointer(start: storage, count: count))
         #endif
         storage.deallocate()
     }
@@ -72,7 +72,9 @@ public final class SecretBytes: @unchecked Sendable {
     /// Calls `body` with the octets copied into an `Array`, for an API that takes one, and
     /// wipes the copy when `body` returns. `body` must not keep the array (a copy it keeps
     /// is its own, and not wiped).
-    public func withTemporaryCopy<Result, Failure: Error>(_ body: ([UInt8]) throws(Failure) -> Result) throws(Failure) -> Result {
+    public func withTemporaryCopy<Result, Failure: Error>(_ body: ([UInt8]) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         var copy = bytes
         defer { Self.wipe(&copy) }
         return try body(copy)
@@ -125,43 +127,43 @@ extension SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, Cu
 /// Zeroes `count` octets at `pointer` with a write the compiler may not remove as dead.
 private func secureZero(_ pointer: UnsafeMutableRawPointer, _ count: Int) {
     #if canImport(Darwin)
-    _ = memset_s(pointer, count, 0, count)
+        _ = memset_s(pointer, count, 0, count)
     #else
-    explicit_bzero(pointer, count)
+        explicit_bzero(pointer, count)
     #endif
 }
 
 #if DEBUG
-/// Debug builds only: what the tests use to read a secret's storage as it is freed, after
-/// the zeroing and before `deallocate`, so a test fails if the zeroing goes.
-enum SecretBytesProbe {
-    /// Addresses being watched, and what each held when it was released (nil until then).
-    private static let watched = Mutex<[UInt: [UInt8]?]>([:])
+    /// Debug builds only: what the tests use to read a secret's storage as it is freed, after
+    /// the zeroing and before `deallocate`, so a test fails if the zeroing goes.
+    enum SecretBytesProbe {
+        /// Addresses being watched, and what each held when it was released (nil until then).
+        private static let watched = Mutex<[UInt: [UInt8]?]>([:])
 
-    /// Watches the buffer of `secret`; returns its address for ``contentsAtRelease(_:)``.
-    static func watch(_ secret: SecretBytes) -> UInt {
-        let address = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
-        watched.withLock { $0[address] = .some(nil) }
-        return address
-    }
+        /// Watches the buffer of `secret`; returns its address for ``contentsAtRelease(_:)``.
+        static func watch(_ secret: SecretBytes) -> UInt {
+            let address = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+            watched.withLock { $0[address] = .some(nil) }
+            return address
+        }
 
-    /// What the buffer at `address` held when it was freed; nil if it has not been freed.
-    /// Stops watching it once freed.
-    static func contentsAtRelease(_ address: UInt) -> [UInt8]? {
-        watched.withLock { watched in
-            guard case let .some(.some(contents)) = watched[address] else { return nil }
-            watched[address] = nil
-            return contents
+        /// What the buffer at `address` held when it was freed; nil if it has not been freed.
+        /// Stops watching it once freed.
+        static func contentsAtRelease(_ address: UInt) -> [UInt8]? {
+            watched.withLock { watched in
+                guard case let .some(.some(contents)) = watched[address] else { return nil }
+                watched[address] = nil
+                return contents
+            }
+        }
+
+        /// Called by `deinit` with the buffer, zeroed, about to be freed.
+        static func released(_ buffer: UnsafeRawBufferPointer) {
+            let address = UInt(bitPattern: buffer.baseAddress)
+            watched.withLock { watched in
+                // Only the first release counts: the allocator may hand the address out again.
+                if case .some(.none) = watched[address] { watched[address] = .some(Array(buffer)) }
+            }
         }
     }
-
-    /// Called by `deinit` with the buffer, zeroed, about to be freed.
-    static func released(_ buffer: UnsafeRawBufferPointer) {
-        let address = UInt(bitPattern: buffer.baseAddress)
-        watched.withLock { watched in
-            // Only the first release counts: the allocator may hand the address out again.
-            if case .some(.none) = watched[address] { watched[address] = .some(Array(buffer)) }
-        }
-    }
-}
 #endif

@@ -32,7 +32,10 @@ public struct CacheEntry: Sendable, Equatable {
     public var database: GATTDatabase
 
     /// An entry for `identity`.
-    public init(identity: String, databaseHash: [UInt8]?, bonded: Bool, serviceChangedBonded: Bool = false, database: GATTDatabase) {
+    public init(
+        identity: String, databaseHash: [UInt8]?, bonded: Bool, serviceChangedBonded: Bool = false,
+        database: GATTDatabase
+    ) {
         self.identity = identity
         self.databaseHash = databaseHash
         self.bonded = bonded
@@ -62,7 +65,9 @@ public struct CacheEntry: Sendable, Equatable {
             throw .malformed("not a GATT cache file: \(error)")
         }
         guard file.format == Self.format, Self.readableVersions.contains(file.version) else {
-            throw .malformed("GATT cache format \(file.format) version \(file.version), expected \(Self.format) version \(Self.readableVersions.lowerBound)…\(Self.version)")
+            throw .malformed(
+                "GATT cache format \(file.format) version \(file.version), expected \(Self.format) version \(Self.readableVersions.lowerBound)…\(Self.version)"
+            )
         }
         self = try file.entry()
     }
@@ -161,14 +166,18 @@ private struct File: Codable {
                 uuid: service.uuid.description, start: service.handle, end: service.endGroupHandle,
                 primary: service.isPrimary ? nil : false,
                 includes: database.includes[service.handle]?.map {
-                    IncludeRecord(handle: $0.declarationHandle, uuid: $0.service.uuid.description, start: $0.service.handle, end: $0.service.endGroupHandle)
+                    IncludeRecord(
+                        handle: $0.declarationHandle, uuid: $0.service.uuid.description, start: $0.service.handle,
+                        end: $0.service.endGroupHandle)
                 },
                 characteristics: database.characteristics[service.handle]?.map { characteristic in
                     CharacteristicRecord(
                         uuid: characteristic.uuid.description, declaration_handle: characteristic.declarationHandle,
                         value_handle: characteristic.valueHandle, end_handle: characteristic.endHandle,
                         properties: characteristic.properties.rawValue,
-                        descriptors: database.descriptors[characteristic.valueHandle]?.map { DescriptorRecord(uuid: $0.uuid.description, handle: $0.handle) })
+                        descriptors: database.descriptors[characteristic.valueHandle]?.map {
+                            DescriptorRecord(uuid: $0.uuid.description, handle: $0.handle)
+                        })
                 })
         }
     }
@@ -181,8 +190,12 @@ private struct File: Codable {
         var hash: [UInt8]?
         if let text = database_hash {
             let digits = Array(text)
-            let bytes = stride(from: 0, to: digits.count - 1, by: 2).compactMap { UInt8(String(digits[$0...$0 + 1]), radix: 16) }
-            guard digits.count == 32, bytes.count == 16 else { throw .malformed("GATT cache: database_hash '\(text)' is not 16 hex bytes") }
+            let bytes = stride(from: 0, to: digits.count - 1, by: 2).compactMap {
+                UInt8(String(digits[$0...$0 + 1]), radix: 16)
+            }
+            guard digits.count == 32, bytes.count == 16 else {
+                throw .malformed("GATT cache: database_hash '\(text)' is not 16 hex bytes")
+            }
             hash = bytes
         }
         var database = GATTDatabase(services: [], isComplete: complete)
@@ -195,13 +208,18 @@ private struct File: Codable {
             guard serviceHandles.insert(record.start).inserted else {
                 throw .malformed("GATT cache: two services start at handle \(hex(record.start, digits: 4))")
             }
-            let service = Service(uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end, isPrimary: record.primary ?? true)
+            let service = Service(
+                uuid: try uuid(record.uuid), handle: record.start, endGroupHandle: record.end,
+                isPrimary: record.primary ?? true)
             found.append(service)
             if let includes = record.includes {
                 var list: [IncludedService] = []
                 for include in includes {
-                    list.append(IncludedService(declarationHandle: include.handle,
-                                                service: Service(uuid: try uuid(include.uuid), handle: include.start, endGroupHandle: include.end)))
+                    list.append(
+                        IncludedService(
+                            declarationHandle: include.handle,
+                            service: Service(
+                                uuid: try uuid(include.uuid), handle: include.start, endGroupHandle: include.end)))
                 }
                 database.includes[service.handle] = list
             }
@@ -209,15 +227,19 @@ private struct File: Codable {
             var list: [Characteristic] = []
             for item in characteristics {
                 guard valueHandles.insert(item.value_handle).inserted else {
-                    throw .malformed("GATT cache: two characteristics have value handle \(hex(item.value_handle, digits: 4))")
+                    throw .malformed(
+                        "GATT cache: two characteristics have value handle \(hex(item.value_handle, digits: 4))")
                 }
-                let characteristic = Characteristic(uuid: try uuid(item.uuid), declarationHandle: item.declaration_handle,
-                                                    properties: CharacteristicProperties(rawValue: item.properties),
-                                                    valueHandle: item.value_handle, endHandle: item.end_handle)
+                let characteristic = Characteristic(
+                    uuid: try uuid(item.uuid), declarationHandle: item.declaration_handle,
+                    properties: CharacteristicProperties(rawValue: item.properties),
+                    valueHandle: item.value_handle, endHandle: item.end_handle)
                 list.append(characteristic)
                 if let descriptors = item.descriptors {
                     var found: [Descriptor] = []
-                    for descriptor in descriptors { found.append(Descriptor(uuid: try uuid(descriptor.uuid), handle: descriptor.handle)) }
+                    for descriptor in descriptors {
+                        found.append(Descriptor(uuid: try uuid(descriptor.uuid), handle: descriptor.handle))
+                    }
                     database.descriptors[characteristic.valueHandle] = found
                 }
             }
@@ -227,13 +249,18 @@ private struct File: Codable {
         let secondary = Set(found.filter { !$0.isPrimary }.map(\.handle))
         for (handle, list) in database.includes {
             database.includes[handle] = list.map {
-                IncludedService(declarationHandle: $0.declarationHandle,
-                                service: Service(uuid: $0.service.uuid, handle: $0.service.handle, endGroupHandle: $0.service.endGroupHandle,
-                                                 isPrimary: !secondary.contains($0.service.handle)))
+                IncludedService(
+                    declarationHandle: $0.declarationHandle,
+                    service: Service(
+                        uuid: $0.service.uuid, handle: $0.service.handle, endGroupHandle: $0.service.endGroupHandle,
+                        isPrimary: !secondary.contains($0.service.handle)))
             }
         }
-        database = GATTDatabase(services: found, isComplete: complete, includes: database.includes,
-                                characteristics: database.characteristics, descriptors: database.descriptors)
-        return CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, serviceChangedBonded: service_changed_bonded ?? false, database: database)
+        database = GATTDatabase(
+            services: found, isComplete: complete, includes: database.includes,
+            characteristics: database.characteristics, descriptors: database.descriptors)
+        return CacheEntry(
+            identity: identity, databaseHash: hash, bonded: bonded,
+            serviceChangedBonded: service_changed_bonded ?? false, database: database)
     }
 }

@@ -139,7 +139,9 @@ public final class DiscoveryCache {
     /// merely encrypted after pairing afresh); then an entry saved subscribed to Service
     /// Changed on such a link is trusted without the hash read (``Outcome/trusted``).
     @discardableResult
-    public func prepare(_ client: GATTClient, identity: String, bonded: Bool = false, bondedLink: Bool = false) async throws(GATTError) -> Outcome {
+    public func prepare(_ client: GATTClient, identity: String, bonded: Bool = false, bondedLink: Bool = false)
+        async throws(GATTError) -> Outcome
+    {
         guard isEnabled else { return .disabled }
         let key = ObjectIdentifier(client)
         identities[key] = (identity, bonded)
@@ -167,7 +169,8 @@ public final class DiscoveryCache {
             try await enableRobustCaching(client)
             return .miss
         }
-        let trusted = if let cached = entry.databaseHash { cached == current } else { current == nil && (bonded || entry.bonded) }
+        let trusted =
+            if let cached = entry.databaseHash { cached == current } else { current == nil && (bonded || entry.bonded) }
         guard trusted else {
             logger.log(.info, "\(identity): cached database no longer valid; discovering again")
             _ = try? remove(identity)
@@ -192,7 +195,12 @@ public final class DiscoveryCache {
             return
         }
         let subscribed = bondedLinks.contains(key) && client.isSubscribedToServiceChanged
-        do { try store(CacheEntry(identity: identity, databaseHash: hash, bonded: bonded, serviceChangedBonded: subscribed, database: client.database)) } catch {
+        do {
+            try store(
+                CacheEntry(
+                    identity: identity, databaseHash: hash, bonded: bonded, serviceChangedBonded: subscribed,
+                    database: client.database))
+        } catch {
             logger.log(.warning, "saving the GATT cache of \(identity): \(error)")
         }
     }
@@ -214,33 +222,39 @@ public final class DiscoveryCache {
         // every retain of it on the notification path.
         client.onServiceChanged = { [weak self, unowned client] range in
             guard let self else { return }
-            self.logger.log(.info, "\(identity): Service Changed \(hex(range.lowerBound, digits: 4))…\(hex(range.upperBound, digits: 4))")
+            self.logger.log(
+                .info,
+                "\(identity): Service Changed \(hex(range.lowerBound, digits: 4))…\(hex(range.upperBound, digits: 4))")
             self.save(client)
         }
     }
 
     #if compiler(>=6.3)
-    /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
-    /// runs it once more.
-    public func retryingOutOfSync<T>(_ client: GATTClient, _ body: () async throws(GATTError) -> T) async throws(GATTError) -> T {
-        do { return try await body() } catch {
-            guard error.code == .databaseOutOfSync else { throw error }
-            try await revalidate(client)
-            return try await body()
+        /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
+        /// runs it once more.
+        public func retryingOutOfSync<T>(_ client: GATTClient, _ body: () async throws(GATTError) -> T)
+            async throws(GATTError) -> T
+        {
+            do { return try await body() } catch {
+                guard error.code == .databaseOutOfSync else { throw error }
+                try await revalidate(client)
+                return try await body()
+            }
         }
-    }
     #else
-    /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
-    /// runs it once more. (`T` is Sendable here: Swift 6.0 takes a call of `body`, an async
-    /// closure whose type names no isolation, as leaving the actor, so its result crosses
-    /// back. Swift 6.3 accepts any `T`; 6.1 and 6.2 were not tried, so they get this form.)
-    public func retryingOutOfSync<T: Sendable>(_ client: GATTClient, _ body: () async throws(GATTError) -> T) async throws(GATTError) -> T {
-        do { return try await body() } catch {
-            guard error.code == .databaseOutOfSync else { throw error }
-            try await revalidate(client)
-            return try await body()
+        /// Runs `body`; when the server answers `databaseOutOfSync` (0x12), re-validates and
+        /// runs it once more. (`T` is Sendable here: Swift 6.0 takes a call of `body`, an async
+        /// closure whose type names no isolation, as leaving the actor, so its result crosses
+        /// back. Swift 6.3 accepts any `T`; 6.1 and 6.2 were not tried, so they get this form.)
+        public func retryingOutOfSync<T: Sendable>(_ client: GATTClient, _ body: () async throws(GATTError) -> T)
+            async throws(GATTError) -> T
+        {
+            do { return try await body() } catch {
+                guard error.code == .databaseOutOfSync else { throw error }
+                try await revalidate(client)
+                return try await body()
+            }
         }
-    }
     #endif
 
     /// Reads the Database Hash again (after `databaseOutOfSync`); when it changed, what the
@@ -260,7 +274,9 @@ public final class DiscoveryCache {
             return try await client.readFirst(uuid: .databaseHash)?.value
         } catch {
             // Servers without the characteristic may refuse rather than say "not found".
-            if let code = error.code, [.attributeNotFound, .readNotPermitted, .requestNotSupported].contains(code) { return nil }
+            if let code = error.code, [.attributeNotFound, .readNotPermitted, .requestNotSupported].contains(code) {
+                return nil
+            }
             throw error
         }
     }
@@ -268,7 +284,10 @@ public final class DiscoveryCache {
     /// Sets the robust-caching bit of Client Supported Features when the peer offers it.
     private func enableRobustCaching(_ client: GATTClient) async throws(GATTError) {
         let features: Characteristic
-        do { features = try await client.characteristic(.clientSupportedFeatures, in: .genericAttribute, includingSecondary: false) } catch {
+        do {
+            features = try await client.characteristic(
+                .clientSupportedFeatures, in: .genericAttribute, includingSecondary: false)
+        } catch {
             switch error {
             case .serviceNotFound, .characteristicNotFound: return
             default: throw error

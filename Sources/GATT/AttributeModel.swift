@@ -104,13 +104,15 @@ public struct CharacteristicDeclaration: Sendable, Hashable {
         guard value.count == 5 || value.count == 19 else { return nil }
         var fields = ByteReader(ArraySlice(value))
         guard let properties = try? fields.readUInt8(), let valueHandle = try? AttributeHandle(from: &fields),
-              let uuid = BluetoothUUID(littleEndianBytes: fields.remaining) else { return nil }
+            let uuid = BluetoothUUID(littleEndianBytes: fields.remaining)
+        else { return nil }
         self.init(properties: CharacteristicProperties(rawValue: properties), valueHandle: valueHandle, uuid: uuid)
     }
 
     /// The value as a declaration attribute holds it.
     public var value: [UInt8] {
-        [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle.rawValue), UInt8(valueHandle.rawValue >> 8)] + uuid.attributeBytes
+        [properties.rawValue, UInt8(truncatingIfNeeded: valueHandle.rawValue), UInt8(valueHandle.rawValue >> 8)]
+            + uuid.attributeBytes
     }
 }
 
@@ -128,7 +130,10 @@ public struct Characteristic: Sendable, Hashable, CustomStringConvertible {
     public var endHandle: AttributeHandle
 
     /// A characteristic as declared.
-    public init(uuid: BluetoothUUID, declarationHandle: AttributeHandle, properties: CharacteristicProperties, valueHandle: AttributeHandle, endHandle: AttributeHandle) {
+    public init(
+        uuid: BluetoothUUID, declarationHandle: AttributeHandle, properties: CharacteristicProperties,
+        valueHandle: AttributeHandle, endHandle: AttributeHandle
+    ) {
         self.uuid = uuid
         self.declarationHandle = declarationHandle
         self.properties = properties

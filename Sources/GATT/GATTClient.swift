@@ -129,14 +129,20 @@ public final class GATTClient {
         while true {
             value += part
             let end = Int(offset) + value.count
-            guard end <= maximumValueLength else { throw .valueLengthLimitExceeded(handle: handle, limit: maximumValueLength) }
+            guard end <= maximumValueLength else {
+                throw .valueLengthLimitExceeded(handle: handle, limit: maximumValueLength)
+            }
             if end > Self.specifiedMaximumValueLength, warnedLongValues.insert(handle).inserted {
-                bearer.logger.log(.warning, "the value at \(hex(handle, digits: 4)) runs past the specification's \(Self.specifiedMaximumValueLength) octets; "
-                    + "reading on (up to \(maximumValueLength))")
+                bearer.logger.log(
+                    .warning,
+                    "the value at \(hex(handle, digits: 4)) runs past the specification's \(Self.specifiedMaximumValueLength) octets; "
+                        + "reading on (up to \(maximumValueLength))")
             }
             guard part.count == bearer.mtu - 1 else { return value }
             // Read Blob's offset is 16 bits: a value cannot be followed past offset 65535.
-            guard let next = UInt16(exactly: end) else { throw .valueLengthLimitExceeded(handle: handle, limit: Int(UInt16.max)) }
+            guard let next = UInt16(exactly: end) else {
+                throw .valueLengthLimitExceeded(handle: handle, limit: Int(UInt16.max))
+            }
             do throws(GATTError) {
                 part = try await readBlob(handle, offset: next)
             } catch {
@@ -164,7 +170,9 @@ public final class GATTClient {
     /// Read Multiple Variable Length Characteristic Values: one value per handle (the last
     /// may be truncated to fit ATT_MTU).
     public func readMultipleVariable(_ handles: [AttributeHandle]) async throws(GATTError) -> [[UInt8]] {
-        try await ask(ReadMultipleVariableRequest(handles: handles), ReadMultipleVariableResponse.self).entries.map { Array($0.value) }
+        try await ask(ReadMultipleVariableRequest(handles: handles), ReadMultipleVariableResponse.self).entries.map {
+            Array($0.value)
+        }
     }
 
     /// Read Using Characteristic UUID: Read By Type over `range`, continued after the last
@@ -172,17 +180,22 @@ public final class GATTClient {
     /// type, the server's answer to the first request (an Error Response, Attribute Not
     /// Found) is thrown: unlike a discovery, a read that finds nothing has failed. Attribute
     /// Not Found to a continuation only ends the walk.
-    public func read(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF) async throws(GATTError) -> [HandleValue] {
+    public func read(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF)
+        async throws(GATTError) -> [HandleValue]
+    {
         try await read(uuid: uuid, from: range.lowerBound, to: range.upperBound)
     }
 
     /// Read Using Characteristic UUID from `start` to `end` as given, as
     /// ``read(uuid:in:)`` does; a range a server must refuse (start 0x0000, or after `end`)
     /// still goes out, and the server's answer is thrown.
-    public func read(uuid: BluetoothUUID, from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError) -> [HandleValue] {
+    public func read(uuid: BluetoothUUID, from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError)
+        -> [HandleValue]
+    {
         let step = { (next: AttributeHandle) async throws(GATTError) -> ([HandleValue], AttributeHandle) in
-            let response = try await self.ask(ReadByTypeRequest(startingHandle: next, endingHandle: end, attributeType: uuid),
-                                              ReadByTypeResponse.self)
+            let response = try await self.ask(
+                ReadByTypeRequest(startingHandle: next, endingHandle: end, attributeType: uuid),
+                ReadByTypeResponse.self)
             let values = response.entries.map { HandleValue(handle: $0.handle, value: Array($0.value)) }
             guard values.allSatisfy({ $0.handle >= next }) else {
                 throw .invalidResponse("Read By Type answered handles before \(hex(next, digits: 4))")
@@ -196,10 +209,14 @@ public final class GATTClient {
 
     /// The first attribute of type `uuid` in `range` and its value (one Read By Type), or nil
     /// when there is none: for values a server holds once, like the Database Hash.
-    public func readFirst(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF) async throws(GATTError) -> HandleValue? {
+    public func readFirst(uuid: BluetoothUUID, in range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF)
+        async throws(GATTError) -> HandleValue?
+    {
         do {
-            let response = try await ask(ReadByTypeRequest(startingHandle: range.lowerBound, endingHandle: range.upperBound, attributeType: uuid),
-                                         ReadByTypeResponse.self)
+            let response = try await ask(
+                ReadByTypeRequest(
+                    startingHandle: range.lowerBound, endingHandle: range.upperBound, attributeType: uuid),
+                ReadByTypeResponse.self)
             return response.entries.first.map { HandleValue(handle: $0.handle, value: Array($0.value)) }
         } catch {
             if error.code == .attributeNotFound { return nil }
@@ -211,13 +228,17 @@ public final class GATTClient {
 
     /// Write Without Response: a Write Command; nothing confirms it arrived.
     public func writeWithoutResponse(_ handle: AttributeHandle, _ value: [UInt8]) throws(GATTError) {
-        guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
+        guard value.count <= maximumWriteLength else {
+            throw .valueTooLong(length: value.count, maximum: maximumWriteLength)
+        }
         do { try bearer.send(command: WriteCommand(handle: handle, value: value[...])) } catch { throw .att(error) }
     }
 
     /// Write Characteristic Value (or descriptor): one Write Request.
     public func write(_ handle: AttributeHandle, _ value: [UInt8]) async throws(GATTError) {
-        guard value.count <= maximumWriteLength else { throw .valueTooLong(length: value.count, maximum: maximumWriteLength) }
+        guard value.count <= maximumWriteLength else {
+            throw .valueTooLong(length: value.count, maximum: maximumWriteLength)
+        }
         _ = try await ask(WriteRequest(handle: handle, value: value[...]), WriteResponse.self)
     }
 
@@ -246,9 +267,16 @@ public final class GATTClient {
                 repeat {
                     let part = Array(item.value[position..<min(item.value.count, position + partLength)])
                     let at = Int(offset) + position
-                    guard at <= Int(UInt16.max) else { throw GATTError.valueTooLong(length: at + part.count, maximum: Int(UInt16.max)) }
-                    let echo = try await ask(PrepareWriteRequest(handle: item.handle, offset: UInt16(at), value: part[...]), PrepareWriteResponse.self)
-                    if verify, echo.handle != item.handle || echo.offset != UInt16(at) || echo.value.elementsEqual(part) == false {
+                    guard at <= Int(UInt16.max) else {
+                        throw GATTError.valueTooLong(length: at + part.count, maximum: Int(UInt16.max))
+                    }
+                    let echo = try await ask(
+                        PrepareWriteRequest(handle: item.handle, offset: UInt16(at), value: part[...]),
+                        PrepareWriteResponse.self)
+                    if verify,
+                        echo.handle != item.handle || echo.offset != UInt16(at)
+                            || echo.value.elementsEqual(part) == false
+                    {
                         throw GATTError.reliableWriteMismatch(handle: item.handle, offset: UInt16(at))
                     }
                     position += part.count
@@ -273,7 +301,7 @@ public final class GATTClient {
                 waiting.append(continuation)
                 prepareQueue = .held(waiting: waiting)
             }
-            // Handed over by the holder: the state is already `.held` for us.
+        // Handed over by the holder: the state is already `.held` for us.
         }
     }
 
@@ -290,7 +318,9 @@ public final class GATTClient {
 
     // MARK: Plumbing
 
-    func ask<Request: ATTPDU, Response: ATTPDU>(_ request: Request, _ response: Response.Type) async throws(GATTError) -> Response {
+    func ask<Request: ATTPDU, Response: ATTPDU>(_ request: Request, _ response: Response.Type) async throws(GATTError)
+        -> Response
+    {
         do { return try await bearer.request(request, expecting: response) } catch { throw .att(error) }
     }
 
@@ -302,8 +332,10 @@ public final class GATTClient {
     /// (`Entry` is Sendable for Swift 6.0, which takes a call of `step`, an async closure
     /// whose type names no isolation, as leaving the actor: its result crosses back. Every
     /// entry type is a Sendable value.)
-    func collect<Entry: Sendable>(from start: AttributeHandle, to end: AttributeHandle,
-                                _ step: (AttributeHandle) async throws(GATTError) -> ([Entry], AttributeHandle)) async throws(GATTError) -> [Entry] {
+    func collect<Entry: Sendable>(
+        from start: AttributeHandle, to end: AttributeHandle,
+        _ step: (AttributeHandle) async throws(GATTError) -> ([Entry], AttributeHandle)
+    ) async throws(GATTError) -> [Entry] {
         var found: [Entry] = []
         var next = start
         repeat {
@@ -314,7 +346,10 @@ public final class GATTClient {
                 throw error
             }
             found += entries
-            guard last >= next else { throw .invalidResponse("the server answered handle \(hex(last, digits: 4)) when asked from \(hex(next, digits: 4))") }
+            guard last >= next else {
+                throw .invalidResponse(
+                    "the server answered handle \(hex(last, digits: 4)) when asked from \(hex(next, digits: 4))")
+            }
             if entries.isEmpty || last >= end || last == 0xFFFF { break }
             next = last + 1
         } while next <= end

@@ -27,19 +27,26 @@ extension GATTClient {
 
     /// Read By Group Type over the whole database for primary or secondary service declarations.
     private func discoverServices(primary: Bool) async throws(GATTError) -> [Service] {
-        try await collect(from: 0x0001, to: 0xFFFF) { (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
-            let response = try await self.ask(ReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF,
-                                                                     groupType: primary ? .primaryService : .secondaryService),
-                                              ReadByGroupTypeResponse.self)
+        try await collect(from: 0x0001, to: 0xFFFF) {
+            (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
+            let response = try await self.ask(
+                ReadByGroupTypeRequest(
+                    startingHandle: start, endingHandle: 0xFFFF,
+                    groupType: primary ? .primaryService : .secondaryService),
+                ReadByGroupTypeResponse.self)
             var services: [Service] = []
             for entry in response.entries {
                 guard let uuid = BluetoothUUID(littleEndianBytes: entry.value) else {
-                    throw .invalidResponse("a service UUID of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
+                    throw .invalidResponse(
+                        "a service UUID of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
                 guard entry.handle >= start, entry.endGroupHandle >= entry.handle else {
-                    throw .invalidResponse("service group \(hex(entry.handle, digits: 4))…\(hex(entry.endGroupHandle, digits: 4)) asked from \(hex(start, digits: 4))")
+                    throw .invalidResponse(
+                        "service group \(hex(entry.handle, digits: 4))…\(hex(entry.endGroupHandle, digits: 4)) asked from \(hex(start, digits: 4))"
+                    )
                 }
-                services.append(Service(uuid: uuid, handle: entry.handle, endGroupHandle: entry.endGroupHandle, isPrimary: primary))
+                services.append(
+                    Service(uuid: uuid, handle: entry.handle, endGroupHandle: entry.endGroupHandle, isPrimary: primary))
             }
             return (services, services.last?.endGroupHandle ?? 0xFFFF)
         }
@@ -47,13 +54,18 @@ extension GATTClient {
 
     /// Discover Primary Service by Service UUID: Find By Type Value (0x2800, the UUID).
     public func discoverPrimaryServices(uuid: BluetoothUUID) async throws(GATTError) -> [Service] {
-        try await collect(from: 0x0001, to: 0xFFFF) { (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
-            let response = try await self.ask(FindByTypeValueRequest(startingHandle: start, endingHandle: 0xFFFF, attributeType: 0x2800,
-                                                                     attributeValue: uuid.attributeBytes[...]), FindByTypeValueResponse.self)
+        try await collect(from: 0x0001, to: 0xFFFF) {
+            (start: AttributeHandle) async throws(GATTError) -> ([Service], AttributeHandle) in
+            let response = try await self.ask(
+                FindByTypeValueRequest(
+                    startingHandle: start, endingHandle: 0xFFFF, attributeType: 0x2800,
+                    attributeValue: uuid.attributeBytes[...]), FindByTypeValueResponse.self)
             var services: [Service] = []
             for entry in response.entries {
                 guard entry.foundHandle >= start, entry.groupEndHandle >= entry.foundHandle else {
-                    throw .invalidResponse("service group \(hex(entry.foundHandle, digits: 4))…\(hex(entry.groupEndHandle, digits: 4)) asked from \(hex(start, digits: 4))")
+                    throw .invalidResponse(
+                        "service group \(hex(entry.foundHandle, digits: 4))…\(hex(entry.groupEndHandle, digits: 4)) asked from \(hex(start, digits: 4))"
+                    )
                 }
                 services.append(Service(uuid: uuid, handle: entry.foundHandle, endGroupHandle: entry.groupEndHandle))
             }
@@ -72,16 +84,19 @@ extension GATTClient {
     public func findIncludedServices(in service: Service) async throws(GATTError) -> [IncludedService] {
         try await collect(from: service.handle, to: service.endGroupHandle) {
             (start: AttributeHandle) async throws(GATTError) -> ([IncludedService], AttributeHandle) in
-            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle, attributeType: .include),
-                                              ReadByTypeResponse.self)
+            let response = try await self.ask(
+                ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle, attributeType: .include),
+                ReadByTypeResponse.self)
             var includes: [IncludedService] = []
             for entry in response.entries {
                 guard entry.value.count == 4 || entry.value.count == 6, entry.handle >= start else {
-                    throw .invalidResponse("an include declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
+                    throw .invalidResponse(
+                        "an include declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
                 // Included_Service_Attribute_Handle, End_Group_Handle, and the UUID when 16-bit.
                 var fields = ByteReader(entry.value)
-                guard let first = try? AttributeHandle(from: &fields), let last = try? AttributeHandle(from: &fields) else { continue }
+                guard let first = try? AttributeHandle(from: &fields), let last = try? AttributeHandle(from: &fields)
+                else { continue }
                 var uuid = fields.isAtEnd ? nil : BluetoothUUID(littleEndianBytes: fields.remaining)
                 if uuid == nil {
                     // The include left the UUID out (Core Vol 3 Part G §4.5.1: it does for a
@@ -89,14 +104,19 @@ extension GATTClient {
                     // that left out a 16-bit one is served as well.
                     let bytes = try await self.read(first)
                     guard let declared = BluetoothUUID(littleEndianBytes: bytes) else {
-                        throw .invalidResponse("the included service's declaration at \(hex(first, digits: 4)) holds no UUID (\(bytes.count) octets)")
+                        throw .invalidResponse(
+                            "the included service's declaration at \(hex(first, digits: 4)) holds no UUID (\(bytes.count) octets)"
+                        )
                     }
                     uuid = declared
                 }
                 guard let uuid else { continue }
-                let isPrimary = self.database.services.first { $0.handle == first }?.isPrimary ?? !self.database.isComplete
-                includes.append(IncludedService(declarationHandle: entry.handle,
-                                                service: Service(uuid: uuid, handle: first, endGroupHandle: last, isPrimary: isPrimary)))
+                let isPrimary =
+                    self.database.services.first { $0.handle == first }?.isPrimary ?? !self.database.isComplete
+                includes.append(
+                    IncludedService(
+                        declarationHandle: entry.handle,
+                        service: Service(uuid: uuid, handle: first, endGroupHandle: last, isPrimary: isPrimary)))
             }
             return (includes, includes.last?.declarationHandle ?? service.endGroupHandle)
         }
@@ -106,18 +126,25 @@ extension GATTClient {
 
     /// Discover All Characteristics of a Service (or, with `uuid`, Discover Characteristics
     /// by UUID: the same Read By Type (0x2803) walk, keeping the matching ones).
-    public func discoverCharacteristics(in service: Service, uuid: BluetoothUUID? = nil) async throws(GATTError) -> [Characteristic] {
+    public func discoverCharacteristics(in service: Service, uuid: BluetoothUUID? = nil) async throws(GATTError)
+        -> [Characteristic]
+    {
         let declared = try await collect(from: service.handle, to: service.endGroupHandle) {
             (start: AttributeHandle) async throws(GATTError) -> ([Characteristic], AttributeHandle) in
-            let response = try await self.ask(ReadByTypeRequest(startingHandle: start, endingHandle: service.endGroupHandle,
-                                                                attributeType: .characteristic), ReadByTypeResponse.self)
+            let response = try await self.ask(
+                ReadByTypeRequest(
+                    startingHandle: start, endingHandle: service.endGroupHandle,
+                    attributeType: .characteristic), ReadByTypeResponse.self)
             var characteristics: [Characteristic] = []
             for entry in response.entries {
                 guard entry.handle >= start, let declaration = CharacteristicDeclaration(value: entry.value) else {
-                    throw .invalidResponse("a characteristic declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
+                    throw .invalidResponse(
+                        "a characteristic declaration of \(entry.value.count) bytes at \(hex(entry.handle, digits: 4))")
                 }
-                characteristics.append(Characteristic(uuid: declaration.uuid, declarationHandle: entry.handle, properties: declaration.properties,
-                                                      valueHandle: declaration.valueHandle, endHandle: service.endGroupHandle))
+                characteristics.append(
+                    Characteristic(
+                        uuid: declaration.uuid, declarationHandle: entry.handle, properties: declaration.properties,
+                        valueHandle: declaration.valueHandle, endHandle: service.endGroupHandle))
             }
             return (characteristics, characteristics.last?.declarationHandle ?? service.endGroupHandle)
         }
@@ -149,9 +176,13 @@ extension GATTClient {
     /// Find Information from `start` to `end` as given: the first request goes out even when
     /// the range is one a server must refuse (start 0x0000, or after `end`), so its answer
     /// (Invalid Handle) is what the caller sees.
-    public func discoverDescriptors(from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError) -> [Descriptor] {
-        try await collect(from: start, to: end) { (next: AttributeHandle) async throws(GATTError) -> ([Descriptor], AttributeHandle) in
-            let response = try await self.ask(FindInformationRequest(startingHandle: next, endingHandle: end), FindInformationResponse.self)
+    public func discoverDescriptors(from start: AttributeHandle, to end: AttributeHandle) async throws(GATTError)
+        -> [Descriptor]
+    {
+        try await collect(from: start, to: end) {
+            (next: AttributeHandle) async throws(GATTError) -> ([Descriptor], AttributeHandle) in
+            let response = try await self.ask(
+                FindInformationRequest(startingHandle: next, endingHandle: end), FindInformationResponse.self)
             let descriptors = response.entries.map { Descriptor(uuid: $0.type, handle: $0.handle) }
             guard descriptors.allSatisfy({ $0.handle >= next }) else {
                 throw .invalidResponse("Find Information answered handles before \(hex(next, digits: 4))")

@@ -27,8 +27,10 @@ extension GATTClient {
 
     /// The characteristic `uuid` of service `serviceUUID`, discovering the service and its
     /// characteristics on first use.
-    public func characteristic(_ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID,
-                               includingSecondary: Bool = true) async throws(GATTError) -> Characteristic {
+    public func characteristic(
+        _ uuid: BluetoothUUID, in serviceUUID: BluetoothUUID,
+        includingSecondary: Bool = true
+    ) async throws(GATTError) -> Characteristic {
         let service = try await service(serviceUUID, includingSecondary: includingSecondary)
         guard let found = try await characteristics(of: service).first(where: { $0.uuid == uuid }) else {
             throw .characteristicNotFound(uuid, service: serviceUUID)
@@ -61,9 +63,11 @@ extension GATTClient {
     public func discoverAll() async throws(GATTError) -> GATTDatabase {
         if !database.isComplete {
             let services = try await discoverPrimaryServices() + discoverSecondaryServices()
-            database = GATTDatabase(services: services, isComplete: true, includes: database.includes.filter { key, _ in services.contains { $0.handle == key } },
-                                    characteristics: database.characteristics.filter { key, _ in services.contains { $0.handle == key } },
-                                    descriptors: database.descriptors)
+            database = GATTDatabase(
+                services: services, isComplete: true,
+                includes: database.includes.filter { key, _ in services.contains { $0.handle == key } },
+                characteristics: database.characteristics.filter { key, _ in services.contains { $0.handle == key } },
+                descriptors: database.descriptors)
         }
         // A secondary service the sweep did not show (a server that refused the group type)
         // is still reached through an include, and its own includes are followed in turn.
@@ -81,7 +85,9 @@ extension GATTClient {
             }
         }
         for service in database.services {
-            for characteristic in try await characteristics(of: service) { _ = try await descriptors(of: characteristic) }
+            for characteristic in try await characteristics(of: service) {
+                _ = try await descriptors(of: characteristic)
+            }
         }
         return database
     }
@@ -93,7 +99,9 @@ extension GATTClient {
     }
 
     /// Turns notifications or indications of `characteristic` on or off through its CCCD.
-    public func setNotifications(_ configuration: ClientConfiguration, for characteristic: Characteristic) async throws(GATTError) {
+    public func setNotifications(_ configuration: ClientConfiguration, for characteristic: Characteristic)
+        async throws(GATTError)
+    {
         switch configuration {
         case .notify where !characteristic.properties.contains(.notify):
             throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not notify")
@@ -101,7 +109,11 @@ extension GATTClient {
             throw .notPermitted("characteristic \(characteristic.uuid.nameAndValue) does not indicate")
         default: break
         }
-        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+        guard
+            let cccd = try await descriptors(of: characteristic).first(where: {
+                $0.uuid == .clientCharacteristicConfiguration
+            })
+        else {
             throw .descriptorNotFound(.clientCharacteristicConfiguration, characteristic: characteristic.uuid)
         }
         try await configure(cccd.handle, configuration)

@@ -6,7 +6,9 @@ import HCI
 /// configuration written, values handed to their listeners, and Service Changed (7.1).
 extension GATTClient {
     /// Writes a Client Characteristic Configuration descriptor (0x2902).
-    public func configure(_ descriptorHandle: AttributeHandle, _ configuration: ClientConfiguration) async throws(GATTError) {
+    public func configure(_ descriptorHandle: AttributeHandle, _ configuration: ClientConfiguration)
+        async throws(GATTError)
+    {
         let bits = configuration.rawValue
         try await write(descriptorHandle, [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)])
     }
@@ -15,12 +17,18 @@ extension GATTClient {
     /// is at `valueHandle`, found with Find Information requests from the next handle until a
     /// CCCD, the next declaration or the end of the database; nil when it has none. For
     /// when only the value handle is known (no discovery).
-    public func clientConfigurationDescriptor(after valueHandle: AttributeHandle) async throws(GATTError) -> AttributeHandle? {
+    public func clientConfigurationDescriptor(after valueHandle: AttributeHandle) async throws(GATTError)
+        -> AttributeHandle?
+    {
         let declarations: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
         var next = valueHandle
         while next < 0xFFFF {
             let entries: [FindInformationResponse.Entry]
-            do { entries = try await ask(FindInformationRequest(startingHandle: next + 1, endingHandle: 0xFFFF), FindInformationResponse.self).entries } catch {
+            do {
+                entries = try await ask(
+                    FindInformationRequest(startingHandle: next + 1, endingHandle: 0xFFFF), FindInformationResponse.self
+                ).entries
+            } catch {
                 if error.code == .attributeNotFound { return nil }
                 throw error
             }
@@ -28,7 +36,9 @@ extension GATTClient {
                 if entry.type == .clientCharacteristicConfiguration { return entry.handle }
                 if declarations.contains(entry.type) { return nil }
             }
-            guard let last = entries.last?.handle, last > next else { throw .invalidResponse("Find Information did not move past \(hex(next, digits: 4))") }
+            guard let last = entries.last?.handle, last > next else {
+                throw .invalidResponse("Find Information did not move past \(hex(next, digits: 4))")
+            }
             next = last
         }
         return nil
@@ -37,7 +47,9 @@ extension GATTClient {
     /// Calls `handler` with each notified or indicated value of `valueHandle` (a view of the
     /// received bytes: copy what you keep); returns a token for ``removeValueListener(_:)``.
     @discardableResult
-    public func addValueListener(_ valueHandle: AttributeHandle, _ handler: @escaping (ArraySlice<UInt8>) -> Void) -> Int {
+    public func addValueListener(_ valueHandle: AttributeHandle, _ handler: @escaping (ArraySlice<UInt8>) -> Void)
+        -> Int
+    {
         nextListener += 1
         let listener = (token: nextListener, handler: handler)
         if listeners.update(valueHandle, { $0.append(listener) }) == nil { listeners[valueHandle] = [listener] }
@@ -73,7 +85,10 @@ extension GATTClient {
     public func subscribeToServiceChanged() async throws(GATTError) -> Bool {
         if isSubscribedToServiceChanged { return true }
         let characteristic: Characteristic
-        do { characteristic = try await self.characteristic(.serviceChanged, in: .genericAttribute, includingSecondary: false) } catch {
+        do {
+            characteristic = try await self.characteristic(
+                .serviceChanged, in: .genericAttribute, includingSecondary: false)
+        } catch {
             switch error {
             case .serviceNotFound, .characteristicNotFound: return false
             default: throw error
@@ -81,7 +96,11 @@ extension GATTClient {
         }
         guard characteristic.properties.contains(.indicate) else { return false }
         serviceChangedHandle = characteristic.valueHandle
-        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+        guard
+            let cccd = try await descriptors(of: characteristic).first(where: {
+                $0.uuid == .clientCharacteristicConfiguration
+            })
+        else {
             return false
         }
         try await configure(cccd.handle, .indicate)
@@ -96,8 +115,9 @@ extension GATTClient {
     @discardableResult
     public func assumeServiceChangedSubscription() -> Bool {
         guard let service = database.service(.genericAttribute),
-              let characteristic = database.characteristics[service.handle]?.first(where: { $0.uuid == .serviceChanged }),
-              characteristic.properties.contains(.indicate) else { return false }
+            let characteristic = database.characteristics[service.handle]?.first(where: { $0.uuid == .serviceChanged }),
+            characteristic.properties.contains(.indicate)
+        else { return false }
         serviceChangedHandle = characteristic.valueHandle
         isSubscribedToServiceChanged = true
         return true
@@ -115,7 +135,9 @@ extension GATTClient {
         var range: ClosedRange<AttributeHandle> = 0x0001...0xFFFF
         if value.count == 4 {
             var fields = ByteReader(value)
-            guard let start = try? AttributeHandle(from: &fields), let end = try? AttributeHandle(from: &fields) else { return }
+            guard let start = try? AttributeHandle(from: &fields), let end = try? AttributeHandle(from: &fields) else {
+                return
+            }
             if start <= end { range = start...end }
         }
         let dropped = database.services.filter { $0.handles.overlaps(range) }

@@ -21,8 +21,10 @@ public struct GATTDatabase: Sendable, Equatable {
     public init() {}
 
     /// A database holding exactly these parts.
-    public init(services: [Service], isComplete: Bool, includes: [AttributeHandle: [IncludedService]] = [:],
-                characteristics: [AttributeHandle: [Characteristic]] = [:], descriptors: [AttributeHandle: [Descriptor]] = [:]) {
+    public init(
+        services: [Service], isComplete: Bool, includes: [AttributeHandle: [IncludedService]] = [:],
+        characteristics: [AttributeHandle: [Characteristic]] = [:], descriptors: [AttributeHandle: [Descriptor]] = [:]
+    ) {
         self.services = services.sorted { $0.handle < $1.handle }
         self.isComplete = isComplete
         self.includes = includes
@@ -41,7 +43,9 @@ public struct GATTDatabase: Sendable, Equatable {
     /// The known characteristic whose value sits at `valueHandle`, with its service.
     public func characteristic(valueHandle: AttributeHandle) -> (service: Service, characteristic: Characteristic)? {
         for service in services where service.handles.contains(valueHandle) {
-            if let characteristic = characteristics[service.handle]?.first(where: { $0.valueHandle == valueHandle }) { return (service, characteristic) }
+            if let characteristic = characteristics[service.handle]?.first(where: { $0.valueHandle == valueHandle }) {
+                return (service, characteristic)
+            }
         }
         return nil
     }
@@ -70,9 +74,12 @@ public struct GATTDatabase: Sendable, Equatable {
     /// Whether a full tree is known: every service, and inside each its includes,
     /// characteristics and their descriptors.
     public var isFullyDiscovered: Bool {
-        isComplete && services.allSatisfy { service in
-            guard includes[service.handle] != nil, let characteristics = characteristics[service.handle] else { return false }
-            return characteristics.allSatisfy { descriptors[$0.valueHandle] != nil }
-        }
+        isComplete
+            && services.allSatisfy { service in
+                guard includes[service.handle] != nil, let characteristics = characteristics[service.handle] else {
+                    return false
+                }
+                return characteristics.allSatisfy { descriptors[$0.valueHandle] != nil }
+            }
     }
 }

@@ -50,10 +50,13 @@ public enum GATTError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .att(error): error.description
         case let .serviceNotFound(uuid): "the peer has no service \(uuid.nameAndValue)"
-        case let .characteristicNotFound(uuid, service): "service \(service.nameAndValue) has no characteristic \(uuid.nameAndValue)"
-        case let .descriptorNotFound(uuid, characteristic): "characteristic \(characteristic.nameAndValue) has no descriptor \(uuid.nameAndValue)"
+        case let .characteristicNotFound(uuid, service):
+            "service \(service.nameAndValue) has no characteristic \(uuid.nameAndValue)"
+        case let .descriptorNotFound(uuid, characteristic):
+            "characteristic \(characteristic.nameAndValue) has no descriptor \(uuid.nameAndValue)"
         case let .notPermitted(what): what
-        case let .valueTooLong(length, maximum): "a \(length)-byte value is longer than the \(maximum) bytes this procedure can carry"
+        case let .valueTooLong(length, maximum):
+            "a \(length)-byte value is longer than the \(maximum) bytes this procedure can carry"
         case let .valueLengthLimitExceeded(handle, limit):
             "the value at \(hex(handle, digits: 4)) is longer than the \(limit)-octet limit for one value; the read was abandoned"
         case let .reliableWriteMismatch(handle, offset):

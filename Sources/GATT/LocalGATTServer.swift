@@ -56,8 +56,10 @@ public final class LocalGATTServer: ATTServer {
     /// A server naming this host `deviceName`, with a GAP appearance value (0 = unknown).
     public init(deviceName: String = "Bluejay", appearance: UInt16 = 0) {
         let server = AttributeServer()
-        for attribute in Self.genericAccess(at: 0x0001, name: Array(deviceName.utf8.prefix(248)), appearance: appearance)
-            + Self.genericAttribute(at: 0x0006) {
+        for attribute in Self.genericAccess(
+            at: 0x0001, name: Array(deviceName.utf8.prefix(248)), appearance: appearance)
+            + Self.genericAttribute(at: 0x0006)
+        {
             server.add(attribute)
         }
         attributes = server
@@ -90,27 +92,39 @@ public final class LocalGATTServer: ATTServer {
 
     /// Our GAP service at `start`: Device Name and Appearance, read-only.
     private static func genericAccess(at start: AttributeHandle, name: [UInt8], appearance: UInt16) -> [Attribute] {
-        [Attribute(handle: start, type: .primaryService, value: BluetoothUUID.genericAccess.attributeBytes),
-         declaration(start + 1, [.read], .deviceName), Attribute(handle: start + 2, type: .deviceName, value: name),
-         declaration(start + 3, [.read], .appearance),
-         Attribute(handle: start + 4, type: .appearance, value: [UInt8(truncatingIfNeeded: appearance), UInt8(appearance >> 8)])]
+        [
+            Attribute(handle: start, type: .primaryService, value: BluetoothUUID.genericAccess.attributeBytes),
+            declaration(start + 1, [.read], .deviceName), Attribute(handle: start + 2, type: .deviceName, value: name),
+            declaration(start + 3, [.read], .appearance),
+            Attribute(
+                handle: start + 4, type: .appearance,
+                value: [UInt8(truncatingIfNeeded: appearance), UInt8(appearance >> 8)]),
+        ]
     }
 
     /// Our GATT service at `start`: Service Changed and its CCCD, Client Supported Features,
     /// Database Hash (its value computed once the table is whole).
     private static func genericAttribute(at start: AttributeHandle) -> [Attribute] {
-        [Attribute(handle: start, type: .primaryService, value: BluetoothUUID.genericAttribute.attributeBytes),
-         declaration(start + 1, [.indicate], .serviceChanged),
-         Attribute(handle: start + 2, type: .serviceChanged, value: [0x01, 0x00, 0xFF, 0xFF], permissions: []),
-         Attribute(handle: start + 3, type: .clientCharacteristicConfiguration, value: [0x00, 0x00], permissions: [.read, .write]),
-         declaration(start + 4, [.read, .write], .clientSupportedFeatures),
-         Attribute(handle: start + 5, type: .clientSupportedFeatures, value: [0x00], permissions: [.read, .write]),
-         declaration(start + 6, [.read], .databaseHash), Attribute(handle: start + 7, type: .databaseHash, value: [])]
+        [
+            Attribute(handle: start, type: .primaryService, value: BluetoothUUID.genericAttribute.attributeBytes),
+            declaration(start + 1, [.indicate], .serviceChanged),
+            Attribute(handle: start + 2, type: .serviceChanged, value: [0x01, 0x00, 0xFF, 0xFF], permissions: []),
+            Attribute(
+                handle: start + 3, type: .clientCharacteristicConfiguration, value: [0x00, 0x00],
+                permissions: [.read, .write]),
+            declaration(start + 4, [.read, .write], .clientSupportedFeatures),
+            Attribute(handle: start + 5, type: .clientSupportedFeatures, value: [0x00], permissions: [.read, .write]),
+            declaration(start + 6, [.read], .databaseHash),
+            Attribute(handle: start + 7, type: .databaseHash, value: []),
+        ]
     }
 
-    private static func declaration(_ handle: AttributeHandle, _ properties: CharacteristicProperties, _ uuid: BluetoothUUID) -> Attribute {
-        Attribute(handle: handle, type: .characteristic,
-                  value: CharacteristicDeclaration(properties: properties, valueHandle: handle + 1, uuid: uuid).value)
+    private static func declaration(
+        _ handle: AttributeHandle, _ properties: CharacteristicProperties, _ uuid: BluetoothUUID
+    ) -> Attribute {
+        Attribute(
+            handle: handle, type: .characteristic,
+            value: CharacteristicDeclaration(properties: properties, valueHandle: handle + 1, uuid: uuid).value)
     }
 
     /// Moves our GAP and GATT services to `genericAccess` and `genericAttribute` (nil: we
@@ -130,7 +144,9 @@ public final class LocalGATTServer: ATTServer {
         genericAttributeHandle = genericAttribute
         if let genericAccess {
             let bits = UInt16(kept.appearance.first ?? 0) | UInt16(kept.appearance.dropFirst().first ?? 0) << 8
-            for attribute in Self.genericAccess(at: genericAccess, name: kept.name, appearance: bits) { attributes.add(attribute) }
+            for attribute in Self.genericAccess(at: genericAccess, name: kept.name, appearance: bits) {
+                attributes.add(attribute)
+            }
         }
         if let genericAttribute {
             for attribute in Self.genericAttribute(at: genericAttribute) { attributes.add(attribute) }
@@ -142,7 +158,9 @@ public final class LocalGATTServer: ATTServer {
     /// The Database Hash of `server`'s table as served (least significant octet first); the
     /// hash value attribute's own value takes no part in it (Part G, 7.3.1).
     private static func hashValue(of server: AttributeServer) -> [UInt8] {
-        let input = server.attributes.map { DatabaseHashAttribute(handle: $0.handle.rawValue, typeBytes: $0.type.attributeBytes, value: $0.value) }
+        let input = server.attributes.map {
+            DatabaseHashAttribute(handle: $0.handle.rawValue, typeBytes: $0.type.attributeBytes, value: $0.value)
+        }
         return lsbFirst(fromMSBFirst: databaseHash(attributes: input))
     }
 

@@ -27,7 +27,8 @@ struct AdvertisementThrottle {
     static let forgetAfter: Duration = .seconds(600)
     /// Each device's last publication: when, and the packet's identity (nil for a format
     /// with no counter); and when it was last heard.
-    private var last: [String: (at: ContinuousClock.Instant, packet: PacketIdentity?, heard: ContinuousClock.Instant)] = [:]
+    private var last: [String: (at: ContinuousClock.Instant, packet: PacketIdentity?, heard: ContinuousClock.Instant)] =
+        [:]
     /// Decisions since the forgotten were last looked for.
     private var sincePruned = 0
 
@@ -36,7 +37,9 @@ struct AdvertisementThrottle {
     }
 
     /// Decides for `decoded`, heard from `device` at `now`, and remembers a publication.
-    mutating func admit(_ decoded: DecodedAdvertisement, from device: String, at now: ContinuousClock.Instant) -> Verdict {
+    mutating func admit(_ decoded: DecodedAdvertisement, from device: String, at now: ContinuousClock.Instant)
+        -> Verdict
+    {
         sincePruned += 1
         if sincePruned >= 4096 { prune(now) }
         let packet = PacketIdentity(decoded)

@@ -67,7 +67,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public init(contentsOf path: String) throws(ConfigurationError) {
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ConfigurationError(line: nil, field: nil, message: "cannot read \(path): \(error.localizedDescription)")
+            throw ConfigurationError(
+                line: nil, field: nil, message: "cannot read \(path): \(error.localizedDescription)")
         }
         try self.init(yaml: text)
     }
@@ -104,25 +105,33 @@ public struct GatewayConfiguration: Sendable, Equatable {
         decoding = try AdvertisementDecoding(top)
         presence = try PresenceTracking(top)
         if fleet, gateway == Topics.leaseLevel {
-            throw ConfigurationError(line: top.line, field: "gateway", message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
+            throw ConfigurationError(
+                line: top.line, field: "gateway",
+                message: "'\(Topics.leaseLevel)' is the fleet's lease topic level; choose another id")
         }
         if maxLinks != nil, !fleet {
             // Outside a fleet every configured peripheral is connected: the key would be ignored.
-            throw ConfigurationError(line: top.line, field: "max_links", message: "max_links applies to a fleet (fleet: on)")
+            throw ConfigurationError(
+                line: top.line, field: "max_links", message: "max_links applies to a fleet (fleet: on)")
         }
         let policy = policy
         peripherals = try top.requiredList("peripherals") { node, path throws(ConfigurationError) in
             try PeripheralRule(try Fields(node, path: path), base: policy)
         }
-        try top.rejectUnknown(Set(["gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue", "broker_backoff",
-                               "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
-                               "stats_every", "peripherals", "fleet", "max_links", "metrics", "log_level", "scan"])
-                               .union(AdvertisementDecoding.keysRead).union(PresenceTracking.keysRead))
+        try top.rejectUnknown(
+            Set([
+                "gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue",
+                "broker_backoff",
+                "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
+                "stats_every", "peripherals", "fleet", "max_links", "metrics", "log_level", "scan",
+            ])
+            .union(AdvertisementDecoding.keysRead).union(PresenceTracking.keysRead))
         var seen: [String: Int] = [:]
         for (index, rule) in peripherals.enumerated() {
             if let previous = seen[rule.match.description] {
-                throw ConfigurationError(line: rule.line, field: "peripherals[\(index)]",
-                                         message: "\(rule.match) is already peripherals[\(previous)]")
+                throw ConfigurationError(
+                    line: rule.line, field: "peripherals[\(index)]",
+                    message: "\(rule.match) is already peripherals[\(previous)]")
             }
             seen[rule.match.description] = index
         }
@@ -139,8 +148,9 @@ extension GatewayConfiguration: CustomStringConvertible {
     public var description: String {
         "gateway \(gateway) on \(transport), broker \(broker)\(username.map { " as \($0)" } ?? "")\(password == nil ? "" : " (password set)"), "
             + "prefix \(prefix), \(peripherals.count) peripheral(s)"
-            + (decoding.enabled ? ", decoding advertisements (\(scanMode.rawValue) scan, rate limit \(decoding.rateLimit.map { "\($0)" } ?? "off"), "
-                + "\(decoding.keys.count) key(s))" : "")
+            + (decoding.enabled
+                ? ", decoding advertisements (\(scanMode.rawValue) scan, rate limit \(decoding.rateLimit.map { "\($0)" } ?? "off"), "
+                    + "\(decoding.keys.count) key(s))" : "")
             + (fleet ? ", in a fleet" + (maxLinks.map { " (at most \($0) links)" } ?? "") : "")
     }
 }
@@ -157,7 +167,11 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
     /// Parses `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`.
     public init(_ text: String) throws(FieldError) {
         let scheme: String
-        if text.hasPrefix("mqtt://") { scheme = "mqtt" } else if text.hasPrefix("mqtts://") { scheme = "mqtts" } else {
+        if text.hasPrefix("mqtt://") {
+            scheme = "mqtt"
+        } else if text.hasPrefix("mqtts://") {
+            scheme = "mqtts"
+        } else {
             throw FieldError("'\(text)' is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
         }
         tls = scheme == "mqtts"
@@ -166,19 +180,27 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
         var host = String(rest), port = tls ? 8883 : 1883
         if rest.hasPrefix("[") {
             // [IPv6]:PORT
-            guard let close = rest.firstIndex(of: "]") else { throw FieldError("'\(text)': no ] after the IPv6 address") }
+            guard let close = rest.firstIndex(of: "]") else {
+                throw FieldError("'\(text)': no ] after the IPv6 address")
+            }
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let tail = rest[rest.index(after: close)...]
             if !tail.isEmpty {
-                guard tail.hasPrefix(":"), let value = Int(tail.dropFirst()), (1...65535).contains(value) else { throw FieldError("'\(text)': bad port") }
+                guard tail.hasPrefix(":"), let value = Int(tail.dropFirst()), (1...65535).contains(value) else {
+                    throw FieldError("'\(text)': bad port")
+                }
                 port = value
             }
         } else if let colon = rest.lastIndex(of: ":") {
             host = String(rest[..<colon])
-            guard let value = Int(rest[rest.index(after: colon)...]), (1...65535).contains(value) else { throw FieldError("'\(text)': bad port") }
+            guard let value = Int(rest[rest.index(after: colon)...]), (1...65535).contains(value) else {
+                throw FieldError("'\(text)': bad port")
+            }
             port = value
         }
-        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { throw FieldError("'\(text)': no host (credentials go in username: and password:)") }
+        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else {
+            throw FieldError("'\(text)': no host (credentials go in username: and password:)")
+        }
         self.host = host
         self.port = port
     }
@@ -196,7 +218,9 @@ public struct MetricsAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `HOST:PORT`.
     public init(_ text: String) throws(FieldError) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
+        else {
             throw FieldError("'\(text)' is not HOST:PORT, e.g. 127.0.0.1:9464")
         }
         let host = String(text[..<colon])
@@ -287,21 +311,36 @@ public struct PeripheralRule: Sendable, Equatable {
 
     init(_ fields: Fields, base: ConnectionPolicy) throws(ConfigurationError) {
         line = fields.line
-        let address = try fields.optional("address", { (text: String) throws(FieldError) in
-            do { return try PeripheralIdentifier(text) } catch { throw FieldError("'\(text)' is not ADDRESS, ADDRESS/random or ADDRESS/public") }
-        })
+        let address = try fields.optional(
+            "address",
+            { (text: String) throws(FieldError) in
+                do { return try PeripheralIdentifier(text) } catch {
+                    throw FieldError("'\(text)' is not ADDRESS, ADDRESS/random or ADDRESS/public")
+                }
+            })
         let name = try fields.optional("name", Fields.nonEmpty)
         let service = try fields.optional("service", Fields.uuid)
-        let given = [address.map(PeripheralMatch.address), name.map(PeripheralMatch.name), service.map(PeripheralMatch.service)].compactMap { $0 }
+        let given = [
+            address.map(PeripheralMatch.address), name.map(PeripheralMatch.name), service.map(PeripheralMatch.service),
+        ].compactMap { $0 }
         guard given.count == 1, let match = given.first else {
-            throw ConfigurationError(line: line, field: fields.path, message: "give exactly one of address:, name: or service:")
+            throw ConfigurationError(
+                line: line, field: fields.path, message: "give exactly one of address:, name: or service:")
         }
         self.match = match
-        subscribe = try fields.optionalList("subscribe") { node, path throws(ConfigurationError) in try CharacteristicRule(Fields(node, path: path), poll: false) }
-        poll = try fields.optionalList("poll") { node, path throws(ConfigurationError) in try CharacteristicRule(Fields(node, path: path), poll: true) }
-        write = try fields.optionalList("write") { node, path throws(ConfigurationError) in try CharacteristicRule(Fields(node, path: path), poll: false) }
+        subscribe = try fields.optionalList("subscribe") { node, path throws(ConfigurationError) in
+            try CharacteristicRule(Fields(node, path: path), poll: false)
+        }
+        poll = try fields.optionalList("poll") { node, path throws(ConfigurationError) in
+            try CharacteristicRule(Fields(node, path: path), poll: true)
+        }
+        write = try fields.optionalList("write") { node, path throws(ConfigurationError) in
+            try CharacteristicRule(Fields(node, path: path), poll: false)
+        }
         policy = try ConnectionPolicy(fields, base: base)
-        try fields.rejectUnknown(["address", "name", "service", "subscribe", "poll", "write", "retries", "backoff", "connection_timeout"])
+        try fields.rejectUnknown([
+            "address", "name", "service", "subscribe", "poll", "write", "retries", "backoff", "connection_timeout",
+        ])
     }
 
     /// Every characteristic a `/set` may write: subscribed, polled or listed under `write:`.
@@ -334,14 +373,18 @@ public struct CharacteristicRule: Sendable, Equatable {
         } else {
             every = nil
         }
-        writeWithoutResponse = try fields.optional("write", { (text: String) throws(FieldError) in
-            switch text {
-            case "request": return false
-            case "command": return true
-            default: throw FieldError("'\(text)' is not request or command")
-            }
-        }) ?? false
-        try fields.rejectUnknown(poll ? ["service", "characteristic", "every", "write"] : ["service", "characteristic", "write"])
+        writeWithoutResponse =
+            try fields.optional(
+                "write",
+                { (text: String) throws(FieldError) in
+                    switch text {
+                    case "request": return false
+                    case "command": return true
+                    default: throw FieldError("'\(text)' is not request or command")
+                    }
+                }) ?? false
+        try fields.rejectUnknown(
+            poll ? ["service", "characteristic", "every", "write"] : ["service", "characteristic", "write"])
     }
 
     /// `SERVICE/CHARACTERISTIC`, as the topics spell it.
@@ -366,7 +409,8 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 
     init(yaml error: YamlError) {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
             self.init(line: mark.line, field: nil, message: "not YAML: \(problem)")
         default:
             self.init(line: nil, field: nil, message: "not YAML: \(error)")

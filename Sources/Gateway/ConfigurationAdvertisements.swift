@@ -11,7 +11,9 @@ public enum ScanMode: String, Sendable, Equatable {
     case passive
 
     init(_ text: String) throws(FieldError) {
-        guard let mode = ScanMode(rawValue: text.lowercased()) else { throw FieldError("'\(text)' is not active or passive") }
+        guard let mode = ScanMode(rawValue: text.lowercased()) else {
+            throw FieldError("'\(text)' is not active or passive")
+        }
         self = mode
     }
 }
@@ -38,17 +40,23 @@ public struct AdvertisementDecoding: Sendable, Equatable {
     }
 
     init(_ fields: Fields) throws(ConfigurationError) {
-        enabled = try fields.optional("decode", { (text: String) throws(FieldError) in
-            switch text.lowercased() {
-            case "all", "on", "true", "yes": return true
-            case "off", "false", "no", "none": return false
-            default: throw FieldError("'\(text)' is not all or off")
-            }
-        }) ?? true
-        rateLimit = try fields.optional("rate_limit", { (text: String) throws(FieldError) -> Duration? in
-            if ["off", "none", "0"].contains(text.lowercased()) { return nil }
-            return try Fields.duration(text)
-        }) ?? .seconds(1)
+        enabled =
+            try fields.optional(
+                "decode",
+                { (text: String) throws(FieldError) in
+                    switch text.lowercased() {
+                    case "all", "on", "true", "yes": return true
+                    case "off", "false", "no", "none": return false
+                    default: throw FieldError("'\(text)' is not all or off")
+                    }
+                }) ?? true
+        rateLimit =
+            try fields.optional(
+                "rate_limit",
+                { (text: String) throws(FieldError) -> Duration? in
+                    if ["off", "none", "0"].contains(text.lowercased()) { return nil }
+                    return try Fields.duration(text)
+                }) ?? .seconds(1)
         keys = try fields.optionalMapping("keys", Fields.addressKey("key"))
     }
 

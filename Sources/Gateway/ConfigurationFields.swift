@@ -23,7 +23,9 @@ struct Fields {
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         guard let mapping = node.mapping else {
-            throw ConfigurationError(line: node.mark?.line, field: path.isEmpty ? nil : path, message: "expected a mapping (key: value lines)")
+            throw ConfigurationError(
+                line: node.mark?.line, field: path.isEmpty ? nil : path,
+                message: "expected a mapping (key: value lines)")
         }
         self.node = node
         self.mapping = mapping
@@ -54,14 +56,20 @@ struct Fields {
         }
     }
 
-    func requiredList<T>(_ key: String, _ make: (Node, String) throws(ConfigurationError) -> T) throws(ConfigurationError) -> [T] {
+    func requiredList<T>(_ key: String, _ make: (Node, String) throws(ConfigurationError) -> T)
+        throws(ConfigurationError) -> [T]
+    {
         let list = try optionalList(key, make)
         guard value(key) != nil else { throw ConfigurationError(line: line, field: field(key), message: "missing") }
-        guard !list.isEmpty else { throw ConfigurationError(line: value(key)?.mark?.line, field: field(key), message: "empty") }
+        guard !list.isEmpty else {
+            throw ConfigurationError(line: value(key)?.mark?.line, field: field(key), message: "empty")
+        }
         return list
     }
 
-    func optionalList<T>(_ key: String, _ make: (Node, String) throws(ConfigurationError) -> T) throws(ConfigurationError) -> [T] {
+    func optionalList<T>(_ key: String, _ make: (Node, String) throws(ConfigurationError) -> T)
+        throws(ConfigurationError) -> [T]
+    {
         guard let node = value(key) else { return [] }
         guard let sequence = node.sequence else {
             throw ConfigurationError(line: node.mark?.line, field: field(key), message: "expected a list (- lines)")
@@ -73,11 +81,14 @@ struct Fields {
 
     /// A mapping of scalars (`keys: {ADDRESS: HEX}`), each pair converted; a bad pair is
     /// named by its key (`keys.AA:BB:CC:DD:EE:FF`).
-    func optionalMapping<K: Hashable, V>(_ key: String, _ convert: (String, String) throws(FieldError) -> (K, V)) throws(ConfigurationError) -> [K: V] {
+    func optionalMapping<K: Hashable, V>(_ key: String, _ convert: (String, String) throws(FieldError) -> (K, V))
+        throws(ConfigurationError) -> [K: V]
+    {
         guard let node = value(key) else { return [:] }
         if node.null != nil { return [:] }
         guard let mapping = node.mapping else {
-            throw ConfigurationError(line: node.mark?.line, field: field(key), message: "expected a mapping (key: value lines)")
+            throw ConfigurationError(
+                line: node.mark?.line, field: field(key), message: "expected a mapping (key: value lines)")
         }
         var result: [K: V] = [:]
         for (name, value) in mapping {
@@ -87,7 +98,9 @@ struct Fields {
             }
             do throws(FieldError) {
                 let (converted, convertedValue) = try convert(text, scalar.string)
-                guard result.updateValue(convertedValue, forKey: converted) == nil else { throw FieldError("given twice") }
+                guard result.updateValue(convertedValue, forKey: converted) == nil else {
+                    throw FieldError("given twice")
+                }
             } catch {
                 throw ConfigurationError(line: name.mark?.line, field: path, message: error.message)
             }
@@ -98,10 +111,13 @@ struct Fields {
     func rejectUnknown(_ known: Set<String>) throws(ConfigurationError) {
         for (key, _) in mapping {
             guard let name = key.string else {
-                throw ConfigurationError(line: key.mark?.line, field: path.isEmpty ? nil : path, message: "a key must be a plain word")
+                throw ConfigurationError(
+                    line: key.mark?.line, field: path.isEmpty ? nil : path, message: "a key must be a plain word")
             }
             if !known.contains(name) {
-                throw ConfigurationError(line: key.mark?.line, field: field(name), message: "unknown key (known here: \(known.sorted().joined(separator: ", ")))")
+                throw ConfigurationError(
+                    line: key.mark?.line, field: field(name),
+                    message: "unknown key (known here: \(known.sorted().joined(separator: ", ")))")
             }
         }
     }
@@ -126,19 +142,27 @@ struct Fields {
             guard let address = try? BluetoothAddress.parse(typed: addressText).address else {
                 throw FieldError("'\(addressText)' is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
             }
-            guard let key = Hex.decode(keyText), key.count == 16 else { throw FieldError("the \(name) must be 16 bytes, 32 hex digits") }
+            guard let key = Hex.decode(keyText), key.count == 16 else {
+                throw FieldError("the \(name) must be 16 bytes, 32 hex digits")
+            }
             return (address, key)
         }
     }
 
     static func uuid(_ text: String) throws(FieldError) -> BluetoothUUID {
-        guard let uuid = BluetoothUUID(text) else { throw FieldError("'\(text)' is not a UUID (16-bit like 180D, 32-bit like 0000180D, or 128-bit like 0000180D-0000-1000-8000-00805F9B34FB)") }
+        guard let uuid = BluetoothUUID(text) else {
+            throw FieldError(
+                "'\(text)' is not a UUID (16-bit like 180D, 32-bit like 0000180D, or 128-bit like 0000180D-0000-1000-8000-00805F9B34FB)"
+            )
+        }
         return uuid
     }
 
     static func count(_ range: ClosedRange<Int>) -> (String) throws(FieldError) -> Int {
         { text throws(FieldError) in
-            guard let value = Int(text), range.contains(value) else { throw FieldError("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)") }
+            guard let value = Int(text), range.contains(value) else {
+                throw FieldError("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+            }
             return value
         }
     }

@@ -10,7 +10,9 @@ extension GatewayService {
     static func refusedForRoom(_ error: BluejayError) -> Bool {
         let status: HCIStatus
         switch error {
-        case .connection(.failed(let refused)), .connection(.hci(.commandFailed(_, let refused))), .hci(.commandFailed(_, let refused)): status = refused
+        case .connection(.failed(let refused)), .connection(.hci(.commandFailed(_, let refused))),
+            .hci(.commandFailed(_, let refused)):
+            status = refused
         default: return false
         }
         return status == .connectionLimitExceeded || status == .memoryCapacityExceeded

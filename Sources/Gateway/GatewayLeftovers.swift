@@ -22,7 +22,9 @@ extension GatewayService {
     /// A retained `online` of an address of ours this run does not serve (yet): a killed
     /// run's leftover (found by name last time, or no longer configured), made `offline`.
     private func staleStatus(_ address: String, _ message: MQTTMessage) async {
-        guard message.retained, message.payload == Array("online".utf8), bound[address.uppercased()] == nil else { return }
+        guard message.retained, message.payload == Array("online".utf8), bound[address.uppercased()] == nil else {
+            return
+        }
         logger.info("\(address): left online by an earlier run; marking it offline")
         await mqtt.setRetained(message.topic, Array("offline".utf8))
     }

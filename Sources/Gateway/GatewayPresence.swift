@@ -15,7 +15,8 @@ extension GatewayService {
             }
         }
         let tick = configuration.presence.awayAfter / 4
-        logger.info("presence: \(configuration.presence.tracked.count) devices, away after \(configuration.presence.awayAfter)")
+        logger.info(
+            "presence: \(configuration.presence.tracked.count) devices, away after \(configuration.presence.awayAfter)")
         return Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
@@ -54,8 +55,10 @@ extension HomeAssistantDiscovery {
             "payload_not_home": PresenceState.notHome.rawValue,
             "source_type": "bluetooth_le",
             "availability_topic": topics.status,
-            "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(device.description.uppercased())",
-                       "via_device": gatewayDevice],
+            "device": [
+                "identifiers": ["bluejay_\(addressID)"], "name": "BLE \(device.description.uppercased())",
+                "via_device": gatewayDevice,
+            ],
         ]
         return Message(topic: "\(prefix)/device_tracker/\(objectID)/config", payload: JSONText.encode(fields))
     }

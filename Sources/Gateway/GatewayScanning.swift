@@ -15,7 +15,9 @@ extension GatewayService {
     /// Scans until cancelled, or until nothing needs it any more (every rule matched).
     func scan(_ central: Central) async {
         let passive = configuration.scanMode == .passive
-        if passive, unmatched.contains(where: { if case .name = configuration.peripherals[$0].match { true } else { false } }) {
+        if passive,
+            unmatched.contains(where: { if case .name = configuration.peripherals[$0].match { true } else { false } })
+        {
             logger.warning("scan: passive hears no scan responses: a name: sent only in one is never matched")
         }
         do {
@@ -31,16 +33,22 @@ extension GatewayService {
         let decoding = configuration.decoding.enabled
         // Every advertisement, not one per device: values change, RSSI moves.
         let everyOne = forwarding != .off || leases != nil || decoding || presence != nil
-        for try await discovery in central.startScanning(allowDuplicates: everyOne, active: configuration.scanMode == .active) {
+        for try await discovery in central.startScanning(
+            allowDuplicates: everyOne, active: configuration.scanMode == .active)
+        {
             let identifier = discovery.peripheralIdentifier
             let key = identifier.address.description.uppercased()
-            if bound[key] == nil, let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) }) {
+            if bound[key] == nil,
+                let index = unmatched.first(where: { matches(configuration.peripherals[$0].match, discovery) })
+            {
                 unmatched.removeAll { $0 == index }
                 logger.info("\(identifier) matches \(configuration.peripherals[index].match)")
                 await bind(configuration.peripherals[index], to: central.peripheral(identifier))
             }
             if leases != nil { await sighted(key, rssi: discovery.rssi) }
-            if forwarding == .all || (forwarding == .configured && bound[key] != nil) { await forward(discovery, key: key) }
+            if forwarding == .all || (forwarding == .configured && bound[key] != nil) {
+                await forward(discovery, key: key)
+            }
             if decoding { await decode(discovery, key: key) }
             if presence != nil { await sighted(identifier.address) }
             if unmatched.isEmpty, forwarding == .off, leases == nil, !decoding, presence == nil { break }
@@ -67,13 +75,17 @@ extension GatewayService {
         if !packet.serviceUUIDs.isEmpty { fields["services"] = packet.serviceUUIDs.map { $0.description.uppercased() } }
         if let power = packet.txPowerLevel { fields["tx_power"] = Int(power) }
         if !packet.manufacturerData.isEmpty {
-            fields["manufacturer_data"] = Dictionary(packet.manufacturerData.map { (String(format: "%04X", $0.companyIdentifier), Hex.encode($0.data)) },
-                                                     uniquingKeysWith: { first, _ in first })
+            fields["manufacturer_data"] = Dictionary(
+                packet.manufacturerData.map { (String(format: "%04X", $0.companyIdentifier), Hex.encode($0.data)) },
+                uniquingKeysWith: { first, _ in first })
         }
         if !packet.serviceData.isEmpty {
-            fields["service_data"] = Dictionary(uniqueKeysWithValues: packet.serviceData.map { ($0.key.description.uppercased(), Hex.encode($0.value)) })
+            fields["service_data"] = Dictionary(
+                uniqueKeysWithValues: packet.serviceData.map { ($0.key.description.uppercased(), Hex.encode($0.value)) }
+            )
         }
-        mqtt.send(topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
+        mqtt.send(
+            topics.advertisement(discovery.peripheralIdentifier.address), Array(JSONText.encode(fields).utf8), qos: 0)
     }
 
     /// An advertisement of a known format, decoded (with the device's key from `keys:`),
@@ -84,13 +96,16 @@ extension GatewayService {
         let address = discovery.peripheralIdentifier.address
         let decoded: DecodedAdvertisement
         do throws(AdvertisementError) {
-            decoded = try AdvertisementDecoder.decode(discovery.advertisementPacket, address: address, key: configuration.decoding.keys[address])
+            decoded = try AdvertisementDecoder.decode(
+                discovery.advertisementPacket, address: address, key: configuration.decoding.keys[address])
         } catch {
             guard error != .unknownFormat else { return }
             if case .malformedStructures = error { return }
             counters.decodeErrors += 1
             if decodeProblems.updateValue(error.description, forKey: key) != error.description {
-                logger.warning("\(key): \(error)\(configuration.decoding.keys[address] == nil ? " (keys: in the configuration)" : "")")
+                logger.warning(
+                    "\(key): \(error)\(configuration.decoding.keys[address] == nil ? " (keys: in the configuration)" : "")"
+                )
             }
             return
         }
@@ -119,7 +134,9 @@ extension GatewayService {
         let known = announcedValues[key, default: []], keys = Set(decoded.values.keys)
         guard !keys.isSubset(of: known) else { return }
         announcedValues[key] = known.union(keys)
-        for message in discovery.sensors(of: decoded, at: address) { await mqtt.setRetained(message.topic, Array(message.payload.utf8)) }
+        for message in discovery.sensors(of: decoded, at: address) {
+            await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+        }
     }
 
     /// The `…/values` JSON: the decoded values as `bluejay adv decode` writes them (keys

@@ -89,7 +89,10 @@ public final class GatewayService {
 
     /// A gateway for `configuration`; ``run()`` starts it. `store` keeps bonds and the GATT
     /// cache; `hciLogger` is the stack's log.
-    public init(configuration: GatewayConfiguration, logger: Logger, store: StoreDirectory = .standard, hciLogger: HCILogger = .standardError) {
+    public init(
+        configuration: GatewayConfiguration, logger: Logger, store: StoreDirectory = .standard,
+        hciLogger: HCILogger = .standardError
+    ) {
         self.configuration = configuration
         self.topics = Topics(prefix: configuration.prefix, gateway: configuration.gateway)
         self.logger = logger
@@ -97,14 +100,18 @@ public final class GatewayService {
         self.hciLogger = hciLogger
         throttle = AdvertisementThrottle(rateLimit: configuration.decoding.rateLimit)
         discovery = configuration.homeAssistantPrefix.map {
-            HomeAssistantDiscovery(prefix: $0, gateway: configuration.gateway, topics: Topics(prefix: configuration.prefix, gateway: configuration.gateway))
+            HomeAssistantDiscovery(
+                prefix: $0, gateway: configuration.gateway,
+                topics: Topics(prefix: configuration.prefix, gateway: configuration.gateway))
         }
         staleDiscovery = discovery.map { StaleDiscovery($0, configuration: configuration) }
         var options = MQTTClient.Options(
-            broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)", username: configuration.username,
+            broker: configuration.broker, clientID: "bluejay-\(configuration.gateway)",
+            username: configuration.username,
             password: configuration.password, keepAlive: configuration.keepAlive,
             will: (Topics(prefix: configuration.prefix, gateway: configuration.gateway).status, "offline"),
-            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit, queueLimit: configuration.queueLimit)
+            backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit,
+            queueLimit: configuration.queueLimit)
         options.duplicateID = "another gateway uses the id '\(configuration.gateway)' on this broker"
         mqtt = MQTTClient(options: options, logger: logger)
     }
@@ -120,13 +127,16 @@ public final class GatewayService {
         // answered as they arrive (``staleStatus(_:_:)``).
         await mqtt.subscribe(topics.peripheralStatusFilter)
         for rule in configuration.peripherals {
-            if case .address(let identifier) = rule.match { await mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8)) }
+            if case .address(let identifier) = rule.match {
+                await mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8))
+            }
         }
         // Home Assistant configurations this file no longer announces are found the same
         // way and deleted (GatewayLeftovers.swift).
         if let staleDiscovery { await mqtt.subscribe(staleDiscovery.filter) }
         if configuration.fleet {
-            leases = FleetLeases(gateway: configuration.gateway, maxLinks: configuration.maxLinks ?? .max, started: .now)
+            leases = FleetLeases(
+                gateway: configuration.gateway, maxLinks: configuration.maxLinks ?? .max, started: .now)
             await mqtt.subscribe(topics.leaseFilter)
             await mqtt.subscribe(topics.gatewayStatusFilter)
         }
@@ -140,7 +150,9 @@ public final class GatewayService {
             throw error
         }
         await mqtt.setRetained(topics.status, Array("online".utf8))
-        if let discovery { await mqtt.setRetained(discovery.gatewayStatus.topic, Array(discovery.gatewayStatus.payload.utf8)) }
+        if let discovery {
+            await mqtt.setRetained(discovery.gatewayStatus.topic, Array(discovery.gatewayStatus.payload.utf8))
+        }
         logger.info("gateway \(configuration.gateway) on \(configuration.transport), broker \(configuration.broker)")
         for (index, rule) in configuration.peripherals.enumerated() {
             if case .address(let identifier) = rule.match {
@@ -154,30 +166,35 @@ public final class GatewayService {
         let messages = mqtt.messages
         tasks.append(Task { for await message in messages { await self.handleMessage(message) } })
         if leases != nil {
-            tasks.append(Task {
+            tasks.append(
+                Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: self.leaseTick)
+                        await self.fleetTick()
+                    }
+                })
+        }
+        tasks.append(
+            Task {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: self.leaseTick)
-                    await self.fleetTick()
+                    try? await Task.sleep(for: self.configuration.statsInterval)
+                    await self.publishStats()
                 }
             })
-        }
-        tasks.append(Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: self.configuration.statsInterval)
-                await self.publishStats()
-            }
-        })
         if let address = configuration.metrics {
             do {
                 let endpoint = try MetricsEndpoint(host: address.host, port: address.port)
                 metricsEndpoint = endpoint
                 logger.info("metrics at http://\(address.host):\(endpoint.port)/metrics")
-                tasks.append(Task {
-                    while !Task.isCancelled {
-                        endpoint.update(MetricsEndpoint.exposition(await self.statsFields(), gateway: self.configuration.gateway))
-                        try? await Task.sleep(for: .seconds(1))
-                    }
-                })
+                tasks.append(
+                    Task {
+                        while !Task.isCancelled {
+                            endpoint.update(
+                                MetricsEndpoint.exposition(
+                                    await self.statsFields(), gateway: self.configuration.gateway))
+                            try? await Task.sleep(for: .seconds(1))
+                        }
+                    })
             } catch {
                 logger.error("no metrics endpoint: \(error)")
             }
@@ -232,8 +249,9 @@ public final class GatewayService {
     func connect(_ entry: Bound) async {
         let policy = entry.rule.policy
         do {
-            try await entry.peripheral.connect(timeoutRetries: policy.retries, disconnectRetries: policy.retries,
-                                               connectionTimeout: policy.connectionTimeout, reconnectDelay: policy.backoff)
+            try await entry.peripheral.connect(
+                timeoutRetries: policy.retries, disconnectRetries: policy.retries,
+                connectionTimeout: policy.connectionTimeout, reconnectDelay: policy.backoff)
         } catch {
             // The events say so (gave up), and the next round is scheduled there.
             logger.warning("\(entry.address): \(error)")
@@ -281,11 +299,12 @@ public final class GatewayService {
             }
             logger.warning("\(address) gave up: \(reason); trying again in \(pauseAfterGivingUp)")
             let pause = pauseAfterGivingUp
-            tasks.append(Task {
-                try? await Task.sleep(for: pause)
-                guard !Task.isCancelled else { return }
-                await self.connect(entry)
-            })
+            tasks.append(
+                Task {
+                    try? await Task.sleep(for: pause)
+                    guard !Task.isCancelled else { return }
+                    await self.connect(entry)
+                })
         }
     }
 
@@ -295,51 +314,57 @@ public final class GatewayService {
         var work: [Task<Void, Never>] = []
         for rule in entry.rule.subscribe {
             let route = ValueRoute(rule, at: entry.address, topics: topics)
-            work.append(Task {
-                do {
-                    // At most PeripheralValues.defaultCapacity values wait for the broker's
-                    // queue (itself bounded by `queue`); past that the oldest go, counted in
-                    // `values_dropped` and logged.
-                    let values = try await entry.peripheral.values(of: rule.characteristic)
-                    var reported = 0
-                    for try await value in values {
-                        let dropped = values.droppedCount
-                        if dropped > reported {
-                            self.counters.valuesDropped += dropped - reported
-                            self.logger.warning("\(entry.address) \(rule.topicPath): \(dropped - reported) value(s) dropped, publishing fell behind")
-                            reported = dropped
+            work.append(
+                Task {
+                    do {
+                        // At most PeripheralValues.defaultCapacity values wait for the broker's
+                        // queue (itself bounded by `queue`); past that the oldest go, counted in
+                        // `values_dropped` and logged.
+                        let values = try await entry.peripheral.values(of: rule.characteristic)
+                        var reported = 0
+                        for try await value in values {
+                            let dropped = values.droppedCount
+                            if dropped > reported {
+                                self.counters.valuesDropped += dropped - reported
+                                self.logger.warning(
+                                    "\(entry.address) \(rule.topicPath): \(dropped - reported) value(s) dropped, publishing fell behind"
+                                )
+                                reported = dropped
+                            }
+                            self.publishValue(value, of: rule, at: entry.address, to: route)
                         }
-                        self.publishValue(value, of: rule, at: entry.address, to: route)
+                    } catch {
+                        if !Task.isCancelled { self.logger.warning("\(entry.address) \(rule.topicPath): \(error)") }
                     }
-                } catch {
-                    if !Task.isCancelled { self.logger.warning("\(entry.address) \(rule.topicPath): \(error)") }
-                }
-            })
+                })
         }
         for rule in entry.rule.poll {
             let route = ValueRoute(rule, at: entry.address, topics: topics)
-            work.append(Task {
-                while !Task.isCancelled {
-                    if entry.connected {
-                        do {
-                            let value = try await entry.peripheral.read(from: rule.characteristic)
-                            self.counters.reads += 1
-                            self.publishValue(value, of: rule, at: entry.address, to: route)
-                        } catch {
-                            self.counters.readFailures += 1
-                            self.logger.warning("\(entry.address) read \(rule.topicPath): \(error)")
+            work.append(
+                Task {
+                    while !Task.isCancelled {
+                        if entry.connected {
+                            do {
+                                let value = try await entry.peripheral.read(from: rule.characteristic)
+                                self.counters.reads += 1
+                                self.publishValue(value, of: rule, at: entry.address, to: route)
+                            } catch {
+                                self.counters.readFailures += 1
+                                self.logger.warning("\(entry.address) read \(rule.topicPath): \(error)")
+                            }
                         }
+                        try? await Task.sleep(for: rule.every ?? .seconds(60))
                     }
-                    try? await Task.sleep(for: rule.every ?? .seconds(60))
-                }
-            })
+                })
         }
         return work
     }
 
     /// A value to its topic (hex) and, for a known characteristic, decoded to `/json`;
     /// handed to the MQTT client without a hop onto its actor (``MQTTClient/send(_:_:qos:)``).
-    private func publishValue(_ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress, to route: ValueRoute) {
+    private func publishValue(
+        _ value: [UInt8], of rule: CharacteristicRule, at address: BluetoothAddress, to route: ValueRoute
+    ) {
         counters.values += 1
         let hex = Hex.bytes(value)
         logger.debug("\(address) \(rule.topicPath): \(String(decoding: hex, as: UTF8.self))")
@@ -352,7 +377,9 @@ public final class GatewayService {
     /// Home Assistant's configuration of `entry`'s sensors and writable characteristics (retained).
     private func announceToHomeAssistant(_ entry: Bound) async {
         guard let discovery else { return }
-        for message in discovery.sensors(of: entry.rule, at: entry.address) + discovery.texts(of: entry.rule, at: entry.address) {
+        for message in discovery.sensors(of: entry.rule, at: entry.address)
+            + discovery.texts(of: entry.rule, at: entry.address)
+        {
             await mqtt.setRetained(message.topic, Array(message.payload.utf8))
         }
     }
@@ -367,10 +394,14 @@ public final class GatewayService {
         let broker = await mqtt.snapshot()
         let links = bound.values.filter(\.connected).count
         var fields: [String: Int] = [
-            "values": counters.values, "values_dropped": counters.valuesDropped, "reads": counters.reads, "read_failures": counters.readFailures, "writes": counters.writes,
-            "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects, "advertisements": counters.advertisements,
-            "decoded": counters.decoded, "decoded_published": counters.decodedPublished, "decoded_duplicates": counters.decodedDuplicates,
-            "decoded_rate_limited": counters.decodedRateLimited, "decode_errors": counters.decodeErrors, "decoded_devices": throttle.devices,
+            "values": counters.values, "values_dropped": counters.valuesDropped, "reads": counters.reads,
+            "read_failures": counters.readFailures, "writes": counters.writes,
+            "set_errors": counters.setErrors, "peripheral_reconnects": counters.peripheralReconnects,
+            "advertisements": counters.advertisements,
+            "decoded": counters.decoded, "decoded_published": counters.decodedPublished,
+            "decoded_duplicates": counters.decodedDuplicates,
+            "decoded_rate_limited": counters.decodedRateLimited, "decode_errors": counters.decodeErrors,
+            "decoded_devices": throttle.devices,
             "links": links, "peripherals": bound.count,
             "queue_depth": broker.queueDepth, "dropped": broker.dropped, "acknowledged": broker.acknowledged,
             "broker_reconnects": broker.reconnects, "broker_refusals": broker.refusals,

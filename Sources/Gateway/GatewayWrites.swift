@@ -8,7 +8,9 @@ extension GatewayService {
     func handleSet(_ message: MQTTMessage) async {
         guard !message.retained else { return refuse(message, "a retained /set is not acted on") }
         guard let (addressText, path) = topics.parseSet(message.topic) else { return }
-        guard let entry = bound[addressText.uppercased()] else { return refuse(message, "no configured peripheral \(addressText)") }
+        guard let entry = bound[addressText.uppercased()] else {
+            return refuse(message, "no configured peripheral \(addressText)")
+        }
         guard let rule = entry.rule.writable.first(where: { $0.topicPath == path.uppercased() }) else {
             return refuse(message, "\(path) is not configured for \(addressText) (subscribe:, poll: or write:)")
         }
@@ -16,7 +18,9 @@ extension GatewayService {
         guard let bytes = Hex.decode(text) else { return refuse(message, "the payload is not hex bytes") }
         guard entry.connected else { return refuse(message, "\(addressText) is not connected") }
         do {
-            try await entry.peripheral.write(to: rule.characteristic, bytes: bytes, type: rule.writeWithoutResponse ? .withoutResponse : .withResponse)
+            try await entry.peripheral.write(
+                to: rule.characteristic, bytes: bytes,
+                type: rule.writeWithoutResponse ? .withoutResponse : .withResponse)
             counters.writes += 1
             logger.debug("\(message.topic): wrote \(bytes.count) byte(s)")
         } catch {

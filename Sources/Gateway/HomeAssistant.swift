@@ -43,8 +43,10 @@ public struct HomeAssistantDiscovery: Sendable {
             "payload_off": "offline",
             "device_class": "connectivity",
             "entity_category": "diagnostic",
-            "device": ["identifiers": [gatewayDevice], "name": "Bluejay gateway \(gateway)", "manufacturer": "Bluejay",
-                       "model": "bluejay-gateway"],
+            "device": [
+                "identifiers": [gatewayDevice], "name": "Bluejay gateway \(gateway)", "manufacturer": "Bluejay",
+                "model": "bluejay-gateway",
+            ],
         ]
         return Message(topic: "\(prefix)/binary_sensor/\(objectID)/config", payload: JSONText.encode(fields))
     }
@@ -67,8 +69,10 @@ public struct HomeAssistantDiscovery: Sendable {
                 "unit_of_measurement": known.unit,
                 "availability": [["topic": topics.status], ["topic": topics.status(address)]],
                 "availability_mode": "all",
-                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(address.description.uppercased())",
-                           "via_device": gatewayDevice],
+                "device": [
+                    "identifiers": ["bluejay_\(addressID)"], "name": "BLE \(address.description.uppercased())",
+                    "via_device": gatewayDevice,
+                ],
             ]
             if let deviceClass = known.deviceClass { fields["device_class"] = deviceClass }
             if known != .heartRate { fields["state_class"] = "measurement" }
@@ -108,8 +112,10 @@ public struct HomeAssistantDiscovery: Sendable {
                 "retain": false,
                 "availability": [["topic": topics.status], ["topic": topics.status(address)]],
                 "availability_mode": "all",
-                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "BLE \(address.description.uppercased())",
-                           "via_device": gatewayDevice],
+                "device": [
+                    "identifiers": ["bluejay_\(addressID)"], "name": "BLE \(address.description.uppercased())",
+                    "via_device": gatewayDevice,
+                ],
             ]
             if read.contains(characteristic.topicPath) { fields["state_topic"] = topics.value(address, characteristic) }
             return Message(topic: "\(prefix)/text/\(objectID)/config", payload: JSONText.encode(fields))

@@ -17,9 +17,13 @@ struct DecodedValueEntity: Sendable, Equatable {
     /// The entity of the value called `key`, if it gets one.
     static func of(_ key: String) -> DecodedValueEntity? { table[key] }
 
-    private static func sensor(_ name: String, _ deviceClass: String?, _ unit: String?, state: String? = "measurement",
-                               diagnostic: Bool = false) -> DecodedValueEntity {
-        DecodedValueEntity(component: "sensor", name: name, deviceClass: deviceClass, unit: unit, stateClass: state, diagnostic: diagnostic)
+    private static func sensor(
+        _ name: String, _ deviceClass: String?, _ unit: String?, state: String? = "measurement",
+        diagnostic: Bool = false
+    ) -> DecodedValueEntity {
+        DecodedValueEntity(
+            component: "sensor", name: name, deviceClass: deviceClass, unit: unit, stateClass: state,
+            diagnostic: diagnostic)
     }
 
     private static func binary(_ name: String, _ deviceClass: String) -> DecodedValueEntity {
@@ -61,7 +65,9 @@ extension HomeAssistantDiscovery {
         var keys = Set(decoded.values.keys)
         keys.insert("rssi")
         return keys.sorted().compactMap { key -> Message? in
-            guard let entity = DecodedValueEntity.of(key), let topic = decodedValueTopic(key, at: address) else { return nil }
+            guard let entity = DecodedValueEntity.of(key), let topic = decodedValueTopic(key, at: address) else {
+                return nil
+            }
             let objectID = decodedValueObjectID(key, at: address)
             // An absent key keeps the entity's state: `this.state` is Home Assistant's own.
             let read = "value_json.\(key)"
@@ -70,13 +76,18 @@ extension HomeAssistantDiscovery {
                 "unique_id": objectID,
                 "state_topic": topics.values(address),
                 "availability_topic": topics.status,
-                "device": ["identifiers": ["bluejay_\(addressID)"], "name": "\(decoded.format) \(address.description.uppercased())",
-                           "model": decoded.format, "via_device": gatewayDevice],
+                "device": [
+                    "identifiers": ["bluejay_\(addressID)"],
+                    "name": "\(decoded.format) \(address.description.uppercased())",
+                    "model": decoded.format, "via_device": gatewayDevice,
+                ],
             ]
             if entity.component == "binary_sensor" {
-                fields["value_template"] = "{% if \(read) is defined %}{{ 'ON' if \(read) else 'OFF' }}{% else %}{{ 'ON' if this.state == 'on' else 'OFF' }}{% endif %}"
+                fields["value_template"] =
+                    "{% if \(read) is defined %}{{ 'ON' if \(read) else 'OFF' }}{% else %}{{ 'ON' if this.state == 'on' else 'OFF' }}{% endif %}"
             } else {
-                fields["value_template"] = "{% if \(read) is defined and \(read) is not none %}{{ \(read) }}{% else %}{{ this.state }}{% endif %}"
+                fields["value_template"] =
+                    "{% if \(read) is defined and \(read) is not none %}{{ \(read) }}{% else %}{{ this.state }}{% endif %}"
             }
             if let deviceClass = entity.deviceClass { fields["device_class"] = deviceClass }
             if let unit = entity.unit { fields["unit_of_measurement"] = unit }

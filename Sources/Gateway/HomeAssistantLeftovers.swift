@@ -35,7 +35,8 @@ public struct StaleDiscovery: Sendable {
                 continue
             }
             configuredAddresses.insert(identifier.address)
-            let messages = discovery.sensors(of: rule, at: identifier.address) + discovery.texts(of: rule, at: identifier.address)
+            let messages =
+                discovery.sensors(of: rule, at: identifier.address) + discovery.texts(of: rule, at: identifier.address)
             current.formUnion(messages.map(\.topic))
         }
         current.formUnion(configuration.presence.tracked.map { discovery.tracker(of: $0).topic })
@@ -62,7 +63,8 @@ public struct StaleDiscovery: Sendable {
     /// or already empty, is left alone.
     public func isStale(_ topic: String, payload: [UInt8]) -> Bool {
         guard matches(topic), !payload.isEmpty, !current.contains(topic) else { return false }
-        let object = topic.dropFirst(discovery.prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)[1]
+        let object = topic.dropFirst(discovery.prefix.count + 1).split(
+            separator: "/", omittingEmptySubsequences: false)[1]
         let objectHead = "bluejay_\(discovery.gateway)_"
         guard object.hasPrefix(objectHead), namesOurDevice(payload) else { return false }
         let rest = object.dropFirst(objectHead.count)
@@ -81,7 +83,8 @@ public struct StaleDiscovery: Sendable {
     /// Whether a configuration's device is the gateway's, or names it as `via_device`.
     private func namesOurDevice(_ payload: [UInt8]) -> Bool {
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-              let device = object["device"] as? [String: Any] else { return false }
+            let device = object["device"] as? [String: Any]
+        else { return false }
         if device["via_device"] as? String == discovery.gatewayDevice { return true }
         return (device["identifiers"] as? [String])?.contains(discovery.gatewayDevice) == true
     }
@@ -90,7 +93,9 @@ public struct StaleDiscovery: Sendable {
     /// the address and `REST`.
     private static func address(_ text: Substring) -> (BluetoothAddress, Substring)? {
         let digits = text.prefix(12)
-        guard digits.count == 12, digits.allSatisfy({ $0.isHexDigit && !$0.isLowercase }), text.dropFirst(12).first == "_" else { return nil }
+        guard digits.count == 12, digits.allSatisfy({ $0.isHexDigit && !$0.isLowercase }),
+            text.dropFirst(12).first == "_"
+        else { return nil }
         var spelled = ""
         for (index, digit) in digits.enumerated() {
             if index > 0, index.isMultiple(of: 2) { spelled += ":" }

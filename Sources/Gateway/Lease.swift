@@ -73,7 +73,9 @@ public struct FleetLeases: Sendable {
         }
 
         /// The clocks now.
-        public static var current: Now { Now(instant: .now, epochMilliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded())) }
+        public static var current: Now {
+            Now(instant: .now, epochMilliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+        }
     }
 
     /// Where we stand with one peripheral.
@@ -217,14 +219,16 @@ public struct FleetLeases: Sendable {
             switch entry.mine {
             case .bidding(let rssi, let at) where now.instant >= at:
                 if isFree(entry.lease, now: now.instant), load < maxLinks {
-                    let claim = Lease(holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed, leases: load)
+                    let claim = Lease(
+                        holder: gateway, rssi: rssi, time: now.epochMilliseconds, state: .claimed, leases: load)
                     entry.mine = .claimed(claim, confirmAt: nil)
                     actions.append(.publish(address: address, claim))
                 } else {
                     entry.mine = .idle
                 }
             case .claimed(let claim, let confirmAt?) where now.instant >= confirmAt:
-                let held = Lease(holder: gateway, rssi: claim.rssi, time: now.epochMilliseconds, state: .held, leases: load - 1)
+                let held = Lease(
+                    holder: gateway, rssi: claim.rssi, time: now.epochMilliseconds, state: .held, leases: load - 1)
                 entry.mine = .holding(held)
                 actions += [.publish(address: address, held), .connect(address: address)]
             case .handing(let held, _, let until) where now.instant >= until:

@@ -24,8 +24,10 @@ extension FleetLeases {
     }
 
     /// A lease arrives for a peripheral we promised to `taker`.
-    mutating func handing(_ address: String, _ entry: inout Entry, held: Lease, taker: String, until: ContinuousClock.Instant,
-                          lease: Lease?, now: Now) -> [Action] {
+    mutating func handing(
+        _ address: String, _ entry: inout Entry, held: Lease, taker: String, until: ContinuousClock.Instant,
+        lease: Lease?, now: Now
+    ) -> [Action] {
         guard let lease, lease.holder != gateway else {
             // The claim withdrawn (cleared) or our own lease replayed: ours again, said so.
             entry.mine = .holding(held)
@@ -64,7 +66,9 @@ extension FleetLeases {
             case .bidding, .claimed: return []
             case .idle, .holding, .handing: break
             }
-            guard let lease = entry.lease, lease.holder != gateway, isLive(lease.holder, now: now.instant) else { continue }
+            guard let lease = entry.lease, lease.holder != gateway, isLive(lease.holder, now: now.instant) else {
+                continue
+            }
             // A live claim: peripherals still being bid for (a dead gateway's, say) or
             // another handover. The loads settle first: otherwise we would move a settled
             // peripheral where one just taken over could have moved instead.
@@ -73,23 +77,31 @@ extension FleetLeases {
         }
         let mine = load
         // The most loaded first, then the smaller id: every taker looks at the same one.
-        guard let giver = loads.filter({ $0.value >= mine + 2 }).min(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key })?.key
+        guard
+            let giver = loads.filter({ $0.value >= mine + 2 }).min(by: {
+                $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key
+            })?.key
         else { return [] }
         let candidates = entries.filter { address, entry in
             guard carriable.contains(address), case .idle = entry.mine, let lease = entry.lease,
-                  lease.holder == giver, lease.state == .held else { return false }
+                lease.holder == giver, lease.state == .held
+            else { return false }
             if let quiet = entry.quietUntil, now.instant < quiet { return false }
             return true
         }
         // What we gain in signal over the giver, most first (one we never heard, last); then
         // the one the giver took most recently (one moved already, rather than one settled).
         func gain(_ entry: Entry) -> Int { (entry.heard ?? -127) - (entry.lease?.rssi ?? 0) }
-        guard let (address, entry) = candidates.min(by: { a, b in
-            if gain(a.value) != gain(b.value) { return gain(a.value) > gain(b.value) }
-            let (ta, tb) = (a.value.lease?.time ?? 0, b.value.lease?.time ?? 0)
-            return ta != tb ? ta > tb : a.key < b.key
-        }) else { return [] }
-        let claim = Lease(holder: gateway, rssi: entry.heard ?? -127, time: now.epochMilliseconds, state: .claimed, leases: mine, from: giver)
+        guard
+            let (address, entry) = candidates.min(by: { a, b in
+                if gain(a.value) != gain(b.value) { return gain(a.value) > gain(b.value) }
+                let (ta, tb) = (a.value.lease?.time ?? 0, b.value.lease?.time ?? 0)
+                return ta != tb ? ta > tb : a.key < b.key
+            })
+        else { return [] }
+        let claim = Lease(
+            holder: gateway, rssi: entry.heard ?? -127, time: now.epochMilliseconds, state: .claimed, leases: mine,
+            from: giver)
         entries[address]?.mine = .claimed(claim, confirmAt: nil)
         nextHandover = now.instant + timing.handoverPause
         return [.publish(address: address, claim)]

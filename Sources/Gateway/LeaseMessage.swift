@@ -43,7 +43,9 @@ public struct Lease: Sendable, Equatable, CustomStringConvertible {
 
     /// The retained payload: JSON with sorted keys (`from` only in a handover claim).
     public var payload: [UInt8] {
-        var object: [String: Any] = ["holder": holder, "rssi": rssi, "time": time, "state": state.rawValue, "leases": leases]
+        var object: [String: Any] = [
+            "holder": holder, "rssi": rssi, "time": time, "state": state.rawValue, "leases": leases,
+        ]
         if let from { object["from"] = from }
         return Array(JSONText.encode(object).utf8)
     }
@@ -52,14 +54,15 @@ public struct Lease: Sendable, Equatable, CustomStringConvertible {
     /// not a lease (liberal in what we accept: unknown fields are ignored).
     public init?(payload: [UInt8]) {
         guard !payload.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-              let holder = object["holder"] as? String, !holder.isEmpty,
-              let rssi = (object["rssi"] as? NSNumber)?.intValue,
-              let state = (object["state"] as? String).flatMap(State.init(rawValue:))
+            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+            let holder = object["holder"] as? String, !holder.isEmpty,
+            let rssi = (object["rssi"] as? NSNumber)?.intValue,
+            let state = (object["state"] as? String).flatMap(State.init(rawValue:))
         else { return nil }
         let from = (object["from"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-        self.init(holder: holder, rssi: rssi, time: (object["time"] as? NSNumber)?.int64Value ?? 0, state: state,
-                  leases: max(0, (object["leases"] as? NSNumber)?.intValue ?? 0), from: from)
+        self.init(
+            holder: holder, rssi: rssi, time: (object["time"] as? NSNumber)?.int64Value ?? 0, state: state,
+            leases: max(0, (object["leases"] as? NSNumber)?.intValue ?? 0), from: from)
     }
 
     /// The deterministic order every gateway applies to two contending leases: a held lease

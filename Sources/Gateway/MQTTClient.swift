@@ -203,7 +203,9 @@ public actor MQTTClient {
         }
         mosquitto_publish_callback_set(handle) { _, pointer, id in
             // The outbox's own go no further than the pipe, here on the network thread.
-            guard let sink = CallbackSink.from(pointer), !sink.pipe.acknowledged(id: id, session: sink.session) else { return }
+            guard let sink = CallbackSink.from(pointer), !sink.pipe.acknowledged(id: id, session: sink.session) else {
+                return
+            }
             sink.events.yield(.published(session: sink.session, id: id))
         }
         mosquitto_log_callback_set(handle) { _, pointer, level, text in
@@ -213,9 +215,16 @@ public actor MQTTClient {
         }
         mosquitto_message_callback_set(handle) { _, pointer, message in
             guard let sink = CallbackSink.from(pointer), let message else { return }
-            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.pointee.payloadlen))) } ?? []
-            sink.events.yield(.message(session: sink.session, MQTTMessage(topic: String(cString: message.pointee.topic), payload: payload,
-                                                                          retained: message.pointee.retain)))
+            let payload =
+                message.pointee.payload.map {
+                    Array(UnsafeRawBufferPointer(start: $0, count: Int(message.pointee.payloadlen)))
+                } ?? []
+            sink.events.yield(
+                .message(
+                    session: sink.session,
+                    MQTTMessage(
+                        topic: String(cString: message.pointee.topic), payload: payload,
+                        retained: message.pointee.retain)))
         }
         // libmosquitto's own reconnection (its loop_forever) never runs: the network thread
         // (``MQTTLoop``) ends with the connection, and the handle is torn down.
@@ -240,7 +249,9 @@ public actor MQTTClient {
         logger.debug("connecting to \(options.broker) as \(options.clientID) (attempt \(session))")
         let rc = mosquitto_connect_async(handle, options.broker.host, Int32(options.broker.port), keepAlive)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
+            let reason =
+                rc == MOSQ_ERR_ERRNO.rawValue
+                ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
             failed("cannot reach the broker \(options.broker): \(reason)")
             return
         }
@@ -282,7 +293,9 @@ public actor MQTTClient {
     private func tlsFailed(_ detail: String, plainPort: Bool) {
         let broker = options.broker
         let host = broker.host.contains(":") ? "[\(broker.host)]" : broker.host
-        failed("TLS handshake with \(host):\(broker.port) failed (\(detail))" + (plainPort ? ": is it a plain MQTT port? (mqtt:// for plain)" : ""))
+        failed(
+            "TLS handshake with \(host):\(broker.port) failed (\(detail))"
+                + (plainPort ? ": is it a plain MQTT port? (mqtt:// for plain)" : ""))
     }
 
     private func attemptTimedOut(_ session: Int) {
@@ -307,7 +320,8 @@ public actor MQTTClient {
         if takenOver {
             counters.takeovers += 1
             let cause = options.duplicateID ?? "another client uses the client id '\(options.clientID)' on this broker"
-            let text = "the broker \(options.broker) closed our connection \(shortConnections) times in a row within \(Self.takeoverWindow) of "
+            let text =
+                "the broker \(options.broker) closed our connection \(shortConnections) times in a row within \(Self.takeoverWindow) of "
                 + "accepting it: \(cause) (MQTT client id '\(options.clientID)': one connection per id, the newer one closes the older); "
                 + "connecting again in \(delay)"
             logger.error("\(text)")
@@ -379,7 +393,8 @@ public actor MQTTClient {
         case .disconnected(let session, let code):
             guard session == self.session else { return }
             switch state {
-            case .connected, .connecting: failed("the connection to \(options.broker) ended: \(String(cString: mosquitto_strerror(code)))")
+            case .connected, .connecting:
+                failed("the connection to \(options.broker) ended: \(String(cString: mosquitto_strerror(code)))")
             default: return
             }
         case .published(let session, let id):
@@ -396,7 +411,9 @@ public actor MQTTClient {
             logger.debug("libmosquitto: \(text)")
             // OpenSSL's reasons (a certificate not trusted, a plain port's reply) end the
             // attempt as they come; libmosquitto's thread has stopped by then.
-            guard case .connecting(let current) = state, current == session, options.broker.tls, text.hasPrefix("OpenSSL") else { return }
+            guard case .connecting(let current) = state, current == session, options.broker.tls,
+                text.hasPrefix("OpenSSL")
+            else { return }
             tlsFailed(text, plainPort: !text.contains("certificate"))
         }
     }
@@ -410,7 +427,9 @@ public actor MQTTClient {
     private func publishRetained(_ topic: String, _ payload: [UInt8]) {
         guard let handle else { return }
         var id: Int32 = 0
-        let rc = payload.withUnsafeBytes { bytes in mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true) }
+        let rc = payload.withUnsafeBytes { bytes in
+            mosquitto_publish(handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, true)
+        }
         if rc == MOSQ_ERR_SUCCESS.rawValue { retainedInFlight.insert(id) }
         connection?.wake()
     }

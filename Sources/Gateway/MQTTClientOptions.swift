@@ -30,9 +30,13 @@ extension MQTTClient {
         public var duplicateID: String?
 
         /// Options for a broker.
-        public init(broker: BrokerAddress, clientID: String, username: String? = nil, password: String? = nil, keepAlive: Duration = .seconds(30),
-                    will: (topic: String, payload: String)? = nil, backoff: Duration = .seconds(1), backoffLimit: Duration = .seconds(30),
-                    queueLimit: Int = 10_000) {
+        public init(
+            broker: BrokerAddress, clientID: String, username: String? = nil, password: String? = nil,
+            keepAlive: Duration = .seconds(30),
+            will: (topic: String, payload: String)? = nil, backoff: Duration = .seconds(1),
+            backoffLimit: Duration = .seconds(30),
+            queueLimit: Int = 10_000
+        ) {
             self.broker = broker
             self.clientID = clientID
             self.username = username

@@ -78,8 +78,10 @@ final class MQTTLoop: Sendable {
             guard socket >= 0 else { return }
             let stop = stopping.load(ordering: .acquiring)
             let events = Int16(POLLIN) | (mosquitto_want_write(pointer) ? Int16(POLLOUT) : 0)
-            var fds = [pollfd(fd: socket, events: events, revents: 0),
-                       pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: socket, events: events, revents: 0),
+                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+            ]
             // A second at most, for the keepalive (libmosquitto's own loop waits as long).
             if !stop, poll(&fds, 2, 1000) < 0, errno != EINTR {
                 // No more waiting on the socket (no memory): ended the way libmosquitto reports

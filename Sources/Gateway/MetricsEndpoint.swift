@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `metrics: HOST:PORT`: the gateway's counters for Prometheus, `GET /metrics` answered in
@@ -29,7 +29,9 @@ public final class MetricsEndpoint: Sendable {
             throw MetricsEndpointError(message: "'\(host)' is not an IPv4 address")
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -37,7 +39,9 @@ public final class MetricsEndpoint: Sendable {
             throw MetricsEndpointError(message: "cannot listen on \(host):\(port): \(reason)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         self.port = Int(UInt16(bigEndian: address.sin_port))
         socket = fd
         let thread = Thread { [self] in serve() }
@@ -81,7 +85,9 @@ public final class MetricsEndpoint: Sendable {
         let response: String
         if parts.count >= 2, parts[0] == "GET", parts[1] == "/metrics" || parts[1].hasPrefix("/metrics?") {
             let body = page.withLock { $0 }
-            response = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            response =
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body
         } else {
             response = "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n"
         }
@@ -118,5 +124,7 @@ public struct MetricsEndpointError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Array where Element == UInt8 {
-    fileprivate func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    fileprivate func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

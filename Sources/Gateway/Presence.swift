@@ -15,19 +15,24 @@ public struct PresenceTracking: Sendable, Equatable {
     public var irks: [BluetoothAddress: [UInt8]]
 
     /// Tracking of `devices` and the devices behind `irks`.
-    public init(devices: [BluetoothAddress] = [], awayAfter: Duration = .seconds(180), irks: [BluetoothAddress: [UInt8]] = [:]) {
+    public init(
+        devices: [BluetoothAddress] = [], awayAfter: Duration = .seconds(180), irks: [BluetoothAddress: [UInt8]] = [:]
+    ) {
         self.devices = devices
         self.awayAfter = awayAfter
         self.irks = irks
     }
 
     /// Every tracked device by the address its topics use.
-    public var tracked: [BluetoothAddress] { (Set(devices).union(irks.keys)).sorted { $0.description < $1.description } }
+    public var tracked: [BluetoothAddress] {
+        (Set(devices).union(irks.keys)).sorted { $0.description < $1.description }
+    }
 
     init(_ fields: Fields) throws(ConfigurationError) {
         devices = try fields.optionalList("presence") { node, path throws(ConfigurationError) in
             guard let text = node.scalar?.string, let address = try? BluetoothAddress.parse(typed: text).address else {
-                throw ConfigurationError(line: node.mark?.line, field: path, message: "not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+                throw ConfigurationError(
+                    line: node.mark?.line, field: path, message: "not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
             }
             return address
         }
@@ -74,7 +79,8 @@ struct PresenceTracker {
         guard !tracking.irks.isEmpty, address.randomKind == .resolvablePrivate else { return nil }
         if let known = resolved[address] { return known }
         let identity = tracking.irks.first { _, irk in
-            ResolvablePrivateAddress.resolves(address, with: Array(irk.reversed())) || ResolvablePrivateAddress.resolves(address, with: irk)
+            ResolvablePrivateAddress.resolves(address, with: Array(irk.reversed()))
+                || ResolvablePrivateAddress.resolves(address, with: irk)
         }?.key
         if resolved.count >= Self.resolvedLimit { resolved.removeAll(keepingCapacity: true) }
         resolved[address] = .some(identity)
@@ -83,7 +89,9 @@ struct PresenceTracker {
 
     /// `address` was heard at `now`: the change to publish, if its device is tracked and was
     /// not `home`.
-    mutating func sighted(_ address: BluetoothAddress, at now: ContinuousClock.Instant) -> (BluetoothAddress, PresenceState)? {
+    mutating func sighted(_ address: BluetoothAddress, at now: ContinuousClock.Instant) -> (
+        BluetoothAddress, PresenceState
+    )? {
         guard let device = identity(of: address) else { return nil }
         lastSeen[device] = now
         guard states[device] != .home else { return nil }

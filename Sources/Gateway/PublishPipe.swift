@@ -116,8 +116,9 @@ final class PublishPipe: Sendable {
             var id: Int32 = 0
             let rc = message.payload.withUnsafeBytes { bytes in
                 let count = Int32(bytes.count)
-                return mosquitto_publish(handle.pointer, &id, message.topic, count, bytes.baseAddress,
-                                         message.qos, false)
+                return mosquitto_publish(
+                    handle.pointer, &id, message.topic, count, bytes.baseAddress,
+                    message.qos, false)
             }
             // Not taken (the connection is going): it and the rest wait again in front; the
             // disconnection that follows brings the next attempt.

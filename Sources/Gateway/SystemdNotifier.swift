@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// systemd's notification protocol (sd_notify(3)) without libsystemd: a datagram to the
@@ -15,7 +15,8 @@ public struct SystemdNotifier: Sendable {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         socketPath = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         if let text = environment["WATCHDOG_USEC"], let usec = Int64(text), usec > 0,
-           environment["WATCHDOG_PID"].map({ Int32($0) == getpid() }) ?? true {
+            environment["WATCHDOG_PID"].map({ Int32($0) == getpid() }) ?? true
+        {
             watchdogInterval = .microseconds(usec / 2)
         } else {
             watchdogInterval = nil

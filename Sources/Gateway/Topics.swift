@@ -34,7 +34,9 @@ public struct Topics: Sendable, Equatable {
     /// A gateway status topic's gateway id, or nil when `topic` is not one.
     public func parseGatewayStatus(_ topic: String) -> String? {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count == 3, levels[0] == prefix, levels[2] == "status", levels[1] != Self.leaseLevel else { return nil }
+        guard levels.count == 3, levels[0] == prefix, levels[2] == "status", levels[1] != Self.leaseLevel else {
+            return nil
+        }
         return String(levels[1])
     }
 
@@ -69,9 +71,13 @@ public struct Topics: Sendable, Equatable {
     /// `PREFIX/GATEWAY/ADDRESS/presence`: `home` or `not_home` (retained), for a tracked device.
     public func presence(_ address: BluetoothAddress) -> String { "\(peripheral(address))/presence" }
     /// `PREFIX/GATEWAY/ADDRESS/SERVICE/CHARACTERISTIC`: the value in lower-case hex.
-    public func value(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(peripheral(address))/\(rule.topicPath)" }
+    public func value(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String {
+        "\(peripheral(address))/\(rule.topicPath)"
+    }
     /// `…/CHARACTERISTIC/json`: the value decoded, for the characteristics ``ValueDecoding`` knows.
-    public func json(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(value(address, rule))/json" }
+    public func json(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String {
+        "\(value(address, rule))/json"
+    }
     /// `…/CHARACTERISTIC/set`: a hex payload written to the characteristic.
     public func set(_ address: BluetoothAddress, _ rule: CharacteristicRule) -> String { "\(value(address, rule))/set" }
 
@@ -109,7 +115,9 @@ public enum Hex {
     /// Hex digits as ``parseHexBytes(_:)`` reads them (spaces, `:`, `-`, `_`, a `0x`
     /// prefix), around any whitespace; nil for anything else or nothing at all.
     public static func decode(_ text: String) -> [UInt8]? {
-        guard let bytes = parseHexBytes(text.trimmingCharacters(in: .whitespacesAndNewlines)), !bytes.isEmpty else { return nil }
+        guard let bytes = parseHexBytes(text.trimmingCharacters(in: .whitespacesAndNewlines)), !bytes.isEmpty else {
+            return nil
+        }
         return bytes
     }
 }

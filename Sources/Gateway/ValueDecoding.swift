@@ -87,10 +87,16 @@ public enum KnownCharacteristic: String, Sendable, CaseIterable {
         case .heartRate:
             guard let measurement = HeartRateMeasurement(value) else { return nil }
             // The keys' sorted order: energy_expended, heart_rate, rr_intervals, sensor_contact.
-            if let energy = measurement.energyExpended { Self.write(key: "energy_expended", .integer(energy), first: true, to: &text) }
+            if let energy = measurement.energyExpended {
+                Self.write(key: "energy_expended", .integer(energy), first: true, to: &text)
+            }
             Self.write(key: "heart_rate", .integer(measurement.heartRate), first: text.isEmpty, to: &text)
-            if let intervals = measurement.rrIntervals { Self.write(key: "rr_intervals", .numbers(intervals), first: false, to: &text) }
-            if let contact = measurement.sensorContact { Self.write(key: "sensor_contact", .bool(contact), first: false, to: &text) }
+            if let intervals = measurement.rrIntervals {
+                Self.write(key: "rr_intervals", .numbers(intervals), first: false, to: &text)
+            }
+            if let contact = measurement.sensorContact {
+                Self.write(key: "sensor_contact", .bool(contact), first: false, to: &text)
+            }
         }
         text.append(UInt8(ascii: "}"))
         return text
@@ -212,7 +218,10 @@ struct HeartRateMeasurement {
 /// Compact JSON with sorted keys (one encoder for every payload the gateway builds).
 enum JSONText {
     static func encode(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -77,7 +77,9 @@ public struct BasicFrame: Sendable, Equatable {
     /// (`ACLDataPacket.forEachFragment(of:handle:bufferLength:_:)`).
     public func fragments(handle: ConnectionHandle, bufferLength: Int) -> [ACLDataPacket] {
         var packets: [ACLDataPacket] = []
-        ACLDataPacket.forEachFragment(of: encoded()[...], handle: handle, bufferLength: bufferLength) { packets.append($0) }
+        ACLDataPacket.forEachFragment(of: encoded()[...], handle: handle, bufferLength: bufferLength) {
+            packets.append($0)
+        }
         return packets
     }
 }

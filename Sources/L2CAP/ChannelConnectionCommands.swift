@@ -27,8 +27,9 @@ public struct ConnectionRequest: SignalingPDU {
     }
 
     /// PSM, Source_CID.
-    public static let layout = MessageLayout("Connection_Req", Self.init(psm:sourceCID:),
-                                             Field("PSM", \.psm), Field("Source_CID", \.sourceCID))
+    public static let layout = MessageLayout(
+        "Connection_Req", Self.init(psm:sourceCID:),
+        Field("PSM", \.psm), Field("Source_CID", \.sourceCID))
 }
 
 /// L2CAP_CONNECTION_RSP (0x03, 4.3): the answer to a request. Only
@@ -49,7 +50,10 @@ public struct ConnectionResponse: SignalingPDU {
     public var status: ConnectionStatus
 
     /// A response to the request from `sourceCID`, with `result`.
-    public init(destinationCID: UInt16, sourceCID: UInt16, result: ConnectionResult, status: ConnectionStatus = .noFurtherInformation) {
+    public init(
+        destinationCID: UInt16, sourceCID: UInt16, result: ConnectionResult,
+        status: ConnectionStatus = .noFurtherInformation
+    ) {
         self.destinationCID = destinationCID
         self.sourceCID = sourceCID
         self.result = result
@@ -57,9 +61,10 @@ public struct ConnectionResponse: SignalingPDU {
     }
 
     /// Destination_CID, Source_CID, Result, Status.
-    public static let layout = MessageLayout("Connection_Rsp", Self.init(destinationCID:sourceCID:result:status:),
-                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID),
-                                             Field("Result", \.result), Field("Status", \.status))
+    public static let layout = MessageLayout(
+        "Connection_Rsp", Self.init(destinationCID:sourceCID:result:status:),
+        Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID),
+        Field("Result", \.result), Field("Status", \.status))
 }
 
 /// L2CAP_CREATE_CHANNEL_REQ (0x0C, 4.14): a Connection Request naming the AMP controller
@@ -82,9 +87,10 @@ public struct CreateChannelRequest: SignalingPDU {
     }
 
     /// PSM, Source_CID (a Connection Request's), Controller_ID.
-    public static let layout = MessageLayout("Create_Channel_Req", { Self(ConnectionRequest(psm: $0, sourceCID: $1), controllerID: $2) },
-                                             Field("PSM", \.request.psm), Field("Source_CID", \.request.sourceCID),
-                                             Field("Controller_ID", \.controllerID))
+    public static let layout = MessageLayout(
+        "Create_Channel_Req", { Self(ConnectionRequest(psm: $0, sourceCID: $1), controllerID: $2) },
+        Field("PSM", \.request.psm), Field("Source_CID", \.request.sourceCID),
+        Field("Controller_ID", \.controllerID))
 }
 
 /// L2CAP_CREATE_CHANNEL_RSP (0x0D, 4.15): the answer to a Create Channel Request, in a
@@ -182,8 +188,9 @@ public struct DisconnectionRequest: SignalingPDU {
     }
 
     /// Destination_CID, Source_CID.
-    public static let layout = MessageLayout("Disconnection_Req", Self.init(destinationCID:sourceCID:),
-                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
+    public static let layout = MessageLayout(
+        "Disconnection_Req", Self.init(destinationCID:sourceCID:),
+        Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
 }
 
 /// L2CAP_DISCONNECTION_RSP (0x07, 4.7): the channel is closed; its CIDs echo the request's.
@@ -204,8 +211,9 @@ public struct DisconnectionResponse: SignalingPDU {
     }
 
     /// Destination_CID, Source_CID.
-    public static let layout = MessageLayout("Disconnection_Rsp", Self.init(destinationCID:sourceCID:),
-                                             Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
+    public static let layout = MessageLayout(
+        "Disconnection_Rsp", Self.init(destinationCID:sourceCID:),
+        Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
 }
 
 // A field of the connection requests here and of the credit based ones, as its raw value.

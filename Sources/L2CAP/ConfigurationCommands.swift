@@ -27,9 +27,10 @@ public struct ConfigurationRequest: SignalingPDU {
     }
 
     /// Destination_CID, Flags, Configuration_Options (to the end of the command).
-    public static let layout = MessageLayout("Configuration_Req", Self.init(destinationCID:flags:options:),
-                                             Field("Destination_CID", \.destinationCID), Field("Flags", \.flags),
-                                             .repeated("Configuration_Options", minimumSize: 1, \.options))
+    public static let layout = MessageLayout(
+        "Configuration_Req", Self.init(destinationCID:flags:options:),
+        Field("Destination_CID", \.destinationCID), Field("Flags", \.flags),
+        .repeated("Configuration_Options", minimumSize: 1, \.options))
 }
 
 /// L2CAP_CONFIGURATION_RSP (0x05, 4.5).
@@ -48,7 +49,8 @@ public struct ConfigurationResponse: SignalingPDU {
     public var options: [ConfigurationOption]
 
     /// A response from its fields.
-    public init(sourceCID: UInt16, flags: UInt16 = 0, result: ConfigurationResult, options: [ConfigurationOption] = []) {
+    public init(sourceCID: UInt16, flags: UInt16 = 0, result: ConfigurationResult, options: [ConfigurationOption] = [])
+    {
         self.sourceCID = sourceCID
         self.flags = flags
         self.result = result
@@ -56,9 +58,10 @@ public struct ConfigurationResponse: SignalingPDU {
     }
 
     /// Source_CID, Flags, Result, Config (options, to the end of the command).
-    public static let layout = MessageLayout("Configuration_Rsp", Self.init(sourceCID:flags:result:options:),
-                                             Field("Source_CID", \.sourceCID), Field("Flags", \.flags), Field("Result", \.result),
-                                             .repeated("Config", minimumSize: 1, \.options))
+    public static let layout = MessageLayout(
+        "Configuration_Rsp", Self.init(sourceCID:flags:result:options:),
+        Field("Source_CID", \.sourceCID), Field("Flags", \.flags), Field("Result", \.result),
+        .repeated("Config", minimumSize: 1, \.options))
 }
 
 /// The Result of a Configuration Response (Core Vol 3, Part A, 4.5).
@@ -108,21 +111,23 @@ public enum ConfigurationOption: LaidOut, Equatable, CustomStringConvertible {
 
     /// Type, then Length and the Option_Data it counts. A value shorter than its Length is
     /// an error; what the value means is ``init(type:value:)``'s business.
-    public static let layout = MessageLayout("Configuration_Option", Self.init(type:value:), Field("Type", \.type),
-                                             .lengthPrefixed("Length", "Option_Data", lengthOctets: 1, errorField: "configuration option length", \.value))
+    public static let layout = MessageLayout(
+        "Configuration_Option", Self.init(type:value:), Field("Type", \.type),
+        .lengthPrefixed("Length", "Option_Data", lengthOctets: 1, errorField: "configuration option length", \.value))
 
     /// The option of `type` with `value`.
     public init(type: UInt8, value: [UInt8]) {
         // The hint bit (0x80) says whether an unknown option may be skipped; it does not
         // change what a known one means.
-        let known: ConfigurationOption? = switch type & 0x7F {
-        case 0x01: Self.exactly(value).map { .mtu($0) }
-        case 0x02: Self.exactly(value).map { .flushTimeout($0) }
-        case 0x04: Self.exactly(value).map { .retransmissionAndFlowControl($0) }
-        case 0x05: Self.exactly(value).map { .frameCheckSequence($0) }
-        case 0x07: Self.exactly(value).map { .extendedWindowSize($0) }
-        default: nil
-        }
+        let known: ConfigurationOption? =
+            switch type & 0x7F {
+            case 0x01: Self.exactly(value).map { .mtu($0) }
+            case 0x02: Self.exactly(value).map { .flushTimeout($0) }
+            case 0x04: Self.exactly(value).map { .retransmissionAndFlowControl($0) }
+            case 0x05: Self.exactly(value).map { .frameCheckSequence($0) }
+            case 0x07: Self.exactly(value).map { .extendedWindowSize($0) }
+            default: nil
+            }
         self = known ?? .other(type: type, value: value)
     }
 
@@ -162,7 +167,8 @@ public enum ConfigurationOption: LaidOut, Equatable, CustomStringConvertible {
         case let .mtu(value): "MTU \(value)"
         case let .flushTimeout(value): "flush timeout \(value == 0xFFFF ? "infinite" : "\(value) ms")"
         case let .retransmissionAndFlowControl(option): option.description
-        case let .frameCheckSequence(value): "FCS \(value == 0 ? "none" : value == 1 ? "16-bit" : hex(value, digits: 2))"
+        case let .frameCheckSequence(value):
+            "FCS \(value == 0 ? "none" : value == 1 ? "16-bit" : hex(value, digits: 2))"
         case let .extendedWindowSize(value): "extended window size \(value)"
         case let .other(type, value): "option \(hex(type, digits: 2)) [\(value.hexDump)]"
         }
@@ -185,8 +191,10 @@ public struct RetransmissionAndFlowControl: LaidOut, Equatable, CustomStringConv
     public var mps: UInt16
 
     /// The option from its fields.
-    public init(mode: ChannelMode, transmitWindow: UInt8, maxTransmit: UInt8, retransmissionTimeout: UInt16,
-                monitorTimeout: UInt16, mps: UInt16) {
+    public init(
+        mode: ChannelMode, transmitWindow: UInt8, maxTransmit: UInt8, retransmissionTimeout: UInt16,
+        monitorTimeout: UInt16, mps: UInt16
+    ) {
         self.mode = mode
         self.transmitWindow = transmitWindow
         self.maxTransmit = maxTransmit
@@ -197,7 +205,8 @@ public struct RetransmissionAndFlowControl: LaidOut, Equatable, CustomStringConv
 
     /// Mode, TxWindow_Size, MaxTransmit, Retransmission_Time_Out, Monitor_Time_Out, Maximum_PDU_Size.
     public static let layout = MessageLayout(
-        "Retransmission_And_Flow_Control", Self.init(mode:transmitWindow:maxTransmit:retransmissionTimeout:monitorTimeout:mps:),
+        "Retransmission_And_Flow_Control",
+        Self.init(mode:transmitWindow:maxTransmit:retransmissionTimeout:monitorTimeout:mps:),
         Field("Mode", \.mode), Field("TxWindow_Size", \.transmitWindow), Field("MaxTransmit", \.maxTransmit),
         Field("Retransmission_Time_Out", \.retransmissionTimeout), Field("Monitor_Time_Out", \.monitorTimeout),
         Field("Maximum_PDU_Size", \.mps))

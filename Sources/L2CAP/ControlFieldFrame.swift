@@ -108,14 +108,20 @@ public enum ControlFieldFrame: Sendable, Equatable {
         let control = extendedControl ? try reader.readUInt32() : UInt32(try reader.readUInt16())
         let isSupervisory = control & 1 == 1
         if isSupervisory {
-            let supervisory = extendedControl
-                ? SupervisoryFrame(function: SupervisoryFunction(rawValue: UInt8(control >> 16 & 3))!, reqSeq: UInt16(control >> 2 & 0x3FFF),
-                                   poll: control >> 18 & 1 == 1, final: control >> 1 & 1 == 1)
-                : SupervisoryFrame(function: SupervisoryFunction(rawValue: UInt8(control >> 2 & 3))!, reqSeq: UInt16(control >> 8 & 0x3F),
-                                   poll: control >> 4 & 1 == 1, final: control >> 7 & 1 == 1)
+            let supervisory =
+                extendedControl
+                ? SupervisoryFrame(
+                    function: SupervisoryFunction(rawValue: UInt8(control >> 16 & 3))!,
+                    reqSeq: UInt16(control >> 2 & 0x3FFF),
+                    poll: control >> 18 & 1 == 1, final: control >> 1 & 1 == 1)
+                : SupervisoryFrame(
+                    function: SupervisoryFunction(rawValue: UInt8(control >> 2 & 3))!,
+                    reqSeq: UInt16(control >> 8 & 0x3F),
+                    poll: control >> 4 & 1 == 1, final: control >> 7 & 1 == 1)
             return (.supervisory(supervisory), fcsValid)
         }
-        let sar = extendedControl
+        let sar =
+            extendedControl
             ? SegmentationAndReassembly(rawValue: UInt8(control >> 16 & 3))!
             : SegmentationAndReassembly(rawValue: UInt8(control >> 14 & 3))!
         let sduLength = sar == .start ? try reader.readUInt16() : nil

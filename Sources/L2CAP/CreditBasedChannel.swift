@@ -81,10 +81,14 @@ public final class CreditBasedChannel {
     private var received: [[UInt8]] = []
     private var bufferedOctets = 0
     private var receivers: [CheckedContinuation<Result<[UInt8]?, CreditBasedChannelError>, Never>] = []
-    private var sends: [(segmenter: KFrameSegmenter, done: CheckedContinuation<Result<Void, CreditBasedChannelError>, Never>)] = []
+    private var sends:
+        [(segmenter: KFrameSegmenter, done: CheckedContinuation<Result<Void, CreditBasedChannelError>, Never>)] = []
 
-    init(manager: CreditBasedChannels, handle: ConnectionHandle, psm: PSM, mode: Mode, localCID: UInt16, remoteCID: UInt16,
-         local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) {
+    init(
+        manager: CreditBasedChannels, handle: ConnectionHandle, psm: PSM, mode: Mode, localCID: UInt16,
+        remoteCID: UInt16,
+        local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16
+    ) {
         self.manager = manager
         self.handle = handle
         self.psm = psm
@@ -113,7 +117,8 @@ public final class CreditBasedChannel {
         case .open: break
         }
         guard sdu.count <= Int(remoteMTU) else { throw .sduTooLong(length: sdu.count, mtu: Int(remoteMTU)) }
-        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, CreditBasedChannelError>, Never>) in
+        let result = await withCheckedContinuation {
+            (done: CheckedContinuation<Result<Void, CreditBasedChannelError>, Never>) in
             sends.append((KFrameSegmenter(sdu: sdu, mps: Int(remoteMPS)), done))
             pump()
         }
@@ -191,7 +196,9 @@ public final class CreditBasedChannel {
         }
         if !reassembler.isCollecting, payload.count >= 2 {
             let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
-            guard length <= Int(local.mtu) else { return violation("an SDU of \(length) octets exceeds our MTU of \(local.mtu)") }
+            guard length <= Int(local.mtu) else {
+                return violation("an SDU of \(length) octets exceeds our MTU of \(local.mtu)")
+            }
         }
         let (progress, problem) = reassembler.appendKFrame(payload)
         if let problem { return violation(problem.description) }
@@ -215,7 +222,8 @@ public final class CreditBasedChannel {
         let window = max(1, Int(local.initialCredits))
         let deficit = window - receiveCredits
         guard state == .open, deficit > 0, deficit >= max(1, window / 2),
-              bufferedOctets < max(Int(local.mtu), window * Int(local.mps)) else { return }
+            bufferedOctets < max(Int(local.mtu), window * Int(local.mps))
+        else { return }
         do { try manager.grant(UInt16(deficit), on: self) } catch {
             return fail(.transport(error))
         }
@@ -238,7 +246,9 @@ public final class CreditBasedChannel {
 
     /// The peer broke the rules: closed at once, and the peer asked to close too.
     private func violation(_ what: String) {
-        manager.log(.warning, "handle \(hex(handle, digits: 4)) CID \(hex(localCID, digits: 4)): \(what); disconnecting the channel")
+        manager.log(
+            .warning,
+            "handle \(hex(handle, digits: 4)) CID \(hex(localCID, digits: 4)): \(what); disconnecting the channel")
         fail(.protocolViolation(what))
     }
 

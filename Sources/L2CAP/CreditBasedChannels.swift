@@ -58,8 +58,10 @@ public final class CreditBasedChannels {
     /// time out on `clock`. The owner delivers signaling commands (``signaling(_:handle:)``),
     /// K-frames (``receive(_:on:handle:)``) and the end of links (``linkEnded(_:reason:)``,
     /// unless the store ends them itself, as the controller's links do).
-    public init(transmit: @escaping Transmit, links: any CreditBasedLinkStore, clock: any Clock<Duration> = ContinuousClock(),
-                logger: HCILogger = .standardError) {
+    public init(
+        transmit: @escaping Transmit, links: any CreditBasedLinkStore, clock: any Clock<Duration> = ContinuousClock(),
+        logger: HCILogger = .standardError
+    ) {
         transmitFrame = transmit
         self.links = links
         deadlines = Deadlines(clock: clock)
@@ -68,9 +70,13 @@ public final class CreditBasedChannels {
 
     /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here; each
     /// link's state is kept on the link, and ends with it.
-    convenience init(attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger) {
-        self.init(transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle) },
-                  links: LinkAttachedStore(controller: controller), clock: controller.clock, logger: logger)
+    convenience init(
+        attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger
+    ) {
+        self.init(
+            transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle)
+            },
+            links: LinkAttachedStore(controller: controller), clock: controller.clock, logger: logger)
         isLinkUp = { [weak connections] handle in connections?.connection(handle) != nil }
     }
 
@@ -103,7 +109,9 @@ public final class CreditBasedChannels {
     /// Accepts the peer's requests for `psm` (LE and enhanced): each channel opened gets our
     /// `parameters` and is handed to `accept`. Requests for a PSM nobody serves are refused
     /// with SPSM not supported (0x0002).
-    public func serve(psm: PSM, parameters: CreditBasedChannelParameters = .init(), accept: @escaping (CreditBasedChannel) -> Void) {
+    public func serve(
+        psm: PSM, parameters: CreditBasedChannelParameters = .init(), accept: @escaping (CreditBasedChannel) -> Void
+    ) {
         servers[psm] = Server(parameters: parameters, accept: accept)
     }
 
@@ -116,7 +124,9 @@ public final class CreditBasedChannels {
     // MARK: Opening
 
     /// Opens one LE credit based channel to `psm` on link `handle` (L2CAP_LE_CREDIT_BASED_CONNECTION_REQ).
-    public func open(psm: PSM, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters = .init()) async throws(CreditBasedChannelError) -> CreditBasedChannel {
+    public func open(psm: PSM, on handle: ConnectionHandle, parameters: CreditBasedChannelParameters = .init())
+        async throws(CreditBasedChannelError) -> CreditBasedChannel
+    {
         if let problem = parameters.problem(enhanced: false) ?? Self.problem(psm) { throw .invalidParameters(problem) }
         var securityAsked = false
         while true {
@@ -125,20 +135,24 @@ public final class CreditBasedChannels {
             let cid = try allocateCIDs(1, on: link)[0]
             link.reserved.insert(cid)
             defer { link.reserved.remove(cid) }
-            let request = LECreditBasedConnectionRequest(psm: psm, sourceCID: cid, mtu: parameters.mtu, mps: parameters.mps,
-                                                         initialCredits: parameters.initialCredits)
+            let request = LECreditBasedConnectionRequest(
+                psm: psm, sourceCID: cid, mtu: parameters.mtu, mps: parameters.mps,
+                initialCredits: parameters.initialCredits)
             let answer = try await exchange(request, on: handle, timeout: responseTimeout)
             let response: LECreditBasedConnectionResponse = try decodeResponse(answer)
             if response.result.isSuccess {
                 let dcid = response.destinationCID
                 guard Self.dynamicCIDs.contains(dcid), link.channel(remoteCID: dcid) == nil,
-                      CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: false) == nil else {
-                    let what = "the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps)"
+                    CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: false) == nil
+                else {
+                    let what =
+                        "the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps)"
                     if dcid != 0 { Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) } }
                     throw .protocolViolation(what)
                 }
-                return makeChannel(on: link, psm: psm, mode: .leCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
-                                   remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits)
+                return makeChannel(
+                    on: link, psm: psm, mode: .leCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
+                    remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits)
             }
             if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
                 securityAsked = true
@@ -151,10 +165,13 @@ public final class CreditBasedChannels {
     /// Opens `count` (1–5) enhanced credit based channels to `psm` on link `handle` in one
     /// request (L2CAP_CREDIT_BASED_CONNECTION_REQ). Returns those the peer opened, in the
     /// order asked; throws when it opened none. MTU and MPS must be at least 64.
-    public func openEnhanced(psm: PSM, count: Int, on handle: ConnectionHandle,
-                             parameters: CreditBasedChannelParameters = .init()) async throws(CreditBasedChannelError) -> [CreditBasedChannel] {
+    public func openEnhanced(
+        psm: PSM, count: Int, on handle: ConnectionHandle,
+        parameters: CreditBasedChannelParameters = .init()
+    ) async throws(CreditBasedChannelError) -> [CreditBasedChannel] {
         guard (1...CreditBasedConnectionRequest.maximumChannels).contains(count) else {
-            throw .invalidParameters("an enhanced request opens 1 to \(CreditBasedConnectionRequest.maximumChannels) channels, not \(count)")
+            throw .invalidParameters(
+                "an enhanced request opens 1 to \(CreditBasedConnectionRequest.maximumChannels) channels, not \(count)")
         }
         if let problem = parameters.problem(enhanced: true) ?? Self.problem(psm) { throw .invalidParameters(problem) }
         var securityAsked = false
@@ -164,26 +181,36 @@ public final class CreditBasedChannels {
             let cids = try allocateCIDs(count, on: link)
             link.reserved.formUnion(cids)
             defer { link.reserved.subtract(cids) }
-            let request = CreditBasedConnectionRequest(psm: psm, mtu: parameters.mtu, mps: parameters.mps,
-                                                       initialCredits: parameters.initialCredits, sourceCIDs: cids)
+            let request = CreditBasedConnectionRequest(
+                psm: psm, mtu: parameters.mtu, mps: parameters.mps,
+                initialCredits: parameters.initialCredits, sourceCIDs: cids)
             var answer = try await exchange(request, on: handle, timeout: responseTimeout)
             var response: CreditBasedConnectionResponse = try decodeResponse(answer)
             while response.result.isPending {
                 // 4.26: a pending result promises another response with the same identifier.
-                answer = try await awaitResponse(to: answer.identifier, code: CreditBasedConnectionRequest.code, on: handle,
-                                                 timeout: extendedResponseTimeout).get()
+                answer = try await awaitResponse(
+                    to: answer.identifier, code: CreditBasedConnectionRequest.code, on: handle,
+                    timeout: extendedResponseTimeout
+                ).get()
                 response = try decodeResponse(answer)
             }
             var opened: [CreditBasedChannel] = []
-            let acceptable = CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: true) == nil
+            let acceptable =
+                CreditBasedChannelParameters(mtu: response.mtu, mps: response.mps).problem(enhanced: true) == nil
             for (cid, dcid) in zip(cids, response.destinationCIDs) where dcid != 0 {
                 guard acceptable, Self.dynamicCIDs.contains(dcid), link.channel(remoteCID: dcid) == nil else {
-                    log(.warning, "handle \(hex(handle, digits: 4)): the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps); closing it")
+                    log(
+                        .warning,
+                        "handle \(hex(handle, digits: 4)): the peer opened CID \(hex(dcid, digits: 4)) with MTU \(response.mtu), MPS \(response.mps); closing it"
+                    )
                     Task { await self.disconnect(localCID: cid, remoteCID: dcid, on: handle) }
                     continue
                 }
-                opened.append(makeChannel(on: link, psm: psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: dcid, local: parameters,
-                                          remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits))
+                opened.append(
+                    makeChannel(
+                        on: link, psm: psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: dcid,
+                        local: parameters,
+                        remoteMTU: response.mtu, remoteMPS: response.mps, remoteCredits: response.initialCredits))
             }
             if !opened.isEmpty { return opened }
             if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
@@ -206,20 +233,28 @@ public final class CreditBasedChannels {
         [0x0005, 0x0007, 0x0008].contains(result.rawValue)
     }
 
-    private func decodeResponse<Response: SignalingPDU>(_ command: SignalingCommand) throws(CreditBasedChannelError) -> Response {
+    private func decodeResponse<Response: SignalingPDU>(_ command: SignalingCommand) throws(CreditBasedChannelError)
+        -> Response
+    {
         do { return try Response.decodeCountingExtraOctets(command).pdu } catch {
             throw .protocolViolation("malformed \(Response.name): \(error)")
         }
     }
 
-    func makeChannel(on link: CreditBasedLink, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
-                     local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16) -> CreditBasedChannel {
+    func makeChannel(
+        on link: CreditBasedLink, psm: PSM, mode: CreditBasedChannel.Mode, localCID: UInt16, remoteCID: UInt16,
+        local: CreditBasedChannelParameters, remoteMTU: UInt16, remoteMPS: UInt16, remoteCredits: UInt16
+    ) -> CreditBasedChannel {
         let handle = link.handle
-        let channel = CreditBasedChannel(manager: self, handle: handle, psm: psm, mode: mode, localCID: localCID, remoteCID: remoteCID,
-                                         local: local, remoteMTU: remoteMTU, remoteMPS: remoteMPS, remoteCredits: remoteCredits)
+        let channel = CreditBasedChannel(
+            manager: self, handle: handle, psm: psm, mode: mode, localCID: localCID, remoteCID: remoteCID,
+            local: local, remoteMTU: remoteMTU, remoteMPS: remoteMPS, remoteCredits: remoteCredits)
         link.channels[localCID] = channel
-        log(.debug, "handle \(hex(handle, digits: 4)): \(mode) channel \(psm) open, CID \(hex(localCID, digits: 4)) ↔ \(hex(remoteCID, digits: 4)), "
-            + "MTU \(local.mtu)/\(remoteMTU), MPS \(local.mps)/\(remoteMPS), credits \(local.initialCredits)/\(remoteCredits)")
+        log(
+            .debug,
+            "handle \(hex(handle, digits: 4)): \(mode) channel \(psm) open, CID \(hex(localCID, digits: 4)) ↔ \(hex(remoteCID, digits: 4)), "
+                + "MTU \(local.mtu)/\(remoteMTU), MPS \(local.mps)/\(remoteMPS), credits \(local.initialCredits)/\(remoteCredits)"
+        )
         return channel
     }
 
@@ -253,21 +288,29 @@ public final class CreditBasedChannels {
     // MARK: Requests and responses
 
     /// Sends `request` and waits for its response (or Command Reject, or the timeout).
-    private func exchange(_ request: some SignalingPDU, on handle: ConnectionHandle, timeout: Duration) async throws(CreditBasedChannelError) -> SignalingCommand {
+    private func exchange(_ request: some SignalingPDU, on handle: ConnectionHandle, timeout: Duration)
+        async throws(CreditBasedChannelError) -> SignalingCommand
+    {
         let identifier = nextIdentifier(handle)
         let command = request.command(identifier: identifier)
-        return try await awaitResponse(to: identifier, code: command.code, on: handle, timeout: timeout) { () throws(HCIError) in
+        return try await awaitResponse(to: identifier, code: command.code, on: handle, timeout: timeout) {
+            () throws(HCIError) in
             try self.transmitSignaling(command, on: handle)
         }.get()
     }
 
     /// Waits for the response carrying `identifier`, after `send` (if any) sent the request.
-    private func awaitResponse(to identifier: UInt8, code: SignalingCode, on handle: ConnectionHandle, timeout: Duration,
-                               send: (() throws(HCIError) -> Void)? = nil) async -> Result<SignalingCommand, CreditBasedChannelError> {
-        guard let link = links.state(handle, make: { CreditBasedLink(handle: handle) }) else { return .failure(.notConnected) }
+    private func awaitResponse(
+        to identifier: UInt8, code: SignalingCode, on handle: ConnectionHandle, timeout: Duration,
+        send: (() throws(HCIError) -> Void)? = nil
+    ) async -> Result<SignalingCommand, CreditBasedChannelError> {
+        guard let link = links.state(handle, make: { CreditBasedLink(handle: handle) }) else {
+            return .failure(.notConnected)
+        }
         nextToken += 1
         let token = nextToken
-        return await withCheckedContinuation { (done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>) in
+        return await withCheckedContinuation {
+            (done: CheckedContinuation<Result<SignalingCommand, CreditBasedChannelError>, Never>) in
             do throws(HCIError) { try send?() } catch {
                 done.resume(returning: .failure(.transport(error)))
                 return
@@ -278,8 +321,9 @@ public final class CreditBasedChannels {
             let timer = deadlines.schedule(after: timeout) {
                 self.timedOut(identifier, on: link, token: token, seconds: Double(timeout.components.seconds))
             }
-            link.pending[identifier] = CreditBasedLink.PendingRequest(code: code, token: token, done: done,
-                                                                      timer: (deadlines, timer))
+            link.pending[identifier] = CreditBasedLink.PendingRequest(
+                code: code, token: token, done: done,
+                timer: (deadlines, timer))
         }
     }
 
@@ -292,7 +336,9 @@ public final class CreditBasedChannels {
 
     /// Completes the request a response answers; false when none waits for it.
     func complete(_ command: SignalingCommand, handle: ConnectionHandle) -> Bool {
-        guard let request = links.existing(handle)?.pending.removeValue(forKey: command.identifier) else { return false }
+        guard let request = links.existing(handle)?.pending.removeValue(forKey: command.identifier) else {
+            return false
+        }
         request.cancelTimer()
         if command.code == .commandReject {
             let reason = (try? CommandReject(command: command).reason) ?? .commandNotUnderstood
@@ -310,9 +356,14 @@ public final class CreditBasedChannels {
     /// request machinery as the channels' (identifiers, RTX), and returns whether it
     /// accepted; a Command Reject counts as no. The central applies accepted parameters
     /// itself, and LE Connection Update Complete follows.
-    public func requestParameterUpdate(_ parameters: LEConnectionRequest, on handle: ConnectionHandle) async throws(CreditBasedChannelError) -> Bool {
+    public func requestParameterUpdate(_ parameters: LEConnectionRequest, on handle: ConnectionHandle)
+        async throws(CreditBasedChannelError) -> Bool
+    {
         let response: SignalingCommand
-        do { response = try await exchange(ConnectionParameterUpdateRequest(parameters: parameters), on: handle, timeout: responseTimeout) } catch {
+        do {
+            response = try await exchange(
+                ConnectionParameterUpdateRequest(parameters: parameters), on: handle, timeout: responseTimeout)
+        } catch {
             if case .rejected = error { return false }
             throw error
         }
@@ -331,7 +382,9 @@ public final class CreditBasedChannels {
     private func disconnect(localCID: UInt16, remoteCID: UInt16, on handle: ConnectionHandle) async {
         guard isLinkUp?(handle) ?? true else { return }
         do throws(CreditBasedChannelError) {
-            _ = try await exchange(DisconnectionRequest(destinationCID: remoteCID, sourceCID: localCID), on: handle, timeout: responseTimeout)
+            _ = try await exchange(
+                DisconnectionRequest(destinationCID: remoteCID, sourceCID: localCID), on: handle,
+                timeout: responseTimeout)
         } catch {
             log(.info, "handle \(hex(handle, digits: 4)): closing CID \(hex(localCID, digits: 4)): \(error)")
         }

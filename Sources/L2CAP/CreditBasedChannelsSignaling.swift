@@ -18,10 +18,14 @@ extension CreditBasedChannels {
         switch command.code {
         case .commandReject:
             return complete(command, handle: handle)
-        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse, .creditBasedReconfigureResponse,
-             .connectionParameterUpdateResponse:
+        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse, .disconnectionResponse,
+            .creditBasedReconfigureResponse,
+            .connectionParameterUpdateResponse:
             if !complete(command, handle: handle) {
-                log(.info, "handle \(hex(handle, digits: 4)): \(command.code) answers no request of ours (identifier \(command.identifier)); ignored")
+                log(
+                    .info,
+                    "handle \(hex(handle, digits: 4)): \(command.code) answers no request of ours (identifier \(command.identifier)); ignored"
+                )
             }
         case .leCreditBasedConnectionRequest:
             acceptLE(command, handle: handle)
@@ -30,29 +34,41 @@ extension CreditBasedChannels {
         case .flowControlCreditIndication:
             guard let indication: FlowControlCreditIndication = decodeOrReject(command, handle: handle) else { break }
             guard let channel = links.existing(handle)?.channel(remoteCID: indication.cid) else {
-                log(.info, "handle \(hex(handle, digits: 4)): credits for CID \(hex(indication.cid, digits: 4)), which no channel has; ignored")
+                log(
+                    .info,
+                    "handle \(hex(handle, digits: 4)): credits for CID \(hex(indication.cid, digits: 4)), which no channel has; ignored"
+                )
                 break
             }
             channel.addCredits(indication.credits)
         case .disconnectionRequest:
             guard let request: DisconnectionRequest = decodeOrReject(command, handle: handle) else { break }
-            guard let channel = links.existing(handle)?.channels[request.destinationCID], channel.remoteCID == request.sourceCID else {
-                let data = CommandReject.InvalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID).wireBytes()
+            guard let channel = links.existing(handle)?.channels[request.destinationCID],
+                channel.remoteCID == request.sourceCID
+            else {
+                let data = CommandReject.InvalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID)
+                    .wireBytes()
                 reply(CommandReject(reason: .invalidCID, data: data[...]), identifier: command.identifier, on: handle)
                 break
             }
-            reply(DisconnectionResponse(destinationCID: request.destinationCID, sourceCID: request.sourceCID), identifier: command.identifier, on: handle)
+            reply(
+                DisconnectionResponse(destinationCID: request.destinationCID, sourceCID: request.sourceCID),
+                identifier: command.identifier, on: handle)
             channel.end(.closedByPeer)
         case .creditBasedReconfigureRequest:
             guard let request: CreditBasedReconfigureRequest = decodeOrReject(command, handle: handle) else { break }
-            reply(CreditBasedReconfigureResponse(result: reconfigure(request, handle: handle)), identifier: command.identifier, on: handle)
+            reply(
+                CreditBasedReconfigureResponse(result: reconfigure(request, handle: handle)),
+                identifier: command.identifier, on: handle)
         default:
             return false
         }
         return true
     }
 
-    private func decodeOrReject<Command: SignalingPDU>(_ command: SignalingCommand, handle: ConnectionHandle) -> Command? {
+    private func decodeOrReject<Command: SignalingPDU>(_ command: SignalingCommand, handle: ConnectionHandle)
+        -> Command?
+    {
         do { return try Command.decodeCountingExtraOctets(command).pdu } catch {
             log(.warning, "handle \(hex(handle, digits: 4)): malformed \(Command.name): \(error)")
             reply(CommandReject(reason: .commandNotUnderstood), identifier: command.identifier, on: handle)
@@ -61,16 +77,24 @@ extension CreditBasedChannels {
     }
 
     /// 4.27: the peer's new MTU and MPS for channels it receives on (our remote CIDs).
-    private func reconfigure(_ request: CreditBasedReconfigureRequest, handle: ConnectionHandle) -> CreditBasedReconfigureResult {
+    private func reconfigure(_ request: CreditBasedReconfigureRequest, handle: ConnectionHandle)
+        -> CreditBasedReconfigureResult
+    {
         let link = links.existing(handle)
         let targets = request.destinationCIDs.map { link?.channel(remoteCID: $0) }
-        guard !targets.isEmpty, targets.allSatisfy({ $0 != nil }) else { return CreditBasedReconfigureResult(rawValue: 0x0003) }
+        guard !targets.isEmpty, targets.allSatisfy({ $0 != nil }) else {
+            return CreditBasedReconfigureResult(rawValue: 0x0003)
+        }
         let found = targets.compactMap { $0 }
         if CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) != nil {
             return CreditBasedReconfigureResult(rawValue: 0x0004)
         }
-        if found.contains(where: { request.mtu < $0.remoteMTU }) { return CreditBasedReconfigureResult(rawValue: 0x0001) }
-        if found.count > 1, found.contains(where: { request.mps < $0.remoteMPS }) { return CreditBasedReconfigureResult(rawValue: 0x0002) }
+        if found.contains(where: { request.mtu < $0.remoteMTU }) {
+            return CreditBasedReconfigureResult(rawValue: 0x0001)
+        }
+        if found.count > 1, found.contains(where: { request.mps < $0.remoteMPS }) {
+            return CreditBasedReconfigureResult(rawValue: 0x0002)
+        }
         for channel in found { channel.reconfigure(mtu: request.mtu, mps: request.mps) }
         return CreditBasedReconfigureResult(rawValue: 0x0000)
     }
@@ -81,22 +105,32 @@ extension CreditBasedChannels {
         let server = servers[request.psm]
         let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 23, mps: 23, initialCredits: 0)
         func refuse(_ result: UInt16) {
-            log(.info, "handle \(hex(handle, digits: 4)): refusing \(request.psm): \(CreditBasedConnectionResult(rawValue: result, enhanced: false))")
-            reply(LECreditBasedConnectionResponse(destinationCID: 0, mtu: ours.mtu, mps: ours.mps, initialCredits: 0,
-                                                  result: CreditBasedConnectionResult(rawValue: result, enhanced: false)),
-                  identifier: command.identifier, on: handle)
+            log(
+                .info,
+                "handle \(hex(handle, digits: 4)): refusing \(request.psm): \(CreditBasedConnectionResult(rawValue: result, enhanced: false))"
+            )
+            reply(
+                LECreditBasedConnectionResponse(
+                    destinationCID: 0, mtu: ours.mtu, mps: ours.mps, initialCredits: 0,
+                    result: CreditBasedConnectionResult(rawValue: result, enhanced: false)),
+                identifier: command.identifier, on: handle)
         }
         guard let server else { return refuse(0x0002) }
         guard let link = try? state(handle) else { return refuse(0x0004) }
         guard Self.dynamicCIDs.contains(request.sourceCID) else { return refuse(0x0009) }
         guard link.channel(remoteCID: request.sourceCID) == nil else { return refuse(0x000A) }
-        guard CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: false) == nil else { return refuse(0x000B) }
+        guard CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: false) == nil else {
+            return refuse(0x000B)
+        }
         guard let cid = try? allocateCIDs(1, on: link)[0] else { return refuse(0x0004) }
-        let channel = makeChannel(on: link, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
-                                  local: ours, remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits)
-        reply(LECreditBasedConnectionResponse(destinationCID: cid, mtu: ours.mtu, mps: ours.mps, initialCredits: ours.initialCredits,
-                                              result: CreditBasedConnectionResult(rawValue: 0, enhanced: false)),
-              identifier: command.identifier, on: handle)
+        let channel = makeChannel(
+            on: link, psm: request.psm, mode: .leCreditBased, localCID: cid, remoteCID: request.sourceCID,
+            local: ours, remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits)
+        reply(
+            LECreditBasedConnectionResponse(
+                destinationCID: cid, mtu: ours.mtu, mps: ours.mps, initialCredits: ours.initialCredits,
+                result: CreditBasedConnectionResult(rawValue: 0, enhanced: false)),
+            identifier: command.identifier, on: handle)
         server.accept(channel)
     }
 
@@ -106,15 +140,18 @@ extension CreditBasedChannels {
         let server = servers[request.psm]
         let ours = server?.parameters ?? CreditBasedChannelParameters(mtu: 64, mps: 64, initialCredits: 0)
         func respond(_ result: UInt16, _ cids: [UInt16]) {
-            reply(CreditBasedConnectionResponse(mtu: ours.mtu, mps: ours.mps, initialCredits: cids.contains { $0 != 0 } ? ours.initialCredits : 0,
-                                                result: CreditBasedConnectionResult(rawValue: result, enhanced: true), destinationCIDs: cids),
-                  identifier: command.identifier, on: handle)
+            reply(
+                CreditBasedConnectionResponse(
+                    mtu: ours.mtu, mps: ours.mps, initialCredits: cids.contains { $0 != 0 } ? ours.initialCredits : 0,
+                    result: CreditBasedConnectionResult(rawValue: result, enhanced: true), destinationCIDs: cids),
+                identifier: command.identifier, on: handle)
         }
         let none = [UInt16](repeating: 0, count: request.sourceCIDs.count)
         guard let server else { return respond(0x0002, none) }
         guard (1...CreditBasedConnectionRequest.maximumChannels).contains(request.sourceCIDs.count),
-              CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) == nil,
-              server.parameters.problem(enhanced: true) == nil else { return respond(0x000C, none) }
+            CreditBasedChannelParameters(mtu: request.mtu, mps: request.mps).problem(enhanced: true) == nil,
+            server.parameters.problem(enhanced: true) == nil
+        else { return respond(0x000C, none) }
         guard let link = try? state(handle) else { return respond(0x0004, none) }
         var result: UInt16 = 0
         var destinations: [UInt16] = []
@@ -131,8 +168,11 @@ extension CreditBasedChannels {
                 destinations.append(0)
                 continue
             }
-            opened.append(makeChannel(on: link, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source, local: ours,
-                                      remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits))
+            opened.append(
+                makeChannel(
+                    on: link, psm: request.psm, mode: .enhancedCreditBased, localCID: cid, remoteCID: source,
+                    local: ours,
+                    remoteMTU: request.mtu, remoteMPS: request.mps, remoteCredits: request.initialCredits))
             destinations.append(cid)
         }
         respond(result, destinations)

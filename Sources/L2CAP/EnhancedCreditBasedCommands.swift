@@ -37,9 +37,10 @@ public struct CreditBasedConnectionRequest: SignalingPDU {
     /// SPSM, MTU, MPS, Initial_Credits, then the Source_CIDs to the end of the command. More
     /// than ``maximumChannels`` CIDs are read all the same (a trace shows what was sent); an
     /// odd octet at the end is an extra octet.
-    public static let layout = MessageLayout("Credit_Based_Connection_Req", Self.init(psm:mtu:mps:initialCredits:sourceCIDs:),
-                                             Field("SPSM", \.psm), Field("MTU", \.mtu), Field("MPS", \.mps),
-                                             Field("Initial_Credits", \.initialCredits), .repeated("Source_CID", minimumSize: 2, \.sourceCIDs))
+    public static let layout = MessageLayout(
+        "Credit_Based_Connection_Req", Self.init(psm:mtu:mps:initialCredits:sourceCIDs:),
+        Field("SPSM", \.psm), Field("MTU", \.mtu), Field("MPS", \.mps),
+        Field("Initial_Credits", \.initialCredits), .repeated("Source_CID", minimumSize: 2, \.sourceCIDs))
 }
 
 /// L2CAP_CREDIT_BASED_CONNECTION_RSP (0x18, 4.26).
@@ -61,7 +62,9 @@ public struct CreditBasedConnectionResponse: SignalingPDU {
     public var destinationCIDs: [UInt16]
 
     /// A response from its fields.
-    public init(mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult, destinationCIDs: [UInt16]) {
+    public init(
+        mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult, destinationCIDs: [UInt16]
+    ) {
         self.mtu = mtu
         self.mps = mps
         self.initialCredits = initialCredits
@@ -71,9 +74,10 @@ public struct CreditBasedConnectionResponse: SignalingPDU {
 
     /// MTU, MPS, Initial_Credits, Result (named from the enhanced table), then the
     /// Destination_CIDs to the end of the command.
-    public static let layout = MessageLayout("Credit_Based_Connection_Rsp", Self.init(mtu:mps:initialCredits:result:destinationCIDs:),
-                                             Field("MTU", \.mtu), Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits),
-                                             .result("Result", enhanced: true, \.result), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
+    public static let layout = MessageLayout(
+        "Credit_Based_Connection_Rsp", Self.init(mtu:mps:initialCredits:result:destinationCIDs:),
+        Field("MTU", \.mtu), Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits),
+        .result("Result", enhanced: true, \.result), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
 }
 
 /// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (0x19, 4.27): new MTU and MPS for channels the
@@ -98,8 +102,9 @@ public struct CreditBasedReconfigureRequest: SignalingPDU {
     }
 
     /// MTU, MPS, then the Destination_CIDs to the end of the command.
-    public static let layout = MessageLayout("Credit_Based_Reconfigure_Req", Self.init(mtu:mps:destinationCIDs:),
-                                             Field("MTU", \.mtu), Field("MPS", \.mps), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
+    public static let layout = MessageLayout(
+        "Credit_Based_Reconfigure_Req", Self.init(mtu:mps:destinationCIDs:),
+        Field("MTU", \.mtu), Field("MPS", \.mps), .repeated("Destination_CID", minimumSize: 2, \.destinationCIDs))
 }
 
 /// L2CAP_CREDIT_BASED_RECONFIGURE_RSP (0x1A, 4.28): whether the reconfiguration took.
@@ -115,7 +120,8 @@ public struct CreditBasedReconfigureResponse: SignalingPDU {
     public init(result: CreditBasedReconfigureResult) { self.result = result }
 
     /// Result.
-    public static let layout = MessageLayout("Credit_Based_Reconfigure_Rsp", Self.init(result:), Field("Result", \.result))
+    public static let layout = MessageLayout(
+        "Credit_Based_Reconfigure_Rsp", Self.init(result:), Field("Result", \.result))
 }
 
 /// The Result of L2CAP_CREDIT_BASED_RECONFIGURE_RSP (0x1A), its only field.

@@ -40,7 +40,8 @@ public final class L2CAPChannels {
     /// asks for one): LE signaling's credit-based commands and every dynamic CID go there.
     public var creditBased: CreditBasedChannels {
         if let creditBasedChannels { return creditBasedChannels }
-        let made = CreditBasedChannels(attachingTo: self, controller: controller, connections: connections, logger: logger)
+        let made = CreditBasedChannels(
+            attachingTo: self, controller: controller, connections: connections, logger: logger)
         creditBasedChannels = made
         return made
     }
@@ -94,7 +95,9 @@ public final class L2CAPChannels {
     }
 
     /// Delivers every frame of `channel` to `handler` (connection handle, payload).
-    public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (ConnectionHandle, ArraySlice<UInt8>) -> Void) {
+    public func setHandler(
+        for channel: ChannelIdentifier, _ handler: @escaping (ConnectionHandle, ArraySlice<UInt8>) -> Void
+    ) {
         handlers[channel] = handler
     }
 
@@ -106,10 +109,13 @@ public final class L2CAPChannels {
 
     /// Sends a frame built in place on `channel` of connection `handle`: its header is
     /// filled in and its ACL packets are views of its buffer, so the PDU is not copied.
-    public func send(_ frame: consuming OutgoingFrame, on channel: ChannelIdentifier, handle: ConnectionHandle) throws(HCIError) {
+    public func send(_ frame: consuming OutgoingFrame, on channel: ChannelIdentifier, handle: ConnectionHandle)
+        throws(HCIError)
+    {
         guard let bufferLength = controller.info?.aclBuffers.length else { throw .notRunning }
         let bytes = frame.sealed(for: channel)
-        try ACLDataPacket.forEachFragment(of: bytes[...], handle: handle, bufferLength: bufferLength) { (packet) throws(HCIError) in
+        try ACLDataPacket.forEachFragment(of: bytes[...], handle: handle, bufferLength: bufferLength) {
+            (packet) throws(HCIError) in
             try controller.sendACL(packet)
         }
     }
@@ -135,7 +141,10 @@ public final class L2CAPChannels {
             if let handler = handlers[frame.channel] {
                 handler(packet.handle, frame.payload)
             } else {
-                logger.log(.info, "handle \(hex(packet.handle, digits: 4)): frame for \(frame.channel) with no protocol attached; dropped")
+                logger.log(
+                    .info,
+                    "handle \(hex(packet.handle, digits: 4)): frame for \(frame.channel) with no protocol attached; dropped"
+                )
             }
         }
     }
@@ -145,7 +154,10 @@ public final class L2CAPChannels {
         do { command = try SignalingCommand(decoding: payload) } catch {
             logger.log(.warning, "malformed LE signaling command on \(hex(handle, digits: 4)): \(error)")
             let identifier = payload.dropFirst().first ?? 0
-            reply(SignalingCommand(code: .commandReject, identifier: identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+            reply(
+                SignalingCommand(
+                    code: .commandReject, identifier: identifier, data: CommandRejectReason.commandNotUnderstood.data),
+                handle)
             return
         }
         if CreditBasedChannels.handles(command.code) || (command.code == .commandReject && creditBasedChannels != nil) {
@@ -154,12 +166,17 @@ public final class L2CAPChannels {
         switch command.code {
         case .connectionParameterUpdateRequest:
             guard let request = try? ConnectionParameterUpdateRequest(command: command) else {
-                reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+                reply(
+                    SignalingCommand(
+                        code: .commandReject, identifier: command.identifier,
+                        data: CommandRejectReason.commandNotUnderstood.data), handle)
                 return
             }
             let accept = connections.acceptParameters(handle, request.parameters)
-            reply(SignalingCommand(code: .connectionParameterUpdateResponse, identifier: command.identifier,
-                                   data: ConnectionParameterUpdateResponse(accepted: accept).encoded()), handle)
+            reply(
+                SignalingCommand(
+                    code: .connectionParameterUpdateResponse, identifier: command.identifier,
+                    data: ConnectionParameterUpdateResponse(accepted: accept).encoded()), handle)
             guard accept else { return }
             Task { @BluetoothActor [connections, logger] in
                 do { try await connections.updateParameters(handle, request.parameters) } catch {
@@ -171,10 +188,16 @@ public final class L2CAPChannels {
         case .connectionParameterUpdateResponse:
             // The answer to our request as peripheral (``CreditBasedChannels/requestParameterUpdate(_:on:)``).
             if creditBasedChannels?.signaling(command, handle: handle) != true {
-                logger.log(.info, "handle \(hex(handle, digits: 4)): a Connection Parameter Update Response to no request of ours; ignored")
+                logger.log(
+                    .info,
+                    "handle \(hex(handle, digits: 4)): a Connection Parameter Update Response to no request of ours; ignored"
+                )
             }
         default:
-            reply(SignalingCommand(code: .commandReject, identifier: command.identifier, data: CommandRejectReason.commandNotUnderstood.data), handle)
+            reply(
+                SignalingCommand(
+                    code: .commandReject, identifier: command.identifier,
+                    data: CommandRejectReason.commandNotUnderstood.data), handle)
         }
     }
 

@@ -31,9 +31,10 @@ public struct LECreditBasedConnectionRequest: SignalingPDU {
     }
 
     /// SPSM, Source_CID, MTU, MPS, Initial_Credits.
-    public static let layout = MessageLayout("LE_Credit_Based_Connection_Req", Self.init(psm:sourceCID:mtu:mps:initialCredits:),
-                                             Field("SPSM", \.psm), Field("Source_CID", \.sourceCID), Field("MTU", \.mtu),
-                                             Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits))
+    public static let layout = MessageLayout(
+        "LE_Credit_Based_Connection_Req", Self.init(psm:sourceCID:mtu:mps:initialCredits:),
+        Field("SPSM", \.psm), Field("Source_CID", \.sourceCID), Field("MTU", \.mtu),
+        Field("MPS", \.mps), Field("Initial_Credits", \.initialCredits))
 }
 
 /// L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (0x15, 4.23).
@@ -54,7 +55,9 @@ public struct LECreditBasedConnectionResponse: SignalingPDU {
     public var result: CreditBasedConnectionResult
 
     /// A response from its fields.
-    public init(destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult) {
+    public init(
+        destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult
+    ) {
         self.destinationCID = destinationCID
         self.mtu = mtu
         self.mps = mps
@@ -63,9 +66,10 @@ public struct LECreditBasedConnectionResponse: SignalingPDU {
     }
 
     /// Destination_CID, MTU, MPS, Initial_Credits, Result (named from the LE table).
-    public static let layout = MessageLayout("LE_Credit_Based_Connection_Rsp", Self.init(destinationCID:mtu:mps:initialCredits:result:),
-                                             Field("Destination_CID", \.destinationCID), Field("MTU", \.mtu), Field("MPS", \.mps),
-                                             Field("Initial_Credits", \.initialCredits), .result("Result", enhanced: false, \.result))
+    public static let layout = MessageLayout(
+        "LE_Credit_Based_Connection_Rsp", Self.init(destinationCID:mtu:mps:initialCredits:result:),
+        Field("Destination_CID", \.destinationCID), Field("MTU", \.mtu), Field("MPS", \.mps),
+        Field("Initial_Credits", \.initialCredits), .result("Result", enhanced: false, \.result))
 }
 
 /// L2CAP_FLOW_CONTROL_CREDIT_IND (0x16, 4.24): more K-frames the receiver of the indication
@@ -87,7 +91,8 @@ public struct FlowControlCreditIndication: SignalingPDU {
     }
 
     /// CID, Credits.
-    public static let layout = MessageLayout("Flow_Control_Credit_Ind", Self.init(cid:credits:), Field("CID", \.cid), Field("Credits", \.credits))
+    public static let layout = MessageLayout(
+        "Flow_Control_Credit_Ind", Self.init(cid:credits:), Field("CID", \.cid), Field("Credits", \.credits))
 }
 
 /// The Result of an LE Credit Based (0x15) or Credit Based (0x18) Connection Response
@@ -144,7 +149,11 @@ extension Field where Value == CreditBasedConnectionResult {
     /// A credit based connection response's Result, named from the LE (0x15) or the enhanced
     /// (0x18) table.
     static func result(_ name: String, enhanced: Bool, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: enhanced) },
-              write: { message, writer in writer.write(value(message).rawValue) })
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                CreditBasedConnectionResult(rawValue: try reader.readUInt16(), enhanced: enhanced)
+            },
+            write: { message, writer in writer.write(value(message).rawValue) })
     }
 }

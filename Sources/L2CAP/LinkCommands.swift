@@ -25,7 +25,8 @@ public struct CommandReject: SignalingPDU {
     }
 
     /// Reason, Data (the rest of the command).
-    public static let layout = MessageLayout("Command_Reject", Self.init(reason:data:), Field("Reason", \.reason), .rest("Data", \.data))
+    public static let layout = MessageLayout(
+        "Command_Reject", Self.init(reason:data:), Field("Reason", \.reason), .rest("Data", \.data))
 
     /// The data of a reject for ``CommandRejectReason/signalingMTUExceeded``.
     public struct SignalingMTUExceeded: LaidOut, Equatable {
@@ -36,7 +37,8 @@ public struct CommandReject: SignalingPDU {
         public init(actualMTU: UInt16) { self.actualMTU = actualMTU }
 
         /// Actual_MTUsig.
-        public static let layout = MessageLayout("Signaling_MTU_Exceeded", Self.init(actualMTU:), Field("Actual_MTUsig", \.actualMTU))
+        public static let layout = MessageLayout(
+            "Signaling_MTU_Exceeded", Self.init(actualMTU:), Field("Actual_MTUsig", \.actualMTU))
     }
 
     /// The data of a reject for ``CommandRejectReason/invalidCID``: the channel as the
@@ -54,8 +56,9 @@ public struct CommandReject: SignalingPDU {
         }
 
         /// Local_Endpoint, Remote_Endpoint.
-        public static let layout = MessageLayout("Invalid_CID_In_Request", Self.init(localCID:remoteCID:),
-                                                 Field("Local_Endpoint", \.localCID), Field("Remote_Endpoint", \.remoteCID))
+        public static let layout = MessageLayout(
+            "Invalid_CID_In_Request", Self.init(localCID:remoteCID:),
+            Field("Local_Endpoint", \.localCID), Field("Remote_Endpoint", \.remoteCID))
     }
 
     /// Reads ``data`` as the reason's data (``SignalingMTUExceeded`` or
@@ -172,8 +175,9 @@ public struct InformationResponse: SignalingPDU {
     }
 
     /// InfoType, Result, Data (the rest of the command).
-    public static let layout = MessageLayout("Information_Rsp", Self.init(infoType:result:data:),
-                                             Field("InfoType", \.infoType), Field("Result", \.result), .rest("Data", \.data))
+    public static let layout = MessageLayout(
+        "Information_Rsp", Self.init(infoType:result:data:),
+        Field("InfoType", \.infoType), Field("Result", \.result), .rest("Data", \.data))
 }
 
 /// L2CAP_CONNECTION_PARAMETER_UPDATE_REQ (0x12, 4.20): the peripheral asks the central for
@@ -192,7 +196,9 @@ public struct ConnectionParameterUpdateRequest: SignalingPDU {
     /// Interval_Min, Interval_Max, Latency, Timeout: the fields of ``parameters``.
     public static let layout = MessageLayout(
         "Connection_Parameter_Update_Req",
-        { Self(parameters: LEConnectionRequest(intervalMin: $0, intervalMax: $1, latency: $2, supervisionTimeout: $3)) },
+        {
+            Self(parameters: LEConnectionRequest(intervalMin: $0, intervalMax: $1, latency: $2, supervisionTimeout: $3))
+        },
         Field("Interval_Min", \.parameters.intervalMin), Field("Interval_Max", \.parameters.intervalMax),
         Field("Latency", \.parameters.latency), Field("Timeout", \.parameters.supervisionTimeout))
 }
@@ -211,9 +217,13 @@ public struct ConnectionParameterUpdateResponse: SignalingPDU {
     public init(accepted: Bool) { self.accepted = accepted }
 
     /// Result: 0x0000 accepted, 0x0001 rejected.
-    public static let layout = MessageLayout("Connection_Parameter_Update_Rsp", Self.init(accepted:), Field("Result", read: { reader throws(DecodingError) in
-        let result = try reader.readUInt16()
-        guard result <= 1 else { throw .invalidValue(field: "Result", value: UInt64(result)) }
-        return result == 0
-    }, write: { response, writer in writer.write(UInt16(response.accepted ? 0 : 1)) }))
+    public static let layout = MessageLayout(
+        "Connection_Parameter_Update_Rsp", Self.init(accepted:),
+        Field(
+            "Result",
+            read: { reader throws(DecodingError) in
+                let result = try reader.readUInt16()
+                guard result <= 1 else { throw .invalidValue(field: "Result", value: UInt64(result)) }
+                return result == 0
+            }, write: { response, writer in writer.write(UInt16(response.accepted ? 0 : 1)) }))
 }

@@ -44,16 +44,20 @@ extension ACLDataPacket {
     /// `handle`, each a view of `frame`, and hands them to `body` in order: the first marked
     /// as a start (non-flushable, as the specification requires from an LE host), the rest
     /// as continuations.
-    public static func forEachFragment<E: Error>(of frame: ArraySlice<UInt8>, handle: ConnectionHandle, bufferLength: Int,
-                                                 _ body: (ACLDataPacket) throws(E) -> Void) throws(E) {
+    public static func forEachFragment<E: Error>(
+        of frame: ArraySlice<UInt8>, handle: ConnectionHandle, bufferLength: Int,
+        _ body: (ACLDataPacket) throws(E) -> Void
+    ) throws(E) {
         // Zero would loop forever on empty packets (a controller reporting an LE buffer
         // length of 0 means "use the shared buffers", never "0 bytes").
         precondition(bufferLength > 0, "ACL buffer length must be positive, got \(bufferLength)")
         var offset = frame.startIndex
         repeat {
             let end = min(offset + bufferLength, frame.endIndex)
-            try body(ACLDataPacket(handle: handle, boundary: offset == frame.startIndex ? .firstNonFlushable : .continuing,
-                                   data: frame[offset..<end]))
+            try body(
+                ACLDataPacket(
+                    handle: handle, boundary: offset == frame.startIndex ? .firstNonFlushable : .continuing,
+                    data: frame[offset..<end]))
             offset = end
         } while offset < frame.endIndex
     }

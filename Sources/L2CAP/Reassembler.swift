@@ -28,9 +28,10 @@ public struct Reassembler: Sendable {
     public mutating func append(_ packet: ACLDataPacket) -> (frame: BasicFrame?, problem: ReassemblyProblem?) {
         let data = packet.data
         if packet.boundary.startsPDU {
-            let abandoned: ReassemblyProblem? = if case let .collecting(bytes, total) = state {
-                .abandoned(received: bytes.count, expected: total)
-            } else { nil }
+            let abandoned: ReassemblyProblem? =
+                if case let .collecting(bytes, total) = state {
+                    .abandoned(received: bytes.count, expected: total)
+                } else { nil }
             state = .idle
             guard let frameLength = Self.frameLength(data) else {
                 // Nothing forbids a start fragment shorter than the length field (a host
@@ -102,11 +103,15 @@ public enum ReassemblyProblem: Sendable, Equatable, CustomStringConvertible {
     /// A one-line account of the problem, with its byte counts.
     public var description: String {
         switch self {
-        case let .abandoned(received, expected?): "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"
-        case let .abandoned(received, nil): "incomplete L2CAP PDU abandoned after \(received) byte(s), before its length field"
-        case let .longerThanDeclared(declared, actual): "L2CAP PDU declares \(declared) bytes but the fragment has \(actual)"
+        case let .abandoned(received, expected?):
+            "incomplete L2CAP PDU abandoned after \(received) of \(expected) bytes"
+        case let .abandoned(received, nil):
+            "incomplete L2CAP PDU abandoned after \(received) byte(s), before its length field"
+        case let .longerThanDeclared(declared, actual):
+            "L2CAP PDU declares \(declared) bytes but the fragment has \(actual)"
         case let .continuationWithoutStart(count): "continuation fragment of \(count) byte(s) with no PDU in progress"
-        case let .overflow(expected, wouldHave): "continuation overflows the L2CAP PDU: \(wouldHave) of \(expected) bytes"
+        case let .overflow(expected, wouldHave):
+            "continuation overflows the L2CAP PDU: \(wouldHave) of \(expected) bytes"
         }
     }
 }

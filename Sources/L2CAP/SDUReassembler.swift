@@ -43,8 +43,10 @@ public struct SDUReassembler: Sendable {
     }
 
     /// Feeds one I-frame's segment.
-    public mutating func appendSegment(_ sar: ControlFieldFrame.SegmentationAndReassembly, sduLength: UInt16?,
-                                       information: ArraySlice<UInt8>) -> (progress: Progress, problem: SDUProblem?) {
+    public mutating func appendSegment(
+        _ sar: ControlFieldFrame.SegmentationAndReassembly, sduLength: UInt16?,
+        information: ArraySlice<UInt8>
+    ) -> (progress: Progress, problem: SDUProblem?) {
         switch sar {
         case .unsegmented:
             let abandoned = abandon()
@@ -64,7 +66,9 @@ public struct SDUReassembler: Sendable {
         return collecting.map { .abandoned(received: $0.bytes.count, length: $0.length) }
     }
 
-    private mutating func start(length: Int, data: ArraySlice<UInt8>, problem: SDUProblem?) -> (progress: Progress, problem: SDUProblem?) {
+    private mutating func start(length: Int, data: ArraySlice<UInt8>, problem: SDUProblem?) -> (
+        progress: Progress, problem: SDUProblem?
+    ) {
         if data.count == length { return (.complete(data), problem) }
         if data.count > length { return (.none, problem ?? .overflow(length: length, wouldHave: data.count)) }
         var bytes: [UInt8] = []
@@ -76,7 +80,8 @@ public struct SDUReassembler: Sendable {
 
     /// Appends a later segment; `isEnd` says whether it must be the last (I-frames mark it,
     /// K-frames do not).
-    private mutating func append(_ data: ArraySlice<UInt8>, isEnd: Bool?) -> (progress: Progress, problem: SDUProblem?) {
+    private mutating func append(_ data: ArraySlice<UInt8>, isEnd: Bool?) -> (progress: Progress, problem: SDUProblem?)
+    {
         guard let length = collecting?.length, var bytes = collecting?.bytes else { return (.none, nil) }
         collecting = nil  // release the storage before appending: no copy-on-write
         if bytes.count + data.count > length {

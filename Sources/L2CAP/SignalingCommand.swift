@@ -24,9 +24,10 @@ public struct SignalingCommand: LaidOut, Equatable {
 
     /// Code, Identifier, then Length and the Data it counts. Reading stops after the data,
     /// so the commands of a C-frame are read one after another.
-    public static let layout = MessageLayout("Signaling_Command", Self.init(code:identifier:data:),
-                                             Field("Code", \.code), Field("Identifier", \.identifier),
-                                             .lengthPrefixed("Length", "Data", lengthOctets: 2, errorField: "signaling command length", \.data))
+    public static let layout = MessageLayout(
+        "Signaling_Command", Self.init(code:identifier:data:),
+        Field("Code", \.code), Field("Identifier", \.identifier),
+        .lengthPrefixed("Length", "Data", lengthOctets: 2, errorField: "signaling command length", \.data))
 
     /// Decodes the one command filling an LE C-frame's `payload`: its Length must account
     /// for every octet after the header.
@@ -34,7 +35,8 @@ public struct SignalingCommand: LaidOut, Equatable {
         var reader = ByteReader(payload)
         self = try Self(from: &reader)
         guard reader.isAtEnd else {
-            throw .lengthMismatch(field: "signaling command length", declared: data.count, actual: data.count + reader.count)
+            throw .lengthMismatch(
+                field: "signaling command length", declared: data.count, actual: data.count + reader.count)
         }
     }
 
@@ -85,7 +87,9 @@ extension SignalingPDU {
     /// octets are errors, octets past the format are ignored and counted
     /// (`ByteReader.skipExtraOctets()`). How everything a peer sends that the host only
     /// reads (the trace printer and checker, channel tracking) is decoded.
-    public static func decodeCountingExtraOctets(_ command: SignalingCommand) throws(DecodingError) -> (pdu: Self, extraOctets: Int) {
+    public static func decodeCountingExtraOctets(_ command: SignalingCommand) throws(DecodingError) -> (
+        pdu: Self, extraOctets: Int
+    ) {
         var reader = try reader(command)
         let decoded = try Self(from: &reader)
         return (decoded, reader.skipExtraOctets())
@@ -93,7 +97,9 @@ extension SignalingPDU {
 
     /// A reader of `command`'s data, whose code must be this command's.
     private static func reader(_ command: SignalingCommand) throws(DecodingError) -> ByteReader {
-        guard command.code == code else { throw .invalidValue(field: "\(name) code", value: UInt64(command.code.rawValue)) }
+        guard command.code == code else {
+            throw .invalidValue(field: "\(name) code", value: UInt64(command.code.rawValue))
+        }
         return ByteReader(command.data)
     }
 }

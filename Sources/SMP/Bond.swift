@@ -43,16 +43,27 @@ public struct Bond: Codable, Sendable, Equatable {
     var signatureKeyText: SecretBytes?
 
     /// A bond as given.
-    public init(address: BluetoothAddress, addressType: AddressType, longTermKey: [UInt8], ediv: UInt16 = 0, random: [UInt8] = [UInt8](repeating: 0, count: 8),
-                keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: [UInt8]? = nil, signatureKey: [UInt8]? = nil) {
-        self.init(address: address, addressType: addressType, longTermKey: SecretBytes(longTermKey), ediv: ediv, random: random, keySize: keySize,
-                  secureConnections: secureConnections, authenticated: authenticated,
-                  identityResolvingKey: identityResolvingKey.map { SecretBytes($0) }, signatureKey: signatureKey.map { SecretBytes($0) })
+    public init(
+        address: BluetoothAddress, addressType: AddressType, longTermKey: [UInt8], ediv: UInt16 = 0,
+        random: [UInt8] = [UInt8](repeating: 0, count: 8),
+        keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: [UInt8]? = nil,
+        signatureKey: [UInt8]? = nil
+    ) {
+        self.init(
+            address: address, addressType: addressType, longTermKey: SecretBytes(longTermKey), ediv: ediv,
+            random: random, keySize: keySize,
+            secureConnections: secureConnections, authenticated: authenticated,
+            identityResolvingKey: identityResolvingKey.map { SecretBytes($0) },
+            signatureKey: signatureKey.map { SecretBytes($0) })
     }
 
     /// A bond as given, the keys (wire order) held as they are given.
-    public init(address: BluetoothAddress, addressType: AddressType, longTermKey: SecretBytes, ediv: UInt16 = 0, random: [UInt8] = [UInt8](repeating: 0, count: 8),
-                keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: SecretBytes? = nil, signatureKey: SecretBytes? = nil) {
+    public init(
+        address: BluetoothAddress, addressType: AddressType, longTermKey: SecretBytes, ediv: UInt16 = 0,
+        random: [UInt8] = [UInt8](repeating: 0, count: 8),
+        keySize: Int = 16, secureConnections: Bool, authenticated: Bool, identityResolvingKey: SecretBytes? = nil,
+        signatureKey: SecretBytes? = nil
+    ) {
         self.address = address.description
         self.addressType = addressType == .public || addressType == .publicIdentity ? "public" : "random"
         longTermKeyText = Self.hexText(longTermKey)
@@ -96,13 +107,16 @@ public struct Bond: Codable, Sendable, Equatable {
     /// The IRK in wire order, in an `Array` nothing zeroes.
     public var identityResolvingKeyBytes: [UInt8]? { identityResolvingKeySecret?.bytes }
     /// The IRK in wire order; nil when there is none or it is malformed.
-    public var identityResolvingKeySecret: SecretBytes? { identityResolvingKeyText.flatMap { Self.secret($0, count: 16) } }
+    public var identityResolvingKeySecret: SecretBytes? {
+        identityResolvingKeyText.flatMap { Self.secret($0, count: 16) }
+    }
     /// The CSRK in wire order; nil when there is none or it is malformed.
     public var signatureKeySecret: SecretBytes? { signatureKeyText.flatMap { Self.secret($0, count: 16) } }
 
     /// Whether the file is one this version reads: the right format and well-formed keys.
     public var isUsable: Bool {
-        format == "bluejay-bond" && version == 1 && identityAddress != nil && longTermKeySecret != nil && randomBytes != nil
+        format == "bluejay-bond" && version == 1 && identityAddress != nil && longTermKeySecret != nil
+            && randomBytes != nil
             && (identityResolvingKeyText == nil || identityResolvingKeySecret != nil)
     }
 
@@ -117,7 +131,8 @@ public struct Bond: Codable, Sendable, Equatable {
     // MARK: Codable, Equatable
 
     private enum CodingKeys: String, CodingKey {
-        case format, version, address, addressType, longTermKey, ediv, random, keySize, secureConnections, authenticated, identityResolvingKey, signatureKey
+        case format, version, address, addressType, longTermKey, ediv, random, keySize, secureConnections,
+            authenticated, identityResolvingKey, signatureKey
     }
 
     /// Reads the fields as the file names them (the keys' hex strings pass through `String`s
@@ -134,8 +149,12 @@ public struct Bond: Codable, Sendable, Equatable {
         keySize = try container.decode(Int.self, forKey: .keySize)
         secureConnections = try container.decode(Bool.self, forKey: .secureConnections)
         authenticated = try container.decode(Bool.self, forKey: .authenticated)
-        identityResolvingKeyText = try container.decodeIfPresent(String.self, forKey: .identityResolvingKey).map { SecretBytes($0.utf8) }
-        signatureKeyText = try container.decodeIfPresent(String.self, forKey: .signatureKey).map { SecretBytes($0.utf8) }
+        identityResolvingKeyText = try container.decodeIfPresent(String.self, forKey: .identityResolvingKey).map {
+            SecretBytes($0.utf8)
+        }
+        signatureKeyText = try container.decodeIfPresent(String.self, forKey: .signatureKey).map {
+            SecretBytes($0.utf8)
+        }
     }
 
     /// Writes the fields as the file names them (the keys as hex strings: copies the
@@ -158,10 +177,13 @@ public struct Bond: Codable, Sendable, Equatable {
 
     /// Whether every field is the same; the keys compared in constant time.
     public static func == (lhs: Bond, rhs: Bond) -> Bool {
-        lhs.format == rhs.format && lhs.version == rhs.version && lhs.address == rhs.address && lhs.addressType == rhs.addressType
-            && lhs.longTermKeyText == rhs.longTermKeyText && lhs.ediv == rhs.ediv && lhs.random == rhs.random && lhs.keySize == rhs.keySize
+        lhs.format == rhs.format && lhs.version == rhs.version && lhs.address == rhs.address
+            && lhs.addressType == rhs.addressType
+            && lhs.longTermKeyText == rhs.longTermKeyText && lhs.ediv == rhs.ediv && lhs.random == rhs.random
+            && lhs.keySize == rhs.keySize
             && lhs.secureConnections == rhs.secureConnections && lhs.authenticated == rhs.authenticated
-            && lhs.identityResolvingKeyText == rhs.identityResolvingKeyText && lhs.signatureKeyText == rhs.signatureKeyText
+            && lhs.identityResolvingKeyText == rhs.identityResolvingKeyText
+            && lhs.signatureKeyText == rhs.signatureKeyText
     }
 
     // MARK: Hex
@@ -182,7 +204,9 @@ public struct Bond: Codable, Sendable, Equatable {
     }
 
     /// The ASCII lower-case hex digits of `bytes`.
-    private static func hexDigits(_ bytes: [UInt8]) -> [UInt8] { bytes.flatMap { [hexDigit($0 >> 4), hexDigit($0 & 0x0F)] } }
+    private static func hexDigits(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.flatMap { [hexDigit($0 >> 4), hexDigit($0 & 0x0F)] }
+    }
 
     /// The ASCII lower-case hex digit of `nibble` (0...15).
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
@@ -291,7 +315,9 @@ extension BondStore {
     func localStaticRandomAddress() -> BluetoothAddress {
         let name = "local-static-address"
         if let stored = try? directory.read(name),
-           let address = BluetoothAddress(String(decoding: stored.prefix(17), as: UTF8.self)), address.isValidStaticRandom {
+            let address = BluetoothAddress(String(decoding: stored.prefix(17), as: UTF8.self)),
+            address.isValidStaticRandom
+        {
             return address
         }
         let address = BluetoothAddress.makeStaticRandom()

@@ -18,7 +18,8 @@ struct ReceivedKeys {
 /// after them on the link is handled.
 struct KeyReception {
     private enum Step {
-        case encryptionInformation, centralIdentification, identityInformation, identityAddressInformation, signingInformation
+        case encryptionInformation, centralIdentification, identityInformation, identityAddressInformation,
+            signingInformation
 
         var name: String {
             switch self {

@@ -33,7 +33,9 @@ public struct PacketSecrets: PacketRedacting {
     public init() {}
 
     /// The secret fields of one packet, offsets from the first octet after its H4 indicator.
-    public mutating func secretFields(type: H4PacketType, body: ArraySlice<UInt8>, direction: BTSnoop.Direction) -> [SecretField] {
+    public mutating func secretFields(type: H4PacketType, body: ArraySlice<UInt8>, direction: BTSnoop.Direction)
+        -> [SecretField]
+    {
         guard type == .acl else { return HCISecretFields.packet(type: type, body: body) }
         guard body.count >= 4 else { return [] }
         let base = body.startIndex
@@ -63,7 +65,8 @@ public struct PacketSecrets: PacketRedacting {
         // This fragment holds the PDU's octets first..<position, at body offsets 4...
         let window = first..<pdu.position
         return (pdu.fields ?? []).compactMap { field in
-            let start = max(field.range.lowerBound, window.lowerBound), end = min(field.range.upperBound, window.upperBound)
+            let start = max(field.range.lowerBound, window.lowerBound),
+                end = min(field.range.upperBound, window.upperBound)
             guard start < end else { return nil }
             return SecretField(field.name, offset: 4 + start - first, length: end - start)
         }

@@ -21,26 +21,26 @@ public struct PairingEntropy: Sendable {
     }
 
     #if DEBUG
-    /// A deterministic stream (SplitMix64) from `seed`. For replayed tests only, and in
-    /// debug builds only: a release build (the board binary, an app's release) has no way
-    /// to make pairing predictable.
-    public static func seeded(_ seed: UInt64) -> PairingEntropy {
-        let state = Mutex(seed)
-        return PairingEntropy { count in
-            state.withLock { state in
-                var bytes: [UInt8] = []
-                while bytes.count < count {
-                    state &+= 0x9E37_79B9_7F4A_7C15
-                    var z = state
-                    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                    z ^= z >> 31
-                    bytes += withUnsafeBytes(of: z.littleEndian) { Array($0) }
+        /// A deterministic stream (SplitMix64) from `seed`. For replayed tests only, and in
+        /// debug builds only: a release build (the board binary, an app's release) has no way
+        /// to make pairing predictable.
+        public static func seeded(_ seed: UInt64) -> PairingEntropy {
+            let state = Mutex(seed)
+            return PairingEntropy { count in
+                state.withLock { state in
+                    var bytes: [UInt8] = []
+                    while bytes.count < count {
+                        state &+= 0x9E37_79B9_7F4A_7C15
+                        var z = state
+                        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                        z ^= z >> 31
+                        bytes += withUnsafeBytes(of: z.littleEndian) { Array($0) }
+                    }
+                    return Array(bytes.prefix(count))
                 }
-                return Array(bytes.prefix(count))
             }
         }
-    }
     #endif
 
     /// A P-256 key pair: the system's, or one made from this entropy's octets.

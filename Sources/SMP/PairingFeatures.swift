@@ -92,8 +92,10 @@ public struct PairingFeatures: Sendable, Hashable {
     public var responderKeys: KeyDistribution
 
     /// Features as given.
-    public init(ioCapability: IOCapability, oobDataPresent: Bool = false, authentication: AuthenticationRequirements,
-                maximumKeySize: UInt8 = 16, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution) {
+    public init(
+        ioCapability: IOCapability, oobDataPresent: Bool = false, authentication: AuthenticationRequirements,
+        maximumKeySize: UInt8 = 16, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution
+    ) {
         self.ioCapability = ioCapability
         oobDataFlag = oobDataPresent ? 0x01 : 0x00
         self.authentication = authentication
@@ -103,10 +105,13 @@ public struct PairingFeatures: Sendable, Hashable {
     }
 
     /// Features as received: the OOB_Data_Flag octet as sent, reserved values included.
-    init(ioCapability: IOCapability, oobDataFlag: UInt8, authentication: AuthenticationRequirements,
-         maximumKeySize: UInt8, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution) {
-        self.init(ioCapability: ioCapability, authentication: authentication, maximumKeySize: maximumKeySize,
-                  initiatorKeys: initiatorKeys, responderKeys: responderKeys)
+    init(
+        ioCapability: IOCapability, oobDataFlag: UInt8, authentication: AuthenticationRequirements,
+        maximumKeySize: UInt8, initiatorKeys: KeyDistribution, responderKeys: KeyDistribution
+    ) {
+        self.init(
+            ioCapability: ioCapability, authentication: authentication, maximumKeySize: maximumKeySize,
+            initiatorKeys: initiatorKeys, responderKeys: responderKeys)
         self.oobDataFlag = oobDataFlag
     }
 
@@ -114,16 +119,24 @@ public struct PairingFeatures: Sendable, Hashable {
     /// and Pairing Response list the same six fields (3.5.1 and 3.5.2), so they are declared
     /// here once. An IO capability Part H does not define, or a key size outside 7...16, is
     /// refused by the field's name.
-    static func layout<Command>(_ name: String, _ make: @escaping @Sendable (PairingFeatures) -> Command,
-                                _ features: @escaping @Sendable (Command) -> PairingFeatures) -> some SMPParameters<Command> {
-        MessageLayout(name, { make(PairingFeatures(ioCapability: $0, oobDataFlag: $1, authentication: $2,
-                                                   maximumKeySize: $3, initiatorKeys: $4, responderKeys: $5)) },
-                      Field.code("IO_Capability", { features($0).ioCapability }),
-                      Field("OOB_Data_Flag", { features($0).oobDataFlag }),
-                      Field("AuthReq", { features($0).authentication }),
-                      Field.octet("Maximum_Encryption_Key_Size", in: 7...16, { features($0).maximumKeySize }),
-                      Field("Initiator_Key_Distribution", { features($0).initiatorKeys }),
-                      Field("Responder_Key_Distribution", { features($0).responderKeys }))
+    static func layout<Command>(
+        _ name: String, _ make: @escaping @Sendable (PairingFeatures) -> Command,
+        _ features: @escaping @Sendable (Command) -> PairingFeatures
+    ) -> some SMPParameters<Command> {
+        MessageLayout(
+            name,
+            {
+                make(
+                    PairingFeatures(
+                        ioCapability: $0, oobDataFlag: $1, authentication: $2,
+                        maximumKeySize: $3, initiatorKeys: $4, responderKeys: $5))
+            },
+            Field.code("IO_Capability", { features($0).ioCapability }),
+            Field("OOB_Data_Flag", { features($0).oobDataFlag }),
+            Field("AuthReq", { features($0).authentication }),
+            Field.octet("Maximum_Encryption_Key_Size", in: 7...16, { features($0).maximumKeySize }),
+            Field("Initiator_Key_Distribution", { features($0).initiatorKeys }),
+            Field("Responder_Key_Distribution", { features($0).responderKeys }))
     }
 
     /// IOcap for f6: AuthReq, OOB flag, IO capability (most significant first).

@@ -35,8 +35,9 @@ extension PairingSession {
             let ltk = mask(SecretBytes(octets), keySize)
             SecretBytes.wipe(&octets)
             let identification = random(10)
-            let key = DistributedKey(longTermKey: ltk, ediv: UInt16(identification[0]) | UInt16(identification[1]) << 8,
-                                     random: Array(identification[2...]))
+            let key = DistributedKey(
+                longTermKey: ltk, ediv: UInt16(identification[0]) | UInt16(identification[1]) << 8,
+                random: Array(identification[2...]))
             try link.send(EncryptionInformation(longTermKey: ltk.withTemporaryCopy { SecretValue($0) }))
             try link.send(CentralIdentification(ediv: key.ediv, random: Octets(key.random)))
             distributed = key

@@ -22,13 +22,20 @@ public enum PairingMethod: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The method for an initiator and a responder with these features (OOB not used).
-    public static func select(initiator: PairingFeatures, responder: PairingFeatures, secureConnections: Bool) -> PairingMethod {
-        guard initiator.authentication.contains(.mitm) || responder.authentication.contains(.mitm) else { return .justWorks }
-        return fromIOCapabilities(initiator: initiator.ioCapability, responder: responder.ioCapability, secureConnections: secureConnections)
+    public static func select(initiator: PairingFeatures, responder: PairingFeatures, secureConnections: Bool)
+        -> PairingMethod
+    {
+        guard initiator.authentication.contains(.mitm) || responder.authentication.contains(.mitm) else {
+            return .justWorks
+        }
+        return fromIOCapabilities(
+            initiator: initiator.ioCapability, responder: responder.ioCapability, secureConnections: secureConnections)
     }
 
     /// Table 2.8: the mapping of IO capabilities to a method.
-    static func fromIOCapabilities(initiator: IOCapability, responder: IOCapability, secureConnections: Bool) -> PairingMethod {
+    static func fromIOCapabilities(initiator: IOCapability, responder: IOCapability, secureConnections: Bool)
+        -> PairingMethod
+    {
         if initiator == .noInputNoOutput || responder == .noInputNoOutput { return .justWorks }
         switch (responder, initiator) {
         case (.displayOnly, .displayOnly), (.displayOnly, .displayYesNo), (.displayYesNo, .displayOnly):

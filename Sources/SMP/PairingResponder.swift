@@ -29,19 +29,22 @@ extension PairingSession {
         // What we send: an LTK (legacy only: under Secure Connections it comes from f5),
         // our identity, our CSRK. What we take: the central's identity and CSRK (its own
         // legacy LTK would serve only roles reversed).
-        let ours: KeyDistribution = secureConnections ? [.identityKey, .signingKey] : [.encryptionKey, .identityKey, .signingKey]
-        let response = PairingFeatures(ioCapability: ioCapability, authentication: authentication,
-                                       initiatorKeys: bonding ? request.initiatorKeys.intersection([.identityKey, .signingKey]) : [],
-                                       responderKeys: bonding ? request.responderKeys.intersection(ours) : [])
+        let ours: KeyDistribution =
+            secureConnections ? [.identityKey, .signingKey] : [.encryptionKey, .identityKey, .signingKey]
+        let response = PairingFeatures(
+            ioCapability: ioCapability, authentication: authentication,
+            initiatorKeys: bonding ? request.initiatorKeys.intersection([.identityKey, .signingKey]) : [],
+            responderKeys: bonding ? request.responderKeys.intersection(ours) : [])
         try link.send(PairingResponse(features: response))
         let method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections)
         let keySize = Int(min(request.maximumKeySize, response.maximumKeySize))
 
-        let key = if secureConnections {
-            mask(try await respondSecureConnections(request, response, method), keySize)
-        } else {
-            mask(try await respondLegacy(request, response, method), keySize)
-        }
+        let key =
+            if secureConnections {
+                mask(try await respondSecureConnections(request, response, method), keySize)
+            } else {
+                mask(try await respondLegacy(request, response, method), keySize)
+            }
         // The central starts encryption (EDIV and Rand zero for both the LTK and the STK);
         // the controller asks us for this key.
         try await link.encrypt(key, 0, [UInt8](repeating: 0, count: 8), method.isAuthenticated)
@@ -54,11 +57,14 @@ extension PairingSession {
         let peer = link.peer
         try awaitInitiatorKeys(response.initiatorKeys) { keys in
             let identity = keys.identityAddress ?? (peer.type, peer.address)
-            let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: bondKey.longTermKey,
-                            ediv: bondKey.ediv, random: bondKey.random, keySize: keySize, secureConnections: secureConnections,
-                            authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
-            return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond,
-                           keepsBond: secureConnections || distributed != nil)
+            let bond = Bond(
+                address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: bondKey.longTermKey,
+                ediv: bondKey.ediv, random: bondKey.random, keySize: keySize, secureConnections: secureConnections,
+                authenticated: method.isAuthenticated, identityResolvingKey: keys.identityResolvingKey,
+                signatureKey: keys.signatureKey)
+            return Outcome(
+                method: method, secureConnections: secureConnections, keySize: keySize, bond: bond,
+                keepsBond: secureConnections || distributed != nil)
         }
     }
 
@@ -66,13 +72,16 @@ extension PairingSession {
     /// initiator's first), authentication stage 1 by `method`, then the DHKey checks (the
     /// initiator's Ea first). Returns the LTK in wire order. The private key, DHKey, MacKey,
     /// LTK and passkey (as r) are held in `SecretBytes`.
-    private func respondSecureConnections(_ request: PairingFeatures, _ response: PairingFeatures,
-                                          _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+    private func respondSecureConnections(
+        _ request: PairingFeatures, _ response: PairingFeatures,
+        _ method: PairingMethod
+    ) async throws(SMPError) -> SecretBytes {
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkbX = Array(ours[0..<32])
         let (peerKey, pkaX) = try await receivePublicKey(ours: Array(ours))
-        try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkbX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
+        try link.send(
+            PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkbX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
         let dhKey = privateKey.dhKey(with: peerKey)
 
         var na: [UInt8] = [], nb: [UInt8] = []
@@ -83,13 +92,16 @@ extension PairingSession {
             // Our commitment Cb = f4(PKbx, PKax, Nb, 0) first, the initiator's nonce, then
             // ours (2.3.5.6.2).
             nb = random(16)
-            try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: 0)))))
+            try link.send(
+                PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: 0)))))
             na = try await receiveRandom()
             try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
             if method == .numericComparison {
                 // The user confirms before our DHKey check goes (2.3.5.6.2, step 6b).
                 let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
-                guard await delegate?.confirm(numericValue: value) == true else { throw fail(.numericComparisonFailed, "the values were not confirmed") }
+                guard await delegate?.confirm(numericValue: value) == true else {
+                    throw fail(.numericComparisonFailed, "the values were not confirmed")
+                }
             }
         case .passkeyEntry, .passkeyEntryBothInput:
             r = try await obtainPasskey(method)
@@ -99,10 +111,14 @@ extension PairingSession {
                 let z: UInt8 = r.withUnsafeBytes { 0x80 | (($0[15 - bit / 8] >> UInt8(bit % 8)) & 1) }
                 let ca = try await receiveConfirm()
                 nb = random(16)
-                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: z)))))
+                try link.send(
+                    PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: z))))
+                )
                 na = try await receiveRandom()
                 guard f4(u: pkaX, v: pkbX, x: na, z: z) == ca else {
-                    throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the central's confirm value does not match (wrong passkey?)")
+                    throw fail(
+                        .confirmValueFailed,
+                        "round \(bit + 1) of 20: the central's confirm value does not match (wrong passkey?)")
                 }
                 try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
             }
@@ -114,7 +130,9 @@ extension PairingSession {
         switch try await next() {
         case let .pairingDHKeyCheck(check):
             let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
-            guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == ea else { throw fail(.dhKeyCheckFailed, "the central's DHKey check value does not match") }
+            guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == ea else {
+                throw fail(.dhKeyCheckFailed, "the central's DHKey check value does not match")
+            }
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
         let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
@@ -125,11 +143,15 @@ extension PairingSession {
     /// LE legacy pairing as the responder (Part H, 2.3.5.5): the central's Mconfirm, our
     /// Sconfirm, its Mrand (checked against Mconfirm), our Srand. Returns the STK
     /// s1(TK, Srand, Mrand) in wire order; the TK and the STK are held in `SecretBytes`.
-    private func respondLegacy(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+    private func respondLegacy(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod)
+        async throws(SMPError) -> SecretBytes
+    {
         let tk = try await legacyTemporaryKey(method)
         let mconfirm = try await receiveConfirm()
         let srand = random(16)
-        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, srand, request, response)))))
+        try link.send(
+            PairingConfirm(
+                confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, srand, request, response)))))
         let mrand = try await receiveRandom()
         guard legacyConfirm(tk, mrand, request, response) == mconfirm else {
             throw fail(.confirmValueFailed, "the central's confirm value does not match (wrong passkey?)")

@@ -30,7 +30,9 @@ final class PairingSession {
         let send: (any SMPCommand) throws(SMPError) -> Void
         /// Encrypts the link with the pairing's key (the central starts it, the peripheral
         /// awaits it); `authenticated` when the key came from a MITM-protected method.
-        let encrypt: (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void
+        let encrypt:
+            (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) ->
+                Void
 
         /// The initiating device's address (IAT, IA in Part H, 2.2).
         var initiator: (type: UInt8, address: BluetoothAddress) { role == .initiator ? local : peer }
@@ -80,8 +82,11 @@ final class PairingSession {
         case finished
     }
 
-    init(link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes, localCSRK: @escaping @BluetoothActor () -> SecretBytes,
-         entropy: PairingEntropy = .system) {
+    init(
+        link: Link, policy: PairingPolicy, delegate: (any PairingDelegate)?, localIRK: SecretBytes,
+        localCSRK: @escaping @BluetoothActor () -> SecretBytes,
+        entropy: PairingEntropy = .system
+    ) {
         self.entropy = entropy
         self.localCSRK = localCSRK
         self.link = link
@@ -132,13 +137,17 @@ final class PairingSession {
     /// whatever the same read brought behind the last key: a Disconnection Complete would
     /// then end the link (the GATT server forgetting the central's CCCDs) before the bond
     /// that keeps them was known.
-    func awaitInitiatorKeys(_ expected: KeyDistribution, then outcome: @escaping (ReceivedKeys) -> Outcome) throws(SMPError) {
+    func awaitInitiatorKeys(_ expected: KeyDistribution, then outcome: @escaping (ReceivedKeys) -> Outcome)
+        throws(SMPError)
+    {
         if let ended { throw ended }
         completion = .receivingKeys(KeyReception(expected), outcome: outcome)
         let early = inbox  // keys that came while our own were going out
         inbox = []
         for pdu in early { take(pdu) }
-        if case let .receivingKeys(reception, outcome) = completion, reception.isComplete { finish(.success(outcome(reception.keys))) }
+        if case let .receivingKeys(reception, outcome) = completion, reception.isComplete {
+            finish(.success(outcome(reception.keys)))
+        }
     }
 
     /// One of the central's key distribution commands.
@@ -178,16 +187,18 @@ final class PairingSession {
         // peers such as BlueZ refuse (Authentication Requirements) instead of Just Works.
         if policy.mitm, policy.ioCapability != .noInputNoOutput { authentication.insert(.mitm) }
         if policy.secureConnections { authentication.insert(.secureConnections) }
-        let request = PairingFeatures(ioCapability: policy.ioCapability, authentication: authentication,
-                                      initiatorKeys: policy.bonding ? [.identityKey] : [],
-                                      responderKeys: policy.bonding ? [.encryptionKey, .identityKey, .signingKey] : [])
+        let request = PairingFeatures(
+            ioCapability: policy.ioCapability, authentication: authentication,
+            initiatorKeys: policy.bonding ? [.identityKey] : [],
+            responderKeys: policy.bonding ? [.encryptionKey, .identityKey, .signingKey] : [])
         try link.send(PairingRequest(features: request))
         let response: PairingFeatures
         switch try await next() {
         case let .pairingResponse(command): response = command.features
         case let other: throw unexpected(other, "Pairing Response")
         }
-        let secureConnections = request.authentication.contains(.secureConnections) && response.authentication.contains(.secureConnections)
+        let secureConnections =
+            request.authentication.contains(.secureConnections) && response.authentication.contains(.secureConnections)
         if policy.secureConnectionsOnly, !secureConnections {
             _ = fail(.authenticationRequirements, "Secure Connections required")
             throw .secureConnectionsRequired
@@ -195,8 +206,10 @@ final class PairingSession {
         let keySize = Int(min(request.maximumKeySize, response.maximumKeySize))
         let method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections)
         // The responder's answer is what gets distributed (a subset of what we asked for).
-        let distribution = (initiator: response.initiatorKeys.intersection(request.initiatorKeys),
-                            responder: response.responderKeys.intersection(request.responderKeys))
+        let distribution = (
+            initiator: response.initiatorKeys.intersection(request.initiatorKeys),
+            responder: response.responderKeys.intersection(request.responderKeys)
+        )
         var ltkFromF5: SecretBytes?
         if secureConnections {
             let ltk = try await secureConnectionsPairing(request, response, method)
@@ -214,9 +227,11 @@ final class PairingSession {
             throw fail(.unspecifiedReason, "the peer distributed no LTK, so there is nothing to bond with")
         }
         let identity = keys.identityAddress ?? (link.peer.type, link.peer.address)
-        let bond = Bond(address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: ltk, ediv: keys.ediv, random: keys.random,
-                        keySize: keySize, secureConnections: secureConnections, authenticated: method.isAuthenticated,
-                        identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
+        let bond = Bond(
+            address: identity.1, addressType: identity.0 == 0 ? .public : .random, longTermKey: ltk, ediv: keys.ediv,
+            random: keys.random,
+            keySize: keySize, secureConnections: secureConnections, authenticated: method.isAuthenticated,
+            identityResolvingKey: keys.identityResolvingKey, signatureKey: keys.signatureKey)
         return Outcome(method: method, secureConnections: secureConnections, keySize: keySize, bond: bond)
     }
 
@@ -236,11 +251,14 @@ final class PairingSession {
     ///
     /// The private key, the DHKey, the MacKey, the LTK and the passkey (as r) are held in
     /// `SecretBytes`, zeroed when this returns or throws.
-    private func secureConnectionsPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+    private func secureConnectionsPairing(
+        _ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod
+    ) async throws(SMPError) -> SecretBytes {
         let privateKey = entropy.privateKey()
         let ours = privateKey.publicKey.rawRepresentation  // X || Y, most significant first
         let pkaX = Array(ours[0..<32])
-        try link.send(PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
+        try link.send(
+            PairingPublicKey(x: Octets(lsbFirst(fromMSBFirst: pkaX)), y: Octets(lsbFirst(fromMSBFirst: ours[32..<64]))))
         let (peerKey, pkbX) = try await receivePublicKey(ours: ours)
         let dhKey = privateKey.dhKey(with: peerKey)
 
@@ -253,10 +271,14 @@ final class PairingSession {
             let cb = try await receiveConfirm()
             try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: na))))
             nb = try await receiveRandom()
-            guard f4(u: pkbX, v: pkaX, x: nb, z: 0) == cb else { throw fail(.confirmValueFailed, "the peer's confirm value does not match its nonce") }
+            guard f4(u: pkbX, v: pkaX, x: nb, z: 0) == cb else {
+                throw fail(.confirmValueFailed, "the peer's confirm value does not match its nonce")
+            }
             if method == .numericComparison {
                 let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
-                guard await delegate?.confirm(numericValue: value) == true else { throw fail(.numericComparisonFailed, "the values were not confirmed") }
+                guard await delegate?.confirm(numericValue: value) == true else {
+                    throw fail(.numericComparisonFailed, "the values were not confirmed")
+                }
             }
         case .passkeyEntry, .passkeyEntryBothInput:
             r = try await obtainPasskey(method)
@@ -266,12 +288,16 @@ final class PairingSession {
             for bit in 0..<20 {
                 let z: UInt8 = r.withUnsafeBytes { 0x80 | (($0[15 - bit / 8] >> UInt8(bit % 8)) & 1) }
                 na = random(16)
-                try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: z)))))
+                try link.send(
+                    PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkaX, v: pkbX, x: na, z: z))))
+                )
                 let cb = try await receiveConfirm()
                 try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: na))))
                 nb = try await receiveRandom()
                 guard f4(u: pkbX, v: pkaX, x: nb, z: z) == cb else {
-                    throw fail(.confirmValueFailed, "round \(bit + 1) of 20: the peer's confirm value does not match (wrong passkey?)")
+                    throw fail(
+                        .confirmValueFailed,
+                        "round \(bit + 1) of 20: the peer's confirm value does not match (wrong passkey?)")
                 }
             }
         }
@@ -284,7 +310,9 @@ final class PairingSession {
         switch try await next() {
         case let .pairingDHKeyCheck(check):
             let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
-            guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == eb else { throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match") }
+            guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == eb else {
+                throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match")
+            }
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
         return ltk.reversed()  // to wire order
@@ -303,7 +331,9 @@ final class PairingSession {
                 throw invalidKey("its X coordinate is our own public key's: our key reflected back (CVE-2020-26558)")
             }
             // A point that is not on P-256 is refused (the CVE-2018-5383 check).
-            guard let key = P256PublicKey(rawRepresentation: raw) else { throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p") }
+            guard let key = P256PublicKey(rawRepresentation: raw) else {
+                throw invalidKey("the point is not on the P-256 curve, or a coordinate is not below p")
+            }
             return (key, Array(raw[0..<32]))
         case let other: throw unexpected(other, "Pairing Public Key")
         }
@@ -345,17 +375,23 @@ final class PairingSession {
             }
             passkey = entered
         }
-        return SecretBytes(count: 16) { octets in octets.storeBytes(of: passkey.bigEndian, toByteOffset: 12, as: UInt32.self) }
+        return SecretBytes(count: 16) { octets in
+            octets.storeBytes(of: passkey.bigEndian, toByteOffset: 12, as: UInt32.self)
+        }
     }
 
     // MARK: Phase 2: LE legacy pairing
 
     /// Confirm and random exchange; returns the STK in wire order. The TK (the passkey)
     /// and the STK are held in `SecretBytes`.
-    private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod) async throws(SMPError) -> SecretBytes {
+    private func legacyPairing(_ request: PairingFeatures, _ response: PairingFeatures, _ method: PairingMethod)
+        async throws(SMPError) -> SecretBytes
+    {
         let tk = try await legacyTemporaryKey(method)
         let mrand = random(16)
-        try link.send(PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, mrand, request, response)))))
+        try link.send(
+            PairingConfirm(
+                confirmValue: SecretValue(lsbFirst(fromMSBFirst: legacyConfirm(tk, mrand, request, response)))))
         let sconfirm = try await receiveConfirm()
         try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: mrand))))
         let srand = try await receiveRandom()
@@ -377,17 +413,24 @@ final class PairingSession {
 
     /// c1 over this link's pairing: `r` is Mrand or Srand, most significant first, as the
     /// result (Part H, 2.2.3). The addresses are the initiator's and the responder's.
-    func legacyConfirm(_ tk: SecretBytes, _ r: [UInt8], _ request: PairingFeatures, _ response: PairingFeatures) -> [UInt8] {
+    func legacyConfirm(_ tk: SecretBytes, _ r: [UInt8], _ request: PairingFeatures, _ response: PairingFeatures)
+        -> [UInt8]
+    {
         let preq = msbFirst(fromLSBFirst: PairingRequest(features: request).encoded())
         let pres = msbFirst(fromLSBFirst: PairingResponse(features: response).encoded())
-        return c1(k: tk, r: r, preq: preq, pres: pres, iat: link.initiator.type, ia: Array(link.initiator.address.bytes.reversed()),
-                  rat: link.responder.type, ra: Array(link.responder.address.bytes.reversed()))
+        return c1(
+            k: tk, r: r, preq: preq, pres: pres, iat: link.initiator.type,
+            ia: Array(link.initiator.address.bytes.reversed()),
+            rat: link.responder.type, ra: Array(link.responder.address.bytes.reversed()))
     }
 
     /// A and B of f5 and f6 (Part H, 2.2.7): the initiator's and the responder's address
     /// type octet and address, most significant first.
     var stage2Addresses: (a: [UInt8], b: [UInt8]) {
-        ([link.initiator.type] + link.initiator.address.bytes.reversed(), [link.responder.type] + link.responder.address.bytes.reversed())
+        (
+            [link.initiator.type] + link.initiator.address.bytes.reversed(),
+            [link.responder.type] + link.responder.address.bytes.reversed()
+        )
     }
 
     /// `count` random octets.

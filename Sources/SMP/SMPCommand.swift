@@ -20,7 +20,9 @@ extension SMPCommand {
 
     /// Every field of the command in order, offsets from the Code octet.
     public static var fields: [SMPFieldPosition] {
-        layout.fieldPositions.map { SMPFieldPosition(name: $0.name, offset: 1 + $0.offset, length: $0.length, isSecret: $0.isSecret) }
+        layout.fieldPositions.map {
+            SMPFieldPosition(name: $0.name, offset: 1 + $0.offset, length: $0.length, isSecret: $0.isSecret)
+        }
     }
 
     /// The command's length, Code octet included: its fields' sizes added up. Part H gives
@@ -69,7 +71,8 @@ extension MessageLayout: SMPParameters where repeat each Value: SMPField {
         var positions: [SMPFieldPosition] = []
         var offset = 0
         for (length, isSecret) in repeat ((each Value).length, (each Value).isSecret) {
-            positions.append(SMPFieldPosition(name: names[positions.count], offset: offset, length: length, isSecret: isSecret))
+            positions.append(
+                SMPFieldPosition(name: names[positions.count], offset: offset, length: length, isSecret: isSecret))
             offset += length
         }
         return positions

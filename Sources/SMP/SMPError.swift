@@ -38,7 +38,8 @@ public enum SMPError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .pairingFailed(reason, why): "pairing failed (\(reason)): \(why)"
         case let .invalidPublicKey(why): "the peer's public key is invalid (\(why)); pairing refused"
         case .timeout: "SMP timeout: the peer did not answer within 30 s"
-        case .secureConnectionsRequired: "the peer offers only LE legacy pairing and Secure Connections is required (--sc-only)"
+        case .secureConnectionsRequired:
+            "the peer offers only LE legacy pairing and Secure Connections is required (--sc-only)"
         case .pairingNotAllowed: "pairing is needed but not allowed (--no-pair)"
         case let .encryptionFailed(status): "encryption failed: \(status)"
         case let .hci(error): "\(error)"
@@ -77,8 +78,11 @@ public struct PairingPolicy: Sendable, Equatable {
 
     /// A policy as given. The default is what iOS does: bond, Secure Connections with MITM
     /// when the IO allows, legacy accepted, pair on demand.
-    public init(ioCapability: IOCapability = .keyboardDisplay, bonding: Bool = true, mitm: Bool = true, secureConnections: Bool = true,
-                secureConnectionsOnly: Bool = false, allowPairing: Bool = true) {
+    public init(
+        ioCapability: IOCapability = .keyboardDisplay, bonding: Bool = true, mitm: Bool = true,
+        secureConnections: Bool = true,
+        secureConnectionsOnly: Bool = false, allowPairing: Bool = true
+    ) {
         self.ioCapability = ioCapability
         self.bonding = bonding
         self.mitm = mitm

@@ -43,56 +43,56 @@ extension OneOctetField {
 }
 
 #if compiler(>=6.2)
-/// Octets of a fixed count that are not secret, as on the wire (least significant first):
-/// Central Identification's Rand (8) and the coordinates of a public key (32 each).
-public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
-    /// The octets, least significant first.
-    public let bytes: [UInt8]
+    /// Octets of a fixed count that are not secret, as on the wire (least significant first):
+    /// Central Identification's Rand (8) and the coordinates of a public key (32 each).
+    public struct Octets<let count: Int>: SMPField, WireCodable, Hashable {
+        /// The octets, least significant first.
+        public let bytes: [UInt8]
 
-    /// `count` octets.
-    public static var length: Int { count }
-}
+        /// `count` octets.
+        public static var length: Int { count }
+    }
 
-/// Rand's 8 octets (``Octets`` of 8; on Swift 6.0 and 6.1 the count is a type's).
-public typealias Octets8 = Octets<8>
-/// A secret's 16 octets.
-public typealias Octets16 = Octets<16>
-/// A public key coordinate's 32 octets.
-public typealias Octets32 = Octets<32>
+    /// Rand's 8 octets (``Octets`` of 8; on Swift 6.0 and 6.1 the count is a type's).
+    public typealias Octets8 = Octets<8>
+    /// A secret's 16 octets.
+    public typealias Octets16 = Octets<16>
+    /// A public key coordinate's 32 octets.
+    public typealias Octets32 = Octets<32>
 #else
-// Swift 6.0 and 6.1 have no integer generic parameters (SE-0452, Swift 6.2): the count is
-// the static property of a type that stands for it, and the three sizes SMP uses have the
-// same names as on Swift 6.2 (Octets8, Octets16, Octets32).
+    // Swift 6.0 and 6.1 have no integer generic parameters (SE-0452, Swift 6.2): the count is
+    // the static property of a type that stands for it, and the three sizes SMP uses have the
+    // same names as on Swift 6.2 (Octets8, Octets16, Octets32).
 
-/// Octets of a fixed count that are not secret, as on the wire (least significant first):
-/// Central Identification's Rand (8) and the coordinates of a public key (32 each).
-public struct Octets<Count: OctetCount>: SMPField, WireCodable, Hashable {
-    /// The octets, least significant first.
-    public let bytes: [UInt8]
+    /// Octets of a fixed count that are not secret, as on the wire (least significant first):
+    /// Central Identification's Rand (8) and the coordinates of a public key (32 each).
+    public struct Octets<Count: OctetCount>: SMPField, WireCodable, Hashable {
+        /// The octets, least significant first.
+        public let bytes: [UInt8]
 
-    /// `Count.count` octets.
-    public static var length: Int { Count.count }
-}
+        /// `Count.count` octets.
+        public static var length: Int { Count.count }
+    }
 
-/// The count of an ``Octets`` (Swift 6.0 and 6.1 only).
-public protocol OctetCount: Sendable, Hashable {
-    /// How many octets.
-    static var count: Int { get }
-}
+    /// The count of an ``Octets`` (Swift 6.0 and 6.1 only).
+    public protocol OctetCount: Sendable, Hashable {
+        /// How many octets.
+        static var count: Int { get }
+    }
 
-/// 8 octets.
-public enum OctetCount8: OctetCount { public static var count: Int { 8 } }
-/// 16 octets.
-public enum OctetCount16: OctetCount { public static var count: Int { 16 } }
-/// 32 octets.
-public enum OctetCount32: OctetCount { public static var count: Int { 32 } }
+    /// 8 octets.
+    public enum OctetCount8: OctetCount { public static var count: Int { 8 } }
+    /// 16 octets.
+    public enum OctetCount16: OctetCount { public static var count: Int { 16 } }
+    /// 32 octets.
+    public enum OctetCount32: OctetCount { public static var count: Int { 32 } }
 
-/// Rand's 8 octets.
-public typealias Octets8 = Octets<OctetCount8>
-/// A secret's 16 octets.
-public typealias Octets16 = Octets<OctetCount16>
-/// A public key coordinate's 32 octets.
-public typealias Octets32 = Octets<OctetCount32>
+    /// Rand's 8 octets.
+    public typealias Octets8 = Octets<OctetCount8>
+    /// A secret's 16 octets.
+    public typealias Octets16 = Octets<OctetCount16>
+    /// A public key coordinate's 32 octets.
+    public typealias Octets32 = Octets<OctetCount32>
 #endif
 
 extension Octets {
@@ -104,7 +104,9 @@ extension Octets {
     }
 
     /// Reads ``length`` octets.
-    public init(from reader: inout ByteReader) throws(DecodingError) { bytes = Array(try reader.readBytes(Self.length)) }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        bytes = Array(try reader.readBytes(Self.length))
+    }
     /// Writes the octets.
     public func encode(to writer: inout ByteWriter) { writer.write(bytes: bytes) }
 }
@@ -139,11 +141,15 @@ public struct SecretValue: SMPField, WireCodable, Hashable, CustomStringConverti
 extension Field where Value == UInt8 {
     /// A one-octet field whose values outside `range` the specification forbids (a key size,
     /// an address type): another is ``DecodingError/invalidValue(field:value:)`` naming it.
-    static func octet(_ name: String, in range: ClosedRange<UInt8>, _ value: @escaping @Sendable (Message) -> UInt8) -> Field {
-        Field(name, read: { reader throws(DecodingError) in
-            let octet = try reader.readUInt8()
-            guard range.contains(octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
-            return octet
-        }, write: { message, writer in writer.write(value(message)) })
+    static func octet(_ name: String, in range: ClosedRange<UInt8>, _ value: @escaping @Sendable (Message) -> UInt8)
+        -> Field
+    {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                let octet = try reader.readUInt8()
+                guard range.contains(octet) else { throw .invalidValue(field: name, value: UInt64(octet)) }
+                return octet
+            }, write: { message, writer in writer.write(value(message)) })
     }
 }

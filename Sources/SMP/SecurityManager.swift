@@ -92,8 +92,10 @@ public final class SecurityManager {
     let deadlines: Deadlines
 
     /// Attaches to the SMP channel of every link of `channels`; bonds in `store`.
-    public init(controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager, store: StoreDirectory,
-                policy: PairingPolicy = PairingPolicy(), logger: HCILogger = .standardError) {
+    public init(
+        controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager, store: StoreDirectory,
+        policy: PairingPolicy = PairingPolicy(), logger: HCILogger = .standardError
+    ) {
         self.controller = controller
         deadlines = Deadlines(clock: controller.clock)
         self.channels = channels
@@ -144,7 +146,8 @@ public final class SecurityManager {
     /// The stored bond of the peer on `handle`, if any.
     public func bond(for handle: ConnectionHandle) -> Bond? {
         guard let connection = controller.link(handle)?.connection else { return nil }
-        return bonds.bond(for: connection.peerAddress, type: AddressType(rawValue: connection.peerAddressType) ?? .random)
+        return bonds.bond(
+            for: connection.peerAddress, type: AddressType(rawValue: connection.peerAddressType) ?? .random)
     }
 
     // MARK: Procedures
@@ -182,7 +185,10 @@ public final class SecurityManager {
         // Through ``secure(_:)``, so a peer's Security Request arriving at the same moment
         // shares this one encryption instead of racing it.
         do throws(SMPError) { try await secure(handle) } catch {
-            logger.log(.warning, "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted")
+            logger.log(
+                .warning,
+                "handle \(hex(handle, digits: 4)): encrypting with the stored bond failed: \(error); going on unencrypted"
+            )
         }
         return true
     }
@@ -196,7 +202,9 @@ public final class SecurityManager {
             try await secure(handle)
             return true
         } catch {
-            logger.log(error == .pairingNotAllowed ? .info : .warning, "handle \(hex(handle, digits: 4)): \(code): securing the link failed: \(error)")
+            logger.log(
+                error == .pairingNotAllowed ? .info : .warning,
+                "handle \(hex(handle, digits: 4)): \(code): securing the link failed: \(error)")
             return false
         }
     }
@@ -204,8 +212,12 @@ public final class SecurityManager {
     private func secureOnce(_ handle: ConnectionHandle) async throws(SMPError) {
         if bond(for: handle) != nil {
             do throws(SMPError) { return try await encrypt(handle) } catch {
-                guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing, controller.link(handle)?.connection != nil else { throw error }
-                logger.log(.warning, "handle \(hex(handle, digits: 4)): the peer lost our bond (PIN or Key Missing); pairing again")
+                guard case .encryptionFailed(.pinOrKeyMissing) = error, policy.allowPairing,
+                    controller.link(handle)?.connection != nil
+                else { throw error }
+                logger.log(
+                    .warning,
+                    "handle \(hex(handle, digits: 4)): the peer lost our bond (PIN or Key Missing); pairing again")
             }
         }
         guard policy.allowPairing else { throw .pairingNotAllowed }
@@ -214,11 +226,16 @@ public final class SecurityManager {
 
     /// Encrypts `handle` with the stored bond's LTK (LE Enable Encryption), without pairing.
     public func encrypt(_ handle: ConnectionHandle) async throws(SMPError) {
-        guard let bond = bond(for: handle), let ltk = bond.longTermKeySecret, let random = bond.randomBytes else { throw .notBonded }
+        guard let bond = bond(for: handle), let ltk = bond.longTermKeySecret, let random = bond.randomBytes else {
+            throw .notBonded
+        }
         try await startEncryption(handle, ltk: ltk, ediv: bond.ediv, random: random)
         links[handle]?.state = .encrypted(authenticated: bond.authenticated)
         links[handle]?.storedKey = true
-        logger.log(.info, "handle \(hex(handle, digits: 4)): encrypted with the stored \(bond.secureConnections ? "Secure Connections" : "legacy") key")
+        logger.log(
+            .info,
+            "handle \(hex(handle, digits: 4)): encrypted with the stored \(bond.secureConnections ? "Secure Connections" : "legacy") key"
+        )
     }
 
     /// The result of a pairing.
@@ -235,10 +252,13 @@ public final class SecurityManager {
     /// bond (when bonding). Fails with the reason by name; the 30 s SMP timeout applies to
     /// each step.
     public func pair(_ handle: ConnectionHandle) async throws(SMPError) -> Pairing {
-        guard let connection = controller.link(handle)?.connection, let info = controller.info else { throw .disconnected }
+        guard let connection = controller.link(handle)?.connection, let info = controller.info else {
+            throw .disconnected
+        }
         if links[handle]?.timedOut == true { throw .timeout }
         if links[handle]?.session != nil { throw .protocolError("a pairing is already running on this link") }
-        let (session, watchdog) = startSession(handle, connection, info, role: .initiator) { [weak self] ltk, ediv, random, authenticated throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, info, role: .initiator) {
+            [weak self] ltk, ediv, random, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.startEncryption(handle, ltk: ltk, ediv: ediv, random: random)
             self.encryptedByPairing(handle, authenticated: authenticated)
@@ -261,7 +281,10 @@ public final class SecurityManager {
         if policy.bonding {
             do { try bonds.save(outcome.bond) } catch { throw .store("\(error)") }
         }
-        logger.log(.info, "handle \(hex(handle, digits: 4)): paired (\(outcome.method), \(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
+        logger.log(
+            .info,
+            "handle \(hex(handle, digits: 4)): paired (\(outcome.method), \(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))"
+        )
         onPaired?(handle, outcome.method, outcome.bond)
         return Pairing(method: outcome.method, secureConnections: outcome.secureConnections, bond: outcome.bond)
     }
@@ -269,26 +292,34 @@ public final class SecurityManager {
     /// A pairing session on `handle` that encrypts with `encrypt`, made the link's, with the
     /// SMP timer running: one timer for the whole exchange, restarted by each command we
     /// receive.
-    func startSession(_ handle: ConnectionHandle, _ connection: LEConnection, _ info: ControllerInfo, role: PairingSession.Link.Role,
-                              encrypt: @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool) async throws(SMPError) -> Void)
-        -> (PairingSession, Watchdog) {
+    func startSession(
+        _ handle: ConnectionHandle, _ connection: LEConnection, _ info: ControllerInfo, role: PairingSession.Link.Role,
+        encrypt:
+            @escaping (_ ltk: SecretBytes, _ ediv: UInt16, _ random: [UInt8], _ authenticated: Bool)
+            async throws(SMPError) -> Void
+    )
+        -> (PairingSession, Watchdog)
+    {
         // The address the peer connected to is what pairing hashes; the identity we
         // distribute is the public address, or the static random address if that is what
         // the peer knows us by (a private address is no identity). A controller without a
         // public address reads it as 00:00:00:00:00:00 (Vol 4 Part E 7.4.6): then our
         // static random address is the identity (Vol 3 Part C 10.8).
-        let local: (type: UInt8, address: BluetoothAddress) = localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, info.address)
+        let local: (type: UInt8, address: BluetoothAddress) =
+            localAddress?(handle).map { ($0.type == .public ? 0 : 1, $0.address) } ?? (0, info.address)
         let identity: (type: UInt8, address: BluetoothAddress) =
-            if local.type == 1 && local.address.randomKind == .static { local }
-            else if let publicAddress = info.publicAddress { (0, publicAddress) }
-            else { (1, staticRandomAddress) }
+            if local.type == 1 && local.address.randomKind == .static {
+                local
+            } else if let publicAddress = info.publicAddress { (0, publicAddress) } else { (1, staticRandomAddress) }
         // Both closures hold this manager weakly: a session can outlive it (a delegate still
         // answering), and then sends nothing, so the stand-in CSRK never leaves.
         let session = PairingSession(
             link: PairingSession.Link(
-                handle: handle, role: role, local: local, identity: identity, peer: (connection.peerAddressType & 1, connection.peerAddress),
+                handle: handle, role: role, local: local, identity: identity,
+                peer: (connection.peerAddressType & 1, connection.peerAddress),
                 send: { [weak self] command throws(SMPError) in try self?.send(command, handle) }, encrypt: encrypt),
-            policy: policy, delegate: delegate, localIRK: localIRK, localCSRK: { [weak self] in self?.localCSRK ?? SecretBytes(count: 16) }, entropy: entropy)
+            policy: policy, delegate: delegate, localIRK: localIRK,
+            localCSRK: { [weak self] in self?.localCSRK ?? SecretBytes(count: 16) }, entropy: entropy)
         links[handle, default: LinkRecord()].session = session
         links[handle]?.pairingFailed = false
         let watchdog = Watchdog(deadlines: deadlines, timeout: timeout) { [weak self, weak session] in
@@ -308,7 +339,9 @@ public final class SecurityManager {
         case let .encryptionKeyRefreshComplete(refresh):
             encryptionEnded(refresh.handle, refresh.status, enabled: true)
         case let .leMeta(meta) where meta.subeventCode == LELongTermKeyRequest.subeventCode:
-            do { answerKeyRequest(try LELongTermKeyRequest.decodeCountingExtraOctets(meta.parameters).parameters) } catch {
+            do {
+                answerKeyRequest(try LELongTermKeyRequest.decodeCountingExtraOctets(meta.parameters).parameters)
+            } catch {
                 logger.log(.warning, "malformed LE Long Term Key Request: \(error)")
             }
         default:
@@ -326,12 +359,14 @@ public final class SecurityManager {
 
     private func receive(_ handle: ConnectionHandle, _ payload: ArraySlice<UInt8>) {
         if links[handle]?.timedOut == true {
-            return logger.log(.warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
+            return logger.log(
+                .warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
         }
         let pdu: SMPPDU
         do { pdu = try SMPPDU(decoding: payload) } catch {
             logger.log(.error, "handle \(hex(handle, digits: 4)): \(error)")
-            let reason: PairingFailedReason = if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
+            let reason: PairingFailedReason =
+                if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
             try? send(PairingFailed(reason: reason), handle)
             links[handle]?.session?.end(.protocolError("\(error)"))
             return
@@ -342,14 +377,18 @@ public final class SecurityManager {
         }
         switch pdu {
         case let .securityRequest(request):
-            logger.log(.info, "handle \(hex(handle, digits: 4)): the peer asks for security (AuthReq \(hex(request.authentication.rawValue, digits: 2)))")
+            logger.log(
+                .info,
+                "handle \(hex(handle, digits: 4)): the peer asks for security (AuthReq \(hex(request.authentication.rawValue, digits: 2)))"
+            )
             guard policy.allowPairing || bond(for: handle) != nil else {
                 try? send(PairingFailed(reason: .pairingNotSupported), handle)
                 return
             }
             Task { @BluetoothActor [weak self] in
                 do throws(SMPError) { try await self?.secure(handle) } catch {
-                    self?.logger.log(.warning, "handle \(hex(handle, digits: 4)): answering the Security Request: \(error)")
+                    self?.logger.log(
+                        .warning, "handle \(hex(handle, digits: 4)): answering the Security Request: \(error)")
                 }
             }
         case let .pairingRequest(command):

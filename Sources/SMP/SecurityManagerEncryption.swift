@@ -10,14 +10,20 @@ extension SecurityManager {
     ///
     /// The LTK leaves `SecretBytes` here: the HCI command and its packet hold copies that
     /// nothing zeroes.
-    func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8]) async throws(SMPError) {
-        guard links[handle, default: LinkRecord()].encryption == nil else { throw .protocolError("encryption already starting") }
+    func startEncryption(_ handle: ConnectionHandle, ltk: SecretBytes, ediv: UInt16, random: [UInt8])
+        async throws(SMPError)
+    {
+        guard links[handle, default: LinkRecord()].encryption == nil else {
+            throw .protocolError("encryption already starting")
+        }
         // Registered before the command: its Command Status and the event may come in one read.
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
             links[handle, default: LinkRecord()].encryption = continuation
             Task { @BluetoothActor [weak self] in
                 do throws(HCIError) {
-                    _ = try await self?.controller.send(LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk.bytes))
+                    _ = try await self?.controller.send(
+                        LEEnableEncryption(handle: handle, random: random, ediv: ediv, longTermKey: ltk.bytes))
                 } catch {
                     self?.links[handle]?.encryption?.resume(returning: .failure(Self.encryptionError(error)))
                     self?.links[handle]?.encryption = nil

@@ -13,7 +13,8 @@ extension SecurityManager {
             try? send(PairingFailed(reason: .pairingNotSupported), handle)
             return
         }
-        let (session, watchdog) = startSession(handle, connection, info, role: .responder) { [weak self] ltk, _, _, authenticated throws(SMPError) in
+        let (session, watchdog) = startSession(handle, connection, info, role: .responder) {
+            [weak self] ltk, _, _, authenticated throws(SMPError) in
             guard let self else { throw .disconnected }
             try await self.awaitCentralsEncryption(handle, key: ltk)
             self.encryptedByPairing(handle, authenticated: authenticated)
@@ -28,14 +29,18 @@ extension SecurityManager {
             case let .success(success): outcome = success
             case let .failure(error):
                 links[handle]?.pairingFailed = true
-                return logger.log(.warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
+                return logger.log(
+                    .warning, "handle \(hex(handle, digits: 4)): pairing as the peripheral failed: \(error)")
             }
             links[handle]?.state = .encrypted(authenticated: outcome.method.isAuthenticated)
             if request.authentication.contains(.bonding), policy.bonding, outcome.keepsBond {
                 do { try bonds.save(outcome.bond) } catch { logger.log(.error, "storing the bond: \(error)") }
             }
-            logger.log(.info, "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), "
-                + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))")
+            logger.log(
+                .info,
+                "handle \(hex(handle, digits: 4)): paired as the peripheral (\(outcome.method), "
+                    + "\(outcome.secureConnections ? "LE Secure Connections" : "LE legacy"), key size \(outcome.keySize))"
+            )
             onPaired?(handle, outcome.method, outcome.bond)
         }
         Task { @BluetoothActor in
@@ -72,8 +77,11 @@ extension SecurityManager {
     /// Keeps `key` for the controller's LE Long Term Key Request and waits for the
     /// central's encryption to complete.
     private func awaitCentralsEncryption(_ handle: ConnectionHandle, key: SecretBytes) async throws(SMPError) {
-        guard links[handle, default: LinkRecord()].encryption == nil else { throw .protocolError("encryption already starting") }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
+        guard links[handle, default: LinkRecord()].encryption == nil else {
+            throw .protocolError("encryption already starting")
+        }
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, SMPError>, Never>) in
             links[handle, default: LinkRecord()].responderKey = key
             links[handle, default: LinkRecord()].encryption = continuation
         }
@@ -91,8 +99,10 @@ extension SecurityManager {
         let handle = request.handle
         var key = links[handle]?.responderKey
         if key == nil, let bond = bond(for: handle), let stored = bond.longTermKeySecret,
-           bond.secureConnections ? request.ediv == 0 && request.random.allSatisfy({ $0 == 0 })
-                                  : request.ediv == bond.ediv && request.random == bond.randomBytes {
+            bond.secureConnections
+                ? request.ediv == 0 && request.random.allSatisfy({ $0 == 0 })
+                : request.ediv == bond.ediv && request.random == bond.randomBytes
+        {
             key = stored
             links[handle, default: LinkRecord()].storedKey = true
             links[handle]?.state = .encrypted(authenticated: bond.authenticated)

@@ -10,7 +10,9 @@ extension StoreDirectory {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data
-        do { data = try encoder.encode(record) } catch { preconditionFailure("a \(type(of: record)) always encodes: \(error)") }
+        do { data = try encoder.encode(record) } catch {
+            preconditionFailure("a \(type(of: record)) always encodes: \(error)")
+        }
         try writeAtomically(Array(data), to: name)
     }
 

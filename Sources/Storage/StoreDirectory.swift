@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The store directory (docs/ARCHITECTURE.md, Storage): bonds and the GATT cache, one file per peer
@@ -120,7 +120,9 @@ public struct StoreDirectory: Sendable, Hashable {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if !name.hasPrefix(".") { names.append(name) }
         }
         return names.sorted()

@@ -13,7 +13,9 @@ enum BREDREventDescription {
     /// The event's fields as `status 0x00 success, handle 0x000b, …`; nil for an event this
     /// does not describe. Throws when the parameters are too short for the fields. `shown`
     /// counts the secret fields printed in clear.
-    static func describe(code: UInt8, parameters: ArraySlice<UInt8>, showingSecrets: Bool = false, shown: inout Int) throws(DecodingError) -> String? {
+    static func describe(code: UInt8, parameters: ArraySlice<UInt8>, showingSecrets: Bool = false, shown: inout Int)
+        throws(DecodingError) -> String?
+    {
         var reader = ByteReader(parameters)
         let secrets = HCISecretFields.event(code: code, parameters: parameters)
         /// `clear`, or `<redacted N octets>` when the `length` octets just read are secret.
@@ -29,7 +31,8 @@ enum BREDREventDescription {
             // Inquiry Result (with RSSI): the fields come as arrays, one entry per response.
             let count = Int(try reader.readUInt8())
             let addresses = try (0..<count).map { _ throws(DecodingError) in try BluetoothAddress(from: &reader) }
-            return "\(count) response(s)" + (addresses.isEmpty ? "" : ": " + addresses.map(\.description).joined(separator: ", "))
+            return "\(count) response(s)"
+                + (addresses.isEmpty ? "" : ": " + addresses.map(\.description).joined(separator: ", "))
         case 0x2F:
             // Extended Inquiry Result: always one response, then its extended inquiry response.
             let count = try reader.readUInt8()
@@ -47,12 +50,14 @@ enum BREDREventDescription {
             let address = try BluetoothAddress(from: &reader)
             let linkType = try reader.readUInt8()
             let encryption = try reader.readUInt8()
-            return "status \(status), handle \(hex(handle, digits: 4)), peer \(address), link type \(Self.linkType(linkType)), "
+            return
+                "status \(status), handle \(hex(handle, digits: 4)), peer \(address), link type \(Self.linkType(linkType)), "
                 + "encryption \(encryption == 0 ? "off" : encryption == 1 ? "on" : hex(encryption, digits: 2))"
         case 0x04:
             let address = try BluetoothAddress(from: &reader)
             let deviceClass = try reader.readUInt24()
-            return "peer \(address), class \(hex(deviceClass, digits: 6)), link type \(linkType(try reader.readUInt8()))"
+            return
+                "peer \(address), class \(hex(deviceClass, digits: 6)), link type \(linkType(try reader.readUInt8()))"
         case 0x06, 0x30:
             // Authentication Complete, Encryption Key Refresh Complete: status and handle.
             return try statusAndHandle(&reader)
@@ -67,22 +72,25 @@ enum BREDREventDescription {
             let version = try reader.readUInt8()
             let company = try reader.readUInt16()
             let subversion = try reader.readUInt16()
-            return head + ", version \(hex(version, digits: 2)), company \(hex(company, digits: 4)), subversion \(hex(subversion, digits: 4))"
+            return head
+                + ", version \(hex(version, digits: 2)), company \(hex(company, digits: 4)), subversion \(hex(subversion, digits: 4))"
         case 0x12:
             let status = HCIStatus(rawValue: try reader.readUInt8())
             let address = try BluetoothAddress(from: &reader)
             let role = try reader.readUInt8()
-            return "status \(status), peer \(address), role \(role == 0 ? "central" : role == 1 ? "peripheral" : hex(role, digits: 2))"
+            return
+                "status \(status), peer \(address), role \(role == 0 ? "central" : role == 1 ? "peripheral" : hex(role, digits: 2))"
         case 0x14:
             let head = try statusAndHandle(&reader)
             let mode = try reader.readUInt8()
             let interval = try reader.readUInt16()
-            let modeName = switch mode {
-            case 0x00: "active"
-            case 0x01: "hold"
-            case 0x02: "sniff"
-            default: hex(mode, digits: 2)
-            }
+            let modeName =
+                switch mode {
+                case 0x00: "active"
+                case 0x01: "hold"
+                case 0x02: "sniff"
+                default: hex(mode, digits: 2)
+                }
             // The interval counts baseband slots of 0.625 ms.
             return head + ", mode \(modeName), interval \(interval) slots (\(Double(interval) * 0.625) ms)"
         case 0x17, 0x31:
@@ -111,21 +119,24 @@ enum BREDREventDescription {
             let receiveLength = try reader.readUInt16()
             let transmitLength = try reader.readUInt16()
             let airMode = try reader.readUInt8()
-            return head + ", peer \(address), link type \(Self.linkType(linkType)), interval \(interval) slots, window \(window) slots, "
+            return head
+                + ", peer \(address), link type \(Self.linkType(linkType)), interval \(interval) slots, window \(window) slots, "
                 + "rx \(receiveLength) tx \(transmitLength) octets, air mode \(Self.airMode(airMode))"
         case 0x32:
             let address = try BluetoothAddress(from: &reader)
             let capability = try reader.readUInt8()
             let oob = try reader.readUInt8()
             let authentication = try reader.readUInt8()
-            return "peer \(address), IO capability \(ioCapability(capability)), OOB data \(oob == 0 ? "absent" : "present"), "
+            return
+                "peer \(address), IO capability \(ioCapability(capability)), OOB data \(oob == 0 ? "absent" : "present"), "
                 + "authentication \(authenticationRequirements(authentication))"
         case 0x33, 0x3B:
             // User Confirmation Request (its numeric value), User Passkey Notification.
             let address = try BluetoothAddress(from: &reader)
             let value = try reader.readUInt32()
             let digits = String(value)
-            return "peer \(address), \(code == 0x33 ? "value" : "passkey") \(field(4, String(repeating: "0", count: max(0, 6 - digits.count)) + digits))"
+            return
+                "peer \(address), \(code == 0x33 ? "value" : "passkey") \(field(4, String(repeating: "0", count: max(0, 6 - digits.count)) + digits))"
         case 0x36:
             let status = HCIStatus(rawValue: try reader.readUInt8())
             return "status \(status), peer \(try BluetoothAddress(from: &reader))"
@@ -149,16 +160,17 @@ enum BREDREventDescription {
     }
 
     private static func keyType(_ type: UInt8) -> String {
-        let name = switch type {
-        case 0x00: " combination"
-        case 0x03: " debug combination"
-        case 0x04: " unauthenticated combination P-192"
-        case 0x05: " authenticated combination P-192"
-        case 0x06: " changed combination"
-        case 0x07: " unauthenticated combination P-256"
-        case 0x08: " authenticated combination P-256"
-        default: ""
-        }
+        let name =
+            switch type {
+            case 0x00: " combination"
+            case 0x03: " debug combination"
+            case 0x04: " unauthenticated combination P-192"
+            case 0x05: " authenticated combination P-192"
+            case 0x06: " changed combination"
+            case 0x07: " unauthenticated combination P-256"
+            case 0x08: " authenticated combination P-256"
+            default: ""
+            }
         return hex(type, digits: 2) + name
     }
 
@@ -183,15 +195,16 @@ enum BREDREventDescription {
     }
 
     private static func authenticationRequirements(_ value: UInt8) -> String {
-        let name = switch value {
-        case 0x00: " no bonding"
-        case 0x01: " no bonding, MITM"
-        case 0x02: " dedicated bonding"
-        case 0x03: " dedicated bonding, MITM"
-        case 0x04: " general bonding"
-        case 0x05: " general bonding, MITM"
-        default: ""
-        }
+        let name =
+            switch value {
+            case 0x00: " no bonding"
+            case 0x01: " no bonding, MITM"
+            case 0x02: " dedicated bonding"
+            case 0x03: " dedicated bonding, MITM"
+            case 0x04: " general bonding"
+            case 0x05: " general bonding, MITM"
+            default: ""
+            }
         return hex(value, digits: 2) + name
     }
 
@@ -199,7 +212,8 @@ enum BREDREventDescription {
     private static func quoted(_ text: String) -> String {
         let escaped = text.unicodeScalars.map { scalar in
             if scalar == "\"" || scalar == "\\" { return "\\" + String(scalar) }
-            return scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+            return scalar.value < 0x20 || scalar.value == 0x7F
+                ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }
         return "\"" + escaped.joined() + "\""
     }

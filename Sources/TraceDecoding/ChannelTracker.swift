@@ -215,52 +215,68 @@ struct ChannelTracker: Sendable {
 
     // MARK: Signaling
 
-    private static func follow(_ command: SignalingCommand, signalingChannel: UInt16, received: Bool, link: inout Link) {
+    private static func follow(_ command: SignalingCommand, signalingChannel: UInt16, received: Bool, link: inout Link)
+    {
         // The key a request of this command's direction is kept under, and the key of the
         // request a response of this direction answers.
-        let asRequest = RequestKey(signalingChannel: signalingChannel, received: received, identifier: command.identifier)
-        let answering = RequestKey(signalingChannel: signalingChannel, received: !received, identifier: command.identifier)
+        let asRequest = RequestKey(
+            signalingChannel: signalingChannel, received: received, identifier: command.identifier)
+        let answering = RequestKey(
+            signalingChannel: signalingChannel, received: !received, identifier: command.identifier)
         switch command.code {
         case .connectionRequest, .createChannelRequest:
             guard let request = connectionRequest(command) else { return }
             link.requests[asRequest] = .connection(request.psm, sourceCID: request.sourceCID)
         case .connectionResponse, .createChannelResponse:
-            guard let response = connectionResponse(command), case let .connection(psm, sourceCID)? = link.requests[answering] else { return }
+            guard let response = connectionResponse(command),
+                case let .connection(psm, sourceCID)? = link.requests[answering]
+            else { return }
             if response.result == .pending { return }
             link.requests[answering] = nil
             guard response.result == .success else { return }
-            openChannel(psm, creditBased: false, requesterCID: sourceCID, responderCID: response.destinationCID, responseReceived: received, link: &link)
+            openChannel(
+                psm, creditBased: false, requesterCID: sourceCID, responderCID: response.destinationCID,
+                responseReceived: received, link: &link)
         case .leCreditBasedConnectionRequest:
             guard let request = decode(LECreditBasedConnectionRequest.self, command) else { return }
             link.requests[asRequest] = .creditBased(request.psm, sourceCIDs: [request.sourceCID])
         case .leCreditBasedConnectionResponse:
             guard let response = decode(LECreditBasedConnectionResponse.self, command),
-                  case let .creditBased(psm, sourceCIDs)? = link.requests[answering], let sourceCID = sourceCIDs.first else { return }
+                case let .creditBased(psm, sourceCIDs)? = link.requests[answering], let sourceCID = sourceCIDs.first
+            else { return }
             link.requests[answering] = nil
             guard response.result.isSuccess else { return }
-            openChannel(psm, creditBased: true, requesterCID: sourceCID, responderCID: response.destinationCID, responseReceived: received, link: &link)
+            openChannel(
+                psm, creditBased: true, requesterCID: sourceCID, responderCID: response.destinationCID,
+                responseReceived: received, link: &link)
         case .creditBasedConnectionRequest:
             guard let request = decode(CreditBasedConnectionRequest.self, command) else { return }
             link.requests[asRequest] = .creditBased(request.psm, sourceCIDs: request.sourceCIDs)
         case .creditBasedConnectionResponse:
             guard let response = decode(CreditBasedConnectionResponse.self, command),
-                  case let .creditBased(psm, sourceCIDs)? = link.requests[answering] else { return }
+                case let .creditBased(psm, sourceCIDs)? = link.requests[answering]
+            else { return }
             if response.result.isPending { return }
             link.requests[answering] = nil
             // Channels are answered in the request's order; a refused one gets 0x0000, even
             // when the result says only some were refused.
             for (sourceCID, destinationCID) in zip(sourceCIDs, response.destinationCIDs) where destinationCID != 0 {
-                openChannel(psm, creditBased: true, requesterCID: sourceCID, responderCID: destinationCID, responseReceived: received, link: &link)
+                openChannel(
+                    psm, creditBased: true, requesterCID: sourceCID, responderCID: destinationCID,
+                    responseReceived: received, link: &link)
             }
         case .configurationRequest:
             // Options take effect once accepted: a refused request (unacceptable parameters,
             // say, an Enhanced Retransmission mode the other side cannot do) changes nothing.
             guard let request = decode(ConfigurationRequest.self, command),
-                  let index = link.endpoints[Endpoint(received: received, cid: request.destinationCID)]?.channel else { return }
-            link.requests[asRequest] = .configuration(channel: index, options: request.options, continued: request.flags & 1 == 1)
+                let index = link.endpoints[Endpoint(received: received, cid: request.destinationCID)]?.channel
+            else { return }
+            link.requests[asRequest] = .configuration(
+                channel: index, options: request.options, continued: request.flags & 1 == 1)
         case .configurationResponse:
             guard let response = decode(ConfigurationResponse.self, command),
-                  case let .configuration(index, options, continued)? = link.requests[answering] else { return }
+                case let .configuration(index, options, continued)? = link.requests[answering]
+            else { return }
             if response.result == ConfigurationResult(rawValue: 0x0004) { return }  // pending: another response follows
             link.requests[answering] = nil
             guard response.result == .success else {
@@ -275,7 +291,10 @@ struct ChannelTracker: Sendable {
             // the channel is closing until the response closes it. Its Destination CID is the
             // receiver's (frames travelling with it), its Source CID the sender's.
             guard let request = decode(DisconnectionRequest.self, command) else { return }
-            for end in [Endpoint(received: received, cid: request.destinationCID), Endpoint(received: !received, cid: request.sourceCID)] {
+            for end in [
+                Endpoint(received: received, cid: request.destinationCID),
+                Endpoint(received: !received, cid: request.sourceCID),
+            ] {
                 guard let index = link.endpoints[end]?.channel else { continue }
                 link.channels[index]?.closing = true
             }
@@ -283,7 +302,10 @@ struct ChannelTracker: Sendable {
             // Its Destination CID is its sender's (the request's receiver), its Source CID the
             // request's sender's: the ends of frames travelling opposite to it and with it.
             guard let response = decode(DisconnectionResponse.self, command) else { return }
-            for end in [Endpoint(received: !received, cid: response.destinationCID), Endpoint(received: received, cid: response.sourceCID)] {
+            for end in [
+                Endpoint(received: !received, cid: response.destinationCID),
+                Endpoint(received: received, cid: response.sourceCID),
+            ] {
                 guard let index = link.endpoints[end]?.channel else { continue }
                 closeChannel(index, link: &link)
             }
@@ -313,10 +335,15 @@ struct ChannelTracker: Sendable {
 
     /// Opens a channel whose response travelled the way `responseReceived` says: frames to
     /// the requester (with the response) carry its CID, frames to the responder the other.
-    private static func openChannel(_ psm: PSM, creditBased: Bool, requesterCID: UInt16, responderCID: UInt16, responseReceived: Bool,
-                             link: inout Link) {
-        let ends = [Endpoint(received: responseReceived, cid: requesterCID), Endpoint(received: !responseReceived, cid: responderCID)]
-            .filter { ChannelIdentifier(rawValue: $0.cid).isDynamic }
+    private static func openChannel(
+        _ psm: PSM, creditBased: Bool, requesterCID: UInt16, responderCID: UInt16, responseReceived: Bool,
+        link: inout Link
+    ) {
+        let ends = [
+            Endpoint(received: responseReceived, cid: requesterCID),
+            Endpoint(received: !responseReceived, cid: responderCID),
+        ]
+        .filter { ChannelIdentifier(rawValue: $0.cid).isDynamic }
         guard !ends.isEmpty else { return }
         for end in ends {
             if let previous = link.endpoints[end]?.channel { closeChannel(previous, link: &link) }
@@ -352,15 +379,18 @@ struct ChannelTracker: Sendable {
         } else {
             let hasFCS = channel.noFCS.count < 2
             do {
-                let (decoded, fcsValid) = try ControlFieldFrame.decode(frame, extendedControl: channel.extendedControl, hasFCS: hasFCS)
+                let (decoded, fcsValid) = try ControlFieldFrame.decode(
+                    frame, extendedControl: channel.extendedControl, hasFCS: hasFCS)
                 result.fcsValid = fcsValid
                 switch decoded {
                 case .supervisory(let supervisory):
                     result.layout = .supervisory(supervisory)
                 case .information(let information):
                     result.layout = .information(information)
-                    let outcome = links[handle]?.endpoints[end]?.sdu.appendSegment(information.sar, sduLength: information.sduLength,
-                                                                                   information: information.information) ?? (.none, nil)
+                    let outcome =
+                        links[handle]?.endpoints[end]?.sdu.appendSegment(
+                            information.sar, sduLength: information.sduLength,
+                            information: information.information) ?? (.none, nil)
                     result.take(outcome)
                 }
             } catch {

@@ -34,8 +34,9 @@ package struct LinkAnnouncement: Sendable, Equatable {
             type = parameters.count >= 10 && parameters[index + 9] == 0x01 ? .bredr : nil
         case LEMetaEvent.code:
             guard case let .leMeta(meta)? = try? HCIEvent(packet),
-                  case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta),
-                  status.isSuccess else { return nil }
+                case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta),
+                status.isSuccess
+            else { return nil }
             self.handle = handle
             type = .le
         default:

@@ -39,7 +39,9 @@ enum SignalingDescription {
 
     /// The command's fields in words, its data decoded under the tolerance rule: octets
     /// past the format are counted in `extraOctets`.
-    private static func details(_ command: SignalingCommand, bredr: Bool, extraOctets: inout Int) throws(DecodingError) -> String {
+    private static func details(_ command: SignalingCommand, bredr: Bool, extraOctets: inout Int) throws(DecodingError)
+        -> String
+    {
         let code = command.code
         let data = command.data
         guard (bredr ? code.bredrName : code.name) != "Unknown" else { return bytes(data, separated: false) }
@@ -59,7 +61,9 @@ enum SignalingDescription {
             let create = try decode(CreateChannelRequest.self)
             return "\(create.request.psm), scid \(cid(create.request.sourceCID)), controller \(create.controllerID)"
         case .connectionResponse, .createChannelResponse:
-            let response = try code == .connectionResponse ? decode(ConnectionResponse.self) : decode(CreateChannelResponse.self).response
+            let response =
+                try code == .connectionResponse
+                ? decode(ConnectionResponse.self) : decode(CreateChannelResponse.self).response
             return "dcid \(cid(response.destinationCID)), scid \(cid(response.sourceCID)), result \(response.result)"
                 + (response.result == .pending ? ", status \(response.status)" : "")
         case .configurationRequest:
@@ -67,7 +71,8 @@ enum SignalingDescription {
             return "dcid \(cid(request.destinationCID))" + flags(request.flags) + options(request.options)
         case .configurationResponse:
             let response = try decode(ConfigurationResponse.self)
-            return "scid \(cid(response.sourceCID))" + flags(response.flags) + ", result \(response.result)" + options(response.options)
+            return "scid \(cid(response.sourceCID))" + flags(response.flags) + ", result \(response.result)"
+                + options(response.options)
         case .disconnectionRequest:
             let request = try decode(DisconnectionRequest.self)
             return "dcid \(cid(request.destinationCID)), scid \(cid(request.sourceCID))"
@@ -82,19 +87,23 @@ enum SignalingDescription {
         case .informationResponse:
             let response = try decode(InformationResponse.self)
             let resultName = response.result == 0 ? " success" : response.result == 1 ? " not supported" : ""
-            return "type \(informationType(response.infoType)), result \(hex(response.result, digits: 4))\(resultName)" + bytes(response.data)
+            return "type \(informationType(response.infoType)), result \(hex(response.result, digits: 4))\(resultName)"
+                + bytes(response.data)
         case .connectionParameterUpdateRequest:
             let parameters = try decode(ConnectionParameterUpdateRequest.self).parameters
-            return "interval \(Double(parameters.intervalMin) * 1.25)–\(Double(parameters.intervalMax) * 1.25) ms, latency \(parameters.latency), "
+            return
+                "interval \(Double(parameters.intervalMin) * 1.25)–\(Double(parameters.intervalMax) * 1.25) ms, latency \(parameters.latency), "
                 + "supervision timeout \(Int(parameters.supervisionTimeout) * 10) ms"
         case .connectionParameterUpdateResponse:
             return try decode(ConnectionParameterUpdateResponse.self).accepted ? "accepted" : "rejected"
         case .leCreditBasedConnectionRequest:
             let request = try decode(LECreditBasedConnectionRequest.self)
-            return "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
+            return
+                "\(request.psm), scid \(cid(request.sourceCID)), MTU \(request.mtu), MPS \(request.mps), credits \(request.initialCredits)"
         case .leCreditBasedConnectionResponse:
             let response = try decode(LECreditBasedConnectionResponse.self)
-            return "dcid \(cid(response.destinationCID)), MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), "
+            return
+                "dcid \(cid(response.destinationCID)), MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), "
                 + "result \(response.result)"
         case .flowControlCreditIndication:
             let indication = try decode(FlowControlCreditIndication.self)
@@ -105,11 +114,13 @@ enum SignalingDescription {
                 + "scids \(request.sourceCIDs.map(cid).joined(separator: " "))"
         case .creditBasedConnectionResponse:
             let response = try decode(CreditBasedConnectionResponse.self)
-            return "MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), result \(response.result), "
+            return
+                "MTU \(response.mtu), MPS \(response.mps), credits \(response.initialCredits), result \(response.result), "
                 + "dcids \(response.destinationCIDs.map { $0 == 0 ? "0x0000 (refused)" : cid($0) }.joined(separator: " "))"
         case .creditBasedReconfigureRequest:
             let request = try decode(CreditBasedReconfigureRequest.self)
-            return "MTU \(request.mtu), MPS \(request.mps), dcids \(request.destinationCIDs.map(cid).joined(separator: " "))"
+            return
+                "MTU \(request.mtu), MPS \(request.mps), dcids \(request.destinationCIDs.map(cid).joined(separator: " "))"
         case .creditBasedReconfigureResponse:
             return "result \(try decode(CreditBasedReconfigureResponse.self).result)"
         default:
@@ -120,7 +131,8 @@ enum SignalingDescription {
     private static func commandReject(_ reject: CommandReject) throws(DecodingError) -> String {
         switch reject.reason {
         case .signalingMTUExceeded:
-            return "reason \(reject.reason), MTU \(try reject.reasonData(CommandReject.SignalingMTUExceeded.self).actualMTU)"
+            return
+                "reason \(reject.reason), MTU \(try reject.reasonData(CommandReject.SignalingMTUExceeded.self).actualMTU)"
         case .invalidCID:
             let endpoints = try reject.reasonData(CommandReject.InvalidCID.self)
             return "reason \(reject.reason), local \(cid(endpoints.localCID)), remote \(cid(endpoints.remoteCID))"
@@ -130,12 +142,13 @@ enum SignalingDescription {
     }
 
     private static func informationType(_ type: UInt16) -> String {
-        let name = switch type {
-        case 0x0001: " connectionless MTU"
-        case 0x0002: " extended features mask"
-        case 0x0003: " fixed channels supported"
-        default: ""
-        }
+        let name =
+            switch type {
+            case 0x0001: " connectionless MTU"
+            case 0x0002: " extended features mask"
+            case 0x0003: " fixed channels supported"
+            default: ""
+            }
         return hex(type, digits: 4) + name
     }
 

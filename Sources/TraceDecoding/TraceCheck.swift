@@ -114,22 +114,28 @@ public struct TraceCheck: Sendable, Equatable {
             var recordSecrets: [SecretField] = []
             if case let .packet(type, body) = record.content {
                 // Failure.bytes has the H4 indicator in front of the body.
-                recordSecrets = secrets.secretFields(type: type, body: body, direction: record.direction).map { $0.shifted(by: 1) }
+                recordSecrets = secrets.secretFields(type: type, body: body, direction: record.direction).map {
+                    $0.shifted(by: 1)
+                }
             }
             if let reason = check(walk.step(record)) {
-                failure = Failure(recordNumber: record.number, reason: reason, bytes: Self.bytes(record), secrets: recordSecrets)
+                failure = Failure(
+                    recordNumber: record.number, reason: reason, bytes: Self.bytes(record), secrets: recordSecrets)
                 return
             }
             if let oddity = Self.tolerated(record) ?? recordOddity {
                 if strict {
-                    failure = Failure(recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record), secrets: recordSecrets)
+                    failure = Failure(
+                        recordNumber: record.number, reason: oddity + " (strict check)", bytes: Self.bytes(record),
+                        secrets: recordSecrets)
                     return
                 }
                 warnings.append(Warning(recordNumber: record.number, reason: oddity))
             }
         }
         if let tail = file.truncatedTail {
-            failure = Failure(recordNumber: file.records.count + 1, reason: "the file ends inside a record (\(tail))", bytes: [])
+            failure = Failure(
+                recordNumber: file.records.count + 1, reason: "the file ends inside a record (\(tail))", bytes: [])
         }
     }
 
@@ -173,8 +179,10 @@ public struct TraceCheck: Sendable, Equatable {
     /// What the tolerance rule accepts in `record` that a strict reading would not: octets
     /// past an event's format (``HCIEventPacket/extraOctets``).
     private static func tolerated(_ record: BTSnoopRecord) -> String? {
-        guard case let .packet(.event, body) = record.content, case let .event(packet)? = try? HCIPacket(type: .event, body: body),
-              let extra = packet.extraOctets, extra > 0 else { return nil }
+        guard case let .packet(.event, body) = record.content,
+            case let .event(packet)? = try? HCIPacket(type: .event, body: body),
+            let extra = packet.extraOctets, extra > 0
+        else { return nil }
         var what = "\(HCINames.event(packet.code)) event (\(hex(packet.code, digits: 2)))"
         if case let .leMeta(meta)? = try? HCIEvent(packet) {
             what = "LE Meta \(meta.name) event (\(hex(meta.subeventCode, digits: 2)))"
@@ -211,7 +219,8 @@ public struct TraceCheck: Sendable, Equatable {
             }
             for command in control.commands { noteExtraOctets(command, bredr: true) }
             if let damaged = control.damaged {
-                return "BR/EDR signaling C-frame ends inside \(damaged.code?.bredrDescription ?? "a command"): \(damaged.error)"
+                return
+                    "BR/EDR signaling C-frame ends inside \(damaged.code?.bredrDescription ?? "a command"): \(damaged.error)"
             }
             return nil
         case .dynamic(let dynamic):
@@ -247,12 +256,17 @@ public struct TraceCheck: Sendable, Equatable {
     private mutating func checkATT(_ pdu: ArraySlice<UInt8>) -> String? {
         attPDUs += 1
         guard let code = pdu.first else { return "empty ATT PDU" }
-        guard let type = ATTOpcode(rawValue: code).pduType else { return "ATT opcode \(hex(code, digits: 2)) is not defined" }
+        guard let type = ATTOpcode(rawValue: code).pduType else {
+            return "ATT opcode \(hex(code, digits: 2)) is not defined"
+        }
         // Octets past a fixed format are what the stack accepts from a server (and a
         // server answers a request with them by Invalid PDU): a warning, not a failure.
         do {
             let (_, extra) = try type.decodeCountingExtraOctets(pdu)
-            if extra > 0 { recordOddity = "ATT \(ATTOpcode(rawValue: code)) carries \(extra) octet\(extra == 1 ? "" : "s") past its format" }
+            if extra > 0 {
+                recordOddity =
+                    "ATT \(ATTOpcode(rawValue: code)) carries \(extra) octet\(extra == 1 ? "" : "s") past its format"
+            }
         } catch {
             return "ATT \(ATTOpcode(rawValue: code)): \(error)"
         }
@@ -266,15 +280,22 @@ public struct TraceCheck: Sendable, Equatable {
         case .smp:
             smpPDUs += 1
             guard let code = frame.payload.first else { return "empty SMP PDU" }
-            guard let command = SMPCode(rawValue: code).commandType else { return "SMP code \(hex(code, digits: 2)) is not defined" }
+            guard let command = SMPCode(rawValue: code).commandType else {
+                return "SMP code \(hex(code, digits: 2)) is not defined"
+            }
             guard frame.payload.count == command.length else {
-                return "SMP \(SMPCode(rawValue: code)) is \(frame.payload.count) octets, its length is \(command.length)"
+                return
+                    "SMP \(SMPCode(rawValue: code)) is \(frame.payload.count) octets, its length is \(command.length)"
             }
         case .leSignaling:
             signalingPDUs += 1
             let command: SignalingCommand
-            do { command = try SignalingCommand(decoding: frame.payload) } catch { return "LE signaling command: \(error)" }
-            if let problem = SignalingDescription.problem(command, bredr: false) { return "LE signaling \(command.code): \(problem)" }
+            do { command = try SignalingCommand(decoding: frame.payload) } catch {
+                return "LE signaling command: \(error)"
+            }
+            if let problem = SignalingDescription.problem(command, bredr: false) {
+                return "LE signaling \(command.code): \(problem)"
+            }
             noteExtraOctets(command, bredr: false)
         default:
             otherPDUs += 1
@@ -298,9 +319,10 @@ public struct TraceCheck: Sendable, Equatable {
         for record in file.records {
             // Only two event codes announce links; the rest need no decoding here.
             guard case let .packet(.event, body) = record.content, let code = body.first,
-                  code == 0x03 || code == LEMetaEvent.code,
-                  case let .event(packet)? = try? HCIPacket(type: .event, body: body),
-                  let announcement = LinkAnnouncement(packet) else { continue }
+                code == 0x03 || code == LEMetaEvent.code,
+                case let .event(packet)? = try? HCIPacket(type: .event, body: body),
+                let announcement = LinkAnnouncement(packet)
+            else { continue }
             handles.insert(announcement.handle)
         }
         return handles.isEmpty ? nil : handles

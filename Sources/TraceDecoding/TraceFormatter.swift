@@ -57,7 +57,8 @@ public struct TraceFormatter: Sendable {
         case .packet:
             switch walk.step(record) {
             case let .malformed(type, body, error):
-                return "\(prefix) malformed \(type) packet (\(error)): \(render(body, secrets: HCISecretFields.packet(type: type, body: body)))"
+                return
+                    "\(prefix) malformed \(type) packet (\(error)): \(render(body, secrets: HCISecretFields.packet(type: type, body: body)))"
             case let .packet(packet, acl):
                 return "\(prefix) \(describe(packet, acl))"
             case .monitor, .unknownType:
@@ -74,20 +75,26 @@ public struct TraceFormatter: Sendable {
         var formatter = TraceFormatter()
         // A lone packet cannot show its connection event; do not flag its handle for that.
         if case let .acl(acl) = packet { formatter.walk.assumeAnnounced(acl.handle) }
-        guard case let .packet(packet, acl) = formatter.walk.step(packet, received: direction == .received) else { return "" }
+        guard case let .packet(packet, acl) = formatter.walk.step(packet, received: direction == .received) else {
+            return ""
+        }
         return formatter.describe(packet, acl)
     }
 
     private mutating func describe(_ packet: HCIPacket, _ step: TraceWalk.ACLStep?) -> String {
         switch packet {
         case .command(let command):
-            return "HCI Command: \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
-                + bytes(command.parameters, secrets: HCISecretFields.command(command.opcode, parameters: command.parameters))
+            return
+                "HCI Command: \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
+                + bytes(
+                    command.parameters, secrets: HCISecretFields.command(command.opcode, parameters: command.parameters)
+                )
         case .event(let event):
             return "HCI Event: \(describeEvent(event))"
         case .acl(let acl):
             let received = step?.received ?? false
-            var line = "ACL \(received ? "RX" : "TX"): handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
+            var line =
+                "ACL \(received ? "RX" : "TX"): handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
             if !walk.liveHandles.contains(acl.handle) { line += " (handle never announced)" }
             let problem = step?.problem
             if let problem { line += " [\(problem)]" }
@@ -107,19 +114,27 @@ public struct TraceFormatter: Sendable {
     private mutating func describeEvent(_ packet: HCIEventPacket) -> String {
         let head = "\(HCINames.event(packet.code)) (\(hex(packet.code, digits: 2))) plen \(packet.parameters.count)"
         let secrets = HCISecretFields.event(code: packet.code, parameters: packet.parameters)
-        guard let event = try? HCIEvent(packet) else { return head + " (malformed)" + bytes(packet.parameters, secrets: secrets) }
+        guard let event = try? HCIEvent(packet) else {
+            return head + " (malformed)" + bytes(packet.parameters, secrets: secrets)
+        }
         switch event {
         case .commandComplete(let complete):
             let status = complete.returnParameters.first.map { " status \(HCIStatus(rawValue: $0))" } ?? ""
-            return head + ": \(complete.opcode.name) (\(hex(complete.opcode.rawValue, digits: 4))) ncmd \(complete.numHCICommandPackets)\(status)"
+            return head
+                + ": \(complete.opcode.name) (\(hex(complete.opcode.rawValue, digits: 4))) ncmd \(complete.numHCICommandPackets)\(status)"
         case .commandStatus(let status):
-            return head + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
+            return head
+                + ": \(status.opcode.name) (\(hex(status.opcode.rawValue, digits: 4))) ncmd \(status.numHCICommandPackets) status \(status.status)"
         case .disconnectionComplete(let disconnection):
-            return head + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
+            return head
+                + ": handle \(hex(disconnection.handle, digits: 4)) status \(disconnection.status) reason \(disconnection.reason)"
         case .numberOfCompletedPackets(let completed):
-            return head + ": " + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(separator: ", ")
+            return head + ": "
+                + completed.completions.map { "handle \(hex($0.handle, digits: 4)) count \($0.count)" }.joined(
+                    separator: ", ")
         case .encryptionChange(let change):
-            return head + ": handle \(hex(change.handle, digits: 4)) status \(change.status) encryption \(change.encryptionEnabled)"
+            return head
+                + ": handle \(hex(change.handle, digits: 4)) status \(change.status) encryption \(change.encryptionEnabled)"
                 + (change.keySize.map { " key size \($0)" } ?? "")
         case .encryptionKeyRefreshComplete(let refresh):
             return head + ": handle \(hex(refresh.handle, digits: 4)) status \(refresh.status)"
@@ -127,15 +142,22 @@ public struct TraceFormatter: Sendable {
             return head + ": hardware code \(hex(error.hardwareCode, digits: 2))"
         case .leMeta(let meta):
             // LE Connection Complete, LE Enhanced Connection Complete v1 and v2.
-            if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(meta) {
-                return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
+            if case let .connectionComplete(status, handle, _, _, peer, parameters)? = try? LEConnectionEvent.decode(
+                meta)
+            {
+                return head
+                    + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2))) status \(status) handle \(hex(handle, digits: 4))"
                     + " peer \(peer) \(parameters.description)"
             }
-            return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))" + bytes(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode))
+            return head + ": \(meta.name) (\(hex(meta.subeventCode, digits: 2)))"
+                + bytes(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode))
         case .other(let other):
             do {
-                guard let fields = try BREDREventDescription.describe(code: other.code, parameters: other.parameters,
-                                                                      showingSecrets: showsSecrets, shown: &secretsShown) else {
+                guard
+                    let fields = try BREDREventDescription.describe(
+                        code: other.code, parameters: other.parameters,
+                        showingSecrets: showsSecrets, shown: &secretsShown)
+                else {
                     return head + bytes(packet.parameters, secrets: secrets)
                 }
                 return head + ": " + fields
@@ -150,7 +172,9 @@ public struct TraceFormatter: Sendable {
     /// A whole PDU, as its channel reads (`content`: nil when its handle is not followed:
     /// ACL on a handle no connection announced may be vendor data, Qualcomm's 0x0EDC, whose
     /// bytes mean nothing as signaling or channels).
-    private mutating func describe(_ frame: BasicFrame, handle: ConnectionHandle, content: ChannelTracker.Content?) -> String {
+    private mutating func describe(_ frame: BasicFrame, handle: ConnectionHandle, content: ChannelTracker.Content?)
+        -> String
+    {
         guard let content else { return describeFixed(frame, linkType: nil, followed: false) }
         let linkType = walk.linkType(handle)
         switch content {
@@ -162,7 +186,8 @@ public struct TraceFormatter: Sendable {
                 commands.append("\(damaged.code?.bredrDescription ?? "command") (damaged: \(damaged.error))")
             }
             let reserved = linkType == .le ? " [reserved on LE]" : ""
-            return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): " + (commands.isEmpty ? "no command" : commands.joined(separator: "; "))
+            return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): "
+                + (commands.isEmpty ? "no command" : commands.joined(separator: "; "))
                 + Self.bytes(frame.payload)
         case .dynamic(let dynamic):
             return Self.describe(dynamic, length: frame.payload.count, payload: frame.payload)
@@ -173,28 +198,34 @@ public struct TraceFormatter: Sendable {
     /// `followed` handle (on vendor data their fields would mean nothing).
     private mutating func describeFixed(_ frame: BasicFrame, linkType: LinkType?, followed: Bool) -> String {
         let code = frame.payload.first
-        let detail: String = switch (frame.channel, code) {
-        case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
-        case (.smp, let code?): "SMP \(SMPCode(rawValue: code))"
-        case (.leSignaling, _?):
-            if followed, let command = try? SignalingCommand(decoding: frame.payload) {
-                "LE signaling " + SignalingDescription.text(command, bredr: false)
-            } else {
-                "LE signaling \(SignalingCode(rawValue: code ?? 0))"
+        let detail: String =
+            switch (frame.channel, code) {
+            case (.att, let code?): "ATT \(ATTOpcode(rawValue: code))"
+            case (.smp, let code?): "SMP \(SMPCode(rawValue: code))"
+            case (.leSignaling, _?):
+                if followed, let command = try? SignalingCommand(decoding: frame.payload) {
+                    "LE signaling " + SignalingDescription.text(command, bredr: false)
+                } else {
+                    "LE signaling \(SignalingCode(rawValue: code ?? 0))"
+                }
+            case (ChannelIdentifier(rawValue: 0x0007), let code?): "SMP \(SMPCode(rawValue: code))"
+            default: "\(frame.channel)"
             }
-        case (ChannelIdentifier(rawValue: 0x0007), let code?): "SMP \(SMPCode(rawValue: code))"
-        default: "\(frame.channel)"
-        }
         // Wireshark reads 0x0004–0x0006 as ATT, LE signaling and SMP on any link, and so does
         // the summary; the line says when the link makes that CID a reserved one.
         let leOnly = [ChannelIdentifier.att, .leSignaling, .smp].contains(frame.channel)
         let reserved = linkType == .bredr && leOnly ? " [reserved on BR/EDR]" : ""
-        let secrets = SMPSecretFields.carriesSMP(channel: frame.channel.rawValue) ? SMPSecretFields.fields(pdu: frame.payload) : []
-        return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): \(detail)" + bytes(frame.payload, secrets: secrets)
+        let secrets =
+            SMPSecretFields.carriesSMP(channel: frame.channel.rawValue)
+            ? SMPSecretFields.fields(pdu: frame.payload) : []
+        return "L2CAP \(frame.channel) len \(frame.payload.count)\(reserved): \(detail)"
+            + bytes(frame.payload, secrets: secrets)
     }
 
     /// `L2CAP CID 0x0040 (PSM 0x0080) len 30: K-frame, SDU 28 of 60 octets [3c 00 …]`.
-    private static func describe(_ frame: ChannelTracker.DynamicFrame, length: Int, payload: ArraySlice<UInt8>) -> String {
+    private static func describe(_ frame: ChannelTracker.DynamicFrame, length: Int, payload: ArraySlice<UInt8>)
+        -> String
+    {
         let channel = "CID \(hex(frame.cid, digits: 4)) (\(frame.psm.map(\.description) ?? "no PSM seen"))"
         if frame.closing {
             return "L2CAP \(channel) len \(length): disconnecting, discarded" + bytes(payload)
@@ -204,10 +235,13 @@ public struct TraceFormatter: Sendable {
         case .basic: break
         case .kFrame: parts.append("K-frame")
         case .information(let information):
-            parts.append("I-frame txseq \(information.txSeq) reqseq \(information.reqSeq)\(information.final ? " final" : "") \(information.sar)")
+            parts.append(
+                "I-frame txseq \(information.txSeq) reqseq \(information.reqSeq)\(information.final ? " final" : "") \(information.sar)"
+            )
         case .supervisory(let supervisory):
-            parts.append("S-frame \(supervisory.function) reqseq \(supervisory.reqSeq)"
-                         + (supervisory.poll ? " poll" : "") + (supervisory.final ? " final" : ""))
+            parts.append(
+                "S-frame \(supervisory.function) reqseq \(supervisory.reqSeq)"
+                    + (supervisory.poll ? " poll" : "") + (supervisory.final ? " final" : ""))
         case .undecodable: parts.append("undecodable frame")
         }
         var shown = payload
@@ -273,7 +307,8 @@ public struct TraceFormatter: Sendable {
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let microText = String(micros)
-        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))."
+        return
+            "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))."
             + String(repeating: "0", count: 6 - microText.count) + microText
     }
 }

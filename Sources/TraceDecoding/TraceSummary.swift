@@ -127,7 +127,9 @@ struct Counter {
             countEvent(code: event.code, parameters: event.parameters)
         case .acl:
             guard let step else { return }
-            if let problem = step.problem, let kind = Self.malformedKind(problem) { summary.malformed[kind, default: 0] += 1 }
+            if let problem = step.problem, let kind = Self.malformedKind(problem) {
+                summary.malformed[kind, default: 0] += 1
+            }
             if let frame = step.frame { countFrame(frame, step.content) }
         case .sco, .iso:
             break
@@ -140,7 +142,9 @@ struct Counter {
         var reader = ByteReader(body)
         switch type {
         case .command:
-            if let opcode = try? reader.readUInt16() { summary.commands[HCINames.commandKey(HCIOpcode(rawValue: opcode)), default: 0] += 1 }
+            if let opcode = try? reader.readUInt16() {
+                summary.commands[HCINames.commandKey(HCIOpcode(rawValue: opcode)), default: 0] += 1
+            }
         case .event:
             if let code = try? reader.readUInt8(), (try? reader.readUInt8()) != nil {
                 countEvent(code: code, parameters: reader.remaining)
@@ -179,7 +183,9 @@ struct Counter {
         // Data in transit when the channel's disconnection was asked for is discarded;
         // Wireshark does not read it as the channel's protocol either.
         if frame.closing { return }
-        if let problem = frame.problem, let kind = Self.malformedKind(problem) { summary.malformed[kind, default: 0] += 1 }
+        if let problem = frame.problem, let kind = Self.malformedKind(problem) {
+            summary.malformed[kind, default: 0] += 1
+        }
         guard let sdu = frame.sdu else { return }
         guard let psm = frame.psm else {
             summary.l2cap["CID \(hex(frame.cid, digits: 4)) (no PSM seen)", default: 0] += 1
@@ -194,7 +200,9 @@ struct Counter {
 
     private mutating func countFixed(_ frame: BasicFrame) {
         guard let code = frame.payload.first else {
-            if [.att, .smp, .leSignaling].contains(frame.channel) { summary.malformed["l2cap empty payload", default: 0] += 1 }
+            if [.att, .smp, .leSignaling].contains(frame.channel) {
+                summary.malformed["l2cap empty payload", default: 0] += 1
+            }
             return
         }
         switch frame.channel {

@@ -104,10 +104,16 @@ package struct TraceWalk: Sendable {
             follow(event)
             return .packet(packet, acl: nil)
         case .acl(let acl):
-            let (frame, problem) = reassemblers[ReassemblyKey(handle: acl.handle, received: received), default: Reassembler()].append(acl)
+            let (frame, problem) = reassemblers[
+                ReassemblyKey(handle: acl.handle, received: received), default: Reassembler()
+            ].append(acl)
             let followed = isFollowed(acl.handle)
-            let content = frame.flatMap { followed ? channels.process($0, handle: acl.handle, received: received) : nil }
-            return .packet(packet, acl: ACLStep(frame: frame, problem: problem, received: received, followed: followed, content: content))
+            let content = frame.flatMap {
+                followed ? channels.process($0, handle: acl.handle, received: received) : nil
+            }
+            return .packet(
+                packet,
+                acl: ACLStep(frame: frame, problem: problem, received: received, followed: followed, content: content))
         case .command, .sco, .iso:
             return .packet(packet, acl: nil)
         }
@@ -121,8 +127,10 @@ package struct TraceWalk: Sendable {
             liveHandles.insert(announcement.handle)
             announcedHandles.insert(announcement.handle)
             channels.announce(announcement)
-        } else if event.code == DisconnectionComplete.code, case let .disconnectionComplete(disconnection)? = try? HCIEvent(event),
-                  disconnection.status.isSuccess {
+        } else if event.code == DisconnectionComplete.code,
+            case let .disconnectionComplete(disconnection)? = try? HCIEvent(event),
+            disconnection.status.isSuccess
+        {
             forget(disconnection.handle)
             liveHandles.remove(disconnection.handle)
             channels.disconnected(disconnection.handle)

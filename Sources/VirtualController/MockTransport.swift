@@ -6,7 +6,9 @@ extension VirtualController {
     /// the one at `peer`, when given), rebuilt by ``TraceReconstruction``; its transport
     /// string is `mock:PATH[,peer=ADDRESS]`. A file that cannot be read, or a peer it does not
     /// show, is an error naming what it has.
-    public convenience init(recording path: String, peer: BluetoothAddress? = nil, capture: BTSnoopWriter? = nil) throws(TransportError) {
+    public convenience init(recording path: String, peer: BluetoothAddress? = nil, capture: BTSnoopWriter? = nil)
+        throws(TransportError)
+    {
         let spec = TransportSpec.mock(path: path, peer: peer).description
         let reconstruction: TraceReconstruction
         do { reconstruction = try TraceReconstruction(path: path) } catch {
@@ -17,8 +19,9 @@ extension VirtualController {
             peripherals = peripherals.filter { $0.address == peer }
             guard !peripherals.isEmpty else {
                 let known = reconstruction.peripherals.map(\.address.description)
-                throw .invalidSpec("\(spec): the recording shows no peer \(peer)"
-                                   + (known.isEmpty ? " (it shows none)" : "; it shows \(known.joined(separator: ", "))"))
+                throw .invalidSpec(
+                    "\(spec): the recording shows no peer \(peer)"
+                        + (known.isEmpty ? " (it shows none)" : "; it shows \(known.joined(separator: ", "))"))
             }
         }
         try self.init(peripherals: peripherals, name: spec, capture: capture)
@@ -30,8 +33,9 @@ extension VirtualController {
     /// any API that takes a transport string: each opens a virtual controller over the
     /// recording. Call it once, before the first; the `bluejay` tool and `bluejay-gateway` do.
     public static func enableMockTransport() {
-        MockTransportOpener.install(MockTransportOpener { path, peer, capture throws(TransportError) in
-            try VirtualController(recording: path, peer: peer, capture: capture)
-        })
+        MockTransportOpener.install(
+            MockTransportOpener { path, peer, capture throws(TransportError) in
+                try VirtualController(recording: path, peer: peer, capture: capture)
+            })
     }
 }

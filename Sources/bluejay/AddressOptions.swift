@@ -6,15 +6,19 @@ import HCI
 /// `--address` and `--renew` of `bluejay advertise` and `serve`: the address advertising
 /// carries (Core 6.0 Vol 6, Part B, 1.3).
 struct AddressOptions: ParsableArguments {
-    @Option(name: .long, help: """
-        The address to advertise from: public (default; static on a controller with no public address), \
-        static (our static random address, kept in the store), \
-        private (a resolvable private address made with our IRK, renewed every --renew seconds) or a static \
-        random address AA:BB:CC:DD:EE:FF.
-        """)
+    @Option(
+        name: .long,
+        help: """
+            The address to advertise from: public (default; static on a controller with no public address), \
+            static (our static random address, kept in the store), \
+            private (a resolvable private address made with our IRK, renewed every --renew seconds) or a static \
+            random address AA:BB:CC:DD:EE:FF.
+            """)
     var address: String?
 
-    @Option(name: .long, help: "With --address private: seconds between new private addresses (default 900, TGAP(private_addr_int)).")
+    @Option(
+        name: .long,
+        help: "With --address private: seconds between new private addresses (default 900, TGAP(private_addr_int)).")
     var renew: Double?
 
     func validate() throws {
@@ -22,9 +26,12 @@ struct AddressOptions: ParsableArguments {
         case nil, "public", "static", "private": break
         case let text?:
             guard let given = BluetoothAddress(text) else {
-                throw ValidationError("--address is public, static, private or a static random address AA:BB:CC:DD:EE:FF")
+                throw ValidationError(
+                    "--address is public, static, private or a static random address AA:BB:CC:DD:EE:FF")
             }
-            guard given.isValidStaticRandom else { throw ValidationError("--address \(text) is not a static random address (its top two bits must be 11)") }
+            guard given.isValidStaticRandom else {
+                throw ValidationError("--address \(text) is not a static random address (its top two bits must be 11)")
+            }
         }
         if let renew {
             guard address == "private" else { throw ValidationError("--renew goes with --address private") }
@@ -39,7 +46,9 @@ struct AddressOptions: ParsableArguments {
         case nil: manager.publicAddress == nil ? .staticRandom(manager.staticRandomAddress) : .public
         case "public": .public
         case "static": .staticRandom(manager.staticRandomAddress)
-        case "private": .resolvablePrivate(renewal: renew.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? OwnAddress.privateAddressInterval)
+        case "private":
+            .resolvablePrivate(
+                renewal: renew.map { .milliseconds(Int64(($0 * 1000).rounded())) } ?? OwnAddress.privateAddressInterval)
         case let text?: BluetoothAddress(text).map(OwnAddress.staticRandom) ?? .public
         }
     }

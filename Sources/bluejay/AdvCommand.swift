@@ -2,7 +2,7 @@ import Advertisements
 import ArgumentParser
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay adv`: advertisements without a controller.

@@ -7,7 +7,7 @@ import TraceDecoding
 import VirtualController
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay`: a Bluetooth LE host on the command line.
@@ -21,8 +21,12 @@ struct BluejayCommand: AsyncParsableCommand {
             serial:/dev/ttyACM0[,baud=1000000][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, \
             mock:FILE[,peer=ADDRESS] (a virtual controller serving the peers a recording shows: see 'bluejay mock').
             """,
-        subcommands: [Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self, Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self, L2CAPCommand.self, Advertise.self, Serve.self,
-                      GatewayCommand.self, Adv.self])
+        subcommands: [
+            Info.self, Scan.self, Connect.self, Gatt.self, Discover.self, Read.self, Write.self, Listen.self,
+            Cache.self, Pair.self, Bonds.self, Unpair.self, Demo.self, Trace.self, Mock.self, Monitor.self,
+            L2CAPCommand.self, Advertise.self, Serve.self,
+            GatewayCommand.self, Adv.self,
+        ])
 
     /// ArgumentParser's own entry point, after opting in to `mock:` transports, which every
     /// command takes.
@@ -43,32 +47,45 @@ struct BluejayCommand: AsyncParsableCommand {
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .long, help: "The controller: hci0, hci:N, serial:PATH[,baud=N][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, mock:FILE[,peer=ADDRESS] (default: $BLUEJAY_TRANSPORT).")
+    @Option(
+        name: .long,
+        help:
+            "The controller: hci0, hci:N, serial:PATH[,baud=N][,flow=rtscts], tcp:HOST:PORT, unix:PATH, replay:FILE, mock:FILE[,peer=ADDRESS] (default: $BLUEJAY_TRANSPORT)."
+    )
     var transport: String?
 
     @Option(name: .long, help: "Write every HCI packet to this btsnoop file (default: $BLUEJAY_BTSNOOP).")
     var capture: String?
 
-    @Option(name: .long, help: "Write every HCI packet to this btsnoop file with keys, nonces and passkeys zeroed in place: a capture to share.")
+    @Option(
+        name: .long,
+        help:
+            "Write every HCI packet to this btsnoop file with keys, nonces and passkeys zeroed in place: a capture to share."
+    )
     var captureRedacted: String?
 
     @Flag(name: .long, help: "Log HCI traffic and diagnostics to standard error.")
     var verbose = false
 
-    @Flag(name: .long, help: "Print keys, nonces and passkeys in clear in logs and traces (for debugging; never share such output).")
+    @Flag(
+        name: .long,
+        help: "Print keys, nonces and passkeys in clear in logs and traces (for debugging; never share such output).")
     var logSecrets = false
 
     /// Each layer's level from `BLUEJAY_LOG` (`hci=debug,att=info`; docs/CommandLine.md, "Logging"),
     /// over `debug` with `--verbose`, else `warning`.
     static func levels(verbose: Bool) throws(LogLevelsError) -> LogLevels {
-        try LogLevels(parsing: getenv("BLUEJAY_LOG").map { String(cString: $0) } ?? "", default: verbose ? .debug : .warning)
+        try LogLevels(
+            parsing: getenv("BLUEJAY_LOG").map { String(cString: $0) } ?? "", default: verbose ? .debug : .warning)
     }
 
     /// One logger per process for each of `--verbose`'s settings, so its warning about
     /// secrets in clear comes once however many layers are handed a copy. `BLUEJAY_LOG`
     /// was checked by ``validate()``.
     private static let loggers = [false, true].map { verbose in
-        HCILogger(levels: (try? levels(verbose: verbose)) ?? LogLevels(default: verbose ? .debug : .warning), sink: HCILogger.standardErrorLine)
+        HCILogger(
+            levels: (try? levels(verbose: verbose)) ?? LogLevels(default: verbose ? .debug : .warning),
+            sink: HCILogger.standardErrorLine)
     }
 
     var logger: HCILogger {
@@ -88,7 +105,9 @@ struct CommonOptions: ParsableArguments {
     func openCapture() throws -> BTSnoopWriter? {
         do {
             if let path = captureRedacted { return try BTSnoopWriter(path: path, redactor: PacketSecrets()) }
-            if let path = capture ?? environment("BLUEJAY_BTSNOOP"), !path.isEmpty { return try BTSnoopWriter(path: path) }
+            if let path = capture ?? environment("BLUEJAY_BTSNOOP"), !path.isEmpty {
+                return try BTSnoopWriter(path: path)
+            }
         } catch { throw CLIError(error.description) }
         return nil
     }
@@ -96,20 +115,26 @@ struct CommonOptions: ParsableArguments {
     /// The transport spec from the option or the environment.
     func transportSpec() throws -> TransportSpec {
         guard let text = transport ?? environment("BLUEJAY_TRANSPORT"), !text.isEmpty else {
-            throw CLIError("no transport: pass --transport (e.g. hci0, serial:/dev/ttyACM0, tcp:127.0.0.1:9000) or set BLUEJAY_TRANSPORT")
+            throw CLIError(
+                "no transport: pass --transport (e.g. hci0, serial:/dev/ttyACM0, tcp:127.0.0.1:9000) or set BLUEJAY_TRANSPORT"
+            )
         }
         do { return try TransportSpec(parsing: text) } catch { throw CLIError("--transport: \(error)") }
     }
 
     /// Opens the transport (with the capture file, if any) and brings the controller up.
     @BluetoothActor
-    func withController<T: Sendable>(_ body: @BluetoothActor (HCIController, ControllerInfo) async throws -> T) async throws -> T {
+    func withController<T: Sendable>(_ body: @BluetoothActor (HCIController, ControllerInfo) async throws -> T)
+        async throws -> T
+    {
         let spec = try transportSpec()
         let writer = try openCapture()
         defer { writer?.close() }
         let transport: any HCITransport
         // Awaited: a user channel still busy is retried without holding up the stack's actor.
-        do { transport = try await spec.open(capture: writer, clock: ContinuousClock()) } catch { throw CLIError(error.description) }
+        do { transport = try await spec.open(capture: writer, clock: ContinuousClock()) } catch {
+            throw CLIError(error.description)
+        }
         let controller = HCIController(transport: transport, configuration: .init(logger: logger))
         defer { controller.close() }
         // A replay's verdict outranks whatever error the stack made of it: the report names
@@ -136,10 +161,13 @@ extension CommonOptions {
     /// it (``BluetoothHost/init(controller:info:store:cacheEnabled:deviceName:logger:)``: one
     /// wiring for both), closed when `body` returns.
     @BluetoothActor
-    func withHost<T: Sendable>(cacheEnabled: Bool = true, _ body: @BluetoothActor (BluetoothHost) async throws -> T) async throws -> T {
+    func withHost<T: Sendable>(cacheEnabled: Bool = true, _ body: @BluetoothActor (BluetoothHost) async throws -> T)
+        async throws -> T
+    {
         let logger = logger
         return try await withController { controller, info in
-            let host = BluetoothHost(controller: controller, info: info, store: .standard, cacheEnabled: cacheEnabled, logger: logger)
+            let host = BluetoothHost(
+                controller: controller, info: info, store: .standard, cacheEnabled: cacheEnabled, logger: logger)
             defer { host.close() }
             return try await body(host)
         }

@@ -7,7 +7,9 @@ import HCI
 struct Connect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Connect to a peripheral, print the connection's parameters, then disconnect.",
-        discussion: "ADDRESS is AA:BB:CC:DD:EE:FF with an optional /random or /public (default: the type seen in a short scan, else public).")
+        discussion:
+            "ADDRESS is AA:BB:CC:DD:EE:FF with an optional /random or /public (default: the type seen in a short scan, else public)."
+    )
 
     @OptionGroup var common: CommonOptions
 
@@ -19,9 +21,12 @@ struct Connect: AsyncParsableCommand {
 
     func validate() throws {
         guard Self.parse(address) != nil else {
-            throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
+            throw ValidationError(
+                "'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
         }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
     }
 
     /// ADDRESS[/random|/public]: the address, and the type when given (else nil: a short scan finds it).
@@ -35,12 +40,15 @@ struct Connect: AsyncParsableCommand {
         let timeout = timeout
         let lines: [String] = try await common.withHost { host in
             let type: AddressType
-            if let givenType { type = givenType } else {
+            if let givenType {
+                type = givenType
+            } else {
                 type = try await Self.typeFromScan(address, controller: host.controller, logger: common.logger)
             }
             let manager = host.connections
             do {
-                let connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000)))
+                let connection = try await manager.connect(
+                    to: address, type: type, timeout: .milliseconds(Int(timeout * 1000)))
                 let rssi = try? await manager.readRSSI(connection.handle)
                 let current = manager.connections[connection.handle] ?? connection
                 let reason = try await manager.disconnect(connection.handle)
@@ -55,7 +63,9 @@ struct Connect: AsyncParsableCommand {
     /// The address type the peripheral advertises with, from a scan of up to two seconds;
     /// public when it is not seen.
     @BluetoothActor
-    static func typeFromScan(_ address: BluetoothAddress, controller: HCIController, logger: HCILogger) async throws -> AddressType {
+    static func typeFromScan(_ address: BluetoothAddress, controller: HCIController, logger: HCILogger) async throws
+        -> AddressType
+    {
         let scanner = Scanner(controller: controller, logger: logger)
         let found = Expectation<AddressType>()
         try await scanner.start(ScanOptions(active: false)) { discovery in

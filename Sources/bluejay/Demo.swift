@@ -31,7 +31,9 @@ struct Demo: AsyncParsableCommand {
         let logger = common.logger
         let redact = common.captureRedacted != nil
         let capture = common.captureRedacted ?? common.capture ?? environment("BLUEJAY_BTSNOOP")
-        try await HeartRateDemo(transport: transport, capture: capture, redactCapture: redact, beats: beats, logger: logger).run()
+        try await HeartRateDemo(
+            transport: transport, capture: capture, redactCapture: redact, beats: beats, logger: logger
+        ).run()
     }
 }
 
@@ -68,8 +70,9 @@ final class HeartRateDemo {
     let heartRateService = ServiceIdentifier(uuid: "180D")
     let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
     let heartRate = CharacteristicIdentifier(uuid: "2A37", service: ServiceIdentifier(uuid: "180D"))
-    let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+    let controlPoint = CharacteristicIdentifier(
+        uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+        service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
 
     init(transport: String, capture: String?, redactCapture: Bool = false, beats: Int, logger: HCILogger) {
         self.transport = transport
@@ -105,27 +108,43 @@ final class HeartRateDemo {
 
     func steps() async throws {
         step("start Bluejay on \(transport)")
-        bluejay.start(mode: .new(StartOptions(transport: transport, capture: capture, logger: logger, redactCapture: redactCapture)))
+        bluejay.start(
+            mode: .new(
+                StartOptions(transport: transport, capture: capture, logger: logger, redactCapture: redactCapture)))
 
         step("scan for a heart-rate sensor (180D)")
         let connected: ConnectionResult = await withCheckedContinuation { done in
-            bluejay.scan(duration: 15, serviceIdentifiers: [heartRateService], discovery: { discovery, _ in
-                print("   found \(discovery.peripheralIdentifier.name) \(discovery.peripheralIdentifier) RSSI \(discovery.rssi) dBm")
-                return .connect(discovery, { done.resume(returning: $0) })
-            }, stopped: { discoveries, error in
-                if let error { done.resume(returning: .failure(error)) }
-                else if discoveries.isEmpty { done.resume(returning: .failure(DemoError("no heart-rate sensor found in 15 s"))) }
-            })
+            bluejay.scan(
+                duration: 15, serviceIdentifiers: [heartRateService],
+                discovery: { discovery, _ in
+                    print(
+                        "   found \(discovery.peripheralIdentifier.name) \(discovery.peripheralIdentifier) RSSI \(discovery.rssi) dBm"
+                    )
+                    return .connect(discovery, { done.resume(returning: $0) })
+                },
+                stopped: { discoveries, error in
+                    if let error {
+                        done.resume(returning: .failure(error))
+                    } else if discoveries.isEmpty {
+                        done.resume(returning: .failure(DemoError("no heart-rate sensor found in 15 s")))
+                    }
+                })
         }
         guard case let .success(peripheral) = connected else { throw DemoError("connect: \(connected)") }
         step("connected to \(peripheral)")
 
-        let location: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
+        let location: ReadResult<UInt8> = await withCheckedContinuation { done in
+            bluejay.read(from: sensorLocation) { done.resume(returning: $0) }
+        }
         guard case let .success(value) = location else { throw DemoError("read body sensor location: \(location)") }
-        step("body sensor location: \(Self.locations.indices.contains(Int(value)) ? Self.locations[Int(value)] : "Unknown") (\(value))")
+        step(
+            "body sensor location: \(Self.locations.indices.contains(Int(value)) ? Self.locations[Int(value)] : "Unknown") (\(value))"
+        )
 
         // The virtual peripheral's switch for its measurements; a real sensor has none.
-        let started: WriteResult = await withCheckedContinuation { done in bluejay.write(to: controlPoint, value: Data([0x05, 0x01])) { done.resume(returning: $0) } }
+        let started: WriteResult = await withCheckedContinuation { done in
+            bluejay.write(to: controlPoint, value: Data([0x05, 0x01])) { done.resume(returning: $0) }
+        }
         if case let .failure(error) = started { print("   (no demo control point: \(error))") }
 
         try await listen(beats)
@@ -133,18 +152,21 @@ final class HeartRateDemo {
         step("background task: end listen, set sensor location to 0, read it back")
         let heartRate = heartRate, bodySensorLocation = sensorLocation
         let reset: RunResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral -> UInt8 in
-                try peripheral.endListen(to: heartRate)
-                try peripheral.write(to: bodySensorLocation, value: UInt8(0))
-                return try peripheral.read(from: bodySensorLocation)
-            }, completionOnMainThread: { done.resume(returning: $0) })
+            bluejay.run(
+                backgroundTask: { peripheral -> UInt8 in
+                    try peripheral.endListen(to: heartRate)
+                    try peripheral.write(to: bodySensorLocation, value: UInt8(0))
+                    return try peripheral.read(from: bodySensorLocation)
+                }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case let .success(newLocation) = reset else { throw DemoError("background task: \(reset)") }
         step("sensor location is now \(newLocation)")
 
         try await listen(beats)
 
-        let ended: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let ended: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = ended else { throw DemoError("disconnect: \(ended)") }
         step("disconnected")
     }
@@ -155,7 +177,8 @@ final class HeartRateDemo {
         step("listen to heart rate (\(count) beats)")
         var seen = 0
         let failure: (any Error)? = await withCheckedContinuation { done in
-            bluejay.listen(to: heartRate, multipleListenOption: .replaceable) { (result: ReadResult<HeartRateMeasurement>) in
+            bluejay.listen(to: heartRate, multipleListenOption: .replaceable) {
+                (result: ReadResult<HeartRateMeasurement>) in
                 switch result {
                 case let .success(measurement):
                     seen += 1

@@ -48,12 +48,16 @@ struct Discover: AsyncParsableCommand {
         switch what {
         case .services, .secondary:
             guard start == nil, end == nil else { throw ValidationError("\(what.rawValue) take no --start/--end") }
-            if uuid != nil && what == .secondary { throw ValidationError("--uuid goes with services or characteristics") }
+            if uuid != nil && what == .secondary {
+                throw ValidationError("--uuid goes with services or characteristics")
+            }
         case .includes, .characteristics, .descriptors:
             // Any range goes out as given, even one a server must refuse (start 0x0000 or
             // after --end): the server's answer is reported, as conformance tests expect.
             guard first != nil, last != nil else { throw ValidationError("\(what.rawValue) need --start H --end H") }
-            if uuid != nil && what != .characteristics { throw ValidationError("--uuid goes with services or characteristics") }
+            if uuid != nil && what != .characteristics {
+                throw ValidationError("--uuid goes with services or characteristics")
+            }
         }
     }
 
@@ -63,33 +67,62 @@ struct Discover: AsyncParsableCommand {
         let first = try handleOption(start, "--start") ?? 1, last = try handleOption(end, "--end") ?? 0xFFFF
         // The procedures take a service for its handle range only.
         let group = Service(uuid: BluetoothUUID(UInt16(0)), handle: first, endGroupHandle: last)
-        let (lines, items): ([String], [JSONValue]) = try await peripheral.withClient(common, discovery: false) { client, _, _ in
+        let (lines, items): ([String], [JSONValue]) = try await peripheral.withClient(common, discovery: false) {
+            client, _, _ in
             func name(_ uuid: BluetoothUUID) -> JSONValue { uuid.assignedName.map(JSONValue.string) ?? .null }
             switch what {
             case .services, .secondary:
-                let services = if what == .secondary { try await client.discoverSecondaryServices() }
-                    else if let uuid { try await client.discoverPrimaryServices(uuid: uuid) } else { try await client.discoverPrimaryServices() }
-                return (services.map(\.description), services.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "start_handle": .number(Int($0.handle.rawValue)),
-                             "end_handle": .number(Int($0.endGroupHandle.rawValue))])
-                })
+                let services =
+                    if what == .secondary { try await client.discoverSecondaryServices() } else if let uuid {
+                        try await client.discoverPrimaryServices(uuid: uuid)
+                    } else { try await client.discoverPrimaryServices() }
+                return (
+                    services.map(\.description),
+                    services.map {
+                        .object([
+                            "uuid": .string($0.uuid.description), "name": name($0.uuid),
+                            "start_handle": .number(Int($0.handle.rawValue)),
+                            "end_handle": .number(Int($0.endGroupHandle.rawValue)),
+                        ])
+                    }
+                )
             case .includes:
                 let includes = try await client.findIncludedServices(in: group)
-                return (includes.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) → \($0.service)" }, includes.map {
-                    .object(["handle": .number(Int($0.declarationHandle.rawValue)), "uuid": .string($0.service.uuid.description),
-                             "start_handle": .number(Int($0.service.handle.rawValue)), "end_handle": .number(Int($0.service.endGroupHandle.rawValue))])
-                })
+                return (
+                    includes.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) → \($0.service)" },
+                    includes.map {
+                        .object([
+                            "handle": .number(Int($0.declarationHandle.rawValue)),
+                            "uuid": .string($0.service.uuid.description),
+                            "start_handle": .number(Int($0.service.handle.rawValue)),
+                            "end_handle": .number(Int($0.service.endGroupHandle.rawValue)),
+                        ])
+                    }
+                )
             case .characteristics:
                 let characteristics = try await client.discoverCharacteristics(in: group, uuid: uuid)
-                return (characteristics.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) \($0)" }, characteristics.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "declaration_handle": .number(Int($0.declarationHandle.rawValue)),
-                             "value_handle": .number(Int($0.valueHandle.rawValue)), "properties": .array($0.properties.names.map(JSONValue.string))])
-                })
+                return (
+                    characteristics.map { "\(BluetoothCore.hex($0.declarationHandle, digits: 4)) \($0)" },
+                    characteristics.map {
+                        .object([
+                            "uuid": .string($0.uuid.description), "name": name($0.uuid),
+                            "declaration_handle": .number(Int($0.declarationHandle.rawValue)),
+                            "value_handle": .number(Int($0.valueHandle.rawValue)),
+                            "properties": .array($0.properties.names.map(JSONValue.string)),
+                        ])
+                    }
+                )
             case .descriptors:
                 let descriptors = try await client.discoverDescriptors(from: first, to: last)
-                return (descriptors.map(\.description), descriptors.map {
-                    .object(["uuid": .string($0.uuid.description), "name": name($0.uuid), "handle": .number(Int($0.handle.rawValue))])
-                })
+                return (
+                    descriptors.map(\.description),
+                    descriptors.map {
+                        .object([
+                            "uuid": .string($0.uuid.description), "name": name($0.uuid),
+                            "handle": .number(Int($0.handle.rawValue)),
+                        ])
+                    }
+                )
             }
         }
         if json {

@@ -37,7 +37,11 @@ final class Flooder {
             for await event in events {
                 switch event {
                 case let .subscriptionChanged(subscription) where subscription.uuid == uuid:
-                    if subscription.notifications { start(subscription) } else { floods.removeValue(forKey: subscription.connection)?.cancel() }
+                    if subscription.notifications {
+                        start(subscription)
+                    } else {
+                        floods.removeValue(forKey: subscription.connection)?.cancel()
+                    }
                 default:
                     break
                 }
@@ -56,14 +60,20 @@ final class Flooder {
                 for _ in 0..<Self.batch {
                     let counter = withUnsafeBytes(of: sent.littleEndian) { Array($0) }
                     // Empty when the central unsubscribed or its link went.
-                    guard !manager.server.notify(handle, value: counter + tail, to: [link]).isEmpty else { break flooding }
+                    guard !manager.server.notify(handle, value: counter + tail, to: [link]).isEmpty else {
+                        break flooding
+                    }
                     sent &+= 1
                 }
                 // The pace is the controller's: the next batch once it completed this one.
-                guard await manager.host.controller.waitUntilDelivered(handle: link, timeout: .seconds(5)) else { break }
+                guard await manager.host.controller.waitUntilDelivered(handle: link, timeout: .seconds(5)) else {
+                    break
+                }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            print("flood \(uuid) to handle \(hex(link, digits: 4)): \(sent) notifications in \(Double(Int(seconds * 1000)) / 1000) s")
+            print(
+                "flood \(uuid) to handle \(hex(link, digits: 4)): \(sent) notifications in \(Double(Int(seconds * 1000)) / 1000) s"
+            )
             flushStandardOutput()
         }
     }

@@ -73,10 +73,16 @@ struct Gatt: AsyncParsableCommand {
                         value = .failure(error)
                     }
                 }
-                characteristics.append(CharacteristicNode(characteristic: characteristic, descriptors: database.descriptors[characteristic.valueHandle] ?? [],
-                                                          value: value))
+                characteristics.append(
+                    CharacteristicNode(
+                        characteristic: characteristic,
+                        descriptors: database.descriptors[characteristic.valueHandle] ?? [],
+                        value: value))
             }
-            tree.append(ServiceNode(service: service, includes: database.includes[service.handle] ?? [], characteristics: characteristics))
+            tree.append(
+                ServiceNode(
+                    service: service, includes: database.includes[service.handle] ?? [],
+                    characteristics: characteristics))
         }
         return tree
     }
@@ -90,7 +96,9 @@ struct Gatt: AsyncParsableCommand {
             }
             for item in node.characteristics {
                 let characteristic = item.characteristic
-                lines.append("  Characteristic \(characteristic.uuid.nameAndValue)  handle \(hex(characteristic.declarationHandle, digits: 4)), value \(hex(characteristic.valueHandle, digits: 4)) [\(characteristic.properties)]")
+                lines.append(
+                    "  Characteristic \(characteristic.uuid.nameAndValue)  handle \(hex(characteristic.declarationHandle, digits: 4)), value \(hex(characteristic.valueHandle, digits: 4)) [\(characteristic.properties)]"
+                )
                 switch item.value {
                 case let .success(value)?: lines.append("    Value: \(describe(value, limit: 32))")
                 case let .failure(error)?: lines.append("    Value: unreadable: \(error)")
@@ -105,7 +113,9 @@ struct Gatt: AsyncParsableCommand {
     static func describe(_ value: [UInt8], limit: Int = .max) -> String {
         if value.isEmpty { return "(empty)" }
         // The tree shows the head of a long value; `bluejay read` and --json show all of it.
-        let bytes = value.count > limit ? value[..<limit].hexString(separator: " ") + " … (\(value.count) bytes)" : value.hexString(separator: " ")
+        let bytes =
+            value.count > limit
+            ? value[..<limit].hexString(separator: " ") + " … (\(value.count) bytes)" : value.hexString(separator: " ")
         return printable(value).map { "\(bytes)  \"\($0)\"" } ?? bytes
     }
 
@@ -114,35 +124,48 @@ struct Gatt: AsyncParsableCommand {
         let services: [JSONValue] = tree.map { node in
             .object([
                 "uuid": .string(node.service.uuid.description), "name": name(node.service.uuid),
-                "start_handle": .number(Int(node.service.handle.rawValue)), "end_handle": .number(Int(node.service.endGroupHandle.rawValue)),
+                "start_handle": .number(Int(node.service.handle.rawValue)),
+                "end_handle": .number(Int(node.service.endGroupHandle.rawValue)),
                 "primary": .bool(node.service.isPrimary),
-                "includes": .array(node.includes.map { include in
-                    .object(["handle": .number(Int(include.declarationHandle.rawValue)), "uuid": .string(include.service.uuid.description),
-                             "start_handle": .number(Int(include.service.handle.rawValue)), "end_handle": .number(Int(include.service.endGroupHandle.rawValue))])
-                }),
-                "characteristics": .array(node.characteristics.map { item in
-                    var value = JSONValue.null, text = JSONValue.null, error = JSONValue.null
-                    switch item.value {
-                    case let .success(bytes)?:
-                        value = .string(bytes.hexString())
-                        text = printable(bytes).map(JSONValue.string) ?? .null
-                    case let .failure(problem)?:
-                        error = .object(["code": problem.code.map { .number(Int($0.rawValue)) } ?? .null,
-                                         "name": .string(problem.name), "message": .string(problem.description)])
-                    case nil: break
-                    }
-                    return .object([
-                        "uuid": .string(item.characteristic.uuid.description), "name": name(item.characteristic.uuid),
-                        "declaration_handle": .number(Int(item.characteristic.declarationHandle.rawValue)),
-                        "value_handle": .number(Int(item.characteristic.valueHandle.rawValue)),
-                        "properties": .array(item.characteristic.properties.names.map(JSONValue.string)),
-                        "value": value, "text": text, "error": error,
-                        "descriptors": .array(item.descriptors.map { descriptor in
-                            .object(["uuid": .string(descriptor.uuid.description), "name": name(descriptor.uuid),
-                                     "handle": .number(Int(descriptor.handle.rawValue))])
-                        }),
-                    ])
-                }),
+                "includes": .array(
+                    node.includes.map { include in
+                        .object([
+                            "handle": .number(Int(include.declarationHandle.rawValue)),
+                            "uuid": .string(include.service.uuid.description),
+                            "start_handle": .number(Int(include.service.handle.rawValue)),
+                            "end_handle": .number(Int(include.service.endGroupHandle.rawValue)),
+                        ])
+                    }),
+                "characteristics": .array(
+                    node.characteristics.map { item in
+                        var value = JSONValue.null, text = JSONValue.null, error = JSONValue.null
+                        switch item.value {
+                        case let .success(bytes)?:
+                            value = .string(bytes.hexString())
+                            text = printable(bytes).map(JSONValue.string) ?? .null
+                        case let .failure(problem)?:
+                            error = .object([
+                                "code": problem.code.map { .number(Int($0.rawValue)) } ?? .null,
+                                "name": .string(problem.name), "message": .string(problem.description),
+                            ])
+                        case nil: break
+                        }
+                        return .object([
+                            "uuid": .string(item.characteristic.uuid.description),
+                            "name": name(item.characteristic.uuid),
+                            "declaration_handle": .number(Int(item.characteristic.declarationHandle.rawValue)),
+                            "value_handle": .number(Int(item.characteristic.valueHandle.rawValue)),
+                            "properties": .array(item.characteristic.properties.names.map(JSONValue.string)),
+                            "value": value, "text": text, "error": error,
+                            "descriptors": .array(
+                                item.descriptors.map { descriptor in
+                                    .object([
+                                        "uuid": .string(descriptor.uuid.description), "name": name(descriptor.uuid),
+                                        "handle": .number(Int(descriptor.handle.rawValue)),
+                                    ])
+                                }),
+                        ])
+                    }),
             ])
         }
         return .object(["address": .string(address), "mtu": .number(mtu), "services": .array(services)])

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay gateway CONFIG.yaml`: runs `bluejay-gateway`, a program of its own so that YAML
@@ -21,8 +21,9 @@ struct GatewayCommand: ParsableCommand {
 
     func run() throws {
         guard let program = Self.locate() else {
-            throw CLIError("bluejay-gateway is neither beside \(Self.ownDirectory() ?? "this program") nor on PATH: "
-                           + "build it with 'swift build --product bluejay-gateway' (or install it beside bluejay)")
+            throw CLIError(
+                "bluejay-gateway is neither beside \(Self.ownDirectory() ?? "this program") nor on PATH: "
+                    + "build it with 'swift build --product bluejay-gateway' (or install it beside bluejay)")
         }
         let argv = [program] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
@@ -32,7 +33,9 @@ struct GatewayCommand: ParsableCommand {
 
     /// The directory of the running executable.
     static func ownDirectory() -> String? {
-        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return nil
+        }
         guard let slash = path.lastIndex(of: "/") else { return nil }
         return String(path[..<slash])
     }

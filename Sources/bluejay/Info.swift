@@ -31,7 +31,9 @@ struct Info: AsyncParsableCommand {
         ]
         if let iso = info.isoBuffers { lines.append("ISO buffers:        \(iso)") }
         if let length = info.maximumDataLength {
-            lines.append("Max data length:    TX \(length.supportedMaxTxOctets) bytes / \(length.supportedMaxTxTime) µs, RX \(length.supportedMaxRxOctets) bytes / \(length.supportedMaxRxTime) µs")
+            lines.append(
+                "Max data length:    TX \(length.supportedMaxTxOctets) bytes / \(length.supportedMaxTxTime) µs, RX \(length.supportedMaxRxOctets) bytes / \(length.supportedMaxRxTime) µs"
+            )
         }
         lines.append("Supported commands: \(info.supportedCommands.count)")
         lines.append("LE features:        \(hex(info.leFeatures.rawValue, digits: 16))")
@@ -59,7 +61,9 @@ struct Info: AsyncParsableCommand {
         ]
         if let iso = info.isoBuffers { fields.append("\"iso_buffers\": \(buffers(iso))") }
         if let length = info.maximumDataLength {
-            fields.append("\"max_data_length\": {\"tx_octets\": \(length.supportedMaxTxOctets), \"tx_time\": \(length.supportedMaxTxTime), \"rx_octets\": \(length.supportedMaxRxOctets), \"rx_time\": \(length.supportedMaxRxTime)}")
+            fields.append(
+                "\"max_data_length\": {\"tx_octets\": \(length.supportedMaxTxOctets), \"tx_time\": \(length.supportedMaxTxTime), \"rx_octets\": \(length.supportedMaxRxOctets), \"rx_time\": \(length.supportedMaxRxTime)}"
+            )
         }
         return "{" + fields.joined(separator: ", ") + "}"
     }

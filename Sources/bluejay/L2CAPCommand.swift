@@ -8,7 +8,7 @@ import SMP
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay l2cap ADDRESS PSM`: an L2CAP credit-based channel between standard input and
@@ -16,7 +16,8 @@ import Glibc
 struct L2CAPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "l2cap",
-        abstract: "Open an L2CAP credit-based channel: standard input (or --send-file) to the channel, the channel to standard output.",
+        abstract:
+            "Open an L2CAP credit-based channel: standard input (or --send-file) to the channel, the channel to standard output.",
         discussion: """
             Connects to ADDRESS, opens an LE credit based channel (--enhanced: an enhanced credit based one) to PSM \
             (decimal or 0x-hex, e.g. 0x0080), and then at once: sends what it reads, each read of up to the peer's MTU \
@@ -49,10 +50,14 @@ struct L2CAPCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Send this file's contents instead of standard input.")
     var sendFile: String?
 
-    @Option(name: .long, help: "Close the channel and exit once this many octets were received (0: once the input is all sent).")
+    @Option(
+        name: .long,
+        help: "Close the channel and exit once this many octets were received (0: once the input is all sent).")
     var count: Int?
 
-    @Flag(name: .long, help: "Open an enhanced credit based channel (L2CAP_CREDIT_BASED_CONNECTION_REQ) instead of an LE one.")
+    @Flag(
+        name: .long,
+        help: "Open an enhanced credit based channel (L2CAP_CREDIT_BASED_CONNECTION_REQ) instead of an LE one.")
     var enhanced = false
 
     @Option(name: .long, help: "Give up connecting (and cancel the attempt) after this many seconds.")
@@ -63,12 +68,19 @@ struct L2CAPCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Connect.parse(address) != nil else {
-            throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
+            throw ValidationError(
+                "'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
         }
-        guard parsedPSM != nil else { throw ValidationError("'\(psm)' is not an LE PSM: expected 0x0001–0x00FF, decimal or 0x-hex") }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard parsedPSM != nil else {
+            throw ValidationError("'\(psm)' is not an LE PSM: expected 0x0001–0x00FF, decimal or 0x-hex")
+        }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
         guard (0...0xFFFF).contains(credits) else { throw ValidationError("--credits must be between 0 and 65535") }
-        guard (0...0xFFFF).contains(mtu), (0...0xFFFF).contains(mps) else { throw ValidationError("--mtu and --mps must be between 0 and 65535") }
+        guard (0...0xFFFF).contains(mtu), (0...0xFFFF).contains(mps) else {
+            throw ValidationError("--mtu and --mps must be between 0 and 65535")
+        }
         if let problem = parameters.problem(enhanced: enhanced) { throw ValidationError("--mtu/--mps: \(problem)") }
         if let count, count < 0 { throw ValidationError("--count must be 0 or more") }
     }
@@ -79,7 +91,8 @@ struct L2CAPCommand: AsyncParsableCommand {
     }
 
     var parameters: CreditBasedChannelParameters {
-        CreditBasedChannelParameters(mtu: UInt16(clamping: mtu), mps: UInt16(clamping: mps), initialCredits: UInt16(clamping: credits))
+        CreditBasedChannelParameters(
+            mtu: UInt16(clamping: mtu), mps: UInt16(clamping: mps), initialCredits: UInt16(clamping: credits))
     }
 
     func run() async throws {
@@ -97,32 +110,48 @@ struct L2CAPCommand: AsyncParsableCommand {
         let summary: String = try await common.withHost { host in
             let logger = common.logger
             let type: AddressType
-            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: logger) }
+            if let givenType {
+                type = givenType
+            } else {
+                type = try await Connect.typeFromScan(address, controller: host.controller, logger: logger)
+            }
             let (manager, l2cap, security) = (host.connections, host.channels, host.security)
-            security.policy = PairingPolicy(ioCapability: .noInputNoOutput, secureConnectionsOnly: false, allowPairing: !noPair)
+            security.policy = PairingPolicy(
+                ioCapability: .noInputNoOutput, secureConnectionsOnly: false, allowPairing: !noPair)
             let connection: LEConnection
-            do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
+            do {
+                connection = try await manager.connect(
+                    to: address, type: type, timeout: .milliseconds(Int(timeout * 1000)))
+            } catch {
                 throw CLIError("connect \(address)/\(type): \(error)")
             }
-            defer { if manager.connections[connection.handle] != nil { Task { @BluetoothActor in _ = try? await manager.disconnect(connection.handle) } } }
+            defer {
+                if manager.connections[connection.handle] != nil {
+                    Task { @BluetoothActor in _ = try? await manager.disconnect(connection.handle) }
+                }
+            }
             _ = await security.encryptIfBonded(connection.handle)
             let channels = l2cap.creditBased
             channels.onSecurityRequired = { handle, result in await security.securityRequired(handle, for: result) }
             let channel: CreditBasedChannel
             do {
-                channel = enhanced
-                    ? try await channels.openEnhanced(psm: psm, count: 1, on: connection.handle, parameters: parameters)[0]
+                channel =
+                    enhanced
+                    ? try await channels.openEnhanced(
+                        psm: psm, count: 1, on: connection.handle, parameters: parameters)[0]
                     : try await channels.open(psm: psm, on: connection.handle, parameters: parameters)
             } catch {
                 throw CLIError("L2CAP \(psm): \(error)")
             }
-            printToStandardError("bluejay: L2CAP \(psm) open: CID \(hex(channel.localCID, digits: 4)) ↔ \(hex(channel.remoteCID, digits: 4)), "
-                + "MTU \(channel.local.mtu)/\(channel.remoteMTU), MPS \(channel.local.mps)/\(channel.remoteMPS), "
-                + "credits \(channel.local.initialCredits)/\(channel.sendCredits)")
+            printToStandardError(
+                "bluejay: L2CAP \(psm) open: CID \(hex(channel.localCID, digits: 4)) ↔ \(hex(channel.remoteCID, digits: 4)), "
+                    + "MTU \(channel.local.mtu)/\(channel.remoteMTU), MPS \(channel.local.mps)/\(channel.remoteMPS), "
+                    + "credits \(channel.local.initialCredits)/\(channel.sendCredits)")
             let outcome = try await Self.pipe(input: input, channel: channel, count: count)
             let reason = try? await manager.disconnect(connection.handle)
             let stats = channel.statistics
-            return "bluejay: L2CAP \(psm): sent \(outcome.sent) octets (\(stats.sdusSent) SDUs, \(stats.framesSent) K-frames against "
+            return
+                "bluejay: L2CAP \(psm): sent \(outcome.sent) octets (\(stats.sdusSent) SDUs, \(stats.framesSent) K-frames against "
                 + "\(stats.creditsReceived) credits), received \(outcome.received) octets (\(stats.sdusReceived) SDUs, "
                 + "\(stats.framesReceived) K-frames against \(stats.creditsGranted) credits); \(outcome.end)"
                 + (reason.map { "; disconnected: \($0)" } ?? "")
@@ -134,7 +163,9 @@ struct L2CAPCommand: AsyncParsableCommand {
     /// ends; returns the octets each way and how it ended. Never waits on an input that
     /// stays open once the channel is done with.
     @BluetoothActor
-    static func pipe(input: Int32, channel: CreditBasedChannel, count: Int?) async throws -> (sent: Int, received: Int, end: String) {
+    static func pipe(input: Int32, channel: CreditBasedChannel, count: Int?) async throws -> (
+        sent: Int, received: Int, end: String
+    ) {
         let reader = ChunkReader(fd: input, chunk: Int(channel.remoteMTU))
         let sent = OctetCount()
         let sender = Task { @BluetoothActor () async throws -> Void in
@@ -156,7 +187,9 @@ struct L2CAPCommand: AsyncParsableCommand {
         var end = "the peer closed the channel"
         do {
             while let sdu = try await channel.receive() {
-                guard writeAll(STDOUT_FILENO, sdu[...]) else { throw CLIError("writing standard output: \(String(cString: strerror(errno)))") }
+                guard writeAll(STDOUT_FILENO, sdu[...]) else {
+                    throw CLIError("writing standard output: \(String(cString: strerror(errno)))")
+                }
                 received += sdu.count
                 if let count, received >= count {
                     end = "\(count) octets received, channel closed"
@@ -197,7 +230,9 @@ final class ChunkReader: Sendable {
                 if stopped.withLock({ $0 }) { return done.resume(returning: nil) }
                 var buffer = [UInt8](repeating: 0, count: chunk)
                 var got: Int
-                repeat { got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunk) } } while got < 0 && errno == EINTR
+                repeat {
+                    got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunk) }
+                } while got < 0 && errno == EINTR
                 done.resume(returning: got > 0 ? Array(buffer[..<got]) : nil)
             }
         }

@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Standard output for a stream of values (`bluejay listen`): each value's line is appended
@@ -16,11 +16,11 @@ final class LineOutput {
     /// Written out as soon as this much is waiting, whatever is still coming.
     static let limit = 1 << 16
     #if compiler(>=6.2)
-    private var buffer: UnsafeMutablePointer<UInt8>
+        private var buffer: UnsafeMutablePointer<UInt8>
     #else
-    // Read by the nonisolated deinit below (Swift 6.0 and 6.1), which cannot see the actor's
-    // properties otherwise; every other use is on the actor.
-    nonisolated(unsafe) private var buffer: UnsafeMutablePointer<UInt8>
+        // Read by the nonisolated deinit below (Swift 6.0 and 6.1), which cannot see the actor's
+        // properties otherwise; every other use is on the actor.
+        nonisolated(unsafe) private var buffer: UnsafeMutablePointer<UInt8>
     #endif
     private var capacity: Int
     private var count = 0
@@ -32,15 +32,15 @@ final class LineOutput {
     }
 
     #if compiler(>=6.2)
-    isolated deinit {
-        buffer.deallocate()
-    }
+        isolated deinit {
+            buffer.deallocate()
+        }
     #else
-    // No isolated deinit before Swift 6.2 (SE-0371): freeing the buffer needs no actor, as
-    // nothing else holds the object by then (the buffer is nonisolated(unsafe) above).
-    deinit {
-        buffer.deallocate()
-    }
+        // No isolated deinit before Swift 6.2 (SE-0371): freeing the buffer needs no actor, as
+        // nothing else holds the object by then (the buffer is nonisolated(unsafe) above).
+        deinit {
+            buffer.deallocate()
+        }
     #endif
 
     /// Appends `line` and a newline.

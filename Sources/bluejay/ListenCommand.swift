@@ -34,7 +34,11 @@ struct Listen: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many values.")
     var count: Int?
 
-    @Option(name: .customLong("write"), help: ArgumentHelp("Once subscribed, write HEXBYTES to HANDLE (Write Request), in the order given: for peripherals that start sending on a command.", valueName: "HANDLE=HEXBYTES"))
+    @Option(
+        name: .customLong("write"),
+        help: ArgumentHelp(
+            "Once subscribed, write HEXBYTES to HANDLE (Write Request), in the order given: for peripherals that start sending on a command.",
+            valueName: "HANDLE=HEXBYTES"))
     var writes: [String] = []
 
     @Option(name: .long, help: "Stop after this many seconds.")
@@ -45,15 +49,23 @@ struct Listen: AsyncParsableCommand {
 
     func validate() throws {
         guard characteristic.isEmpty != (target.handle == nil) else {
-            throw ValidationError(characteristic.isEmpty ? "give SERVICE CHARACTERISTIC or --handle H" : "give SERVICE CHARACTERISTIC or --handle, not both")
+            throw ValidationError(
+                characteristic.isEmpty
+                    ? "give SERVICE CHARACTERISTIC or --handle H" : "give SERVICE CHARACTERISTIC or --handle, not both")
         }
-        guard characteristic.isEmpty || characteristic.count == 2 else { throw ValidationError("give both SERVICE and CHARACTERISTIC") }
+        guard characteristic.isEmpty || characteristic.count == 2 else {
+            throw ValidationError("give both SERVICE and CHARACTERISTIC")
+        }
         _ = try characteristicUUIDs(characteristic)
         _ = try handleOption(target.handle, "--handle")
         _ = try handleOption(cccd, "--cccd")
-        if (cccd != nil || indicate) && target.handle == nil { throw ValidationError("--cccd and --indicate go with --handle") }
+        if (cccd != nil || indicate) && target.handle == nil {
+            throw ValidationError("--cccd and --indicate go with --handle")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
-        if let duration, duration <= 0 || duration > 86_400 { throw ValidationError("--duration must be between 0 and 86400 seconds") }
+        if let duration, duration <= 0 || duration > 86_400 {
+            throw ValidationError("--duration must be between 0 and 86400 seconds")
+        }
         _ = try Self.parseWrites(writes)
     }
 
@@ -61,7 +73,9 @@ struct Listen: AsyncParsableCommand {
     static func parseWrites(_ texts: [String]) throws -> [(handle: AttributeHandle, value: [UInt8])] {
         try texts.map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let handle = parseHandle(parts[0]), let value = parseHexBytes(parts[1]), !value.isEmpty else {
+            guard parts.count == 2, let handle = parseHandle(parts[0]), let value = parseHexBytes(parts[1]),
+                !value.isEmpty
+            else {
                 throw ValidationError("--write '\(text)' is not HANDLE=HEXBYTES (e.g. 0x0029=0105)")
             }
             return (handle, value)
@@ -80,10 +94,15 @@ struct Listen: AsyncParsableCommand {
             let descriptor: AttributeHandle
             if let found {
                 guard !found.properties.isDisjoint(with: [.notify, .indicate]) else {
-                    throw GATTError.notPermitted("characteristic \(found.uuid.nameAndValue) neither notifies nor indicates")
+                    throw GATTError.notPermitted(
+                        "characteristic \(found.uuid.nameAndValue) neither notifies nor indicates")
                 }
                 mode = found.properties.contains(.notify) ? .notify : .indicate
-                guard let cccd = try await client.descriptors(of: found).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+                guard
+                    let cccd = try await client.descriptors(of: found).first(where: {
+                        $0.uuid == .clientCharacteristicConfiguration
+                    })
+                else {
                     throw GATTError.descriptorNotFound(.clientCharacteristicConfiguration, characteristic: found.uuid)
                 }
                 descriptor = cccd.handle
@@ -96,7 +115,9 @@ struct Listen: AsyncParsableCommand {
                 var found = cccd
                 if found == nil { found = try await client.clientConfigurationDescriptor(after: handle) }
                 guard let cccd = found else {
-                    throw CLIError("no Client Characteristic Configuration descriptor follows \(BluetoothCore.hex(handle, digits: 4)); give it with --cccd")
+                    throw CLIError(
+                        "no Client Characteristic Configuration descriptor follows \(BluetoothCore.hex(handle, digits: 4)); give it with --cccd"
+                    )
                 }
                 descriptor = cccd
             }
@@ -104,12 +125,17 @@ struct Listen: AsyncParsableCommand {
             let seen = Counter()
             let output = LineOutput()
             defer { output.flush() }
-            let notificationPrefix = "notification \(BluetoothCore.hex(handle, digits: 4)) ", indicationPrefix = "indication \(BluetoothCore.hex(handle, digits: 4)) "
+            let notificationPrefix = "notification \(BluetoothCore.hex(handle, digits: 4)) ",
+                indicationPrefix = "indication \(BluetoothCore.hex(handle, digits: 4)) "
             client.onValue = { valueHandle, value, indication in
                 guard valueHandle == handle else { return }
                 if json {
                     let kind = indication ? "indication" : "notification"
-                    output.append(JSONValue.object(["type": .string(kind), "handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString())]).compact)
+                    output.append(
+                        JSONValue.object([
+                            "type": .string(kind), "handle": .number(Int(valueHandle.rawValue)),
+                            "value": .string(value.hexString()),
+                        ]).compact)
                 } else {
                     output.appendHexLine(indication ? indicationPrefix : notificationPrefix, value)
                 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Rows that are redrawn in place on a terminal, one per key, in the order the keys were

@@ -5,13 +5,14 @@ import Dispatch
 import HCI
 import TraceDecoding
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay monitor`: a gateway in one command, on ``Central``.
 struct Monitor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Connect to every ADDRESS, listen to one characteristic on each, print each value; reconnect dropped peers.",
+        abstract:
+            "Connect to every ADDRESS, listen to one characteristic on each, print each value; reconnect dropped peers.",
         discussion: """
             One line per value: 'ADDRESS HANDLE HEX' (with --json: {"address", "handle", "value"}), in the order they \
             arrive from all peripherals. Link events (connected, disconnected, reconnecting, gave up, forced disconnect) go to standard \
@@ -32,7 +33,9 @@ struct Monitor: AsyncParsableCommand {
     @Option(name: .long, help: "The characteristic UUID.")
     var characteristic: String
 
-    @Option(name: .long, help: "Connection attempts retried after a timeout, and reconnections after a drop, per peripheral.")
+    @Option(
+        name: .long,
+        help: "Connection attempts retried after a timeout, and reconnections after a drop, per peripheral.")
     var retries = 5
 
     @Option(name: .long, help: "Seconds a connection attempt may take.")
@@ -45,9 +48,13 @@ struct Monitor: AsyncParsableCommand {
         guard !addresses.isEmpty else { throw ValidationError("give at least one ADDRESS") }
         for text in addresses { _ = try identifier(text) }
         guard BluetoothUUID(service) != nil else { throw ValidationError("--service: '\(service)' is not a UUID") }
-        guard BluetoothUUID(characteristic) != nil else { throw ValidationError("--characteristic: '\(characteristic)' is not a UUID") }
+        guard BluetoothUUID(characteristic) != nil else {
+            throw ValidationError("--characteristic: '\(characteristic)' is not a UUID")
+        }
         guard (0...1000).contains(retries) else { throw ValidationError("--retries must be between 0 and 1000") }
-        guard connectionTimeout > 0, connectionTimeout <= 3600 else { throw ValidationError("--connection-timeout must be between 0 and 3600 seconds") }
+        guard connectionTimeout > 0, connectionTimeout <= 3600 else {
+            throw ValidationError("--connection-timeout must be between 0 and 3600 seconds")
+        }
     }
 
     private func identifier(_ text: String) throws -> PeripheralIdentifier {
@@ -58,11 +65,13 @@ struct Monitor: AsyncParsableCommand {
         let identifiers = try addresses.map(identifier)
         let target = CharacteristicIdentifier(uuid: characteristic, service: ServiceIdentifier(uuid: service))
         let spec = try common.transportSpec().description
-        let options = MonitorOptions(json: json, retries: retries, connectionTimeout: .milliseconds(Int(connectionTimeout * 1000)),
-                                     capture: common.captureRedacted ?? common.capture ?? environment("BLUEJAY_BTSNOOP"))
+        let options = MonitorOptions(
+            json: json, retries: retries, connectionTimeout: .milliseconds(Int(connectionTimeout * 1000)),
+            capture: common.captureRedacted ?? common.capture ?? environment("BLUEJAY_BTSNOOP"))
         let logger = common.logger
         let outcome = await Task { @BluetoothActor in
-            await MonitorSession.run(transport: spec, identifiers: identifiers, target: target, options: options, logger: logger)
+            await MonitorSession.run(
+                transport: spec, identifiers: identifiers, target: target, options: options, logger: logger)
         }.value
         if let failure = outcome { throw CLIError(failure) }
     }
@@ -80,10 +89,14 @@ struct MonitorOptions: Sendable {
 enum MonitorSession {
     /// Runs until interrupted (nil: a clean exit) or until every peripheral gave up (the
     /// reason).
-    static func run(transport: String, identifiers: [PeripheralIdentifier], target: CharacteristicIdentifier,
-                    options: MonitorOptions, logger: HCILogger) async -> String? {
+    static func run(
+        transport: String, identifiers: [PeripheralIdentifier], target: CharacteristicIdentifier,
+        options: MonitorOptions, logger: HCILogger
+    ) async -> String? {
         let central: Central
-        do { central = try await Central(transport: transport, capture: options.capture, logger: logger) } catch { return error.description }
+        do { central = try await Central(transport: transport, capture: options.capture, logger: logger) } catch {
+            return error.description
+        }
         defer { central.close() }
 
         // The run ends on Ctrl-C (true) or when every peripheral gave up (false). The signal
@@ -107,38 +120,45 @@ enum MonitorSession {
             let peripheral = central.peripheral(identifier)
             let address = identifier.address.description
             let events = peripheral.connectionEvents()
-            streams.append(Task { @BluetoothActor in
-                for await event in events {
-                    report(event, address: address, json: options.json)
-                }
-            })
-            streams.append(Task { @BluetoothActor in
-                do {
-                    try await peripheral.connect(timeoutRetries: options.retries, disconnectRetries: options.retries,
-                                                 connectionTimeout: options.connectionTimeout)
-                    let handle = try await peripheral.valueHandle(of: target)
-                    // At most PeripheralValues.defaultCapacity values wait for a stalled stdout;
-                    // past that the oldest go, and a `dropped` event says how many.
-                    let values = try await peripheral.values(of: target)
-                    var reported = 0
-                    for try await value in values {
-                        defer { flushStandardOutput() }  // a line per value as it comes, also into a pipe
-                        if values.droppedCount > reported {
-                            reportDropped(values.droppedCount - reported, address: address, json: options.json)
-                            reported = values.droppedCount
-                        }
-                        if options.json {
-                            print(JSONValue.object(["address": .string(address), "handle": .number(Int(handle.rawValue)), "value": .string(value.hexString())]).compact)
-                        } else {
-                            print("\(address) \(hex(handle, digits: 4)) \(value.hexString(separator: " "))")
-                        }
+            streams.append(
+                Task { @BluetoothActor in
+                    for await event in events {
+                        report(event, address: address, json: options.json)
                     }
-                } catch {
-                    if !Task.isCancelled { printToStandardError("bluejay: \(address): \(error)") }
-                }
-                done += 1
-                if done == identifiers.count { stop.yield(false) }
-            })
+                })
+            streams.append(
+                Task { @BluetoothActor in
+                    do {
+                        try await peripheral.connect(
+                            timeoutRetries: options.retries, disconnectRetries: options.retries,
+                            connectionTimeout: options.connectionTimeout)
+                        let handle = try await peripheral.valueHandle(of: target)
+                        // At most PeripheralValues.defaultCapacity values wait for a stalled stdout;
+                        // past that the oldest go, and a `dropped` event says how many.
+                        let values = try await peripheral.values(of: target)
+                        var reported = 0
+                        for try await value in values {
+                            defer { flushStandardOutput() }  // a line per value as it comes, also into a pipe
+                            if values.droppedCount > reported {
+                                reportDropped(values.droppedCount - reported, address: address, json: options.json)
+                                reported = values.droppedCount
+                            }
+                            if options.json {
+                                print(
+                                    JSONValue.object([
+                                        "address": .string(address), "handle": .number(Int(handle.rawValue)),
+                                        "value": .string(value.hexString()),
+                                    ]).compact)
+                            } else {
+                                print("\(address) \(hex(handle, digits: 4)) \(value.hexString(separator: " "))")
+                            }
+                        }
+                    } catch {
+                        if !Task.isCancelled { printToStandardError("bluejay: \(address): \(error)") }
+                    }
+                    done += 1
+                    if done == identifiers.count { stop.yield(false) }
+                })
         }
         var interrupted = false
         for await byUser in stops {
@@ -158,28 +178,41 @@ enum MonitorSession {
     /// with `--json` (`{"address": …, "event": "dropped", "count": N}`), else on stderr.
     private static func reportDropped(_ count: Int, address: String, json: Bool) {
         if json {
-            print(JSONValue.object(["address": .string(address), "event": .string("dropped"), "count": .number(count)]).compact)
+            print(
+                JSONValue.object(["address": .string(address), "event": .string("dropped"), "count": .number(count)])
+                    .compact)
         } else {
             printToStandardError("bluejay: \(address): dropped count=\(count) (the output fell behind)")
         }
     }
 
     private static func report(_ event: PeripheralEvent, address: String, json: Bool) {
-        let (name, detail): (String, [String: JSONValue]) = switch event {
-        case .connected: ("connected", [:])
-        case let .connectionTimedOut(attempt): ("connection_timed_out", ["attempt": .number(attempt)])
-        case let .disconnected(reason): ("disconnected", ["reason": .string(reason.description)])
-        case let .reconnecting(attempt, delay): ("reconnecting", ["attempt": .number(attempt), "delay_ms": .number(Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))])
-        case let .gaveUp(reason): ("gave_up", ["reason": .string(reason)])
-        case .forcedDisconnect: ("forced_disconnect", [:])
-        }
+        let (name, detail): (String, [String: JSONValue]) =
+            switch event {
+            case .connected: ("connected", [:])
+            case let .connectionTimedOut(attempt): ("connection_timed_out", ["attempt": .number(attempt)])
+            case let .disconnected(reason): ("disconnected", ["reason": .string(reason.description)])
+            case let .reconnecting(attempt, delay):
+                (
+                    "reconnecting",
+                    [
+                        "attempt": .number(attempt),
+                        "delay_ms": .number(
+                            Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)),
+                    ]
+                )
+            case let .gaveUp(reason): ("gave_up", ["reason": .string(reason)])
+            case .forcedDisconnect: ("forced_disconnect", [:])
+            }
         if json {
             var object = detail
             object["address"] = .string(address)
             object["event"] = .string(name)
             print(JSONValue.object(object).compact)
         } else {
-            printToStandardError("bluejay: \(address): \(name)" + detail.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.compact)" }.joined())
+            printToStandardError(
+                "bluejay: \(address): \(name)"
+                    + detail.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.compact)" }.joined())
         }
     }
 }

@@ -7,7 +7,7 @@ import SMP
 import Storage
 import TraceDecoding
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The pairing user interface on the terminal: prompts on standard error, answers read from
@@ -23,8 +23,10 @@ final class TerminalPairing: PairingDelegate {
     }
 
     func enterPasskey() async -> UInt32? {
-        guard let line = await prompt("Enter the passkey the peripheral shows: "), let passkey = UInt32(line.filter { !$0.isWhitespace }),
-              passkey <= 999_999 else { return nil }
+        guard let line = await prompt("Enter the passkey the peripheral shows: "),
+            let passkey = UInt32(line.filter { !$0.isWhitespace }),
+            passkey <= 999_999
+        else { return nil }
         return passkey
     }
 
@@ -44,12 +46,18 @@ final class TerminalPairing: PairingDelegate {
 struct Pair: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Pair with a peripheral and store the bond.",
-        discussion: "LE Secure Connections (Just Works, Numeric Comparison, Passkey Entry) or LE legacy pairing (Just Works, Passkey Entry), as the IO capabilities decide. Passkeys and confirmations are asked for on the terminal (standard input). Bonds live in $BLUEJAY_STORE/bonds.")
+        discussion:
+            "LE Secure Connections (Just Works, Numeric Comparison, Passkey Entry) or LE legacy pairing (Just Works, Passkey Entry), as the IO capabilities decide. Passkeys and confirmations are asked for on the terminal (standard input). Bonds live in $BLUEJAY_STORE/bonds."
+    )
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
 
-    @Flag(name: .long, help: "One JSON object: address, method, secure_connections, authenticated, key_size, identity_address, bond_file.")
+    @Flag(
+        name: .long,
+        help:
+            "One JSON object: address, method, secure_connections, authenticated, key_size, identity_address, bond_file."
+    )
     var json = false
 
     func run() async throws {
@@ -59,11 +67,13 @@ struct Pair: AsyncParsableCommand {
             let bond = pairing.bond
             let file = security.bonds.directory.path + "/" + bond.address.filter { $0 != ":" } + ".json"
             if json {
-                return "{\"address\": \(JSONValue.quote(connection.peerAddress.description)), \"method\": \(JSONValue.quote(pairing.method.description)), "
+                return
+                    "{\"address\": \(JSONValue.quote(connection.peerAddress.description)), \"method\": \(JSONValue.quote(pairing.method.description)), "
                     + "\"secure_connections\": \(pairing.secureConnections), \"authenticated\": \(bond.authenticated), \"key_size\": \(bond.keySize), "
                     + "\"identity_address\": \(JSONValue.quote(bond.address + "/" + bond.addressType)), \"bond_file\": \(JSONValue.quote(file))}"
             }
-            return "paired with \(connection.peerAddress): \(pairing.method), \(pairing.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "
+            return
+                "paired with \(connection.peerAddress): \(pairing.method), \(pairing.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "
                 + "key size \(bond.keySize)\(bond.authenticated ? ", authenticated" : ""); identity \(bond.address)/\(bond.addressType); "
                 + "bond stored as bonds/\(bond.address.filter { $0 != ":" }).json in the store"
         }
@@ -73,7 +83,8 @@ struct Pair: AsyncParsableCommand {
 
 /// `bluejay bonds`: the stored bonds, without their keys.
 struct Bonds: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the stored bonds (never their keys).", subcommands: [StressWrite.self])
+    static let configuration = CommandConfiguration(
+        abstract: "List the stored bonds (never their keys).", subcommands: [StressWrite.self])
 
     /// `bluejay bonds stress-write`: a test hook for the durability test (SIGKILL at random
     /// moments must leave every bond file whole).
@@ -94,29 +105,39 @@ struct Bonds: AsyncParsableCommand {
                 // Three peers, each rewritten with keys that change, with and without an IRK and CSRK.
                 let peer = BluetoothAddress(littleEndianBytes: [UInt8(index % 3 + 1), 0, 0, 0, 0, 0xC0])
                 let key = (0..<16).map { UInt8(truncatingIfNeeded: index &+ $0) }
-                let bond = Bond(address: peer, addressType: .random, longTermKey: key, ediv: UInt16(truncatingIfNeeded: index),
-                                secureConnections: index % 2 == 0, authenticated: index % 3 == 0,
-                                identityResolvingKey: index % 4 == 0 ? nil : key, signatureKey: index % 5 == 0 ? key : nil)
+                let bond = Bond(
+                    address: peer, addressType: .random, longTermKey: key, ediv: UInt16(truncatingIfNeeded: index),
+                    secureConnections: index % 2 == 0, authenticated: index % 3 == 0,
+                    identityResolvingKey: index % 4 == 0 ? nil : key, signatureKey: index % 5 == 0 ? key : nil)
                 do { try store.save(bond) } catch { throw CLIError("bonds: \(error)") }
             }
         }
     }
 
-    @Flag(name: .long, help: "One JSON object per bond: address, address_type, secure_connections, authenticated, key_size, irk, csrk.")
+    @Flag(
+        name: .long,
+        help: "One JSON object per bond: address, address_type, secure_connections, authenticated, key_size, irk, csrk."
+    )
     var json = false
 
     func run() async throws {
         let store = BondStore(store: .standard)
         for bond in store.all() {
             if json {
-                print("{\"address\": \(JSONValue.quote(bond.address)), \"address_type\": \(JSONValue.quote(bond.addressType)), \"secure_connections\": \(bond.secureConnections), "
-                    + "\"authenticated\": \(bond.authenticated), \"key_size\": \(bond.keySize), \"irk\": \(bond.identityResolvingKey != nil), \"csrk\": \(bond.signatureKey != nil)}")
+                print(
+                    "{\"address\": \(JSONValue.quote(bond.address)), \"address_type\": \(JSONValue.quote(bond.addressType)), \"secure_connections\": \(bond.secureConnections), "
+                        + "\"authenticated\": \(bond.authenticated), \"key_size\": \(bond.keySize), \"irk\": \(bond.identityResolvingKey != nil), \"csrk\": \(bond.signatureKey != nil)}"
+                )
             } else {
-                print("\(bond.address)/\(bond.addressType)  \(bond.secureConnections ? "LE Secure Connections" : "LE legacy")\(bond.authenticated ? ", authenticated" : ", unauthenticated"), "
-                    + "key size \(bond.keySize)\(bond.identityResolvingKey != nil ? ", IRK" : "")\(bond.signatureKey != nil ? ", CSRK" : "")")
+                print(
+                    "\(bond.address)/\(bond.addressType)  \(bond.secureConnections ? "LE Secure Connections" : "LE legacy")\(bond.authenticated ? ", authenticated" : ", unauthenticated"), "
+                        + "key size \(bond.keySize)\(bond.identityResolvingKey != nil ? ", IRK" : "")\(bond.signatureKey != nil ? ", CSRK" : "")"
+                )
             }
         }
-        for name in store.unreadable() { printError("warning: \(store.directory.path)/\(name) is not a bond this version reads") }
+        for name in store.unreadable() {
+            printError("warning: \(store.directory.path)/\(name) is not a bond this version reads")
+        }
     }
 }
 
@@ -140,7 +161,9 @@ struct Unpair: AsyncParsableCommand {
         do { removed = try store.remove(address) } catch { throw CLIError("unpair: \(error)") }
         // The subscriptions our GATT server kept for it as a bonded central go with the bond.
         let kept: Bool
-        do { kept = try BondedCentralStore(bonds: store).remove(address.description) } catch { throw CLIError("unpair: \(error)") }
+        do { kept = try BondedCentralStore(bonds: store).remove(address.description) } catch {
+            throw CLIError("unpair: \(error)")
+        }
         guard removed || kept else { throw CLIError("no bond with \(address)") }
         print("forgot the bond with \(address)")
     }

@@ -11,12 +11,14 @@ import L2CAP
 import SMP
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The peripheral a GATT command talks to, and how to reach it.
 struct PeripheralOptions: ParsableArguments {
-    @Argument(help: "The peripheral: AA:BB:CC:DD:EE:FF[/random|/public] (default type: as seen in a short scan, else public).")
+    @Argument(
+        help: "The peripheral: AA:BB:CC:DD:EE:FF[/random|/public] (default type: as seen in a short scan, else public)."
+    )
     var address: String
 
     @Option(name: .long, help: "Give up connecting (and cancel the attempt) after this many seconds.")
@@ -25,59 +27,88 @@ struct PeripheralOptions: ParsableArguments {
     @Option(name: .long, help: "The ATT_MTU to ask for (23…517).")
     var mtu: Int = Int(ATTBearer.maximumMTU)
 
-    @Option(name: .long, help: "The longest value a read follows, in octets (at least 512; values past 512 break the specification but some peripherals serve them).")
+    @Option(
+        name: .long,
+        help:
+            "The longest value a read follows, in octets (at least 512; values past 512 break the specification but some peripherals serve them)."
+    )
     var maxValue: Int = 65536
 
-    @Flag(name: .long, help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
+    @Flag(
+        name: .long,
+        help: "Neither use nor update the GATT discovery cache (in $BLUEJAY_STORE, else $XDG_STATE_HOME/bluejay).")
     var noCache = false
 
-    @Flag(name: .long, help: "Never pair to retry a request refused for want of security (the ATT error is reported by name). A stored bond still encrypts.")
+    @Flag(
+        name: .long,
+        help:
+            "Never pair to retry a request refused for want of security (the ATT error is reported by name). A stored bond still encrypts."
+    )
     var noPair = false
 
-    @Option(name: .long, help: "Our IO capability when pairing: display, display-yesno, keyboard, none, keyboard-display.")
+    @Option(
+        name: .long, help: "Our IO capability when pairing: display, display-yesno, keyboard, none, keyboard-display.")
     var io: String = IOCapability.keyboardDisplay.description
 
     @Flag(name: .long, help: "Refuse LE legacy pairing: only LE Secure Connections.")
     var scOnly = false
 
     #if DEBUG
-    /// Debug builds only (recording and replaying pairings): a release binary has no way to
-    /// make pairing predictable.
-    @Option(name: .long, help: ArgumentHelp("Test only: pair with keys and nonces from this seed, so a recorded pairing replays byte for byte. Not secret.", visibility: .hidden))
-    var smpTestSeed: UInt64?
+        /// Debug builds only (recording and replaying pairings): a release binary has no way to
+        /// make pairing predictable.
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Test only: pair with keys and nonces from this seed, so a recorded pairing replays byte for byte. Not secret.",
+                visibility: .hidden))
+        var smpTestSeed: UInt64?
     #endif
 
     /// The pairing policy these options ask for.
     var policy: PairingPolicy {
-        PairingPolicy(ioCapability: IOCapability(io) ?? .keyboardDisplay, secureConnectionsOnly: scOnly, allowPairing: !noPair)
+        PairingPolicy(
+            ioCapability: IOCapability(io) ?? .keyboardDisplay, secureConnectionsOnly: scOnly, allowPairing: !noPair)
     }
 
     func validate() throws {
         guard Connect.parse(address) != nil else {
-            throw ValidationError("'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
+            throw ValidationError(
+                "'\(address)' is not an address: expected AA:BB:CC:DD:EE:FF, optionally with /random or /public")
         }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
         guard (23...517).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 517") }
-        guard maxValue >= 512 else { throw ValidationError("--max-value must be at least 512 (the specification's longest value)") }
+        guard maxValue >= 512 else {
+            throw ValidationError("--max-value must be at least 512 (the specification's longest value)")
+        }
         guard IOCapability(io) != nil else {
-            throw ValidationError("--io '\(io)' is not an IO capability: one of \(IOCapability.allCases.map(\.description).joined(separator: ", "))")
+            throw ValidationError(
+                "--io '\(io)' is not an IO capability: one of \(IOCapability.allCases.map(\.description).joined(separator: ", "))"
+            )
         }
     }
 
     /// Connects, exchanges MTUs, runs `body` with a GATT client on the link, and disconnects
     /// whatever happens. Protocol errors become one readable line.
     @BluetoothActor
-    func withClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
-                                 _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
-        try await withSecuredClient(common, discovery: discovery) { client, manager, connection, _ in try await body(client, manager, connection) }
+    func withClient<T: Sendable>(
+        _ common: CommonOptions, discovery: Bool = true,
+        _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection) async throws -> T
+    ) async throws -> T {
+        try await withSecuredClient(common, discovery: discovery) { client, manager, connection, _ in
+            try await body(client, manager, connection)
+        }
     }
 
     /// As ``withClient(_:discovery:_:)``, with the link's Security Manager: a bonded peer's
     /// link is encrypted first, and a request refused for want of security pairs (unless
     /// `--no-pair`) and is retried once.
     @BluetoothActor
-    func withSecuredClient<T: Sendable>(_ common: CommonOptions, discovery: Bool = true,
-                                        _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T) async throws -> T {
+    func withSecuredClient<T: Sendable>(
+        _ common: CommonOptions, discovery: Bool = true,
+        _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T
+    ) async throws -> T {
         try await withPeripheralHost(common, discovery: discovery) { host, type in
             try await connectSecured(host, type: type, common: common, discovery: discovery, body)
         }
@@ -87,20 +118,26 @@ struct PeripheralOptions: ParsableArguments {
     /// peripheral's address type (given, else from a short scan): for one connection, or
     /// several one after another (``connectSecured(_:type:common:discovery:_:)``).
     @BluetoothActor
-    func withPeripheralHost<T: Sendable>(_ common: CommonOptions, discovery: Bool,
-                                         _ body: @BluetoothActor (BluetoothHost, AddressType) async throws -> T) async throws -> T {
+    func withPeripheralHost<T: Sendable>(
+        _ common: CommonOptions, discovery: Bool,
+        _ body: @BluetoothActor (BluetoothHost, AddressType) async throws -> T
+    ) async throws -> T {
         let (address, givenType) = Connect.parse(address)!
         let mtu = UInt16(mtu)
         // By handle, exactly the procedure asked goes out: no hash read, no cache.
         let useCache = !noCache && discovery
         return try await common.withHost(cacheEnabled: useCache) { host in
             let type: AddressType
-            if let givenType { type = givenType } else { type = try await Connect.typeFromScan(address, controller: host.controller, logger: common.logger) }
+            if let givenType {
+                type = givenType
+            } else {
+                type = try await Connect.typeFromScan(address, controller: host.controller, logger: common.logger)
+            }
             host.bearers.preferredMTU = mtu
             host.security.policy = policy
             host.security.delegate = TerminalPairing()
             #if DEBUG
-            if let seed = smpTestSeed { host.security.entropy = .seeded(seed) }
+                if let seed = smpTestSeed { host.security.entropy = .seeded(seed) }
             #endif
             return try await body(host, type)
         }
@@ -109,8 +146,10 @@ struct PeripheralOptions: ParsableArguments {
     /// One connection over `host`: connects, sets the link up as the library does (bonded:
     /// encrypted first), runs `body` with a GATT client, and disconnects whatever happens.
     @BluetoothActor
-    func connectSecured<T: Sendable>(_ host: BluetoothHost, type: AddressType, common: CommonOptions, discovery: Bool,
-                                     _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T) async throws -> T {
+    func connectSecured<T: Sendable>(
+        _ host: BluetoothHost, type: AddressType, common: CommonOptions, discovery: Bool,
+        _ body: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> T
+    ) async throws -> T {
         let (address, _) = Connect.parse(address)!
         let timeout = timeout
         let maxValue = maxValue
@@ -118,7 +157,9 @@ struct PeripheralOptions: ParsableArguments {
         let logger = common.logger
         let (manager, bearers, security, cache) = (host.connections, host.bearers, host.security, host.cache)
         let connection: LEConnection
-        do { connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000))) } catch {
+        do {
+            connection = try await manager.connect(to: address, type: type, timeout: .milliseconds(Int(timeout * 1000)))
+        } catch {
             throw CLIError("connect \(address)/\(type): \(error)")
         }
         do {
@@ -127,12 +168,15 @@ struct PeripheralOptions: ParsableArguments {
             client.maximumValueLength = maxValue
             defer { cache.finish(client) }
             // The library's own order (LinkSetUp); an MTU the server refuses is reported.
-            let setUp = try await LinkSetUp.run(client, handle: connection.handle, identity: DiscoveryCache.identity(address, type),
-                                                security: security, cache: cache, mtuRefusalFails: true)
+            let setUp = try await LinkSetUp.run(
+                client, handle: connection.handle, identity: DiscoveryCache.identity(address, type),
+                security: security, cache: cache, mtuRefusalFails: true)
             let bondedLink = setUp.bondedLink
             logger.log(.info, "GATT cache: \(setUp.outcome)")
             let result: T
-            do { result = try await body(client, manager, connection, security) } catch let error as GATTError where error.code == .databaseOutOfSync {
+            do { result = try await body(client, manager, connection, security) } catch let error as GATTError
+                where error.code == .databaseOutOfSync
+            {
                 // Robust caching: the peer's database changed under us; check and retry once.
                 try await cache.revalidate(client)
                 result = try await body(client, manager, connection, security)

@@ -7,7 +7,7 @@ import GATT
 import HCI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay advertise`: be a peripheral that only advertises (and takes connections to the
@@ -48,34 +48,43 @@ struct Advertise: AsyncParsableCommand {
     var duration: Double?
 
     func validate() throws {
-        for text in service where BluetoothUUID(text) == nil { throw ValidationError("--service '\(text)' is not a UUID") }
+        for text in service where BluetoothUUID(text) == nil {
+            throw ValidationError("--service '\(text)' is not a UUID")
+        }
         if let data {
             guard let bytes = parseHexBytes(data) else { throw ValidationError("--data '\(data)' is not hex bytes") }
             if let problem = AdvertisingData(parsing: bytes).problem { throw ValidationError("--data: \(problem)") }
         }
-        guard AdvertisingKind(rawValue: kind) != nil else { throw ValidationError("--kind is connectable, scannable or nonconnectable") }
+        guard AdvertisingKind(rawValue: kind) != nil else {
+            throw ValidationError("--kind is connectable, scannable or nonconnectable")
+        }
         guard interval >= 20, interval <= 10_240 else { throw ValidationError("--interval must be 20–10240 ms") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
     /// The advertisement the options describe.
     var advertisement: Advertisement {
-        Advertisement(localName: name, serviceUUIDs: service.compactMap(BluetoothUUID.init),
-                      otherStructures: data.flatMap(parseHexBytes).map { AdvertisingData(parsing: $0).structures } ?? [])
+        Advertisement(
+            localName: name, serviceUUIDs: service.compactMap(BluetoothUUID.init),
+            otherStructures: data.flatMap(parseHexBytes).map { AdvertisingData(parsing: $0).structures } ?? [])
     }
 
     /// The parameters the options describe.
     var parameters: AdvertisingParameters {
         let units = UInt32((interval / 0.625).rounded())
-        return AdvertisingParameters(kind: AdvertisingKind(rawValue: kind) ?? .connectable, intervalMin: units, intervalMax: units)
+        return AdvertisingParameters(
+            kind: AdvertisingKind(rawValue: kind) ?? .connectable, intervalMin: units, intervalMax: units)
     }
 
     func run() async throws {
         let transport = try common.transportText()
-        let advertisement = advertisement, parameters = parameters, name = name, duration = duration, addresses = addresses
+        let advertisement = advertisement, parameters = parameters, name = name, duration = duration,
+            addresses = addresses
         let logger = common.logger, capture = common.capture
-        try await PeripheralSession.run(transport: transport, name: name, capture: capture, logger: logger, duration: duration,
-                                        addresses: addresses) { manager in
+        try await PeripheralSession.run(
+            transport: transport, name: name, capture: capture, logger: logger, duration: duration,
+            addresses: addresses
+        ) { manager in
             var chosen = parameters
             chosen.ownAddress = addresses.ownAddress(for: manager)
             try await manager.startAdvertising(advertisement, parameters: chosen)
@@ -121,29 +130,41 @@ struct Serve: AsyncParsableCommand {
     @Argument(help: "The database, as JSON (see the discussion).")
     var database: String?
 
-    @Option(name: .customLong("from-trace"), help: "Serve the peripheral this btsnoop recording shows instead of a JSON database.")
+    @Option(
+        name: .customLong("from-trace"),
+        help: "Serve the peripheral this btsnoop recording shows instead of a JSON database.")
     var fromTrace: String?
 
-    @Option(name: .long, help: "With --from-trace: the recorded peripheral's address (default: the largest recorded database).")
+    @Option(
+        name: .long,
+        help: "With --from-trace: the recorded peripheral's address (default: the largest recorded database).")
     var peer: String?
 
     func validate() throws {
-        guard (database == nil) != (fromTrace == nil) else { throw ValidationError("give a database file or --from-trace FILE (one of them)") }
+        guard (database == nil) != (fromTrace == nil) else {
+            throw ValidationError("give a database file or --from-trace FILE (one of them)")
+        }
         if peer != nil, fromTrace == nil { throw ValidationError("--peer goes with --from-trace") }
-        if addresses.address != nil, fromTrace != nil { throw ValidationError("--address does not go with --from-trace (the recorded address is used)") }
+        if addresses.address != nil, fromTrace != nil {
+            throw ValidationError("--address does not go with --from-trace (the recorded address is used)")
+        }
     }
 
     @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
     var duration: Double?
 
     func run() async throws {
-        if let fromTrace { return try await Self.serve(trace: fromTrace, peer: peer, common: common, duration: duration) }
+        if let fromTrace {
+            return try await Self.serve(trace: fromTrace, peer: peer, common: common, duration: duration)
+        }
         guard let database else { return }
         let file = try DatabaseFile.load(database)
         let transport = try common.transportText()
         let logger = common.logger, capture = common.capture, duration = duration, addresses = addresses
-        try await PeripheralSession.run(transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
-                                        duration: duration, addresses: addresses) { manager in
+        try await PeripheralSession.run(
+            transport: transport, name: file.name ?? "Bluejay", capture: capture, logger: logger,
+            duration: duration, addresses: addresses
+        ) { manager in
             try manager.add(services: file.services.map { MutableService($0.definition) })
             for characteristic in file.services.flatMap(\.characteristics) {
                 let uuid = characteristic.definition.uuid
@@ -160,9 +181,11 @@ struct Serve: AsyncParsableCommand {
                 if characteristic.flood { Flooder(manager: manager, uuid: uuid).run() }
             }
             PeripheralSession.readValueLines(into: manager)
-            try await manager.startAdvertising(Advertisement(localName: file.name ?? "Bluejay", serviceUUIDs: file.advertise,
-                                                             appearance: file.appearance),
-                                               parameters: AdvertisingParameters(ownAddress: addresses.ownAddress(for: manager)))
+            try await manager.startAdvertising(
+                Advertisement(
+                    localName: file.name ?? "Bluejay", serviceUUIDs: file.advertise,
+                    appearance: file.appearance),
+                parameters: AdvertisingParameters(ownAddress: addresses.ownAddress(for: manager)))
         }
     }
 }
@@ -179,7 +202,9 @@ extension DatabaseFile {
     /// The file at `path`.
     static func load(_ path: String) throws -> DatabaseFile {
         let bytes: [UInt8]
-        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch { throw CLIError("\(path): \(error)") }
+        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+            throw CLIError("\(path): \(error)")
+        }
         do { return try DatabaseFile(json: bytes) } catch { throw CLIError("\(path): \(error)") }
     }
 }
@@ -189,10 +214,14 @@ extension DatabaseFile {
 enum PeripheralSession {
     /// Brings up a ``PeripheralManager``, runs `setUp`, prints its events until Ctrl-C or
     /// `duration` seconds, then closes it.
-    static func run(transport: String, name: String, capture: String?, logger: HCILogger, duration: Double?,
-                    addresses: AddressOptions? = nil, _ setUp: @BluetoothActor (PeripheralManager) async throws -> Void) async throws {
+    static func run(
+        transport: String, name: String, capture: String?, logger: HCILogger, duration: Double?,
+        addresses: AddressOptions? = nil, _ setUp: @BluetoothActor (PeripheralManager) async throws -> Void
+    ) async throws {
         let manager: PeripheralManager
-        do { manager = try await PeripheralManager(transport: transport, name: name, capture: capture, logger: logger) } catch {
+        do {
+            manager = try await PeripheralManager(transport: transport, name: name, capture: capture, logger: logger)
+        } catch {
             throw CLIError(error.description)
         }
         defer { manager.close() }
@@ -235,7 +264,8 @@ enum PeripheralSession {
         case let .disconnected(handle, reason): "disconnected handle \(hex(handle, digits: 4)): \(reason)"
         case let .subscriptionChanged(subscription):
             "handle \(hex(subscription.connection, digits: 4)) \(subscription.uuid): notifications \(subscription.notifications ? "on" : "off"), indications \(subscription.indications ? "on" : "off")"
-        case let .valueWritten(write): "handle \(hex(write.connection, digits: 4)) wrote \(write.uuid): \(write.value.hexString())"
+        case let .valueWritten(write):
+            "handle \(hex(write.connection, digits: 4)) wrote \(write.uuid): \(write.value.hexString())"
         case let .paired(handle, method): "handle \(hex(handle, digits: 4)) paired (\(method))"
         }
     }

@@ -5,7 +5,7 @@ import SMP
 import TraceDecoding
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay scan`: find advertising peripherals.
@@ -28,7 +28,11 @@ struct Scan: AsyncParsableCommand {
     @Option(name: .long, help: "How long to scan, in seconds.")
     var duration: Double = 5
 
-    @Option(name: .long, help: "Stop after this many discoveries, before --duration ends (a scan bounded by what it finds, not by time: e.g. to replay it).")
+    @Option(
+        name: .long,
+        help:
+            "Stop after this many discoveries, before --duration ends (a scan bounded by what it finds, not by time: e.g. to replay it)."
+    )
     var count: Int?
 
     @Flag(name: .long, help: "Report every advertisement, not one discovery per peripheral.")
@@ -44,10 +48,13 @@ struct Scan: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard duration > 0, duration <= 86_400 else { throw ValidationError("--duration must be between 0 and 86400 seconds") }
+        guard duration > 0, duration <= 86_400 else {
+            throw ValidationError("--duration must be between 0 and 86400 seconds")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         for text in service where BluetoothUUID(text) == nil {
-            throw ValidationError("--service '\(text)' is not a UUID (e.g. 180D or 0000180D-0000-1000-8000-00805F9B34FB)")
+            throw ValidationError(
+                "--service '\(text)' is not a UUID (e.g. 180D or 0000180D-0000-1000-8000-00805F9B34FB)")
         }
     }
 
@@ -55,12 +62,17 @@ struct Scan: AsyncParsableCommand {
         let json = json
         let live = !json && isatty(STDOUT_FILENO) == 1
         // The live table collapses repeats into rows, so it wants every advertisement.
-        let options = ScanOptions(active: !passive, allowDuplicates: duplicates || live, services: service.compactMap(BluetoothUUID.init))
+        let options = ScanOptions(
+            active: !passive, allowDuplicates: duplicates || live, services: service.compactMap(BluetoothUUID.init))
         let duration = duration, limit = count
         let width = live ? LiveTable<String>.terminalWidth() : nil
         // Bonded peers are recognised behind their rotating private addresses (IRK).
         let bonds = BondStore(store: .standard).all()
-        let bonded = { (discovery: Discovery) in bonds.first { $0.matches(discovery.address, discovery.addressType) }.map { "\($0.address)/\($0.addressType)" } }
+        let bonded = { (discovery: Discovery) in
+            bonds.first { $0.matches(discovery.address, discovery.addressType) }.map {
+                "\($0.address)/\($0.addressType)"
+            }
+        }
         if !json { print(LiveTable<String>.fit(Self.header, width: width)) }
         try await common.withController { controller, _ in
             let scanner = Scanner(controller: controller, logger: common.logger)
@@ -75,7 +87,10 @@ struct Scan: AsyncParsableCommand {
                     seen += 1
                     if let limit, seen >= limit { enough.fulfill(()) }
                     guard live else {
-                        print(json ? Self.json(discovery, bonded: bonded(discovery)) : Self.row(discovery, bonded: bonded(discovery)))
+                        print(
+                            json
+                                ? Self.json(discovery, bonded: bonded(discovery))
+                                : Self.row(discovery, bonded: bonded(discovery)))
                         return
                     }
                     let key = "\(discovery.address)/\(discovery.addressType)"
@@ -109,15 +124,20 @@ struct Scan: AsyncParsableCommand {
         return merged
     }
 
-    static let header = pad("ADDRESS", 18) + pad("TYPE", 8) + pad("RSSI", 6) + pad("NAME", 20) + pad("SERVICES", 30) + "MANUFACTURER"
+    static let header =
+        pad("ADDRESS", 18) + pad("TYPE", 8) + pad("RSSI", 6) + pad("NAME", 20) + pad("SERVICES", 30) + "MANUFACTURER"
 
     static func row(_ discovery: Discovery, bonded: String? = nil) -> String {
         let data = discovery.advertisement
-        let manufacturer = data.manufacturerData.map { "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexString())" }
+        let manufacturer = data.manufacturerData.map {
+            "\(hex($0.companyIdentifier, digits: 4)):\($0.data.hexString())"
+        }
         // In two typed parts: Swift 6.0's type checker gave up on the whole sum.
-        let columns: String = pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
+        let columns: String =
+            pad(discovery.address.description, 18) + pad(discovery.addressType.description, 8)
             + pad(discovery.rssi.map(String.init) ?? "-", 6) + pad(data.localName ?? "-", 20)
-        let rest: String = pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
+        let rest: String =
+            pad(data.serviceUUIDs.map(\.description).joined(separator: ","), 30) + manufacturer.joined(separator: ",")
             + (bonded.map { "  bonded: \($0)" } ?? "")
         return columns + rest
     }

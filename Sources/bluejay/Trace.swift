@@ -4,7 +4,7 @@ import HCI
 import SMP
 import TraceDecoding
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `bluejay trace FILE…`: decode btsnoop files packet by packet, or count what they hold.
@@ -33,13 +33,21 @@ struct Trace: AsyncParsableCommand {
     @Flag(name: .long, help: "With --summary: print JSON.")
     var json = false
 
-    @Flag(name: .long, help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, signaling); name the first that does not.")
+    @Flag(
+        name: .long,
+        help: "Check that every packet decodes (HCI, L2CAP, ATT, SMP, signaling); name the first that does not.")
     var check = false
 
-    @Flag(name: .long, help: "With --check: a record accepted only under the tolerance rule (e.g. an event with extra octets) fails the check.")
+    @Flag(
+        name: .long,
+        help:
+            "With --check: a record accepted only under the tolerance rule (e.g. an event with extra octets) fails the check."
+    )
     var strict = false
 
-    @Flag(name: .long, help: "Give two files, IN OUT: write a copy of IN with keys, nonces and passkeys zeroed in place, to share.")
+    @Flag(
+        name: .long,
+        help: "Give two files, IN OUT: write a copy of IN with keys, nonces and passkeys zeroed in place, to share.")
     var redact = false
 
     @Argument(help: "btsnoop files.")
@@ -68,7 +76,9 @@ struct Trace: AsyncParsableCommand {
                 let result = TraceCheck(file: file, strict: strict)
                 for warning in result.warnings.prefix(Self.warningsShown) { print("\(path): warning: \(warning)") }
                 if result.warnings.count > Self.warningsShown {
-                    print("\(path): warning: \(result.warnings.count - Self.warningsShown) more record(s) accepted under the tolerance rule")
+                    print(
+                        "\(path): warning: \(result.warnings.count - Self.warningsShown) more record(s) accepted under the tolerance rule"
+                    )
                 }
                 if var failure = result.failure {
                     if common.logSecrets, !failure.secrets.isEmpty {
@@ -78,13 +88,16 @@ struct Trace: AsyncParsableCommand {
                     failures.append("\(path): \(failure)")
                     print("\(path): FAILED at \(failure)")
                 } else {
-                    print("\(path): \(result.records) records, every packet decodes (\(result.packets) HCI packets; "
-                          + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling"
-                          + (result.bredrSignalingPDUs > 0 ? ", \(result.bredrSignalingPDUs) BR/EDR signaling" : "")
-                          + " and \(result.otherPDUs) other L2CAP PDUs"
-                          + (result.skipped > 0 ? "; \(result.skipped) non-packet records skipped" : "")
-                          + (result.vendorACLPackets > 0 ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only" : "")
-                          + (result.warnings.isEmpty ? "" : "; \(result.warnings.count) warning(s)") + ")")
+                    print(
+                        "\(path): \(result.records) records, every packet decodes (\(result.packets) HCI packets; "
+                            + "\(result.attPDUs) ATT, \(result.smpPDUs) SMP, \(result.signalingPDUs) LE signaling"
+                            + (result.bredrSignalingPDUs > 0 ? ", \(result.bredrSignalingPDUs) BR/EDR signaling" : "")
+                            + " and \(result.otherPDUs) other L2CAP PDUs"
+                            + (result.skipped > 0 ? "; \(result.skipped) non-packet records skipped" : "")
+                            + (result.vendorACLPackets > 0
+                                ? "; \(result.vendorACLPackets) ACL packets on handles no connection announced, checked as HCI only"
+                                : "")
+                            + (result.warnings.isEmpty ? "" : "; \(result.warnings.count) warning(s)") + ")")
                 }
             } else if summary {
                 let counts = TraceSummary(file: file)
@@ -108,7 +121,9 @@ struct Trace: AsyncParsableCommand {
                     print(line)
                 }
             }
-            if let tail = file.truncatedTail { printToStandardError("bluejay: warning: \(path): file ends inside a record (\(tail))") }
+            if let tail = file.truncatedTail {
+                printToStandardError("bluejay: warning: \(path): file ends inside a record (\(tail))")
+            }
         }
         if summary && json { print(JSONValue.object(summaries).rendered()) }
         if !failures.isEmpty {
@@ -119,9 +134,13 @@ struct Trace: AsyncParsableCommand {
     /// `--redact IN OUT`: the copy, and one line saying what was zeroed.
     private func redactCopy(from input: String, to output: String) throws {
         let original: [UInt8]
-        do { original = try readWholeFile(input) } catch { throw CLIError("cannot read \(input): \(errorName(error.errno))") }
+        do { original = try readWholeFile(input) } catch {
+            throw CLIError("cannot read \(input): \(errorName(error.errno))")
+        }
         let redaction: BTSnoopRedaction
-        do { redaction = try BTSnoopRedaction(original: original, redactor: PacketSecrets()) } catch { throw CLIError("\(input): \(error)") }
+        do { redaction = try BTSnoopRedaction(original: original, redactor: PacketSecrets()) } catch {
+            throw CLIError("\(input): \(error)")
+        }
         let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CLIError("cannot write \(output): \(errorName(errno))") }
         defer { close(fd) }
@@ -136,7 +155,9 @@ struct Trace: AsyncParsableCommand {
         }
         let records = Set(redaction.zeroed.map(\.recordNumber)).count
         let octets = redaction.zeroed.reduce(0) { $0 + $1.field.length }
-        print("\(output): \(redaction.zeroed.count) secret field(s), \(octets) octets, zeroed in \(records) record(s) of \(input)")
+        print(
+            "\(output): \(redaction.zeroed.count) secret field(s), \(octets) octets, zeroed in \(records) record(s) of \(input)"
+        )
     }
 
     /// Warnings printed per file before the rest are only counted.

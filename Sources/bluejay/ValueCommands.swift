@@ -14,7 +14,9 @@ struct AttributeTarget: ParsableArguments {
 
     /// The characteristic's value handle: by `--handle`, or by its UUIDs through discovery.
     @BluetoothActor
-    func valueHandle(_ client: GATTClient, service: BluetoothUUID?, characteristic: BluetoothUUID?) async throws -> (AttributeHandle, Characteristic?) {
+    func valueHandle(_ client: GATTClient, service: BluetoothUUID?, characteristic: BluetoothUUID?) async throws -> (
+        AttributeHandle, Characteristic?
+    ) {
         if let handle = try handleOption(handle, "--handle") { return (handle, nil) }
         guard let service, let characteristic else { throw CLIError("give SERVICE CHARACTERISTIC or --handle") }
         let found = try await client.characteristic(characteristic, in: service)
@@ -93,16 +95,24 @@ struct Read: AsyncParsableCommand {
     var eachLine = false
 
     func validate() throws {
-        let modes = [characteristic.isEmpty ? 0 : 1, target.handle == nil ? 0 : 1, uuid == nil ? 0 : 1, handles == nil ? 0 : 1].reduce(0, +)
-        guard modes == 1 else { throw ValidationError("give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles") }
-        guard characteristic.isEmpty || characteristic.count == 2 else { throw ValidationError("give both SERVICE and CHARACTERISTIC") }
+        let modes = [
+            characteristic.isEmpty ? 0 : 1, target.handle == nil ? 0 : 1, uuid == nil ? 0 : 1, handles == nil ? 0 : 1,
+        ].reduce(0, +)
+        guard modes == 1 else {
+            throw ValidationError("give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles")
+        }
+        guard characteristic.isEmpty || characteristic.count == 2 else {
+            throw ValidationError("give both SERVICE and CHARACTERISTIC")
+        }
         _ = try characteristicUUIDs(characteristic)
         _ = try handleOption(target.handle, "--handle")
         if let uuid { _ = try parseUUID(uuid, "--uuid") }
         // Any range goes out as given (start 0x0000 or after --end too): the server answers.
         _ = (try handleOption(start, "--start"), try handleOption(end, "--end"))
         if (start != nil || end != nil) && uuid == nil { throw ValidationError("--start and --end go with --uuid") }
-        if (long || offset > 0) && target.handle == nil { throw ValidationError("--long and --offset go with --handle") }
+        if (long || offset > 0) && target.handle == nil {
+            throw ValidationError("--long and --offset go with --handle")
+        }
         if variable && handles == nil { throw ValidationError("--variable goes with --handles") }
         if let handles {
             let parsed = handles.split(separator: ",").map { parseHandle(String($0).trimmingSpaces) }
@@ -122,43 +132,79 @@ struct Read: AsyncParsableCommand {
         let list = handles?.split(separator: ",").compactMap { parseHandle(String($0).trimmingSpaces) }
         let long = long, offset = offset, variable = variable, json = json, hexOnly = hex, utf8 = utf8
         let target = target
-        let read: @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> [String] = { client, _, _, _ in
-            if let list {
-                if variable {
-                    let values = try await client.readMultipleVariable(list)
-                    if json {
-                        return [JSONValue.object(["handles": .array(list.map { .number(Int($0.rawValue)) }), "values": .array(values.map { .string($0.hexString()) })]).compact]
+        let read:
+            @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> [String] = {
+                client, _, _, _ in
+                if let list {
+                    if variable {
+                        let values = try await client.readMultipleVariable(list)
+                        if json {
+                            return [
+                                JSONValue.object([
+                                    "handles": .array(list.map { .number(Int($0.rawValue)) }),
+                                    "values": .array(values.map { .string($0.hexString()) }),
+                                ]).compact
+                            ]
+                        }
+                        return zip(list, values).map {
+                            "\(BluetoothCore.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))"
+                        }
                     }
-                    return zip(list, values).map { "\(BluetoothCore.hex($0, digits: 4)): \(format($1, hexOnly: hexOnly, utf8: utf8))" }
+                    let value = try await client.readMultiple(list)
+                    if json {
+                        return [
+                            JSONValue.object([
+                                "handles": .array(list.map { .number(Int($0.rawValue)) }),
+                                "value": .string(value.hexString()),
+                            ]).compact
+                        ]
+                    }
+                    return [format(value, hexOnly: hexOnly, utf8: utf8)]
                 }
-                let value = try await client.readMultiple(list)
-                if json { return [JSONValue.object(["handles": .array(list.map { .number(Int($0.rawValue)) }), "value": .string(value.hexString())]).compact] }
+                if let uuid {
+                    let values = try await client.read(uuid: uuid, from: first, to: last)
+                    if json {
+                        return [
+                            JSONValue.object([
+                                "values": .array(
+                                    values.map {
+                                        .object([
+                                            "handle": .number(Int($0.handle.rawValue)),
+                                            "value": .string($0.value.hexString()),
+                                        ])
+                                    })
+                            ]).compact
+                        ]
+                    }
+                    return values.map {
+                        "\(BluetoothCore.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))"
+                    }
+                }
+                let value: [UInt8]
+                let valueHandle: AttributeHandle
+                if let handle {
+                    valueHandle = handle
+                    if long {
+                        value = try await client.readLong(handle, offset: offset)
+                    } else if offset > 0 {
+                        value = try await client.readBlob(handle, offset: offset)
+                    } else {
+                        value = try await client.read(handle)
+                    }
+                } else {
+                    (valueHandle, _) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
+                    value = try await client.readLong(valueHandle)
+                }
+                if json {
+                    return [
+                        JSONValue.object([
+                            "handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString()),
+                            "text": printable(value).map(JSONValue.string) ?? .null,
+                        ]).compact
+                    ]
+                }
                 return [format(value, hexOnly: hexOnly, utf8: utf8)]
             }
-            if let uuid {
-                let values = try await client.read(uuid: uuid, from: first, to: last)
-                if json {
-                    return [JSONValue.object(["values": .array(values.map { .object(["handle": .number(Int($0.handle.rawValue)), "value": .string($0.value.hexString())]) })]).compact]
-                }
-                return values.map { "\(BluetoothCore.hex($0.handle, digits: 4)): \(format($0.value, hexOnly: hexOnly, utf8: utf8))" }
-            }
-            let value: [UInt8]
-            let valueHandle: AttributeHandle
-            if let handle {
-                valueHandle = handle
-                if long { value = try await client.readLong(handle, offset: offset) }
-                else if offset > 0 { value = try await client.readBlob(handle, offset: offset) }
-                else { value = try await client.read(handle) }
-            } else {
-                (valueHandle, _) = try await target.valueHandle(client, service: uuids?.0, characteristic: uuids?.1)
-                value = try await client.readLong(valueHandle)
-            }
-            if json {
-                return [JSONValue.object(["handle": .number(Int(valueHandle.rawValue)), "value": .string(value.hexString()),
-                                          "text": printable(value).map(JSONValue.string) ?? .null]).compact]
-            }
-            return [format(value, hexOnly: hexOnly, utf8: utf8)]
-        }
         let (peripheral, common) = (peripheral, common)
         guard eachLine else {
             for line in try await peripheral.withSecuredClient(common, discovery: uuids != nil, read) { print(line) }
@@ -166,7 +212,9 @@ struct Read: AsyncParsableCommand {
         }
         try await peripheral.withPeripheralHost(common, discovery: uuids != nil) { host, type in
             while await standardInputLine() != nil {
-                for line in try await peripheral.connectSecured(host, type: type, common: common, discovery: uuids != nil, read) { print(line) }
+                for line in try await peripheral.connectSecured(
+                    host, type: type, common: common, discovery: uuids != nil, read)
+                { print(line) }
                 flushStandardOutput()
                 // The link is down: what a script waits for before it asks again.
                 printToStandardError("disconnected")
@@ -216,22 +264,31 @@ struct Write: AsyncParsableCommand {
 
     func validate() throws {
         guard arguments.count == (target.handle == nil ? 3 : 1) else {
-            throw ValidationError(target.handle == nil ? "give SERVICE CHARACTERISTIC HEXBYTES (or --handle H HEXBYTES)" : "with --handle, give only HEXBYTES")
+            throw ValidationError(
+                target.handle == nil
+                    ? "give SERVICE CHARACTERISTIC HEXBYTES (or --handle H HEXBYTES)"
+                    : "with --handle, give only HEXBYTES")
         }
         _ = try characteristicUUIDs(arguments)
         _ = try handleOption(target.handle, "--handle")
-        guard let text = hexText, parseHexBytes(text) != nil else { throw ValidationError("'\(hexText ?? "")' is not hex bytes (e.g. 0102ff)") }
+        guard let text = hexText, parseHexBytes(text) != nil else {
+            throw ValidationError("'\(hexText ?? "")' is not hex bytes (e.g. 0102ff)")
+        }
         guard [withoutResponse, signed, long, reliable].filter({ $0 }).count <= 1 else {
             throw ValidationError("--without-response, --signed, --long and --reliable exclude each other")
         }
         if offset > 0 && !long { throw ValidationError("--offset goes with --long") }
-        if long && target.handle == nil { throw ValidationError("--long goes with --handle (by UUID, long values are written long on their own)") }
+        if long && target.handle == nil {
+            throw ValidationError("--long goes with --handle (by UUID, long values are written long on their own)")
+        }
     }
 
     func run() async throws {
         if signed {
             // Refused before connecting: nothing would be sent but the MTU exchange.
-            throw CLIError("a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet")
+            throw CLIError(
+                "a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet"
+            )
         }
         let uuids = try characteristicUUIDs(arguments)
         let bytes = parseHexBytes(hexText!)!
@@ -254,7 +311,11 @@ struct Write: AsyncParsableCommand {
             }
         }
         if json {
-            print(JSONValue.object(["handle": .number(Int(handle.rawValue)), "bytes": .number(bytes.count), "procedure": .string(procedure)]).compact)
+            print(
+                JSONValue.object([
+                    "handle": .number(Int(handle.rawValue)), "bytes": .number(bytes.count),
+                    "procedure": .string(procedure),
+                ]).compact)
         } else {
             print("Wrote \(bytes.count) bytes to \(BluetoothCore.hex(handle, digits: 4)) (\(procedure)).")
         }

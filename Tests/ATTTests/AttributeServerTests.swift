@@ -48,7 +48,8 @@ struct AttributeServerTests {
         server.add(handle: 0x0005, type: BluetoothUUID(UInt16(0x2A01)), value: [0x00, 0x00])
         server.add(handle: 0x0006, type: primary, value: [0x01, 0x18])
         server.add(handle: 0x0007, type: characteristic, value: [0x20, 0x08, 0x00, 0x05, 0x2A])
-        server.add(handle: 0x0008, type: BluetoothUUID(UInt16(0x2A05)), value: [0x01, 0x00, 0xFF, 0xFF], permissions: [])
+        server.add(
+            handle: 0x0008, type: BluetoothUUID(UInt16(0x2A05)), value: [0x01, 0x00, 0xFF, 0xFF], permissions: [])
         server.add(handle: 0x0009, type: cccd, value: [0x00, 0x00], permissions: [.read, .write])
         return server
     }
@@ -62,17 +63,26 @@ struct AttributeServerTests {
     let clients = Clients()
 
     /// The table's answer to `pdu` from the client on `connection`.
-    func respond(_ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int) -> [UInt8]? {
-        server.respond(to: pdu, connection: connection, mtu: mtu, client: &clients.byConnection[connection, default: .init()])
+    func respond(_ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int)
+        -> [UInt8]?
+    {
+        server.respond(
+            to: pdu, connection: connection, mtu: mtu, client: &clients.byConnection[connection, default: .init()])
     }
 
     /// The table's answer to `pdu` from the client on `connection`, with what is `outside`.
-    func answer(_ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int,
-                outside: OutsideAnswers) -> TableAnswer {
-        server.answer(to: pdu, connection: connection, mtu: mtu, outside: outside, client: &clients.byConnection[connection, default: .init()])
+    func answer(
+        _ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int,
+        outside: OutsideAnswers
+    ) -> TableAnswer {
+        server.answer(
+            to: pdu, connection: connection, mtu: mtu, outside: outside,
+            client: &clients.byConnection[connection, default: .init()])
     }
 
-    func ask(_ server: AttributeServer, _ request: String, mtu: Int = 23, connection: ConnectionHandle = 0x0040) -> String? {
+    func ask(_ server: AttributeServer, _ request: String, mtu: Int = 23, connection: ConnectionHandle = 0x0040)
+        -> String?
+    {
         respond(server, hexBytes(request)[...], connection: connection, mtu: mtu)?.hexDump
     }
 
@@ -102,7 +112,8 @@ struct AttributeServerTests {
         #expect(ask(server, "10 0a 00 ff ff 00 28") == "11 14 0a 00 0f 00 " + uartServiceWire)
         #expect(ask(server, "10 10 00 ff ff 00 28") == "01 10 10 00 0a")
         // The group type as a 128-bit UUID is the same type.
-        #expect(ask(server, "10 01 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 28 00 00")
+        #expect(
+            ask(server, "10 01 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 28 00 00")
                 == "11 06 01 00 05 00 00 18 06 00 09 00 01 18")
         // A range ending inside a group still reports the whole group.
         #expect(ask(server, "10 01 00 03 00 00 28") == "11 06 01 00 05 00 00 18")
@@ -133,18 +144,21 @@ struct AttributeServerTests {
     func readByType() {
         let server = gapServer()
         // 2 + 3 × 7 = 23: three declarations fill the MTU exactly.
-        #expect(ask(server, "08 01 00 ff ff 03 28")
+        #expect(
+            ask(server, "08 01 00 ff ff 03 28")
                 == "09 07 02 00 02 03 00 00 2a 04 00 02 05 00 01 2a 07 00 20 08 00 05 2a")
         // The 128-bit declarations are longer: one per 23-byte PDU, both in a larger MTU.
         #expect(ask(server, "08 08 00 ff ff 03 28") == "09 15 0b 00 0c 0c 00 " + uartRXWire)
-        #expect(ask(server, "08 08 00 ff ff 03 28", mtu: 64)
+        #expect(
+            ask(server, "08 08 00 ff ff 03 28", mtu: 64)
                 == "09 15 0b 00 0c 0c 00 " + uartRXWire + " 0d 00 10 0e 00 " + uartTXWire)
         #expect(ask(server, "08 01 00 ff ff 00 2a") == "09 09 03 00 42 6c 75 65 6a 61 79")
         #expect(ask(server, "08 01 00 ff ff 02 29") == "09 04 09 00 00 00 0f 00 00 00")
         // A 128-bit attribute type.
         #expect(ask(server, "08 01 00 ff ff " + uartServiceWire) == "01 08 01 00 0a")
         // The type as 128 bits is the same type.
-        #expect(ask(server, "08 01 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 2a 00 00")
+        #expect(
+            ask(server, "08 01 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 2a 00 00")
                 == "09 09 03 00 42 6c 75 65 6a 61 79")
         #expect(ask(server, "08 01 00 ff ff 19 2a") == "01 08 01 00 0a")
     }
@@ -182,9 +196,10 @@ struct AttributeServerTests {
         let server = gapServer()
         // 2 + 5 × 4 = 22: a sixth would not fit in 23.
         #expect(ask(server, "04 01 00 ff ff") == "05 01 01 00 00 28 02 00 03 28 03 00 00 2a 04 00 03 28 05 00 01 2a")
-        #expect(ask(server, "04 01 00 ff ff", mtu: 512)
+        #expect(
+            ask(server, "04 01 00 ff ff", mtu: 512)
                 == "05 01 01 00 00 28 02 00 03 28 03 00 00 2a 04 00 03 28 05 00 01 2a 06 00 00 28 07 00 03 28 "
-                    + "08 00 05 2a 09 00 02 29 0a 00 00 28 0b 00 03 28")
+                + "08 00 05 2a 09 00 02 29 0a 00 00 28 0b 00 03 28")
         #expect(ask(server, "04 0c 00 ff ff") == "05 02 0c 00 " + uartRXWire)
         #expect(ask(server, "04 0e 00 0e 00") == "05 02 0e 00 " + uartTXWire)
         #expect(ask(server, "04 0f 00 0f 00") == "05 01 0f 00 02 29")
@@ -211,9 +226,12 @@ struct AttributeServerTests {
     @Test("Find By Type Value: as many ranges as fit in the MTU")
     func findByTypeValueMTU() {
         let server = AttributeServer()
-        for handle in AttributeHandle(1)...10 { server.add(handle: handle, type: BluetoothUUID(UInt16(0x2902)), value: [0, 0]) }
+        for handle in AttributeHandle(1)...10 {
+            server.add(handle: handle, type: BluetoothUUID(UInt16(0x2902)), value: [0, 0])
+        }
         // 1 + 5 × 4 = 21: a sixth would not fit in 23.
-        #expect(ask(server, "06 01 00 ff ff 02 29 00 00")
+        #expect(
+            ask(server, "06 01 00 ff ff 02 29 00 00")
                 == "07 01 00 01 00 02 00 02 00 03 00 03 00 04 00 04 00 05 00 05 00")
     }
 
@@ -284,37 +302,47 @@ struct AttributeServerTests {
         let server = gapServer()
         var outside = OutsideAnswers(readHandled: [0x0003, 0x0005], writeHandled: [0x000C])
         // Read By Type on 2A00 reaches 0x0003 only.
-        #expect(answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsRead(0x0003, offset: 0))
         outside.reads[0x0003] = .success([0x31, 0x32])
-        #expect(answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("08 01 00 ff ff 00 2a")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("09 04 03 00 31 32")))
         // Read Multiple asks for the next value; a refusal names its handle.
-        #expect(answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsRead(0x0005, offset: 0))
         outside.reads[0x0005] = .failure(.insufficientResources)
-        #expect(answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("0e 03 00 05 00")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("01 0e 05 00 11")))
         // Read Blob passes its offset; the table cuts the whole value there.
         var blob = OutsideAnswers(readHandled: [0x0003], writeHandled: [])
-        #expect(answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+        #expect(
+            answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
                 == .needsRead(0x0003, offset: 1))
         blob.reads[0x0003] = .success([0x31, 0x32, 0x33])
-        #expect(answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
+        #expect(
+            answer(server, hexBytes("0c 03 00 01 00")[...], connection: 0x40, mtu: 23, outside: blob)
                 == .response(hexBytes("0d 32 33")))
         // A write is decided outside after the table's own checks; nothing is stored before.
-        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .needsWriteDecision(0x000C, value: [0x41], withResponse: true))
         #expect(server.value(of: 0x000C) == [])
         outside.writes[0x000C] = .refused(.valueNotAllowed)
-        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("01 12 0c 00 13")))
-        #expect(answer(server, hexBytes("52 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside) == .response(nil))
+        #expect(
+            answer(server, hexBytes("52 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside) == .response(nil))
         #expect(server.value(of: 0x000C) == [])
         outside.writes[0x000C] = .accepted
         var written: [[UInt8]] = []
         server.onWritten = { _, _, value, _ in written.append(value) }
-        #expect(answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
+        #expect(
+            answer(server, hexBytes("12 0c 00 41")[...], connection: 0x40, mtu: 23, outside: outside)
                 == .response(hexBytes("13")))
         #expect(server.value(of: 0x000C) == [0x41])
         #expect(written == [[0x41]])
@@ -335,8 +363,10 @@ struct AttributeServerTests {
         #expect(ask(server, "d2 0c 00 41 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7") == nil)
         #expect(server.value(of: 0x000C) == [])
         // Responses, notifications, indications and confirmations are the client side's.
-        for opcode: UInt8 in [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1B, 0x1D,
-                              0x1E, 0x21, 0x23] {
+        for opcode: UInt8 in [
+            0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1B, 0x1D,
+            0x1E, 0x21, 0x23,
+        ] {
             #expect(respond(server, [opcode, 0x01, 0x00][...], connection: 0x40, mtu: 23) == nil, "\(opcode)")
         }
         #expect(respond(server, [][...], connection: 0x40, mtu: 23) == nil)

@@ -16,7 +16,8 @@ struct PDUTests {
     func framing() throws {
         #expect(ReadRequest(handle: 3).encoded() == [0x0A, 0x03, 0x00])
         expectDecodeError(ReadRequest.self, "0b 03 00", .invalidValue(field: "Read_Req opcode", value: 0x0B))
-        #expect(DecodingError.invalidValue(field: "Read_Req opcode", value: 0x0B).description
+        #expect(
+            DecodingError.invalidValue(field: "Read_Req opcode", value: 0x0B).description
                 == "invalid Read_Req opcode 0xb")
         #expect(throws: DecodingError.truncated(needed: 1, available: 0)) { try ReadRequest(decoding: [][...]) }
         expectDecodeError(ReadRequest.self, "0a 03", .truncated(needed: 2, available: 1))
@@ -33,8 +34,9 @@ struct PDUTests {
         let pdu = ErrorResponse(requestOpcode: .readRequest, handle: 0x0003, error: .attributeNotFound)
         expectWire(pdu, "01 0a 03 00 0a")
         #expect(pdu.description == "0x0a Read_Req handle 0x0003: 0x0A attributeNotFound")
-        expectWire(ErrorResponse(requestOpcode: .writeRequest, handle: 0x1234, error: ATTErrorCode(rawValue: 0x80)),
-                   "01 12 34 12 80")
+        expectWire(
+            ErrorResponse(requestOpcode: .writeRequest, handle: 0x1234, error: ATTErrorCode(rawValue: 0x80)),
+            "01 12 34 12 80")
         expectDecodeError(ErrorResponse.self, "01 0a 03 00", .truncated(needed: 1, available: 0))
     }
 
@@ -54,8 +56,9 @@ struct PDUTests {
         ])
         #expect(short.usesShortUUIDs)
         expectWire(short, "05 01 01 00 00 28 02 00 03 28")
-        expectWire(FindInformationResponse(entries: [.init(handle: 0x0010, type: uartService)]),
-                   "05 02 10 00 " + uartServiceWire)
+        expectWire(
+            FindInformationResponse(entries: [.init(handle: 0x0010, type: uartService)]),
+            "05 02 10 00 " + uartServiceWire)
         // One 128-bit type makes every entry 128-bit, the 16-bit one on the Base UUID.
         let mixed = FindInformationResponse(entries: [
             .init(handle: 0x0010, type: uartService),
@@ -64,34 +67,42 @@ struct PDUTests {
         #expect(!mixed.usesShortUUIDs)
         expectWire(mixed, "05 02 10 00 " + uartServiceWire + " 11 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 02 29 00 00")
         // A 32-bit UUID has no 16-bit form: 128-bit too.
-        expectWire(FindInformationResponse(entries: [.init(handle: 0x0001, type: BluetoothUUID(UInt32(0x12345678)))]),
-                   "05 02 01 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12")
+        expectWire(
+            FindInformationResponse(entries: [.init(handle: 0x0001, type: BluetoothUUID(UInt32(0x12345678)))]),
+            "05 02 01 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12")
     }
 
     @Test("Find Information Response: unknown format, empty list, partial entry")
     func findInformationErrors() {
-        expectDecodeError(FindInformationResponse.self, "05 03 01 00 00 28",
-                          .invalidValue(field: "Find_Information_Rsp format", value: 3))
-        expectDecodeError(FindInformationResponse.self, "05 00 01 00 00 28",
-                          .invalidValue(field: "Find_Information_Rsp format", value: 0))
+        expectDecodeError(
+            FindInformationResponse.self, "05 03 01 00 00 28",
+            .invalidValue(field: "Find_Information_Rsp format", value: 3))
+        expectDecodeError(
+            FindInformationResponse.self, "05 00 01 00 00 28",
+            .invalidValue(field: "Find_Information_Rsp format", value: 0))
         expectDecodeError(FindInformationResponse.self, "05 01", .truncated(needed: 4, available: 0))
         expectDecodeError(FindInformationResponse.self, "05 02", .truncated(needed: 18, available: 0))
-        expectDecodeError(FindInformationResponse.self, "05 01 01 00 00 28 02 00 03", .truncated(needed: 4, available: 3))
-        expectDecodeError(FindInformationResponse.self, "05 02 10 00 " + uartServiceWire + " 11",
-                          .truncated(needed: 18, available: 1))
+        expectDecodeError(
+            FindInformationResponse.self, "05 01 01 00 00 28 02 00 03", .truncated(needed: 4, available: 3))
+        expectDecodeError(
+            FindInformationResponse.self, "05 02 10 00 " + uartServiceWire + " 11",
+            .truncated(needed: 18, available: 1))
         // 16-bit entries read as 128-bit: 8 bytes are not a multiple of 18.
-        expectDecodeError(FindInformationResponse.self, "05 02 01 00 00 28 02 00 03 28",
-                          .truncated(needed: 18, available: 8))
+        expectDecodeError(
+            FindInformationResponse.self, "05 02 01 00 00 28 02 00 03 28",
+            .truncated(needed: 18, available: 8))
         expectDecodeError(FindInformationResponse.self, "05", .truncated(needed: 1, available: 0))
     }
 
     @Test("Find By Type Value")
     func findByTypeValue() {
-        let request = FindByTypeValueRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, attributeType: 0x2800,
-                                             attributeValue: [0x0F, 0x18])
+        let request = FindByTypeValueRequest(
+            startingHandle: 0x0001, endingHandle: 0xFFFF, attributeType: 0x2800,
+            attributeValue: [0x0F, 0x18])
         expectWire(request, "06 01 00 ff ff 00 28 0f 18")
-        expectWire(FindByTypeValueRequest(startingHandle: 1, endingHandle: 2, attributeType: 0x2800, attributeValue: []),
-                   "06 01 00 02 00 00 28")
+        expectWire(
+            FindByTypeValueRequest(startingHandle: 1, endingHandle: 2, attributeType: 0x2800, attributeValue: []),
+            "06 01 00 02 00 00 28")
         expectDecodeError(FindByTypeValueRequest.self, "06 01 00 ff ff 00", .truncated(needed: 2, available: 1))
         let response = FindByTypeValueResponse(entries: [
             .init(foundHandle: 0x000A, groupEndHandle: 0x000F),
@@ -104,14 +115,20 @@ struct PDUTests {
 
     @Test("Read By Type Request: 2-byte or 16-byte types only, 32-bit sent as 128-bit")
     func readByTypeRequest() throws {
-        expectWire(ReadByTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF,
-                                     attributeType: BluetoothUUID(UInt16(0x2803))), "08 01 00 ff ff 03 28")
-        expectWire(ReadByTypeRequest(startingHandle: 0x0001, endingHandle: 0x0005, attributeType: uartService),
-                   "08 01 00 05 00 " + uartServiceWire)
-        let thirtyTwo = ReadByTypeRequest(startingHandle: 1, endingHandle: 2, attributeType: BluetoothUUID(UInt32(0x12345678)))
+        expectWire(
+            ReadByTypeRequest(
+                startingHandle: 0x0001, endingHandle: 0xFFFF,
+                attributeType: BluetoothUUID(UInt16(0x2803))), "08 01 00 ff ff 03 28")
+        expectWire(
+            ReadByTypeRequest(startingHandle: 0x0001, endingHandle: 0x0005, attributeType: uartService),
+            "08 01 00 05 00 " + uartServiceWire)
+        let thirtyTwo = ReadByTypeRequest(
+            startingHandle: 1, endingHandle: 2, attributeType: BluetoothUUID(UInt32(0x12345678)))
         expectWire(thirtyTwo, "08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12")
         // A 16-bit type sent as 128-bit decodes to the same UUID.
-        #expect(try ReadByTypeRequest(decoding: hexBytes("08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 03 28 00 00")[...])
+        #expect(
+            try ReadByTypeRequest(
+                decoding: hexBytes("08 01 00 02 00 fb 34 9b 5f 80 00 00 80 00 10 00 00 03 28 00 00")[...])
                 == ReadByTypeRequest(startingHandle: 1, endingHandle: 2, attributeType: BluetoothUUID(UInt16(0x2803))))
         let field = "Read_By_Type_Req attribute type length"
         expectDecodeError(ReadByTypeRequest.self, "08 01 00 ff ff 78 56 34 12", .invalidValue(field: field, value: 4))
@@ -170,20 +187,28 @@ struct PDUTests {
 
     @Test("Read By Group Type: 0x2800 over 0x0001–0xFFFF is 10 01 00 FF FF 00 28")
     func readByGroupType() {
-        expectWire(ReadByGroupTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF,
-                                          groupType: BluetoothUUID(UInt16(0x2800))), "10 01 00 ff ff 00 28")
-        expectWire(ReadByGroupTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, groupType: uartService),
-                   "10 01 00 ff ff " + uartServiceWire)
-        expectDecodeError(ReadByGroupTypeRequest.self, "10 01 00 ff ff 00 28 00 00",
-                          .invalidValue(field: "Read_By_Group_Type_Req group type length", value: 4))
+        expectWire(
+            ReadByGroupTypeRequest(
+                startingHandle: 0x0001, endingHandle: 0xFFFF,
+                groupType: BluetoothUUID(UInt16(0x2800))), "10 01 00 ff ff 00 28")
+        expectWire(
+            ReadByGroupTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, groupType: uartService),
+            "10 01 00 ff ff " + uartServiceWire)
+        expectDecodeError(
+            ReadByGroupTypeRequest.self, "10 01 00 ff ff 00 28 00 00",
+            .invalidValue(field: "Read_By_Group_Type_Req group type length", value: 4))
         let response = ReadByGroupTypeResponse(entries: [
             .init(handle: 0x0001, endGroupHandle: 0x0007, value: [0x00, 0x18]),
             .init(handle: 0x0008, endGroupHandle: 0x000B, value: [0x01, 0x18]),
         ])
         expectWire(response, "11 06 01 00 07 00 00 18 08 00 0b 00 01 18")
-        expectWire(ReadByGroupTypeResponse(entries: [.init(handle: 0x0010, endGroupHandle: 0xFFFF,
-                                                           value: ArraySlice(uartService.bytes.reversed()))]),
-                   "11 14 10 00 ff ff " + uartServiceWire)
+        expectWire(
+            ReadByGroupTypeResponse(entries: [
+                .init(
+                    handle: 0x0010, endGroupHandle: 0xFFFF,
+                    value: ArraySlice(uartService.bytes.reversed()))
+            ]),
+            "11 14 10 00 ff ff " + uartServiceWire)
     }
 
     @Test("Read By Group Type Response: bad length byte, empty list, partial entry")
@@ -191,26 +216,33 @@ struct PDUTests {
         let field = "Read_By_Group_Type_Rsp length"
         expectDecodeError(ReadByGroupTypeResponse.self, "11 03 01 00 07", .invalidValue(field: field, value: 3))
         expectDecodeError(ReadByGroupTypeResponse.self, "11 06", .truncated(needed: 6, available: 0))
-        expectDecodeError(ReadByGroupTypeResponse.self, "11 06 01 00 07 00 00 18 08 00 0b 00 01",
-                          .truncated(needed: 6, available: 5))
+        expectDecodeError(
+            ReadByGroupTypeResponse.self, "11 06 01 00 07 00 00 18 08 00 0b 00 01",
+            .truncated(needed: 6, available: 5))
         // Length 4: values are empty.
-        #expect(try ReadByGroupTypeResponse(decoding: hexBytes("11 04 01 00 07 00")[...]).entries
+        #expect(
+            try ReadByGroupTypeResponse(decoding: hexBytes("11 04 01 00 07 00")[...]).entries
                 == [.init(handle: 1, endGroupHandle: 7, value: [])])
     }
 
     @Test("Read Multiple Variable: length-value tuples, the last one may be truncated")
     func readMultipleVariable() {
         expectWire(ReadMultipleVariableRequest(handles: [0x0003, 0x0005]), "20 03 00 05 00")
-        let response = ReadMultipleVariableResponse(entries: [.init(value: Array("Bluejay".utf8)[...]), .init(value: [0x64]),
-                                                              .init(value: [])])
+        let response = ReadMultipleVariableResponse(entries: [
+            .init(value: Array("Bluejay".utf8)[...]), .init(value: [0x64]),
+            .init(value: []),
+        ])
         expectWire(response, "21 07 00 42 6c 75 65 6a 61 79 01 00 64 00 00")
         // Truncated at ATT_MTU: the last value says 7 bytes, 3 are present.
-        let truncated = ReadMultipleVariableResponse(entries: [.init(value: [0x64]), .init(length: 7, value: [0x42, 0x6C, 0x75])])
+        let truncated = ReadMultipleVariableResponse(entries: [
+            .init(value: [0x64]), .init(length: 7, value: [0x42, 0x6C, 0x75]),
+        ])
         expectWire(truncated, "21 01 00 64 07 00 42 6c 75")
         #expect(truncated.entries.map(\.isTruncated) == [false, true])
         // Even the length of the last may be all there is.
-        expectWire(ReadMultipleVariableResponse(entries: [.init(value: [0x64]), .init(length: 9, value: [])]),
-                   "21 01 00 64 09 00")
+        expectWire(
+            ReadMultipleVariableResponse(entries: [.init(value: [0x64]), .init(length: 9, value: [])]),
+            "21 01 00 64 09 00")
         expectDecodeError(ReadMultipleVariableResponse.self, "21", .truncated(needed: 2, available: 0))
         // A partial length field is not a truncated value.
         expectDecodeError(ReadMultipleVariableResponse.self, "21 01 00 64 07", .truncated(needed: 2, available: 1))
@@ -223,12 +255,15 @@ struct PDUTests {
         expectWire(WriteResponse(), "13")
         expectWire(WriteCommand(handle: 0x000A, value: [0x01, 0x00]), "52 0a 00 01 00")
         let signature: [UInt8] = [0x01, 0x00, 0x00, 0x00] + Array(0xA0...0xA7)
-        expectWire(SignedWriteCommand(handle: 0x000A, value: [0x01, 0x02], signature: signature[...]),
-                   "d2 0a 00 01 02 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
-        expectWire(SignedWriteCommand(handle: 0x000A, value: [], signature: signature[...]),
-                   "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
-        expectDecodeError(SignedWriteCommand.self, "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6",
-                          .truncated(needed: 12, available: 11))
+        expectWire(
+            SignedWriteCommand(handle: 0x000A, value: [0x01, 0x02], signature: signature[...]),
+            "d2 0a 00 01 02 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
+        expectWire(
+            SignedWriteCommand(handle: 0x000A, value: [], signature: signature[...]),
+            "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6 a7")
+        expectDecodeError(
+            SignedWriteCommand.self, "d2 0a 00 01 00 00 00 a0 a1 a2 a3 a4 a5 a6",
+            .truncated(needed: 12, available: 11))
         expectDecodeError(WriteRequest.self, "12 0a", .truncated(needed: 2, available: 1))
     }
 
@@ -240,7 +275,8 @@ struct PDUTests {
         expectWire(ExecuteWriteRequest(flags: .cancel), "18 00")
         expectWire(ExecuteWriteResponse(), "19")
         expectDecodeError(ExecuteWriteRequest.self, "18 02", .invalidValue(field: "Execute_Write_Req flags", value: 2))
-        expectDecodeError(ExecuteWriteRequest.self, "18 ff", .invalidValue(field: "Execute_Write_Req flags", value: 0xFF))
+        expectDecodeError(
+            ExecuteWriteRequest.self, "18 ff", .invalidValue(field: "Execute_Write_Req flags", value: 0xFF))
         expectDecodeError(ExecuteWriteRequest.self, "18", .truncated(needed: 1, available: 0))
         expectDecodeError(PrepareWriteRequest.self, "16 03 00 00", .truncated(needed: 2, available: 1))
     }
@@ -257,9 +293,11 @@ struct PDUTests {
         expectWire(multiple, "23 0e 00 01 00 64 11 00 02 00 01 02")
         expectWire(MultipleHandleValueNotification(entries: [.init(handle: 0x000E, value: [])]), "23 0e 00 00 00")
         expectDecodeError(MultipleHandleValueNotification.self, "23", .truncated(needed: 4, available: 0))
-        expectDecodeError(MultipleHandleValueNotification.self, "23 0e 00 02 00 64", .truncated(needed: 2, available: 1))
-        expectDecodeError(MultipleHandleValueNotification.self, "23 0e 00 01 00 64 11 00 02",
-                          .truncated(needed: 2, available: 1))
+        expectDecodeError(
+            MultipleHandleValueNotification.self, "23 0e 00 02 00 64", .truncated(needed: 2, available: 1))
+        expectDecodeError(
+            MultipleHandleValueNotification.self, "23 0e 00 01 00 64 11 00 02",
+            .truncated(needed: 2, available: 1))
         expectDecodeError(HandleValueNotification.self, "1b 0e", .truncated(needed: 2, available: 1))
     }
 
@@ -282,22 +320,26 @@ struct PDUTests {
     }
 
     #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
-    @Test("Encoding traps on what the wire cannot carry: mixed lengths, a short signature, a truncated middle value")
-    func encodingPreconditions() async {
-        await #expect(processExitsWith: .failure) {
-            _ = ReadByTypeResponse(entries: [.init(handle: 1, value: [1]), .init(handle: 2, value: [1, 2])]).encoded()
+        @Test(
+            "Encoding traps on what the wire cannot carry: mixed lengths, a short signature, a truncated middle value")
+        func encodingPreconditions() async {
+            await #expect(processExitsWith: .failure) {
+                _ = ReadByTypeResponse(entries: [.init(handle: 1, value: [1]), .init(handle: 2, value: [1, 2])])
+                    .encoded()
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = ReadByGroupTypeResponse(entries: [
+                    .init(handle: 1, endGroupHandle: 2, value: [1]),
+                    .init(handle: 3, endGroupHandle: 4, value: []),
+                ]).encoded()
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = SignedWriteCommand(handle: 1, value: [], signature: [1, 2, 3]).encoded()
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = ReadMultipleVariableResponse(entries: [.init(length: 3, value: [1]), .init(value: [1])]).encoded()
+            }
         }
-        await #expect(processExitsWith: .failure) {
-            _ = ReadByGroupTypeResponse(entries: [.init(handle: 1, endGroupHandle: 2, value: [1]),
-                                                  .init(handle: 3, endGroupHandle: 4, value: [])]).encoded()
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = SignedWriteCommand(handle: 1, value: [], signature: [1, 2, 3]).encoded()
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = ReadMultipleVariableResponse(entries: [.init(length: 3, value: [1]), .init(value: [1])]).encoded()
-        }
-    }
     #endif
 }
 

@@ -20,7 +20,9 @@ func expectWire<P: ATTPDU>(_ pdu: P, _ expected: String, sourceLocation: SourceL
 }
 
 /// Decoding `hex` as a `P` throws exactly `error`.
-func expectDecodeError<P: ATTPDU>(_ type: P.Type, _ hex: String, _ error: DecodingError,
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+func expectDecodeError<P: ATTPDU>(
+    _ type: P.Type, _ hex: String, _ error: DecodingError,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(throws: error, sourceLocation: sourceLocation) { try P(decoding: hexBytes(hex)[...]) }
 }

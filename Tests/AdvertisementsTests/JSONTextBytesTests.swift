@@ -57,7 +57,9 @@ struct JSONTextBytesTests {
             for exponent in -8...4 {
                 let number = DecimalNumber(significand, exponent: exponent)
                 let expected = Self.referenceDescription(number)
-                if number.description != expected { mismatches.append("\(significand)e\(exponent): \(number.description) against \(expected)") }
+                if number.description != expected {
+                    mismatches.append("\(significand)e\(exponent): \(number.description) against \(expected)")
+                }
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
@@ -74,8 +76,10 @@ struct JSONTextBytesTests {
 
     /// An object's members in sorted key order, nested, every kind of value.
     @Test func objectsAsText() {
-        let value = AdvertisementValue.object(["temperature": .scaled(2506, exponent: -2), "b": .bool(true), "a": .null,
-                                               "extra": .object(["z": .string("x\"y"), "m": .integer(-3)])])
+        let value = AdvertisementValue.object([
+            "temperature": .scaled(2506, exponent: -2), "b": .bool(true), "a": .null,
+            "extra": .object(["z": .string("x\"y"), "m": .integer(-3)]),
+        ])
         #expect(value.description == #"{"a":null,"b":true,"extra":{"m":-3,"z":"x\"y"},"temperature":25.06}"#)
     }
 }

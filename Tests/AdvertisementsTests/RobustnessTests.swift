@@ -18,7 +18,9 @@ struct RobustnessTests {
             let length = Int.random(in: 0...26, using: &generator)
             var payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             // Half the time, a plausible first octet: a BTHome device information, a format.
-            if round % 2 == 0, !payload.isEmpty { payload[0] = [0x40, 0x41, 0x44, 0x05, 0x03, 0x00, 0x10, 0x20, 0x54, 0x64][round % 10] }
+            if round % 2 == 0, !payload.isEmpty {
+                payload[0] = [0x40, 0x41, 0x44, 0x05, 0x03, 0x00, 0x10, 0x20, 0x54, 0x64][round % 10]
+            }
             let structure: [UInt8]
             if round % 3 == 0 {
                 let company = companies[round % companies.count]
@@ -29,7 +31,8 @@ struct RobustnessTests {
             }
             let advertisement = hex(names[round % names.count]) + structure
             _ = try? AdvertisementDecoder.decode(bytes: advertisement, address: nil, key: round % 4 == 0 ? key : nil)
-            _ = AdvertisementLine.decode("AA:BB:CC:DD:EE:FF " + Bytes.hex(advertisement) + (round % 4 == 0 ? " " + Bytes.hex(key) : ""))
+            _ = AdvertisementLine.decode(
+                "AA:BB:CC:DD:EE:FF " + Bytes.hex(advertisement) + (round % 4 == 0 ? " " + Bytes.hex(key) : ""))
         }
     }
 }

@@ -24,15 +24,20 @@ func manufacturerData(_ company: UInt16, _ payload: String) -> String {
 }
 
 /// Decodes advertising data given as hex.
-func decode(_ advertisement: String, address: String? = nil, key: String? = nil) throws(AdvertisementError) -> DecodedAdvertisement {
-    try AdvertisementDecoder.decode(bytes: hex(advertisement), address: address.flatMap { BluetoothAddress($0) },
-                                    key: key.map(hex))
+func decode(_ advertisement: String, address: String? = nil, key: String? = nil) throws(AdvertisementError)
+    -> DecodedAdvertisement
+{
+    try AdvertisementDecoder.decode(
+        bytes: hex(advertisement), address: address.flatMap { BluetoothAddress($0) },
+        key: key.map(hex))
 }
 
 /// Each value's JSON text against the expected one (`"25.06"`, `"true"`, `"\"press\""`,
 /// `"null"`); `extra.` in a name looks in `extra`.
-func expect(_ decoded: DecodedAdvertisement, format: String, _ expected: KeyValuePairs<String, String>,
-            sourceLocation: SourceLocation = #_sourceLocation) {
+func expect(
+    _ decoded: DecodedAdvertisement, format: String, _ expected: KeyValuePairs<String, String>,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(decoded.format == format, sourceLocation: sourceLocation)
     for (name, text) in expected {
         let value = name.hasPrefix("extra.") ? decoded.extra[String(name.dropFirst(6))] : decoded.values[name]

@@ -39,16 +39,16 @@ struct CentralGuide {
     func stateChanges() async {
         for await state in manager.whenStateChanges() {
             switch state {
-                case .poweredOn:
-                    break
-                case .poweredOff, .unauthorized:
-                    break
-                case .resetting:
-                    break
-                case .unknown:
-                    break
-                case .unsupported:
-                    break
+            case .poweredOn:
+                break
+            case .poweredOff, .unauthorized:
+                break
+            case .resetting:
+                break
+            case .unknown:
+                break
+            case .unsupported:
+                break
             }
         }
     }
@@ -157,10 +157,12 @@ struct CentralGuide {
             break
         }
         peripheral.stopPollingRSSI()
-        let statistics: [Any?] = [peripheral.discoveredAt, peripheral.connectedAt, peripheral.disconnectedAt,
-                                  peripheral.timeoutCount, peripheral.disconnectionCount, peripheral.connectionCount,
-                                  peripheral.secondsConnected, peripheral.totalSecondsConnected,
-                                  peripheral.cumlativeSecondsConnected, peripheral.cumlativeSecondsDisconnected]
+        let statistics: [Any?] = [
+            peripheral.discoveredAt, peripheral.connectedAt, peripheral.disconnectedAt,
+            peripheral.timeoutCount, peripheral.disconnectionCount, peripheral.connectionCount,
+            peripheral.secondsConnected, peripheral.totalSecondsConnected,
+            peripheral.cumlativeSecondsConnected, peripheral.cumlativeSecondsDisconnected,
+        ]
         _ = statistics
         _ = manager.isScanning
     }

@@ -17,11 +17,13 @@ import Foundation
 struct PeripheralGuide {
     let manager: PeripheralManager
     let accelerometerService = MutableService(uuid: TISensorTag.AccelerometerService.uuid)
-    let accelerometerDataCharacteristic = MutableCharacteristic(UUID: TISensorTag.AccelerometerService.Data.uuid,
-                                                                properties: [.read, .notify], permissions: [.readable], value: nil)
-    let accelerometerEnabledCharacteristic = MutableCharacteristic(UUID: TISensorTag.AccelerometerService.Enabled.uuid,
-                                                                   properties: [.read, .write], permissions: [.readable, .writeable],
-                                                                   value: Data([0]))
+    let accelerometerDataCharacteristic = MutableCharacteristic(
+        UUID: TISensorTag.AccelerometerService.Data.uuid,
+        properties: [.read, .notify], permissions: [.readable], value: nil)
+    let accelerometerEnabledCharacteristic = MutableCharacteristic(
+        UUID: TISensorTag.AccelerometerService.Enabled.uuid,
+        properties: [.read, .write], permissions: [.readable, .writeable],
+        value: Data([0]))
     let accelerometerUpdatePeriodCharacteristic = MutableCharacteristic(UUID: "F000AA13-0451-4000-B000-000000000000")
 
     static func make() async throws -> PeripheralGuide {
@@ -31,24 +33,26 @@ struct PeripheralGuide {
     func stateChanges() async {
         for await state in manager.whenStateChanges() {
             switch state {
-                case .poweredOn:
-                    break
-                case .poweredOff, .unauthorized:
-                    break
-                case .resetting:
-                    break
-                case .unknown:
-                    break
-                case .unsupported:
-                    break
+            case .poweredOn:
+                break
+            case .poweredOff, .unauthorized:
+                break
+            case .resetting:
+                break
+            case .unknown:
+                break
+            case .unsupported:
+                break
             }
         }
     }
 
     /// Adding the service on power on, then advertising it (README R1, R2).
     func start() async throws {
-        accelerometerService.characteristics = [accelerometerDataCharacteristic, accelerometerEnabledCharacteristic,
-                                                accelerometerUpdatePeriodCharacteristic]
+        accelerometerService.characteristics = [
+            accelerometerDataCharacteristic, accelerometerEnabledCharacteristic,
+            accelerometerUpdatePeriodCharacteristic,
+        ]
         do {
             for await state in manager.whenStateChanges() {
                 switch state {
@@ -64,8 +68,9 @@ struct PeripheralGuide {
                 case .resetting:
                     throw AppError.resetting
                 }
-                try await manager.startAdvertising(TISensorTag.AccelerometerService.name,
-                                                   uuids: [BluetoothUUID(TISensorTag.AccelerometerService.uuid)!])
+                try await manager.startAdvertising(
+                    TISensorTag.AccelerometerService.name,
+                    uuids: [BluetoothUUID(TISensorTag.AccelerometerService.uuid)!])
                 break
             }
         } catch {
@@ -92,7 +97,8 @@ struct PeripheralGuide {
     func respondToWrites() async throws {
         for try await (request, _) in accelerometerUpdatePeriodCharacteristic.startRespondingToWriteRequests() {
             guard let value = request.value, value.count > 0 && value.count <= 8 else {
-                accelerometerUpdatePeriodCharacteristic.respondToRequest(request, withResult: .invalidAttributeValueLength)
+                accelerometerUpdatePeriodCharacteristic.respondToRequest(
+                    request, withResult: .invalidAttributeValueLength)
                 continue
             }
             accelerometerUpdatePeriodCharacteristic.value = value

@@ -39,7 +39,11 @@ struct ArrivalInboxTests {
             }
             taken.numbers += numbers
         }
-        let post = { @Sendable (number: UInt16) in inbox.post(.unsolicited(link: ConnectionHandle(rawValue: 0x0040), valueHandle: AttributeHandle(rawValue: number), nil, [])) }
+        let post = { @Sendable (number: UInt16) in
+            inbox.post(
+                .unsolicited(
+                    link: ConnectionHandle(rawValue: 0x0040), valueHandle: AttributeHandle(rawValue: number), nil, []))
+        }
         await Task.detached { for number in 11...5_000 { post(UInt16(number)) } }.value
         await yield { taken.numbers.count >= 5_000 }
         let expected: [UInt16] = (1...5_000).map { (number: Int) -> UInt16 in UInt16(number) }
@@ -52,9 +56,9 @@ struct ArrivalInboxTests {
     func closeEndsTheTaker() async {
         var inbox: ArrivalInbox? = ArrivalInbox()
         #if compiler(>=6.2)
-        weak let watched = inbox
+            weak let watched = inbox
         #else
-        weak var watched = inbox  // weak let is Swift 6.2's (SE-0481)
+            weak var watched = inbox  // weak let is Swift 6.2's (SE-0481)
         #endif
         let taken = Taken()
         inbox?.deliver { batch in taken.batches += batch.count }

@@ -11,7 +11,9 @@ struct BlueCapSnippetTests {
     @Test func blueCapsGuidesCompile() async throws {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("BlueCapSeeds")
-        let present = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+        let present = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".swift")
+        }
         #expect(present.sorted() == Self.seeds.sorted(), "every seed file is compiled, and only those")
         let result = try await CompileFailTests.typeCheck(Self.seeds, in: "BlueCapSeeds")
         #expect(result.status == 0, "BlueCap's guides do not compile:\n\(result.stderr)")

@@ -22,17 +22,25 @@ struct CentralLifecycleTests {
 
         // Discovered by a scan: the peripheral made afterwards knows when.
         let scanned = Date()
-        for try await discovery in await central.startScanning() where discovery.peripheralIdentifier == FaceTests.identifier { break }
+        for try await discovery in await central.startScanning()
+        where discovery.peripheralIdentifier == FaceTests.identifier { break }
         await central.stopScanning()
         let peripheral = await central.peripheral(FaceTests.identifier)
         let discoveredAt = try #require(await peripheral.discoveredAt, "a scanned peripheral has no discoveredAt")
         #expect(discoveredAt.timeIntervalSince(scanned) > -1 && discoveredAt <= Date())
         #expect(await central.peripheral(never).discoveredAt == nil, "a peripheral never scanned for was 'discovered'")
-        let before = await Task { @BluetoothActor in (peripheral.connectionCount, peripheral.connectedAt, peripheral.services) }.value
+        let before = await Task { @BluetoothActor in
+            (peripheral.connectionCount, peripheral.connectedAt, peripheral.services)
+        }.value
         #expect(before.0 == 0 && before.1 == nil && before.2.isEmpty)
 
         try await peripheral.connect(connectionTimeout: .seconds(30))
-        let up = await Task { @BluetoothActor in (peripheral.connectionCount, peripheral.disconnectionCount, peripheral.connectedAt, peripheral.disconnectedAt) }.value
+        let up = await Task { @BluetoothActor in
+            (
+                peripheral.connectionCount, peripheral.disconnectionCount, peripheral.connectedAt,
+                peripheral.disconnectedAt
+            )
+        }.value
         #expect(up.0 == 1 && up.1 == 0 && up.2 != nil && up.3 == nil)
         #expect(try await peripheral.discoverServices(nil).contains(FaceTests.service))
         #expect(await peripheral.services.contains(FaceTests.service))
@@ -50,10 +58,13 @@ struct CentralLifecycleTests {
         let length = disconnected - connected
         let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) / 1e18
         let after = await Task { @BluetoothActor in
-            (peripheral.secondsConnected, peripheral.totalSecondsConnected, peripheral.cumlativeSecondsConnected,
-             peripheral.cumlativeSecondsDisconnected, peripheral.services)
+            (
+                peripheral.secondsConnected, peripheral.totalSecondsConnected, peripheral.cumlativeSecondsConnected,
+                peripheral.cumlativeSecondsDisconnected, peripheral.services
+            )
         }.value
-        #expect(after.0 == seconds && after.1 == seconds && after.2 == seconds, "\(after) for a connection of \(seconds) s")
+        #expect(
+            after.0 == seconds && after.1 == seconds && after.2 == seconds, "\(after) for a connection of \(seconds) s")
         #expect(after.3 > 0)
         #expect(after.4.isEmpty, "services kept after the link ended")
         await Task { @BluetoothActor in host.close() }.value
@@ -63,7 +74,8 @@ struct CentralLifecycleTests {
         let controllers = ClockTests.Controllers(.init())
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(atPath: store.path) }
-        let central = try await Central(transport: "fake", store: store, logger: .silent, openTransport: { _ in controllers.open() })
+        let central = try await Central(
+            transport: "fake", store: store, logger: .silent, openTransport: { _ in controllers.open() })
         let states = await central.whenStateChanges()
         var heard = states.makeAsyncIterator()
         #expect(await heard.next() == .poweredOn)

@@ -13,10 +13,17 @@ import VirtualController
 @Suite(.hangGuard)
 struct CentralReferenceTests {
     /// A report of one legacy advertising PDU (Core 6.0 Vol 4 Part E 7.7.65.2).
-    static func report(_ address: BluetoothAddress, connectable: Bool, scannable: Bool, isScanResponse: Bool = false) -> HCIEvent {
-        .leMeta(AdvertisingReport.encode([AdvertisingReport(connectable: connectable, scannable: scannable, directed: false,
-                                                            isScanResponse: isScanResponse, legacy: true, addressType: .random,
-                                                            address: address, rssi: -60, data: [0x02, 0x01, 0x06])], extended: false))
+    static func report(_ address: BluetoothAddress, connectable: Bool, scannable: Bool, isScanResponse: Bool = false)
+        -> HCIEvent
+    {
+        .leMeta(
+            AdvertisingReport.encode(
+                [
+                    AdvertisingReport(
+                        connectable: connectable, scannable: scannable, directed: false,
+                        isScanResponse: isScanResponse, legacy: true, addressType: .random,
+                        address: address, rssi: -60, data: [0x02, 0x01, 0x06])
+                ], extended: false))
     }
 
     @Test func aScanSaysWhetherThePeripheralTakesConnections() async throws {
@@ -52,13 +59,16 @@ struct CentralReferenceTests {
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(atPath: store.path) }
         let host = try await BluetoothHost(transport: fake, store: store, logger: .silent)
-        let peripheral = await Task { @BluetoothActor in Central(host: host).peripheral(ReferenceBehaviourTests.absent) }.value
+        let peripheral = await Task { @BluetoothActor in Central(host: host).peripheral(ReferenceBehaviourTests.absent)
+        }.value
         let idle = await ReferenceBehaviourTests.timers(host)
 
         /// Starts attempt number `attempt`, sees whether it armed a timer once it is under
         /// way, and cancels it. (A timer is waited for; its absence is checked after a job
         /// queued on the stack's actor behind the attempt's own.)
-        func armsATimer(_ connect: @escaping @Sendable () async throws -> Void, attempt: Int, expected: Bool) async -> Bool {
+        func armsATimer(_ connect: @escaping @Sendable () async throws -> Void, attempt: Int, expected: Bool) async
+            -> Bool
+        {
             let task = Task { try await connect() }
             _ = await eventually { fake.sentCommands.filter { $0 == LECreateConnection.opcode }.count == attempt }
             let armed: Bool
@@ -76,10 +86,16 @@ struct CentralReferenceTests {
             _ = await task.result
             return armed
         }
-        #expect(await armsATimer({ try await peripheral.connect(connectionTimeout: 10.0) }, attempt: 1, expected: true), "10.0 s armed no timer")
-        #expect(await !armsATimer({ try await peripheral.connect(connectionTimeout: .infinity) }, attempt: 2, expected: false),
-                "TimeInterval.infinity armed a timer")
-        #expect(await !armsATimer({ try await peripheral.connect() }, attempt: 3, expected: false), "the default (BlueCap's: none) armed a timer")
+        #expect(
+            await armsATimer({ try await peripheral.connect(connectionTimeout: 10.0) }, attempt: 1, expected: true),
+            "10.0 s armed no timer")
+        #expect(
+            await !armsATimer(
+                { try await peripheral.connect(connectionTimeout: .infinity) }, attempt: 2, expected: false),
+            "TimeInterval.infinity armed a timer")
+        #expect(
+            await !armsATimer({ try await peripheral.connect() }, attempt: 3, expected: false),
+            "the default (BlueCap's: none) armed a timer")
         await Task { @BluetoothActor in host.close() }.value
     }
 

@@ -32,8 +32,9 @@ struct ClockTests {
         init(recovery: ControllerRecovery = .disabled, script: FakeController.Script = .init()) {
             controllers = Controllers(script)
             next = events.makeAsyncIterator()
-            var options = StartOptions(transport: "fake", store: StoreDirectory(path: store), logger: .silent,
-                                       openTransport: { [controllers] _ in controllers.open() }, controllerRecovery: recovery)
+            var options = StartOptions(
+                transport: "fake", store: StoreDirectory(path: store), logger: .silent,
+                openTransport: { [controllers] _ in controllers.open() }, controllerRecovery: recovery)
             options.clock = clock
             bluejay.start(connectionObserver: self, mode: .new(options))
         }
@@ -56,8 +57,9 @@ struct ClockTests {
         /// The advertiser is heard once, with `rssi`: a non-connectable, non-scannable
         /// advertisement, which an active scan reports at once.
         func advertise(_ address: BluetoothAddress, rssi: Int8) {
-            let report = AdvertisingReport(connectable: false, scannable: false, directed: false, isScanResponse: false, legacy: true,
-                                           addressType: .random, address: address, rssi: rssi, dataStatus: 0, data: [0x02, 0x01, 0x06])
+            let report = AdvertisingReport(
+                connectable: false, scannable: false, directed: false, isScanResponse: false, legacy: true,
+                addressType: .random, address: address, rssi: rssi, dataStatus: 0, data: [0x02, 0x01, 0x06])
             opened.last?.deliverEvent(.leMeta(AdvertisingReport.encode([report], extended: false)))
         }
 
@@ -66,7 +68,9 @@ struct ClockTests {
         func sleepers(_ count: Int) async -> Bool { await eventually { clock.sleeperCount == count } }
 
         func finish() async {
-            if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+            if let host = bluejay.stopAndExtractBluetoothState().host {
+                await Task { @BluetoothActor in host.close() }.value
+            }
             try? FileManager.default.removeItem(atPath: store)
         }
     }
@@ -96,15 +100,19 @@ struct ClockTests {
         #expect(await rig.told() == "available")
         #expect(bluejay.scanExpiry == .seconds(15))
 
-        bluejay.scan(duration: 60, allowDuplicates: true, throttleRSSIDelta: 5, serviceIdentifiers: nil, discovery: { discovery, found in
-            rig.note("discovered \(discovery.rssi) of \(found.count)")
-            return .continue
-        }, expired: { lost, found in
-            rig.note("expired \(lost.rssi), \(found.count) left")
-            return .continue
-        }, stopped: { found, error in
-            rig.note("stopped with \(found.count)\(error.map { ", \($0)" } ?? "")")
-        })
+        bluejay.scan(
+            duration: 60, allowDuplicates: true, throttleRSSIDelta: 5, serviceIdentifiers: nil,
+            discovery: { discovery, found in
+                rig.note("discovered \(discovery.rssi) of \(found.count)")
+                return .continue
+            },
+            expired: { lost, found in
+                rig.note("expired \(lost.rssi), \(found.count) left")
+                return .continue
+            },
+            stopped: { found, error in
+                rig.note("stopped with \(found.count)\(error.map { ", \($0)" } ?? "")")
+            })
         // Only the duration's deadline is armed while nothing is found.
         try #require(await rig.sleepers(1), "the scan's duration never armed")
 

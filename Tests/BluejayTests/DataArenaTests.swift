@@ -23,8 +23,10 @@ private final class Handed: @unchecked Sendable {
 struct DataArenaTests {
     /// A listen's stand-in: `makesData` as the listen's type would set it.
     private func listener(makesData: Bool) -> Bluejay.Listener {
-        Bluejay.Listener(characteristic: CharacteristicIdentifier(uuid: "2A37", service: ServiceIdentifier(uuid: "180D")), option: .trap, tag: nil,
-                         backlog: ListenBacklog(limit: 100), makesData: makesData, deliver: { _, _ in }, end: { _ in })
+        Bluejay.Listener(
+            characteristic: CharacteristicIdentifier(uuid: "2A37", service: ServiceIdentifier(uuid: "180D")),
+            option: .trap, tag: nil,
+            backlog: ListenBacklog(limit: 100), makesData: makesData, deliver: { _, _ in }, end: { _ in })
     }
 
     /// `count` octets numbered from `first` (so every value differs from its neighbours).
@@ -60,7 +62,10 @@ struct DataArenaTests {
 
     @Test("A chunk keeps to 4096 octets; a longer value is copied alone and the values after it share again")
     func longValuesAreCopiedAlone() {
-        let values = [value(1, count: 2000), value(2, count: 2000), value(3, count: 200), value(4, count: 5000), value(5, count: 100), value(6, count: 100)]
+        let values = [
+            value(1, count: 2000), value(2, count: 2000), value(3, count: 200), value(4, count: 5000),
+            value(5, count: 100), value(6, count: 100),
+        ]
         let data = deliver(values)
         #expect(data.map { Array($0) } == values.map { Array($0) })
         #expect(address(data[1]) == address(data[0]) + 2000)

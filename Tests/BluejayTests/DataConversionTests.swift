@@ -18,7 +18,9 @@ struct DataConversionTests {
             let _: UInt32 = try Data([1, 2, 3]).extract(start: 1, length: 4)
             Issue.record("expected notEnoughData")
         } catch {
-            guard case .notEnoughData(expected: 5, actual: 3) = error as? BluejayError else { Issue.record("got \(error)"); return }
+            guard case .notEnoughData(expected: 5, actual: 3) = error as? BluejayError else {
+                Issue.record("got \(error)"); return
+            }
         }
         #expect(throws: BluejayError.self) { let _: UInt8 = try Data([1]).extract(start: 0, length: 2) }
     }
@@ -41,7 +43,9 @@ struct DataConversionTests {
 
     @Test func identifiers() {
         let heartRate = ServiceIdentifier(uuid: "180D")
-        #expect(CharacteristicIdentifier(uuid: "2A37", service: heartRate) == CharacteristicIdentifier(uuid: "00002A37-0000-1000-8000-00805F9B34FB", service: heartRate))
+        #expect(
+            CharacteristicIdentifier(uuid: "2A37", service: heartRate)
+                == CharacteristicIdentifier(uuid: "00002A37-0000-1000-8000-00805F9B34FB", service: heartRate))
         #expect(heartRate.description == "180D Heart Rate")
     }
 }

@@ -87,7 +87,8 @@ struct DocumentationSnippetTests {
             var context: (code: String, line: Int)?
             var above = index - 1
             while above >= 0, case let marker = lines[above].trimmingCharacters(in: .whitespaces),
-                  marker.hasPrefix("<!--"), marker.hasSuffix("-->") {
+                marker.hasPrefix("<!--"), marker.hasSuffix("-->")
+            {
                 if let path = Self.marker("example", in: marker) { example = path }
                 if let code = Self.marker("snippet context", in: marker) { context = (code, above + 1) }
                 above -= 1
@@ -101,7 +102,9 @@ struct DocumentationSnippetTests {
                 index += 1
             }
             guard index < lines.count else { return (blocks, opening + 1) }
-            blocks.append(Block(document: document, line: index - code.count + 1, lines: code, example: example, context: context))
+            blocks.append(
+                Block(document: document, line: index - code.count + 1, lines: code, example: example, context: context)
+            )
             index += 1
         }
         return (blocks, nil)
@@ -137,9 +140,11 @@ struct DocumentationSnippetTests {
     /// A snippet's leading lines that belong at file scope: `import`s, and the blank lines
     /// and comments among them.
     static func head(of block: Block) -> ArraySlice<String> {
-        let end = block.lines.firstIndex { line in
-            !(line.hasPrefix("import ") || line.hasPrefix("//") || line.trimmingCharacters(in: .whitespaces).isEmpty)
-        } ?? block.lines.endIndex
+        let end =
+            block.lines.firstIndex { line in
+                !(line.hasPrefix("import ") || line.hasPrefix("//")
+                    || line.trimmingCharacters(in: .whitespaces).isEmpty)
+            } ?? block.lines.endIndex
         let head = block.lines[..<end]
         return head.contains { $0.hasPrefix("import ") } ? head : []
     }
@@ -183,7 +188,9 @@ struct DocumentationSnippetTests {
     }
 
     /// Type-checks `program` in a directory of its own under `directory`.
-    static func typeCheck(_ program: Program, in directory: URL, manifestAPI: String) async throws -> (status: Int32, stderr: String) {
+    static func typeCheck(_ program: Program, in directory: URL, manifestAPI: String) async throws -> (
+        status: Int32, stderr: String
+    ) {
         let own = directory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
         let source = Self.source(of: program)
@@ -202,13 +209,17 @@ struct DocumentationSnippetTests {
             file = own.appendingPathComponent("snippets.swift")
         }
         try source.write(to: file, atomically: true, encoding: .utf8)
-        return try await CompileFailTests.typeCheck(paths: [file.path], parseAsLibrary: parseAsLibrary, arguments: arguments)
+        return try await CompileFailTests.typeCheck(
+            paths: [file.path], parseAsLibrary: parseAsLibrary, arguments: arguments)
     }
 
     /// Checks every program of `documents` (path and text) and returns the failures, each
     /// with the block it names and the compiler's diagnostics about that block.
-    static func failures(of documents: [(path: String, text: String)], listing: Bool) async throws -> [(block: String, diagnostics: String)] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-doc-snippets-\(UUID().uuidString)")
+    static func failures(of documents: [(path: String, text: String)], listing: Bool) async throws -> [(
+        block: String, diagnostics: String
+    )] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bluejay-doc-snippets-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let manifestAPI = try await Self.manifestAPI()
         var failures: [(block: String, diagnostics: String)] = []
@@ -217,12 +228,17 @@ struct DocumentationSnippetTests {
             if let unclosed { failures.append(("\(path):\(unclosed)", "the fence is never closed")) }
             // Each ```swift of the text is a block found: none is skipped by a fence the parser missed.
             let fences = text.components(separatedBy: "```swift").count - 1
-            if fences != blocks.count { failures.append((path, "\(fences) ```swift fences, \(blocks.count) blocks read")) }
+            if fences != blocks.count {
+                failures.append((path, "\(fences) ```swift fences, \(blocks.count) blocks read"))
+            }
             let programs = Self.programs(of: blocks)
             if listing {
-                print("\(path): swift blocks: \(blocks.count)" + programs.map { program in
-                    "\n  \(program.kind.name): " + program.blocks.map { "line \($0.line)" }.joined(separator: " + ")
-                }.joined())
+                print(
+                    "\(path): swift blocks: \(blocks.count)"
+                        + programs.map { program in
+                            "\n  \(program.kind.name): "
+                                + program.blocks.map { "line \($0.line)" }.joined(separator: " + ")
+                        }.joined())
             }
             for program in programs {
                 let result = try await Self.typeCheck(program, in: directory, manifestAPI: manifestAPI)
@@ -238,32 +254,42 @@ struct DocumentationSnippetTests {
     /// first block.
     static func attribute(_ stderr: String, to program: Program) -> [(block: String, diagnostics: String)] {
         var byBlock: [Int: [String]] = [:]
-        for diagnostic in stderr.components(separatedBy: "\n\n") where !diagnostic.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        for diagnostic in stderr.components(separatedBy: "\n\n")
+        where !diagnostic.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             let fields = diagnostic.split(separator: ":", maxSplits: 2)
             let line = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
-            let index = program.blocks.lastIndex { block in
-                String(fields.first ?? "") == block.document
-                    && ((block.line...(block.line + block.lines.count)).contains(line) || block.context?.line == line)
-            } ?? 0
+            let index =
+                program.blocks.lastIndex { block in
+                    String(fields.first ?? "") == block.document
+                        && ((block.line...(block.line + block.lines.count)).contains(line)
+                            || block.context?.line == line)
+                } ?? 0
             byBlock[index, default: []].append(diagnostic)
         }
         return byBlock.keys.sorted().map { index in
             let block = program.blocks[index]
-            return ("\(block.location) (\(program.kind.name) from \(program.blocks[0].location))", byBlock[index]!.joined(separator: "\n\n"))
+            return (
+                "\(block.location) (\(program.kind.name) from \(program.blocks[0].location))",
+                byBlock[index]!.joined(separator: "\n\n")
+            )
         }
     }
 
     /// What a reader copies from the README or an article compiles against today's API.
     @Test func everySwiftBlockOfTheDocsCompiles() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let documents = try Self.documents(root: root).map { path in
             (path: path, text: try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8))
         }
         // A reader that found no documents or no blocks would pass: the README and the
         // getting-started article are there, and have code.
         #expect(documents.map(\.path).contains("Sources/Bluejay/Bluejay.docc/GettingStarted.md"))
-        for document in documents where ["README.md", "Sources/Bluejay/Bluejay.docc/GettingStarted.md"].contains(document.path) {
-            #expect(!Self.blocks(of: document.text, document: document.path).blocks.isEmpty, "\(document.path) has no swift block")
+        for document in documents
+        where ["README.md", "Sources/Bluejay/Bluejay.docc/GettingStarted.md"].contains(document.path) {
+            #expect(
+                !Self.blocks(of: document.text, document: document.path).blocks.isEmpty,
+                "\(document.path) has no swift block")
         }
         for failure in try await Self.failures(of: documents, listing: true) {
             Issue.record("\(failure.block) does not compile:\n\(failure.diagnostics)")

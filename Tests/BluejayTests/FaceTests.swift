@@ -21,9 +21,11 @@ struct FaceTests {
     nonisolated static let identifier = try! PeripheralIdentifier("F0:0D:B1:E7:00:21/random")
     nonisolated static let service = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A21")
     /// Readable: "face".
-    nonisolated static let named = CharacteristicIdentifier(uuid: "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A21", service: service)
+    nonisolated static let named = CharacteristicIdentifier(
+        uuid: "B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A21", service: service)
     /// Notifies 1, 2, 3 whenever a client subscribes.
-    nonisolated static let counter = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A21", service: service)
+    nonisolated static let counter = CharacteristicIdentifier(
+        uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A21", service: service)
     nonisolated static let values: [UInt8] = [1, 2, 3]
 
     /// The peripheral: one service, a readable characteristic and a notifying one (with its
@@ -32,23 +34,34 @@ struct FaceTests {
         RecordedPeripheral(
             address: address, addressType: .random, name: "Face",
             attributes: [
-                RecordedAttribute(handle: 0x0010, type: .primaryService, value: service.uuid.littleEndianBytes, groupEndHandle: 0x0015),
-                RecordedAttribute(handle: 0x0011, type: .characteristic,
-                                  value: CharacteristicDeclaration(properties: .read, valueHandle: 0x0012, uuid: named.uuid).value),
+                RecordedAttribute(
+                    handle: 0x0010, type: .primaryService, value: service.uuid.littleEndianBytes, groupEndHandle: 0x0015
+                ),
+                RecordedAttribute(
+                    handle: 0x0011, type: .characteristic,
+                    value: CharacteristicDeclaration(properties: .read, valueHandle: 0x0012, uuid: named.uuid).value),
                 RecordedAttribute(handle: 0x0012, type: named.uuid, value: Array("face".utf8)),
-                RecordedAttribute(handle: 0x0013, type: .characteristic,
-                                  value: CharacteristicDeclaration(properties: .notify, valueHandle: 0x0014, uuid: counter.uuid).value),
+                RecordedAttribute(
+                    handle: 0x0013, type: .characteristic,
+                    value: CharacteristicDeclaration(properties: .notify, valueHandle: 0x0014, uuid: counter.uuid).value
+                ),
                 RecordedAttribute(handle: 0x0014, type: counter.uuid),
                 RecordedAttribute(handle: 0x0015, type: .clientCharacteristicConfiguration),
             ],
-            reactions: [RecordedReaction(trigger: .subscription(handle: 0x0014),
-                                         notifications: values.map { RecordedNotification(handle: 0x0014, value: [$0], isIndication: false) })])
+            reactions: [
+                RecordedReaction(
+                    trigger: .subscription(handle: 0x0014),
+                    notifications: values.map { RecordedNotification(handle: 0x0014, value: [$0], isIndication: false) }
+                )
+            ])
     }
 
     /// A virtual controller with the peripheral in range.
     static func controller() throws -> VirtualController { try VirtualController(peripherals: [peripheral]) }
 
-    static func temporaryStore() -> StoreDirectory { StoreDirectory(path: NSTemporaryDirectory() + "bluejay-face-\(UUID().uuidString)") }
+    static func temporaryStore() -> StoreDirectory {
+        StoreDirectory(path: NSTemporaryDirectory() + "bluejay-face-\(UUID().uuidString)")
+    }
 
     // MARK: - Bluejay
 
@@ -68,7 +81,9 @@ struct FaceTests {
         let store = Self.temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store.path) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
+        bluejay.start(
+            mode: .new(
+                StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
 
         #expect(!bluejay.isConnected && !bluejay.isConnecting)
         let connected: ConnectionResult = await withCheckedContinuation { done in
@@ -80,7 +95,9 @@ struct FaceTests {
         #expect(bluejay.isConnected && !bluejay.isConnecting)
         #expect(bluejay.peripheral == Self.identifier)
 
-        let read: ReadResult<Data> = await withCheckedContinuation { done in bluejay.read(from: Self.named) { done.resume(returning: $0) } }
+        let read: ReadResult<Data> = await withCheckedContinuation { done in
+            bluejay.read(from: Self.named) { done.resume(returning: $0) }
+        }
         guard case let .success(name) = read else { Issue.record("read: \(read)"); return }
         #expect(Array(name) == Array("face".utf8))
 
@@ -91,13 +108,17 @@ struct FaceTests {
         #expect(await eventually { values == Self.values })
         #expect(try bluejay.isListening(to: Self.counter))
 
-        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
         #expect(!bluejay.isConnected && !bluejay.isConnecting && !bluejay.isDisconnecting)
         #expect(bluejay.peripheral == nil)
         #expect(bluejay.statistics(for: Self.identifier).connectionCount == 1)
         #expect(bluejay.statistics(for: Self.identifier).disconnectionCount == 1)
-        if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        if let host = bluejay.stopAndExtractBluetoothState().host {
+            await Task { @BluetoothActor in host.close() }.value
+        }
     }
 
     @Test("Bluejay's link dropped by the peer is remade by the core; the listen goes on")
@@ -107,8 +128,10 @@ struct FaceTests {
         defer { try? FileManager.default.removeItem(atPath: store.path) }
         let bluejay = Bluejay()
         let observer = Observer()
-        bluejay.start(connectionObserver: observer,
-                      mode: .new(StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
+        bluejay.start(
+            connectionObserver: observer,
+            mode: .new(
+                StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
         let connected: ConnectionResult = await withCheckedContinuation { done in
             bluejay.connect(Self.identifier, timeout: .seconds(30)) { done.resume(returning: $0) }
         }
@@ -138,11 +161,15 @@ struct FaceTests {
         #expect(bluejay.statistics(for: Self.identifier).connectionCount == 2)
 
         // Asked for this time: no reconnection, the listen ends.
-        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
         #expect(!bluejay.isConnected && !bluejay.isConnecting)
         #expect(await eventually { ended != nil })
-        if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        if let host = bluejay.stopAndExtractBluetoothState().host {
+            await Task { @BluetoothActor in host.close() }.value
+        }
     }
 
     // MARK: - Central
@@ -158,7 +185,8 @@ struct FaceTests {
             let peripheral = central.peripheral(Self.identifier)
             return (peripheral, peripheral.connectionEvents())
         }.value
-        try await peripheral.connect(disconnectRetries: 3, connectionTimeout: .seconds(30), reconnectDelay: .milliseconds(10))
+        try await peripheral.connect(
+            disconnectRetries: 3, connectionTimeout: .seconds(30), reconnectDelay: .milliseconds(10))
         #expect(await peripheral.state == .connected)
         #expect(try await peripheral.read(from: Self.named) == Array("face".utf8))
 
@@ -176,7 +204,11 @@ struct FaceTests {
         await central.close()
         var seen: [PeripheralEvent] = []
         for await event in events { seen.append(event) }
-        #expect(seen == [.connected, .disconnected(.connectionTimeout), .reconnecting(attempt: 1, delay: .milliseconds(10)), .connected,
-                         .forcedDisconnect, .disconnected(.connectionTerminatedByLocalHost)])
+        #expect(
+            seen == [
+                .connected, .disconnected(.connectionTimeout), .reconnecting(attempt: 1, delay: .milliseconds(10)),
+                .connected,
+                .forcedDisconnect, .disconnected(.connectionTerminatedByLocalHost),
+            ])
     }
 }

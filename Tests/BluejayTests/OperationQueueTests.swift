@@ -25,13 +25,15 @@ struct OperationQueueTests {
         // On a thread of its own: the spin below must not hold one of the cooperative pool's.
         await blocking {
             for index in 0..<count {
-                let operation = QueuedOperation(.read, body: { operation in
-                    log.append(index)
-                    // A body suspends (a real one awaits the controller): another runner
-                    // that thought this operation its own would start it again meanwhile.
-                    await Task.yield()
-                    _ = operation.claim()
-                }, onFailure: { _ in })
+                let operation = QueuedOperation(
+                    .read,
+                    body: { operation in
+                        log.append(index)
+                        // A body suspends (a real one awaits the controller): another runner
+                        // that thought this operation its own would start it again meanwhile.
+                        await Task.yield()
+                        _ = operation.claim()
+                    }, onFailure: { _ in })
                 // Added the moment the last one is done, made beforehand: the add then meets
                 // the runner at its last step (a spin, not a sleep: that window is a few
                 // instructions wide).
@@ -40,9 +42,13 @@ struct OperationQueueTests {
             }
         }
         let ran = log.all
-        #expect(ran.count == count, "bodies ran \(ran.count) times for \(count) operations (\(ran.count - Set(ran).count) ran again)")
+        #expect(
+            ran.count == count,
+            "bodies ran \(ran.count) times for \(count) operations (\(ran.count - Set(ran).count) ran again)")
         let outOfOrder = zip(ran, 0..<count).first { $0 != $1 }
-        #expect(outOfOrder == nil, "the run order leaves the order added at operation \(outOfOrder.map { "\($0.1)" } ?? "")")
+        #expect(
+            outOfOrder == nil, "the run order leaves the order added at operation \(outOfOrder.map { "\($0.1)" } ?? "")"
+        )
     }
 
     /// What one operation ended with.
@@ -58,18 +64,23 @@ struct OperationQueueTests {
     /// A running operation of `kind` whose body waits for `answer`, then claims success or
     /// fails with what it was answered; a read queued behind it; then the link is lost.
     @BluetoothActor
-    private func loseTheLink(running kind: OperationKind, answer: Result<Void, Refused>) async -> (running: [String], waiting: [String]) {
+    private func loseTheLink(running kind: OperationKind, answer: Result<Void, Refused>) async -> (
+        running: [String], waiting: [String]
+    ) {
         let queue = OperationQueue()
         let answered = OneShot<Result<Void, Refused>>()
         let started = OneShot<Void>()
         let running = Outcome(), waiting = Outcome()
-        queue.add(QueuedOperation(kind, body: { operation in
-            started.fulfill(())
-            switch await answered.value() {
-            case .success: if operation.claim() { running.record("success") }
-            case let .failure(error): operation.fail(error)
-            }
-        }, onFailure: { running.record("\($0)") }))
+        queue.add(
+            QueuedOperation(
+                kind,
+                body: { operation in
+                    started.fulfill(())
+                    switch await answered.value() {
+                    case .success: if operation.claim() { running.record("success") }
+                    case let .failure(error): operation.fail(error)
+                    }
+                }, onFailure: { running.record("\($0)") }))
         queue.add(QueuedOperation(.read, body: { _ in waiting.record("ran") }, onFailure: { waiting.record("\($0)") }))
         await started.value()
         // The answer arrived (its task not run yet), then the loss is handled.

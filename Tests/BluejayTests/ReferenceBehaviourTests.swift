@@ -29,15 +29,19 @@ struct ReferenceBehaviourTests {
     }
 
     /// The timers the host's layers have armed (command, ATT and connection timeouts).
-    static func timers(_ host: BluetoothHost) async -> Int { await Task { @BluetoothActor in host.resources.timersArmed }.value }
+    static func timers(_ host: BluetoothHost) async -> Int {
+        await Task { @BluetoothActor in host.resources.timersArmed }.value
+    }
 
     /// What the fake controller answers a cancelled attempt with (Core 6.0 Vol 4 Part E
     /// 7.8.13: LE Connection Complete, Unknown Connection Identifier), once it is asked.
     static func answerCancel(_ fake: FakeController, cancels: Int) async {
         _ = await eventually { fake.sentCommands.filter { $0 == LECreateConnectionCancel.opcode }.count == cancels }
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .unknownConnectionIdentifier, handle: 0, role: 0, peerAddressType: 0,
-                                                              peerAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
-                                                              parameters: LEConnectionParameters(interval: 0, latency: 0, supervisionTimeout: 0)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .unknownConnectionIdentifier, handle: 0, role: 0, peerAddressType: 0,
+                peerAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+                parameters: LEConnectionParameters(interval: 0, latency: 0, supervisionTimeout: 0)))
     }
 
     @Test func aConnectionAttemptHasNoTimeoutUnlessGivenOne() async throws {
@@ -99,7 +103,9 @@ struct ReferenceBehaviourTests {
         #expect(await eventually { fake.sentCommands.filter { $0 == LECreateConnection.opcode }.count == 2 })
         rig.bluejay.cancelEverything()
         #expect(await eventually { again != nil })
-        guard case .cancelled? = again else { Issue.record("cancelled with the default: \(String(describing: again))"); return }
+        guard case .cancelled? = again else {
+            Issue.record("cancelled with the default: \(String(describing: again))"); return
+        }
         await Self.answerCancel(fake, cancels: 2)
         await rig.finish()
     }
@@ -124,10 +130,13 @@ struct ReferenceBehaviourTests {
         fake.deliverEvent(.hardwareError(HardwareError(hardwareCode: 0x01)))
         #expect(await rig.told() == "unavailable")
         #expect(await eventually { interrupted != nil })
-        guard case let .failure(error)? = interrupted else { Issue.record("the attempt ended with \(String(describing: interrupted))"); return }
+        guard case let .failure(error)? = interrupted else {
+            Issue.record("the attempt ended with \(String(describing: interrupted))"); return
+        }
         #expect("\(error)" == "\(BluejayError.bluetoothUnavailable)")
-        #expect(await eventually { log.logs.contains("controller lost: the controller reported Hardware Error 0x01") },
-                "the log does not name the failure: \(log.logs)")
+        #expect(
+            await eventually { log.logs.contains("controller lost: the controller reported Hardware Error 0x01") },
+            "the log does not name the failure: \(log.logs)")
 
         // The controller is being reopened (its delay has not passed on the clock): an
         // operation asked for meanwhile fails at once, as on iOS while Bluetooth is off.
@@ -136,7 +145,9 @@ struct ReferenceBehaviourTests {
         var during: ReadResult<Data>?
         rig.bluejay.read(from: FaceTests.named) { during = $0 }
         #expect(await eventually { during != nil }, "an operation asked for during recovery waited for it")
-        guard case let .failure(refused)? = during else { Issue.record("during recovery: \(String(describing: during))"); return }
+        guard case let .failure(refused)? = during else {
+            Issue.record("during recovery: \(String(describing: during))"); return
+        }
         #expect("\(refused)" == "\(BluejayError.bluetoothUnavailable)")
 
         // Back: operations run again (this one fails only for want of a link).
@@ -145,7 +156,9 @@ struct ReferenceBehaviourTests {
         var after: ReadResult<Data>?
         rig.bluejay.read(from: FaceTests.named) { after = $0 }
         #expect(await eventually { after != nil })
-        guard case let .failure(notConnected)? = after else { Issue.record("after recovery: \(String(describing: after))"); return }
+        guard case let .failure(notConnected)? = after else {
+            Issue.record("after recovery: \(String(describing: after))"); return
+        }
         #expect("\(notConnected)" == "\(BluejayError.notConnected)")
         await rig.finish()
     }
@@ -158,7 +171,9 @@ struct ReferenceBehaviourTests {
         let store = FaceTests.temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store.path) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
+        bluejay.start(
+            mode: .new(
+                StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
         let connected: ConnectionResult = await withCheckedContinuation { done in
             bluejay.connect(FaceTests.identifier, timeout: .seconds(30)) { done.resume(returning: $0) }
         }
@@ -168,10 +183,11 @@ struct ReferenceBehaviourTests {
         // A task that holds the queue until told to end.
         let release = DispatchSemaphore(value: 0)
         var ran: RunResult<Int>?
-        bluejay.run(backgroundTask: { peripheral in
-            release.wait()
-            return try peripheral.readRSSI()
-        }, completionOnMainThread: { ran = $0 })
+        bluejay.run(
+            backgroundTask: { peripheral in
+                release.wait()
+                return try peripheral.readRSSI()
+            }, completionOnMainThread: { ran = $0 })
         #expect(await eventually { bluejay.queue.running?.kind == .backgroundTask })
         do {
             try Self.readRSSI(bluejay)
@@ -190,7 +206,9 @@ struct ReferenceBehaviourTests {
         guard case .success? = ran else { Issue.record("the task's own Read RSSI: \(String(describing: ran))"); return }
         // The task over, the app may ask again.
         _ = try await bluejay.readRSSI()
-        if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        if let host = bluejay.stopAndExtractBluetoothState().host {
+            await Task { @BluetoothActor in host.close() }.value
+        }
     }
 
     /// An observer written against Bluejay's README (`connected(to: Peripheral)`) and 0.1
@@ -199,9 +217,13 @@ struct ReferenceBehaviourTests {
     final class EarlierObserver: ConnectionObserver {
         private(set) var told: [String] = []
         func connected(to peripheral: PeripheralIdentifier) { told.append("connected(to: PeripheralIdentifier)") }
-        func disconnected(from peripheral: PeripheralIdentifier) { told.append("disconnected(from: PeripheralIdentifier)") }
+        func disconnected(from peripheral: PeripheralIdentifier) {
+            told.append("disconnected(from: PeripheralIdentifier)")
+        }
         func connected(to peripheral: Peripheral) { told.append("connected(to: Peripheral) \(peripheral.identifier)") }
-        func disconnected(from peripheral: Peripheral) { told.append("disconnected(from: Peripheral) \(peripheral.identifier)") }
+        func disconnected(from peripheral: Peripheral) {
+            told.append("disconnected(from: Peripheral) \(peripheral.identifier)")
+        }
         func connected(_ peripheral: Peripheral) { told.append("connected(_:) \(peripheral.identifier)") }
         func disconected() { told.append("disconected()") }
     }
@@ -212,18 +234,26 @@ struct ReferenceBehaviourTests {
         defer { try? FileManager.default.removeItem(atPath: store.path) }
         let bluejay = Bluejay()
         let observer = EarlierObserver()
-        bluejay.start(connectionObserver: observer,
-                      mode: .new(StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
+        bluejay.start(
+            connectionObserver: observer,
+            mode: .new(
+                StartOptions(transport: "virtual", store: store, logger: .silent, openTransport: { _ in controller })))
         let connected: ConnectionResult = await withCheckedContinuation { done in
             bluejay.connect(FaceTests.identifier, timeout: .seconds(30)) { done.resume(returning: $0) }
         }
         guard case .success = connected else { Issue.record("connect: \(connected)"); return }
-        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
         let id = FaceTests.identifier
-        let told = ["connected(to: PeripheralIdentifier)", "connected(to: Peripheral) \(id)", "connected(_:) \(id)",
-                    "disconnected(from: PeripheralIdentifier)", "disconnected(from: Peripheral) \(id)", "disconected()"]
+        let told = [
+            "connected(to: PeripheralIdentifier)", "connected(to: Peripheral) \(id)", "connected(_:) \(id)",
+            "disconnected(from: PeripheralIdentifier)", "disconnected(from: Peripheral) \(id)", "disconected()",
+        ]
         #expect(await eventually { observer.told == told }, "\(observer.told)")
-        if let host = bluejay.stopAndExtractBluetoothState().host { await Task { @BluetoothActor in host.close() }.value }
+        if let host = bluejay.stopAndExtractBluetoothState().host {
+            await Task { @BluetoothActor in host.close() }.value
+        }
     }
 }

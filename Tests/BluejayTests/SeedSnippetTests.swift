@@ -15,23 +15,25 @@ struct SeedSnippetTests {
     /// Every file of Tests/Seeds, and the README sections they hold.
     static let seeds = [
         "UIKitStubs.swift",
-        "Initialization.swift",                  // Initialization, Bluetooth Events
-        "Identifiers.swift",                     // Services and Characteristics
-        "Scanning.swift",                        // Basic Scanning, Monitoring
-        "Connecting.swift",                      // Connecting (connect, disconnect twice), Connection States
-        "Models.swift",                          // Receivable, Sendable
-        "Interactions.swift",                    // Reading, Writing, Listening
-        "BatchOperations.swift",                 // Batch Operations
-        "StateRestoration.swift",                // State Restoration (two starts), Listen Restoration
-        "ConnectBySerialNumber.swift",           // Connect by Serial Number
+        "Initialization.swift",  // Initialization, Bluetooth Events
+        "Identifiers.swift",  // Services and Characteristics
+        "Scanning.swift",  // Basic Scanning, Monitoring
+        "Connecting.swift",  // Connecting (connect, disconnect twice), Connection States
+        "Models.swift",  // Receivable, Sendable
+        "Interactions.swift",  // Reading, Writing, Listening
+        "BatchOperations.swift",  // Batch Operations
+        "StateRestoration.swift",  // State Restoration (two starts), Listen Restoration
+        "ConnectBySerialNumber.swift",  // Connect by Serial Number
         "SynchronizedPeripheralSnippets.swift",  // Write and Assemble, Flush Listen
-        "APIReference.swift",                    // the API reference: every member of Bluejay, as declared
+        "APIReference.swift",  // the API reference: every member of Bluejay, as declared
     ]
 
     @Test func bluejaysReadmeSnippetsCompile() async throws {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Seeds")
-        let present = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+        let present = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".swift")
+        }
         #expect(present.sorted() == Self.seeds.sorted(), "every seed file is compiled, and only those")
         let result = try await CompileFailTests.typeCheck(Self.seeds, in: "Seeds")
         #expect(result.status == 0, "the README's snippets do not compile:\n\(result.stderr)")

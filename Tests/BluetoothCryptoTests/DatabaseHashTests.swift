@@ -48,14 +48,16 @@ struct DatabaseHashTests {
     @Test("The hashed message is BlueZ's M0..M6 for that database")
     func blueZMessage() {
         // BlueZ hashes these 111 octets with a zero key; so must the declarations above.
-        let message = hex("""
+        let message = hex(
+            """
             01000028 00180200 03280A03 00002A04 00032802 0500012A 06000028 01180700
             03282008 00052A09 0002290A 0003280A 0B00292B 0C000328 020D002A 2B0E0000
             2808180F 00022814 0016000F 18100003 28A21100 182A1200 02291300 00290000
             14000128 0F181500 03280216 00192A
             """)
         #expect(message.count == 111)
-        #expect(aesCMAC(key: [UInt8](repeating: 0, count: 16), message: message)
+        #expect(
+            aesCMAC(key: [UInt8](repeating: 0, count: 16), message: message)
                 == databaseHash(attributes: Self.exampleDatabase))
     }
 
@@ -167,8 +169,9 @@ struct DatabaseHashTests {
         #expect(databaseHash(attributes: Self.exampleDatabase.reversed()) == hex("F1CA2D48 ECF58BAC 8A8830BB B9FBA990"))
     }
 
-    @Test("Values that do not contribute: characteristic values, and CCCD, user description, format values",
-          arguments: [0x0003, 0x0009, 0x0011, 0x0012] as [UInt16])
+    @Test(
+        "Values that do not contribute: characteristic values, and CCCD, user description, format values",
+        arguments: [0x0003, 0x0009, 0x0011, 0x0012] as [UInt16])
     func valuesThatDoNotCount(handle: UInt16) {
         var changed = Self.exampleDatabase
         let index = changed.firstIndex { $0.handle == handle }!
@@ -179,8 +182,9 @@ struct DatabaseHashTests {
         #expect(databaseHash(attributes: [user]) == databaseHash(attributes: [renamed]))
     }
 
-    @Test("Values that do contribute: service, include, characteristic declarations and Extended Properties",
-          arguments: [0x0001, 0x000F, 0x0010, 0x0013, 0x0014] as [UInt16])
+    @Test(
+        "Values that do contribute: service, include, characteristic declarations and Extended Properties",
+        arguments: [0x0001, 0x000F, 0x0010, 0x0013, 0x0014] as [UInt16])
     func valuesThatCount(handle: UInt16) {
         var changed = Self.exampleDatabase
         let index = changed.firstIndex { $0.handle == handle }!
@@ -188,12 +192,14 @@ struct DatabaseHashTests {
         #expect(databaseHash(attributes: changed) != databaseHash(attributes: Self.exampleDatabase))
     }
 
-    @Test("Each of the five handle-and-type descriptors contributes its handle and type",
-          arguments: [0x2901, 0x2902, 0x2903, 0x2904, 0x2905] as [UInt16])
+    @Test(
+        "Each of the five handle-and-type descriptors contributes its handle and type",
+        arguments: [0x2901, 0x2902, 0x2903, 0x2904, 0x2905] as [UInt16])
     func handleAndTypeDescriptors(type: UInt16) {
         let descriptor = DatabaseHashAttribute(handle: 0x0102, type: type, value: [0x01, 0x00])
-        let expected = aesCMAC(key: [UInt8](repeating: 0, count: 16),
-                               message: [0x02, 0x01, UInt8(type & 0xFF), UInt8(type >> 8)])
+        let expected = aesCMAC(
+            key: [UInt8](repeating: 0, count: 16),
+            message: [0x02, 0x01, UInt8(type & 0xFF), UInt8(type >> 8)])
         #expect(databaseHash(attributes: [descriptor]) == expected)
     }
 
@@ -213,11 +219,11 @@ struct DatabaseHashTests {
     }
 
     #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
-    @Test("Two attributes with one handle are a programming error")
-    func duplicateHandle() async {
-        await #expect(processExitsWith: .failure) {
-            _ = databaseHash(attributes: [attribute(0x0001, 0x2800, "0018"), attribute(0x0001, 0x2800, "0118")])
+        @Test("Two attributes with one handle are a programming error")
+        func duplicateHandle() async {
+            await #expect(processExitsWith: .failure) {
+                _ = databaseHash(attributes: [attribute(0x0001, 0x2800, "0018"), attribute(0x0001, 0x2800, "0118")])
+            }
         }
-    }
     #endif
 }

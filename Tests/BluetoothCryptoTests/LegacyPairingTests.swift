@@ -27,20 +27,22 @@ struct LegacyPairingTests {
 
     @Test("2.2.4 s1 example: TK 0, r1 and r2 give the STK")
     func s1Example() {
-        let stk = s1(k: [UInt8](repeating: 0, count: 16),
-                     r1: hex("000F0E0D 0C0B0A09 11223344 55667788"),
-                     r2: hex("01020304 05060708 99AABBCC DDEEFF00"))
+        let stk = s1(
+            k: [UInt8](repeating: 0, count: 16),
+            r1: hex("000F0E0D 0C0B0A09 11223344 55667788"),
+            r2: hex("01020304 05060708 99AABBCC DDEEFF00"))
         #expect(stk == hex("9a1fe1f0 e8b0f49b 5b4216ae 796da062"))
     }
 
     #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
-    @Test("An address type other than 0 or 1 is a programming error")
-    func addressType() async {
-        await #expect(processExitsWith: .failure) {
-            let zero = [UInt8](repeating: 0, count: 16)
-            _ = c1(k: zero, r: zero, preq: hex("07071000000101"), pres: hex("05000800000302"),
-                   iat: 2, ia: hex("A1A2A3A4A5A6"), rat: 0, ra: hex("B1B2B3B4B5B6"))
+        @Test("An address type other than 0 or 1 is a programming error")
+        func addressType() async {
+            await #expect(processExitsWith: .failure) {
+                let zero = [UInt8](repeating: 0, count: 16)
+                _ = c1(
+                    k: zero, r: zero, preq: hex("07071000000101"), pres: hex("05000800000302"),
+                    iat: 2, ia: hex("A1A2A3A4A5A6"), rat: 0, ra: hex("B1B2B3B4B5B6"))
+            }
         }
-    }
     #endif
 }

@@ -107,31 +107,35 @@ struct P256Tests {
         #expect(a.sharedSecret(with: b.publicKey) == b.sharedSecret(with: a.publicKey))
     }
 
-    @Test("Private keys refused: 0, n, 2^256 − 1, and anything but 32 octets (SEC 1, 3.2.1: 1 ≤ d ≤ n − 1)",
-          arguments: [
-              [UInt8](repeating: 0, count: 32),
-              Curve.n,
-              [UInt8](repeating: 0xff, count: 32),
-              Curve.p,  // > n
-              [],
-              [UInt8](repeating: 1, count: 31),
-              [UInt8](repeating: 1, count: 33),
-              [0] + Curve.debugPrivate,
-          ])
+    @Test(
+        "Private keys refused: 0, n, 2^256 − 1, and anything but 32 octets (SEC 1, 3.2.1: 1 ≤ d ≤ n − 1)",
+        arguments: [
+            [UInt8](repeating: 0, count: 32),
+            Curve.n,
+            [UInt8](repeating: 0xff, count: 32),
+            Curve.p,  // > n
+            [],
+            [UInt8](repeating: 1, count: 31),
+            [UInt8](repeating: 1, count: 33),
+            [0] + Curve.debugPrivate,
+        ])
     func refusedPrivateKeys(raw: [UInt8]) {
         #expect(P256PrivateKey(rawRepresentation: raw) == nil)
     }
 
-    @Test("Public keys refused: off the curve, x or y ≥ p (SEC 1, 3.2.2.1; OpenSSL reduces these), the wrong length",
-          arguments: refusedPublicKeyInputs)
+    @Test(
+        "Public keys refused: off the curve, x or y ≥ p (SEC 1, 3.2.2.1; OpenSSL reduces these), the wrong length",
+        arguments: refusedPublicKeyInputs)
     func refusedPublicKeys(raw: [UInt8]) {
         #expect(P256PublicKey(rawRepresentation: raw) == nil)
     }
 
     @Test("The reduced forms of the two non-canonical points are accepted")
     func canonicalFormsAccepted() throws {
-        for raw in [[UInt8](repeating: 0, count: 32) + Curve.zeroXPointY, Curve.smallYPointX + Curve.smallYPointY,
-                    Curve.debugPublicX + Curve.debugPublicY, Curve.gx + Curve.gy] {
+        for raw in [
+            [UInt8](repeating: 0, count: 32) + Curve.zeroXPointY, Curve.smallYPointX + Curve.smallYPointY,
+            Curve.debugPublicX + Curve.debugPublicY, Curve.gx + Curve.gy,
+        ] {
             #expect(P256PublicKey(rawRepresentation: raw)?.rawRepresentation == raw)
         }
     }

@@ -43,8 +43,9 @@ struct SecureConnectionsTests {
 
     @Test("D.4 f6(MacKey, Na, Nb, R, IOcap, A1, A2)")
     func f6Sample() {
-        let check = f6(w: Sample.macKey, n1: Sample.na, n2: Sample.nb, r: hex("12a3343b b453bb54 08da42d2 0c2d0fc8"),
-                       ioCap: hex("010102"), a1: Sample.a1, a2: Sample.a2)
+        let check = f6(
+            w: Sample.macKey, n1: Sample.na, n2: Sample.nb, r: hex("12a3343b b453bb54 08da42d2 0c2d0fc8"),
+            ioCap: hex("010102"), a1: Sample.a1, a2: Sample.a2)
         #expect(check == hex("e3c47398 9cd0e8c5 d26c0b09 da958f61"))
     }
 
@@ -72,34 +73,36 @@ struct SecureConnectionsTests {
         #expect(h7(salt: salt, w: Sample.key128) == hex("fb173597 c6a3c0ec d2998c2a 75a57011"))
     }
 
-    @Test("Cross-transport key derivation samples: LTK to link key and back, with and without CT2",
-          arguments: [
-              (true, false, "368df9bc e3264b58 bd066c33 334fbf64", "bc1ca4ef 633fc1bd 0d8230af ee388fb0"),
-              (true, true, "368df9bc e3264b58 bd066c33 334fbf64", "287ad379 dca40253 0a39f1f4 3047b835"),
-              (false, false, "05040302 01000908 07060504 03020100", "a813fb72 f1a3dfa1 8a2c9a43 f10d0a30"),
-              (false, true, "05040302 01000908 07060504 03020100", "e85e09eb 5eccb3e2 69418a13 3211bc79"),
-          ])
+    @Test(
+        "Cross-transport key derivation samples: LTK to link key and back, with and without CT2",
+        arguments: [
+            (true, false, "368df9bc e3264b58 bd066c33 334fbf64", "bc1ca4ef 633fc1bd 0d8230af ee388fb0"),
+            (true, true, "368df9bc e3264b58 bd066c33 334fbf64", "287ad379 dca40253 0a39f1f4 3047b835"),
+            (false, false, "05040302 01000908 07060504 03020100", "a813fb72 f1a3dfa1 8a2c9a43 f10d0a30"),
+            (false, true, "05040302 01000908 07060504 03020100", "e85e09eb 5eccb3e2 69418a13 3211bc79"),
+        ])
     func crossTransport(leToBREDR: Bool, ct2: Bool, key: String, expected: String) {
         // LE to BR/EDR: intermediate key with "tmp1", then "lebr"; the reverse with "tmp2", "brle".
         let (intermediateID, finalID) = leToBREDR ? ("tmp1", "lebr") : ("tmp2", "brle")
-        let intermediate = ct2
+        let intermediate =
+            ct2
             ? h7(salt: [UInt8](repeating: 0, count: 12) + Array(intermediateID.utf8), w: hex(key))
             : h6(w: hex(key), keyID: Array(intermediateID.utf8))
         #expect(h6(w: intermediate, keyID: Array(finalID.utf8)) == hex(expected))
     }
 
     #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
-    @Test("Wrong lengths are programming errors")
-    func wrongLengths() async {
-        await #expect(processExitsWith: .failure) {
-            _ = f4(u: Array(Sample.u.dropFirst()), v: Sample.v, x: Sample.na, z: 0)
+        @Test("Wrong lengths are programming errors")
+        func wrongLengths() async {
+            await #expect(processExitsWith: .failure) {
+                _ = f4(u: Array(Sample.u.dropFirst()), v: Sample.v, x: Sample.na, z: 0)
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = f5(w: Sample.dhKey, n1: Sample.na, n2: Sample.nb, a1: Array(Sample.a1.dropFirst()), a2: Sample.a2)
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = ah(k: Sample.key128, r: hex("70819400"))
+            }
         }
-        await #expect(processExitsWith: .failure) {
-            _ = f5(w: Sample.dhKey, n1: Sample.na, n2: Sample.nb, a1: Array(Sample.a1.dropFirst()), a2: Sample.a2)
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = ah(k: Sample.key128, r: hex("70819400"))
-        }
-    }
     #endif
 }

@@ -10,7 +10,8 @@ struct WycheproofTests {
         var run = 0, passed = 0
         var notApplicable: [String: Int] = [:]
         var description: String {
-            "\(run) run, \(passed) passed" + notApplicable.sorted { $0.key < $1.key }.map { ", \($0.value) left out: \($0.key)" }.joined()
+            "\(run) run, \(passed) passed"
+                + notApplicable.sorted { $0.key < $1.key }.map { ", \($0.value) left out: \($0.key)" }.joined()
         }
     }
 
@@ -62,7 +63,9 @@ struct WycheproofTests {
                     if publicKey == nil { counts.passed += 1 }
                 default:
                     // Acceptable: either outcome is right, as long as it does not crash.
-                    if let publicKey, let privateKey = P256PrivateKey(rawRepresentation: scalar) { _ = privateKey.sharedSecret(with: publicKey) }
+                    if let publicKey, let privateKey = P256PrivateKey(rawRepresentation: scalar) {
+                        _ = privateKey.sharedSecret(with: publicKey)
+                    }
                     counts.passed += 1
                 }
             }
@@ -86,7 +89,8 @@ struct WycheproofTests {
             for test in tests {
                 let id = test["tcId"] as? Int ?? 0
                 counts.run += 1
-                let mac = aesCMAC(key: hex(try #require(test["key"] as? String)), message: hex(try #require(test["msg"] as? String)))
+                let mac = aesCMAC(
+                    key: hex(try #require(test["key"] as? String)), message: hex(try #require(test["msg"] as? String)))
                 let matches = Array(mac.prefix(tagSize / 8)) == hex(try #require(test["tag"] as? String))
                 let valid = test["result"] as? String == "valid"
                 #expect(matches == valid, "tcId \(id): \(test["comment"] ?? "")")

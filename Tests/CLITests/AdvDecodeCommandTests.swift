@@ -31,7 +31,8 @@ import TestTraits
     ]
 
     @Test func linesPipedInGiveOneJSONObjectEachInOrder() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.bluejay.path), "build the tool first: swift build")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.bluejay.path), "build the tool first: swift build")
         let process = Process()
         process.executableURL = Self.bluejay
         process.arguments = ["adv", "decode"]
@@ -56,7 +57,8 @@ import TestTraits
     /// Each answer is written before the next line is read: a script waiting on its answer
     /// does not wait for end of input.
     @Test func eachAnswerArrivesBeforeTheNextLineIsSent() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.bluejay.path), "build the tool first: swift build")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.bluejay.path), "build the tool first: swift build")
         let process = Process()
         process.executableURL = Self.bluejay
         process.arguments = ["adv", "decode"]

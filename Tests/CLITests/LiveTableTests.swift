@@ -31,8 +31,9 @@ import Testing
 
     @Test func aDiscoveryWithoutScanResponseKeepsTheEarlierName() {
         let address = BluetoothAddress("F0:0D:B1:E7:00:01")!
-        let named = Discovery(address: address, addressType: .random, rssi: -50, txPower: nil, connectable: true,
-                              advertisement: AdvertisingData(parsing: [0x04, 0x09, 0x42, 0x4A, 0x31]), hasScanResponse: true)
+        let named = Discovery(
+            address: address, addressType: .random, rssi: -50, txPower: nil, connectable: true,
+            advertisement: AdvertisingData(parsing: [0x04, 0x09, 0x42, 0x4A, 0x31]), hasScanResponse: true)
         var bare = named
         bare.advertisement = AdvertisingData(parsing: [0x02, 0x01, 0x06])
         bare.hasScanResponse = false

@@ -6,10 +6,12 @@ import Bluejay
     var rates: [Int] = []
 
     func start(_ bluejay: Bluejay) {
-        bluejay.run(backgroundTask: { peripheral -> Int in
-            1
-        }, completionOnMainThread: { result in
-            if case let .success(rate) = result { self.rates.append(rate) }
-        })
+        bluejay.run(
+            backgroundTask: { peripheral -> Int in
+                1
+            },
+            completionOnMainThread: { result in
+                if case let .success(rate) = result { self.rates.append(rate) }
+            })
     }
 }

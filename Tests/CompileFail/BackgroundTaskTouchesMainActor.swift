@@ -7,8 +7,9 @@ import Bluejay
     var rates: [Int] = []
 
     func start(_ bluejay: Bluejay) {
-        bluejay.run(backgroundTask: { peripheral in
-            self.rates.append(1)
-        }, completionOnMainThread: { _ in })
+        bluejay.run(
+            backgroundTask: { peripheral in
+                self.rates.append(1)
+            }, completionOnMainThread: { _ in })
     }
 }

@@ -20,7 +20,8 @@ struct CorpusTests {
     /// The traces expected-counts.json lists, or nothing (the first test then fails).
     static let names: [String] = {
         guard let text = try? String(contentsOfFile: directory + "/expected-counts.json", encoding: .utf8),
-              case .object(let entries)? = try? JSONValue(parsing: text) else { return [] }
+            case .object(let entries)? = try? JSONValue(parsing: text)
+        else { return [] }
         return entries.keys.sorted()
     }()
 
@@ -31,7 +32,10 @@ struct CorpusTests {
         let found = RealTraces.names(in: Self.directory)
         print("trace corpus \(Self.directory): \(found.count) traces")
         for name in found { print("  \(name)") }
-        #expect(!Self.names.isEmpty, "no expected-counts.json in \(Self.directory): the corpus must be checked out as shared/traces beside the clone")
+        #expect(
+            !Self.names.isEmpty,
+            "no expected-counts.json in \(Self.directory): the corpus must be checked out as shared/traces beside the clone"
+        )
         #expect(found == Self.names, "the traces found are not the ones expected-counts.json lists")
     }
 
@@ -40,12 +44,16 @@ struct CorpusTests {
         let shipped = RealTraces.names(in: RealTraces.shipped)
         #expect(shipped.count == 4)
         for name in shipped {
-            #expect(FileManager.default.contents(atPath: RealTraces.shipped + "/" + name) == FileManager.default.contents(atPath: Self.directory + "/" + name),
-                    "\(name) differs from the corpus's")
+            #expect(
+                FileManager.default.contents(atPath: RealTraces.shipped + "/" + name)
+                    == FileManager.default.contents(atPath: Self.directory + "/" + name),
+                "\(name) differs from the corpus's")
         }
     }
 
-    @Test("Every summary agrees with expected-counts.json, and all of them render to it byte for byte once its Unknowns are renamed")
+    @Test(
+        "Every summary agrees with expected-counts.json, and all of them render to it byte for byte once its Unknowns are renamed"
+    )
     func summariesMatch() throws {
         let text = try String(contentsOfFile: Self.directory + "/expected-counts.json", encoding: .utf8)
         let expected = try JSONValue(parsing: text)
@@ -55,7 +63,10 @@ struct CorpusTests {
         for problem in comparison.problems { Issue.record("\(problem)") }
         for renaming in comparison.renamings { print("accepted renaming: \(renaming)") }
         #expect(JSONValue.object(all).rendered() == comparison.renamedExpected.rendered())
-        let renamed = Set(comparison.renamings.map { "\($0.table) \($0.expectedKey) → \(String($0.actualKey.split(separator: " ").last!))" })
+        let renamed = Set(
+            comparison.renamings.map {
+                "\($0.table) \($0.expectedKey) → \(String($0.actualKey.split(separator: " ").last!))"
+            })
         #expect(renamed == RealTraces.acceptedRenamings)
     }
 
@@ -79,7 +90,10 @@ struct CorpusTests {
 
     @Test("An Android legacy pairing: LE_Rand's output (its nonces) and the resolving list's IRKs are zeroed too")
     func androidLegacyPairing() throws {
-        let original = [UInt8](try #require(FileManager.default.contents(atPath: Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop")))
+        let original = [UInt8](
+            try #require(
+                FileManager.default.contents(
+                    atPath: Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop")))
         let (redaction, problems) = try redactionProblems(original)
         #expect(problems.isEmpty, "\(problems)")
         var counts: [String: Int] = [:]
@@ -100,7 +114,8 @@ struct CorpusTests {
         let files = Self.names.map { Self.directory + "/" + $0 }
         let result = try await run(Self.bluejay, ["trace", "--summary", "--json"] + files)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let expected = try JSONValue(parsing: try String(contentsOfFile: Self.directory + "/expected-counts.json", encoding: .utf8))
+        let expected = try JSONValue(
+            parsing: try String(contentsOfFile: Self.directory + "/expected-counts.json", encoding: .utf8))
         let comparison = ExpectedCountsComparison(actual: try JSONValue(parsing: result.stdout), expected: expected)
         for problem in comparison.problems { Issue.record("bluejay trace --summary --json: \(problem)") }
         #expect(result.stdout.trimmingCharacters(in: .newlines) == comparison.renamedExpected.rendered())
@@ -108,7 +123,8 @@ struct CorpusTests {
 
     @Test("bluejay trace prints every record of the legacy pairing readably")
     func commandLineDecodesTheLegacyPairing() async throws {
-        let result = try await run(Self.bluejay, ["trace", Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop"])
+        let result = try await run(
+            Self.bluejay, ["trace", Self.directory + "/android-qualcomm-pokemongoplus-smp-legacy-pairing.btsnoop"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 897)

@@ -40,7 +40,9 @@ import Testing
         for trace in traces {
             do {
                 let file = try BTSnoopFile(bytes: trace.bytes)
-                seeds += target.seeds(trace.bytes, file).enumerated().map { ("\(trace.name) seed \($0.offset)", $0.element) }
+                seeds += target.seeds(trace.bytes, file).enumerated().map {
+                    ("\(trace.name) seed \($0.offset)", $0.element)
+                }
             } catch {
                 problems.append("\(trace.name): \(error)")
             }
@@ -52,14 +54,18 @@ import Testing
         for seed in seeds {
             do {
                 let units = try target.run(seed.bytes)
-                if units == 0 { problems.append("\(name), \(seed.name) does not decode: \(seed.bytes.prefix(32).hexDump)") }
+                if units == 0 {
+                    problems.append("\(name), \(seed.name) does not decode: \(seed.bytes.prefix(32).hexDump)")
+                }
             } catch {
                 problems.append("\(name), \(seed.name): \(error)")
             }
         }
         // Past findings only have to keep their invariants (a fixed decoder may reject them).
         for crash in files(in: "\(root)/Fuzz/Regressions/\(name)") {
-            do { _ = try target.run(crash.bytes) } catch { problems.append("\(name), regression \(crash.name): \(error)") }
+            do { _ = try target.run(crash.bytes) } catch {
+                problems.append("\(name), regression \(crash.name): \(error)")
+            }
         }
         return problems
     }

@@ -21,12 +21,20 @@ extension GATTServerTests {
     /// asking, and without an authorizer everything that needs one is refused.
     @Test func theAppAuthorizesReadsAndWrites() async throws {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
-            CharacteristicDefinition(uuid: Self.authorized, properties: [.read, .write, .writeWithoutResponse],
-                                  permissions: [.read, .write, .writeWithoutResponse, .readAuthorized, .writeAuthorized], value: [1],
-                                  descriptors: [MutableDescriptor(uuid: Self.authorizedDescriptor, value: [0xD0], permissions: [.read, .readAuthorized])]),
-            CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: [2]),
-        ]))
+        let served = try server.add(
+            ServiceDefinition(
+                uuid: Self.service,
+                characteristics: [
+                    CharacteristicDefinition(
+                        uuid: Self.authorized, properties: [.read, .write, .writeWithoutResponse],
+                        permissions: [.read, .write, .writeWithoutResponse, .readAuthorized, .writeAuthorized],
+                        value: [1],
+                        descriptors: [
+                            MutableDescriptor(
+                                uuid: Self.authorizedDescriptor, value: [0xD0], permissions: [.read, .readAuthorized])
+                        ]),
+                    CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: [2]),
+                ]))
         let value = served.characteristics[0].valueHandle, plain = served.characteristics[1].valueHandle
         let descriptor = value + 1
         let (_, client) = makeLink(server)
@@ -59,7 +67,10 @@ extension GATTServerTests {
         do { try await client.write(value, [9]); Issue.record("expected insufficientAuthorization") } catch {
             #expect(error.code == .insufficientAuthorization)
         }
-        do { try await client.writeLong(value, Array(repeating: 7, count: 40)); Issue.record("expected insufficientAuthorization") } catch {
+        do {
+            try await client.writeLong(value, Array(repeating: 7, count: 40));
+            Issue.record("expected insufficientAuthorization")
+        } catch {
             #expect(error.code == .insufficientAuthorization)
         }
         try client.writeWithoutResponse(value, [8])
@@ -72,7 +83,8 @@ extension GATTServerTests {
         #expect(server.value(of: value) == [1], "a refused write leaves the value")
         let accesses: [GATTAuthorizationRequest.Access] = [.read, .write, .write, .write, .read]
         #expect(asked.map(\.access) == accesses)
-        let refusedWrite = GATTAuthorizationRequest(connection: 1, handle: value, uuid: Self.authorized, access: .write, value: [9])
+        let refusedWrite = GATTAuthorizationRequest(
+            connection: 1, handle: value, uuid: Self.authorized, access: .write, value: [9])
         #expect(asked[1] == refusedWrite)
         #expect(asked[4].uuid == Self.authorizedDescriptor)
 
@@ -89,10 +101,14 @@ extension GATTServerTests {
 
         // Not asked: Read By Type and Read Multiple cannot be served piecemeal.
         let before = asked.count
-        do { _ = try await client.read(uuid: Self.authorized); Issue.record("expected insufficientAuthorization") } catch {
+        do {
+            _ = try await client.read(uuid: Self.authorized); Issue.record("expected insufficientAuthorization")
+        } catch {
             #expect(error.code == .insufficientAuthorization)
         }
-        do { _ = try await client.readMultiple([plain, value]); Issue.record("expected insufficientAuthorization") } catch {
+        do {
+            _ = try await client.readMultiple([plain, value]); Issue.record("expected insufficientAuthorization")
+        } catch {
             #expect(error.code == .insufficientAuthorization)
         }
         #expect(asked.count == before)
@@ -102,9 +118,14 @@ extension GATTServerTests {
     /// well is refused for want of it without bothering the authorizer.
     @Test func securityComesBeforeAuthorization() async throws {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
-            CharacteristicDefinition(uuid: Self.authorized, properties: [.read], permissions: [.read, .readEncrypted, .readAuthorized], value: [1]),
-        ]))
+        let served = try server.add(
+            ServiceDefinition(
+                uuid: Self.service,
+                characteristics: [
+                    CharacteristicDefinition(
+                        uuid: Self.authorized, properties: [.read],
+                        permissions: [.read, .readEncrypted, .readAuthorized], value: [1])
+                ]))
         var asked = 0
         server.authorizer = { _ in
             asked += 1

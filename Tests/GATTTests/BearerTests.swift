@@ -38,7 +38,10 @@ struct BearerTests {
         server.expect("0A 03 00")  // answered below, once the others are queued
         var tasks: [Task<ReadResponse, any Error>] = []
         for (index, handle) in [AttributeHandle(3), 5, 7].enumerated() {
-            tasks.append(Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: handle), expecting: ReadResponse.self) })
+            tasks.append(
+                Task { @BluetoothActor in
+                    try await bearer.request(ReadRequest(handle: handle), expecting: ReadResponse.self)
+                })
             while !bearer.hasOutstandingRequest || bearer.queuedRequests < index { await Task.yield() }
         }
         #expect(server.sent == [bytes("0A 03 00")], "the others wait for the first answer")
@@ -57,7 +60,9 @@ struct BearerTests {
         let bearer = server.bearer!
         // A request that is not answered yet.
         server.expect("0A 03 00")
-        let pending = Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self) }
+        let pending = Task { @BluetoothActor in
+            try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self)
+        }
         while !bearer.hasOutstandingRequest { await Task.yield() }
         try bearer.send(command: WriteCommand(handle: 9, value: [0xAA]))
         #expect(server.sent.last == bytes("52 09 00 AA"))
@@ -91,9 +96,13 @@ struct BearerTests {
         let server = ScriptedServer()
         let bearer = server.bearer!
         server.expect("0A 03 00")
-        let first = Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self) }
+        let first = Task { @BluetoothActor in
+            try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self)
+        }
         while !bearer.hasOutstandingRequest { await Task.yield() }
-        let second = Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 4), expecting: ReadResponse.self) }
+        let second = Task { @BluetoothActor in
+            try await bearer.request(ReadRequest(handle: 4), expecting: ReadResponse.self)
+        }
         while bearer.queuedRequests < 1 { await Task.yield() }
         server.push("13")  // a Write Response to a Read Request
         for task in [first, second] {
@@ -105,14 +114,18 @@ struct BearerTests {
         }
         #expect(!bearer.isOpen)
         #expect(server.fatalErrors.count == 1)
-        await #expect(throws: ATTError.self) { try await bearer.request(ReadRequest(handle: 5), expecting: ReadResponse.self) }
+        await #expect(throws: ATTError.self) {
+            try await bearer.request(ReadRequest(handle: 5), expecting: ReadResponse.self)
+        }
         #expect(server.sent.count == 1, "nothing goes out after the bearer closed")
     }
 
     @Test func anErrorResponseForAnotherRequestIsAProtocolError() async throws {
         let server = ScriptedServer()
         server.expect("0A 03 00", "01 12 03 00 01")
-        await #expect(throws: ATTError.self) { try await server.bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self) }
+        await #expect(throws: ATTError.self) {
+            try await server.bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self)
+        }
         #expect(!server.bearer.isOpen)
     }
 
@@ -146,7 +159,9 @@ struct BearerTests {
         #expect(server.fatalErrors == [.timeout])
         // A late response changes nothing; a new request is refused.
         server.push("0B 01")
-        await #expect(throws: ATTError.closed(.timeout)) { try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self) }
+        await #expect(throws: ATTError.closed(.timeout)) {
+            try await bearer.request(ReadRequest(handle: 3), expecting: ReadResponse.self)
+        }
     }
 
     @Test func closingEndsEveryRequestOnce() async throws {
@@ -154,7 +169,9 @@ struct BearerTests {
         let bearer = server.bearer!
         server.expect("0A 03 00")
         let requests = (0..<3).map { index in
-            Task { @BluetoothActor in try await bearer.request(ReadRequest(handle: 3 + index), expecting: ReadResponse.self) }
+            Task { @BluetoothActor in
+                try await bearer.request(ReadRequest(handle: 3 + index), expecting: ReadResponse.self)
+            }
         }
         while !bearer.hasOutstandingRequest || bearer.queuedRequests < 2 { await Task.yield() }
         bearer.close(.disconnected(.connectionTimeout))
@@ -170,7 +187,9 @@ struct BearerTests {
         var seen: [(AttributeHandle, [UInt8], Int)] = []
         server.bearer.onNotification = { handle, value in seen.append((handle, Array(value), server.sent.count)) }
         server.bearer.onIndication = { handle, value in seen.append((handle, Array(value), server.sent.count)) }
-        for index in 0..<1000 { server.bearer.receive([0x1B, 0x26, 0x00, UInt8(index >> 8), UInt8(index & 0xFF)][...]) }
+        for index in 0..<1000 {
+            server.bearer.receive([0x1B, 0x26, 0x00, UInt8(index >> 8), UInt8(index & 0xFF)][...])
+        }
         #expect(seen.count == 1000)
         #expect(seen.enumerated().allSatisfy { $0.element.1 == [UInt8($0.offset >> 8), UInt8($0.offset & 0xFF)] })
         server.push("1D 29 00 01 02")
@@ -215,9 +234,9 @@ struct BearerTests {
     @Test func aPDULongerThanTheMTUIsRefusedBeforeSending() async throws {
         let server = ScriptedServer()
         await #expect(throws: ATTError.pduTooLong(length: 24, mtu: 23)) {
-            try await server.bearer.request(WriteRequest(handle: 3, value: Array(repeating: 0, count: 21)[...]), expecting: WriteResponse.self)
+            try await server.bearer.request(
+                WriteRequest(handle: 3, value: Array(repeating: 0, count: 21)[...]), expecting: WriteResponse.self)
         }
         #expect(server.sent.isEmpty)
     }
 }
-

@@ -26,9 +26,12 @@ extension GATTServerTests {
         server.linkEnded(2)
         #expect(server.subscribers(of: notifying.valueHandle).isEmpty)
 
-        let added = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [100]),
-        ]))
+        let added = try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x180F)),
+                characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [100])
+                ]))
         let (link, again) = makeLink(server, connection: 3)
         var changed: [[UInt8]] = []
         let told = BluetoothCore.Expectation<Void>()
@@ -39,7 +42,9 @@ extension GATTServerTests {
         events = []
         let restored = server.restoreBondedClient("F0:0D:B1:E7:00:01", on: link.server)
         let restoredHandles: Set<AttributeHandle> = Set(restored.map(\.handle))
-        let subscribedHandles: Set<AttributeHandle> = [LocalGATTServer.serviceChangedHandle, notifying.valueHandle, indicating.valueHandle]
+        let subscribedHandles: Set<AttributeHandle> = [
+            LocalGATTServer.serviceChangedHandle, notifying.valueHandle, indicating.valueHandle,
+        ]
         #expect(restoredHandles == subscribedHandles)
         #expect(events.count == 3)
         #expect(try await again.read(try #require(notifying.cccdHandle)) == [0x01, 0x00])
@@ -53,7 +58,9 @@ extension GATTServerTests {
         server.linkEnded(3)
         server.forgetBondedClient("F0:0D:B1:E7:00:01")
         let (fourth, _) = makeLink(server, connection: 4)
-        #expect(server.restoreBondedClient("F0:0D:B1:E7:00:01", on: fourth.server).isEmpty, "a forgotten client starts afresh")
+        #expect(
+            server.restoreBondedClient("F0:0D:B1:E7:00:01", on: fourth.server).isEmpty,
+            "a forgotten client starts afresh")
     }
 }
 
@@ -78,10 +85,14 @@ extension GATTServerTests {
         // Required first: Swift 6.0's #expect evaluates the right side of == in an
         // autoclosure that cannot throw.
         let notifyingCCCD = try #require(notifying.cccdHandle)
-        #expect(record.cccds == [
-            BondedClientRecord.CCCD(handle: LocalGATTServer.serviceChangedCCCDHandle.rawValue, characteristic: BluetoothUUID.serviceChanged.description, value: 2),
-            BondedClientRecord.CCCD(handle: notifyingCCCD.rawValue, characteristic: Self.notifying.description, value: 1),
-        ])
+        #expect(
+            record.cccds == [
+                BondedClientRecord.CCCD(
+                    handle: LocalGATTServer.serviceChangedCCCDHandle.rawValue,
+                    characteristic: BluetoothUUID.serviceChanged.description, value: 2),
+                BondedClientRecord.CCCD(
+                    handle: notifyingCCCD.rawValue, characteristic: Self.notifying.description, value: 1),
+            ])
 
         // The same database in a new server: restored, nothing indicated.
         let (same, _) = try makeServer()
@@ -97,12 +108,19 @@ extension GATTServerTests {
         // Another database (a service before ours): Service Changed, 0x0001-0xFFFF; the old
         // CCCD handle is now another attribute's, so it is not applied.
         let other = GATTServer(deviceName: "Bluejay peripheral")
-        try other.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [100]),
-        ]))
-        let moved = try other.add(ServiceDefinition(uuid: Self.service, characteristics: [
-            CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
-        ]))
+        try other.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x180F)),
+                characteristics: [
+                    CharacteristicDefinition(
+                        uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [100])
+                ]))
+        let moved = try other.add(
+            ServiceDefinition(
+                uuid: Self.service,
+                characteristics: [
+                    CharacteristicDefinition(uuid: Self.notifying, properties: [.notify])
+                ]))
         var saved: [BondedClientRecord?] = []
         other.onBondedClientChanged = { _, record in saved.append(record) }
         let (otherLink, otherClient) = makeLink(other, connection: 8)

@@ -15,23 +15,32 @@ import Testing
     static let fullDatabase: GATTDatabase = {
         let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0010, endGroupHandle: 0x0013)
         let custom = Service(uuid: Self.custom, handle: 0x0020, endGroupHandle: 0x002E)
-        let level = Characteristic(uuid: BluetoothUUID(UInt16(0x2A19)), declarationHandle: 0x0011, properties: [.read, .notify],
-                                   valueHandle: 0x0012, endHandle: 0x0013)
-        let readOnly = Characteristic(uuid: Self.customValue, declarationHandle: 0x0022, properties: [.read], valueHandle: 0x0023, endHandle: 0x0023)
-        let stream = Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x0024, properties: [.notify, .extendedProperties],
-                                    valueHandle: 0x0025, endHandle: 0x002E)
+        let level = Characteristic(
+            uuid: BluetoothUUID(UInt16(0x2A19)), declarationHandle: 0x0011, properties: [.read, .notify],
+            valueHandle: 0x0012, endHandle: 0x0013)
+        let readOnly = Characteristic(
+            uuid: Self.customValue, declarationHandle: 0x0022, properties: [.read], valueHandle: 0x0023,
+            endHandle: 0x0023)
+        let stream = Characteristic(
+            uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x0024, properties: [.notify, .extendedProperties],
+            valueHandle: 0x0025, endHandle: 0x002E)
         return GATTDatabase(
             services: [custom, battery], isComplete: true,
             includes: [0x0010: [], 0x0020: [IncludedService(declarationHandle: 0x0021, service: battery)]],
             characteristics: [0x0010: [level], 0x0020: [readOnly, stream]],
-            descriptors: [0x0012: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0013)], 0x0023: [],
-                          0x0025: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0026),
-                                   Descriptor(uuid: BluetoothUUID("0000FEED-0000-1000-8000-00805F9B34FC")!, handle: 0x002E)]])
+            descriptors: [
+                0x0012: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0013)], 0x0023: [],
+                0x0025: [
+                    Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0026),
+                    Descriptor(uuid: BluetoothUUID("0000FEED-0000-1000-8000-00805F9B34FC")!, handle: 0x002E),
+                ],
+            ])
     }()
 
     @Test func aWholeDatabaseRoundTrips() throws {
         let hash: [UInt8] = Array(0xF0...0xFF)
-        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: hash, bonded: true, database: Self.fullDatabase)
+        let entry = CacheEntry(
+            identity: "F0:0D:B1:E7:00:01/random", databaseHash: hash, bonded: true, database: Self.fullDatabase)
         #expect(Self.fullDatabase.isFullyDiscovered)
         let decoded = try CacheEntry(decoding: entry.encoded())
         #expect(decoded == entry)
@@ -58,12 +67,15 @@ import Testing
     /// primary one, as in files written before), and the include that names it says so
     /// after the round trip too.
     @Test func aSecondaryServiceRoundTrips() throws {
-        let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0010, endGroupHandle: 0x0012, isPrimary: false)
+        let battery = Service(
+            uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x0010, endGroupHandle: 0x0012, isPrimary: false)
         let heartRate = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x0001, endGroupHandle: 0x0004)
-        let database = GATTDatabase(services: [heartRate, battery], isComplete: true,
-                                    includes: [0x0001: [IncludedService(declarationHandle: 0x0002, service: battery)], 0x0010: []],
-                                    characteristics: [0x0001: [], 0x0010: []])
-        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: nil, bonded: false, database: database)
+        let database = GATTDatabase(
+            services: [heartRate, battery], isComplete: true,
+            includes: [0x0001: [IncludedService(declarationHandle: 0x0002, service: battery)], 0x0010: []],
+            characteristics: [0x0001: [], 0x0010: []])
+        let entry = CacheEntry(
+            identity: "F0:0D:B1:E7:00:01/random", databaseHash: nil, bonded: false, database: database)
         let decoded = try CacheEntry(decoding: entry.encoded())
         #expect(decoded == entry)
         #expect(decoded.database.includes[0x0001]?.first?.service.isPrimary == false)
@@ -78,12 +90,18 @@ import Testing
         // are known (one without its descriptors), the other's are not, includes of neither.
         let heartRate = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x000E, endGroupHandle: 0x0013)
         let custom = Service(uuid: Self.custom, handle: 0x001D, endGroupHandle: 0x002E)
-        let readOnly = Characteristic(uuid: Self.customValue, declarationHandle: 0x002D, properties: [.read], valueHandle: 0x002E, endHandle: 0x002E)
-        let control = Characteristic(uuid: BluetoothUUID("B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00")!, declarationHandle: 0x0028, properties: [.write],
-                                     valueHandle: 0x0029, endHandle: 0x002C)
-        let database = GATTDatabase(services: [heartRate, custom], isComplete: false,
-                                    characteristics: [0x001D: [control, readOnly]], descriptors: [0x002E: []])
-        let entry = CacheEntry(identity: "C0:00:00:00:00:01/public", databaseHash: nil, bonded: false, database: database)
+        let readOnly = Characteristic(
+            uuid: Self.customValue, declarationHandle: 0x002D, properties: [.read], valueHandle: 0x002E,
+            endHandle: 0x002E)
+        let control = Characteristic(
+            uuid: BluetoothUUID("B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00")!, declarationHandle: 0x0028,
+            properties: [.write],
+            valueHandle: 0x0029, endHandle: 0x002C)
+        let database = GATTDatabase(
+            services: [heartRate, custom], isComplete: false,
+            characteristics: [0x001D: [control, readOnly]], descriptors: [0x002E: []])
+        let entry = CacheEntry(
+            identity: "C0:00:00:00:00:01/public", databaseHash: nil, bonded: false, database: database)
         let decoded = try CacheEntry(decoding: entry.encoded())
         #expect(decoded == entry)
         #expect(decoded.database.characteristics[0x000E] == nil)
@@ -103,8 +121,10 @@ import Testing
     }
 
     @Test func anythingButAVersion1Or2CacheFileIsMalformed() throws {
-        let good = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: false,
-                              database: Self.fullDatabase).encoded()
+        let good = CacheEntry(
+            identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: false,
+            database: Self.fullDatabase
+        ).encoded()
         let text = String(decoding: good, as: UTF8.self)
         func edited(_ from: String, _ to: String) -> [UInt8] {
             #expect(text.contains(from), "the file has \(from)")
@@ -140,8 +160,9 @@ import Testing
     /// Version 2 adds `service_changed_bonded`; a version 1 file (without it) written by an
     /// earlier Bluejay still reads, as not subscribed, so its entry is hash-checked.
     @Test func aVersion1FileStillReadsAsNotSubscribed() throws {
-        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: true,
-                               serviceChangedBonded: true, database: Self.fullDatabase)
+        let entry = CacheEntry(
+            identity: "F0:0D:B1:E7:00:01/random", databaseHash: Array(repeating: 7, count: 16), bonded: true,
+            serviceChangedBonded: true, database: Self.fullDatabase)
         let decoded = try CacheEntry(decoding: entry.encoded())
         #expect(decoded == entry)
         #expect(decoded.serviceChangedBonded)
@@ -218,11 +239,15 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let cache = DiscoveryCache(store: StoreDirectory(path: root), logger: .silent)
         #expect(try cache.entries().isEmpty)
-        let entry = CacheEntry(identity: "F0:0D:B1:E7:00:01/random", databaseHash: nil, bonded: true, database: Self.fullDatabase)
+        let entry = CacheEntry(
+            identity: "F0:0D:B1:E7:00:01/random", databaseHash: nil, bonded: true, database: Self.fullDatabase)
         try cache.store(entry)
-        #expect(FileManager.default.createFile(atPath: cache.directory.path + "/garbage.json", contents: Data("{".utf8)))
-        #expect(FileManager.default.createFile(atPath: cache.directory.path + "/." + DiscoveryCache.fileName(for: entry.identity) + ".tmp-1",
-                                               contents: Data(entry.encoded())))
+        #expect(
+            FileManager.default.createFile(atPath: cache.directory.path + "/garbage.json", contents: Data("{".utf8)))
+        #expect(
+            FileManager.default.createFile(
+                atPath: cache.directory.path + "/." + DiscoveryCache.fileName(for: entry.identity) + ".tmp-1",
+                contents: Data(entry.encoded())))
         #expect(try cache.entries() == [entry])
         #expect(cache.entry(for: entry.identity) == entry)
         #expect(cache.entry(for: "00:00:00:00:00:01/public") == nil)

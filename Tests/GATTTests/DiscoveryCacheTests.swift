@@ -13,10 +13,12 @@ struct DiscoveryCacheTests {
     static let identity = "F0:0D:B1:E7:00:01/random"
     static let hash = (0..<16).map { UInt8($0 * 3) }
     static let heartRate = Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x10, endGroupHandle: 0x18)
-    static let measurement = Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
-                                            valueHandle: 0x12, endHandle: 0x13)
-    static let database = GATTDatabase(services: [heartRate], isComplete: false, characteristics: [0x10: [measurement]],
-                                       descriptors: [0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)]])
+    static let measurement = Characteristic(
+        uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
+        valueHandle: 0x12, endHandle: 0x13)
+    static let database = GATTDatabase(
+        services: [heartRate], isComplete: false, characteristics: [0x10: [measurement]],
+        descriptors: [0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)]])
 
     /// A cache in a fresh temporary store.
     func makeCache() -> DiscoveryCache {
@@ -36,7 +38,8 @@ struct DiscoveryCacheTests {
 
     @Test func aMatchingHashAdoptsTheCacheWithOneRequest() async throws {
         let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
+        try cache.store(
+            CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         expectHashRead(server, Self.hash)
@@ -52,7 +55,8 @@ struct DiscoveryCacheTests {
 
     @Test func aDifferentHashDropsTheEntryAndDiscovers() async throws {
         let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
+        try cache.store(
+            CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         expectHashRead(server, Self.hash.reversed())
@@ -95,7 +99,8 @@ struct DiscoveryCacheTests {
 
     @Test func databaseOutOfSyncRevalidatesAndRetriesOnce() async throws {
         let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
+        try cache.store(
+            CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: false, database: Self.database))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         expectHashRead(server, Self.hash)
@@ -121,20 +126,26 @@ struct DiscoveryCacheTests {
     // MARK: Bonded reconnection (issue #25 item 3)
 
     static let gattService = Service(uuid: .genericAttribute, handle: 0x06, endGroupHandle: 0x0B)
-    static let serviceChanged = Characteristic(uuid: .serviceChanged, declarationHandle: 0x09, properties: [.indicate],
-                                               valueHandle: 0x0A, endHandle: 0x0B)
+    static let serviceChanged = Characteristic(
+        uuid: .serviceChanged, declarationHandle: 0x09, properties: [.indicate],
+        valueHandle: 0x0A, endHandle: 0x0B)
     /// A complete database with Service Changed at 0x000A (CCCD 0x000B) and Heart Rate.
     static let subscribable = GATTDatabase(
         services: [gattService, heartRate], isComplete: true, includes: [0x06: [], 0x10: []],
         characteristics: [0x06: [serviceChanged], 0x10: [measurement]],
-        descriptors: [0x0A: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0B)],
-                      0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)]])
+        descriptors: [
+            0x0A: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x0B)],
+            0x12: [Descriptor(uuid: .clientCharacteristicConfiguration, handle: 0x13)],
+        ])
 
     /// A cache holding a subscribed entry of ``subscribable``, and a client on a scripted
     /// server that has preloaded it (as before encryption).
     func preloadedClient() throws -> (DiscoveryCache, ScriptedServer, GATTClient) {
         let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, serviceChangedBonded: true, database: Self.subscribable))
+        try cache.store(
+            CacheEntry(
+                identity: Self.identity, databaseHash: Self.hash, bonded: true, serviceChangedBonded: true,
+                database: Self.subscribable))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         #expect(cache.preload(client, identity: Self.identity))
@@ -178,7 +189,8 @@ struct DiscoveryCacheTests {
     /// the client subscribes there, the entry is saved subscribed for the next time.
     @Test func subscribingOnABondedLinkIsRecorded() async throws {
         let cache = makeCache()
-        try cache.store(CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, database: Self.subscribable))
+        try cache.store(
+            CacheEntry(identity: Self.identity, databaseHash: Self.hash, bonded: true, database: Self.subscribable))
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
         #expect(!cache.preload(client, identity: Self.identity))

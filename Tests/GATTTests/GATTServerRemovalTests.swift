@@ -23,7 +23,9 @@ struct GATTServerRemovalTests {
 
         try server.remove(served)
         await heard.told.value()
-        #expect(heard.services.contains { $0.handle == served.service.handle }, "the removed service was not invalidated: \(heard.services)")
+        #expect(
+            heard.services.contains { $0.handle == served.service.handle },
+            "the removed service was not invalidated: \(heard.services)")
         #expect(server.base.databaseHashValue != hash)
         #expect(server.services.isEmpty)
         #expect(server.subscribers(of: notifying.valueHandle).isEmpty)
@@ -32,19 +34,28 @@ struct GATTServerRemovalTests {
         #expect(throws: GATTServerError.serviceNotFound(served.service.uuid)) { try server.remove(served) }
 
         // A later service goes after the last attribute left, and serves.
-        let again = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
-        ]))
+        let again = try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x180F)),
+                characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87])
+                ]))
         #expect(try await client.read(again.characteristics[0].valueHandle) == [87])
     }
 
     @Test func aServiceStillIncludedStays() throws {
         let server = GATTServer(deviceName: "Bluejay peripheral")
-        let battery = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), isPrimary: false, characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
-        ]))
-        let including = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), includedServices: [BluetoothUUID(UInt16(0x180F))]))
-        #expect(throws: GATTServerError.serviceIncluded(BluetoothUUID(UInt16(0x180F)), by: BluetoothUUID(UInt16(0x180D)))) {
+        let battery = try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x180F)), isPrimary: false,
+                characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87])
+                ]))
+        let including = try server.add(
+            ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), includedServices: [BluetoothUUID(UInt16(0x180F))]))
+        #expect(
+            throws: GATTServerError.serviceIncluded(BluetoothUUID(UInt16(0x180F)), by: BluetoothUUID(UInt16(0x180D)))
+        ) {
             try server.remove(battery)
         }
         #expect(server.services.count == 2)

@@ -31,11 +31,13 @@ struct GATTServerTests {
     func makeLink(_ gattServer: GATTServer, connection: ConnectionHandle = 1) -> (Link, GATTClient) {
         let link = Link()
         links.all.append(link)
-        link.client = ATTBearer(connection: connection, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: connection, clock: link.clock, logger: .silent) {
+            [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: connection, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: connection, clock: link.clock, logger: .silent) {
+            [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             link.sent.append(pdu)
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
@@ -56,17 +58,23 @@ struct GATTServerTests {
     func makeServer() throws -> (GATTServer, ServedService) {
         let server = GATTServer(deviceName: "Bluejay peripheral")
         let reliable = MutableDescriptor(uuid: BluetoothUUID(UInt16(0x2900)), value: [0x01, 0x00])
-        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
-            CharacteristicDefinition(uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
-                                  descriptors: [.userDescription("greeting")]),
-            CharacteristicDefinition(uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse, .extendedProperties],
-                                  permissions: [.read, .write, .writeWithoutResponse], value: [0], descriptors: [reliable]),
-            CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
-            CharacteristicDefinition(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
-            CharacteristicDefinition(uuid: Self.secret, properties: [.read, .write, .extendedProperties],
-                                  permissions: [.read, .write, .readEncrypted, .writeEncrypted], value: Array("secret".utf8),
-                                  descriptors: [reliable]),
-        ]))
+        let served = try server.add(
+            ServiceDefinition(
+                uuid: Self.service,
+                characteristics: [
+                    CharacteristicDefinition(
+                        uuid: Self.readable, properties: [.read], value: Array("hello".utf8),
+                        descriptors: [.userDescription("greeting")]),
+                    CharacteristicDefinition(
+                        uuid: Self.writable, properties: [.read, .write, .writeWithoutResponse, .extendedProperties],
+                        permissions: [.read, .write, .writeWithoutResponse], value: [0], descriptors: [reliable]),
+                    CharacteristicDefinition(uuid: Self.notifying, properties: [.notify]),
+                    CharacteristicDefinition(uuid: Self.indicating, properties: [.read, .indicate], value: [0]),
+                    CharacteristicDefinition(
+                        uuid: Self.secret, properties: [.read, .write, .extendedProperties],
+                        permissions: [.read, .write, .readEncrypted, .writeEncrypted], value: Array("secret".utf8),
+                        descriptors: [reliable]),
+                ]))
         return (server, served)
     }
 
@@ -90,7 +98,9 @@ struct GATTServerTests {
         let greeting: [UInt8] = Array("greeting".utf8)
         #expect(try await client.read(descriptors[0].handle) == greeting)
         let notifyDescriptors = try await client.descriptors(of: characteristics[2])
-        let cccds: [AttributeHandle] = [served.characteristics[2].cccdHandle].compactMap { (handle: AttributeHandle?) -> AttributeHandle? in handle }
+        let cccds: [AttributeHandle] = [served.characteristics[2].cccdHandle].compactMap {
+            (handle: AttributeHandle?) -> AttributeHandle? in handle
+        }
         #expect(notifyDescriptors.map(\.handle) == cccds)
         // The client sees the hash the server computed.
         #expect(try await client.read(LocalGATTServer.databaseHashHandle) == server.base.databaseHashValue)
@@ -117,7 +127,9 @@ struct GATTServerTests {
         #expect(reads.map(\.offset) == [0, 22])
         try await client.write(writable, [0x01, 0x02])
         #expect(try await client.read(writable) == [0x01, 0x02])
-        do { try await client.write(writable, [0xEE]); Issue.record("the handler's refusal must reach the client") } catch {
+        do {
+            try await client.write(writable, [0xEE]); Issue.record("the handler's refusal must reach the client")
+        } catch {
             #expect(error.code == .valueNotAllowed)
         }
         #expect(try await client.read(writable) == [0x01, 0x02], "a refused write leaves the value")
@@ -190,10 +202,13 @@ struct GATTServerTests {
     @Test func readByTypeEndsBeforeAValueItsHandlerRefuses() async throws {
         let server = GATTServer()
         let twin = BluetoothUUID(UInt16(0xFF10))
-        let served = try server.add(ServiceDefinition(uuid: Self.service, characteristics: [
-            CharacteristicDefinition(uuid: twin, properties: [.read], value: [1, 1]),
-            CharacteristicDefinition(uuid: twin, properties: [.read], value: [2, 2]),
-        ]))
+        let served = try server.add(
+            ServiceDefinition(
+                uuid: Self.service,
+                characteristics: [
+                    CharacteristicDefinition(uuid: twin, properties: [.read], value: [1, 1]),
+                    CharacteristicDefinition(uuid: twin, properties: [.read], value: [2, 2]),
+                ]))
         let first = served.characteristics[0].valueHandle, second = served.characteristics[1].valueHandle
         server.setReadHandler(for: first) { _ in .success([3, 3]) }
         server.setReadHandler(for: second) { _ in .failure(.readNotPermitted) }
@@ -219,7 +234,9 @@ struct GATTServerTests {
         server.onValueWritten = { written.append($0) }
         let (_, client) = makeLink(server)
         do {
-            try await client.reliableWrite([HandleValue(handle: secret, value: [7]), HandleValue(handle: writable, value: [9, 9])])
+            try await client.reliableWrite([
+                HandleValue(handle: secret, value: [7]), HandleValue(handle: writable, value: [9, 9]),
+            ])
             Issue.record("the handler's refusal must reach the client")
         } catch {
             #expect(error.code == .valueNotAllowed)
@@ -242,15 +259,27 @@ struct GATTServerTests {
         server.linkSecurity = { _ in security }
         let (_, client) = makeLink(server)
         let notifying = served.characteristics[2].valueHandle, secret = served.characteristics[4].valueHandle
-        do { _ = try await client.read(notifying); Issue.record("expected readNotPermitted") } catch { #expect(error.code == .readNotPermitted) }
-        do { try await client.write(served.characteristics[0].valueHandle, [1]); Issue.record("expected writeNotPermitted") } catch {
+        do { _ = try await client.read(notifying); Issue.record("expected readNotPermitted") } catch {
+            #expect(error.code == .readNotPermitted)
+        }
+        do {
+            try await client.write(served.characteristics[0].valueHandle, [1]);
+            Issue.record("expected writeNotPermitted")
+        } catch {
             #expect(error.code == .writeNotPermitted)
         }
-        do { _ = try await client.read(secret); Issue.record("expected insufficientEncryption") } catch { #expect(error.code == .insufficientEncryption) }
-        do { try await client.write(secret, [1]); Issue.record("expected insufficientEncryption") } catch { #expect(error.code == .insufficientEncryption) }
+        do { _ = try await client.read(secret); Issue.record("expected insufficientEncryption") } catch {
+            #expect(error.code == .insufficientEncryption)
+        }
+        do { try await client.write(secret, [1]); Issue.record("expected insufficientEncryption") } catch {
+            #expect(error.code == .insufficientEncryption)
+        }
         security = .encrypted
         #expect(try await client.read(secret) == Array("secret".utf8))
-        do { try await client.write(served.characteristics[1].valueHandle, Array(repeating: 0, count: 513)); Issue.record("expected a length error") } catch {
+        do {
+            try await client.write(served.characteristics[1].valueHandle, Array(repeating: 0, count: 513));
+            Issue.record("expected a length error")
+        } catch {
             // Our client refuses it before sending: 512 is the limit on both sides.
             guard case .valueTooLong = error else { Issue.record("unexpected \(error)"); return }
         }
@@ -267,9 +296,12 @@ struct GATTServerTests {
         try await first.configure(cccd, .notify)
         #expect(try await first.read(cccd) == [0x01, 0x00])
         #expect(try await second.read(cccd) == [0x00, 0x00], "another client's CCCD is its own")
-        let subscribed = GATTSubscription(connection: 1, handle: notifying.valueHandle, uuid: Self.notifying, notifications: true, indications: false)
+        let subscribed = GATTSubscription(
+            connection: 1, handle: notifying.valueHandle, uuid: Self.notifying, notifications: true, indications: false)
         #expect(events == [subscribed])
-        do { try await second.configure(cccd, .indicate); Issue.record("indications are not among its properties") } catch {
+        do {
+            try await second.configure(cccd, .indicate); Issue.record("indications are not among its properties")
+        } catch {
             #expect(error.code == .cccdImproperlyConfigured)
         }
         do { try await second.write(cccd, [0x01]); Issue.record("a CCCD holds two octets") } catch {
@@ -302,7 +334,9 @@ struct GATTServerTests {
         let (server, served) = try makeServer()
         let indicating = served.characteristics[3]
         let (link, client) = makeLink(server)
-        do { try await server.indicate(indicating.valueHandle, value: [1], to: 1); Issue.record("not subscribed") } catch {
+        do {
+            try await server.indicate(indicating.valueHandle, value: [1], to: 1); Issue.record("not subscribed")
+        } catch {
             guard case .protocolError = error else { Issue.record("unexpected \(error)"); return }
         }
         try await client.configure(try #require(indicating.cccdHandle), .indicate)
@@ -340,7 +374,9 @@ struct GATTServerTests {
         try await client.writeLong(writable, long)
         #expect(writes.map(\.value) == [long])
         #expect(try await client.readLong(writable) == long)
-        try await client.reliableWrite([HandleValue(handle: writable, value: [9, 9]), HandleValue(handle: secret, value: [7])])
+        try await client.reliableWrite([
+            HandleValue(handle: writable, value: [9, 9]), HandleValue(handle: secret, value: [7]),
+        ])
         #expect(writes.last?.value == [9, 9])
         #expect(server.value(of: secret) == [7])
         // The queue is bounded: past it, Prepare Queue Full, and the value stays.
@@ -357,9 +393,12 @@ struct GATTServerTests {
         let heard = try await watchServiceChanged(client)
         _ = try await client.discoverAll()
         let hash = server.base.databaseHashValue
-        let added = try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87]),
-        ]))
+        let added = try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0x180F)),
+                characteristics: [
+                    CharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read], value: [87])
+                ]))
         await heard.told.value()
         #expect(server.base.databaseHashValue != hash)
         #expect(try await client.read(added.characteristics[0].valueHandle) == [87])

@@ -22,11 +22,13 @@ struct LocalServerTests {
 
     func makeLink(_ gattServer: LocalGATTServer) -> Link {
         let link = Link()
-        link.client = ATTBearer(connection: 1, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.client = ATTBearer(connection: 1, clock: link.clock, logger: .silent) {
+            [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.server.receive(pdu[...]) }
         }
-        link.server = ATTBearer(connection: 1, clock: link.clock, logger: .silent) { [weak link] (pdu: [UInt8]) throws(HCIError) in
+        link.server = ATTBearer(connection: 1, clock: link.clock, logger: .silent) {
+            [weak link] (pdu: [UInt8]) throws(HCIError) in
             guard let link else { return }
             Task { @BluetoothActor [link] in link.client.receive(pdu[...]) }
         }
@@ -81,15 +83,21 @@ struct LocalServerTests {
         let link = makeLink(LocalGATTServer())
         let client = GATTClient(bearer: link.client)
         // Read-only attributes, unknown handles and unsupported requests.
-        do { try await client.write(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch { #expect(error.code == .writeNotPermitted) }
-        do { _ = try await client.read(0x0100); Issue.record("expected invalidHandle") } catch { #expect(error.code == .invalidHandle) }
+        do { try await client.write(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch {
+            #expect(error.code == .writeNotPermitted)
+        }
+        do { _ = try await client.read(0x0100); Issue.record("expected invalidHandle") } catch {
+            #expect(error.code == .invalidHandle)
+        }
         // A long write to a read-only value is refused at its first Prepare Write.
         do { try await client.writeLong(0x0003, [0x41]); Issue.record("expected writeNotPermitted") } catch {
             #expect(error.code == .writeNotPermitted)
         }
         // Read Multiple Variable is served (Part F, 3.4.4.11): each value with its length.
         #expect(try await client.readMultipleVariable([0x0003, 0x0005]) == [Array("Bluejay".utf8), [0x00, 0x00]])
-        do { _ = try await client.readMultipleVariable([0x0003, 0x0100]); Issue.record("expected invalidHandle") } catch {
+        do {
+            _ = try await client.readMultipleVariable([0x0003, 0x0100]); Issue.record("expected invalidHandle")
+        } catch {
             #expect(error.code == .invalidHandle)
         }
         #expect(try await client.discoverPrimaryServices(uuid: BluetoothUUID(UInt16(0x180D))).isEmpty)

@@ -29,9 +29,11 @@ struct OwnershipTests {
         let connections = ConnectionManager(controller: controller, logger: .silent)
         let channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
         let bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: .silent)
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(
-            status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
-            parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x40, role: 0, peerAddressType: 1,
+                peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
         let bearer = try bearers.bearer(for: 0x40)
         let client = GATTClient(bearer: bearer)
@@ -43,7 +45,8 @@ struct OwnershipTests {
     @Test func closingTheControllerLetsGoOfEveryLayerRegisteredWithIt() async throws {
         let layers = Layers()
         let (_, controller, connections) = try await stack(layers)
-        #expect(layers.channels != nil && layers.bearers != nil && layers.client != nil, "the controller keeps its layers")
+        #expect(
+            layers.channels != nil && layers.bearers != nil && layers.client != nil, "the controller keeps its layers")
         controller.close()
         connections.close()
         #expect(layers.channels == nil, "L2CAP let go")
@@ -55,7 +58,9 @@ struct OwnershipTests {
         let layers = Layers()
         let (fake, controller, connections) = try await stack(layers)
         #expect(layers.client != nil, "an open bearer keeps its client")
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
+        fake.deliverEvent(
+            .disconnectionComplete(
+                DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
         try await controller.send(ReadBDADDR())
         #expect(layers.bearer == nil && layers.client == nil, "the ended link's bearer and client are gone")
         #expect(layers.channels != nil && layers.bearers != nil, "the stack itself runs on")

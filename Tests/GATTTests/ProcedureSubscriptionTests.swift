@@ -17,7 +17,8 @@ extension ProcedureTests {
         server.expect("04 13 00 18 00", "05 01 13 00 02 29")
         server.expect("04 14 00 18 00", "01 04 14 00 0A")
         server.expect("12 13 00 01 00", "13")
-        let heartRate = try await client.characteristic(BluetoothUUID(UInt16(0x2A37)), in: BluetoothUUID(UInt16(0x180D)))
+        let heartRate = try await client.characteristic(
+            BluetoothUUID(UInt16(0x2A37)), in: BluetoothUUID(UInt16(0x180D)))
         try await client.setNotifications(.notify, for: heartRate)
         var values: [[UInt8]] = []
         client.addValueListener(heartRate.valueHandle) { values.append(Array($0)) }

@@ -15,8 +15,11 @@ struct ProcedureTests {
         server.expect("10 0C 00 FF FF 00 28", "11 14 0C 00 20 00 00 0A 1B 0C 2D 6F 5E 8A 7A 4C 3B 9D 02 00 E7 B1")
         server.expect("10 21 00 FF FF 00 28", "01 10 21 00 0A")
         let services = try await client.discoverPrimaryServices()
-        #expect(services.map(\.uuid) == [BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt16(0x1801)),
-                                         BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!])
+        #expect(
+            services.map(\.uuid) == [
+                BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt16(0x1801)),
+                BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!,
+            ])
         #expect(services.map(\.handles) == [1...7, 8...11, 12...32])
         server.verify()
     }
@@ -67,10 +70,15 @@ struct ProcedureTests {
         server.expect("08 10 00 18 00 03 28", "09 07 11 00 10 12 00 37 2A 14 00 0A 15 00 38 2A")
         server.expect("08 15 00 18 00 03 28", "01 08 15 00 0A")
         let characteristics = try await client.discoverCharacteristics(in: service)
-        #expect(characteristics == [
-            Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify], valueHandle: 0x12, endHandle: 0x13),
-            Characteristic(uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x14, properties: [.read, .write], valueHandle: 0x15, endHandle: 0x18),
-        ])
+        #expect(
+            characteristics == [
+                Characteristic(
+                    uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
+                    valueHandle: 0x12, endHandle: 0x13),
+                Characteristic(
+                    uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x14, properties: [.read, .write],
+                    valueHandle: 0x15, endHandle: 0x18),
+            ])
         server.verify()
     }
 
@@ -88,8 +96,9 @@ struct ProcedureTests {
     @Test func discoverDescriptorsWithFindInformation() async throws {
         let server = ScriptedServer()
         let client = GATTClient(bearer: server.bearer)
-        let characteristic = Characteristic(uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
-                                            valueHandle: 0x12, endHandle: 0x14)
+        let characteristic = Characteristic(
+            uuid: BluetoothUUID(UInt16(0x2A37)), declarationHandle: 0x11, properties: [.notify],
+            valueHandle: 0x12, endHandle: 0x14)
         server.expect("04 13 00 14 00", "05 01 13 00 02 29")
         server.expect("04 14 00 14 00", "05 01 14 00 01 29")
         let descriptors = try await client.discoverDescriptors(of: characteristic)
@@ -97,8 +106,12 @@ struct ProcedureTests {
         #expect(descriptors.first?.uuid == .clientCharacteristicConfiguration)
         server.verify()
         // A characteristic with no room for descriptors costs no request.
-        #expect(try await client.discoverDescriptors(of: Characteristic(uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x15,
-                                                                        properties: [.read], valueHandle: 0x16, endHandle: 0x16)).isEmpty)
+        #expect(
+            try await client.discoverDescriptors(
+                of: Characteristic(
+                    uuid: BluetoothUUID(UInt16(0x2A38)), declarationHandle: 0x15,
+                    properties: [.read], valueHandle: 0x16, endHandle: 0x16)
+            ).isEmpty)
     }
 
     /// The include that leaves its 128-bit UUID out is followed at once by the Read Request
@@ -112,7 +125,10 @@ struct ProcedureTests {
         server.expect("0A 40 00", "0B 00 0A 1B 0C 2D 6F 5E 8A 7A 4C 3B 9D 02 00 E7 B1")
         server.expect("08 13 00 20 00 02 28", "01 08 13 00 0A")
         let includes = try await client.findIncludedServices(in: service)
-        #expect(includes.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!])
+        #expect(
+            includes.map(\.service.uuid) == [
+                BluetoothUUID(UInt16(0x180F)), BluetoothUUID("B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00")!,
+            ])
         #expect(includes.map(\.service.handles) == [0x30...0x35, 0x40...0x45])
         server.verify()
     }
@@ -123,7 +139,10 @@ struct ProcedureTests {
         server.expect("10 01 00 FF FF 01 28", "11 06 05 00 07 00 0F 18")
         server.expect("10 08 00 FF FF 01 28", "01 10 08 00 0A")
         let services = try await client.discoverSecondaryServices()
-        #expect(services == [Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)])
+        #expect(
+            services == [
+                Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)
+            ])
         server.verify()
         // A server that refuses the group type has none to show this way.
         server.expect("10 01 00 FF FF 01 28", "01 10 01 00 10")
@@ -142,11 +161,16 @@ struct ProcedureTests {
         let database = try await client.discoverAll()
         server.verify()
         let battery = Service(uuid: BluetoothUUID(UInt16(0x180F)), handle: 0x05, endGroupHandle: 0x07, isPrimary: false)
-        #expect(database.services == [Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x01, endGroupHandle: 0x04), battery])
+        #expect(
+            database.services == [
+                Service(uuid: BluetoothUUID(UInt16(0x180D)), handle: 0x01, endGroupHandle: 0x04), battery,
+            ])
         #expect(database.includes[0x01]?.map(\.service) == [battery])
         #expect(database.isFullyDiscovered)
         #expect(try await client.service(BluetoothUUID(UInt16(0x180F))) == battery)
-        #expect(try await client.characteristic(BluetoothUUID(UInt16(0x2A19)), in: BluetoothUUID(UInt16(0x180F))).valueHandle == 0x07)
+        #expect(
+            try await client.characteristic(BluetoothUUID(UInt16(0x2A19)), in: BluetoothUUID(UInt16(0x180F)))
+                .valueHandle == 0x07)
         server.verify()
     }
 
@@ -222,7 +246,8 @@ struct ProcedureTests {
     /// once per value handle.
     @Test func readLongPast512Octets() async throws {
         let warnings = Mutex<[String]>([])
-        let server = ScriptedServer(logger: HCILogger(level: .warning) { _, line in warnings.withLock { $0.append(line) } })
+        let server = ScriptedServer(
+            logger: HCILogger(level: .warning) { _, line in warnings.withLock { $0.append(line) } })
         try await server.exchangeMTU(server: 247)
         let client = GATTClient(bearer: server.bearer)
         let value = (0..<600).map { UInt8(truncatingIfNeeded: $0 * 3) }
@@ -233,7 +258,10 @@ struct ProcedureTests {
             #expect(try await client.readLong(0x20) == value)
         }
         server.verify()
-        #expect(warnings.withLock { $0 } == ["the value at 0x0020 runs past the specification's 512 octets; reading on (up to 65536)"])
+        #expect(
+            warnings.withLock { $0 } == [
+                "the value at 0x0020 runs past the specification's 512 octets; reading on (up to 65536)"
+            ])
     }
 
     /// Past ``GATTClient/maximumValueLength`` the read fails by name, having asked for no more
@@ -247,7 +275,9 @@ struct ProcedureTests {
         server.expect("0A 20 00", "0B" + part.hexString())
         server.expect("0C 20 00 F6 00", "0D" + part.hexString())
         server.expect("0C 20 00 EC 01", "0D" + part.hexString())
-        await #expect(throws: GATTError.valueLengthLimitExceeded(handle: 0x20, limit: 600)) { try await client.readLong(0x20) }
+        await #expect(throws: GATTError.valueLengthLimitExceeded(handle: 0x20, limit: 600)) {
+            try await client.readLong(0x20)
+        }
         server.verify()
         // The limit never goes below the specification's 512.
         client.maximumValueLength = 100
@@ -277,7 +307,9 @@ struct ProcedureTests {
         server.expect("04 10 00 05 00", "01 04 10 00 01")
         await #expect(throws: GATTError.self) { try await client.discoverDescriptors(from: 0x10, to: 0x05) }
         server.expect("08 00 00 FF FF 29 2A", "01 08 00 00 01")
-        await #expect(throws: GATTError.self) { try await client.read(uuid: BluetoothUUID(UInt16(0x2A29)), from: 0, to: 0xFFFF) }
+        await #expect(throws: GATTError.self) {
+            try await client.read(uuid: BluetoothUUID(UInt16(0x2A29)), from: 0, to: 0xFFFF)
+        }
         server.expect("08 30 00 20 00 03 28", "01 08 30 00 01")
         let backwards = Service(uuid: BluetoothUUID(UInt16(0)), handle: 0x30, endGroupHandle: 0x20)
         await #expect(throws: GATTError.self) { try await client.discoverCharacteristics(in: backwards) }
@@ -333,7 +365,8 @@ struct ProcedureTests {
         #expect(try await client.readMultipleVariable([3, 5]) == [[0xAA], [0xBB, 0xCC]])
         server.expect("08 01 00 FF FF 19 2A", "09 03 2A 00 64")
         server.expect("08 2B 00 FF FF 19 2A", "01 08 2B 00 0A")
-        #expect(try await client.read(uuid: BluetoothUUID(UInt16(0x2A19))) == [HandleValue(handle: 0x2A, value: [0x64])])
+        #expect(
+            try await client.read(uuid: BluetoothUUID(UInt16(0x2A19))) == [HandleValue(handle: 0x2A, value: [0x64])])
         server.verify()
     }
 
@@ -344,7 +377,9 @@ struct ProcedureTests {
         try await client.write(0x15, [1, 2])
         try client.writeWithoutResponse(0x26, [9])
         #expect(server.sent.last == bytes("52 26 00 09"))
-        #expect(throws: GATTError.valueTooLong(length: 21, maximum: 20)) { try client.writeWithoutResponse(0x26, Array(repeating: 0, count: 21)) }
+        #expect(throws: GATTError.valueTooLong(length: 21, maximum: 20)) {
+            try client.writeWithoutResponse(0x26, Array(repeating: 0, count: 21))
+        }
         server.verify()
     }
 
@@ -382,7 +417,9 @@ struct ProcedureTests {
         server.expect("16 20 00 00 00 01 02", "17 20 00 00 00 01 02")
         server.expect("16 21 00 00 00 03", "17 21 00 00 00 03")
         server.expect("18 01", "19")
-        try await client.reliableWrite([HandleValue(handle: 0x20, value: [1, 2]), HandleValue(handle: 0x21, value: [3])])
+        try await client.reliableWrite([
+            HandleValue(handle: 0x20, value: [1, 2]), HandleValue(handle: 0x21, value: [3]),
+        ])
         server.verify()
 
         server.expect("16 20 00 00 00 01 02", "17 20 00 00 00 01 FF")

@@ -21,7 +21,8 @@ final class ScriptedServer {
     private(set) var fatalErrors: [ATTError] = []
 
     init(mtu: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .silent) {
-        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: logger) { [weak self] (pdu: [UInt8]) throws(HCIError) in
+        bearer = ATTBearer(connection: 0x0040, preferredMTU: mtu, clock: clock, logger: logger) {
+            [weak self] (pdu: [UInt8]) throws(HCIError) in
             self?.sent.append(pdu)
             self?.answer(pdu)
         }
@@ -43,7 +44,9 @@ final class ScriptedServer {
             unexpected.append(pdu)
             // Fail the procedure rather than leave it waiting for an answer that never comes.
             do {
-                Task { @BluetoothActor [bearer] in bearer?.close(.protocolError("unscripted request \(pdu.hexString(separator: " "))")) }
+                Task { @BluetoothActor [bearer] in
+                    bearer?.close(.protocolError("unscripted request \(pdu.hexString(separator: " "))"))
+                }
             }
             return
         }
@@ -56,8 +59,12 @@ final class ScriptedServer {
 
     /// Whether every scripted request was sent and nothing else was.
     func verify(sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(script.isEmpty, "requests never sent: \(script.map { $0.request.hexString(separator: " ") })", sourceLocation: sourceLocation)
-        #expect(unexpected.isEmpty, "unexpected requests: \(unexpected.map { $0.hexString(separator: " ") })", sourceLocation: sourceLocation)
+        #expect(
+            script.isEmpty, "requests never sent: \(script.map { $0.request.hexString(separator: " ") })",
+            sourceLocation: sourceLocation)
+        #expect(
+            unexpected.isEmpty, "unexpected requests: \(unexpected.map { $0.hexString(separator: " ") })",
+            sourceLocation: sourceLocation)
     }
 
     /// Sets the bearer's MTU through a real exchange.

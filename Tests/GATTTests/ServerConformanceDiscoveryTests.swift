@@ -23,7 +23,8 @@ struct ServerConformanceDiscoveryTests {
         // A range that ends inside a group still gets the group's real end; one handle is a range.
         #expect(link.send("10 14 00 14 00 00 28") == "11 06 14 00 37 00 02 a0")
         // The group type as 128 bits on the Base UUID is the same type (Part F, 3.2.1).
-        #expect(link.send("10 14 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 28 00 00")
+        #expect(
+            link.send("10 14 00 ff ff fb 34 9b 5f 80 00 00 80 00 10 00 00 00 28 00 00")
                 == "11 06 14 00 37 00 02 a0 38 00 38 00 03 a0 39 00 39 00 04 a0")
     }
 
@@ -108,13 +109,16 @@ struct ServerConformanceDiscoveryTests {
     /// ATT_MTU; a 128-bit declaration (21 octets) alone; the range's end holds.
     @Test func discoverAllCharacteristics() throws {
         let link = RawLink(try makeConformanceServer())
-        #expect(link.send("08 14 00 37 00 03 28") == "09 07 17 00 0a 18 00 02 b0 1a 00 08 1b 00 03 b0 1c 00 04 1d 00 04 b0")
-        #expect(link.send("08 1d 00 37 00 03 28") == "09 07 1e 00 32 1f 00 05 b0 21 00 0a 22 00 06 b0 23 00 0a 24 00 07 b0")
+        #expect(
+            link.send("08 14 00 37 00 03 28") == "09 07 17 00 0a 18 00 02 b0 1a 00 08 1b 00 03 b0 1c 00 04 1d 00 04 b0")
+        #expect(
+            link.send("08 1d 00 37 00 03 28") == "09 07 1e 00 32 1f 00 05 b0 21 00 0a 22 00 06 b0 23 00 0a 24 00 07 b0")
         #expect(link.send("08 2f 00 30 00 03 28") == "09 07 30 00 02 31 00 0b b0")
         #expect(link.send("08 11 00 13 00 03 28") == "09 15 12 00 0a 13 00 " + conformanceCharacteristic128Wire)
         #expect(link.send("08 37 00 37 00 03 28") == "01 08 37 00 0a")
         #expect(link.send("02 00 02") == "03 05 02", "Exchange MTU: ATT_MTU is now 512")
-        #expect(link.send("08 14 00 37 00 03 28") == "09 07"
+        #expect(
+            link.send("08 14 00 37 00 03 28") == "09 07"
                 + " 17 00 0a 18 00 02 b0 1a 00 08 1b 00 03 b0 1c 00 04 1d 00 04 b0 1e 00 32 1f 00 05 b0"
                 + " 21 00 0a 22 00 06 b0 23 00 0a 24 00 07 b0 25 00 0a 26 00 08 b0 27 00 8a 28 00 09 b0"
                 + " 2a 00 02 2b 00 0a b0 2e 00 02 2f 00 0b b0 30 00 02 31 00 0b b0 32 00 08 33 00 0b b0"
@@ -178,12 +182,17 @@ struct ServerConformanceDiscoveryTests {
     /// (Part G, 3.3.1); a request naming a type in 4 octets is Invalid PDU.
     @Test func thirtyTwoBitUUIDsTravelAs128Bits() throws {
         let server = GATTServer()
-        try server.add(ServiceDefinition(uuid: BluetoothUUID(UInt16(0xA008)), characteristics: [
-            CharacteristicDefinition(uuid: BluetoothUUID(UInt32(0x1234_5678)), properties: [.read], value: [0x32],
-                                     descriptors: [MutableDescriptor(uuid: BluetoothUUID(UInt32(0x1234_5679)), value: [0x01])]),
-        ]))
+        try server.add(
+            ServiceDefinition(
+                uuid: BluetoothUUID(UInt16(0xA008)),
+                characteristics: [
+                    CharacteristicDefinition(
+                        uuid: BluetoothUUID(UInt32(0x1234_5678)), properties: [.read], value: [0x32],
+                        descriptors: [MutableDescriptor(uuid: BluetoothUUID(UInt32(0x1234_5679)), value: [0x01])])
+                ]))
         let link = RawLink(server)
-        let wire78 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12", wire79 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 79 56 34 12"
+        let wire78 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 78 56 34 12",
+            wire79 = "fb 34 9b 5f 80 00 00 80 00 10 00 00 79 56 34 12"
         #expect(link.send("04 10 00 11 00") == "05 02 10 00 " + wire78)
         #expect(link.send("04 11 00 11 00") == "05 02 11 00 " + wire79)
         #expect(link.send("08 0e 00 ff ff 03 28") == "09 15 0f 00 02 10 00 " + wire78)

@@ -36,7 +36,9 @@ struct ServerConformanceProtocolTests {
     /// confirmation with no indication of ours outstanding) is not a request: no answer.
     @Test func responsesToNoRequestGetNoAnswer() throws {
         let link = RawLink(try makeConformanceServer())
-        for pdu in ["01 0a 10 00 01", "03 17 00", "05 01 10 00 01 b0", "0b 01", "0d", "13", "17 13 00 00 00 01", "19", "1e"] {
+        for pdu in [
+            "01 0a 10 00 01", "03 17 00", "05 01 10 00 01 b0", "0b 01", "0d", "13", "17 13 00 00 00 01", "19", "1e",
+        ] {
             #expect(link.send(pdu) == nil, "\(pdu)")
         }
         #expect(link.send("0a 10 00") == "0b 01", "the link still answers")
@@ -62,7 +64,8 @@ struct ServerConformanceProtocolTests {
         #expect(link.send("12 20 00 01 00") == "13")
         #expect(server.notify(0x001F, value: [0x01, 0x02]) == [0x0040])
         #expect(server.notify(0x001F, value: conformanceLongValue) == [0x0040])
-        #expect(RawLink.text(link.outbox.pdus.suffix(2)) == "1b 1f 00 01 02 | 1b 1f 00 " + countingHex(from: 0, count: 20))
+        #expect(
+            RawLink.text(link.outbox.pdus.suffix(2)) == "1b 1f 00 01 02 | 1b 1f 00 " + countingHex(from: 0, count: 20))
         #expect(RawLink.text(other.outbox.pdus[1...]) == nil)
         #expect(link.send("12 20 00 02 00") == "13")
         #expect(server.notify(0x001F, value: [0x03]).isEmpty, "indications on, notifications off")
@@ -79,7 +82,8 @@ struct ServerConformanceProtocolTests {
         let link = RawLink(server)
         #expect(link.send("12 20 00 02 00") == "13")
         let before = link.outbox.pdus.count
-        let first = Task { @BluetoothActor in try await server.indicate(0x001F, value: conformanceLongValue, to: 0x0040) }
+        let first = Task { @BluetoothActor in try await server.indicate(0x001F, value: conformanceLongValue, to: 0x0040)
+        }
         // The second is asked for once the first is out, so their order is certain.
         #expect(await eventually { link.bearer.indicationsPending == 1 })
         let second = Task { @BluetoothActor in try await server.indicate(0x001F, value: [0x02], to: 0x0040) }

@@ -97,7 +97,8 @@ struct ServerConformanceQueuedWriteTests {
         #expect(server.value(of: 0x0018) == conformanceLongValue + [0x1E])
         // 29 parts of 18 octets (each Prepare Write fills ATT_MTU 23): 522 > 512.
         for offset in stride(from: 0, to: 522, by: 18) {
-            let part = "16 18 00 " + [UInt8(offset & 0xFF), UInt8(offset >> 8)].hexDump + " " + countingHex(from: 0, count: 18)
+            let part =
+                "16 18 00 " + [UInt8(offset & 0xFF), UInt8(offset >> 8)].hexDump + " " + countingHex(from: 0, count: 18)
             #expect(link.send(part) == "17" + String(part.dropFirst(2)))
         }
         #expect(link.send("18 01") == "01 18 18 00 0d")

@@ -73,38 +73,58 @@ let conformanceLongValue: [UInt8] = (0..<30).map { UInt8($0) }
 @BluetoothActor
 func makeConformanceServer() throws -> GATTServer {
     func uuid(_ value: UInt16) -> BluetoothUUID { BluetoothUUID(value) }
-    func characteristic(_ short: UInt16, _ properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
-                        _ value: [UInt8] = [], descriptors: [MutableDescriptor] = []) -> CharacteristicDefinition {
-        CharacteristicDefinition(uuid: uuid(short), properties: properties, permissions: permissions, value: value, descriptors: descriptors)
+    func characteristic(
+        _ short: UInt16, _ properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+        _ value: [UInt8] = [], descriptors: [MutableDescriptor] = []
+    ) -> CharacteristicDefinition {
+        CharacteristicDefinition(
+            uuid: uuid(short), properties: properties, permissions: permissions, value: value, descriptors: descriptors)
     }
     // One add, one Database Hash: a hash per service made each server cost about 0.45 s of
     // the stack's shared actor in a debug build, and 46 such tests in parallel held up the
     // other suites' ATT exchanges past their 30 s timeout.
     let server = GATTServer()
-    var services = [ServiceDefinition(uuid: uuid(0xA001), isPrimary: false, characteristics: [characteristic(0xB001, [.read], [0x01])])]
-    services.append(ServiceDefinition(uuid: conformanceService128, characteristics: [
-        CharacteristicDefinition(uuid: conformanceCharacteristic128, properties: [.read, .write], value: [0x12, 0x34]),
-    ]))
-    services.append(ServiceDefinition(uuid: uuid(0xA002), includedServices: [uuid(0xA001), conformanceService128], characteristics: [
-        characteristic(0xB002, [.read, .write], conformanceLongValue, descriptors: [.userDescription("long")]),
-        characteristic(0xB003, [.write]),
-        characteristic(0xB004, [.writeWithoutResponse], [0x00]),
-        characteristic(0xB005, [.read, .notify, .indicate], [0x05]),
-        characteristic(0xB006, [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted], [0x06]),
-        characteristic(0xB007, [.read, .write], permissions: [.read, .write, .readAuthenticated, .writeAuthenticated], [0x07]),
-        characteristic(0xB008, [.read, .write], permissions: [.read, .write, .readAuthorized, .writeAuthorized], [0x08]),
-        characteristic(0xB009, [.read, .write, .extendedProperties], [0x09],
-                       descriptors: [MutableDescriptor(uuid: uuid(0x2900), value: [0x01, 0x00])]),
-        characteristic(0xB00A, [.read], [0x0A], descriptors: [
-            MutableDescriptor(uuid: uuid(0xC001), value: [0x0A], permissions: [.read, .write]),
-            MutableDescriptor(uuid: uuid(0xC002), value: [], permissions: [.write]),
-        ]),
-        characteristic(0xB00B, [.read], [0xB1, 0xB1]),
-        characteristic(0xB00B, [.read], [0xB2, 0xB2]),
-        characteristic(0xB00B, [.write]),
-        characteristic(0xB00B, [.read], [0xB3, 0xB3]),
-        characteristic(0xB00B, [.read], [0xB4]),
-    ]))
+    var services = [
+        ServiceDefinition(
+            uuid: uuid(0xA001), isPrimary: false, characteristics: [characteristic(0xB001, [.read], [0x01])])
+    ]
+    services.append(
+        ServiceDefinition(
+            uuid: conformanceService128,
+            characteristics: [
+                CharacteristicDefinition(
+                    uuid: conformanceCharacteristic128, properties: [.read, .write], value: [0x12, 0x34])
+            ]))
+    services.append(
+        ServiceDefinition(
+            uuid: uuid(0xA002), includedServices: [uuid(0xA001), conformanceService128],
+            characteristics: [
+                characteristic(0xB002, [.read, .write], conformanceLongValue, descriptors: [.userDescription("long")]),
+                characteristic(0xB003, [.write]),
+                characteristic(0xB004, [.writeWithoutResponse], [0x00]),
+                characteristic(0xB005, [.read, .notify, .indicate], [0x05]),
+                characteristic(
+                    0xB006, [.read, .write], permissions: [.read, .write, .readEncrypted, .writeEncrypted], [0x06]),
+                characteristic(
+                    0xB007, [.read, .write], permissions: [.read, .write, .readAuthenticated, .writeAuthenticated],
+                    [0x07]),
+                characteristic(
+                    0xB008, [.read, .write], permissions: [.read, .write, .readAuthorized, .writeAuthorized], [0x08]),
+                characteristic(
+                    0xB009, [.read, .write, .extendedProperties], [0x09],
+                    descriptors: [MutableDescriptor(uuid: uuid(0x2900), value: [0x01, 0x00])]),
+                characteristic(
+                    0xB00A, [.read], [0x0A],
+                    descriptors: [
+                        MutableDescriptor(uuid: uuid(0xC001), value: [0x0A], permissions: [.read, .write]),
+                        MutableDescriptor(uuid: uuid(0xC002), value: [], permissions: [.write]),
+                    ]),
+                characteristic(0xB00B, [.read], [0xB1, 0xB1]),
+                characteristic(0xB00B, [.read], [0xB2, 0xB2]),
+                characteristic(0xB00B, [.write]),
+                characteristic(0xB00B, [.read], [0xB3, 0xB3]),
+                characteristic(0xB00B, [.read], [0xB4]),
+            ]))
     for empty: UInt16 in [0xA003, 0xA004, 0xA005, 0xA006] { services.append(ServiceDefinition(uuid: uuid(empty))) }
     try server.add(services: services)
     return server
@@ -125,7 +145,9 @@ final class RawLink {
     /// A link on `connection` whose server is `server`.
     init(_ server: GATTServer, connection: ConnectionHandle = 0x0040) {
         let outbox = Outbox()
-        bearer = ATTBearer(connection: connection, logger: .silent) { (pdu: [UInt8]) throws(HCIError) in outbox.pdus.append(pdu) }
+        bearer = ATTBearer(connection: connection, logger: .silent) { (pdu: [UInt8]) throws(HCIError) in
+            outbox.pdus.append(pdu)
+        }
         bearer.server = server
         self.outbox = outbox
     }
@@ -165,7 +187,10 @@ struct ServerConformanceRigTests {
     func conformanceLayoutHolds() throws {
         let server = try makeConformanceServer()
         let handles = server.services.map { [$0.service.handle.rawValue, $0.service.endGroupHandle.rawValue] }
-        #expect(handles == [[0x0E, 0x10], [0x11, 0x13], [0x14, 0x37], [0x38, 0x38], [0x39, 0x39], [0x3A, 0x3A], [0x3B, 0x3B]])
+        #expect(
+            handles == [
+                [0x0E, 0x10], [0x11, 0x13], [0x14, 0x37], [0x38, 0x38], [0x39, 0x39], [0x3A, 0x3A], [0x3B, 0x3B],
+            ])
         let values = server.services[2].characteristics.map(\.valueHandle.rawValue)
         #expect(values == [0x18, 0x1B, 0x1D, 0x1F, 0x22, 0x24, 0x26, 0x28, 0x2B, 0x2F, 0x31, 0x33, 0x35, 0x37])
         #expect(server.attributes.attributes.last?.handle == 0x003B)

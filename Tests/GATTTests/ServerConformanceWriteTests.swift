@@ -56,7 +56,9 @@ struct ServerConformanceWriteTests {
         #expect(link.send("12 22 00 60") == "01 12 22 00 0f")
         #expect(link.send("12 24 00 70") == "01 12 24 00 05")
         #expect(await link.sendAwaiting("12 26 00 80") == "01 12 26 00 08")
-        #expect(server.value(of: 0x0022) == [0x06] && server.value(of: 0x0024) == [0x07] && server.value(of: 0x0026) == [0x08])
+        #expect(
+            server.value(of: 0x0022) == [0x06] && server.value(of: 0x0024) == [0x07]
+                && server.value(of: 0x0026) == [0x08])
         security = .authenticated
         #expect(link.send("12 22 00 60") == "13")
         #expect(link.send("12 24 00 70") == "13")
@@ -64,7 +66,9 @@ struct ServerConformanceWriteTests {
         grant.on = true
         server.authorizer = { _ in grant.on }
         #expect(await link.sendAwaiting("12 26 00 80") == "13")
-        #expect(server.value(of: 0x0022) == [0x60] && server.value(of: 0x0024) == [0x70] && server.value(of: 0x0026) == [0x80])
+        #expect(
+            server.value(of: 0x0022) == [0x60] && server.value(of: 0x0024) == [0x70]
+                && server.value(of: 0x0026) == [0x80])
     }
 
     /// Part G, 4.9.1 (Write Without Response) over Part F, 3.4.5.3: never answered; written

@@ -17,23 +17,27 @@ struct AdvertisementDecodingTests {
     }
 
     @Test func theKeysAreRead() throws {
-        let configuration = try GatewayConfiguration(yaml: Self.head + """
-            scan: passive
-            decode: all
-            rate_limit: 500ms
-            keys:
-              54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932
-              "a4:c1:38:00:00:01/public": "0x00112233445566778899AABBCCDDEEFF"
+        let configuration = try GatewayConfiguration(
+            yaml: Self.head + """
+                scan: passive
+                decode: all
+                rate_limit: 500ms
+                keys:
+                  54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932
+                  "a4:c1:38:00:00:01/public": "0x00112233445566778899AABBCCDDEEFF"
 
-            """ + Self.tail)
+                """ + Self.tail)
         #expect(configuration.scanMode == .passive)
         #expect(configuration.decoding.rateLimit == .milliseconds(500))
-        let first = try #require(BluetoothAddress("54:48:E6:8F:80:A5")), second = try #require(BluetoothAddress("A4:C1:38:00:00:01"))
+        let first = try #require(BluetoothAddress("54:48:E6:8F:80:A5")),
+            second = try #require(BluetoothAddress("A4:C1:38:00:00:01"))
         #expect(configuration.decoding.keys[first].map(Hex.encode) == "231d39c1d7cc1ab1aee224cd096db932")
         #expect(configuration.decoding.keys[second]?.count == 16)
         let off = try GatewayConfiguration(yaml: Self.head + "decode: off\nrate_limit: off\n" + Self.tail)
         #expect(!off.decoding.enabled && off.decoding.rateLimit == nil)
-        #expect(configuration.description.hasSuffix(", decoding advertisements (passive scan, rate limit 0.5 seconds, 2 key(s))"), "\(configuration)")
+        #expect(
+            configuration.description.hasSuffix(
+                ", decoding advertisements (passive scan, rate limit 0.5 seconds, 2 key(s))"), "\(configuration)")
         #expect(!configuration.description.contains("231d"), "no key in the logs")
     }
 
@@ -42,10 +46,18 @@ struct AdvertisementDecodingTests {
         ("\(head)scan: sideways\n\(tail)", "line 4: scan: 'sideways' is not active or passive"),
         ("\(head)decode: some\n\(tail)", "line 4: decode: 'some' is not all or off"),
         ("\(head)rate_limit: often\n\(tail)", "line 4: rate_limit: 'often' is not a duration"),
-        ("\(head)keys:\n  54:48:E6:8F:80:A5: 231d\n\(tail)", "line 5: keys.54:48:E6:8F:80:A5: the key must be 16 bytes"),
-        ("\(head)keys:\n  kitchen: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)", "line 5: keys.kitchen: 'kitchen' is not a Bluetooth address"),
-        ("\(head)keys:\n  54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932\n  54:48:e6:8f:80:a5: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)",
-         "line 6: keys.54:48:e6:8f:80:a5: given twice"),
+        (
+            "\(head)keys:\n  54:48:E6:8F:80:A5: 231d\n\(tail)",
+            "line 5: keys.54:48:E6:8F:80:A5: the key must be 16 bytes"
+        ),
+        (
+            "\(head)keys:\n  kitchen: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)",
+            "line 5: keys.kitchen: 'kitchen' is not a Bluetooth address"
+        ),
+        (
+            "\(head)keys:\n  54:48:E6:8F:80:A5: 231d39c1d7cc1ab1aee224cd096db932\n  54:48:e6:8f:80:a5: 231d39c1d7cc1ab1aee224cd096db932\n\(tail)",
+            "line 6: keys.54:48:e6:8f:80:a5: given twice"
+        ),
         ("\(head)keys: [1, 2]\n\(tail)", "line 4: keys: expected a mapping"),
     ]
 
@@ -59,8 +71,11 @@ struct AdvertisementDecodingTests {
         }
     }
 
-    static func reading(_ counter: Int, temperature: Int64 = 2150, format: String = "bthome-v2") -> DecodedAdvertisement {
-        DecodedAdvertisement(format: format, values: ["packet_counter": .integer(counter), "temperature": .scaled(temperature, exponent: -2)])
+    static func reading(_ counter: Int, temperature: Int64 = 2150, format: String = "bthome-v2") -> DecodedAdvertisement
+    {
+        DecodedAdvertisement(
+            format: format,
+            values: ["packet_counter": .integer(counter), "temperature": .scaled(temperature, exponent: -2)])
     }
 
     /// A repeat of the packet last published is dropped at once; a new one within the rate
@@ -71,9 +86,14 @@ struct AdvertisementDecodingTests {
         #expect(throttle.admit(Self.reading(7), from: "A", at: start) == .publish)
         #expect(throttle.admit(Self.reading(7), from: "A", at: start + .milliseconds(300)) == .duplicate)
         #expect(throttle.admit(Self.reading(8), from: "A", at: start + .milliseconds(500)) == .rateLimited)
-        #expect(throttle.admit(Self.reading(8), from: "B", at: start + .milliseconds(500)) == .publish, "each device its own")
-        #expect(throttle.admit(Self.reading(8), from: "A", at: start + .seconds(1)) == .publish, "the held-back packet's repeat")
-        #expect(throttle.admit(Self.reading(8), from: "A", at: start + .seconds(5)) == .duplicate, "a repeat, however late")
+        #expect(
+            throttle.admit(Self.reading(8), from: "B", at: start + .milliseconds(500)) == .publish,
+            "each device its own")
+        #expect(
+            throttle.admit(Self.reading(8), from: "A", at: start + .seconds(1)) == .publish,
+            "the held-back packet's repeat")
+        #expect(
+            throttle.admit(Self.reading(8), from: "A", at: start + .seconds(5)) == .duplicate, "a repeat, however late")
         #expect(throttle.devices == 2)
     }
 
@@ -87,14 +107,17 @@ struct AdvertisementDecodingTests {
         #expect(throttle.admit(Self.reading(1), from: "steady", at: start + .seconds(500)) == .duplicate)
         throttle.prune(start + .seconds(700))
         #expect(throttle.devices == 1)
-        #expect(throttle.admit(Self.reading(1), from: "steady", at: start + .seconds(701)) == .duplicate, "still remembered")
+        #expect(
+            throttle.admit(Self.reading(1), from: "steady", at: start + .seconds(701)) == .duplicate, "still remembered"
+        )
     }
 
     /// A press is not restated by the next packet: it passes the limit, never the repeat check.
     @Test func eventsPassTheRateLimit() {
         var throttle = AdvertisementThrottle(rateLimit: .seconds(60))
         let start = ContinuousClock.now
-        let press = DecodedAdvertisement(format: "bthome-v2", values: ["packet_counter": .integer(2), "button": .string("press")])
+        let press = DecodedAdvertisement(
+            format: "bthome-v2", values: ["packet_counter": .integer(2), "button": .string("press")])
         #expect(throttle.admit(Self.reading(1), from: "A", at: start) == .publish)
         #expect(throttle.admit(press, from: "A", at: start + .milliseconds(10)) == .publish)
         #expect(throttle.admit(press, from: "A", at: start + .milliseconds(20)) == .duplicate)
@@ -113,7 +136,8 @@ struct AdvertisementDecodingTests {
         for counter in 1...5 { #expect(unlimited.admit(Self.reading(counter), from: "A", at: start) == .publish) }
         #expect(unlimited.admit(Self.reading(5), from: "A", at: start) == .duplicate)
         func sealed(_ counter: Int) -> DecodedAdvertisement {
-            DecodedAdvertisement(format: "bthome-v2", values: ["extra": .object(["encryption_counter": .integer(counter)])])
+            DecodedAdvertisement(
+                format: "bthome-v2", values: ["extra": .object(["encryption_counter": .integer(counter)])])
         }
         #expect(unlimited.admit(sealed(1), from: "E", at: start) == .publish)
         #expect(unlimited.admit(sealed(1), from: "E", at: start) == .duplicate)
@@ -123,8 +147,10 @@ struct AdvertisementDecodingTests {
     /// The payload is `bluejay adv decode`'s values with the format and the RSSI beside them.
     @Test func theValuesPayload() throws {
         let decoded = try AdvertisementDecoder.decode(bytes: Hex.decode("0201060e16d2fc400005015a020208039411")!)
-        #expect(GatewayService.valuesPayload(decoded, rssi: -61)
-                == #"{"battery":90,"format":"bthome-v2","humidity":45.0,"packet_counter":5,"rssi":-61,"temperature":20.5}"#)
+        #expect(
+            GatewayService.valuesPayload(decoded, rssi: -61)
+                == #"{"battery":90,"format":"bthome-v2","humidity":45.0,"packet_counter":5,"rssi":-61,"temperature":20.5}"#
+        )
         #expect(!GatewayService.valuesPayload(decoded, rssi: 127).contains("rssi"), "127: the controller did not say")
     }
 }

@@ -39,80 +39,125 @@ struct ConfigurationTests {
     }
 
     @Test func everyOtherKey() throws {
-        let configuration = try GatewayConfiguration(yaml: """
-            gateway: kitchen
-            transport: tcp:127.0.0.1:9000
-            broker: mqtts://broker.example:8884
-            username: gw
-            password: "s3cret"
-            prefix: home
-            keepalive: 10s
-            queue: 500
-            broker_backoff: 250ms
-            broker_backoff_max: 5s
-            retries: 2
-            backoff: 2s
-            connection_timeout: 3s
-            advertisements: all
-            homeassistant: off
-            stats_every: 5m
-            peripherals:
-              - name: Bluejay HRM 2
-                retries: 9
-                write:
-                  - {service: B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00, characteristic: b1e70005-9d3b-4c7a-8a5e-6f2d0c1b0a00, write: command}
-              - service: 181a
-                poll:
-                  - {service: 181a, characteristic: 2a6e, every: 1.5}
-            """)
-        #expect(configuration.broker.tls && configuration.broker.port == 8884 && configuration.broker.host == "broker.example")
+        let configuration = try GatewayConfiguration(
+            yaml: """
+                gateway: kitchen
+                transport: tcp:127.0.0.1:9000
+                broker: mqtts://broker.example:8884
+                username: gw
+                password: "s3cret"
+                prefix: home
+                keepalive: 10s
+                queue: 500
+                broker_backoff: 250ms
+                broker_backoff_max: 5s
+                retries: 2
+                backoff: 2s
+                connection_timeout: 3s
+                advertisements: all
+                homeassistant: off
+                stats_every: 5m
+                peripherals:
+                  - name: Bluejay HRM 2
+                    retries: 9
+                    write:
+                      - {service: B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00, characteristic: b1e70005-9d3b-4c7a-8a5e-6f2d0c1b0a00, write: command}
+                  - service: 181a
+                    poll:
+                      - {service: 181a, characteristic: 2a6e, every: 1.5}
+                """)
+        #expect(
+            configuration.broker.tls && configuration.broker.port == 8884
+                && configuration.broker.host == "broker.example")
         #expect(configuration.username == "gw" && configuration.password == "s3cret")
-        #expect(!configuration.description.contains("s3cret") && configuration.description.contains("(password set)"), "no secret in logs")
+        #expect(
+            !configuration.description.contains("s3cret") && configuration.description.contains("(password set)"),
+            "no secret in logs")
         #expect(configuration.keepAlive == .seconds(10) && configuration.queueLimit == 500)
         #expect(configuration.brokerBackoff == .milliseconds(250) && configuration.brokerBackoffLimit == .seconds(5))
-        #expect(configuration.advertisements == .all && configuration.homeAssistantPrefix == nil && configuration.statsInterval == .seconds(300))
+        #expect(
+            configuration.advertisements == .all && configuration.homeAssistantPrefix == nil
+                && configuration.statsInterval == .seconds(300))
         #expect(configuration.peripherals[0].match == .name("Bluejay HRM 2"))
-        #expect(configuration.peripherals[0].policy.retries == 9 && configuration.peripherals[0].policy.backoff == .seconds(2))
-        #expect(configuration.peripherals[1].policy.retries == 2 && configuration.peripherals[1].policy.connectionTimeout == .seconds(3))
+        #expect(
+            configuration.peripherals[0].policy.retries == 9
+                && configuration.peripherals[0].policy.backoff == .seconds(2))
+        #expect(
+            configuration.peripherals[1].policy.retries == 2
+                && configuration.peripherals[1].policy.connectionTimeout == .seconds(3))
         // UUIDs keep their spelling, upper case, in topics.
-        #expect(configuration.peripherals[0].write[0].topicPath == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00/B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+        #expect(
+            configuration.peripherals[0].write[0].topicPath
+                == "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00/B1E70005-9D3B-4C7A-8A5E-6F2D0C1B0A00")
         #expect(configuration.peripherals[0].write[0].writeWithoutResponse)
         #expect(configuration.peripherals[1].match == .service(BluetoothUUID(UInt16(0x181A))))
-        #expect(configuration.peripherals[1].poll[0].topicPath == "181A/2A6E" && configuration.peripherals[1].poll[0].every == .milliseconds(1500))
+        #expect(
+            configuration.peripherals[1].poll[0].topicPath == "181A/2A6E"
+                && configuration.peripherals[1].poll[0].every == .milliseconds(1500))
     }
 
     /// Each mistake names its line and field.
     @Test(arguments: [
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    poll:\n      - {service: 180F, characteristic: 2A19, every: soon}\n",
-         "line 7: peripherals[0].poll[0].every: 'soon' is not a duration"),
-        ("gateway: gw1\ntransport: hci0\nbroker: http://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 3: broker: 'http://h' is not mqtt://"),
-        ("transport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 1: gateway: missing"),
-        ("gateway: gw/1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 1: gateway: 'gw/1' is not one topic level"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, charcteristic: 2A37}\n",
-         "line 7: peripherals[0].subscribe[0].characteristic: missing"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, characteristic: 2A37, colour: red}\n",
-         "line 7: peripherals[0].subscribe[0].colour: unknown key"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: nowhere\n",
-         "line 5: peripherals[0].address: 'nowhere' is not ADDRESS"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    name: x\n",
-         "line 5: peripherals[0]: give exactly one of address:, name: or service:"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nqueue: -3\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 4: queue: '-3' is not a whole number"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h:99999\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 3: broker: 'mqtt://h:99999': bad port"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals: []\n",
-         "line 4: peripherals: empty"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n  - address: C0:FF:EE:00:00:11/public\n",
-         "line 6: peripherals[1]: address C0:FF:EE:00:00:11 is already peripherals[0]"),
-        ("gateway: gw1\ntransport: hci0\nbroker: [mqtt://h\n",
-         "line 4: not YAML: did not find expected ',' or ']'"),
-        ("gateway: gw1\ntransport: bogus:xyz\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
-         "line 2: transport: unknown transport 'bogus:xyz'"),
-        ("gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, characteristic: 2A37-0000}\n",
-         "line 7: peripherals[0].subscribe[0].characteristic: '2A37-0000' is not a UUID"),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    poll:\n      - {service: 180F, characteristic: 2A19, every: soon}\n",
+            "line 7: peripherals[0].poll[0].every: 'soon' is not a duration"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: http://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 3: broker: 'http://h' is not mqtt://"
+        ),
+        (
+            "transport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 1: gateway: missing"
+        ),
+        (
+            "gateway: gw/1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 1: gateway: 'gw/1' is not one topic level"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, charcteristic: 2A37}\n",
+            "line 7: peripherals[0].subscribe[0].characteristic: missing"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, characteristic: 2A37, colour: red}\n",
+            "line 7: peripherals[0].subscribe[0].colour: unknown key"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: nowhere\n",
+            "line 5: peripherals[0].address: 'nowhere' is not ADDRESS"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    name: x\n",
+            "line 5: peripherals[0]: give exactly one of address:, name: or service:"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nqueue: -3\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 4: queue: '-3' is not a whole number"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h:99999\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 3: broker: 'mqtt://h:99999': bad port"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals: []\n",
+            "line 4: peripherals: empty"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n  - address: C0:FF:EE:00:00:11/public\n",
+            "line 6: peripherals[1]: address C0:FF:EE:00:00:11 is already peripherals[0]"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: [mqtt://h\n",
+            "line 4: not YAML: did not find expected ',' or ']'"
+        ),
+        (
+            "gateway: gw1\ntransport: bogus:xyz\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n",
+            "line 2: transport: unknown transport 'bogus:xyz'"
+        ),
+        (
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n    subscribe:\n      - {service: 180D, characteristic: 2A37-0000}\n",
+            "line 7: peripherals[0].subscribe[0].characteristic: '2A37-0000' is not a UUID"
+        ),
     ])
     func mistakesNameTheLineAndTheField(yaml: String, expected: String) {
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: yaml) }
@@ -124,11 +169,16 @@ struct ConfigurationTests {
     /// Every spelling of one UUID is one topic level (and so one Home Assistant entity):
     /// `0x2a37` once published on `…/0X2A37` beside `…/2A37`.
     @Test func uuidSpellingsAreOneTopic() throws {
-        for (service, characteristic) in [("180D", "2A37"), ("0x180d", "0x2a37"), ("0000180D", "00002a37"),
-                                          ("0000180D-0000-1000-8000-00805F9B34FB", "00002A37-0000-1000-8000-00805f9b34fb")] {
-            let yaml = "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n"
+        for (service, characteristic) in [
+            ("180D", "2A37"), ("0x180d", "0x2a37"), ("0000180D", "00002a37"),
+            ("0000180D-0000-1000-8000-00805F9B34FB", "00002A37-0000-1000-8000-00805f9b34fb"),
+        ] {
+            let yaml =
+                "gateway: gw1\ntransport: hci0\nbroker: mqtt://h\nperipherals:\n  - address: C0:FF:EE:00:00:11\n"
                 + "    subscribe:\n      - {service: \(service), characteristic: \(characteristic)}\n"
-            #expect(try GatewayConfiguration(yaml: yaml).peripherals[0].subscribe.map(\.topicPath) == ["180D/2A37"], "\(service) \(characteristic)")
+            #expect(
+                try GatewayConfiguration(yaml: yaml).peripherals[0].subscribe.map(\.topicPath) == ["180D/2A37"],
+                "\(service) \(characteristic)")
         }
     }
 
@@ -173,18 +223,22 @@ struct TopicAndValueTests {
     }
 
     @Test func fleetKey() throws {
-        let base = "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\n"
+        let base =
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\n"
         #expect(try GatewayConfiguration(yaml: base).fleet == false)
         #expect(try GatewayConfiguration(yaml: base + "fleet: on\n").fleet)
         #expect(try GatewayConfiguration(yaml: base + "fleet: on\n").description.hasSuffix("in a fleet"))
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base + "fleet: maybe\n") }
-        #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base.replacingOccurrences(of: "gw1", with: "lease") + "fleet: on\n") }
+        #expect(throws: ConfigurationError.self) {
+            try GatewayConfiguration(yaml: base.replacingOccurrences(of: "gw1", with: "lease") + "fleet: on\n")
+        }
     }
 
     /// `max_links:` (issue 52 item 9): a fleet's bound on what a gateway bids for; absent,
     /// the controller's limit (learned); meaningless, so refused, outside a fleet.
     @Test func maxLinksKey() throws {
-        let base = "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\nfleet: on\n"
+        let base =
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\nfleet: on\n"
         #expect(try GatewayConfiguration(yaml: base).maxLinks == nil)
         let bounded = try GatewayConfiguration(yaml: base + "max_links: 7\n")
         #expect(bounded.maxLinks == 7)
@@ -211,7 +265,8 @@ struct TopicAndValueTests {
         #expect(KnownCharacteristic.batteryLevel.decode([101]) == nil)
         #expect(JSONText.encode(KnownCharacteristic.heartRate.decode([0x00, 60])!) == #"{"heart_rate":60}"#)
         // uint16 value, contact detected, energy 0x0102, one RR-interval of 1024/1024 s.
-        #expect(JSONText.encode(KnownCharacteristic.heartRate.decode([0x1F, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04])!)
+        #expect(
+            JSONText.encode(KnownCharacteristic.heartRate.decode([0x1F, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04])!)
                 == #"{"energy_expended":258,"heart_rate":300,"rr_intervals":[1],"sensor_contact":true}"#)
         #expect(KnownCharacteristic.heartRate.decode([0x01, 60]) == nil)
         #expect(JSONText.encode(KnownCharacteristic.temperature.decode([0x66, 0x08])!) == #"{"temperature":21.5}"#)

@@ -10,7 +10,8 @@ struct FleetLeasesTests {
     static let sensor = "F0:0D:B1:E7:00:01"
 
     static func at(_ milliseconds: Int) -> FleetLeases.Now {
-        FleetLeases.Now(instant: start + .milliseconds(milliseconds), epochMilliseconds: 1_764_300_000_000 + Int64(milliseconds))
+        FleetLeases.Now(
+            instant: start + .milliseconds(milliseconds), epochMilliseconds: 1_764_300_000_000 + Int64(milliseconds))
     }
 
     /// A broker in miniature: it retains the last lease and delivers each publication to
@@ -25,7 +26,8 @@ struct FleetLeasesTests {
         var reverseTicks = false
 
         init(_ ids: [String]) {
-            gateways = Dictionary(uniqueKeysWithValues: ids.map { ($0, FleetLeases(gateway: $0, started: FleetLeasesTests.start)) })
+            gateways = Dictionary(
+                uniqueKeysWithValues: ids.map { ($0, FleetLeases(gateway: $0, started: FleetLeasesTests.start)) })
             for id in ids { for other in ids { gateways[id]?.status(of: other, online: true) } }
         }
 
@@ -42,7 +44,8 @@ struct FleetLeasesTests {
                 }
                 retained = lease
                 for id in gateways.keys.sorted() {
-                    let more = gateways[id]!.received(FleetLeasesTests.sensor, lease: lease, now: FleetLeasesTests.at(now))
+                    let more = gateways[id]!.received(
+                        FleetLeasesTests.sensor, lease: lease, now: FleetLeasesTests.at(now))
                     queue += more.map { (id, $0) }
                 }
             }
@@ -52,7 +55,9 @@ struct FleetLeasesTests {
             while now < end {
                 now += 50
                 var actions: [(String, FleetLeases.Action)] = []
-                for id in gateways.keys.sorted() { actions += gateways[id]!.tick(now: FleetLeasesTests.at(now)).map { (id, $0) } }
+                for id in gateways.keys.sorted() {
+                    actions += gateways[id]!.tick(now: FleetLeasesTests.at(now)).map { (id, $0) }
+                }
                 deliver(reverseTicks ? actions.reversed() : actions)
             }
         }
@@ -88,7 +93,11 @@ struct FleetLeasesTests {
         #expect(gateway.tick(now: Self.at(10_200)).isEmpty, "still settling")
         let actions = gateway.tick(now: Self.at(10_400))
         #expect(actions.count == 2 && actions.last == .connect(address: Self.sensor))
-        if case .publish(_, let held)? = actions.first { #expect(held.state == .held && held.rssi == -40) } else { Issue.record("\(actions)") }
+        if case .publish(_, let held)? = actions.first {
+            #expect(held.state == .held && held.rssi == -40)
+        } else {
+            Issue.record("\(actions)")
+        }
     }
 
     /// Two claims at once (the same RSSI, the same instant): whichever the broker orders
@@ -136,14 +145,16 @@ struct FleetLeasesTests {
         guard case .publish(_, let claim)? = actions.first else { Issue.record("\(actions)"); return }
         #expect(claim.holder == "gw2" && claim.state == .claimed)
         // The old holder's lease re-delivered (a retained replay) does not stop the claim.
-        #expect(gateway.received(Self.sensor, lease: old, now: Self.at(5450)) == [.publish(address: Self.sensor, claim)])
+        #expect(
+            gateway.received(Self.sensor, lease: old, now: Self.at(5450)) == [.publish(address: Self.sensor, claim)])
         _ = gateway.received(Self.sensor, lease: claim, now: Self.at(5500))
         #expect(gateway.tick(now: Self.at(5850)).last == .connect(address: Self.sensor))
     }
 
     @Test func anUnknownHolderCountsAsOnlineOnlyDuringTheGrace() {
         var gateway = FleetLeases(gateway: "gw2", started: Self.start)
-        _ = gateway.received(Self.sensor, lease: Lease(holder: "gone", rssi: -40, time: 1, state: .held), now: Self.at(0))
+        _ = gateway.received(
+            Self.sensor, lease: Lease(holder: "gone", rssi: -40, time: 1, state: .held), now: Self.at(0))
         _ = gateway.sighted(Self.sensor, rssi: -50, now: Self.at(100))
         #expect(gateway.tick(now: Self.at(1500)).isEmpty, "within the grace the holder may be online")
         _ = gateway.sighted(Self.sensor, rssi: -50, now: Self.at(3500))
@@ -155,7 +166,9 @@ struct FleetLeasesTests {
         let stale = Lease(holder: "gw1", rssi: -40, time: 1, state: .held)
         #expect(gateway.received(Self.sensor, lease: stale, now: Self.at(0)) == [.clear(address: Self.sensor)])
         _ = gateway.sighted(Self.sensor, rssi: -40, now: Self.at(100))
-        guard case .publish(_, let claim)? = gateway.tick(now: Self.at(1500)).first else { Issue.record("no claim"); return }
+        guard case .publish(_, let claim)? = gateway.tick(now: Self.at(1500)).first else {
+            Issue.record("no claim"); return
+        }
         _ = gateway.received(Self.sensor, lease: claim, now: Self.at(1550))
         _ = gateway.tick(now: Self.at(2000))
         #expect(gateway.held == [Self.sensor])
@@ -167,7 +180,9 @@ struct FleetLeasesTests {
 
     @Test func leasePayloadRoundTripsAndOddOnesAreIgnored() {
         let lease = Lease(holder: "gw2", rssi: -48, time: 1_764_300_000_123, state: .held)
-        #expect(String(decoding: lease.payload, as: UTF8.self) == #"{"holder":"gw2","leases":0,"rssi":-48,"state":"held","time":1764300000123}"#)
+        #expect(
+            String(decoding: lease.payload, as: UTF8.self)
+                == #"{"holder":"gw2","leases":0,"rssi":-48,"state":"held","time":1764300000123}"#)
         #expect(Lease(payload: lease.payload) == lease)
         #expect(Lease(payload: []) == nil)
         #expect(Lease(payload: Array("online".utf8)) == nil)

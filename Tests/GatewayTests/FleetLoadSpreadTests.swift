@@ -11,7 +11,8 @@ struct FleetLoadSpreadTests {
     static let start = ContinuousClock.now
 
     static func at(_ milliseconds: Int) -> FleetLeases.Now {
-        FleetLeases.Now(instant: start + .milliseconds(milliseconds), epochMilliseconds: 1_764_300_000_000 + Int64(milliseconds))
+        FleetLeases.Now(
+            instant: start + .milliseconds(milliseconds), epochMilliseconds: 1_764_300_000_000 + Int64(milliseconds))
     }
 
     static func sensor(_ index: Int) -> String { String(format: "F0:0D:B1:E7:00:%02X", index + 1) }
@@ -29,14 +30,19 @@ struct FleetLoadSpreadTests {
         /// Gateway `id` starts now (statuses exchanged, retained leases delivered), able to
         /// carry `sensors`, at most `maxLinks`.
         mutating func start(_ id: String, sensors: [String], maxLinks: Int = .max) {
-            var gateway = FleetLeases(gateway: id, maxLinks: maxLinks, started: FleetLoadSpreadTests.start + .milliseconds(now))
+            var gateway = FleetLeases(
+                gateway: id, maxLinks: maxLinks, started: FleetLoadSpreadTests.start + .milliseconds(now))
             for sensor in sensors { gateway.mayCarry(sensor) }
-            for other in gateways.keys { gateway.status(of: other, online: true); gateways[other]!.status(of: id, online: true) }
+            for other in gateways.keys {
+                gateway.status(of: other, online: true); gateways[other]!.status(of: id, online: true)
+            }
             gateway.status(of: id, online: true)
             gateways[id] = gateway
             var actions: [(String, FleetLeases.Action)] = []
             for (address, lease) in retained.sorted(by: { $0.key < $1.key }) {
-                actions += gateways[id]!.received(address, lease: lease, now: FleetLoadSpreadTests.at(now)).map { (id, $0) }
+                actions += gateways[id]!.received(address, lease: lease, now: FleetLoadSpreadTests.at(now)).map {
+                    (id, $0)
+                }
             }
             deliver(actions)
         }
@@ -63,7 +69,9 @@ struct FleetLoadSpreadTests {
                 }
                 retained[address] = lease
                 for id in gateways.keys.sorted() {
-                    queue += gateways[id]!.received(address, lease: lease, now: FleetLoadSpreadTests.at(now)).map { (id, $0) }
+                    queue += gateways[id]!.received(address, lease: lease, now: FleetLoadSpreadTests.at(now)).map {
+                        (id, $0)
+                    }
                 }
             }
         }
@@ -78,7 +86,9 @@ struct FleetLoadSpreadTests {
                     }
                 }
                 var actions: [(String, FleetLeases.Action)] = []
-                for id in gateways.keys.sorted() { actions += gateways[id]!.tick(now: FleetLoadSpreadTests.at(now)).map { (id, $0) } }
+                for id in gateways.keys.sorted() {
+                    actions += gateways[id]!.tick(now: FleetLoadSpreadTests.at(now)).map { (id, $0) }
+                }
                 deliver(actions)
             }
         }
@@ -87,8 +97,11 @@ struct FleetLoadSpreadTests {
         /// Every sensor connected by exactly one live gateway, which holds its lease.
         func settled(_ sensors: [String]) -> Bool {
             sensors.allSatisfy { sensor in
-                guard let holders = connectedBy[sensor], holders.count == 1, let holder = holders.first else { return false }
-                return retained[sensor]?.holder == holder && retained[sensor]?.state == .held && gateways[holder]?.held.contains(sensor) == true
+                guard let holders = connectedBy[sensor], holders.count == 1, let holder = holders.first else {
+                    return false
+                }
+                return retained[sensor]?.holder == holder && retained[sensor]?.state == .held
+                    && gateways[holder]?.held.contains(sensor) == true
             }
         }
     }
@@ -143,7 +156,9 @@ struct FleetLoadSpreadTests {
         broker.start("gw2", sensors: sensors)
         broker.run(until: 30_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors))
-        #expect(broker.carried("gw1") - broker.carried("gw2") <= 1 && broker.carried("gw1") >= broker.carried("gw2"), "\(broker.connectedBy)")
+        #expect(
+            broker.carried("gw1") - broker.carried("gw2") <= 1 && broker.carried("gw1") >= broker.carried("gw2"),
+            "\(broker.connectedBy)")
         broker.start("gw3", sensors: sensors)
         broker.run(until: 60_000, sensors: sensors, rssi: rssi)
         #expect(broker.settled(sensors))
@@ -158,7 +173,9 @@ struct FleetLoadSpreadTests {
             case .publish(let address, let lease) where lease.state == .held: heldBy[address] = lease.holder
             case .disconnect(let address):
                 moves += 1
-                #expect(heldBy[address] != nil && heldBy[address] != from, "\(from) let \(address) go before its taker held it")
+                #expect(
+                    heldBy[address] != nil && heldBy[address] != from,
+                    "\(from) let \(address) go before its taker held it")
             default: break
             }
         }
@@ -242,7 +259,9 @@ struct FleetLoadSpreadTests {
         holder.status(of: "gw2", online: true)
         let sensor = Self.sensor(0)
         _ = holder.sighted(sensor, rssi: -40, now: Self.at(0))
-        guard case .publish(_, let claim)? = holder.tick(now: Self.at(1500)).first else { Issue.record("no claim"); return }
+        guard case .publish(_, let claim)? = holder.tick(now: Self.at(1500)).first else {
+            Issue.record("no claim"); return
+        }
         _ = holder.received(sensor, lease: claim, now: Self.at(1550))
         let actions = holder.tick(now: Self.at(2000))
         guard case .publish(_, let held)? = actions.first else { Issue.record("\(actions)"); return }
@@ -261,8 +280,12 @@ struct FleetLoadSpreadTests {
         let sensors = (0..<3).map(Self.sensor)
         var held: [String: Lease] = [:]
         for sensor in sensors { _ = giver.sighted(sensor, rssi: -40, now: Self.at(0)) }
-        for case .publish(let address, let claim) in giver.tick(now: Self.at(1500)) { _ = giver.received(address, lease: claim, now: Self.at(1550)) }
-        for case .publish(let address, let lease) in giver.tick(now: Self.at(2000)) { held[address] = lease; _ = giver.received(address, lease: lease, now: Self.at(2050)) }
+        for case .publish(let address, let claim) in giver.tick(now: Self.at(1500)) {
+            _ = giver.received(address, lease: claim, now: Self.at(1550))
+        }
+        for case .publish(let address, let lease) in giver.tick(now: Self.at(2000)) {
+            held[address] = lease; _ = giver.received(address, lease: lease, now: Self.at(2050))
+        }
         #expect(giver.held.count == 3)
         let ask = Lease(holder: "gw2", rssi: -50, time: 3, state: .claimed, leases: 0, from: "gw1")
         #expect(giver.received(sensors[0], lease: ask, now: Self.at(4000)).isEmpty, "agreed: silence")
@@ -272,15 +295,20 @@ struct FleetLoadSpreadTests {
         #expect(giver.gaveUp(sensors[1], now: Self.at(4200)).isEmpty)
         giver.status(of: "gw2", online: false)
         #expect(giver.tick(now: Self.at(8000)).isEmpty, "within the timeout")
-        #expect(giver.tick(now: Self.at(9100)) == [.publish(address: sensors[0], held[sensors[0]]!)], "called off: said again")
+        #expect(
+            giver.tick(now: Self.at(9100)) == [.publish(address: sensors[0], held[sensors[0]]!)],
+            "called off: said again")
     }
 
     @Test func thePayloadCarriesTheLoadAndTheHandover() {
         let ask = Lease(holder: "gw3", rssi: -60, time: 1_764_300_000_123, state: .claimed, leases: 4, from: "gw1")
-        #expect(String(decoding: ask.payload, as: UTF8.self)
-            == #"{"from":"gw1","holder":"gw3","leases":4,"rssi":-60,"state":"claimed","time":1764300000123}"#)
+        #expect(
+            String(decoding: ask.payload, as: UTF8.self)
+                == #"{"from":"gw1","holder":"gw3","leases":4,"rssi":-60,"state":"claimed","time":1764300000123}"#)
         #expect(Lease(payload: ask.payload) == ask)
         // A gateway from before the load spread: no `leases`, no `from`.
-        #expect(Lease(payload: Array(#"{"holder":"gw2","rssi":-48,"state":"held","time":5}"#.utf8)) == Lease(holder: "gw2", rssi: -48, time: 5, state: .held))
+        #expect(
+            Lease(payload: Array(#"{"holder":"gw2","rssi":-48,"state":"held","time":5}"#.utf8))
+                == Lease(holder: "gw2", rssi: -48, time: 5, state: .held))
     }
 }

@@ -31,15 +31,23 @@ struct HomeAssistantDiscoveryTests {
         let rule = try #require(try GatewayConfiguration(yaml: ConfigurationTests.example).peripherals.first)
         let address = try #require(BluetoothAddress("C0:FF:EE:00:00:11"))
         let messages = Self.discovery.sensors(of: rule, at: address)
-        #expect(messages.map(\.topic) == ["homeassistant/sensor/bluejay_gw1_C0FFEE000011_2A37/config",
-                                          "homeassistant/sensor/bluejay_gw1_C0FFEE000011_2A19/config"])
+        #expect(
+            messages.map(\.topic) == [
+                "homeassistant/sensor/bluejay_gw1_C0FFEE000011_2A37/config",
+                "homeassistant/sensor/bluejay_gw1_C0FFEE000011_2A19/config",
+            ])
         for message in messages {
             let fields = try Self.object(message.payload)
             let availability = try #require(fields["availability"] as? [[String: String]])
-            #expect(availability.compactMap { $0["topic"] } == ["bluejay/gw1/status", "bluejay/gw1/C0:FF:EE:00:00:11/status"])
+            #expect(
+                availability.compactMap { $0["topic"] } == [
+                    "bluejay/gw1/status", "bluejay/gw1/C0:FF:EE:00:00:11/status",
+                ])
             #expect(fields["availability_mode"] as? String == "all")
             let device = try #require(fields["device"] as? [String: Any])
-            #expect(device["via_device"] as? String == Self.discovery.gatewayDevice, "the device announced by gatewayStatus")
+            #expect(
+                device["via_device"] as? String == Self.discovery.gatewayDevice, "the device announced by gatewayStatus"
+            )
         }
     }
 
@@ -49,17 +57,23 @@ struct HomeAssistantDiscoveryTests {
     /// under the gateway's.
     @Test func decodedValuesAreEntitiesWithTheirClassesAndUnits() throws {
         let address = try #require(BluetoothAddress("A4:C1:38:00:00:01"))
-        let decoded = DecodedAdvertisement(format: "bthome-v2", values: [
-            "temperature": .number(DecimalNumber(215, exponent: -1)), "humidity": .number(DecimalNumber(45)),
-            "battery": .integer(90), "motion": .bool(true), "packet_counter": .integer(7), "extra": .object(["flags": .integer(0)]),
-            "uuid": .string("e2c56db5-dffb-48d2-b060-d0f5a71096e0"),
-        ])
+        let decoded = DecodedAdvertisement(
+            format: "bthome-v2",
+            values: [
+                "temperature": .number(DecimalNumber(215, exponent: -1)), "humidity": .number(DecimalNumber(45)),
+                "battery": .integer(90), "motion": .bool(true), "packet_counter": .integer(7),
+                "extra": .object(["flags": .integer(0)]),
+                "uuid": .string("e2c56db5-dffb-48d2-b060-d0f5a71096e0"),
+            ])
         let messages = Self.discovery.sensors(of: decoded, at: address)
-        #expect(messages.map(\.topic) == [
-            "homeassistant/sensor/bluejay_gw1_A4C138000001_battery/config", "homeassistant/sensor/bluejay_gw1_A4C138000001_humidity/config",
-            "homeassistant/binary_sensor/bluejay_gw1_A4C138000001_motion/config", "homeassistant/sensor/bluejay_gw1_A4C138000001_rssi/config",
-            "homeassistant/sensor/bluejay_gw1_A4C138000001_temperature/config",
-        ])
+        #expect(
+            messages.map(\.topic) == [
+                "homeassistant/sensor/bluejay_gw1_A4C138000001_battery/config",
+                "homeassistant/sensor/bluejay_gw1_A4C138000001_humidity/config",
+                "homeassistant/binary_sensor/bluejay_gw1_A4C138000001_motion/config",
+                "homeassistant/sensor/bluejay_gw1_A4C138000001_rssi/config",
+                "homeassistant/sensor/bluejay_gw1_A4C138000001_temperature/config",
+            ])
         var classes: [String: [String?]] = [:]
         for message in messages {
             let fields = try Self.object(message.payload)
@@ -71,9 +85,14 @@ struct HomeAssistantDiscoveryTests {
             #expect((fields["value_template"] as? String)?.contains("value_json.") == true)
             let device = try #require(fields["device"] as? [String: Any])
             #expect(device["identifiers"] as? [String] == ["bluejay_A4C138000001"])
-            #expect(device["via_device"] as? String == Self.discovery.gatewayDevice && device["model"] as? String == "bthome-v2")
+            #expect(
+                device["via_device"] as? String == Self.discovery.gatewayDevice
+                    && device["model"] as? String == "bthome-v2")
             let name = String(message.topic.split(separator: "_").last!.split(separator: "/").first!)
-            classes[name] = [fields["device_class"] as? String, fields["unit_of_measurement"] as? String, fields["state_class"] as? String]
+            classes[name] = [
+                fields["device_class"] as? String, fields["unit_of_measurement"] as? String,
+                fields["state_class"] as? String,
+            ]
         }
         #expect(classes["temperature"] == ["temperature", "°C", "measurement"])
         #expect(classes["humidity"] == ["humidity", "%", "measurement"])

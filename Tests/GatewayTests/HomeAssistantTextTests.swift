@@ -29,9 +29,12 @@ struct HomeAssistantTextTests {
         let rule = try #require(try GatewayConfiguration(yaml: Self.yaml).peripherals.first)
         let address = try #require(BluetoothAddress("C0:FF:EE:00:00:11"))
         let messages = Self.discovery.texts(of: rule, at: address)
-        #expect(messages.map(\.topic) == ["homeassistant/text/bluejay_gw1_C0FFEE000011_2A39_set/config",
-                                          "homeassistant/text/bluejay_gw1_C0FFEE000011_2A38_set/config"],
-                "one per characteristic, however often listed or spelled; a subscribed one (2A37) gets none")
+        #expect(
+            messages.map(\.topic) == [
+                "homeassistant/text/bluejay_gw1_C0FFEE000011_2A39_set/config",
+                "homeassistant/text/bluejay_gw1_C0FFEE000011_2A38_set/config",
+            ],
+            "one per characteristic, however often listed or spelled; a subscribed one (2A37) gets none")
         var uniqueIDs: Set<String> = []
         for message in messages {
             let fields = try HomeAssistantDiscoveryTests.object(message.payload)
@@ -46,17 +49,24 @@ struct HomeAssistantTextTests {
             #expect(fields["pattern"] as? String == HomeAssistantDiscovery.hexPattern)
             #expect(fields["retain"] as? Bool == false, "the gateway refuses a retained /set")
             let availability = try #require(fields["availability"] as? [[String: String]])
-            #expect(availability.compactMap { $0["topic"] } == ["bluejay/gw1/status", "bluejay/gw1/C0:FF:EE:00:00:11/status"])
+            #expect(
+                availability.compactMap { $0["topic"] } == [
+                    "bluejay/gw1/status", "bluejay/gw1/C0:FF:EE:00:00:11/status",
+                ])
             #expect(fields["availability_mode"] as? String == "all")
             let device = try #require(fields["device"] as? [String: Any])
-            #expect(device["identifiers"] as? [String] == ["bluejay_C0FFEE000011"], "the peripheral's device, as its sensors'")
+            #expect(
+                device["identifiers"] as? [String] == ["bluejay_C0FFEE000011"],
+                "the peripheral's device, as its sensors'")
             #expect(device["via_device"] as? String == Self.discovery.gatewayDevice)
         }
         #expect(uniqueIDs.count == 2)
         let controlPoint = try HomeAssistantDiscoveryTests.object(messages[0].payload)
         #expect(controlPoint["state_topic"] == nil, "2A39 is only written: no state")
         let location = try HomeAssistantDiscoveryTests.object(messages[1].payload)
-        #expect(location["state_topic"] as? String == "bluejay/gw1/C0:FF:EE:00:00:11/180D/2A38", "2A38 is polled: its hex value")
+        #expect(
+            location["state_topic"] as? String == "bluejay/gw1/C0:FF:EE:00:00:11/180D/2A38",
+            "2A38 is polled: its hex value")
         #expect(location["command_topic"] as? String == "bluejay/gw1/C0:FF:EE:00:00:11/180D/2A38/set")
         let sensors = Self.discovery.sensors(of: rule, at: address).map(\.topic)
         #expect(Set(sensors).isDisjoint(with: messages.map(\.topic)))

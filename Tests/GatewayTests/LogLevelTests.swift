@@ -8,8 +8,10 @@ struct LogLevelTests {
 
     @Test func namesAndDefault() throws {
         #expect(try GatewayConfiguration(yaml: Self.base).logLevel == .info)
-        let levels: [(String, Logger.Level)] = [("debug", .debug), ("info", .info), ("notice", .notice), ("warning", .warning), ("error", .error),
-                                                ("Warning", .warning)]
+        let levels: [(String, Logger.Level)] = [
+            ("debug", .debug), ("info", .info), ("notice", .notice), ("warning", .warning), ("error", .error),
+            ("Warning", .warning),
+        ]
         for (name, level) in levels {
             #expect(try GatewayConfiguration(yaml: Self.base + "log_level: \(name)\n").logLevel == level, "\(name)")
         }
@@ -27,7 +29,9 @@ struct LogLevelTests {
             _ = try GatewayConfiguration(yaml: Self.base + "log_level: loud\n")
             Issue.record("accepted")
         } catch {
-            #expect(error.description == "line 6: log_level: 'loud' is not debug, info, notice, warning or error", "\(error)")
+            #expect(
+                error.description == "line 6: log_level: 'loud' is not debug, info, notice, warning or error",
+                "\(error)")
         }
     }
 }

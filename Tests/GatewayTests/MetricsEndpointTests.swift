@@ -3,7 +3,7 @@ import Gateway
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `metrics:`: the text exposition format, served over a real socket.
@@ -17,7 +17,9 @@ struct MetricsEndpointTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(connected == 0)
         let request = Array("GET \(path) HTTP/1.0\r\nHost: x\r\n\r\n".utf8)
@@ -33,13 +35,14 @@ struct MetricsEndpointTests {
 
     @Test func countersInTheTextFormat() {
         let text = MetricsEndpoint.exposition(["values": 12, "links": 2], gateway: "gw\"1")
-        #expect(text == """
-            # TYPE bluejay_gateway_links gauge
-            bluejay_gateway_links{gateway="gw\\"1"} 2
-            # TYPE bluejay_gateway_values_total counter
-            bluejay_gateway_values_total{gateway="gw\\"1"} 12
+        #expect(
+            text == """
+                # TYPE bluejay_gateway_links gauge
+                bluejay_gateway_links{gateway="gw\\"1"} 2
+                # TYPE bluejay_gateway_values_total counter
+                bluejay_gateway_values_total{gateway="gw\\"1"} 12
 
-            """)
+                """)
     }
 
     @Test func servesThePageOnAPortOfItsOwn() throws {
@@ -47,14 +50,21 @@ struct MetricsEndpointTests {
         defer { endpoint.stop() }
         endpoint.update(MetricsEndpoint.exposition(["values": 3], gateway: "gw1"))
         let answer = try Self.get("/metrics", port: endpoint.port)
-        #expect(answer.hasPrefix("HTTP/1.0 200 OK\r\n") && answer.contains("Content-Type: text/plain; version=0.0.4"), "\(answer)")
-        #expect(answer.hasSuffix("\r\n\r\n# TYPE bluejay_gateway_values_total counter\nbluejay_gateway_values_total{gateway=\"gw1\"} 3\n"), "\(answer)")
+        #expect(
+            answer.hasPrefix("HTTP/1.0 200 OK\r\n") && answer.contains("Content-Type: text/plain; version=0.0.4"),
+            "\(answer)")
+        #expect(
+            answer.hasSuffix(
+                "\r\n\r\n# TYPE bluejay_gateway_values_total counter\nbluejay_gateway_values_total{gateway=\"gw1\"} 3\n"
+            ), "\(answer)")
         #expect(try Self.get("/", port: endpoint.port).hasPrefix("HTTP/1.0 404"))
     }
 
     @Test func theKey() throws {
-        let base = "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\n"
-        #expect(try GatewayConfiguration(yaml: base + "metrics: 127.0.0.1:9464\n").metrics?.description == "127.0.0.1:9464")
+        let base =
+            "gateway: gw1\ntransport: hci0\nbroker: mqtt://127.0.0.1\nperipherals:\n  - address: C0:FF:EE:00:00:11/random\n"
+        #expect(
+            try GatewayConfiguration(yaml: base + "metrics: 127.0.0.1:9464\n").metrics?.description == "127.0.0.1:9464")
         #expect(try GatewayConfiguration(yaml: base).metrics == nil)
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base + "metrics: localhost:9464\n") }
         #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: base + "metrics: 127.0.0.1\n") }

@@ -14,19 +14,21 @@ struct PresenceTests {
     static let tracking = PresenceTracking(devices: [tag], awayAfter: .seconds(60), irks: [phone: irk])
 
     @Test func theConfigurationNamesDevicesTimeAndKeys() throws {
-        let yaml = ConfigurationTests.example + """
+        let yaml =
+            ConfigurationTests.example + """
 
-            presence:
-              - D0:00:00:00:00:02
-            away_after: 90s
-            irks:
-              C0:00:00:00:00:01: 00112233445566778899AABBCCDDEEFF
-            """
+                presence:
+                  - D0:00:00:00:00:02
+                away_after: 90s
+                irks:
+                  C0:00:00:00:00:01: 00112233445566778899AABBCCDDEEFF
+                """
         let presence = try GatewayConfiguration(yaml: yaml).presence
         #expect(presence.devices == [Self.tag] && presence.awayAfter == .seconds(90))
         #expect(presence.irks[Self.phone] == Hex.decode("00112233445566778899AABBCCDDEEFF"))
         #expect(presence.tracked == [Self.phone, Self.tag])
-        #expect(try GatewayConfiguration(yaml: ConfigurationTests.example).presence.tracked.isEmpty, "none unless asked")
+        #expect(
+            try GatewayConfiguration(yaml: ConfigurationTests.example).presence.tracked.isEmpty, "none unless asked")
         #expect {
             try GatewayConfiguration(yaml: ConfigurationTests.example + "\nirks:\n  C0:00:00:00:00:01: 0011\n")
         } throws: { error in
@@ -38,12 +40,17 @@ struct PresenceTests {
         var tracker = PresenceTracker(Self.tracking, started: .now)
         // On the air the IRK is used least significant octet first: the configuration's
         // order reversed, and the other order as some tools store it.
-        let rotating = [ResolvablePrivateAddress.make(with: Array(Self.irk.reversed())), ResolvablePrivateAddress.make(with: Self.irk)]
+        let rotating = [
+            ResolvablePrivateAddress.make(with: Array(Self.irk.reversed())),
+            ResolvablePrivateAddress.make(with: Self.irk),
+        ]
         for address in rotating {
             #expect(address != Self.phone && tracker.identity(of: address) == Self.phone, "\(address)")
         }
         #expect(tracker.identity(of: Self.tag) == Self.tag)
-        #expect(tracker.identity(of: ResolvablePrivateAddress.make(with: [UInt8](repeating: 7, count: 16))) == nil, "another IRK's")
+        #expect(
+            tracker.identity(of: ResolvablePrivateAddress.make(with: [UInt8](repeating: 7, count: 16))) == nil,
+            "another IRK's")
         #expect(tracker.identity(of: BluetoothAddress("E0:00:00:00:00:03")!) == nil, "not tracked")
     }
 
@@ -65,13 +72,16 @@ struct PresenceTests {
     }
 
     @Test func homeAssistantTracksEachDevice() throws {
-        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", gateway: "gw1", topics: Topics(prefix: "bluejay", gateway: "gw1"))
+        let discovery = HomeAssistantDiscovery(
+            prefix: "homeassistant", gateway: "gw1", topics: Topics(prefix: "bluejay", gateway: "gw1"))
         let message = discovery.tracker(of: Self.phone)
         #expect(message.topic == "homeassistant/device_tracker/bluejay_gw1_C00000000001_presence/config")
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any])
         #expect(fields["state_topic"] as? String == "bluejay/gw1/C0:00:00:00:00:01/presence")
         #expect(fields["payload_home"] as? String == "home" && fields["payload_not_home"] as? String == "not_home")
-        #expect(fields["source_type"] as? String == "bluetooth_le" && fields["unique_id"] as? String == "bluejay_gw1_C00000000001_presence")
+        #expect(
+            fields["source_type"] as? String == "bluetooth_le"
+                && fields["unique_id"] as? String == "bluejay_gw1_C00000000001_presence")
         #expect((fields["device"] as? [String: Any])?["identifiers"] as? [String] == ["bluejay_C00000000001"])
     }
 }

@@ -47,7 +47,8 @@ struct StaleDiscoveryTests {
         var messages = [discovery.gatewayStatus]
         for rule in configuration.peripherals {
             guard case .address(let identifier) = rule.match else { continue }
-            messages += discovery.sensors(of: rule, at: identifier.address) + discovery.texts(of: rule, at: identifier.address)
+            messages +=
+                discovery.sensors(of: rule, at: identifier.address) + discovery.texts(of: rule, at: identifier.address)
         }
         return messages + configuration.presence.tracked.map { discovery.tracker(of: $0) }
     }
@@ -57,11 +58,16 @@ struct StaleDiscoveryTests {
         #expect(stale.filter == "homeassistant/+/+/config")
         let earlier = try Self.announced(Self.before)
         let removed = Set(earlier.filter { stale.isStale($0.topic, payload: Array($0.payload.utf8)) }.map(\.topic))
-        #expect(removed == ["homeassistant/text/bluejay_gw1_C0FFEE000011_2A39_set/config",
-                            "homeassistant/sensor/bluejay_gw1_C0FFEE000022_2A37/config",
-                            "homeassistant/device_tracker/bluejay_gw1_D00000000002_presence/config"])
+        #expect(
+            removed == [
+                "homeassistant/text/bluejay_gw1_C0FFEE000011_2A39_set/config",
+                "homeassistant/sensor/bluejay_gw1_C0FFEE000022_2A37/config",
+                "homeassistant/device_tracker/bluejay_gw1_D00000000002_presence/config",
+            ])
         for message in try Self.announced(Self.after) {
-            #expect(!stale.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic) is announced now")
+            #expect(
+                !stale.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic) is announced now"
+            )
         }
     }
 
@@ -74,7 +80,8 @@ struct StaleDiscoveryTests {
         for message in Self.discovery.sensors(of: rule, at: found) {
             #expect(!stale.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic)")
         }
-        let humidity = try #require(try GatewayConfiguration(yaml: Self.after.replacingOccurrences(of: "2A6E", with: "2A6F")).peripherals.last)
+        let humidity = try #require(
+            try GatewayConfiguration(yaml: Self.after.replacingOccurrences(of: "2A6E", with: "2A6F")).peripherals.last)
         let old = try #require(Self.discovery.sensors(of: humidity, at: found).first)
         #expect(stale.isStale(old.topic, payload: Array(old.payload.utf8)), "a characteristic the rule no longer polls")
     }
@@ -83,11 +90,13 @@ struct StaleDiscoveryTests {
     /// when it is off.
     @Test func decodedValuesStayWhileDecodingIsOn() throws {
         let address = try #require(BluetoothAddress("A4:C1:38:00:00:01"))
-        let decoded = DecodedAdvertisement(format: "bthome-v2", values: ["temperature": .integer(21), "motion": .bool(true)])
+        let decoded = DecodedAdvertisement(
+            format: "bthome-v2", values: ["temperature": .integer(21), "motion": .bool(true)])
         let messages = Self.discovery.sensors(of: decoded, at: address)
         #expect(messages.count == 3, "temperature, motion, rssi")
         let on = StaleDiscovery(Self.discovery, configuration: try GatewayConfiguration(yaml: Self.after))
-        let off = StaleDiscovery(Self.discovery, configuration: try GatewayConfiguration(yaml: "decode: off\n" + Self.after))
+        let off = StaleDiscovery(
+            Self.discovery, configuration: try GatewayConfiguration(yaml: "decode: off\n" + Self.after))
         for message in messages {
             #expect(!on.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic)")
             #expect(off.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic)")
@@ -98,18 +107,26 @@ struct StaleDiscoveryTests {
     /// `bluejay_gw1_` too), another integration's, an already deleted one, another prefix.
     @Test func othersAreLeftAlone() throws {
         let stale = StaleDiscovery(Self.discovery, configuration: try GatewayConfiguration(yaml: Self.after))
-        let other = HomeAssistantDiscovery(prefix: "homeassistant", gateway: "gw1_x", topics: Topics(prefix: "bluejay", gateway: "gw1_x"))
+        let other = HomeAssistantDiscovery(
+            prefix: "homeassistant", gateway: "gw1_x", topics: Topics(prefix: "bluejay", gateway: "gw1_x"))
         let rule = try #require(try GatewayConfiguration(yaml: Self.before).peripherals.last)
         let address = try #require(BluetoothAddress("C0:FF:EE:00:00:22"))
         for message in [other.gatewayStatus] + other.sensors(of: rule, at: address) {
             #expect(message.topic.contains("/bluejay_gw1_"))
             #expect(!stale.isStale(message.topic, payload: Array(message.payload.utf8)), "\(message.topic)")
         }
-        #expect(!stale.isStale("homeassistant/sensor/0x00158d0001_temperature/config", payload: Array(#"{"device":{"identifiers":["zigbee"]}}"#.utf8)))
+        #expect(
+            !stale.isStale(
+                "homeassistant/sensor/0x00158d0001_temperature/config",
+                payload: Array(#"{"device":{"identifiers":["zigbee"]}}"#.utf8)))
         let ours = try #require(Self.discovery.sensors(of: rule, at: address).first)
         #expect(stale.isStale(ours.topic, payload: Array(ours.payload.utf8)), "the same, ours: stale")
         #expect(!stale.isStale(ours.topic, payload: []), "already deleted")
-        #expect(!stale.isStale(ours.topic.replacingOccurrences(of: "homeassistant/", with: "ha/"), payload: Array(ours.payload.utf8)))
-        #expect(stale.matches(ours.topic) && !stale.matches("homeassistant/sensor/x/y/config") && !stale.matches("bluejay/gw1/status"))
+        #expect(
+            !stale.isStale(
+                ours.topic.replacingOccurrences(of: "homeassistant/", with: "ha/"), payload: Array(ours.payload.utf8)))
+        #expect(
+            stale.matches(ours.topic) && !stale.matches("homeassistant/sensor/x/y/config")
+                && !stale.matches("bluejay/gw1/status"))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Gateway
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// sd_notify's datagrams, received on a real Unix socket as systemd would.
@@ -18,11 +18,15 @@ struct SystemdNotifierTests {
             for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         try #require(bound == 0)
 
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(getpid())"])
+        let notifier = SystemdNotifier(environment: [
+            "NOTIFY_SOCKET": path, "WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(getpid())",
+        ])
         #expect(notifier.watchdogInterval == .seconds(15), "half of WatchdogSec")
         #expect(notifier.notify("READY=1\nSTATUS=serving"))
         var buffer = [UInt8](repeating: 0, count: 256)
@@ -34,6 +38,8 @@ struct SystemdNotifierTests {
         let notifier = SystemdNotifier(environment: [:])
         #expect(!notifier.notify("READY=1"))
         #expect(notifier.watchdogInterval == nil)
-        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"]).watchdogInterval == nil, "another process's watchdog")
+        #expect(
+            SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"]).watchdogInterval == nil,
+            "another process's watchdog")
     }
 }

@@ -17,7 +17,9 @@ struct ValueJSONTests {
             for value in values {
                 let expected = known.decode(value).map(JSONText.encode)
                 let written = known.json(value).map { String(decoding: $0, as: UTF8.self) }
-                if written != expected, mismatches.count < 5 { mismatches.append("\(value): \(written ?? "nil") against \(expected ?? "nil")") }
+                if written != expected, mismatches.count < 5 {
+                    mismatches.append("\(value): \(written ?? "nil") against \(expected ?? "nil")")
+                }
             }
             #expect(mismatches.isEmpty, "\(known): \(mismatches)")
         }
@@ -34,11 +36,14 @@ struct ValueJSONTests {
                 let value = [UInt8(flags)] + (1..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
                 let expected = KnownCharacteristic.heartRate.decode(value).map(JSONText.encode)
                 let written = KnownCharacteristic.heartRate.json(value).map { String(decoding: $0, as: UTF8.self) }
-                if written != expected, mismatches.count < 5 { mismatches.append("\(value): \(written ?? "nil") against \(expected ?? "nil")") }
+                if written != expected, mismatches.count < 5 {
+                    mismatches.append("\(value): \(written ?? "nil") against \(expected ?? "nil")")
+                }
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches)")
-        #expect(KnownCharacteristic.heartRate.json([0x1F, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04])
+        #expect(
+            KnownCharacteristic.heartRate.json([0x1F, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04])
                 == Array(#"{"energy_expended":258,"heart_rate":300,"rr_intervals":[1],"sensor_contact":true}"#.utf8))
     }
 }

@@ -24,11 +24,15 @@ package final class EventPaddingTransport: HCITransport {
         let padding = padding
         try inner.start { delivery in
             guard case let .packets(packets) = delivery else { return deliver(delivery) }
-            deliver(.packets(packets.map { packet in
-                guard case let .event(event) = packet else { return packet }
-                let room = 255 - event.parameters.count
-                return .event(HCIEventPacket(code: event.code, parameters: (Array(event.parameters) + padding.prefix(room))[...]))
-            }))
+            deliver(
+                .packets(
+                    packets.map { packet in
+                        guard case let .event(event) = packet else { return packet }
+                        let room = 255 - event.parameters.count
+                        return .event(
+                            HCIEventPacket(
+                                code: event.code, parameters: (Array(event.parameters) + padding.prefix(room))[...]))
+                    }))
         }
     }
 

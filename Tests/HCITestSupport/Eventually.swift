@@ -8,8 +8,10 @@ package let hangGuardWait: Duration = .seconds(120)
 /// state that settles with no event to wait on (a cancelled timer's task unwinding, a
 /// reader thread joined, a counter bumped on another thread); it returns as soon as the
 /// condition holds, so a slow machine only makes it wait longer, never fail sooner.
-package func eventually(within limit: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
-                       _ condition: () async -> Bool) async -> Bool {
+package func eventually(
+    within limit: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
+    _ condition: () async -> Bool
+) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if await condition() { return true }
@@ -22,8 +24,10 @@ package func eventually(within limit: Duration = hangGuardWait, isolation: isola
 /// advertisers heard through a ThreadSanitizer build on a loaded machine can take minutes);
 /// gives up only once `progress` has not changed for `stall`: a hang guard on a stall, not
 /// on the whole run's time. Says whether `condition` held.
-package func eventually<Progress: Equatable>(stallingAfter stall: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
-                                             progress: () async -> Progress, _ condition: () async -> Bool) async -> Bool {
+package func eventually<Progress: Equatable>(
+    stallingAfter stall: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
+    progress: () async -> Progress, _ condition: () async -> Bool
+) async -> Bool {
     var last = await progress()
     var movedAt = ContinuousClock.now
     while true {

@@ -93,45 +93,64 @@ package final class FakeController: HCITransport {
     private func answer(_ command: HCICommandPacket, _ script: Script) -> HCIEvent {
         let opcode = command.opcode
         func complete(_ parameters: some HCIParameters) -> HCIEvent {
-            .commandComplete(CommandComplete(numHCICommandPackets: script.credits, opcode: opcode,
-                                             returnParameters: ([0] + parameters.encoded())[...]))
+            .commandComplete(
+                CommandComplete(
+                    numHCICommandPackets: script.credits, opcode: opcode,
+                    returnParameters: ([0] + parameters.encoded())[...]))
         }
         if let status = script.failures[opcode.rawValue] {
-            return .commandComplete(CommandComplete(numHCICommandPackets: script.credits, opcode: opcode, returnParameters: [status.rawValue]))
+            return .commandComplete(
+                CommandComplete(
+                    numHCICommandPackets: script.credits, opcode: opcode, returnParameters: [status.rawValue]))
         }
         let knows = script.supported.contains(opcode) || opcode == ReadLocalSupportedCommands.opcode
         guard knows else {
-            return .commandComplete(CommandComplete(numHCICommandPackets: script.credits, opcode: opcode,
-                                                    returnParameters: [HCIStatus.unknownHCICommand.rawValue]))
+            return .commandComplete(
+                CommandComplete(
+                    numHCICommandPackets: script.credits, opcode: opcode,
+                    returnParameters: [HCIStatus.unknownHCICommand.rawValue]))
         }
         switch opcode {
         case ReadLocalVersionInformation.opcode:
-            return complete(ReadLocalVersionInformation.ReturnParameters(hciVersion: 13, hciSubversion: 1, lmpVersion: 13,
-                                                                          companyIdentifier: 0x05F1, lmpSubversion: 2))
+            return complete(
+                ReadLocalVersionInformation.ReturnParameters(
+                    hciVersion: 13, hciSubversion: 1, lmpVersion: 13,
+                    companyIdentifier: 0x05F1, lmpSubversion: 2))
         case ReadLocalSupportedCommands.opcode:
             return complete(ReadLocalSupportedCommands.ReturnParameters(commands: .with(script.supported)))
         case ReadLocalSupportedFeatures.opcode:
-            return complete(ReadLocalSupportedFeatures.ReturnParameters(features: [.leSupportedController, .brEdrNotSupported]))
+            return complete(
+                ReadLocalSupportedFeatures.ReturnParameters(features: [.leSupportedController, .brEdrNotSupported]))
         case LEReadLocalSupportedFeatures.opcode:
             return complete(LEReadLocalSupportedFeatures.ReturnParameters(features: script.leFeatures))
         case ReadBDADDR.opcode:
             return complete(ReadBDADDR.ReturnParameters(address: script.address))
         case LEReadBufferSize.opcode:
-            return complete(LEReadBufferSize.ReturnParameters(leACLDataPacketLength: script.leBuffer.length,
-                                                              totalNumLEACLDataPackets: script.leBuffer.count))
+            return complete(
+                LEReadBufferSize.ReturnParameters(
+                    leACLDataPacketLength: script.leBuffer.length,
+                    totalNumLEACLDataPackets: script.leBuffer.count))
         case LEReadBufferSizeV2.opcode:
             let v2 = script.leBufferV2 ?? (script.leBuffer.length, script.leBuffer.count, 0, 0)
-            return complete(LEReadBufferSizeV2.ReturnParameters(leACLDataPacketLength: v2.length, totalNumLEACLDataPackets: v2.count,
-                                                                isoDataPacketLength: v2.isoLength, totalNumISODataPackets: v2.isoCount))
+            return complete(
+                LEReadBufferSizeV2.ReturnParameters(
+                    leACLDataPacketLength: v2.length, totalNumLEACLDataPackets: v2.count,
+                    isoDataPacketLength: v2.isoLength, totalNumISODataPackets: v2.isoCount))
         case ReadBufferSize.opcode:
-            return complete(ReadBufferSize.ReturnParameters(aclDataPacketLength: script.sharedBuffer.length, synchronousDataPacketLength: 64,
-                                                            totalNumACLDataPackets: script.sharedBuffer.count, totalNumSynchronousDataPackets: 0))
+            return complete(
+                ReadBufferSize.ReturnParameters(
+                    aclDataPacketLength: script.sharedBuffer.length, synchronousDataPacketLength: 64,
+                    totalNumACLDataPackets: script.sharedBuffer.count, totalNumSynchronousDataPackets: 0))
         case LEReadMaximumDataLength.opcode:
-            return complete(LEReadMaximumDataLength.ReturnParameters(supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
-                                                                     supportedMaxRxOctets: 251, supportedMaxRxTime: 2120))
+            return complete(
+                LEReadMaximumDataLength.ReturnParameters(
+                    supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
+                    supportedMaxRxOctets: 251, supportedMaxRxTime: 2120))
         case LERemoteConnectionParameterRequestReply.opcode, LERemoteConnectionParameterRequestNegativeReply.opcode:
             // Status and the connection handle (the command's first two bytes).
-            let handle = (try? LERemoteConnectionParameterRequestNegativeReply.ReturnParameters(decoding: command.parameters.prefix(2)))?.handle ?? 0
+            let handle =
+                (try? LERemoteConnectionParameterRequestNegativeReply.ReturnParameters(
+                    decoding: command.parameters.prefix(2)))?.handle ?? 0
             return complete(LERemoteConnectionParameterRequestReply.ReturnParameters(handle: handle))
         case LESetExtendedAdvertisingParameters.opcode:
             return complete(LESetExtendedAdvertisingParameters.ReturnParameters(selectedTxPower: 0))

@@ -45,14 +45,19 @@ package struct FaultTrigger: Sendable, CustomStringConvertible {
     package let matches: @Sendable (HCIPacket) -> Bool
 
     /// A trigger on the first packet in `direction` that `matches`.
-    package init(_ description: String, _ direction: BTSnoop.Direction, matches: @escaping @Sendable (HCIPacket) -> Bool) {
+    package init(
+        _ description: String, _ direction: BTSnoop.Direction, matches: @escaping @Sendable (HCIPacket) -> Bool
+    ) {
         self.description = description
         self.direction = direction
         self.matches = matches
     }
 
     /// The host sends a command with `opcode` (and parameters `where` accepts).
-    package static func command(_ name: String, _ opcode: HCIOpcode, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
+    package static func command(
+        _ name: String, _ opcode: HCIOpcode,
+        where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }
+    ) -> FaultTrigger {
         FaultTrigger(name, .sent) { packet in
             guard case let .command(command) = packet else { return false }
             return command.opcode == opcode && accepts(command.parameters)
@@ -60,7 +65,9 @@ package struct FaultTrigger: Sendable, CustomStringConvertible {
     }
 
     /// The host sends an ATT PDU with `opcode` (and a PDU `where` accepts).
-    package static func att(_ name: String, _ opcode: UInt8, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }) -> FaultTrigger {
+    package static func att(
+        _ name: String, _ opcode: UInt8, where accepts: @escaping @Sendable (ArraySlice<UInt8>) -> Bool = { _ in true }
+    ) -> FaultTrigger {
         FaultTrigger(name, .sent) { packet in
             guard let pdu = firstFragmentPayload(packet, channel: 0x0004) else { return false }
             return pdu.first == opcode && accepts(pdu)
@@ -81,9 +88,13 @@ package struct FaultTrigger: Sendable, CustomStringConvertible {
     /// Counts the packets a trigger has looked at.
     /// The controller's `number`-th packet that `matches`, counting from 1 (a fault in the
     /// middle of a flood).
-    package static func received(_ number: Int, _ what: String, matches: @escaping @Sendable (HCIPacket) -> Bool) -> FaultTrigger {
+    package static func received(_ number: Int, _ what: String, matches: @escaping @Sendable (HCIPacket) -> Bool)
+        -> FaultTrigger
+    {
         let seen = Counter()
-        return FaultTrigger("\(what) received: number \(number)", .received) { packet in matches(packet) && seen.next() == number }
+        return FaultTrigger("\(what) received: number \(number)", .received) { packet in
+            matches(packet) && seen.next() == number
+        }
     }
 
     private final class Counter: Sendable {
@@ -105,7 +116,8 @@ package struct FaultTrigger: Sendable, CustomStringConvertible {
     /// The handle of a successful LE Connection Complete, if `packet` is one.
     package static func openedHandle(_ packet: HCIPacket) -> ConnectionHandle? {
         guard case let .event(event) = packet, case let .leMeta(meta)? = try? HCIEvent(event),
-              case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta), status.isSuccess
+            case let .connectionComplete(status, handle, _, _, _, _)? = try? LEConnectionEvent.decode(meta),
+            status.isSuccess
         else { return nil }
         return handle
     }
@@ -194,7 +206,9 @@ package final class FaultInjectingTransport: HCITransport {
                 state.afterFault.append(packet)
                 return .drop
             }
-            guard let trigger = state.armed?.trigger, trigger.direction == .sent, trigger.matches(packet) else { return .pass }
+            guard let trigger = state.armed?.trigger, trigger.direction == .sent, trigger.matches(packet) else {
+                return .pass
+            }
             // Dead before the command goes: its answer must not slip through to the host
             // between the send and the fault.
             Self.markFired(&state)
@@ -204,7 +218,11 @@ package final class FaultInjectingTransport: HCITransport {
         case .pass: try inner.send(packet)
         case .drop: break
         case .fire:
-            if case .command = packet { try inner.send(packet) } else { state.withLock { $0.afterFault.append(packet) } }
+            if case .command = packet {
+                try inner.send(packet)
+            } else {
+                state.withLock { $0.afterFault.append(packet) }
+            }
             fire()
         // Writing into a stream that has ended fails, as on a closed socket.
         case .endOfStream: throw .closedByPeer(what: inner.description)
@@ -224,7 +242,9 @@ package final class FaultInjectingTransport: HCITransport {
             let (out, fire): (HCIPacket?, Bool) = state.withLock { state in
                 if state.dead { return (nil, false) }
                 let out = rewrite(packet, &state)
-                let fire = !state.fired && state.armed.map { $0.trigger.direction == .received && $0.trigger.matches(packet) } ?? false
+                let fire =
+                    !state.fired
+                    && state.armed.map { $0.trigger.direction == .received && $0.trigger.matches(packet) } ?? false
                 return (out, fire)
             }
             if let out { passed.append(out) }
@@ -249,7 +269,10 @@ package final class FaultInjectingTransport: HCITransport {
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
             state.openHandles.removeAll { $0 == disconnection.handle }
             guard let reason = state.reasons.removeValue(forKey: disconnection.handle) else { return packet }
-            return .event(HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: disconnection.handle, reason: reason)).packet)
+            return .event(
+                HCIEvent.disconnectionComplete(
+                    DisconnectionComplete(status: .success, handle: disconnection.handle, reason: reason)
+                ).packet)
         default:
             return packet
         }
@@ -262,10 +285,11 @@ package final class FaultInjectingTransport: HCITransport {
     }
 
     private func fire() {
-        let (fault, handle, deliver): (InjectedFault?, ConnectionHandle?, (@Sendable (TransportDelivery) -> Void)?) = state.withLock { state in
-            Self.markFired(&state)
-            return (state.armed?.fault, state.openHandles.last, state.deliver)
-        }
+        let (fault, handle, deliver): (InjectedFault?, ConnectionHandle?, (@Sendable (TransportDelivery) -> Void)?) =
+            state.withLock { state in
+                Self.markFired(&state)
+                return (state.armed?.fault, state.openHandles.last, state.deliver)
+            }
         guard let fault, let deliver else { return }
         switch fault {
         case let .linkLost(reason):
@@ -277,11 +301,14 @@ package final class FaultInjectingTransport: HCITransport {
                     state.reasons[handle] = reason
                 }
                 // The peer sees Remote User Terminated Connection; the host sees `reason`.
-                do { try inner.send(.command(Disconnect(handle: handle, reason: .remoteUserTerminatedConnection).packet)) } catch {
+                do {
+                    try inner.send(.command(Disconnect(handle: handle, reason: .remoteUserTerminatedConnection).packet))
+                } catch {
                     injection.async { deliver(.failed(error)) }
                 }
             case .scripted:
-                let event = HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason))
+                let event = HCIEvent.disconnectionComplete(
+                    DisconnectionComplete(status: .success, handle: handle, reason: reason))
                 injection.async { deliver(.packets([.event(event.packet)])) }
             }
         case .transportEOF:

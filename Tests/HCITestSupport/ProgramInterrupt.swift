@@ -19,12 +19,15 @@ package final class ProgramInterrupt: Sendable {
     /// program's standard output, then sends it SIGINT. Throws when it never does (the
     /// program is interrupted anyway, so the test's `run` returns).
     package func interrupt(after text: String, times: Int = 1) async throws {
-        let said = await eventually { self.state.withLock { $0.output.components(separatedBy: text).count - 1 >= times } }
+        let said = await eventually {
+            self.state.withLock { $0.output.components(separatedBy: text).count - 1 >= times }
+        }
         // run(…) registers the process as it starts it; the text cannot come before.
         _ = await eventually { self.state.withLock { $0.process != nil } }
         if let process = state.withLock({ $0.process }) { kill(process, SIGINT) }
         guard said else {
-            throw ProgramInterruptError(description: "the program never printed '\(text)'; it printed: \(state.withLock { $0.output })")
+            throw ProgramInterruptError(
+                description: "the program never printed '\(text)'; it printed: \(state.withLock { $0.output })")
         }
     }
 

@@ -29,13 +29,16 @@ package let programHangGuard: Duration = .seconds(600)
 /// or a failure thrown beside an `async let` of this run) it is killed. A tool that serves
 /// until interrupted would otherwise keep the test waiting for ever, and with it whatever
 /// the test's `defer` was to stop.
-package func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
-                 idleInput: IdleInput? = nil, interrupt: ProgramInterrupt? = nil) async throws -> ProgramResult {
+package func run(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+    idleInput: IdleInput? = nil, interrupt: ProgramInterrupt? = nil
+) async throws -> ProgramResult {
     let child = ChildProcess()
     return try await withTaskCancellationHandler {
         try await blocking {
-            try runBlocking(executable, arguments, environment: environment, input: input, idleInput: idleInput,
-                            interrupt: interrupt, child: child)
+            try runBlocking(
+                executable, arguments, environment: environment, input: input, idleInput: idleInput,
+                interrupt: interrupt, child: child)
         }
     } onCancel: {
         child.kill(because: "the test was cancelled")
@@ -73,8 +76,10 @@ private final class ChildProcess: Sendable {
     var killed: String? { state.withLock { $0.killed } }
 }
 
-private func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String], input: String?,
-                         idleInput: IdleInput?, interrupt: ProgramInterrupt?, child: ChildProcess) throws -> ProgramResult {
+private func runBlocking(
+    _ executable: URL, _ arguments: [String], environment: [String: String], input: String?,
+    idleInput: IdleInput?, interrupt: ProgramInterrupt?, child: ChildProcess
+) throws -> ProgramResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -124,8 +129,9 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
     }
-    let output = readToEnd(out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor,
-                           of: process, child: child, printed: { interrupt?.printed($0) })
+    let output = readToEnd(
+        out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor,
+        of: process, child: child, printed: { interrupt?.printed($0) })
     process.waitUntilExit()
     var stderr = String(decoding: output.err, as: UTF8.self)
     if let reason = child.killed { stderr += "\n[killed with SIGKILL: \(reason)]" }
@@ -135,8 +141,10 @@ private func runBlocking(_ executable: URL, _ arguments: [String], environment: 
 /// Reads the program's standard output and error as they come, both at once so a chatty
 /// child never blocks, until both end or the program has ended with nothing more to read.
 /// Past ``programHangGuard`` the program is killed.
-private func readToEnd(_ outFD: Int32, _ errFD: Int32, of process: Process, child: ChildProcess,
-                       printed: (Data) -> Void) -> (out: Data, err: Data) {
+private func readToEnd(
+    _ outFD: Int32, _ errFD: Int32, of process: Process, child: ChildProcess,
+    printed: (Data) -> Void
+) -> (out: Data, err: Data) {
     var out = Data(), err = Data()
     var open: [Int32] = [outFD, errFD]
     let deadline = ContinuousClock.now + programHangGuard
@@ -162,7 +170,9 @@ private func readToEnd(_ outFD: Int32, _ errFD: Int32, of process: Process, chil
             }
         }
         if !readAny && !process.isRunning { break }
-        if ContinuousClock.now > deadline { child.kill(because: "still running after \(programHangGuard) (the hang guard)") }
+        if ContinuousClock.now > deadline {
+            child.kill(because: "still running after \(programHangGuard) (the hang guard)")
+        }
     }
     return (out, err)
 }

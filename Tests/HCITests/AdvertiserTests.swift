@@ -8,15 +8,26 @@ import Testing
 /// advertising resumed after a central's link.
 @Suite @BluetoothActor
 struct AdvertiserTests {
-    static let legacyCommands: [HCIOpcode] = [LESetRandomAddress.opcode, LESetAdvertisingParameters.opcode, LESetAdvertisingData.opcode,
-                                              LESetScanResponseData.opcode, LESetAdvertisingEnable.opcode]
-    static let extendedCommands: [HCIOpcode] = [LESetAdvertisingSetRandomAddress.opcode, LESetExtendedAdvertisingParameters.opcode,
-                                                LESetExtendedAdvertisingData.opcode, LESetExtendedScanResponseData.opcode,
-                                                LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode]
-    let data = AdvertisingData(structures: [ADStructure(type: ADType.flags, data: [0x06]), ADStructure(type: ADType.completeServiceUUIDs16, data: [0x0D, 0x18])])
-    let response = AdvertisingData(structures: [ADStructure(type: ADType.completeLocalName, data: Array("Bluejay".utf8))])
+    static let legacyCommands: [HCIOpcode] = [
+        LESetRandomAddress.opcode, LESetAdvertisingParameters.opcode, LESetAdvertisingData.opcode,
+        LESetScanResponseData.opcode, LESetAdvertisingEnable.opcode,
+    ]
+    static let extendedCommands: [HCIOpcode] = [
+        LESetAdvertisingSetRandomAddress.opcode, LESetExtendedAdvertisingParameters.opcode,
+        LESetExtendedAdvertisingData.opcode, LESetExtendedScanResponseData.opcode,
+        LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode,
+    ]
+    let data = AdvertisingData(structures: [
+        ADStructure(type: ADType.flags, data: [0x06]),
+        ADStructure(type: ADType.completeServiceUUIDs16, data: [0x0D, 0x18]),
+    ])
+    let response = AdvertisingData(structures: [
+        ADStructure(type: ADType.completeLocalName, data: Array("Bluejay".utf8))
+    ])
 
-    func started(extended: Bool, clock: any Clock<Duration> = ContinuousClock(), address: BluetoothAddress? = nil) async throws -> (FakeController, HCIController, Advertiser) {
+    func started(extended: Bool, clock: any Clock<Duration> = ContinuousClock(), address: BluetoothAddress? = nil)
+        async throws -> (FakeController, HCIController, Advertiser)
+    {
         var script = FakeController.Script()
         if let address { script.address = address }
         script.supported += Self.legacyCommands + (extended ? Self.extendedCommands : [])
@@ -29,18 +40,26 @@ struct AdvertiserTests {
 
     /// The commands sent after bring-up.
     func advertisingCommands(_ fake: FakeController) -> [HCICommandPacket] {
-        fake.sent.compactMap { if case let .command(command) = $0, command.opcode.rawValue >= 0x2005, command.opcode.rawValue <= 0x203D,
-                                  command.opcode != LESetEventMask.opcode { command } else { nil } }
+        fake.sent.compactMap {
+            if case let .command(command) = $0, command.opcode.rawValue >= 0x2005, command.opcode.rawValue <= 0x203D,
+                command.opcode != LESetEventMask.opcode
+            {
+                command
+            } else {
+                nil
+            }
+        }
     }
 
     @Test func aLegacyControllerGetsTheLegacyCommandsInOrder() async throws {
         let (fake, _, advertiser) = try await started(extended: false)
         #expect(advertiser.commands == .legacy)
         try await advertiser.start(data: data, scanResponse: response)
-        #expect(advertisingCommands(fake) == [
-            LESetAdvertisingParameters().packet, LESetAdvertisingData(data: data.encoded()).packet,
-            LESetScanResponseData(data: response.encoded()).packet, LESetAdvertisingEnable(enable: true).packet,
-        ])
+        #expect(
+            advertisingCommands(fake) == [
+                LESetAdvertisingParameters().packet, LESetAdvertisingData(data: data.encoded()).packet,
+                LESetScanResponseData(data: response.encoded()).packet, LESetAdvertisingEnable(enable: true).packet,
+            ])
         #expect(advertiser.isAdvertising)
         try await advertiser.stop()
         #expect(advertisingCommands(fake).last == LESetAdvertisingEnable(enable: false).packet)
@@ -51,23 +70,34 @@ struct AdvertiserTests {
         let (fake, _, advertiser) = try await started(extended: true)
         #expect(advertiser.commands == .extended)
         let address = BluetoothAddress("C1:00:00:00:00:01")!
-        try await advertiser.start(data: data, scanResponse: response, parameters: AdvertisingParameters(ownAddress: .staticRandom(address), txPower: -4))
-        #expect(advertisingCommands(fake) == [
-            LESetExtendedAdvertisingParameters(advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy], ownAddressType: 1, txPower: -4).packet,
-            LESetAdvertisingSetRandomAddress(advertisingHandle: 0, address: address).packet,
-            LESetExtendedAdvertisingData(advertisingHandle: 0, data: data.encoded()[...]).packet,
-            LESetExtendedScanResponseData(advertisingHandle: 0, data: response.encoded()[...]).packet,
-            LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 0)]).packet,
-        ])
+        try await advertiser.start(
+            data: data, scanResponse: response,
+            parameters: AdvertisingParameters(ownAddress: .staticRandom(address), txPower: -4))
+        #expect(
+            advertisingCommands(fake) == [
+                LESetExtendedAdvertisingParameters(
+                    advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy], ownAddressType: 1,
+                    txPower: -4
+                ).packet,
+                LESetAdvertisingSetRandomAddress(advertisingHandle: 0, address: address).packet,
+                LESetExtendedAdvertisingData(advertisingHandle: 0, data: data.encoded()[...]).packet,
+                LESetExtendedScanResponseData(advertisingHandle: 0, data: response.encoded()[...]).packet,
+                LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 0)]).packet,
+            ])
     }
 
     @Test func dataPastThePDUIsRefusedBeforeAnyCommand() async throws {
         let (fake, _, advertiser) = try await started(extended: false)
-        let long = AdvertisingData(structures: [ADStructure(type: ADType.manufacturerSpecificData, data: Array(repeating: 1, count: 30))])
+        let long = AdvertisingData(structures: [
+            ADStructure(type: ADType.manufacturerSpecificData, data: Array(repeating: 1, count: 30))
+        ])
         await #expect(throws: AdvertisingError.dataTooLong(what: "advertising data", length: 32, maximum: 31)) {
             try await advertiser.start(data: long)
         }
-        await #expect(throws: AdvertisingError.notSupported("extended advertising PDUs and PHYs (the controller has legacy advertising only)")) {
+        await #expect(
+            throws: AdvertisingError.notSupported(
+                "extended advertising PDUs and PHYs (the controller has legacy advertising only)")
+        ) {
             try await advertiser.start(data: data, parameters: AdvertisingParameters(legacyPDUs: false))
         }
         #expect(advertisingCommands(fake).isEmpty)
@@ -75,14 +105,25 @@ struct AdvertiserTests {
 
     @Test func extendedPDUsCarryLongDataInFragments() async throws {
         let (fake, _, advertiser) = try await started(extended: true)
-        let long = AdvertisingData(structures: (0..<3).map { _ in ADStructure(type: ADType.manufacturerSpecificData, data: Array(repeating: 7, count: 99)) })
-        try await advertiser.start(data: long, parameters: AdvertisingParameters(kind: .nonConnectable, legacyPDUs: false, secondaryPHY: 2))
+        let long = AdvertisingData(
+            structures: (0..<3).map { _ in
+                ADStructure(type: ADType.manufacturerSpecificData, data: Array(repeating: 7, count: 99))
+            })
+        try await advertiser.start(
+            data: long, parameters: AdvertisingParameters(kind: .nonConnectable, legacyPDUs: false, secondaryPHY: 2))
         let bytes = long.encoded()
         #expect(bytes.count == 303)
         let fragments = advertisingCommands(fake).filter { $0.opcode == LESetExtendedAdvertisingData.opcode }
-        #expect(fragments == [LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .firstFragment, data: bytes[0..<251]).packet,
-                              LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .lastFragment, data: bytes[251...]).packet])
-        #expect(!advertisingCommands(fake).contains { $0.opcode == LESetExtendedScanResponseData.opcode }, "a non-scannable set has no scan response")
+        #expect(
+            fragments == [
+                LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .firstFragment, data: bytes[0..<251])
+                    .packet,
+                LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .lastFragment, data: bytes[251...])
+                    .packet,
+            ])
+        #expect(
+            !advertisingCommands(fake).contains { $0.opcode == LESetExtendedScanResponseData.opcode },
+            "a non-scannable set has no scan response")
     }
 
     @Test func advertisingResumesWhenTheCentralsLinkEnds() async throws {
@@ -91,19 +132,31 @@ struct AdvertiserTests {
         advertiser.onConnection = { handle, _ in connected.append(handle) }
         try await advertiser.start(data: data, scanResponse: response)
         let central = BluetoothAddress("F0:00:00:00:00:02")!
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
-                                                               parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
         #expect(connected == [0x0040])
-        guard case .stoppedByConnection = advertiser.state else { Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return }
+        guard case .stoppedByConnection = advertiser.state else {
+            Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return
+        }
         let enablesBefore = advertisingCommands(fake).filter { $0 == LESetAdvertisingEnable(enable: true).packet }.count
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))
+        fake.deliverEvent(
+            .disconnectionComplete(
+                DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))
         try await controller.send(ReadBDADDR())
         #expect(advertiser.isAdvertising)
-        #expect(await eventually { self.advertisingCommands(fake).filter { $0 == LESetAdvertisingEnable(enable: true).packet }.count == enablesBefore + 1 })
+        #expect(
+            await eventually {
+                self.advertisingCommands(fake).filter { $0 == LESetAdvertisingEnable(enable: true).packet }.count
+                    == enablesBefore + 1
+            })
         // A link we made as central is not ours to resume for.
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0041, role: 0x00, peerAddressType: 1, peerAddress: central,
-                                                               parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x0041, role: 0x00, peerAddressType: 1, peerAddress: central,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
         #expect(connected == [0x0040])
         #expect(advertiser.isAdvertising)
@@ -113,7 +166,9 @@ struct AdvertiserTests {
 
     /// Stand-in resolvable private addresses (top bits 0b01), numbered; the SMP tests check
     /// real ones against ah.
-    static func privateAddress(_ number: UInt8) -> BluetoothAddress { BluetoothAddress(littleEndianBytes: [number, 0, 0, 0x11, 0x22, 0x40 | number]) }
+    static func privateAddress(_ number: UInt8) -> BluetoothAddress {
+        BluetoothAddress(littleEndianBytes: [number, 0, 0, 0x11, 0x22, 0x40 | number])
+    }
 
     /// Advertising from a resolvable private address: it is set before the set runs (LE Set
     /// Random Address for legacy commands, LE Set Advertising Set Random Address for a set)
@@ -132,21 +187,37 @@ struct AdvertiserTests {
         }
         advertiser.onAddressRenewed = { renewed.append($0) }
         func setAddress(_ address: BluetoothAddress) -> HCICommandPacket {
-            extended ? LESetAdvertisingSetRandomAddress(advertisingHandle: 0, address: address).packet : LESetRandomAddress(address: address).packet
+            extended
+                ? LESetAdvertisingSetRandomAddress(advertisingHandle: 0, address: address).packet
+                : LESetRandomAddress(address: address).packet
         }
-        let enable = extended ? LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 0)]).packet : LESetAdvertisingEnable(enable: true).packet
-        let disable = extended ? LESetExtendedAdvertisingEnable(enable: false, sets: [.init(advertisingHandle: 0)]).packet : LESetAdvertisingEnable(enable: false).packet
+        let enable =
+            extended
+            ? LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 0)]).packet
+            : LESetAdvertisingEnable(enable: true).packet
+        let disable =
+            extended
+            ? LESetExtendedAdvertisingEnable(enable: false, sets: [.init(advertisingHandle: 0)]).packet
+            : LESetAdvertisingEnable(enable: false).packet
 
-        try await advertiser.start(data: data, scanResponse: response, parameters: AdvertisingParameters(ownAddress: .resolvablePrivate(renewal: .seconds(60))))
+        try await advertiser.start(
+            data: data, scanResponse: response,
+            parameters: AdvertisingParameters(ownAddress: .resolvablePrivate(renewal: .seconds(60))))
         let first = Self.privateAddress(1)
         #expect(advertiser.randomAddress == first)
         let startCommands = advertisingCommands(fake)
         #expect(startCommands.contains(setAddress(first)))
         if extended {
-            #expect(startCommands.first == LESetExtendedAdvertisingParameters(advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy],
-                                                                              ownAddressType: 1).packet)
+            #expect(
+                startCommands.first
+                    == LESetExtendedAdvertisingParameters(
+                        advertisingHandle: 0, eventProperties: [.connectable, .scannable, .legacy],
+                        ownAddressType: 1
+                    ).packet)
         } else {
-            let addressThenParameters: ArraySlice<HCICommandPacket> = [setAddress(first), LESetAdvertisingParameters(ownAddressType: 1).packet]
+            let addressThenParameters: ArraySlice<HCICommandPacket> = [
+                setAddress(first), LESetAdvertisingParameters(ownAddressType: 1).packet,
+            ]
             #expect(startCommands.prefix(2) == addressThenParameters, "the address before the parameters")
         }
         #expect(startCommands.last == enable)
@@ -165,10 +236,13 @@ struct AdvertiserTests {
 
         // A central connects to the address in use.
         let central = BluetoothAddress("F0:00:00:00:00:02")!
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
-                                                               parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x0040, role: 0x01, peerAddressType: 1, peerAddress: central,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
-        let local: [Bool]? = advertiser.localAddress(of: 0x0040).map { (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
+        let local: [Bool]? = advertiser.localAddress(of: 0x0040).map {
+            (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
             [local.type == .random, local.address == second]
         }
         #expect(local == [true, true])
@@ -176,12 +250,21 @@ struct AdvertiserTests {
         try await advertiser.renewPrivateAddress()
         let third = Self.privateAddress(3)
         let addressOnly: [HCICommandPacket] = [setAddress(third)]
-        #expect(Array(advertisingCommands(fake).dropFirst(beforeRenewal)) == addressOnly, "stopped by the link: the address only")
-        #expect(advertiser.localAddress(of: 0x0040)?.address == second, "the link keeps the address the central connected to")
-        guard case .stoppedByConnection = advertiser.state else { Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return }
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))
+        #expect(
+            Array(advertisingCommands(fake).dropFirst(beforeRenewal)) == addressOnly,
+            "stopped by the link: the address only")
+        #expect(
+            advertiser.localAddress(of: 0x0040)?.address == second,
+            "the link keeps the address the central connected to")
+        guard case .stoppedByConnection = advertiser.state else {
+            Issue.record("expected stoppedByConnection, got \(advertiser.state)"); return
+        }
+        fake.deliverEvent(
+            .disconnectionComplete(
+                DisconnectionComplete(status: .success, handle: 0x0040, reason: .remoteUserTerminatedConnection)))
         #expect(await eventually { self.advertisingCommands(fake).last == enable })
-        #expect(advertiser.randomAddress == third && advertiser.isAdvertising && advertiser.localAddress(of: 0x0040) == nil)
+        #expect(
+            advertiser.randomAddress == third && advertiser.isAdvertising && advertiser.localAddress(of: 0x0040) == nil)
 
         // Stopped: the timer stops with it.
         try await advertiser.stop()
@@ -199,16 +282,24 @@ struct AdvertiserTests {
         try await advertiser.start(data: data)
         let central = BluetoothAddress("F0:00:00:00:00:02")!, local = Self.privateAddress(9)
         let parameters = LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)
-        fake.deliverEvent(.leMeta(LEEnhancedConnectionComplete(status: .success, handle: 0x0041, role: 0x01, peerAddressType: 1, peerAddress: central,
-                                                               localResolvablePrivateAddress: local,
-                                                               peerResolvablePrivateAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
-                                                               parameters: parameters, centralClockAccuracy: 0).meta))
+        fake.deliverEvent(
+            .leMeta(
+                LEEnhancedConnectionComplete(
+                    status: .success, handle: 0x0041, role: 0x01, peerAddressType: 1, peerAddress: central,
+                    localResolvablePrivateAddress: local,
+                    peerResolvablePrivateAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+                    parameters: parameters, centralClockAccuracy: 0
+                ).meta))
         try await controller.send(ReadBDADDR())
         #expect(advertiser.localAddress(of: 0x0041).map { [$0.type == .random, $0.address == local] } == [true, true])
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(status: .success, handle: 0x0042, role: 0x01, peerAddressType: 1, peerAddress: central,
-                                                               parameters: parameters))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x0042, role: 0x01, peerAddressType: 1, peerAddress: central,
+                parameters: parameters))
         try await controller.send(ReadBDADDR())
-        #expect(advertiser.localAddress(of: 0x0042).map { [$0.type == .public, $0.address == controller.info?.address] } == [true, true])
+        #expect(
+            advertiser.localAddress(of: 0x0042).map { [$0.type == .public, $0.address == controller.info?.address] }
+                == [true, true])
     }
 
     /// What cannot be advertised from is refused before any command: a resolvable private
@@ -216,12 +307,19 @@ struct AdvertiserTests {
     /// address's; and a public advertiser has no private address to renew.
     @Test func unusableAddressesAreRefused() async throws {
         let (fake, _, advertiser) = try await started(extended: false)
-        await #expect(throws: AdvertisingError.invalidParameters("a resolvable private address needs an IRK (no privateAddressSource)")) {
+        await #expect(
+            throws: AdvertisingError.invalidParameters(
+                "a resolvable private address needs an IRK (no privateAddressSource)")
+        ) {
             try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .resolvablePrivate()))
         }
         let notStatic = BluetoothAddress("40:00:00:00:00:01")!
-        await #expect(throws: AdvertisingError.invalidParameters("40:00:00:00:00:01 is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")) {
-            try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .staticRandom(notStatic)))
+        await #expect(
+            throws: AdvertisingError.invalidParameters(
+                "40:00:00:00:00:01 is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")
+        ) {
+            try await advertiser.start(
+                data: data, parameters: AdvertisingParameters(ownAddress: .staticRandom(notStatic)))
         }
         #expect(advertisingCommands(fake).isEmpty)
         try await advertiser.start(data: data)
@@ -233,10 +331,13 @@ struct AdvertiserTests {
     /// A controller with no public address (Read BD_ADDR gives all zeros) cannot advertise
     /// from it: refused before any command; a static random address works.
     @Test func noPublicAddressToAdvertiseFrom() async throws {
-        let (fake, _, advertiser) = try await started(extended: false, address: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]))
+        let (fake, _, advertiser) = try await started(
+            extended: false, address: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]))
         await #expect(throws: AdvertisingError.self) { try await advertiser.start(data: data) }
         #expect(advertisingCommands(fake).isEmpty)
-        try await advertiser.start(data: data, parameters: AdvertisingParameters(ownAddress: .staticRandom(BluetoothAddress("C1:23:45:67:89:AB")!)))
+        try await advertiser.start(
+            data: data,
+            parameters: AdvertisingParameters(ownAddress: .staticRandom(BluetoothAddress("C1:23:45:67:89:AB")!)))
         #expect(!advertisingCommands(fake).isEmpty)
     }
 }

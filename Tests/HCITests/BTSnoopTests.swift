@@ -15,8 +15,10 @@ private func header(version: UInt32 = 1, datalink: UInt32) -> [UInt8] {
 }
 
 /// One record: original and included length, flags, drops, timestamp, then the data.
-private func record(_ data: [UInt8], flags: UInt32, timestamp: Int64 = 0x00E2_5F9B_0A2F_4240,
-                    originalLength: Int? = nil) -> [UInt8] {
+private func record(
+    _ data: [UInt8], flags: UInt32, timestamp: Int64 = 0x00E2_5F9B_0A2F_4240,
+    originalLength: Int? = nil
+) -> [UInt8] {
     var writer = ByteWriter()
     writer.writeBigEndian(UInt32(originalLength ?? data.count))
     writer.writeBigEndian(UInt32(data.count))
@@ -36,8 +38,10 @@ private func packet(_ record: BTSnoopRecord) -> (H4PacketType, [UInt8])? {
 struct BTSnoopTests {
     static let reset = HCIPacket.command(HCICommandPacket(opcode: Reset.opcode))
     static let resetComplete = HCIPacket.event(HCIEventPacket(code: 0x0E, parameters: bytes("01 03 0c 00")[...]))
-    static let aclOut = HCIPacket.acl(ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: bytes("03 00 04 00 0a 01 00")[...]))
-    static let aclIn = HCIPacket.acl(ACLDataPacket(handle: 0x40, boundary: .firstFlushable, data: bytes("03 00 04 00 0b 2a 00")[...]))
+    static let aclOut = HCIPacket.acl(
+        ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: bytes("03 00 04 00 0a 01 00")[...]))
+    static let aclIn = HCIPacket.acl(
+        ACLDataPacket(handle: 0x40, boundary: .firstFlushable, data: bytes("03 00 04 00 0b 2a 00")[...]))
 
     @Test("What BTSnoopWriter writes, BTSnoopFile reads back (datalink 1002)")
     func writeAndRead() throws {
@@ -78,8 +82,9 @@ struct BTSnoopTests {
         }
         let earliest: Int64 = before - 1_000_000, latest: Int64 = after + 1_000_000
         for record in file.records.prefix(4) {
-            #expect(record.timestamp >= earliest && record.timestamp <= latest,
-                    "timestamp \(record.timestamp) within a second of now")
+            #expect(
+                record.timestamp >= earliest && record.timestamp <= latest,
+                "timestamp \(record.timestamp) within a second of now")
         }
         #expect(file.records[4].timestamp == 0x00E2_5F9B_0A2F_4240)
 
@@ -124,28 +129,33 @@ struct BTSnoopTests {
 
     @Test("Datalink 1001: no indicator; flags give direction and command/event vs ACL")
     func datalink1001() throws {
-        let file = try BTSnoopFile(bytes: header(datalink: 1001)
-            + record(bytes("03 0c 00"), flags: 2)
-            + record(bytes("0e 04 01 03 0c 00"), flags: 3)
-            + record(bytes("40 00 07 00 03 00 04 00 0a 01 00"), flags: 0)
-            + record(bytes("40 20 07 00 03 00 04 00 0b 2a 00"), flags: 1))
+        let file = try BTSnoopFile(
+            bytes: header(datalink: 1001)
+                + record(bytes("03 0c 00"), flags: 2)
+                + record(bytes("0e 04 01 03 0c 00"), flags: 3)
+                + record(bytes("40 00 07 00 03 00 04 00 0a 01 00"), flags: 0)
+                + record(bytes("40 20 07 00 03 00 04 00 0b 2a 00"), flags: 1))
         #expect(file.datalink == .hciUnencapsulated)
         #expect(file.records.map(\.direction) == [.sent, .received, .sent, .received])
         let packets = file.records.compactMap(packet)
         #expect(packets.map(\.0) == [.command, .event, .acl, .acl])
-        #expect(packets.map(\.1) == [bytes("03 0c 00"), bytes("0e 04 01 03 0c 00"),
-                                     bytes("40 00 07 00 03 00 04 00 0a 01 00"), bytes("40 20 07 00 03 00 04 00 0b 2a 00")])
+        #expect(
+            packets.map(\.1) == [
+                bytes("03 0c 00"), bytes("0e 04 01 03 0c 00"),
+                bytes("40 00 07 00 03 00 04 00 0a 01 00"), bytes("40 20 07 00 03 00 04 00 0b 2a 00"),
+            ])
         for (type, body) in packets { _ = try HCIPacket(type: type, body: body[...]) }
     }
 
     @Test("Datalink 2001 (btmon): the opcode in the flags gives type and direction")
     func datalink2001() throws {
-        let file = try BTSnoopFile(bytes: header(datalink: 2001)
-            + record(bytes("03 0c 00"), flags: 2)  // command
-            + record(bytes("0e 04 01 03 0c 00"), flags: 3)  // event
-            + record(bytes("40 00 01 00 99"), flags: 4)  // ACL TX
-            + record(bytes("40 20 01 00 98"), flags: 0x0001_0005)  // ACL RX on hci1
-            + record(Array("Bluetooth subsystem".utf8), flags: 0x0001_000C))  // system note on hci1
+        let file = try BTSnoopFile(
+            bytes: header(datalink: 2001)
+                + record(bytes("03 0c 00"), flags: 2)  // command
+                + record(bytes("0e 04 01 03 0c 00"), flags: 3)  // event
+                + record(bytes("40 00 01 00 99"), flags: 4)  // ACL TX
+                + record(bytes("40 20 01 00 98"), flags: 0x0001_0005)  // ACL RX on hci1
+                + record(Array("Bluetooth subsystem".utf8), flags: 0x0001_000C))  // system note on hci1
         #expect(file.datalink == .linuxMonitor)
         #expect(file.records.map(\.direction) == [.sent, .received, .sent, .received, .received])
         let packets = file.records.compactMap(packet)
@@ -162,8 +172,11 @@ struct BTSnoopTests {
 
     @Test("Datalink 1002: a first byte that is no packet type is kept, not dropped")
     func unknownType() throws {
-        let file = try BTSnoopFile(bytes: header(datalink: 1002) + record(bytes("09 01 02"), flags: 1) + record([], flags: 0))
-        guard case let .unknownType(byte, rest) = file.records[0].content, case .unknownType(0, let empty) = file.records[1].content else {
+        let file = try BTSnoopFile(
+            bytes: header(datalink: 1002) + record(bytes("09 01 02"), flags: 1) + record([], flags: 0))
+        guard case let .unknownType(byte, rest) = file.records[0].content,
+            case .unknownType(0, let empty) = file.records[1].content
+        else {
             Issue.record("expected unknown types")
             return
         }
@@ -176,17 +189,19 @@ struct BTSnoopTests {
     func timestamps() throws {
         // 2017-12-13 00:00:00 UTC is Unix 1513123200.
         let unix: Int64 = 1_513_123_200_000_000
-        let file = try BTSnoopFile(bytes: header(datalink: 1002)
-            + record(bytes("01 03 0c 00"), flags: 2, timestamp: unix + 0x00DC_DDB3_0F2F_8000, originalLength: 9))
+        let file = try BTSnoopFile(
+            bytes: header(datalink: 1002)
+                + record(bytes("01 03 0c 00"), flags: 2, timestamp: unix + 0x00DC_DDB3_0F2F_8000, originalLength: 9))
         #expect(file.records[0].unixMicroseconds == unix)
         #expect(file.records[0].originalLength == 9)
     }
 
     @Test("A corrupt timestamp with its top bit set converts without trapping")
     func corruptTimestamp() throws {
-        let file = try BTSnoopFile(bytes: header(datalink: 1002)
-            + record(bytes("01 03 0c 00"), flags: 2, timestamp: .min)
-            + record(bytes("01 03 0c 00"), flags: 2, timestamp: .max))
+        let file = try BTSnoopFile(
+            bytes: header(datalink: 1002)
+                + record(bytes("01 03 0c 00"), flags: 2, timestamp: .min)
+                + record(bytes("01 03 0c 00"), flags: 2, timestamp: .max))
         #expect(file.records[0].timestamp == .min)
         #expect(file.records[0].unixMicroseconds == .min)
         #expect(file.records[1].unixMicroseconds == .max - 0x00DC_DDB3_0F2F_8000)
@@ -201,7 +216,9 @@ struct BTSnoopTests {
         var magic = header(datalink: 1002)
         magic[6] = UInt8(ascii: "q")
         #expect(throws: BTSnoopError.notBTSnoop("bad magic 62 74 73 6e 6f 6f 71 00")) { try BTSnoopFile(bytes: magic) }
-        #expect(throws: BTSnoopError.unsupportedVersion(2)) { try BTSnoopFile(bytes: header(version: 2, datalink: 1002)) }
+        #expect(throws: BTSnoopError.unsupportedVersion(2)) {
+            try BTSnoopFile(bytes: header(version: 2, datalink: 1002))
+        }
         #expect(throws: BTSnoopError.unsupportedDatalink(1003)) { try BTSnoopFile(bytes: header(datalink: 1003)) }
         #expect(throws: BTSnoopError.unsupportedDatalink(201)) { try BTSnoopFile(bytes: header(datalink: 201)) }
         #expect(BTSnoopError.unsupportedDatalink(1003).description.contains("1003"))

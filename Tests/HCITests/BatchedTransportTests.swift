@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import HCI
 import HCITestSupport
@@ -47,11 +47,15 @@ private final class Arrivals: Sendable {
 
 private func acl(_ index: Int, length: Int) -> HCIPacket {
     let data = (0..<length).map { UInt8(truncatingIfNeeded: $0 &+ index) }
-    return .acl(ACLDataPacket(handle: ConnectionHandle(rawValue: UInt16(0x40 + index % 3)), boundary: .firstFlushable, data: data[...]))
+    return .acl(
+        ACLDataPacket(
+            handle: ConnectionHandle(rawValue: UInt16(0x40 + index % 3)), boundary: .firstFlushable, data: data[...]))
 }
 
 private func event(_ index: Int) -> HCIPacket {
-    .event(HCIEventPacket(code: 0xFF, parameters: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: index % 256)[...]))
+    .event(
+        HCIEventPacket(
+            code: 0xFF, parameters: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: index % 256)[...]))
 }
 
 private func encoded(_ packets: [HCIPacket]) -> [[UInt8]] { packets.map { $0.encodeH4() } }
@@ -76,7 +80,8 @@ struct BatchedTransportTests {
             close(writeEnd)  // the end of the stream follows the burst
         }
         await writer.value  // all queued before the transport reads: deliveries come full
-        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
+        let transport = FileDescriptorTransport(
+            descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let arrivals = Arrivals()
         try transport.start { arrivals.continuation.yield($0) }
@@ -92,7 +97,8 @@ struct BatchedTransportTests {
         var fds: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         let sent: [HCIPacket] = (0..<5000).map { acl($0, length: 1 + $0 % 251) }
-        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
+        let transport = FileDescriptorTransport(
+            descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let arrivals = Arrivals()
         try transport.start { arrivals.continuation.yield($0) }
@@ -145,7 +151,8 @@ struct BatchedTransportTests {
         #expect(encoded(deliveries.flatMap { $0 }) == encoded(Array(first[2...]) + burst))
     }
 
-    @Test("Batched stream writes resume short writes across packets and their parts", arguments: [1, 3, 5, 6, 64, 1000])
+    @Test(
+        "Batched stream writes resume short writes across packets and their parts", arguments: [1, 3, 5, 6, 64, 1000])
     func batchedWritesResume(step: Int) {
         let packets: [ACLDataPacket] = (0..<70).map { index in
             ACLDataPacket(handle: 0x40, boundary: .continuing, data: Array(0..<UInt8(index % 60))[...])
@@ -171,7 +178,9 @@ struct BatchedTransportTests {
         #expect(stream == packets.flatMap { HCIPacket.acl($0).encodeH4() })
     }
 
-    @Test("Batched datagrams resume after a sendmmsg that sent only some, one packet a datagram", arguments: [1, 2, 7, 64])
+    @Test(
+        "Batched datagrams resume after a sendmmsg that sent only some, one packet a datagram",
+        arguments: [1, 2, 7, 64])
     func batchedDatagramsResume(step: Int) {
         let packets: [ACLDataPacket] = (0..<150).map { index in
             ACLDataPacket(handle: 0x40, boundary: .firstFlushable, data: Array(0..<UInt8(index % 100))[...])
@@ -190,7 +199,8 @@ struct BatchedTransportTests {
                 let message = messages[index].msg_hdr
                 var datagram: [UInt8] = []
                 for part in 0..<Int(message.msg_iovlen) {
-                    datagram += UnsafeRawBufferPointer(start: message.msg_iov[part].iov_base, count: message.msg_iov[part].iov_len)
+                    datagram += UnsafeRawBufferPointer(
+                        start: message.msg_iov[part].iov_base, count: message.msg_iov[part].iov_len)
                 }
                 datagrams.append(datagram)
             }
@@ -207,13 +217,15 @@ struct BatchedTransportTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         let relay = try SocketController(descriptor: fds[1])
         defer { relay.close() }
-        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
+        let transport = FileDescriptorTransport(
+            descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         let controller = HCIController(transport: transport, configuration: .init(logger: .silent))
         defer { controller.close() }
         try await controller.start()
         let buffers = try #require(controller.aclFlow?.bufferCount)  // the fake's 4
         let packets: [ACLDataPacket] = (0..<(3 * buffers + 1)).map { index in
-            ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: [UInt8](repeating: UInt8(index), count: 27)[...])
+            ACLDataPacket(
+                handle: 0x40, boundary: .firstNonFlushable, data: [UInt8](repeating: UInt8(index), count: 27)[...])
         }
         for packet in packets { try controller.sendACL(packet) }
         // Only as many as the controller has buffers went out; the rest wait, in order.
@@ -221,12 +233,22 @@ struct BatchedTransportTests {
         #expect(controller.aclFlow?.queuedCount == packets.count - buffers)
         #expect(await relay.acl.next(buffers) == packets[..<buffers].map { HCIPacket.acl($0) })
         // Credits for all but one: that many go out together (one sendmmsg), the rest wait.
-        relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers - 1))])).packet))
+        relay.send(
+            .event(
+                HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers - 1))]))
+                    .packet))
         #expect(await relay.acl.next(buffers - 1) == packets[buffers..<(2 * buffers - 1)].map { HCIPacket.acl($0) })
-        relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))])).packet))
-        #expect(await relay.acl.next(buffers) == packets[(2 * buffers - 1)..<(3 * buffers - 1)].map { HCIPacket.acl($0) })
+        relay.send(
+            .event(
+                HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))]))
+                    .packet))
+        #expect(
+            await relay.acl.next(buffers) == packets[(2 * buffers - 1)..<(3 * buffers - 1)].map { HCIPacket.acl($0) })
         #expect(controller.aclFlow?.queuedCount == 2)
-        relay.send(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))])).packet))
+        relay.send(
+            .event(
+                HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, UInt16(buffers))]))
+                    .packet))
         #expect(await relay.acl.next(2) == packets[(3 * buffers - 1)...].map { HCIPacket.acl($0) })
         #expect(controller.aclFlow?.queuedCount == 0)
     }
@@ -247,7 +269,9 @@ private final class SocketController: Sendable {
         let fake = fake, acl = acl
         try fake.start { delivery in
             guard case let .packets(packets) = delivery else { return }
-            for packet in packets { _ = packet.encodeH4().withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
+            for packet in packets {
+                _ = packet.encodeH4().withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            }
         }
         reader = try ReaderThread(name: "test-controller") {
             var buffer = [UInt8](repeating: 0, count: 70_000)

@@ -8,8 +8,10 @@ import Testing
 
 /// Checks a command against its H4 bytes from the spec: encoding, decoding back through
 /// `HCIPacket(h4:)`, the parameters on their own, and every truncation of the packet.
-private func expectCommand<C: HCICommand>(_ command: C, h4 expected: [UInt8],
-                                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+private func expectCommand<C: HCICommand>(
+    _ command: C, h4 expected: [UInt8],
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let packet = HCIPacket.command(command.packet)
     #expect(packet.encodeH4().hexDump == expected.hexDump, "H4 bytes of \(C.self)", sourceLocation: sourceLocation)
     guard case .command(let decoded) = try HCIPacket(h4: expected[...]) else {
@@ -25,21 +27,27 @@ private func expectCommand<C: HCICommand>(_ command: C, h4 expected: [UInt8],
 
 /// Checks return parameters against the whole Command Complete event that carries them
 /// (status 0x00 Success in front), in both directions.
-private func expectReturn<C: HCICommand>(_: C.Type, _ value: C.ReturnParameters, commandComplete expected: [UInt8],
-                                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+private func expectReturn<C: HCICommand>(
+    _: C.Type, _ value: C.ReturnParameters, commandComplete expected: [UInt8],
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let event = HCIEvent.commandComplete(
         CommandComplete(numHCICommandPackets: 1, opcode: C.opcode, returnParameters: ([0x00] + value.encoded())[...]))
-    #expect(HCIPacket.event(event.packet).encodeH4().hexDump == expected.hexDump,
-            "Command Complete for \(C.self)", sourceLocation: sourceLocation)
+    #expect(
+        HCIPacket.event(event.packet).encodeH4().hexDump == expected.hexDump,
+        "Command Complete for \(C.self)", sourceLocation: sourceLocation)
 
     guard case .event(let packet) = try HCIPacket(h4: expected[...]),
-          case .commandComplete(let complete) = try HCIEvent(packet) else {
+        case .commandComplete(let complete) = try HCIEvent(packet)
+    else {
         Issue.record("Command Complete for \(C.self) did not decode as one", sourceLocation: sourceLocation)
         return
     }
     #expect(complete.opcode == C.opcode, sourceLocation: sourceLocation)
     #expect(complete.returnParameters.first == HCIStatus.success.rawValue, sourceLocation: sourceLocation)
-    #expect(try C.ReturnParameters(decoding: complete.returnParameters.dropFirst()) == value, sourceLocation: sourceLocation)
+    #expect(
+        try C.ReturnParameters(decoding: complete.returnParameters.dropFirst()) == value, sourceLocation: sourceLocation
+    )
     // Return parameters after: 1 indicator, 1 code, 1 length, 1 credits, 2 opcode, 1 status.
     try expectFixedSizeRoundTrip(value, Array(expected.dropFirst(7)), sourceLocation: sourceLocation)
 }
@@ -59,8 +67,9 @@ struct CommandCodecTests {
         // 47 (byte 5 = 0x80), 61 (byte 7 = 0x20).
         try expectCommand(SetEventMask(mask: .leHost), h4: bytes("01 01 0c 08 90 88 00 02 00 80 00 20"))
         // BlueZ's default mask for an LE-capable controller, as btmon prints it.
-        try expectCommand(SetEventMask(mask: EventMask(rawValue: 0x3DBF_F807_FFFB_FFFF)),
-                          h4: bytes("01 01 0c 08 ff ff fb ff 07 f8 bf 3d"))
+        try expectCommand(
+            SetEventMask(mask: EventMask(rawValue: 0x3DBF_F807_FFFB_FFFF)),
+            h4: bytes("01 01 0c 08 ff ff fb ff 07 f8 bf 3d"))
     }
 
     @Test("Read_Local_Version_Information and its five fields")
@@ -69,8 +78,9 @@ struct CommandCodecTests {
         // HCI 5.4 (0x0d) rev 0x1234, LMP 5.4 rev 0x5678, Broadcom (0x000f).
         let value = ReadLocalVersionInformation.ReturnParameters(
             hciVersion: 0x0D, hciSubversion: 0x1234, lmpVersion: 0x0D, companyIdentifier: 0x000F, lmpSubversion: 0x5678)
-        try expectReturn(ReadLocalVersionInformation.self, value,
-                         commandComplete: bytes("04 0e 0c 01 01 10 00 0d 34 12 0d 0f 00 78 56"))
+        try expectReturn(
+            ReadLocalVersionInformation.self, value,
+            commandComplete: bytes("04 0e 0c 01 01 10 00 0d 34 12 0d 0f 00 78 56"))
     }
 
     @Test("Read_Local_Supported_Commands returns 64 octets with commands on their spec bits (6.27)")
@@ -83,8 +93,10 @@ struct CommandCodecTests {
         octets[5] = 0x80
         octets[25] = 0x02
         octets[41] = 0x20
-        let commands = SupportedCommands.with([Disconnect.opcode, Reset.opcode, LEReadBufferSize.opcode,
-                                               LEReadBufferSizeV2.opcode])
+        let commands = SupportedCommands.with([
+            Disconnect.opcode, Reset.opcode, LEReadBufferSize.opcode,
+            LEReadBufferSizeV2.opcode,
+        ])
         #expect(commands.octets == octets)
         #expect(commands.count == 4)
         #expect(commands.supports(Reset.self))
@@ -92,8 +104,9 @@ struct CommandCodecTests {
         #expect(commands.supports(HCIOpcode(rawValue: 0xFC61)) == nil, "a position the table lacks is unknown")
 
         let value = ReadLocalSupportedCommands.ReturnParameters(commands: commands)
-        try expectReturn(ReadLocalSupportedCommands.self, value,
-                         commandComplete: bytes("04 0e 44 01 02 10 00") + octets)
+        try expectReturn(
+            ReadLocalSupportedCommands.self, value,
+            commandComplete: bytes("04 0e 44 01 02 10 00") + octets)
     }
 
     @Test("A short supported-commands mask is padded to 64 octets")
@@ -108,31 +121,36 @@ struct CommandCodecTests {
     func readLocalSupportedFeatures() throws {
         try expectCommand(ReadLocalSupportedFeatures(), h4: bytes("01 03 10 00"))
         let value = ReadLocalSupportedFeatures.ReturnParameters(features: [.leSupportedController, .brEdrNotSupported])
-        try expectReturn(ReadLocalSupportedFeatures.self, value,
-                         commandComplete: bytes("04 0e 0c 01 03 10 00 00 00 00 00 60 00 00 00"))
+        try expectReturn(
+            ReadLocalSupportedFeatures.self, value,
+            commandComplete: bytes("04 0e 0c 01 03 10 00 00 00 00 00 60 00 00 00"))
     }
 
     @Test("Read_Buffer_Size: 2-byte ACL length, 1-byte SCO length, two 2-byte counts")
     func readBufferSize() throws {
         try expectCommand(ReadBufferSize(), h4: bytes("01 05 10 00"))
-        let value = ReadBufferSize.ReturnParameters(aclDataPacketLength: 1021, synchronousDataPacketLength: 0x40,
-                                                    totalNumACLDataPackets: 8, totalNumSynchronousDataPackets: 0)
-        try expectReturn(ReadBufferSize.self, value, commandComplete: bytes("04 0e 0b 01 05 10 00 fd 03 40 08 00 00 00"))
+        let value = ReadBufferSize.ReturnParameters(
+            aclDataPacketLength: 1021, synchronousDataPacketLength: 0x40,
+            totalNumACLDataPackets: 8, totalNumSynchronousDataPackets: 0)
+        try expectReturn(
+            ReadBufferSize.self, value, commandComplete: bytes("04 0e 0b 01 05 10 00 fd 03 40 08 00 00 00"))
     }
 
     @Test("Read_BD_ADDR returns the address least significant byte first")
     func readBDADDR() throws {
         try expectCommand(ReadBDADDR(), h4: bytes("01 09 10 00"))
         let address = try #require(BluetoothAddress("00:1A:7D:DA:71:13"))
-        try expectReturn(ReadBDADDR.self, ReadBDADDR.ReturnParameters(address: address),
-                         commandComplete: bytes("04 0e 0a 01 09 10 00 13 71 da 7d 1a 00"))
+        try expectReturn(
+            ReadBDADDR.self, ReadBDADDR.ReturnParameters(address: address),
+            commandComplete: bytes("04 0e 0a 01 09 10 00 13 71 da 7d 1a 00"))
     }
 
     @Test("Disconnect: handle and reason, answered by Command Status")
     func disconnect() throws {
         try expectCommand(Disconnect(handle: 0x0040), h4: bytes("01 06 04 03 40 00 13"))
-        try expectCommand(Disconnect(handle: 0x0EFF, reason: .connectionTerminatedByLocalHost),
-                          h4: bytes("01 06 04 03 ff 0e 16"))
+        try expectCommand(
+            Disconnect(handle: 0x0EFF, reason: .connectionTerminatedByLocalHost),
+            h4: bytes("01 06 04 03 ff 0e 16"))
         #expect(Disconnect.completion == .commandStatus)
         #expect(Disconnect(handle: 1).reason == .remoteUserTerminatedConnection)
     }
@@ -157,9 +175,11 @@ struct CommandCodecTests {
     @Test("LE_Read_Buffer_Size v2 adds the ISO buffers")
     func leReadBufferSizeV2() throws {
         try expectCommand(LEReadBufferSizeV2(), h4: bytes("01 60 20 00"))
-        let value = LEReadBufferSizeV2.ReturnParameters(leACLDataPacketLength: 251, totalNumLEACLDataPackets: 15,
-                                                        isoDataPacketLength: 0x03C0, totalNumISODataPackets: 6)
-        try expectReturn(LEReadBufferSizeV2.self, value, commandComplete: bytes("04 0e 0a 01 60 20 00 fb 00 0f c0 03 06"))
+        let value = LEReadBufferSizeV2.ReturnParameters(
+            leACLDataPacketLength: 251, totalNumLEACLDataPackets: 15,
+            isoDataPacketLength: 0x03C0, totalNumISODataPackets: 6)
+        try expectReturn(
+            LEReadBufferSizeV2.self, value, commandComplete: bytes("04 0e 0a 01 60 20 00 fb 00 0f c0 03 06"))
     }
 
     @Test("LE_Read_Local_Supported_Features: eight octets, bit 0 is LE Encryption")
@@ -168,38 +188,49 @@ struct CommandCodecTests {
         // Encryption (0), Data Packet Length Extension (5), 2M PHY (8), Extended Advertising (12).
         let value = LEReadLocalSupportedFeatures.ReturnParameters(
             features: [.encryption, .dataPacketLengthExtension, .twoMegabitPHY, .extendedAdvertising])
-        try expectReturn(LEReadLocalSupportedFeatures.self, value,
-                         commandComplete: bytes("04 0e 0c 01 03 20 00 21 11 00 00 00 00 00 00"))
-        #expect(value.features.names == ["LE Encryption", "LE Data Packet Length Extension", "LE 2M PHY",
-                                         "LE Extended Advertising"])
+        try expectReturn(
+            LEReadLocalSupportedFeatures.self, value,
+            commandComplete: bytes("04 0e 0c 01 03 20 00 21 11 00 00 00 00 00 00"))
+        #expect(
+            value.features.names == [
+                "LE Encryption", "LE Data Packet Length Extension", "LE 2M PHY",
+                "LE Extended Advertising",
+            ])
         #expect(LEFeatures(rawValue: 1 << 63).names == ["bit 63"])
     }
 
     @Test("LE_Read_Maximum_Data_Length: four 2-byte fields")
     func leReadMaximumDataLength() throws {
         try expectCommand(LEReadMaximumDataLength(), h4: bytes("01 2f 20 00"))
-        let value = LEReadMaximumDataLength.ReturnParameters(supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
-                                                             supportedMaxRxOctets: 251, supportedMaxRxTime: 17040)
-        try expectReturn(LEReadMaximumDataLength.self, value,
-                         commandComplete: bytes("04 0e 0c 01 2f 20 00 fb 00 48 08 fb 00 90 42"))
+        let value = LEReadMaximumDataLength.ReturnParameters(
+            supportedMaxTxOctets: 251, supportedMaxTxTime: 2120,
+            supportedMaxRxOctets: 251, supportedMaxRxTime: 17040)
+        try expectReturn(
+            LEReadMaximumDataLength.self, value,
+            commandComplete: bytes("04 0e 0c 01 2f 20 00 fb 00 48 08 fb 00 90 42"))
     }
 
     @Test("LE_Remote_Connection_Parameter_Request_Reply and Negative_Reply (7.8.31, 7.8.32)")
     func leRemoteConnectionParameterRequestReplies() throws {
         // Handle 0x0040, interval 0x0006-0x0C80, latency 0x01F3, timeout 0x0C80, CE 0x0002-0x0010.
         let reply = LERemoteConnectionParameterRequestReply(
-            handle: 0x0040, parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200),
+            handle: 0x0040,
+            parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200),
             minCELength: 2, maxCELength: 16)
         try expectCommand(reply, h4: bytes("01 20 20 0e 40 00 06 00 80 0c f3 01 80 0c 02 00 10 00"))
-        try expectReturn(LERemoteConnectionParameterRequestReply.self, .init(handle: 0x0040),
-                         commandComplete: bytes("04 0e 06 01 20 20 00 40 00"))
+        try expectReturn(
+            LERemoteConnectionParameterRequestReply.self, .init(handle: 0x0040),
+            commandComplete: bytes("04 0e 06 01 20 20 00 40 00"))
         #expect(LERemoteConnectionParameterRequestReply.completion == .commandComplete)
 
-        try expectCommand(LERemoteConnectionParameterRequestNegativeReply(handle: 0x0EFF), h4: bytes("01 21 20 03 ff 0e 3b"))
-        try expectCommand(LERemoteConnectionParameterRequestNegativeReply(handle: 1, reason: .unsupportedRemoteFeature),
-                          h4: bytes("01 21 20 03 01 00 1a"))
-        try expectReturn(LERemoteConnectionParameterRequestNegativeReply.self, .init(handle: 0x0EFF),
-                         commandComplete: bytes("04 0e 06 01 21 20 00 ff 0e"))
+        try expectCommand(
+            LERemoteConnectionParameterRequestNegativeReply(handle: 0x0EFF), h4: bytes("01 21 20 03 ff 0e 3b"))
+        try expectCommand(
+            LERemoteConnectionParameterRequestNegativeReply(handle: 1, reason: .unsupportedRemoteFeature),
+            h4: bytes("01 21 20 03 01 00 1a"))
+        try expectReturn(
+            LERemoteConnectionParameterRequestNegativeReply.self, .init(handle: 0x0EFF),
+            commandComplete: bytes("04 0e 06 01 21 20 00 ff 0e"))
         #expect(LERemoteConnectionParameterRequestNegativeReply.completion == .commandComplete)
     }
 
@@ -212,8 +243,10 @@ struct CommandCodecTests {
     @Test("The LE central event mask follows the controller's features")
     func leCentralEventMask() {
         #expect(LEEventMask.central(for: []) == .default)
-        let all = LEEventMask.central(for: [.connectionParametersRequest, .dataPacketLengthExtension, .llPrivacy,
-                                            .twoMegabitPHY, .extendedAdvertising, .channelSelectionAlgorithm2])
+        let all = LEEventMask.central(for: [
+            .connectionParametersRequest, .dataPacketLengthExtension, .llPrivacy,
+            .twoMegabitPHY, .extendedAdvertising, .channelSelectionAlgorithm2,
+        ])
         // Subevents 1-7, 0x0A, 0x0C, 0x0D, 0x11, 0x14 → bits 0-6, 9, 11, 12, 16, 19.
         #expect(all.rawValue == 0b1001_0001_1010_0111_1111)
         #expect(LEEventMask.subevent(0x0A).names == ["LE_Enhanced_Connection_Complete"])
@@ -230,50 +263,70 @@ struct CommandCodecTests {
 struct AdvertisingCommandCodecTests {
     @Test("LE_Set_Advertising_Parameters: two intervals, type, addresses, channel map, policy (7.8.5)")
     func legacyParameters() throws {
-        try expectCommand(LESetAdvertisingParameters(intervalMin: 0x0020, intervalMax: 0x4000, advertisingType: .scannableUndirected, ownAddressType: 1),
-                          h4: bytes("01 06 20 0f 20 00 00 40 02 01 00 00 00 00 00 00 00 07 00"))
+        try expectCommand(
+            LESetAdvertisingParameters(
+                intervalMin: 0x0020, intervalMax: 0x4000, advertisingType: .scannableUndirected, ownAddressType: 1),
+            h4: bytes("01 06 20 0f 20 00 00 40 02 01 00 00 00 00 00 00 00 07 00"))
         #expect(LESetAdvertisingParameters.completion == .commandComplete)
     }
 
     @Test("LE_Set_Advertising_Data and LE_Set_Scan_Response_Data: a length, then 31 octets zero-padded (7.8.7, 7.8.8)")
     func legacyData() throws {
-        try expectCommand(LESetAdvertisingData(data: [0x02, 0x01, 0x06]),
-                          h4: bytes("01 08 20 20 03 02 01 06") + Array(repeating: 0, count: 28))
+        try expectCommand(
+            LESetAdvertisingData(data: [0x02, 0x01, 0x06]),
+            h4: bytes("01 08 20 20 03 02 01 06") + Array(repeating: 0, count: 28))
         try expectCommand(LESetScanResponseData(data: []), h4: bytes("01 09 20 20 00") + Array(repeating: 0, count: 31))
         // A length past 31 is refused.
-        #expect(throws: DecodingError.self) { try LESetAdvertisingData(decoding: ([0x20] + Array(repeating: 0, count: 31))[...]) }
+        #expect(throws: DecodingError.self) {
+            try LESetAdvertisingData(decoding: ([0x20] + Array(repeating: 0, count: 31))[...])
+        }
     }
 
     @Test("LE_Set_Advertising_Enable, LE_Set_Random_Address, LE_Read_Advertising_Physical_Channel_Tx_Power")
     func legacyOthers() throws {
         try expectCommand(LESetAdvertisingEnable(enable: true), h4: bytes("01 0a 20 01 01"))
-        try expectCommand(LESetRandomAddress(address: BluetoothAddress("C1:02:03:04:05:06")!), h4: bytes("01 05 20 06 06 05 04 03 02 c1"))
+        try expectCommand(
+            LESetRandomAddress(address: BluetoothAddress("C1:02:03:04:05:06")!),
+            h4: bytes("01 05 20 06 06 05 04 03 02 c1"))
         try expectCommand(LEReadAdvertisingPhysicalChannelTxPower(), h4: bytes("01 07 20 00"))
-        try expectReturn(LEReadAdvertisingPhysicalChannelTxPower.self, .init(txPowerLevel: -4), commandComplete: bytes("04 0e 05 01 07 20 00 fc"))
+        try expectReturn(
+            LEReadAdvertisingPhysicalChannelTxPower.self, .init(txPowerLevel: -4),
+            commandComplete: bytes("04 0e 05 01 07 20 00 fc"))
     }
 
     @Test("LE_Set_Extended_Advertising_Parameters: 3-octet intervals, TX power, PHYs, SID (7.8.53)")
     func extendedParameters() throws {
-        try expectCommand(LESetExtendedAdvertisingParameters(advertisingHandle: 1, eventProperties: [.connectable, .scannable, .legacy],
-                                                             intervalMin: 0xA0, intervalMax: 0x0140, ownAddressType: 1, txPower: 0x7F,
-                                                             secondaryPHY: 1, sid: 2),
-                          h4: bytes("01 36 20 19 01 13 00 a0 00 00 40 01 00 07 01 00 00 00 00 00 00 00 00 7f 01 00 01 02 00"))
-        try expectReturn(LESetExtendedAdvertisingParameters.self, .init(selectedTxPower: -7), commandComplete: bytes("04 0e 05 01 36 20 00 f9"))
+        try expectCommand(
+            LESetExtendedAdvertisingParameters(
+                advertisingHandle: 1, eventProperties: [.connectable, .scannable, .legacy],
+                intervalMin: 0xA0, intervalMax: 0x0140, ownAddressType: 1, txPower: 0x7F,
+                secondaryPHY: 1, sid: 2),
+            h4: bytes("01 36 20 19 01 13 00 a0 00 00 40 01 00 07 01 00 00 00 00 00 00 00 00 7f 01 00 01 02 00"))
+        try expectReturn(
+            LESetExtendedAdvertisingParameters.self, .init(selectedTxPower: -7),
+            commandComplete: bytes("04 0e 05 01 36 20 00 f9"))
     }
 
     @Test("LE_Set_Extended_Advertising_Data, Scan_Response_Data, Enable, and the set commands (7.8.54–7.8.60)")
     func extendedOthers() throws {
-        try expectCommand(LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .complete, data: [0x02, 0x01, 0x06]),
-                          h4: bytes("01 37 20 07 00 03 01 03 02 01 06"))
-        try expectCommand(LESetExtendedScanResponseData(advertisingHandle: 2, operation: .firstFragment, fragmentPreference: 0, data: [0x01, 0xFF]),
-                          h4: bytes("01 38 20 06 02 01 00 02 01 ff"))
-        try expectCommand(LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 1, duration: 0x01F4)]),
-                          h4: bytes("01 39 20 06 01 01 01 f4 01 00"))
+        try expectCommand(
+            LESetExtendedAdvertisingData(advertisingHandle: 0, operation: .complete, data: [0x02, 0x01, 0x06]),
+            h4: bytes("01 37 20 07 00 03 01 03 02 01 06"))
+        try expectCommand(
+            LESetExtendedScanResponseData(
+                advertisingHandle: 2, operation: .firstFragment, fragmentPreference: 0, data: [0x01, 0xFF]),
+            h4: bytes("01 38 20 06 02 01 00 02 01 ff"))
+        try expectCommand(
+            LESetExtendedAdvertisingEnable(enable: true, sets: [.init(advertisingHandle: 1, duration: 0x01F4)]),
+            h4: bytes("01 39 20 06 01 01 01 f4 01 00"))
         try expectCommand(LESetExtendedAdvertisingEnable(enable: false, sets: []), h4: bytes("01 39 20 02 00 00"))
-        try expectCommand(LESetAdvertisingSetRandomAddress(advertisingHandle: 3, address: BluetoothAddress("C1:02:03:04:05:06")!),
-                          h4: bytes("01 35 20 07 03 06 05 04 03 02 c1"))
+        try expectCommand(
+            LESetAdvertisingSetRandomAddress(advertisingHandle: 3, address: BluetoothAddress("C1:02:03:04:05:06")!),
+            h4: bytes("01 35 20 07 03 06 05 04 03 02 c1"))
         try expectCommand(LEReadMaximumAdvertisingDataLength(), h4: bytes("01 3a 20 00"))
-        try expectReturn(LEReadMaximumAdvertisingDataLength.self, .init(maximumLength: 0x0672), commandComplete: bytes("04 0e 06 01 3a 20 00 72 06"))
+        try expectReturn(
+            LEReadMaximumAdvertisingDataLength.self, .init(maximumLength: 0x0672),
+            commandComplete: bytes("04 0e 06 01 3a 20 00 72 06"))
         try expectCommand(LEReadNumberOfSupportedAdvertisingSets(), h4: bytes("01 3b 20 00"))
         try expectCommand(LERemoveAdvertisingSet(advertisingHandle: 1), h4: bytes("01 3c 20 01 01"))
         try expectCommand(LEClearAdvertisingSets(), h4: bytes("01 3d 20 00"))
@@ -290,12 +343,17 @@ struct AdvertisingCommandCodecTests {
 
     @Test("The advertising commands sit on their supported-commands bits (6.27)")
     func supportedBits() {
-        let mask = SupportedCommands(octets: Array(repeating: 0, count: 25) + [0xE0, 0x03] + Array(repeating: 0, count: 9) + [0xFE, 0x03])
-        for command in [LESetAdvertisingParameters.opcode, LEReadAdvertisingPhysicalChannelTxPower.opcode, LESetAdvertisingData.opcode,
-                        LESetScanResponseData.opcode, LESetAdvertisingEnable.opcode, LESetAdvertisingSetRandomAddress.opcode,
-                        LESetExtendedAdvertisingParameters.opcode, LESetExtendedAdvertisingData.opcode, LESetExtendedScanResponseData.opcode,
-                        LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode,
-                        LEReadNumberOfSupportedAdvertisingSets.opcode, LERemoveAdvertisingSet.opcode, LEClearAdvertisingSets.opcode] {
+        let mask = SupportedCommands(
+            octets: Array(repeating: 0, count: 25) + [0xE0, 0x03] + Array(repeating: 0, count: 9) + [0xFE, 0x03])
+        for command in [
+            LESetAdvertisingParameters.opcode, LEReadAdvertisingPhysicalChannelTxPower.opcode,
+            LESetAdvertisingData.opcode,
+            LESetScanResponseData.opcode, LESetAdvertisingEnable.opcode, LESetAdvertisingSetRandomAddress.opcode,
+            LESetExtendedAdvertisingParameters.opcode, LESetExtendedAdvertisingData.opcode,
+            LESetExtendedScanResponseData.opcode,
+            LESetExtendedAdvertisingEnable.opcode, LEReadMaximumAdvertisingDataLength.opcode,
+            LEReadNumberOfSupportedAdvertisingSets.opcode, LERemoveAdvertisingSet.opcode, LEClearAdvertisingSets.opcode,
+        ] {
             #expect(mask.supports(command) == true, "\(command.name)")
         }
         #expect(mask.supports(LESetRandomAddress.opcode) == false)

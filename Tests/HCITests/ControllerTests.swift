@@ -14,11 +14,12 @@ struct ControllerTests {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: quiet)
         let info = try await controller.start()
-        #expect(fake.sentCommands == [
-            Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedCommands.opcode,
-            ReadLocalSupportedFeatures.opcode, LEReadLocalSupportedFeatures.opcode, ReadBDADDR.opcode,
-            SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode, LEReadMaximumDataLength.opcode,
-        ])
+        #expect(
+            fake.sentCommands == [
+                Reset.opcode, ReadLocalVersionInformation.opcode, ReadLocalSupportedCommands.opcode,
+                ReadLocalSupportedFeatures.opcode, LEReadLocalSupportedFeatures.opcode, ReadBDADDR.opcode,
+                SetEventMask.opcode, LESetEventMask.opcode, LEReadBufferSize.opcode, LEReadMaximumDataLength.opcode,
+            ])
         #expect(info.address == BluetoothAddress("C0:FF:EE:00:00:01"))
         #expect(info.aclBuffers == .init(length: 27, count: 4, source: LEReadBufferSize.opcode))
         #expect(info.maximumDataLength?.supportedMaxTxOctets == 251)
@@ -53,7 +54,10 @@ struct ControllerTests {
         controller = HCIController(transport: fake, configuration: quiet)
         info = try await controller.start()
         #expect(info.aclBuffers == .init(length: 1021, count: 8, source: ReadBufferSize.opcode))
-        #expect(fake.sentCommands.suffix(3) == [LEReadBufferSize.opcode, ReadBufferSize.opcode, LEReadMaximumDataLength.opcode])
+        #expect(
+            fake.sentCommands.suffix(3) == [
+                LEReadBufferSize.opcode, ReadBufferSize.opcode, LEReadMaximumDataLength.opcode,
+            ])
         controller.close()
     }
 
@@ -86,7 +90,8 @@ struct ControllerTests {
     @Test func commandTimeoutEndsTheCommandAndTheQueueGoesOn() async throws {
         let clock = ManualClock()
         let fake = FakeController()
-        let controller = HCIController(transport: fake, clock: clock, configuration: .init(commandTimeout: .seconds(2), logger: .silent))
+        let controller = HCIController(
+            transport: fake, clock: clock, configuration: .init(commandTimeout: .seconds(2), logger: .silent))
         try await controller.start()
         fake.update { $0.mute = [0xFC77] }
         let stuck = Task { @BluetoothActor in
@@ -100,7 +105,9 @@ struct ControllerTests {
         clock.advance(by: .seconds(1))
         #expect(fake.sentCommands.last == HCIOpcode(rawValue: 0xFC77), "nothing more is sent before the timeout")
         clock.advance(by: .seconds(1))
-        await #expect(throws: HCIError.commandTimeout(HCIOpcode(rawValue: 0xFC77), seconds: 2)) { try await stuck.value }
+        await #expect(throws: HCIError.commandTimeout(HCIOpcode(rawValue: 0xFC77), seconds: 2)) {
+            try await stuck.value
+        }
         // After the timeout the queue moves on and the waiting command completes normally.
         let address = try await behind.value
         #expect(address.address == BluetoothAddress("C0:FF:EE:00:00:01"))
@@ -122,7 +129,9 @@ struct ControllerTests {
         let waiting = Task { @BluetoothActor in try await controller.send(ReadLocalVersionInformation()) }
         while controller.queuedCommandCount == 0 { await Task.yield() }
         #expect(fake.sentCommands.count == sentBefore, "sent without a credit")
-        fake.deliverEvent(.commandComplete(CommandComplete(numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0), returnParameters: [])))
+        fake.deliverEvent(
+            .commandComplete(
+                CommandComplete(numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0), returnParameters: [])))
         let version = try await waiting.value
         #expect(version.hciVersion == 13)
         #expect(fake.sentCommands.count == sentBefore + 1)
@@ -131,7 +140,8 @@ struct ControllerTests {
 
     /// A running controller with Read BD_ADDR sent and never answered.
     private func startWithUnansweredCommand() async throws
-        -> (FakeController, HCIController, Task<ReadBDADDR.ReturnParameters, any Error>) {
+        -> (FakeController, HCIController, Task<ReadBDADDR.ReturnParameters, any Error>)
+    {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: quiet)
         try await controller.start()
@@ -159,11 +169,15 @@ struct ControllerTests {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: quiet)
         try await controller.start()
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(
-            status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
-            parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x40, role: 0, peerAddressType: 1,
+                peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
-        for number in 0..<6 { try controller.sendACL(ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: [UInt8(number)])) }
+        for number in 0..<6 {
+            try controller.sendACL(ACLDataPacket(handle: 0x40, boundary: .firstNonFlushable, data: [UInt8(number)]))
+        }
         #expect(controller.aclFlow?.inFlight == 4 && controller.aclFlow?.queuedCount == 2)
         var ended: [DisconnectionComplete] = []
         _ = controller.addEventObserver { if case let .disconnectionComplete(event) = $0 { ended.append(event) } }
@@ -209,7 +223,9 @@ struct ControllerTests {
 
         // Handle 0x40 disconnects: its buffers come back, its queued packets are dropped,
         // and the other link's packets flow.
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
+        fake.deliverEvent(
+            .disconnectionComplete(
+                DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
         try await controller.send(ReadBDADDR())
         let sentAfter = fake.sentACL
         #expect(sentAfter.count == 14)
@@ -225,14 +241,18 @@ struct ControllerTests {
         #expect(controller.aclFlow?.inFlight == 4)
 
         // A Disconnection Complete that reports failure (the link is still up) frees nothing.
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)))
+        fake.deliverEvent(
+            .disconnectionComplete(
+                DisconnectionComplete(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)
+            ))
         try await controller.send(ReadBDADDR())
         #expect(controller.aclFlow?.inFlight == 4)
         #expect(controller.aclFlow?.queuedCount == 1)
         #expect(fake.sentACL.count == 14)
 
         #expect(throws: HCIError.aclPacketTooLong(length: 28, bufferLength: 27)) {
-            try controller.sendACL(ACLDataPacket(handle: 0x41, boundary: .firstNonFlushable, data: ArraySlice(repeating: 0, count: 28)))
+            try controller.sendACL(
+                ACLDataPacket(handle: 0x41, boundary: .firstNonFlushable, data: ArraySlice(repeating: 0, count: 28)))
         }
         controller.close()
     }
@@ -243,16 +263,20 @@ struct ControllerTests {
         try await controller.start()
         var seen: [HCIEvent] = []
         _ = controller.addEventObserver { seen.append($0) }
-        fake.deliver(.packets([
-            .event(HCIEventPacket(code: 0xFF, parameters: [0x01, 0x02])),  // vendor
-            .event(HCIEventPacket(code: 0x7A, parameters: [0x00])),        // unknown code
-            .event(HCIEventPacket(code: 0x13, parameters: [0x02, 0x40])),  // NOCP too short: malformed
-            .event(HCIEventPacket(code: 0x05, parameters: [0x00, 0x40, 0x00, 0x13])),
-        ]))
+        fake.deliver(
+            .packets([
+                .event(HCIEventPacket(code: 0xFF, parameters: [0x01, 0x02])),  // vendor
+                .event(HCIEventPacket(code: 0x7A, parameters: [0x00])),  // unknown code
+                .event(HCIEventPacket(code: 0x13, parameters: [0x02, 0x40])),  // NOCP too short: malformed
+                .event(HCIEventPacket(code: 0x05, parameters: [0x00, 0x40, 0x00, 0x13])),
+            ]))
         try await controller.send(ReadBDADDR())
         #expect(seen.count == 3)
         #expect(seen.first == .vendorSpecific([0x01, 0x02]))
-        #expect(seen.last == .disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
+        #expect(
+            seen.last
+                == .disconnectionComplete(
+                    DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection)))
         guard case .running = controller.state else { Issue.record("state \(controller.state)"); return }
         controller.close()
     }

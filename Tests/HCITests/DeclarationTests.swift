@@ -35,8 +35,11 @@ struct DeclarationTests {
 
     @Test("The return-parameter table holds the commands that return more than a status")
     func returnParameterTable() {
-        let expected: [UInt16] = [0x1001, 0x1002, 0x1003, 0x1005, 0x1009, 0x1405, 0x2002, 0x2003, 0x2007, 0x201A, 0x201B, 0x2020, 0x2021, 0x2022, 0x202F,
-                                  0x2036, 0x203A, 0x203B, 0x2060]
+        let expected: [UInt16] = [
+            0x1001, 0x1002, 0x1003, 0x1005, 0x1009, 0x1405, 0x2002, 0x2003, 0x2007, 0x201A, 0x201B, 0x2020, 0x2021,
+            0x2022, 0x202F,
+            0x2036, 0x203A, 0x203B, 0x2060,
+        ]
         #expect(KnownCommands.withReturnParameters.keys.map(\.rawValue).sorted() == expected)
         for (opcode, format) in KnownCommands.withReturnParameters { #expect(format.opcode == opcode) }
     }
@@ -61,25 +64,32 @@ struct DeclarationTests {
     @Test("Fields are listed with the specification's names, groups by the fields they hold")
     func fieldNames() {
         #expect(Disconnect.layout.fieldNames == ["Connection_Handle", "Reason"])
-        #expect(LEConnectionUpdate.layout.fieldNames == [
-            "Connection_Handle", "Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout",
-            "Min_CE_Length", "Max_CE_Length",
-        ])
-        #expect(LEConnectionComplete.layout.fieldNames == [
-            "Status", "Connection_Handle", "Role", "Peer_Address_Type", "Peer_Address",
-            "Connection_Interval, Peripheral_Latency, Supervision_Timeout", "Central_Clock_Accuracy",
-        ])
+        #expect(
+            LEConnectionUpdate.layout.fieldNames == [
+                "Connection_Handle",
+                "Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout",
+                "Min_CE_Length", "Max_CE_Length",
+            ])
+        #expect(
+            LEConnectionComplete.layout.fieldNames == [
+                "Status", "Connection_Handle", "Role", "Peer_Address_Type", "Peer_Address",
+                "Connection_Interval, Peripheral_Latency, Supervision_Timeout", "Central_Clock_Accuracy",
+            ])
     }
 
-    @Test("LE Enhanced Connection Complete v1 and v2 read as a connection complete; a short one is truncated at the field it ends in")
+    @Test(
+        "LE Enhanced Connection Complete v1 and v2 read as a connection complete; a short one is truncated at the field it ends in"
+    )
     func enhancedConnectionComplete() throws {
         // Status 0, handle 0x0040, central, random peer F0:0D:B1:E7:00:01, no RPAs, interval
         // 0x18, latency 0, timeout 0x2a, clock accuracy 0; v2 adds advertising handle 0xff,
         // sync handle 0xffff.
-        let v1 = bytes("00 40 00 00 01 01 00 e7 b1 0d f0") + [UInt8](repeating: 0, count: 12) + bytes("18 00 00 00 2a 00 00")
+        let v1 =
+            bytes("00 40 00 00 01 01 00 e7 b1 0d f0") + [UInt8](repeating: 0, count: 12) + bytes("18 00 00 00 2a 00 00")
         let v2 = v1 + bytes("ff ff ff")
         let expected = LEConnectionEvent.connectionComplete(
-            status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: try #require(BluetoothAddress("F0:0D:B1:E7:00:01")),
+            status: .success, handle: 0x40, role: 0, peerAddressType: 1,
+            peerAddress: try #require(BluetoothAddress("F0:0D:B1:E7:00:01")),
             parameters: LEConnectionParameters(interval: 0x18, latency: 0, supervisionTimeout: 0x2A))
         #expect(try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x0A, parameters: v1[...])) == expected)
         #expect(try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x29, parameters: v2[...])) == expected)

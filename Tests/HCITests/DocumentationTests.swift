@@ -2,8 +2,9 @@ import Foundation  // FileManager, to walk Sources; tests only.
 import Testing
 
 /// Every public or open declaration in Sources carries a `///` comment directly above it
-/// (attributes in between are skipped). `public func encode(to` and `init(from reader` are
-/// the HCIParameters requirements, documented on the protocol, and may stay bare.
+/// (attributes in between are skipped, also one over several lines). `public func encode(to`
+/// and `init(from reader` are the HCIParameters requirements, documented on the protocol, and
+/// may stay bare.
 ///
 /// Line-based on purpose, the same rule as the review script, so the two always agree.
 @Suite("Documentation")
@@ -25,7 +26,9 @@ struct DocumentationTests {
                 undocumented.append("\(relative):\(line): \(declaration.prefix(100))")
             }
         }
-        #expect(undocumented.isEmpty, """
+        #expect(
+            undocumented.isEmpty,
+            """
             \(undocumented.count) public symbol(s) without a /// comment:
             \(undocumented.joined(separator: "\n"))
             """)
@@ -33,8 +36,11 @@ struct DocumentationTests {
 
     /// The .swift files under `directory`, hidden ones excluded, sorted by path.
     static func swiftFiles(under directory: URL) -> [URL] {
-        guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil,
-                                                          options: [.skipsHiddenFiles]) else { return [] }
+        guard
+            let walker = FileManager.default.enumerator(
+                at: directory, includingPropertiesForKeys: nil,
+                options: [.skipsHiddenFiles])
+        else { return [] }
         return walker.compactMap { $0 as? URL }
             .filter { $0.pathExtension == "swift" }
             .sorted { $0.path < $1.path }
@@ -50,7 +56,17 @@ struct DocumentationTests {
         for (index, line) in lines.enumerated() where isPublicDeclaration(line) {
             if line.hasPrefix("public func encode(to") || line.contains("init(from reader") { continue }
             var above = index - 1
-            while above >= 0, lines[above].hasPrefix("@") { above -= 1 }
+            while above >= 0 {
+                if lines[above].hasPrefix("@") {
+                    above -= 1
+                } else if lines[above].hasPrefix(")"),
+                    let start = lines[..<above].lastIndex(where: { $0.hasPrefix("@") }), lines[start].hasSuffix("(")
+                {
+                    above = start - 1  // an attribute over several lines, as swift-format breaks a long one
+                } else {
+                    break
+                }
+            }
             if above < 0 || !lines[above].hasPrefix("///") { found.append((index + 1, line)) }
         }
         return found
@@ -79,6 +95,12 @@ struct DocumentationTests {
             // A plain comment is not documentation.
             open class E {}
             publicity is not a keyword
+            /// Documented, with an attribute over several lines in between.
+            @available(
+                *, unavailable,
+                message: "gone"
+            )
+            public var f: Int { 0 }
             """
         let found = Self.undocumentedDeclarations(in: text)
         #expect(found.map(\.0) == [3, 8, 12])

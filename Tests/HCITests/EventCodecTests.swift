@@ -7,7 +7,9 @@ import Testing
 // of the parameters must be an error, not a trap.
 
 /// Decodes `h4` to an HCIEvent, checks it equals `event`, and that `event` encodes to `h4`.
-private func expectEvent(_ event: HCIEvent, h4 expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+private func expectEvent(_ event: HCIEvent, h4 expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation)
+    throws
+{
     #expect(HCIPacket.event(event.packet).encodeH4().hexDump == expected.hexDump, sourceLocation: sourceLocation)
     guard case .event(let packet) = try HCIPacket(h4: expected[...]) else {
         Issue.record("not an event packet", sourceLocation: sourceLocation)
@@ -21,12 +23,16 @@ private func expectEvent(_ event: HCIEvent, h4 expected: [UInt8], sourceLocation
 
 /// Every parameter list shorter than `minimum` bytes, sent with a consistent length field,
 /// must throw a DecodingError; `minimum` defaults to the whole (fixed-size) list.
-private func expectShortParametersRejected(code: UInt8, _ parameters: [UInt8], minimum: Int? = nil,
-                                           sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectShortParametersRejected(
+    code: UInt8, _ parameters: [UInt8], minimum: Int? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     for length in 0..<(minimum ?? parameters.count) {
         let packet = HCIEventPacket(code: code, parameters: parameters.prefix(length))
-        #expect(throws: DecodingError.self, "event \(hex(code, digits: 2)) with \(length) parameter bytes",
-                sourceLocation: sourceLocation) {
+        #expect(
+            throws: DecodingError.self, "event \(hex(code, digits: 2)) with \(length) parameter bytes",
+            sourceLocation: sourceLocation
+        ) {
             _ = try HCIEvent(packet)
         }
     }
@@ -38,8 +44,9 @@ struct EventCodecTests {
     func commandCompleteReset() throws {
         let event = CommandComplete(numHCICommandPackets: 1, opcode: Reset.opcode, returnParameters: [0x00])
         try expectEvent(.commandComplete(event), h4: bytes("04 0e 04 01 03 0c 00"))
-        try expectFixedSizeRoundTrip(CommandStatus(status: .success, numHCICommandPackets: 1, opcode: Reset.opcode),
-                                     bytes("00 01 03 0c"))
+        try expectFixedSizeRoundTrip(
+            CommandStatus(status: .success, numHCICommandPackets: 1, opcode: Reset.opcode),
+            bytes("00 01 03 0c"))
         // The three fixed bytes must be there; the return parameters may be empty.
         expectShortParametersRejected(code: 0x0E, bytes("01 03 0c 00"), minimum: 3)
     }
@@ -116,7 +123,9 @@ struct EventCodecTests {
     @Test("Number Of Completed Packets whose handle count disagrees with its length is rejected")
     func numberOfCompletedPacketsBadCount() {
         // Says two handles, carries one.
-        #expect(throws: DecodingError.lengthMismatch(field: "Number_Of_Completed_Packets handles", declared: 8, actual: 4)) {
+        #expect(
+            throws: DecodingError.lengthMismatch(field: "Number_Of_Completed_Packets handles", declared: 8, actual: 4)
+        ) {
             _ = try NumberOfCompletedPackets(decoding: bytes("02 40 00 01 00")[...])
         }
         // Says one handle, carries one and a half.
@@ -163,7 +172,9 @@ struct EventCodecTests {
         #expect(request.encoded() == meta)
         #expect(request.handle == 0x40)
         for length in 0..<parameters.count {
-            #expect(throws: DecodingError.self) { try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: parameters.prefix(length))) }
+            #expect(throws: DecodingError.self) {
+                try LEConnectionEvent.decode(LEMetaEvent(subeventCode: 0x06, parameters: parameters.prefix(length)))
+            }
         }
         // An octet past the subevent's format is ignored and counted.
         let padded = LEMetaEvent(subeventCode: 0x06, parameters: (parameters + [0])[...])
@@ -177,7 +188,9 @@ struct EventCodecTests {
         let address = try #require(BluetoothAddress("F0:0D:B1:E7:00:01"))
         let parameters = LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 42)
         let events: [LEConnectionEvent] = [
-            .connectionComplete(status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: address, parameters: parameters),
+            .connectionComplete(
+                status: .success, handle: 0x40, role: 0, peerAddressType: 1, peerAddress: address,
+                parameters: parameters),
             .connectionUpdateComplete(status: .success, handle: 0x41, parameters: parameters),
             .remoteFeaturesComplete(status: .success, handle: 0x42, features: [.encryption, .twoMegabitPHY]),
             .remoteConnectionParameterRequest(handle: 0x43, parameters: .init()),
@@ -188,8 +201,11 @@ struct EventCodecTests {
             #expect(try LEConnectionEvent.decode(event.encoded()) == event)
         }
         // LE Connection Complete as the spec lays it out (7.7.65.1).
-        #expect(events[0].encoded() == LEMetaEvent(subeventCode: 0x01,
-                                                    parameters: bytes("00 40 00 00 01 01 00 e7 b1 0d f0 18 00 00 00 2a 00 00")[...]))
+        #expect(
+            events[0].encoded()
+                == LEMetaEvent(
+                    subeventCode: 0x01,
+                    parameters: bytes("00 40 00 00 01 01 00 e7 b1 0d f0 18 00 00 00 2a 00 00")[...]))
     }
 
     @Test("Vendor-specific and unhandled events are kept raw")
@@ -203,13 +219,24 @@ struct EventCodecTests {
     @Test("A known event with octets past its format is accepted and they are counted; too few stays an error")
     func extraOctets() throws {
         let cases: [(code: UInt8, parameters: String, extra: Int, event: HCIEvent)] = [
-            (0x05, "00 40 00 13 00", 1, .disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection))),
+            (
+                0x05, "00 40 00 13 00", 1,
+                .disconnectionComplete(
+                    DisconnectionComplete(status: .success, handle: 0x40, reason: .remoteUserTerminatedConnection))
+            ),
             // Command Status with one octet too many, as a real controller sent it: the
             // command it answers must still complete.
-            (0x0F, "00 01 0d 20 00", 1, .commandStatus(CommandStatus(status: .success, numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x200D)))),
+            (
+                0x0F, "00 01 0d 20 00", 1,
+                .commandStatus(
+                    CommandStatus(status: .success, numHCICommandPackets: 1, opcode: HCIOpcode(rawValue: 0x200D)))
+            ),
             (0x10, "2a 00", 1, .hardwareError(HardwareError(hardwareCode: 0x2A))),
             (0x1A, "01 00 00", 2, .dataBufferOverflow(DataBufferOverflow(linkType: 1))),
-            (0x30, "00 40 00 ee", 1, .encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: 0x40))),
+            (
+                0x30, "00 40 00 ee", 1,
+                .encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: 0x40))
+            ),
         ]
         for (code, parameters, extra, event) in cases {
             let packet = HCIEventPacket(code: code, parameters: bytes(parameters)[...])
@@ -234,11 +261,16 @@ struct EventCodecTests {
         let unknownCommand = HCIEventPacket(code: 0x0E, parameters: bytes("01 14 0c 00 41 42 00")[...])
         #expect(unknownCommand.extraOctets == 0)
         // An advertising report with an octet after its last report.
-        let report = AdvertisingReport.encode([AdvertisingReport(connectable: true, scannable: true, directed: false, isScanResponse: false,
-                                                                 legacy: true, addressType: .random,
-                                                                 address: try #require(BluetoothAddress("F0:0D:B1:E7:00:01")),
-                                                                 rssi: -50, data: [2, 1, 6])], extended: false)
-        let paddedReport = LEMetaEvent(subeventCode: report.subeventCode, parameters: (Array(report.parameters) + [0xEE])[...])
+        let report = AdvertisingReport.encode(
+            [
+                AdvertisingReport(
+                    connectable: true, scannable: true, directed: false, isScanResponse: false,
+                    legacy: true, addressType: .random,
+                    address: try #require(BluetoothAddress("F0:0D:B1:E7:00:01")),
+                    rssi: -50, data: [2, 1, 6])
+            ], extended: false)
+        let paddedReport = LEMetaEvent(
+            subeventCode: report.subeventCode, parameters: (Array(report.parameters) + [0xEE])[...])
         #expect(try AdvertisingReport.decode(paddedReport) == AdvertisingReport.decode(report))
         #expect(HCIEventPacket(code: 0x3E, parameters: paddedReport.encoded()[...]).extraOctets == 1)
     }

@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import HCI
 import HCITestSupport
@@ -32,17 +32,19 @@ struct FileDescriptorTransportTests {
     private static func reader(_ fd: Int32, count: Int) -> Task<[UInt8], Never> {
         // Blocking reads on a thread of their own: on the cooperative pool they could wait for
         // a pool thread the writer holds, as the large write below does.
-        Task.detached { await blocking {
-            var received: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while received.count < count {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { break }
-                received += chunk[0..<n]
+        Task.detached {
+            await blocking {
+                var received: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while received.count < count {
+                    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { break }
+                    received += chunk[0..<n]
+                }
+                return received
             }
-            return received
-        } }
+        }
     }
 
     private static let packets: [HCIPacket] = [
@@ -59,7 +61,8 @@ struct FileDescriptorTransportTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove(files: ["sent.btsnoop"]) }
         let capture = try BTSnoopWriter(path: directory.file("sent.btsnoop"))
-        let transport = FileDescriptorTransport(descriptor: ours, name: "socketpair", capture: capture, watchName: unitReaderName)
+        let transport = FileDescriptorTransport(
+            descriptor: ours, name: "socketpair", capture: capture, watchName: unitReaderName)
         let expected = Self.packets.flatMap { $0.encodeH4() }
         let reading = Self.reader(theirs, count: expected.count)
         for packet in Self.packets { try transport.send(packet) }
@@ -89,7 +92,9 @@ struct FileDescriptorTransportTests {
         #expect(await reading.value == expected)
     }
 
-    @Test("Short writes and EINTR resume where they stopped, across the header and the body", arguments: [1, 2, 3, 5, 7, 64])
+    @Test(
+        "Short writes and EINTR resume where they stopped, across the header and the body",
+        arguments: [1, 2, 3, 5, 7, 64])
     func shortWritesResume(step: Int) {
         // A kernel that takes at most `step` octets a call, and fails every third call with EINTR.
         var taken: [UInt8] = []
@@ -171,7 +176,8 @@ struct PacketSocketReadTests {
             let bytes = packet.encodeH4()
             #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
         }
-        let transport = FileDescriptorTransport(descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
+        let transport = FileDescriptorTransport(
+            descriptor: fds[0], name: "seqpacket", framerLimit: 65535, watchName: unitReaderName)
         defer { transport.close() }
         let deliveries = Deliveries()
         try transport.start { deliveries.add($0) }

@@ -67,8 +67,9 @@ struct H4FramerTests {
         #expect(oneByOne == records)
     }
 
-    @Test("Reading into the framer frames a recorded stream the same as appending, whatever the read sizes",
-          arguments: [1, 7, 300, 4096, 65536])
+    @Test(
+        "Reading into the framer frames a recorded stream the same as appending, whatever the read sizes",
+        arguments: [1, 7, 300, 4096, 65536])
     func readIntoTheFramer(largestRead: Int) throws {
         let records = try recordedControllerPackets()
         let stream = records.flatMap { $0 }
@@ -80,7 +81,9 @@ struct H4FramerTests {
             // A read returns anything from one byte to all the room it is given.
             let (count, framed) = try framer.read(maximum: largestRead) { buffer in
                 let count = min(Int.random(in: 1...buffer.count, using: &rng), stream.count - offset)
-                stream.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+                stream.withUnsafeBytes {
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]))
+                }
                 offset += count
                 return count
             }
@@ -131,8 +134,9 @@ struct H4FramerTests {
         #expect(h4(try framer.append(packet + packet)) == [packet, packet])
     }
 
-    @Test("A bad packet-type byte is reported at its offset after the whole packets before it",
-          arguments: [UInt8(0x00), 0x07, 0xFF, 0x01])
+    @Test(
+        "A bad packet-type byte is reported at its offset after the whole packets before it",
+        arguments: [UInt8(0x00), 0x07, 0xFF, 0x01])
     func badPacketType(byte: UInt8) throws {
         let good = [bytes("04 0e 04 01 03 0c 00"), bytes("02 40 20 01 00 99")]
         let offset = good[0].count + good[1].count

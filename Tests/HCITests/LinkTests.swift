@@ -22,7 +22,9 @@ struct LinkTests {
             self.name = name
             self.recorder = recorder
         }
-        func linkClosed(_ link: Link, _ reason: HCIStatus) { recorder.closed.append("\(name) \(link.handle) \(reason.rawValue)") }
+        func linkClosed(_ link: Link, _ reason: HCIStatus) {
+            recorder.closed.append("\(name) \(link.handle) \(reason.rawValue)")
+        }
     }
 
     /// A running controller and a link on `handle`.
@@ -30,15 +32,19 @@ struct LinkTests {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
-        fake.deliverEvent(LEConnectionEvent.connectionComplete(
-            status: .success, handle: handle, role: 1, peerAddressType: 0, peerAddress: peer,
-            parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: handle, role: 1, peerAddressType: 0, peerAddress: peer,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
         try await controller.send(ReadBDADDR())
         return (fake, controller, try #require(controller.link(handle)))
     }
 
-    func disconnect(_ fake: FakeController, _ controller: HCIController, _ handle: ConnectionHandle, _ reason: HCIStatus) async throws {
-        fake.deliverEvent(.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)))
+    func disconnect(
+        _ fake: FakeController, _ controller: HCIController, _ handle: ConnectionHandle, _ reason: HCIStatus
+    ) async throws {
+        fake.deliverEvent(
+            .disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)))
         try await controller.send(ReadBDADDR())
     }
 
@@ -68,7 +74,10 @@ struct LinkTests {
         link.whenClosed(ended)
 
         try await disconnect(fake, controller, 0x40, .remoteUserTerminatedConnection)
-        #expect(recorder.closed == ["host 0x0040 19", "att2 0x0040 19", "att 0x0040 19", "security 0x0040 19", "l2cap 0x0040 19"])
+        #expect(
+            recorder.closed == [
+                "host 0x0040 19", "att2 0x0040 19", "att 0x0040 19", "security 0x0040 19", "l2cap 0x0040 19",
+            ])
         #expect(link.state == .closed(.remoteUserTerminatedConnection) && link.attachmentCount == 0)
         #expect(ended.delivered == .remoteUserTerminatedConnection)
         #expect(controller.link(0x40) == nil && controller.links.isEmpty)
@@ -120,7 +129,9 @@ struct LinkTests {
         #expect(values[0x40] == [1, 2] && values[0x99] == nil && values.handles == [0x40] && values.count == 1)
 
         try await disconnect(fake, controller, 0x40, .remoteUserTerminatedConnection)
-        #expect(closed.map(\.0) == [0x40] && closed.map(\.1) == [[1, 2]] && closed.map(\.2) == [.remoteUserTerminatedConnection])
+        #expect(
+            closed.map(\.0) == [0x40] && closed.map(\.1) == [[1, 2]]
+                && closed.map(\.2) == [.remoteUserTerminatedConnection])
         #expect(values.isEmpty && values[0x40] == nil)
         controller.close()
     }

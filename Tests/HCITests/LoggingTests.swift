@@ -37,7 +37,9 @@ struct LoggingTests {
     /// The secrets warning goes the same route, once for a logger and all its layers.
     @Test func theSecretsWarningComesOnceAcrossLayers() {
         let lines = Lines()
-        let logger = HCILogger(levels: LogLevels(default: .debug), showsSecrets: true) { label in RecordingHandler(label: label, lines: lines) }
+        let logger = HCILogger(levels: LogLevels(default: .debug), showsSecrets: true) { label in
+            RecordingHandler(label: label, lines: lines)
+        }
         logger.layer("hci").noteSecretsShown()
         logger.layer("smp").noteSecretsShown()
         #expect(lines.all == ["bluejay.hci warning " + HCILogger.secretsWarningText])

@@ -58,7 +58,8 @@ struct MalformedPacketTests {
     func trailingReturnParameters() throws {
         let answer = HCIController.CommandResult.complete(bytes("00 1b 00 10 00")[...])
         let (parameters, extra) = try answer.returnParametersCountingExtraOctets(of: LEReadBufferSize.self)
-        #expect(parameters == LEReadBufferSize.ReturnParameters(leACLDataPacketLength: 27, totalNumLEACLDataPackets: 16))
+        #expect(
+            parameters == LEReadBufferSize.ReturnParameters(leACLDataPacketLength: 27, totalNumLEACLDataPackets: 16))
         #expect(extra == 1)
         #expect(try answer.returnParameters(of: LEReadBufferSize.self) == parameters)
         #expect(throws: DecodingError.trailingBytes(1)) {

@@ -10,10 +10,11 @@ private struct Sample: LaidOut, Equatable {
     var offset: UInt16
     var value: ArraySlice<UInt8>
 
-    static let layout = MessageLayout("Sample_Req", Sample.init(handle:offset:value:),
-                                      Field("Attribute_Handle", \.handle),
-                                      Field("Value_Offset", \.offset),
-                                      .rest("Part_Attribute_Value", \.value))
+    static let layout = MessageLayout(
+        "Sample_Req", Sample.init(handle:offset:value:),
+        Field("Attribute_Handle", \.handle),
+        Field("Value_Offset", \.offset),
+        .rest("Part_Attribute_Value", \.value))
 }
 
 /// A message with no fields.

@@ -20,8 +20,9 @@ struct PackageGraphTests {
         let scratch = NSTemporaryDirectory() + "bluejay-dump-package-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let root = DocumentationTests.packageRoot.path
-        let dumped = try await run(URL(fileURLWithPath: "/usr/bin/env"),
-                                   ["swift", "package", "--package-path", root, "--scratch-path", scratch, "dump-package"])
+        let dumped = try await run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["swift", "package", "--package-path", root, "--scratch-path", scratch, "dump-package"])
         try #require(dumped.status == 0, "swift package dump-package: \(dumped.stderr)")
         let manifest = try #require(try JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any])
         var targets: [String: Target] = [:]
@@ -66,8 +67,12 @@ struct PackageGraphTests {
             for file in DocumentationTests.swiftFiles(under: directory) {
                 imported.formUnion(Self.imports(in: try String(contentsOf: file, encoding: .utf8)))
             }
-            let missing = imported.filter { targets[$0] != nil && $0 != target.name && !target.dependencies.contains($0) }
-            if !missing.isEmpty { undeclared.append("\(target.name) imports \(missing.sorted()) without declaring them") }
+            let missing = imported.filter {
+                targets[$0] != nil && $0 != target.name && !target.dependencies.contains($0)
+            }
+            if !missing.isEmpty {
+                undeclared.append("\(target.name) imports \(missing.sorted()) without declaring them")
+            }
         }
         #expect(undeclared.isEmpty, "\(undeclared.joined(separator: "\n"))")
     }

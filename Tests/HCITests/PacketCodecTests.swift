@@ -12,15 +12,19 @@ struct PacketCodecTests {
         // HCI_Reset.
         (.command(HCICommandPacket(opcode: Reset.opcode)), bytes("01 03 0c 00")),
         // Handle 0x0040, first automatically flushable (PB 0b10 → 0x2040), L2CAP ATT Read Request.
-        (.acl(ACLDataPacket(handle: 0x0040, boundary: .firstFlushable, data: bytes("03 00 04 00 0a 01 00")[...])),
-         bytes("02 40 20 07 00 03 00 04 00 0a 01 00")),
+        (
+            .acl(ACLDataPacket(handle: 0x0040, boundary: .firstFlushable, data: bytes("03 00 04 00 0a 01 00")[...])),
+            bytes("02 40 20 07 00 03 00 04 00 0a 01 00")
+        ),
         // SCO handle 0x0001, packet status flags 0, three bytes.
         (.sco(SCODataPacket(handle: 0x0001, flags: 0, data: bytes("aa bb cc")[...])), bytes("03 01 00 03 aa bb cc")),
         // Command Complete for Reset.
         (.event(HCIEventPacket(code: 0x0E, parameters: bytes("01 03 0c 00")[...])), bytes("04 0e 04 01 03 0c 00")),
         // ISO handle 0x0060, PB 0b10 (complete SDU), no timestamp: header 0x2060; 16-bit length.
-        (.iso(ISODataPacket(handle: 0x0060, flags: 0b0010, data: bytes("01 02 03 04")[...])),
-         bytes("05 60 20 04 00 01 02 03 04")),
+        (
+            .iso(ISODataPacket(handle: 0x0060, flags: 0b0010, data: bytes("01 02 03 04")[...])),
+            bytes("05 60 20 04 00 01 02 03 04")
+        ),
     ]
 
     @Test("Each packet type encodes to its H4 bytes and decodes back", arguments: 0..<5)
@@ -42,8 +46,9 @@ struct PacketCodecTests {
         #expect(H4PacketType.allCases.map(\.description) == ["command", "acl", "sco", "event", "iso"])
     }
 
-    @Test("ACL header: 12-bit handle, 2-bit boundary, 2-bit broadcast flag",
-          arguments: [ACLPacketBoundary.firstNonFlushable, .continuing, .firstFlushable, .complete], [UInt8(0), 1, 2, 3])
+    @Test(
+        "ACL header: 12-bit handle, 2-bit boundary, 2-bit broadcast flag",
+        arguments: [ACLPacketBoundary.firstNonFlushable, .continuing, .firstFlushable, .complete], [UInt8(0), 1, 2, 3])
     func aclFlags(boundary: ACLPacketBoundary, broadcast: UInt8) throws {
         let packet = ACLDataPacket(handle: 0x0ABC, boundary: boundary, broadcast: broadcast, data: [0x5A])
         let header = UInt16(0x0ABC) | UInt16(boundary.rawValue) << 12 | UInt16(broadcast) << 14
@@ -129,11 +134,13 @@ struct BluetoothAddressTests {
         }
     }
 
-    @Test("Malformed text is nil", arguments: [
-        "", "00:1A:7D:DA:71", "00:1A:7D:DA:71:13:00", "0:1A:7D:DA:71:13", "000:1A:7D:DA:71:13",
-        "00:1A:7D:DA:71:1G", "001A7DDA7113", "00-1A-7D-DA-71-13", "00:1A:7D:DA:71:13:", "+1:1A:7D:DA:71:13",
-        "-0:1A:7D:DA:71:13", "00:1A:7D:DA: 1:13",
-    ])
+    @Test(
+        "Malformed text is nil",
+        arguments: [
+            "", "00:1A:7D:DA:71", "00:1A:7D:DA:71:13:00", "0:1A:7D:DA:71:13", "000:1A:7D:DA:71:13",
+            "00:1A:7D:DA:71:1G", "001A7DDA7113", "00-1A-7D-DA-71-13", "00:1A:7D:DA:71:13:", "+1:1A:7D:DA:71:13",
+            "-0:1A:7D:DA:71:13", "00:1A:7D:DA: 1:13",
+        ])
     func malformed(text: String) {
         #expect(BluetoothAddress(text) == nil)
     }
@@ -143,10 +150,18 @@ struct BluetoothAddressTests {
         #expect(try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01") == (address, nil))
         #expect(try BluetoothAddress.parse(typed: "c0:ff:ee:00:00:01/random") == (address, .random))
         #expect(try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/Public") == (address, .public))
-        #expect(throws: BluetoothAddress.TypedTextError.shape) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/random/x") }
-        #expect(throws: BluetoothAddress.TypedTextError.address("C0:FF:EE:00:00")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00/random") }
-        #expect(throws: BluetoothAddress.TypedTextError.type("")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/") }
-        #expect(throws: BluetoothAddress.TypedTextError.type("Static")) { try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/Static") }
+        #expect(throws: BluetoothAddress.TypedTextError.shape) {
+            try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/random/x")
+        }
+        #expect(throws: BluetoothAddress.TypedTextError.address("C0:FF:EE:00:00")) {
+            try BluetoothAddress.parse(typed: "C0:FF:EE:00:00/random")
+        }
+        #expect(throws: BluetoothAddress.TypedTextError.type("")) {
+            try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/")
+        }
+        #expect(throws: BluetoothAddress.TypedTextError.type("Static")) {
+            try BluetoothAddress.parse(typed: "C0:FF:EE:00:00:01/Static")
+        }
     }
 }
 
@@ -199,9 +214,12 @@ struct ByteReaderTests {
     func descriptions() {
         #expect(DecodingError.truncated(needed: 2, available: 1).description == "truncated: needed 2 byte(s), 1 left")
         #expect(DecodingError.trailingBytes(3).description == "3 unexpected trailing byte(s)")
-        #expect(DecodingError.invalidValue(field: "H4 packet type", value: 0x07).description == "invalid H4 packet type 0x7")
-        #expect(DecodingError.lengthMismatch(field: "L2CAP length", declared: 5, actual: 4).description
-            == "L2CAP length says 5 byte(s) but 4 are present")
+        #expect(
+            DecodingError.invalidValue(field: "H4 packet type", value: 0x07).description == "invalid H4 packet type 0x7"
+        )
+        #expect(
+            DecodingError.lengthMismatch(field: "L2CAP length", declared: 5, actual: 4).description
+                == "L2CAP length says 5 byte(s) but 4 are present")
         #expect(bytes("00 0f a0 ff").hexDump == "00 0f a0 ff")
         #expect([UInt8]().hexDump == "")
         #expect(hex(UInt16(0x2b), digits: 4) == "0x002b")

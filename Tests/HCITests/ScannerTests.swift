@@ -12,9 +12,13 @@ struct ScannerTests {
     let advData: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18]
     let responseData: [UInt8] = [0x04, 0x09, 0x48, 0x52, 0x4D]
 
-    func report(_ address: BluetoothAddress, response: Bool = false, scannable: Bool = true, data: [UInt8], status: UInt8 = 0) -> AdvertisingReport {
-        AdvertisingReport(connectable: !response, scannable: scannable, directed: false, isScanResponse: response, legacy: status == 0,
-                          addressType: .random, address: address, rssi: response ? -55 : -50, dataStatus: status, data: data)
+    func report(
+        _ address: BluetoothAddress, response: Bool = false, scannable: Bool = true, data: [UInt8], status: UInt8 = 0
+    ) -> AdvertisingReport {
+        AdvertisingReport(
+            connectable: !response, scannable: scannable, directed: false, isScanResponse: response,
+            legacy: status == 0,
+            addressType: .random, address: address, rssi: response ? -55 : -50, dataStatus: status, data: data)
     }
 
     func started(_ script: FakeController.Script = .init()) async throws -> (FakeController, HCIController) {
@@ -25,7 +29,9 @@ struct ScannerTests {
     }
 
     /// Delivers reports and waits until the controller has handled them (a command round trip).
-    func deliver(_ fake: FakeController, _ controller: HCIController, _ reports: [AdvertisingReport], extended: Bool = false) async throws {
+    func deliver(
+        _ fake: FakeController, _ controller: HCIController, _ reports: [AdvertisingReport], extended: Bool = false
+    ) async throws {
         fake.deliverEvent(.leMeta(AdvertisingReport.encode(reports, extended: extended)))
         try await controller.send(ReadBDADDR())
     }
@@ -35,7 +41,8 @@ struct ScannerTests {
         let scanner = Scanner(controller: controller, logger: .silent)
         var found: [Discovery] = []
         try await scanner.start { found.append($0) }
-        #expect(fake.sent.contains(.command(LESetScanParameters(scanType: .active, interval: 0x60, window: 0x30).packet)))
+        #expect(
+            fake.sent.contains(.command(LESetScanParameters(scanType: .active, interval: 0x60, window: 0x30).packet)))
         #expect(fake.sent.contains(.command(LESetScanEnable(enable: true, filterDuplicates: true).packet)))
         try await deliver(fake, controller, [report(peer, data: advData)])
         #expect(found.isEmpty, "a scannable advertisement waits for its scan response")
@@ -47,7 +54,8 @@ struct ScannerTests {
         #expect(found[0].connectable)
         #expect(found[0].rssi == -55)
         // The same peripheral again: no second discovery.
-        try await deliver(fake, controller, [report(peer, data: advData), report(peer, response: true, data: responseData)])
+        try await deliver(
+            fake, controller, [report(peer, data: advData), report(peer, response: true, data: responseData)])
         #expect(found.count == 1)
         try await scanner.stop()
         #expect(fake.sentCommands.last == LESetScanEnable.opcode)
@@ -61,7 +69,9 @@ struct ScannerTests {
         var found: [Discovery] = []
         try await scanner.start(ScanOptions(active: false, allowDuplicates: true)) { found.append($0) }
         #expect(fake.sent.contains(.command(LESetScanEnable(enable: true, filterDuplicates: false).packet)))
-        try await deliver(fake, controller, [report(peer, data: advData), report(peer, data: advData), report(other, scannable: false, data: [])])
+        try await deliver(
+            fake, controller,
+            [report(peer, data: advData), report(peer, data: advData), report(other, scannable: false, data: [])])
         #expect(found.map(\.address) == [peer, peer, other])
         #expect(found.allSatisfy { !$0.hasScanResponse })
         try await scanner.stop()
@@ -74,7 +84,9 @@ struct ScannerTests {
         var found: [Discovery] = []
         try await scanner.start(ScanOptions(services: [BluetoothUUID(UInt16(0x180D))])) { found.append($0) }
         // Not advertising 180D: never reported. Advertising it but no scan response yet: held.
-        try await deliver(fake, controller, [report(other, scannable: false, data: [0x03, 0x03, 0x0F, 0x18]), report(peer, data: advData)])
+        try await deliver(
+            fake, controller,
+            [report(other, scannable: false, data: [0x03, 0x03, 0x0F, 0x18]), report(peer, data: advData)])
         #expect(found.isEmpty)
         try await scanner.stop()
         #expect(found.map(\.address) == [peer], "stop reports what was still waiting for a scan response")
@@ -92,9 +104,12 @@ struct ScannerTests {
         #expect(!fake.sentCommands.contains(LESetScanParameters.opcode))
         let name = Array("A long extended name".utf8)
         let whole: [UInt8] = [UInt8(name.count + 1), 0x09] + name
-        try await deliver(fake, controller, [report(peer, scannable: false, data: Array(whole.prefix(8)), status: 1)], extended: true)
+        try await deliver(
+            fake, controller, [report(peer, scannable: false, data: Array(whole.prefix(8)), status: 1)], extended: true)
         #expect(found.isEmpty)
-        try await deliver(fake, controller, [report(peer, scannable: false, data: Array(whole.dropFirst(8)), status: 0)], extended: true)
+        try await deliver(
+            fake, controller, [report(peer, scannable: false, data: Array(whole.dropFirst(8)), status: 0)],
+            extended: true)
         #expect(found.first?.advertisement.localName == "A long extended name")
         try await scanner.stop()
         #expect(fake.sentCommands.last == LESetExtendedScanEnable.opcode)
@@ -107,7 +122,8 @@ struct ScannerTests {
         var found: [Discovery] = []
         try await scanner.start(ScanOptions(active: false)) { found.append($0) }
         fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x02, parameters: [0x01, 0x00, 0x01])))  // truncated
-        try await deliver(fake, controller, [report(peer, scannable: false, data: [0x02, 0x01, 0x06, 0x09, 0x09, 0x41])])
+        try await deliver(
+            fake, controller, [report(peer, scannable: false, data: [0x02, 0x01, 0x06, 0x09, 0x09, 0x41])])
         #expect(found.count == 1)
         #expect(found.first?.advertisement.flags == 0x06)
         #expect(found.first?.advertisement.problem == .runsPastEnd(offset: 3, length: 9, available: 2))

@@ -44,32 +44,71 @@ private struct HCIOnlyRedactor: PacketRedacting {
 struct SecretFieldsTests {
     /// (what, H4 packet, the secret octets it must name, by field).
     static let secretCases: [(String, [UInt8], [String: [UInt8]])] = [
-        ("LE_Enable_Encryption", LEEnableEncryption(handle: 0x0040, random: key(0x30, 8), ediv: 0x4321, longTermKey: key(0xA0)).packet.h4,
-         ["Long_Term_Key": key(0xA0)]),
+        (
+            "LE_Enable_Encryption",
+            LEEnableEncryption(handle: 0x0040, random: key(0x30, 8), ediv: 0x4321, longTermKey: key(0xA0)).packet.h4,
+            ["Long_Term_Key": key(0xA0)]
+        ),
         ("LE_Long_Term_Key_Request_Reply", command(0x201A, [0x40, 0x00] + key(0xA0)), ["Long_Term_Key": key(0xA0)]),
         ("LE_Encrypt", command(0x2017, key(0xA0) + key(0xC0)), ["Key": key(0xA0), "Plaintext_Data": key(0xC0)]),
-        ("LE_Add_Device_To_Resolving_List", command(0x2027, [0x01] + peer + key(0xA0) + key(0xC0)),
-         ["Peer_IRK": key(0xA0), "Local_IRK": key(0xC0)]),
+        (
+            "LE_Add_Device_To_Resolving_List", command(0x2027, [0x01] + peer + key(0xA0) + key(0xC0)),
+            ["Peer_IRK": key(0xA0), "Local_IRK": key(0xC0)]
+        ),
         ("Link_Key_Request_Reply", command(0x040B, peer + key(0xA0)), ["Link_Key": key(0xA0)]),
         ("PIN_Code_Request_Reply", command(0x040D, peer + [0x04] + key(0xA0)), ["PIN_Code": key(0xA0)]),
         ("User_Passkey_Request_Reply", command(0x042E, peer + key(0xA0, 4)), ["Numeric_Value": key(0xA0, 4)]),
-        ("Remote_OOB_Data_Request_Reply", command(0x0430, peer + key(0xA0) + key(0xC0)), ["C": key(0xA0), "R": key(0xC0)]),
-        ("Remote_OOB_Extended_Data_Request_Reply", command(0x0445, peer + key(0x80) + key(0xA0) + key(0xC0) + key(0xE0)),
-         ["C_192": key(0x80), "R_192": key(0xA0), "C_256": key(0xC0), "R_256": key(0xE0)]),
-        ("Write_Stored_Link_Key, two keys", command(0x0C11, [0x02] + peer + peer + key(0xA0) + key(0xC0)),
-         ["Link_Key[0]": key(0xA0), "Link_Key[1]": key(0xC0)]),
-        ("LE_Create_BIG", command(0x2068, [0x01, 0x02, 0x02, 0x10, 0x27, 0x00, 0x64, 0x00, 0x0A, 0x00, 0x02, 0x02, 0x00, 0x00, 0x01] + key(0xA0)),
-         ["Broadcast_Code": key(0xA0)]),
-        ("LE_Create_BIG_Test", command(0x2069, [UInt8](repeating: 0x01, count: 20) + key(0xA0)), ["Broadcast_Code": key(0xA0)]),
-        ("LE_BIG_Create_Sync", command(0x206B, [0x01, 0x02, 0x00, 0x01] + key(0xA0) + [0x00, 0x10, 0x00, 0x01, 0x01]),
-         ["Broadcast_Code": key(0xA0)]),
-        ("Command Complete of LE_Encrypt", event(0x0E, [0x01, 0x17, 0x20, 0x00] + key(0xA0)), ["Encrypted_Data": key(0xA0)]),
-        ("Command Complete of LE_Rand", event(0x0E, [0x01, 0x18, 0x20, 0x00] + key(0xA0, 8)), ["Random_Number": key(0xA0, 8)]),
-        ("Command Complete of Read_Local_OOB_Data", event(0x0E, [0x01, 0x57, 0x0C, 0x00] + key(0xA0) + key(0xC0)), ["C": key(0xA0), "R": key(0xC0)]),
-        ("Command Complete of Read_Local_OOB_Extended_Data", event(0x0E, [0x01, 0x7D, 0x0C, 0x00] + key(0x80) + key(0xA0) + key(0xC0) + key(0xE0)),
-         ["C_192": key(0x80), "R_192": key(0xA0), "C_256": key(0xC0), "R_256": key(0xE0)]),
+        (
+            "Remote_OOB_Data_Request_Reply", command(0x0430, peer + key(0xA0) + key(0xC0)),
+            ["C": key(0xA0), "R": key(0xC0)]
+        ),
+        (
+            "Remote_OOB_Extended_Data_Request_Reply",
+            command(0x0445, peer + key(0x80) + key(0xA0) + key(0xC0) + key(0xE0)),
+            ["C_192": key(0x80), "R_192": key(0xA0), "C_256": key(0xC0), "R_256": key(0xE0)]
+        ),
+        (
+            "Write_Stored_Link_Key, two keys", command(0x0C11, [0x02] + peer + peer + key(0xA0) + key(0xC0)),
+            ["Link_Key[0]": key(0xA0), "Link_Key[1]": key(0xC0)]
+        ),
+        (
+            "LE_Create_BIG",
+            command(
+                0x2068,
+                [0x01, 0x02, 0x02, 0x10, 0x27, 0x00, 0x64, 0x00, 0x0A, 0x00, 0x02, 0x02, 0x00, 0x00, 0x01] + key(0xA0)),
+            ["Broadcast_Code": key(0xA0)]
+        ),
+        (
+            "LE_Create_BIG_Test", command(0x2069, [UInt8](repeating: 0x01, count: 20) + key(0xA0)),
+            ["Broadcast_Code": key(0xA0)]
+        ),
+        (
+            "LE_BIG_Create_Sync",
+            command(0x206B, [0x01, 0x02, 0x00, 0x01] + key(0xA0) + [0x00, 0x10, 0x00, 0x01, 0x01]),
+            ["Broadcast_Code": key(0xA0)]
+        ),
+        (
+            "Command Complete of LE_Encrypt", event(0x0E, [0x01, 0x17, 0x20, 0x00] + key(0xA0)),
+            ["Encrypted_Data": key(0xA0)]
+        ),
+        (
+            "Command Complete of LE_Rand", event(0x0E, [0x01, 0x18, 0x20, 0x00] + key(0xA0, 8)),
+            ["Random_Number": key(0xA0, 8)]
+        ),
+        (
+            "Command Complete of Read_Local_OOB_Data", event(0x0E, [0x01, 0x57, 0x0C, 0x00] + key(0xA0) + key(0xC0)),
+            ["C": key(0xA0), "R": key(0xC0)]
+        ),
+        (
+            "Command Complete of Read_Local_OOB_Extended_Data",
+            event(0x0E, [0x01, 0x7D, 0x0C, 0x00] + key(0x80) + key(0xA0) + key(0xC0) + key(0xE0)),
+            ["C_192": key(0x80), "R_192": key(0xA0), "C_256": key(0xC0), "R_256": key(0xE0)]
+        ),
         ("Link_Key_Notification", event(0x18, peer + key(0xA0) + [0x05]), ["Link_Key": key(0xA0)]),
-        ("Return_Link_Keys, two keys", event(0x15, [0x02] + peer + peer + key(0xA0) + key(0xC0)), ["Link_Key[0]": key(0xA0), "Link_Key[1]": key(0xC0)]),
+        (
+            "Return_Link_Keys, two keys", event(0x15, [0x02] + peer + peer + key(0xA0) + key(0xC0)),
+            ["Link_Key[0]": key(0xA0), "Link_Key[1]": key(0xC0)]
+        ),
         ("User_Passkey_Notification", event(0x3B, peer + key(0xA0, 4)), ["Passkey": key(0xA0, 4)]),
         ("LE_Generate_DHKey_Complete", event(0x3E, [0x09, 0x00] + key(0xA0, 32)), ["DH_Key": key(0xA0, 32)]),
     ]
@@ -79,7 +118,9 @@ struct SecretFieldsTests {
         #expect(secretOctets(h4) == expected, "\(what)")
         // Zeroed, the packet keeps its length and every octet outside the keys.
         var zeroed = h4
-        let fields = HCISecretFields.packet(type: H4PacketType(rawValue: h4[0])!, body: h4[1...]).map { $0.shifted(by: 1) }
+        let fields = HCISecretFields.packet(type: H4PacketType(rawValue: h4[0])!, body: h4[1...]).map {
+            $0.shifted(by: 1)
+        }
         zeroed.zero(fields)
         #expect(zeroed.count == h4.count)
         let covered = Set(fields.flatMap { Array($0.range) })
@@ -108,31 +149,46 @@ struct SecretFieldsTests {
 
     @Test("LE_Enable_Encryption keeps its handle, Rand and EDIV visible: only the LTK goes")
     func enableEncryptionKeepsRandAndEDIV() {
-        var h4 = LEEnableEncryption(handle: 0x0040, random: key(0x30, 8), ediv: 0x4321, longTermKey: key(0xA0)).packet.h4
+        var h4 = LEEnableEncryption(handle: 0x0040, random: key(0x30, 8), ediv: 0x4321, longTermKey: key(0xA0)).packet
+            .h4
         h4.zero(HCISecretFields.packet(type: .command, body: h4[1...]).map { $0.shifted(by: 1) })
-        #expect(h4.hexDump == "01 19 20 1c 40 00 30 31 32 33 34 35 36 37 21 43 " + [UInt8](repeating: 0, count: 16).hexDump)
+        #expect(
+            h4.hexDump == "01 19 20 1c 40 00 30 31 32 33 34 35 36 37 21 43 " + [UInt8](repeating: 0, count: 16).hexDump)
     }
 
     @Test("A packet cut short names only the secret octets it has")
     func truncatedPacketsAreClipped() {
         let whole = LEEnableEncryption(handle: 1, longTermKey: key(0xA0)).packet.h4
         let cut = Array(whole.prefix(4 + 12 + 5))  // indicator, opcode, length, up to 5 octets of the LTK
-        #expect(HCISecretFields.packet(type: .command, body: cut[1...]) == [SecretField("Long_Term_Key", offset: 15, length: 5)])
+        #expect(
+            HCISecretFields.packet(type: .command, body: cut[1...]) == [
+                SecretField("Long_Term_Key", offset: 15, length: 5)
+            ])
         #expect(HCISecretFields.packet(type: .command, body: cut.prefix(10).dropFirst()).isEmpty)
-        #expect(HCISecretFields.packet(type: .event, body: event(0x18, peer + key(0xA0, 3))[1...]) == [SecretField("Link_Key", offset: 8, length: 3)])
+        #expect(
+            HCISecretFields.packet(type: .event, body: event(0x18, peer + key(0xA0, 3))[1...]) == [
+                SecretField("Link_Key", offset: 8, length: 3)
+            ])
     }
 
     @Test("A hex dump prints each secret field as <redacted N octets>, the rest as it is")
     func redactedHexDump() {
         let data = key(0x10, 20)
-        #expect(data.hexDump(redacting: [SecretField("K", offset: 2, length: 4)])
-            == "10 11 <redacted 4 octets> 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 22 23")
+        #expect(
+            data.hexDump(redacting: [SecretField("K", offset: 2, length: 4)])
+                == "10 11 <redacted 4 octets> 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 22 23")
         #expect(data.hexDump(redacting: []) == data.hexDump)
         // Overlapping fields are one run; a field running past the end is clipped.
-        #expect(data.hexDump(redacting: [SecretField("A", offset: 0, length: 3), SecretField("B", offset: 2, length: 3), SecretField("C", offset: 18, length: 9)])
-            == "<redacted 5 octets> 15 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 <redacted 2 octets>")
+        #expect(
+            data.hexDump(redacting: [
+                SecretField("A", offset: 0, length: 3), SecretField("B", offset: 2, length: 3),
+                SecretField("C", offset: 18, length: 9),
+            ])
+                == "<redacted 5 octets> 15 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 <redacted 2 octets>")
         // With a limit, a field counts whole and the rest is marked.
-        #expect(data.hexDump(redacting: [SecretField("K", offset: 2, length: 4)], limit: 4) == "10 11 <redacted 4 octets> …")
+        #expect(
+            data.hexDump(redacting: [SecretField("K", offset: 2, length: 4)], limit: 4) == "10 11 <redacted 4 octets> …"
+        )
         #expect(data.hexDump(redacting: [], limit: 3) == "10 11 12 …")
     }
 
@@ -157,7 +213,9 @@ struct SecretFieldsTests {
         let expectedShown: [String] = ["warning: " + HCILogger.secretsWarningText, clear, clear]
         #expect(shown == expectedShown)
         // A line with nothing secret says nothing about secrets.
-        let quiet = HCILogger(level: .debug, showsSecrets: true) { level, line in lines.withLock { $0.append("\(level): \(line)") } }
+        let quiet = HCILogger(level: .debug, showsSecrets: true) { level, line in
+            lines.withLock { $0.append("\(level): \(line)") }
+        }
         #expect(quiet.hexDump(key(0x10, 2), secrets: []) == "10 11")
         let count: Int = lines.withLock { $0.count }
         #expect(count == 4)
@@ -188,7 +246,9 @@ struct SecretFieldsTests {
         let plainRecords = try BTSnoopFile(bytes: original).records
         let redactedRecords = try BTSnoopFile(bytes: written).records
         #expect(plainRecords.count == 3 && redactedRecords.count == 3)
-        func h4(_ record: BTSnoopRecord) -> [UInt8] { if case let .packet(type, body) = record.content { [type.rawValue] + body } else { [] } }
+        func h4(_ record: BTSnoopRecord) -> [UInt8] {
+            if case let .packet(type, body) = record.content { [type.rawValue] + body } else { [] }
+        }
         let packetBytes: [[UInt8]] = packets.map(\.0)
         #expect(plainRecords.map(h4) == packetBytes)
         let redactedEncryption: [UInt8] = Array(packets[0].0.prefix(16)) + [UInt8](repeating: 0, count: 16)
@@ -198,7 +258,9 @@ struct SecretFieldsTests {
         #expect(h4(redactedRecords[2]) == packets[2].0)
     }
 
-    @Test("trace --redact's copy: zeros in the secret fields, every other octet, record and timestamp as they were, in each datalink")
+    @Test(
+        "trace --redact's copy: zeros in the secret fields, every other octet, record and timestamp as they were, in each datalink"
+    )
     func redactedCopyOfEveryDatalink() throws {
         let secret = LEEnableEncryption(handle: 1, random: key(0x30, 8), ediv: 7, longTermKey: key(0xA0)).packet.h4
         let linkKeyNotification: [UInt8] = peer + key(0xC0) + [0x05]
@@ -232,7 +294,7 @@ struct SecretFieldsTests {
             file.writeBigEndian(UInt32(0))
             file.writeBigEndian(Int64(0x00E2_5F9B_0A2F_4240 + 2))
             let cutStart = file.bytes.count
-            keyOffsets += (15 + shift ..< cutData.count).map { (offset: Int) -> Int in cutStart + offset }
+            keyOffsets += (15 + shift..<cutData.count).map { (offset: Int) -> Int in cutStart + offset }
             file.write(bytes: cutData)
 
             let original = file.bytes
@@ -242,7 +304,9 @@ struct SecretFieldsTests {
             #expect(redaction.zeroed.map(\.field.name) == ["Long_Term_Key", "Link_Key", "Long_Term_Key"])
             let secretOctets = Set(keyOffsets)
             for index in original.indices {
-                #expect(redaction.bytes[index] == (secretOctets.contains(index) ? 0 : original[index]), "datalink \(datalink), octet \(index)")
+                #expect(
+                    redaction.bytes[index] == (secretOctets.contains(index) ? 0 : original[index]),
+                    "datalink \(datalink), octet \(index)")
             }
             let before = try BTSnoopFile(bytes: original), after = try BTSnoopFile(bytes: redaction.bytes)
             #expect(after.records.count == before.records.count && after.truncatedTail == before.truncatedTail)

@@ -6,7 +6,8 @@ import Testing
 
 @Suite("SmallMap")
 struct SmallMapTests {
-    @Test("Inserts, replaces, removes and keeps insertion order, as a Dictionary would", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "Inserts, replaces, removes and keeps insertion order, as a Dictionary would", arguments: [1, 2, 3] as [UInt64])
     func behavesLikeADictionary(seed: UInt64) {
         var map = SmallMap<ConnectionHandle, String>()
         var reference: [ConnectionHandle: String] = [:]
@@ -34,7 +35,10 @@ struct SmallMapTests {
     func updateInPlace() {
         var map = SmallMap<Int, [UInt8]>()
         map[7] = [1]
-        #expect(map.update(7) { value -> Int in value.append(2); return value.count } == 2)
+        #expect(
+            map.update(7) { value -> Int in
+                value.append(2); return value.count
+            } == 2)
         #expect(map[7] == [1, 2])
         #expect(map.update(8) { _ in 1 } == nil)
         #expect(map[8] == nil)

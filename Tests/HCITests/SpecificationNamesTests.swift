@@ -144,8 +144,9 @@ struct SpecificationNamesTests {
     @Test("Every command of Core 6.0 §7.1–7.8 has its name")
     func commands() {
         for entry in specificationCommands {
-            #expect(HCINames.command(HCIOpcode(rawValue: entry.opcode)) == entry.name,
-                    "§\(entry.section) \(hex(entry.opcode, digits: 4))")
+            #expect(
+                HCINames.command(HCIOpcode(rawValue: entry.opcode)) == entry.name,
+                "§\(entry.section) \(hex(entry.opcode, digits: 4))")
         }
     }
 
@@ -172,20 +173,25 @@ struct SpecificationNamesTests {
         where !specificationCommands.contains(where: { $0.opcode == opcode && $0.name == name }) {
             Issue.record("\(hex(opcode, digits: 4)) \(name) is in the Core 6.0 table but not in the list")
         }
-        for (code, name) in HCINames.coreEventNames where !specificationEvents.contains(where: { $0.code == code && $0.name == name }) {
+        for (code, name) in HCINames.coreEventNames
+        where !specificationEvents.contains(where: { $0.code == code && $0.name == name }) {
             Issue.record("event \(hex(code, digits: 2)) \(name) is in the Core 6.0 table but not in the list")
         }
     }
 
     @Test("The whole tables are the Core 6.0, withdrawn and vendor parts, which do not overlap")
     func partsMakeTheTables() {
-        let commandParts: [[UInt16: String]] = [HCINames.coreCommandNames, HCINames.withdrawnCommandNames, HCINames.vendorCommandNames]
+        let commandParts: [[UInt16: String]] = [
+            HCINames.coreCommandNames, HCINames.withdrawnCommandNames, HCINames.vendorCommandNames,
+        ]
         let commandCount: Int = commandParts.map(\.count).reduce(0, +)
         #expect(commandCount == HCINames.commandNames.count, "command parts overlap")
         for part in commandParts {
             for (opcode, name) in part { #expect(HCINames.commandNames[opcode] == name) }
         }
-        let eventParts: [[UInt8: String]] = [HCINames.coreEventNames, HCINames.withdrawnEventNames, HCINames.vendorEventNames]
+        let eventParts: [[UInt8: String]] = [
+            HCINames.coreEventNames, HCINames.withdrawnEventNames, HCINames.vendorEventNames,
+        ]
         let eventCount: Int = eventParts.map(\.count).reduce(0, +)
         #expect(eventCount == HCINames.eventNames.count, "event parts overlap")
         for part in eventParts {
@@ -201,21 +207,28 @@ struct SpecificationNamesTests {
     @Test("The list is consistent with the section index: groups, codes, versions")
     func listIsConsistent() {
         // §7.1–7.6 and §7.8 are the command groups of OGF 1–6 and 8.
-        let groupOfOGF: [UInt8: String] = [0x01: "7.1.", 0x02: "7.2.", 0x03: "7.3.", 0x04: "7.4.", 0x05: "7.5.", 0x06: "7.6.",
-                                           0x08: "7.8."]
+        let groupOfOGF: [UInt8: String] = [
+            0x01: "7.1.", 0x02: "7.2.", 0x03: "7.3.", 0x04: "7.4.", 0x05: "7.5.", 0x06: "7.6.",
+            0x08: "7.8.",
+        ]
         for entry in specificationCommands {
             let ogf = HCIOpcode(rawValue: entry.opcode).ogf
-            #expect(groupOfOGF[ogf].map { entry.section.hasPrefix($0) } == true, "§\(entry.section) \(entry.name) has OGF \(ogf)")
+            #expect(
+                groupOfOGF[ogf].map { entry.section.hasPrefix($0) } == true,
+                "§\(entry.section) \(entry.name) has OGF \(ogf)")
         }
         for entry in specificationEvents {
-            #expect(entry.section.hasPrefix("7.7.") && (entry.section == "7.7.65" || !entry.section.hasPrefix("7.7.65")), "§\(entry.section)")
+            #expect(
+                entry.section.hasPrefix("7.7.") && (entry.section == "7.7.65" || !entry.section.hasPrefix("7.7.65")),
+                "§\(entry.section)")
         }
         #expect(specificationLESubevents.allSatisfy { $0.section.hasPrefix("7.7.65.") })
         // No code twice; a section shared only by the versions of one name.
         #expect(Set(specificationCommands.map(\.opcode)).count == specificationCommands.count)
         #expect(Set(specificationEvents.map(\.code)).count == specificationEvents.count)
         #expect(Set(specificationLESubevents.map(\.code)).count == specificationLESubevents.count)
-        let all = specificationCommands.map { ($0.section, $0.name) } + specificationEvents.map { ($0.section, $0.name) }
+        let all =
+            specificationCommands.map { ($0.section, $0.name) } + specificationEvents.map { ($0.section, $0.name) }
             + specificationLESubevents.map { ($0.section, $0.name) }
         for (section, entries) in Dictionary(grouping: all, by: { $0.0 }) where entries.count > 1 {
             let bases = Set(entries.map { unversioned($0.1) })
@@ -223,14 +236,17 @@ struct SpecificationNamesTests {
         }
         // The spelling: no HCI_ prefix, words joined by underscores, versions as _v2.
         for (section, name) in all {
-            #expect(!name.hasPrefix("HCI_") && !name.contains(" ") && !name.contains("__") && !name.contains("[v"), "§\(section) \(name)")
+            #expect(
+                !name.hasPrefix("HCI_") && !name.contains(" ") && !name.contains("__") && !name.contains("[v"),
+                "§\(section) \(name)")
         }
     }
 
     /// A name without its `_vN` suffix.
     private func unversioned(_ name: String) -> String {
         guard let range = name.range(of: "_v", options: .backwards),
-              !name[range.upperBound...].isEmpty, name[range.upperBound...].allSatisfy(\.isNumber) else { return name }
+            !name[range.upperBound...].isEmpty, name[range.upperBound...].allSatisfy(\.isNumber)
+        else { return name }
         return String(name[..<range.lowerBound])
     }
 }

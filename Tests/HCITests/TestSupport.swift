@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import HCI
 import Testing
@@ -39,8 +39,9 @@ enum Traces {
         do {
             return try BTSnoopFile(path: path(name))
         } catch {
-            Issue.record("cannot read trace \(name) from \(directory): \(error)",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "cannot read trace \(name) from \(directory): \(error)",
+                sourceLocation: sourceLocation)
             throw error
         }
     }
@@ -94,8 +95,10 @@ func btsnoopNow() -> Int64 {
 /// Checks that `value` encodes to `expected` (when given), decodes back to itself, that
 /// every strict prefix of the encoding is a DecodingError rather than a trap, and that one
 /// extra byte is reported as trailing.
-func expectFixedSizeRoundTrip<P: HCIParameters>(_ value: P, _ expected: [UInt8]? = nil,
-                                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectFixedSizeRoundTrip<P: HCIParameters>(
+    _ value: P, _ expected: [UInt8]? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let encoded = value.encoded()
     if let expected {
         #expect(encoded.hexDump == expected.hexDump, "encoding of \(P.self)", sourceLocation: sourceLocation)
@@ -103,8 +106,10 @@ func expectFixedSizeRoundTrip<P: HCIParameters>(_ value: P, _ expected: [UInt8]?
     let decoded = try P(decoding: encoded[...])
     #expect(decoded == value, "round trip of \(P.self)", sourceLocation: sourceLocation)
     for length in 0..<encoded.count {
-        #expect(throws: DecodingError.self, "\(P.self) truncated to \(length) of \(encoded.count) bytes",
-                sourceLocation: sourceLocation) {
+        #expect(
+            throws: DecodingError.self, "\(P.self) truncated to \(length) of \(encoded.count) bytes",
+            sourceLocation: sourceLocation
+        ) {
             _ = try P(decoding: encoded.prefix(length))
         }
     }
@@ -116,8 +121,10 @@ func expectFixedSizeRoundTrip<P: HCIParameters>(_ value: P, _ expected: [UInt8]?
 /// Checks that every strict prefix of an H4 packet fails to decode with a DecodingError.
 func expectEveryPrefixRejected(h4 encoded: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
     for length in 0..<encoded.count {
-        #expect(throws: DecodingError.self, "H4 packet truncated to \(length) of \(encoded.count) bytes",
-                sourceLocation: sourceLocation) {
+        #expect(
+            throws: DecodingError.self, "H4 packet truncated to \(length) of \(encoded.count) bytes",
+            sourceLocation: sourceLocation
+        ) {
             _ = try HCIPacket(h4: encoded.prefix(length))
         }
     }

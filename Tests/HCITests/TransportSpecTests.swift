@@ -16,13 +16,20 @@ struct TransportSpecTests {
         ("hci:1", .userChannel(index: 1), "hci1"),
         ("hci:hci2", .userChannel(index: 2), "hci2"),
         ("hci65535", .userChannel(index: 65535), "hci65535"),
-        ("serial:/dev/ttyACM0", .serial(path: "/dev/ttyACM0", baudRate: 115_200, flowControl: false),
-         "serial:/dev/ttyACM0,baud=115200,flow=none"),
-        ("serial:/dev/ttyACM0,baud=1000000,flow=rtscts",
-         .serial(path: "/dev/ttyACM0", baudRate: 1_000_000, flowControl: true),
-         "serial:/dev/ttyACM0,baud=1000000,flow=rtscts"),
-        ("serial:/dev/ttyS1,flow=none,baud=3000000", .serial(path: "/dev/ttyS1", baudRate: 3_000_000, flowControl: false),
-         "serial:/dev/ttyS1,baud=3000000,flow=none"),
+        (
+            "serial:/dev/ttyACM0", .serial(path: "/dev/ttyACM0", baudRate: 115_200, flowControl: false),
+            "serial:/dev/ttyACM0,baud=115200,flow=none"
+        ),
+        (
+            "serial:/dev/ttyACM0,baud=1000000,flow=rtscts",
+            .serial(path: "/dev/ttyACM0", baudRate: 1_000_000, flowControl: true),
+            "serial:/dev/ttyACM0,baud=1000000,flow=rtscts"
+        ),
+        (
+            "serial:/dev/ttyS1,flow=none,baud=3000000",
+            .serial(path: "/dev/ttyS1", baudRate: 3_000_000, flowControl: false),
+            "serial:/dev/ttyS1,baud=3000000,flow=none"
+        ),
         ("tcp:127.0.0.1:9000", .tcp(host: "127.0.0.1", port: 9000), "tcp:127.0.0.1:9000"),
         ("tcp:localhost:1", .tcp(host: "localhost", port: 1), "tcp:localhost:1"),
         ("tcp:[::1]:9000", .tcp(host: "::1", port: 9000), "tcp:[::1]:9000"),
@@ -116,7 +123,9 @@ extension TransportSpecTests {
             for match in text.matches(of: pattern) {
                 let written = String(match.output)
                 let spec = try TransportSpec(parsing: written)
-                guard case let .serial(path, baud, flow) = spec else { Issue.record("\(file): \(written) is not a serial transport"); continue }
+                guard case let .serial(path, baud, flow) = spec else {
+                    Issue.record("\(file): \(written) is not a serial transport"); continue
+                }
                 let device = String(written.dropFirst("serial:".count).prefix { $0 != "," })
                 #expect(path == device && path.allSatisfy { $0 != "@" }, "\(file): \(written) names the device \(path)")
                 let baudWritten = written.firstMatch(of: /baud=(\d+)/).flatMap { Int($0.output.1) } ?? 115_200

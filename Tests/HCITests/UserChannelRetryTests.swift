@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 @testable import HCI
 import Testing
@@ -12,7 +12,12 @@ import Testing
     func allowed(_ code: Int32, _ adapter: UserChannel.KernelState?) -> (retries: Int, asked: Int) {
         var retries = UserChannel.Retries()
         var count = 0, asked = 0
-        while retries.allow(code, adapter: { asked += 1; return adapter }), count < 10_000 { count += 1 }
+        while retries.allow(
+            code,
+            adapter: {
+                asked += 1; return adapter
+            }), count < 10_000
+        { count += 1 }
         return (count, asked)
     }
 
@@ -22,7 +27,9 @@ import Testing
         #expect(allowed(EBUSY, .initializing).retries == window)
     }
 
-    @Test("EBUSY on an adapter someone holds (up), one whose setup failed (down), or one the kernel cannot report, gives up after the short window")
+    @Test(
+        "EBUSY on an adapter someone holds (up), one whose setup failed (down), or one the kernel cannot report, gives up after the short window"
+    )
     func busyOtherwise() {
         let window = UserChannel.retryWindowMilliseconds / UserChannel.retryIntervalMilliseconds
         #expect(allowed(EBUSY, .up).retries == window)

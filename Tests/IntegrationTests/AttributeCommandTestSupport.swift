@@ -19,8 +19,10 @@ struct AttributeCLI {
     func bluejay(_ command: String, _ arguments: [String]) async throws -> AttributeRun {
         let capture = NSTemporaryDirectory() + "bluejay-attribute-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let result = try await run(Repository.bluejay, [command, peer.address + "/random"] + arguments + ["--transport", peer.transport, "--capture", capture],
-                             environment: ["BLUEJAY_STORE": store])
+        let result = try await run(
+            Repository.bluejay,
+            [command, peer.address + "/random"] + arguments + ["--transport", peer.transport, "--capture", capture],
+            environment: ["BLUEJAY_STORE": store])
         return try AttributeRun(status: result.status, stdout: result.stdout, stderr: result.stderr, capture: capture)
     }
 
@@ -53,7 +55,8 @@ struct AttributeRun {
         var reassemblers: [String: Reassembler] = [:]
         for record in try BTSnoopFile(path: capture).records {
             guard case let .packet(type, body) = record.content, type == .acl,
-                  case let .acl(packet) = try HCIPacket(type: type, body: body) else { continue }
+                case let .acl(packet) = try HCIPacket(type: type, body: body)
+            else { continue }
             let fromHost = record.direction == .sent
             let key = "\(packet.handle) \(fromHost)"
             let (frame, problem) = reassemblers[key, default: Reassembler()].append(packet)

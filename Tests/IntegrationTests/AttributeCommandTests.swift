@@ -22,20 +22,25 @@ extension IntegrationTests {
         // each response's last group until Attribute Not Found.
         let services = try await cli.bluejay("discover", ["services"])
         #expect(services.status == 0, "\(services.stderr)")
-        #expect(services.stdout == """
-            1800 Generic Access 0x0001…0x0005
-            1801 Generic Attribute 0x0006…0x000d
-            180D Heart Rate 0x000e…0x0013
-            180A Device Information 0x0014…0x0018
-            180F Battery 0x0019…0x001c
-            B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e
-            B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x0032…0x0035
+        #expect(
+            services.stdout == """
+                1800 Generic Access 0x0001…0x0005
+                1801 Generic Attribute 0x0006…0x000d
+                180D Heart Rate 0x000e…0x0013
+                180A Device Information 0x0014…0x0018
+                180F Battery 0x0019…0x001c
+                B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x001d…0x002e
+                B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x0032…0x0035
 
-            """)
+                """)
         expectOnly(services, ["Read_By_Group_Type_Req", "Read_By_Group_Type_Req", "Read_By_Group_Type_Req"])
-        let servicesSentHex: ArraySlice<String> = ["10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28"]
+        let servicesSentHex: ArraySlice<String> = [
+            "10 01 00 ff ff 00 28", "10 1d 00 ff ff 00 28", "10 36 00 ff ff 00 28",
+        ]
         #expect(services.sentHex.dropFirst() == servicesSentHex)
-        let servicesReceivedNames: [String] = ["Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp"]
+        let servicesReceivedNames: [String] = [
+            "Exchange_MTU_Rsp", "Read_By_Group_Type_Rsp", "Read_By_Group_Type_Rsp", "Error_Rsp",
+        ]
         #expect(services.receivedNames == servicesReceivedNames)
 
         let servicesJSON = try await cli.bluejay("discover", ["services", "--json"])
@@ -74,7 +79,8 @@ extension IntegrationTests {
         // of a secondary service with a 128-bit UUID, which the declaration leaves out (a
         // 4-octet value), and a Read of the included service's declaration gives its UUID at
         // once; then the continuation is answered Attribute Not Found.
-        let includes = try await cli.bluejay("discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
+        let includes = try await cli.bluejay(
+            "discover", ["includes", "--start", "0x0001", "--end", "0xFFFF", "--json"])
         #expect(includes.status == 0, "\(includes.stderr)")
         let include = try #require((includes.json as? [[String: Any]])?.first, "\(includes.stdout)")
         let includeHandle: Int? = include["handle"] as? Int
@@ -93,7 +99,9 @@ extension IntegrationTests {
         let secondary = try await cli.bluejay("discover", ["secondary", "--json"])
         #expect(secondary.status == 0, "\(secondary.stderr)")
         let found2801 = try #require(secondary.json as? [[String: Any]], "\(secondary.stdout)")
-        let secondaryUUIDs: [String?] = found2801.map { (service: [String: Any]) -> String? in service["uuid"] as? String }
+        let secondaryUUIDs: [String?] = found2801.map { (service: [String: Any]) -> String? in
+            service["uuid"] as? String
+        }
         #expect(secondaryUUIDs == ["B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"])
         let found2801StartHandle: Int? = found2801.first?["start_handle"] as? Int
         let found2801EndHandle: Int? = found2801.first?["end_handle"] as? Int
@@ -106,7 +114,8 @@ extension IntegrationTests {
 
         // Discover All Characteristics of a range: Read By Type (0x2803) from --start,
         // continued after the last declaration.
-        let characteristics = try await cli.bluejay("discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
+        let characteristics = try await cli.bluejay(
+            "discover", ["characteristics", "--start", "0x001D", "--end", "0x002E"])
         #expect(characteristics.status == 0, "\(characteristics.stderr)")
         let characteristicLines: [Substring] = [
             "0x001e B1E70002-9D3B-4C7A-8A5E-6F2D0C1B0A00 value 0x001f [read, write]",
@@ -124,7 +133,8 @@ extension IntegrationTests {
 
         // Discover Characteristics by UUID: the same walk, only the matching ones kept
         // (decimal handles work as well as hex).
-        let bodySensor = try await cli.bluejay("discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
+        let bodySensor = try await cli.bluejay(
+            "discover", ["characteristics", "--start", "14", "--end", "19", "--uuid", "2A38", "--json"])
         let characteristic = try #require((bodySensor.json as? [[String: Any]])?.first)
         #expect((bodySensor.json as? [Any])?.count == 1)
         let characteristicKeys: Set<String> = ["uuid", "name", "declaration_handle", "value_handle", "properties"]
@@ -142,7 +152,8 @@ extension IntegrationTests {
         #expect(bodySensor.sentHex.dropFirst() == bodySensorSentHex)
 
         // Discover All Characteristic Descriptors: Find Information over exactly the range.
-        let descriptors = try await cli.bluejay("discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
+        let descriptors = try await cli.bluejay(
+            "discover", ["descriptors", "--start", "0x0010", "--end", "0x0013", "--json"])
         let entries = try #require(descriptors.json as? [[String: Any]])
         let descriptorKeys: Set<String> = ["uuid", "name", "handle"]
         #expect(entries.allSatisfy { (entry: [String: Any]) -> Bool in Set(entry.keys) == descriptorKeys })
@@ -156,11 +167,14 @@ extension IntegrationTests {
 
         // With --mtu 23 each Find Information Response holds one UUID size only: five
         // requests over 0x001D…0x0022, the last one ending exactly at --end.
-        let small = try await cli.bluejay("discover", ["descriptors", "--start", "0x001D", "--end", "0x0022", "--mtu", "23"])
+        let small = try await cli.bluejay(
+            "discover", ["descriptors", "--start", "0x001D", "--end", "0x0022", "--mtu", "23"])
         #expect(small.status == 0, "\(small.stderr)")
         #expect(small.stdout.split(separator: "\n").count == 6)
         expectOnly(small, Array(repeating: "Find_Information_Req", count: 5), mtu: 23)
-        let smallSentHex: ArraySlice<String> = ["04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00"]
+        let smallSentHex: ArraySlice<String> = [
+            "04 1d 00 22 00", "04 1f 00 22 00", "04 20 00 22 00", "04 21 00 22 00", "04 22 00 22 00",
+        ]
         #expect(small.sentHex.dropFirst() == smallSentHex)
     }
 
@@ -187,7 +201,8 @@ extension IntegrationTests {
         let held = indications.sentTimes[3] - indications.sentTimes[2]
         #expect(held >= 450_000 && held < 3_000_000, "subscribed for \(held) µs with --duration 0.5")
 
-        let notifications = try await cli.bluejay("listen", ["--handle", "0x001B", "--cccd", "0x001C", "--duration", "0.3", "--count", "2", "--json"])
+        let notifications = try await cli.bluejay(
+            "listen", ["--handle", "0x001B", "--cccd", "0x001C", "--duration", "0.3", "--count", "2", "--json"])
         #expect(notifications.status == 0, "\(notifications.stderr)")
         #expect(notifications.stdout.isEmpty)
         #expect(notifications.stderr == "0 values received\n")
@@ -198,7 +213,9 @@ extension IntegrationTests {
         // No CCCD after the handle: Find Information meets the next service declaration.
         let none = try await cli.bluejay("listen", ["--handle", "0x0013", "--duration", "0.3"])
         #expect(none.status == 1)
-        #expect(none.stderr == "Error: no Client Characteristic Configuration descriptor follows 0x0013; give it with --cccd\n")
+        #expect(
+            none.stderr
+                == "Error: no Client Characteristic Configuration descriptor follows 0x0013; give it with --cccd\n")
         expectOnly(none, ["Find_Information_Req"])
         #expect(none.sentHex[1] == "04 14 00 ff ff")
     }
@@ -216,10 +233,22 @@ extension IntegrationTests {
             (["read", "--handle", "0x0000"], "0a 00 00", "0x01 invalidHandle (Read_Req on handle 0x0000)"),
             (["read", "--handle", "0"], "0a 00 00", "0x01 invalidHandle"),
             (["read", "--handle", "0xFFFF"], "0a ff ff", "0x01 invalidHandle (Read_Req on handle 0xffff)"),
-            (["discover", "characteristics", "--start", "0x0013", "--end", "0x0010"], "08 13 00 10 00 03 28", "0x01 invalidHandle"),
-            (["discover", "descriptors", "--start", "0x0000", "--end", "0x0010"], "04 00 00 10 00", "0x01 invalidHandle"),
-            (["discover", "includes", "--start", "0x0020", "--end", "0x0001"], "08 20 00 01 00 02 28", "0x01 invalidHandle"),
-            (["read", "--uuid", "2A29", "--start", "0x0100", "--end", "0x0001"], "08 00 01 01 00 29 2a", "0x01 invalidHandle"),
+            (
+                ["discover", "characteristics", "--start", "0x0013", "--end", "0x0010"], "08 13 00 10 00 03 28",
+                "0x01 invalidHandle"
+            ),
+            (
+                ["discover", "descriptors", "--start", "0x0000", "--end", "0x0010"], "04 00 00 10 00",
+                "0x01 invalidHandle"
+            ),
+            (
+                ["discover", "includes", "--start", "0x0020", "--end", "0x0001"], "08 20 00 01 00 02 28",
+                "0x01 invalidHandle"
+            ),
+            (
+                ["read", "--uuid", "2A29", "--start", "0x0100", "--end", "0x0001"], "08 00 01 01 00 29 2a",
+                "0x01 invalidHandle"
+            ),
             (["write", "--handle", "0x0000", "01"], "12 00 00 01", "0x01 invalidHandle (Write_Req on handle 0x0000)"),
         ]
         for (arguments, request, error) in cases {
@@ -244,15 +273,24 @@ extension IntegrationTests {
             (["discover", address, "includes"], "includes need --start H --end H"),
             (["discover", address, "descriptors", "--start", "0x0010"], "descriptors need --start H --end H"),
             (["discover", address, "services", "--start", "1", "--end", "2"], "services take no --start/--end"),
-            (["discover", address, "descriptors", "--start", "1", "--end", "2", "--uuid", "2902"], "--uuid goes with services or characteristics"),
+            (
+                ["discover", address, "descriptors", "--start", "1", "--end", "2", "--uuid", "2902"],
+                "--uuid goes with services or characteristics"
+            ),
             (["discover", address, "services", "--uuid", "xyz"], "--uuid 'xyz' is not a UUID"),
             (["discover", address, "everything"], "'everything' is invalid"),
-            (["read", address, "--handle", "70000"], "--handle '70000' is not an attribute handle (0…65535, decimal or 0x0000…0xFFFF)"),
+            (
+                ["read", address, "--handle", "70000"],
+                "--handle '70000' is not an attribute handle (0…65535, decimal or 0x0000…0xFFFF)"
+            ),
             (["read", address, "--handle", "0x10000"], "--handle '0x10000' is not an attribute handle"),
             (["read", address, "--handle", "abc"], "--handle 'abc' is not an attribute handle"),
             (["read", address], "give exactly one of: SERVICE CHARACTERISTIC, --handle, --uuid, --handles"),
             (["read", address, "--handle", "3", "--uuid", "2A00"], "give exactly one of"),
-            (["read", address, "--handles", "3,x"], "--handles wants comma-separated handles (decimal or 0x-hex), got '3,x'"),
+            (
+                ["read", address, "--handles", "3,x"],
+                "--handles wants comma-separated handles (decimal or 0x-hex), got '3,x'"
+            ),
             (["read", address, "--handle", "3", "--max-value", "511"], "--max-value must be at least 512"),
             (["read", address, "--handle", "3", "--variable"], "--variable goes with --handles"),
             (["read", address, "--uuid", "2A00", "--long"], "--long and --offset go with --handle"),
@@ -263,14 +301,23 @@ extension IntegrationTests {
             (["write", address, "--handle", "3", "zz"], "'zz' is not hex bytes"),
             (["write", address, "--handle", "3", "012"], "'012' is not hex bytes"),
             (["write", address, "--handle", "3"], "with --handle, give only HEXBYTES"),
-            (["write", address, "--handle", "3", "01", "--signed", "--long"], "--without-response, --signed, --long and --reliable exclude each other"),
+            (
+                ["write", address, "--handle", "3", "01", "--signed", "--long"],
+                "--without-response, --signed, --long and --reliable exclude each other"
+            ),
             (["write", address, "--handle", "3", "01", "--without-response", "--reliable"], "exclude each other"),
             (["write", address, "--handle", "3", "01", "--offset", "2"], "--offset goes with --long"),
             (["write", address, "180D", "2A38", "01", "--long"], "--long goes with --handle"),
             (["listen", address], "give SERVICE CHARACTERISTIC or --handle H"),
-            (["listen", address, "180D", "2A37", "--handle", "3"], "give SERVICE CHARACTERISTIC or --handle, not both"),
+            (
+                ["listen", address, "180D", "2A37", "--handle", "3"],
+                "give SERVICE CHARACTERISTIC or --handle, not both"
+            ),
             (["listen", address, "--handle", "3", "--count", "0"], "--count must be at least 1"),
-            (["listen", address, "--handle", "3", "--duration", "0"], "--duration must be between 0 and 86400 seconds"),
+            (
+                ["listen", address, "--handle", "3", "--duration", "0"],
+                "--duration must be between 0 and 86400 seconds"
+            ),
             (["listen", address, "--handle", "3", "--cccd", "0x1ffff"], "--cccd '0x1ffff' is not an attribute handle"),
             (["listen", address, "180D", "2A37", "--indicate"], "--cccd and --indicate go with --handle"),
         ]
@@ -285,8 +332,10 @@ extension IntegrationTests {
 
     /// The host's ATT PDUs in the run's capture are the MTU exchange (asking for `mtu`) and
     /// then exactly `procedure`, by name; the host sent nothing on any other L2CAP channel.
-    func expectOnly(_ result: AttributeRun, _ procedure: [String], mtu: UInt16 = 517,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectOnly(
+        _ result: AttributeRun, _ procedure: [String], mtu: UInt16 = 517,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let names: [String] = ["Exchange_MTU_Req"] + procedure
         #expect(result.sentNames == names, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
         let exchange: [UInt8] = [0x02, UInt8(mtu & 0xFF), UInt8(mtu >> 8)]

@@ -35,7 +35,9 @@ extension IntegrationTests {
         #expect(long.stdout == longLine)
         let longReads: [String] = ["Read_Req"] + [String](repeating: "Read_Blob_Req", count: 5)
         expectOnly(long, longReads, mtu: 100)
-        let longSentHex: ArraySlice<String> = ["0a 1f 00", "0c 1f 00 63 00", "0c 1f 00 c6 00", "0c 1f 00 29 01", "0c 1f 00 8c 01", "0c 1f 00 ef 01"]
+        let longSentHex: ArraySlice<String> = [
+            "0a 1f 00", "0c 1f 00 63 00", "0c 1f 00 c6 00", "0c 1f 00 29 01", "0c 1f 00 8c 01", "0c 1f 00 ef 01",
+        ]
         #expect(long.sentHex.dropFirst() == longSentHex)
 
         // --offset: exactly one Read Blob (of a value longer than ATT_MTU - 1: a shorter one
@@ -47,7 +49,8 @@ extension IntegrationTests {
         #expect(blob.sentHex[1] == "0c 1f 00 f4 01")
 
         // --long --offset: Read Blobs from the offset to the end.
-        let tail = try await cli.bluejay("read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
+        let tail = try await cli.bluejay(
+            "read", ["--handle", "0x001F", "--long", "--offset", "300", "--mtu", "100", "--hex"])
         let tailValue: [UInt8] = (300..<512).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index) }
         let tailLine: String = tailValue.hexString() + "\n"
         #expect(tail.stdout == tailLine)
@@ -79,7 +82,10 @@ extension IntegrationTests {
 
         // Read Multiple Variable Length: one value per handle.
         let variable = try await cli.bluejay("read", ["--handles", "0x0016,0x0018,3", "--variable", "--json"])
-        #expect(variable.stdout == "{\"handles\": [22, 24, 3], \"values\": [\"426c75656a6179\", \"424a2d30303031\", \"426c75656a61792048524d\"]}\n")
+        #expect(
+            variable.stdout
+                == "{\"handles\": [22, 24, 3], \"values\": [\"426c75656a6179\", \"424a2d30303031\", \"426c75656a61792048524d\"]}\n"
+        )
         expectOnly(variable, ["Read_Multiple_Variable_Req"])
         #expect(variable.sentHex[1] == "20 16 00 18 00 03 00")
         let variableText = try await cli.bluejay("read", ["--handles", "0x0016,0x0018", "--variable", "--utf8"])
@@ -88,14 +94,28 @@ extension IntegrationTests {
 
         // The server's refusals, by name with code and handle, exit 1, and nothing more sent.
         let refusals: [(arguments: [String], request: String, error: String)] = [
-            (["--handle", "0x0024", "--no-pair"], "0a 24 00", "0x0F insufficientEncryption (Read_Req on handle 0x0024)"),
+            (
+                ["--handle", "0x0024", "--no-pair"], "0a 24 00",
+                "0x0F insufficientEncryption (Read_Req on handle 0x0024)"
+            ),
             (["--handle", "0x0010"], "0a 10 00", "0x02 readNotPermitted (Read_Req on handle 0x0010)"),
             (["--handle", "0x0100"], "0a 00 01", "0x01 invalidHandle (Read_Req on handle 0x0100)"),
-            (["--handle", "0x0003", "--offset", "40"], "0c 03 00 28 00", "0x07 invalidOffset (Read_Blob_Req on handle 0x0003)"),
-            (["--handle", "0x001F", "--offset", "500"], "0c 1f 00 f4 01", "0x0B attributeNotLong (Read_Blob_Req on handle 0x001f)"),
-            (["--uuid", "2A00", "--start", "0x0020", "--end", "0x0030"], "08 20 00 30 00 00 2a",
-             "0x0A attributeNotFound (Read_By_Type_Req on handle 0x0020)"),
-            (["--handles", "0x0003,0x0100"], "0e 03 00 00 01", "0x0A attributeNotFound (Read_Multiple_Req on handle 0x0100)"),
+            (
+                ["--handle", "0x0003", "--offset", "40"], "0c 03 00 28 00",
+                "0x07 invalidOffset (Read_Blob_Req on handle 0x0003)"
+            ),
+            (
+                ["--handle", "0x001F", "--offset", "500"], "0c 1f 00 f4 01",
+                "0x0B attributeNotLong (Read_Blob_Req on handle 0x001f)"
+            ),
+            (
+                ["--uuid", "2A00", "--start", "0x0020", "--end", "0x0030"], "08 20 00 30 00 00 2a",
+                "0x0A attributeNotFound (Read_By_Type_Req on handle 0x0020)"
+            ),
+            (
+                ["--handles", "0x0003,0x0100"], "0e 03 00 00 01",
+                "0x0A attributeNotFound (Read_Multiple_Req on handle 0x0100)"
+            ),
         ]
         for refusal in refusals {
             let result = try await cli.bluejay("read", refusal.arguments)
@@ -135,7 +155,8 @@ extension IntegrationTests {
 
         // --long: Prepare Write parts of ATT_MTU - 5 bytes, then Execute Write.
         let forty: [UInt8] = (0..<40).map { (index: Int) -> UInt8 in UInt8(index) }
-        let long = try await cli.bluejay("write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
+        let long = try await cli.bluejay(
+            "write", ["--handle", "0x001F", forty.hexString(), "--long", "--mtu", "23", "--json"])
         #expect(long.status == 0, "\(long.stderr)")
         #expect(long.stdout == "{\"bytes\": 40, \"handle\": 31, \"procedure\": \"long write\"}\n")
         expectOnly(long, ["Prepare_Write_Req", "Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
@@ -147,11 +168,14 @@ extension IntegrationTests {
 
         // --reliable: the same queue, each echo checked, then executed.
         let thirty = Array(forty.prefix(30))
-        let reliable = try await cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--reliable", "--mtu", "23"])
+        let reliable = try await cli.bluejay(
+            "write", ["--handle", "0x001F", thirty.hexString(), "--reliable", "--mtu", "23"])
         #expect(reliable.status == 0, "\(reliable.stderr)")
         #expect(reliable.stdout == "Wrote 30 bytes to 0x001f (reliable write).\n")
         expectOnly(reliable, ["Prepare_Write_Req", "Prepare_Write_Req", "Execute_Write_Req"], mtu: 23)
-        let reliableReceivedNames: [String] = ["Exchange_MTU_Rsp", "Prepare_Write_Rsp", "Prepare_Write_Rsp", "Execute_Write_Rsp"]
+        let reliableReceivedNames: [String] = [
+            "Exchange_MTU_Rsp", "Prepare_Write_Rsp", "Prepare_Write_Rsp", "Execute_Write_Rsp",
+        ]
         #expect(reliable.receivedNames == reliableReceivedNames)
 
         // --long --offset: the first Prepare Write carries the offset. The peer's long value
@@ -191,10 +215,17 @@ extension IntegrationTests {
         // no CSRK), and a value too long for one Write Request.
         // The signed write is refused before connecting: no capture is even opened.
         let signedCapture = NSTemporaryDirectory() + "bluejay-attribute-\(UUID().uuidString).btsnoop"
-        let signed = try await run(Repository.bluejay, ["write", peer.address + "/random", "--handle", "0x0013", "02", "--signed",
-                                                  "--transport", peer.transport, "--capture", signedCapture])
+        let signed = try await run(
+            Repository.bluejay,
+            [
+                "write", peer.address + "/random", "--handle", "0x0013", "02", "--signed",
+                "--transport", peer.transport, "--capture", signedCapture,
+            ])
         #expect(signed.status == 1)
-        #expect(signed.stderr == "Error: a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet\n")
+        #expect(
+            signed.stderr
+                == "Error: a Signed Write Command needs the bond's CSRK, and pairing (the Security Manager) is not implemented yet\n"
+        )
         #expect(!FileManager.default.fileExists(atPath: signedCapture))
         let tooLong = try await cli.bluejay("write", ["--handle", "0x001F", thirty.hexString(), "--mtu", "23"])
         #expect(tooLong.status == 1)

@@ -21,11 +21,17 @@ extension IntegrationTests.BluejayAPITests {
         defer { try? FileManager.default.removeItem(atPath: store) }
         let slowApp = DispatchQueue(label: "a slow app")
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
-                                              listenBufferLimit: 64)))
+        bluejay.start(
+            mode: .new(
+                StartOptions(
+                    transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
+                    listenBufferLimit: 64)))
         let app = bluejay.callbacks(on: slowApp)
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
-        let connected: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { @Sendable in done.resume(returning: $0) } }
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let connected: ConnectionResult = await withCheckedContinuation { done in
+            bluejay.connect(peripheral, timeout: .seconds(10)) { @Sendable in done.resume(returning: $0) }
+        }
         guard case .success = connected else { Issue.record("connect: \(connected)"); return }
 
         let stream = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: Self.custom)
@@ -45,16 +51,23 @@ extension IntegrationTests.BluejayAPITests {
                 }
             }
             // Control point 01: 20000 notifications of 20 bytes, as fast as the peer can.
-            bluejay.write(to: Self.controlPoint, value: Data([0x01, 0x20, 0x4E, 0x00, 0x00, 0x14, 0x00])) { @Sendable _ in }
+            bluejay.write(to: Self.controlPoint, value: Data([0x01, 0x20, 0x4E, 0x00, 0x00, 0x14, 0x00])) {
+                @Sendable _ in
+            }
         }
-        guard case let .listenOverflow(characteristic, limit)? = ended else { Issue.record("the listen ended with \(String(describing: ended))"); return }
+        guard case let .listenOverflow(characteristic, limit)? = ended else {
+            Issue.record("the listen ended with \(String(describing: ended))"); return
+        }
         #expect(characteristic == stream && limit == 64)
-        #expect(received.value >= 64 && received.value < 20_000, "\(received.value) values delivered before the overflow")
+        #expect(
+            received.value >= 64 && received.value < 20_000, "\(received.value) values delivered before the overflow")
         #expect(try bluejay.isListening(to: stream) == false)
 
         // The link goes on: a read, and a new listen on another characteristic.
         let location: ReadResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { @Sendable in done.resume(returning: $0) }
+            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) {
+                @Sendable in done.resume(returning: $0)
+            }
         }
         guard case .success(1) = location else { Issue.record("read after the overflow: \(location)"); return }
         let indication: Data? = await withCheckedContinuation { done in
@@ -62,13 +75,19 @@ extension IntegrationTests.BluejayAPITests {
             bluejay.listen(to: Self.indicated) { @Sendable (result: ReadResult<Data>) in
                 once.increment()
                 guard once.value == 1 else { return }
-                if case let .success(value) = result { done.resume(returning: value) } else { done.resume(returning: nil) }
+                if case let .success(value) = result {
+                    done.resume(returning: value)
+                } else {
+                    done.resume(returning: nil)
+                }
             }
             bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x5A])) { @Sendable _ in }
         }
         #expect(indication == Data([0x5A]))
         #expect(ends.value == 1, "the overflowed listen ended once")
-        let done: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { @Sendable in done.resume(returning: $0) } }
+        let done: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { @Sendable in done.resume(returning: $0) }
+        }
         guard case .success = done else { Issue.record("disconnect: \(done)"); return }
         await shutDown(bluejay)
     }
@@ -83,8 +102,13 @@ extension IntegrationTests.BluejayAPITests {
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, listenBufferLimit: 32)))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        bluejay.start(
+            mode: .new(
+                StartOptions(
+                    transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
+                    listenBufferLimit: 32)))
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         _ = try await bluejay.connect(peripheral)
         let stream = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: Self.custom)
         let values: AsyncThrowingStream<Data, any Error> = bluejay.values(of: stream)
@@ -98,12 +122,16 @@ extension IntegrationTests.BluejayAPITests {
             }
             Issue.record("the stream ended without an error after \(taken) values")
         } catch {
-            guard case .listenOverflow(stream, limit: 32)? = error as? BluejayError else { Issue.record("ended with \(error)"); return }
+            guard case .listenOverflow(stream, limit: 32)? = error as? BluejayError else {
+                Issue.record("ended with \(error)"); return
+            }
         }
         #expect(taken >= 32 && taken < 20_000, "\(taken) values taken")
         let listening = await eventually { (try? bluejay.isListening(to: stream)) == false }
         #expect(listening, "the listen was turned off")
-        #expect(try await bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) as UInt8 == 1)
+        #expect(
+            try await bluejay.read(
+                from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) as UInt8 == 1)
         try await bluejay.disconnect()
         await shutDown(bluejay)
     }
@@ -116,15 +144,20 @@ extension IntegrationTests.BluejayAPITests {
         defer { peer.stop() }
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let oversized = CharacteristicIdentifier(uuid: "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                 service: ServiceIdentifier(uuid: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        let oversized = CharacteristicIdentifier(
+            uuid: "B1E70203-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+            service: ServiceIdentifier(uuid: "B1E70200-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
         let expectedBytes: [UInt8] = (0..<600).map { (index: Int) -> UInt8 in UInt8((index * 7 + 3) % 256) }
         let expected = Data(expectedBytes)
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         for limit in [StartOptions.defaultMaxValueLength, 599] {
             let bluejay = Bluejay()
-            bluejay.start(mode: .new(StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
-                                                  maxValueLength: limit)))
+            bluejay.start(
+                mode: .new(
+                    StartOptions(
+                        transport: peer.transport, store: StoreDirectory(path: store), logger: .silent,
+                        maxValueLength: limit)))
             _ = try await bluejay.connect(peripheral)
             do {
                 let value: Data = try await bluejay.read(from: oversized)

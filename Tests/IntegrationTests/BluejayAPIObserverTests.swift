@@ -64,7 +64,9 @@ extension IntegrationTests.BluejayAPITests {
             recorder.next = done
             try? bluejay.readRSSI()
         }
-        #expect(recorder.rssi.count == 1 && recorder.rssi[0].1, "Bumble does not support Read RSSI: the error reaches the observer")
+        #expect(
+            recorder.rssi.count == 1 && recorder.rssi[0].1,
+            "Bumble does not support Read RSSI: the error reaches the observer")
 
         bluejay.log("a line from the app")
         #expect(bluejay.getLogs()?.contains("a line from the app") == true)
@@ -76,7 +78,9 @@ extension IntegrationTests.BluejayAPITests {
 
         try await bluejay.disconnect()
         let statistics = bluejay.statistics(for: peripheral)
-        #expect(statistics.disconnectionCount == 1 && statistics.connectedFor == nil && statistics.cumulativeConnected > .zero)
+        #expect(
+            statistics.disconnectionCount == 1 && statistics.connectedFor == nil
+                && statistics.cumulativeConnected > .zero)
         await shutDown(bluejay)
     }
 }
@@ -96,17 +100,21 @@ extension IntegrationTests.BluejayAPITests {
         var seen = 0, stoppedCalls = 0
         let lost: (ScanDiscovery, [ScanDiscovery])? = await withCheckedContinuation { done in
             var result: (ScanDiscovery, [ScanDiscovery])?
-            bluejay.scan(duration: 20, allowDuplicates: true, serviceIdentifiers: nil, discovery: { _, _ in
-                seen += 1
-                return .continue
-            }, expired: { lostDiscovery, discoveries in
-                result = (lostDiscovery, discoveries)
-                return .stop
-            }, stopped: { _, error in
-                stoppedCalls += 1
-                #expect(error == nil)
-                done.resume(returning: result)
-            })
+            bluejay.scan(
+                duration: 20, allowDuplicates: true, serviceIdentifiers: nil,
+                discovery: { _, _ in
+                    seen += 1
+                    return .continue
+                },
+                expired: { lostDiscovery, discoveries in
+                    result = (lostDiscovery, discoveries)
+                    return .stop
+                },
+                stopped: { _, error in
+                    stoppedCalls += 1
+                    #expect(error == nil)
+                    done.resume(returning: result)
+                })
         }
         let (lostDiscovery, remaining) = try #require(lost, "expired was not called before the scan ended")
         #expect(seen >= 1)

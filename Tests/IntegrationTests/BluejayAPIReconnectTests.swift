@@ -52,7 +52,8 @@ extension IntegrationTests.BluejayAPITests {
         let first = Bluejay()
         first.start(mode: .new(options(peer, store, restore: .enable("demo"))))
         #expect(first.isBackgroundRestorationEnabled)
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         _ = try await first.connect(peripheral)
         let subscribed: WriteResult = await withCheckedContinuation { done in
             first.listen(to: Self.indicated) { (_: ReadResult<Data>) in }
@@ -70,7 +71,9 @@ extension IntegrationTests.BluejayAPITests {
         let recorder = EventRecorder()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             recorder.onConnected = { done.resume() }
-            second.start(connectionObserver: recorder, mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", restorer))))
+            second.start(
+                connectionObserver: recorder,
+                mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", restorer))))
         }
         recorder.onConnected = nil
         #expect(second.peripheral == peripheral)
@@ -89,7 +92,9 @@ extension IntegrationTests.BluejayAPITests {
         let third = Bluejay()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             recorder.onConnected = { done.resume() }
-            third.start(connectionObserver: recorder, mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", refusing))))
+            third.start(
+                connectionObserver: recorder,
+                mode: .new(options(peer, store, restore: .enableWithListenRestorer("demo", refusing))))
         }
         let refused: WriteResult = await withCheckedContinuation { done in
             third.write(to: Self.controlPoint, value: Data([0x04, 0x01])) { done.resume(returning: $0) }
@@ -121,7 +126,9 @@ final class EventRecorder: ConnectionObserver, DisconnectHandler {
         events.append("reconnect failed")
         reconnectError = error
     }
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+    func didDisconnect(
+        from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool
+    ) -> AutoReconnectMode {
         events.append("handler error=\(error != nil) reconnect=\(autoReconnect)")
         return .noChange
     }
@@ -169,10 +176,15 @@ extension IntegrationTests.BluejayAPITests {
             bluejay.write(to: Self.controlPoint, value: Data([0x04, 0x02])) { _ in }
         }
         #expect(values == [Data([0x01]), Data([0x02])])
-        let recorderEvents: [String] = ["available true", "connected", "disconnected", "handler error=true reconnect=true", "reconnecting 1", "connected"]
+        let recorderEvents: [String] = [
+            "available true", "connected", "disconnected", "handler error=true reconnect=true", "reconnecting 1",
+            "connected",
+        ]
         #expect(recorder.events == recorderEvents)
 
-        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ =
+            await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+            as DisconnectionResult
         #expect(recorder.events.suffix(2) == ["disconnected", "handler error=false reconnect=false"])
         #expect(!bluejay.isConnected)
         await shutDown(bluejay)
@@ -194,8 +206,11 @@ extension IntegrationTests.BluejayAPITests {
         bluejay.registerDisconnectHandler(handler: recorder)
         bluejay.autoReconnectPolicy = AutoReconnectPolicy(attempts: 2, retryDelay: .milliseconds(100))
         bluejay.start(mode: .new(options(peer, store)))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
-        let connected: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(1)) { done.resume(returning: $0) } }
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let connected: ConnectionResult = await withCheckedContinuation { done in
+            bluejay.connect(peripheral, timeout: .seconds(1)) { done.resume(returning: $0) }
+        }
         guard case .success = connected else { Issue.record("connect: \(connected)"); return }
 
         var ended: ReadResult<Data>?
@@ -207,11 +222,16 @@ extension IntegrationTests.BluejayAPITests {
         bluejay.write(to: Self.controlPoint, value: Data([0x0C, 0x08])) { _ in }
         let gaveUp = await eventually { recorder.events.last == "reconnect failed" && ended != nil }
         #expect(gaveUp, "events: \(recorder.events)")
-        #expect(recorder.events == ["available true", "connected", "disconnected", "handler error=true reconnect=true",
-                                    "reconnecting 1", "reconnecting 2", "reconnect failed"])
+        #expect(
+            recorder.events == [
+                "available true", "connected", "disconnected", "handler error=true reconnect=true",
+                "reconnecting 1", "reconnecting 2", "reconnect failed",
+            ])
         #expect("\(recorder.reconnectError.map { "\($0)" } ?? "none")" == "\(BluejayError.connectionTimedOut)")
         // The listen ends with what ended the link: the peer's supervision timeout.
-        guard case let .failure(error)? = ended else { Issue.record("the listen ended with \(String(describing: ended))"); return }
+        guard case let .failure(error)? = ended else {
+            Issue.record("the listen ended with \(String(describing: ended))"); return
+        }
         #expect("\(error)" == "\(BluejayError.disconnected(.connectionTimeout))")
         #expect(!bluejay.isConnected && !bluejay.isConnecting)
         #expect(bluejay.statistics(for: peripheral).timeoutCount == 2)
@@ -222,7 +242,9 @@ extension IntegrationTests.BluejayAPITests {
 /// Turns auto-reconnection off at the first disconnection.
 @MainActor
 final class NoReconnect: DisconnectHandler {
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+    func didDisconnect(
+        from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool
+    ) -> AutoReconnectMode {
         .change(shouldAutoReconnect: false)
     }
 }
@@ -281,7 +303,9 @@ extension IntegrationTests.BluejayAPITests {
             _ = try await bluejay.readRSSI()
             Issue.record("Bumble's controller answered Read RSSI")
         } catch {
-            guard case .connection = error as? BluejayError else { Issue.record("expected a connection error, got \(error)"); return }
+            guard case .connection = error as? BluejayError else {
+                Issue.record("expected a connection error, got \(error)"); return
+            }
         }
 
         #expect(try await bluejay.disconnect() == peripheral)
@@ -303,7 +327,8 @@ extension IntegrationTests.BluejayAPITests {
         let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
         let secret = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
         let readOnly = CharacteristicIdentifier(uuid: "B1E70008-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-        let identifier = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let identifier = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
 
         var counts: [[String: Int]] = []
         for run in 1...3 {
@@ -328,7 +353,8 @@ extension IntegrationTests.BluejayAPITests {
         #expect(counts[1][hashRead] == 1, "the first bonded connection checks the hash: \(counts[1])")
         #expect(counts[1][write] == 1, "and subscribes to Service Changed on the bonded link: \(counts[1])")
         let requests = counts[2].filter { $0.key.hasSuffix("Request") || $0.key.hasSuffix("_Req") }
-        #expect(requests == [ATTOpcode.exchangeMTURequest.description: 1, ATTOpcode.readRequest.description: 1],
-                "a trusted bonded reconnection: the MTU exchange and the read: \(counts[2])")
+        #expect(
+            requests == [ATTOpcode.exchangeMTURequest.description: 1, ATTOpcode.readRequest.description: 1],
+            "a trusted bonded reconnection: the MTU exchange and the read: \(counts[2])")
     }
 }

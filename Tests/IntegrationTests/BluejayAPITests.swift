@@ -11,123 +11,144 @@ import Testing
 import TraceDecoding
 
 extension IntegrationTests {
-/// The public Bluejay API against the peer (main actor, as an app uses it). Nested in the
-/// serialized integration suite: its links and reader threads must not overlap the leak
-/// checks of the others.
-@Suite @MainActor
-struct BluejayAPITests {
-    /// Bluejay's README flow against the peer, through the public API only: start, scan with
-    /// `ScanAction.connect`, read, write, listen, a background task, disconnect — each
-    /// callback exactly once, on the main actor.
-    @Test func bluejayReadmeFlow() async throws {
-        let peer = try await TestPeer()
-        defer { peer.stop() }
-        let store = temporaryStore()
-        defer { try? FileManager.default.removeItem(atPath: store) }
+    /// The public Bluejay API against the peer (main actor, as an app uses it). Nested in the
+    /// serialized integration suite: its links and reader threads must not overlap the leak
+    /// checks of the others.
+    @Suite @MainActor
+    struct BluejayAPITests {
+        /// Bluejay's README flow against the peer, through the public API only: start, scan with
+        /// `ScanAction.connect`, read, write, listen, a background task, disconnect — each
+        /// callback exactly once, on the main actor.
+        @Test func bluejayReadmeFlow() async throws {
+            let peer = try await TestPeer()
+            defer { peer.stop() }
+            let store = temporaryStore()
+            defer { try? FileManager.default.removeItem(atPath: store) }
 
-        let heartRateService = ServiceIdentifier(uuid: "180D")
-        let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
-        let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-        let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-        let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+            let heartRateService = ServiceIdentifier(uuid: "180D")
+            let sensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
+            let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
+            let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+            let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
-        let bluejay = Bluejay()
-        bluejay.start(mode: .new(options(peer, store)))
+            let bluejay = Bluejay()
+            bluejay.start(mode: .new(options(peer, store)))
 
-        // Scan and connect from the discovery callback.
-        var discoveries = 0
-        let connected: ConnectionResult = await withCheckedContinuation { done in
-            bluejay.scan(serviceIdentifiers: [heartRateService], discovery: { discovery, _ in
-                discoveries += 1
-                return .connect(discovery, { done.resume(returning: $0) })
-            }, stopped: { _, error in
-                #expect(error == nil)
-            })
-        }
-        guard case let .success(peripheral) = connected else {
-            Issue.record("connect failed: \(connected)")
-            return
-        }
-        #expect(peripheral.address == BluetoothAddress(peer.address))
-        #expect(discoveries == 1)
-        #expect(bluejay.isConnected && !bluejay.isScanning && !bluejay.isConnecting)
-        // One peripheral at a time: a second connect fails at once.
-        let again: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral) { done.resume(returning: $0) } }
-        guard case let .failure(already) = again, case .alreadyConnected = already as? BluejayError else { Issue.record("second connect: \(again)"); return }
-
-        // Read, write, read back.
-        let location: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
-        guard case .success(1) = location else { Issue.record("read: \(location)"); return }
-        let wrote: WriteResult = await withCheckedContinuation { done in bluejay.write(to: sensorLocation, value: UInt8(2)) { done.resume(returning: $0) } }
-        guard case .success = wrote else { Issue.record("write: \(wrote)"); return }
-
-        // Listen to indications the peer sends when its control point asks it to.
-        var values: [Data] = []
-        let second = CheckedBox<CheckedContinuation<Void, Never>>()
-        var listenEnded = 0
-        bluejay.listen(to: indicated) { (result: ReadResult<Data>) in
-            switch result {
-            case let .success(value):
-                values.append(value)
-                if values.count == 2 { second.value?.resume() }
-            case .cancelled: listenEnded += 1  // the background task below ends it
-            case let .failure(error): Issue.record("listen: \(error)")
+            // Scan and connect from the discovery callback.
+            var discoveries = 0
+            let connected: ConnectionResult = await withCheckedContinuation { done in
+                bluejay.scan(
+                    serviceIdentifiers: [heartRateService],
+                    discovery: { discovery, _ in
+                        discoveries += 1
+                        return .connect(discovery, { done.resume(returning: $0) })
+                    },
+                    stopped: { _, error in
+                        #expect(error == nil)
+                    })
             }
-        }
-        #expect(try bluejay.isListening(to: indicated))
-        await withCheckedContinuation { done in
-            second.value = done
-            bluejay.write(to: controlPoint, value: Data([0x04, 0xAB])) { _ in }
-            bluejay.write(to: controlPoint, value: Data([0x04, 0xCD, 0xEF])) { _ in }
-        }
-        #expect(values == [Data([0xAB]), Data([0xCD, 0xEF])])
+            guard case let .success(peripheral) = connected else {
+                Issue.record("connect failed: \(connected)")
+                return
+            }
+            #expect(peripheral.address == BluetoothAddress(peer.address))
+            #expect(discoveries == 1)
+            #expect(bluejay.isConnected && !bluejay.isScanning && !bluejay.isConnecting)
+            // One peripheral at a time: a second connect fails at once.
+            let again: ConnectionResult = await withCheckedContinuation { done in
+                bluejay.connect(peripheral) { done.resume(returning: $0) }
+            }
+            guard case let .failure(already) = again, case .alreadyConnected = already as? BluejayError else {
+                Issue.record("second connect: \(again)"); return
+            }
 
-        // A background task: end the listen, reset the location, read it back.
-        let run: RunResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral -> UInt8 in
-                try peripheral.endListen(to: indicated)
-                try peripheral.write(to: sensorLocation, value: UInt8(0))
-                return try peripheral.read(from: sensorLocation)
-            }, completionOnMainThread: { done.resume(returning: $0) })
-        }
-        guard case .success(0) = run else { Issue.record("background task: \(run)"); return }
-        #expect(listenEnded == 1, "the task's endListen ends the listen's callback too")
-        #expect(try !bluejay.isListening(to: indicated))
+            // Read, write, read back.
+            let location: ReadResult<UInt8> = await withCheckedContinuation { done in
+                bluejay.read(from: sensorLocation) { done.resume(returning: $0) }
+            }
+            guard case .success(1) = location else { Issue.record("read: \(location)"); return }
+            let wrote: WriteResult = await withCheckedContinuation { done in
+                bluejay.write(to: sensorLocation, value: UInt8(2)) { done.resume(returning: $0) }
+            }
+            guard case .success = wrote else { Issue.record("write: \(wrote)"); return }
 
-        // A missing characteristic fails by name; the queue goes on.
-        let missing = CharacteristicIdentifier(uuid: "2A99", service: heartRateService)
-        let refused: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: missing) { done.resume(returning: $0) } }
-        guard case let .failure(error) = refused, case .missingCharacteristic = error as? BluejayError else {
-            Issue.record("expected missingCharacteristic, got \(refused)")
-            return
-        }
+            // Listen to indications the peer sends when its control point asks it to.
+            var values: [Data] = []
+            let second = CheckedBox<CheckedContinuation<Void, Never>>()
+            var listenEnded = 0
+            bluejay.listen(to: indicated) { (result: ReadResult<Data>) in
+                switch result {
+                case let .success(value):
+                    values.append(value)
+                    if values.count == 2 { second.value?.resume() }
+                case .cancelled: listenEnded += 1  // the background task below ends it
+                case let .failure(error): Issue.record("listen: \(error)")
+                }
+            }
+            #expect(try bluejay.isListening(to: indicated))
+            await withCheckedContinuation { done in
+                second.value = done
+                bluejay.write(to: controlPoint, value: Data([0x04, 0xAB])) { _ in }
+                bluejay.write(to: controlPoint, value: Data([0x04, 0xCD, 0xEF])) { _ in }
+            }
+            #expect(values == [Data([0xAB]), Data([0xCD, 0xEF])])
 
-        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
-        guard case .success(peripheral) = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
-        #expect(!bluejay.isConnected && !bluejay.shouldAutoReconnect)
+            // A background task: end the listen, reset the location, read it back.
+            let run: RunResult<UInt8> = await withCheckedContinuation { done in
+                bluejay.run(
+                    backgroundTask: { peripheral -> UInt8 in
+                        try peripheral.endListen(to: indicated)
+                        try peripheral.write(to: sensorLocation, value: UInt8(0))
+                        return try peripheral.read(from: sensorLocation)
+                    }, completionOnMainThread: { done.resume(returning: $0) })
+            }
+            guard case .success(0) = run else { Issue.record("background task: \(run)"); return }
+            #expect(listenEnded == 1, "the task's endListen ends the listen's callback too")
+            #expect(try !bluejay.isListening(to: indicated))
 
-        // Asked while not connected: refused at once, not hung.
-        let late: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
-        guard case let .failure(notConnected) = late, case .notConnected = notConnected as? BluejayError else {
-            Issue.record("expected notConnected, got \(late)")
-            return
+            // A missing characteristic fails by name; the queue goes on.
+            let missing = CharacteristicIdentifier(uuid: "2A99", service: heartRateService)
+            let refused: ReadResult<UInt8> = await withCheckedContinuation { done in
+                bluejay.read(from: missing) { done.resume(returning: $0) }
+            }
+            guard case let .failure(error) = refused, case .missingCharacteristic = error as? BluejayError else {
+                Issue.record("expected missingCharacteristic, got \(refused)")
+                return
+            }
+
+            let disconnected: DisconnectionResult = await withCheckedContinuation { done in
+                bluejay.disconnect { done.resume(returning: $0) }
+            }
+            guard case .success(peripheral) = disconnected else { Issue.record("disconnect: \(disconnected)"); return }
+            #expect(!bluejay.isConnected && !bluejay.shouldAutoReconnect)
+
+            // Asked while not connected: refused at once, not hung.
+            let late: ReadResult<UInt8> = await withCheckedContinuation { done in
+                bluejay.read(from: sensorLocation) { done.resume(returning: $0) }
+            }
+            guard case let .failure(notConnected) = late, case .notConnected = notConnected as? BluejayError else {
+                Issue.record("expected notConnected, got \(late)")
+                return
+            }
+            await shutDown(bluejay)
         }
-        await shutDown(bluejay)
     }
-}
 }
 
 extension IntegrationTests.BluejayAPITests {
     nonisolated static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    nonisolated static let indicated = CharacteristicIdentifier(uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
-    nonisolated static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let indicated = CharacteristicIdentifier(
+        uuid: "B1E70003-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let controlPoint = CharacteristicIdentifier(
+        uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// A store directory of the test's own.
     func temporaryStore() -> String { NSTemporaryDirectory() + "bluejay-api-\(UUID().uuidString)" }
 
     /// Start options for the peer, quiet, in `store`.
     func options(_ peer: TestPeer, _ store: String, restore: BackgroundRestoreMode = .disable) -> StartOptions {
-        StartOptions(transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, backgroundRestore: restore)
+        StartOptions(
+            transport: peer.transport, store: StoreDirectory(path: store), logger: .silent, backgroundRestore: restore)
     }
 
     /// Stops Bluejay and waits until its host has closed (transport thread joined), so
@@ -140,8 +161,11 @@ extension IntegrationTests.BluejayAPITests {
     /// A started Bluejay connected to the peer's first peripheral.
     func connectedBluejay(_ peer: TestPeer, store: String, bluejay: Bluejay = Bluejay()) async throws -> Bluejay {
         bluejay.start(mode: .new(options(peer, store)))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
-        let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let result: ConnectionResult = await withCheckedContinuation { done in
+            bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) }
+        }
         guard case .success = result else { throw TestPeerError(description: "connect: \(result)") }
         return bluejay
     }
@@ -155,41 +179,52 @@ extension IntegrationTests.BluejayAPITests {
         let bluejay = try await connectedBluejay(peer, store: store)
 
         let run: RunResult<[Data]> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral -> [Data] in
-                var got: [Data] = []
-                try peripheral.writeAndListen(writeTo: Self.controlPoint, value: Data([0x04, 0x11, 0x22]), listenTo: Self.indicated,
-                                              timeoutInSeconds: 10) { (value: Data) -> ListenAction in
-                    got.append(value)
-                    return .done
-                }
-                // Two bytes asked for and one indication of two bytes: assembled to exactly two.
-                try peripheral.writeAndAssemble(writeTo: Self.controlPoint, value: Data([0x04, 0x33, 0x44]), listenTo: Self.indicated,
-                                                expectedLength: 2, timeoutInSeconds: 10) { (value: UInt16) -> ListenAction in
-                    got.append(value.toBluetoothData())
-                    return .done
-                }
-                // Nothing more comes: the flush ends after its idle window.
-                var flushed = false
-                try peripheral.flushListen(to: Self.indicated, idleWindow: 1) { flushed = true }
-                if flushed { got.append(Data("flushed".utf8)) }
-                return got
-            }, completionOnMainThread: { done.resume(returning: $0) })
+            bluejay.run(
+                backgroundTask: { peripheral -> [Data] in
+                    var got: [Data] = []
+                    try peripheral.writeAndListen(
+                        writeTo: Self.controlPoint, value: Data([0x04, 0x11, 0x22]), listenTo: Self.indicated,
+                        timeoutInSeconds: 10
+                    ) { (value: Data) -> ListenAction in
+                        got.append(value)
+                        return .done
+                    }
+                    // Two bytes asked for and one indication of two bytes: assembled to exactly two.
+                    try peripheral.writeAndAssemble(
+                        writeTo: Self.controlPoint, value: Data([0x04, 0x33, 0x44]), listenTo: Self.indicated,
+                        expectedLength: 2, timeoutInSeconds: 10
+                    ) { (value: UInt16) -> ListenAction in
+                        got.append(value.toBluetoothData())
+                        return .done
+                    }
+                    // Nothing more comes: the flush ends after its idle window.
+                    var flushed = false
+                    try peripheral.flushListen(to: Self.indicated, idleWindow: 1) { flushed = true }
+                    if flushed { got.append(Data("flushed".utf8)) }
+                    return got
+                }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case let .success(values) = run else { Issue.record("background task: \(run)"); return }
         #expect(values == [Data([0x11, 0x22]), Data([0x33, 0x44]), Data("flushed".utf8)])
 
         // More than expected is an error by name, not a silent truncation.
         let tooMuch: RunResult<Void> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral in
-                try peripheral.writeAndAssemble(writeTo: Self.controlPoint, value: Data([0x04, 1, 2, 3]), listenTo: Self.indicated,
-                                                expectedLength: 2, timeoutInSeconds: 10) { (_: Data) -> ListenAction in .done }
-            }, completionOnMainThread: { done.resume(returning: $0) })
+            bluejay.run(
+                backgroundTask: { peripheral in
+                    try peripheral.writeAndAssemble(
+                        writeTo: Self.controlPoint, value: Data([0x04, 1, 2, 3]), listenTo: Self.indicated,
+                        expectedLength: 2, timeoutInSeconds: 10
+                    ) { (_: Data) -> ListenAction in .done }
+                }, completionOnMainThread: { done.resume(returning: $0) })
         }
-        guard case let .failure(error) = tooMuch, case .tooMuchData(expected: 2, actual: 3) = error as? BluejayError else {
+        guard case let .failure(error) = tooMuch, case .tooMuchData(expected: 2, actual: 3) = error as? BluejayError
+        else {
             Issue.record("expected tooMuchData, got \(tooMuch)")
             return
         }
-        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ =
+            await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+            as DisconnectionResult
         await shutDown(bluejay)
     }
 
@@ -207,15 +242,19 @@ extension IntegrationTests.BluejayAPITests {
 
         var calls = 0
         let run: RunResult<Void> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral in
-                // Control point 0x02: the peer disconnects (reason 0x13) while we wait for a value that never comes.
-                try peripheral.writeAndListen(writeTo: Self.controlPoint, value: Data([0x02, 0x13]), listenTo: Self.indicated) { (_: Data) -> ListenAction in
-                    .done
-                }
-            }, completionOnMainThread: { result in
-                calls += 1
-                done.resume(returning: result)
-            })
+            bluejay.run(
+                backgroundTask: { peripheral in
+                    // Control point 0x02: the peer disconnects (reason 0x13) while we wait for a value that never comes.
+                    try peripheral.writeAndListen(
+                        writeTo: Self.controlPoint, value: Data([0x02, 0x13]), listenTo: Self.indicated
+                    ) { (_: Data) -> ListenAction in
+                        .done
+                    }
+                },
+                completionOnMainThread: { result in
+                    calls += 1
+                    done.resume(returning: result)
+                })
         }
         guard case let .failure(error) = run, case .disconnected = error as? BluejayError else {
             Issue.record("expected disconnected, got \(run)")
@@ -224,7 +263,9 @@ extension IntegrationTests.BluejayAPITests {
         #expect(calls == 1)
         #expect(!bluejay.isConnected && !bluejay.shouldAutoReconnect)
         let late: ReadResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
+            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) {
+                done.resume(returning: $0)
+            }
         }
         guard case .failure = late else { Issue.record("expected a failure, got \(late)"); return }
         await shutDown(bluejay)
@@ -241,7 +282,8 @@ extension IntegrationTests.BluejayAPITests {
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
         bluejay.start(mode: .new(options(peer, store)))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
 
         var calls: [String: Int] = [:]
         for round in 0..<15 {
@@ -256,7 +298,8 @@ extension IntegrationTests.BluejayAPITests {
                 bluejay.connect(peripheral, timeout: .seconds(10)) { _ in end("connect \(round)") }
                 if round.isMultiple(of: 2) { bluejay.cancelEverything() }
                 bluejay.disconnect { _ in end("disconnect \(round)") }
-                bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { (_: ReadResult<UInt8>) in
+                bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) {
+                    (_: ReadResult<UInt8>) in
                     end("read \(round)")
                 }
             }
@@ -265,15 +308,23 @@ extension IntegrationTests.BluejayAPITests {
         #expect(calls.values.allSatisfy { $0 == 1 }, "every completion exactly once: \(calls.filter { $0.value != 1 })")
         // Whatever state the storm left, Bluejay still works.
         if bluejay.isConnected {
-            _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+            _ =
+                await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+                as DisconnectionResult
         }
-        let result: ConnectionResult = await withCheckedContinuation { done in bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) } }
+        let result: ConnectionResult = await withCheckedContinuation { done in
+            bluejay.connect(peripheral, timeout: .seconds(10)) { done.resume(returning: $0) }
+        }
         guard case .success = result else { Issue.record("connect after the storm: \(result)"); return }
         let location: ReadResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) { done.resume(returning: $0) }
+            bluejay.read(from: CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))) {
+                done.resume(returning: $0)
+            }
         }
         guard case .success(1) = location else { Issue.record("read after the storm: \(location)"); return }
-        _ = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } } as DisconnectionResult
+        _ =
+            await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+            as DisconnectionResult
         await shutDown(bluejay)
     }
 }
@@ -290,7 +341,8 @@ extension IntegrationTests.BluejayAPITests {
         bluejay.start(mode: .new(options(peer, store)))
 
         // A connect to nobody, cancelled by its task, ends with cancelled (not the 60 s timeout).
-        let nobody = PeripheralIdentifier(address: try #require(BluetoothAddress("C0:FF:EE:C0:FF:EE")), addressType: .random)
+        let nobody = PeripheralIdentifier(
+            address: try #require(BluetoothAddress("C0:FF:EE:C0:FF:EE")), addressType: .random)
         let attempt = Task { @MainActor in try await bluejay.connect(nobody, timeout: .seconds(60)) }
         while !bluejay.isConnecting { await Task.yield() }
         attempt.cancel()
@@ -298,7 +350,9 @@ extension IntegrationTests.BluejayAPITests {
             _ = try await attempt.value
             Issue.record("a connect to nobody succeeded")
         } catch {
-            guard case .cancelled = error as? BluejayError else { Issue.record("expected cancelled, got \(error)"); return }
+            guard case .cancelled = error as? BluejayError else {
+                Issue.record("expected cancelled, got \(error)"); return
+            }
         }
         while bluejay.isConnecting { await Task.yield() }
 

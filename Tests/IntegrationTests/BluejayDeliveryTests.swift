@@ -30,11 +30,11 @@ extension IntegrationTests.BluejayAPITests {
         let store = temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         #if compiler(>=6.3)
-        let key = DispatchSpecificKey<String>()
+            let key = DispatchSpecificKey<String>()
         #else
-        // Not Sendable in Swift 6.0's Dispatch; here() only reads it. (6.3's is Sendable, and
-        // there nonisolated(unsafe) draws a warning; 6.1 and 6.2 not tried.)
-        nonisolated(unsafe) let key = DispatchSpecificKey<String>()
+            // Not Sendable in Swift 6.0's Dispatch; here() only reads it. (6.3's is Sendable, and
+            // there nonisolated(unsafe) draws a warning; 6.1 and 6.2 not tried.)
+            nonisolated(unsafe) let key = DispatchSpecificKey<String>()
         #endif
         let callbacks = place.queue
         callbacks.setSpecific(key: key, value: place.rawValue)
@@ -51,17 +51,21 @@ extension IntegrationTests.BluejayAPITests {
 
         let scanned: [String] = await withCheckedContinuation { done in
             let places = LockedList()
-            onQueue.scan(serviceIdentifiers: nil, discovery: { _, _ in
-                places.append("discovery " + here())
-                return .stop
-            }, stopped: { _, _ in
-                places.append("stopped " + here())
-                done.resume(returning: places.items)
-            })
+            onQueue.scan(
+                serviceIdentifiers: nil,
+                discovery: { _, _ in
+                    places.append("discovery " + here())
+                    return .stop
+                },
+                stopped: { _, _ in
+                    places.append("stopped " + here())
+                    done.resume(returning: places.items)
+                })
         }
         #expect(scanned == ["discovery \(place.rawValue)", "stopped \(place.rawValue)"])
 
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         let connected: String = await withCheckedContinuation { done in
             onQueue.connect(peripheral, timeout: .seconds(10)) { result in
                 done.resume(returning: (result.isSuccess ? "connected " : "\(result) ") + here())
@@ -116,10 +120,12 @@ extension IntegrationTests.BluejayAPITests {
         bluejay.start(mode: .new(options(peer, store)))
         var reported: [Int] = []
         let error: String? = await withCheckedContinuation { done in
-            bluejay.scan(allowDuplicates: true, throttleRSSIDelta: 5, serviceIdentifiers: nil, discovery: { discovery, _ in
-                reported.append(discovery.rssi)
-                return reported.count == 7 ? .stop : .continue
-            }, stopped: { _, error in done.resume(returning: error.map { "\($0)" }) })
+            bluejay.scan(
+                allowDuplicates: true, throttleRSSIDelta: 5, serviceIdentifiers: nil,
+                discovery: { discovery, _ in
+                    reported.append(discovery.rssi)
+                    return reported.count == 7 ? .stop : .continue
+                }, stopped: { _, error in done.resume(returning: error.map { "\($0)" }) })
         }
         #expect(error == nil)
         #expect(reported.count == 7)
@@ -143,7 +149,8 @@ extension IntegrationTests.BluejayAPITests {
         let bluejay = Bluejay()
         restorer.bluejay = bluejay
         bluejay.start(mode: .new(options(peer, store, restore: .enableWithListenRestorer("unsolicited", restorer))))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         _ = try await bluejay.connect(peripheral)
         // Discovers the heart-rate service, so the notification's handle has a name.
         let location: UInt8 = try await bluejay.read(from: Self.bodySensorLocation)
@@ -185,13 +192,14 @@ extension IntegrationTests.BluejayAPITests {
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = try await connectedBluejay(peer, store: store)
         let run: RunResult<([CharacteristicIdentifier], Int, String)> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral in
-                let heartRate = try peripheral.discover([Self.heartRate])
-                let all = try peripheral.discover()
-                let rssi: String
-                do { rssi = "\(try peripheral.readRSSI()) dBm" } catch { rssi = "\(error)" }
-                return (heartRate, all.count, rssi)
-            }, completionOnMainThread: { done.resume(returning: $0) })
+            bluejay.run(
+                backgroundTask: { peripheral in
+                    let heartRate = try peripheral.discover([Self.heartRate])
+                    let all = try peripheral.discover()
+                    let rssi: String
+                    do { rssi = "\(try peripheral.readRSSI()) dBm" } catch { rssi = "\(error)" }
+                    return (heartRate, all.count, rssi)
+                }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case let .success((heartRate, all, rssi)) = run else { Issue.record("background task: \(run)"); return }
         #expect(heartRate == [Self.heartRateMeasurement, Self.bodySensorLocation])
@@ -218,7 +226,8 @@ extension ReadResult {
 }
 
 extension IntegrationTests.BluejayAPITests {
-    nonisolated static let encrypted = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    nonisolated static let encrypted = CharacteristicIdentifier(
+        uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// Through the Bluejay API, a read refused with Insufficient Encryption pairs on demand
     /// and succeeds (as on iOS); with pairing turned off it fails with the ATT error by name.
@@ -232,7 +241,8 @@ extension IntegrationTests.BluejayAPITests {
         refusing.pairingPolicy.allowPairing = false
         let strict = Bluejay()
         strict.start(mode: .new(refusing))
-        let peripheral = PeripheralIdentifier(address: try #require(BluetoothAddress(peer.address)), addressType: .random)
+        let peripheral = PeripheralIdentifier(
+            address: try #require(BluetoothAddress(peer.address)), addressType: .random)
         _ = try await strict.connect(peripheral)
         do {
             let _: String = try await strict.read(from: Self.encrypted)

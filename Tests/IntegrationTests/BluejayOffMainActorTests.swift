@@ -25,16 +25,18 @@ extension IntegrationTests.BluejayAPITests {
                 MainActor.assertIsolated()
                 order.withLock { $0.append("read \(result)") }
             }
-            bluejay.run(backgroundTask: { peripheral -> UInt8 in
-                let value: UInt8 = try peripheral.read(from: Self.bodySensorLocation)
-                order.withLock { $0.append("task read \(value)") }
-                taskRead.signal()
-                return value
-            }, completionOnMainThread: { result in
-                MainActor.assertIsolated()
-                order.withLock { $0.append("task done \(result)") }
-                done.resume(returning: order.withLock { $0 })
-            })
+            bluejay.run(
+                backgroundTask: { peripheral -> UInt8 in
+                    let value: UInt8 = try peripheral.read(from: Self.bodySensorLocation)
+                    order.withLock { $0.append("task read \(value)") }
+                    taskRead.signal()
+                    return value
+                },
+                completionOnMainThread: { result in
+                    MainActor.assertIsolated()
+                    order.withLock { $0.append("task done \(result)") }
+                    done.resume(returning: order.withLock { $0 })
+                })
             // Block the main actor (this is its thread) until the task has read; the time
             // limit is a hang guard only: with the FIFO on the main actor nothing above
             // could run until this returned.

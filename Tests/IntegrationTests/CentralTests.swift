@@ -9,12 +9,14 @@ import Testing
 
 extension IntegrationTests {
     static let custom = ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00")
-    static let floodCharacteristic = CharacteristicIdentifier(uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
+    static let floodCharacteristic = CharacteristicIdentifier(
+        uuid: "B1E70007-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
     static let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00", service: custom)
 
     /// The peer's flood command: `count` notifications on …0007 carrying sequence numbers.
     static func flood(_ count: UInt32, length: UInt16 = 20) -> [UInt8] {
-        [0x01] + withUnsafeBytes(of: count.littleEndian, Array.init) + withUnsafeBytes(of: length.littleEndian, Array.init)
+        [0x01] + withUnsafeBytes(of: count.littleEndian, Array.init)
+            + withUnsafeBytes(of: length.littleEndian, Array.init)
     }
 
     /// The sequence numbers of flood values.
@@ -66,7 +68,9 @@ extension IntegrationTests {
         }
         for (index, count) in counts.enumerated() {
             let values = try #require(received[index])
-            #expect(Self.sequence(values) == Array(0..<count), "peripheral \(index + 1): every value, in order, and only its own")
+            #expect(
+                Self.sequence(values) == Array(0..<count),
+                "peripheral \(index + 1): every value, in order, and only its own")
         }
     }
 
@@ -91,7 +95,8 @@ extension IntegrationTests {
 
         let peripherals = try peer.addresses.map { central.peripheral(try PeripheralIdentifier("\($0)/random")) }
         for peripheral in peripherals { try await peripheral.connect(connectionTimeout: .seconds(10)) }
-        let deviceName = CharacteristicIdentifier(uuid: BluetoothUUID(UInt16(0x2A00)), service: ServiceIdentifier(uuid: BluetoothUUID(UInt16(0x1800))))
+        let deviceName = CharacteristicIdentifier(
+            uuid: BluetoothUUID(UInt16(0x2A00)), service: ServiceIdentifier(uuid: BluetoothUUID(UInt16(0x1800))))
         let name = String(decoding: try await peripherals[1].read(from: deviceName), as: UTF8.self)
         var streams: [PeripheralValues] = []
         for peripheral in peripherals { streams.append(try await peripheral.values(of: Self.floodCharacteristic)) }
@@ -122,8 +127,9 @@ extension IntegrationTests {
         let peer = try await TestPeer()
         defer { peer.stop() }
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-secondary-\(UUID().uuidString)")
-        let included = CharacteristicIdentifier(uuid: "B1E70202-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                service: ServiceIdentifier(uuid: "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+        let included = CharacteristicIdentifier(
+            uuid: "B1E70202-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+            service: ServiceIdentifier(uuid: "B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
         let central = try await Central(transport: peer.transport, store: store, logger: .silent)
         defer { central.close() }
         let peripheral = central.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
@@ -156,24 +162,33 @@ extension IntegrationTests {
         // The loop ends only because the scan's timeout ends the stream (no break, no
         // stopScanning); what it found, if anything on a busy machine, is the peer alone.
         var found: [PeripheralIdentifier] = []
-        for try await discovery in manager.startScanning(forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2)) {
+        for try await discovery in manager.startScanning(
+            forServiceUUIDs: [heartRate], capacity: 10, timeout: .seconds(2))
+        {
             found.append(discovery.peripheral)
         }
         let peerAddress: String = peer.address
-        #expect(found.allSatisfy { (identifier: PeripheralIdentifier) -> Bool in identifier.address.description == peerAddress }, "\(found)")
+        #expect(
+            found.allSatisfy { (identifier: PeripheralIdentifier) -> Bool in
+                identifier.address.description == peerAddress
+            }, "\(found)")
 
         let peripheral = manager.peripheral(try PeripheralIdentifier("\(peer.address)/random"))
         try await peripheral.connect(connectionTimeout: .seconds(10))
         #expect(manager.retrieveConnectedPeripherals(withServices: [heartRate]).isEmpty, "not discovered yet")
-        let services = try await peripheral.discoverServices([heartRate, BluetoothUUID(UInt16(0x1812))], timeout: hangGuardWait)
+        let services = try await peripheral.discoverServices(
+            [heartRate, BluetoothUUID(UInt16(0x1812))], timeout: hangGuardWait)
         let heartRateService = ServiceIdentifier(uuid: heartRate)
         #expect(services == [heartRateService])
-        let connected: [PeripheralIdentifier] = manager.retrieveConnectedPeripherals(withServices: [heartRate]).map(\.identifier)
+        let connected: [PeripheralIdentifier] = manager.retrieveConnectedPeripherals(withServices: [heartRate]).map(
+            \.identifier)
         #expect(connected == [peripheral.identifier])
         let bodySensorLocation = BluetoothUUID(UInt16(0x2A38))
         let characteristics = try await peripheral.discoverCharacteristics([bodySensorLocation], of: heartRateService)
         #expect(characteristics == [CharacteristicIdentifier(uuid: bodySensorLocation, service: heartRateService)])
-        let retrieved: [PeripheralIdentifier] = manager.retrievePeripherals(withIdentifiers: [peripheral.identifier.uuid]).map(\.identifier)
+        let retrieved: [PeripheralIdentifier] = manager.retrievePeripherals(withIdentifiers: [
+            peripheral.identifier.uuid
+        ]).map(\.identifier)
         #expect(retrieved == [peripheral.identifier])
         #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
 
@@ -265,7 +280,8 @@ extension IntegrationTests {
         defer { peer.stop() }
         let process = Process()
         process.executableURL = Repository.bluejay
-        process.arguments = ["monitor"] + peer.addresses.map { "\($0)/random" }
+        process.arguments =
+            ["monitor"] + peer.addresses.map { "\($0)/random" }
             + ["--service", "180D", "--characteristic", "2A37", "--json", "--transport", peer.transport]
         var environment = ProcessInfo.processInfo.environment
         environment["BLUEJAY_STORE"] = NSTemporaryDirectory() + "bluejay-monitor-\(UUID().uuidString)"
@@ -279,7 +295,9 @@ extension IntegrationTests {
         var lines: [[String: Any]] = []
         var pending = [UInt8]()
         let reader = output.fileHandleForReading
-        func values(from address: String) -> Int { lines.filter { $0["address"] as? String == address && $0["value"] != nil }.count }
+        func values(from address: String) -> Int {
+            lines.filter { $0["address"] as? String == address && $0["value"] != nil }.count
+        }
         while peer.addresses.contains(where: { values(from: $0) < 2 }) {
             let chunk = await availableData(reader)
             if chunk.isEmpty { break }

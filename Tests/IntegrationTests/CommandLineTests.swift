@@ -21,8 +21,9 @@ import TraceTestSupport
         // The environment names the transport and the capture when the flags do not.
         let capture = NSTemporaryDirectory() + "bluejay-env-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let json = try await run(Repository.bluejay, ["info", "--json"],
-                           environment: ["BLUEJAY_TRANSPORT": peer.transport, "BLUEJAY_BTSNOOP": capture])
+        let json = try await run(
+            Repository.bluejay, ["info", "--json"],
+            environment: ["BLUEJAY_TRANSPORT": peer.transport, "BLUEJAY_BTSNOOP": capture])
         #expect(json.status == 0, "stderr: \(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect((object["acl_buffers"] as? [String: Any])?["count"] as? Int == 6)
@@ -40,7 +41,9 @@ import TraceTestSupport
         } else {
             if probe >= 0 { close(probe) }
             // A kernel with Bluetooth: the error names one of the fixes instead.
-            #expect(["ENODEV", "EBUSY", "CAP_NET_ADMIN"].contains { result.stderr.contains($0) }, "stderr: \(result.stderr)")
+            #expect(
+                ["ENODEV", "EBUSY", "CAP_NET_ADMIN"].contains { result.stderr.contains($0) }, "stderr: \(result.stderr)"
+            )
         }
     }
 
@@ -76,8 +79,9 @@ import TraceTestSupport
         // The shared file's rule (ExpectedCountsComparison): same traces, fields, codes and
         // counts; the expected names, but where the file says Unknown and our tables name
         // the code — those renamings are accepted, and printed.
-        let comparison = ExpectedCountsComparison(actual: try JSONValue(parsing: result.stdout),
-                                                  expected: try JSONValue(parsing: expected))
+        let comparison = ExpectedCountsComparison(
+            actual: try JSONValue(parsing: result.stdout),
+            expected: try JSONValue(parsing: expected))
         for problem in comparison.problems { Issue.record("bluejay trace --summary --json: \(problem)") }
         for renaming in comparison.renamings { print("accepted renaming: \(renaming)") }
         // And the text is the file's, byte for byte, once those renamings are applied to it.
@@ -140,7 +144,8 @@ extension CommandLineTests {
     @Test func scanShowsThePeripheralWithItsScanResponse() async throws {
         let peer = try await TestPeer()
         defer { peer.stop() }
-        let active = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json"])
+        let active = try await run(
+            Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json"])
         #expect(active.status == 0, "stderr: \(active.stderr)")
         let lines = active.stdout.split(separator: "\n")
         #expect(lines.count == 1, "one discovery per peripheral: \(active.stdout)")
@@ -156,14 +161,19 @@ extension CommandLineTests {
         #expect(found["scan_response"] as? Bool == true)
         #expect(found["connectable"] as? Bool == true)
 
-        let passive = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json", "--passive"])
-        let seen = try #require(try JSONSerialization.jsonObject(with: Data(passive.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
+        let passive = try await run(
+            Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "1", "--json", "--passive"])
+        let seen = try #require(
+            try JSONSerialization.jsonObject(with: Data(passive.stdout.split(separator: "\n")[0].utf8))
+                as? [String: Any])
         #expect(seen["scan_response"] as? Bool == false)
         #expect(seen["name"] is NSNull)
         let seenServices: [String]? = seen["services"] as? [String]
         #expect(seenServices == ["180D", "180F"])
 
-        let filtered = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
+        let filtered = try await run(
+            Repository.bluejay,
+            ["scan", "--transport", peer.transport, "--duration", "0.5", "--json", "--service", "1234"])
         #expect(filtered.status == 0)
         #expect(filtered.stdout.isEmpty)
         let table = try await run(Repository.bluejay, ["scan", "--transport", peer.transport, "--duration", "0.5"])
@@ -198,18 +208,21 @@ extension CommandLineTests {
         #expect(screen.count == 3, "\(screen)")
         #expect(screen.first?.hasPrefix("ADDRESS") == true)
         // In the order first seen, which either peripheral may win.
-        let rowAddresses: [String] = screen.dropFirst().map { (row: String) -> String in String(row.prefix(17)) }.sorted()
+        let rowAddresses: [String] = screen.dropFirst().map { (row: String) -> String in String(row.prefix(17)) }
+            .sorted()
         let addresses: [String] = peer.addresses.sorted()
         #expect(rowAddresses == addresses)
         let secondAddress: String = peer.addresses[1]
-        #expect(screen.contains { (row: String) -> Bool in row.hasPrefix(secondAddress) && row.contains("Bluejay HRM 2") })
+        #expect(
+            screen.contains { (row: String) -> Bool in row.hasPrefix(secondAddress) && row.contains("Bluejay HRM 2") })
 
         let json = try await onTerminal(["scan", "--transport", peer.transport, "--duration", "1", "--json"])
         #expect(!json.contains("\u{1B}"))
         let objects: [[String: Any]] = json.split(separator: "\n").compactMap { (line: Substring) -> [String: Any]? in
             try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         }
-        let objectAddresses: Set<String> = Set(objects.compactMap { (object: [String: Any]) -> String? in object["address"] as? String })
+        let objectAddresses: Set<String> = Set(
+            objects.compactMap { (object: [String: Any]) -> String? in object["address"] as? String })
         #expect(objectAddresses == Set(peer.addresses))
         #expect(objects.count == 2, "one object per discovery, as before: \(json)")
     }
@@ -252,10 +265,13 @@ extension CommandLineTests {
         #expect(result.stdout.contains("PHY:                 TX 2M, RX 2M"))
         #expect(result.stdout.contains("Data length:         TX 251 bytes, RX 251 bytes"))
         #expect(result.stdout.contains("Role:                central"))
-        let absent = try await run(Repository.bluejay, ["connect", "C0:00:00:00:00:09/random", "--timeout", "0.3", "--transport", peer.transport])
+        let absent = try await run(
+            Repository.bluejay,
+            ["connect", "C0:00:00:00:00:09/random", "--timeout", "0.3", "--transport", peer.transport])
         #expect(absent.status == 1)
         #expect(absent.stderr.contains("connectionTimeout"))
-        let bad = try await run(Repository.bluejay, ["connect", "C0:00:00:00:00/random", "--transport", peer.transport])
+        let bad = try await run(
+            Repository.bluejay, ["connect", "C0:00:00:00:00/random", "--transport", peer.transport])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not an address"))
     }

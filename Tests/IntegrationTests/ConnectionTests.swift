@@ -8,10 +8,12 @@ extension IntegrationTests {
     @Test func connectRaisesDataLengthAndPHYThenDisconnects() async throws {
         let peer = try await TestPeer()
         defer { peer.stop() }
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
-        let connection = try await manager.connect(to: BluetoothAddress(peer.address)!, type: .random, timeout: .seconds(10))
+        let connection = try await manager.connect(
+            to: BluetoothAddress(peer.address)!, type: .random, timeout: .seconds(10))
         #expect(connection.role == 0)
         #expect(connection.peerAddress == BluetoothAddress(peer.address))
         #expect(connection.remoteFeatures?.contains(.twoMegabitPHY) == true)
@@ -24,7 +26,9 @@ extension IntegrationTests {
         #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)
         #expect(ended == [reason])
         #expect(manager.connections.isEmpty)
-        await #expect(throws: ConnectionError.notConnected(connection.handle)) { try await manager.disconnect(connection.handle) }
+        await #expect(throws: ConnectionError.notConnected(connection.handle)) {
+            try await manager.disconnect(connection.handle)
+        }
         manager.close()
         controller.close()
     }
@@ -33,7 +37,8 @@ extension IntegrationTests {
         let peer = try await TestPeer()
         defer { peer.stop() }
         let clock = ManualClock()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let attempt = Task { @BluetoothActor in
@@ -60,7 +65,8 @@ extension IntegrationTests {
         defer { peer.stop() }
         let clock = ManualClock()
         let threadsBefore = readerThreads()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let address = BluetoothAddress(peer.address)!
@@ -80,9 +86,11 @@ extension IntegrationTests {
     /// After every link has ended: no connection handle, ACL credit, queued command,
     /// timer or event observer is left, and closing the manager (and `l2cap`, if any) and
     /// the controller leaves no reader thread. Closes them all.
-    func expectNothingLeftOver(_ controller: HCIController, _ manager: ConnectionManager, _ clock: ManualClock,
-                               l2cap: L2CAPChannels? = nil, threadsBefore: Int,
-                               sourceLocation: SourceLocation = #_sourceLocation) async {
+    func expectNothingLeftOver(
+        _ controller: HCIController, _ manager: ConnectionManager, _ clock: ManualClock,
+        l2cap: L2CAPChannels? = nil, threadsBefore: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         #expect(manager.connections.isEmpty, "no connection handle left", sourceLocation: sourceLocation)
         #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left", sourceLocation: sourceLocation)
         #expect(controller.aclFlow?.inFlight == 0, sourceLocation: sourceLocation)

@@ -16,8 +16,9 @@ extension IntegrationTests {
     /// for its response: one round trip).
     private func requestsBeforeValue(_ value: [UInt8], in path: String) throws -> [CapturedATT] {
         let traffic = try CapturedATT.all(in: path)
-        let end = try #require(traffic.firstIndex { !$0.sent && $0.opcode == .readResponse && Array($0.pdu.dropFirst()) == value },
-                               "no Read Response with the value in \(path)")
+        let end = try #require(
+            traffic.firstIndex { !$0.sent && $0.opcode == .readResponse && Array($0.pdu.dropFirst()) == value },
+            "no Read Response with the value in \(path)")
         let requests: Set<UInt8> = [0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x20]
         return traffic[..<end].filter { $0.sent && requests.contains($0.opcode.rawValue) }
     }
@@ -32,7 +33,9 @@ extension IntegrationTests {
         let bonded = try CacheTestStore(), unbonded = try CacheTestStore()
         defer { bonded.remove(); unbonded.remove() }
         let target = peer.address + "/random"
-        let read = ["read", "--hex", target, Self.customService, Self.readOnlyCharacteristic, "--transport", peer.transport]
+        let read = [
+            "read", "--hex", target, Self.customService, Self.readOnlyCharacteristic, "--transport", peer.transport,
+        ]
         let value = Array("Bluejay read-only".utf8)
 
         let paired = try await bonded.bluejay(["pair", target, "--transport", peer.transport])
@@ -43,8 +46,9 @@ extension IntegrationTests {
         #expect(first.stdout == value.hexString() + "\n")
         let firstRequests = try CapturedATT.requests(in: bonded.file("first.btsnoop"))
         #expect(firstRequests.contains { $0.readByTypeUUID == .databaseHash })
-        #expect(firstRequests.contains { $0.opcode == .writeRequest && $0.pdu == [0x12, 0x09, 0x00, 0x02, 0x00] },
-                "Service Changed's CCCD (0x0009) set to indicate: \(firstRequests)")
+        #expect(
+            firstRequests.contains { $0.opcode == .writeRequest && $0.pdu == [0x12, 0x09, 0x00, 0x02, 0x00] },
+            "Service Changed's CCCD (0x0009) set to indicate: \(firstRequests)")
         #expect(try bonded.entry(target).serviceChangedBonded)
 
         for run in 1...3 {
@@ -53,11 +57,16 @@ extension IntegrationTests {
             #expect(again.status == 0, "stderr: \(again.stderr)")
             #expect(again.stdout == value.hexString() + "\n")
             let requests = try requestsBeforeValue(value, in: capture)
-            #expect(requests.map(\.opcode) == [.exchangeMTURequest, .readRequest], "2 round trips to the value: \(requests)")
+            #expect(
+                requests.map(\.opcode) == [.exchangeMTURequest, .readRequest], "2 round trips to the value: \(requests)"
+            )
             let all = try CapturedATT.requests(in: capture)
             #expect(!all.contains { $0.readByTypeUUID == .databaseHash }, "no hash read")
             #expect(!all.contains { $0.opcode == .writeRequest }, "the peer kept the subscription: no CCCD write")
-            #expect(TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains { $0.contains("LE_Enable_Encryption") })
+            #expect(
+                TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains {
+                    $0.contains("LE_Enable_Encryption")
+                })
         }
         #expect(try bonded.entry(target).serviceChangedBonded, "still subscribed after trusted runs")
         let listed = try await bonded.bluejay(["cache", "list", "--json"])
@@ -70,10 +79,14 @@ extension IntegrationTests {
             #expect(plain.status == 0, "stderr: \(plain.stderr)")
             let requests = try requestsBeforeValue(value, in: capture)
             if run == 2 {
-                #expect(requests.map(\.opcode) == [.exchangeMTURequest, .readByTypeRequest, .readRequest], "3 round trips: \(requests)")
+                #expect(
+                    requests.map(\.opcode) == [.exchangeMTURequest, .readByTypeRequest, .readRequest],
+                    "3 round trips: \(requests)")
                 #expect(requests.dropFirst().first?.readByTypeUUID == .databaseHash)
             }
-            #expect(!(try CapturedATT.requests(in: capture)).contains { $0.pdu.starts(with: [0x12, 0x09, 0x00]) }, "no Service Changed subscription")
+            #expect(
+                !(try CapturedATT.requests(in: capture)).contains { $0.pdu.starts(with: [0x12, 0x09, 0x00]) },
+                "no Service Changed subscription")
         }
         #expect(try unbonded.entry(target).serviceChangedBonded == false)
     }
@@ -105,28 +118,38 @@ extension IntegrationTests {
         #expect(change.status == 0, "stderr: \(change.stderr)")
 
         let capture = store.file("changed.btsnoop")
-        let read = try await store.bluejay(["read", "--hex", target, Self.addedService, Self.addedCharacteristic, "--capture", capture] + transport)
+        let read = try await store.bluejay(
+            ["read", "--hex", target, Self.addedService, Self.addedCharacteristic, "--capture", capture] + transport)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout == added.hexString() + "\n")
         let traffic = try CapturedATT.all(in: capture)
-        let indication = try #require(traffic.firstIndex { !$0.sent && $0.opcode == ATTOpcode(rawValue: 0x1D) && $0.pdu.starts(with: [0x1D, 0x08, 0x00]) },
-                                      "Service Changed indicated on reconnection: \(traffic)")
+        let indication = try #require(
+            traffic.firstIndex {
+                !$0.sent && $0.opcode == ATTOpcode(rawValue: 0x1D) && $0.pdu.starts(with: [0x1D, 0x08, 0x00])
+            },
+            "Service Changed indicated on reconnection: \(traffic)")
         #expect(traffic[indication...].contains { $0.sent && $0.pdu == [0x1E] }, "and confirmed")
-        let discovery = try #require(traffic.firstIndex { $0.sent && $0.isDiscovery }, "the changed range is rediscovered")
+        let discovery = try #require(
+            traffic.firstIndex { $0.sent && $0.isDiscovery }, "the changed range is rediscovered")
         #expect(indication < discovery)
         #expect(!traffic.contains { $0.sent && $0.readByTypeUUID == .databaseHash }, "trusted: no hash read")
 
         let after = try store.entry(target)
-        let service = try #require(after.database.service(BluetoothUUID(Self.addedService)!), "the new service is cached")
+        let service = try #require(
+            after.database.service(BluetoothUUID(Self.addedService)!), "the new service is cached")
         #expect(after.serviceChangedBonded)
-        #expect(after.database.service(BluetoothUUID(Self.customService)!) != nil, "what the change did not cover is kept")
+        #expect(
+            after.database.service(BluetoothUUID(Self.customService)!) != nil, "what the change did not cover is kept")
 
         // The next bonded reconnection: trusted, and the new value in 2 round trips.
         let next = store.file("next.btsnoop")
-        let again = try await store.bluejay(["read", "--hex", target, Self.addedService, Self.addedCharacteristic, "--capture", next] + transport)
+        let again = try await store.bluejay(
+            ["read", "--hex", target, Self.addedService, Self.addedCharacteristic, "--capture", next] + transport)
         #expect(again.status == 0, "stderr: \(again.stderr)")
         #expect(try requestsBeforeValue(added, in: next).map(\.opcode) == [.exchangeMTURequest, .readRequest])
-        #expect(!(try CapturedATT.all(in: next)).contains { !$0.sent && $0.opcode == ATTOpcode(rawValue: 0x1D) }, "the peer indicated the change once")
+        #expect(
+            !(try CapturedATT.all(in: next)).contains { !$0.sent && $0.opcode == ATTOpcode(rawValue: 0x1D) },
+            "the peer indicated the change once")
         _ = service
     }
 }

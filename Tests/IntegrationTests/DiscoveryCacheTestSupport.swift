@@ -61,7 +61,8 @@ struct CapturedATT: CustomStringConvertible {
     var isDiscovery: Bool {
         switch opcode {
         case .readByGroupTypeRequest, .findByTypeValueRequest, .findInformationRequest: true
-        case .readByTypeRequest: [BluetoothUUID.primaryService, .secondaryService, .include, .characteristic].contains(readByTypeUUID)
+        case .readByTypeRequest:
+            [BluetoothUUID.primaryService, .secondaryService, .include, .characteristic].contains(readByTypeUUID)
         default: false
         }
     }
@@ -73,11 +74,15 @@ struct CapturedATT: CustomStringConvertible {
         var reassemblers: [String: Reassembler] = [:]
         var found: [CapturedATT] = []
         for record in try BTSnoopFile(path: path).records {
-            guard case let .packet(type, body) = record.content, type == .acl, case let .acl(packet)? = try? HCIPacket(type: type, body: body) else {
+            guard case let .packet(type, body) = record.content, type == .acl,
+                case let .acl(packet)? = try? HCIPacket(type: type, body: body)
+            else {
                 continue
             }
             let key = "\(packet.handle) \(record.direction == .sent)"
-            guard let frame = reassemblers[key, default: Reassembler()].append(packet).frame, frame.channel == .att, !frame.payload.isEmpty else {
+            guard let frame = reassemblers[key, default: Reassembler()].append(packet).frame, frame.channel == .att,
+                !frame.payload.isEmpty
+            else {
                 continue
             }
             found.append(CapturedATT(sent: record.direction == .sent, pdu: Array(frame.payload)))

@@ -28,11 +28,16 @@ extension IntegrationTests {
         let target = peer.address + "/random"
 
         // --no-pair: a pairing retry would add a read to the first run only.
-        let first = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("first.btsnoop")])
+        let first = try await store.bluejay([
+            "gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("first.btsnoop"),
+        ])
         #expect(first.status == 0, "stderr: \(first.stderr)")
         #expect(first.stdout.contains("\"Bluejay read-only\""))
-        #expect(FileManager.default.fileExists(atPath: store.entryPath(target)), "the first run saved what it discovered")
-        let second = try await store.bluejay(["gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("second.btsnoop")])
+        #expect(
+            FileManager.default.fileExists(atPath: store.entryPath(target)), "the first run saved what it discovered")
+        let second = try await store.bluejay([
+            "gatt", target, "--transport", peer.transport, "--no-pair", "--capture", store.file("second.btsnoop"),
+        ])
         #expect(second.status == 0, "stderr: \(second.stderr)")
         #expect(second.stdout == first.stdout, "the cached tree prints exactly like the discovered one")
 
@@ -45,7 +50,8 @@ extension IntegrationTests {
         let cached = try CapturedATT.requests(in: store.file("second.btsnoop"))
         #expect(cached.filter(\.isDiscovery).isEmpty, "discovery on a hash match: \(cached.filter(\.isDiscovery))")
         let unexpected = cached.filter { request in
-            ![ATTOpcode.exchangeMTURequest, .readRequest, .readBlobRequest].contains(request.opcode) && request.readByTypeUUID != .databaseHash
+            ![ATTOpcode.exchangeMTURequest, .readRequest, .readBlobRequest].contains(request.opcode)
+                && request.readByTypeUUID != .databaseHash
         }
         #expect(unexpected.isEmpty, "only the MTU exchange, the hash and value reads: \(unexpected)")
         #expect(cached.first?.opcode == .exchangeMTURequest)
@@ -54,13 +60,18 @@ extension IntegrationTests {
         // Discovery also read the included service's declaration (0x002F) for its 128-bit
         // UUID, which the cache remembers.
         let includeRead: [UInt8] = [ATTOpcode.readRequest.rawValue, 0x2F, 0x00]
-        let discoveredReads: [[UInt8]] = discovered.filter { (request: CapturedATT) -> Bool in request.opcode == .readRequest }.map(\.pdu)
-        let cachedReads: [[UInt8]] = cached.filter { (request: CapturedATT) -> Bool in request.opcode == .readRequest }.map(\.pdu)
+        let discoveredReads: [[UInt8]] = discovered.filter { (request: CapturedATT) -> Bool in
+            request.opcode == .readRequest
+        }.map(\.pdu)
+        let cachedReads: [[UInt8]] = cached.filter { (request: CapturedATT) -> Bool in request.opcode == .readRequest }
+            .map(\.pdu)
         let includeReads: Int = discoveredReads.filter { (pdu: [UInt8]) -> Bool in pdu == includeRead }.count
         #expect(includeReads == 1)
         let discoveredValueReads: [[UInt8]] = discoveredReads.filter { (pdu: [UInt8]) -> Bool in pdu != includeRead }
         #expect(cachedReads == discoveredValueReads)
-        #expect(second.stdout.contains("Include 0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031"), "\(second.stdout)")
+        #expect(
+            second.stdout.contains("Include 0x0033 → B1E70201-9D3B-4C7A-8A5E-6F2D0C1B0A00 0x002f…0x0031"),
+            "\(second.stdout)")
 
         // The trace decoder's own ATT counts agree.
         let before = TraceSummary(file: try BTSnoopFile(path: store.file("first.btsnoop"))).att
@@ -81,35 +92,45 @@ extension IntegrationTests {
     @Test func cacheRediscoversWhenThePeersDatabaseChanges() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        func read(_ target: String) -> [String] { ["read", "--hex", target, Self.customService, Self.readOnlyCharacteristic] }
+        func read(_ target: String) -> [String] {
+            ["read", "--hex", target, Self.customService, Self.readOnlyCharacteristic]
+        }
         let expected = Array("Bluejay read-only".utf8).hexString() + "\n"
         let readOnly = BluetoothUUID(Self.readOnlyCharacteristic)!
 
         let before = try await TestPeer()
         let target = before.address + "/random"
-        let first = try await store.bluejay(read(target) + ["--transport", before.transport, "--capture", store.file("layout1.btsnoop")])
+        let first = try await store.bluejay(
+            read(target) + ["--transport", before.transport, "--capture", store.file("layout1.btsnoop")])
         before.stop()
         #expect(first.status == 0, "stderr: \(first.stderr)")
         #expect(first.stdout == expected)
         let oldEntry = try store.entry(target)
-        let oldHandle = try #require(oldEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
+        let oldHandle = try #require(
+            oldEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
         let oldHash = try #require(oldEntry.databaseHash)
 
         let after = try await TestPeer(arguments: ["--layout", "2"])
         defer { after.stop() }
-        let second = try await store.bluejay(read(target) + ["--transport", after.transport, "--capture", store.file("layout2.btsnoop")])
+        let second = try await store.bluejay(
+            read(target) + ["--transport", after.transport, "--capture", store.file("layout2.btsnoop")])
         #expect(second.status == 0, "stderr: \(second.stderr)")
         #expect(second.stdout == expected, "the right value from the moved characteristic")
 
         let newEntry = try store.entry(target)
-        let newHandle = try #require(newEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
+        let newHandle = try #require(
+            newEntry.database.characteristics.values.joined().first { $0.uuid == readOnly }?.valueHandle)
         #expect(newHandle == oldHandle + 3, "layout 2 moves the test service by 3 handles")
         let traffic = try CapturedATT.all(in: store.file("layout2.btsnoop"))
         let requests = traffic.filter(\.sent)
         #expect(requests.contains { $0.opcode == .findByTypeValueRequest }, "the service is found again")
         #expect(requests.contains { $0.readByTypeUUID == .characteristic }, "and its characteristics")
-        #expect(requests.filter { $0.opcode == .readRequest }.map(\.handle) == [newHandle], "one read, of the new handle; never the cached \(hex(oldHandle, digits: 4))")
-        let errors = traffic.filter { !$0.sent && $0.opcode == .errorResponse && $0.pdu.last != ATTErrorCode.attributeNotFound.rawValue }
+        #expect(
+            requests.filter { $0.opcode == .readRequest }.map(\.handle) == [newHandle],
+            "one read, of the new handle; never the cached \(hex(oldHandle, digits: 4))")
+        let errors = traffic.filter {
+            !$0.sent && $0.opcode == .errorResponse && $0.pdu.last != ATTErrorCode.attributeNotFound.rawValue
+        }
         #expect(errors.isEmpty, "only Attribute Not Found (ends of discoveries): \(errors)")
 
         // The hash the peer sent is the one now cached, and `cache list` shows it.
@@ -121,7 +142,8 @@ extension IntegrationTests {
         #expect(newEntry.databaseHash == newHash)
         let list = try await store.bluejay(["cache", "list", "--json"])
         #expect(list.status == 0, "stderr: \(list.stderr)")
-        let objects: [[String: Any]] = try list.stdout.split(separator: "\n").map { (line: Substring) throws -> [String: Any] in
+        let objects: [[String: Any]] = try list.stdout.split(separator: "\n").map {
+            (line: Substring) throws -> [String: Any] in
             try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
         #expect(objects.count == 1)
@@ -137,7 +159,9 @@ extension IntegrationTests {
     @Test func cacheFilesAreWholeAfterSIGKILLDuringWrites() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        try await killWritersRepeatedly(["cache", "stress-write", "--count", "1000000"], store: store.path, folder: "gatt-cache") { name, bytes in
+        try await killWritersRepeatedly(
+            ["cache", "stress-write", "--count", "1000000"], store: store.path, folder: "gatt-cache"
+        ) { name, bytes in
             let entry = try CacheEntry(decoding: bytes)
             #expect(DiscoveryCache.fileName(for: entry.identity) == name)
             #expect((1...64).contains(entry.database.services.count))
@@ -160,7 +184,9 @@ extension IntegrationTests {
     @Test func bondFilesAreWholeAfterSIGKILLDuringWrites() async throws {
         let store = try CacheTestStore()
         defer { store.remove() }
-        try await killWritersRepeatedly(["bonds", "stress-write", "--count", "1000000"], store: store.path, folder: "bonds") { name, bytes in
+        try await killWritersRepeatedly(
+            ["bonds", "stress-write", "--count", "1000000"], store: store.path, folder: "bonds"
+        ) { name, bytes in
             let bond = try JSONDecoder().decode(Bond.self, from: Data(bytes))
             #expect(bond.isUsable)
             #expect(bond.address.filter { $0 != ":" } + ".json" == name)
@@ -173,8 +199,10 @@ extension IntegrationTests {
     /// Runs `arguments` (a writer in a tight loop) `rounds` times, each killed with SIGKILL
     /// at a different moment, and checks every file of `folder` with `check` after each kill.
     /// Some kills must land between a temporary file's creation and its rename.
-    func killWritersRepeatedly(_ arguments: [String], store: String, folder: String, rounds: Int = 200,
-                               check: (String, [UInt8]) throws -> Void) async throws {
+    func killWritersRepeatedly(
+        _ arguments: [String], store: String, folder: String, rounds: Int = 200,
+        check: (String, [UInt8]) throws -> Void
+    ) async throws {
         let directory = store + "/" + folder
         var killedBeforeRename = 0
         for round in 0..<rounds {
@@ -198,7 +226,9 @@ extension IntegrationTests {
             try await Task.sleep(for: .microseconds(round * 509 % 15_000))
             kill(process.processIdentifier, SIGKILL)
             await waitUntilExit(process)
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): killed mid-loop, status \(process.terminationStatus)")
+            #expect(
+                process.terminationReason == .uncaughtSignal,
+                "round \(round): killed mid-loop, status \(process.terminationStatus)")
 
             let names = try FileManager.default.contentsOfDirectory(atPath: directory)
             if names.contains(where: { $0.contains(temporaryMark) }) { killedBeforeRename += 1 }
@@ -237,19 +267,27 @@ extension IntegrationTests {
         let lines = text.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         for address in peer.addresses {
-            #expect(lines.contains { $0.hasPrefix("\(address)/random  8 services, 19 characteristics, hash ") }, "\(text.stdout)")
+            #expect(
+                lines.contains { $0.hasPrefix("\(address)/random  8 services, 19 characteristics, hash ") },
+                "\(text.stdout)")
         }
 
         let json = try await store.bluejay(["cache", "list", "--json"])
         #expect(json.status == 0, "stderr: \(json.stderr)")
-        let objects: [[String: Any]] = try json.stdout.split(separator: "\n").map { (line: Substring) throws -> [String: Any] in
+        let objects: [[String: Any]] = try json.stdout.split(separator: "\n").map {
+            (line: Substring) throws -> [String: Any] in
             try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
-        let identities: [String] = objects.compactMap { (object: [String: Any]) -> String? in object["identity"] as? String }.sorted()
+        let identities: [String] = objects.compactMap { (object: [String: Any]) -> String? in
+            object["identity"] as? String
+        }.sorted()
         let targets: [String] = peer.addresses.map { (address: String) -> String in address + "/random" }.sorted()
         #expect(identities == targets)
         for object in objects {
-            let entryKeys: Set<String> = ["identity", "file", "services", "characteristics", "complete", "database_hash", "bonded", "service_changed_bonded"]
+            let entryKeys: Set<String> = [
+                "identity", "file", "services", "characteristics", "complete", "database_hash", "bonded",
+                "service_changed_bonded",
+            ]
             #expect(Set(object.keys) == entryKeys)
             #expect(object["service_changed_bonded"] as? Bool == false)
             #expect(object["services"] as? Int == 8)
@@ -270,7 +308,9 @@ extension IntegrationTests {
         #expect(clearOne.stdout == "Removed 1 cache entry.\n", "stderr: \(clearOne.stderr)")
         #expect(!FileManager.default.fileExists(atPath: store.entryPath(second + "/random")))
         let remaining = try await store.bluejay(["cache", "list"])
-        let remainingTargets: [String] = remaining.stdout.split(separator: "\n").map { (line: Substring) -> String in String(line.prefix(24)) }
+        let remainingTargets: [String] = remaining.stdout.split(separator: "\n").map { (line: Substring) -> String in
+            String(line.prefix(24))
+        }
         let firstTarget: String = peer.address + "/random"
         #expect(remainingTargets == [firstTarget])
         let again = try await store.bluejay(["cache", "clear", second + "/random"])
@@ -294,7 +334,9 @@ extension IntegrationTests {
         let files: [String?] = try listed.stdout.split(separator: "\n").map { (line: Substring) throws -> String? in
             try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["file"] as? String
         }
-        let expectedFiles: [String?] = (1...3).map { (index: Int) -> String? in state + "/bluejay/gatt-cache/C0000000000\(index)-random.json" }
+        let expectedFiles: [String?] = (1...3).map { (index: Int) -> String? in
+            state + "/bluejay/gatt-cache/C0000000000\(index)-random.json"
+        }
         #expect(files == expectedFiles)
         let own = try await store.bluejay(["cache", "list"], environment: ["XDG_STATE_HOME": state])
         #expect(own.status == 0 && own.stdout.isEmpty, "BLUEJAY_STORE is used before XDG_STATE_HOME")
@@ -309,9 +351,13 @@ extension IntegrationTests {
         defer { store.remove() }
         let target = peer.address + "/random"
 
-        let uncached = try await store.bluejay(["gatt", target, "--no-cache", "--transport", peer.transport, "--capture", store.file("none.btsnoop")])
+        let uncached = try await store.bluejay([
+            "gatt", target, "--no-cache", "--transport", peer.transport, "--capture", store.file("none.btsnoop"),
+        ])
         #expect(uncached.status == 0, "stderr: \(uncached.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: store.path + "/gatt-cache"), "nothing written, not even the directory")
+        #expect(
+            !FileManager.default.fileExists(atPath: store.path + "/gatt-cache"),
+            "nothing written, not even the directory")
         var requests = try CapturedATT.requests(in: store.file("none.btsnoop"))
         #expect(requests.contains { $0.opcode == .readByGroupTypeRequest })
         #expect(!requests.contains { $0.readByTypeUUID == .databaseHash }, "the cache's hash check is not made")
@@ -327,7 +373,8 @@ extension IntegrationTests {
 
         for command in [["gatt", target], ["read", target, Self.customService, Self.readOnlyCharacteristic]] {
             let capture = store.file("\(command[0]).btsnoop")
-            let result = try await store.bluejay(command + ["--no-cache", "--transport", peer.transport, "--capture", capture])
+            let result = try await store.bluejay(
+                command + ["--no-cache", "--transport", peer.transport, "--capture", capture])
             #expect(result.status == 0, "stderr: \(result.stderr)")
             requests = try CapturedATT.requests(in: capture)
             #expect(requests.contains { $0.isDiscovery }, "\(command[0]) --no-cache discovers despite a valid entry")
@@ -335,9 +382,14 @@ extension IntegrationTests {
         }
         var after = stat()
         #expect(stat(path, &after) == 0)
-        #expect(after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
-                "the entry was not rewritten")
+        #expect(
+            after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec
+                && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+            "the entry was not rewritten")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == saved)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path + "/gatt-cache") == [DiscoveryCache.fileName(for: target)])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: store.path + "/gatt-cache") == [
+                DiscoveryCache.fileName(for: target)
+            ])
     }
 }

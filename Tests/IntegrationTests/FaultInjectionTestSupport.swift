@@ -28,15 +28,19 @@ struct FaultStep: Sendable, CustomStringConvertible {
     static let all: [FaultStep] = [
         FaultStep(description: "scan", phase: .scan) { _ in
             FaultTrigger("scan enable", .sent) { packet in
-                guard case let .command(command) = packet, command.opcode.rawValue == 0x2042 || command.opcode.rawValue == 0x200C else { return false }
+                guard case let .command(command) = packet,
+                    command.opcode.rawValue == 0x2042 || command.opcode.rawValue == 0x200C
+                else { return false }
                 return command.parameters.first == 0x01
             }
         },
         FaultStep(description: "connect", phase: .connect) { fault in
-            fault.needsLink ? .linkUp : FaultTrigger("create connection", .sent) { packet in
-                guard case let .command(command) = packet else { return false }
-                return command.opcode.rawValue == 0x2043 || command.opcode.rawValue == 0x200D
-            }
+            fault.needsLink
+                ? .linkUp
+                : FaultTrigger("create connection", .sent) { packet in
+                    guard case let .command(command) = packet else { return false }
+                    return command.opcode.rawValue == 0x2043 || command.opcode.rawValue == 0x200D
+                }
         },
         FaultStep(description: "MTU exchange", phase: .connect) { _ in .att("Exchange MTU Request", 0x02) },
         FaultStep(description: "discover services", phase: .read) { _ in .att("Find By Type Value Request", 0x06) },
@@ -50,11 +54,15 @@ struct FaultStep: Sendable, CustomStringConvertible {
         FaultStep(description: "discover descriptors", phase: .listen) { _ in .att("Find Information Request", 0x04) },
         FaultStep(description: "listen", phase: .listen) { _ in .att("Write Request to the CCCD", 0x12) },
         FaultStep(description: "background task", phase: .backgroundTask) { _ in
-            FaultTrigger("the task's first ATT request", .sent) { FaultTrigger.firstFragmentPayload($0, channel: 0x0004) != nil }
+            FaultTrigger("the task's first ATT request", .sent) {
+                FaultTrigger.firstFragmentPayload($0, channel: 0x0004) != nil
+            }
         },
         FaultStep(description: "pairing request", phase: .pairing) { _ in .smp("Pairing Request", 0x01) },
         FaultStep(description: "pairing public key", phase: .pairing) { _ in .smp("Pairing Public Key", 0x0C) },
-        FaultStep(description: "link encryption", phase: .pairing) { _ in .command("LE Enable Encryption", HCIOpcode(rawValue: 0x2019)) },
+        FaultStep(description: "link encryption", phase: .pairing) { _ in
+            .command("LE Enable Encryption", HCIOpcode(rawValue: 0x2019))
+        },
         FaultStep(description: "key distribution", phase: .pairing) { _ in .smp("Identity Information", 0x08) },
     ]
 }

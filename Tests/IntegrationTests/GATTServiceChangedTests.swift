@@ -40,7 +40,9 @@ extension IntegrationTests {
         try await client.write(control.valueHandle, ControlPoint.serviceChanged(battery.handles))
         #expect(await changes.waitFor(1))
         #expect(changes.values == [0x0019...0x001C])
-        #expect(client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), peerUUID(1)], "only the battery service is forgotten")
+        #expect(
+            client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), peerUUID(1)],
+            "only the battery service is forgotten")
         // Found again on the next use.
         #expect(try await link.characteristic(sig(0x2A19), in: sig(0x180F)).valueHandle == 0x001B)
         #expect(client.discoveredServices.map(\.uuid) == [sig(0x1801), sig(0x180A), sig(0x180F), peerUUID(1)])
@@ -76,13 +78,20 @@ extension IntegrationTests {
         #expect(link.controller.aclFlow?.queuedCount == 0)
 
         let stuck = Task { @BluetoothActor () async -> Result<[UInt8], GATTError> in
-            do throws(GATTError) { return .success(try await client.read(manufacturer.valueHandle)) } catch { return .failure(error) }
+            do throws(GATTError) { return .success(try await client.read(manufacturer.valueHandle)) } catch {
+                return .failure(error)
+            }
         }
         let queued = Task { @BluetoothActor () async -> Result<[UInt8], GATTError> in
-            do throws(GATTError) { return .success(try await client.readLong(manufacturer.valueHandle)) } catch { return .failure(error) }
+            do throws(GATTError) { return .success(try await client.readLong(manufacturer.valueHandle)) } catch {
+                return .failure(error)
+            }
         }
-        for _ in 0..<100_000 where !(link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1) { await Task.yield() }
-        try #require(link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1, "one request sent, one queued")
+        for _ in 0..<100_000 where !(link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1) {
+            await Task.yield()
+        }
+        try #require(
+            link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 1, "one request sent, one queued")
         #expect(link.controller.aclFlow?.queuedCount == 1, "the outstanding request waits for a credit")
 
         let reason = try await link.manager.disconnect(link.handle)
@@ -107,7 +116,9 @@ extension IntegrationTests {
         let client = link.client
         let control = try await link.characteristic(peerUUID(6), in: peerUUID(1))
         let ended = BluetoothCore.Expectation<HCIStatus>()
-        link.manager.onDisconnection = { connection, reason in if connection.handle == link.handle { ended.fulfill(reason) } }
+        link.manager.onDisconnection = { connection, reason in
+            if connection.handle == link.handle { ended.fulfill(reason) }
+        }
         try await client.write(control.valueHandle, ControlPoint.disconnect(reason: 0x08))
         #expect(await ended.value() == .connectionTimeout)
         let error = await failure { () async throws(GATTError) in try await client.discoverPrimaryServices() }

@@ -49,8 +49,11 @@ final class GATTLink {
     /// Reader threads before the controller started (for `expectNothingLeftOver`).
     let threadsBefore: Int
 
-    init(controller: HCIController, clock: ManualClock, manager: ConnectionManager, l2cap: L2CAPChannels, bearers: ATTBearers,
-         connection: LEConnection, client: GATTClient, threadsBefore: Int) {
+    init(
+        controller: HCIController, clock: ManualClock, manager: ConnectionManager, l2cap: L2CAPChannels,
+        bearers: ATTBearers,
+        connection: LEConnection, client: GATTClient, threadsBefore: Int
+    ) {
         self.controller = controller
         self.clock = clock
         self.manager = manager
@@ -71,7 +74,8 @@ final class GATTLink {
 
     /// The CCCD of `characteristic`.
     func cccd(of characteristic: Characteristic) async throws -> Descriptor {
-        try #require(try await client.descriptors(of: characteristic).first { $0.uuid == .clientCharacteristicConfiguration })
+        try #require(
+            try await client.descriptors(of: characteristic).first { $0.uuid == .clientCharacteristicConfiguration })
     }
 }
 
@@ -110,7 +114,8 @@ final class Arrivals<Value: Sendable> {
 /// at ATT_MTU 23 every PDU fits one 27-byte ACL packet, so they are whole there).
 func sentATTPDUs(_ path: String) throws -> [[UInt8]] {
     try BTSnoopFile(path: path).records.compactMap { record in
-        guard record.direction == .sent, case let .packet(type, body) = record.content, type == .acl, body.count >= 9 else { return nil }
+        guard record.direction == .sent, case let .packet(type, body) = record.content, type == .acl, body.count >= 9
+        else { return nil }
         let bytes = Array(body)
         // Packet boundary 0b01 is a continuation: no L2CAP header in it.
         guard (bytes[1] >> 4) & 0x3 != 0b01, bytes[6] == 0x04, bytes[7] == 0x00 else { return nil }
@@ -131,22 +136,29 @@ struct DiscoveredTree: Equatable {
 extension IntegrationTests {
     /// Connects to the peer's (first) peripheral with the whole stack and exchanges MTUs
     /// (unless `exchangeMTU` is false). Whatever fails on the way is closed again.
-    func openGATT(_ peer: TestPeer, preferredMTU: UInt16 = ATTBearer.maximumMTU, exchangeMTU: Bool = true,
-                  capture: BTSnoopWriter? = nil) async throws -> GATTLink {
+    func openGATT(
+        _ peer: TestPeer, preferredMTU: UInt16 = ATTBearer.maximumMTU, exchangeMTU: Bool = true,
+        capture: BTSnoopWriter? = nil
+    ) async throws -> GATTLink {
         let threadsBefore = readerThreads()
         let clock = ManualClock()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(capture: capture), clock: clock, configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(capture: capture), clock: clock,
+            configuration: quiet)
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, preferredMTU: preferredMTU, logger: .silent)
+        let bearers = ATTBearers(
+            controller: controller, channels: l2cap, connections: manager, preferredMTU: preferredMTU, logger: .silent)
         bearers.server = LocalGATTServer()
         do {
             try await controller.start()
-            let connection = try await manager.connect(to: try #require(BluetoothAddress(peer.address)), type: .random, timeout: .seconds(10))
+            let connection = try await manager.connect(
+                to: try #require(BluetoothAddress(peer.address)), type: .random, timeout: .seconds(10))
             let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
             if exchangeMTU { try await client.exchangeMTU() }
-            return GATTLink(controller: controller, clock: clock, manager: manager, l2cap: l2cap, bearers: bearers,
-                            connection: connection, client: client, threadsBefore: threadsBefore)
+            return GATTLink(
+                controller: controller, clock: clock, manager: manager, l2cap: l2cap, bearers: bearers,
+                connection: connection, client: client, threadsBefore: threadsBefore)
         } catch {
             bearers.close()
             l2cap.close()
@@ -168,12 +180,15 @@ extension IntegrationTests {
         }
         #expect(link.bearers.bearers.isEmpty, "no bearer left", sourceLocation: sourceLocation)
         #expect(!link.bearer.isOpen, "the link's bearer closed with it", sourceLocation: sourceLocation)
-        #expect(!link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0, "no ATT request left", sourceLocation: sourceLocation)
+        #expect(
+            !link.bearer.hasOutstandingRequest && link.bearer.queuedRequests == 0, "no ATT request left",
+            sourceLocation: sourceLocation)
         #expect(link.bearer.discardedPDUs == 0, "no ATT PDU discarded", sourceLocation: sourceLocation)
         #expect(link.l2cap.droppedFrames == 0, "no L2CAP frame dropped", sourceLocation: sourceLocation)
         link.bearers.close()
-        await expectNothingLeftOver(link.controller, link.manager, link.clock, l2cap: link.l2cap, threadsBefore: link.threadsBefore,
-                              sourceLocation: sourceLocation)
+        await expectNothingLeftOver(
+            link.controller, link.manager, link.clock, l2cap: link.l2cap, threadsBefore: link.threadsBefore,
+            sourceLocation: sourceLocation)
     }
 
     /// Every service, characteristic and descriptor, with the client's procedures.
@@ -203,7 +218,9 @@ extension IntegrationTests {
     }
 
     /// The error `body` fails with, or nil (and an issue) if it succeeds.
-    func failure<T: Sendable>(_ body: () async throws(GATTError) -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> GATTError? {
+    func failure<T: Sendable>(
+        _ body: () async throws(GATTError) -> T, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> GATTError? {
         do {
             let value = try await body()
             Issue.record("expected an error, got \(value)", sourceLocation: sourceLocation)

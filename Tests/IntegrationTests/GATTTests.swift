@@ -27,10 +27,14 @@ extension IntegrationTests {
         let client = link.client
 
         let services = try await client.discoverPrimaryServices()
-        let serviceUUIDs: [BluetoothUUID] = [sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1), peerUUID(0x0200)]
+        let serviceUUIDs: [BluetoothUUID] = [
+            sig(0x1800), sig(0x1801), sig(0x180D), sig(0x180A), sig(0x180F), peerUUID(1), peerUUID(0x0200),
+        ]
         #expect(services.map(\.uuid) == serviceUUIDs)
-        let serviceHandles: [ClosedRange<AttributeHandle>] = [0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C,
-                                                              0x001D...0x002E, 0x0032...0x0035]
+        let serviceHandles: [ClosedRange<AttributeHandle>] = [
+            0x0001...0x0005, 0x0006...0x000D, 0x000E...0x0013, 0x0014...0x0018, 0x0019...0x001C,
+            0x001D...0x002E, 0x0032...0x0035,
+        ]
         #expect(services.map(\.handles) == serviceHandles)
         #expect(services.allSatisfy { (service: Service) -> Bool in service.isPrimary })
 
@@ -55,8 +59,12 @@ extension IntegrationTests {
         // All characteristics of a service.
         let heartRate = try await client.discoverCharacteristics(in: services[2])
         let heartRateCharacteristics: [Characteristic] = [
-            Characteristic(uuid: sig(0x2A37), declarationHandle: 0x000F, properties: [.notify], valueHandle: 0x0010, endHandle: 0x0011),
-            Characteristic(uuid: sig(0x2A38), declarationHandle: 0x0012, properties: [.read, .write], valueHandle: 0x0013, endHandle: 0x0013),
+            Characteristic(
+                uuid: sig(0x2A37), declarationHandle: 0x000F, properties: [.notify], valueHandle: 0x0010,
+                endHandle: 0x0011),
+            Characteristic(
+                uuid: sig(0x2A38), declarationHandle: 0x0012, properties: [.read, .write], valueHandle: 0x0013,
+                endHandle: 0x0013),
         ]
         #expect(heartRate == heartRateCharacteristics)
         let custom = try await client.discoverCharacteristics(in: services[5])
@@ -64,8 +72,10 @@ extension IntegrationTests {
         #expect(custom.map(\.uuid) == customUUIDs)
         let customHandles: [AttributeHandle] = [0x001F, 0x0021, 0x0024, 0x0026, 0x0029, 0x002B, 0x002E]
         #expect(custom.map(\.valueHandle) == customHandles)
-        let customProperties: [CharacteristicProperties] = [[.read, .write], [.read, .indicate], [.read], [.writeWithoutResponse, .notify], [.write],
-                                                            [.notify], [.read]]
+        let customProperties: [CharacteristicProperties] = [
+            [.read, .write], [.read, .indicate], [.read], [.writeWithoutResponse, .notify], [.write],
+            [.notify], [.read],
+        ]
         #expect(custom.map(\.properties) == customProperties)
 
         // Characteristics by UUID.
@@ -119,14 +129,23 @@ extension IntegrationTests {
         // Fixed-length values concatenated: battery level 87, body sensor location 1.
         #expect(try await client.readMultiple([battery.valueHandle, location.valueHandle]) == [0x57, 0x01])
         // Variable length: each value with its own length (Bumble implements it).
-        #expect(try await client.readMultipleVariable([manufacturer.valueHandle, serial.valueHandle, battery.valueHandle])
-            == [Array("Bluejay".utf8), Array("BJ-0001".utf8), [0x57]])
+        #expect(
+            try await client.readMultipleVariable([manufacturer.valueHandle, serial.valueHandle, battery.valueHandle])
+                == [Array("Bluejay".utf8), Array("BJ-0001".utf8), [0x57]])
         // Read Using Characteristic UUID, over the whole database and within one service.
-        #expect(try await client.read(uuid: sig(0x2A29)) == [HandleValue(handle: manufacturer.valueHandle, value: Array("Bluejay".utf8))])
+        #expect(
+            try await client.read(uuid: sig(0x2A29)) == [
+                HandleValue(handle: manufacturer.valueHandle, value: Array("Bluejay".utf8))
+            ])
         let deviceInformation = try await client.service(sig(0x180A))
-        #expect(try await client.read(uuid: sig(0x2A25), in: deviceInformation.handles) == [HandleValue(handle: serial.valueHandle, value: Array("BJ-0001".utf8))])
+        #expect(
+            try await client.read(uuid: sig(0x2A25), in: deviceInformation.handles) == [
+                HandleValue(handle: serial.valueHandle, value: Array("BJ-0001".utf8))
+            ])
         // Nothing of that type in the range: the server's Attribute Not Found is the answer.
-        #expect(await failure { () async throws(GATTError) in try await client.read(uuid: sig(0x2A29), in: 0x0001...0x0010) }?.code == .attributeNotFound)
+        #expect(
+            await failure { () async throws(GATTError) in try await client.read(uuid: sig(0x2A29), in: 0x0001...0x0010)
+            }?.code == .attributeNotFound)
 
         // The heart rate measurement only notifies: the peer refuses a read, by name.
         let measurement = try await link.characteristic(sig(0x2A37), in: sig(0x180D))
@@ -148,8 +167,12 @@ extension IntegrationTests {
         #expect(error?.code == .insufficientEncryption)
         #expect(error?.description.contains("insufficientEncryption") == true, "\(String(describing: error))")
         // Read long and read by UUID are refused the same way.
-        #expect(await failure { () async throws(GATTError) in try await link.client.readLong(secret.valueHandle) }?.code == .insufficientEncryption)
-        #expect(await failure { () async throws(GATTError) in try await link.client.read(uuid: peerUUID(4)) }?.code == .insufficientEncryption)
+        #expect(
+            await failure { () async throws(GATTError) in try await link.client.readLong(secret.valueHandle) }?.code
+                == .insufficientEncryption)
+        #expect(
+            await failure { () async throws(GATTError) in try await link.client.read(uuid: peerUUID(4)) }?.code
+                == .insufficientEncryption)
         let readOnly = try await link.characteristic(peerUUID(8), in: peerUUID(1))
         let readOnlyValue: [UInt8] = Array("Bluejay read-only".utf8)
         #expect(try await link.client.read(readOnly.valueHandle) == readOnlyValue)
@@ -174,10 +197,14 @@ extension IntegrationTests {
 
         try await client.write(location.valueHandle, [0x05])
         #expect(try await client.read(location.valueHandle) == [0x05])
-        let tooLong = await failure { () async throws(GATTError) in try await client.write(location.valueHandle, [0x01, 0x02]) }
+        let tooLong = await failure { () async throws(GATTError) in
+            try await client.write(location.valueHandle, [0x01, 0x02])
+        }
         #expect(tooLong?.code == .invalidAttributeValueLength)
         #expect(tooLong?.description.contains("invalidAttributeValueLength") == true)
-        let notPermitted = await failure { () async throws(GATTError) in try await client.write(readOnly.valueHandle, [0x00]) }
+        let notPermitted = await failure { () async throws(GATTError) in
+            try await client.write(readOnly.valueHandle, [0x00])
+        }
         #expect(notPermitted?.code == .writeNotPermitted)
 
         // Write Command: subscribed first, every value comes back as a notification.
@@ -197,7 +224,10 @@ extension IntegrationTests {
 
         // Reliable write: two characteristics prepared, echoes checked, executed together.
         let reliableLong: [UInt8] = (0..<300).map { (index: Int) -> UInt8 in UInt8(255 - index % 256) }
-        try await client.reliableWrite([HandleValue(handle: long.valueHandle, value: reliableLong), HandleValue(handle: location.valueHandle, value: [0x07])])
+        try await client.reliableWrite([
+            HandleValue(handle: long.valueHandle, value: reliableLong),
+            HandleValue(handle: location.valueHandle, value: [0x07]),
+        ])
         #expect(try await client.readLong(long.valueHandle) == reliableLong)
         #expect(try await client.read(location.valueHandle) == [0x07])
 
@@ -232,11 +262,15 @@ extension IntegrationTests {
 
         let value: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(255 - index % 256) }
         // Too long for a Write Request at this MTU: only a long write can carry it.
-        #expect(await failure { () async throws(GATTError) in try await client.write(long.valueHandle, value) } == .valueTooLong(length: 512, maximum: 20))
+        #expect(
+            await failure { () async throws(GATTError) in try await client.write(long.valueHandle, value) }
+                == .valueTooLong(length: 512, maximum: 20))
         try await client.writeLong(long.valueHandle, value)
         #expect(try await client.readLong(long.valueHandle) == value)
 
-        let refused = await failure { () async throws(GATTError) in try await client.writeLong(long.valueHandle, [UInt8](repeating: 0xAA, count: 513)) }
+        let refused = await failure { () async throws(GATTError) in
+            try await client.writeLong(long.valueHandle, [UInt8](repeating: 0xAA, count: 513))
+        }
         #expect(refused?.code == .invalidAttributeValueLength)
         #expect(refused?.description.contains("invalidAttributeValueLength") == true, "\(String(describing: refused))")
         #expect(try await client.readLong(long.valueHandle) == value, "a refused long write changes nothing")
@@ -276,7 +310,9 @@ extension IntegrationTests {
         let cccd = try await link.cccd(of: stream)
 
         // Not subscribed yet: the peer refuses the flood, by name.
-        let early = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.flood(count: 1000, length: 20)) }
+        let early = await failure { () async throws(GATTError) in
+            try await client.write(control.valueHandle, ControlPoint.flood(count: 1000, length: 20))
+        }
         #expect(early?.code == .cccdImproperlyConfigured)
         #expect(try await client.read(cccd.handle) == [0x00, 0x00])
 
@@ -292,7 +328,9 @@ extension IntegrationTests {
             // One more round trip: anything sent before its response has arrived by now.
             #expect(try await client.read(cccd.handle) == [0x01, 0x00])
             #expect(received.values.count == 1000)
-            let sequence = received.values.map { UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24 }
+            let sequence = received.values.map {
+                UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24
+            }
             #expect(sequence == Array(0..<1000), "in order, none lost, none twice")
             #expect(received.values.allSatisfy { $0.count == length && $0[4...].allSatisfy { $0 == 0 } })
             // The peer's flood task has ended (a second flood would otherwise be refused as busy).
@@ -325,11 +363,17 @@ extension IntegrationTests {
         #expect(try await client.read(cccd.handle) == [0x00, 0x00])
         #expect(received.values.count == atResponse, "nothing after the unsubscribe's Write Response")
         #expect(atResponse < Int(total))
-        let sequence = received.values.map { UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24 }
+        let sequence = received.values.map {
+            UInt32($0[0]) | UInt32($0[1]) << 8 | UInt32($0[2]) << 16 | UInt32($0[3]) << 24
+        }
         #expect(sequence == Array(0..<UInt32(atResponse)))
-        #expect(await peerLogs(peer, "(stopped early: \(atResponse) of \(total))"), "the peer sent exactly what we received: \(peer.log.suffix(600))")
+        #expect(
+            await peerLogs(peer, "(stopped early: \(atResponse) of \(total))"),
+            "the peer sent exactly what we received: \(peer.log.suffix(600))")
         // And the peer knows: a new flood is refused until we subscribe again.
-        let refused = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.flood(count: 10, length: 20)) }
+        let refused = await failure { () async throws(GATTError) in
+            try await client.write(control.valueHandle, ControlPoint.flood(count: 10, length: 20))
+        }
         #expect(refused?.code == .cccdImproperlyConfigured)
         #expect(received.values.count == atResponse)
         await closeGATT(link)
@@ -350,7 +394,9 @@ extension IntegrationTests {
         let cccd = try await link.cccd(of: indicated)
 
         let first = Array("first".utf8), second = Array("second one".utf8)
-        let refused = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.indicate(first)) }
+        let refused = await failure { () async throws(GATTError) in
+            try await client.write(control.valueHandle, ControlPoint.indicate(first))
+        }
         #expect(refused?.code == .cccdImproperlyConfigured, "no indication without a subscription")
 
         let received = Arrivals<[UInt8]>()
@@ -371,7 +417,9 @@ extension IntegrationTests {
         // The descriptor written directly: off again, read back, and the peer knows it.
         try await client.write(cccd.handle, [0x00, 0x00])
         #expect(try await client.read(cccd.handle) == [0x00, 0x00])
-        let off = await failure { () async throws(GATTError) in try await client.write(control.valueHandle, ControlPoint.indicate(first)) }
+        let off = await failure { () async throws(GATTError) in
+            try await client.write(control.valueHandle, ControlPoint.indicate(first))
+        }
         #expect(off?.code == .cccdImproperlyConfigured)
         #expect(received.values.count == 2)
         await closeGATT(link)

@@ -20,15 +20,18 @@ extension IntegrationTests {
     @Test(.hangGuard) func twoClientsWithOneIDAreNamedAndBackOff() async throws {
         let broker = try await MosquittoBroker()
         let lines = RecordedLines()
-        var options = MQTTClient.Options(broker: try BrokerAddress(broker.url), clientID: "bluejay-gw1", backoff: .milliseconds(500),
-                                         backoffLimit: .seconds(2))
+        var options = MQTTClient.Options(
+            broker: try BrokerAddress(broker.url), clientID: "bluejay-gw1", backoff: .milliseconds(500),
+            backoffLimit: .seconds(2))
         options.duplicateID = "another gateway uses the id 'gw1' on this broker"
         let first = MQTTClient(options: options, logger: lines.logger("first"))
         let second = MQTTClient(options: options, logger: lines.logger("second"))
         await first.start()
         #expect(await eventually { await first.snapshot().connected })
         await second.start()
-        #expect(await eventually { await first.snapshot().takeovers + second.snapshot().takeovers >= 1 }, "\(lines.all.suffix(10))")
+        #expect(
+            await eventually { await first.snapshot().takeovers + second.snapshot().takeovers >= 1 },
+            "\(lines.all.suffix(10))")
         let named = try #require(lines.all.first { $0.contains("another gateway uses the id 'gw1' on this broker") })
         #expect(named.contains(" error ") && named.contains("bluejay-gw1"), "\(named)")
         #expect(named.hasSuffix("connecting again in 0.5 seconds"), "the backoff, not at once: \(named)")
@@ -42,8 +45,9 @@ extension IntegrationTests {
         let broker = try await MosquittoBroker()
         let lines = RecordedLines()
         let address = try BrokerAddress("mqtts://127.0.0.1:\(broker.port)")
-        let client = MQTTClient(options: .init(broker: address, clientID: "tls-to-plain", keepAlive: .seconds(600), backoff: .seconds(5)),
-                                logger: lines.logger("tls"))
+        let client = MQTTClient(
+            options: .init(broker: address, clientID: "tls-to-plain", keepAlive: .seconds(600), backoff: .seconds(5)),
+            logger: lines.logger("tls"))
         await client.start()
         let expected = "TLS handshake with 127.0.0.1:\(broker.port) failed"
         #expect(await eventually { lines.all.contains { $0.contains(expected) } }, "\(lines.all)")
@@ -63,12 +67,15 @@ extension IntegrationTests {
         let configured = "C0:FF:EE:00:00:11", foundByName = "C0:FF:EE:00:00:22"
         let killedRun = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
         #expect(await eventually { await killedRun.client.snapshot().connected })
-        for address in [configured, foundByName] { await killedRun.client.setRetained("bluejay/gw1/\(address)/status", Array("online".utf8)) }
+        for address in [configured, foundByName] {
+            await killedRun.client.setRetained("bluejay/gw1/\(address)/status", Array("online".utf8))
+        }
         #expect(await killedRun.client.flushRetained(within: hangGuardWait))
         await killedRun.close()
 
         let recorder = try await MQTTRecorder(broker: broker, filter: "#")
-        let (_, run) = try Self.startGateway("""
+        let (_, run) = try Self.startGateway(
+            """
             gateway: gw1
             transport: \(Self.mockTransport)
             broker: \(broker.url)
@@ -79,13 +86,16 @@ extension IntegrationTests {
               - name: Nobody Here
             """)
         for address in [configured, foundByName] {
-            #expect(await eventually { await recorder.payloads("bluejay/gw1/\(address)/status").last == "offline" }, "\(address)")
+            #expect(
+                await eventually { await recorder.payloads("bluejay/gw1/\(address)/status").last == "offline" },
+                "\(address)")
         }
         // What a subscriber coming now is given: the retained state.
         let late = try await MQTTRecorder(broker: broker, filter: "#")
         func retained(_ topic: String, _ payload: String? = nil) async -> MQTTMessage? {
             await late.messages.last { (message: MQTTMessage) -> Bool in
-                message.topic == topic && message.retained && (payload == nil || message.payload == Array(payload!.utf8))
+                message.topic == topic && message.retained
+                    && (payload == nil || message.payload == Array(payload!.utf8))
             }
         }
         for address in [configured, foundByName] {
@@ -120,22 +130,26 @@ extension IntegrationTests {
         func configuration(_ extra: String) throws -> String {
             let path = directory + "/\(UUID().uuidString).yaml"
             try """
-                gateway: gw1
-                transport: tcp:127.0.0.1:1
-                broker: mqtt://127.0.0.1:1
-                \(extra)
-                peripherals:
-                  - address: C0:FF:EE:00:00:11/random
-                """.write(toFile: path, atomically: true, encoding: .utf8)
+            gateway: gw1
+            transport: tcp:127.0.0.1:1
+            broker: mqtt://127.0.0.1:1
+            \(extra)
+            peripherals:
+              - address: C0:FF:EE:00:00:11/random
+            """.write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
         let plain = try await runGateway([try configuration("")])
         let verbose = try await runGateway([try configuration(""), "--verbose"])
         let quiet = try await runGateway([try configuration("log_level: error")])
         let debugByKey = try await runGateway([try configuration("log_level: debug")])
-        for run in [plain, verbose, quiet, debugByKey] { #expect(run.status == 1 && run.error.contains("cannot open the controller"), "\(run.error)") }
+        for run in [plain, verbose, quiet, debugByKey] {
+            #expect(run.status == 1 && run.error.contains("cannot open the controller"), "\(run.error)")
+        }
         #expect(!plain.error.contains(" debug "), "\(plain.error)")
-        #expect(verbose.error.contains(" debug ") && verbose.error.contains("gateway gw1 on tcp:127.0.0.1:1"), "\(verbose.error)")
+        #expect(
+            verbose.error.contains(" debug ") && verbose.error.contains("gateway gw1 on tcp:127.0.0.1:1"),
+            "\(verbose.error)")
         #expect(debugByKey.error.contains(" debug "), "\(debugByKey.error)")
         #expect(!quiet.error.contains(" info ") && !quiet.error.contains(" debug "), "\(quiet.error)")
     }
@@ -164,7 +178,9 @@ final class RecordedLines: Sendable {
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     /// A logger whose lines, at every level, are kept here.
-    func logger(_ label: String) -> Logger { Logger(label: label) { label in RecordedLinesHandler(label: label, lines: self) } }
+    func logger(_ label: String) -> Logger {
+        Logger(label: label) { label in RecordedLinesHandler(label: label, lines: self) }
+    }
 }
 
 /// A swift-log handler writing into ``RecordedLines``.

@@ -47,7 +47,8 @@ final class GatewayFleetRig {
         process.executableURL = Repository.gateway
         process.arguments = [path]
         // Its own store (bonds, GATT cache), and its log kept for a failure's message.
-        process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": "\(directory)/\(id)-store"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["BLUEJAY_STORE": "\(directory)/\(id)-store"])
+        { $1 }
         process.standardOutput = FileHandle.nullDevice
         _ = FileManager.default.createFile(atPath: "\(directory)/\(id).log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: "\(directory)/\(id).log")
@@ -64,8 +65,11 @@ final class GatewayFleetRig {
 
     /// The end of each gateway's log, for a failure's message.
     func logs() -> String {
-        processes.keys.sorted().map { "--- \($0):\n" + ((try? String(contentsOfFile: "\(directory)/\($0).log", encoding: .utf8)) ?? "").suffix(1500) }
-            .joined(separator: "\n")
+        processes.keys.sorted().map {
+            "--- \($0):\n"
+                + ((try? String(contentsOfFile: "\(directory)/\($0).log", encoding: .utf8)) ?? "").suffix(1500)
+        }
+        .joined(separator: "\n")
     }
 
     /// Stops what still runs and removes the files.
@@ -112,7 +116,9 @@ struct FleetView {
                 } else {
                     streaming[levels[1]]?.remove(levels[2])
                 }
-            } else if levels.count == 5, levels[3] == "180D", levels[4] == "2A37", let number = Self.sample(message.payload) {
+            } else if levels.count == 5, levels[3] == "180D", levels[4] == "2A37",
+                let number = Self.sample(message.payload)
+            {
                 samples[levels[2], default: []].append((levels[1], number))
                 if let mark, arrival >= mark { sinceMark[levels[2], default: []].insert(levels[1]) }
             }
@@ -121,7 +127,8 @@ struct FleetView {
 
     /// A sample's number: Heart Rate Measurement, uint16 (`01 LSB MSB`, the peer's `--sensor-period-ms`).
     static func sample(_ payload: [UInt8]) -> Int? {
-        guard let bytes = Hex.decode(String(decoding: payload, as: UTF8.self)), bytes.count == 3, bytes[0] == 0x01 else { return nil }
+        guard let bytes = Hex.decode(String(decoding: payload, as: UTF8.self)), bytes.count == 3, bytes[0] == 0x01
+        else { return nil }
         return Int(bytes[1]) | Int(bytes[2]) << 8
     }
 
@@ -133,7 +140,9 @@ struct FleetView {
 
     /// The live gateways streaming `sensor` (a killed gateway's availability stays `online`:
     /// only its own status has a will).
-    func holders(of sensor: String, among live: [String]) -> [String] { live.filter { streaming[$0]?.contains(sensor) == true } }
+    func holders(of sensor: String, among live: [String]) -> [String] {
+        live.filter { streaming[$0]?.contains(sensor) == true }
+    }
 
     /// Every sensor streamed by exactly one live gateway, which holds its lease.
     func settled(_ live: [String]) -> Bool {
@@ -145,7 +154,9 @@ struct FleetView {
 
     /// How many sensors each live gateway streams.
     func loads(_ live: [String]) -> [String: Int] {
-        Dictionary(uniqueKeysWithValues: live.map { id in (id, sensors.filter { holders(of: $0, among: live) == [id] }.count) })
+        Dictionary(
+            uniqueKeysWithValues: live.map { id in (id, sensors.filter { holders(of: $0, among: live) == [id] }.count) }
+        )
     }
 
     /// Settled, and each gateway within one of its fair share.

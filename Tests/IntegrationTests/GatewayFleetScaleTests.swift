@@ -12,7 +12,9 @@ extension IntegrationTests {
     @Test(.hangGuard) func fleetOfFourSpreadsTwentyFourSensorsAndRehomesAfterTwoKills() async throws {
         let broker = try await MosquittoBroker()
         let period = 1000  // ms between samples: a handover may lose one of them
-        let peer = try await TestPeer(arguments: ["--hosts", "4", "--peripherals", "24", "--sensor-period-ms", "\(period)"])
+        let peer = try await TestPeer(arguments: [
+            "--hosts", "4", "--peripherals", "24", "--sensor-period-ms", "\(period)",
+        ])
         defer { peer.stop() }
         #expect(peer.transports.count == 4 && peer.addresses.count == 24)
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
@@ -50,7 +52,9 @@ extension IntegrationTests {
         for (sensor, figures) in spread.sorted(by: { $0.key < $1.key }) {
             #expect(figures.lost <= figures.moves, "\(sensor) lost \(figures.lost) samples in \(figures.moves) move(s)")
         }
-        print("fleet scale: spread moves \(spread.values.map(\.moves).reduce(0, +)), samples lost \(spread.values.map(\.lost).reduce(0, +))")
+        print(
+            "fleet scale: spread moves \(spread.values.map(\.moves).reduce(0, +)), samples lost \(spread.values.map(\.lost).reduce(0, +))"
+        )
 
         // kill -9 two of them (no clean MQTT disconnect: the broker publishes their wills).
         let killed = ["gw1", "gw2"]
@@ -61,9 +65,10 @@ extension IntegrationTests {
         // Every sensor carried again: one live gateway streams it, holds its lease, and a
         // value of it came from that gateway since the kill.
         let rehomed = await until(within: .seconds(15)) { view in
-            view.settled(live) && view.sensors.allSatisfy { sensor in
-                view.holders(of: sensor, among: live).allSatisfy { view.sinceMark[sensor]?.contains($0) == true }
-            }
+            view.settled(live)
+                && view.sensors.allSatisfy { sensor in
+                    view.holders(of: sensor, among: live).allSatisfy { view.sinceMark[sensor]?.contains($0) == true }
+                }
         }
         let rehome = ContinuousClock.now - killedAt
         #expect(rehomed, "every sensor carried again within 15 s: \(view.loads(live))\n\(rig.logs())")
@@ -73,7 +78,9 @@ extension IntegrationTests {
         let two = await until { $0.balanced(live) }
         #expect(two, "two gateways carry 12 ± 1 each: \(view.loads(live))\n\(rig.logs())")
         print("fleet scale: two gateways carry \(view.loads(live).sorted { $0.key < $1.key })")
-        print("fleet scale: the most sensors each gateway streamed at once \(view.mostStreamed.sorted { $0.key < $1.key })")
+        print(
+            "fleet scale: the most sensors each gateway streamed at once \(view.mostStreamed.sorted { $0.key < $1.key })"
+        )
         for (id, most) in view.mostStreamed.sorted(by: { $0.key < $1.key }) {
             #expect(most <= maxLinks, "\(id) streamed \(most) sensors at once, max_links \(maxLinks)")
         }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Gateway
 import HCITestSupport
@@ -16,14 +16,17 @@ extension IntegrationTests {
     /// A sample number from a value topic's payload: Heart Rate Measurement, uint16 format
     /// (`01 LSB MSB`, as the peer's `--sensor-period-ms` sends it).
     static func sample(_ payload: [UInt8]) -> Int? {
-        guard let bytes = Hex.decode(String(decoding: payload, as: UTF8.self)), bytes.count == 3, bytes[0] == 0x01 else { return nil }
+        guard let bytes = Hex.decode(String(decoding: payload, as: UTF8.self)), bytes.count == 3, bytes[0] == 0x01
+        else { return nil }
         return Int(bytes[1]) | Int(bytes[2]) << 8
     }
 
     @Test(.hangGuard) func fleetOfThreeSharesSixSensorsAndTakesOverFromAKilledGateway() async throws {
         let broker = try await MosquittoBroker()
         let period = 100  // ms between samples
-        let peer = try await TestPeer(arguments: ["--hosts", "3", "--peripherals", "6", "--sensor-period-ms", "\(period)"])
+        let peer = try await TestPeer(arguments: [
+            "--hosts", "3", "--peripherals", "6", "--sensor-period-ms", "\(period)",
+        ])
         defer { peer.stop() }
         #expect(peer.transports.count == 3 && peer.addresses.count == 6)
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
@@ -32,17 +35,23 @@ extension IntegrationTests {
 
         let ids = ["gw1", "gw2", "gw3"]
         let metricsPorts = try ids.map { _ in try MosquittoBroker.freePort() }
-        for (index, id) in ids.enumerated() { try rig.start(id, host: index, extra: "metrics: 127.0.0.1:\(metricsPorts[index])") }
+        for (index, id) in ids.enumerated() {
+            try rig.start(id, host: index, extra: "metrics: 127.0.0.1:\(metricsPorts[index])")
+        }
         func logs() -> String { rig.logs() }
 
         /// Who streams each sensor now: the gateways whose retained availability of it says online.
         func streaming(_ address: String) async -> [String] {
             var holders: [String] = []
-            for id in ids where await recorder.payloads("bluejay/\(id)/\(address)/status").last == "online" { holders.append(id) }
+            for id in ids where await recorder.payloads("bluejay/\(id)/\(address)/status").last == "online" {
+                holders.append(id)
+            }
             return holders
         }
         func lease(_ address: String) async -> Lease? {
-            await recorder.messages.last { $0.topic == "bluejay/lease/\(address)" }.flatMap { Lease(payload: $0.payload) }
+            await recorder.messages.last { $0.topic == "bluejay/lease/\(address)" }.flatMap {
+                Lease(payload: $0.payload)
+            }
         }
         /// Every sensor streamed by exactly one gateway, which holds its lease, and values coming.
         func settled(excluding dead: String? = nil) async -> Bool {
@@ -51,7 +60,8 @@ extension IntegrationTests {
                 // status has a will): consumers read it together with the gateway's status.
                 let holders = await streaming(address).filter { $0 != dead }
                 guard holders.count == 1, let lease = await lease(address),
-                      lease.holder == holders[0], lease.state == .held else { return false }
+                    lease.holder == holders[0], lease.state == .held
+                else { return false }
             }
             return true
         }
@@ -72,7 +82,8 @@ extension IntegrationTests {
             let url = try #require(URL(string: "http://127.0.0.1:\(metricsPorts[index])/metrics"))
             let page = await eventually {
                 guard let (data, _) = try? await URLSession.shared.data(from: url) else { return false }
-                return String(decoding: data, as: UTF8.self).contains("bluejay_gateway_leases{gateway=\"\(id)\"} \(holding)\n")
+                return String(decoding: data, as: UTF8.self).contains(
+                    "bluejay_gateway_leases{gateway=\"\(id)\"} \(holding)\n")
             }
             #expect(page, "\(id)'s /metrics says it holds \(holding) leases")
             if page { leasesHeld += holding }
@@ -84,22 +95,31 @@ extension IntegrationTests {
         try await Task.sleep(for: .seconds(2))
         let window = await recorder.messages[windowStart...]
         for address in peer.addresses {
-            let sources = Set(window.filter { $0.topic.hasSuffix("/\(address)/180D/2A37") }.map { $0.topic.split(separator: "/")[1] })
+            let sources = Set(
+                window.filter { $0.topic.hasSuffix("/\(address)/180D/2A37") }.map { $0.topic.split(separator: "/")[1] })
             #expect(sources == [Substring(holderOf[address]!)], "\(address) streamed by \(sources)")
         }
 
         // kill -9 the gateway holding the most sensors.
-        let victim = ids.max { a, b in holderOf.values.filter { $0 == a }.count < holderOf.values.filter { $0 == b }.count }!
+        let victim = ids.max { a, b in
+            holderOf.values.filter { $0 == a }.count < holderOf.values.filter { $0 == b }.count
+        }!
         let moved = peer.addresses.filter { holderOf[$0] == victim }
         let killedAt = ContinuousClock.now
         rig.sigkill(victim)
-        #expect(await eventually { await recorder.payloads("bluejay/\(victim)/status").last == "offline" }, "the last will says offline")
+        #expect(
+            await eventually { await recorder.payloads("bluejay/\(victim)/status").last == "offline" },
+            "the last will says offline")
         let taken = await eventually(within: .seconds(15)) {
             for address in moved {
                 let holders = await streaming(address).filter { $0 != victim }
                 guard holders.count == 1, await lease(address)?.holder == holders[0] else { return false }
                 let messages = await recorder.messages, arrivals = await recorder.arrivals
-                guard zip(messages, arrivals).contains(where: { $0.topic == "bluejay/\(holders[0])/\(address)/180D/2A37" && $1 > killedAt }) else { return false }
+                guard
+                    zip(messages, arrivals).contains(where: {
+                        $0.topic == "bluejay/\(holders[0])/\(address)/180D/2A37" && $1 > killedAt
+                    })
+                else { return false }
             }
             return true
         }
@@ -110,17 +130,25 @@ extension IntegrationTests {
         let messages = await recorder.messages, arrivals = await recorder.arrivals
         var takeovers: [Duration] = []
         for address in moved {
-            if let first = zip(messages, arrivals).first(where: { $0.topic.hasSuffix("/\(address)/180D/2A37") && !$0.topic.hasPrefix("bluejay/\(victim)/") && $1 > killedAt }) {
+            if let first = zip(messages, arrivals).first(where: {
+                $0.topic.hasSuffix("/\(address)/180D/2A37") && !$0.topic.hasPrefix("bluejay/\(victim)/")
+                    && $1 > killedAt
+            }) {
                 takeovers.append(first.1 - killedAt)
             }
         }
-        #expect(await eventually { await settled(excluding: victim) }, "all six streamed again, none by the dead gateway")
+        #expect(
+            await eventually { await settled(excluding: victim) }, "all six streamed again, none by the dead gateway")
 
         // Lost samples: the gaps in each sensor's numbers, across whichever gateways published them.
         try await Task.sleep(for: .seconds(1))
         var lost: [String: Int] = [:]
         for address in peer.addresses {
-            let samples = Set(await recorder.messages.filter { $0.topic.hasSuffix("/\(address)/180D/2A37") }.compactMap { Self.sample($0.payload) }).sorted()
+            let samples = Set(
+                await recorder.messages.filter { $0.topic.hasSuffix("/\(address)/180D/2A37") }.compactMap {
+                    Self.sample($0.payload)
+                }
+            ).sorted()
             guard let first = samples.first, let last = samples.last else { continue }
             lost[address] = (last - first + 1) - samples.count
         }
@@ -132,8 +160,9 @@ extension IntegrationTests {
             result[String(levels[2]), default: []].append(levels[1])
         }
         print("fleet: streamed by \(peer.addresses.map { streamers[$0] ?? [] })")
-        print("fleet: killed \(victim) holding \(moved.count) sensors; takeover \(takeovers.map { "\($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) ms" }) "
-              + "(worst \(worst)); samples lost per sensor at \(period) ms: \(peer.addresses.map { lost[$0] ?? -1 })")
+        print(
+            "fleet: killed \(victim) holding \(moved.count) sensors; takeover \(takeovers.map { "\($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) ms" }) "
+                + "(worst \(worst)); samples lost per sensor at \(period) ms: \(peer.addresses.map { lost[$0] ?? -1 })")
         for address in peer.addresses where !moved.contains(address) {
             #expect(lost[address] == 0, "\(address) stayed with its gateway and lost nothing")
         }

@@ -29,7 +29,9 @@ extension IntegrationTests {
         for (index, message) in messages.enumerated() where message.topic.hasSuffix("/adv") {
             let levels = message.topic.split(separator: "/")
             guard levels.count == 4, let address = BluetoothAddress(String(levels[2])),
-                  ResolvablePrivateAddress.resolves(address, with: wire), !seen.contains(where: { $0.address == levels[2] }) else { continue }
+                ResolvablePrivateAddress.resolves(address, with: wire),
+                !seen.contains(where: { $0.address == levels[2] })
+            else { continue }
             seen.append((String(levels[2]), index))
         }
         return seen
@@ -37,11 +39,12 @@ extension IntegrationTests {
 
     /// The addresses the peer's phone `number` (from 1) took, from its log (`phone K: ADDRESS`).
     static func phoneAddresses(_ peer: TestPeer, _ number: Int) -> Set<String> {
-        Set(peer.log.split(separator: "\n").compactMap { line in
-            guard let range = line.range(of: "phone \(number): ") else { return nil }
-            let rest = String(line[range.upperBound...])
-            return BluetoothAddress(rest) == nil ? nil : rest
-        })
+        Set(
+            peer.log.split(separator: "\n").compactMap { line in
+                guard let range = line.range(of: "phone \(number): ") else { return nil }
+                let rest = String(line[range.upperBound...])
+                return BluetoothAddress(rest) == nil ? nil : rest
+            })
     }
 
     /// A phone whose private address rotates every second is one device, `home`, under its
@@ -50,12 +53,16 @@ extension IntegrationTests {
     /// is still heard; Home Assistant has a `device_tracker` for it, retained.
     @Test(.hangGuard) func aPhoneBehindRotatingAddressesIsTrackedByItsIRK() async throws {
         let broker = try await MosquittoBroker()
-        let peer = try await TestPeer(arguments: ["--phone-irk", Self.phoneIRK, "--phone-irk", Self.strangerIRK, "--rotate-every", "1"])
+        let peer = try await TestPeer(arguments: [
+            "--phone-irk", Self.phoneIRK, "--phone-irk", Self.strangerIRK, "--rotate-every", "1",
+        ])
         defer { peer.stop() }
         let recorder = try await MQTTRecorder(broker: broker, filter: "#")
         // advertisements: all: each address the gateway hears shows as its `/adv`, so the test
         // sees which private addresses reached it.
-        let (gateway, run) = try Self.startAdvertisementGateway(peer, broker, """
+        let (gateway, run) = try Self.startAdvertisementGateway(
+            peer, broker,
+            """
             advertisements: all
             away_after: 2s
             irks:
@@ -67,7 +74,8 @@ extension IntegrationTests {
         // Home, and three of the phone's addresses and one of the other's heard.
         let home = await eventually {
             let messages = await recorder.messages
-            return await recorder.payloads(presence).contains("home") && Self.heard(messages, resolvingWith: Self.phoneIRK).count >= 3
+            return await recorder.payloads(presence).contains("home")
+                && Self.heard(messages, resolvingWith: Self.phoneIRK).count >= 3
                 && !Self.heard(messages, resolvingWith: Self.strangerIRK).isEmpty
         }
         let topics = Set(await recorder.messages.map(\.topic))
@@ -81,10 +89,15 @@ extension IntegrationTests {
         let trackerTopic = "homeassistant/device_tracker/bluejay_gw1_C0FFEE000001_presence/config"
         #expect(await eventually { await late.messages.contains { $0.topic == trackerTopic && $0.retained } })
         #expect(await late.messages.map(\.topic) == [trackerTopic], "one tracker, for the identity only")
-        let tracker = try #require(await late.messages.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] })
+        let tracker = try #require(
+            await late.messages.first.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]
+            })
         #expect(tracker["state_topic"] as? String == presence)
         #expect(tracker["payload_home"] as? String == "home" && tracker["payload_not_home"] as? String == "not_home")
-        #expect(tracker["unique_id"] as? String == "bluejay_gw1_C0FFEE000001_presence" && tracker["source_type"] as? String == "bluetooth_le")
+        #expect(
+            tracker["unique_id"] as? String == "bluejay_gw1_C0FFEE000001_presence"
+                && tracker["source_type"] as? String == "bluetooth_le")
         let device = tracker["device"] as? [String: Any]
         #expect(device?["identifiers"] as? [String] == ["bluejay_C0FFEE000001"] && device?["name"] != nil, "\(tracker)")
         await late.close()
@@ -92,24 +105,36 @@ extension IntegrationTests {
         // The phone leaves; the other phone goes on advertising.
         let left = await recorder.messages.count
         kill(peer.process.processIdentifier, SIGUSR1)
-        #expect(await eventually { await recorder.messages.dropFirst(left).contains { $0.topic == presence && $0.payload == Array("not_home".utf8) } },
-                "not_home after away_after")
+        #expect(
+            await eventually {
+                await recorder.messages.dropFirst(left).contains {
+                    $0.topic == presence && $0.payload == Array("not_home".utf8)
+                }
+            },
+            "not_home after away_after")
         let gone = await recorder.messages.count
         // Two more of the other phone's addresses heard since: it was heard, and not taken for
         // this one, which would have made it home again (at once, not a rotation later).
-        let strangerBefore = Self.heard(Array(await recorder.messages.prefix(gone)), resolvingWith: Self.strangerIRK).count
-        #expect(await eventually { Self.heard(await recorder.messages, resolvingWith: Self.strangerIRK).count > strangerBefore + 1 })
+        let strangerBefore = Self.heard(Array(await recorder.messages.prefix(gone)), resolvingWith: Self.strangerIRK)
+            .count
+        #expect(
+            await eventually {
+                Self.heard(await recorder.messages, resolvingWith: Self.strangerIRK).count > strangerBefore + 1
+            })
         let messages = await recorder.messages
         let states = messages.filter { $0.topic == presence }.map { String(decoding: $0.payload, as: UTF8.self) }
         // A not_home before the first home is a slow start (away_after passed before the scan).
-        #expect(Array(states.drop { $0 != "home" }) == ["home", "not_home"], "home across its rotations until it left: \(states)")
+        #expect(
+            Array(states.drop { $0 != "home" }) == ["home", "not_home"],
+            "home across its rotations until it left: \(states)")
 
         // Presence for the identity only; nothing under any private address but `/adv`.
         let presenceTopics = Set(messages.map(\.topic).filter { $0.hasSuffix("/presence") })
         #expect(presenceTopics == [presence], "\(presenceTopics)")
         let privateTopics = messages.map(\.topic).filter { topic in
             let levels = topic.split(separator: "/")
-            return levels.count >= 3 && BluetoothAddress(String(levels[2]))?.randomKind == .resolvablePrivate && !topic.hasSuffix("/adv")
+            return levels.count >= 3 && BluetoothAddress(String(levels[2]))?.randomKind == .resolvablePrivate
+                && !topic.hasSuffix("/adv")
         }
         #expect(privateTopics.isEmpty, "\(privateTopics)")
         #expect(!messages.contains { $0.topic.hasSuffix("/values") }, "a phone has no values")

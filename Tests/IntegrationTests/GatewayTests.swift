@@ -16,7 +16,9 @@ extension IntegrationTests {
 
     /// A configuration for the peer's peripherals on `broker`; `body` is each peripheral's
     /// lines after its address.
-    static func gatewayConfiguration(_ peer: TestPeer, _ broker: MosquittoBroker, extra: String = "", body: String) -> String {
+    static func gatewayConfiguration(_ peer: TestPeer, _ broker: MosquittoBroker, extra: String = "", body: String)
+        -> String
+    {
         var yaml = """
             gateway: gw1
             transport: \(peer.transport)
@@ -42,16 +44,21 @@ extension IntegrationTests {
         VirtualController.enableMockTransport()
         let configuration = try GatewayConfiguration(yaml: yaml)
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-gateway-\(UUID().uuidString)")
-        let gateway = GatewayService(configuration: configuration, logger: quietLogger, store: store, hciLogger: .silent)
+        let gateway = GatewayService(
+            configuration: configuration, logger: quietLogger, store: store, hciLogger: .silent)
         let run = Task { @BluetoothActor in try await gateway.run() }
         return (gateway, run)
     }
 
     /// Heart-rate payloads (`00 bpm`) as bpm.
-    static func beats(_ payloads: [String]) -> [Int] { payloads.compactMap { Hex.decode($0).flatMap { $0.count == 2 ? Int($0[1]) : nil } } }
+    static func beats(_ payloads: [String]) -> [Int] {
+        payloads.compactMap { Hex.decode($0).flatMap { $0.count == 2 ? Int($0[1]) : nil } }
+    }
 
     /// Each value one more than the last (the peer counts 60…200).
-    static func consecutive(_ values: [Int]) -> Bool { zip(values, values.dropFirst()).allSatisfy { $1 == $0 + 1 || ($0 == 200 && $1 == 60) } }
+    static func consecutive(_ values: [Int]) -> Bool {
+        zip(values, values.dropFirst()).allSatisfy { $1 == $0 + 1 || ($0 == 200 && $1 == 60) }
+    }
 
     /// Four sensors: each one's heart-rate values arrive on its own topic in order, decoded
     /// on `/json`, its battery polled; availability and Home Assistant's configuration are
@@ -63,21 +70,24 @@ extension IntegrationTests {
         defer { peer.stop() }
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
         // UUIDs written in lower case here come out upper case in the topics.
-        let yaml = Self.gatewayConfiguration(peer, broker, body: """
-                subscribe:
-                  - {service: 180d, characteristic: 2a37}
-                poll:
-                  - {service: 180F, characteristic: 2A19, every: 1s}
-                write:
-                  - {service: B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00, characteristic: B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00}
+        let yaml = Self.gatewayConfiguration(
+            peer, broker,
+            body: """
+                    subscribe:
+                      - {service: 180d, characteristic: 2a37}
+                    poll:
+                      - {service: 180F, characteristic: 2A19, every: 1s}
+                    write:
+                      - {service: B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00, characteristic: B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00}
 
-            """)
+                """)
         let (gateway, run) = try Self.startGateway(yaml)
         let topics = gateway.topics
         let root = "bluejay/gw1"
         for address in peer.addresses {
             let values = "\(root)/\(address)/\(Self.heartRateTopic)"
-            #expect(await eventually { await recorder.payloads(values).count >= 3 }, "\(address): three heart-rate values")
+            #expect(
+                await eventually { await recorder.payloads(values).count >= 3 }, "\(address): three heart-rate values")
             let beats = Self.beats(await recorder.payloads(values))
             let payloads = await recorder.payloads(values)
             let lowerCase: Bool = payloads.allSatisfy { (payload: String) -> Bool in payload == payload.lowercased() }
@@ -86,22 +96,32 @@ extension IntegrationTests {
             #expect(await eventually { await recorder.payloads(values + "/json").count >= 3 })
             let decoded = await recorder.payloads(values + "/json")
             #expect(decoded.first == #"{"heart_rate":\#(beats[0])}"#)
-            #expect(await eventually { await recorder.payloads("\(root)/\(address)/180F/2A19").contains("57") }, "battery polled")
-            #expect(await eventually { await recorder.payloads("\(root)/\(address)/180F/2A19/json").contains(#"{"battery_level":87}"#) })
+            #expect(
+                await eventually { await recorder.payloads("\(root)/\(address)/180F/2A19").contains("57") },
+                "battery polled")
+            #expect(
+                await eventually {
+                    await recorder.payloads("\(root)/\(address)/180F/2A19/json").contains(#"{"battery_level":87}"#)
+                })
         }
         // A subscriber that comes now gets the retained availability and discovery.
         let late = try await MQTTRecorder(broker: broker, filter: "#")
         let online: [UInt8] = Array("online".utf8)
         func retainedOnline(_ topic: String) async -> Bool {
-            await late.messages.contains { (message: MQTTMessage) -> Bool in message.topic == topic && message.retained && message.payload == online }
+            await late.messages.contains { (message: MQTTMessage) -> Bool in
+                message.topic == topic && message.retained && message.payload == online
+            }
         }
         #expect(await eventually { await retainedOnline(topics.status) })
         for address in peer.addresses {
             let status: String = "\(root)/\(address)/status"
             #expect(await eventually { await retainedOnline(status) }, "\(address) online, retained")
         }
-        #expect(await eventually { await late.messages.filter { $0.topic.hasPrefix("homeassistant/sensor/") && $0.retained }.count == 8 },
-                "a heart rate and a battery sensor for each of the four")
+        #expect(
+            await eventually {
+                await late.messages.filter { $0.topic.hasPrefix("homeassistant/sensor/") && $0.retained }.count == 8
+            },
+            "a heart rate and a battery sensor for each of the four")
         let discovery = try #require(await late.messages.first { $0.topic.hasSuffix("_2A37/config") })
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(discovery.payload)) as? [String: Any])
         #expect((fields["state_topic"] as? String)?.hasSuffix("/180D/2A37/json") == true)
@@ -112,23 +132,35 @@ extension IntegrationTests {
         // through /set); the policy reconnects it and its values go on.
         let dropped = peer.addresses[1]
         let droppedValues = "\(root)/\(dropped)/\(Self.heartRateTopic)"
-        await recorder.client.publish("\(root)/\(dropped)/B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00/B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00/set", Array("0208".utf8))
-        #expect(await eventually { await recorder.payloads("\(root)/\(dropped)/status").contains("offline") }, "the drop is published")
+        await recorder.client.publish(
+            "\(root)/\(dropped)/B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00/B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00/set",
+            Array("0208".utf8))
+        #expect(
+            await eventually { await recorder.payloads("\(root)/\(dropped)/status").contains("offline") },
+            "the drop is published")
         let offlineAt = await recorder.payloads(droppedValues).count
-        #expect(await eventually { await recorder.payloads("\(root)/\(dropped)/status").last == "online" }, "and the return")
-        #expect(await eventually { await recorder.payloads(droppedValues).count >= offlineAt + 2 }, "values again after the reconnection")
-        #expect(await eventually {
-            guard let stats = await recorder.payloads(topics.stats).last,
-                  let object = try? JSONSerialization.jsonObject(with: Data(stats.utf8)) as? [String: Any] else { return false }
-            let reconnects: Int = object["peripheral_reconnects"] as? Int ?? 0
-            let links: Int? = object["links"] as? Int
-            let values: Int = object["values"] as? Int ?? 0
-            return reconnects >= 1 && links == 4 && values > 0
-        }, "the counters say so")
+        #expect(
+            await eventually { await recorder.payloads("\(root)/\(dropped)/status").last == "online" }, "and the return"
+        )
+        #expect(
+            await eventually { await recorder.payloads(droppedValues).count >= offlineAt + 2 },
+            "values again after the reconnection")
+        #expect(
+            await eventually {
+                guard let stats = await recorder.payloads(topics.stats).last,
+                    let object = try? JSONSerialization.jsonObject(with: Data(stats.utf8)) as? [String: Any]
+                else { return false }
+                let reconnects: Int = object["peripheral_reconnects"] as? Int ?? 0
+                let links: Int? = object["links"] as? Int
+                let values: Int = object["values"] as? Int ?? 0
+                return reconnects >= 1 && links == 4 && values > 0
+            }, "the counters say so")
 
         run.cancel()
         _ = await run.result
-        #expect(await eventually { await recorder.payloads(topics.status).last == "offline" }, "stopping marks the gateway offline")
+        #expect(
+            await eventually { await recorder.payloads(topics.status).last == "offline" },
+            "stopping marks the gateway offline")
         await recorder.close()
     }
 
@@ -141,13 +173,16 @@ extension IntegrationTests {
         let peer = try await TestPeer()
         defer { peer.stop() }
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        let (gateway, run) = try Self.startGateway(Self.gatewayConfiguration(peer, broker, body: """
-                poll:
-                  - {service: 180D, characteristic: 2A38, every: 200ms}
-                write:
-                  - {service: 180D, characteristic: 2A38}
+        let (gateway, run) = try Self.startGateway(
+            Self.gatewayConfiguration(
+                peer, broker,
+                body: """
+                        poll:
+                          - {service: 180D, characteristic: 2A38, every: 200ms}
+                        write:
+                          - {service: 180D, characteristic: 2A38}
 
-            """))
+                    """))
         let location = "bluejay/gw1/\(peer.address)/180D/2A38"
         #expect(await eventually { await recorder.payloads(location).count >= 1 })
         #expect(await recorder.payloads(location).allSatisfy { $0 == "01" })
@@ -166,8 +201,11 @@ extension IntegrationTests {
         // Home Assistant's view: the text entity, its state the polled value, its command
         // the /set topic, in hex its pattern lets through.
         let homeAssistant = try await MQTTRecorder(broker: broker, filter: "homeassistant/text/#")
-        let textTopic = "homeassistant/text/bluejay_gw1_\(peer.address.uppercased().replacingOccurrences(of: ":", with: ""))_2A38_set/config"
-        #expect(await eventually { await homeAssistant.messages.contains { $0.topic == textTopic && $0.retained } }, "the text entity is announced")
+        let textTopic =
+            "homeassistant/text/bluejay_gw1_\(peer.address.uppercased().replacingOccurrences(of: ":", with: ""))_2A38_set/config"
+        #expect(
+            await eventually { await homeAssistant.messages.contains { $0.topic == textTopic && $0.retained } },
+            "the text entity is announced")
         let text = try #require(await homeAssistant.messages.first { $0.topic == textTopic })
         await homeAssistant.close()
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(text.payload)) as? [String: Any])
@@ -175,7 +213,9 @@ extension IntegrationTests {
         #expect(stateTopic == location && pattern == HomeAssistantDiscovery.hexPattern, "\(fields)")
         let command = try #require(fields["command_topic"] as? String)
         await recorder.client.publish(command, Array("0x03".utf8))
-        #expect(await eventually { await recorder.payloads(location).last == "03" }, "the entity's command reached the peripheral")
+        #expect(
+            await eventually { await recorder.payloads(location).last == "03" },
+            "the entity's command reached the peripheral")
         run.cancel()
         _ = await run.result
         await recorder.close()
@@ -187,27 +227,36 @@ extension IntegrationTests {
         let broker = try await MosquittoBroker(persistent: true)
         let peer = try await TestPeer(arguments: ["--heart-rate-on-subscribe"])
         defer { peer.stop() }
-        let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#", clientID: "restart-recorder", persistent: true)
-        let (gateway, run) = try Self.startGateway(Self.gatewayConfiguration(peer, broker, body: """
-                subscribe:
-                  - {service: 180D, characteristic: 2A37}
+        let recorder = try await MQTTRecorder(
+            broker: broker, filter: "bluejay/#", clientID: "restart-recorder", persistent: true)
+        let (gateway, run) = try Self.startGateway(
+            Self.gatewayConfiguration(
+                peer, broker,
+                body: """
+                        subscribe:
+                          - {service: 180D, characteristic: 2A37}
 
-            """))
+                    """))
         let values = "bluejay/gw1/\(peer.address)/\(Self.heartRateTopic)"
         #expect(await eventually { await recorder.payloads(values).count >= 2 })
         await broker.stop()
         // Values come on while the broker is away: they wait in the gateway's queue.
-        #expect(await eventually { await gateway.mqtt.snapshot().queueDepth >= 3 }, "values queued while the broker is down")
+        #expect(
+            await eventually { await gateway.mqtt.snapshot().queueDepth >= 3 }, "values queued while the broker is down"
+        )
         try await broker.restart()
         let queued = await gateway.mqtt.snapshot()
-        #expect(await eventually {
-            let counters = await gateway.mqtt.snapshot()
-            return counters.queueDepth == 0 && counters.connected
-        })
+        #expect(
+            await eventually {
+                let counters = await gateway.mqtt.snapshot()
+                return counters.queueDepth == 0 && counters.connected
+            })
         #expect(await eventually { await Self.beats(recorder.payloads(values)).count >= 2 + queued.queueDepth + 1 })
         // QoS 1 may repeat a value; it may not lose one.
         var beats: [Int] = []
-        for beat in Self.beats(await recorder.payloads(values)) where beats.last != beat && !beats.contains(beat) { beats.append(beat) }
+        for beat in Self.beats(await recorder.payloads(values)) where beats.last != beat && !beats.contains(beat) {
+            beats.append(beat)
+        }
         #expect(Self.consecutive(beats), "no value lost across the restart: \(beats)")
         let counters = await gateway.mqtt.snapshot()
         #expect(counters.reconnects >= 1 && counters.dropped == 0)
@@ -223,7 +272,8 @@ extension IntegrationTests {
         let peer = try await TestPeer(arguments: ["--heart-rate-on-subscribe", "--rssi=-61"])
         defer { peer.stop() }
         let recorder = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        let (_, run) = try Self.startGateway("""
+        let (_, run) = try Self.startGateway(
+            """
             gateway: gw1
             transport: \(peer.transport)
             broker: \(broker.url)
@@ -234,7 +284,9 @@ extension IntegrationTests {
                   - {service: 180D, characteristic: 2A37}
             """)
         let root = "bluejay/gw1/\(peer.address)"
-        #expect(await eventually { await recorder.payloads("\(root)/\(Self.heartRateTopic)").count >= 2 }, "found by name, connected, streaming")
+        #expect(
+            await eventually { await recorder.payloads("\(root)/\(Self.heartRateTopic)").count >= 2 },
+            "found by name, connected, streaming")
         #expect(await eventually { await !recorder.payloads("\(root)/adv").isEmpty })
         let advertisement = try #require(await recorder.payloads("\(root)/adv").first)
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(advertisement.utf8)) as? [String: Any])
@@ -249,8 +301,10 @@ extension IntegrationTests {
     /// A broker that refuses us is named (CONNACK 5, not authorised), and tried again.
     @Test(.hangGuard) func aRefusingBrokerIsNamed() async throws {
         let broker = try await MosquittoBroker(anonymous: false)
-        let client = MQTTClient(options: .init(broker: try BrokerAddress(broker.url), clientID: "refused", backoff: .milliseconds(50),
-                                               backoffLimit: .milliseconds(100)), logger: Self.quietLogger)
+        let client = MQTTClient(
+            options: .init(
+                broker: try BrokerAddress(broker.url), clientID: "refused", backoff: .milliseconds(50),
+                backoffLimit: .milliseconds(100)), logger: Self.quietLogger)
         await client.start()
         #expect(await eventually { await client.snapshot().refusals >= 2 }, "refused, and tried again")
         let counters = await client.snapshot()
@@ -267,26 +321,32 @@ extension IntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let good = directory + "/good.yaml", bad = directory + "/bad.yaml"
         try """
-            gateway: gw1
-            transport: hci0
-            broker: mqtt://127.0.0.1:1883
-            peripherals:
-              - address: C0:FF:EE:00:00:11/random
-                poll:
-                  - {service: 180F, characteristic: 2A19, every: 60s}
-            """.write(toFile: good, atomically: true, encoding: .utf8)
-        try String(contentsOfFile: good, encoding: .utf8).replacingOccurrences(of: "every: 60s", with: "every: sometimes")
-            .write(toFile: bad, atomically: true, encoding: .utf8)
+        gateway: gw1
+        transport: hci0
+        broker: mqtt://127.0.0.1:1883
+        peripherals:
+          - address: C0:FF:EE:00:00:11/random
+            poll:
+              - {service: 180F, characteristic: 2A19, every: 60s}
+        """.write(toFile: good, atomically: true, encoding: .utf8)
+        try String(contentsOfFile: good, encoding: .utf8).replacingOccurrences(
+            of: "every: 60s", with: "every: sometimes"
+        )
+        .write(toFile: bad, atomically: true, encoding: .utf8)
         let checked = try await runTool(Repository.bluejay.path, ["gateway", good, "--check"])
         #expect(checked.status == 0, "\(checked.error)")
         #expect(checked.output.contains("gateway gw1 on hci0, broker mqtt://127.0.0.1:1883"))
         let refused = try await runTool(Repository.bluejay.path, ["gateway", bad, "--check"])
         #expect(refused.status == 78)
-        #expect(refused.error.contains("line 7: peripherals[0].poll[0].every: 'sometimes' is not a duration"), "\(refused.error)")
+        #expect(
+            refused.error.contains("line 7: peripherals[0].poll[0].every: 'sometimes' is not a duration"),
+            "\(refused.error)")
     }
 
     /// Runs `path` with `arguments` to its end: status, standard output and error.
-    private func runTool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+    private func runTool(_ path: String, _ arguments: [String]) async throws -> (
+        status: Int32, output: String, error: String
+    ) {
         try await blocking {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: path)
@@ -295,9 +355,12 @@ extension IntegrationTests {
             process.standardOutput = output
             process.standardError = error
             try process.run()
-            let out = output.fileHandleForReading.readDataToEndOfFile(), err = error.fileHandleForReading.readDataToEndOfFile()
+            let out = output.fileHandleForReading.readDataToEndOfFile(),
+                err = error.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+            return (
+                process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)
+            )
         }
     }
 }

@@ -48,7 +48,8 @@ struct IntegrationTests {
         let peer = try await TestPeer(arguments: ["--mute-opcode", "0x0c14"])
         defer { peer.stop() }
         let transport = try TransportSpec(parsing: peer.transport).open()
-        let controller = HCIController(transport: transport, configuration: .init(commandTimeout: .milliseconds(300), logger: .silent))
+        let controller = HCIController(
+            transport: transport, configuration: .init(commandTimeout: .milliseconds(300), logger: .silent))
         try await controller.start()
         await #expect(throws: HCIError.commandTimeout(HCIOpcode(rawValue: 0x0C14), seconds: 0.3)) {
             try await controller.send(HCICommandPacket(opcode: HCIOpcode(rawValue: 0x0C14)))
@@ -69,7 +70,8 @@ struct IntegrationTests {
         let path = NSTemporaryDirectory() + "bluejay-capture-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try BTSnoopWriter(path: path)
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(capture: writer), configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(capture: writer), configuration: quiet)
         try await controller.start()
         controller.close()
         writer.close()
@@ -78,7 +80,9 @@ struct IntegrationTests {
         #expect(file.datalink == .hciUART)
         #expect(file.records.count == 20)
         for record in file.records {
-            guard case let .packet(type, _) = record.content else { Issue.record("record \(record.number) is no packet"); continue }
+            guard case let .packet(type, _) = record.content else {
+                Issue.record("record \(record.number) is no packet"); continue
+            }
             #expect(record.direction == (type == .command ? .sent : .received))
         }
 
@@ -104,7 +108,8 @@ struct IntegrationTests {
         let path = NSTemporaryDirectory() + "bluejay-replay-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try BTSnoopWriter(path: path)
-        let live = HCIController(transport: try TransportSpec(parsing: peer.transport).open(capture: writer), configuration: quiet)
+        let live = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(capture: writer), configuration: quiet)
         let liveInfo = try await live.start()
         live.close()
         writer.close()

@@ -141,12 +141,16 @@ extension IntegrationTests {
         let (peer, central, peripheral) = try await connectedPeripheral()
         defer { central.close(); peer.stop() }
         let channel = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM)
-        #expect(try await IntegrationTests.BluejayAPITests().echo(Array(repeating: 0x42, count: 5000), over: channel) == Array(repeating: 0x42, count: 5000))
+        #expect(
+            try await IntegrationTests.BluejayAPITests().echo(Array(repeating: 0x42, count: 5000), over: channel)
+                == Array(repeating: 0x42, count: 5000))
         try await peripheral.write(to: Self.controlPoint, bytes: [0x02, 0x13])  // the peer ends the link
         await #expect(throws: CreditBasedChannelError.linkLost(.remoteUserTerminatedConnection)) {
             for try await _ in channel.sdus {}
         }
-        await #expect(throws: BluejayError.self) { _ = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM) }
+        await #expect(throws: BluejayError.self) {
+            _ = try await peripheral.openL2CAPChannel(psm: IntegrationTests.BluejayAPITests.echoPSM)
+        }
     }
 
     /// The accepting side against a real peer: the peripheral opens a channel to a PSM the
@@ -156,7 +160,9 @@ extension IntegrationTests {
         let (peer, central, peripheral) = try await connectedPeripheral()
         defer { central.close(); peer.stop() }
         let accepted = BluetoothCore.Expectation<CreditBasedChannel>()
-        central.host.channels.creditBased.serve(psm: PSM(rawValue: 0x00C0), parameters: .init(mtu: 512, mps: 100, initialCredits: 8)) {
+        central.host.channels.creditBased.serve(
+            psm: PSM(rawValue: 0x00C0), parameters: .init(mtu: 512, mps: 100, initialCredits: 8)
+        ) {
             accepted.fulfill($0)
         }
         try await peripheral.write(to: Self.controlPoint, bytes: [0x0D, 0xC0, 0x00])
@@ -167,7 +173,9 @@ extension IntegrationTests {
         #expect(try await IntegrationTests.BluejayAPITests().echo(data, over: channel) == data)
         #expect(channel.statistics.framesReceived <= channel.statistics.creditsGranted)
         try await peripheral.write(to: Self.controlPoint, bytes: [0x0D, 0xC1, 0x00])
-        #expect(await eventually { peer.log.contains("L2CAP channel to the host's PSM 0x00C1 refused: 0x0002") }, "\(peer.log)")
+        #expect(
+            await eventually { peer.log.contains("L2CAP channel to the host's PSM 0x00C1 refused: 0x0002") },
+            "\(peer.log)")
         await channel.disconnect()
         #expect(await eventually { peer.log.contains("L2CAP channel 0x0040 closed") }, "the peer saw its end closed")
         #expect(!peer.log.contains("PROTOCOL-VIOLATION"))
@@ -187,9 +195,13 @@ extension CommandLineTests {
         let capture = NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString).btsnoop"
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let store = ["BLUEJAY_STORE": NSTemporaryDirectory() + "bluejay-l2cap-\(UUID().uuidString)"]
-        let result = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
-                                                   "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512", "--capture", capture],
-                             environment: store)
+        let result = try await run(
+            Repository.bluejay,
+            [
+                "l2cap", "\(peer.address)/random", "0x0080", "--transport", peer.transport,
+                "--send-file", path, "--count", "\(text.utf8.count)", "--mtu", "512", "--capture", capture,
+            ],
+            environment: store)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout == text)
         #expect(result.stderr.contains("MTU 512/2048"), "\(result.stderr)")
@@ -199,16 +211,23 @@ extension CommandLineTests {
         let check = try await run(Repository.bluejay, ["trace", capture, "--check", "--strict"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         let trace = try await run(Repository.bluejay, ["trace", capture])
-        for line in ["LE_Credit_Based_Connection_Req id 1: PSM 0x0080", "result 0x0000 success", "Flow_Control_Credit_Ind",
-                     "L2CAP CID 0x0040 (PSM 0x0080) len 247: K-frame, SDU 245 of 512 octets", "Disconnection_Rsp"] {
+        for line in [
+            "LE_Credit_Based_Connection_Req id 1: PSM 0x0080", "result 0x0000 success", "Flow_Control_Credit_Ind",
+            "L2CAP CID 0x0040 (PSM 0x0080) len 247: K-frame, SDU 245 of 512 octets", "Disconnection_Rsp",
+        ] {
             #expect(trace.stdout.contains(line), "no '\(line)' in the trace")
         }
 
-        let refused = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"], environment: store, input: "")
+        let refused = try await run(
+            Repository.bluejay,
+            ["l2cap", "\(peer.address)/random", "0x00F0", "--transport", peer.transport, "--count", "0"],
+            environment: store, input: "")
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("SPSM not supported (0x0002)"), "\(refused.stderr)")
 
-        let closed = try await run(Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport], environment: store, input: "bluejay:disconnect")
+        let closed = try await run(
+            Repository.bluejay, ["l2cap", "\(peer.address)/random", "128", "--transport", peer.transport],
+            environment: store, input: "bluejay:disconnect")
         #expect(closed.status == 0, "stderr: \(closed.stderr)")
         #expect(closed.stderr.contains("the peer closed the channel"), "\(closed.stderr)")
     }

@@ -81,7 +81,8 @@ extension IntegrationTests {
         try await secondClient.write(controlPoint, [0x0A])
         let unanswered = Task { @BluetoothActor in try await secondClient.read(deviceName) }
         while !secondClient.bearer.hasOutstandingRequest { await Task.yield() }
-        #expect(try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "served while the other link waits")
+        #expect(
+            try await goodClient.read(deviceName) == Array("Bluejay HRM 2".utf8), "served while the other link waits")
         clock.advance(by: .seconds(29))
         #expect(secondClient.bearer.hasOutstandingRequest, "not before 30 s")
         clock.advance(by: .seconds(1))
@@ -118,9 +119,12 @@ struct TwoPeripheralRig {
 
     init(_ configuration: HCIController.Configuration) async throws {
         peer = try await TestPeer(arguments: ["--peripherals", "2"])
-        addresses = try peer.addresses.map { (text: String) throws -> BluetoothAddress in try #require(BluetoothAddress(text)) }
+        addresses = try peer.addresses.map { (text: String) throws -> BluetoothAddress in
+            try #require(BluetoothAddress(text))
+        }
         threadsBefore = readerThreads()
-        controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
+        controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
         try await controller.start()
         manager = ConnectionManager(controller: controller, logger: .silent)
         l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
@@ -137,4 +141,3 @@ struct TwoPeripheralRig {
         return nil
     }
 }
-

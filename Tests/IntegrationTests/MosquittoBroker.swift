@@ -2,7 +2,7 @@ import Foundation
 import Gateway
 import HCITestSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Debian's `mosquitto` broker (installed by `make deps`) as a child process on a free
@@ -15,21 +15,28 @@ final class MosquittoBroker: @unchecked Sendable {
     private var pid: pid_t?
 
     /// The broker's path, or nil when `mosquitto` is not installed.
-    static let executable: String? = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let executable: String? = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
 
     init(persistent: Bool = false, anonymous: Bool = true) async throws {
-        guard Self.executable != nil else { throw TestPeerError(description: "no mosquitto: run 'make deps', which installs it") }
+        guard Self.executable != nil else {
+            throw TestPeerError(description: "no mosquitto: run 'make deps', which installs it")
+        }
         port = try Self.freePort()
         directory = NSTemporaryDirectory() + "bluejay-mosquitto-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var lines = ["listener \(port) 127.0.0.1", "allow_anonymous \(anonymous)", "log_dest file \(directory)/mosquitto.log",
-                     "log_type all", "max_queued_messages 100000"]
+        var lines = [
+            "listener \(port) 127.0.0.1", "allow_anonymous \(anonymous)", "log_dest file \(directory)/mosquitto.log",
+            "log_type all", "max_queued_messages 100000",
+        ]
         // As root, mosquitto would drop to its own user, who cannot write here.
         if getuid() == 0 { lines.append("user root") }
         if persistent { lines += ["persistence true", "persistence_location \(directory)/", "autosave_interval 3600"] }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
         try await start()
     }
 
@@ -39,7 +46,9 @@ final class MosquittoBroker: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_RDWR, 0) }
+        for descriptor: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_RDWR, 0)
+        }
         let argv = [Self.executable!, "-c", "\(directory)/mosquitto.conf"]
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
@@ -57,11 +66,15 @@ final class MosquittoBroker: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, Self.executable!, &actions, &attributes, &cArguments, environ)
-        guard rc == 0 else { throw TestPeerError(description: "cannot start mosquitto: \(String(cString: strerror(rc)))") }
+        guard rc == 0 else {
+            throw TestPeerError(description: "cannot start mosquitto: \(String(cString: strerror(rc)))")
+        }
         self.pid = pid
         let port = port, child = pid
         let up = await eventually { await blocking { Self.accepts(port) || !Self.isRunning(child) } }
-        guard up, Self.isRunning(child) else { throw TestPeerError(description: "mosquitto did not start on port \(port); its log:\n\(log.suffix(2000))") }
+        guard up, Self.isRunning(child) else {
+            throw TestPeerError(description: "mosquitto did not start on port \(port); its log:\n\(log.suffix(2000))")
+        }
     }
 
     /// SIGTERM (a persistent broker saves its sessions), and waits for the exit.
@@ -107,7 +120,9 @@ final class MosquittoBroker: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
@@ -120,7 +135,9 @@ final class MosquittoBroker: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw TestPeerError(description: "no free port: \(String(cString: strerror(errno)))") }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -138,8 +155,13 @@ actor MQTTRecorder {
     private var reader: Task<Void, Never>?
 
     /// Subscribed to `filter`; `persistent` keeps its broker session across reconnections.
-    init(broker: MosquittoBroker, filter: String, clientID: String = "recorder-\(UUID().uuidString.prefix(8))", persistent: Bool = false) async throws {
-        var options = MQTTClient.Options(broker: try BrokerAddress(broker.url), clientID: clientID, backoff: .milliseconds(50), backoffLimit: .milliseconds(200))
+    init(
+        broker: MosquittoBroker, filter: String, clientID: String = "recorder-\(UUID().uuidString.prefix(8))",
+        persistent: Bool = false
+    ) async throws {
+        var options = MQTTClient.Options(
+            broker: try BrokerAddress(broker.url), clientID: clientID, backoff: .milliseconds(50),
+            backoffLimit: .milliseconds(200))
         options.cleanSession = !persistent
         client = MQTTClient(options: options, logger: .init(label: "recorder"))
         await start(filter)

@@ -17,20 +17,28 @@ extension IntegrationTests {
     @Test(.hangGuard) func ourCentralUsesOurPeripheral() async throws {
         let peer = try await TestPeer(arguments: ["--two-hosts"])
         defer { peer.stop() }
-        let stores = (0..<2).map { StoreDirectory(path: NSTemporaryDirectory() + "bluejay-twin-\($0)-\(UUID().uuidString)") }
+        let stores = (0..<2).map {
+            StoreDirectory(path: NSTemporaryDirectory() + "bluejay-twin-\($0)-\(UUID().uuidString)")
+        }
         defer { for store in stores { try? FileManager.default.removeItem(atPath: store.path) } }
 
-        let manager = try await PeripheralManager(transport: peer.transport, name: "Bluejay Twin", store: stores[0], logger: .silent)
+        let manager = try await PeripheralManager(
+            transport: peer.transport, name: "Bluejay Twin", store: stores[0], logger: .silent)
         defer { manager.close() }
         let shown = PairingUser(), typing = PairingUser()
         manager.pairingPolicy = PairingPolicy(ioCapability: .displayOnly)
         manager.pairingDelegate = shown
-        try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: Array("stored".utf8)),
-            MutableCharacteristic(uuid: Self.periphWritable, properties: [.read, .write], value: [0]),
-            MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
-            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readAuthenticated], value: Array("secret".utf8)),
-        ]))
+        try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: Array("stored".utf8)),
+                    MutableCharacteristic(uuid: Self.periphWritable, properties: [.read, .write], value: [0]),
+                    MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
+                    MutableCharacteristic(
+                        uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readAuthenticated],
+                        value: Array("secret".utf8)),
+                ]))
         try manager.onRead(Self.periphReadable) { _ in .success(Array("from our peripheral".utf8)) }
         try await manager.startAdvertising("Bluejay Twin", uuids: [Self.periphService])
 
@@ -48,16 +56,22 @@ extension IntegrationTests {
         try await peripheral.connect(connectionTimeout: .seconds(10))
 
         let service = ServiceIdentifier(uuid: Self.periphService)
-        func characteristic(_ uuid: BluetoothUUID) -> CharacteristicIdentifier { CharacteristicIdentifier(uuid: uuid, service: service) }
-        #expect(Set(try await peripheral.discoverAllCharacteristics(of: service).map(\.uuid))
-            == [Self.periphReadable, Self.periphWritable, Self.periphStream, Self.periphSecret])
-        #expect(try await peripheral.read(from: characteristic(Self.periphReadable)) == Array("from our peripheral".utf8))
+        func characteristic(_ uuid: BluetoothUUID) -> CharacteristicIdentifier {
+            CharacteristicIdentifier(uuid: uuid, service: service)
+        }
+        #expect(
+            Set(try await peripheral.discoverAllCharacteristics(of: service).map(\.uuid))
+                == [Self.periphReadable, Self.periphWritable, Self.periphStream, Self.periphSecret])
+        #expect(
+            try await peripheral.read(from: characteristic(Self.periphReadable)) == Array("from our peripheral".utf8))
         try await peripheral.write(to: characteristic(Self.periphWritable), bytes: [0x0A, 0x0B])
         #expect(try manager.value(of: Self.periphWritable) == [0x0A, 0x0B])
 
         let values = try await peripheral.values(of: characteristic(Self.periphStream))
         #expect(await eventually { (try? manager.subscribers(of: Self.periphStream).count) == 1 })
-        for index in 0..<500 { try await manager.updateValue([UInt8(index & 0xFF), UInt8(index >> 8)], for: Self.periphStream) }
+        for index in 0..<500 {
+            try await manager.updateValue([UInt8(index & 0xFF), UInt8(index >> 8)], for: Self.periphStream)
+        }
         var received: [[UInt8]] = []
         for try await value in values {
             received.append(value)
@@ -82,6 +96,7 @@ extension IntegrationTests {
         try await peripheral.connect(connectionTimeout: .seconds(10))
         #expect(try await peripheral.read(from: characteristic(Self.periphSecret)) == Array("secret".utf8))
         let relink = try #require(manager.host.connections.connections.keys.first)
-        #expect(manager.host.security.isEncryptedWithStoredBond(relink) && manager.host.security.isAuthenticated(relink))
+        #expect(
+            manager.host.security.isEncryptedWithStoredBond(relink) && manager.host.security.isAuthenticated(relink))
     }
 }

@@ -15,10 +15,13 @@ import TraceDecoding
     /// A store of the test's own.
     private func store() -> String { NSTemporaryDirectory() + "bluejay-pairing-\(UUID().uuidString)" }
 
-    private func bluejay(_ arguments: [String], _ peer: TestPeer, store: String, input: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+    private func bluejay(_ arguments: [String], _ peer: TestPeer, store: String, input: String? = nil) async throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
         // `bonds` and `unpair` only touch the store.
         let transport = ["bonds", "unpair"].contains(arguments[0]) ? [] : ["--transport", peer.transport]
-        return try await run(Repository.bluejay, arguments + transport, environment: ["BLUEJAY_STORE": store], input: input)
+        return try await run(
+            Repository.bluejay, arguments + transport, environment: ["BLUEJAY_STORE": store], input: input)
     }
 
     /// SMP codes in a capture, by name.
@@ -48,19 +51,27 @@ import TraceDecoding
         #expect(mode == 0o600)
         let text = try String(contentsOfFile: file, encoding: .utf8)
         #expect(text.contains("\"longTermKey\"") && text.contains(peer.address))
-        #expect(!paired.stderr.contains(String(text.split(separator: "\"longTermKey\" : \"").last?.prefix(32) ?? "-")), "a key reached the log")
+        #expect(
+            !paired.stderr.contains(String(text.split(separator: "\"longTermKey\" : \"").last?.prefix(32) ?? "-")),
+            "a key reached the log")
 
         let listed = try await bluejay(["bonds", "--json"], peer, store: store)
-        #expect(listed.stdout.contains("\"address\": \"\(peer.address)\"") && listed.stdout.contains("\"secure_connections\": true"))
+        #expect(
+            listed.stdout.contains("\"address\": \"\(peer.address)\"")
+                && listed.stdout.contains("\"secure_connections\": true"))
         #expect(!listed.stdout.contains("longTermKey"))
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(
+            ["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
         #expect(try smpCodes(capture).isEmpty, "the bonded reconnection paired again")
-        #expect(TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains { $0.contains("LE_Enable_Encryption") })
+        #expect(
+            TraceSummary(file: try BTSnoopFile(path: capture)).commands.keys.contains {
+                $0.contains("LE_Enable_Encryption")
+            })
 
         let unpaired = try await bluejay(["unpair", peer.address], peer, store: store)
         #expect(unpaired.status == 0)
@@ -84,7 +95,8 @@ import TraceDecoding
 
         let paired = try await bluejay(["pair", address, "--io", "keyboard"], peer, store: store, input: "123456\n")
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
-        #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections") && paired.stdout.contains("authenticated"))
+        #expect(
+            paired.stdout.contains("Passkey Entry, LE Secure Connections") && paired.stdout.contains("authenticated"))
         #expect(paired.stderr.contains("Enter the passkey"))
         let read = try await bluejay(["read", address, "--handle", Self.secret], peer, store: store)
         #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
@@ -111,7 +123,8 @@ import TraceDecoding
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(
+            ["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.stdout.contains("\"Bluejay secret\""), "stderr: \(read.stderr)")
         #expect(try smpCodes(capture).isEmpty)
     }
@@ -132,7 +145,8 @@ import TraceDecoding
 
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
+        let read = try await bluejay(
+            ["read", address, "--handle", Self.secret, "--capture", capture], peer, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
         let codes = try smpCodes(capture)
@@ -151,7 +165,10 @@ import TraceDecoding
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let paired = try await bluejay(["pair", peer.address + "/random", "--capture", capture], peer, store: store)
         #expect(paired.status == 1)
-        #expect(paired.stderr.contains("the peer's public key is invalid (the point is not on the P-256 curve, or a coordinate is not below p)"), "stderr: \(paired.stderr)")
+        #expect(
+            paired.stderr.contains(
+                "the peer's public key is invalid (the point is not on the P-256 curve, or a coordinate is not below p)"
+            ), "stderr: \(paired.stderr)")
         let failed = try BTSnoopFile(path: capture).records.contains { record in
             guard case let .packet(_, packet) = record.content, record.direction == .sent else { return false }
             return packet.suffix(2).elementsEqual([0x05, 0x0A])  // SMP Pairing Failed, Invalid Parameters
@@ -175,7 +192,9 @@ extension PairingTests {
         #expect(declined.stderr.contains("0x0C numericComparisonFailed"), "stderr: \(declined.stderr)")
         let paired = try await bluejay(["pair", address, "--io", "display-yesno"], peer, store: store, input: "y\n")
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
-        #expect(paired.stdout.contains("Numeric Comparison, LE Secure Connections") && paired.stdout.contains("authenticated"))
+        #expect(
+            paired.stdout.contains("Numeric Comparison, LE Secure Connections")
+                && paired.stdout.contains("authenticated"))
         #expect(paired.stderr.contains("Does the peripheral show "))
     }
 
@@ -194,10 +213,13 @@ extension PairingTests {
         defer { second.stop() }
         let capture = capturePath()
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let read = try await bluejay(["read", address, "--handle", Self.secret, "--capture", capture], second, store: store)
+        let read = try await bluejay(
+            ["read", address, "--handle", Self.secret, "--capture", capture], second, store: store)
         #expect(read.status == 0, "stderr: \(read.stderr)")
         #expect(read.stdout.contains("\"Bluejay secret\""))
-        #expect(read.stderr.contains("PIN or Key Missing") && read.stderr.contains("pairing again"), "stderr: \(read.stderr)")
+        #expect(
+            read.stderr.contains("PIN or Key Missing") && read.stderr.contains("pairing again"),
+            "stderr: \(read.stderr)")
         #expect(try smpCodes(capture)["0x01 Pairing_Request"] == 1)
     }
 }
@@ -220,7 +242,9 @@ extension PairingTests {
         defer { rotated.stop() }
         let scan = try await bluejay(["scan", "--json", "--duration", "1.5"], rotated, store: store)
         #expect(scan.status == 0, "stderr: \(scan.stderr)")
-        let line = try #require(scan.stdout.split(separator: "\n").first { $0.contains(privateAddress.description) }, "stdout: \(scan.stdout)")
+        let line = try #require(
+            scan.stdout.split(separator: "\n").first { $0.contains(privateAddress.description) },
+            "stdout: \(scan.stdout)")
         #expect(line.contains("\"bonded\": \"\(bond.address)/random\""), "\(line)")
     }
 }

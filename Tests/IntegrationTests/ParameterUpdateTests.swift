@@ -11,7 +11,8 @@ extension IntegrationTests {
     @Test func peripheralParameterRequestIsAnsweredAndApplied() async throws {
         let peer = try await TestPeer()
         defer { peer.stop() }
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
         try await controller.start()
         let connections = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
@@ -33,7 +34,8 @@ extension IntegrationTests {
         #expect(attReplies.contains([0x13]), "the control point write was answered: \(attReplies)")
 
         // An update the app asks for.
-        let applied = try await connections.updateParameters(connection.handle, .init(intervalMin: 40, intervalMax: 40, latency: 2, supervisionTimeout: 500))
+        let applied = try await connections.updateParameters(
+            connection.handle, .init(intervalMin: 40, intervalMax: 40, latency: 2, supervisionTimeout: 500))
         #expect(applied.interval == 40 && applied.latency == 2)
         try await connections.disconnect(connection.handle)
         l2cap.close()

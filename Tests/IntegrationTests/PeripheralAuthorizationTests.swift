@@ -21,10 +21,14 @@ extension IntegrationTests {
         defer { rig.close() }
         let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
-        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read, .write],
-                                  permissions: [.read, .write, .readAuthorized, .writeAuthorized], value: Array("kept".utf8)),
-        ]))
+        let served = try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(
+                        uuid: Self.periphSecret, properties: [.read, .write],
+                        permissions: [.read, .write, .readAuthorized, .writeAuthorized], value: Array("kept".utf8))
+                ]))
         let handle = served.characteristics[0].valueHandle
         let allow = AuthorizationSwitch()
         var asked: [GATTAuthorizationRequest] = []
@@ -56,13 +60,17 @@ extension IntegrationTests {
         }
         #expect(written.isEmpty, "a refused write reaches no handler")
         #expect(try manager.value(of: Self.periphSecret) == Array("kept".utf8), "a refused write leaves the value")
-        #expect(asked == [
-            GATTAuthorizationRequest(connection: link, handle: handle, uuid: Self.periphSecret, access: .read),
-            GATTAuthorizationRequest(connection: link, handle: handle, uuid: Self.periphSecret, access: .write, value: [0xEE]),
-        ])
+        #expect(
+            asked == [
+                GATTAuthorizationRequest(connection: link, handle: handle, uuid: Self.periphSecret, access: .read),
+                GATTAuthorizationRequest(
+                    connection: link, handle: handle, uuid: Self.periphSecret, access: .write, value: [0xEE]),
+            ])
 
         allow.on = true
-        #expect(hexBytes(try await central.send(["op": "read", "handle": Int(handle.rawValue)])["value"]) == Array("kept".utf8))
+        #expect(
+            hexBytes(try await central.send(["op": "read", "handle": Int(handle.rawValue)])["value"])
+                == Array("kept".utf8))
         try await central.send(["op": "write", "handle": Int(handle.rawValue), "value": "0102"])
         #expect(written == [[0x01, 0x02]])
         #expect(try manager.value(of: Self.periphSecret) == [0x01, 0x02])

@@ -24,12 +24,15 @@ extension IntegrationTests {
         #expect(manager.poweredOn)
 
         let service = MutableService(uuid: Self.blueCapService)
-        let period = MutableCharacteristic(UUID: "B1E70B01-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .write],
-                                           permissions: [.readable, .writeable], value: Data([10]))
-        let enabled = MutableCharacteristic(UUID: "B1E70B02-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .write],
-                                            permissions: [.readable, .writeable], value: Data([0]))
-        let data = MutableCharacteristic(UUID: "B1E70B03-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .notify],
-                                         permissions: [.readable], value: nil)
+        let period = MutableCharacteristic(
+            UUID: "B1E70B01-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .write],
+            permissions: [.readable, .writeable], value: Data([10]))
+        let enabled = MutableCharacteristic(
+            UUID: "B1E70B02-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .write],
+            permissions: [.readable, .writeable], value: Data([0]))
+        let data = MutableCharacteristic(
+            UUID: "B1E70B03-9D3B-4C7A-8A5E-6F2D0C1B0A00", properties: [.read, .notify],
+            permissions: [.readable], value: nil)
         service.characteristics = [period, enabled, data]
         #expect(period.service === service && data.canNotify && !period.canNotify)
         #expect(throws: MutableCharacteristicError.unconfigured) { try data.update(withData: Data([1])) }
@@ -42,7 +45,9 @@ extension IntegrationTests {
         #expect(manager.characteristics(withUUID: enabled.uuid)?.first === enabled)
         #expect(manager.characteristics(withUUID: BluetoothUUID(UInt16(0x2A37))) == nil)
         try await manager.startAdvertising("Bluejay BlueCap", uuids: [service.uuid])
-        await #expect(throws: PeripheralManagerError.isAdvertising) { try await manager.startAdvertising("Bluejay BlueCap") }
+        await #expect(throws: PeripheralManagerError.isAdvertising) {
+            try await manager.startAdvertising("Bluejay BlueCap")
+        }
 
         // Updates before any central subscribed wait for the first.
         try data.update(withData: Data([1]))
@@ -50,7 +55,9 @@ extension IntegrationTests {
         #expect(data.pendingUpdates == [Data([1]), Data([2])] && !data.isUpdating)
 
         let found = try await central.send(["op": "scan", "name": "Bluejay BlueCap"])
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.send([
+            "op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any,
+        ])
         _ = try await central.send(["op": "discover"])
         let periodHandle = Int(served.characteristics[0].valueHandle.rawValue)
         let enabledHandle = Int(served.characteristics[1].valueHandle.rawValue)

@@ -48,17 +48,27 @@ extension IntegrationTests {
         let ours: IOCapability
         let central: String
         let method: PairingMethod
-        var testDescription: String { "\(secureConnections ? "LESC" : "legacy") \(method) (we \(ours), central \(central))" }
+        var testDescription: String {
+            "\(secureConnections ? "LESC" : "legacy") \(method) (we \(ours), central \(central))"
+        }
     }
 
     nonisolated static let pairingCases: [PairingCase] = [
         PairingCase(secureConnections: true, ours: .keyboardDisplay, central: "none", method: .justWorks),
-        PairingCase(secureConnections: true, ours: .displayOnly, central: "keyboard", method: .passkeyEntry(initiatorDisplays: false)),
-        PairingCase(secureConnections: true, ours: .keyboardOnly, central: "display", method: .passkeyEntry(initiatorDisplays: true)),
+        PairingCase(
+            secureConnections: true, ours: .displayOnly, central: "keyboard",
+            method: .passkeyEntry(initiatorDisplays: false)),
+        PairingCase(
+            secureConnections: true, ours: .keyboardOnly, central: "display",
+            method: .passkeyEntry(initiatorDisplays: true)),
         PairingCase(secureConnections: true, ours: .displayYesNo, central: "display-yesno", method: .numericComparison),
         PairingCase(secureConnections: false, ours: .keyboardDisplay, central: "none", method: .justWorks),
-        PairingCase(secureConnections: false, ours: .displayOnly, central: "keyboard", method: .passkeyEntry(initiatorDisplays: false)),
-        PairingCase(secureConnections: false, ours: .keyboardOnly, central: "display", method: .passkeyEntry(initiatorDisplays: true)),
+        PairingCase(
+            secureConnections: false, ours: .displayOnly, central: "keyboard",
+            method: .passkeyEntry(initiatorDisplays: false)),
+        PairingCase(
+            secureConnections: false, ours: .keyboardOnly, central: "display",
+            method: .passkeyEntry(initiatorDisplays: true)),
     ]
 
     /// Our host as the PERIPHERAL pairs as responder with a Bumble central by every method
@@ -76,15 +86,23 @@ extension IntegrationTests {
         let user = PairingUser()
         manager.pairingPolicy = PairingPolicy(ioCapability: pairing.ours)
         manager.pairingDelegate = user
-        let permissions: AttributePermissions = pairing.method.isAuthenticated ? [.read, .readAuthenticated] : [.read, .readEncrypted]
-        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: permissions, value: Array("secret".utf8)),
-        ]))
+        let permissions: AttributePermissions =
+            pairing.method.isAuthenticated ? [.read, .readAuthenticated] : [.read, .readEncrypted]
+        let served = try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(
+                        uuid: Self.periphSecret, properties: [.read], permissions: permissions,
+                        value: Array("secret".utf8))
+                ]))
         let secret = Int(served.characteristics[0].valueHandle.rawValue)
         try await manager.startAdvertising("Bluejay Pairing", uuids: [Self.periphService])
 
         try await central.connect(toAdvertised: "Bluejay Pairing")
-        guard case let .connected(link, centralAddress)? = await events.next() else { Issue.record("no connection event"); return }
+        guard case let .connected(link, centralAddress)? = await events.next() else {
+            Issue.record("no connection event"); return
+        }
         try await central.send(["op": "discover"])
         do {
             try await central.send(["op": "read", "handle": secret])
@@ -95,7 +113,9 @@ extension IntegrationTests {
             #expect(error.attError == insufficientEncryption || error.attError == insufficientAuthentication)
         }
 
-        try await central.send(["op": "pair", "sc": pairing.secureConnections, "mitm": true, "io": pairing.central, "wait": false])
+        try await central.send([
+            "op": "pair", "sc": pairing.secureConnections, "mitm": true, "io": pairing.central, "wait": false,
+        ])
         switch pairing.method {
         case .justWorks: break
         case .passkeyEntry(initiatorDisplays: false):
@@ -135,8 +155,11 @@ extension IntegrationTests {
         #expect(bonds.count == 1)
         let bond = try #require(bonds.first)
         #expect(bond.identityAddress == centralAddress && bond.identityAddressType == .random)
-        #expect(bond.secureConnections == pairing.secureConnections && bond.authenticated == pairing.method.isAuthenticated)
-        #expect(bond.identityResolvingKeySecret != nil && bond.signatureKeySecret != nil, "the central's IRK and CSRK are kept")
+        #expect(
+            bond.secureConnections == pairing.secureConnections && bond.authenticated == pairing.method.isAuthenticated)
+        #expect(
+            bond.identityResolvingKeySecret != nil && bond.signatureKeySecret != nil,
+            "the central's IRK and CSRK are kept")
         let theirs = try await central.send(["op": "keys"])
         let irk: String? = theirs["irk"] as? String, csrk: String? = theirs["csrk"] as? String
         #expect(irk != nil && csrk != nil, "our IRK and CSRK reached the central")
@@ -179,9 +202,12 @@ extension IntegrationTests {
         defer { rig.close() }
         let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
-        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
-        ]))
+        let served = try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(uuid: Self.periphStream, properties: [.notify])
+                ]))
         let stream = Int(served.characteristics[0].valueHandle.rawValue)
         let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
         try await manager.startAdvertising("Bluejay Bonded", uuids: [Self.periphService])
@@ -199,9 +225,12 @@ extension IntegrationTests {
         #expect(try manager.subscribers(of: Self.periphStream).isEmpty)
 
         // The database changes while the central is away.
-        let added = try manager.add(MutableService(uuid: Self.periphIndicated, characteristics: [
-            MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1]),
-        ]))
+        let added = try manager.add(
+            MutableService(
+                uuid: Self.periphIndicated,
+                characteristics: [
+                    MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1])
+                ]))
 
         try await central.connect(toAdvertised: "Bluejay Bonded")
         guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
@@ -210,15 +239,20 @@ extension IntegrationTests {
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
         #expect(await eventually { (try? manager.subscribers(of: Self.periphStream).map(\.connection)) == [relink] })
         let changed = try await central.send(["op": "values", "handle": serviceChanged, "count": 1])
-        #expect((changed["values"] as? [String])?.map { hexBytes($0) } == [Self.littleEndian(added.service.handle) + Self.littleEndian(added.service.endGroupHandle)])
+        #expect(
+            (changed["values"] as? [String])?.map { hexBytes($0) } == [
+                Self.littleEndian(added.service.handle) + Self.littleEndian(added.service.endGroupHandle)
+            ])
         try await manager.updateValue([0xB0, 0x4D], for: Self.periphStream)
-        #expect((try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["b04d"])
+        #expect(
+            (try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["b04d"])
     }
 
     /// The handle of the next connection among `events`. Events of an earlier link may still
     /// come before it (a subscription turned off as that link went, on a slow machine: it
     /// once arrived after the Disconnected event under TSan), so they are passed over.
-    static func nextConnection(_ events: inout AsyncStream<PeripheralManagerEvent>.Iterator) async -> ConnectionHandle? {
+    static func nextConnection(_ events: inout AsyncStream<PeripheralManagerEvent>.Iterator) async -> ConnectionHandle?
+    {
         while let event = await events.next(isolation: #isolation) {
             if case let .connected(handle, _) = event { return handle }
         }
@@ -226,5 +260,7 @@ extension IntegrationTests {
     }
 
     /// A handle as ATT carries it.
-    nonisolated static func littleEndian(_ handle: AttributeHandle) -> [UInt8] { [UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8)] }
+    nonisolated static func littleEndian(_ handle: AttributeHandle) -> [UInt8] {
+        [UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8)]
+    }
 }

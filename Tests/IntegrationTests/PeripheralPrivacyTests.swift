@@ -22,13 +22,19 @@ extension IntegrationTests {
         defer { rig.close() }
         let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
-        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted], value: Array("private".utf8)),
-        ]))
+        let served = try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(
+                        uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted],
+                        value: Array("private".utf8))
+                ]))
         let secret = Int(served.characteristics[0].valueHandle.rawValue)
         let identity = try #require(manager.host.controller.info?.address)
-        try await manager.startAdvertising(Advertisement(localName: "Bluejay Private", serviceUUIDs: [Self.periphService]),
-                                           parameters: AdvertisingParameters(ownAddress: .resolvablePrivate()))
+        try await manager.startAdvertising(
+            Advertisement(localName: "Bluejay Private", serviceUUIDs: [Self.periphService]),
+            parameters: AdvertisingParameters(ownAddress: .resolvablePrivate()))
         let first = try #require(manager.advertisingAddress)
         #expect(first.type == .random && first.address.randomKind == .resolvablePrivate && first.address != identity)
 
@@ -39,7 +45,8 @@ extension IntegrationTests {
         #expect(foundAddress == first.address.description && foundType == 1)
         try await central.send(["op": "connect", "address": first.address.description, "address_type": 1])
         guard let link = await Self.nextConnection(&events) else { Issue.record("no connection event"); return }
-        let local: [Bool]? = manager.localAddress(of: link).map { (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
+        let local: [Bool]? = manager.localAddress(of: link).map {
+            (local: (type: AddressType, address: BluetoothAddress)) -> [Bool] in
             [local.type == .random, local.address == first.address]
         }
         #expect(local == [true, true])
@@ -58,10 +65,14 @@ extension IntegrationTests {
         let privateValue: [UInt8] = Array("private".utf8)
         #expect(hexBytes(read["value"]) == privateValue)
         let keys = try await central.send(["op": "keys"])
-        let bondAddress: String? = (keys["address"] as? String)?.split(separator: "/").first.map { (part: Substring) -> String in String(part) }
+        let bondAddress: String? = (keys["address"] as? String)?.split(separator: "/").first.map {
+            (part: Substring) -> String in String(part)
+        }
         #expect(bondAddress == identity.description, "the central keeps our bond under our identity (public) address")
         let irk = hexBytes(keys["irk"])
-        #expect(irk.count == 16 && ResolvablePrivateAddress.resolves(first.address, with: irk), "our IRK resolves the address the central connected to")
+        #expect(
+            irk.count == 16 && ResolvablePrivateAddress.resolves(first.address, with: irk),
+            "our IRK resolves the address the central connected to")
         #expect(manager.host.security.bonds.all().count == 1)
 
         try await central.send(["op": "disconnect"])
@@ -76,9 +87,15 @@ extension IntegrationTests {
         #expect(ResolvablePrivateAddress.resolves(second.address, with: irk))
         let again = try await central.send(["op": "scan", "name": "Bluejay Private"])
         #expect(again["address"] as? String == second.address.description)
-        #expect(try await central.send(["op": "resolve", "address": second.address.description])["identity"] as? String == identity.description)
-        let relinked = try await central.send(["op": "connect", "address": second.address.description, "address_type": 1])
-        #expect(relinked["peer_address"] as? String == identity.description, "Bumble resolved our new address to our identity")
+        #expect(
+            try await central.send(["op": "resolve", "address": second.address.description])["identity"] as? String
+                == identity.description)
+        let relinked = try await central.send([
+            "op": "connect", "address": second.address.description, "address_type": 1,
+        ])
+        #expect(
+            relinked["peer_address"] as? String == identity.description,
+            "Bumble resolved our new address to our identity")
         #expect(relinked["peer_resolvable_address"] as? String == second.address.description)
         guard let relink = await Self.nextConnection(&events) else { Issue.record("no reconnection event"); return }
         #expect(manager.localAddress(of: relink)?.address == second.address)

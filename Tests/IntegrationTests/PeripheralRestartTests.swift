@@ -18,14 +18,18 @@ extension IntegrationTests {
         let rig = try await PeripheralRig(name: "Bluejay Restart")
         defer { rig.close() }
         let central = rig.central
-        let database = MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
-        ])
+        let database = MutableService(
+            uuid: Self.periphService,
+            characteristics: [
+                MutableCharacteristic(uuid: Self.periphStream, properties: [.notify])
+            ])
         let serviceChanged = Int(LocalGATTServer.serviceChangedHandle.rawValue)
 
         /// `manager` serving `services`, advertising; the central connects to it. Returns the
         /// manager, its events and the central's link.
-        func serve(_ manager: PeripheralManager, _ services: [MutableService]) async throws -> (PeripheralManager, AsyncStream<PeripheralManagerEvent>.Iterator, ConnectionHandle, BluetoothAddress)? {
+        func serve(_ manager: PeripheralManager, _ services: [MutableService]) async throws -> (
+            PeripheralManager, AsyncStream<PeripheralManagerEvent>.Iterator, ConnectionHandle, BluetoothAddress
+        )? {
             var events = manager.events().makeAsyncIterator()
             for service in services { try manager.add(service) }
             try await manager.startAdvertising("Bluejay Restart", uuids: [Self.periphService])
@@ -35,7 +39,9 @@ extension IntegrationTests {
         }
 
         // First run: subscribe, bond.
-        guard let (first, _, _, centralAddress) = try await serve(rig.manager, [database]) else { Issue.record("no connection event"); return }
+        guard let (first, _, _, centralAddress) = try await serve(rig.manager, [database]) else {
+            Issue.record("no connection event"); return
+        }
         let stream = Int(try first.characteristic(Self.periphStream).valueHandle.rawValue)
         try await central.send(["op": "discover"])
         try await central.send(["op": "subscribe", "handle": stream])
@@ -53,22 +59,33 @@ extension IntegrationTests {
         try await central.send(["op": "wait_disconnection"])
 
         // Second run, same database: the central writes no CCCD and is notified.
-        guard let (second, _, relink, _) = try await serve(rig.restart(), [database]) else { Issue.record("no reconnection event"); return }
-        #expect(try second.subscribers(of: Self.periphStream).isEmpty, "nothing applies before the link is encrypted with the bond")
+        guard let (second, _, relink, _) = try await serve(rig.restart(), [database]) else {
+            Issue.record("no reconnection event"); return
+        }
+        #expect(
+            try second.subscribers(of: Self.periphStream).isEmpty,
+            "nothing applies before the link is encrypted with the bond")
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
         #expect(await eventually { (try? second.subscribers(of: Self.periphStream).map(\.connection)) == [relink] })
         for value: UInt8 in 1...3 { try await second.updateValue([value], for: Self.periphStream) }
-        #expect((try await central.send(["op": "values", "handle": stream, "count": 3])["values"] as? [String]) == ["01", "02", "03"])
+        #expect(
+            (try await central.send(["op": "values", "handle": stream, "count": 3])["values"] as? [String]) == [
+                "01", "02", "03",
+            ])
         second.close()
         try await central.send(["op": "wait_disconnection"])
 
         // Third run, a service added: Service Changed tells the central the whole range.
-        let extra = MutableService(uuid: Self.periphIndicated, characteristics: [
-            MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1]),
-        ])
-        guard let (third, _, again, _) = try await serve(rig.restart(), [database, extra]) else { Issue.record("no third connection event"); return }
+        let extra = MutableService(
+            uuid: Self.periphIndicated,
+            characteristics: [
+                MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: [1])
+            ])
+        guard let (third, _, again, _) = try await serve(rig.restart(), [database, extra]) else {
+            Issue.record("no third connection event"); return
+        }
         try await central.send(["op": "listen", "handle": stream])
         try await central.send(["op": "listen", "handle": serviceChanged, "indicate": true])
         #expect(try await central.send(["op": "encrypt"])["encrypted"] as? Bool == true)
@@ -76,7 +93,8 @@ extension IntegrationTests {
         #expect((changed["values"] as? [String]) == ["0100ffff"])
         #expect(await eventually { (try? third.subscribers(of: Self.periphStream).map(\.connection)) == [again] })
         try await third.updateValue([0x04], for: Self.periphStream)
-        #expect((try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["04"])
+        #expect(
+            (try await central.send(["op": "values", "handle": stream, "count": 1])["values"] as? [String]) == ["04"])
 
         // Unpairing forgets them with the bond.
         #expect(try third.unpair(centralAddress))

@@ -20,7 +20,8 @@ import HCITestSupport
         central = try await TestCentral(centrals: centrals)
         store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-periph-\(UUID().uuidString)")
         do {
-            manager = try await PeripheralManager(transport: central.transport, name: name, store: store, logger: .silent)
+            manager = try await PeripheralManager(
+                transport: central.transport, name: name, store: store, logger: .silent)
         } catch {
             central.stop()
             throw error
@@ -47,10 +48,15 @@ extension TestCentral {
     /// address it was found at. Returns the scan's answer (address, data, scan response), on
     /// the caller's actor as ``send(_:isolation:)`` does.
     @discardableResult
-    func connect(toAdvertised name: String, central index: Int = 0,
-                 isolation: isolated (any Actor)? = #isolation) async throws -> [String: Any] {
+    func connect(
+        toAdvertised name: String, central index: Int = 0,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> [String: Any] {
         let found = try await send(["op": "scan", "name": name, "central": index])
-        try await send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any, "central": index])
+        try await send([
+            "op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any,
+            "central": index,
+        ])
         return found
     }
 }

@@ -15,7 +15,9 @@ extension IntegrationTests {
     static let periphSecret = BluetoothUUID("B1E70A05-9D3B-4C7A-8A5E-6F2D0C1B0A00")!
 
     /// The UUID as the central prints it: hex, most significant octet first.
-    static func centralUUID(_ uuid: BluetoothUUID) -> String { uuid.description.replacingOccurrences(of: "-", with: "").uppercased() }
+    static func centralUUID(_ uuid: BluetoothUUID) -> String {
+        uuid.description.replacingOccurrences(of: "-", with: "").uppercased()
+    }
 
     /// Our host as a PERIPHERAL against a Bumble central: it finds our advertisement,
     /// connects, discovers our database where our server put it, reads (from an async
@@ -28,13 +30,19 @@ extension IntegrationTests {
         let central = rig.central, manager = rig.manager
         var events = manager.events().makeAsyncIterator()
 
-        let served = try manager.add(MutableService(uuid: Self.periphService, characteristics: [
-            MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: Array("stored".utf8)),
-            MutableCharacteristic(uuid: Self.periphWritable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
-            MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
-            MutableCharacteristic(uuid: Self.periphIndicated, properties: [.read, .indicate], value: [0]),
-            MutableCharacteristic(uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted], value: Array("secret".utf8)),
-        ]))
+        let served = try manager.add(
+            MutableService(
+                uuid: Self.periphService,
+                characteristics: [
+                    MutableCharacteristic(uuid: Self.periphReadable, properties: [.read], value: Array("stored".utf8)),
+                    MutableCharacteristic(
+                        uuid: Self.periphWritable, properties: [.read, .write, .writeWithoutResponse], value: [0]),
+                    MutableCharacteristic(uuid: Self.periphStream, properties: [.notify]),
+                    MutableCharacteristic(uuid: Self.periphIndicated, properties: [.read, .indicate], value: [0]),
+                    MutableCharacteristic(
+                        uuid: Self.periphSecret, properties: [.read], permissions: [.read, .readEncrypted],
+                        value: Array("secret".utf8)),
+                ]))
         var reads = 0
         try manager.onRead(Self.periphReadable) { _ in
             reads += 1
@@ -60,7 +68,9 @@ extension IntegrationTests {
         // The name did not fit beside the flags and the 128-bit UUID: it is in the scan response.
         #expect(AdvertisingData(parsing: hexBytes(found["scan_response"])).localName == "Bluejay Periph")
 
-        try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+        try await central.send([
+            "op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any,
+        ])
         guard case let .connected(link, _)? = await events.next() else { Issue.record("no connection event"); return }
         #expect(!manager.isAdvertising, "a connection stops connectable advertising")
         let exchanged: [String: Any] = try await central.send(["op": "mtu", "mtu": 247])
@@ -71,25 +81,38 @@ extension IntegrationTests {
         #expect(await eventually { manager.host.connections.connections[link]?.maxTxOctets == 251 })
         #expect(await eventually { manager.host.connections.connections[link]?.txPHY == 2 })
         // We ask the central for other parameters; Bumble's host accepts them.
-        #expect(try await manager.requestConnectionParameters(LEConnectionRequest(intervalMin: 24, intervalMax: 40, latency: 0, supervisionTimeout: 400),
-                                                               on: link))
+        #expect(
+            try await manager.requestConnectionParameters(
+                LEConnectionRequest(intervalMin: 24, intervalMax: 40, latency: 0, supervisionTimeout: 400),
+                on: link))
 
         // Discovery: our service, its characteristics at the handles our server gave them.
         let discovered = try await central.send(["op": "discover"])
         let services = try #require(discovered["services"] as? [[String: Any]])
-        let serviceUUIDs: [String] = services.compactMap { (service: [String: Any]) -> String? in service["uuid"] as? String }
+        let serviceUUIDs: [String] = services.compactMap { (service: [String: Any]) -> String? in
+            service["uuid"] as? String
+        }
         let expectedServiceUUIDs: [String] = ["1800", "1801", Self.centralUUID(Self.periphService)]
         #expect(serviceUUIDs == expectedServiceUUIDs)
         let characteristics = try #require(services.last?["characteristics"] as? [[String: Any]])
         // Bumble names a characteristic by its value handle.
-        let centralHandles: [Int] = characteristics.compactMap { (item: [String: Any]) -> Int? in item["handle"] as? Int }
-        let servedHandles: [Int] = served.characteristics.map { (item: ServedCharacteristic) -> Int in Int(item.valueHandle.rawValue) }
+        let centralHandles: [Int] = characteristics.compactMap { (item: [String: Any]) -> Int? in item["handle"] as? Int
+        }
+        let servedHandles: [Int] = served.characteristics.map { (item: ServedCharacteristic) -> Int in
+            Int(item.valueHandle.rawValue)
+        }
         #expect(centralHandles == servedHandles)
-        let centralUUIDs: [String] = characteristics.compactMap { (item: [String: Any]) -> String? in item["uuid"] as? String }
-        let servedUUIDs: [String] = served.characteristics.map { (item: ServedCharacteristic) -> String in Self.centralUUID(item.uuid) }
+        let centralUUIDs: [String] = characteristics.compactMap { (item: [String: Any]) -> String? in
+            item["uuid"] as? String
+        }
+        let servedUUIDs: [String] = served.characteristics.map { (item: ServedCharacteristic) -> String in
+            Self.centralUUID(item.uuid)
+        }
         #expect(centralUUIDs == servedUUIDs)
-        let readable = Int(served.characteristics[0].valueHandle.rawValue), writable = Int(served.characteristics[1].valueHandle.rawValue)
-        let stream = Int(served.characteristics[2].valueHandle.rawValue), indicated = Int(served.characteristics[3].valueHandle.rawValue)
+        let readable = Int(served.characteristics[0].valueHandle.rawValue),
+            writable = Int(served.characteristics[1].valueHandle.rawValue)
+        let stream = Int(served.characteristics[2].valueHandle.rawValue),
+            indicated = Int(served.characteristics[3].valueHandle.rawValue)
 
         // Read, from the handler.
         let handled: [String: Any] = try await central.send(["op": "read", "handle": readable])
@@ -131,7 +154,9 @@ extension IntegrationTests {
             }
         }
         let count = 10_000
-        let expected: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in [UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7] }
+        let expected: [[UInt8]] = (0..<count).map { (index: Int) -> [UInt8] in
+            [UInt8(index & 0xFF), UInt8(index >> 8), 0xB1, 0xE7]
+        }
         for value in expected {
             try await manager.updateValue(value, for: Self.periphStream)
         }

@@ -13,10 +13,16 @@ import Testing
 /// after one warning. Against the Bumble peer, LE Secure Connections and legacy pairing.
 @Suite struct SecretRedactionTests {
     /// A fresh temporary path.
-    private func temporary(_ suffix: String) -> String { NSTemporaryDirectory() + "bluejay-redact-\(UUID().uuidString)\(suffix)" }
+    private func temporary(_ suffix: String) -> String {
+        NSTemporaryDirectory() + "bluejay-redact-\(UUID().uuidString)\(suffix)"
+    }
 
-    private func bluejay(_ arguments: [String], transport: String?, store: String) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await run(Repository.bluejay, arguments + (transport.map { ["--transport", $0] } ?? []), environment: ["BLUEJAY_STORE": store])
+    private func bluejay(_ arguments: [String], transport: String?, store: String) async throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
+        try await run(
+            Repository.bluejay, arguments + (transport.map { ["--transport", $0] } ?? []),
+            environment: ["BLUEJAY_STORE": store])
     }
 
     /// The keys pairing left in `store`, by name: the bond's LTK, IRK and CSRK (when the
@@ -26,9 +32,14 @@ import Testing
         var keys = ["LTK": try #require(bond.longTermKeyBytes)]
         if let irk = bond.identityResolvingKeyBytes { keys["peer IRK"] = irk }
         if let csrk = bond.signatureKey { keys["CSRK"] = try parseHex(csrk) }
-        let local = try String(contentsOfFile: store + "/bonds/local-irk.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let local = try String(contentsOfFile: store + "/bonds/local-irk.key", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         keys["local IRK"] = try parseHex(local)
-        for (name, key) in keys { #expect(key.count == 16 && Set(key).count > 1, "\(name) \(key.hexDump) is no key a search can tell from padding") }
+        for (name, key) in keys {
+            #expect(
+                key.count == 16 && Set(key).count > 1, "\(name) \(key.hexDump) is no key a search can tell from padding"
+            )
+        }
         return keys
     }
 
@@ -52,12 +63,16 @@ import Testing
     /// upper case, in wire order and reversed.
     static func spellings(_ key: [UInt8]) -> [String] {
         [key, key.reversed()].flatMap { bytes in
-            ["", " ", ":"].flatMap { separator in [bytes.hexString(separator: separator), bytes.hexString(uppercase: true, separator: separator)] }
+            ["", " ", ":"].flatMap { separator in
+                [bytes.hexString(separator: separator), bytes.hexString(uppercase: true, separator: separator)]
+            }
         }
     }
 
     /// Records an issue for each key some spelling of which is in `text`.
-    private func expectNoKey(in text: String, _ keys: [String: [UInt8]], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectNoKey(
+        in text: String, _ keys: [String: [UInt8]], _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         for (name, key) in keys {
             let found = Self.spellings(key).filter { text.contains($0) }
             #expect(found.isEmpty, "\(what) shows the \(name) as \(found)", sourceLocation: sourceLocation)
@@ -67,7 +82,8 @@ import Testing
     /// Whether the capture holds the key's octets, in wire order or reversed.
     private func holds(_ capture: [UInt8], _ key: [UInt8]) -> Bool {
         [key, key.reversed()].contains { key in
-            capture.count >= key.count && (0...(capture.count - key.count)).contains { capture[$0..<($0 + key.count)].elementsEqual(key) }
+            capture.count >= key.count
+                && (0...(capture.count - key.count)).contains { capture[$0..<($0 + key.count)].elementsEqual(key) }
         }
     }
 
@@ -89,13 +105,17 @@ import Testing
         let seed = ["--smp-test-seed", secureConnections ? "27" : "28"]
 
         // 1. --verbose with a plain capture: nothing in the output, everything in the capture.
-        let paired = try await bluejay(["pair", address, "--verbose", "--capture", plain] + seed, transport: peer.transport, store: stores[0])
+        let paired = try await bluejay(
+            ["pair", address, "--verbose", "--capture", plain] + seed, transport: peer.transport, store: stores[0])
         #expect(paired.status == 0, "stderr: \(paired.stderr)")
-        #expect(paired.stdout.contains(secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "\(paired.stdout)")
+        #expect(
+            paired.stdout.contains(secureConnections ? "LE Secure Connections" : "LE legacy pairing"),
+            "\(paired.stdout)")
         let keys = try keys(in: stores[0])
         #expect(keys["peer IRK"] == irk)
         expectNoKey(in: paired.stdout + paired.stderr, keys, "pair --verbose")
-        let marks = paired.stderr.contains("<redacted 16 octets>"), warned = paired.stderr.contains(HCILogger.secretsWarningText)
+        let marks = paired.stderr.contains("<redacted 16 octets>"),
+            warned = paired.stderr.contains(HCILogger.secretsWarningText)
         #expect(marks, "the verbose log shows no redaction at all")
         #expect(!warned, "a warning about secrets in clear without --log-secrets")
         let original = try readWholeFile(plain)
@@ -119,7 +139,9 @@ import Testing
         expectNoKey(in: printed.stdout + printed.stderr, keys, "trace of the redacted copy")
         let marked = printed.stdout.split(separator: "\n").filter { $0.contains("<redacted 16 octets>") }
         #expect(marked.contains { $0.contains("Identity_Information") }, "\(printed.stdout)")
-        #expect(marked.contains { $0.contains(secureConnections ? "LE_Enable_Encryption" : "Encryption_Information") }, "\(printed.stdout)")
+        #expect(
+            marked.contains { $0.contains(secureConnections ? "LE_Enable_Encryption" : "Encryption_Information") },
+            "\(printed.stdout)")
         let printedOriginal = try await bluejay(["trace", plain], transport: nil, store: stores[0])
         expectNoKey(in: printedOriginal.stdout + printedOriginal.stderr, keys, "trace of the plain capture")
 
@@ -129,7 +151,8 @@ import Testing
         #expect(try self.keys(in: stores[1]) == keys)
 
         // 4. --capture-redacted records that way directly.
-        let live = try await bluejay(["pair", address, "--verbose", "--capture-redacted", direct], transport: peer.transport, store: stores[2])
+        let live = try await bluejay(
+            ["pair", address, "--verbose", "--capture-redacted", direct], transport: peer.transport, store: stores[2])
         #expect(live.status == 0, "stderr: \(live.stderr)")
         let liveKeys = try self.keys(in: stores[2])
         expectNoKey(in: live.stdout + live.stderr, liveKeys, "pair --verbose --capture-redacted")
@@ -141,9 +164,12 @@ import Testing
         await #expect(try bluejay(["trace", "--check", direct], transport: nil, store: stores[2]).status == 0)
 
         // 5. --log-secrets: one warning, then the keys as they are.
-        let debugging = try await bluejay(["pair", address, "--verbose", "--log-secrets"], transport: peer.transport, store: stores[3])
+        let debugging = try await bluejay(
+            ["pair", address, "--verbose", "--log-secrets"], transport: peer.transport, store: stores[3])
         #expect(debugging.status == 0, "stderr: \(debugging.stderr)")
-        #expect(debugging.stderr.components(separatedBy: "bluejay: warning: " + HCILogger.secretsWarningText).count == 2, "\(debugging.stderr.prefix(3000))")
+        #expect(
+            debugging.stderr.components(separatedBy: "bluejay: warning: " + HCILogger.secretsWarningText).count == 2,
+            "\(debugging.stderr.prefix(3000))")
         if logSecretsShowsLTK {
             let ltk = try #require(try self.keys(in: stores[3])["LTK"])
             #expect(debugging.stderr.contains(ltk.hexDump), "the LTK is not in the --log-secrets output")

@@ -26,7 +26,8 @@ extension IntegrationTests {
             _ = try TransportSpec(parsing: "serial:/dev/nonexistent-bluejay-uart").open()
         }
         // A regular file is no serial port: termios refuses it and the error says so.
-        #expect(throws: TransportError.openFailed(what: "\(Repository.peer.path) (not a serial port?)", errno: ENOTTY)) {
+        #expect(throws: TransportError.openFailed(what: "\(Repository.peer.path) (not a serial port?)", errno: ENOTTY))
+        {
             _ = try TransportSpec(parsing: "serial:\(Repository.peer.path)").open()
         }
     }

@@ -6,10 +6,14 @@ extension CommandLineTests {
     /// Every shipped trace: the repository's recordings and, when present, the real ones in
     /// ../shared/traces.
     static var shippedTraces: [String] {
-        let directories = [Repository.root.appendingPathComponent("Fixtures/traces").path,
-                           Repository.root.deletingLastPathComponent().appendingPathComponent("shared/traces").path]
+        let directories = [
+            Repository.root.appendingPathComponent("Fixtures/traces").path,
+            Repository.root.deletingLastPathComponent().appendingPathComponent("shared/traces").path,
+        ]
         return directories.flatMap { directory in
-            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".btsnoop") }.sorted()
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+                $0.hasSuffix(".btsnoop")
+            }.sorted()
                 .map { directory + "/" + $0 }
         }
     }
@@ -32,7 +36,8 @@ extension CommandLineTests {
         let largest = peers.filter { $0.attributes == most }
         if peers.count == 1 || (most > 0 && largest.count == 1) { return largest[0].peer }
         // No peer, a tie, or several with no database: nothing is served.
-        let served = try await run(Repository.bluejay, ["serve", "--from-trace", trace, "--transport", "tcp:127.0.0.1:9", "--duration", "1"])
+        let served = try await run(
+            Repository.bluejay, ["serve", "--from-trace", trace, "--transport", "tcp:127.0.0.1:9", "--duration", "1"])
         let why = peers.isEmpty ? "no connected peer" : "choose one with --peer"
         #expect(served.status != 0 && served.stderr.contains(why), "\(trace): \(served.stderr)")
         return nil
@@ -56,7 +61,8 @@ extension CommandLineTests {
             let server = try await ServingProcess(["serve", "--from-trace", trace, "--transport", link.transport])
             defer { server.stop() }
             let address = peer.hasSuffix("/public") ? "B1:E7:00:00:00:0A/public" : peer
-            let real = try await run(Repository.bluejay, ["gatt", address, "--transport", try #require(link.transport2)])
+            let real = try await run(
+                Repository.bluejay, ["gatt", address, "--transport", try #require(link.transport2)])
             #expect(real.status == mocked.status, "\(trace): \(real.stderr)")
             #expect(real.stdout == mocked.stdout, "\(trace)")
         }
@@ -82,7 +88,9 @@ extension CommandLineTests {
             let server = try await ServingProcess(["serve", "--from-trace", trace, "--transport", central.transport])
             defer { server.stop() }
             let found = try await central.send(["op": "scan", "connectable": true])
-            try await central.send(["op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any])
+            try await central.send([
+                "op": "connect", "address": found["address"] as Any, "address_type": found["address_type"] as Any,
+            ])
             let services = try #require(try await central.send(["op": "discover"])["services"] as? [[String: Any]])
             #expect(Self.discovered(fromBumble: services) == recorded, "\(trace)")
             try await central.send(["op": "disconnect"])
@@ -105,11 +113,15 @@ extension CommandLineTests {
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         var lines: [String] = []
         for service in object?["services"] as? [[String: Any]] ?? [] where service["primary"] as? Bool != false {
-            lines.append("service \(comparable(service["uuid"])) \(service["start_handle"] ?? "?")-\(service["end_handle"] ?? "?")")
+            lines.append(
+                "service \(comparable(service["uuid"])) \(service["start_handle"] ?? "?")-\(service["end_handle"] ?? "?")"
+            )
             for characteristic in service["characteristics"] as? [[String: Any]] ?? [] {
                 let names = characteristic["properties"] as? [String] ?? []
                 let bits = names.reduce(0) { $0 | (propertyBits[$1] ?? 0x100) }
-                lines.append("  characteristic \(comparable(characteristic["uuid"])) at \(characteristic["value_handle"] ?? "?"), properties \(bits)")
+                lines.append(
+                    "  characteristic \(comparable(characteristic["uuid"])) at \(characteristic["value_handle"] ?? "?"), properties \(bits)"
+                )
                 for descriptor in characteristic["descriptors"] as? [[String: Any]] ?? [] {
                     lines.append("    descriptor \(comparable(descriptor["uuid"])) at \(descriptor["handle"] ?? "?")")
                 }
@@ -124,8 +136,9 @@ extension CommandLineTests {
         for service in services {
             lines.append("service \(comparable(service["uuid"])) \(service["start"] ?? "?")-\(service["end"] ?? "?")")
             for characteristic in service["characteristics"] as? [[String: Any]] ?? [] {
-                lines.append("  characteristic \(comparable(characteristic["uuid"])) at \(characteristic["handle"] ?? "?"), "
-                    + "properties \(characteristic["properties"] ?? "?")")
+                lines.append(
+                    "  characteristic \(comparable(characteristic["uuid"])) at \(characteristic["handle"] ?? "?"), "
+                        + "properties \(characteristic["properties"] ?? "?")")
                 for descriptor in characteristic["descriptors"] as? [[String: Any]] ?? [] {
                     lines.append("    descriptor \(comparable(descriptor["uuid"])) at \(descriptor["handle"] ?? "?")")
                 }

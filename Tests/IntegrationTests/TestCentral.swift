@@ -19,11 +19,13 @@ final class TestCentral: @unchecked Sendable {
     /// nil), and waits for its READY line.
     init(centrals: Int = 1, address: String? = nil) async throws {
         guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
-            throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
+            throw TestPeerError(
+                description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
         }
         logPath = NSTemporaryDirectory() + "bluejay-central-\(UUID().uuidString).log"
         process.executableURL = Repository.python
-        process.arguments = [Repository.peer.path, "--central", "--centrals", String(centrals), "--log", logPath]
+        process.arguments =
+            [Repository.peer.path, "--central", "--centrals", String(centrals), "--log", logPath]
             + (address.map { ["--address", $0] } ?? [])
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
@@ -33,7 +35,9 @@ final class TestCentral: @unchecked Sendable {
         input = stdin.fileHandleForWriting
         output = stdout.fileHandleForReading
         let ready = await Self.line(output)
-        guard ready.hasPrefix("READY "), let field = ready.split(separator: " ").first(where: { $0.hasPrefix("transport=") }) else {
+        guard ready.hasPrefix("READY "),
+            let field = ready.split(separator: " ").first(where: { $0.hasPrefix("transport=") })
+        else {
             process.terminate()
             throw TestPeerError(description: "the central did not print READY (got '\(ready)')")
         }

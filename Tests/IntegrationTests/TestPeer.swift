@@ -7,7 +7,8 @@ import TestTraits
 /// Paths of the checkout, found from this file so tests run from any clone.
 enum Repository {
     /// The package root.
-    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     /// The command-line tool of the build these tests belong to.
     static let bluejay = BuiltProducts.url("bluejay")
     /// The gateway of the build these tests belong to.
@@ -46,7 +47,8 @@ final class TestPeer: @unchecked Sendable {
     /// or two to start) for its READY line.
     init(arguments: [String] = []) async throws {
         guard FileManager.default.isExecutableFile(atPath: Repository.python.path) else {
-            throw TestPeerError(description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
+            throw TestPeerError(
+                description: "no \(Repository.python.path): run 'make test', which creates the peer's venv")
         }
         stderrPath = NSTemporaryDirectory() + "bluejay-peer-\(UUID().uuidString).log"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
@@ -61,7 +63,8 @@ final class TestPeer: @unchecked Sendable {
         guard text.hasPrefix("READY ") else {
             process.terminate()
             let log = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-            throw TestPeerError(description: "the peer did not print READY (got '\(text)'); its log:\n\(log.suffix(2000))")
+            throw TestPeerError(
+                description: "the peer did not print READY (got '\(text)'); its log:\n\(log.suffix(2000))")
         }
         var fields: [String: String] = [:]
         for part in text.dropFirst(6).split(separator: " ") {
@@ -69,7 +72,9 @@ final class TestPeer: @unchecked Sendable {
             if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
         }
         // `--two-hosts` runs no peripheral of its own: no address, a second transport.
-        guard let transport = fields["transport"], let address = fields["address"] ?? fields["transport2"].map({ _ in "" }) else {
+        guard let transport = fields["transport"],
+            let address = fields["address"] ?? fields["transport2"].map({ _ in "" })
+        else {
             throw TestPeerError(description: "unexpected READY line '\(text)'")
         }
         self.transport = transport

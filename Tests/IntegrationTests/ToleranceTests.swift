@@ -59,16 +59,20 @@ extension IntegrationTests {
         let connection = try await manager.connect(to: address, type: .random, timeout: .seconds(10))
         let client = GATTClient(bearer: try bearers.bearer(for: connection.handle))
         try await client.exchangeMTU()
-        let manufacturer = try await client.characteristic(BluetoothUUID(UInt16(0x2A29)), in: BluetoothUUID(UInt16(0x180A)))
+        let manufacturer = try await client.characteristic(
+            BluetoothUUID(UInt16(0x2A29)), in: BluetoothUUID(UInt16(0x180A)))
         #expect(try await client.read(manufacturer.valueHandle) == Array("Bluejay".utf8))
         try await manager.disconnect(connection.handle)
 
         // Nothing was dropped as malformed, and the debug log says what was ignored, by name.
         let lines = log.all
         #expect(!lines.contains { $0.contains("malformed") }, "\(lines.filter { $0.contains("malformed") })")
-        for name in ["Command_Complete", "Command_Status", "Number_Of_Completed_Packets", "Disconnection_Complete", "LE_Meta"] {
-            #expect(lines.contains { $0.hasPrefix("\(name) event") && $0.contains("3 octet(s) past its format, ignored") },
-                    "no debug line for \(name)")
+        for name in [
+            "Command_Complete", "Command_Status", "Number_Of_Completed_Packets", "Disconnection_Complete", "LE_Meta",
+        ] {
+            #expect(
+                lines.contains { $0.hasPrefix("\(name) event") && $0.contains("3 octet(s) past its format, ignored") },
+                "no debug line for \(name)")
         }
     }
 }

@@ -12,13 +12,16 @@ extension IntegrationTests {
     @Test func twoSimultaneousConnectionsToTwoPeripherals() async throws {
         let peer = try await TestPeer(arguments: ["--peripherals", "2"])
         defer { peer.stop() }
-        let addresses: [BluetoothAddress] = try peer.addresses.map { (text: String) throws -> BluetoothAddress in try #require(BluetoothAddress(text)) }
+        let addresses: [BluetoothAddress] = try peer.addresses.map { (text: String) throws -> BluetoothAddress in
+            try #require(BluetoothAddress(text))
+        }
         try #require(addresses.count == 2, "READY line: two peripheral addresses")
         #expect(addresses[0] != addresses[1])
 
         let clock = ManualClock()
         let threadsBefore = readerThreads()
-        let controller = HCIController(transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
+        let controller = HCIController(
+            transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
@@ -64,7 +67,8 @@ extension IntegrationTests {
         #expect(ended == [first.handle])
         let secondOnly: [ConnectionHandle] = [second.handle]
         #expect(manager.connections.keys.sorted() == secondOnly)
-        let applied = try await manager.updateParameters(second.handle, .init(intervalMin: 40, intervalMax: 40, latency: 0, supervisionTimeout: 500))
+        let applied = try await manager.updateParameters(
+            second.handle, .init(intervalMin: 40, intervalMax: 40, latency: 0, supervisionTimeout: 500))
         #expect(applied.interval == 40)
         #expect(manager.connections[second.handle]?.parameters.interval == 40)
         #expect(try await deviceName(second.handle) == "Bluejay HRM 2")

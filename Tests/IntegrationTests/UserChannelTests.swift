@@ -10,9 +10,11 @@ import Testing
 /// a Debian kernel with `hci_vhci`, where `Fixtures/vm/scenarios.sh` has attached two
 /// virtual controllers (`btvirt -l2`: hci0 and hci1) and sets `BLUEJAY_VM=1`. On any other
 /// machine they are reported as disabled, not passed: the host kernel has no Bluetooth.
-@Suite("User channel on a real kernel", .serialized, .hangGuard,
-       .enabled(if: ProcessInfo.processInfo.environment["BLUEJAY_VM"] == "1",
-                "runs only in the make vmtest guest (BLUEJAY_VM=1), where hci_vhci controllers exist"))
+@Suite(
+    "User channel on a real kernel", .serialized, .hangGuard,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["BLUEJAY_VM"] == "1",
+        "runs only in the make vmtest guest (BLUEJAY_VM=1), where hci_vhci controllers exist"))
 struct UserChannelTests {
     /// Brings the controller on `spec` up and closes it again.
     static func bringUp(_ spec: TransportSpec) async throws -> ControllerInfo {
@@ -34,8 +36,9 @@ struct UserChannelTests {
     static func kernelAddress(_ adapter: String) async throws -> String {
         let hciconfig = try #require(which("hciconfig"), "hciconfig (Debian package bluez) is not installed")
         let result = try await run(hciconfig, [adapter])
-        let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("BD Address:") },
-                                "hciconfig \(adapter): \(result.stdout) \(result.stderr)")
+        let line = try #require(
+            result.stdout.split(separator: "\n").first { $0.contains("BD Address:") },
+            "hciconfig \(adapter): \(result.stdout) \(result.stderr)")
         let fields = line.split(separator: " ")
         return String(try #require(fields.firstIndex(of: "Address:").map { fields[$0 + 1] }))
     }
@@ -61,7 +64,9 @@ struct UserChannelTests {
     @Test("hci7 fails with ENODEV and lists the adapters the kernel has")
     func missingAdapterListsThePresentOnes() async throws {
         let present = Self.kernelAdapters()
-        #expect(present.contains("hci0") && present.contains("hci1"), "btvirt -l2 should have attached hci0 and hci1: \(present)")
+        #expect(
+            present.contains("hci0") && present.contains("hci1"),
+            "btvirt -l2 should have attached hci0 and hci1: \(present)")
         let error = expectError(TransportError.self) { _ = try TransportSpec.userChannel(index: 7).open() }
         #expect(error == .noSuchAdapter(adapter: "hci7", present: present))
         #expect(error?.description == "no adapter hci7 (ENODEV); adapters present: \(present.joined(separator: ", "))")
@@ -99,7 +104,8 @@ struct UserChannelTests {
             if stderr.contains("bluejay: debug: < ") { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        try #require(scan.isRunning && stderr.contains("bluejay: debug: < "), "the scan never sent a command: \(stderr)")
+        try #require(
+            scan.isRunning && stderr.contains("bluejay: debug: < "), "the scan never sent a command: \(stderr)")
         // While it runs, hci0 is taken.
         #expect(throws: TransportError.adapterBusy(adapter: "hci0")) { try TransportSpec.userChannel(index: 0).open() }
         kill(scan.processIdentifier, SIGKILL)
@@ -121,7 +127,9 @@ struct UserChannelTests {
         // the cooperative pool between its binds, and a one-CPU machine's pool has one thread,
         // so the task that starts btvirt below would wait until the retries ran out.
         let opening = Task.detached { () async throws(TransportError) -> Int32 in
-            try await UserChannel.open(index: index, clock: ContinuousClock()) { code in retried.withLock { $0.append(code) } }
+            try await UserChannel.open(index: index, clock: ContinuousClock()) { code in
+                retried.withLock { $0.append(code) }
+            }
         }
         let deadline = ContinuousClock.now + .seconds(2)
         while ContinuousClock.now < deadline, retried.withLock({ $0.isEmpty }) {
@@ -142,7 +150,9 @@ struct UserChannelTests {
         }
         let descriptor = try await opening.value
         let codes = retried.withLock { $0 }
-        print("\(name): bound after \(codes.filter { $0 == ENODEV }.count) ENODEV and \(codes.filter { $0 == EBUSY }.count) EBUSY retries")
+        print(
+            "\(name): bound after \(codes.filter { $0 == ENODEV }.count) ENODEV and \(codes.filter { $0 == EBUSY }.count) EBUSY retries"
+        )
         let transport = FileDescriptorTransport(descriptor: descriptor, name: name, framerLimit: 65535)
         let info = try await Task { @BluetoothActor in
             let controller = HCIController(transport: transport)

@@ -55,8 +55,9 @@ struct BasicFrameTests {
         }
     }
 
-    @Test("Fragments: the first is a non-flushable start, the rest continuations, none longer than the buffer",
-          arguments: [1, 2, 3, 4, 5, 7, 27, 251, 1000])
+    @Test(
+        "Fragments: the first is a non-flushable start, the rest continuations, none longer than the buffer",
+        arguments: [1, 2, 3, 4, 5, 7, 27, 251, 1000])
     func fragments(bufferLength: Int) {
         let frame = BasicFrame(channel: .att, payload: Array(repeating: 0x5A, count: 40)[...])
         let fragments = frame.fragments(handle: 0x0041, bufferLength: bufferLength)
@@ -68,12 +69,12 @@ struct BasicFrameTests {
     }
 
     #if compiler(>=6.2)  // exit tests are Swift Testing 6.2's: on 6.0 and 6.1, no such test
-    @Test("Fragmenting into zero-byte buffers is a programming error, not a hang")
-    func zeroBufferLength() async {
-        await #expect(processExitsWith: .failure) {
-            _ = BasicFrame(channel: .att, payload: [0x0A, 0x01, 0x00]).fragments(handle: 1, bufferLength: 0)
+        @Test("Fragmenting into zero-byte buffers is a programming error, not a hang")
+        func zeroBufferLength() async {
+            await #expect(processExitsWith: .failure) {
+                _ = BasicFrame(channel: .att, payload: [0x0A, 0x01, 0x00]).fragments(handle: 1, bufferLength: 0)
+            }
         }
-    }
     #endif
 
     @Test("Fixed channels print by name")
@@ -88,14 +89,16 @@ struct BasicFrameTests {
         #expect(ChannelIdentifier(rawValue: 0x0040).description == "CID 0x0040")
     }
 
-    @Test("LE signaling codes print in trace spelling", arguments: [
-        (UInt8(0x01), "Command_Reject"), (0x06, "Disconnection_Req"), (0x07, "Disconnection_Rsp"),
-        (0x12, "Connection_Parameter_Update_Req"), (0x13, "Connection_Parameter_Update_Rsp"),
-        (0x14, "LE_Credit_Based_Connection_Req"), (0x15, "LE_Credit_Based_Connection_Rsp"),
-        (0x16, "Flow_Control_Credit_Ind"), (0x17, "Credit_Based_Connection_Req"),
-        (0x18, "Credit_Based_Connection_Rsp"), (0x19, "Credit_Based_Reconfigure_Req"),
-        (0x1A, "Credit_Based_Reconfigure_Rsp"), (0x02, "Unknown"), (0x00, "Unknown"), (0xFF, "Unknown"),
-    ])
+    @Test(
+        "LE signaling codes print in trace spelling",
+        arguments: [
+            (UInt8(0x01), "Command_Reject"), (0x06, "Disconnection_Req"), (0x07, "Disconnection_Rsp"),
+            (0x12, "Connection_Parameter_Update_Req"), (0x13, "Connection_Parameter_Update_Rsp"),
+            (0x14, "LE_Credit_Based_Connection_Req"), (0x15, "LE_Credit_Based_Connection_Rsp"),
+            (0x16, "Flow_Control_Credit_Ind"), (0x17, "Credit_Based_Connection_Req"),
+            (0x18, "Credit_Based_Connection_Rsp"), (0x19, "Credit_Based_Reconfigure_Req"),
+            (0x1A, "Credit_Based_Reconfigure_Rsp"), (0x02, "Unknown"), (0x00, "Unknown"), (0xFF, "Unknown"),
+        ])
     func signalingNames(code: UInt8, name: String) {
         #expect(SignalingCode(rawValue: code).name == name)
         #expect(SignalingCode(rawValue: code).description == "\(hex(code, digits: 2)) \(name)")

@@ -29,10 +29,12 @@ struct CreditBasedChannelsTests {
         private var draining = false
 
         init() {
-            a = CreditBasedChannels(transmit: { [weak self] _, cid, frame in self?.carry(from: .a, cid.rawValue, Array(frame.payload)) },
-                                    links: Links(), clock: clock, logger: .silent)
-            b = CreditBasedChannels(transmit: { [weak self] _, cid, frame in self?.carry(from: .b, cid.rawValue, Array(frame.payload)) },
-                                    links: Links(), clock: clock, logger: .silent)
+            a = CreditBasedChannels(
+                transmit: { [weak self] _, cid, frame in self?.carry(from: .a, cid.rawValue, Array(frame.payload)) },
+                links: Links(), clock: clock, logger: .silent)
+            b = CreditBasedChannels(
+                transmit: { [weak self] _, cid, frame in self?.carry(from: .b, cid.rawValue, Array(frame.payload)) },
+                links: Links(), clock: clock, logger: .silent)
         }
 
         var isIdle: Bool { queue.isEmpty && !draining }
@@ -62,7 +64,8 @@ struct CreditBasedChannelsTests {
                     if intercept?(from, command) == true { continue }
                     target.signaling(command, handle: CreditBasedChannelsTests.handle)
                 } else {
-                    target.receive(payload[...], on: ChannelIdentifier(rawValue: cid), handle: CreditBasedChannelsTests.handle)
+                    target.receive(
+                        payload[...], on: ChannelIdentifier(rawValue: cid), handle: CreditBasedChannelsTests.handle)
                 }
             }
             draining = false
@@ -77,8 +80,10 @@ struct CreditBasedChannelsTests {
     }
 
     /// B serves `psm` as an echo: every SDU it receives goes back.
-    func serveEcho(_ loop: Loopback, psm: PSM = echo, parameters: CreditBasedChannelParameters = .init(),
-                   accepted: @escaping (CreditBasedChannel) -> Void = { _ in }) {
+    func serveEcho(
+        _ loop: Loopback, psm: PSM = echo, parameters: CreditBasedChannelParameters = .init(),
+        accepted: @escaping (CreditBasedChannel) -> Void = { _ in }
+    ) {
         loop.b.serve(psm: psm, parameters: parameters) { channel in
             accepted(channel)
             Task { @BluetoothActor in
@@ -93,11 +98,14 @@ struct CreditBasedChannelsTests {
         let loop = Loopback()
         var served: CreditBasedChannel?
         serveEcho(loop, parameters: CreditBasedChannelParameters(mtu: 512, mps: 40, initialCredits: 3)) { served = $0 }
-        let channel = try await loop.a.open(psm: Self.echo, on: Self.handle,
-                                            parameters: CreditBasedChannelParameters(mtu: 300, mps: 30, initialCredits: 4))
+        let channel = try await loop.a.open(
+            psm: Self.echo, on: Self.handle,
+            parameters: CreditBasedChannelParameters(mtu: 300, mps: 30, initialCredits: 4))
         #expect(channel.mode == .leCreditBased)
         #expect(channel.remoteMTU == 512 && channel.remoteMPS == 40 && channel.sendCredits == 3)
-        #expect(CreditBasedChannels.dynamicCIDs.contains(channel.localCID) && CreditBasedChannels.dynamicCIDs.contains(channel.remoteCID))
+        #expect(
+            CreditBasedChannels.dynamicCIDs.contains(channel.localCID)
+                && CreditBasedChannels.dynamicCIDs.contains(channel.remoteCID))
         let sdus = (0..<40).map { index in (0..<(index * 7 % 301)).map { UInt8(truncatingIfNeeded: $0 &+ index) } }
         let reader = Task { @BluetoothActor in
             var got: [[UInt8]] = []
@@ -135,9 +143,12 @@ struct CreditBasedChannelsTests {
     @Test func enhancedModeOpensFiveChannelsInOneRequest() async throws {
         let loop = Loopback()
         var served: [CreditBasedChannel] = []
-        serveEcho(loop, parameters: CreditBasedChannelParameters(mtu: 128, mps: 64, initialCredits: 2)) { served.append($0) }
-        let channels = try await loop.a.openEnhanced(psm: Self.echo, count: 5, on: Self.handle,
-                                                     parameters: CreditBasedChannelParameters(mtu: 100, mps: 64, initialCredits: 2))
+        serveEcho(loop, parameters: CreditBasedChannelParameters(mtu: 128, mps: 64, initialCredits: 2)) {
+            served.append($0)
+        }
+        let channels = try await loop.a.openEnhanced(
+            psm: Self.echo, count: 5, on: Self.handle,
+            parameters: CreditBasedChannelParameters(mtu: 100, mps: 64, initialCredits: 2))
         #expect(channels.count == 5)
         #expect(Set(channels.map(\.localCID)).count == 5 && Set(channels.map(\.remoteCID)).count == 5)
         #expect(channels.allSatisfy { $0.mode == .enhancedCreditBased && $0.remoteMTU == 128 })
@@ -154,11 +165,14 @@ struct CreditBasedChannelsTests {
     @Test func enhancedLimitsAreTheSpecification() async throws {
         let loop = Loopback()
         serveEcho(loop)
-        await #expect(throws: CreditBasedChannelError.invalidParameters("an enhanced request opens 1 to 5 channels, not 6")) {
+        await #expect(
+            throws: CreditBasedChannelError.invalidParameters("an enhanced request opens 1 to 5 channels, not 6")
+        ) {
             _ = try await loop.a.openEnhanced(psm: Self.echo, count: 6, on: Self.handle)
         }
         await #expect(throws: CreditBasedChannelError.invalidParameters("MTU 63 is below 64")) {
-            _ = try await loop.a.openEnhanced(psm: Self.echo, count: 1, on: Self.handle, parameters: .init(mtu: 63, mps: 64))
+            _ = try await loop.a.openEnhanced(
+                psm: Self.echo, count: 1, on: Self.handle, parameters: .init(mtu: 63, mps: 64))
         }
         await #expect(throws: CreditBasedChannelError.invalidParameters("MPS 22 is outside 23…65533")) {
             _ = try await loop.a.open(psm: Self.echo, on: Self.handle, parameters: .init(mtu: 23, mps: 22))
@@ -167,7 +181,8 @@ struct CreditBasedChannelsTests {
             _ = try await loop.a.open(psm: PSM(rawValue: 0x0100), on: Self.handle)
         }
         // The accepting side refuses six CIDs in one request with Invalid Parameters.
-        let six = CreditBasedConnectionRequest(psm: Self.echo, mtu: 64, mps: 64, initialCredits: 1, sourceCIDs: Array(0x0040...0x0045))
+        let six = CreditBasedConnectionRequest(
+            psm: Self.echo, mtu: 64, mps: 64, initialCredits: 1, sourceCIDs: Array(0x0040...0x0045))
         loop.inject(from: .a, cid: 0x0005, six.command(identifier: 9).encoded())
         await loop.settle()
         let answer = try #require(loop.commands(from: .b).last)
@@ -185,11 +200,22 @@ struct CreditBasedChannelsTests {
             let answer = try #require(loop.commands(from: .b).last { $0.identifier == identifier })
             return try LECreditBasedConnectionResponse(command: answer).result.rawValue
         }
-        #expect(try await result(.init(psm: Self.echo, sourceCID: 0x0041, mtu: 23, mps: 23, initialCredits: 1), identifier: 1) == 0x0000)
-        #expect(try await result(.init(psm: Self.echo, sourceCID: 0x0041, mtu: 23, mps: 23, initialCredits: 1), identifier: 2) == 0x000A)
-        #expect(try await result(.init(psm: Self.echo, sourceCID: 0x0020, mtu: 23, mps: 23, initialCredits: 1), identifier: 3) == 0x0009)
-        #expect(try await result(.init(psm: Self.echo, sourceCID: 0x0042, mtu: 22, mps: 23, initialCredits: 1), identifier: 4) == 0x000B)
-        #expect(try await result(.init(psm: PSM(rawValue: 0x0099), sourceCID: 0x0042, mtu: 23, mps: 23, initialCredits: 1), identifier: 5) == 0x0002)
+        #expect(
+            try await result(
+                .init(psm: Self.echo, sourceCID: 0x0041, mtu: 23, mps: 23, initialCredits: 1), identifier: 1) == 0x0000)
+        #expect(
+            try await result(
+                .init(psm: Self.echo, sourceCID: 0x0041, mtu: 23, mps: 23, initialCredits: 1), identifier: 2) == 0x000A)
+        #expect(
+            try await result(
+                .init(psm: Self.echo, sourceCID: 0x0020, mtu: 23, mps: 23, initialCredits: 1), identifier: 3) == 0x0009)
+        #expect(
+            try await result(
+                .init(psm: Self.echo, sourceCID: 0x0042, mtu: 22, mps: 23, initialCredits: 1), identifier: 4) == 0x000B)
+        #expect(
+            try await result(
+                .init(psm: PSM(rawValue: 0x0099), sourceCID: 0x0042, mtu: 23, mps: 23, initialCredits: 1), identifier: 5
+            ) == 0x0002)
         #expect(loop.b.openChannels == 1)
     }
 
@@ -224,11 +250,15 @@ struct CreditBasedChannelsTests {
         let channel = try await loop.a.open(psm: Self.echo, on: Self.handle)
         await loop.settle()
         let remote = try #require(served)
-        loop.inject(from: .b, cid: 0x0005, FlowControlCreditIndication(cid: remote.localCID, credits: 65530).command(identifier: 7).encoded())
+        loop.inject(
+            from: .b, cid: 0x0005,
+            FlowControlCreditIndication(cid: remote.localCID, credits: 65530).command(identifier: 7).encoded())
         await loop.settle()
         #expect(channel.state == .closed(.protocolViolation("credits past 65535: 10 held, 65530 more granted")))
         #expect(remote.state == .closed(.closedByPeer), "our end asked the peer to close its end")
-        await #expect(throws: CreditBasedChannelError.protocolViolation("credits past 65535: 10 held, 65530 more granted")) {
+        await #expect(
+            throws: CreditBasedChannelError.protocolViolation("credits past 65535: 10 held, 65530 more granted")
+        ) {
             _ = try await channel.receive()
         }
     }
@@ -238,13 +268,16 @@ struct CreditBasedChannelsTests {
         var served: [CreditBasedChannel] = []
         loop.b.serve(psm: Self.echo) { served.append($0) }
         // No initial credits: the peer may send nothing until we read.
-        let starved = try await loop.a.open(psm: Self.echo, on: Self.handle, parameters: .init(mtu: 100, mps: 23, initialCredits: 0))
-        let other = try await loop.a.open(psm: Self.echo, on: Self.handle, parameters: .init(mtu: 100, mps: 23, initialCredits: 5))
-        let small = try await loop.a.open(psm: Self.echo, on: Self.handle, parameters: .init(mtu: 30, mps: 23, initialCredits: 5))
+        let starved = try await loop.a.open(
+            psm: Self.echo, on: Self.handle, parameters: .init(mtu: 100, mps: 23, initialCredits: 0))
+        let other = try await loop.a.open(
+            psm: Self.echo, on: Self.handle, parameters: .init(mtu: 100, mps: 23, initialCredits: 5))
+        let small = try await loop.a.open(
+            psm: Self.echo, on: Self.handle, parameters: .init(mtu: 30, mps: 23, initialCredits: 5))
         await loop.settle()
         loop.inject(from: .b, cid: starved.localCID, [1, 0, 0xAA])
         loop.inject(from: .b, cid: other.localCID, [24, 0] + [UInt8](repeating: 1, count: 22))  // 24 octets > MPS 23
-        loop.inject(from: .b, cid: small.localCID, [31, 0, 1])                                // SDU 31 > MTU 30
+        loop.inject(from: .b, cid: small.localCID, [31, 0, 1])  // SDU 31 > MTU 30
         await loop.settle()
         #expect(starved.state == .closed(.protocolViolation("a K-frame arrived with no credit left")))
         #expect(other.state == .closed(.protocolViolation("a K-frame of 24 octets exceeds our MPS of 23")))
@@ -260,7 +293,9 @@ struct CreditBasedChannelsTests {
         let loop = Loopback()
         loop.b.serve(psm: Self.echo, parameters: .init(mtu: 40, mps: 23)) { _ in }
         let channel = try await loop.a.open(psm: Self.echo, on: Self.handle)
-        await #expect(throws: CreditBasedChannelError.sduTooLong(length: 41, mtu: 40)) { try await channel.send([UInt8](repeating: 0, count: 41)) }
+        await #expect(throws: CreditBasedChannelError.sduTooLong(length: 41, mtu: 40)) {
+            try await channel.send([UInt8](repeating: 0, count: 41))
+        }
         try await channel.send([UInt8](repeating: 0, count: 40))
         #expect(channel.state == .open)
     }
@@ -271,7 +306,9 @@ struct CreditBasedChannelsTests {
         let opening = Task { @BluetoothActor in try await loop.a.open(psm: Self.echo, on: Self.handle) }
         #expect(await eventually { loop.clock.sleeperCount == 1 })
         loop.clock.advance(by: .seconds(30))
-        await #expect(throws: CreditBasedChannelError.timeout(.leCreditBasedConnectionRequest, seconds: 30)) { _ = try await opening.value }
+        await #expect(throws: CreditBasedChannelError.timeout(.leCreditBasedConnectionRequest, seconds: 30)) {
+            _ = try await opening.value
+        }
     }
 
     @Test func aPendingEnhancedAnswerWaitsForTheNextOneUnderERTX() async throws {
@@ -281,12 +318,14 @@ struct CreditBasedChannelsTests {
         loop.intercept = { side, command in
             guard side == .b, command.code == .creditBasedConnectionResponse, held == nil else { return false }
             held = command  // the real answer waits; a pending one goes first
-            let pending = CreditBasedConnectionResponse(mtu: 64, mps: 64, initialCredits: 0,
-                                                        result: CreditBasedConnectionResult(rawValue: 0x000E, enhanced: true), destinationCIDs: [0, 0])
+            let pending = CreditBasedConnectionResponse(
+                mtu: 64, mps: 64, initialCredits: 0,
+                result: CreditBasedConnectionResult(rawValue: 0x000E, enhanced: true), destinationCIDs: [0, 0])
             loop.inject(from: .b, cid: 0x0005, pending.command(identifier: command.identifier).encoded())
             return true
         }
-        let opening = Task { @BluetoothActor in try await loop.a.openEnhanced(psm: Self.echo, count: 2, on: Self.handle) }
+        let opening = Task { @BluetoothActor in try await loop.a.openEnhanced(psm: Self.echo, count: 2, on: Self.handle)
+        }
         #expect(await eventually { held != nil && loop.isIdle && loop.clock.sleeperCount == 1 })
         // Past the RTX time the request still waits: the pending answer moved it to ERTX.
         loop.clock.advance(by: .seconds(31))
@@ -300,10 +339,14 @@ struct CreditBasedChannelsTests {
         let loop = Loopback()
         loop.intercept = { side, command in
             guard side == .a, command.code == .leCreditBasedConnectionRequest else { return false }
-            loop.inject(from: .b, cid: 0x0005, CommandReject(reason: .commandNotUnderstood).command(identifier: command.identifier).encoded())
+            loop.inject(
+                from: .b, cid: 0x0005,
+                CommandReject(reason: .commandNotUnderstood).command(identifier: command.identifier).encoded())
             return true
         }
-        let error = await expectError(CreditBasedChannelError.self) { _ = try await loop.a.open(psm: Self.echo, on: Self.handle) }
+        let error = await expectError(CreditBasedChannelError.self) {
+            _ = try await loop.a.open(psm: Self.echo, on: Self.handle)
+        }
         #expect(error?.description == "request rejected: command not understood (0x0000)")
     }
 
@@ -314,8 +357,9 @@ struct CreditBasedChannelsTests {
         loop.intercept = { side, command in
             guard side == .a, command.code == .leCreditBasedConnectionRequest, refusals == 0 else { return false }
             refusals += 1
-            let refusal = LECreditBasedConnectionResponse(destinationCID: 0, mtu: 23, mps: 23, initialCredits: 0,
-                                                          result: CreditBasedConnectionResult(rawValue: 0x0008, enhanced: false))
+            let refusal = LECreditBasedConnectionResponse(
+                destinationCID: 0, mtu: 23, mps: 23, initialCredits: 0,
+                result: CreditBasedConnectionResult(rawValue: 0x0008, enhanced: false))
             loop.inject(from: .b, cid: 0x0005, refusal.command(identifier: command.identifier).encoded())
             return true
         }
@@ -331,7 +375,9 @@ struct CreditBasedChannelsTests {
         // Refused again after securing: the refusal is the answer, by name.
         refusals = 0
         loop.a.onSecurityRequired = { _, _ in false }
-        await #expect(throws: CreditBasedChannelError.refused(CreditBasedConnectionResult(rawValue: 0x0008, enhanced: false))) {
+        await #expect(
+            throws: CreditBasedChannelError.refused(CreditBasedConnectionResult(rawValue: 0x0008, enhanced: false))
+        ) {
             _ = try await loop.a.open(psm: Self.echo, on: Self.handle)
         }
     }
@@ -341,29 +387,38 @@ struct CreditBasedChannelsTests {
         serveEcho(loop)
         let channel = try await loop.a.open(psm: Self.echo, on: Self.handle)
         loop.a.linkEnded(Self.handle, reason: .remoteUserTerminatedConnection)
-        await #expect(throws: CreditBasedChannelError.linkLost(.remoteUserTerminatedConnection)) { _ = try await channel.receive() }
+        await #expect(throws: CreditBasedChannelError.linkLost(.remoteUserTerminatedConnection)) {
+            _ = try await channel.receive()
+        }
         #expect(loop.a.openChannels == 0)
     }
 
     @Test func aDisconnectionRequestForNoChannelIsRejectedInvalidCID() async throws {
         let loop = Loopback()
-        loop.inject(from: .a, cid: 0x0005, DisconnectionRequest(destinationCID: 0x0077, sourceCID: 0x0040).command(identifier: 3).encoded())
+        loop.inject(
+            from: .a, cid: 0x0005,
+            DisconnectionRequest(destinationCID: 0x0077, sourceCID: 0x0040).command(identifier: 3).encoded())
         await loop.settle()
         let reject = try CommandReject(command: try #require(loop.commands(from: .b).last))
         #expect(reject.reason == .invalidCID)
-        #expect(try reject.reasonData(CommandReject.InvalidCID.self) == CommandReject.InvalidCID(localCID: 0x0077, remoteCID: 0x0040))
+        #expect(
+            try reject.reasonData(CommandReject.InvalidCID.self)
+                == CommandReject.InvalidCID(localCID: 0x0077, remoteCID: 0x0040))
     }
 
     @Test func reconfigurationFollowsTheRules() async throws {
         let loop = Loopback()
         var served: [CreditBasedChannel] = []
         loop.b.serve(psm: Self.echo, parameters: .init(mtu: 100, mps: 64)) { served.append($0) }
-        let channels = try await loop.a.openEnhanced(psm: Self.echo, count: 2, on: Self.handle, parameters: .init(mtu: 100, mps: 64))
+        let channels = try await loop.a.openEnhanced(
+            psm: Self.echo, count: 2, on: Self.handle, parameters: .init(mtu: 100, mps: 64))
         await loop.settle()
         func answer(_ request: CreditBasedReconfigureRequest, _ identifier: UInt8) async throws -> UInt16 {
             loop.inject(from: .b, cid: 0x0005, request.command(identifier: identifier).encoded())
             await loop.settle()
-            return try CreditBasedReconfigureResponse(command: try #require(loop.commands(from: .a).last { $0.identifier == identifier })).result.rawValue
+            return try CreditBasedReconfigureResponse(
+                command: try #require(loop.commands(from: .a).last { $0.identifier == identifier })
+            ).result.rawValue
         }
         let theirs = served.map(\.localCID)
         #expect(try await answer(.init(mtu: 99, mps: 64, destinationCIDs: theirs), 20) == 0x0001)

@@ -25,7 +25,8 @@ struct L2CAPChannelsTests {
         let l2cap = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
         l2cap.setHandler(for: .att) { handle, payload in received(handle, Array(payload)) }
         for handle: ConnectionHandle in [0x40, 0x41] {
-            let parameters: [UInt8] = [0x00, UInt8(handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
+            let parameters: [UInt8] =
+                [0x00, UInt8(handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
                 + [0x18, 0x00, 0x00, 0x00, 0x90, 0x01, 0x00]
             fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
         }
@@ -61,15 +62,17 @@ struct L2CAPChannelsTests {
     @Test func badFramesAreDroppedAndTheNextOneArrives() async throws {
         var got: [[UInt8]] = []
         let link = try await link { got.append($1) }
-        try await deliver(link, [
-            acl(0x40, .continuing, [0x01, 0x02]),                                   // continuation without start
-            acl(0x40, .firstFlushable, [0x02, 0x00, 0x04, 0x00, 0x0A, 0x0B, 0x0C]), // longer than declared
-            acl(0x40, .firstFlushable, [0x05, 0x00, 0x04, 0x00, 0x01]),             // start of 5 ...
-            acl(0x40, .continuing, [0x02, 0x03, 0x04, 0x05, 0x06]),                 // ... overflowed by 5 more
-            // a good frame abandons the partial one
-            acl(0x40, .firstFlushable, [0x02, 0x00, 0x04, 0x00, 0xAA, 0xBB]),
-            acl(0x0EDC, .firstFlushable, [0x01, 0x00, 0x04, 0x00, 0x0A]),           // never connected: ignored
-        ])
+        try await deliver(
+            link,
+            [
+                acl(0x40, .continuing, [0x01, 0x02]),  // continuation without start
+                acl(0x40, .firstFlushable, [0x02, 0x00, 0x04, 0x00, 0x0A, 0x0B, 0x0C]),  // longer than declared
+                acl(0x40, .firstFlushable, [0x05, 0x00, 0x04, 0x00, 0x01]),  // start of 5 ...
+                acl(0x40, .continuing, [0x02, 0x03, 0x04, 0x05, 0x06]),  // ... overflowed by 5 more
+                // a good frame abandons the partial one
+                acl(0x40, .firstFlushable, [0x02, 0x00, 0x04, 0x00, 0xAA, 0xBB]),
+                acl(0x0EDC, .firstFlushable, [0x01, 0x00, 0x04, 0x00, 0x0A]),  // never connected: ignored
+            ])
         #expect(got == [[0xAA, 0xBB]])
         #expect(link.l2cap.droppedFrames == 4)
         #expect(link.l2cap.pendingReassemblies == 0)
@@ -90,10 +93,16 @@ struct L2CAPChannelsTests {
 
     @Test func signalingAnswersParameterRequestsAndRejectsTheUnknown() async throws {
         let link = try await link { _, _ in }
-        let request = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 7,
-                                       data: ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)).encoded())
-        let invalid = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 8,
-                                       data: ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 80, intervalMax: 40, latency: 0, supervisionTimeout: 600)).encoded())
+        let request = SignalingCommand(
+            code: .connectionParameterUpdateRequest, identifier: 7,
+            data: ConnectionParameterUpdateRequest(
+                parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)
+            ).encoded())
+        let invalid = SignalingCommand(
+            code: .connectionParameterUpdateRequest, identifier: 8,
+            data: ConnectionParameterUpdateRequest(
+                parameters: .init(intervalMin: 80, intervalMax: 40, latency: 0, supervisionTimeout: 600)
+            ).encoded())
         let unknown = SignalingCommand(code: SignalingCode(rawValue: 0x7E), identifier: 9, data: [1, 2])
         for command in [request, invalid, unknown] {
             let frame = BasicFrame(channel: .leSignaling, payload: command.encoded()[...])
@@ -101,15 +110,27 @@ struct L2CAPChannelsTests {
         }
         try await link.controller.send(ReadBDADDR())
         var reassembler = Reassembler()
-        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(decoding: $0.payload) }
-        #expect(replies == [
-            SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x00, 0x00]),
-            SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 8, data: [0x01, 0x00]),
-            SignalingCommand(code: .commandReject, identifier: 9, data: [0x00, 0x00]),
-        ])
+        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map {
+            try? SignalingCommand(decoding: $0.payload)
+        }
+        #expect(
+            replies == [
+                SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x00, 0x00]),
+                SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 8, data: [0x01, 0x00]),
+                SignalingCommand(code: .commandReject, identifier: 9, data: [0x00, 0x00]),
+            ])
         // Only the accepted request became an LE Connection Update, with its parameters.
-        let updates = link.fake.sent.filter { if case let .command(command) = $0 { command.opcode == LEConnectionUpdate.opcode } else { false } }
-        #expect(updates == [.command(LEConnectionUpdate(handle: 0x40, parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)).packet)])
+        let updates = link.fake.sent.filter {
+            if case let .command(command) = $0 { command.opcode == LEConnectionUpdate.opcode } else { false }
+        }
+        #expect(
+            updates == [
+                .command(
+                    LEConnectionUpdate(
+                        handle: 0x40,
+                        parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)
+                    ).packet)
+            ])
         link.controller.close()
     }
 
@@ -120,33 +141,44 @@ struct L2CAPChannelsTests {
             asked.append(handle)
             return false
         }
-        let request = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 7,
-                                       data: ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)).encoded())
+        let request = SignalingCommand(
+            code: .connectionParameterUpdateRequest, identifier: 7,
+            data: ConnectionParameterUpdateRequest(
+                parameters: .init(intervalMin: 80, intervalMax: 80, latency: 0, supervisionTimeout: 600)
+            ).encoded())
         let frame = BasicFrame(channel: .leSignaling, payload: request.encoded()[...])
         try await deliver(link, frame.fragments(handle: 0x41, bufferLength: 27).map { .acl($0) })
         try await link.controller.send(ReadBDADDR())
         var reassembler = Reassembler()
-        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map { try? SignalingCommand(decoding: $0.payload) }
+        let replies = link.fake.sentACL.compactMap { reassembler.append($0).frame }.map {
+            try? SignalingCommand(decoding: $0.payload)
+        }
         #expect(asked == [0x41])
-        #expect(replies == [SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x01, 0x00])])
+        #expect(
+            replies == [SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 7, data: [0x01, 0x00])])
         #expect(!link.fake.sentCommands.contains(LEConnectionUpdate.opcode))
         link.controller.close()
     }
 
     @Test func signalingCodecsRoundTrip() throws {
-        let request = ConnectionParameterUpdateRequest(parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200))
+        let request = ConnectionParameterUpdateRequest(
+            parameters: .init(intervalMin: 6, intervalMax: 3200, latency: 499, supervisionTimeout: 3200))
         #expect(request.encoded() == [0x06, 0x00, 0x80, 0x0C, 0xF3, 0x01, 0x80, 0x0C])
         #expect(try ConnectionParameterUpdateRequest(command: request.command(identifier: 3)) == request)
-        #expect(try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x01, 0x00]))
+        #expect(
+            try ConnectionParameterUpdateResponse(
+                command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x01, 0x00]))
                 == ConnectionParameterUpdateResponse(accepted: false))
         let command = SignalingCommand(code: .connectionParameterUpdateRequest, identifier: 3, data: request.encoded())
         #expect(try SignalingCommand(decoding: command.encoded()[...]) == command)
         #expect(throws: DecodingError.self) { try SignalingCommand(decoding: command.encoded().dropLast()) }
         #expect(throws: DecodingError.self) {
-            try ConnectionParameterUpdateResponse(command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x02, 0x00]))
+            try ConnectionParameterUpdateResponse(
+                command: SignalingCommand(code: .connectionParameterUpdateResponse, identifier: 3, data: [0x02, 0x00]))
         }
         // The timeout must exceed (1 + latency) × interval × 2.
-        #expect(!LEConnectionRequest(intervalMin: 3200, intervalMax: 3200, latency: 499, supervisionTimeout: 3200).isValid)
+        #expect(
+            !LEConnectionRequest(intervalMin: 3200, intervalMax: 3200, latency: 499, supervisionTimeout: 3200).isValid)
         #expect(LEConnectionRequest().isValid)
     }
 }

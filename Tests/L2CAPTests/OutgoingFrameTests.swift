@@ -16,15 +16,20 @@ struct OutgoingFrameTests {
         #expect(frame.payloadCount == length)
         #expect(Array(frame.payload) == payload)
         #expect(frame.sealed(for: .att) == BasicFrame(channel: .att, payload: payload[...]).encoded())
-        #expect(OutgoingFrame(payload: payload).sealed(for: .smp) == BasicFrame(channel: .smp, payload: payload[...]).encoded())
+        #expect(
+            OutgoingFrame(payload: payload).sealed(for: .smp)
+                == BasicFrame(channel: .smp, payload: payload[...]).encoded())
     }
 
-    @Test("Fragments are views of the sealed frame, in order, the first a start",
-          arguments: [1, 4, 5, 27, 251, 1000])
+    @Test(
+        "Fragments are views of the sealed frame, in order, the first a start",
+        arguments: [1, 4, 5, 27, 251, 1000])
     func fragmentsAreViews(bufferLength: Int) {
         let sealed = OutgoingFrame(payload: [UInt8](repeating: 0x5A, count: 40)).sealed(for: .att)
         var fragments: [ACLDataPacket] = []
-        ACLDataPacket.forEachFragment(of: sealed[...], handle: 0x0041, bufferLength: bufferLength) { fragments.append($0) }
+        ACLDataPacket.forEachFragment(of: sealed[...], handle: 0x0041, bufferLength: bufferLength) {
+            fragments.append($0)
+        }
         #expect(fragments.count == (44 + bufferLength - 1) / bufferLength)
         #expect(fragments.first?.boundary == .firstNonFlushable)
         #expect(fragments.dropFirst().allSatisfy { $0.boundary == .continuing })

@@ -59,7 +59,9 @@ struct ReassemblerTests {
                 let a = reassembler.append(start(Array(bytes[..<first])))
                 let b = reassembler.append(continuation(Array(bytes[first..<second])))
                 let c = reassembler.append(continuation(Array(bytes[second...])))
-                #expect(a.frame == nil && b.frame == nil && a.problem == nil && b.problem == nil, "splits \(first), \(second)")
+                #expect(
+                    a.frame == nil && b.frame == nil && a.problem == nil && b.problem == nil,
+                    "splits \(first), \(second)")
                 #expect(c.frame == frame30, "splits \(first), \(second)")
                 #expect(c.problem == nil, "splits \(first), \(second)")
             }
@@ -154,7 +156,8 @@ struct ReassemblerTests {
     @Test("Fragments from BasicFrame.fragments reassemble", arguments: [1, 2, 3, 4, 5, 8, 23, 27, 29, 251])
     func fragmentsRoundTrip(bufferLength: Int) {
         for payloadLength in [0, 1, 3, 26, 100, 600] {
-            let frame = BasicFrame(channel: .smp, payload: (0..<payloadLength).map { UInt8(truncatingIfNeeded: $0) }[...])
+            let frame = BasicFrame(
+                channel: .smp, payload: (0..<payloadLength).map { UInt8(truncatingIfNeeded: $0) }[...])
             var reassembler = Reassembler()
             var frames: [BasicFrame] = []
             for packet in frame.fragments(handle: 0x40, bufferLength: bufferLength) {
@@ -169,13 +172,17 @@ struct ReassemblerTests {
 
     @Test("Problems read well")
     func descriptions() {
-        #expect(ReassemblyProblem.abandoned(received: 10, expected: 30).description
-            == "incomplete L2CAP PDU abandoned after 10 of 30 bytes")
-        #expect(ReassemblyProblem.continuationWithoutStart(3).description
-            == "continuation fragment of 3 byte(s) with no PDU in progress")
-        #expect(ReassemblyProblem.longerThanDeclared(declared: 7, actual: 8).description
-            == "L2CAP PDU declares 7 bytes but the fragment has 8")
-        #expect(ReassemblyProblem.overflow(expected: 30, wouldHave: 31).description
-            == "continuation overflows the L2CAP PDU: 31 of 30 bytes")
+        #expect(
+            ReassemblyProblem.abandoned(received: 10, expected: 30).description
+                == "incomplete L2CAP PDU abandoned after 10 of 30 bytes")
+        #expect(
+            ReassemblyProblem.continuationWithoutStart(3).description
+                == "continuation fragment of 3 byte(s) with no PDU in progress")
+        #expect(
+            ReassemblyProblem.longerThanDeclared(declared: 7, actual: 8).description
+                == "L2CAP PDU declares 7 bytes but the fragment has 8")
+        #expect(
+            ReassemblyProblem.overflow(expected: 30, wouldHave: 31).description
+                == "continuation overflows the L2CAP PDU: 31 of 30 bytes")
     }
 }

@@ -43,17 +43,36 @@ struct SegmentedFramesTests {
     @Test("I-frame segments: unsegmented, start, continuation, end, and out of order")
     func segments() {
         var sdus = SDUReassembler()
-        #expect(sdus.appendSegment(.unsegmented, sduLength: nil, information: [1, 2][...]) == (.complete([1, 2][...]), nil))
-        #expect(sdus.appendSegment(.start, sduLength: 6, information: [1, 2][...]) == (.partial(received: 2, length: 6), nil))
-        #expect(sdus.appendSegment(.continuation, sduLength: nil, information: [3, 4][...]) == (.partial(received: 4, length: 6), nil))
-        #expect(sdus.appendSegment(.end, sduLength: nil, information: [5, 6][...]) == (.complete([1, 2, 3, 4, 5, 6][...]), nil))
-        #expect(sdus.appendSegment(.end, sduLength: nil, information: [9][...]) == (.none, .continuationWithoutStart(1)))
-        #expect(sdus.appendSegment(.start, sduLength: 4, information: [1][...]) == (.partial(received: 1, length: 4), nil))
-        #expect(sdus.appendSegment(.end, sduLength: nil, information: [2][...]) == (.none, .endedShort(received: 2, length: 4)))
-        #expect(sdus.appendSegment(.start, sduLength: 2, information: [1][...]) == (.partial(received: 1, length: 2), nil))
-        #expect(sdus.appendSegment(.continuation, sduLength: nil, information: [2][...]) == (.none, .endMissing(length: 2)))
-        #expect(sdus.appendSegment(.start, sduLength: 3, information: [1][...]) == (.partial(received: 1, length: 3), nil))
-        #expect(sdus.appendSegment(.unsegmented, sduLength: nil, information: [8][...])
+        #expect(
+            sdus.appendSegment(.unsegmented, sduLength: nil, information: [1, 2][...]) == (.complete([1, 2][...]), nil))
+        #expect(
+            sdus.appendSegment(.start, sduLength: 6, information: [1, 2][...]) == (
+                .partial(received: 2, length: 6), nil
+            ))
+        #expect(
+            sdus.appendSegment(.continuation, sduLength: nil, information: [3, 4][...]) == (
+                .partial(received: 4, length: 6), nil
+            ))
+        #expect(
+            sdus.appendSegment(.end, sduLength: nil, information: [5, 6][...]) == (
+                .complete([1, 2, 3, 4, 5, 6][...]), nil
+            ))
+        #expect(
+            sdus.appendSegment(.end, sduLength: nil, information: [9][...]) == (.none, .continuationWithoutStart(1)))
+        #expect(
+            sdus.appendSegment(.start, sduLength: 4, information: [1][...]) == (.partial(received: 1, length: 4), nil))
+        #expect(
+            sdus.appendSegment(.end, sduLength: nil, information: [2][...]) == (
+                .none, .endedShort(received: 2, length: 4)
+            ))
+        #expect(
+            sdus.appendSegment(.start, sduLength: 2, information: [1][...]) == (.partial(received: 1, length: 2), nil))
+        #expect(
+            sdus.appendSegment(.continuation, sduLength: nil, information: [2][...]) == (.none, .endMissing(length: 2)))
+        #expect(
+            sdus.appendSegment(.start, sduLength: 3, information: [1][...]) == (.partial(received: 1, length: 3), nil))
+        #expect(
+            sdus.appendSegment(.unsegmented, sduLength: nil, information: [8][...])
                 == (.complete([8][...]), .abandoned(received: 1, length: 3)))
     }
 
@@ -66,7 +85,9 @@ struct SegmentedFramesTests {
     @Test("The specification's I-frame and RR S-frame decode, FCS checked")
     func standardControlField() throws {
         // Example 1: an I-frame, TxSeq 1, unsegmented, ten octets of information.
-        let iFrame = BasicFrame(channel: ChannelIdentifier(rawValue: 0x40), payload: hexBytes("02 00 00 01 02 03 04 05 06 07 08 09 38 61")[...])
+        let iFrame = BasicFrame(
+            channel: ChannelIdentifier(rawValue: 0x40),
+            payload: hexBytes("02 00 00 01 02 03 04 05 06 07 08 09 38 61")[...])
         let (decoded, fcsValid) = try ControlFieldFrame.decode(iFrame, extendedControl: false, hasFCS: true)
         #expect(fcsValid == true)
         guard case let .information(information) = decoded else { Issue.record("not an I-frame: \(decoded)"); return }
@@ -80,7 +101,9 @@ struct SegmentedFramesTests {
         let rr = BasicFrame(channel: ChannelIdentifier(rawValue: 0x40), payload: hexBytes("01 01 d4 14")[...])
         let (acknowledgement, rrValid) = try ControlFieldFrame.decode(rr, extendedControl: false, hasFCS: true)
         #expect(rrValid == true)
-        guard case let .supervisory(supervisory) = acknowledgement else { Issue.record("not an S-frame: \(acknowledgement)"); return }
+        guard case let .supervisory(supervisory) = acknowledgement else {
+            Issue.record("not an S-frame: \(acknowledgement)"); return
+        }
         #expect(supervisory.function == .receiverReady)
         #expect(supervisory.reqSeq == 1)
         #expect(!supervisory.poll && !supervisory.final)
@@ -92,7 +115,11 @@ struct SegmentedFramesTests {
     func startAndExtended() throws {
         // SAR start (0b01 in bits 14-15), TxSeq 2, ReqSeq 5, no FCS.
         let start = BasicFrame(channel: ChannelIdentifier(rawValue: 0x41), payload: hexBytes("04 45 08 00 61 62")[...])
-        guard case let .information(information) = try ControlFieldFrame.decode(start, extendedControl: false, hasFCS: false).frame else {
+        guard
+            case let .information(information) = try ControlFieldFrame.decode(
+                start, extendedControl: false, hasFCS: false
+            ).frame
+        else {
             Issue.record("not an I-frame"); return
         }
         #expect(information.sar == .start)
@@ -102,10 +129,15 @@ struct SegmentedFramesTests {
         #expect(information.information == [0x61, 0x62][...])
         // Extended: F bit 1, ReqSeq bits 2-15 (= 3), SAR bits 16-17 (= end), TxSeq bits 18-31 (= 7).
         let control: UInt32 = 0b10 | 3 << 2 | 2 << 16 | 7 << 18
-        let controlOctets: [UInt8] = [UInt8(control & 0xFF), UInt8(control >> 8 & 0xFF), UInt8(control >> 16 & 0xFF), UInt8(control >> 24)]
+        let controlOctets: [UInt8] = [
+            UInt8(control & 0xFF), UInt8(control >> 8 & 0xFF), UInt8(control >> 16 & 0xFF), UInt8(control >> 24),
+        ]
         let payload: [UInt8] = controlOctets + [9]
         let extended = BasicFrame(channel: ChannelIdentifier(rawValue: 0x41), payload: payload[...])
-        guard case let .information(last) = try ControlFieldFrame.decode(extended, extendedControl: true, hasFCS: false).frame else {
+        guard
+            case let .information(last) = try ControlFieldFrame.decode(extended, extendedControl: true, hasFCS: false)
+                .frame
+        else {
             Issue.record("not an I-frame"); return
         }
         #expect(last.final)
@@ -115,10 +147,12 @@ struct SegmentedFramesTests {
         #expect(last.information == [9][...])
         // Too short for the control field, or for the FCS.
         #expect(throws: DecodingError.self) {
-            try ControlFieldFrame.decode(BasicFrame(channel: start.channel, payload: [0x02][...]), extendedControl: false, hasFCS: false)
+            try ControlFieldFrame.decode(
+                BasicFrame(channel: start.channel, payload: [0x02][...]), extendedControl: false, hasFCS: false)
         }
         #expect(throws: DecodingError.self) {
-            try ControlFieldFrame.decode(BasicFrame(channel: start.channel, payload: [0x02][...]), extendedControl: false, hasFCS: true)
+            try ControlFieldFrame.decode(
+                BasicFrame(channel: start.channel, payload: [0x02][...]), extendedControl: false, hasFCS: true)
         }
     }
 }

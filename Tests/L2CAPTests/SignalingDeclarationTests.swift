@@ -39,13 +39,15 @@ struct SignalingDeclarationTests {
 
     @Test("Octets past a format are counted under the tolerance rule and refused by the strict decoder")
     func extraOctets() throws {
-        let command = SignalingCommand(code: .disconnectionRequest, identifier: 2, data: [0x40, 0x00, 0x41, 0x00, 0xEE, 0xEE])
+        let command = SignalingCommand(
+            code: .disconnectionRequest, identifier: 2, data: [0x40, 0x00, 0x41, 0x00, 0xEE, 0xEE])
         let (request, extra) = try DisconnectionRequest.decodeCountingExtraOctets(command)
         #expect(request == DisconnectionRequest(destinationCID: 0x0040, sourceCID: 0x0041))
         #expect(extra == 2)
         #expect(throws: DecodingError.trailingBytes(2)) { try DisconnectionRequest(command: command) }
         // A list of CIDs ends with the last whole one; an odd octet after it is an extra one.
-        let odd = SignalingCommand(code: .creditBasedReconfigureRequest, identifier: 3, data: [100, 0, 50, 0, 0x40, 0, 0x41])
+        let odd = SignalingCommand(
+            code: .creditBasedReconfigureRequest, identifier: 3, data: [100, 0, 50, 0, 0x40, 0, 0x41])
         let (reconfigure, oddExtra) = try CreditBasedReconfigureRequest.decodeCountingExtraOctets(odd)
         #expect(reconfigure.destinationCIDs == [0x0040])
         #expect(oddExtra == 1)
@@ -58,16 +60,24 @@ struct SignalingDeclarationTests {
         #expect(command == SignalingCommand(code: .connectionRequest, identifier: 7, data: [0x01, 0x00, 0x40, 0x00]))
         #expect(try ConnectionRequest(command: SignalingCommand(decoding: command.encoded()[...])) == request)
         let response = SignalingCommand(code: .connectionResponse, identifier: 7, data: command.data)
-        #expect(throws: DecodingError.invalidValue(field: "Connection_Req code", value: 3)) { try ConnectionRequest(command: response) }
+        #expect(throws: DecodingError.invalidValue(field: "Connection_Req code", value: 3)) {
+            try ConnectionRequest(command: response)
+        }
     }
 
     @Test("A Command Reject's data is read as its reason declares it")
     func commandReject() throws {
-        let invalidCID = try CommandReject(command: SignalingCommand(code: .commandReject, identifier: 4, data: [0x02, 0x00, 0x40, 0x00, 0x41, 0x00]))
+        let invalidCID = try CommandReject(
+            command: SignalingCommand(code: .commandReject, identifier: 4, data: [0x02, 0x00, 0x40, 0x00, 0x41, 0x00]))
         #expect(invalidCID.reason == .invalidCID)
-        #expect(try invalidCID.reasonData(CommandReject.InvalidCID.self) == CommandReject.InvalidCID(localCID: 0x0040, remoteCID: 0x0041))
-        let mtu = try CommandReject(command: SignalingCommand(code: .commandReject, identifier: 5, data: [0x01, 0x00, 0x30]))
-        #expect(throws: DecodingError.truncated(needed: 2, available: 1)) { try mtu.reasonData(CommandReject.SignalingMTUExceeded.self) }
+        #expect(
+            try invalidCID.reasonData(CommandReject.InvalidCID.self)
+                == CommandReject.InvalidCID(localCID: 0x0040, remoteCID: 0x0041))
+        let mtu = try CommandReject(
+            command: SignalingCommand(code: .commandReject, identifier: 5, data: [0x01, 0x00, 0x30]))
+        #expect(throws: DecodingError.truncated(needed: 2, available: 1)) {
+            try mtu.reasonData(CommandReject.SignalingMTUExceeded.self)
+        }
         #expect(CommandRejectReason.commandNotUnderstood.data == [0x00, 0x00])
         #expect(CommandRejectReason(rawValue: 0x0003).description == "0x0003")
     }

@@ -28,8 +28,10 @@ struct APIReplayTests {
     /// `rules`: the matching rules; none (exact octets) for recordings made with a seeded
     /// pairing, where even the random values must come out as recorded. (`T` is Sendable:
     /// Swift 6.0 takes a call of `body` as leaving the suite's actor.)
-    func replaying<T: Sendable>(_ name: String, rules: [ReplayRule] = ReplayRule.standard,
-                      _ body: (HCIController, ControllerInfo) async throws -> T) async throws -> T {
+    func replaying<T: Sendable>(
+        _ name: String, rules: [ReplayRule] = ReplayRule.standard,
+        _ body: (HCIController, ControllerInfo) async throws -> T
+    ) async throws -> T {
         var path = Repository.trace(name)
         if let corruption { path = try corruptedCopy(of: path, record: corruption.record, octet: corruption.octet) }
         defer { if corruption != nil { try? FileManager.default.removeItem(atPath: path) } }
@@ -46,13 +48,17 @@ struct APIReplayTests {
         if let corruption {
             // Whatever the scenario made of it, the replay must have stopped at that record.
             guard let mismatch = replay.mismatch else {
-                Issue.record("\(name): record \(corruption.record) broken, yet the replay \(replay.isFinished ? "finished" : "stopped without a mismatch")")
+                Issue.record(
+                    "\(name): record \(corruption.record) broken, yet the replay \(replay.isFinished ? "finished" : "stopped without a mismatch")"
+                )
                 throw NoticedMismatch()
             }
             #expect(mismatch.recordNumber == corruption.record, "\(name): \(mismatch)")
             throw NoticedMismatch()
         }
-        if case let .failure(error) = outcome, let mismatch = replay.mismatch { Issue.record("\(mismatch)"); throw error }
+        if case let .failure(error) = outcome, let mismatch = replay.mismatch {
+            Issue.record("\(mismatch)"); throw error
+        }
         let result = try outcome.get()
         #expect(replay.verdict == nil, "\(replay.verdict.map(String.init(describing:)) ?? "")")
         #expect(replay.isFinished)
@@ -61,12 +67,15 @@ struct APIReplayTests {
 
     /// What `PeripheralOptions.withClient` of the tool does: connect, exchange MTUs, run
     /// `body` with a GATT client, disconnect.
-    func withClient<T: Sendable>(_ name: String, mtu: UInt16 = 517, cache: Bool = false,
-                       _ body: (GATTClient, ConnectionManager, LEConnection) async throws -> T) async throws -> T {
+    func withClient<T: Sendable>(
+        _ name: String, mtu: UInt16 = 517, cache: Bool = false,
+        _ body: (GATTClient, ConnectionManager, LEConnection) async throws -> T
+    ) async throws -> T {
         try await replaying(name) { controller, _ in
             let manager = ConnectionManager(controller: controller, logger: .silent)
             let channels = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-            let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: .silent)
+            let bearers = ATTBearers(
+                controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: .silent)
             bearers.server = LocalGATTServer()
             defer {
                 bearers.close()
@@ -123,12 +132,16 @@ struct APIReplayTests {
     }
 
     @Test func fullDiscovery() async throws {
-        let (database, values) = try await withClient("gatt-discovery", cache: true) { client, _, _ -> (GATTDatabase, [AttributeHandle: [UInt8]]) in
+        let (database, values) = try await withClient("gatt-discovery", cache: true) {
+            client, _, _ -> (GATTDatabase, [AttributeHandle: [UInt8]]) in
             let database = try await client.discoverAll()
             var values: [AttributeHandle: [UInt8]] = [:]
             for service in database.services {
-                for characteristic in database.characteristics[service.handle] ?? [] where characteristic.properties.contains(.read) {
-                    do { values[characteristic.valueHandle] = try await client.readLong(characteristic.valueHandle) } catch let error as GATTError {
+                for characteristic in database.characteristics[service.handle] ?? []
+                where characteristic.properties.contains(.read) {
+                    do {
+                        values[characteristic.valueHandle] = try await client.readLong(characteristic.valueHandle)
+                    } catch let error as GATTError {
                         // A refusal (0x0F on the encrypted characteristic) is part of the session.
                         guard case .att(.errorResponse) = error else { throw error }
                     }
@@ -138,7 +151,8 @@ struct APIReplayTests {
         }
         // Seven primary services and the secondary one the last of them includes.
         #expect(database.services.count == 8)
-        let secondary: [AttributeHandle] = database.services.filter { (service: Service) -> Bool in !service.isPrimary }.map(\.handle)
+        let secondary: [AttributeHandle] = database.services.filter { (service: Service) -> Bool in !service.isPrimary }
+            .map(\.handle)
         #expect(secondary == [0x002F])
         #expect(database.services.contains { (service: Service) in service.uuid == BluetoothUUID(UInt16(0x180D)) })
         let longValue: [UInt8] = (0..<512).map { (index: Int) -> UInt8 in UInt8(index % 256) }
@@ -150,7 +164,8 @@ struct APIReplayTests {
 
     @Test func readByUUIDWithTheCache() async throws {
         let value = try await withClient("read", cache: true) { client, _, _ in
-            let found = try await client.characteristic(BluetoothUUID(UInt16(0x2A29)), in: BluetoothUUID(UInt16(0x180A)))
+            let found = try await client.characteristic(
+                BluetoothUUID(UInt16(0x2A29)), in: BluetoothUUID(UInt16(0x180A)))
             return try await client.readLong(found.valueHandle)
         }
         #expect(value == Array("Bluejay".utf8))
@@ -185,7 +200,9 @@ struct APIReplayTests {
 
     /// `listen --handle H --count N --write CP=VALUE...`: CCCD found after H, subscribe,
     /// write the control point, take N values, unsubscribe.
-    func listen(_ name: String, handle: AttributeHandle, mode: ClientConfiguration, count: Int, writes: [[UInt8]]) async throws -> (values: [[UInt8]], indications: Int) {
+    func listen(_ name: String, handle: AttributeHandle, mode: ClientConfiguration, count: Int, writes: [[UInt8]])
+        async throws -> (values: [[UInt8]], indications: Int)
+    {
         try await withClient(name) { client, manager, connection in
             let cccd = try #require(try await client.clientConfigurationDescriptor(after: handle))
             var values: [[UInt8]] = []
@@ -209,14 +226,18 @@ struct APIReplayTests {
     }
 
     @Test func notifications() async throws {
-        let (values, indications) = try await listen("notifications", handle: 0x002B, mode: .notify, count: 5, writes: [[0x01, 5, 0, 0, 0, 8, 0]])
-        let expected: [[UInt8]] = (0..<5).map { (index: Int) -> [UInt8] in [UInt8(index)] + [UInt8](repeating: 0, count: 7) }
+        let (values, indications) = try await listen(
+            "notifications", handle: 0x002B, mode: .notify, count: 5, writes: [[0x01, 5, 0, 0, 0, 8, 0]])
+        let expected: [[UInt8]] = (0..<5).map { (index: Int) -> [UInt8] in
+            [UInt8(index)] + [UInt8](repeating: 0, count: 7)
+        }
         #expect(values == expected)
         #expect(indications == 0)
     }
 
     @Test func indications() async throws {
-        let (values, indications) = try await listen("indications", handle: 0x0021, mode: .indicate, count: 2, writes: [[0x04, 0xAA], [0x04, 0xBB, 0xCC]])
+        let (values, indications) = try await listen(
+            "indications", handle: 0x0021, mode: .indicate, count: 2, writes: [[0x04, 0xAA], [0x04, 0xBB, 0xCC]])
         #expect(values == [[0xAA], [0xBB, 0xCC]])
         #expect(indications == 2)
     }
@@ -231,8 +252,9 @@ struct APIReplayTests {
     }
 
     @Test func connectionParameterUpdateRequestedByThePeer() async throws {
-        let (values, _) = try await listen("connection-update", handle: 0x002B, mode: .notify, count: 1,
-                                           writes: [[0x03, 0x18, 0x00, 0x28, 0x00, 0x00, 0x00, 0xF4, 0x01], [0x01, 1, 0, 0, 0, 4, 0]])
+        let (values, _) = try await listen(
+            "connection-update", handle: 0x002B, mode: .notify, count: 1,
+            writes: [[0x03, 0x18, 0x00, 0x28, 0x00, 0x00, 0x00, 0xF4, 0x01], [0x01, 1, 0, 0, 0, 4, 0]])
         #expect(values == [[0, 0, 0, 0]])
         // The recording holds the host's answer and its LE Connection Update; replay
         // matched both, so the host accepted 40 × 1.25 ms, latency 0, 5 s as asked.
@@ -252,10 +274,13 @@ extension APIReplayTests {
     @Test func aMismatchEndsTheLinkSoNothingWaitsForever() async throws {
         let path = Repository.trace("indications")
         // The host's Handle Value Confirmation of the first indication, broken.
-        let confirmation = try #require(try BTSnoopFile(path: path).records.first { record in
-            guard record.direction == .sent, case let .packet(.acl, body) = record.content, body.count == 9 else { return false }
-            return body[body.startIndex + 8] == 0x1E
-        })
+        let confirmation = try #require(
+            try BTSnoopFile(path: path).records.first { record in
+                guard record.direction == .sent, case let .packet(.acl, body) = record.content, body.count == 9 else {
+                    return false
+                }
+                return body[body.startIndex + 8] == 0x1E
+            })
         let corrupt = try corruptedCopy(of: path, record: confirmation.number, octet: 9)
         defer { try? FileManager.default.removeItem(atPath: corrupt) }
         let replay = try ReplayTransport(path: corrupt)

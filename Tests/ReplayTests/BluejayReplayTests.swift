@@ -16,8 +16,9 @@ struct BluejayReplayTests {
     let heartRateService = ServiceIdentifier(uuid: "180D")
     var sensorLocation: CharacteristicIdentifier { CharacteristicIdentifier(uuid: "2A38", service: heartRateService) }
     var heartRate: CharacteristicIdentifier { CharacteristicIdentifier(uuid: "2A37", service: heartRateService) }
-    let controlPoint = CharacteristicIdentifier(uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+    let controlPoint = CharacteristicIdentifier(
+        uuid: "B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+        service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
 
     struct Failed: Error, CustomStringConvertible {
         let description: String
@@ -41,7 +42,8 @@ struct BluejayReplayTests {
     /// The demo on `recording`, opened by `openTransport` when given (e.g. with a fault
     /// injector around the replay); also what the host held once closed (nil: no host came up).
     func demo(_ recording: String, openTransport: TransportOpener?, disconnectHandler: (any DisconnectHandler)? = nil)
-        async -> (outcome: Result<Outcome, any Error>, verdict: ReplayMismatch?, heldAfterClose: HostResources?) {
+        async -> (outcome: Result<Outcome, any Error>, verdict: ReplayMismatch?, heldAfterClose: HostResources?)
+    {
         let store = NSTemporaryDirectory() + "bluejay-replay-api-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
@@ -49,8 +51,11 @@ struct BluejayReplayTests {
         // The host, also after a lost controller took it out of Bluejay's hands.
         var started: BluetoothHost?
         bluejay.onHostUp = { started = $0 }
-        bluejay.start(mode: .new(StartOptions(transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent,
-                                              openTransport: openTransport, controllerRecovery: .disabled)))
+        bluejay.start(
+            mode: .new(
+                StartOptions(
+                    transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent,
+                    openTransport: openTransport, controllerRecovery: .disabled)))
         let outcome: Result<Outcome, any Error>
         do { outcome = .success(try await steps(bluejay)) } catch { outcome = .failure(error) }
         _ = bluejay.stopAndExtractBluetoothState()
@@ -66,30 +71,43 @@ struct BluejayReplayTests {
 
     func steps(_ bluejay: Bluejay) async throws -> Outcome {
         let connected: ConnectionResult = await withCheckedContinuation { done in
-            bluejay.scan(duration: 15, serviceIdentifiers: [heartRateService], discovery: { discovery, _ in
-                .connect(discovery, { done.resume(returning: $0) })
-            }, stopped: { discoveries, error in
-                if let error { done.resume(returning: .failure(error)) }
-                else if discoveries.isEmpty { done.resume(returning: .failure(Failed(description: "nothing found"))) }
-            })
+            bluejay.scan(
+                duration: 15, serviceIdentifiers: [heartRateService],
+                discovery: { discovery, _ in
+                    .connect(discovery, { done.resume(returning: $0) })
+                },
+                stopped: { discoveries, error in
+                    if let error {
+                        done.resume(returning: .failure(error))
+                    } else if discoveries.isEmpty {
+                        done.resume(returning: .failure(Failed(description: "nothing found")))
+                    }
+                })
         }
         guard case .success = connected else { throw Failed(description: "connect: \(connected)") }
-        let location: ReadResult<UInt8> = await withCheckedContinuation { done in bluejay.read(from: sensorLocation) { done.resume(returning: $0) } }
+        let location: ReadResult<UInt8> = await withCheckedContinuation { done in
+            bluejay.read(from: sensorLocation) { done.resume(returning: $0) }
+        }
         guard case let .success(before) = location else { throw Failed(description: "read: \(location)") }
-        let started: WriteResult = await withCheckedContinuation { done in bluejay.write(to: controlPoint, value: Data([0x05, 0x01])) { done.resume(returning: $0) } }
+        let started: WriteResult = await withCheckedContinuation { done in
+            bluejay.write(to: controlPoint, value: Data([0x05, 0x01])) { done.resume(returning: $0) }
+        }
         guard case .success = started else { throw Failed(description: "write: \(started)") }
         var beats = try await listen(bluejay, count: 2)
         let rate = heartRate, bodySensor = sensorLocation
         let reset: RunResult<UInt8> = await withCheckedContinuation { done in
-            bluejay.run(backgroundTask: { peripheral -> UInt8 in
-                try peripheral.endListen(to: rate)
-                try peripheral.write(to: bodySensor, value: UInt8(0))
-                return try peripheral.read(from: bodySensor)
-            }, completionOnMainThread: { done.resume(returning: $0) })
+            bluejay.run(
+                backgroundTask: { peripheral -> UInt8 in
+                    try peripheral.endListen(to: rate)
+                    try peripheral.write(to: bodySensor, value: UInt8(0))
+                    return try peripheral.read(from: bodySensor)
+                }, completionOnMainThread: { done.resume(returning: $0) })
         }
         guard case let .success(after) = reset else { throw Failed(description: "background task: \(reset)") }
         beats += try await listen(bluejay, count: 2)
-        let ended: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let ended: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = ended else { throw Failed(description: "disconnect: \(ended)") }
         return Outcome(location: before, newLocation: after, beats: beats)
     }
@@ -132,8 +150,12 @@ struct BluejayReplayTests {
                 #expect(verdict.recordNumber == record.number, "record \(record.number): \(verdict)")
             } else {
                 // Broken in bring-up: start failed, so no host was made; the error says where.
-                guard case let .failure(error) = outcome else { Issue.record("record \(record.number): no mismatch, outcome \(outcome)"); continue }
-                #expect("\(error)".contains("replay mismatch at record \(record.number): "), "record \(record.number): \(error)")
+                guard case let .failure(error) = outcome else {
+                    Issue.record("record \(record.number): no mismatch, outcome \(outcome)"); continue
+                }
+                #expect(
+                    "\(error)".contains("replay mismatch at record \(record.number): "),
+                    "record \(record.number): \(error)")
             }
         }
     }

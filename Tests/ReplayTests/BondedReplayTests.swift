@@ -15,8 +15,9 @@ import Testing
 /// recorded one, in order, and nothing recorded may be left unsent.
 @Suite @MainActor
 struct BondedReplayTests {
-    static let secret = CharacteristicIdentifier(uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
-                                                 service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
+    static let secret = CharacteristicIdentifier(
+        uuid: "B1E70004-9D3B-4C7A-8A5E-6F2D0C1B0A00",
+        service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
 
     @Test func anAppSendsWhatTheToolSentToABondedPeer() async throws {
         let session = try #require(Session.all.first { $0.name == "read-bonded" })
@@ -41,7 +42,8 @@ struct BondedReplayTests {
             defer { try? FileManager.default.removeItem(atPath: corrupt) }
             let run = try await app(session, on: corrupt)
             // A packet of the bring-up fails the start, which says where.
-            let noticed = run.verdict?.recordNumber == record.number || run.failure.contains("at record \(record.number):")
+            let noticed =
+                run.verdict?.recordNumber == record.number || run.failure.contains("at record \(record.number):")
             #expect(noticed, "record \(record.number): \(run.verdict.map(String.init(describing:)) ?? run.failure)")
         }
     }
@@ -49,14 +51,19 @@ struct BondedReplayTests {
     /// The app: connect, read the secret characteristic, disconnect, on `recording` with a
     /// copy of the session's store. Returns the value read (nil when a step failed, with
     /// what failed) and the replay's verdict (nil: every packet played and matched).
-    func app(_ session: Session, on recording: String) async throws -> (value: String?, verdict: ReplayMismatch?, failure: String) {
+    func app(_ session: Session, on recording: String) async throws -> (
+        value: String?, verdict: ReplayMismatch?, failure: String
+    ) {
         let store = try session.freshStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let bluejay = Bluejay()
         var started: BluetoothHost?
         bluejay.onHostUp = { started = $0 }
-        bluejay.start(mode: .new(StartOptions(transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent,
-                                              controllerRecovery: .disabled)))
+        bluejay.start(
+            mode: .new(
+                StartOptions(
+                    transport: "replay:\(recording)", store: StoreDirectory(path: store), logger: .silent,
+                    controllerRecovery: .disabled)))
         let outcome = await steps(bluejay)
         let value = try? outcome.get()
         let failure = if case let .failure(error) = outcome { "\(error)" } else { "" }
@@ -75,9 +82,13 @@ struct BondedReplayTests {
             bluejay.connect(peripheral, timeout: .seconds(15)) { done.resume(returning: $0) }
         }
         if case let .failure(error) = connected { return .failure(error) }
-        let read: ReadResult<String> = await withCheckedContinuation { done in bluejay.read(from: Self.secret) { done.resume(returning: $0) } }
+        let read: ReadResult<String> = await withCheckedContinuation { done in
+            bluejay.read(from: Self.secret) { done.resume(returning: $0) }
+        }
         guard case let .success(value) = read else { return .failure(Failed(description: "read: \(read)")) }
-        let disconnected: DisconnectionResult = await withCheckedContinuation { done in bluejay.disconnect { done.resume(returning: $0) } }
+        let disconnected: DisconnectionResult = await withCheckedContinuation { done in
+            bluejay.disconnect { done.resume(returning: $0) }
+        }
         guard case .success = disconnected else { return .failure(Failed(description: "disconnect: \(disconnected)")) }
         return .success(value)
     }

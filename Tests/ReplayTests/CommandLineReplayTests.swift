@@ -10,9 +10,12 @@ import Testing
     /// The sessions the issue asks for are all there (a lost line would silently drop a test).
     @Test func everySessionIsListed() {
         let names = Set(Session.all.map(\.name))
-        let required: Set = ["bumble-bringup", "scan", "connect", "gatt-discovery", "read", "read-long", "write", "write-long",
-                             "write-reliable", "notifications", "indications", "disconnect-by-peer", "connection-update", "bluejay-api-demo",
-                             "read-bonded"]
+        let required: Set = [
+            "bumble-bringup", "scan", "connect", "gatt-discovery", "read", "read-long", "write", "write-long",
+            "write-reliable", "notifications", "indications", "disconnect-by-peer", "connection-update",
+            "bluejay-api-demo",
+            "read-bonded",
+        ]
         #expect(required.isSubset(of: names), "missing: \(required.subtracting(names).sorted())")
         for session in Session.all {
             #expect(FileManager.default.fileExists(atPath: session.path), "\(session.name).btsnoop is missing")
@@ -41,18 +44,25 @@ import Testing
             let corrupt = try corruptedCopy(of: session.path, record: chosen.number, octet: octet)
             defer { try? FileManager.default.removeItem(atPath: corrupt) }
             let result = try await session.replay(corrupt)
-            guard case let .packet(type, body) = file.records[chosen.number - 1].content else { Issue.record("not a packet"); continue }
+            guard case let .packet(type, body) = file.records[chosen.number - 1].content else {
+                Issue.record("not a packet"); continue
+            }
             let sent = [type.rawValue] + body
             var recorded = sent
             recorded[octet] ^= 0x01
             #expect(result.status == 1, "record \(chosen.number): \(result.stderr)")
             #expect(result.stderr.contains("replay mismatch at record \(chosen.number): "), "\(result.stderr)")
-            let report = result.stderr.contains("expected: \(recorded.hexDump)\n") && result.stderr.contains("actual  : \(sent.hexDump)\n")
+            let report =
+                result.stderr.contains("expected: \(recorded.hexDump)\n")
+                && result.stderr.contains("actual  : \(sent.hexDump)\n")
             // The Bluejay API reports a failed start as one line (BluejayError.startFailed).
-            let oneLine = result.stderr.contains("expected \(recorded.hexDump) (") && result.stderr.contains("sent \(sent.hexDump) (")
+            let oneLine =
+                result.stderr.contains("expected \(recorded.hexDump) (")
+                && result.stderr.contains("sent \(sent.hexDump) (")
             #expect(report || (session.name == "bluejay-api-demo" && oneLine), "\(result.stderr)")
             // Decoded, not just hex: a command by name or an ACL packet down to its L2CAP channel.
-            #expect(["HCI Command", "ACL TX: ", "ACL handle"].contains { result.stderr.contains($0) }, "\(result.stderr)")
+            #expect(
+                ["HCI Command", "ACL TX: ", "ACL handle"].contains { result.stderr.contains($0) }, "\(result.stderr)")
             #expect(!result.stderr.contains("Fatal error"))
         }
     }
@@ -61,12 +71,16 @@ import Testing
     /// never sent.
     @Test func aHostThatStopsEarlyFails() async throws {
         // `info` against the recording of `connect`: bring-up matches, then the host stops.
-        let result = try await run(Repository.bluejay, ["info", "--transport", "replay:\(Repository.trace("connect"))"])
+        let result = try await run(
+            Repository.bluejay, ["info", "--transport", "replay:\(Repository.trace("connect"))"])
         #expect(result.status == 1)
         let records = try hostRecords(Repository.trace("connect"))
         let bringUp = try hostRecords(Repository.trace("bumble-bringup")).count
-        #expect(result.stderr.contains("replay mismatch at record \(records[bringUp].number): the host stopped, but the recording has \(records.count - bringUp) more"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "replay mismatch at record \(records[bringUp].number): the host stopped, but the recording has \(records.count - bringUp) more"
+            ),
+            "\(result.stderr)")
         #expect(result.stderr.contains("actual  : nothing"))
     }
 
@@ -84,7 +98,8 @@ import Testing
         #expect(lines.count == files.count)
         #expect(lines.allSatisfy { $0.contains("every packet decodes") })
         // Qualcomm's vendor debug stream is recognised as such, not decoded as ATT.
-        #expect(lines.contains { $0.contains("vband") && $0.contains("92 ACL packets on handles no connection announced") })
+        #expect(
+            lines.contains { $0.contains("vband") && $0.contains("92 ACL packets on handles no connection announced") })
     }
 
     @Test func traceCheckNamesTheFirstPacketThatDoesNotDecode() async throws {

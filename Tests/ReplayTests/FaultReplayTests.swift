@@ -11,7 +11,9 @@ import Testing
 /// cover reconnection), so after a lost link the listens end instead.
 @MainActor
 final class NoReconnect: DisconnectHandler {
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+    func didDisconnect(
+        from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool
+    ) -> AutoReconnectMode {
         .change(shouldAutoReconnect: false)
     }
 }
@@ -23,7 +25,8 @@ extension BluejayReplayTests {
     /// run ends (no hang), no completion fires twice (a checked continuation would trap), an
     /// interrupted demo fails, and the host it leaves holds nothing: no link, command, ACL
     /// credit, ATT request, SMP state or armed timer.
-    @Test(.hangGuard, arguments: [InjectedFault.peerDisconnect, .supervisionTimeout, .transportEOF, .hardwareError(0x2A)])
+    @Test(
+        .hangGuard, arguments: [InjectedFault.peerDisconnect, .supervisionTimeout, .transportEOF, .hardwareError(0x2A)])
     func faultAtEveryHostPacketOfTheDemo(_ fault: InjectedFault) async throws {
         let path = Repository.trace("bluejay-api-demo")
         let records = try BTSnoopFile(path: path).records
@@ -31,29 +34,39 @@ extension BluejayReplayTests {
             guard record.direction == .sent, case .packet = record.content else { return false }
             return true
         }
-        let linkUp = try #require(records.firstIndex { record in
-            guard case let .packet(type, body) = record.content, let packet = try? HCIPacket(type: type, body: body) else { return false }
-            return FaultTrigger.openedHandle(packet) != nil
-        })
+        let linkUp = try #require(
+            records.firstIndex { record in
+                guard case let .packet(type, body) = record.content, let packet = try? HCIPacket(type: type, body: body)
+                else { return false }
+                return FaultTrigger.openedHandle(packet) != nil
+            })
         // The demo's own Disconnect: a fault from there on may find nothing left to break.
-        let disconnect = try #require(sent.lastIndex { record in
-            guard case let .packet(type, body) = record.content, case let .command(command)? = try? HCIPacket(type: type, body: body) else { return false }
-            return command.opcode == Disconnect.opcode
-        })
+        let disconnect = try #require(
+            sent.lastIndex { record in
+                guard case let .packet(type, body) = record.content,
+                    case let .command(command)? = try? HCIPacket(type: type, body: body)
+                else { return false }
+                return command.opcode == Disconnect.opcode
+            })
         let handler = NoReconnect()
         var runs = 0
         for (index, record) in sent.enumerated() where !fault.needsLink || record.number > records[linkUp].number {
             let trigger = FaultTrigger.hostPacket(index + 1)
             let injectors = Injectors()
-            let run = await demo(path, openTransport: { capture throws(TransportError) in
-                let injector = FaultInjectingTransport(wrapping: try ReplayTransport(path: path, capture: capture), controller: .scripted)
-                injector.arm(fault, on: trigger)
-                injectors.add(injector)
-                return injector
-            }, disconnectHandler: handler)
+            let run = await demo(
+                path,
+                openTransport: { capture throws(TransportError) in
+                    let injector = FaultInjectingTransport(
+                        wrapping: try ReplayTransport(path: path, capture: capture), controller: .scripted)
+                    injector.arm(fault, on: trigger)
+                    injectors.add(injector)
+                    return injector
+                }, disconnectHandler: handler)
             runs += 1
             let what = "\(fault) at record \(record.number) (host packet \(index + 1))"
-            #expect(injectors.all.count == 1 && injectors.all.allSatisfy(\.fired), "\(what): opened \(injectors.all.count), fired \(injectors.all.map(\.fired))")
+            #expect(
+                injectors.all.count == 1 && injectors.all.allSatisfy(\.fired),
+                "\(what): opened \(injectors.all.count), fired \(injectors.all.map(\.fired))")
             if index < disconnect, case .success = run.outcome { Issue.record("\(what): the demo succeeded") }
             if let held = run.heldAfterClose {
                 #expect(held == .none, "\(what): the closed host holds \(held)")

@@ -22,9 +22,14 @@ import Testing
         let reset: [UInt8] = [0x01, 0x03, 0x0C, 0x00]
         #expect(matcher.match(expected: reset, actual: reset) == nil)
         let scanEnable: [UInt8] = [0x01, 0x0C, 0x20, 0x02, 0x01, 0x00]
-        #expect(matcher.match(expected: scanEnable, actual: [0x01, 0x0C, 0x20, 0x02, 0x01, 0x01])?.contains("octet 5 differs") == true)
-        #expect(matcher.match(expected: scanEnable, actual: reset)?.contains("4 octets long, the recording's 6") == true)
-        #expect(matcher.match(expected: reset, actual: acl([0x00]))?.contains("acl packet where the recording has a command") == true)
+        #expect(
+            matcher.match(expected: scanEnable, actual: [0x01, 0x0C, 0x20, 0x02, 0x01, 0x01])?.contains(
+                "octet 5 differs") == true)
+        #expect(
+            matcher.match(expected: scanEnable, actual: reset)?.contains("4 octets long, the recording's 6") == true)
+        #expect(
+            matcher.match(expected: reset, actual: acl([0x00]))?.contains(
+                "acl packet where the recording has a command") == true)
         // An ATT PDU is exact too: a Write Request with another value.
         let write = acl([0x05, 0x00, 0x04, 0x00, 0x12, 0x13, 0x00, 0x02])
         var other = write
@@ -45,22 +50,38 @@ import Testing
         #expect(matcher.boundValueDiffered)
         // The same recorded address later must be the same host address…
         #expect(matcher.match(expected: setRandomAddress(recorded), actual: setRandomAddress(mine)) == nil)
-        #expect(matcher.match(expected: setRandomAddress(recorded), actual: setRandomAddress([0, 0, 0, 0, 0, 0xC0]))?.contains("was sent as") == true)
+        #expect(
+            matcher.match(expected: setRandomAddress(recorded), actual: setRandomAddress([0, 0, 0, 0, 0, 0xC0]))?
+                .contains("was sent as") == true)
         // …and another recorded address may not reuse it.
-        #expect(matcher.match(expected: setRandomAddress([9, 9, 9, 9, 9, 0xC9]), actual: setRandomAddress(mine))?.contains("reused") == true)
+        #expect(
+            matcher.match(expected: setRandomAddress([9, 9, 9, 9, 9, 0xC9]), actual: setRandomAddress(mine))?.contains(
+                "reused") == true)
         // A resolvable private address (top bits 01) where a static one was recorded fails.
         var fresh = ReplayMatcher()
-        #expect(fresh.match(expected: setRandomAddress(recorded), actual: setRandomAddress([1, 2, 3, 4, 5, 0x46]))?.contains("sub-type") == true)
+        #expect(
+            fresh.match(expected: setRandomAddress(recorded), actual: setRandomAddress([1, 2, 3, 4, 5, 0x46]))?
+                .contains("sub-type") == true)
     }
 
     @Test func encryptionKeysAreBoundAndTheHandleIsExact() {
         var matcher = ReplayMatcher()
         func enable(handle: UInt8, rand: UInt8, ltk: UInt8) -> [UInt8] {
-            [0x01, 0x19, 0x20, 28, handle, 0x00] + Array(repeating: rand, count: 8) + [0x00, 0x00] + Array(repeating: ltk, count: 16)
+            [0x01, 0x19, 0x20, 28, handle, 0x00] + Array(repeating: rand, count: 8) + [0x00, 0x00]
+                + Array(repeating: ltk, count: 16)
         }
-        #expect(matcher.match(expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 1, rand: 0xBB, ltk: 0x22)) == nil)
-        #expect(matcher.match(expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 2, rand: 0xBB, ltk: 0x22))?.contains("octet 4") == true)
-        #expect(matcher.match(expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 1, rand: 0xBB, ltk: 0x33))?.contains("Long_Term_Key") == true)
+        #expect(
+            matcher.match(
+                expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 1, rand: 0xBB, ltk: 0x22))
+                == nil)
+        #expect(
+            matcher.match(
+                expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 2, rand: 0xBB, ltk: 0x22))?
+                .contains("octet 4") == true)
+        #expect(
+            matcher.match(
+                expected: enable(handle: 1, rand: 0xAA, ltk: 0x11), actual: enable(handle: 1, rand: 0xBB, ltk: 0x33))?
+                .contains("Long_Term_Key") == true)
     }
 
     /// A Pairing Public Key (65 octets) spans three 27-octet ACL fragments; the key is
@@ -80,9 +101,15 @@ import Testing
         }
         #expect(matcher.boundValueDiffered)
         // The next Pairing Random is a new value: bound afresh.
-        #expect(matcher.match(expected: acl(smp([0x04] + Array(repeating: 1, count: 16))), actual: acl(smp([0x04] + Array(repeating: 2, count: 16)))) == nil)
+        #expect(
+            matcher.match(
+                expected: acl(smp([0x04] + Array(repeating: 1, count: 16))),
+                actual: acl(smp([0x04] + Array(repeating: 2, count: 16)))) == nil)
         // Reusing the nonce for the next recorded nonce is caught.
-        #expect(matcher.match(expected: acl(smp([0x04] + Array(repeating: 3, count: 16))), actual: acl(smp([0x04] + Array(repeating: 2, count: 16))))?.contains("reused") == true)
+        #expect(
+            matcher.match(
+                expected: acl(smp([0x04] + Array(repeating: 3, count: 16))),
+                actual: acl(smp([0x04] + Array(repeating: 2, count: 16))))?.contains("reused") == true)
         // A key whose last fragment is wrong is caught when the field completes.
         var strict = ReplayMatcher()
         let recorded = fragments(recordedKey), sent = fragments(hostKey)
@@ -99,19 +126,29 @@ import Testing
         let confirm = acl(smp([0x03] + Array(repeating: 0x10, count: 16)))
         let otherConfirm = acl(smp([0x03] + Array(repeating: 0x20, count: 16)))
         var deterministic = ReplayMatcher()
-        #expect(deterministic.match(expected: acl(smp([0x04] + Array(repeating: 1, count: 16))), actual: acl(smp([0x04] + Array(repeating: 1, count: 16)))) == nil)
+        #expect(
+            deterministic.match(
+                expected: acl(smp([0x04] + Array(repeating: 1, count: 16))),
+                actual: acl(smp([0x04] + Array(repeating: 1, count: 16)))) == nil)
         #expect(!deterministic.boundValueDiffered)
-        #expect(deterministic.match(expected: confirm, actual: otherConfirm)?.contains("Confirm_Value (derived)") == true)
+        #expect(
+            deterministic.match(expected: confirm, actual: otherConfirm)?.contains("Confirm_Value (derived)") == true)
 
         var random = ReplayMatcher()
-        #expect(random.match(expected: acl(smp([0x04] + Array(repeating: 1, count: 16))), actual: acl(smp([0x04] + Array(repeating: 2, count: 16)))) == nil)
+        #expect(
+            random.match(
+                expected: acl(smp([0x04] + Array(repeating: 1, count: 16))),
+                actual: acl(smp([0x04] + Array(repeating: 2, count: 16)))) == nil)
         #expect(random.match(expected: confirm, actual: otherConfirm) == nil)
     }
 
     @Test func theRuleTableNamesEveryValueAHostMakesUp() {
         let names = Set(ReplayRule.standard.map(\.name))
-        for name in ["LE_Set_Random_Address", "LE_Enable_Encryption", "LE_Long_Term_Key_Request_Reply", "Pairing_Random",
-                     "Pairing_Confirm", "Pairing_Public_Key", "Pairing_DHKey_Check", "Encryption_Information", "Central_Identification"] {
+        for name in [
+            "LE_Set_Random_Address", "LE_Enable_Encryption", "LE_Long_Term_Key_Request_Reply", "Pairing_Random",
+            "Pairing_Confirm", "Pairing_Public_Key", "Pairing_DHKey_Check", "Encryption_Information",
+            "Central_Identification",
+        ] {
             #expect(names.contains(name), "\(name)")
         }
         // Every field lies inside its packet's fixed parameters.
@@ -124,7 +161,10 @@ import Testing
     /// octet is exact, even a random address.
     @Test func noRulesMeansEveryOctetIsExact() {
         var matcher = ReplayMatcher(rules: [])
-        #expect(matcher.match(expected: setRandomAddress([1, 2, 3, 4, 5, 0xC6]), actual: setRandomAddress([1, 2, 3, 4, 5, 0xC7])) != nil)
+        #expect(
+            matcher.match(
+                expected: setRandomAddress([1, 2, 3, 4, 5, 0xC6]), actual: setRandomAddress([1, 2, 3, 4, 5, 0xC7]))
+                != nil)
     }
 
     /// The in-process check of every host packet of the bring-up: whichever octet of
@@ -141,7 +181,9 @@ import Testing
                 try await controller.start()
                 Issue.record("record \(record.number) broken, yet bring-up succeeded")
             } catch {
-                guard case let .transport(.replayMismatch(mismatch)) = error else { Issue.record("record \(record.number): \(error)"); continue }
+                guard case let .transport(.replayMismatch(mismatch)) = error else {
+                    Issue.record("record \(record.number): \(error)"); continue
+                }
                 #expect(mismatch.recordNumber == record.number)
                 #expect(mismatch == replay.mismatch)
                 #expect(mismatch.description.contains("expected: "))

@@ -14,8 +14,10 @@ import Testing
 /// confirm values are checked against them).
 extension APIReplayTests {
     /// Connect, exchange MTUs, then `body` with a Security Manager on the link; disconnect.
-    func withSecurity<T: Sendable>(_ name: String, seed: UInt64,
-                         _ body: (GATTClient, SecurityManager, LEConnection) async throws -> T) async throws -> T {
+    func withSecurity<T: Sendable>(
+        _ name: String, seed: UInt64,
+        _ body: (GATTClient, SecurityManager, LEConnection) async throws -> T
+    ) async throws -> T {
         // Exact octets: with the seed, every nonce, key and our IRK is the recorded one.
         try await replaying(name, rules: []) { controller, _ in
             let manager = ConnectionManager(controller: controller, logger: .silent)
@@ -24,7 +26,9 @@ extension APIReplayTests {
             bearers.server = LocalGATTServer()
             let store = NSTemporaryDirectory() + "bluejay-api-replay-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: store) }
-            let security = SecurityManager(controller: controller, channels: channels, connections: manager, store: StoreDirectory(path: store), logger: .silent)
+            let security = SecurityManager(
+                controller: controller, channels: channels, connections: manager, store: StoreDirectory(path: store),
+                logger: .silent)
             security.entropy = .seeded(seed)
             defer {
                 security.close()
@@ -57,7 +61,8 @@ extension APIReplayTests {
     /// `bluejay read --handle 0x0024`: Insufficient Encryption, pairing on demand, the read
     /// again, the value.
     @Test func pairingOnDemand() async throws {
-        let value = try await withSecurity("pairing-on-demand", seed: 2) { client, _, _ in try await client.read(0x0024) }
+        let value = try await withSecurity("pairing-on-demand", seed: 2) { client, _, _ in try await client.read(0x0024)
+        }
         #expect(value == Array("Bluejay secret".utf8))
     }
 }

@@ -7,7 +7,8 @@ import TestTraits
 /// Paths of the checkout, found from this file so tests run from any clone.
 enum Repository {
     /// The package root.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     /// The recorded sessions.
     static let traces = root.appendingPathComponent("Fixtures/traces")
     /// The command-line tool of the build these tests belong to.
@@ -33,7 +34,10 @@ struct Session: Sendable, CustomStringConvertible {
     /// Every session of sessions.txt (read when the test list is made; a missing file is
     /// an empty list, which the suite's own count check then reports).
     static let all: [Session] = {
-        guard let text = try? String(contentsOf: Repository.traces.appendingPathComponent("sessions.txt"), encoding: .utf8) else { return [] }
+        guard
+            let text = try? String(
+                contentsOf: Repository.traces.appendingPathComponent("sessions.txt"), encoding: .utf8)
+        else { return [] }
         return text.split(separator: "\n").compactMap { line in
             guard !line.hasPrefix("#") else { return nil }
             let words = line.split(separator: " ").map(String.init)
@@ -60,9 +64,12 @@ struct Session: Sendable, CustomStringConvertible {
         let file = recording ?? path
         let store = try freshStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let result = try await run(Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
-        return (result.status, result.stdout.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"),
-                result.stderr.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"))
+        let result = try await run(
+            Repository.bluejay, arguments + ["--transport", "replay:\(file)"], environment: ["BLUEJAY_STORE": store])
+        return (
+            result.status, result.stdout.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT"),
+            result.stderr.replacingOccurrences(of: "replay:\(file)", with: "TRANSPORT")
+        )
     }
 }
 
@@ -89,4 +96,3 @@ func hostRecords(_ path: String) throws -> [(number: Int, length: Int)] {
         return (record.number, body.count + 1)
     }
 }
-

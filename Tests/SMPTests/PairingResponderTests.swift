@@ -17,7 +17,9 @@ extension SecurityManagerTests {
     /// The address a central connected to: our public one, a resolvable private one, our
     /// static random one; and a resolvable private one on a controller with no public
     /// address (it reads 00:00:00:00:00:00).
-    enum OwnAddressCase: CaseIterable, Sendable { case `public`, resolvablePrivate, staticRandom, resolvablePrivateWithoutPublicAddress }
+    enum OwnAddressCase: CaseIterable, Sendable {
+        case `public`, resolvablePrivate, staticRandom, resolvablePrivateWithoutPublicAddress
+    }
 
     /// The key the controller was given for the LE Long Term Key Request (nil: the
     /// Negative Reply), from the last such command sent.
@@ -31,7 +33,10 @@ extension SecurityManagerTests {
     }
 
     func requestKey(_ rig: Rig, ediv: UInt16, random: [UInt8]) async throws {
-        let parameters = [UInt8(Rig.handle.rawValue & 0xFF), UInt8(Rig.handle.rawValue >> 8)] + random + [UInt8(ediv & 0xFF), UInt8(ediv >> 8)]
+        let parameters =
+            [UInt8(Rig.handle.rawValue & 0xFF), UInt8(Rig.handle.rawValue >> 8)] + random + [
+                UInt8(ediv & 0xFF), UInt8(ediv >> 8),
+            ]
         rig.fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x05, parameters: parameters[...])))
         try await rig.controller.send(ReadBDADDR())
     }
@@ -50,8 +55,10 @@ extension SecurityManagerTests {
     /// controller has no public address.
     @Test(arguments: OwnAddressCase.allCases)
     func legacyJustWorksAsResponder(_ own: OwnAddressCase) async throws {
-        let rig = try await rig(PairingPolicy(ioCapability: .noInputNoOutput),
-                                address: own == .resolvablePrivateWithoutPublicAddress ? BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]) : nil)
+        let rig = try await rig(
+            PairingPolicy(ioCapability: .noInputNoOutput),
+            address: own == .resolvablePrivateWithoutPublicAddress
+                ? BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]) : nil)
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let publicAddress = try #require(rig.controller.info?.address)
         let local: (type: UInt8, address: BluetoothAddress), identity: (type: UInt8, address: BluetoothAddress)
@@ -70,12 +77,16 @@ extension SecurityManagerTests {
         }
         if own != .public { rig.security.localAddress = { _ in (.random, local.address) } }
         guard let distributed = try await legacyJustWorksUntilOurKeys(rig, local: local),
-              case let .encryptionInformation(ltk) = distributed[0], case let .centralIdentification(identification) = distributed[1],
-              case let .identityInformation(ours) = distributed[2], case let .identityAddressInformation(address) = distributed[3]
+            case let .encryptionInformation(ltk) = distributed[0],
+            case let .centralIdentification(identification) = distributed[1],
+            case let .identityInformation(ours) = distributed[2],
+            case let .identityAddressInformation(address) = distributed[3]
         else { return }
         #expect(address.address == identity.address && address.addressType == identity.type)
         if own == .resolvablePrivate || own == .resolvablePrivateWithoutPublicAddress {
-            #expect(ResolvablePrivateAddress.resolves(local.address, with: ours.identityResolvingKey.bytes), "the central resolves our address with the IRK we gave")
+            #expect(
+                ResolvablePrivateAddress.resolves(local.address, with: ours.identityResolvingKey.bytes),
+                "the central resolves our address with the IRK we gave")
         }
 
         // The central's keys.
@@ -87,7 +98,9 @@ extension SecurityManagerTests {
         _ = await eventually { !bonds.all().isEmpty }
         let bond = try #require(bonds.all().first)
         #expect(!bond.secureConnections && !bond.authenticated)
-        #expect(bond.longTermKeyBytes == ltk.longTermKey.bytes && bond.ediv == identification.ediv && bond.randomBytes == identification.random.bytes)
+        #expect(
+            bond.longTermKeyBytes == ltk.longTermKey.bytes && bond.ediv == identification.ediv
+                && bond.randomBytes == identification.random.bytes)
         #expect(bond.identityResolvingKeyBytes == irk && bond.signatureKeySecret?.bytes == csrk)
         #expect(rig.security.isEncrypted(Rig.handle))
 
@@ -117,15 +130,20 @@ extension SecurityManagerTests {
             if case let .disconnectionComplete(end) = event { told.append("ended \(end.handle.rawValue)") }
         }
         defer { rig.controller.removeEventObserver(observer) }
-        guard try await legacyJustWorksUntilOurKeys(rig, local: (0, try #require(rig.controller.info?.address))) != nil else { return }
-        try await rig.receive(IdentityInformation(identityResolvingKey: SecretValue((0..<16).map { UInt8(0xA0 + $0) })).encoded())
+        guard try await legacyJustWorksUntilOurKeys(rig, local: (0, try #require(rig.controller.info?.address))) != nil
+        else { return }
+        try await rig.receive(
+            IdentityInformation(identityResolvingKey: SecretValue((0..<16).map { UInt8(0xA0 + $0) })).encoded())
         try await rig.receive(IdentityAddressInformation(addressType: 1, address: Self.peer).encoded())
 
         let signing = SigningInformation(signatureKey: SecretValue((0..<16).map { UInt8(0xC0 + $0) })).encoded()
         let frame = [UInt8(signing.count), 0x00, 0x06, 0x00] + signing
         let end = DisconnectionComplete(status: .success, handle: Rig.handle, reason: .remoteUserTerminatedConnection)
-        rig.fake.deliver(.packets([.acl(ACLDataPacket(handle: Rig.handle, boundary: .firstFlushable, data: frame[...])),
-                                   .event(HCIEvent.disconnectionComplete(end).packet)]))
+        rig.fake.deliver(
+            .packets([
+                .acl(ACLDataPacket(handle: Rig.handle, boundary: .firstFlushable, data: frame[...])),
+                .event(HCIEvent.disconnectionComplete(end).packet),
+            ]))
         _ = await eventually { told.count == 2 }
         #expect(told == ["paired \(Rig.handle.rawValue) \(Self.peer)", "ended \(Rig.handle.rawValue)"])
         #expect(BondStore(store: StoreDirectory(path: rig.store)).bond(for: Self.peer, type: .random) != nil)
@@ -136,16 +154,24 @@ extension SecurityManagerTests {
     /// the five commands of our key distribution (returned: EncKey's two, IdKey's two,
     /// SignKey's). Our Sconfirm must be c1 over our Srand and the STK s1 over both rands;
     /// `local` is our address as the central connected to it.
-    func legacyJustWorksUntilOurKeys(_ rig: Rig, local: (type: UInt8, address: BluetoothAddress)) async throws -> [SMPPDU]? {
-        let request = PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding], initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
-                                      responderKeys: [.encryptionKey, .identityKey, .signingKey])
+    func legacyJustWorksUntilOurKeys(_ rig: Rig, local: (type: UInt8, address: BluetoothAddress)) async throws
+        -> [SMPPDU]?
+    {
+        let request = PairingFeatures(
+            ioCapability: .noInputNoOutput, authentication: [.bonding],
+            initiatorKeys: [.encryptionKey, .identityKey, .signingKey],
+            responderKeys: [.encryptionKey, .identityKey, .signingKey])
         try await rig.receive(PairingRequest(features: request).encoded())
         await rig.waitForSent(1)
         guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return nil }
         let response = answer.features
-        #expect(!response.authentication.contains(.secureConnections) || !request.authentication.contains(.secureConnections))
+        #expect(
+            !response.authentication.contains(.secureConnections)
+                || !request.authentication.contains(.secureConnections))
         #expect(response.responderKeys == [.encryptionKey, .identityKey, .signingKey])
-        #expect(response.initiatorKeys == [.identityKey, .signingKey], "the central's own LTK would serve only roles reversed")
+        #expect(
+            response.initiatorKeys == [.identityKey, .signingKey],
+            "the central's own LTK would serve only roles reversed")
 
         let tk = [UInt8](repeating: 0, count: 16)
         let preq: [UInt8] = PairingRequest(features: request).encoded().reversed()
@@ -169,12 +195,14 @@ extension SecurityManagerTests {
         try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
         _ = await eventually { lastKeyReply(rig) != nil }
         #expect(lastKeyReply(rig) == .some(Array(s1(k: tk, r1: srand, r2: mrand).reversed())))
-        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
+        rig.fake.deliverEvent(
+            .encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
         await rig.waitForSent(8)
         let distributed = Array(rig.sent[3...])
-        guard distributed.count == 5, case .encryptionInformation = distributed[0], case .centralIdentification = distributed[1],
-              case .identityInformation = distributed[2], case .identityAddressInformation = distributed[3],
-              case .signingInformation = distributed[4]
+        guard distributed.count == 5, case .encryptionInformation = distributed[0],
+            case .centralIdentification = distributed[1],
+            case .identityInformation = distributed[2], case .identityAddressInformation = distributed[3],
+            case .signingInformation = distributed[4]
         else { Issue.record("distributed \(distributed)"); return nil }
         return distributed
     }
@@ -193,8 +221,9 @@ extension SecurityManagerTests {
         let raw = entropy.privateKey().publicKey.rawRepresentation
         var y = Array(raw[32..<64].reversed())
         if reflection == .negatedY { y = Self.p256Prime(minus: y) }
-        let request = PairingFeatures(ioCapability: .keyboardOnly, authentication: [.bonding, .mitm, .secureConnections],
-                                      initiatorKeys: [.identityKey], responderKeys: [.identityKey])
+        let request = PairingFeatures(
+            ioCapability: .keyboardOnly, authentication: [.bonding, .mitm, .secureConnections],
+            initiatorKeys: [.identityKey], responderKeys: [.identityKey])
         try await rig.receive(PairingRequest(features: request).encoded())
         await rig.waitForSent(1)
         try await rig.receive(PairingPublicKey(x: Octets(Array(raw[0..<32].reversed())), y: Octets(y)).encoded())
@@ -216,15 +245,18 @@ extension SecurityManagerTests {
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let user = ShownPasskeys()
         rig.security.delegate = user
-        let request = PairingFeatures(ioCapability: .keyboardOnly, authentication: [.bonding, .mitm],
-                                      initiatorKeys: [.identityKey], responderKeys: [.encryptionKey])
+        let request = PairingFeatures(
+            ioCapability: .keyboardOnly, authentication: [.bonding, .mitm],
+            initiatorKeys: [.identityKey], responderKeys: [.encryptionKey])
         try await rig.receive(PairingRequest(features: request).encoded())
         await rig.waitForSent(1)
         guard case let .pairingResponse(answer)? = rig.sent.first else { Issue.record("sent \(rig.sent)"); return }
         let response = answer.features
         let passkey = try #require(await user.next())
         let ours = try #require(rig.controller.info?.address)
-        let passkeyBytes: [UInt8] = withUnsafeBytes(of: passkey.bigEndian) { (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes) }
+        let passkeyBytes: [UInt8] = withUnsafeBytes(of: passkey.bigEndian) {
+            (bytes: UnsafeRawBufferPointer) -> [UInt8] in Array(bytes)
+        }
         let tk: [UInt8] = [UInt8](repeating: 0, count: 12) + passkeyBytes
         let preq: [UInt8] = PairingRequest(features: request).encoded().reversed()
         let pres: [UInt8] = PairingResponse(features: response).encoded().reversed()
@@ -238,14 +270,19 @@ extension SecurityManagerTests {
         await rig.waitForSent(2)
         try await rig.receive(PairingRandom(randomValue: SecretValue(mrand.reversed())).encoded())
         await rig.waitForSent(3)
-        guard case .pairingRandom? = rig.sent.last else { Issue.record("sent \(rig.sent): the confirm value did not match"); return }
+        guard case .pairingRandom? = rig.sent.last else {
+            Issue.record("sent \(rig.sent): the confirm value did not match"); return
+        }
         #expect(!rig.security.isEncrypted(Rig.handle))
 
         try await requestKey(rig, ediv: 0, random: [UInt8](repeating: 0, count: 8))
         _ = await eventually { lastKeyReply(rig) != nil }
-        rig.fake.deliverEvent(.encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
+        rig.fake.deliverEvent(
+            .encryptionChange(EncryptionChange(status: .success, handle: Rig.handle, encryptionEnabled: 1)))
         await rig.waitForSent(5)  // our LTK, EDIV and Rand
-        #expect(rig.security.isAuthenticated(Rig.handle), "encrypted with the passkey pairing's STK, the central's keys still to come")
+        #expect(
+            rig.security.isAuthenticated(Rig.handle),
+            "encrypted with the passkey pairing's STK, the central's keys still to come")
 
         let irk = (0..<16).map { UInt8(0xA0 + $0) }
         try await rig.receive(IdentityInformation(identityResolvingKey: SecretValue(irk)).encoded())

@@ -53,7 +53,9 @@ import Testing
         let first = BondStore(store: StoreDirectory(path: path)).localStaticRandomAddress()
         #expect(first.isValidStaticRandom)
         #expect(BondStore(store: StoreDirectory(path: path)).localStaticRandomAddress() == first)
-        #expect(try FileManager.default.attributesOfItem(atPath: path + "/bonds/local-static-address")[.posixPermissions] as? Int == 0o600)
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: path + "/bonds/local-static-address")[.posixPermissions]
+                as? Int == 0o600)
         try Data("00:11:22:33:44:55\n".utf8).write(to: URL(fileURLWithPath: path + "/bonds/local-static-address"))
         let replaced = BondStore(store: StoreDirectory(path: path)).localStaticRandomAddress()
         #expect(replaced.isValidStaticRandom && replaced != BluetoothAddress("00:11:22:33:44:55"))

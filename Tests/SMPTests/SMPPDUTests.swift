@@ -8,18 +8,29 @@ import Testing
     static let sixteen = Array(0x00...0x0F).map(UInt8.init)
 
     static let samples: [SMPPDU] = [
-        .pairingRequest(PairingRequest(features: PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .mitm, .secureConnections],
-                                                                 initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey, .signingKey]))),
-        .pairingResponse(PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, oobDataPresent: true, authentication: [.bonding],
-                                                                   maximumKeySize: 7, initiatorKeys: [], responderKeys: [.encryptionKey]))),
-        .pairingConfirm(PairingConfirm(confirmValue: SecretValue(sixteen))), .pairingRandom(PairingRandom(randomValue: SecretValue(sixteen.reversed()))),
+        .pairingRequest(
+            PairingRequest(
+                features: PairingFeatures(
+                    ioCapability: .keyboardDisplay, authentication: [.bonding, .mitm, .secureConnections],
+                    initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey, .signingKey]))),
+        .pairingResponse(
+            PairingResponse(
+                features: PairingFeatures(
+                    ioCapability: .noInputNoOutput, oobDataPresent: true, authentication: [.bonding],
+                    maximumKeySize: 7, initiatorKeys: [], responderKeys: [.encryptionKey]))),
+        .pairingConfirm(PairingConfirm(confirmValue: SecretValue(sixteen))),
+        .pairingRandom(PairingRandom(randomValue: SecretValue(sixteen.reversed()))),
         .pairingFailed(PairingFailed(reason: .dhKeyCheckFailed)),
         .encryptionInformation(EncryptionInformation(longTermKey: SecretValue(sixteen))),
         .centralIdentification(CentralIdentification(ediv: 0xBEEF, random: Octets(sixteen[0..<8]))),
         .identityInformation(IdentityInformation(identityResolvingKey: SecretValue(sixteen))),
-        .identityAddressInformation(IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)),
-        .signingInformation(SigningInformation(signatureKey: SecretValue(sixteen))), .securityRequest(SecurityRequest(authentication: [.bonding, .mitm])),
-        .pairingPublicKey(PairingPublicKey(x: Octets(Array(repeating: 0xAA, count: 32)), y: Octets(Array(repeating: 0x55, count: 32)))),
+        .identityAddressInformation(
+            IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)),
+        .signingInformation(SigningInformation(signatureKey: SecretValue(sixteen))),
+        .securityRequest(SecurityRequest(authentication: [.bonding, .mitm])),
+        .pairingPublicKey(
+            PairingPublicKey(x: Octets(Array(repeating: 0xAA, count: 32)), y: Octets(Array(repeating: 0x55, count: 32)))
+        ),
         .pairingDHKeyCheck(PairingDHKeyCheck(dhKeyCheck: SecretValue(sixteen))),
         .pairingKeypressNotification(PairingKeypressNotification(notificationType: 4)),
     ]
@@ -54,8 +65,11 @@ import Testing
             let command = try #require(SMPCode(rawValue: code).commandType, "\(rule.name)")
             #expect(rule.name == command.name)
             for field in rule.fields {
-                #expect(command.fields.contains { $0.name == field.name && $0.offset == field.offset && $0.length == field.length },
-                        "\(rule.name) \(field.name)")
+                #expect(
+                    command.fields.contains {
+                        $0.name == field.name && $0.offset == field.offset && $0.length == field.length
+                    },
+                    "\(rule.name) \(field.name)")
             }
         }
     }
@@ -84,11 +98,20 @@ import Testing
 
     @Test func badBytesAreRefusedByName() {
         #expect(throws: SMPDecodingError.unknownCode(0x42)) { try SMPPDU(decoding: [0x42]) }
-        #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) { try SMPPDU(decoding: []) }
-        #expect(throws: SMPDecodingError.malformed(.pairingConfirm, .truncated(needed: 16, available: 3))) { try SMPPDU(decoding: [0x03, 1, 2, 3]) }
-        #expect(throws: SMPDecodingError.malformed(.pairingFailed, .trailingBytes(1))) { try SMPPDU(decoding: [0x05, 0x01, 0x00]) }
+        #expect(throws: SMPDecodingError.malformed(nil, .truncated(needed: 1, available: 0))) {
+            try SMPPDU(decoding: [])
+        }
+        #expect(throws: SMPDecodingError.malformed(.pairingConfirm, .truncated(needed: 16, available: 3))) {
+            try SMPPDU(decoding: [0x03, 1, 2, 3])
+        }
+        #expect(throws: SMPDecodingError.malformed(.pairingFailed, .trailingBytes(1))) {
+            try SMPPDU(decoding: [0x05, 0x01, 0x00])
+        }
         // Key size outside 7...16, an IO capability Part H does not define.
-        #expect(throws: SMPDecodingError.malformed(.pairingRequest, .invalidValue(field: "Maximum_Encryption_Key_Size", value: 6))) {
+        #expect(
+            throws: SMPDecodingError.malformed(
+                .pairingRequest, .invalidValue(field: "Maximum_Encryption_Key_Size", value: 6))
+        ) {
             try SMPPDU(decoding: [0x01, 0x03, 0x00, 0x01, 0x06, 0x00, 0x00])
         }
         #expect(throws: SMPDecodingError.malformed(.pairingResponse, .invalidValue(field: "IO_Capability", value: 5))) {
@@ -120,11 +143,15 @@ import Testing
             (.displayOnly, .displayOnly, true, .justWorks),
         ]
         for (initiator, responder, sc, method) in cases {
-            #expect(PairingMethod.select(initiator: features(initiator), responder: features(responder), secureConnections: sc) == method,
-                    "\(initiator) → \(responder), SC \(sc)")
+            #expect(
+                PairingMethod.select(
+                    initiator: features(initiator), responder: features(responder), secureConnections: sc) == method,
+                "\(initiator) → \(responder), SC \(sc)")
         }
         // Neither side asks for MITM: Just Works whatever the IO.
-        #expect(PairingMethod.select(initiator: features(.keyboardOnly, mitm: false), responder: features(.displayOnly, mitm: false),
-                                     secureConnections: true) == .justWorks)
+        #expect(
+            PairingMethod.select(
+                initiator: features(.keyboardOnly, mitm: false), responder: features(.displayOnly, mitm: false),
+                secureConnections: true) == .justWorks)
     }
 }

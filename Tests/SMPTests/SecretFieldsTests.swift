@@ -25,17 +25,30 @@ private func acl(_ handle: UInt16, start: Bool, _ data: [UInt8]) -> [UInt8] {
 struct SMPSecretFieldsTests {
     /// Every command, with the octets that must be secret (empty: none).
     static let cases: [(SMPPDU, [UInt8])] = [
-        (.pairingRequest(PairingRequest(features: PairingFeatures(ioCapability: .keyboardDisplay, authentication: [.bonding, .secureConnections],
-                                                                  initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey]))), []),
-        (.pairingResponse(PairingResponse(features: PairingFeatures(ioCapability: .noInputNoOutput, authentication: [.bonding],
-                                                                    initiatorKeys: [], responderKeys: [.encryptionKey]))), []),
+        (
+            .pairingRequest(
+                PairingRequest(
+                    features: PairingFeatures(
+                        ioCapability: .keyboardDisplay, authentication: [.bonding, .secureConnections],
+                        initiatorKeys: [.identityKey], responderKeys: [.encryptionKey, .identityKey]))), []
+        ),
+        (
+            .pairingResponse(
+                PairingResponse(
+                    features: PairingFeatures(
+                        ioCapability: .noInputNoOutput, authentication: [.bonding],
+                        initiatorKeys: [], responderKeys: [.encryptionKey]))), []
+        ),
         (.pairingConfirm(PairingConfirm(confirmValue: SecretValue(key(0xA0)))), key(0xA0)),
         (.pairingRandom(PairingRandom(randomValue: SecretValue(key(0xA0)))), key(0xA0)),
         (.pairingFailed(PairingFailed(reason: .confirmValueFailed)), []),
         (.encryptionInformation(EncryptionInformation(longTermKey: SecretValue(key(0xA0)))), key(0xA0)),
         (.centralIdentification(CentralIdentification(ediv: 0x4321, random: Octets(key(0x30, 8)))), []),
         (.identityInformation(IdentityInformation(identityResolvingKey: SecretValue(key(0xA0)))), key(0xA0)),
-        (.identityAddressInformation(IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)), []),
+        (
+            .identityAddressInformation(
+                IdentityAddressInformation(addressType: 1, address: BluetoothAddress("F0:0D:B1:E7:00:01")!)), []
+        ),
         (.signingInformation(SigningInformation(signatureKey: SecretValue(key(0xA0)))), key(0xA0)),
         (.securityRequest(SecurityRequest(authentication: [.bonding, .mitm])), []),
         (.pairingPublicKey(PairingPublicKey(x: Octets(key(0x20, 32)), y: Octets(key(0x60, 32)))), []),
@@ -57,7 +70,9 @@ struct SMPSecretFieldsTests {
         #expect(!SMPSecretFields.carriesSMP(channel: 0x0004) && !SMPSecretFields.carriesSMP(channel: 0x0040))
     }
 
-    @Test("An SMP key split across ACL fragments is found in each fragment, interleaved with the other direction and another handle")
+    @Test(
+        "An SMP key split across ACL fragments is found in each fragment, interleaved with the other direction and another handle"
+    )
     func fragmentedKeys() {
         // Encryption Information from the peer in three fragments: half the basic header;
         // the rest of it, the Code and 5 octets of the LTK; the last 11 octets.
@@ -97,7 +112,9 @@ struct SMPSecretFieldsTests {
         let pdu = frame(0x0006, PairingRandom(randomValue: SecretValue(key(0xA0))).encoded())
         for cut in 1..<pdu.count {
             var secrets = PacketSecrets()
-            var parts: [[UInt8]] = [acl(0x0001, start: true, Array(pdu[..<cut])), acl(0x0001, start: false, Array(pdu[cut...]))]
+            var parts: [[UInt8]] = [
+                acl(0x0001, start: true, Array(pdu[..<cut])), acl(0x0001, start: false, Array(pdu[cut...])),
+            ]
             for index in parts.indices {
                 parts[index].zero(secrets.secretFields(type: .acl, body: parts[index][...], direction: .sent))
             }
@@ -111,21 +128,36 @@ struct SMPSecretFieldsTests {
     func continuationWithoutStartAndBREDR() {
         var secrets = PacketSecrets()
         // A capture that begins inside a PDU: nothing to place it by.
-        #expect(secrets.secretFields(type: .acl, body: acl(0x0001, start: false, key(0xA0))[...], direction: .received).isEmpty)
-        let bredr = acl(0x000B, start: true, frame(0x0007, PairingDHKeyCheck(dhKeyCheck: SecretValue(key(0xA0))).encoded()))
-        #expect(secrets.secretFields(type: .acl, body: bredr[...], direction: .received) == [SecretField("DHKey_Check", offset: 9, length: 16)])
+        #expect(
+            secrets.secretFields(type: .acl, body: acl(0x0001, start: false, key(0xA0))[...], direction: .received)
+                .isEmpty)
+        let bredr = acl(
+            0x000B, start: true, frame(0x0007, PairingDHKeyCheck(dhKeyCheck: SecretValue(key(0xA0))).encoded()))
+        #expect(
+            secrets.secretFields(type: .acl, body: bredr[...], direction: .received) == [
+                SecretField("DHKey_Check", offset: 9, length: 16)
+            ])
         // A new start ends whatever was under way on that handle and direction.
-        _ = secrets.secretFields(type: .acl, body: acl(0x0001, start: true, Array(frame(0x0006, PairingConfirm(confirmValue: SecretValue(key(0xA0))).encoded()).prefix(6)))[...],
-                                 direction: .sent)
+        _ = secrets.secretFields(
+            type: .acl,
+            body: acl(
+                0x0001, start: true,
+                Array(frame(0x0006, PairingConfirm(confirmValue: SecretValue(key(0xA0))).encoded()).prefix(6)))[...],
+            direction: .sent)
         let restart = acl(0x0001, start: true, frame(0x0004, [0x0A, 0x01, 0x00]))
         #expect(secrets.secretFields(type: .acl, body: restart[...], direction: .sent).isEmpty)
-        #expect(secrets.secretFields(type: .acl, body: acl(0x0001, start: false, key(0xA0, 4))[...], direction: .sent).isEmpty)
+        #expect(
+            secrets.secretFields(type: .acl, body: acl(0x0001, start: false, key(0xA0, 4))[...], direction: .sent)
+                .isEmpty)
     }
 
     @Test("Commands and events go by the HCI table")
     func commandsAndEvents() {
         var secrets = PacketSecrets()
         let command = HCIPacket.command(LEEnableEncryption(handle: 1, longTermKey: key(0xA0)).packet).encodeH4()
-        #expect(secrets.secretFields(type: .command, body: command[1...], direction: .sent) == [SecretField("Long_Term_Key", offset: 15, length: 16)])
+        #expect(
+            secrets.secretFields(type: .command, body: command[1...], direction: .sent) == [
+                SecretField("Long_Term_Key", offset: 15, length: 16)
+            ])
     }
 }

@@ -24,7 +24,11 @@ struct SecurityManagerTests {
             // Reassembled: a public key (65 octets) takes several 27-octet fragments.
             var frames: [[UInt8]] = []
             for acl in fake.sentACL {
-                if acl.boundary == .continuing, !frames.isEmpty { frames[frames.count - 1] += acl.data } else { frames.append(Array(acl.data)) }
+                if acl.boundary == .continuing, !frames.isEmpty {
+                    frames[frames.count - 1] += acl.data
+                } else {
+                    frames.append(Array(acl.data))
+                }
             }
             return frames.compactMap { data in
                 guard data.count > 4, data[2] == 0x06, data[3] == 0x00 else { return nil }
@@ -35,7 +39,8 @@ struct SecurityManagerTests {
         /// Delivers an SMP command from the peer and waits until it is handled.
         func receive(_ bytes: [UInt8]) async throws {
             let frame = [UInt8(bytes.count), 0x00, 0x06, 0x00] + bytes
-            fake.deliver(.packets([.acl(ACLDataPacket(handle: Self.handle, boundary: .firstFlushable, data: frame[...]))]))
+            fake.deliver(
+                .packets([.acl(ACLDataPacket(handle: Self.handle, boundary: .firstFlushable, data: frame[...]))]))
             try await controller.send(ReadBDADDR())
         }
 
@@ -55,7 +60,9 @@ struct SecurityManagerTests {
     }
 
     /// `address`: what the controller reads as its public address, if not the fake's own.
-    func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput), address: BluetoothAddress? = nil) async throws -> Rig {
+    func rig(_ policy: PairingPolicy = PairingPolicy(ioCapability: .noInputNoOutput), address: BluetoothAddress? = nil)
+        async throws -> Rig
+    {
         var script = FakeController.Script()
         if let address { script.address = address }
         script.leBuffer = (27, 64)  // the fake returns no credits: enough for a whole pairing
@@ -66,9 +73,11 @@ struct SecurityManagerTests {
         let connections = ConnectionManager(controller: controller, logger: .silent)
         let channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
         let store = NSTemporaryDirectory() + "bluejay-smp-\(UUID().uuidString)"
-        let security = SecurityManager(controller: controller, channels: channels, connections: connections, store: StoreDirectory(path: store),
-                                       policy: policy, logger: .silent)
-        let parameters: [UInt8] = [0x00, UInt8(Rig.handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
+        let security = SecurityManager(
+            controller: controller, channels: channels, connections: connections, store: StoreDirectory(path: store),
+            policy: policy, logger: .silent)
+        let parameters: [UInt8] =
+            [0x00, UInt8(Rig.handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes
             + [0x18, 0x00, 0x00, 0x00, 0x90, 0x01, 0x00]
         fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
         try await controller.send(ReadBDADDR())
@@ -109,7 +118,9 @@ struct SecurityManagerTests {
         pairing = rig.startPairing()
         await rig.waitForSent(2)
         try await rig.receive([0x02, 0x03, 0x00])  // a Pairing Response cut short
-        guard case .protocolError? = await pairing.value else { Issue.record("a malformed response must fail pairing"); return }
+        guard case .protocolError? = await pairing.value else {
+            Issue.record("a malformed response must fail pairing"); return
+        }
         #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
         rig.controller.close()
     }
@@ -155,8 +166,10 @@ struct SecurityManagerTests {
         defer { try? FileManager.default.removeItem(atPath: rig.store) }
         let pairing = rig.startPairing()
         await rig.waitForSent(1)
-        let response = PairingResponse(features: PairingFeatures(ioCapability: theirs, authentication: [.bonding, .mitm, .secureConnections],
-                                                                 initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
+        let response = PairingResponse(
+            features: PairingFeatures(
+                ioCapability: theirs, authentication: [.bonding, .mitm, .secureConnections],
+                initiatorKeys: [.identityKey], responderKeys: [.identityKey]))
         try await rig.receive(response.encoded())
         await rig.waitForSent(2)
         guard case var .pairingPublicKey(key)? = rig.sent.last else { Issue.record("sent \(rig.sent)"); return }
@@ -169,8 +182,12 @@ struct SecurityManagerTests {
         // Refused at once; a pairing that took the key would wait for the peer's next
         // command on a clock that does not move by itself: the SMP timeout then ends it.
         await rig.waitForSent(3)
-        if rig.sent.last != .pairingFailed(PairingFailed(reason: .invalidParameters)) { rig.clock.advance(by: .seconds(30)) }
-        guard case let .invalidPublicKey(why)? = await pairing.value else { Issue.record("a reflected key must be refused"); return }
+        if rig.sent.last != .pairingFailed(PairingFailed(reason: .invalidParameters)) {
+            rig.clock.advance(by: .seconds(30))
+        }
+        guard case let .invalidPublicKey(why)? = await pairing.value else {
+            Issue.record("a reflected key must be refused"); return
+        }
         #expect(why.contains("our own public key"))
         #expect(rig.sent.last == .pairingFailed(PairingFailed(reason: .invalidParameters)))
         #expect(BondStore(store: StoreDirectory(path: rig.store)).all().isEmpty)
@@ -179,7 +196,10 @@ struct SecurityManagerTests {
 
     /// p − y for P-256's prime p (SEC 2), both least significant octet first.
     nonisolated static func p256Prime(minus y: [UInt8]) -> [UInt8] {
-        let p: [UInt8] = Array([UInt8](repeating: 0xFF, count: 12) + [UInt8](repeating: 0, count: 12) + [0x01, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])
+        let p: [UInt8] = Array(
+            [UInt8](repeating: 0xFF, count: 12) + [UInt8](repeating: 0, count: 12) + [
+                0x01, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+            ])
         var result = [UInt8](repeating: 0, count: 32), borrow = 0
         for index in 0..<32 {
             let difference = Int(p[index]) - Int(y[index]) - borrow

@@ -7,40 +7,45 @@ import Bluejay
     let bluejay = Bluejay()
     func connect(_ peripheralIdentifier: PeripheralIdentifier) {
         let peripheral = peripheralIdentifier
-bluejay.connect(peripheralIdentifier) { [weak self] (result) in
-    switch result {
-    case .success(let peripheral):
-	debugPrint("Connection to \(peripheral.identifier) successful.")
+        bluejay.connect(peripheralIdentifier) { [weak self] (result) in
+            switch result {
+            case .success(let peripheral):
+                debugPrint("Connection to \(peripheral.identifier) successful.")
 
-	guard let weakSelf = self else {
-	    return
-	}
+                guard let weakSelf = self else {
+                    return
+                }
 
-	weakSelf.performSegue(withIdentifier: "showHeartSensor", sender: self)
-    case .cancelled:
-	debugPrint("Connection to \(peripheral.identifier) cancelled.")
-    case .failure(let error):
-	debugPrint("Connection to \(peripheral.identifier) failed with error: \(error.localizedDescription)")
-    }
-}
+                weakSelf.performSegue(withIdentifier: "showHeartSensor", sender: self)
+            case .cancelled:
+                debugPrint("Connection to \(peripheral.identifier) cancelled.")
+            case .failure(let error):
+                debugPrint("Connection to \(peripheral.identifier) failed with error: \(error.localizedDescription)")
+            }
+        }
     }
 
     func disconnect(_ peripheralIdentifier: PeripheralIdentifier) {
-bluejay.disconnect()
+        bluejay.disconnect()
 
-bluejay.disconnect { (result) in
-    switch result {
-    case .success(let peripheral):
-	debugPrint("Disconnection from \(peripheral.identifier) successful.")
-    case .cancelled:
-	debugPrint("Disconnection from \(peripheralIdentifier.uuid.uuidString) cancelled.")
-    case .failure(let error):
-	debugPrint("Disconnection from \(peripheralIdentifier.uuid.uuidString) failed with error: \(error.localizedDescription)")
-    }
-}
+        bluejay.disconnect { (result) in
+            switch result {
+            case .success(let peripheral):
+                debugPrint("Disconnection from \(peripheral.identifier) successful.")
+            case .cancelled:
+                debugPrint("Disconnection from \(peripheralIdentifier.uuid.uuidString) cancelled.")
+            case .failure(let error):
+                debugPrint(
+                    "Disconnection from \(peripheralIdentifier.uuid.uuidString) failed with error: \(error.localizedDescription)"
+                )
+            }
+        }
     }
 
     func states() -> [Bool] {
-        [bluejay.isBluetoothAvailable, bluejay.isConnecting, bluejay.isConnected, bluejay.isDisconnecting, bluejay.isScanning]
+        [
+            bluejay.isBluetoothAvailable, bluejay.isConnecting, bluejay.isConnected, bluejay.isDisconnecting,
+            bluejay.isScanning,
+        ]
     }
 }

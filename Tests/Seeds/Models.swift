@@ -29,8 +29,7 @@ struct HeartRateMeasurement: Receivable {
 
         if isMeasurementIn8bits {
             measurement8bits = try bluetoothData.extract(start: 1, length: 1)
-        }
-        else {
+        } else {
             measurement16bits = try bluetoothData.extract(start: 1, length: 2)
         }
     }
@@ -61,8 +60,8 @@ struct WriteRequest: BluejaySendable {
             command,
             handleInBigEndian,
             data,
-            crc.bigEndian
-            ])
+            crc.bigEndian,
+        ])
 
         return request
     }

@@ -8,60 +8,59 @@ import Bluejay
     let tableView = UITableView()
 
     func basicScanning() {
-bluejay.scan(
-    serviceIdentifiers: [heartRateService],
-    discovery: { [weak self] (discovery, discoveries) -> ScanAction in
-	guard let weakSelf = self else {
-	    return .stop
-	}
+        bluejay.scan(
+            serviceIdentifiers: [heartRateService],
+            discovery: { [weak self] (discovery, discoveries) -> ScanAction in
+                guard let weakSelf = self else {
+                    return .stop
+                }
 
-	weakSelf.peripherals = discoveries
-	weakSelf.tableView.reloadData()
+                weakSelf.peripherals = discoveries
+                weakSelf.tableView.reloadData()
 
-	return .continue
-    },
-    stopped: { (discoveries, error) in
-	if let error = error {
-	    debugPrint("Scan stopped with error: \(error.localizedDescription)")
-	}
-	else {
-	    debugPrint("Scan stopped without error.")
-	}
-})
+                return .continue
+            },
+            stopped: { (discoveries, error) in
+                if let error = error {
+                    debugPrint("Scan stopped with error: \(error.localizedDescription)")
+                } else {
+                    debugPrint("Scan stopped without error.")
+                }
+            })
     }
 
     func monitoring() {
-bluejay.scan(
-    allowDuplicates: true,
-    serviceIdentifiers: nil,
-    discovery: { [weak self] (discovery, discoveries) -> ScanAction in
-	guard let weakSelf = self else {
-	    return .stop
-	}
+        bluejay.scan(
+            allowDuplicates: true,
+            serviceIdentifiers: nil,
+            discovery: { [weak self] (discovery, discoveries) -> ScanAction in
+                guard let weakSelf = self else {
+                    return .stop
+                }
 
-	weakSelf.peripherals = discoveries
-	weakSelf.tableView.reloadData()
+                weakSelf.peripherals = discoveries
+                weakSelf.tableView.reloadData()
 
-	return .continue
-    },
-    expired: { [weak self] (lostDiscovery, discoveries) -> ScanAction in
-	guard let weakSelf = self else {
-	    return .stop
-	}
+                return .continue
+            },
+            expired: { [weak self] (lostDiscovery, discoveries) -> ScanAction in
+                guard let weakSelf = self else {
+                    return .stop
+                }
 
-	debugPrint("Lost discovery: \(lostDiscovery)")
+                debugPrint("Lost discovery: \(lostDiscovery)")
 
-	weakSelf.peripherals = discoveries
-	weakSelf.tableView.reloadData()
+                weakSelf.peripherals = discoveries
+                weakSelf.tableView.reloadData()
 
-	return .continue
-}) { (discoveries, error) in
-    if let error = error {
-	debugPrint("Scan stopped with error: \(error.localizedDescription)")
-    }
-    else {
-	debugPrint("Scan stopped without error.")
-    }
-}
+                return .continue
+            }
+        ) { (discoveries, error) in
+            if let error = error {
+                debugPrint("Scan stopped with error: \(error.localizedDescription)")
+            } else {
+                debugPrint("Scan stopped without error.")
+            }
+        }
     }
 }

@@ -13,9 +13,9 @@ import Bluejay
     let heartRate = CharacteristicIdentifier(uuid: "2A37", service: ServiceIdentifier(uuid: "180D"))
 
     func start(yourRestoreIdentifier: String, yourListenRestorer: any ListenRestorer) {
-bluejay.start(backgroundRestore: .enable(yourRestoreIdentifier))
+        bluejay.start(backgroundRestore: .enable(yourRestoreIdentifier))
 
-bluejay.start(backgroundRestore: .enable(yourRestoreIdentifier, yourListenRestorer))
+        bluejay.start(backgroundRestore: .enable(yourRestoreIdentifier, yourListenRestorer))
     }
 }
 
@@ -23,18 +23,20 @@ extension ViewController: ListenRestorer {
 
     func willRestoreListen(on characteristic: CharacteristicIdentifier) -> Bool {
         if characteristic == heartRate {
-            bluejay.restoreListen(to: heartRate, completion: { (result: ReadResult<UInt8>) in
-                switch result {
-                case .success(let value):
-                    log.debug("Listen succeeded with value: \(value)")
-                case .failure(let error):
-                    log.debug("Listen failed with error: \(error.localizedDescription)")
-                // Not in the README: its switch leaves out `.cancelled`, which `ReadResult`
-                // has in the README's own read snippet, so it compiled nowhere as printed.
-                case .cancelled:
-                    break
-                }
-            })
+            bluejay.restoreListen(
+                to: heartRate,
+                completion: { (result: ReadResult<UInt8>) in
+                    switch result {
+                    case .success(let value):
+                        log.debug("Listen succeeded with value: \(value)")
+                    case .failure(let error):
+                        log.debug("Listen failed with error: \(error.localizedDescription)")
+                    // Not in the README: its switch leaves out `.cancelled`, which `ReadResult`
+                    // has in the README's own read snippet, so it compiled nowhere as printed.
+                    case .cancelled:
+                        break
+                    }
+                })
 
             return true
         }

@@ -4,8 +4,12 @@ import Bluejay
 import Foundation
 
 enum Characteristics {
-    static let rigadoTX = CharacteristicIdentifier(uuid: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E", service: ServiceIdentifier(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
-    static let rigadoRX = CharacteristicIdentifier(uuid: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E", service: ServiceIdentifier(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
+    static let rigadoTX = CharacteristicIdentifier(
+        uuid: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E",
+        service: ServiceIdentifier(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
+    static let rigadoRX = CharacteristicIdentifier(
+        uuid: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E",
+        service: ServiceIdentifier(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
 }
 
 enum Registers {
@@ -32,19 +36,22 @@ final class Settings: @unchecked Sendable {
 let settings = Settings()
 
 @MainActor func synchronizedPeripheralSnippets(bluejay: Bluejay) {
-    bluejay.run(backgroundTask: { peripheral in
-try peripheral.writeAndAssemble(
-    writeTo: Characteristics.rigadoTX,
-    value: ReadRequest(handle: Registers.system.firmwareVersion),
-    listenTo: Characteristics.rigadoRX,
-    expectedLength: FirmwareVersion.length,
-    completion: { (firmwareVersion: FirmwareVersion) -> ListenAction in
-        settings.firmware = firmwareVersion.string
-        return .done
-})
+    bluejay.run(
+        backgroundTask: { peripheral in
+            try peripheral.writeAndAssemble(
+                writeTo: Characteristics.rigadoTX,
+                value: ReadRequest(handle: Registers.system.firmwareVersion),
+                listenTo: Characteristics.rigadoRX,
+                expectedLength: FirmwareVersion.length,
+                completion: { (firmwareVersion: FirmwareVersion) -> ListenAction in
+                    settings.firmware = firmwareVersion.string
+                    return .done
+                })
 
-try peripheral.flushListen(to: Characteristics.rigadoRX, idleWindow: 1, completion: {
-    debugPrint("Flushed buffered data on RigadoRX.")
-})
-    }, completionOnMainThread: { (result: RunResult<Void>) in })
+            try peripheral.flushListen(
+                to: Characteristics.rigadoRX, idleWindow: 1,
+                completion: {
+                    debugPrint("Flushed buffered data on RigadoRX.")
+                })
+        }, completionOnMainThread: { (result: RunResult<Void>) in })
 }

@@ -9,7 +9,8 @@ package enum BuiltProducts {
     package static let directory: URL = {
         // /proc/self/exe names the test runner (`…/debug/BluejayPackageTests.xctest`) whatever
         // path or symlink it was started by.
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: executable).deletingLastPathComponent()
     }()
 

@@ -34,12 +34,19 @@ struct CaptureBuilder {
     /// One ACL packet, a start fragment unless `start` is false.
     mutating func acl(handle: UInt16, _ data: [UInt8], received: Bool, start: Bool = true) {
         let header = handle | (start ? 0x2000 : 0x1000)
-        records.append((received ? 1 : 0, [0x02, UInt8(header & 0xFF), UInt8(header >> 8), UInt8(data.count & 0xFF), UInt8(data.count >> 8)] + data))
+        records.append(
+            (
+                received ? 1 : 0,
+                [0x02, UInt8(header & 0xFF), UInt8(header >> 8), UInt8(data.count & 0xFF), UInt8(data.count >> 8)]
+                    + data
+            ))
     }
 
     /// A whole L2CAP PDU in one ACL packet.
     mutating func l2cap(handle: UInt16, cid: UInt16, _ payload: [UInt8], received: Bool) {
-        acl(handle: handle, [UInt8(payload.count & 0xFF), UInt8(payload.count >> 8), UInt8(cid & 0xFF), UInt8(cid >> 8)] + payload,
+        acl(
+            handle: handle,
+            [UInt8(payload.count & 0xFF), UInt8(payload.count >> 8), UInt8(cid & 0xFF), UInt8(cid >> 8)] + payload,
             received: received)
     }
 
@@ -50,8 +57,12 @@ struct CaptureBuilder {
 
     /// A successful LE Connection Complete.
     mutating func leConnectionComplete(handle: UInt16) {
-        event(0x3E, [0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x00, 0x01, 1, 0, 0xE7, 0xB1, 0x0D, 0xF0,
-                     24, 0, 0, 0, 0x90, 0x01, 0x00])
+        event(
+            0x3E,
+            [
+                0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x00, 0x01, 1, 0, 0xE7, 0xB1, 0x0D, 0xF0,
+                24, 0, 0, 0, 0x90, 0x01, 0x00,
+            ])
     }
 
     /// The capture as a parsed file.

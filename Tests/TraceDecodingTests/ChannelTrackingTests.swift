@@ -24,13 +24,18 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x000B)
         // An Echo Request, then a Configuration Request whose length runs past the frame.
-        capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x08, 1, []) + [0x04, 0x02, 0x08, 0x00, 0x70, 0x00], received: true)
+        capture.l2cap(
+            handle: 0x000B, cid: 0x0001, command(0x08, 1, []) + [0x04, 0x02, 0x08, 0x00, 0x70, 0x00], received: true)
         let file = try capture.file()
         let summary = TraceSummary(file: file)
         #expect(summary.signaling == ["0x08 Echo_Req": 1, "0x04 Configuration_Req": 1])
         #expect(summary.malformed == ["l2cap signaling length_mismatch": 1])
-        #expect(lines(file)[1].contains("0x08 Echo_Req id 1; 0x04 Configuration_Req (damaged: signaling command length says 8"))
-        #expect(TraceCheck(file: file).failure?.reason.hasPrefix("BR/EDR signaling C-frame ends inside 0x04 Configuration_Req") == true)
+        #expect(
+            lines(file)[1].contains(
+                "0x08 Echo_Req id 1; 0x04 Configuration_Req (damaged: signaling command length says 8"))
+        #expect(
+            TraceCheck(file: file).failure?.reason.hasPrefix(
+                "BR/EDR signaling C-frame ends inside 0x04 Configuration_Req") == true)
     }
 
     @Test("A command whose data is too short prints malformed and fails the check, but counts")
@@ -48,8 +53,10 @@ struct ChannelTrackingTests {
     func kFrameOverflow() throws {
         var capture = CaptureBuilder()
         capture.leConnectionComplete(handle: 0x0040)
-        capture.l2cap(handle: 0x0040, cid: 0x0005, command(0x14, 1, [0x81, 0, 0x40, 0, 100, 0, 30, 0, 5, 0]), received: false)
-        capture.l2cap(handle: 0x0040, cid: 0x0005, command(0x15, 1, [0x50, 0, 100, 0, 30, 0, 5, 0, 0, 0]), received: true)
+        capture.l2cap(
+            handle: 0x0040, cid: 0x0005, command(0x14, 1, [0x81, 0, 0x40, 0, 100, 0, 30, 0, 5, 0]), received: false)
+        capture.l2cap(
+            handle: 0x0040, cid: 0x0005, command(0x15, 1, [0x50, 0, 100, 0, 30, 0, 5, 0, 0, 0]), received: true)
         capture.l2cap(handle: 0x0040, cid: 0x0040, [4, 0, 1, 2], received: true)  // SDU of 4: 2 so far
         capture.l2cap(handle: 0x0040, cid: 0x0040, [3, 4, 5], received: true)  // 3 more: 5 of 4
         capture.l2cap(handle: 0x0040, cid: 0x0040, [1, 0, 9], received: true)  // a whole SDU of 1
@@ -58,7 +65,9 @@ struct ChannelTrackingTests {
         #expect(summary.l2cap == ["PSM 0x0081": 1])
         #expect(summary.malformed == ["l2cap sdu length_mismatch": 1])
         #expect(lines(file)[4].contains("K-frame [segments overflow the SDU: 5 of 4 octets]"))
-        #expect(TraceCheck(file: file).failure?.reason == "CID 0x0040 (PSM 0x0081): segments overflow the SDU: 5 of 4 octets")
+        #expect(
+            TraceCheck(file: file).failure?.reason
+                == "CID 0x0040 (PSM 0x0081): segments overflow the SDU: 5 of 4 octets")
     }
 
     @Test("An I-frame whose FCS does not match is shown as such and fails the check")
@@ -66,12 +75,14 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x000B)
         capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x02, 1, [0x01, 0x10, 0x40, 0x00]), received: false)
-        capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x03, 1, [0x80, 0x00, 0x40, 0x00, 0, 0, 0, 0]), received: true)
+        capture.l2cap(
+            handle: 0x000B, cid: 0x0001, command(0x03, 1, [0x80, 0x00, 0x40, 0x00, 0, 0, 0, 0]), received: true)
         let streaming: [UInt8] = [0x04, 0x09, 0x04, 0, 0, 0, 0, 0, 0, 0x58, 0x02]
         capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x04, 2, [0x80, 0, 0, 0] + streaming), received: false)
         capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x05, 2, [0x40, 0, 0, 0, 0, 0]), received: true)
         // The specification's I-frame (3.3.5, example 1) on CID 0x0040, its FCS broken.
-        capture.l2cap(handle: 0x000B, cid: 0x0040, [0x02, 0x00] + (0..<10).map { UInt8($0) } + [0x38, 0x62], received: true)
+        capture.l2cap(
+            handle: 0x000B, cid: 0x0040, [0x02, 0x00] + (0..<10).map { UInt8($0) } + [0x38, 0x62], received: true)
         let file = try capture.file()
         #expect(TraceSummary(file: file).l2cap == ["PSM 0x1001": 1])
         #expect(lines(file)[5].contains("I-frame txseq 1 reqseq 0 unsegmented, SDU of 10 octets [FCS mismatch]"))
@@ -83,13 +94,15 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x0002)
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x02, 6, [0x17, 0x00, 0xC1, 0x04]), received: true)
-        capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x03, 6, [0x44, 0x00, 0xC1, 0x04, 0, 0, 0, 0]), received: false)
+        capture.l2cap(
+            handle: 0x0002, cid: 0x0001, command(0x03, 6, [0x44, 0x00, 0xC1, 0x04, 0, 0, 0, 0]), received: false)
         // The peer asks for Enhanced Retransmission; refused as unacceptable, it asks again
         // with no mode, which is basic, and that is accepted.
         let ertm: [UInt8] = [0x04, 0x09, 0x03, 5, 10, 0, 0, 0, 0, 0xB6, 0x0F]
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x04, 10, [0x44, 0, 0, 0] + ertm), received: true)
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x05, 10, [0xC1, 0x04, 0, 0, 1, 0]), received: false)
-        capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x04, 11, [0x44, 0, 0, 0, 0x01, 0x02, 0xA0, 0x02]), received: true)
+        capture.l2cap(
+            handle: 0x0002, cid: 0x0001, command(0x04, 11, [0x44, 0, 0, 0, 0x01, 0x02, 0xA0, 0x02]), received: true)
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x05, 11, [0xC1, 0x04, 0, 0, 0, 0]), received: false)
         // AVCTP in a B-frame: an AV/C command for the A/V Remote Control profile.
         capture.l2cap(handle: 0x0002, cid: 0x0044, [0x10, 0x11, 0x0E, 0x01, 0x48, 0x00], received: true)
@@ -104,7 +117,8 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x0002)
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x02, 1, [0x19, 0x00, 0x41, 0x00]), received: false)
-        capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x03, 1, [0xB3, 0x01, 0x41, 0x00, 0, 0, 0, 0]), received: true)
+        capture.l2cap(
+            handle: 0x0002, cid: 0x0001, command(0x03, 1, [0xB3, 0x01, 0x41, 0x00, 0, 0, 0, 0]), received: true)
         capture.l2cap(handle: 0x0002, cid: 0x01B3, [0x40, 0x08, 0x04], received: false)  // AVDTP Close
         capture.l2cap(handle: 0x0002, cid: 0x0001, command(0x06, 2, [0xB3, 0x01, 0x41, 0x00]), received: false)
         capture.l2cap(handle: 0x0002, cid: 0x0041, [0x42, 0x08], received: true)  // its answer, too late
@@ -122,14 +136,16 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x000B)
         capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x02, 1, [0x19, 0x00, 0x40, 0x00]), received: false)
-        capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x03, 1, [0x50, 0x00, 0x40, 0x00, 0, 0, 0, 0]), received: true)
+        capture.l2cap(
+            handle: 0x000B, cid: 0x0001, command(0x03, 1, [0x50, 0x00, 0x40, 0x00, 0, 0, 0, 0]), received: true)
         capture.l2cap(handle: 0x000B, cid: 0x0040, [0x02, 0x01], received: true)
         capture.event(0x05, [0x00, 0x0B, 0x00, 0x13])
         capture.connectionComplete(handle: 0x000B)
         capture.l2cap(handle: 0x000B, cid: 0x0040, [0x02, 0x01], received: true)
         // Refused: PSM not supported.
         capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x02, 2, [0x03, 0x00, 0x41, 0x00]), received: false)
-        capture.l2cap(handle: 0x000B, cid: 0x0001, command(0x03, 2, [0x00, 0x00, 0x41, 0x00, 2, 0, 0, 0]), received: true)
+        capture.l2cap(
+            handle: 0x000B, cid: 0x0001, command(0x03, 2, [0x00, 0x00, 0x41, 0x00, 2, 0, 0, 0]), received: true)
         capture.l2cap(handle: 0x000B, cid: 0x0041, [0x01], received: true)
         let summary = TraceSummary(file: try capture.file())
         #expect(summary.l2cap == ["PSM 0x0019 AVDTP": 1, "CID 0x0040 (no PSM seen)": 1, "CID 0x0041 (no PSM seen)": 1])
@@ -140,9 +156,14 @@ struct ChannelTrackingTests {
         var capture = CaptureBuilder()
         capture.connectionComplete(handle: 0x000C)
         // Peer asks for two EATT channels (its CIDs 0x0070, 0x0071); pending, then both granted.
-        capture.l2cap(handle: 0x000C, cid: 0x0001, command(0x17, 5, [0x27, 0, 64, 0, 64, 0, 5, 0, 0x70, 0, 0x71, 0]), received: true)
-        capture.l2cap(handle: 0x000C, cid: 0x0001, command(0x18, 5, [64, 0, 64, 0, 5, 0, 0x0E, 0, 0, 0, 0, 0]), received: false)
-        capture.l2cap(handle: 0x000C, cid: 0x0001, command(0x18, 5, [64, 0, 64, 0, 5, 0, 0, 0, 0x40, 0, 0x41, 0]), received: false)
+        capture.l2cap(
+            handle: 0x000C, cid: 0x0001, command(0x17, 5, [0x27, 0, 64, 0, 64, 0, 5, 0, 0x70, 0, 0x71, 0]),
+            received: true)
+        capture.l2cap(
+            handle: 0x000C, cid: 0x0001, command(0x18, 5, [64, 0, 64, 0, 5, 0, 0x0E, 0, 0, 0, 0, 0]), received: false)
+        capture.l2cap(
+            handle: 0x000C, cid: 0x0001, command(0x18, 5, [64, 0, 64, 0, 5, 0, 0, 0, 0x40, 0, 0x41, 0]), received: false
+        )
         capture.l2cap(handle: 0x000C, cid: 0x0040, [3, 0, 0x0A, 0x03, 0x00], received: true)  // to the host's 0x0040
         capture.l2cap(handle: 0x000C, cid: 0x0071, [3, 0, 0x0B, 0x41, 0x42], received: false)  // to the peer's 0x0071
         let file = try capture.file()
@@ -167,18 +188,23 @@ struct ChannelTrackingTests {
         #expect(summary.att == ["0x1b Handle_Value_Notification": 1])
     }
 
-    @Test("The printer follows what the summary follows: a file's vendor handle is not signaling, even before the first connection")
+    @Test(
+        "The printer follows what the summary follows: a file's vendor handle is not signaling, even before the first connection"
+    )
     func printerFollowsLikeSummary() throws {
         var capture = CaptureBuilder()
         capture.l2cap(handle: 0x0EDC, cid: 0x0001, [0x0A, 0x00, 0x00, 0x00], received: true)
         capture.leConnectionComplete(handle: 0x0040)
         let file = try capture.file()
-        #expect(lines(file)[0].hasSuffix("| L2CAP BR/EDR signaling (0x0001) len 4: BR/EDR signaling (0x0001) [0a 00 00 00]"))
+        #expect(
+            lines(file)[0].hasSuffix("| L2CAP BR/EDR signaling (0x0001) len 4: BR/EDR signaling (0x0001) [0a 00 00 00]")
+        )
         // A capture that announces no link is followed everywhere by the file's printer; a
         // printer without the file follows only the handles announced as it goes.
         let midConnection = try readFixture("unannounced.btsnoop")
         #expect(lines(midConnection)[0].hasSuffix("L2CAP CID 0x0041 (no PSM seen) len 5 [01 02 03 04 05]"))
         var streaming = TraceFormatter()
-        #expect(streaming.format(midConnection.records[0]).hasSuffix("L2CAP CID 0x0041 len 5: CID 0x0041 [01 02 03 04 05]"))
+        #expect(
+            streaming.format(midConnection.records[0]).hasSuffix("L2CAP CID 0x0041 len 5: CID 0x0041 [01 02 03 04 05]"))
     }
 }

@@ -31,8 +31,10 @@ struct JSONValueTests {
             }
             """#
         let value = JSONValue.object([
-            "b": .array([.number(1), .object(["z": .string("\"q\" \\ \n\r\t\u{8}\u{C} \u{1} \u{7F} é 😀"), "a": .array([])]),
-                         .object([:])]),
+            "b": .array([
+                .number(1), .object(["z": .string("\"q\" \\ \n\r\t\u{8}\u{C} \u{1} \u{7F} é 😀"), "a": .array([])]),
+                .object([:]),
+            ]),
             "a": .object(["y": .bool(true), "x": .null, "B": .number(-3)]),
             "é": .string("x"),
         ])
@@ -53,18 +55,21 @@ struct JSONValueTests {
     @Test("Keys sort by code point, as Python's sort_keys does")
     func keyOrder() {
         // Upper case before lower case, "0x0c" before "0x1", "é" (U+00E9) after "z".
-        let value = JSONValue.object(["b": .number(1), "B": .number(2), "0x1": .number(3), "0x0c": .number(4),
-                                      "é": .number(5), "z": .number(6)])
-        #expect(value.rendered() == """
-            {
-             "0x0c": 4,
-             "0x1": 3,
-             "B": 2,
-             "b": 1,
-             "z": 6,
-             "\\u00e9": 5
-            }
-            """)
+        let value = JSONValue.object([
+            "b": .number(1), "B": .number(2), "0x1": .number(3), "0x0c": .number(4),
+            "é": .number(5), "z": .number(6),
+        ])
+        #expect(
+            value.rendered() == """
+                {
+                 "0x0c": 4,
+                 "0x1": 3,
+                 "B": 2,
+                 "b": 1,
+                 "z": 6,
+                 "\\u00e9": 5
+                }
+                """)
     }
 
     @Test("Indent width is a parameter")

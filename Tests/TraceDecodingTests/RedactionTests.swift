@@ -22,7 +22,9 @@ private func h4(_ record: BTSnoopRecord) -> [UInt8] {
 }
 
 /// Redacts `original` and expects what `trace --redact` promises (``redactionProblems(_:)``).
-private func redactAndCompare(_ original: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> BTSnoopRedaction {
+private func redactAndCompare(_ original: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws
+    -> BTSnoopRedaction
+{
     let (redaction, problems) = try redactionProblems(original)
     #expect(problems.isEmpty, "\(problems)", sourceLocation: sourceLocation)
     return redaction
@@ -30,13 +32,18 @@ private func redactAndCompare(_ original: [UInt8], sourceLocation: SourceLocatio
 
 @Suite("Redaction")
 struct RedactionTests {
-    @Test("The recorded LE Secure Connections pairing: nonces, checks, the LTK and both IRKs zeroed; public keys and the rest kept")
+    @Test(
+        "The recorded LE Secure Connections pairing: nonces, checks, the LTK and both IRKs zeroed; public keys and the rest kept"
+    )
     func recordedPairing() throws {
         let original = try readWholeFile(recordedSession("pairing"))
         let redaction = try redactAndCompare(original)
         let names = redaction.zeroed.map(\.field.name)
-        #expect(names.sorted() == ["Confirm_Value", "DHKey_Check", "DHKey_Check", "Identity_Resolving_Key", "Identity_Resolving_Key",
-                                   "Long_Term_Key", "Random_Value", "Random_Value"], "\(redaction.zeroed)")
+        #expect(
+            names.sorted() == [
+                "Confirm_Value", "DHKey_Check", "DHKey_Check", "Identity_Resolving_Key", "Identity_Resolving_Key",
+                "Long_Term_Key", "Random_Value", "Random_Value",
+            ], "\(redaction.zeroed)")
         let before = try BTSnoopFile(bytes: original), after = try BTSnoopFile(bytes: redaction.bytes)
         // The public keys (split across fragments on the way out) are untouched, and the copy
         // decodes and counts like the original.
@@ -60,7 +67,9 @@ struct RedactionTests {
         #expect(!shown.contains { $0.contains("redacted") })
         #expect(showing.secretsShown == 8)
         let encryption = try #require(shown.first { $0.contains("LE_Enable_Encryption (0x2019) plen 28") })
-        #expect(encryption.hasSuffix("[01 00 00 00 00 00 00 00 00 00 00 00 " + [UInt8](repeating: 0, count: 16).hexDump + "]"))
+        #expect(
+            encryption.hasSuffix(
+                "[01 00 00 00 00 00 00 00 00 00 00 00 " + [UInt8](repeating: 0, count: 16).hexDump + "]"))
     }
 
     @Test("Every real trace the repository carries redacts to a copy that differs only in zeroed secret fields")
@@ -82,7 +91,9 @@ struct RedactionTests {
         let file = try capture.file()
         var formatter = TraceFormatter(file: file)
         let lines = file.records.map { formatter.format($0) }
-        #expect(lines[3].hasSuffix("L2CAP SMP (0x0006) len 17: SMP 0x06 Encryption_Information [06 <redacted 16 octets>]"), "\(lines[3])")
+        #expect(
+            lines[3].hasSuffix("L2CAP SMP (0x0006) len 17: SMP 0x06 Encryption_Information [06 <redacted 16 octets>]"),
+            "\(lines[3])")
 
         var secrets = PacketSecrets()
         var zeroedRecords: [[UInt8]] = []

@@ -22,14 +22,14 @@ func readTrace(_ name: String, sourceLocation: SourceLocation = #_sourceLocation
     do {
         return try BTSnoopFile(path: tracesDirectory + "/" + name)
     } catch {
-        Issue.record("""
+        Issue.record(
+            """
             cannot read \(tracesDirectory)/\(name): \(error). The repository carries these \
             traces in Fixtures/real-traces.
             """, sourceLocation: sourceLocation)
         throw error
     }
 }
-
 
 /// A datalink-1002 btsnoop file from (flags, timestamp, data) records.
 func btsnoop(_ records: [(UInt32, Int64, [UInt8])], datalink: UInt32 = 1002) throws -> BTSnoopFile {

@@ -27,7 +27,9 @@ struct TraceCheckTests {
         #expect(check.failure == nil)
         #expect(check.packets == 4)
         #expect(check.warnings.map(\.recordNumber) == [2, 3, 4])
-        #expect(check.warnings[0].description == "record 2: Command_Status event (0x0f) carries 1 octet past its format (ignored)")
+        #expect(
+            check.warnings[0].description
+                == "record 2: Command_Status event (0x0f) carries 1 octet past its format (ignored)")
         #expect(check.warnings[1].reason.contains("for Read_BD_ADDR carries 2 octets"))
         #expect(check.warnings[2].reason.hasPrefix("LE Meta LE_Data_Length_Change event (0x07) carries 1 octet"))
     }
@@ -63,7 +65,10 @@ struct TraceCheckTests {
         ])
         let check = TraceCheck(file: file)
         #expect(check.failure == nil)
-        #expect(check.warnings.map(\.description) == ["record 2: LE signaling 0x13 Connection_Parameter_Update_Rsp carries 2 octets past its format"])
+        #expect(
+            check.warnings.map(\.description) == [
+                "record 2: LE signaling 0x13 Connection_Parameter_Update_Rsp carries 2 octets past its format"
+            ])
         #expect(TraceCheck(file: file, strict: true).failure?.recordNumber == 2)
     }
 

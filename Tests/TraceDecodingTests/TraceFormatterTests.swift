@@ -26,18 +26,19 @@ struct TraceFormatterTests {
         ])
         var formatter = TraceFormatter()
         let lines = file.records.map { formatter.format($0) }
-        #expect(lines == [
-            "#1 2017-12-13 12:34:56.123456 < HCI Command: Reset (0x0c03) plen 0",
-            "#2 2017-12-13 12:34:56.123457 > HCI Event: Command_Complete (0x0e) plen 4: Reset (0x0c03) ncmd 1 status 0x00 success",
-            "#3 2017-12-13 12:34:56.123458 > HCI Event: LE_Meta (0x3e) plen 19: LE_Connection_Complete (0x01) status 0x00 success handle 0x0040"
-                + " peer 00:1A:7D:DA:71:13 interval 30.0 ms, latency 0, supervision timeout 420 ms",
-            "#4 2017-12-13 12:34:56.123459 < ACL TX: handle 0x0040 flags 0x00 dlen 7 | L2CAP ATT (0x0004) len 3: ATT 0x0a Read_Req [0a 01 00]",
-            "#5 2017-12-13 12:34:56.123460 > ACL RX: handle 0x0edc flags 0x02 dlen 5 (handle never announced) | L2CAP SMP (0x0006) len 1: SMP 0x0b Security_Request [0b]",
-            "#6 2017-12-13 12:34:56.123461 > malformed event packet (event parameter length says 4 byte(s) but 3 are present): 0e 04 01 03 0c",
-            "#7 2017-12-13 12:34:56.123462 > unknown packet type 0x09: 01 02",
-            "#8 2017-12-13 12:34:56.123463 > ACL RX: handle 0x0040 flags 0x02 dlen 3 (fragment)",
-            "#9 2017-12-13 12:34:56.123464 > ACL RX: handle 0x0040 flags 0x01 dlen 6 | L2CAP ATT (0x0004) len 5: ATT 0x1b Handle_Value_Notification [1b 2a 00 01 02]",
-        ])
+        #expect(
+            lines == [
+                "#1 2017-12-13 12:34:56.123456 < HCI Command: Reset (0x0c03) plen 0",
+                "#2 2017-12-13 12:34:56.123457 > HCI Event: Command_Complete (0x0e) plen 4: Reset (0x0c03) ncmd 1 status 0x00 success",
+                "#3 2017-12-13 12:34:56.123458 > HCI Event: LE_Meta (0x3e) plen 19: LE_Connection_Complete (0x01) status 0x00 success handle 0x0040"
+                    + " peer 00:1A:7D:DA:71:13 interval 30.0 ms, latency 0, supervision timeout 420 ms",
+                "#4 2017-12-13 12:34:56.123459 < ACL TX: handle 0x0040 flags 0x00 dlen 7 | L2CAP ATT (0x0004) len 3: ATT 0x0a Read_Req [0a 01 00]",
+                "#5 2017-12-13 12:34:56.123460 > ACL RX: handle 0x0edc flags 0x02 dlen 5 (handle never announced) | L2CAP SMP (0x0006) len 1: SMP 0x0b Security_Request [0b]",
+                "#6 2017-12-13 12:34:56.123461 > malformed event packet (event parameter length says 4 byte(s) but 3 are present): 0e 04 01 03 0c",
+                "#7 2017-12-13 12:34:56.123462 > unknown packet type 0x09: 01 02",
+                "#8 2017-12-13 12:34:56.123463 > ACL RX: handle 0x0040 flags 0x02 dlen 3 (fragment)",
+                "#9 2017-12-13 12:34:56.123464 > ACL RX: handle 0x0040 flags 0x01 dlen 6 | L2CAP ATT (0x0004) len 5: ATT 0x1b Handle_Value_Notification [1b 2a 00 01 02]",
+            ])
     }
 
     @Test("The remote parameter request and both answers are named")
@@ -53,16 +54,22 @@ struct TraceFormatterTests {
         let lines = file.records.map { formatter.format($0) }
         #expect(lines[0].contains("LE_Meta (0x3e) plen 11: LE_Remote_Connection_Parameter_Request (0x06)"))
         #expect(lines[1].contains("HCI Command: LE_Remote_Connection_Parameter_Request_Reply (0x2020) plen 14"))
-        #expect(lines[2].contains("Command_Complete (0x0e) plen 6: LE_Remote_Connection_Parameter_Request_Reply (0x2020) ncmd 1 status 0x00 success"))
+        #expect(
+            lines[2].contains(
+                "Command_Complete (0x0e) plen 6: LE_Remote_Connection_Parameter_Request_Reply (0x2020) ncmd 1 status 0x00 success"
+            ))
         #expect(lines[3].contains("HCI Command: LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021) plen 3"))
-        #expect(lines[4].contains("LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021) ncmd 1 status 0x00 success"))
+        #expect(
+            lines[4].contains(
+                "LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021) ncmd 1 status 0x00 success"))
     }
 
     @Test("btmon records that are no packet print as monitor lines")
     func monitor() throws {
         let file = try btsnoop([(0x0001_000C, december2017, Array("note".utf8))], datalink: 2001)
         var formatter = TraceFormatter()
-        #expect(formatter.format(file.records[0]) == "#1 2017-12-13 12:34:56.123456 > monitor opcode 12 index 1 (4 bytes)")
+        #expect(
+            formatter.format(file.records[0]) == "#1 2017-12-13 12:34:56.123456 > monitor opcode 12 index 1 (4 bytes)")
     }
 
     static let clockCases: [(Int64, String)] = [
@@ -81,8 +88,9 @@ struct TraceFormatterTests {
         #expect(formatter.format(file.records[0]) == "#1 \(date) < HCI Command: Reset (0x0c03) plen 0")
     }
 
-    @Test("Timestamps at the ends of the 64-bit range print without trapping",
-          arguments: [Int64.min, Int64.min + 1, -1, Int64.max, Int64.max - 1])
+    @Test(
+        "Timestamps at the ends of the 64-bit range print without trapping",
+        arguments: [Int64.min, Int64.min + 1, -1, Int64.max, Int64.max - 1])
     func extremeClocks(timestamp: Int64) throws {
         let file = try btsnoop([(2, timestamp, hexBytes("01 03 0c 00"))])
         var formatter = TraceFormatter()
@@ -110,13 +118,22 @@ extension TraceFormatterTests {
     @Test func handlesAnnouncedByEnhancedConnectionCompleteV2() {
         func record(_ number: Int, _ direction: BTSnoop.Direction, _ packet: HCIPacket) -> BTSnoopRecord {
             let bytes = packet.encodeH4()
-            return BTSnoopRecord(number: number, timestamp: BTSnoop.epochOffsetMicroseconds, direction: direction, flags: 0,
-                                 originalLength: bytes.count, content: .packet(packet.type, bytes.dropFirst()))
+            return BTSnoopRecord(
+                number: number, timestamp: BTSnoop.epochOffsetMicroseconds, direction: direction, flags: 0,
+                originalLength: bytes.count, content: .packet(packet.type, bytes.dropFirst()))
         }
-        let acl = HCIPacket.acl(ACLDataPacket(handle: 0x41, boundary: .firstFlushable, data: [0x01, 0x00, 0x04, 0x00, 0x1E][...]))
-        let connected = HCIPacket.event(HCIEventPacket(code: 0x3E, parameters: [0x29, 0x00, 0x41, 0x00] + Array(repeating: 0, count: 30)))
-        let failedDisconnect = HCIPacket.event(HCIEvent.disconnectionComplete(.init(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)).packet)
-        let disconnected = HCIPacket.event(HCIEvent.disconnectionComplete(.init(status: .success, handle: 0x41, reason: .remoteUserTerminatedConnection)).packet)
+        let acl = HCIPacket.acl(
+            ACLDataPacket(handle: 0x41, boundary: .firstFlushable, data: [0x01, 0x00, 0x04, 0x00, 0x1E][...]))
+        let connected = HCIPacket.event(
+            HCIEventPacket(code: 0x3E, parameters: [0x29, 0x00, 0x41, 0x00] + Array(repeating: 0, count: 30)))
+        let failedDisconnect = HCIPacket.event(
+            HCIEvent.disconnectionComplete(
+                .init(status: .commandDisallowed, handle: 0x41, reason: .remoteUserTerminatedConnection)
+            ).packet)
+        let disconnected = HCIPacket.event(
+            HCIEvent.disconnectionComplete(
+                .init(status: .success, handle: 0x41, reason: .remoteUserTerminatedConnection)
+            ).packet)
         var formatter = TraceFormatter()
         #expect(formatter.format(record(1, .received, acl)).contains("never announced"))
         #expect(formatter.format(record(2, .received, connected)).contains("LE_Enhanced_Connection_Complete_v2"))

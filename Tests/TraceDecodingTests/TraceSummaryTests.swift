@@ -18,7 +18,8 @@ import TraceTestSupport
 private func expectedText(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
     let path = tracesDirectory + "/expected-counts.json"
     guard let data = FileManager.default.contents(atPath: path) else {
-        Issue.record("""
+        Issue.record(
+            """
             \(path) is missing: the repository carries it in Fixtures/real-traces
             """, sourceLocation: sourceLocation)
         throw MissingTraces()
@@ -95,9 +96,10 @@ struct TraceSummaryTests {
         let expected = try JSONValue(parsing: try expectedText())
         var all: [String: JSONValue] = [:]
         for name in traceNames { all[name] = try summary(of: name).json }
-        let renamed = Set(ExpectedCountsComparison(actual: .object(all), expected: expected).renamings.map {
-            "\($0.table) \($0.expectedKey) → \(String($0.actualKey.split(separator: " ").last!))"
-        })
+        let renamed = Set(
+            ExpectedCountsComparison(actual: .object(all), expected: expected).renamings.map {
+                "\($0.table) \($0.expectedKey) → \(String($0.actualKey.split(separator: " ").last!))"
+            })
         #expect(renamed == RealTraces.acceptedRenamings)
     }
 
@@ -122,22 +124,26 @@ struct TraceSummaryTests {
 
         let disagreeing = JSONValue.object([
             "records": .number(4),
-            "commands": .object(["0x0c03 (ogf 0x03 ocf 0x003) Resets": .number(2), "0x0c05 (ogf 0x03 ocf 0x005) Set_Event_Filter": .number(1)]),
+            "commands": .object([
+                "0x0c03 (ogf 0x03 ocf 0x003) Resets": .number(2),
+                "0x0c05 (ogf 0x03 ocf 0x005) Set_Event_Filter": .number(1),
+            ]),
             "att": .object(["0x0a Read_Request": .number(2), "0x0b Read_Rsp": .number(2)]),
             "le_signaling": .object([:]),
             "l2cap": .object([:]),
         ])
         let bad = ExpectedCountsComparison(file: "t.btsnoop", actual: disagreeing, expected: expected)
         #expect(bad.renamings.map(\.description) == ["t.btsnoop: att 0x0b Unknown → Read_Rsp"])
-        #expect(bad.problems == [
-            "t.btsnoop: l2cap is not in the expected file (ours is {})",
-            "t.btsnoop: att 0x0a Unknown is 0x0a Read_Request in our summary; our name table gives Read_Req",
-            "t.btsnoop: commands 0x0c03 (ogf 0x03 ocf 0x003) Reset: count 2, expected 1",
-            "t.btsnoop: commands 0x0c03 (ogf 0x03 ocf 0x003) Reset is 0x0c03 (ogf 0x03 ocf 0x003) Resets in our summary",
-            "t.btsnoop: commands 0x0c05 (ogf 0x03 ocf 0x005) Set_Event_Filter (count 1) is not in the expected file",
-            "t.btsnoop: le_signaling 0x0a Unknown missing (expected count 1)",
-            "t.btsnoop: records is 4, expected 3",
-        ])
+        #expect(
+            bad.problems == [
+                "t.btsnoop: l2cap is not in the expected file (ours is {})",
+                "t.btsnoop: att 0x0a Unknown is 0x0a Read_Request in our summary; our name table gives Read_Req",
+                "t.btsnoop: commands 0x0c03 (ogf 0x03 ocf 0x003) Reset: count 2, expected 1",
+                "t.btsnoop: commands 0x0c03 (ogf 0x03 ocf 0x003) Reset is 0x0c03 (ogf 0x03 ocf 0x003) Resets in our summary",
+                "t.btsnoop: commands 0x0c05 (ogf 0x03 ocf 0x005) Set_Event_Filter (count 1) is not in the expected file",
+                "t.btsnoop: le_signaling 0x0a Unknown missing (expected count 1)",
+                "t.btsnoop: records is 4, expected 3",
+            ])
     }
 
     @Test("A truncated capture is counted as malformed, with every whole record counted")

@@ -31,7 +31,9 @@ package struct ExpectedCountsComparison: Sendable {
         package var actualKey: String
 
         /// `trace: commands 0x0c1c (ogf 0x03 ocf 0x01c) Unknown → Write_Page_Scan_Activity`.
-        package var description: String { "\(file): \(table) \(expectedKey) → \(ExpectedCountsComparison.name(in: actualKey))" }
+        package var description: String {
+            "\(file): \(table) \(expectedKey) → \(ExpectedCountsComparison.name(in: actualKey))"
+        }
     }
 
     /// Every disagreement, each naming the trace and the key.
@@ -50,7 +52,9 @@ package struct ExpectedCountsComparison: Sendable {
             return
         }
         for file in want.keys.sorted() where got[file] == nil { problems.append("\(file): no summary") }
-        for file in got.keys.sorted() where want[file] == nil { problems.append("\(file): summarised, but not in the expected file") }
+        for file in got.keys.sorted() where want[file] == nil {
+            problems.append("\(file): summarised, but not in the expected file")
+        }
         var renamed = want
         for file in want.keys.sorted() {
             guard let summary = got[file], let entry = want[file] else { continue }
@@ -104,8 +108,11 @@ package struct ExpectedCountsComparison: Sendable {
         var renamed = want
         for field in want.keys.sorted() {
             guard let ours = got[field], let theirs = want[field] else { continue }
-            if case .object(let ourCounts) = ours, case .object(let theirCounts) = theirs, isCodeTable(field, ourCounts, theirCounts) {
-                renamed[field] = .object(compareCounts(file: file, table: field, actual: ourCounts, expected: theirCounts))
+            if case .object(let ourCounts) = ours, case .object(let theirCounts) = theirs,
+                isCodeTable(field, ourCounts, theirCounts)
+            {
+                renamed[field] = .object(
+                    compareCounts(file: file, table: field, actual: ourCounts, expected: theirCounts))
             } else if ours != theirs {
                 problems.append("\(file): \(field) is \(ours.compact), expected \(theirs.compact)")
             }
@@ -116,33 +123,44 @@ package struct ExpectedCountsComparison: Sendable {
     /// A count table keyed by code: one we keep names for, or one whose keys all start `0x`.
     private func isCodeTable(_ field: String, _ ours: [String: JSONValue], _ theirs: [String: JSONValue]) -> Bool {
         Self.namedTables.contains(field)
-            || (ours.keys.allSatisfy { Self.code(of: $0) != nil } && theirs.keys.allSatisfy { Self.code(of: $0) != nil })
+            || (ours.keys.allSatisfy { Self.code(of: $0) != nil }
+                && theirs.keys.allSatisfy { Self.code(of: $0) != nil })
     }
 
     /// Compares one count table code by code; returns the expected table with the accepted
     /// renamings applied.
-    private mutating func compareCounts(file: String, table: String, actual: [String: JSONValue],
-                                        expected: [String: JSONValue]) -> [String: JSONValue] {
+    private mutating func compareCounts(
+        file: String, table: String, actual: [String: JSONValue],
+        expected: [String: JSONValue]
+    ) -> [String: JSONValue] {
         let ours = index(actual, file: file, table: table, side: "our summary")
         let theirs = index(expected, file: file, table: table, side: "the expected file")
         var renamed = expected
         for code in theirs.keys.sorted() {
             let expectedKey = theirs[code]!
             guard let actualKey = ours[code] else {
-                problems.append("\(file): \(table) \(expectedKey) missing (expected count \(expected[expectedKey]!.compact))")
+                problems.append(
+                    "\(file): \(table) \(expectedKey) missing (expected count \(expected[expectedKey]!.compact))")
                 continue
             }
             if actual[actualKey] != expected[expectedKey] {
-                problems.append("\(file): \(table) \(expectedKey): count \(actual[actualKey]!.compact), expected \(expected[expectedKey]!.compact)")
+                problems.append(
+                    "\(file): \(table) \(expectedKey): count \(actual[actualKey]!.compact), expected \(expected[expectedKey]!.compact)"
+                )
             }
             guard actualKey != expectedKey else { continue }
             let current = Self.currentName(of: code, in: table)
-            let accepted = current.map { Self.name(in: expectedKey) == "Unknown" && Self.renaming(expectedKey, to: $0) == actualKey } ?? false
+            let accepted =
+                current.map {
+                    Self.name(in: expectedKey) == "Unknown" && Self.renaming(expectedKey, to: $0) == actualKey
+                } ?? false
             if accepted {
                 renamings.append(Renaming(file: file, table: table, expectedKey: expectedKey, actualKey: actualKey))
                 renamed[actualKey] = renamed.removeValue(forKey: expectedKey)
             } else if Self.name(in: expectedKey) == "Unknown" {
-                problems.append("\(file): \(table) \(expectedKey) is \(actualKey) in our summary; our name table gives \(current ?? "no name")")
+                problems.append(
+                    "\(file): \(table) \(expectedKey) is \(actualKey) in our summary; our name table gives \(current ?? "no name")"
+                )
             } else {
                 problems.append("\(file): \(table) \(expectedKey) is \(actualKey) in our summary")
             }
@@ -163,7 +181,9 @@ package struct ExpectedCountsComparison: Sendable {
 
     /// The keys of a count table by code; a key without a code, or two keys with one code,
     /// is a problem.
-    private mutating func index(_ counts: [String: JSONValue], file: String, table: String, side: String) -> [Int: String] {
+    private mutating func index(_ counts: [String: JSONValue], file: String, table: String, side: String) -> [Int:
+        String]
+    {
         var byCode: [Int: String] = [:]
         for key in counts.keys.sorted() {
             guard let code = Self.code(of: key) else {

@@ -37,7 +37,8 @@ package enum RealTraces {
 
     /// The `.btsnoop` files of `directory`, by name, sorted; none when it does not exist.
     package static func names(in directory: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".btsnoop") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".btsnoop") }
+            .sorted()
     }
 }
 
@@ -47,7 +48,9 @@ package enum RealTraces {
 package func redactionProblems(_ original: [UInt8]) throws -> (redaction: BTSnoopRedaction, problems: [String]) {
     let redaction = try BTSnoopRedaction(original: original, redactor: PacketSecrets())
     var problems: [String] = []
-    if redaction.bytes.count != original.count { problems.append("the copy has \(redaction.bytes.count) octets, the original \(original.count)") }
+    if redaction.bytes.count != original.count {
+        problems.append("the copy has \(redaction.bytes.count) octets, the original \(original.count)")
+    }
     var zeroed = Set<Int>()
     for entry in redaction.zeroed { zeroed.formUnion(entry.field.range) }
     var changedOutside = 0, nonZeroInside = 0
@@ -61,7 +64,9 @@ package func redactionProblems(_ original: [UInt8]) throws -> (redaction: BTSnoo
     if changedOutside > 0 { problems.append("\(changedOutside) octets changed outside the secret fields") }
     if nonZeroInside > 0 { problems.append("\(nonZeroInside) octets of secret fields not zeroed") }
     let before = try BTSnoopFile(bytes: original), after = try BTSnoopFile(bytes: redaction.bytes)
-    if after.records.count != before.records.count { problems.append("\(after.records.count) records, the original \(before.records.count)") }
+    if after.records.count != before.records.count {
+        problems.append("\(after.records.count) records, the original \(before.records.count)")
+    }
     if after.records.map(\.timestamp) != before.records.map(\.timestamp) { problems.append("timestamps differ") }
     if after.records.map(\.flags) != before.records.map(\.flags) { problems.append("flags differ") }
     return (redaction, problems)

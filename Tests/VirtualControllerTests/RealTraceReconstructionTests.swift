@@ -31,10 +31,15 @@ enum ShippedTraces {
             #expect(handles == handles.sorted() && Set(handles).count == handles.count, "\(name) \(peer.address)")
             for service in peer.services {
                 for characteristic in service.characteristics {
-                    #expect(characteristic.declarationHandle < characteristic.valueHandle && characteristic.valueHandle <= service.endHandle,
-                            "\(name) \(peer.address): \(characteristic.uuid) value \(characteristic.valueHandle) outside \(service.handle)–\(service.endHandle)")
-                    #expect(peer.attribute(at: characteristic.valueHandle)?.type == characteristic.uuid,
-                            "\(name) \(peer.address): no value attribute of \(characteristic.uuid) at \(characteristic.valueHandle)")
+                    #expect(
+                        characteristic.declarationHandle < characteristic.valueHandle
+                            && characteristic.valueHandle <= service.endHandle,
+                        "\(name) \(peer.address): \(characteristic.uuid) value \(characteristic.valueHandle) outside \(service.handle)–\(service.endHandle)"
+                    )
+                    #expect(
+                        peer.attribute(at: characteristic.valueHandle)?.type == characteristic.uuid,
+                        "\(name) \(peer.address): no value attribute of \(characteristic.uuid) at \(characteristic.valueHandle)"
+                    )
                 }
             }
             if peer.addressIsMadeUp { #expect(peer.address.bytes[5] & 0xC0 == 0xC0) }
@@ -51,11 +56,15 @@ enum ShippedTraces {
         var reassemblers: [ConnectionHandle: Reassembler] = [:]
         var sent = 0
         for record in file.records where record.direction == .received {
-            guard case let .packet(.acl, body) = record.content, case let .acl(acl)? = try? HCIPacket(type: .acl, body: body),
-                  handles.contains(acl.handle), let frame = reassemblers[acl.handle, default: Reassembler()].append(acl).frame,
-                  frame.channel == .att, let opcode = frame.payload.first else { continue }
+            guard case let .packet(.acl, body) = record.content,
+                case let .acl(acl)? = try? HCIPacket(type: .acl, body: body),
+                handles.contains(acl.handle),
+                let frame = reassemblers[acl.handle, default: Reassembler()].append(acl).frame,
+                frame.channel == .att, let opcode = frame.payload.first
+            else { continue }
             if (opcode == 0x1B && (try? HandleValueNotification(decoding: frame.payload)) != nil)
-                || (opcode == 0x1D && (try? HandleValueIndication(decoding: frame.payload)) != nil) {
+                || (opcode == 0x1D && (try? HandleValueIndication(decoding: frame.payload)) != nil)
+            {
                 sent += 1
             }
         }
@@ -74,7 +83,8 @@ enum ShippedTraces {
     @Test func atLeastOneTraceShowsAWholeDatabase() throws {
         var peersWithServices = 0, characteristics = 0, values = 0
         for name in ShippedTraces.names {
-            for peer in try TraceReconstruction(path: ShippedTraces.directory + "/" + name).peripherals where !peer.services.isEmpty {
+            for peer in try TraceReconstruction(path: ShippedTraces.directory + "/" + name).peripherals
+            where !peer.services.isEmpty {
                 peersWithServices += 1
                 characteristics += peer.services.reduce(0) { $0 + $1.characteristics.count }
                 values += peer.services.flatMap(\.characteristics).filter { $0.value != nil }.count

@@ -27,12 +27,18 @@ struct Recording {
         let parameters = LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)
         if enhanced {
             let zero = BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0])
-            event(LEEnhancedConnectionComplete(status: .success, handle: handle, role: 0, peerAddressType: type, peerAddress: peer,
-                                               localResolvablePrivateAddress: zero, peerResolvablePrivateAddress: zero,
-                                               parameters: parameters, centralClockAccuracy: 0).meta.packet)
+            event(
+                LEEnhancedConnectionComplete(
+                    status: .success, handle: handle, role: 0, peerAddressType: type, peerAddress: peer,
+                    localResolvablePrivateAddress: zero, peerResolvablePrivateAddress: zero,
+                    parameters: parameters, centralClockAccuracy: 0
+                ).meta.packet)
         } else {
-            event(LEConnectionComplete(status: .success, handle: handle, role: 0, peerAddressType: type, peerAddress: peer,
-                                       parameters: parameters, centralClockAccuracy: 0).meta.packet)
+            event(
+                LEConnectionComplete(
+                    status: .success, handle: handle, role: 0, peerAddressType: type, peerAddress: peer,
+                    parameters: parameters, centralClockAccuracy: 0
+                ).meta.packet)
         }
     }
 
@@ -48,20 +54,25 @@ struct Recording {
 
     /// One legacy advertising report.
     mutating func advertise(_ address: String, _ data: [UInt8], scanResponse: Bool = false) {
-        let report = AdvertisingReport(connectable: !scanResponse, scannable: true, directed: false, isScanResponse: scanResponse,
-                                       legacy: true, addressType: .random, address: BluetoothAddress(address)!, rssi: -50, data: data)
+        let report = AdvertisingReport(
+            connectable: !scanResponse, scannable: true, directed: false, isScanResponse: scanResponse,
+            legacy: true, addressType: .random, address: BluetoothAddress(address)!, rssi: -50, data: data)
         event(AdvertisingReport.encode([report], extended: false).packet)
     }
 
     /// Raw ACL data.
     mutating func acl(_ handle: ConnectionHandle, _ data: [UInt8], received: Bool, start: Bool = true) {
-        let packet = ACLDataPacket(handle: handle, boundary: start ? (received ? .firstFlushable : .firstNonFlushable) : .continuing, data: data[...])
+        let packet = ACLDataPacket(
+            handle: handle, boundary: start ? (received ? .firstFlushable : .firstNonFlushable) : .continuing,
+            data: data[...])
         records.append((received, HCIPacket.acl(packet).encodeH4()))
     }
 
     /// An L2CAP frame on `cid`, in one ACL packet.
     mutating func l2cap(_ handle: ConnectionHandle, cid: UInt16, _ payload: [UInt8], received: Bool) {
-        acl(handle, BasicFrame(channel: ChannelIdentifier(rawValue: cid), payload: payload[...]).encoded(), received: received)
+        acl(
+            handle, BasicFrame(channel: ChannelIdentifier(rawValue: cid), payload: payload[...]).encoded(),
+            received: received)
     }
 
     /// An ATT PDU the host sent.
@@ -113,20 +124,22 @@ func heartRateSession() -> Recording {
     recording.received(ExchangeMTUResponse(serverRxMTU: 185))
     // Services.
     recording.sent(ReadByGroupTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, groupType: uuid16(0x2800)))
-    recording.received(ReadByGroupTypeResponse(entries: [
-        .init(handle: 0x0001, endGroupHandle: 0x0005, value: [0x00, 0x18]),
-        .init(handle: 0x0010, endGroupHandle: 0x0016, value: [0x0D, 0x18]),
-    ]))
+    recording.received(
+        ReadByGroupTypeResponse(entries: [
+            .init(handle: 0x0001, endGroupHandle: 0x0005, value: [0x00, 0x18]),
+            .init(handle: 0x0010, endGroupHandle: 0x0016, value: [0x0D, 0x18]),
+        ]))
     recording.sent(ReadByGroupTypeRequest(startingHandle: 0x0017, endingHandle: 0xFFFF, groupType: uuid16(0x2800)))
     recording.received(ErrorResponse(requestOpcode: .readByGroupTypeRequest, handle: 0x0017, error: .attributeNotFound))
     // Characteristics.
     recording.sent(ReadByTypeRequest(startingHandle: 0x0001, endingHandle: 0x0005, attributeType: uuid16(0x2803)))
     recording.received(ReadByTypeResponse(entries: [.init(handle: 0x0002, value: [0x02, 0x03, 0x00, 0x00, 0x2A])]))
     recording.sent(ReadByTypeRequest(startingHandle: 0x0010, endingHandle: 0x0016, attributeType: uuid16(0x2803)))
-    recording.received(ReadByTypeResponse(entries: [
-        .init(handle: 0x0011, value: [0x10, 0x12, 0x00, 0x37, 0x2A]),
-        .init(handle: 0x0014, value: [0x0A, 0x15, 0x00, 0x39, 0x2A]),
-    ]))
+    recording.received(
+        ReadByTypeResponse(entries: [
+            .init(handle: 0x0011, value: [0x10, 0x12, 0x00, 0x37, 0x2A]),
+            .init(handle: 0x0014, value: [0x0A, 0x15, 0x00, 0x39, 0x2A]),
+        ]))
     recording.sent(FindInformationRequest(startingHandle: 0x0013, endingHandle: 0x0013))
     recording.received(FindInformationResponse(entries: [.init(handle: 0x0013, type: uuid16(0x2902))]))
     // A long read: Read, then Read Blob from where it stopped.
@@ -144,7 +157,8 @@ func heartRateSession() -> Recording {
     recording.received(HandleValueNotification(handle: 0x0012, value: [0x00, 60]))
     // The peer asks the host's own server: none of the peer's business here.
     recording.received(ReadByGroupTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, groupType: uuid16(0x2800)))
-    recording.sent(ReadByGroupTypeResponse(entries: [.init(handle: 0x0001, endGroupHandle: 0x0009, value: [0x01, 0x18])]))
+    recording.sent(
+        ReadByGroupTypeResponse(entries: [.init(handle: 0x0001, endGroupHandle: 0x0009, value: [0x01, 0x18])]))
     // Subscribe, then notifications.
     recording.sent(WriteRequest(handle: 0x0013, value: [0x01, 0x00]))
     recording.received(WriteResponse())
@@ -198,7 +212,8 @@ func heartRateSession() -> Recording {
         #expect(peer.name == "HRM")
         #expect(peer.mtu == 185)
         // The host's own server's answer names a service at 0x0001 ending at 0x0009: ignored.
-        let genericAccess = RecordedAttribute(handle: 0x0001, type: uuid16(0x2800), value: [0x00, 0x18], groupEndHandle: 0x0005)
+        let genericAccess = RecordedAttribute(
+            handle: 0x0001, type: uuid16(0x2800), value: [0x00, 0x18], groupEndHandle: 0x0005)
         #expect(peer.attribute(at: 0x0001) == genericAccess)
         let declaration: [UInt8] = [0x10, 0x12, 0x00, 0x37, 0x2A]
         #expect(peer.attribute(at: 0x0011)?.value == declaration)
@@ -217,22 +232,29 @@ func heartRateSession() -> Recording {
         #expect(peer.attribute(at: 0x0012)?.value == lastNotified)
         let errors: [RecordedError] = [
             RecordedError(request: .readByGroupTypeRequest, handle: 0x0017, code: .attributeNotFound, encrypted: false),
-            RecordedError(request: .readRequest, handle: 0x0015, code: .insufficientEncryption, encrypted: false, overridden: true),
+            RecordedError(
+                request: .readRequest, handle: 0x0015, code: .insufficientEncryption, encrypted: false, overridden: true
+            ),
         ]
         #expect(peer.errors == errors)
         let reactions: [RecordedReaction] = [
-            RecordedReaction(trigger: .subscription(handle: 0x0012),
-                             notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 60], isIndication: false)]),
-            RecordedReaction(trigger: .write(handle: 0x0013, value: [0x01, 0x00]), notifications: [
-                RecordedNotification(handle: 0x0012, value: [0x00, 61], isIndication: false),
-                RecordedNotification(handle: 0x0012, value: [0x00, 62], isIndication: false),
-            ]),
-            RecordedReaction(trigger: .write(handle: 0x0015, value: [0x02]),
-                             notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 63], isIndication: true)]),
+            RecordedReaction(
+                trigger: .subscription(handle: 0x0012),
+                notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 60], isIndication: false)]),
+            RecordedReaction(
+                trigger: .write(handle: 0x0013, value: [0x01, 0x00]),
+                notifications: [
+                    RecordedNotification(handle: 0x0012, value: [0x00, 61], isIndication: false),
+                    RecordedNotification(handle: 0x0012, value: [0x00, 62], isIndication: false),
+                ]),
+            RecordedReaction(
+                trigger: .write(handle: 0x0015, value: [0x02]),
+                notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 63], isIndication: true)]),
             RecordedReaction(trigger: .write(handle: 0x0015, value: [0x01, 0x02, 0x03]), notifications: []),
             // The second connection has had no write yet.
-            RecordedReaction(trigger: .subscription(handle: 0x0012),
-                             notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 70], isIndication: false)]),
+            RecordedReaction(
+                trigger: .subscription(handle: 0x0012),
+                notifications: [RecordedNotification(handle: 0x0012, value: [0x00, 70], isIndication: false)]),
         ]
         #expect(peer.reactions == reactions)
     }
@@ -279,12 +301,17 @@ func heartRateSession() -> Recording {
         let handles: [ConnectionHandle] = [0x0050]
         #expect(peer.connectionHandles == handles)
         // Notified 05 first, then 06: a client found 05 first, the last seen is 06.
-        let attributes: [RecordedAttribute] = [RecordedAttribute(handle: 0x0020, type: nil, value: [0x06], initialValue: [0x05]),
-                                               RecordedAttribute(handle: 0x0021, type: nil, value: [0x01])]
+        let attributes: [RecordedAttribute] = [
+            RecordedAttribute(handle: 0x0020, type: nil, value: [0x06], initialValue: [0x05]),
+            RecordedAttribute(handle: 0x0021, type: nil, value: [0x01]),
+        ]
         #expect(peer.attributes == attributes)
-        let triggers: [RecordedReaction.Trigger] = [.subscription(handle: 0x0020), .write(handle: 0x0021, value: [0x01])]
+        let triggers: [RecordedReaction.Trigger] = [
+            .subscription(handle: 0x0020), .write(handle: 0x0021, value: [0x01]),
+        ]
         #expect(peer.reactions.map(\.trigger) == triggers)
-        #expect(peer.missing.contains("address not in the recording (made up): the connection began before the capture"))
+        #expect(
+            peer.missing.contains("address not in the recording (made up): the connection began before the capture"))
         #expect(peer.missing.contains("handles known only from use, never discovered: 0x0020, 0x0021"))
         #expect(peer.missing.contains("no advertising data recorded"))
         #expect(peer.missing.contains { $0.hasPrefix("ATT_MTU not recorded") })
@@ -299,9 +326,11 @@ func heartRateSession() -> Recording {
         var recording = Recording()
         recording.connect(0x0040, sensor)
         recording.sent(WriteRequest(handle: 0x0030, value: [0x01]))
-        recording.received(ErrorResponse(requestOpcode: .writeRequest, handle: 0x0030, error: .insufficientAuthentication))
+        recording.received(
+            ErrorResponse(requestOpcode: .writeRequest, handle: 0x0030, error: .insufficientAuthentication))
         recording.sent(ReadRequest(handle: 0x0031))
-        recording.received(ErrorResponse(requestOpcode: .readRequest, handle: 0x0031, error: .encryptionKeySizeTooShort))
+        recording.received(
+            ErrorResponse(requestOpcode: .readRequest, handle: 0x0031, error: .encryptionKeySizeTooShort))
         recording.sent(ReadRequest(handle: 0x0031))
         recording.received(ReadResponse(value: [0x42]))
         recording.sent(ReadRequest(handle: 0x0032))
@@ -311,7 +340,8 @@ func heartRateSession() -> Recording {
         #expect(peer.attribute(at: 0x0031) == RecordedAttribute(handle: 0x0031, type: nil, value: [0x42]))
         #expect(peer.attribute(at: 0x0032) == RecordedAttribute(handle: 0x0032, type: nil))
         #expect(peer.errors.map(\.overridden) == [false, true, false])
-        #expect(peer.errors.map(\.code) == [.insufficientAuthentication, .encryptionKeySizeTooShort, .readNotPermitted])
+        #expect(
+            peer.errors.map(\.code) == [.insufficientAuthentication, .encryptionKeySizeTooShort, .readNotPermitted])
     }
 
     @Test func readsMultipleValuesOnlyWhereTheySplit() throws {

@@ -66,7 +66,8 @@ import TestTraits
         let peers = try peers(path)
         try #require(!peers.isEmpty, "\(name): a recording with a discovery in it")
         for peer in peers {
-            let result = try await run(bluejay, ["gatt", typed(peer), "--json", "--transport", "mock:\(path),peer=\(peer.address)"])
+            let result = try await run(
+                bluejay, ["gatt", typed(peer), "--json", "--transport", "mock:\(path),peer=\(peer.address)"])
             try #require(result.status == 0, "\(name) \(peer.address): \(result.stderr)")
             let tree = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             let services = try #require(tree["services"] as? [[String: Any]])
@@ -76,7 +77,9 @@ import TestTraits
             let recordedServices = attributes.filter { $0.type == .primaryService }.map { service in
                 "\(BluetoothUUID(littleEndianBytes: service.value ?? [])?.description ?? "?") \(service.handle.rawValue)-\(service.groupEndHandle?.rawValue ?? 0)"
             }
-            let foundServices = services.map { "\($0["uuid"] as? String ?? "?") \($0["start_handle"] as? Int ?? 0)-\($0["end_handle"] as? Int ?? 0)" }
+            let foundServices = services.map {
+                "\($0["uuid"] as? String ?? "?") \($0["start_handle"] as? Int ?? 0)-\($0["end_handle"] as? Int ?? 0)"
+            }
             #expect(foundServices == recordedServices, "\(name) \(peer.address): services")
 
             var recordedCharacteristics: [String] = []
@@ -87,10 +90,15 @@ import TestTraits
                 let properties = CharacteristicProperties(rawValue: value[0])
                 let valueHandle = Int(value[1]) | Int(value[2]) << 8
                 guard let uuid = BluetoothUUID(littleEndianBytes: value[3...]) else { continue }
-                recordedCharacteristics.append("\(declaration.handle.rawValue)/\(valueHandle) \(uuid) \(properties.names)")
+                recordedCharacteristics.append(
+                    "\(declaration.handle.rawValue)/\(valueHandle) \(uuid) \(properties.names)")
                 // Descriptors: what follows the value up to the next declaration.
                 for attribute in attributes[(index + 1)...] {
-                    if let type = attribute.type, [.primaryService, .secondaryService, .include, .characteristic].contains(type) { break }
+                    if let type = attribute.type,
+                        [.primaryService, .secondaryService, .include, .characteristic].contains(type)
+                    {
+                        break
+                    }
                     guard let type = attribute.type, attribute.handle.rawValue > valueHandle else { continue }
                     recordedDescriptors.append("\(valueHandle): \(attribute.handle.rawValue) \(type)")
                 }
@@ -114,9 +122,13 @@ import TestTraits
             // Every readable value the recording saw reads back as recorded (cut to what one
             // Read Response holds at the MTU, when gatt reads it whole the rest follows).
             for characteristic in characteristics {
-                guard let handle = characteristic["value_handle"] as? Int, let expected = expectedValues[handle] else { continue }
+                guard let handle = characteristic["value_handle"] as? Int, let expected = expectedValues[handle] else {
+                    continue
+                }
                 let read = characteristic["value"] as? String
-                #expect(read == expected.hexString(), "\(name) \(peer.address): value of \(handle), error \(characteristic["error"] ?? "none")")
+                #expect(
+                    read == expected.hexString(),
+                    "\(name) \(peer.address): value of \(handle), error \(characteristic["error"] ?? "none")")
             }
         }
     }
@@ -131,10 +143,12 @@ import TestTraits
         for peer in try peers(path) where peer.reactions.contains(where: { !$0.notifications.isEmpty }) {
             let server = RecordedServer(peer)
             let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-mock-\(UUID().uuidString)")
-            let host = try await BluetoothHost(transport: try VirtualController(peripherals: [peer]), store: store, cacheEnabled: false,
-                                               logger: .silent)
+            let host = try await BluetoothHost(
+                transport: try VirtualController(peripherals: [peer]), store: store, cacheEnabled: false,
+                logger: .silent)
             defer { host.close() }
-            let link = try await host.connections.connect(to: peer.address, type: peer.addressType, timeout: .seconds(5))
+            let link = try await host.connections.connect(
+                to: peer.address, type: peer.addressType, timeout: .seconds(5))
             let client = try await host.client(for: link.handle, identity: peer.address.description)
             let mtu = try await client.exchangeMTU()
 
@@ -150,12 +164,15 @@ import TestTraits
                 // A value longer than one Write Command holds at this MTU cannot be sent
                 // without a response; a Write Request that long goes as a long write.
                 guard case let .write(handle, value) = reaction.trigger,
-                      server.acceptsWriteRequest(handle) || value.count <= mtu - 3 else { continue }
+                    server.acceptsWriteRequest(handle) || value.count <= mtu - 3
+                else { continue }
                 writes.append((handle, value))
             }
             var expected: [AttributeHandle: [[UInt8]]] = [:]
             for write in writes {
-                for sent in model.write(write.handle, write.value) { expected[sent.handle, default: []].append(Array(sent.value.prefix(mtu - 3))) }
+                for sent in model.write(write.handle, write.value) {
+                    expected[sent.handle, default: []].append(Array(sent.value.prefix(mtu - 3)))
+                }
             }
             let total = expected.values.reduce(0) { $0 + $1.count }
             try #require(total > 0, "\(name) \(peer.address): the recording's notifications come back for its writes")
@@ -239,10 +256,16 @@ struct ReactionModel {
         self.peer = peer
         var current: AttributeHandle?
         for attribute in peer.attributes.sorted(by: { $0.handle < $1.handle }) {
-            if let type = attribute.type, [.primaryService, .secondaryService, .include, .characteristic].contains(type) {
+            if let type = attribute.type,
+                [.primaryService, .secondaryService, .include, .characteristic].contains(type)
+            {
                 current = nil
-                if type == .characteristic { current = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle }
-            } else if attribute.type == .clientCharacteristicConfiguration, let value = current, attribute.handle > value {
+                if type == .characteristic {
+                    current = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle
+                }
+            } else if attribute.type == .clientCharacteristicConfiguration, let value = current,
+                attribute.handle > value
+            {
                 cccdOfValue[value] = attribute.handle
                 valueOfCCCD[attribute.handle] = value
             }
@@ -263,11 +286,13 @@ struct ReactionModel {
 
     /// Values the peer sent before any write whose CCCD the recording never writes.
     func unpromptedWithoutRecordedSubscription() -> [AttributeHandle] {
-        let written = Set(peer.reactions.compactMap { if case let .write(handle, _) = $0.trigger { handle } else { nil } })
+        let written = Set(
+            peer.reactions.compactMap { if case let .write(handle, _) = $0.trigger { handle } else { nil } })
         var handles: [AttributeHandle] = []
         for reaction in peer.reactions {
             guard case let .subscription(handle) = reaction.trigger, !handles.contains(handle),
-                  let cccd = cccdOfValue[handle], !written.contains(cccd) else { continue }
+                let cccd = cccdOfValue[handle], !written.contains(cccd)
+            else { continue }
             handles.append(handle)
         }
         return handles

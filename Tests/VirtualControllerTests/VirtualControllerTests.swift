@@ -19,9 +19,12 @@ import Testing
     /// before encryption.
     static func heartRate() -> RecordedPeripheral {
         func declaration(_ handle: UInt16, _ properties: UInt8, _ value: UInt16, _ uuid: UInt16) -> RecordedAttribute {
-            RecordedAttribute(handle: AttributeHandle(rawValue: handle), type: .characteristic,
-                              value: CharacteristicDeclaration(properties: CharacteristicProperties(rawValue: properties),
-                                                               valueHandle: AttributeHandle(rawValue: value), uuid: BluetoothUUID(uuid)).value)
+            RecordedAttribute(
+                handle: AttributeHandle(rawValue: handle), type: .characteristic,
+                value: CharacteristicDeclaration(
+                    properties: CharacteristicProperties(rawValue: properties),
+                    valueHandle: AttributeHandle(rawValue: value), uuid: BluetoothUUID(uuid)
+                ).value)
         }
         return RecordedPeripheral(
             address: address, addressType: .random, name: "Recorded HRM",
@@ -36,26 +39,35 @@ import Testing
                 RecordedAttribute(handle: 0x0017, type: BluetoothUUID(UInt16(0x2A39))),
                 RecordedAttribute(handle: 0x0018, type: .clientCharacteristicConfiguration),
                 declaration(0x0019, 0x02, 0x001A, 0xFFF1),
-                RecordedAttribute(handle: 0x001A, type: BluetoothUUID(UInt16(0xFFF1)), value: [0xAB], requiresEncryption: true),
+                RecordedAttribute(
+                    handle: 0x001A, type: BluetoothUUID(UInt16(0xFFF1)), value: [0xAB], requiresEncryption: true),
                 RecordedAttribute(handle: 0x0040, type: nil, value: [0x42]),
             ],
             mtu: 185,
-            errors: [RecordedError(request: .readRequest, handle: 0x001A, code: .insufficientAuthentication, encrypted: false)],
+            errors: [
+                RecordedError(
+                    request: .readRequest, handle: 0x001A, code: .insufficientAuthentication, encrypted: false)
+            ],
             reactions: [
-                RecordedReaction(trigger: .subscription(handle: 0x0012), notifications: [.init(handle: 0x0012, value: [0x00, 60], isIndication: false)]),
-                RecordedReaction(trigger: .write(handle: 0x0017, value: [0x05, 0x01]), notifications: [
-                    .init(handle: 0x0012, value: [0x00, 61], isIndication: false),
-                    .init(handle: 0x0017, value: [0x05, 0x01, 0x01], isIndication: true),
-                    .init(handle: 0x0012, value: [0x00, 62], isIndication: false),
-                ]),
+                RecordedReaction(
+                    trigger: .subscription(handle: 0x0012),
+                    notifications: [.init(handle: 0x0012, value: [0x00, 60], isIndication: false)]),
+                RecordedReaction(
+                    trigger: .write(handle: 0x0017, value: [0x05, 0x01]),
+                    notifications: [
+                        .init(handle: 0x0012, value: [0x00, 61], isIndication: false),
+                        .init(handle: 0x0017, value: [0x05, 0x01, 0x01], isIndication: true),
+                        .init(handle: 0x0012, value: [0x00, 62], isIndication: false),
+                    ]),
             ])
     }
 
     @BluetoothActor
     static func host(_ peripherals: [RecordedPeripheral]) async throws -> BluetoothHost {
         let store = StoreDirectory(path: NSTemporaryDirectory() + "bluejay-virtual-\(UUID().uuidString)")
-        return try await BluetoothHost(transport: try VirtualController(peripherals: peripherals), store: store, cacheEnabled: false,
-                                       logger: .silent)
+        return try await BluetoothHost(
+            transport: try VirtualController(peripherals: peripherals), store: store, cacheEnabled: false,
+            logger: .silent)
     }
 
     @Test @BluetoothActor func scanFindsTheRecordedAdvertisement() async throws {
@@ -80,7 +92,9 @@ import Testing
         let database = try await client.discoverAll()
         let heartRate: [BluetoothUUID] = [BluetoothUUID(UInt16(0x180D))]
         #expect(database.services.map(\.uuid) == heartRate)
-        #expect(database.services.first?.endGroupHandle == 0x001F, "the recorded End Group Handle, not the last attribute's")
+        #expect(
+            database.services.first?.endGroupHandle == 0x001F, "the recorded End Group Handle, not the last attribute's"
+        )
         let characteristics = try #require(database.characteristics[0x0010])
         let valueHandles: [AttributeHandle] = [0x0012, 0x0015, 0x0017, 0x001A]
         #expect(characteristics.map(\.valueHandle) == valueHandles)
@@ -88,7 +102,10 @@ import Testing
         #expect(database.descriptors[0x0012]?.map(\.handle) == descriptorHandles)
         // The handle seen only in use is served by handle, never discovered.
         let usedOnly: AttributeHandle = 0x0040
-        #expect(!(database.descriptors.values.joined().contains { (descriptor: Descriptor) -> Bool in descriptor.handle == usedOnly }))
+        #expect(
+            !(database.descriptors.values.joined().contains { (descriptor: Descriptor) -> Bool in
+                descriptor.handle == usedOnly
+            }))
         #expect(try await client.read(0x0040) == [0x42])
 
         // Recorded values; a value never seen is an honest gap.
@@ -126,7 +143,8 @@ import Testing
 
         // Encryption with any key (the controller takes it as the command arrives): the
         // refused value reads now.
-        try await host.controller.send(LEEnableEncryption(handle: link.handle, longTermKey: [UInt8](repeating: 7, count: 16)))
+        try await host.controller.send(
+            LEEnableEncryption(handle: link.handle, longTermKey: [UInt8](repeating: 7, count: 16)))
         #expect(try await client.read(0x001A) == [0xAB])
         try await host.connections.disconnect(link.handle)
     }
@@ -135,12 +153,14 @@ import Testing
         let host = try await Self.host([Self.heartRate()])
         defer { host.close() }
         await #expect(throws: (any Error).self) {
-            try await host.connections.connect(to: BluetoothAddress("C0:FF:EE:00:00:99")!, type: .random, timeout: .milliseconds(300))
+            try await host.connections.connect(
+                to: BluetoothAddress("C0:FF:EE:00:00:99")!, type: .random, timeout: .milliseconds(300))
         }
     }
 
     @Test func legacyAdvertisingKeepsWholeStructuresThatFit() {
-        let long: [UInt8] = [0x02, 0x01, 0x06] + [0x1C, 0x09] + [UInt8](repeating: 0x41, count: 27) + [0x03, 0x03, 0x0D, 0x18]
+        let long: [UInt8] =
+            [0x02, 0x01, 0x06] + [0x1C, 0x09] + [UInt8](repeating: 0x41, count: 27) + [0x03, 0x03, 0x0D, 0x18]
         #expect(VirtualController.legacyData(long) == [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18])
         #expect(VirtualController.legacyData([0x05, 0x09, 0x41]) == [], "a structure running past the data is dropped")
     }

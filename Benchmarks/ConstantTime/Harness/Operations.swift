@@ -56,21 +56,30 @@ func constantTimeOperations() -> [MeasuredOperation] {
             return LeakageTest(ticks: ticks, classes: classes)
         },
         MeasuredOperation(name: "P-256 d·Q (sharedSecret)", count: 10_000) { count in
-            let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
-                (scalar(inputClass, &generator), peers[Int.random(in: 0..<peers.count, using: &generator)])
-            }) { $0.0.sharedSecret(with: $0.1) }
+            let (ticks, classes) = measure(
+                count: count,
+                makeInput: { inputClass, generator in
+                    (scalar(inputClass, &generator), peers[Int.random(in: 0..<peers.count, using: &generator)])
+                }
+            ) { $0.0.sharedSecret(with: $0.1) }
             return LeakageTest(ticks: ticks, classes: classes)
         },
         MeasuredOperation(name: "AES-128 e(k, m), secret k", count: 200_000) { count in
-            let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
-                (aesKey(inputClass, &generator), randomOctets(16, &generator))
-            }) { e(key: $0.0, plaintext: $0.1) }
+            let (ticks, classes) = measure(
+                count: count,
+                makeInput: { inputClass, generator in
+                    (aesKey(inputClass, &generator), randomOctets(16, &generator))
+                }
+            ) { e(key: $0.0, plaintext: $0.1) }
             return LeakageTest(ticks: ticks, classes: classes)
         },
         MeasuredOperation(name: "AES-CMAC(k, 32 octets), secret k", count: 200_000) { count in
-            let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
-                (aesKey(inputClass, &generator), randomOctets(32, &generator))
-            }) { aesCMAC(key: $0.0, message: $0.1) }
+            let (ticks, classes) = measure(
+                count: count,
+                makeInput: { inputClass, generator in
+                    (aesKey(inputClass, &generator), randomOctets(32, &generator))
+                }
+            ) { aesCMAC(key: $0.0, message: $0.1) }
             return LeakageTest(ticks: ticks, classes: classes)
         },
     ]
@@ -86,9 +95,12 @@ func leakyOperations() -> [MeasuredOperation] {
         // loaded or not (|t| 25 to 600), so a harness that does not flag it (a broken clock,
         // classes mixed up, the optimiser timing nothing) is broken, and the run fails.
         MeasuredOperation(name: "self-check: e(k, m) + a branch per bit of k[0]", count: 200_000) { count in
-            let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
-                (aesKey(inputClass, &generator), randomOctets(16, &generator))
-            }) { input in
+            let (ticks, classes) = measure(
+                count: count,
+                makeInput: { inputClass, generator in
+                    (aesKey(inputClass, &generator), randomOctets(16, &generator))
+                }
+            ) { input in
                 LeakyBlock(block: e(key: input.0, plaintext: input.1), accumulator: branchOnEachBit(of: input.0[0..<1]))
             }
             return LeakageTest(ticks: ticks, classes: classes)
@@ -101,10 +113,13 @@ func leakyOperations() -> [MeasuredOperation] {
         // whole run, P-256's times spread so far that it falls to 2 to 6 (docs/Security.md,
         // "Constant time").
         MeasuredOperation(name: "self-check: d·G + a branch per scalar bit", count: 10_000, required: false) { count in
-            let (ticks, classes) = measure(count: count, makeInput: { inputClass, generator in
-                let key = scalar(inputClass, &generator)
-                return (key, key.rawRepresentation)
-            }) { input in
+            let (ticks, classes) = measure(
+                count: count,
+                makeInput: { inputClass, generator in
+                    let key = scalar(inputClass, &generator)
+                    return (key, key.rawRepresentation)
+                }
+            ) { input in
                 LeakyResult(publicKey: input.0.publicKey, accumulator: branchOnEachBit(of: input.1))
             }
             return LeakageTest(ticks: ticks, classes: classes)

@@ -2,9 +2,9 @@
 // time?", DATE 2017): Welch's t-test between the two classes' timings, on all of them and
 // on the sets cropped at a series of percentiles, the largest |t| being the verdict.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Welch's two-sample t-test, accumulated one measurement at a time (Welford's mean and
@@ -71,7 +71,8 @@ struct LeakageTest {
     /// are where a leak of a few thousand cycles shows (the P-256 self-check: |t| 20 to 30
     /// there, about 2 in dudect's sets alone, on the same recorded runs).
     static let croppingPercentiles: [Double] =
-        [0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06] + (0..<100).map { 1 - pow(0.5, 10 * Double($0 + 1) / 100) }
+        [0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06]
+        + (0..<100).map { 1 - pow(0.5, 10 * Double($0 + 1) / 100) }
 
     /// Fewest measurements per class for a cropped set's t to count. Small, for the low
     /// cropping points; without a leak, the largest |t| of a run stays far from the threshold
@@ -95,7 +96,8 @@ struct LeakageTest {
             }
         }
         var best = (t: abs(raw.t), name: "raw")
-        for (index, test) in cropped.enumerated() where test.smallerCount >= Self.minimumPerClass && abs(test.t) > best.t {
+        for (index, test) in cropped.enumerated()
+        where test.smallerCount >= Self.minimumPerClass && abs(test.t) > best.t {
             best = (abs(test.t), "< p" + percentString(Self.croppingPercentiles[index]))
         }
         counts = (Int(raw.count.0), Int(raw.count.1))

@@ -13,9 +13,9 @@
 // are fixed, never a time limit: a loaded machine takes longer rather than measuring less.
 import CycleCounter
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// dudect's verdict "definitely not constant time": above it a run fails. A test fails only
@@ -55,8 +55,9 @@ guard let options = Options(Array(CommandLine.arguments.dropFirst())) else {
 }
 
 let operations = options.selfCheck ? leakyOperations() : constantTimeOperations()
-print("bluejay-ct: dudect fixed-vs-random Welch t-test, counter \(String(cString: ct_counter_name())), "
-      + "fail above |t| = \(fixed1(threshold))\(options.selfCheck ? " (self-check: leaky operations)" : "")")
+print(
+    "bluejay-ct: dudect fixed-vs-random Welch t-test, counter \(String(cString: ct_counter_name())), "
+        + "fail above |t| = \(fixed1(threshold))\(options.selfCheck ? " (self-check: leaky operations)" : "")")
 var largest = 0.0
 var unseen: [String] = [], leaking: [String] = []
 let runStarted = ContinuousClock.now
@@ -66,29 +67,43 @@ for operation in operations {
     let test = operation.run(count)
     largest = max(largest, test.maxT)
     if test.maxT > threshold { leaking.append(operation.name) }
-    var verdict = test.maxT > threshold ? "LEAKS" : test.maxT < noEvidenceBelow ? "no evidence of leakage" : "inconclusive, under the threshold"
+    var verdict =
+        test.maxT > threshold
+        ? "LEAKS" : test.maxT < noEvidenceBelow ? "no evidence of leakage" : "inconclusive, under the threshold"
     if options.selfCheck {
         if test.maxT <= threshold && operation.required { unseen.append(operation.name) }
-        verdict += operation.required ? " (must leak)" : test.maxT > threshold ? " (this run could see a leak this small)"
-            : " (not required: this run was too noisy to see a leak this small in P-256)"
+        verdict +=
+            operation.required
+            ? " (must leak)"
+            : test.maxT > threshold
+                ? " (this run could see a leak this small)"
+                : " (not required: this run was too noisy to see a leak this small in P-256)"
     }
-    print("\(operation.name): \(test.counts.fixed + test.counts.random) measurements "
-          + "(\(test.counts.fixed) fixed, \(test.counts.random) random), median \(test.medians.fixed) / \(test.medians.random) ticks; "
-          + "max |t| = \(fixed1(test.maxT)) (\(test.maxTest)), raw |t| = \(fixed1(test.rawT)); \(verdict) [\(fixed1(seconds(since: started))) s]")
+    print(
+        "\(operation.name): \(test.counts.fixed + test.counts.random) measurements "
+            + "(\(test.counts.fixed) fixed, \(test.counts.random) random), median \(test.medians.fixed) / \(test.medians.random) ticks; "
+            + "max |t| = \(fixed1(test.maxT)) (\(test.maxTest)), raw |t| = \(fixed1(test.rawT)); \(verdict) [\(fixed1(seconds(since: started))) s]"
+    )
 }
 
 if options.selfCheck {
     if unseen.isEmpty {
         print("bluejay-ct self-check passed: the required leak was flagged, in \(fixed1(seconds(since: runStarted))) s")
     } else {
-        print("bluejay-ct self-check FAILED: a known leak went unseen (\(unseen.joined(separator: ", "))); the harness cannot be trusted")
+        print(
+            "bluejay-ct self-check FAILED: a known leak went unseen (\(unseen.joined(separator: ", "))); the harness cannot be trusted"
+        )
         exit(1)
     }
 } else if largest > threshold {
-    print("bluejay-ct FAILED: timing depends on the secret in \(leaking.joined(separator: ", ")) (max |t| \(fixed1(largest)) > \(fixed1(threshold)))")
+    print(
+        "bluejay-ct FAILED: timing depends on the secret in \(leaking.joined(separator: ", ")) (max |t| \(fixed1(largest)) > \(fixed1(threshold)))"
+    )
     exit(1)
 } else {
-    print("bluejay-ct passed: max |t| \(fixed1(largest)) ≤ \(fixed1(threshold)) for every operation, in \(fixed1(seconds(since: runStarted))) s")
+    print(
+        "bluejay-ct passed: max |t| \(fixed1(largest)) ≤ \(fixed1(threshold)) for every operation, in \(fixed1(seconds(since: runStarted))) s"
+    )
 }
 
 /// `value` with one decimal, without Foundation.

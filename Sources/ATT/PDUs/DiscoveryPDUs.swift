@@ -19,8 +19,9 @@ public struct FindInformationRequest: ATTPDU {
     }
 
     /// Starting_Handle, Ending_Handle.
-    public static let layout = MessageLayout("Find_Information_Req", Self.init(startingHandle:endingHandle:),
-                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle))
+    public static let layout = MessageLayout(
+        "Find_Information_Req", Self.init(startingHandle:endingHandle:),
+        Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle))
 }
 
 /// ATT_FIND_INFORMATION_RSP (0x05, 3.4.3.2): handle–type pairs, all 16-bit UUIDs (format
@@ -53,31 +54,40 @@ public struct FindInformationResponse: ATTPDU {
 
     /// Format, then Information_Data: handles with 2-octet types (format 0x01) or 16-octet
     /// ones (0x02).
-    public static let layout = MessageLayout("Find_Information_Rsp", Self.init(entries:), Field("Information_Data", read: { reader throws(DecodingError) in
-        let format = try reader.readUInt8()
-        let uuidSize: Int
-        switch format {
-        case 0x01: uuidSize = 2
-        case 0x02: uuidSize = 16
-        default: throw .invalidValue(field: "Find_Information_Rsp format", value: UInt64(format))
-        }
-        guard !reader.isAtEnd else { throw .truncated(needed: 2 + uuidSize, available: 0) }
-        var entries: [Entry] = []
-        while !reader.isAtEnd {
-            var entry = ByteReader(try reader.readBytes(2 + uuidSize))
-            let handle = try AttributeHandle(from: &entry)
-            // 2 or 16 bytes: always a valid UUID.
-            entries.append(Entry(handle: handle, type: BluetoothUUID(littleEndianBytes: entry.readRest())!))
-        }
-        return entries
-    }, write: { response, writer in
-        let short = response.usesShortUUIDs
-        writer.write(short ? UInt8(0x01) : 0x02)
-        for entry in response.entries {
-            writer.write(entry.handle)
-            if short { writer.write(entry.type.shortValue!) } else { writer.write(bytes: entry.type.bytes.reversed()) }
-        }
-    }))
+    public static let layout = MessageLayout(
+        "Find_Information_Rsp", Self.init(entries:),
+        Field(
+            "Information_Data",
+            read: { reader throws(DecodingError) in
+                let format = try reader.readUInt8()
+                let uuidSize: Int
+                switch format {
+                case 0x01: uuidSize = 2
+                case 0x02: uuidSize = 16
+                default: throw .invalidValue(field: "Find_Information_Rsp format", value: UInt64(format))
+                }
+                guard !reader.isAtEnd else { throw .truncated(needed: 2 + uuidSize, available: 0) }
+                var entries: [Entry] = []
+                while !reader.isAtEnd {
+                    var entry = ByteReader(try reader.readBytes(2 + uuidSize))
+                    let handle = try AttributeHandle(from: &entry)
+                    // 2 or 16 bytes: always a valid UUID.
+                    entries.append(Entry(handle: handle, type: BluetoothUUID(littleEndianBytes: entry.readRest())!))
+                }
+                return entries
+            },
+            write: { response, writer in
+                let short = response.usesShortUUIDs
+                writer.write(short ? UInt8(0x01) : 0x02)
+                for entry in response.entries {
+                    writer.write(entry.handle)
+                    if short {
+                        writer.write(entry.type.shortValue!)
+                    } else {
+                        writer.write(bytes: entry.type.bytes.reversed())
+                    }
+                }
+            }))
 }
 
 /// ATT_FIND_BY_TYPE_VALUE_REQ (0x06, 3.4.3.3): the attributes of a 16-bit type with a given
@@ -95,7 +105,10 @@ public struct FindByTypeValueRequest: ATTPDU {
     public var attributeValue: ArraySlice<UInt8>
 
     /// A request for attributes of `attributeType` holding `attributeValue`.
-    public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle, attributeType: UInt16, attributeValue: ArraySlice<UInt8>) {
+    public init(
+        startingHandle: AttributeHandle, endingHandle: AttributeHandle, attributeType: UInt16,
+        attributeValue: ArraySlice<UInt8>
+    ) {
         self.startingHandle = startingHandle
         self.endingHandle = endingHandle
         self.attributeType = attributeType
@@ -103,9 +116,10 @@ public struct FindByTypeValueRequest: ATTPDU {
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Type, Attribute_Value.
-    public static let layout = MessageLayout("Find_By_Type_Value_Req", Self.init(startingHandle:endingHandle:attributeType:attributeValue:),
-                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
-                                             Field("Attribute_Type", \.attributeType), .rest("Attribute_Value", \.attributeValue))
+    public static let layout = MessageLayout(
+        "Find_By_Type_Value_Req", Self.init(startingHandle:endingHandle:attributeType:attributeValue:),
+        Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
+        Field("Attribute_Type", \.attributeType), .rest("Attribute_Value", \.attributeValue))
 }
 
 /// ATT_FIND_BY_TYPE_VALUE_RSP (0x07, 3.4.3.4): the handle ranges found.
@@ -124,8 +138,9 @@ public struct FindByTypeValueResponse: ATTPDU {
         }
 
         /// Found_Attribute_Handle, Group_End_Handle.
-        public static let layout = MessageLayout("Handles_Information", Self.init(foundHandle:groupEndHandle:),
-                                                 Field("Found_Attribute_Handle", \.foundHandle), Field("Group_End_Handle", \.groupEndHandle))
+        public static let layout = MessageLayout(
+            "Handles_Information", Self.init(foundHandle:groupEndHandle:),
+            Field("Found_Attribute_Handle", \.foundHandle), Field("Group_End_Handle", \.groupEndHandle))
     }
 
     /// 0x07.
@@ -137,6 +152,7 @@ public struct FindByTypeValueResponse: ATTPDU {
     public init(entries: [Entry]) { self.entries = entries }
 
     /// Handles_Information_List: 4-octet entries to the end.
-    public static let layout = MessageLayout("Find_By_Type_Value_Rsp", Self.init(entries:),
-                                             .entries("Handles_Information_List", size: 4, \.entries))
+    public static let layout = MessageLayout(
+        "Find_By_Type_Value_Rsp", Self.init(entries:),
+        .entries("Handles_Information_List", size: 4, \.entries))
 }

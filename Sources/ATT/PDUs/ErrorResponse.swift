@@ -19,10 +19,11 @@ public struct ErrorResponse: ATTPDU, CustomStringConvertible {
     }
 
     /// Request_Opcode_In_Error, Attribute_Handle_In_Error, Error_Code.
-    public static let layout = MessageLayout("Error_Rsp", Self.init(requestOpcode:handle:error:),
-                                             Field("Request_Opcode_In_Error", \.requestOpcode),
-                                             Field("Attribute_Handle_In_Error", \.handle),
-                                             Field("Error_Code", \.error))
+    public static let layout = MessageLayout(
+        "Error_Rsp", Self.init(requestOpcode:handle:error:),
+        Field("Request_Opcode_In_Error", \.requestOpcode),
+        Field("Attribute_Handle_In_Error", \.handle),
+        Field("Error_Code", \.error))
 
     /// `0x0a Read_Req handle 0x0003: 0x02 readNotPermitted`.
     public var description: String { "\(requestOpcode) handle \(handle): \(error)" }

@@ -11,7 +11,8 @@ public struct ExchangeMTURequest: ATTPDU {
     public init(clientRxMTU: UInt16) { self.clientRxMTU = clientRxMTU }
 
     /// Client_Rx_MTU.
-    public static let layout = MessageLayout("Exchange_MTU_Req", Self.init(clientRxMTU:), Field("Client_Rx_MTU", \.clientRxMTU))
+    public static let layout = MessageLayout(
+        "Exchange_MTU_Req", Self.init(clientRxMTU:), Field("Client_Rx_MTU", \.clientRxMTU))
 }
 
 /// ATT_EXCHANGE_MTU_RSP (0x03, Core Vol 3, Part F, 3.4.2.2): the server's receive MTU.
@@ -25,5 +26,6 @@ public struct ExchangeMTUResponse: ATTPDU {
     public init(serverRxMTU: UInt16) { self.serverRxMTU = serverRxMTU }
 
     /// Server_Rx_MTU.
-    public static let layout = MessageLayout("Exchange_MTU_Rsp", Self.init(serverRxMTU:), Field("Server_Rx_MTU", \.serverRxMTU))
+    public static let layout = MessageLayout(
+        "Exchange_MTU_Rsp", Self.init(serverRxMTU:), Field("Server_Rx_MTU", \.serverRxMTU))
 }

@@ -24,9 +24,10 @@ public struct ReadByTypeRequest: ATTPDU {
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Type.
-    public static let layout = MessageLayout("Read_By_Type_Req", Self.init(startingHandle:endingHandle:attributeType:),
-                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
-                                             .attributeType("Attribute_Type", errorField: "Read_By_Type_Req attribute type", \.attributeType))
+    public static let layout = MessageLayout(
+        "Read_By_Type_Req", Self.init(startingHandle:endingHandle:attributeType:),
+        Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
+        .attributeType("Attribute_Type", errorField: "Read_By_Type_Req attribute type", \.attributeType))
 }
 
 /// ATT_READ_BY_TYPE_RSP (0x09, 3.4.4.2): handle–value pairs, all values the same length
@@ -46,8 +47,9 @@ public struct ReadByTypeResponse: ATTPDU {
         }
 
         /// Attribute_Handle, Attribute_Value (the rest of the entry).
-        public static let layout = MessageLayout("Attribute_Data", Self.init(handle:value:),
-                                                 Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+        public static let layout = MessageLayout(
+            "Attribute_Data", Self.init(handle:value:),
+            Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
     }
 
     /// 0x09.
@@ -60,9 +62,11 @@ public struct ReadByTypeResponse: ATTPDU {
 
     /// Length, then Attribute_Data_List: entries of that length each. Encoding traps unless
     /// every value has the same length, at most 253.
-    public static let layout = MessageLayout("Read_By_Type_Rsp", Self.init(entries:),
-                                             .uniformEntries("Attribute_Data_List", header: 2, maximumValueLength: 253,
-                                                             errorField: "Read_By_Type_Rsp", \.entries))
+    public static let layout = MessageLayout(
+        "Read_By_Type_Rsp", Self.init(entries:),
+        .uniformEntries(
+            "Attribute_Data_List", header: 2, maximumValueLength: 253,
+            errorField: "Read_By_Type_Rsp", \.entries))
 }
 
 /// ATT_READ_REQ (0x0A, 3.4.4.3): the value of one attribute.
@@ -109,8 +113,9 @@ public struct ReadBlobRequest: ATTPDU {
     }
 
     /// Attribute_Handle, Value_Offset.
-    public static let layout = MessageLayout("Read_Blob_Req", Self.init(handle:offset:),
-                                             Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset))
+    public static let layout = MessageLayout(
+        "Read_Blob_Req", Self.init(handle:offset:),
+        Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset))
 }
 
 /// ATT_READ_BLOB_RSP (0x0D, 3.4.4.6): part of a value.
@@ -138,7 +143,8 @@ public struct ReadMultipleRequest: ATTPDU {
     public init(handles: [AttributeHandle]) { self.handles = handles }
 
     /// Set_Of_Handles.
-    public static let layout = MessageLayout("Read_Multiple_Req", Self.init(handles:), .entries("Set_Of_Handles", size: 2, minimum: 2, \.handles))
+    public static let layout = MessageLayout(
+        "Read_Multiple_Req", Self.init(handles:), .entries("Set_Of_Handles", size: 2, minimum: 2, \.handles))
 }
 
 /// ATT_READ_MULTIPLE_RSP (0x0F, 3.4.4.8): the values concatenated, truncated to
@@ -177,9 +183,10 @@ public struct ReadByGroupTypeRequest: ATTPDU {
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Group_Type.
-    public static let layout = MessageLayout("Read_By_Group_Type_Req", Self.init(startingHandle:endingHandle:groupType:),
-                                             Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
-                                             .attributeType("Attribute_Group_Type", errorField: "Read_By_Group_Type_Req group type", \.groupType))
+    public static let layout = MessageLayout(
+        "Read_By_Group_Type_Req", Self.init(startingHandle:endingHandle:groupType:),
+        Field("Starting_Handle", \.startingHandle), Field("Ending_Handle", \.endingHandle),
+        .attributeType("Attribute_Group_Type", errorField: "Read_By_Group_Type_Req group type", \.groupType))
 }
 
 /// ATT_READ_BY_GROUP_TYPE_RSP (0x11, 3.4.4.10): handle, group end handle and value of each
@@ -202,9 +209,10 @@ public struct ReadByGroupTypeResponse: ATTPDU {
         }
 
         /// Attribute_Handle, End_Group_Handle, Attribute_Value (the rest of the entry).
-        public static let layout = MessageLayout("Attribute_Data", Self.init(handle:endGroupHandle:value:),
-                                                 Field("Attribute_Handle", \.handle), Field("End_Group_Handle", \.endGroupHandle),
-                                                 .rest("Attribute_Value", \.value))
+        public static let layout = MessageLayout(
+            "Attribute_Data", Self.init(handle:endGroupHandle:value:),
+            Field("Attribute_Handle", \.handle), Field("End_Group_Handle", \.endGroupHandle),
+            .rest("Attribute_Value", \.value))
     }
 
     /// 0x11.
@@ -217,9 +225,11 @@ public struct ReadByGroupTypeResponse: ATTPDU {
 
     /// Length, then Attribute_Data_List: entries of that length each. Encoding traps unless
     /// every value has the same length, at most 251.
-    public static let layout = MessageLayout("Read_By_Group_Type_Rsp", Self.init(entries:),
-                                             .uniformEntries("Attribute_Data_List", header: 4, maximumValueLength: 251,
-                                                             errorField: "Read_By_Group_Type_Rsp", \.entries))
+    public static let layout = MessageLayout(
+        "Read_By_Group_Type_Rsp", Self.init(entries:),
+        .uniformEntries(
+            "Attribute_Data_List", header: 4, maximumValueLength: 251,
+            errorField: "Read_By_Group_Type_Rsp", \.entries))
 }
 
 /// ATT_READ_MULTIPLE_VARIABLE_REQ (0x20, 3.4.4.11): the values of two or more attributes,
@@ -234,7 +244,8 @@ public struct ReadMultipleVariableRequest: ATTPDU {
     public init(handles: [AttributeHandle]) { self.handles = handles }
 
     /// Set_Of_Handles.
-    public static let layout = MessageLayout("Read_Multiple_Variable_Req", Self.init(handles:), .entries("Set_Of_Handles", size: 2, minimum: 2, \.handles))
+    public static let layout = MessageLayout(
+        "Read_Multiple_Variable_Req", Self.init(handles:), .entries("Set_Of_Handles", size: 2, minimum: 2, \.handles))
 }
 
 /// ATT_READ_MULTIPLE_VARIABLE_RSP (0x21, 3.4.4.12): length–value tuples. The PDU ends at
@@ -284,11 +295,17 @@ public struct ReadMultipleVariableResponse: ATTPDU {
 
     /// Length_Value_Tuple_List. Encoding traps if a value is shorter than its length in any
     /// but the last entry.
-    public static let layout = MessageLayout("Read_Multiple_Variable_Rsp", Self.init(entries:), {
-        let tuples = Field<Self, [Entry]>.selfDelimitedEntries("Length_Value_Tuple_List", minimumSize: 2, \.entries)
-        return Field("Length_Value_Tuple_List", read: tuples.read, write: { response, writer in
-            precondition(response.entries.dropLast().allSatisfy { !$0.isTruncated }, "only the last value may be truncated")
-            tuples.write(response, &writer)
-        })
-    }())
+    public static let layout = MessageLayout(
+        "Read_Multiple_Variable_Rsp", Self.init(entries:),
+        {
+            let tuples = Field<Self, [Entry]>.selfDelimitedEntries("Length_Value_Tuple_List", minimumSize: 2, \.entries)
+            return Field(
+                "Length_Value_Tuple_List", read: tuples.read,
+                write: { response, writer in
+                    precondition(
+                        response.entries.dropLast().allSatisfy { !$0.isTruncated },
+                        "only the last value may be truncated")
+                    tuples.write(response, &writer)
+                })
+        }())
 }

@@ -19,8 +19,9 @@ public struct HandleValueNotification: ATTPDU {
     }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout("Handle_Value_Notification", Self.init(handle:value:),
-                                             Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Handle_Value_Notification", Self.init(handle:value:),
+        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
 }
 
 /// ATT_HANDLE_VALUE_IND (0x1D, 3.4.7.2): an attribute's value the client must confirm.
@@ -39,8 +40,9 @@ public struct HandleValueIndication: ATTPDU {
     }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout("Handle_Value_Indication", Self.init(handle:value:),
-                                             Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Handle_Value_Indication", Self.init(handle:value:),
+        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
 }
 
 /// ATT_HANDLE_VALUE_CFM (0x1E, 3.4.7.3): confirms an indication. No parameters.
@@ -94,6 +96,7 @@ public struct MultipleHandleValueNotification: ATTPDU {
     public init(entries: [Entry]) { self.entries = entries }
 
     /// Handle_Length_Value_Tuple_List.
-    public static let layout = MessageLayout("Multiple_Handle_Value_Notification", Self.init(entries:),
-                                             .selfDelimitedEntries("Handle_Length_Value_Tuple_List", minimumSize: 4, \.entries))
+    public static let layout = MessageLayout(
+        "Multiple_Handle_Value_Notification", Self.init(entries:),
+        .selfDelimitedEntries("Handle_Length_Value_Tuple_List", minimumSize: 4, \.entries))
 }

@@ -19,8 +19,9 @@ public struct WriteRequest: ATTPDU {
     }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout("Write_Req", Self.init(handle:value:),
-                                             Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Write_Req", Self.init(handle:value:),
+        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
 }
 
 /// ATT_WRITE_RSP (0x13, 3.4.5.2): the write succeeded. No parameters.
@@ -51,8 +52,9 @@ public struct WriteCommand: ATTPDU {
     }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout("Write_Cmd", Self.init(handle:value:),
-                                             Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Write_Cmd", Self.init(handle:value:),
+        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
 }
 
 /// ATT_SIGNED_WRITE_CMD (0xD2, 3.4.5.4): a write command followed by a 12-byte
@@ -76,16 +78,21 @@ public struct SignedWriteCommand: ATTPDU {
 
     /// Attribute_Handle, Attribute_Value (all but the last 12 octets), Authentication_Signature.
     /// Encoding traps unless the signature has 12 bytes.
-    public static let layout = MessageLayout("Signed_Write_Cmd", Self.init(handle:value:signature:),
-                                             Field("Attribute_Handle", \.handle),
-                                             Field("Attribute_Value", read: { reader throws(DecodingError) in
-                                                 guard reader.count >= 12 else { throw .truncated(needed: 12, available: reader.count) }
-                                                 return try reader.readBytes(reader.count - 12)
-                                             }, write: { command, writer in writer.write(bytes: command.value) }),
-                                             Field("Authentication_Signature", read: { reader in reader.readRest() }, write: { command, writer in
-                                                 precondition(command.signature.count == 12, "an ATT authentication signature has 12 bytes")
-                                                 writer.write(bytes: command.signature)
-                                             }))
+    public static let layout = MessageLayout(
+        "Signed_Write_Cmd", Self.init(handle:value:signature:),
+        Field("Attribute_Handle", \.handle),
+        Field(
+            "Attribute_Value",
+            read: { reader throws(DecodingError) in
+                guard reader.count >= 12 else { throw .truncated(needed: 12, available: reader.count) }
+                return try reader.readBytes(reader.count - 12)
+            }, write: { command, writer in writer.write(bytes: command.value) }),
+        Field(
+            "Authentication_Signature", read: { reader in reader.readRest() },
+            write: { command, writer in
+                precondition(command.signature.count == 12, "an ATT authentication signature has 12 bytes")
+                writer.write(bytes: command.signature)
+            }))
 }
 
 /// ATT_PREPARE_WRITE_REQ (0x16, 3.4.6.1): queues part of a long or reliable write.
@@ -107,9 +114,10 @@ public struct PrepareWriteRequest: ATTPDU {
     }
 
     /// Attribute_Handle, Value_Offset, Part_Attribute_Value.
-    public static let layout = MessageLayout("Prepare_Write_Req", Self.init(handle:offset:value:),
-                                             Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
-                                             .rest("Part_Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Prepare_Write_Req", Self.init(handle:offset:value:),
+        Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
+        .rest("Part_Attribute_Value", \.value))
 }
 
 /// ATT_PREPARE_WRITE_RSP (0x17, 3.4.6.2): echoes the queued part.
@@ -131,9 +139,10 @@ public struct PrepareWriteResponse: ATTPDU {
     }
 
     /// Attribute_Handle, Value_Offset, Part_Attribute_Value.
-    public static let layout = MessageLayout("Prepare_Write_Rsp", Self.init(handle:offset:value:),
-                                             Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
-                                             .rest("Part_Attribute_Value", \.value))
+    public static let layout = MessageLayout(
+        "Prepare_Write_Rsp", Self.init(handle:offset:value:),
+        Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
+        .rest("Part_Attribute_Value", \.value))
 }
 
 /// ATT_EXECUTE_WRITE_REQ (0x18, 3.4.6.3): writes or cancels the queued parts.
@@ -148,7 +157,9 @@ public struct ExecuteWriteRequest: ATTPDU {
         /// Reads the Flags octet; other values are reserved, and an error.
         public init(from reader: inout ByteReader) throws(DecodingError) {
             let raw = try reader.readUInt8()
-            guard let flags = Flags(rawValue: raw) else { throw .invalidValue(field: "Execute_Write_Req flags", value: UInt64(raw)) }
+            guard let flags = Flags(rawValue: raw) else {
+                throw .invalidValue(field: "Execute_Write_Req flags", value: UInt64(raw))
+            }
             self = flags
         }
 

@@ -80,8 +80,10 @@ public struct Attribute: Sendable, Equatable {
     public var groupEndHandle: AttributeHandle?
 
     /// An attribute, readable only unless `permissions` says otherwise.
-    public init(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read,
-                groupEndHandle: AttributeHandle? = nil) {
+    public init(
+        handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read,
+        groupEndHandle: AttributeHandle? = nil
+    ) {
         self.handle = handle
         self.type = type
         self.value = value

@@ -22,13 +22,15 @@ import HCI
 public final class AttributeServer {
     /// Called before a write is applied, with the connection, the handle and the new value;
     /// return an error code to refuse it (the value stays as it was), nil to accept it.
-    public var onWrite: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8]) -> ATTErrorCode?)?
+    public var onWrite:
+        ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8]) -> ATTErrorCode?)?
     /// The value connection `connection` reads at a handle when it is not the stored one
     /// (a CCCD holds each client's own); nil reads the stored value.
     public var onRead: ((_ connection: ConnectionHandle, _ handle: AttributeHandle) -> [UInt8]?)?
     /// Called after a write is stored (Write Request, Write Command, Execute Write), with the
     /// connection, the handle, the value and whether the client waits for a response.
-    public var onWritten: ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8], _ withResponse: Bool) -> Void)?
+    public var onWritten:
+        ((_ connection: ConnectionHandle, _ handle: AttributeHandle, _ value: [UInt8], _ withResponse: Bool) -> Void)?
     /// How secure each link is, for the permissions that need encryption or
     /// authentication; without it every link counts as unencrypted.
     public var linkSecurity: ((ConnectionHandle) -> LinkSecurity)?
@@ -70,13 +72,16 @@ public final class AttributeServer {
     public func add(_ attribute: Attribute) {
         precondition(attribute.handle != 0, "handle 0x0000 is reserved")
         let index = firstIndex(atOrAfter: attribute.handle)
-        precondition(index == attributes.endIndex || attributes[index].handle != attribute.handle,
-                     "handle \(hex(attribute.handle, digits: 4)) is already used")
+        precondition(
+            index == attributes.endIndex || attributes[index].handle != attribute.handle,
+            "handle \(hex(attribute.handle, digits: 4)) is already used")
         attributes.insert(attribute, at: index)
     }
 
     /// Adds an attribute; traps if `handle` is 0x0000 or already used.
-    public func add(handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read) {
+    public func add(
+        handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read
+    ) {
         add(Attribute(handle: handle, type: type, value: value, permissions: permissions))
     }
 
@@ -106,8 +111,13 @@ public final class AttributeServer {
     /// from `client`, where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed);
     /// returns the response PDU (an Error Response when it fails), or nil for a command, an
     /// empty PDU, or a PDU that is not a request. Every value comes from the table.
-    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int, client: inout Client) -> [UInt8]? {
-        guard case let .response(response) = answer(to: pdu, connection: connection, mtu: mtu, outside: .none, client: &client) else {
+    public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int, client: inout Client)
+        -> [UInt8]?
+    {
+        guard
+            case let .response(response) = answer(
+                to: pdu, connection: connection, mtu: mtu, outside: .none, client: &client)
+        else {
             preconditionFailure("a table with nothing outside needs nothing from outside")
         }
         return response
@@ -117,8 +127,10 @@ public final class AttributeServer {
     /// except that the values and write decisions `outside` names come from there: when the
     /// answer needs one it has not been given, it says which (``TableAnswer``), and nothing
     /// has changed.
-    public func answer(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
-                       outside: OutsideAnswers, client: inout Client) -> TableAnswer {
+    public func answer(
+        to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+        outside: OutsideAnswers, client: inout Client
+    ) -> TableAnswer {
         guard let first = pdu.first else { return .response(nil) }
         let opcode = ATTOpcode(rawValue: first)
         if Self.notRequests.contains(opcode) { return .response(nil) }
@@ -126,17 +138,22 @@ public final class AttributeServer {
             if opcode.isCommand {
                 if opcode == .writeCommand {
                     let command = try decode(WriteCommand.self, pdu)
-                    try write(handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
-                              connection: connection, outside: outside)
+                    try write(
+                        handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
+                        connection: connection, outside: outside)
                 }
                 return .response(nil)
             }
-            return .response(try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside, client: &client))
+            return .response(
+                try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside, client: &client))
         } catch {
             switch error {
             // A command gets no answer, refused or not (3.3).
             case let .refused(refusal):
-                return .response(opcode.isCommand ? nil : ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
+                return .response(
+                    opcode.isCommand
+                        ? nil
+                        : ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
             case let .needsRead(handle, offset): return .needsRead(handle, offset: offset)
             case let .needsWriteDecision(handle, value, withResponse):
                 return .needsWriteDecision(handle, value: value, withResponse: withResponse)
@@ -156,7 +173,9 @@ public final class AttributeServer {
         case needsWriteDecision(AttributeHandle, value: [UInt8], withResponse: Bool)
 
         /// A refusal of `handle` with `code`.
-        static func refusal(_ handle: AttributeHandle, _ code: ATTErrorCode) -> Stop { .refused(Refusal(handle: handle, code: code)) }
+        static func refusal(_ handle: AttributeHandle, _ code: ATTErrorCode) -> Stop {
+            .refused(Refusal(handle: handle, code: code))
+        }
     }
 
     /// Opcodes the server receives but never answers: they are not requests.
@@ -169,15 +188,20 @@ public final class AttributeServer {
     ]
 
     /// The response to a request, or why there is none yet.
-    private func answer(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
-                        outside: OutsideAnswers, client: inout Client) throws(Stop) -> [UInt8] {
+    private func answer(
+        _ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+        outside: OutsideAnswers, client: inout Client
+    ) throws(Stop) -> [UInt8] {
         switch opcode {
         case .findInformationRequest:
             return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
         case .findByTypeValueRequest:
-            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu, connection: connection).encoded()
+            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu, connection: connection)
+                .encoded()
         case .readByTypeRequest:
-            return try readByType(try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside).encoded()
+            return try readByType(
+                try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside
+            ).encoded()
         case .readByGroupTypeRequest:
             return try readByGroupType(try decode(ReadByGroupTypeRequest.self, pdu), mtu: mtu).encoded()
         case .readRequest:
@@ -186,18 +210,23 @@ public final class AttributeServer {
             return ReadResponse(value: value.prefix(mtu - 1)).encoded()
         case .readBlobRequest:
             let request = try decode(ReadBlobRequest.self, pdu)
-            let value = try readableValue(at: request.handle, offset: Int(request.offset), connection: connection, outside: outside)
+            let value = try readableValue(
+                at: request.handle, offset: Int(request.offset), connection: connection, outside: outside)
             // 3.4.4.5: an offset past the value's end is Invalid Offset; at the end, an empty part.
             guard Int(request.offset) <= value.count else { throw .refusal(request.handle, .invalidOffset) }
             return ReadBlobResponse(value: value[Int(request.offset)...].prefix(mtu - 1)).encoded()
         case .readMultipleRequest:
             let request = try decode(ReadMultipleRequest.self, pdu)
             var values: [UInt8] = []
-            for handle in request.handles { values += try readableValue(at: handle, offset: 0, connection: connection, outside: outside) }
+            for handle in request.handles {
+                values += try readableValue(at: handle, offset: 0, connection: connection, outside: outside)
+            }
             return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
         case .readMultipleVariableRequest:
-            return try readMultipleVariable(try decode(ReadMultipleVariableRequest.self, pdu), mtu: mtu, connection: connection,
-                                            outside: outside).encoded()
+            return try readMultipleVariable(
+                try decode(ReadMultipleVariableRequest.self, pdu), mtu: mtu, connection: connection,
+                outside: outside
+            ).encoded()
         case .prepareWriteRequest:
             let request = try decode(PrepareWriteRequest.self, pdu)
             // The response echoes the part (3.4.6.2): a request longer than ATT_MTU could
@@ -206,12 +235,15 @@ public final class AttributeServer {
             try prepare(request, connection: connection, queue: &client.prepared)
             return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
         case .executeWriteRequest:
-            try executeWrite(try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside,
-                             queue: &client.prepared)
+            try executeWrite(
+                try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside,
+                queue: &client.prepared)
             return ExecuteWriteResponse().encoded()
         case .writeRequest:
             let request = try decode(WriteRequest.self, pdu)
-            try write(handle: request.handle, value: Array(request.value), needs: .write, connection: connection, outside: outside)
+            try write(
+                handle: request.handle, value: Array(request.value), needs: .write, connection: connection,
+                outside: outside)
             return WriteResponse().encoded()
         default:
             throw .refusal(0x0000, .requestNotSupported)
@@ -257,14 +289,17 @@ public final class AttributeServer {
     /// a service's range runs to its group end, any other attribute's is its own handle.
     /// GATT uses it on service declarations, whose values are the table's own; a value kept
     /// per link (a CCCD) is compared as this link reads it.
-    private func findByTypeValue(_ request: FindByTypeValueRequest, mtu: Int,
-                                 connection: ConnectionHandle) throws(Stop) -> FindByTypeValueResponse {
+    private func findByTypeValue(
+        _ request: FindByTypeValueRequest, mtu: Int,
+        connection: ConnectionHandle
+    ) throws(Stop) -> FindByTypeValueResponse {
         let type = BluetoothUUID(request.attributeType)
         var entries: [FindByTypeValueResponse.Entry] = []
         for index in try indices(from: request.startingHandle, to: request.endingHandle) {
             let attribute = attributes[index]
             guard attribute.type == type, attribute.permissions.contains(.read),
-                  (onRead?(connection, attribute.handle) ?? attribute.value)[...] == request.attributeValue else { continue }
+                (onRead?(connection, attribute.handle) ?? attribute.value)[...] == request.attributeValue
+            else { continue }
             guard 1 + 4 * (entries.count + 1) <= mtu else { break }
             let end = Self.isServiceDeclaration(attribute.type) ? groupEnd(of: index) : attribute.handle
             entries.append(.init(foundHandle: attribute.handle, groupEndHandle: end))
@@ -277,8 +312,10 @@ public final class AttributeServer {
     /// bytes, as long as they stay readable, keep the first one's length and fit the MTU. A
     /// refusal (the table's or a handler's) of the first is the answer; of a later one, the
     /// list ends before it.
-    private func readByType(_ request: ReadByTypeRequest, mtu: Int, connection: ConnectionHandle,
-                            outside: OutsideAnswers) throws(Stop) -> ReadByTypeResponse {
+    private func readByType(
+        _ request: ReadByTypeRequest, mtu: Int, connection: ConnectionHandle,
+        outside: OutsideAnswers
+    ) throws(Stop) -> ReadByTypeResponse {
         let limit = min(mtu - 4, 253)
         var entries: [ReadByTypeResponse.Entry] = []
         var size = 2
@@ -306,7 +343,9 @@ public final class AttributeServer {
     /// ends, values cut to ATT_MTU - 6 or 251 bytes, under the same rules as Read By Type.
     private func readByGroupType(_ request: ReadByGroupTypeRequest, mtu: Int) throws(Stop) -> ReadByGroupTypeResponse {
         let range = try indices(from: request.startingHandle, to: request.endingHandle)
-        guard Self.isServiceDeclaration(request.groupType) else { throw .refusal(request.startingHandle, .unsupportedGroupType) }
+        guard Self.isServiceDeclaration(request.groupType) else {
+            throw .refusal(request.startingHandle, .unsupportedGroupType)
+        }
         let limit = min(mtu - 6, 251)
         var entries: [ReadByGroupTypeResponse.Entry] = []
         var size = 2
@@ -330,10 +369,14 @@ public final class AttributeServer {
     /// order; any attribute that cannot be read refuses the request with its handle. The list
     /// ends at ATT_MTU - 1 octets (3.4.4.12), so the last value may be cut; a tuple whose
     /// length field would not fit is left out.
-    private func readMultipleVariable(_ request: ReadMultipleVariableRequest, mtu: Int, connection: ConnectionHandle,
-                                      outside: OutsideAnswers) throws(Stop) -> ReadMultipleVariableResponse {
+    private func readMultipleVariable(
+        _ request: ReadMultipleVariableRequest, mtu: Int, connection: ConnectionHandle,
+        outside: OutsideAnswers
+    ) throws(Stop) -> ReadMultipleVariableResponse {
         var values: [[UInt8]] = []
-        for handle in request.handles { values.append(try readableValue(at: handle, offset: 0, connection: connection, outside: outside)) }
+        for handle in request.handles {
+            values.append(try readableValue(at: handle, offset: 0, connection: connection, outside: outside))
+        }
         var entries: [ReadMultipleVariableResponse.Entry] = []
         var room = mtu - 1
         for value in values where room >= 2 {
@@ -347,8 +390,10 @@ public final class AttributeServer {
     /// The value `connection` reads at `handle` (from `offset`, for a handler that wants to
     /// know): Invalid Handle if there is no attribute, else ``readRefusal(_:connection:)``'s
     /// refusal, if any, else ``currentValue(_:offset:connection:outside:)``.
-    private func readableValue(at handle: AttributeHandle, offset: Int, connection: ConnectionHandle,
-                               outside: OutsideAnswers) throws(Stop) -> [UInt8] {
+    private func readableValue(
+        at handle: AttributeHandle, offset: Int, connection: ConnectionHandle,
+        outside: OutsideAnswers
+    ) throws(Stop) -> [UInt8] {
         guard let attribute = attribute(at: handle) else { throw .refusal(handle, .invalidHandle) }
         if let refusal = readRefusal(attribute, connection: connection) { throw .refused(refusal) }
         return try currentValue(attribute, offset: offset, connection: connection, outside: outside)
@@ -357,8 +402,10 @@ public final class AttributeServer {
     /// The one place a read takes an attribute's value: its handler's answer when one gives
     /// it (asked for first, if not yet), else ``onRead``'s value for the link, else the
     /// stored one.
-    func currentValue(_ attribute: Attribute, offset: Int, connection: ConnectionHandle,
-                      outside: OutsideAnswers) throws(Stop) -> [UInt8] {
+    func currentValue(
+        _ attribute: Attribute, offset: Int, connection: ConnectionHandle,
+        outside: OutsideAnswers
+    ) throws(Stop) -> [UInt8] {
         guard outside.readHandled.contains(attribute.handle) else {
             return onRead?(connection, attribute.handle) ?? attribute.value
         }
@@ -404,4 +451,3 @@ public final class AttributeServer {
         return index < attributes.endIndex && attributes[index].handle == handle ? index : nil
     }
 }
-

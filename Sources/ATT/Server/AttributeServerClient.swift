@@ -35,7 +35,11 @@ extension ATTBearer {
     public var tableClient: AttributeServer.Client {
         get { (serverState as? TableClient)?.client ?? AttributeServer.Client() }
         set {
-            if let box = serverState as? TableClient { box.client = newValue } else { serverState = TableClient(newValue) }
+            if let box = serverState as? TableClient {
+                box.client = newValue
+            } else {
+                serverState = TableClient(newValue)
+            }
         }
     }
 }

@@ -8,8 +8,10 @@ import BluetoothCore
 extension AttributeServer {
     /// Writes `value` if ``writeRefusal(handle:length:needs:connection:)`` allows it and the
     /// decisions accept it.
-    func write(handle: AttributeHandle, value: [UInt8], needs permission: AttributePermissions,
-               connection: ConnectionHandle, outside: OutsideAnswers) throws(Stop) {
+    func write(
+        handle: AttributeHandle, value: [UInt8], needs permission: AttributePermissions,
+        connection: ConnectionHandle, outside: OutsideAnswers
+    ) throws(Stop) {
         if let refusal = writeRefusal(handle: handle, length: value.count, needs: permission, connection: connection) {
             throw .refused(refusal)
         }
@@ -20,10 +22,16 @@ extension AttributeServer {
 
     /// Queues a Prepare Write Request's part (3.4.6.1): the attribute must exist and allow
     /// writing on this link; the queue must have room.
-    func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle, queue: inout [PreparedWrite]) throws(Stop) {
-        if let refusal = writeRefusal(handle: request.handle, length: 0, needs: .write, connection: connection) { throw .refused(refusal) }
+    func prepare(_ request: PrepareWriteRequest, connection: ConnectionHandle, queue: inout [PreparedWrite])
+        throws(Stop)
+    {
+        if let refusal = writeRefusal(handle: request.handle, length: 0, needs: .write, connection: connection) {
+            throw .refused(refusal)
+        }
         let queued = queue.reduce(0) { $0 + $1.value.count }
-        guard queued + request.value.count <= maximumPreparedOctets else { throw .refusal(request.handle, .prepareQueueFull) }
+        guard queued + request.value.count <= maximumPreparedOctets else {
+            throw .refusal(request.handle, .prepareQueueFull)
+        }
         queue.append(PreparedWrite(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
     }
 
@@ -33,8 +41,10 @@ extension AttributeServer {
     /// the value's end is Invalid Offset, a value past 512 octets Invalid Attribute Value
     /// Length; all are decided before any is written, and a refusal writes none. The queue
     /// is emptied either way, once the answer is final.
-    func executeWrite(_ request: ExecuteWriteRequest, connection: ConnectionHandle, outside: OutsideAnswers,
-                      queue: inout [PreparedWrite]) throws(Stop) {
+    func executeWrite(
+        _ request: ExecuteWriteRequest, connection: ConnectionHandle, outside: OutsideAnswers,
+        queue: inout [PreparedWrite]
+    ) throws(Stop) {
         let parts = queue
         do throws(Stop) {
             guard request.flags == .write else {
@@ -54,8 +64,10 @@ extension AttributeServer {
     }
 
     /// The new value of each attribute the queue writes, in order of first appearance.
-    private func preparedValues(_ parts: [PreparedWrite], connection: ConnectionHandle,
-                                outside: OutsideAnswers) throws(Stop) -> [(AttributeHandle, [UInt8])] {
+    private func preparedValues(
+        _ parts: [PreparedWrite], connection: ConnectionHandle,
+        outside: OutsideAnswers
+    ) throws(Stop) -> [(AttributeHandle, [UInt8])] {
         var order: [AttributeHandle] = []
         var values: [AttributeHandle: [UInt8]] = [:]
         for part in parts {
@@ -73,7 +85,9 @@ extension AttributeServer {
             // The part is the value from its offset on: a long write at offset 0 replaces the
             // whole value, its next parts continue it (GATT's Write Long Characteristic Values).
             value = Array(value.prefix(part.offset)) + part.value
-            guard value.count <= Self.maximumValueLength else { throw .refusal(part.handle, .invalidAttributeValueLength) }
+            guard value.count <= Self.maximumValueLength else {
+                throw .refusal(part.handle, .invalidAttributeValueLength)
+            }
             values[part.handle] = value
         }
         return order.map { ($0, values[$0] ?? []) }
@@ -81,8 +95,10 @@ extension AttributeServer {
 
     /// Checks that every write may go ahead: the handler's decision, for an attribute whose
     /// writes one decides (asked for, if not yet), then ``onWrite``'s.
-    private func decide(_ writes: [(AttributeHandle, [UInt8])], connection: ConnectionHandle, outside: OutsideAnswers,
-                        withResponse: Bool) throws(Stop) {
+    private func decide(
+        _ writes: [(AttributeHandle, [UInt8])], connection: ConnectionHandle, outside: OutsideAnswers,
+        withResponse: Bool
+    ) throws(Stop) {
         for (handle, value) in writes where outside.writeHandled.contains(handle) {
             switch outside.writes[handle] {
             case nil: throw .needsWriteDecision(handle, value: value, withResponse: withResponse)

@@ -9,9 +9,13 @@ import FoundationEssentials
 extension Central {
     /// ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)`` with a timeout in
     /// seconds (`.infinity`: none).
-    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: TimeInterval,
-                              allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
-        startScanning(forServiceUUIDs: uuids, capacity: capacity, timeout: Duration(seconds: timeout), allowDuplicates: allowDuplicates)
+    public func startScanning(
+        forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: TimeInterval,
+        allowDuplicates: Bool = false
+    ) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+        startScanning(
+            forServiceUUIDs: uuids, capacity: capacity, timeout: Duration(seconds: timeout),
+            allowDuplicates: allowDuplicates)
     }
 }
 
@@ -22,7 +26,9 @@ extension Peripheral {
     }
 
     /// ``discoverServices(_:timeout:)-(_,Duration?)`` with a timeout in seconds.
-    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: TimeInterval) async throws(BluejayError) -> [ServiceIdentifier] {
+    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: TimeInterval) async throws(BluejayError)
+        -> [ServiceIdentifier]
+    {
         try await discoverServices(uuids, timeout: Duration(seconds: timeout))
     }
 
@@ -32,24 +38,32 @@ extension Peripheral {
     }
 
     /// ``discoverCharacteristics(_:of:timeout:)-(_,_,Duration?)`` with a timeout in seconds.
-    public func discoverCharacteristics(_ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
-                                        timeout: TimeInterval) async throws(BluejayError) -> [CharacteristicIdentifier] {
+    public func discoverCharacteristics(
+        _ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
+        timeout: TimeInterval
+    ) async throws(BluejayError) -> [CharacteristicIdentifier] {
         try await discoverCharacteristics(uuids, of: service, timeout: Duration(seconds: timeout))
     }
 
     /// ``discoverAllCharacteristics(of:timeout:)-(_,Duration?)`` with a timeout in seconds.
-    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: TimeInterval) async throws(BluejayError) -> [CharacteristicIdentifier] {
+    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: TimeInterval)
+        async throws(BluejayError) -> [CharacteristicIdentifier]
+    {
         try await discoverCharacteristics(nil, of: service, timeout: Duration(seconds: timeout))
     }
 
     /// ``read(from:timeout:)-(_,Duration?)`` with a timeout in seconds.
-    public func read(from characteristic: CharacteristicIdentifier, timeout: TimeInterval) async throws(BluejayError) -> [UInt8] {
+    public func read(from characteristic: CharacteristicIdentifier, timeout: TimeInterval) async throws(BluejayError)
+        -> [UInt8]
+    {
         try await read(from: characteristic, timeout: Duration(seconds: timeout))
     }
 
     /// ``write(to:bytes:type:timeout:)-(_,_,_,Duration?)`` with a timeout in seconds.
-    public func write(to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse,
-                      timeout: TimeInterval) async throws(BluejayError) {
+    public func write(
+        to characteristic: CharacteristicIdentifier, bytes: [UInt8], type: WriteType = .withResponse,
+        timeout: TimeInterval
+    ) async throws(BluejayError) {
         try await write(to: characteristic, bytes: bytes, type: type, timeout: Duration(seconds: timeout))
     }
 

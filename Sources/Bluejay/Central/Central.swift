@@ -56,10 +56,13 @@ public final class Central {
     /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, `mock:FILE`, …) and brings the stack up;
     /// ``reset()`` opens it again the same way. `openTransport`, when given, opens it
     /// instead (as ``StartOptions/openTransport``).
-    public convenience init(transport: String, capture: String? = nil, store: StoreDirectory = .standard,
-                            logger: HCILogger = .standardError, openTransport: TransportOpener? = nil) async throws(BluejayError) {
-        let reopening = Reopening(transport: transport, capture: try BluetoothHost.openCapture(capture), store: store,
-                                  logger: logger, opener: openTransport)
+    public convenience init(
+        transport: String, capture: String? = nil, store: StoreDirectory = .standard,
+        logger: HCILogger = .standardError, openTransport: TransportOpener? = nil
+    ) async throws(BluejayError) {
+        let reopening = Reopening(
+            transport: transport, capture: try BluetoothHost.openCapture(capture), store: store,
+            logger: logger, opener: openTransport)
         let host: BluetoothHost
         do { host = try await reopening.open() } catch {
             reopening.capture?.close()
@@ -120,17 +123,23 @@ public final class Central {
     /// scan timeout; where BlueCap fails with `serviceScanTimeout` when nothing was found, the
     /// stream here simply ends, empty). At most `capacity` discoveries wait for a consumer
     /// that does not keep up, the newest kept (BlueCap's stream capacity).
-    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
-                              allowDuplicates: Bool = false) -> AsyncThrowingStream<ScanDiscovery, any Error> {
-        startScanning(forServiceUUIDs: uuids, capacity: capacity, timeout: timeout, allowDuplicates: allowDuplicates, active: true)
+    public func startScanning(
+        forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
+        allowDuplicates: Bool = false
+    ) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+        startScanning(
+            forServiceUUIDs: uuids, capacity: capacity, timeout: timeout, allowDuplicates: allowDuplicates, active: true
+        )
     }
 
     /// ``startScanning(forServiceUUIDs:capacity:timeout:allowDuplicates:)-(_,_,Duration?,_)``,
     /// actively (scan requests: scan responses arrive, merged into each discovery) or, with
     /// `active` false, passively: nothing is sent, so a sensor that only broadcasts spends no
     /// energy answering, and discoveries carry the advertisement alone.
-    public func startScanning(forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
-                              allowDuplicates: Bool = false, active: Bool) -> AsyncThrowingStream<ScanDiscovery, any Error> {
+    public func startScanning(
+        forServiceUUIDs uuids: [BluetoothUUID]? = nil, capacity: Int = .max, timeout: Duration? = nil,
+        allowDuplicates: Bool = false, active: Bool
+    ) -> AsyncThrowingStream<ScanDiscovery, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ScanDiscovery, any Error>.makeStream(
             bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
         guard !isScanning else {
@@ -157,7 +166,9 @@ public final class Central {
             if host.scanner.isScanning { try? await host.scanner.stop() }
             guard generation == scanGeneration else { return }
             do throws(HCIError) {
-                try await host.scanner.start(ScanOptions(active: active, allowDuplicates: allowDuplicates, services: uuids)) { [weak self] discovery in
+                try await host.scanner.start(
+                    ScanOptions(active: active, allowDuplicates: allowDuplicates, services: uuids)
+                ) { [weak self] discovery in
                     let found = ScanDiscovery(discovery)
                     self?.sighted(found.peripheralIdentifier)
                     continuation.yield(found)
@@ -165,7 +176,9 @@ public final class Central {
                 await scanStarted(generation)
             } catch {
                 // A scan that could not start because the controller was lost says so.
-                continuation.finish(throwing: host.controller.failure != nil ? BluejayError.bluetoothUnavailable : BluejayError.hci(error))
+                continuation.finish(
+                    throwing: host.controller.failure != nil
+                        ? BluejayError.bluetoothUnavailable : BluejayError.hci(error))
             }
         }
         return stream
@@ -200,7 +213,8 @@ public final class Central {
     /// The peripheral object for `identifier` (the same one every time, until a ``reset()``).
     public func peripheral(_ identifier: PeripheralIdentifier) -> Peripheral {
         if let peripheral = known[identifier] { return peripheral }
-        let peripheral = Peripheral(identifier: identifier, central: self, discoveredAt: sightings.removeValue(forKey: identifier))
+        let peripheral = Peripheral(
+            identifier: identifier, central: self, discoveredAt: sightings.removeValue(forKey: identifier))
         known[identifier] = peripheral
         return peripheral
     }
@@ -220,7 +234,9 @@ public final class Central {
     }
 
     /// Every peripheral asked for (BlueCap's `retrievePeripherals()`).
-    public func retrievePeripherals() -> [Peripheral] { known.values.sorted { $0.identifier.description < $1.identifier.description } }
+    public func retrievePeripherals() -> [Peripheral] {
+        known.values.sorted { $0.identifier.description < $1.identifier.description }
+    }
 
     /// The peripherals connected now (BlueCap's `retrieveConnectedPeripherals`).
     public func retrieveConnectedPeripherals() -> [Peripheral] {
@@ -285,7 +301,9 @@ private final class ScanRun: Sendable {
     let continuation: AsyncThrowingStream<ScanDiscovery, any Error>.Continuation
     private let released = Mutex(false)
 
-    init(_ continuation: AsyncThrowingStream<ScanDiscovery, any Error>.Continuation) { self.continuation = continuation }
+    init(_ continuation: AsyncThrowingStream<ScanDiscovery, any Error>.Continuation) {
+        self.continuation = continuation
+    }
 
     /// The consumer let go of the stream, or it ended.
     func release() { released.withLock { $0 = true } }

@@ -18,7 +18,8 @@ extension Central {
         /// Opens the transport and brings a stack up on it.
         @BluetoothActor
         func open() async throws(BluejayError) -> BluetoothHost {
-            let opened = try await BluetoothHost.open(transport, capture: capture, using: opener, clock: ContinuousClock())
+            let opened = try await BluetoothHost.open(
+                transport, capture: capture, using: opener, clock: ContinuousClock())
             return try await BluetoothHost(transport: opened, capture: capture, store: store, logger: logger)
         }
     }

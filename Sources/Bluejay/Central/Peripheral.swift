@@ -170,16 +170,24 @@ public final class Peripheral {
     /// (``connectionEvents()``). Throws when every attempt timed out, or one failed for good.
     /// With no `connectionTimeout` (the default, as BlueCap's), an attempt waits until the
     /// peer answers or ``disconnect()`` is called.
-    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration? = nil,
-                        reconnectDelay: Duration = .seconds(1)) async throws(BluejayError) {
-        try await connect(under: Policy(timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
-                                        connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay))
+    public func connect(
+        timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: Duration? = nil,
+        reconnectDelay: Duration = .seconds(1)
+    ) async throws(BluejayError) {
+        try await connect(
+            under: Policy(
+                timeoutRetries: max(0, timeoutRetries), disconnectRetries: max(0, disconnectRetries),
+                connectionTimeout: connectionTimeout, reconnectDelay: reconnectDelay))
     }
 
     /// BlueCap's spelling, in seconds: `connectionTimeout: 10.0`, or `TimeInterval.infinity`
     /// for none; reconnections begin after a second, as with the other spelling.
-    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: TimeInterval) async throws(BluejayError) {
-        try await connect(timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries, connectionTimeout: Duration(seconds: connectionTimeout))
+    public func connect(timeoutRetries: Int = 0, disconnectRetries: Int = 0, connectionTimeout: TimeInterval)
+        async throws(BluejayError)
+    {
+        try await connect(
+            timeoutRetries: timeoutRetries, disconnectRetries: disconnectRetries,
+            connectionTimeout: Duration(seconds: connectionTimeout))
     }
 
     /// Connects under `policy` (the public connect's, or Bluejay's).
@@ -272,7 +280,8 @@ public final class Peripheral {
                     guard epoch == self.epoch else { throw ConnectionError.cancelled }
                     self.attempt = .initiating
                     defer { self.attempt = .queued }
-                    return try await host.connections.connect(to: identifier.address, type: identifier.addressType, timeout: timeout)
+                    return try await host.connections.connect(
+                        to: identifier.address, type: identifier.addressType, timeout: timeout)
                 }
             } catch let error as ConnectionError {
                 switch error {
@@ -298,7 +307,8 @@ public final class Peripheral {
             self.attempt = .settingUp
             do throws(BluejayError) {
                 guard epoch == self.epoch else { throw BluejayError.cancelled }
-                _ = try await host.client(for: link.handle, identity: DiscoveryCache.identity(identifier.address, identifier.addressType))
+                _ = try await host.client(
+                    for: link.handle, identity: DiscoveryCache.identity(identifier.address, identifier.addressType))
                 try await restoreListens(on: link.handle)
                 guard epoch == self.epoch else { throw BluejayError.cancelled }
             } catch {
@@ -336,7 +346,9 @@ public final class Peripheral {
             reconnection = Task { [weak self] in
                 let policy = await decide(ended, reason, asked)
                 guard let self, self.state == .disconnected else { return }
-                guard let policy, !asked, epoch == self.epoch, !Task.isCancelled else { return self.endListens(asked ? nil : error) }
+                guard let policy, !asked, epoch == self.epoch, !Task.isCancelled else {
+                    return self.endListens(asked ? nil : error)
+                }
                 await self.reconnect(under: policy, after: error)
             }
             return

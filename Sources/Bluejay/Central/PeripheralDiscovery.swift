@@ -9,13 +9,19 @@ extension Peripheral {
     /// descriptors, when nil) and returns those found; BlueCap's `discoverServices(_:timeout:)`
     /// with ``BluejayError/operationTimedOut(_:)`` for its `serviceDiscoveryTimeout`. What
     /// is found stays known to the link (and the discovery cache).
-    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: Duration? = nil) async throws(BluejayError) -> [ServiceIdentifier] {
+    public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: Duration? = nil) async throws(BluejayError)
+        -> [ServiceIdentifier]
+    {
         try await within(timeout, "service discovery") { () async throws(BluejayError) -> [ServiceIdentifier] in
             try await self.operation(.discovery) { client throws(GATTError) in
-                guard let uuids else { return try await client.discoverAll().services.map { ServiceIdentifier(uuid: $0.uuid) } }
+                guard let uuids else {
+                    return try await client.discoverAll().services.map { ServiceIdentifier(uuid: $0.uuid) }
+                }
                 var found: [ServiceIdentifier] = []
                 for uuid in uuids {
-                    do throws(GATTError) { found.append(ServiceIdentifier(uuid: try await client.service(uuid).uuid)) } catch {
+                    do throws(GATTError) {
+                        found.append(ServiceIdentifier(uuid: try await client.service(uuid).uuid))
+                    } catch {
                         if case .serviceNotFound = error { continue }
                         throw error
                     }
@@ -34,31 +40,43 @@ extension Peripheral {
     /// those found: BlueCap's `Service.discoverCharacteristics(_:timeout:)`, with
     /// ``BluejayError/operationTimedOut(_:)`` for its `characteristicDiscoveryTimeout`.
     /// Throws ``BluejayError/missingService(_:)`` when the peripheral has no such service.
-    public func discoverCharacteristics(_ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
-                                        timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
-        try await within(timeout, "characteristic discovery of \(service)") { () async throws(BluejayError) -> [CharacteristicIdentifier] in
-            try await self.operation(.discovery, CharacteristicIdentifier(uuid: service.uuid, service: service)) { client throws(GATTError) in
+    public func discoverCharacteristics(
+        _ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
+        timeout: Duration? = nil
+    ) async throws(BluejayError) -> [CharacteristicIdentifier] {
+        try await within(timeout, "characteristic discovery of \(service)") {
+            () async throws(BluejayError) -> [CharacteristicIdentifier] in
+            try await self.operation(.discovery, CharacteristicIdentifier(uuid: service.uuid, service: service)) {
+                client throws(GATTError) in
                 let characteristics = try await client.characteristics(of: try await client.service(service.uuid))
-                return characteristics.filter { uuids?.contains($0.uuid) ?? true }.map { CharacteristicIdentifier(uuid: $0.uuid, service: service) }
+                return characteristics.filter { uuids?.contains($0.uuid) ?? true }.map {
+                    CharacteristicIdentifier(uuid: $0.uuid, service: service)
+                }
             }
         }
     }
 
     /// Every characteristic of `service` (BlueCap's `discoverAllCharacteristics(timeout:)`).
-    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: Duration? = nil) async throws(BluejayError) -> [CharacteristicIdentifier] {
+    public func discoverAllCharacteristics(of service: ServiceIdentifier, timeout: Duration? = nil)
+        async throws(BluejayError) -> [CharacteristicIdentifier]
+    {
         try await discoverCharacteristics(nil, of: service, timeout: timeout)
     }
 
     /// Runs `body`, giving up with ``BluejayError/operationTimedOut(_:)`` (naming `what`)
     /// after `timeout` (never, when nil). The body itself runs on: its queue turn ends
     /// when its request is answered or the link goes.
-    func within<T: Sendable>(_ timeout: Duration?, _ what: String,
-                                     _ body: @escaping @BluetoothActor () async throws(BluejayError) -> T) async throws(BluejayError) -> T {
+    func within<T: Sendable>(
+        _ timeout: Duration?, _ what: String,
+        _ body: @escaping @BluetoothActor () async throws(BluejayError) -> T
+    ) async throws(BluejayError) -> T {
         guard let timeout else { return try await body() }
         let outcome = Expectation<Result<T, BluejayError>>()
         let clock = clock
         let work = Task { @BluetoothActor in
-            do throws(BluejayError) { outcome.fulfill(.success(try await body())) } catch { outcome.fulfill(.failure(error)) }
+            do throws(BluejayError) { outcome.fulfill(.success(try await body())) } catch {
+                outcome.fulfill(.failure(error))
+            }
         }
         let timer = Task { @BluetoothActor in
             do { try await clock.sleep(for: timeout) } catch { return }
@@ -89,7 +107,10 @@ extension Peripheral {
     /// characteristics were discovered.
     public func characteristics(of service: ServiceIdentifier) -> [CharacteristicIdentifier] {
         guard let handle, let client = host.existingClient(for: handle),
-              let found = client.discoveredServices.first(where: { $0.uuid == service.uuid }) else { return [] }
-        return (client.database.characteristics[found.handle] ?? []).map { CharacteristicIdentifier(uuid: $0.uuid, service: service) }
+            let found = client.discoveredServices.first(where: { $0.uuid == service.uuid })
+        else { return [] }
+        return (client.database.characteristics[found.handle] ?? []).map {
+            CharacteristicIdentifier(uuid: $0.uuid, service: service)
+        }
     }
 }

@@ -16,15 +16,21 @@ extension Peripheral {
     /// `receiveNotificationUpdates(capacity:)`): past it the oldest waiting value is dropped
     /// for the newest, and counted (``PeripheralValues/droppedCount``). `Int.max` lifts the
     /// bound.
-    public func values(of characteristic: CharacteristicIdentifier,
-                       capacity: Int = PeripheralValues.defaultCapacity) async throws(BluejayError) -> PeripheralValues {
+    public func values(
+        of characteristic: CharacteristicIdentifier,
+        capacity: Int = PeripheralValues.defaultCapacity
+    ) async throws(BluejayError) -> PeripheralValues {
         // The stream's end (the consumer let go of it, or this throws) takes the subscriber off.
         let token = takeToken()
         let buffer = ValueBuffer(capacity: capacity)
         let stream = buffer.stream { [weak self] in
-            Task { @BluetoothActor [weak self] in _ = try? await self?.remove(token, of: characteristic, turningOff: true) }
+            Task { @BluetoothActor [weak self] in
+                _ = try? await self?.remove(token, of: characteristic, turningOff: true)
+            }
         }
-        let isFirst = adopt(Subscriber(deliver: { buffer.yield(Array($0)) }, finish: { buffer.finish(throwing: $0) }), of: characteristic, as: token)
+        let isFirst = adopt(
+            Subscriber(deliver: { buffer.yield(Array($0)) }, finish: { buffer.finish(throwing: $0) }),
+            of: characteristic, as: token)
         if isFirst { try await beginListen(characteristic) }
         return stream
     }
@@ -64,7 +70,8 @@ extension Peripheral {
     /// Removes subscriber `token` (any, when nil) of `characteristic`. When none is left and
     /// `turningOff`, the notifications are turned off (CCCD 0), as they are for a
     /// characteristic nobody listens to here at all.
-    func remove(_ token: Int?, of characteristic: CharacteristicIdentifier, turningOff: Bool) async throws(BluejayError) {
+    func remove(_ token: Int?, of characteristic: CharacteristicIdentifier, turningOff: Bool) async throws(BluejayError)
+    {
         // Already gone (its listen ended here): nothing of it is left to turn off.
         if let token, listens[characteristic]?.subscribers.removeValue(forKey: token) == nil { return }
         if let listen = listens[characteristic], !listen.subscribers.isEmpty { return }
@@ -76,7 +83,9 @@ extension Peripheral {
             return
         }
         guard state == .connected else { return }
-        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listener) }
+        try await operation(.endListen, characteristic) { client throws(GATTError) in
+            try await client.unsubscribe(characteristic, token: listener)
+        }
     }
 
     /// Turns the characteristic's notifications off and ends its value streams (normally).
@@ -84,11 +93,15 @@ extension Peripheral {
         guard let listen = removeListen(characteristic) else { return }
         for subscriber in listen.subscribers { subscriber.finish(nil) }
         guard state == .connected else { return }
-        try await operation(.endListen, characteristic) { client throws(GATTError) in try await client.unsubscribe(characteristic, token: listen.listener) }
+        try await operation(.endListen, characteristic) { client throws(GATTError) in
+            try await client.unsubscribe(characteristic, token: listen.listener)
+        }
     }
 
     /// Turns the characteristic's notifications on and routes them to its subscribers.
-    private func subscribe(_ characteristic: CharacteristicIdentifier, on handle: ConnectionHandle) async throws(BluejayError) {
+    private func subscribe(_ characteristic: CharacteristicIdentifier, on handle: ConnectionHandle)
+        async throws(BluejayError)
+    {
         guard let listen = listens[characteristic] else { return }
         let listener = try await operation(.listen, characteristic) { client throws(GATTError) in
             try await client.subscribe(characteristic, listen.deliver).token
@@ -111,10 +124,16 @@ extension Peripheral {
         for (characteristic, listen) in listens where listens[characteristic] === listen {
             do {
                 let listener = try await client.subscribe(characteristic, listen.deliver).token
-                if listens[characteristic] === listen { listen.listener = listener } else { client.removeValueListener(listener) }
+                if listens[characteristic] === listen {
+                    listen.listener = listener
+                } else {
+                    client.removeValueListener(listener)
+                }
             } catch {
                 guard case .att(.disconnected) = error else {
-                    if listens[characteristic] === listen { endListen(characteristic, BluejayError.from(error, characteristic)) }
+                    if listens[characteristic] === listen {
+                        endListen(characteristic, BluejayError.from(error, characteristic))
+                    }
                     continue
                 }
                 throw BluejayError.from(error, characteristic)
@@ -128,7 +147,9 @@ extension Peripheral {
 
     /// Takes `characteristic`'s listen out and empties it (a value the stack's listener
     /// still brings goes nowhere): its subscribers, to be told, and the stack's listener.
-    private func removeListen(_ characteristic: CharacteristicIdentifier) -> (subscribers: [Subscriber], listener: Int?)? {
+    private func removeListen(_ characteristic: CharacteristicIdentifier) -> (
+        subscribers: [Subscriber], listener: Int?
+    )? {
         guard let listen = listens.removeValue(forKey: characteristic) else { return nil }
         defer { listen.subscribers = [:] }
         return (Array(listen.subscribers.values), listen.listener)

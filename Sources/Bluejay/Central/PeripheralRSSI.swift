@@ -9,7 +9,9 @@ extension Peripheral {
         do {
             return try await queue.run(.readRSSI) { [weak self] () async throws -> Int in
                 guard let self, let handle = self.handle else { throw BluejayError.notConnected }
-                do { return Int(try await self.host.connections.readRSSI(handle)) } catch let error as ConnectionError { throw BluejayError.connection(error) }
+                do { return Int(try await self.host.connections.readRSSI(handle)) } catch let error as ConnectionError {
+                    throw BluejayError.connection(error)
+                }
             }
         } catch let error as BluejayError { throw error } catch { throw .cancelled }
     }
@@ -20,7 +22,8 @@ extension Peripheral {
     /// `startPollingRSSI(period:capacity:)`).
     public func startPollingRSSI(period: Duration = .seconds(10), capacity: Int = .max) -> AsyncStream<Int> {
         stopPollingRSSI()
-        let (stream, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
+        let (stream, continuation) = AsyncStream<Int>.makeStream(
+            bufferingPolicy: capacity == .max ? .unbounded : .bufferingNewest(max(1, capacity)))
         rssiPolling = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { break }
@@ -36,7 +39,6 @@ extension Peripheral {
     /// ``startPollingRSSI(period:capacity:)-(Duration,_)`` by its earlier name.
     @available(*, deprecated, renamed: "startPollingRSSI(period:capacity:)")
     public func startPollingRSSI(every period: Duration) -> AsyncStream<Int> { startPollingRSSI(period: period) }
-
 
     /// Stops the RSSI poll.
     public func stopPollingRSSI() {

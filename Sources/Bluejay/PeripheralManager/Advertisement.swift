@@ -21,9 +21,11 @@ public struct Advertisement: Sendable, Equatable {
     public var otherStructures: [ADStructure]
 
     /// An advertisement of these fields.
-    public init(localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [], manufacturerData: ManufacturerData? = nil,
-                serviceData: [BluetoothUUID: [UInt8]] = [:], txPowerLevel: Int8? = nil, appearance: UInt16? = nil,
-                otherStructures: [ADStructure] = []) {
+    public init(
+        localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [], manufacturerData: ManufacturerData? = nil,
+        serviceData: [BluetoothUUID: [UInt8]] = [:], txPowerLevel: Int8? = nil, appearance: UInt16? = nil,
+        otherStructures: [ADStructure] = []
+    ) {
         self.localName = localName
         self.serviceUUIDs = serviceUUIDs
         self.manufacturerData = manufacturerData
@@ -41,24 +43,36 @@ public struct Advertisement: Sendable, Equatable {
         // Flags (Core Supplement Part A, 1.3): 0x02 LE General Discoverable Mode, 0x04
         // BR/EDR Not Supported. A non-connectable broadcaster need not be discoverable.
         if kind != .nonConnectable { structures.append(ADStructure(type: ADType.flags, data: [0x06])) }
-        for (width, type) in [(2, ADType.completeServiceUUIDs16), (4, ADType.completeServiceUUIDs32), (16, ADType.completeServiceUUIDs128)] {
+        for (width, type) in [
+            (2, ADType.completeServiceUUIDs16), (4, ADType.completeServiceUUIDs32),
+            (16, ADType.completeServiceUUIDs128),
+        ] {
             let uuids = serviceUUIDs.filter { Self.width(of: $0) == width }
             if !uuids.isEmpty { structures.append(ADStructure(type: type, data: uuids.flatMap(\.littleEndianBytes))) }
         }
         if let localName { structures.append(ADStructure(type: ADType.completeLocalName, data: Array(localName.utf8))) }
-        if let txPowerLevel { structures.append(ADStructure(type: ADType.txPowerLevel, data: [UInt8(bitPattern: txPowerLevel)])) }
-        if let appearance { structures.append(ADStructure(type: ADType.appearance, data: [UInt8(truncatingIfNeeded: appearance), UInt8(appearance >> 8)])) }
+        if let txPowerLevel {
+            structures.append(ADStructure(type: ADType.txPowerLevel, data: [UInt8(bitPattern: txPowerLevel)]))
+        }
+        if let appearance {
+            structures.append(
+                ADStructure(
+                    type: ADType.appearance, data: [UInt8(truncatingIfNeeded: appearance), UInt8(appearance >> 8)]))
+        }
         if let manufacturerData {
             let company = manufacturerData.companyIdentifier
-            structures.append(ADStructure(type: ADType.manufacturerSpecificData,
-                                          data: [UInt8(truncatingIfNeeded: company), UInt8(company >> 8)] + manufacturerData.data))
+            structures.append(
+                ADStructure(
+                    type: ADType.manufacturerSpecificData,
+                    data: [UInt8(truncatingIfNeeded: company), UInt8(company >> 8)] + manufacturerData.data))
         }
         for (uuid, data) in serviceData.sorted(by: { $0.key.description < $1.key.description }) {
-            let type = switch Self.width(of: uuid) {
-            case 2: ADType.serviceData16
-            case 4: ADType.serviceData32
-            default: ADType.serviceData128
-            }
+            let type =
+                switch Self.width(of: uuid) {
+                case 2: ADType.serviceData16
+                case 4: ADType.serviceData32
+                default: ADType.serviceData128
+                }
             structures.append(ADStructure(type: type, data: uuid.littleEndianBytes + data))
         }
         return structures + otherStructures
@@ -72,7 +86,9 @@ public struct Advertisement: Sendable, Equatable {
     /// scannable kinds); a name that fits neither is shortened (Shortened Local Name).
     /// Throws `AdvertisingError.dataTooLong` when a structure fits
     /// nowhere.
-    public func split(kind: AdvertisingKind, maximum: Int = LESetAdvertisingData.maximumLength) throws(AdvertisingError) -> (data: AdvertisingData, scanResponse: AdvertisingData) {
+    public func split(kind: AdvertisingKind, maximum: Int = LESetAdvertisingData.maximumLength) throws(AdvertisingError)
+        -> (data: AdvertisingData, scanResponse: AdvertisingData)
+    {
         var data: [ADStructure] = [], response: [ADStructure] = []
         func size(_ list: [ADStructure]) -> Int { list.reduce(0) { $0 + 2 + $1.data.count } }
         for var structure in structures(kind: kind) {
@@ -91,12 +107,18 @@ public struct Advertisement: Sendable, Equatable {
                 while name.utf8.count > room, !name.isEmpty { name.removeLast() }
                 if !name.isEmpty {
                     structure = ADStructure(type: ADType.shortenedLocalName, data: Array(name.utf8))
-                    if size(data) + 2 + structure.data.count <= maximum { data.append(structure) } else { response.append(structure) }
+                    if size(data) + 2 + structure.data.count <= maximum {
+                        data.append(structure)
+                    } else {
+                        response.append(structure)
+                    }
                     continue
                 }
             }
-            throw .dataTooLong(what: "the advertisement (AD type \(hex(structure.type, digits: 2)))", length: size(data) + 2 + structure.data.count,
-                               maximum: maximum)
+            throw .dataTooLong(
+                what: "the advertisement (AD type \(hex(structure.type, digits: 2)))",
+                length: size(data) + 2 + structure.data.count,
+                maximum: maximum)
         }
         return (AdvertisingData(structures: data), AdvertisingData(structures: response))
     }

@@ -24,7 +24,8 @@ public struct BondedCentralStore: Sendable {
 
     /// The record of the central with identity address `client`, if there is a readable one.
     public func record(for client: String) -> BondedClientRecord? {
-        guard let record = directory.readJSON(BondedClientRecord.self, from: BondStore.fileName(client)), record.isUsable, record.client == client
+        guard let record = directory.readJSON(BondedClientRecord.self, from: BondStore.fileName(client)),
+            record.isUsable, record.client == client
         else { return nil }
         return record
     }
@@ -54,9 +55,12 @@ extension PeripheralManager {
     /// subscriptions apply again, from this run's memory or else from the store.
     func restoreBondedCentral(_ bond: Bond, on bearer: ATTBearer) {
         // The app's characteristics hear of the subscriptions that apply again.
-        for subscription in server.restoreBondedClient(bond.address, on: bearer, stored: bondedCentrals.record(for: bond.address)) {
-            bound[subscription.handle]?.subscription(of: connectedCentral(subscription.connection),
-                                                     on: subscription.notifications || subscription.indications)
+        for subscription in server.restoreBondedClient(
+            bond.address, on: bearer, stored: bondedCentrals.record(for: bond.address))
+        {
+            bound[subscription.handle]?.subscription(
+                of: connectedCentral(subscription.connection),
+                on: subscription.notifications || subscription.indications)
         }
     }
 

@@ -53,16 +53,21 @@ extension PeripheralManager {
     /// refused with SPSM not supported (0x0002). No security is asked of the link: the app
     /// checks `host.security.isEncrypted(channel.handle)` if it needs that.
     public func publishL2CAPChannel(psm: UInt16? = nil, parameters: CreditBasedChannelParameters = .init())
-        throws(L2CAPPublishingError) -> PublishedL2CAPChannel {
+        throws(L2CAPPublishingError) -> PublishedL2CAPChannel
+    {
         let channels = host.channels.creditBased
         let served = channels.servedPSMs
         let chosen: PSM
         if let psm {
             chosen = PSM(rawValue: psm)
-            guard (0x0001...0x00FF).contains(psm) else { throw .invalidParameters("\(chosen) is outside the LE range 0x0001…0x00FF") }
+            guard (0x0001...0x00FF).contains(psm) else {
+                throw .invalidParameters("\(chosen) is outside the LE range 0x0001…0x00FF")
+            }
             guard !served.contains(chosen) else { throw .psmInUse(chosen) }
         } else {
-            guard let free = PSM.dynamicLE.first(where: { !served.contains(PSM(rawValue: $0)) }) else { throw .noFreePSM }
+            guard let free = PSM.dynamicLE.first(where: { !served.contains(PSM(rawValue: $0)) }) else {
+                throw .noFreePSM
+            }
             chosen = PSM(rawValue: free)
         }
         if let problem = parameters.problem(enhanced: false) { throw .invalidParameters(problem) }

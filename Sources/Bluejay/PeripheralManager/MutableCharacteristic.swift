@@ -48,7 +48,9 @@ public final class MutableCharacteristic: Sendable {
         var subscribers: [ConnectedCentral] = []
         var pendingUpdates: [[UInt8]] = []
         /// The app's stream of writes, while it responds to them.
-        var writes: AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error>.Continuation?
+        var writes:
+            AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error>
+                .Continuation?
         /// Writes delivered to the app and not answered yet, by request.
         var unanswered: [Int: CheckedContinuation<ATTErrorCode, Never>] = [:]
         var nextRequest = 0
@@ -57,8 +59,10 @@ public final class MutableCharacteristic: Sendable {
 
     /// A characteristic of `uuid` with `properties`; `permissions` nil derives them from the
     /// properties (read, write, write without response).
-    public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
-                value: [UInt8] = [], descriptors: [MutableDescriptor] = [], name: String = "Unknown") {
+    public init(
+        uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+        value: [UInt8] = [], descriptors: [MutableDescriptor] = [], name: String = "Unknown"
+    ) {
         self.uuid = uuid
         self.properties = properties
         self.permissions = permissions ?? CharacteristicDefinition.permissions(for: properties)
@@ -81,8 +85,12 @@ public final class MutableCharacteristic: Sendable {
 
     /// BlueCap's `MutableCharacteristic(UUID:properties:permissions:value:)`: the UUID as
     /// text (traps on text that is no UUID, as `CBUUID(string:)`).
-    public convenience init(UUID: String, properties: CharacteristicProperties, permissions: AttributePermissions, value: Data?) {
-        guard let uuid = BluetoothUUID(UUID) else { preconditionFailure("MutableCharacteristic(UUID:): '\(UUID)' is not a UUID") }
+    public convenience init(
+        UUID: String, properties: CharacteristicProperties, permissions: AttributePermissions, value: Data?
+    ) {
+        guard let uuid = BluetoothUUID(UUID) else {
+            preconditionFailure("MutableCharacteristic(UUID:): '\(UUID)' is not a UUID")
+        }
         self.init(uuid: uuid, properties: properties, permissions: permissions, value: value.map { [UInt8]($0) } ?? [])
     }
 
@@ -147,7 +155,10 @@ public final class MutableCharacteristic: Sendable {
 
     /// What the server lays out for it.
     var definition: CharacteristicDefinition {
-        var definition = layout ?? CharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions, descriptors: descriptors)
+        var definition =
+            layout
+            ?? CharacteristicDefinition(
+                uuid: uuid, properties: properties, permissions: permissions, descriptors: descriptors)
         definition.value = state.withLock { $0.value }
         return definition
     }

@@ -19,9 +19,13 @@ extension MutableCharacteristic {
     /// removed. While no stream runs, a permitted write is accepted and stored (BlueCap
     /// refuses it with Request Not Supported).
     public func startRespondingToWriteRequests(capacity: Int = .max)
-        -> AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error> {
-        typealias Writes = AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error>
-        let (stream, continuation) = Writes.makeStream(bufferingPolicy: capacity == .max ? .unbounded : .bufferingOldest(max(1, capacity)))
+        -> AsyncThrowingStream<(request: CharacteristicWriteRequest, central: ConnectedCentral), any Error>
+    {
+        typealias Writes = AsyncThrowingStream<
+            (request: CharacteristicWriteRequest, central: ConnectedCentral), any Error
+        >
+        let (stream, continuation) = Writes.makeStream(
+            bufferingPolicy: capacity == .max ? .unbounded : .bufferingOldest(max(1, capacity)))
         let taken = state.withLock { state -> Bool in
             guard state.binding != nil, state.writes == nil else { return false }
             state.writes = continuation
@@ -71,8 +75,9 @@ extension MutableCharacteristic {
                 guard let writes = state.writes else { return .answered(.success) }
                 state.nextRequest += 1
                 let id = state.nextRequest
-                let request = CharacteristicWriteRequest(offset: 0, value: Data(write.value), withResponse: write.withResponse,
-                                                         characteristic: self, id: id)
+                let request = CharacteristicWriteRequest(
+                    offset: 0, value: Data(write.value), withResponse: write.withResponse,
+                    characteristic: self, id: id)
                 if write.withResponse { state.unanswered[id] = continuation }
                 guard case .enqueued = writes.yield((request: request, central: central)) else {
                     state.unanswered[id] = nil
@@ -102,7 +107,9 @@ extension MutableCharacteristic {
             let first = state.subscribers.isEmpty
             state.subscribers.removeAll { $0.handle == central.handle }
             guard on else { return }
-            let index = state.subscribers.firstIndex { $0.handle.rawValue > central.handle.rawValue } ?? state.subscribers.endIndex
+            let index =
+                state.subscribers.firstIndex { $0.handle.rawValue > central.handle.rawValue }
+                ?? state.subscribers.endIndex
             state.subscribers.insert(central, at: index)
             guard first, let binding = state.binding else { return }
             for update in state.pendingUpdates { binding.outbox.yield(update) }

@@ -21,8 +21,10 @@ public final class MutableService: Sendable {
     private let held: Mutex<[MutableCharacteristic]>
 
     /// A service of `uuid`.
-    public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
-                characteristics: [MutableCharacteristic] = [], name: String = "Unknown") {
+    public init(
+        uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
+        characteristics: [MutableCharacteristic] = [], name: String = "Unknown"
+    ) {
         self.uuid = uuid
         self.isPrimary = isPrimary
         self.includedServices = includedServices
@@ -35,7 +37,9 @@ public final class MutableService: Sendable {
     /// A primary service of `uuid` given as text (`180D`, or the 128-bit form), as BlueCap's
     /// `MutableService(uuid:)` takes it; traps on text that is no UUID, as `CBUUID(string:)`.
     public convenience init(uuid: String) {
-        guard let parsed = BluetoothUUID(uuid) else { preconditionFailure("MutableService(uuid:): '\(uuid)' is not a UUID") }
+        guard let parsed = BluetoothUUID(uuid) else {
+            preconditionFailure("MutableService(uuid:): '\(uuid)' is not a UUID")
+        }
         self.init(uuid: parsed)
     }
 
@@ -63,10 +67,13 @@ public final class MutableService: Sendable {
 
     /// What the server lays out for it.
     var definition: ServiceDefinition {
-        var definition = ServiceDefinition(uuid: uuid, isPrimary: isPrimary, includedServices: includedServices,
-                                           characteristics: characteristics.map(\.definition))
+        var definition = ServiceDefinition(
+            uuid: uuid, isPrimary: isPrimary, includedServices: includedServices,
+            characteristics: characteristics.map(\.definition))
         if let layout {
-            (definition.includes, definition.handle, definition.endHandle) = (layout.includes, layout.handle, layout.endHandle)
+            (definition.includes, definition.handle, definition.endHandle) = (
+                layout.includes, layout.handle, layout.endHandle
+            )
         }
         return definition
     }

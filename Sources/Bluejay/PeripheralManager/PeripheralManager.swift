@@ -97,10 +97,14 @@ public final class PeripheralManager {
 
     /// Opens `transport` (`hci0`, `tcp:HOST:PORT`, …), brings the stack up and serves the
     /// GAP service with Device Name `name`.
-    public convenience init(transport: String, name: String = "Bluejay", capture: String? = nil, store: StoreDirectory = .standard,
-                            logger: HCILogger = .standardError) async throws(BluejayError) {
-        self.init(host: try await BluetoothHost(transport: transport, capture: capture, store: store, deviceName: name, logger: logger),
-                  logger: logger)
+    public convenience init(
+        transport: String, name: String = "Bluejay", capture: String? = nil, store: StoreDirectory = .standard,
+        logger: HCILogger = .standardError
+    ) async throws(BluejayError) {
+        self.init(
+            host: try await BluetoothHost(
+                transport: transport, capture: capture, store: store, deviceName: name, logger: logger),
+            logger: logger)
     }
 
     /// A peripheral on a stack already up: the host's ATT bearers answer from this
@@ -146,8 +150,9 @@ public final class PeripheralManager {
             // already gone has nothing to keep (and binding its handle would name the next
             // link that gets it).
             if let host, host.connections.connection(handle) != nil, let address = bond.identityAddress,
-               host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil,
-               let bearer = try? host.bearers.bearer(for: handle) {
+                host.security.bonds.bond(for: address, type: bond.identityAddressType) != nil,
+                let bearer = try? host.bearers.bearer(for: handle)
+            {
                 self?.server.bind(bearer, toBondedClient: bond.address)
             }
             self?.emit(.paired(handle, method))
@@ -159,7 +164,9 @@ public final class PeripheralManager {
             do throws(ATTError) {
                 restoreBondedCentral(bond, on: try host.bearers.bearer(for: handle))
             } catch {
-                logger.log(.warning, "handle \(hex(handle, digits: 4)): the bonded central's subscriptions are not restored: \(error)")
+                logger.log(
+                    .warning,
+                    "handle \(hex(handle, digits: 4)): the bonded central's subscriptions are not restored: \(error)")
             }
         }
         keepBondedCentralsInStore()
@@ -183,8 +190,10 @@ public final class PeripheralManager {
     /// Advertises `advertisement` (its structures shared out between advertising data and
     /// scan response), connectable by default; after a central connects, advertising starts
     /// again as `resumption` says.
-    public func startAdvertising(_ advertisement: Advertisement, parameters: AdvertisingParameters = AdvertisingParameters(),
-                                 resumption: AdvertisingResumption = .afterDisconnection) async throws(PeripheralManagerError) {
+    public func startAdvertising(
+        _ advertisement: Advertisement, parameters: AdvertisingParameters = AdvertisingParameters(),
+        resumption: AdvertisingResumption = .afterDisconnection
+    ) async throws(PeripheralManagerError) {
         do throws(AdvertisingError) {
             let (data, scanResponse) = try advertisement.split(kind: parameters.kind)
             advertiser.resumption = resumption
@@ -275,12 +284,16 @@ public final class PeripheralManager {
 
     /// Answers reads of `uuid` with `handler` from now on: the value to serve, or the ATT
     /// error code to refuse with.
-    public func onRead(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.ReadHandler) throws(PeripheralManagerError) {
+    public func onRead(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.ReadHandler)
+        throws(PeripheralManagerError)
+    {
         server.setReadHandler(for: try characteristic(uuid).valueHandle, handler)
     }
 
     /// Lets `handler` accept (nil) or refuse (an ATT error code) each write of `uuid`.
-    public func onWrite(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.WriteHandler) throws(PeripheralManagerError) {
+    public func onWrite(_ uuid: BluetoothUUID, _ handler: @escaping GATTServer.WriteHandler)
+        throws(PeripheralManagerError)
+    {
         server.setWriteHandler(for: try characteristic(uuid).valueHandle, handler)
     }
 
@@ -324,7 +337,9 @@ public final class PeripheralManager {
     /// Asks the central on link `handle` for new connection parameters (L2CAP Connection
     /// Parameter Update Request) and returns whether it accepted; the central then applies
     /// them. Fails if the link is gone or the central does not answer in time.
-    public func requestConnectionParameters(_ parameters: LEConnectionRequest, on handle: ConnectionHandle) async throws(PeripheralManagerError) -> Bool {
+    public func requestConnectionParameters(_ parameters: LEConnectionRequest, on handle: ConnectionHandle)
+        async throws(PeripheralManagerError) -> Bool
+    {
         do { return try await host.channels.creditBased.requestParameterUpdate(parameters, on: handle) } catch {
             throw .signaling(error)
         }

@@ -72,7 +72,9 @@ extension PeripheralManager {
         for (characteristic, landed) in zip(service.characteristics, served.characteristics) {
             let handle = landed.valueHandle
             bound[handle] = characteristic
-            server.setReadHandler(for: handle) { [characteristic] _ in .success(characteristic.state.withLock { $0.value }) }
+            server.setReadHandler(for: handle) { [characteristic] _ in
+                .success(characteristic.state.withLock { $0.value })
+            }
             server.setWriteHandler(for: handle) { [weak self, characteristic] request in
                 guard let self else { return .unlikelyError }
                 return await characteristic.received(request, from: connectedCentral(request.connection))
@@ -87,18 +89,24 @@ extension PeripheralManager {
     /// A central turned a subscription on or off: the server's event, told to the app's
     /// characteristic and to ``events()``.
     func subscriptionChanged(_ subscription: GATTSubscription) {
-        bound[subscription.handle]?.subscription(of: connectedCentral(subscription.connection),
-                                                 on: subscription.notifications || subscription.indications)
+        bound[subscription.handle]?.subscription(
+            of: connectedCentral(subscription.connection),
+            on: subscription.notifications || subscription.indications)
         emit(.subscriptionChanged(subscription))
     }
 
     /// The central on link `handle`, as BlueCap's handlers get it.
     func connectedCentral(_ handle: ConnectionHandle) -> ConnectedCentral {
         let link = host.connections.connection(handle)
-        let identifier = link.map { PeripheralIdentifier(address: $0.peerAddress, addressType: AddressType(rawValue: $0.peerAddressType) ?? .random).uuid }
+        let identifier = link.map {
+            PeripheralIdentifier(
+                address: $0.peerAddress, addressType: AddressType(rawValue: $0.peerAddressType) ?? .random
+            ).uuid
+        }
         let mtu = (try? host.bearers.bearer(for: handle).mtu) ?? 23
-        return ConnectedCentral(handle: handle, identifier: identifier ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-                                maximumUpdateValueLength: mtu - 3)
+        return ConnectedCentral(
+            handle: handle, identifier: identifier ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            maximumUpdateValueLength: mtu - 3)
     }
 
     // MARK: - The adapter's state

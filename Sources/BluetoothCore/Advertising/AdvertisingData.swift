@@ -127,7 +127,10 @@ public struct AdvertisingData: Sendable, Equatable {
 
     /// Whether a service UUID list is marked incomplete (more services exist).
     public var hasIncompleteServiceList: Bool {
-        structures.contains { [ADType.incompleteServiceUUIDs16, ADType.incompleteServiceUUIDs32, ADType.incompleteServiceUUIDs128].contains($0.type) }
+        structures.contains {
+            [ADType.incompleteServiceUUIDs16, ADType.incompleteServiceUUIDs32, ADType.incompleteServiceUUIDs128]
+                .contains($0.type)
+        }
     }
 
     /// Service UUIDs the peripheral solicits (wants a central to offer).
@@ -138,11 +141,15 @@ public struct AdvertisingData: Sendable, Equatable {
 
     /// The complete local name, else the shortened one (UTF-8; invalid bytes replaced).
     public var localName: String? {
-        (first(ADType.completeLocalName) ?? first(ADType.shortenedLocalName)).map { String(decoding: $0, as: UTF8.self) }
+        (first(ADType.completeLocalName) ?? first(ADType.shortenedLocalName)).map {
+            String(decoding: $0, as: UTF8.self)
+        }
     }
 
     /// Whether ``localName`` is only the shortened name.
-    public var isLocalNameShortened: Bool { first(ADType.completeLocalName) == nil && first(ADType.shortenedLocalName) != nil }
+    public var isLocalNameShortened: Bool {
+        first(ADType.completeLocalName) == nil && first(ADType.shortenedLocalName) != nil
+    }
 
     /// The TX Power Level in dBm.
     public var txPowerLevel: Int8? { first(ADType.txPowerLevel)?.first.map { Int8(bitPattern: $0) } }
@@ -174,7 +181,9 @@ public struct AdvertisingData: Sendable, Equatable {
 
     /// Structures of AD types this value does not interpret, kept raw.
     public var otherStructures: [ADStructure] {
-        let known: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x14, 0x15, 0x16, 0x19, 0x1F, 0x20, 0x21, 0xFF]
+        let known: Set<UInt8> = [
+            0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x14, 0x15, 0x16, 0x19, 0x1F, 0x20, 0x21, 0xFF,
+        ]
         return structures.filter { !known.contains($0.type) }
     }
 }

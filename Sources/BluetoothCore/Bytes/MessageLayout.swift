@@ -53,8 +53,10 @@ public struct Field<Message, Value>: Sendable {
     /// A field read by `read` and written by `write` (for encodings a type does not have on
     /// its own: a value running to the end of the PDU, a count-prefixed list, …).
     @inlinable
-    public init(_ name: String, read: @escaping @Sendable (inout ByteReader) throws(DecodingError) -> Value,
-                write: @escaping @Sendable (Message, inout ByteWriter) -> Void) {
+    public init(
+        _ name: String, read: @escaping @Sendable (inout ByteReader) throws(DecodingError) -> Value,
+        write: @escaping @Sendable (Message, inout ByteWriter) -> Void
+    ) {
         self.name = name
         self.read = read
         self.write = write
@@ -66,8 +68,9 @@ extension Field where Value: WireCodable {
     /// (`Field("Attribute_Handle", \.handle)`).
     @inlinable
     public init(_ name: String, _ value: @escaping @Sendable (Message) -> Value) {
-        self.init(name, read: { reader throws(DecodingError) in try Value(from: &reader) },
-                  write: { message, writer in value(message).encode(to: &writer) })
+        self.init(
+            name, read: { reader throws(DecodingError) in try Value(from: &reader) },
+            write: { message, writer in value(message).encode(to: &writer) })
     }
 }
 
@@ -76,7 +79,9 @@ extension Field where Value == ArraySlice<UInt8> {
     /// decoding, a view of the received bytes, not a copy.
     @inlinable
     public static func rest(_ name: String, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader in reader.readRest() }, write: { message, writer in writer.write(bytes: value(message)) })
+        Field(
+            name, read: { reader in reader.readRest() },
+            write: { message, writer in writer.write(bytes: value(message)) })
     }
 }
 
@@ -102,13 +107,18 @@ public final class MessageLayout<Message, each Value>: Sendable {
 
     /// The layout of message `name`: made by `make` from `fields`, read and written in order.
     @inlinable
-    public init(_ name: String, _ make: @escaping @Sendable (repeat each Value) -> Message, _ fields: repeat Field<Message, each Value>) {
+    public init(
+        _ name: String, _ make: @escaping @Sendable (repeat each Value) -> Message,
+        _ fields: repeat Field<Message, each Value>
+    ) {
         self.name = name
         self.fields = (repeat each fields)
         let reads = (repeat (each fields).read)
         var writes: [@Sendable (Message, inout ByteWriter) -> Void] = []
         for field in repeat each fields { writes.append(field.write) }
-        decoder = { (reader: inout ByteReader) throws(DecodingError) -> Message in try make(repeat (each reads)(&reader)) }
+        decoder = { (reader: inout ByteReader) throws(DecodingError) -> Message in
+            try make(repeat (each reads)(&reader))
+        }
         encoder = { [writes] message, writer in for write in writes { write(message, &writer) } }
     }
 

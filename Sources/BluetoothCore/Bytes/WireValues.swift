@@ -11,7 +11,9 @@ public protocol WireRawRepresentable: WireCodable, RawRepresentable where RawVal
 
 extension WireRawRepresentable {
     /// Reads the raw value.
-    public init(from reader: inout ByteReader) throws(DecodingError) { self.init(rawValue: try RawValue(from: &reader)) }
+    public init(from reader: inout ByteReader) throws(DecodingError) {
+        self.init(rawValue: try RawValue(from: &reader))
+    }
     /// Writes the raw value.
     public func encode(to writer: inout ByteWriter) { rawValue.encode(to: &writer) }
 }
@@ -36,11 +38,17 @@ extension Field where Value: RawRepresentable & Sendable, Value.RawValue == UInt
     /// A one-octet code from a list the specification fixes (LE_Scan_Type, Address_Type, an
     /// IO capability): an octet outside the list is ``DecodingError/invalidValue(field:value:)``
     /// about `errorField`, by default the field's name.
-    public static func code(_ name: String, errorField: String? = nil, _ value: @escaping @Sendable (Message) -> Value) -> Field {
-        Field(name, read: { reader throws(DecodingError) in
-            let raw = try reader.readUInt8()
-            guard let code = Value(rawValue: raw) else { throw .invalidValue(field: errorField ?? name, value: UInt64(raw)) }
-            return code
-        }, write: { message, writer in writer.write(value(message).rawValue) })
+    public static func code(_ name: String, errorField: String? = nil, _ value: @escaping @Sendable (Message) -> Value)
+        -> Field
+    {
+        Field(
+            name,
+            read: { reader throws(DecodingError) in
+                let raw = try reader.readUInt8()
+                guard let code = Value(rawValue: raw) else {
+                    throw .invalidValue(field: errorField ?? name, value: UInt64(raw))
+                }
+                return code
+            }, write: { message, writer in writer.write(value(message).rawValue) })
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 import CSystem
@@ -50,15 +50,19 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.u64 = 0
-        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFd, &event) == 0, "cannot watch the event loop's eventfd: \(errorName(errno))")
+        precondition(
+            epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFd, &event) == 0,
+            "cannot watch the event loop's eventfd: \(errorName(errno))")
         let body = Unmanaged.passRetained(Start(loop: self, name: name)).toOpaque()
         var handle = pthread_t()
-        let result = pthread_create(&handle, nil, { argument in
-            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), start.name)
-            start.loop.run()
-            return nil
-        }, body)
+        let result = pthread_create(
+            &handle, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                pthread_setname_np(pthread_self(), start.name)
+                start.loop.run()
+                return nil
+            }, body)
         precondition(result == 0, "cannot start the stack's event loop thread: \(errorName(result))")
         pthread_detach(handle)
     }

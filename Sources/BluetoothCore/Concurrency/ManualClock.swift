@@ -50,7 +50,8 @@ public final class ManualClock: Clock, Sendable {
     /// earliest first.
     public var sleepingUntil: [Duration] {
         state.withLock { state in
-            state.sleepers.values.compactMap { if case let .waiting(deadline, _) = $0 { deadline.offset } else { nil } }.sorted()
+            state.sleepers.values.compactMap { if case let .waiting(deadline, _) = $0 { deadline.offset } else { nil } }
+                .sorted()
         }
     }
 

@@ -86,7 +86,9 @@ extension BluetoothAddress {
     /// An address as people write it with its type: `AA:BB:CC:DD:EE:FF/random`, `…/public`,
     /// or the address alone (`type` nil: the caller decides, by a scan or a default). Hex
     /// digits and the type in either case; the type as ``AddressType``'s description prints it.
-    public static func parse(typed text: String) throws(TypedTextError) -> (address: BluetoothAddress, type: AddressType?) {
+    public static func parse(typed text: String) throws(TypedTextError) -> (
+        address: BluetoothAddress, type: AddressType?
+    ) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count <= 2 else { throw .shape }
         guard let address = BluetoothAddress(String(parts[0])) else { throw .address(String(parts[0])) }

@@ -23,8 +23,11 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
 
     /// A SIG-assigned 32-bit UUID.
     public init(_ value: UInt32) {
-        bytes = [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-                 UInt8(truncatingIfNeeded: value)] + Self.baseTail
+        bytes =
+            [
+                UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+                UInt8(truncatingIfNeeded: value),
+            ] + Self.baseTail
     }
 
     /// A 128-bit UUID from 16 bytes, most significant first.
@@ -51,7 +54,10 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
         var body = Substring(text)
         if body.hasPrefix("0x") || body.hasPrefix("0X") { body = body.dropFirst(2) }
         let groups = body.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
-        guard groups == [4] || groups == [8] || groups == [32] || (groups == [8, 4, 4, 4, 12] && body.count == text.count) else { return nil }
+        guard
+            groups == [4] || groups == [8] || groups == [32]
+                || (groups == [8, 4, 4, 4, 12] && body.count == text.count)
+        else { return nil }
         let hexText = body.filter { $0 != "-" }
         guard hexText.allSatisfy(\.isHexDigit) else { return nil }
         if hexText.count <= 8 {
@@ -91,10 +97,15 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
 
     /// `180D` for SIG 16-bit UUIDs, the 8-digit form for 32-bit, else the full form.
     public var description: String {
-        if let short = shortValue { return [UInt8(short >> 8), UInt8(truncatingIfNeeded: short)].hexString(uppercase: true) }
+        if let short = shortValue {
+            return [UInt8(short >> 8), UInt8(truncatingIfNeeded: short)].hexString(uppercase: true)
+        }
         if value32 != nil { return bytes[0..<4].hexString(uppercase: true) }
         let text = bytes.hexString(uppercase: true)
-        let parts = [text.prefix(8), text.dropFirst(8).prefix(4), text.dropFirst(12).prefix(4), text.dropFirst(16).prefix(4), text.dropFirst(20)]
+        let parts = [
+            text.prefix(8), text.dropFirst(8).prefix(4), text.dropFirst(12).prefix(4), text.dropFirst(16).prefix(4),
+            text.dropFirst(20),
+        ]
         return parts.joined(separator: "-")
     }
 }

@@ -4,7 +4,9 @@
 ///
 /// A type of its own so that a connection handle and an attribute handle, both 16-bit
 /// numbers, cannot be passed one for the other.
-public struct ConnectionHandle: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+public struct ConnectionHandle: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByIntegerLiteral
+{
     /// The handle's 12 bits.
     public let rawValue: UInt16
 
@@ -33,7 +35,9 @@ extension ConnectionHandle: WireCodable {
 ///
 /// Handles are ordered and step by one (``advanced(by:)``), so ranges of them work as
 /// ranges of numbers do (`0x0001...0xFFFF`).
-public struct AttributeHandle: RawRepresentable, Hashable, Strideable, Sendable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+public struct AttributeHandle: RawRepresentable, Hashable, Strideable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByIntegerLiteral
+{
     /// The handle as on the wire.
     public let rawValue: UInt16
 

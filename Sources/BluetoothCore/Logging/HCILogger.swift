@@ -76,7 +76,10 @@ public struct HCILogger: Sendable {
     public static let secretsWarningText = "--log-secrets: keys are printed in clear; do not share this output"
 
     /// Loggers whose handlers `makeHandler` makes from each layer's label, at `levels`.
-    public init(levels: LogLevels, showsSecrets: Bool = false, handler makeHandler: @escaping @Sendable (String) -> any LogHandler) {
+    public init(
+        levels: LogLevels, showsSecrets: Bool = false,
+        handler makeHandler: @escaping @Sendable (String) -> any LogHandler
+    ) {
         self.levels = levels
         self.showsSecrets = showsSecrets
         self.makeHandler = makeHandler
@@ -98,7 +101,8 @@ public struct HCILogger: Sendable {
 
     /// Each layer's logger from the app's `LoggingSystem` (`Logger(label: "bluejay.att")`
     /// and so on), at `levels`.
-    public static func system(levels: LogLevels = LogLevels(default: .warning), showsSecrets: Bool = false) -> HCILogger {
+    public static func system(levels: LogLevels = LogLevels(default: .warning), showsSecrets: Bool = false) -> HCILogger
+    {
         HCILogger(levels: levels, showsSecrets: showsSecrets) { label in Logger(label: label).handler }
     }
 
@@ -214,7 +218,7 @@ private final class SecretsWarning: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes a line to standard error, unbuffered.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // What the layers need of the operating system: errors by name, whole files, full writes.
@@ -65,11 +65,15 @@ public func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySli
 
 /// ``writeAll(_:header:body:)`` through the given `writev`, so a test can make the kernel
 /// take less than asked.
-package func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySlice<UInt8>,
-                      writev: (Int32, UnsafePointer<iovec>, Int32) -> Int) -> Bool {
+package func writeAll(
+    _ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySlice<UInt8>,
+    writev: (Int32, UnsafePointer<iovec>, Int32) -> Int
+) -> Bool {
     body.withUnsafeBytes { body in
-        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
-                       iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
+        var vectors = (
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count)
+        )
         return withUnsafeMutablePointer(to: &vectors) {
             $0.withMemoryRebound(to: iovec.self, capacity: 2) { writeAll(fd, vectors: $0, count: 2, writev: writev) }
         }
@@ -80,8 +84,10 @@ package func writeAll(_ fd: Int32, header: UnsafeRawBufferPointer, body: ArraySl
 /// (several packets gathered behind their headers, say); retries short writes and EINTR,
 /// false on any other error. A short write trims the vectors in place, what went out left
 /// as empty vectors, so each retry hands `writev` the same vectors.
-package func writeAll(_ fd: Int32, vectors: UnsafeMutablePointer<iovec>, count: Int,
-                      writev: (Int32, UnsafePointer<iovec>, Int32) -> Int) -> Bool {
+package func writeAll(
+    _ fd: Int32, vectors: UnsafeMutablePointer<iovec>, count: Int,
+    writev: (Int32, UnsafePointer<iovec>, Int32) -> Int
+) -> Bool {
     var first = 0
     while first < count {
         let written = writev(fd, vectors, Int32(count))

@@ -70,7 +70,8 @@ public struct DatabaseFile: Sendable {
     /// The permission names a file uses.
     public static let permissionNames: [String: AttributePermissions] = [
         "read": .read, "write": .write, "writeWithoutResponse": .writeWithoutResponse, "readEncrypted": .readEncrypted,
-        "writeEncrypted": .writeEncrypted, "readAuthenticated": .readAuthenticated, "writeAuthenticated": .writeAuthenticated,
+        "writeEncrypted": .writeEncrypted, "readAuthenticated": .readAuthenticated,
+        "writeAuthenticated": .writeAuthenticated,
         "readAuthorized": .readAuthorized, "writeAuthorized": .writeAuthorized,
     ]
     /// The extended property names a file uses, as Part G 3.3.3.1 names the bits.
@@ -106,21 +107,29 @@ public struct DatabaseFile: Sendable {
             try characteristic(entry, at: "\(place).characteristics[\(index)]")
         }
         let includes = try (entry.includes ?? []).enumerated().map { (index, include) throws(DatabaseFileError) in
-            IncludeDefinition(uuid: try Self.uuid(include.uuid, at: "\(place).includes[\(index)]"), serviceHandle: include.serviceHandle?.handle,
-                              handle: include.handle?.handle)
+            IncludeDefinition(
+                uuid: try Self.uuid(include.uuid, at: "\(place).includes[\(index)]"),
+                serviceHandle: include.serviceHandle?.handle,
+                handle: include.handle?.handle)
         }
-        let definition = ServiceDefinition(uuid: uuid, isPrimary: entry.primary ?? true, characteristics: characteristics.map(\.definition),
-                                           includes: includes, handle: entry.handle?.handle, endHandle: entry.endHandle?.handle)
+        let definition = ServiceDefinition(
+            uuid: uuid, isPrimary: entry.primary ?? true, characteristics: characteristics.map(\.definition),
+            includes: includes, handle: entry.handle?.handle, endHandle: entry.endHandle?.handle)
         return Service(definition: definition, characteristics: characteristics)
     }
 
-    private static func characteristic(_ entry: Raw.Characteristic, at place: String) throws(DatabaseFileError) -> Characteristic {
+    private static func characteristic(_ entry: Raw.Characteristic, at place: String) throws(DatabaseFileError)
+        -> Characteristic
+    {
         let uuid = try uuid(entry.uuid, at: place)
         let properties = try named(entry.properties, propertyNames, "property", at: place)
         let extended = try named(entry.extendedProperties ?? [], extendedPropertyNames, "extended property", at: place)
-        let permissions = try entry.permissions.map { (names) throws(DatabaseFileError) in try named(names, permissionNames, "permission", at: place) }
+        let permissions = try entry.permissions.map { (names) throws(DatabaseFileError) in
+            try named(names, permissionNames, "permission", at: place)
+        }
         let automaticCCCD = entry.cccd ?? true
-        let descriptors = try (entry.descriptors ?? []).enumerated().map { (index, descriptor) throws(DatabaseFileError) in
+        let descriptors = try (entry.descriptors ?? []).enumerated().map {
+            (index, descriptor) throws(DatabaseFileError) in
             let spot = "\(place).descriptors[\(index)]"
             let uuid = try Self.uuid(descriptor.uuid, at: spot)
             // Unless the file says: the file's own CCCD (with "cccd": false) writable, so a
@@ -132,38 +141,52 @@ public struct DatabaseFile: Sendable {
             if ownCCCD || (uuid == BluetoothUUID(UInt16(0x2901)) && extended.contains(.writableAuxiliaries)) {
                 permissions = [.read, .write]
             }
-            if let names = descriptor.permissions { permissions = try named(names, permissionNames, "permission", at: spot) }
+            if let names = descriptor.permissions {
+                permissions = try named(names, permissionNames, "permission", at: spot)
+            }
             var bytes = try value(descriptor.value, descriptor.text, at: spot)
             if ownCCCD, descriptor.value == nil, descriptor.text == nil { bytes = [0, 0] }
-            return MutableDescriptor(uuid: uuid, value: bytes, permissions: permissions, handle: descriptor.handle?.handle)
+            return MutableDescriptor(
+                uuid: uuid, value: bytes, permissions: permissions, handle: descriptor.handle?.handle)
         }
         var notify: NotifyTimer?
         if let timer = entry.notify {
-            guard timer.every.isFinite, timer.every > 0 else { throw DatabaseFileError("\(place).notify: 'every' must be seconds above 0") }
+            guard timer.every.isFinite, timer.every > 0 else {
+                throw DatabaseFileError("\(place).notify: 'every' must be seconds above 0")
+            }
             guard !timer.values.isEmpty else { throw DatabaseFileError("\(place).notify: no values to notify") }
-            let values = try timer.values.map { (text) throws(DatabaseFileError) in try value(text, nil, at: "\(place).notify") }
+            let values = try timer.values.map { (text) throws(DatabaseFileError) in
+                try value(text, nil, at: "\(place).notify")
+            }
             notify = NotifyTimer(every: .seconds(min(timer.every, 1e9)), values: values)
         }
         let flood = entry.flood ?? false
-        if flood, !properties.contains(.notify) { throw DatabaseFileError("\(place): \"flood\" needs the notify property") }
+        if flood, !properties.contains(.notify) {
+            throw DatabaseFileError("\(place): \"flood\" needs the notify property")
+        }
         if notify != nil, properties.isDisjoint(with: [.notify, .indicate]) {
             throw DatabaseFileError("\(place): \"notify\" needs the notify or indicate property")
         }
-        let definition = CharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions,
-                                                  value: try value(entry.value, entry.text, at: place), descriptors: descriptors,
-                                                  extendedProperties: extended, handle: entry.handle?.handle,
-                                                  valueHandle: entry.valueHandle?.handle, automaticCCCD: automaticCCCD)
+        let definition = CharacteristicDefinition(
+            uuid: uuid, properties: properties, permissions: permissions,
+            value: try value(entry.value, entry.text, at: place), descriptors: descriptors,
+            extendedProperties: extended, handle: entry.handle?.handle,
+            valueHandle: entry.valueHandle?.handle, automaticCCCD: automaticCCCD)
         return Characteristic(definition: definition, notify: notify, flood: flood)
     }
 
     /// The set `names` name in `table` (camelCase as the table has it, or with `-` or `_`
     /// between the words).
-    private static func named<Bits: OptionSet>(_ names: [String], _ table: [String: Bits], _ kind: String,
-                                             at place: String) throws(DatabaseFileError) -> Bits {
+    private static func named<Bits: OptionSet>(
+        _ names: [String], _ table: [String: Bits], _ kind: String,
+        at place: String
+    ) throws(DatabaseFileError) -> Bits {
         var set: Bits = []
         for name in names {
             let key = table.keys.first { $0.lowercased() == name.lowercased().filter { $0 != "-" && $0 != "_" } }
-            guard let key, let element = table[key] else { throw DatabaseFileError("\(place): no \(kind) is called '\(name)'") }
+            guard let key, let element = table[key] else {
+                throw DatabaseFileError("\(place): no \(kind) is called '\(name)'")
+            }
             set.formUnion(element)
         }
         return set
@@ -180,13 +203,16 @@ public struct DatabaseFile: Sendable {
         if let text {
             bytes = Array(text.utf8)
         } else if let hex {
-            guard let parsed = parseHexBytes(hex) else { throw DatabaseFileError("\(place): value '\(hex)' is not hex octets") }
+            guard let parsed = parseHexBytes(hex) else {
+                throw DatabaseFileError("\(place): value '\(hex)' is not hex octets")
+            }
             bytes = parsed
         } else {
             bytes = []
         }
         guard bytes.count <= AttributeServer.maximumValueLength else {
-            throw DatabaseFileError("\(place): the value is \(bytes.count) octets; at most \(AttributeServer.maximumValueLength)")
+            throw DatabaseFileError(
+                "\(place): the value is \(bytes.count) octets; at most \(AttributeServer.maximumValueLength)")
         }
         return bytes
     }
@@ -220,7 +246,10 @@ public struct DatabaseFile: Sendable {
                 } else {
                     number = try container.decode(UInt16.self)
                 }
-                guard let number else { throw Swift.DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a handle (0x0001–0xFFFF)")) }
+                guard let number else {
+                    throw Swift.DecodingError.dataCorrupted(
+                        .init(codingPath: decoder.codingPath, debugDescription: "not a handle (0x0001–0xFFFF)"))
+                }
                 handle = AttributeHandle(rawValue: number)
             }
         }

@@ -41,7 +41,8 @@ struct DatabaseLayout {
             taken[Int(attribute.handle.rawValue)] = "an attribute already served"
             next = max(next, Int(attribute.handle.rawValue) + 1)
             guard attribute.type == .primaryService || attribute.type == .secondaryService,
-                  let uuid = BluetoothUUID(littleEndianBytes: attribute.value[...]) else { continue }
+                let uuid = BluetoothUUID(littleEndianBytes: attribute.value[...])
+            else { continue }
             // The group's end as the table answers Read By Group Type: declared, else the
             // last attribute before the next service.
             var end = attribute.groupEndHandle ?? attribute.handle
@@ -52,7 +53,10 @@ struct DatabaseLayout {
                 }
             }
             next = max(next, Int(end.rawValue) + 1)
-            existing.append(Service(uuid: uuid, handle: attribute.handle, endGroupHandle: end, isPrimary: attribute.type == .primaryService))
+            existing.append(
+                Service(
+                    uuid: uuid, handle: attribute.handle, endGroupHandle: end,
+                    isPrimary: attribute.type == .primaryService))
         }
     }
 
@@ -69,24 +73,39 @@ struct DatabaseLayout {
         let added = placed.map(\.served.service)
         for (index, service) in added.enumerated() {
             for other in existing where other.handles.overlaps(service.handles) {
-                throw DatabaseLayoutError(entry: "services[\(index)]", reason: "handles \(Self.range(service)) overlap service \(other.uuid) (\(Self.range(other))), already served")
+                throw DatabaseLayoutError(
+                    entry: "services[\(index)]",
+                    reason:
+                        "handles \(Self.range(service)) overlap service \(other.uuid) (\(Self.range(other))), already served"
+                )
             }
-            for (otherIndex, other) in added.enumerated() where otherIndex < index && other.handles.overlaps(service.handles) {
-                throw DatabaseLayoutError(entry: "services[\(index)]", reason: "handles \(Self.range(service)) overlap services[\(otherIndex)] (\(Self.range(other)))")
+            for (otherIndex, other) in added.enumerated()
+            where otherIndex < index && other.handles.overlaps(service.handles) {
+                throw DatabaseLayoutError(
+                    entry: "services[\(index)]",
+                    reason: "handles \(Self.range(service)) overlap services[\(otherIndex)] (\(Self.range(other)))")
             }
         }
         for (index, definition) in definitions.enumerated() {
             for (number, include) in definition.includes.enumerated() {
                 let entry = "services[\(index)].includes[\(number)]"
-                guard let target = (existing + added).first(where: { $0.uuid == include.uuid && (include.serviceHandle ?? $0.handle) == $0.handle }) else {
+                guard
+                    let target = (existing + added).first(where: {
+                        $0.uuid == include.uuid && (include.serviceHandle ?? $0.handle) == $0.handle
+                    })
+                else {
                     let at = include.serviceHandle.map { " at \(hex($0, digits: 4))" } ?? ""
-                    throw DatabaseLayoutError(entry: entry, reason: "no service \(include.uuid)\(at) is in the database or added with it")
+                    throw DatabaseLayoutError(
+                        entry: entry, reason: "no service \(include.uuid)\(at) is in the database or added with it")
                 }
-                guard target.handle != added[index].handle else { throw DatabaseLayoutError(entry: entry, reason: "a service cannot include itself") }
+                guard target.handle != added[index].handle else {
+                    throw DatabaseLayoutError(entry: entry, reason: "a service cannot include itself")
+                }
                 var value = target.handle.bytes + target.endGroupHandle.bytes
                 // Only a 16-bit UUID goes in the declaration (Part G, 3.2).
                 if target.uuid.shortValue != nil { value += target.uuid.attributeBytes }
-                placed[index].attributes.append(Attribute(handle: includeHandles[index][number], type: .include, value: value))
+                placed[index].attributes.append(
+                    Attribute(handle: includeHandles[index][number], type: .include, value: value))
             }
             placed[index].attributes.sort { $0.handle < $1.handle }
         }
@@ -114,78 +133,120 @@ struct DatabaseLayout {
     }
 
     /// `0x0010–0x0015`.
-    private static func range(_ service: Service) -> String { "\(hex(service.handle, digits: 4))–\(hex(service.endGroupHandle, digits: 4))" }
+    private static func range(_ service: Service) -> String {
+        "\(hex(service.handle, digits: 4))–\(hex(service.endGroupHandle, digits: 4))"
+    }
 
     /// Lays out one service; its includes get handles here and values once every service has one.
-    private mutating func lay(_ definition: ServiceDefinition, at entry: String,
-                              includes: inout [AttributeHandle]) throws(DatabaseLayoutError) -> PlacedService {
+    private mutating func lay(
+        _ definition: ServiceDefinition, at entry: String,
+        includes: inout [AttributeHandle]
+    ) throws(DatabaseLayoutError) -> PlacedService {
         let end = definition.endHandle.map { Int($0.rawValue) }
         var last = next - 1
-        let declaration = try take(definition.handle, after: &last, ordered: false, end: nil, by: "\(entry) (declaration)", at: entry)
+        let declaration = try take(
+            definition.handle, after: &last, ordered: false, end: nil, by: "\(entry) (declaration)", at: entry)
         if let end, end < declaration {
-            throw DatabaseLayoutError(entry: entry, reason: "end_handle \(hex(UInt16(end), digits: 4)) is before the service's handle \(hex(UInt16(declaration), digits: 4))")
+            throw DatabaseLayoutError(
+                entry: entry,
+                reason:
+                    "end_handle \(hex(UInt16(end), digits: 4)) is before the service's handle \(hex(UInt16(declaration), digits: 4))"
+            )
         }
-        var attributes = [Attribute(handle: AttributeHandle(rawValue: UInt16(declaration)),
-                                    type: definition.isPrimary ? .primaryService : .secondaryService, value: definition.uuid.attributeBytes,
-                                    groupEndHandle: definition.endHandle)]
+        var attributes = [
+            Attribute(
+                handle: AttributeHandle(rawValue: UInt16(declaration)),
+                type: definition.isPrimary ? .primaryService : .secondaryService, value: definition.uuid.attributeBytes,
+                groupEndHandle: definition.endHandle)
+        ]
         for (number, include) in definition.includes.enumerated() {
             let spot = "\(entry).includes[\(number)]"
-            includes.append(AttributeHandle(rawValue: UInt16(try take(include.handle, after: &last, end: end, by: spot, at: spot))))
+            includes.append(
+                AttributeHandle(rawValue: UInt16(try take(include.handle, after: &last, end: end, by: spot, at: spot))))
         }
         var served: [ServedCharacteristic] = []
         var cccds: [(value: AttributeHandle, cccd: AttributeHandle, characteristic: CharacteristicDefinition)] = []
         for (number, characteristic) in definition.characteristics.enumerated() {
             let spot = "\(entry).characteristics[\(number)]"
-            func handle(_ wanted: AttributeHandle?, _ role: String, _ place: String) throws(DatabaseLayoutError) -> AttributeHandle {
-                AttributeHandle(rawValue: UInt16(try take(wanted, after: &last, end: end, by: "\(place) (\(role))", at: place)))
+            func handle(_ wanted: AttributeHandle?, _ role: String, _ place: String) throws(DatabaseLayoutError)
+                -> AttributeHandle
+            {
+                AttributeHandle(
+                    rawValue: UInt16(try take(wanted, after: &last, end: end, by: "\(place) (\(role))", at: place)))
             }
             let declarationHandle = try handle(characteristic.handle, "declaration", spot)
             let valueHandle = try handle(characteristic.valueHandle, "value", spot)
-            attributes.append(Attribute(handle: declarationHandle, type: .characteristic,
-                                        value: CharacteristicDeclaration(properties: characteristic.properties, valueHandle: valueHandle,
-                                                                         uuid: characteristic.uuid).value))
-            attributes.append(Attribute(handle: valueHandle, type: characteristic.uuid, value: characteristic.value,
-                                        permissions: characteristic.permissions))
+            attributes.append(
+                Attribute(
+                    handle: declarationHandle, type: .characteristic,
+                    value: CharacteristicDeclaration(
+                        properties: characteristic.properties, valueHandle: valueHandle,
+                        uuid: characteristic.uuid
+                    ).value))
+            attributes.append(
+                Attribute(
+                    handle: valueHandle, type: characteristic.uuid, value: characteristic.value,
+                    permissions: characteristic.permissions))
             let declared = Set(characteristic.descriptors.map(\.uuid))
             if !characteristic.extendedProperties.isEmpty, !declared.contains(.characteristicExtendedProperties) {
                 let bits = characteristic.extendedProperties.rawValue
-                attributes.append(Attribute(handle: try handle(nil, "extended properties", spot), type: .characteristicExtendedProperties,
-                                            value: [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]))
+                attributes.append(
+                    Attribute(
+                        handle: try handle(nil, "extended properties", spot), type: .characteristicExtendedProperties,
+                        value: [UInt8(truncatingIfNeeded: bits), UInt8(bits >> 8)]))
             }
             var cccd: AttributeHandle?
             if characteristic.hasCCCD {
                 cccd = try handle(nil, "CCCD", spot)
-                attributes.append(Attribute(handle: cccd!, type: .clientCharacteristicConfiguration, value: [0, 0], permissions: [.read, .write]))
+                attributes.append(
+                    Attribute(
+                        handle: cccd!, type: .clientCharacteristicConfiguration, value: [0, 0],
+                        permissions: [.read, .write]))
             }
             for (index, descriptor) in characteristic.descriptors.enumerated() {
                 let place = "\(spot).descriptors[\(index)]"
                 let descriptorHandle = try handle(descriptor.handle, "descriptor", place)
                 // The app's own CCCD, when it took that on: per client, as ours.
-                if !characteristic.automaticCCCD, cccd == nil, descriptor.uuid == .clientCharacteristicConfiguration { cccd = descriptorHandle }
-                attributes.append(Attribute(handle: descriptorHandle, type: descriptor.uuid, value: descriptor.value, permissions: descriptor.permissions))
+                if !characteristic.automaticCCCD, cccd == nil, descriptor.uuid == .clientCharacteristicConfiguration {
+                    cccd = descriptorHandle
+                }
+                attributes.append(
+                    Attribute(
+                        handle: descriptorHandle, type: descriptor.uuid, value: descriptor.value,
+                        permissions: descriptor.permissions))
             }
             if let cccd { cccds.append((valueHandle, cccd, characteristic)) }
-            served.append(ServedCharacteristic(uuid: characteristic.uuid, properties: characteristic.properties,
-                                               valueHandle: valueHandle, cccdHandle: cccd))
+            served.append(
+                ServedCharacteristic(
+                    uuid: characteristic.uuid, properties: characteristic.properties,
+                    valueHandle: valueHandle, cccdHandle: cccd))
         }
         let groupEnd = AttributeHandle(rawValue: UInt16(end ?? last))
         next = Int(groupEnd.rawValue) + 1
-        let service = Service(uuid: definition.uuid, handle: AttributeHandle(rawValue: UInt16(declaration)), endGroupHandle: groupEnd,
-                              isPrimary: definition.isPrimary)
-        return PlacedService(attributes: attributes, served: ServedService(service: service, characteristics: served), cccds: cccds)
+        let service = Service(
+            uuid: definition.uuid, handle: AttributeHandle(rawValue: UInt16(declaration)), endGroupHandle: groupEnd,
+            isPrimary: definition.isPrimary)
+        return PlacedService(
+            attributes: attributes, served: ServedService(service: service, characteristics: served), cccds: cccds)
     }
 
     /// Takes `wanted`, else the handle after `last`, for `owner`: a handle not in use, after
     /// `last` when `ordered` (handles grow within a service), and not past `end`.
-    private mutating func take(_ wanted: AttributeHandle?, after last: inout Int, ordered: Bool = true, end: Int?,
-                               by owner: String, at entry: String) throws(DatabaseLayoutError) -> Int {
+    private mutating func take(
+        _ wanted: AttributeHandle?, after last: inout Int, ordered: Bool = true, end: Int?,
+        by owner: String, at entry: String
+    ) throws(DatabaseLayoutError) -> Int {
         let handle = wanted.map { Int($0.rawValue) } ?? last + 1
         func refuse(_ reason: String) -> DatabaseLayoutError { DatabaseLayoutError(entry: entry, reason: reason) }
         guard handle != 0 else { throw refuse("handle 0x0000 is reserved") }
         guard handle <= 0xFFFF else { throw refuse("no handle is left after 0xFFFF") }
         let text = hex(UInt16(handle), digits: 4)
-        if ordered, handle <= last { throw refuse("handle \(text) is not after \(hex(UInt16(last), digits: 4)), the attribute before it") }
-        if let end, handle > end { throw refuse("handle \(text) is past the service's end_handle \(hex(UInt16(end), digits: 4))") }
+        if ordered, handle <= last {
+            throw refuse("handle \(text) is not after \(hex(UInt16(last), digits: 4)), the attribute before it")
+        }
+        if let end, handle > end {
+            throw refuse("handle \(text) is past the service's end_handle \(hex(UInt16(end), digits: 4))")
+        }
         if let holder = taken[handle] { throw refuse("handle \(text) is taken by \(holder)") }
         taken[handle] = owner
         last = handle

@@ -109,7 +109,9 @@ public final class GATTServer: ATTServer {
         let previous = table.onWrite
         // Weak: the table belongs to `base`, which its owner may keep after this server.
         table.onWrite = { [weak self] connection, handle, value in
-            if let self, let valueHandle = valueOfCCCD[handle] { return writeCCCD(value, of: valueHandle, connection: connection) }
+            if let self, let valueHandle = valueOfCCCD[handle] {
+                return writeCCCD(value, of: valueHandle, connection: connection)
+            }
             return previous?(connection, handle, value)
         }
         table.onExecuteWrite = { [weak self] _, handles in self?.reliableWriteRefusal(handles) }
@@ -120,7 +122,9 @@ public final class GATTServer: ATTServer {
         table.onWritten = { [weak self] connection, handle, value, withResponse in
             // The app hears of characteristic values, not of descriptors (CCCDs have their own).
             guard let self, let uuid = valueUUIDs[handle] else { return }
-            onValueWritten?(GATTWriteRequest(connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse))
+            onValueWritten?(
+                GATTWriteRequest(
+                    connection: connection, handle: handle, uuid: uuid, value: value, withResponse: withResponse))
         }
         let previousRead = table.onRead
         table.onRead = { [weak self] connection, handle in
@@ -209,7 +213,10 @@ public final class GATTServer: ATTServer {
         if let waiting = client.waiting {
             guard waiting.count < maximumWaitingPDUs else {
                 droppedPDUs += 1
-                bearer.logger.log(.warning, "handle \(hex(bearer.connection, digits: 4)): a PDU arrived while \(maximumWaitingPDUs) waited for a handler; dropped")
+                bearer.logger.log(
+                    .warning,
+                    "handle \(hex(bearer.connection, digits: 4)): a PDU arrived while \(maximumWaitingPDUs) waited for a handler; dropped"
+                )
                 return nil
             }
             client.waiting?.append(Array(pdu))
@@ -245,7 +252,10 @@ public final class GATTServer: ATTServer {
             guard let authorizer, await authorizer(request) else {
                 // A command gets no answer, refused or not.
                 guard !ATTOpcode(rawValue: pdu[0]).isCommand else { return nil }
-                return ErrorResponse(requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle, error: .insufficientAuthorization).encoded()
+                return ErrorResponse(
+                    requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle,
+                    error: .insufficientAuthorization
+                ).encoded()
             }
             return await plan(pdu[...], on: bearer, answers: OutsideAnswers.none, granted: request).result()
         }
@@ -255,7 +265,9 @@ public final class GATTServer: ATTServer {
     /// What to ask the app before `pdu` is served: a read or write naming one attribute that
     /// needs authorization for it, and that the client may otherwise have (permitted, its
     /// link secure enough); nil when nothing is to be asked (the table refuses the rest).
-    private func authorizationRequest(_ pdu: ArraySlice<UInt8>, connection: ConnectionHandle) -> GATTAuthorizationRequest? {
+    private func authorizationRequest(_ pdu: ArraySlice<UInt8>, connection: ConnectionHandle)
+        -> GATTAuthorizationRequest?
+    {
         guard let first = pdu.first else { return nil }
         let access: GATTAuthorizationRequest.Access, handle: AttributeHandle
         var offset = 0, value: [UInt8] = []
@@ -279,16 +291,21 @@ public final class GATTServer: ATTServer {
             return nil
         }
         guard let attribute = attributes.attribute(at: handle),
-              attribute.permissions.contains(access == .read ? .readAuthorized : .writeAuthorized) else { return nil }
+            attribute.permissions.contains(access == .read ? .readAuthorized : .writeAuthorized)
+        else { return nil }
         // Only what the table would serve once authorized is worth asking about.
         granted = (connection, handle)
         defer { granted = nil }
-        let refusal = access == .read
+        let refusal =
+            access == .read
             ? attributes.readRefusal(attribute, connection: connection)
-            : attributes.writeRefusal(handle: handle, length: 0, needs: first == ATTOpcode.writeCommand.rawValue ? .writeWithoutResponse : .write,
-                                      connection: connection)
+            : attributes.writeRefusal(
+                handle: handle, length: 0,
+                needs: first == ATTOpcode.writeCommand.rawValue ? .writeWithoutResponse : .write,
+                connection: connection)
         guard refusal == nil else { return nil }
-        return GATTAuthorizationRequest(connection: connection, handle: handle, uuid: attribute.type, access: access, offset: offset, value: value)
+        return GATTAuthorizationRequest(
+            connection: connection, handle: handle, uuid: attribute.type, access: access, offset: offset, value: value)
     }
 
     /// How a PDU is answered: now (from the table, or refused), or later by async work.
@@ -313,23 +330,29 @@ public final class GATTServer: ATTServer {
     /// every request takes this one path.
     /// `answers` holds what the handlers answered for this request so far; which attributes
     /// they own is taken anew each time, so a handler the app removed meanwhile is not asked.
-    private func plan(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, answers: OutsideAnswers,
-                      granted grant: GATTAuthorizationRequest?) -> Plan {
+    private func plan(
+        _ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, answers: OutsideAnswers,
+        granted grant: GATTAuthorizationRequest?
+    ) -> Plan {
         let connection = bearer.connection
         var outside = handled
         outside.reads = answers.reads
         outside.writes = answers.writes
         granted = grant.map { ($0.connection, $0.handle) }
         let link = client(on: bearer)
-        let answer = attributes.answer(to: pdu, connection: connection, mtu: bearer.mtu, outside: outside, client: &link.table)
+        let answer = attributes.answer(
+            to: pdu, connection: connection, mtu: bearer.mtu, outside: outside, client: &link.table)
         granted = nil
         switch answer {
         case let .response(response):
             return .now(response)
         case let .needsRead(handle, offset):
-            guard let handler = readHandlers[handle] else { preconditionFailure("no read handler at \(hex(handle, digits: 4))") }
-            let request = GATTReadRequest(connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
-                                          offset: offset)
+            guard let handler = readHandlers[handle] else {
+                preconditionFailure("no read handler at \(hex(handle, digits: 4))")
+            }
+            let request = GATTReadRequest(
+                connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
+                offset: offset)
             let pdu = Array(pdu)
             return .later { [weak self] in
                 let result = await handler(request)
@@ -341,9 +364,12 @@ public final class GATTServer: ATTServer {
                 return await plan(pdu[...], on: bearer, answers: outside, granted: grant).result()
             }
         case let .needsWriteDecision(handle, value, withResponse):
-            guard let handler = writeHandlers[handle] else { preconditionFailure("no write handler at \(hex(handle, digits: 4))") }
-            let request = GATTWriteRequest(connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
-                                           value: value, withResponse: withResponse)
+            guard let handler = writeHandlers[handle] else {
+                preconditionFailure("no write handler at \(hex(handle, digits: 4))")
+            }
+            let request = GATTWriteRequest(
+                connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
+                value: value, withResponse: withResponse)
             let pdu = Array(pdu)
             return .later { [weak self] in
                 let code = await handler(request)

@@ -23,10 +23,13 @@ extension GATTServer {
     func save(_ client: String) {
         guard let onBondedClientChanged, let memory = bondedClients[client] else { return }
         let cccds = memory.cccds.sorted { $0.key < $1.key }.compactMap { cccd, bits -> BondedClientRecord.CCCD? in
-            guard bits != 0, let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle] else { return nil }
+            guard bits != 0, let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle] else {
+                return nil
+            }
             return BondedClientRecord.CCCD(handle: cccd.rawValue, characteristic: entry.uuid.description, value: bits)
         }
-        onBondedClientChanged(client, BondedClientRecord(client: client, databaseHash: base.databaseHashValue.hexString(), cccds: cccds))
+        onBondedClientChanged(
+            client, BondedClientRecord(client: client, databaseHash: base.databaseHashValue.hexString(), cccds: cccds))
     }
 
     /// What is kept of a client from a `record` stored by an earlier run: the CCCDs that
@@ -36,7 +39,9 @@ extension GATTServer {
         var memory = BondedClient()
         for cccd in record.cccds {
             let handle = AttributeHandle(rawValue: cccd.handle)
-            guard let valueHandle = valueOfCCCD[handle], subscribable[valueHandle]?.uuid.description == cccd.characteristic else { continue }
+            guard let valueHandle = valueOfCCCD[handle],
+                subscribable[valueHandle]?.uuid.description == cccd.characteristic
+            else { continue }
             memory.cccds[handle] = cccd.value
         }
         if record.databaseHash != base.databaseHashValue.hexString() { memory.changed = (0x0001, .last) }
@@ -50,7 +55,9 @@ extension GATTServer {
     /// what an earlier run kept (``onBondedClientChanged``). Returns the subscriptions
     /// restored.
     @discardableResult
-    public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil) -> [GATTSubscription] {
+    public func restoreBondedClient(_ client: String, on bearer: ATTBearer, stored: BondedClientRecord? = nil)
+        -> [GATTSubscription]
+    {
         let connection = bearer.connection
         let link = self.client(on: bearer)
         link.bonded = client
@@ -61,17 +68,20 @@ extension GATTServer {
         }
         var restored: [GATTSubscription] = []
         for (cccd, bits) in memory.cccds.sorted(by: { $0.key < $1.key }) where bits != 0 {
-            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], link.cccds[cccd] != bits else { continue }
+            guard let valueHandle = valueOfCCCD[cccd], let entry = subscribable[valueHandle], link.cccds[cccd] != bits
+            else { continue }
             link.cccds[cccd] = bits
-            let subscription = GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
-                                                notifications: bits & 1 != 0, indications: bits & 2 != 0)
+            let subscription = GATTSubscription(
+                connection: connection, handle: valueHandle, uuid: entry.uuid,
+                notifications: bits & 1 != 0, indications: bits & 2 != 0)
             restored.append(subscription)
             onSubscriptionChanged?(subscription)
         }
         if let changed = memory.changed {
             memory.changed = nil
             if let serviceChanged = base.serviceChangedValueHandle, let cccd = base.serviceChangedCCCD,
-               memory.cccds[cccd].map({ $0 & 0x0002 != 0 }) == true {
+                memory.cccds[cccd].map({ $0 & 0x0002 != 0 }) == true
+            {
                 let value = changed.start.bytes + changed.end.bytes
                 Task { @BluetoothActor in try? await bearer.indicate(handle: serviceChanged, value: value[...]) }
             }

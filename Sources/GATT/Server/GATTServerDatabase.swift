@@ -21,10 +21,13 @@ extension GATTServer {
     public func add(services: [ServiceDefinition]) throws(GATTServerError) -> [ServedService] {
         for characteristic in services.flatMap(\.characteristics) {
             let longest = ([characteristic.value] + characteristic.descriptors.map(\.value)).map(\.count).max() ?? 0
-            guard longest <= AttributeServer.maximumValueLength else { throw .valueTooLong(characteristic.uuid, longest) }
+            guard longest <= AttributeServer.maximumValueLength else {
+                throw .valueTooLong(characteristic.uuid, longest)
+            }
         }
         let ours = (base.genericAccessHandle, base.genericAttributeHandle)
-        let declaresGAP = services.contains { $0.uuid == .genericAccess }, declaresGATT = services.contains { $0.uuid == .genericAttribute }
+        let declaresGAP = services.contains { $0.uuid == .genericAccess },
+            declaresGATT = services.contains { $0.uuid == .genericAttribute }
         let makeWay = self.services.isEmpty && (declaresGAP || declaresGATT || services.contains(where: \.givesHandles))
         if makeWay { moveOurs(genericAccess: nil, genericAttribute: nil) }
         var layout = DatabaseLayout(table: attributes.attributes)
@@ -43,12 +46,17 @@ extension GATTServer {
             if (!declaresGAP && gap == nil) || (!declaresGATT && gatt == nil) {
                 moveOurs(genericAccess: ours.0, genericAttribute: ours.1)
                 let missing = !declaresGAP && gap == nil ? "GAP (0x1800)" : "GATT (0x1801)"
-                throw .layout(DatabaseLayoutError(entry: "services", reason: "no handles are left for our \(missing) service; "
-                                                  + "declare it in the database or leave it room"))
+                throw .layout(
+                    DatabaseLayoutError(
+                        entry: "services",
+                        reason: "no handles are left for our \(missing) service; "
+                            + "declare it in the database or leave it room"))
             }
             moveOurs(genericAccess: gap, genericAttribute: gatt)
-            changed += [gap.map { $0...$0 + (LocalGATTServer.genericAccessCount - 1) },
-                        gatt.map { $0...$0 + (LocalGATTServer.genericAttributeCount - 1) }].compactMap { $0 }
+            changed += [
+                gap.map { $0...$0 + (LocalGATTServer.genericAccessCount - 1) },
+                gatt.map { $0...$0 + (LocalGATTServer.genericAttributeCount - 1) },
+            ].compactMap { $0 }
         }
         for service in placed { install(service) }
         base.updateDatabaseHash()
@@ -61,9 +69,12 @@ extension GATTServer {
     /// Puts a laid-out service in the table and learns its values and CCCDs.
     private func install(_ placed: PlacedService) {
         for attribute in placed.attributes { attributes.add(attribute) }
-        for characteristic in placed.served.characteristics { valueUUIDs[characteristic.valueHandle] = characteristic.uuid }
+        for characteristic in placed.served.characteristics {
+            valueUUIDs[characteristic.valueHandle] = characteristic.uuid
+        }
         for (value, cccd, characteristic) in placed.cccds {
-            subscribable[value] = Subscribable(uuid: characteristic.uuid, properties: characteristic.properties, cccd: cccd)
+            subscribable[value] = Subscribable(
+                uuid: characteristic.uuid, properties: characteristic.properties, cccd: cccd)
             valueOfCCCD[cccd] = value
         }
         services.append(placed.served)
@@ -93,6 +104,8 @@ extension ServiceDefinition {
     /// Whether it says where any of its attributes go.
     var givesHandles: Bool {
         handle != nil || endHandle != nil || includes.contains { $0.handle != nil }
-            || characteristics.contains { $0.handle != nil || $0.valueHandle != nil || $0.descriptors.contains { $0.handle != nil } }
+            || characteristics.contains {
+                $0.handle != nil || $0.valueHandle != nil || $0.descriptors.contains { $0.handle != nil }
+            }
     }
 }

@@ -26,11 +26,13 @@ extension GATTServer {
     /// Properties bit and whose Extended Properties descriptor has Reliable Write (bit 0).
     private func permitsReliableWrite(_ handle: AttributeHandle) -> Bool {
         let table = attributes.attributes
-        guard let declaration = table.firstIndex(where: {
-                  $0.type == .characteristic && CharacteristicDeclaration(value: $0.value)?.valueHandle == handle
-              }),
-              let properties = CharacteristicDeclaration(value: table[declaration].value)?.properties,
-              properties.contains(.extendedProperties) else { return false }
+        guard
+            let declaration = table.firstIndex(where: {
+                $0.type == .characteristic && CharacteristicDeclaration(value: $0.value)?.valueHandle == handle
+            }),
+            let properties = CharacteristicDeclaration(value: table[declaration].value)?.properties,
+            properties.contains(.extendedProperties)
+        else { return false }
         // The characteristic's descriptors: up to the next declaration of any kind.
         let declarations: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
         for attribute in table[(declaration + 1)...] {

@@ -18,9 +18,12 @@ extension GATTServer {
         // An include names the service by its handles: removing it would leave the include
         // pointing at nothing.
         for other in services where other.service.handle != declaration {
-            for attribute in attributes.attributes where (other.service.handle...other.service.endGroupHandle).contains(attribute.handle)
+            for attribute in attributes.attributes
+            where (other.service.handle...other.service.endGroupHandle).contains(attribute.handle)
                 && attribute.type == .include && attribute.value.count >= 4
-                && AttributeHandle(rawValue: UInt16(attribute.value[0]) | UInt16(attribute.value[1]) << 8) == removed.handle {
+                && AttributeHandle(rawValue: UInt16(attribute.value[0]) | UInt16(attribute.value[1]) << 8)
+                    == removed.handle
+            {
                 throw .serviceIncluded(removed.uuid, by: other.service.uuid)
             }
         }

@@ -28,7 +28,8 @@ public enum GATTServerError: Error, Equatable, Sendable, CustomStringConvertible
         case let .valueTooLong(uuid, length): "the value of \(uuid) is \(length) octets; at most 512"
         case .outOfHandles: "the database has no handles left"
         case let .serviceNotFound(uuid): "service \(uuid) is not in the database"
-        case let .serviceIncluded(uuid, including): "service \(uuid) is included by \(including), which stays in the database"
+        case let .serviceIncluded(uuid, including):
+            "service \(uuid) is included by \(including), which stays in the database"
         case let .layout(error): error.description
         }
     }
@@ -69,7 +70,9 @@ public struct GATTWriteRequest: Sendable, Equatable {
     public var withResponse: Bool
 
     /// A write of `value` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool) {
+    public init(
+        connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool
+    ) {
         self.connection = connection
         self.handle = handle
         self.uuid = uuid
@@ -105,7 +108,10 @@ public struct GATTAuthorizationRequest: Sendable, Equatable {
     public var value: [UInt8]
 
     /// A request to authorize `access` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0, value: [UInt8] = []) {
+    public init(
+        connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0,
+        value: [UInt8] = []
+    ) {
         self.connection = connection
         self.handle = handle
         self.uuid = uuid
@@ -129,7 +135,10 @@ public struct GATTSubscription: Sendable, Equatable {
     public var indications: Bool
 
     /// The subscription of `connection` to `handle`.
-    public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool, indications: Bool) {
+    public init(
+        connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool,
+        indications: Bool
+    ) {
         self.connection = connection
         self.handle = handle
         self.uuid = uuid

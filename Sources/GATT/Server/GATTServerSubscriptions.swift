@@ -12,8 +12,9 @@ extension GATTServer {
         return clients.compactMap { bearer, client in
             let bits = client.cccds[entry.cccd] ?? 0
             guard bits != 0 else { return nil }
-            return GATTSubscription(connection: bearer.connection, handle: handle, uuid: entry.uuid,
-                                    notifications: bits & 0x0001 != 0, indications: bits & 0x0002 != 0)
+            return GATTSubscription(
+                connection: bearer.connection, handle: handle, uuid: entry.uuid,
+                notifications: bits & 0x0001 != 0, indications: bits & 0x0002 != 0)
         }.sorted { $0.connection < $1.connection }
     }
 
@@ -21,17 +22,22 @@ extension GATTServer {
     /// on for `handle`, or to those of `connections`; returns the links it went to. A link
     /// whose send fails is skipped (it is going down).
     @discardableResult
-    public func notify(_ handle: AttributeHandle, value: [UInt8], to connections: [ConnectionHandle]? = nil) -> [ConnectionHandle] {
+    public func notify(_ handle: AttributeHandle, value: [UInt8], to connections: [ConnectionHandle]? = nil)
+        -> [ConnectionHandle]
+    {
         var sent: [ConnectionHandle] = []
         guard let entry = subscribable[handle] else { return sent }
         // Straight over the bearers, with no list of subscriptions built: this runs per value.
         for bearer in served where bearer.isOpen && connections?.contains(bearer.connection) ?? true {
-            guard let client = bearer.serverState as? LinkClient, (client.cccds[entry.cccd] ?? 0) & 0x0001 != 0 else { continue }
+            guard let client = bearer.serverState as? LinkClient, (client.cccds[entry.cccd] ?? 0) & 0x0001 != 0 else {
+                continue
+            }
             do {
                 try bearer.notify(handle: handle, value: value[...])
                 sent.append(bearer.connection)
             } catch {
-                bearer.logger.log(.info, "notifying \(hex(handle, digits: 4)) on \(hex(bearer.connection, digits: 4)): \(error)")
+                bearer.logger.log(
+                    .info, "notifying \(hex(handle, digits: 4)) on \(hex(bearer.connection, digits: 4)): \(error)")
             }
         }
         if sent.count > 1 { sent.sort() }
@@ -40,10 +46,15 @@ extension GATTServer {
 
     /// Indicates `value` to the client on `connection` and returns once it confirms; it
     /// must have indications on for `handle` (else `ATTError.protocolError`).
-    public func indicate(_ handle: AttributeHandle, value: [UInt8], to connection: ConnectionHandle) async throws(ATTError) {
+    public func indicate(_ handle: AttributeHandle, value: [UInt8], to connection: ConnectionHandle)
+        async throws(ATTError)
+    {
         guard subscribers(of: handle).contains(where: { $0.connection == connection && $0.indications }),
-              let bearer = client(of: connection)?.bearer else {
-            throw .protocolError("the client on \(hex(connection, digits: 4)) has not turned indications on for \(hex(handle, digits: 4))")
+            let bearer = client(of: connection)?.bearer
+        else {
+            throw .protocolError(
+                "the client on \(hex(connection, digits: 4)) has not turned indications on for \(hex(handle, digits: 4))"
+            )
         }
         try await bearer.indicate(handle: handle, value: value[...])
     }
@@ -67,8 +78,10 @@ extension GATTServer {
             if old != bits { save(client) }
         }
         if old != bits {
-            onSubscriptionChanged?(GATTSubscription(connection: connection, handle: valueHandle, uuid: entry.uuid,
-                                                    notifications: bits & 1 != 0, indications: bits & 2 != 0))
+            onSubscriptionChanged?(
+                GATTSubscription(
+                    connection: connection, handle: valueHandle, uuid: entry.uuid,
+                    notifications: bits & 1 != 0, indications: bits & 2 != 0))
         }
         return nil
     }

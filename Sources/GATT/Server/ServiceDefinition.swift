@@ -17,7 +17,9 @@ public struct MutableDescriptor: Sendable, Equatable {
     public var handle: AttributeHandle?
 
     /// A descriptor of type `uuid` holding `value`.
-    public init(uuid: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read, handle: AttributeHandle? = nil) {
+    public init(
+        uuid: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read, handle: AttributeHandle? = nil
+    ) {
         self.uuid = uuid
         self.value = value
         self.permissions = permissions
@@ -60,10 +62,12 @@ public struct CharacteristicDefinition: Sendable, Equatable {
 
     /// A characteristic of `uuid` with `properties`; `permissions` nil derives them from
     /// the properties (and a Reliable Write among `extendedProperties`).
-    public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
-                value: [UInt8] = [], descriptors: [MutableDescriptor] = [],
-                extendedProperties: CharacteristicExtendedProperties = [], handle: AttributeHandle? = nil,
-                valueHandle: AttributeHandle? = nil, automaticCCCD: Bool = true) {
+    public init(
+        uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+        value: [UInt8] = [], descriptors: [MutableDescriptor] = [],
+        extendedProperties: CharacteristicExtendedProperties = [], handle: AttributeHandle? = nil,
+        valueHandle: AttributeHandle? = nil, automaticCCCD: Bool = true
+    ) {
         self.uuid = uuid
         self.properties = extendedProperties.isEmpty ? properties : properties.union(.extendedProperties)
         self.permissions = permissions ?? Self.permissions(for: properties, extendedProperties)
@@ -77,8 +81,10 @@ public struct CharacteristicDefinition: Sendable, Equatable {
 
     /// The permissions `properties` announce. Reliable Write announces writes too: its
     /// Prepare Write Requests need a writable value (Part G, 4.9.5).
-    public static func permissions(for properties: CharacteristicProperties,
-                                   _ extendedProperties: CharacteristicExtendedProperties = []) -> AttributePermissions {
+    public static func permissions(
+        for properties: CharacteristicProperties,
+        _ extendedProperties: CharacteristicExtendedProperties = []
+    ) -> AttributePermissions {
         var permissions: AttributePermissions = []
         if properties.contains(.read) { permissions.insert(.read) }
         if properties.contains(.write) || extendedProperties.contains(.reliableWrite) { permissions.insert(.write) }
@@ -154,9 +160,11 @@ public struct ServiceDefinition: Sendable, Equatable {
 
     /// A service of `uuid`, including the services `includedServices` names and then those
     /// `includes` declares.
-    public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
-                characteristics: [CharacteristicDefinition] = [], includes: [IncludeDefinition] = [],
-                handle: AttributeHandle? = nil, endHandle: AttributeHandle? = nil) {
+    public init(
+        uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
+        characteristics: [CharacteristicDefinition] = [], includes: [IncludeDefinition] = [],
+        handle: AttributeHandle? = nil, endHandle: AttributeHandle? = nil
+    ) {
         self.uuid = uuid
         self.isPrimary = isPrimary
         self.includes = includedServices.map { IncludeDefinition(uuid: $0) } + includes

@@ -1,8 +1,8 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Synchronization
 
@@ -119,7 +119,6 @@ public final class BTSnoopWriter: Sendable {
     }
 }
 
-
 extension ByteWriter {
     /// Appends a big-endian value (btsnoop's byte order).
     public mutating func writeBigEndian<T: FixedWidthInteger>(_ value: T) {
@@ -162,7 +161,10 @@ public struct BTSnoopRecord: Sendable {
     }
 
     /// A record as read from a file, or built to feed a formatter or a summary.
-    public init(number: Int, timestamp: Int64, direction: BTSnoop.Direction, flags: UInt32, originalLength: Int, content: Content) {
+    public init(
+        number: Int, timestamp: Int64, direction: BTSnoop.Direction, flags: UInt32, originalLength: Int,
+        content: Content
+    ) {
         self.number = number
         self.timestamp = timestamp
         self.direction = direction
@@ -228,8 +230,10 @@ public struct BTSnoopFile: Sendable {
             }
             let data = try! reader.readBytes(includedLength)
             let (direction, content) = Self.interpret(data, flags: flags, datalink: datalink)
-            records.append(BTSnoopRecord(number: number, timestamp: timestamp, direction: direction, flags: flags,
-                                         originalLength: originalLength, content: content))
+            records.append(
+                BTSnoopRecord(
+                    number: number, timestamp: timestamp, direction: direction, flags: flags,
+                    originalLength: originalLength, content: content))
         }
         self.records = records
         truncatedTail = tail
@@ -237,12 +241,16 @@ public struct BTSnoopFile: Sendable {
 
     /// A record's direction and content from its data, flags and the file's datalink; the
     /// content's bytes are a slice of `data` (same indices).
-    static func interpret(_ data: ArraySlice<UInt8>, flags: UInt32, datalink: BTSnoop.Datalink) -> (BTSnoop.Direction, BTSnoopRecord.Content) {
+    static func interpret(_ data: ArraySlice<UInt8>, flags: UInt32, datalink: BTSnoop.Datalink) -> (
+        BTSnoop.Direction, BTSnoopRecord.Content
+    ) {
         switch datalink {
         case .hciUART:
             let direction: BTSnoop.Direction = flags & 1 == 0 ? .sent : .received
             guard let first = data.first else { return (direction, .unknownType(0, data)) }
-            guard let type = H4PacketType(rawValue: first) else { return (direction, .unknownType(first, data.dropFirst())) }
+            guard let type = H4PacketType(rawValue: first) else {
+                return (direction, .unknownType(first, data.dropFirst()))
+            }
             return (direction, .packet(type, data.dropFirst()))
         case .hciUnencapsulated:
             let direction: BTSnoop.Direction = flags & 1 == 0 ? .sent : .received

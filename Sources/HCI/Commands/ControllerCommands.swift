@@ -48,7 +48,10 @@ public struct ReadLocalVersionInformation: HCICommand {
         public var lmpSubversion: UInt16
 
         /// Creates the return parameters from their fields.
-        public init(hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8, companyIdentifier: UInt16, lmpSubversion: UInt16) {
+        public init(
+            hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8, companyIdentifier: UInt16,
+            lmpSubversion: UInt16
+        ) {
             self.hciVersion = hciVersion
             self.hciSubversion = hciSubversion
             self.lmpVersion = lmpVersion
@@ -57,11 +60,12 @@ public struct ReadLocalVersionInformation: HCICommand {
         }
 
         /// HCI_Version, HCI_Subversion, LMP_Version, Company_Identifier, LMP_Subversion.
-        public static let layout = MessageLayout("Read_Local_Version_Information",
-                                                 Self.init(hciVersion:hciSubversion:lmpVersion:companyIdentifier:lmpSubversion:),
-                                                 Field("HCI_Version", \.hciVersion), Field("HCI_Subversion", \.hciSubversion),
-                                                 Field("LMP_Version", \.lmpVersion), Field("Company_Identifier", \.companyIdentifier),
-                                                 Field("LMP_Subversion", \.lmpSubversion))
+        public static let layout = MessageLayout(
+            "Read_Local_Version_Information",
+            Self.init(hciVersion:hciSubversion:lmpVersion:companyIdentifier:lmpSubversion:),
+            Field("HCI_Version", \.hciVersion), Field("HCI_Subversion", \.hciSubversion),
+            Field("LMP_Version", \.lmpVersion), Field("Company_Identifier", \.companyIdentifier),
+            Field("LMP_Subversion", \.lmpSubversion))
     }
 }
 
@@ -81,8 +85,9 @@ public struct ReadLocalSupportedCommands: HCICommand {
         /// Creates the return parameters from the mask.
         public init(commands: SupportedCommands) { self.commands = commands }
         /// Supported_Commands.
-        public static let layout = MessageLayout("Read_Local_Supported_Commands", Self.init(commands:),
-                                                 Field("Supported_Commands", \.commands))
+        public static let layout = MessageLayout(
+            "Read_Local_Supported_Commands", Self.init(commands:),
+            Field("Supported_Commands", \.commands))
     }
 }
 
@@ -102,7 +107,8 @@ public struct ReadLocalSupportedFeatures: HCICommand {
         /// Creates the return parameters from the mask.
         public init(features: LMPFeatures) { self.features = features }
         /// LMP_Features.
-        public static let layout = MessageLayout("Read_Local_Supported_Features", Self.init(features:), Field("LMP_Features", \.features))
+        public static let layout = MessageLayout(
+            "Read_Local_Supported_Features", Self.init(features:), Field("LMP_Features", \.features))
     }
 }
 
@@ -127,7 +133,10 @@ public struct ReadBufferSize: HCICommand {
         public var totalNumSynchronousDataPackets: UInt16
 
         /// Creates the return parameters from their fields.
-        public init(aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8, totalNumACLDataPackets: UInt16, totalNumSynchronousDataPackets: UInt16) {
+        public init(
+            aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8, totalNumACLDataPackets: UInt16,
+            totalNumSynchronousDataPackets: UInt16
+        ) {
             self.aclDataPacketLength = aclDataPacketLength
             self.synchronousDataPacketLength = synchronousDataPacketLength
             self.totalNumACLDataPackets = totalNumACLDataPackets
@@ -138,8 +147,10 @@ public struct ReadBufferSize: HCICommand {
         /// Total_Num_Synchronous_Data_Packets.
         public static let layout = MessageLayout(
             "Read_Buffer_Size",
-            Self.init(aclDataPacketLength:synchronousDataPacketLength:totalNumACLDataPackets:totalNumSynchronousDataPackets:),
-            Field("ACL_Data_Packet_Length", \.aclDataPacketLength), Field("Synchronous_Data_Packet_Length", \.synchronousDataPacketLength),
+            Self.init(
+                aclDataPacketLength:synchronousDataPacketLength:totalNumACLDataPackets:totalNumSynchronousDataPackets:),
+            Field("ACL_Data_Packet_Length", \.aclDataPacketLength),
+            Field("Synchronous_Data_Packet_Length", \.synchronousDataPacketLength),
             Field("Total_Num_ACL_Data_Packets", \.totalNumACLDataPackets),
             Field("Total_Num_Synchronous_Data_Packets", \.totalNumSynchronousDataPackets))
     }
@@ -183,6 +194,7 @@ public struct Disconnect: HCICommand {
     }
 
     /// Connection_Handle, Reason.
-    public static let layout = MessageLayout("Disconnect", Self.init(handle:reason:),
-                                             Field("Connection_Handle", \.handle), Field("Reason", \.reason))
+    public static let layout = MessageLayout(
+        "Disconnect", Self.init(handle:reason:),
+        Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }

@@ -32,7 +32,9 @@ extension HCIParameters {
     /// Decodes parameters a controller sent, under the tolerance rule
     /// (`MessageLayoutProtocol.decodeCountingExtraOctets(_:)`): too few octets are an
     /// error, octets past the last field are ignored and counted.
-    public static func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (parameters: Self, extraOctets: Int) {
+    public static func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (
+        parameters: Self, extraOctets: Int
+    ) {
         let (parameters, extraOctets) = try layout.decodeCountingExtraOctets(bytes)
         return (parameters, extraOctets)
     }

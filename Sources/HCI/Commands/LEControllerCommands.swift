@@ -36,9 +36,10 @@ public struct LEReadBufferSize: HCICommand {
             self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
         }
         /// LE_ACL_Data_Packet_Length, Total_Num_LE_ACL_Data_Packets.
-        public static let layout = MessageLayout("LE_Read_Buffer_Size", Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:),
-                                                 Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength),
-                                                 Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets))
+        public static let layout = MessageLayout(
+            "LE_Read_Buffer_Size", Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:),
+            Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength),
+            Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets))
     }
 }
 
@@ -62,7 +63,10 @@ public struct LEReadBufferSizeV2: HCICommand {
         /// Total_Num_ISO_Data_Packets: the number of ISO data buffers.
         public var totalNumISODataPackets: UInt8
         /// Creates the return parameters from their fields.
-        public init(leACLDataPacketLength: UInt16, totalNumLEACLDataPackets: UInt8, isoDataPacketLength: UInt16, totalNumISODataPackets: UInt8) {
+        public init(
+            leACLDataPacketLength: UInt16, totalNumLEACLDataPackets: UInt8, isoDataPacketLength: UInt16,
+            totalNumISODataPackets: UInt8
+        ) {
             self.leACLDataPacketLength = leACLDataPacketLength
             self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
             self.isoDataPacketLength = isoDataPacketLength
@@ -71,9 +75,12 @@ public struct LEReadBufferSizeV2: HCICommand {
         /// LE_ACL_Data_Packet_Length, Total_Num_LE_ACL_Data_Packets, ISO_Data_Packet_Length,
         /// Total_Num_ISO_Data_Packets.
         public static let layout = MessageLayout(
-            "LE_Read_Buffer_Size_v2", Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:isoDataPacketLength:totalNumISODataPackets:),
-            Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength), Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets),
-            Field("ISO_Data_Packet_Length", \.isoDataPacketLength), Field("Total_Num_ISO_Data_Packets", \.totalNumISODataPackets))
+            "LE_Read_Buffer_Size_v2",
+            Self.init(leACLDataPacketLength:totalNumLEACLDataPackets:isoDataPacketLength:totalNumISODataPackets:),
+            Field("LE_ACL_Data_Packet_Length", \.leACLDataPacketLength),
+            Field("Total_Num_LE_ACL_Data_Packets", \.totalNumLEACLDataPackets),
+            Field("ISO_Data_Packet_Length", \.isoDataPacketLength),
+            Field("Total_Num_ISO_Data_Packets", \.totalNumISODataPackets))
     }
 }
 
@@ -93,7 +100,8 @@ public struct LEReadLocalSupportedFeatures: HCICommand {
         /// Creates the return parameters from the mask.
         public init(features: LEFeatures) { self.features = features }
         /// LE_Features.
-        public static let layout = MessageLayout("LE_Read_Local_Supported_Features", Self.init(features:), Field("LE_Features", \.features))
+        public static let layout = MessageLayout(
+            "LE_Read_Local_Supported_Features", Self.init(features:), Field("LE_Features", \.features))
     }
 }
 
@@ -117,7 +125,10 @@ public struct LEReadMaximumDataLength: HCICommand {
         /// Supported_Max_RX_Time: max time to receive one LL Data PDU, in microseconds (328–17040).
         public var supportedMaxRxTime: UInt16
         /// Creates the return parameters from their fields.
-        public init(supportedMaxTxOctets: UInt16, supportedMaxTxTime: UInt16, supportedMaxRxOctets: UInt16, supportedMaxRxTime: UInt16) {
+        public init(
+            supportedMaxTxOctets: UInt16, supportedMaxTxTime: UInt16, supportedMaxRxOctets: UInt16,
+            supportedMaxRxTime: UInt16
+        ) {
             self.supportedMaxTxOctets = supportedMaxTxOctets
             self.supportedMaxTxTime = supportedMaxTxTime
             self.supportedMaxRxOctets = supportedMaxRxOctets
@@ -126,8 +137,11 @@ public struct LEReadMaximumDataLength: HCICommand {
         /// Supported_Max_TX_Octets, Supported_Max_TX_Time, Supported_Max_RX_Octets,
         /// Supported_Max_RX_Time.
         public static let layout = MessageLayout(
-            "LE_Read_Maximum_Data_Length", Self.init(supportedMaxTxOctets:supportedMaxTxTime:supportedMaxRxOctets:supportedMaxRxTime:),
-            Field("Supported_Max_TX_Octets", \.supportedMaxTxOctets), Field("Supported_Max_TX_Time", \.supportedMaxTxTime),
-            Field("Supported_Max_RX_Octets", \.supportedMaxRxOctets), Field("Supported_Max_RX_Time", \.supportedMaxRxTime))
+            "LE_Read_Maximum_Data_Length",
+            Self.init(supportedMaxTxOctets:supportedMaxTxTime:supportedMaxRxOctets:supportedMaxRxTime:),
+            Field("Supported_Max_TX_Octets", \.supportedMaxTxOctets),
+            Field("Supported_Max_TX_Time", \.supportedMaxTxTime),
+            Field("Supported_Max_RX_Octets", \.supportedMaxRxOctets),
+            Field("Supported_Max_RX_Time", \.supportedMaxRxTime))
     }
 }

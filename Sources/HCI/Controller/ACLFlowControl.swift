@@ -85,7 +85,9 @@ public struct ACLFlowControl: Sendable {
     /// The connection ended: its buffers are free again (the controller flushes them) and
     /// its queued packets are dropped and returned in `dropped`.
     /// (The tests' form of ``forget(handle:)`` then ``nextSendable()``.)
-    package mutating func disconnected(handle: ConnectionHandle) -> (released: [ACLDataPacket], dropped: [ACLDataPacket]) {
+    package mutating func disconnected(handle: ConnectionHandle) -> (
+        released: [ACLDataPacket], dropped: [ACLDataPacket]
+    ) {
         let dropped = forget(handle: handle)
         return (releaseAll(), dropped)
     }

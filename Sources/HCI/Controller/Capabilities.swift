@@ -37,9 +37,9 @@ public struct SupportedCommands: Sendable, Equatable {
 
     /// Octet and bit of the commands this stack may send (Core Vol 4, Part E, 6.27).
     static let positions: [UInt16: (Int, Int)] = [
-        0x0406: (0, 5),   // Disconnect
-        0x0C01: (5, 6),   // Set_Event_Mask
-        0x0C03: (5, 7),   // Reset
+        0x0406: (0, 5),  // Disconnect
+        0x0C01: (5, 6),  // Set_Event_Mask
+        0x0C03: (5, 7),  // Reset
         0x0C33: (10, 6),  // Host_Buffer_Size
         0x1001: (14, 3),  // Read_Local_Version_Information
         0x1003: (14, 5),  // Read_Local_Supported_Features
@@ -86,7 +86,8 @@ public struct SupportedCommands: Sendable, Equatable {
 }
 
 /// A bit set whose bits have names, printed by name; eight octets on the wire.
-public protocol NamedBitSet: OptionSet, Sendable, CustomStringConvertible, WireRawRepresentable where RawValue == UInt64 {
+public protocol NamedBitSet: OptionSet, Sendable, CustomStringConvertible, WireRawRepresentable
+where RawValue == UInt64 {
     /// Names of the bits this table knows, by bit number.
     static var bitNames: [Int: String] { get }
 }

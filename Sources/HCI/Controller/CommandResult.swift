@@ -18,19 +18,23 @@ extension HCIController {
         /// The return parameters of command `C`, as ``returnParameters(of:)`` decodes them,
         /// and how many octets followed their format (ignored).
         public func returnParametersCountingExtraOctets<C: HCICommand>(of _: C.Type) throws(HCIError)
-            -> (parameters: C.ReturnParameters, extraOctets: Int) {
+            -> (parameters: C.ReturnParameters, extraOctets: Int)
+        {
             var reader: ByteReader
             switch self {
             case .status(let status):
                 guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
                 guard C.completion == .commandStatus else {
-                    throw .malformedResponse(C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
+                    throw .malformedResponse(
+                        C.opcode, .invalidValue(field: "Command Status for a Command Complete command", value: 0))
                 }
                 reader = ByteReader([])
             case .complete(let parameters):
                 reader = ByteReader(parameters)
                 let status: HCIStatus
-                do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch { throw .malformedResponse(C.opcode, error) }
+                do { status = HCIStatus(rawValue: try reader.readUInt8()) } catch {
+                    throw .malformedResponse(C.opcode, error)
+                }
                 guard status.isSuccess else { throw .commandFailed(C.opcode, status) }
             }
             do {

@@ -10,7 +10,8 @@ extension HCIController {
         let version = try await send(ReadLocalVersionInformation())
         // A 1.1-era controller lacks the mask: assume what we need and let each command
         // answer for itself.
-        let commands = try await ifKnown(ReadLocalSupportedCommands())?.commands
+        let commands =
+            try await ifKnown(ReadLocalSupportedCommands())?.commands
             ?? SupportedCommands(octets: Array(repeating: 0xFF, count: 64))
         let lmpFeatures = try await send(ReadLocalSupportedFeatures()).features
         guard let leFeatures = try await ifKnown(LEReadLocalSupportedFeatures())?.features else {
@@ -23,7 +24,10 @@ extension HCIController {
         let leMaskResult = await sendForResult(LESetEventMask(mask: leEventMask))
         if case let .failure(.commandFailed(opcode, status)) = leMaskResult {
             // Some controllers reject bits they do not know; the default mask is always valid.
-            logger.log(.warning, "\(opcode.name) with \(hex(leEventMask.rawValue, digits: 16)) rejected (\(status)); using the default mask")
+            logger.log(
+                .warning,
+                "\(opcode.name) with \(hex(leEventMask.rawValue, digits: 16)) rejected (\(status)); using the default mask"
+            )
             leEventMask = .default
             try await send(LESetEventMask(mask: leEventMask))
         } else {
@@ -34,9 +38,10 @@ extension HCIController {
         if commands.supports(LEReadMaximumDataLength.self), leFeatures.contains(.dataPacketLengthExtension) {
             maximumDataLength = try await send(LEReadMaximumDataLength())
         }
-        return ControllerInfo(version: version, address: address, supportedCommands: commands, lmpFeatures: lmpFeatures,
-                              leFeatures: leFeatures, aclBuffers: aclBuffers, isoBuffers: isoBuffers,
-                              maximumDataLength: maximumDataLength, eventMask: eventMask, leEventMask: leEventMask)
+        return ControllerInfo(
+            version: version, address: address, supportedCommands: commands, lmpFeatures: lmpFeatures,
+            leFeatures: leFeatures, aclBuffers: aclBuffers, isoBuffers: isoBuffers,
+            maximumDataLength: maximumDataLength, eventMask: eventMask, leEventMask: leEventMask)
     }
 
     /// Sends `command`; `nil` when the controller answers Unknown HCI Command.
@@ -54,24 +59,36 @@ extension HCIController {
 
     /// LE Read Buffer Size v2, else v1; a zero LE buffer means LE shares the BR/EDR
     /// buffers of Read Buffer Size.
-    private func readBufferSizes(_ commands: SupportedCommands) async throws -> (ControllerInfo.BufferSize, ControllerInfo.BufferSize?) {
+    private func readBufferSizes(_ commands: SupportedCommands) async throws -> (
+        ControllerInfo.BufferSize, ControllerInfo.BufferSize?
+    ) {
         var le: ControllerInfo.BufferSize?
         var iso: ControllerInfo.BufferSize?
         if commands.supports(LEReadBufferSizeV2.opcode) == true {
             let v2 = try await send(LEReadBufferSizeV2())
-            le = .init(length: Int(v2.leACLDataPacketLength), count: Int(v2.totalNumLEACLDataPackets), source: LEReadBufferSizeV2.opcode)
+            le = .init(
+                length: Int(v2.leACLDataPacketLength), count: Int(v2.totalNumLEACLDataPackets),
+                source: LEReadBufferSizeV2.opcode)
             if v2.totalNumISODataPackets > 0 {
-                iso = .init(length: Int(v2.isoDataPacketLength), count: Int(v2.totalNumISODataPackets), source: LEReadBufferSizeV2.opcode)
+                iso = .init(
+                    length: Int(v2.isoDataPacketLength), count: Int(v2.totalNumISODataPackets),
+                    source: LEReadBufferSizeV2.opcode)
             }
         } else {
             let v1 = try await send(LEReadBufferSize())
-            le = .init(length: Int(v1.leACLDataPacketLength), count: Int(v1.totalNumLEACLDataPackets), source: LEReadBufferSize.opcode)
+            le = .init(
+                length: Int(v1.leACLDataPacketLength), count: Int(v1.totalNumLEACLDataPackets),
+                source: LEReadBufferSize.opcode)
         }
         if let le, le.length > 0, le.count > 0 { return (le, iso) }
         let shared = try await send(ReadBufferSize())
         guard shared.aclDataPacketLength > 0, shared.totalNumACLDataPackets > 0 else {
             throw HCIError.unsupported("ACL data: it reports no ACL buffers")
         }
-        return (.init(length: Int(shared.aclDataPacketLength), count: Int(shared.totalNumACLDataPackets), source: ReadBufferSize.opcode), iso)
+        return (
+            .init(
+                length: Int(shared.aclDataPacketLength), count: Int(shared.totalNumACLDataPackets),
+                source: ReadBufferSize.opcode), iso
+        )
     }
 }

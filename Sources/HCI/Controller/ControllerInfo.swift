@@ -54,14 +54,18 @@ public struct ControllerInfo: Sendable, Equatable {
 
     /// The Core specification version an HCI/LMP version number stands for.
     public static func coreVersionName(_ version: UInt8) -> String {
-        let names = ["1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2", "5.3", "5.4", "6.0", "6.1"]
+        let names = [
+            "1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2", "5.3", "5.4", "6.0",
+            "6.1",
+        ]
         return Int(version) < names.count ? names[Int(version)] : "unknown (\(version))"
     }
 
     /// A few company identifiers seen on Linux boards (Bluetooth SIG assigned numbers).
     public static func companyName(_ identifier: UInt16) -> String {
         let names: [UInt16: String] = [
-            0x0000: "Ericsson", 0x0002: "Intel", 0x0006: "Microsoft", 0x000A: "Qualcomm Technologies International (CSR)",
+            0x0000: "Ericsson", 0x0002: "Intel", 0x0006: "Microsoft",
+            0x000A: "Qualcomm Technologies International (CSR)",
             0x000D: "Texas Instruments", 0x000F: "Broadcom", 0x001D: "Qualcomm", 0x0030: "ST Microelectronics",
             0x0046: "MediaTek", 0x0059: "Nordic Semiconductor", 0x005D: "Realtek", 0x0060: "RivieraWaves",
             0x0075: "Samsung", 0x0077: "Laird", 0x0131: "Cypress Semiconductor", 0x02E5: "Espressif",

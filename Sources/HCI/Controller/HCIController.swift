@@ -159,7 +159,10 @@ public final class HCIController {
     private let backlog = DeliveryBacklog(limit: 8)
 
     /// A controller behind `transport`. Nothing is sent until ``start()``.
-    public init(transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(), configuration: Configuration = .init()) {
+    public init(
+        transport: any HCITransport, clock: any Clock<Duration> = ContinuousClock(),
+        configuration: Configuration = .init()
+    ) {
         self.transport = transport
         self.clock = clock
         deadlines = Deadlines(clock: clock)
@@ -284,7 +287,10 @@ public final class HCIController {
                 fail(.transport(error))
                 return
             }
-            logger.log(.debug, "< \(command.packet.opcode) \(logger.hexDump(command.packet.parameters, secrets: HCISecretFields.command(command.packet.opcode, parameters: command.packet.parameters)))")
+            logger.log(
+                .debug,
+                "< \(command.packet.opcode) \(logger.hexDump(command.packet.parameters, secrets: HCISecretFields.command(command.packet.opcode, parameters: command.packet.parameters)))"
+            )
             let timeout = configuration.commandTimeout
             command.timeout = deadlines.schedule(after: timeout) { [weak self, weak command] in
                 guard let self, let command else { return }
@@ -312,7 +318,10 @@ public final class HCIController {
             if let index = sentCommands.firstIndex(where: { $0.packet.opcode == opcode }) {
                 finish(sentCommands.remove(at: index), .success(result))
             } else {
-                logger.log(.warning, "answer for \(opcode) which is not outstanding (late after a timeout, or sent by someone else); ignored")
+                logger.log(
+                    .warning,
+                    "answer for \(opcode) which is not outstanding (late after a timeout, or sent by someone else); ignored"
+                )
             }
         }
         pumpCommands()
@@ -339,7 +348,9 @@ public final class HCIController {
         // here instead, as Unspecified Error, through the same handling as a real one: its
         // ACL credits come back and what was queued for it is dropped.
         for link in openLinks.keys.sorted() {
-            handle(.disconnectionComplete(DisconnectionComplete(status: .success, handle: link, reason: .unspecifiedError)))
+            handle(
+                .disconnectionComplete(DisconnectionComplete(status: .success, handle: link, reason: .unspecifiedError))
+            )
         }
         onFailure?(error)
     }
@@ -374,14 +385,20 @@ public final class HCIController {
                 event = try HCIEvent(eventPacket)
             } catch {
                 // A malformed event loses only itself.
-                logger.log(.warning, "malformed \(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))): \(error); "
-                    + "parameters \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))")
+                logger.log(
+                    .warning,
+                    "malformed \(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))): \(error); "
+                        + "parameters \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))"
+                )
                 return
             }
             // Octets past an event's format are ignored (the tolerance rule); say so when tracing.
             if logger.level >= .debug, let extra = eventPacket.extraOctets, extra > 0 {
-                logger.log(.debug, "\(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))) carries \(extra) octet(s) "
-                    + "past its format, ignored: \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))")
+                logger.log(
+                    .debug,
+                    "\(HCINames.event(eventPacket.code)) event (\(hex(eventPacket.code, digits: 2))) carries \(extra) octet(s) "
+                        + "past its format, ignored: \(logger.hexDump(eventPacket.parameters, secrets: HCISecretFields.event(code: eventPacket.code, parameters: eventPacket.parameters)))"
+                )
             }
             handle(event)
         case .acl(let acl):
@@ -394,8 +411,13 @@ public final class HCIController {
     private func handle(_ event: HCIEvent) {
         switch event {
         case .commandComplete(let complete):
-            logger.log(.debug, "> Command Complete \(complete.opcode) \(logger.hexDump(complete.returnParameters, secrets: HCISecretFields.returnParameters(complete.opcode, complete.returnParameters)))")
-            commandAnswered(opcode: complete.opcode, credits: complete.numHCICommandPackets, result: .complete(complete.returnParameters))
+            logger.log(
+                .debug,
+                "> Command Complete \(complete.opcode) \(logger.hexDump(complete.returnParameters, secrets: HCISecretFields.returnParameters(complete.opcode, complete.returnParameters)))"
+            )
+            commandAnswered(
+                opcode: complete.opcode, credits: complete.numHCICommandPackets,
+                result: .complete(complete.returnParameters))
         case .commandStatus(let status):
             logger.log(.debug, "> Command Status \(status.opcode) \(status.status)")
             commandAnswered(opcode: status.opcode, credits: status.numHCICommandPackets, result: .status(status.status))
@@ -404,7 +426,10 @@ public final class HCIController {
             for completion in completed.completions {
                 let excess = aclFlow?.credit(handle: completion.handle, count: Int(completion.count)) ?? 0
                 if excess > 0 {
-                    logger.log(.warning, "controller completed \(excess) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding")
+                    logger.log(
+                        .warning,
+                        "controller completed \(excess) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding"
+                    )
                 }
             }
             try? transmitReleased()
@@ -413,14 +438,19 @@ public final class HCIController {
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
             if disconnection.status.isSuccess, let dropped = aclFlow?.forget(handle: disconnection.handle) {
                 if !dropped.isEmpty {
-                    logger.log(.info, "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))")
+                    logger.log(
+                        .info,
+                        "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))"
+                    )
                 }
                 try? transmitReleased()
                 wakeDrainWaiters()
             }
             // The link closes (every layer's state on it, the highest first) before anyone
             // hears of its end, so what they do next finds nothing of it left.
-            if disconnection.status.isSuccess { openLinks.removeValue(forKey: disconnection.handle)?.close(disconnection.reason) }
+            if disconnection.status.isSuccess {
+                openLinks.removeValue(forKey: disconnection.handle)?.close(disconnection.reason)
+            }
             dispatch(event)
         case .hardwareError(let error):
             fail(.hardwareError(code: error.hardwareCode))
@@ -432,7 +462,8 @@ public final class HCIController {
             logger.log(.debug, "event \(hex(packet.code, digits: 2)) \(HCINames.event(packet.code)) not handled by HCI")
             dispatch(event)
         case .dataBufferOverflow(let overflow):
-            logger.log(.error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
+            logger.log(
+                .error, "controller reports Data Buffer Overflow (link type \(overflow.linkType)): data was lost")
             dispatch(event)
         case .leMeta(let meta):
             let connectionEvent: LEConnectionEvent?
@@ -440,13 +471,20 @@ public final class HCIController {
                 logger.log(.warning, "malformed \(meta.name): \(error)")
                 connectionEvent = nil
             }
-            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = connectionEvent, status.isSuccess {
+            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = connectionEvent,
+                status.isSuccess
+            {
                 // A handle the controller reuses without having ended it: the old link is gone.
                 openLinks.removeValue(forKey: handle)?.close(.unspecifiedError)
-                openLinks[handle] = Link(LEConnection(handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters))
+                openLinks[handle] = Link(
+                    LEConnection(
+                        handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters
+                    ))
             }
             if let connectionEvent {
-                for token in leConnectionObservers.keys.sorted() { leConnectionObservers[token]?(connectionEvent, meta) }
+                for token in leConnectionObservers.keys.sorted() {
+                    leConnectionObservers[token]?(connectionEvent, meta)
+                }
             }
             dispatch(event)
         case .encryptionChange, .encryptionKeyRefreshComplete:

@@ -22,7 +22,8 @@ extension HCIController {
 
     /// Wakes the drain waiters of the links that have nothing left to send.
     func wakeDrainWaiters() {
-        for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
+        for link in openLinks.values
+        where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
             for waiter in link.drainWaiters { waiter.fulfill(true) }
         }
     }

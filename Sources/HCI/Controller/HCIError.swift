@@ -26,7 +26,8 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .commandTimeout(opcode, seconds):
             "\(opcode.name) (\(hex(opcode.rawValue, digits: 4))) timed out: no answer from the controller in \(seconds) s"
         case let .malformedResponse(opcode, error): "malformed answer to \(opcode.name): \(error)"
-        case let .hardwareError(code): "the controller reported Hardware Error \(hex(code, digits: 2)); it must be reset"
+        case let .hardwareError(code):
+            "the controller reported Hardware Error \(hex(code, digits: 2)); it must be reset"
         case let .transport(error): error.description
         case let .unsupported(what): "the controller does not support \(what)"
         case let .aclPacketTooLong(length, bufferLength):

@@ -13,7 +13,9 @@ extension MessageLayoutProtocol {
     /// past the last one are ignored and counted. Every HCI decoder that accepts extra
     /// octets comes here (``HCIParameters/decodeCountingExtraOctets(_:)``, the events, the
     /// LE subevents).
-    func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (message: Message, extraOctets: Int) {
+    func decodeCountingExtraOctets(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> (
+        message: Message, extraOctets: Int
+    ) {
         var reader = ByteReader(bytes)
         let message = try decode(from: &reader)
         return (message, reader.skipExtraOctets())
@@ -58,15 +60,18 @@ public enum KnownCommands {
         // LE controller (7.8).
         LESetEventMask.self, LEReadBufferSize.self, LEReadBufferSizeV2.self, LEReadLocalSupportedFeatures.self,
         LEReadMaximumDataLength.self, LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanParameters.self,
-        LESetExtendedScanEnable.self, LECreateConnection.self, LEExtendedCreateConnection.self, LECreateConnectionCancel.self,
+        LESetExtendedScanEnable.self, LECreateConnection.self, LEExtendedCreateConnection.self,
+        LECreateConnectionCancel.self,
         LEReadRemoteFeatures.self, LESetDataLength.self, LESetPHY.self, LEConnectionUpdate.self,
         LERemoteConnectionParameterRequestReply.self, LERemoteConnectionParameterRequestNegativeReply.self,
         LEEnableEncryption.self, LELongTermKeyRequestReply.self, LELongTermKeyRequestNegativeReply.self,
         // LE advertising, legacy and extended (7.8.4–7.8.9, 7.8.52–7.8.60).
         LESetRandomAddress.self, LESetAdvertisingParameters.self, LEReadAdvertisingPhysicalChannelTxPower.self,
         LESetAdvertisingData.self, LESetScanResponseData.self, LESetAdvertisingEnable.self,
-        LESetAdvertisingSetRandomAddress.self, LESetExtendedAdvertisingParameters.self, LESetExtendedAdvertisingData.self,
-        LESetExtendedScanResponseData.self, LESetExtendedAdvertisingEnable.self, LEReadMaximumAdvertisingDataLength.self,
+        LESetAdvertisingSetRandomAddress.self, LESetExtendedAdvertisingParameters.self,
+        LESetExtendedAdvertisingData.self,
+        LESetExtendedScanResponseData.self, LESetExtendedAdvertisingEnable.self,
+        LEReadMaximumAdvertisingDataLength.self,
         LEReadNumberOfSupportedAdvertisingSets.self, LERemoveAdvertisingSet.self, LEClearAdvertisingSets.self,
     ]
 
@@ -86,10 +91,12 @@ public enum KnownCommands {
             guard C.ReturnParameters.self != NoParameters.self else { return nil }
             opcode = C.opcode
             extraOctets = { bytes in
-                try? HCIController.CommandResult.complete(bytes).returnParametersCountingExtraOctets(of: C.self).extraOctets
+                try? HCIController.CommandResult.complete(bytes).returnParametersCountingExtraOctets(of: C.self)
+                    .extraOctets
             }
             reencoded = { bytes in
-                guard let parameters = try? HCIController.CommandResult.complete(bytes).returnParameters(of: C.self) else { return nil }
+                guard let parameters = try? HCIController.CommandResult.complete(bytes).returnParameters(of: C.self)
+                else { return nil }
                 return [HCIStatus.success.rawValue] + parameters.encoded()
             }
         }

@@ -45,7 +45,8 @@ public enum HCIEvent: Sendable, Equatable {
         switch packet.code {
         case DisconnectionComplete.code: return try decode(parameters, as: HCIEvent.disconnectionComplete)
         case EncryptionChange.codeV1, EncryptionChange.codeV2:
-            let (change, extraOctets) = try EncryptionChange.layout(code: packet.code).decodeCountingExtraOctets(parameters)
+            let (change, extraOctets) = try EncryptionChange.layout(code: packet.code).decodeCountingExtraOctets(
+                parameters)
             return (.encryptionChange(change), extraOctets)
         case EncryptionKeyRefreshComplete.code: return try decode(parameters, as: HCIEvent.encryptionKeyRefreshComplete)
         case CommandComplete.code: return try decode(parameters, as: HCIEvent.commandComplete)
@@ -62,8 +63,11 @@ public enum HCIEvent: Sendable, Equatable {
     }
 
     /// Decodes the parameters of event `Event` under the tolerance rule, as `event` wraps them.
-    private static func decode<Event: HCIEventParameters>(_ parameters: ArraySlice<UInt8>, as event: (Event) -> HCIEvent)
-        throws(DecodingError) -> (event: HCIEvent, extraOctets: Int) {
+    private static func decode<Event: HCIEventParameters>(
+        _ parameters: ArraySlice<UInt8>, as event: (Event) -> HCIEvent
+    )
+        throws(DecodingError) -> (event: HCIEvent, extraOctets: Int)
+    {
         let (decoded, extraOctets) = try Event.decodeCountingExtraOctets(parameters)
         return (event(decoded), extraOctets)
     }
@@ -118,9 +122,10 @@ public struct CommandComplete: HCIEventParameters {
 
     /// Num_HCI_Command_Packets, Command_Opcode, Return_Parameters (the command's: decoded
     /// by ``HCIController/CommandResult``, which knows the command).
-    public static let layout = MessageLayout("Command_Complete", Self.init(numHCICommandPackets:opcode:returnParameters:),
-                                             Field("Num_HCI_Command_Packets", \.numHCICommandPackets),
-                                             Field("Command_Opcode", \.opcode), .rest("Return_Parameters", \.returnParameters))
+    public static let layout = MessageLayout(
+        "Command_Complete", Self.init(numHCICommandPackets:opcode:returnParameters:),
+        Field("Num_HCI_Command_Packets", \.numHCICommandPackets),
+        Field("Command_Opcode", \.opcode), .rest("Return_Parameters", \.returnParameters))
 }
 
 /// Command Status (0x0F): a command was accepted (or refused); its outcome comes later.
@@ -142,9 +147,10 @@ public struct CommandStatus: HCIEventParameters {
     }
 
     /// Status, Num_HCI_Command_Packets, Command_Opcode.
-    public static let layout = MessageLayout("Command_Status", Self.init(status:numHCICommandPackets:opcode:),
-                                             Field("Status", \.status), Field("Num_HCI_Command_Packets", \.numHCICommandPackets),
-                                             Field("Command_Opcode", \.opcode))
+    public static let layout = MessageLayout(
+        "Command_Status", Self.init(status:numHCICommandPackets:opcode:),
+        Field("Status", \.status), Field("Num_HCI_Command_Packets", \.numHCICommandPackets),
+        Field("Command_Opcode", \.opcode))
 }
 
 /// Disconnection Complete (0x05).
@@ -166,8 +172,9 @@ public struct DisconnectionComplete: HCIEventParameters {
     }
 
     /// Status, Connection_Handle, Reason.
-    public static let layout = MessageLayout("Disconnection_Complete", Self.init(status:handle:reason:),
-                                             Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Reason", \.reason))
+    public static let layout = MessageLayout(
+        "Disconnection_Complete", Self.init(status:handle:reason:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }
 
 /// Encryption Change v1 (0x08) or v2 (0x59, which adds the key size): one value for both,
@@ -198,16 +205,19 @@ public struct EncryptionChange: Sendable, Equatable {
     }
 
     /// v1: Status, Connection_Handle, Encryption_Enabled.
-    public static let layoutV1 = MessageLayout("Encryption_Change", { Self(status: $0, handle: $1, encryptionEnabled: $2) },
-                                               Field("Status", \.status), Field("Connection_Handle", \.handle),
-                                               Field("Encryption_Enabled", \.encryptionEnabled))
+    public static let layoutV1 = MessageLayout(
+        "Encryption_Change", { Self(status: $0, handle: $1, encryptionEnabled: $2) },
+        Field("Status", \.status), Field("Connection_Handle", \.handle),
+        Field("Encryption_Enabled", \.encryptionEnabled))
 
     /// v2: v1's fields, then Encryption_Key_Size.
-    public static let layoutV2 = MessageLayout("Encryption_Change_v2", Self.init(status:handle:encryptionEnabled:keySize:),
-                                               Field("Status", \.status), Field("Connection_Handle", \.handle),
-                                               Field("Encryption_Enabled", \.encryptionEnabled),
-                                               Field("Encryption_Key_Size", read: { reader throws(DecodingError) in try reader.readUInt8() },
-                                                     write: { change, writer in writer.write(change.keySize ?? 0) }))
+    public static let layoutV2 = MessageLayout(
+        "Encryption_Change_v2", Self.init(status:handle:encryptionEnabled:keySize:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle),
+        Field("Encryption_Enabled", \.encryptionEnabled),
+        Field(
+            "Encryption_Key_Size", read: { reader throws(DecodingError) in try reader.readUInt8() },
+            write: { change, writer in writer.write(change.keySize ?? 0) }))
 
     /// The layout of event `code`: v2's for 0x59, v1's otherwise.
     public static func layout(code: UInt8) -> any MessageLayoutProtocol<EncryptionChange> {
@@ -231,7 +241,8 @@ public struct HardwareError: HCIEventParameters {
     /// Creates the event from its field.
     public init(hardwareCode: UInt8) { self.hardwareCode = hardwareCode }
     /// Hardware_Code.
-    public static let layout = MessageLayout("Hardware_Error", Self.init(hardwareCode:), Field("Hardware_Code", \.hardwareCode))
+    public static let layout = MessageLayout(
+        "Hardware_Error", Self.init(hardwareCode:), Field("Hardware_Code", \.hardwareCode))
 }
 
 /// Number Of Completed Packets (0x13): ACL buffers the controller has freed, per handle.
@@ -246,22 +257,29 @@ public struct NumberOfCompletedPackets: HCIEventParameters {
 
     /// Num_Handles, then a Connection_Handle and its Num_Completed_Packets for each handle.
     /// Fewer octets than Num_Handles says is an error; more are left for the caller.
-    public static let layout = MessageLayout("Number_Of_Completed_Packets", Self.init(completions:), Field(
-        "Num_Handles, Connection_Handle[i], Num_Completed_Packets[i]", read: { reader throws(DecodingError) in
-            let handles = Int(try reader.readUInt8())
-            guard reader.count >= handles * 4 else {
-                throw .lengthMismatch(field: "Number_Of_Completed_Packets handles", declared: handles * 4, actual: reader.count)
-            }
-            var completions: [(handle: ConnectionHandle, count: UInt16)] = []
-            for _ in 0..<handles { completions.append((try ConnectionHandle(from: &reader), try reader.readUInt16())) }
-            return completions
-        }, write: { event, writer in
-            writer.write(UInt8(event.completions.count))
-            for completion in event.completions {
-                completion.handle.encode(to: &writer)
-                writer.write(completion.count)
-            }
-        }))
+    public static let layout = MessageLayout(
+        "Number_Of_Completed_Packets", Self.init(completions:),
+        Field(
+            "Num_Handles, Connection_Handle[i], Num_Completed_Packets[i]",
+            read: { reader throws(DecodingError) in
+                let handles = Int(try reader.readUInt8())
+                guard reader.count >= handles * 4 else {
+                    throw .lengthMismatch(
+                        field: "Number_Of_Completed_Packets handles", declared: handles * 4, actual: reader.count)
+                }
+                var completions: [(handle: ConnectionHandle, count: UInt16)] = []
+                for _ in 0..<handles {
+                    completions.append((try ConnectionHandle(from: &reader), try reader.readUInt16()))
+                }
+                return completions
+            },
+            write: { event, writer in
+                writer.write(UInt8(event.completions.count))
+                for completion in event.completions {
+                    completion.handle.encode(to: &writer)
+                    writer.write(completion.count)
+                }
+            }))
 
     /// Equal when the pairs match in order (tuples are not `Equatable`).
     public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -278,7 +296,8 @@ public struct DataBufferOverflow: HCIEventParameters {
     /// Creates the event from its field.
     public init(linkType: UInt8) { self.linkType = linkType }
     /// Link_Type.
-    public static let layout = MessageLayout("Data_Buffer_Overflow", Self.init(linkType:), Field("Link_Type", \.linkType))
+    public static let layout = MessageLayout(
+        "Data_Buffer_Overflow", Self.init(linkType:), Field("Link_Type", \.linkType))
 }
 
 /// LE Meta (0x3E): an LE subevent.
@@ -298,8 +317,9 @@ public struct LEMetaEvent: HCIEventParameters {
 
     /// Subevent_Code, then the subevent's parameters (decoded by its declaration, an
     /// ``LESubeventParameters``).
-    public static let layout = MessageLayout("LE_Meta", Self.init(subeventCode:parameters:),
-                                             Field("Subevent_Code", \.subeventCode), .rest("Subevent_Parameters", \.parameters))
+    public static let layout = MessageLayout(
+        "LE_Meta", Self.init(subeventCode:parameters:),
+        Field("Subevent_Code", \.subeventCode), .rest("Subevent_Parameters", \.parameters))
 
     /// `LE_Connection_Complete`, or `Unknown`.
     public var name: String { HCINames.leSubevent(subeventCode) }

@@ -39,7 +39,9 @@ public struct H4Framer: Sendable {
     /// The bodies are views into one buffer per call, holding this read's bytes (and the
     /// start of a packet the previous read cut): read once from the transport, they travel
     /// up the stack without another copy.
-    public mutating func append(_ bytes: some Collection<UInt8>) throws(H4FramingError) -> [(H4PacketType, ArraySlice<UInt8>)] {
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(H4FramingError) -> [(
+        H4PacketType, ArraySlice<UInt8>
+    )] {
         if let failure { throw failure }
         // Accumulated in place until a packet completes (a UART may deliver a few bytes a read).
         pending.append(contentsOf: bytes)
@@ -57,7 +59,8 @@ public struct H4Framer: Sendable {
     /// and the read buffer kept for the next read, so a packet an app holds on to never
     /// keeps a large buffer alive.
     public mutating func read(maximum: Int, _ read: (UnsafeMutableRawBufferPointer) -> Int)
-        throws(H4FramingError) -> (count: Int, packets: [(H4PacketType, ArraySlice<UInt8>)]) {
+        throws(H4FramingError) -> (count: Int, packets: [(H4PacketType, ArraySlice<UInt8>)])
+    {
         if let failure { throw failure }
         let carried = pending.count
         let size = carried + maximum
@@ -77,7 +80,10 @@ public struct H4Framer: Sendable {
         let filled = carried + count
         if filled >= maximum / 4 {
             // Handed over whole: the packets become views of it, the next read gets a new one.
-            if carried > 0 { readBuffer.withUnsafeMutableBytes { storage in pending.withUnsafeBytes { storage.copyMemory(from: $0) } } }
+            if carried > 0 {
+                readBuffer.withUnsafeMutableBytes { storage in pending.withUnsafeBytes { storage.copyMemory(from: $0) }
+                }
+            }
             swap(&pending, &readBuffer)
             readBuffer = []
             pending.removeLast(pending.count - filled)
@@ -104,7 +110,9 @@ public struct H4Framer: Sendable {
             case let .badPacketType(indicator):
                 return try fail(.badPacketType(indicator, offset: consumedBefore + readIndex), after: packets)
             case let .impossibleLength(type, length, limit):
-                return try fail(.impossibleLength(type: type, length: length, limit: limit, offset: consumedBefore + readIndex), after: packets)
+                return try fail(
+                    .impossibleLength(type: type, length: length, limit: limit, offset: consumedBefore + readIndex),
+                    after: packets)
             }
         }
         guard readIndex > 0 else { return packets }
@@ -131,7 +139,8 @@ public struct H4Framer: Sendable {
         let available = pending.count - index
         guard available >= 1 else { return .incomplete }
         let indicator = pending[index]
-        guard indicator < 64, acceptedIndicators & 1 << indicator != 0, let type = H4PacketType(rawValue: indicator) else {
+        guard indicator < 64, acceptedIndicators & 1 << indicator != 0, let type = H4PacketType(rawValue: indicator)
+        else {
             return .badPacketType(indicator)
         }
         guard available >= 1 + type.headerLength else { return .incomplete }
@@ -169,8 +178,10 @@ public struct H4Framer: Sendable {
         }
     }
 
-    private mutating func fail(_ error: H4FramingError, after packets: [(H4PacketType, ArraySlice<UInt8>)]) throws(H4FramingError)
-        -> [(H4PacketType, ArraySlice<UInt8>)] {
+    private mutating func fail(_ error: H4FramingError, after packets: [(H4PacketType, ArraySlice<UInt8>)])
+        throws(H4FramingError)
+        -> [(H4PacketType, ArraySlice<UInt8>)]
+    {
         failure = error
         // Whole packets before the bad byte are still good; the caller gets them first and
         // the error on the next call.

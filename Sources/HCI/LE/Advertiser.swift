@@ -52,7 +52,9 @@ public final class Advertiser {
     /// Whether advertising starts again by itself after a connection.
     public var resumption = AdvertisingResumption.afterDisconnection
     /// The links centrals made to us from our advertising, still up.
-    public var links: Set<ConnectionHandle> { Set(controller.links.filter { $0.attachment(for: self, as: AdvertisedLink.self) != nil }.map(\.handle)) }
+    public var links: Set<ConnectionHandle> {
+        Set(controller.links.filter { $0.attachment(for: self, as: AdvertisedLink.self) != nil }.map(\.handle))
+    }
 
     /// What the advertiser keeps on a link a central made from our advertising: our address
     /// on it, as the central connected to it.
@@ -110,7 +112,9 @@ public final class Advertiser {
     /// Set Advertising Parameters is, nil when neither.
     public var commands: Commands? {
         guard let info = controller.info else { return nil }
-        if info.leFeatures.contains(.extendedAdvertising), info.supportedCommands.supports(LESetExtendedAdvertisingParameters.opcode) == true {
+        if info.leFeatures.contains(.extendedAdvertising),
+            info.supportedCommands.supports(LESetExtendedAdvertisingParameters.opcode) == true
+        {
             return .extended
         }
         return info.supportedCommands.supports(LESetAdvertisingParameters.self) ? .legacy : nil
@@ -133,16 +137,19 @@ public final class Advertiser {
 
     /// Configures the set and starts advertising `data` (and `scanResponse` for the
     /// scannable kinds). Advertising already running is replaced.
-    public func start(data: AdvertisingData, scanResponse: AdvertisingData = AdvertisingData(),
-                      parameters: AdvertisingParameters = AdvertisingParameters()) async throws(AdvertisingError) {
+    public func start(
+        data: AdvertisingData, scanResponse: AdvertisingData = AdvertisingData(),
+        parameters: AdvertisingParameters = AdvertisingParameters()
+    ) async throws(AdvertisingError) {
         let configuration = Configuration(data: data, scanResponse: scanResponse, parameters: parameters)
         guard let commands else { throw .notSupported("LE advertising commands") }
         try await check(configuration, commands)
-        let address: BluetoothAddress? = switch parameters.ownAddress {
-        case .public: nil
-        case let .staticRandom(address): address
-        case .resolvablePrivate: try makePrivateAddress()
-        }
+        let address: BluetoothAddress? =
+            switch parameters.ownAddress {
+            case .public: nil
+            case let .staticRandom(address): address
+            case .resolvablePrivate: try makePrivateAddress()
+            }
         if isAdvertising { try await enable(false, commands) }
         state = .idle
         renewalTimer?.cancel()
@@ -170,7 +177,8 @@ public final class Advertiser {
         let current: Configuration
         switch state {
         case .idle: throw .notAdvertising
-        case let .advertising(configuration), let .renewingAddress(configuration), let .stoppedByConnection(configuration):
+        case let .advertising(configuration), let .renewingAddress(configuration),
+            let .stoppedByConnection(configuration):
             current = configuration
         }
         var next = current
@@ -273,12 +281,16 @@ public final class Advertiser {
     // MARK: - Commands
 
     /// The longest data one PDU of `parameters` carries.
-    private func maximumDataLength(_ parameters: AdvertisingParameters, _ commands: Commands) async throws(AdvertisingError) -> Int {
+    private func maximumDataLength(_ parameters: AdvertisingParameters, _ commands: Commands)
+        async throws(AdvertisingError) -> Int
+    {
         if commands == .legacy || parameters.legacyPDUs { return LESetAdvertisingData.maximumLength }
         guard controller.info?.supportedCommands.supports(LEReadMaximumAdvertisingDataLength.self) ?? false else {
             return LESetAdvertisingData.maximumLength
         }
-        do { return Int(try await controller.send(LEReadMaximumAdvertisingDataLength()).maximumLength) } catch { throw .hci(error) }
+        do { return Int(try await controller.send(LEReadMaximumAdvertisingDataLength()).maximumLength) } catch {
+            throw .hci(error)
+        }
     }
 
     private func check(_ configuration: Configuration, _ commands: Commands) async throws(AdvertisingError) {
@@ -287,13 +299,18 @@ public final class Advertiser {
             throw .invalidParameters("interval \(parameters.intervalMin)–\(parameters.intervalMax) × 0.625 ms")
         }
         if case let .staticRandom(address) = parameters.ownAddress, !address.isValidStaticRandom {
-            throw .invalidParameters("\(address) is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")
+            throw .invalidParameters(
+                "\(address) is not a static random address (top bits 0b11, the rest neither all 0 nor all 1)")
         }
         if case .public = parameters.ownAddress, let info = controller.info, info.publicAddress == nil {
-            throw .invalidParameters("the controller has no public address (it reads 00:00:00:00:00:00): advertise from a static random or resolvable private address")
+            throw .invalidParameters(
+                "the controller has no public address (it reads 00:00:00:00:00:00): advertise from a static random or resolvable private address"
+            )
         }
         if commands == .legacy {
-            guard parameters.intervalMax <= 0x4000 else { throw .invalidParameters("legacy advertising interval above 10.24 s") }
+            guard parameters.intervalMax <= 0x4000 else {
+                throw .invalidParameters("legacy advertising interval above 10.24 s")
+            }
             guard parameters.primaryPHY == 1, parameters.secondaryPHY == 1, parameters.legacyPDUs else {
                 throw .notSupported("extended advertising PDUs and PHYs (the controller has legacy advertising only)")
             }
@@ -307,8 +324,12 @@ public final class Advertiser {
         }
         let maximum = try await maximumDataLength(parameters, commands)
         let data = configuration.data.encoded(), response = configuration.scanResponse.encoded()
-        guard data.count <= maximum else { throw .dataTooLong(what: "advertising data", length: data.count, maximum: maximum) }
-        guard response.count <= maximum else { throw .dataTooLong(what: "scan response data", length: response.count, maximum: maximum) }
+        guard data.count <= maximum else {
+            throw .dataTooLong(what: "advertising data", length: data.count, maximum: maximum)
+        }
+        guard response.count <= maximum else {
+            throw .dataTooLong(what: "scan response data", length: response.count, maximum: maximum)
+        }
     }
 
     private func send<C: HCICommand>(_ command: C) async throws(AdvertisingError) -> C.ReturnParameters {
@@ -320,22 +341,28 @@ public final class Advertiser {
     private func setRandomAddress(_ address: BluetoothAddress, _ commands: Commands) async throws(AdvertisingError) {
         switch commands {
         case .legacy: _ = try await send(LESetRandomAddress(address: address))
-        case .extended: _ = try await send(LESetAdvertisingSetRandomAddress(advertisingHandle: Self.setHandle, address: address))
+        case .extended:
+            _ = try await send(LESetAdvertisingSetRandomAddress(advertisingHandle: Self.setHandle, address: address))
         }
     }
 
-    private func configure(_ configuration: Configuration, _ address: BluetoothAddress?, _ commands: Commands) async throws(AdvertisingError) {
+    private func configure(_ configuration: Configuration, _ address: BluetoothAddress?, _ commands: Commands)
+        async throws(AdvertisingError)
+    {
         let parameters = configuration.parameters
         switch commands {
         case .legacy:
             if let address { try await setRandomAddress(address, commands) }
-            let type: LESetAdvertisingParameters.AdvertisingType = switch parameters.kind {
-            case .connectable: .connectableUndirected
-            case .scannable: .scannableUndirected
-            case .nonConnectable: .nonConnectableUndirected
-            }
-            _ = try await send(LESetAdvertisingParameters(intervalMin: UInt16(parameters.intervalMin), intervalMax: UInt16(parameters.intervalMax),
-                                                          advertisingType: type, ownAddressType: parameters.ownAddress.addressType))
+            let type: LESetAdvertisingParameters.AdvertisingType =
+                switch parameters.kind {
+                case .connectable: .connectableUndirected
+                case .scannable: .scannableUndirected
+                case .nonConnectable: .nonConnectableUndirected
+                }
+            _ = try await send(
+                LESetAdvertisingParameters(
+                    intervalMin: UInt16(parameters.intervalMin), intervalMax: UInt16(parameters.intervalMax),
+                    advertisingType: type, ownAddressType: parameters.ownAddress.addressType))
         case .extended:
             var properties: AdvertisingEventProperties = parameters.legacyPDUs ? [.legacy] : []
             switch parameters.kind {
@@ -345,7 +372,8 @@ public final class Advertiser {
             }
             let command = LESetExtendedAdvertisingParameters(
                 advertisingHandle: Self.setHandle, eventProperties: properties, intervalMin: parameters.intervalMin,
-                intervalMax: parameters.intervalMax, ownAddressType: parameters.ownAddress.addressType, txPower: parameters.txPower ?? 0x7F,
+                intervalMax: parameters.intervalMax, ownAddressType: parameters.ownAddress.addressType,
+                txPower: parameters.txPower ?? 0x7F,
                 primaryPHY: parameters.primaryPHY, secondaryPHY: parameters.secondaryPHY)
             let selected = try await send(command).selectedTxPower
             logger.log(.debug, "advertising set \(Self.setHandle): TX power \(selected) dBm")
@@ -357,18 +385,23 @@ public final class Advertiser {
     /// Sends the data and, for the scannable kinds, the scan response.
     private func setData(_ configuration: Configuration, _ commands: Commands) async throws(AdvertisingError) {
         let data = configuration.data.encoded(), response = configuration.scanResponse.encoded()
-        let scannable = configuration.parameters.kind == .scannable || (configuration.parameters.kind == .connectable && configuration.parameters.legacyPDUs)
+        let scannable =
+            configuration.parameters.kind == .scannable
+            || (configuration.parameters.kind == .connectable && configuration.parameters.legacyPDUs)
         switch commands {
         case .legacy:
             _ = try await send(LESetAdvertisingData(data: data))
             if scannable { _ = try await send(LESetScanResponseData(data: response)) }
         case .extended:
             for (operation, part) in AdvertisingDataOperation.fragments(of: data) {
-                _ = try await send(LESetExtendedAdvertisingData(advertisingHandle: Self.setHandle, operation: operation, data: part))
+                _ = try await send(
+                    LESetExtendedAdvertisingData(advertisingHandle: Self.setHandle, operation: operation, data: part))
             }
             if scannable {
                 for (operation, part) in AdvertisingDataOperation.fragments(of: response) {
-                    _ = try await send(LESetExtendedScanResponseData(advertisingHandle: Self.setHandle, operation: operation, data: part))
+                    _ = try await send(
+                        LESetExtendedScanResponseData(
+                            advertisingHandle: Self.setHandle, operation: operation, data: part))
                 }
             }
         }
@@ -377,7 +410,9 @@ public final class Advertiser {
     private func enable(_ on: Bool, _ commands: Commands) async throws(AdvertisingError) {
         switch commands {
         case .legacy: _ = try await send(LESetAdvertisingEnable(enable: on))
-        case .extended: _ = try await send(LESetExtendedAdvertisingEnable(enable: on, sets: [.init(advertisingHandle: Self.setHandle)]))
+        case .extended:
+            _ = try await send(
+                LESetExtendedAdvertisingEnable(enable: on, sets: [.init(advertisingHandle: Self.setHandle)]))
         }
     }
 
@@ -419,13 +454,20 @@ public final class Advertiser {
     /// Connection Complete, Own_Address_Type 0x02/0x03), else the address advertising ran
     /// from; the address changes only while the set is disabled, so a connection always
     /// comes from the one recorded now.
-    private func localAddress(fromConnectionComplete meta: LEMetaEvent) -> (type: AddressType, address: BluetoothAddress) {
-        let enhanced: LEEnhancedConnectionComplete? = switch meta.subeventCode {
-        case LEEnhancedConnectionComplete.subeventCode: try? LEEnhancedConnectionComplete.decodeCountingExtraOctets(meta.parameters).parameters
-        case LEEnhancedConnectionCompleteV2.subeventCode: try? LEEnhancedConnectionCompleteV2.decodeCountingExtraOctets(meta.parameters).parameters.connection
-        default: nil
+    private func localAddress(fromConnectionComplete meta: LEMetaEvent) -> (
+        type: AddressType, address: BluetoothAddress
+    ) {
+        let enhanced: LEEnhancedConnectionComplete? =
+            switch meta.subeventCode {
+            case LEEnhancedConnectionComplete.subeventCode:
+                try? LEEnhancedConnectionComplete.decodeCountingExtraOctets(meta.parameters).parameters
+            case LEEnhancedConnectionCompleteV2.subeventCode:
+                try? LEEnhancedConnectionCompleteV2.decodeCountingExtraOctets(meta.parameters).parameters.connection
+            default: nil
+            }
+        if let local = enhanced?.localResolvablePrivateAddress, local.bytes.contains(where: { $0 != 0 }) {
+            return (.random, local)
         }
-        if let local = enhanced?.localResolvablePrivateAddress, local.bytes.contains(where: { $0 != 0 }) { return (.random, local) }
         if let randomAddress { return (.random, randomAddress) }
         return (.public, controller.info?.address ?? BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]))
     }
@@ -438,7 +480,9 @@ public final class Advertiser {
             do throws(AdvertisingError) { try await self?.enable(true, commands) } catch {
                 // E.g. a controller that takes no second link as peripheral: it says so here.
                 self?.logger.log(.warning, "resuming advertising: \(error)")
-                if let self, case .advertising(configuration) = self.state { self.state = .stoppedByConnection(configuration) }
+                if let self, case .advertising(configuration) = self.state {
+                    self.state = .stoppedByConnection(configuration)
+                }
             }
         }
     }

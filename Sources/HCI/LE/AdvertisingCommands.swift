@@ -6,24 +6,31 @@ import BluetoothCore
 extension Field {
     /// A 3-octet unsigned integer (Primary_Advertising_Interval_Min/Max); the top octet of
     /// the value is not sent.
-    static func uint24(_ name: String, _ value: @escaping @Sendable (Message) -> UInt32) -> Field where Value == UInt32 {
-        Field(name, read: { reader throws(DecodingError) in try reader.readUInt24() },
-              write: { message, writer in writer.writeLittleEndian(UInt64(value(message) & 0xFF_FFFF), byteCount: 3) })
+    static func uint24(_ name: String, _ value: @escaping @Sendable (Message) -> UInt32) -> Field
+    where Value == UInt32 {
+        Field(
+            name, read: { reader throws(DecodingError) in try reader.readUInt24() },
+            write: { message, writer in writer.writeLittleEndian(UInt64(value(message) & 0xFF_FFFF), byteCount: 3) })
     }
 
     /// The 31 octets of legacy advertising or scan response data: a length and the data,
     /// zero-padded (7.8.7, 7.8.8). A length past 31 does not decode.
-    static func legacyData(_ lengthField: String, _ name: String, _ value: @escaping @Sendable (Message) -> [UInt8]) -> Field where Value == [UInt8] {
-        Field("\(lengthField), \(name)", read: { reader throws(DecodingError) in
-            let length = Int(try reader.readUInt8())
-            guard length <= 31 else { throw .invalidValue(field: lengthField, value: UInt64(length)) }
-            return Array(try reader.readBytes(31).prefix(length))
-        }, write: { message, writer in
-            let data = value(message)
-            writer.write(UInt8(data.count))
-            writer.write(bytes: data)
-            writer.write(bytes: repeatElement(UInt8(0), count: 31 - data.count))
-        })
+    static func legacyData(_ lengthField: String, _ name: String, _ value: @escaping @Sendable (Message) -> [UInt8])
+        -> Field where Value == [UInt8]
+    {
+        Field(
+            "\(lengthField), \(name)",
+            read: { reader throws(DecodingError) in
+                let length = Int(try reader.readUInt8())
+                guard length <= 31 else { throw .invalidValue(field: lengthField, value: UInt64(length)) }
+                return Array(try reader.readBytes(31).prefix(length))
+            },
+            write: { message, writer in
+                let data = value(message)
+                writer.write(UInt8(data.count))
+                writer.write(bytes: data)
+                writer.write(bytes: repeatElement(UInt8(0), count: 31 - data.count))
+            })
     }
 }
 
@@ -39,7 +46,8 @@ public struct LESetRandomAddress: HCICommand {
     public init(address: BluetoothAddress) { self.address = address }
 
     /// Random_Address.
-    public static let layout = MessageLayout("LE_Set_Random_Address", Self.init(address:), Field("Random_Address", \.address))
+    public static let layout = MessageLayout(
+        "LE_Set_Random_Address", Self.init(address:), Field("Random_Address", \.address))
 }
 
 /// HCI_LE_Set_Advertising_Parameters (0x2006, 7.8.5): how legacy advertising runs.
@@ -79,9 +87,13 @@ public struct LESetAdvertisingParameters: HCICommand {
     public var filterPolicy: UInt8
 
     /// Legacy advertising parameters; 100 ms on all three channels by default.
-    public init(intervalMin: UInt16 = 0x00A0, intervalMax: UInt16 = 0x00A0, advertisingType: AdvertisingType = .connectableUndirected,
-                ownAddressType: UInt8 = 0, peerAddressType: UInt8 = 0, peerAddress: BluetoothAddress = BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
-                channelMap: UInt8 = 0x07, filterPolicy: UInt8 = 0) {
+    public init(
+        intervalMin: UInt16 = 0x00A0, intervalMax: UInt16 = 0x00A0,
+        advertisingType: AdvertisingType = .connectableUndirected,
+        ownAddressType: UInt8 = 0, peerAddressType: UInt8 = 0,
+        peerAddress: BluetoothAddress = BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+        channelMap: UInt8 = 0x07, filterPolicy: UInt8 = 0
+    ) {
         self.intervalMin = intervalMin
         self.intervalMax = intervalMax
         self.advertisingType = advertisingType
@@ -96,7 +108,8 @@ public struct LESetAdvertisingParameters: HCICommand {
     /// Peer_Address_Type, Peer_Address, Advertising_Channel_Map, Advertising_Filter_Policy.
     public static let layout = MessageLayout(
         "LE_Set_Advertising_Parameters",
-        Self.init(intervalMin:intervalMax:advertisingType:ownAddressType:peerAddressType:peerAddress:channelMap:filterPolicy:),
+        Self.init(
+            intervalMin:intervalMax:advertisingType:ownAddressType:peerAddressType:peerAddress:channelMap:filterPolicy:),
         Field("Advertising_Interval_Min", \.intervalMin), Field("Advertising_Interval_Max", \.intervalMax),
         .code("Advertising_Type", \.advertisingType), Field("Own_Address_Type", \.ownAddressType),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
@@ -119,8 +132,9 @@ public struct LEReadAdvertisingPhysicalChannelTxPower: HCICommand {
         /// The return parameters from their field.
         public init(txPowerLevel: Int8) { self.txPowerLevel = txPowerLevel }
         /// TX_Power_Level.
-        public static let layout = MessageLayout("LE_Read_Advertising_Physical_Channel_Tx_Power", Self.init(txPowerLevel:),
-                                                 Field("TX_Power_Level", \.txPowerLevel))
+        public static let layout = MessageLayout(
+            "LE_Read_Advertising_Physical_Channel_Tx_Power", Self.init(txPowerLevel:),
+            Field("TX_Power_Level", \.txPowerLevel))
     }
 }
 
@@ -140,8 +154,9 @@ public struct LESetAdvertisingData: HCICommand {
     }
 
     /// Advertising_Data_Length, Advertising_Data (31 octets, zero-padded).
-    public static let layout = MessageLayout("LE_Set_Advertising_Data", Self.init(data:),
-                                             .legacyData("Advertising_Data_Length", "Advertising_Data", \.data))
+    public static let layout = MessageLayout(
+        "LE_Set_Advertising_Data", Self.init(data:),
+        .legacyData("Advertising_Data_Length", "Advertising_Data", \.data))
 }
 
 /// HCI_LE_Set_Scan_Response_Data (0x2009, 7.8.8): legacy scan response data, at most 31 octets.
@@ -153,13 +168,15 @@ public struct LESetScanResponseData: HCICommand {
 
     /// Sets the data; traps past 31 octets.
     public init(data: [UInt8]) {
-        precondition(data.count <= LESetAdvertisingData.maximumLength, "legacy scan response data holds at most 31 octets")
+        precondition(
+            data.count <= LESetAdvertisingData.maximumLength, "legacy scan response data holds at most 31 octets")
         self.data = data
     }
 
     /// Scan_Response_Data_Length, Scan_Response_Data (31 octets, zero-padded).
-    public static let layout = MessageLayout("LE_Set_Scan_Response_Data", Self.init(data:),
-                                             .legacyData("Scan_Response_Data_Length", "Scan_Response_Data", \.data))
+    public static let layout = MessageLayout(
+        "LE_Set_Scan_Response_Data", Self.init(data:),
+        .legacyData("Scan_Response_Data_Length", "Scan_Response_Data", \.data))
 }
 
 /// HCI_LE_Set_Advertising_Enable (0x200A, 7.8.9): starts or stops legacy advertising.
@@ -173,5 +190,6 @@ public struct LESetAdvertisingEnable: HCICommand {
     public init(enable: Bool) { self.enable = enable }
 
     /// Advertising_Enable.
-    public static let layout = MessageLayout("LE_Set_Advertising_Enable", Self.init(enable:), .flag("Advertising_Enable", \.enable))
+    public static let layout = MessageLayout(
+        "LE_Set_Advertising_Enable", Self.init(enable:), .flag("Advertising_Enable", \.enable))
 }

@@ -63,9 +63,11 @@ public struct AdvertisingParameters: Sendable, Equatable {
     public var secondaryPHY: UInt8
 
     /// Connectable advertising every 100 ms from the public address, legacy PDUs, LE 1M.
-    public init(kind: AdvertisingKind = .connectable, intervalMin: UInt32 = 0xA0, intervalMax: UInt32 = 0xA0,
-                ownAddress: OwnAddress = .public, txPower: Int8? = nil, legacyPDUs: Bool = true,
-                primaryPHY: UInt8 = 0x01, secondaryPHY: UInt8 = 0x01) {
+    public init(
+        kind: AdvertisingKind = .connectable, intervalMin: UInt32 = 0xA0, intervalMax: UInt32 = 0xA0,
+        ownAddress: OwnAddress = .public, txPower: Int8? = nil, legacyPDUs: Bool = true,
+        primaryPHY: UInt8 = 0x01, secondaryPHY: UInt8 = 0x01
+    ) {
         self.kind = kind
         self.intervalMin = intervalMin
         self.intervalMax = intervalMax

@@ -27,9 +27,11 @@ public struct AdvertisingReport: Sendable, Equatable {
     public var data: [UInt8]
 
     /// A report with every field given.
-    public init(connectable: Bool, scannable: Bool, directed: Bool, isScanResponse: Bool, legacy: Bool,
-                addressType: AddressType, address: BluetoothAddress, rssi: Int8?, txPower: Int8? = nil,
-                dataStatus: UInt8 = 0, data: [UInt8]) {
+    public init(
+        connectable: Bool, scannable: Bool, directed: Bool, isScanResponse: Bool, legacy: Bool,
+        addressType: AddressType, address: BluetoothAddress, rssi: Int8?, txPower: Int8? = nil,
+        dataStatus: UInt8 = 0, data: [UInt8]
+    ) {
         self.connectable = connectable
         self.scannable = scannable
         self.directed = directed
@@ -57,7 +59,9 @@ public struct AdvertisingReport: Sendable, Equatable {
 
     /// Decodes the reports as ``decode(_:)`` does and counts the octets after the last
     /// report, which are ignored.
-    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (reports: [AdvertisingReport], extraOctets: Int)? {
+    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (
+        reports: [AdvertisingReport], extraOctets: Int
+    )? {
         switch event.subeventCode {
         case legacySubevent:
             let (legacy, extraOctets) = try LEAdvertisingReport.decodeCountingExtraOctets(event.parameters)
@@ -73,25 +77,31 @@ public struct AdvertisingReport: Sendable, Equatable {
     /// Encodes reports as an LE Meta event of the legacy or extended kind (for emulated
     /// controllers in tests).
     public static func encode(_ reports: [AdvertisingReport], extended: Bool) -> LEMetaEvent {
-        extended ? LEExtendedAdvertisingReport(reports: reports.map(LEExtendedAdvertisingReport.Report.init)).meta
+        extended
+            ? LEExtendedAdvertisingReport(reports: reports.map(LEExtendedAdvertisingReport.Report.init)).meta
             : LEAdvertisingReport(reports: reports.map(LEAdvertisingReport.Report.init)).meta
     }
 
     /// The report a legacy one says: its event type is the kind of PDU it came in.
     init(_ report: LEAdvertisingReport.Report) {
         let type = report.eventType
-        self.init(connectable: type == .advInd || type == .advDirectInd, scannable: type == .advInd || type == .advScanInd || type == .scanRsp,
-                  directed: type == .advDirectInd, isScanResponse: type == .scanRsp, legacy: true, addressType: report.addressType,
-                  address: report.address, rssi: report.rssi == 127 ? nil : report.rssi, data: Array(report.data))
+        self.init(
+            connectable: type == .advInd || type == .advDirectInd,
+            scannable: type == .advInd || type == .advScanInd || type == .scanRsp,
+            directed: type == .advDirectInd, isScanResponse: type == .scanRsp, legacy: true,
+            addressType: report.addressType,
+            address: report.address, rssi: report.rssi == 127 ? nil : report.rssi, data: Array(report.data))
     }
 
     /// The report an extended one says: its event type is a set of properties.
     init(_ report: LEExtendedAdvertisingReport.Report) {
         let type = report.eventType
-        self.init(connectable: type & 0x01 != 0, scannable: type & 0x02 != 0, directed: type & 0x04 != 0,
-                  isScanResponse: type & 0x08 != 0, legacy: type & 0x10 != 0, addressType: report.addressType, address: report.address,
-                  rssi: report.rssi == 127 ? nil : report.rssi, txPower: report.txPower == 127 ? nil : report.txPower,
-                  dataStatus: UInt8((type >> 5) & 0b11), data: Array(report.data))
+        self.init(
+            connectable: type & 0x01 != 0, scannable: type & 0x02 != 0, directed: type & 0x04 != 0,
+            isScanResponse: type & 0x08 != 0, legacy: type & 0x10 != 0, addressType: report.addressType,
+            address: report.address,
+            rssi: report.rssi == 127 ? nil : report.rssi, txPower: report.txPower == 127 ? nil : report.txPower,
+            dataStatus: UInt8((type >> 5) & 0b11), data: Array(report.data))
     }
 }
 
@@ -131,7 +141,10 @@ public struct LEAdvertisingReport: LESubeventParameters {
         public var rssi: Int8
 
         /// Creates a report from its fields.
-        public init(eventType: EventType, addressType: AddressType, address: BluetoothAddress, data: ArraySlice<UInt8>, rssi: Int8) {
+        public init(
+            eventType: EventType, addressType: AddressType, address: BluetoothAddress, data: ArraySlice<UInt8>,
+            rssi: Int8
+        ) {
             self.eventType = eventType
             self.addressType = addressType
             self.address = address
@@ -141,17 +154,23 @@ public struct LEAdvertisingReport: LESubeventParameters {
 
         /// The legacy report of `report`: the PDU kind its flags say, scan response first.
         init(_ report: AdvertisingReport) {
-            let type: EventType = report.isScanResponse ? .scanRsp : report.directed ? .advDirectInd
-                : report.connectable ? .advInd : report.scannable ? .advScanInd : .advNonconnInd
-            self.init(eventType: type, addressType: report.addressType, address: report.address, data: report.data[...],
-                      rssi: report.rssi ?? 127)
+            let type: EventType =
+                report.isScanResponse
+                ? .scanRsp
+                : report.directed
+                    ? .advDirectInd
+                    : report.connectable ? .advInd : report.scannable ? .advScanInd : .advNonconnInd
+            self.init(
+                eventType: type, addressType: report.addressType, address: report.address, data: report.data[...],
+                rssi: report.rssi ?? 127)
         }
 
         /// Event_Type, Address_Type, Address, Data_Length, Data, RSSI.
-        public static let layout = MessageLayout("LE_Advertising_Report_Entry", Self.init(eventType:addressType:address:data:rssi:),
-                                                 .code("Event_Type", \.eventType), .code("Address_Type", \.addressType),
-                                                 Field("Address", \.address), .lengthPrefixed("Data_Length", "Data", maximum: 31, \.data),
-                                                 Field("RSSI", \.rssi))
+        public static let layout = MessageLayout(
+            "LE_Advertising_Report_Entry", Self.init(eventType:addressType:address:data:rssi:),
+            .code("Event_Type", \.eventType), .code("Address_Type", \.addressType),
+            Field("Address", \.address), .lengthPrefixed("Data_Length", "Data", maximum: 31, \.data),
+            Field("RSSI", \.rssi))
     }
 
     /// The reports, in the order received.
@@ -161,7 +180,8 @@ public struct LEAdvertisingReport: LESubeventParameters {
     public init(reports: [Report]) { self.reports = reports }
 
     /// Num_Reports, then each report's fields.
-    public static let layout = MessageLayout("LE_Advertising_Report", Self.init(reports:), .counted("Num_Reports", "Reports", \.reports))
+    public static let layout = MessageLayout(
+        "LE_Advertising_Report", Self.init(reports:), .counted("Num_Reports", "Reports", \.reports))
 }
 
 /// LE Extended Advertising Report (0x0D, 7.7.65.13): advertisements and scan responses
@@ -199,9 +219,13 @@ public struct LEExtendedAdvertisingReport: LESubeventParameters {
         public var data: ArraySlice<UInt8>
 
         /// Creates a report from its fields.
-        public init(eventType: UInt16, addressType: AddressType, address: BluetoothAddress, primaryPHY: UInt8, secondaryPHY: UInt8,
-                    advertisingSID: UInt8, txPower: Int8, rssi: Int8, periodicAdvertisingInterval: UInt16, directAddressType: UInt8,
-                    directAddress: BluetoothAddress, data: ArraySlice<UInt8>) {
+        public init(
+            eventType: UInt16, addressType: AddressType, address: BluetoothAddress, primaryPHY: UInt8,
+            secondaryPHY: UInt8,
+            advertisingSID: UInt8, txPower: Int8, rssi: Int8, periodicAdvertisingInterval: UInt16,
+            directAddressType: UInt8,
+            directAddress: BluetoothAddress, data: ArraySlice<UInt8>
+        ) {
             self.eventType = eventType
             self.addressType = addressType
             self.address = address
@@ -225,9 +249,13 @@ public struct LEExtendedAdvertisingReport: LESubeventParameters {
             if report.directed { eventType |= 0x04 }
             if report.isScanResponse { eventType |= 0x08 }
             if report.legacy { eventType |= 0x10 }
-            self.init(eventType: eventType, addressType: report.addressType, address: report.address, primaryPHY: 0x01, secondaryPHY: 0x00,
-                      advertisingSID: 0xFF, txPower: report.txPower ?? 127, rssi: report.rssi ?? 127, periodicAdvertisingInterval: 0,
-                      directAddressType: 0, directAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]), data: report.data[...])
+            self.init(
+                eventType: eventType, addressType: report.addressType, address: report.address, primaryPHY: 0x01,
+                secondaryPHY: 0x00,
+                advertisingSID: 0xFF, txPower: report.txPower ?? 127, rssi: report.rssi ?? 127,
+                periodicAdvertisingInterval: 0,
+                directAddressType: 0, directAddress: BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+                data: report.data[...])
         }
 
         /// Event_Type, Address_Type, Address, Primary_PHY, Secondary_PHY, Advertising_SID,
@@ -235,11 +263,15 @@ public struct LEExtendedAdvertisingReport: LESubeventParameters {
         /// Data_Length, Data.
         public static let layout = MessageLayout(
             "LE_Extended_Advertising_Report_Entry",
-            Self.init(eventType:addressType:address:primaryPHY:secondaryPHY:advertisingSID:txPower:rssi:periodicAdvertisingInterval:
-                      directAddressType:directAddress:data:),
+            Self.init(
+                eventType:addressType:address:primaryPHY:secondaryPHY:advertisingSID:txPower:rssi:
+                periodicAdvertisingInterval:
+                directAddressType:directAddress:data:),
             Field("Event_Type", \.eventType), .code("Address_Type", \.addressType), Field("Address", \.address),
-            Field("Primary_PHY", \.primaryPHY), Field("Secondary_PHY", \.secondaryPHY), Field("Advertising_SID", \.advertisingSID),
-            Field("TX_Power", \.txPower), Field("RSSI", \.rssi), Field("Periodic_Advertising_Interval", \.periodicAdvertisingInterval),
+            Field("Primary_PHY", \.primaryPHY), Field("Secondary_PHY", \.secondaryPHY),
+            Field("Advertising_SID", \.advertisingSID),
+            Field("TX_Power", \.txPower), Field("RSSI", \.rssi),
+            Field("Periodic_Advertising_Interval", \.periodicAdvertisingInterval),
             Field("Direct_Address_Type", \.directAddressType), Field("Direct_Address", \.directAddress),
             .lengthPrefixed("Data_Length", "Data", \.data))
     }
@@ -251,6 +283,7 @@ public struct LEExtendedAdvertisingReport: LESubeventParameters {
     public init(reports: [Report]) { self.reports = reports }
 
     /// Num_Reports, then each report's fields.
-    public static let layout = MessageLayout("LE_Extended_Advertising_Report", Self.init(reports:),
-                                             .counted("Num_Reports", "Reports", \.reports))
+    public static let layout = MessageLayout(
+        "LE_Extended_Advertising_Report", Self.init(reports:),
+        .counted("Num_Reports", "Reports", \.reports))
 }

@@ -17,7 +17,9 @@ public struct LEConnectionRequest: Sendable, Equatable, LaidOut {
     public var supervisionTimeout: UInt16
 
     /// 30–50 ms interval, no latency, 4 s supervision timeout: a responsive default.
-    public init(intervalMin: UInt16 = 24, intervalMax: UInt16 = 40, latency: UInt16 = 0, supervisionTimeout: UInt16 = 400) {
+    public init(
+        intervalMin: UInt16 = 24, intervalMax: UInt16 = 40, latency: UInt16 = 0, supervisionTimeout: UInt16 = 400
+    ) {
         self.intervalMin = intervalMin
         self.intervalMax = intervalMax
         self.latency = latency
@@ -27,9 +29,10 @@ public struct LEConnectionRequest: Sendable, Equatable, LaidOut {
     /// Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout
     /// (LE_Create_Connection's names; the event and the reply call them Interval_Min,
     /// Interval_Max, Max_Latency, Timeout).
-    public static let layout = MessageLayout("Requested_Connection_Parameters", Self.init(intervalMin:intervalMax:latency:supervisionTimeout:),
-                                             Field("Connection_Interval_Min", \.intervalMin), Field("Connection_Interval_Max", \.intervalMax),
-                                             Field("Max_Latency", \.latency), Field("Supervision_Timeout", \.supervisionTimeout))
+    public static let layout = MessageLayout(
+        "Requested_Connection_Parameters", Self.init(intervalMin:intervalMax:latency:supervisionTimeout:),
+        Field("Connection_Interval_Min", \.intervalMin), Field("Connection_Interval_Max", \.intervalMax),
+        Field("Max_Latency", \.latency), Field("Supervision_Timeout", \.supervisionTimeout))
 }
 
 /// HCI_LE_Create_Connection (0x200D): initiate a connection (legacy).
@@ -58,9 +61,12 @@ public struct LECreateConnection: HCICommand {
     public var maxCELength: UInt16
 
     /// Connect to `peerAddress`, by default scanning 60 ms of every 60 ms.
-    public init(scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060, initiatorFilterPolicy: UInt8 = 0, peerAddressType: UInt8,
-                peerAddress: BluetoothAddress, ownAddressType: UInt8 = 0, parameters: LEConnectionRequest = .init(),
-                minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(
+        scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060, initiatorFilterPolicy: UInt8 = 0,
+        peerAddressType: UInt8,
+        peerAddress: BluetoothAddress, ownAddressType: UInt8 = 0, parameters: LEConnectionRequest = .init(),
+        minCELength: UInt16 = 0, maxCELength: UInt16 = 0
+    ) {
         self.scanInterval = scanInterval
         self.scanWindow = scanWindow
         self.initiatorFilterPolicy = initiatorFilterPolicy
@@ -76,7 +82,9 @@ public struct LECreateConnection: HCICommand {
     /// Peer_Address, Own_Address_Type, the connection parameters, Min_CE_Length, Max_CE_Length.
     public static let layout = MessageLayout(
         "LE_Create_Connection",
-        Self.init(scanInterval:scanWindow:initiatorFilterPolicy:peerAddressType:peerAddress:ownAddressType:parameters:minCELength:maxCELength:),
+        Self.init(
+            scanInterval:scanWindow:initiatorFilterPolicy:peerAddressType:peerAddress:ownAddressType:parameters:
+            minCELength:maxCELength:),
         Field("LE_Scan_Interval", \.scanInterval), Field("LE_Scan_Window", \.scanWindow),
         Field("Initiator_Filter_Policy", \.initiatorFilterPolicy), Field("Peer_Address_Type", \.peerAddressType),
         Field("Peer_Address", \.peerAddress), Field("Own_Address_Type", \.ownAddressType), .group(\.parameters),
@@ -118,9 +126,12 @@ public struct LEExtendedCreateConnection: HCICommand {
     public var maxCELength: UInt16
 
     /// Connect to `peerAddress` on the 1M PHY, by default scanning 60 ms of every 60 ms.
-    public init(initiatorFilterPolicy: UInt8 = 0, ownAddressType: UInt8 = 0, peerAddressType: UInt8, peerAddress: BluetoothAddress,
-                initiatingPHYs: LEInitiatingPHYs = .le1M, scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060,
-                parameters: LEConnectionRequest = .init(), minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(
+        initiatorFilterPolicy: UInt8 = 0, ownAddressType: UInt8 = 0, peerAddressType: UInt8,
+        peerAddress: BluetoothAddress,
+        initiatingPHYs: LEInitiatingPHYs = .le1M, scanInterval: UInt16 = 0x0060, scanWindow: UInt16 = 0x0060,
+        parameters: LEConnectionRequest = .init(), minCELength: UInt16 = 0, maxCELength: UInt16 = 0
+    ) {
         self.initiatorFilterPolicy = initiatorFilterPolicy
         self.ownAddressType = ownAddressType
         self.peerAddressType = peerAddressType
@@ -138,8 +149,10 @@ public struct LEExtendedCreateConnection: HCICommand {
     /// parameters, Min_CE_Length, Max_CE_Length.
     public static let layout = MessageLayout(
         "LE_Extended_Create_Connection",
-        Self.init(initiatorFilterPolicy:ownAddressType:peerAddressType:peerAddress:initiatingPHYs:scanInterval:scanWindow:parameters:
-                  minCELength:maxCELength:),
+        Self.init(
+            initiatorFilterPolicy:ownAddressType:peerAddressType:peerAddress:initiatingPHYs:scanInterval:scanWindow:
+            parameters:
+            minCELength:maxCELength:),
         Field("Initiator_Filter_Policy", \.initiatorFilterPolicy), Field("Own_Address_Type", \.ownAddressType),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
         .code("Initiating_PHYs", errorField: "Initiating_PHYs (only LE 1M is modelled)", \.initiatingPHYs),
@@ -165,7 +178,8 @@ public struct ConnectionHandleReturn: HCIParameters {
     /// Return parameters for `handle`.
     public init(handle: ConnectionHandle) { self.handle = handle }
     /// Connection_Handle.
-    public static let layout = MessageLayout("Connection_Handle", Self.init(handle:), Field("Connection_Handle", \.handle))
+    public static let layout = MessageLayout(
+        "Connection_Handle", Self.init(handle:), Field("Connection_Handle", \.handle))
 }
 
 /// HCI_LE_Read_Remote_Features (0x2016): LE Read Remote Features Complete follows.
@@ -179,7 +193,8 @@ public struct LEReadRemoteFeatures: HCICommand {
     /// Read the features of the peer on `handle`.
     public init(handle: ConnectionHandle) { self.handle = handle }
     /// Connection_Handle.
-    public static let layout = MessageLayout("LE_Read_Remote_Features", Self.init(handle:), Field("Connection_Handle", \.handle))
+    public static let layout = MessageLayout(
+        "LE_Read_Remote_Features", Self.init(handle:), Field("Connection_Handle", \.handle))
 }
 
 /// HCI_Read_RSSI (0x1405).
@@ -205,7 +220,8 @@ public struct ReadRSSI: HCICommand {
             self.rssi = rssi
         }
         /// Connection_Handle, RSSI.
-        public static let layout = MessageLayout("Read_RSSI", Self.init(handle:rssi:), Field("Connection_Handle", \.handle), Field("RSSI", \.rssi))
+        public static let layout = MessageLayout(
+            "Read_RSSI", Self.init(handle:rssi:), Field("Connection_Handle", \.handle), Field("RSSI", \.rssi))
     }
 }
 
@@ -228,8 +244,9 @@ public struct LESetDataLength: HCICommand {
     }
 
     /// Connection_Handle, TX_Octets, TX_Time.
-    public static let layout = MessageLayout("LE_Set_Data_Length", Self.init(handle:txOctets:txTime:),
-                                             Field("Connection_Handle", \.handle), Field("TX_Octets", \.txOctets), Field("TX_Time", \.txTime))
+    public static let layout = MessageLayout(
+        "LE_Set_Data_Length", Self.init(handle:txOctets:txTime:),
+        Field("Connection_Handle", \.handle), Field("TX_Octets", \.txOctets), Field("TX_Time", \.txTime))
 
     /// The connection handle.
     public typealias ReturnParameters = ConnectionHandleReturn
@@ -262,9 +279,10 @@ public struct LESetPHY: HCICommand {
     }
 
     /// Connection_Handle, All_PHYs, TX_PHYs, RX_PHYs, PHY_Options.
-    public static let layout = MessageLayout("LE_Set_PHY", Self.init(handle:allPHYs:txPHYs:rxPHYs:phyOptions:),
-                                             Field("Connection_Handle", \.handle), Field("All_PHYs", \.allPHYs),
-                                             Field("TX_PHYs", \.txPHYs), Field("RX_PHYs", \.rxPHYs), Field("PHY_Options", \.phyOptions))
+    public static let layout = MessageLayout(
+        "LE_Set_PHY", Self.init(handle:allPHYs:txPHYs:rxPHYs:phyOptions:),
+        Field("Connection_Handle", \.handle), Field("All_PHYs", \.allPHYs),
+        Field("TX_PHYs", \.txPHYs), Field("RX_PHYs", \.rxPHYs), Field("PHY_Options", \.phyOptions))
 }
 
 /// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
@@ -284,7 +302,9 @@ public struct LEConnectionUpdate: HCICommand {
     public var maxCELength: UInt16
 
     /// Ask for `parameters` on `handle`.
-    public init(handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(
+        handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0
+    ) {
         self.handle = handle
         self.parameters = parameters
         self.minCELength = minCELength
@@ -292,9 +312,10 @@ public struct LEConnectionUpdate: HCICommand {
     }
 
     /// Connection_Handle, the connection parameters, Min_CE_Length, Max_CE_Length.
-    public static let layout = MessageLayout("LE_Connection_Update", Self.init(handle:parameters:minCELength:maxCELength:),
-                                             Field("Connection_Handle", \.handle), .group(\.parameters),
-                                             Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
+    public static let layout = MessageLayout(
+        "LE_Connection_Update", Self.init(handle:parameters:minCELength:maxCELength:),
+        Field("Connection_Handle", \.handle), .group(\.parameters),
+        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
 }
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
@@ -312,7 +333,9 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
     public var maxCELength: UInt16
 
     /// Accept `parameters` on `handle`.
-    public init(handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(
+        handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0
+    ) {
         self.handle = handle
         self.parameters = parameters
         self.minCELength = minCELength
@@ -321,9 +344,10 @@ public struct LERemoteConnectionParameterRequestReply: HCICommand {
 
     /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout, Min_CE_Length,
     /// Max_CE_Length.
-    public static let layout = MessageLayout("LE_Remote_Connection_Parameter_Request_Reply", Self.init(handle:parameters:minCELength:maxCELength:),
-                                             Field("Connection_Handle", \.handle), .group(\.parameters),
-                                             Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
+    public static let layout = MessageLayout(
+        "LE_Remote_Connection_Parameter_Request_Reply", Self.init(handle:parameters:minCELength:maxCELength:),
+        Field("Connection_Handle", \.handle), .group(\.parameters),
+        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
 
     /// The connection handle.
     public typealias ReturnParameters = ConnectionHandleReturn
@@ -348,8 +372,9 @@ public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
     }
 
     /// Connection_Handle, Reason.
-    public static let layout = MessageLayout("LE_Remote_Connection_Parameter_Request_Negative_Reply", Self.init(handle:reason:),
-                                             Field("Connection_Handle", \.handle), Field("Reason", \.reason))
+    public static let layout = MessageLayout(
+        "LE_Remote_Connection_Parameter_Request_Negative_Reply", Self.init(handle:reason:),
+        Field("Connection_Handle", \.handle), Field("Reason", \.reason))
 }
 
 extension LEConnectionRequest {
@@ -358,7 +383,8 @@ extension LEConnectionRequest {
     /// and longer than (1 + latency) × interval × 2.
     public var isValid: Bool {
         guard (6...3200).contains(intervalMin), (6...3200).contains(intervalMax), intervalMin <= intervalMax,
-              latency <= 499, (10...3200).contains(supervisionTimeout) else { return false }
+            latency <= 499, (10...3200).contains(supervisionTimeout)
+        else { return false }
         // Timeout (10 ms units) > (1 + latency) × max interval (1.25 ms units) × 2.
         return Int(supervisionTimeout) * 10 * 100 > (1 + Int(latency)) * Int(intervalMax) * 125 * 2
     }

@@ -17,9 +17,10 @@ public struct LEConnectionParameters: Sendable, Equatable, LaidOut {
     }
 
     /// Connection_Interval, Peripheral_Latency, Supervision_Timeout.
-    public static let layout = MessageLayout("Connection_Parameters", Self.init(interval:latency:supervisionTimeout:),
-                                             Field("Connection_Interval", \.interval), Field("Peripheral_Latency", \.latency),
-                                             Field("Supervision_Timeout", \.supervisionTimeout))
+    public static let layout = MessageLayout(
+        "Connection_Parameters", Self.init(interval:latency:supervisionTimeout:),
+        Field("Connection_Interval", \.interval), Field("Peripheral_Latency", \.latency),
+        Field("Supervision_Timeout", \.supervisionTimeout))
 
     /// `interval 30.00 ms, latency 0, supervision timeout 4000 ms`.
     public var description: String {
@@ -33,8 +34,9 @@ public struct LEConnectionParameters: Sendable, Equatable, LaidOut {
 /// private addresses, the clock accuracy) are left in the subevents' declarations below.
 public enum LEConnectionEvent: Sendable, Equatable {
     /// LE Connection Complete (0x01) or LE Enhanced Connection Complete v1/v2 (0x0A/0x29).
-    case connectionComplete(status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8,
-                            peerAddress: BluetoothAddress, parameters: LEConnectionParameters)
+    case connectionComplete(
+        status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8,
+        peerAddress: BluetoothAddress, parameters: LEConnectionParameters)
     /// LE Connection Update Complete (0x03).
     case connectionUpdateComplete(status: HCIStatus, handle: ConnectionHandle, parameters: LEConnectionParameters)
     /// LE Read Remote Features Complete (0x04).
@@ -43,7 +45,8 @@ public enum LEConnectionEvent: Sendable, Equatable {
     /// host must answer with the Reply or the Negative Reply command.
     case remoteConnectionParameterRequest(handle: ConnectionHandle, parameters: LEConnectionRequest)
     /// LE Data Length Change (0x07): the maximum payload octets and times now in use.
-    case dataLengthChange(handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16)
+    case dataLengthChange(
+        handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16)
     /// LE PHY Update Complete (0x0C): 1 = 1M, 2 = 2M, 3 = Coded.
     case phyUpdateComplete(status: HCIStatus, handle: ConnectionHandle, txPHY: UInt8, rxPHY: UInt8)
 
@@ -65,14 +68,17 @@ public enum LEConnectionEvent: Sendable, Equatable {
 
     /// Decodes a connection subevent and counts the octets past its format, which are
     /// ignored; `nil` for other subevents.
-    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (event: LEConnectionEvent, extraOctets: Int)? {
+    public static func decodeCountingExtraOctets(_ event: LEMetaEvent) throws(DecodingError) -> (
+        event: LEConnectionEvent, extraOctets: Int
+    )? {
         guard let subevent = subevents[event.subeventCode] else { return nil }
         return try decode(subevent, event.parameters)
     }
 
     /// Decodes the parameters of subevent `Subevent` under the tolerance rule.
     private static func decode<Subevent: LEConnectionSubevent>(_: Subevent.Type, _ parameters: ArraySlice<UInt8>)
-        throws(DecodingError) -> (event: LEConnectionEvent, extraOctets: Int) {
+        throws(DecodingError) -> (event: LEConnectionEvent, extraOctets: Int)
+    {
         let (subevent, extraOctets) = try Subevent.decodeCountingExtraOctets(parameters)
         return (subevent.event, extraOctets)
     }
@@ -81,9 +87,9 @@ public enum LEConnectionEvent: Sendable, Equatable {
     public var handle: ConnectionHandle {
         switch self {
         case let .connectionComplete(_, handle, _, _, _, _), let .connectionUpdateComplete(_, handle, _),
-             let .remoteFeaturesComplete(_, handle, _), let .remoteConnectionParameterRequest(handle, _),
-             let .dataLengthChange(handle, _, _, _, _),
-             let .phyUpdateComplete(_, handle, _, _):
+            let .remoteFeaturesComplete(_, handle, _), let .remoteConnectionParameterRequest(handle, _),
+            let .dataLengthChange(handle, _, _, _, _),
+            let .phyUpdateComplete(_, handle, _, _):
             handle
         }
     }
@@ -94,8 +100,10 @@ public enum LEConnectionEvent: Sendable, Equatable {
     public func encoded() -> LEMetaEvent {
         switch self {
         case let .connectionComplete(status, handle, role, peerAddressType, peerAddress, parameters):
-            LEConnectionComplete(status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
-                                 parameters: parameters, centralClockAccuracy: 0).meta
+            LEConnectionComplete(
+                status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
+                parameters: parameters, centralClockAccuracy: 0
+            ).meta
         case let .connectionUpdateComplete(status, handle, parameters):
             LEConnectionUpdateComplete(status: status, handle: handle, parameters: parameters).meta
         case let .remoteFeaturesComplete(status, handle, features):
@@ -103,7 +111,10 @@ public enum LEConnectionEvent: Sendable, Equatable {
         case let .remoteConnectionParameterRequest(handle, parameters):
             LERemoteConnectionParameterRequest(handle: handle, parameters: parameters).meta
         case let .dataLengthChange(handle, maxTxOctets, maxTxTime, maxRxOctets, maxRxTime):
-            LEDataLengthChange(handle: handle, maxTxOctets: maxTxOctets, maxTxTime: maxTxTime, maxRxOctets: maxRxOctets, maxRxTime: maxRxTime).meta
+            LEDataLengthChange(
+                handle: handle, maxTxOctets: maxTxOctets, maxTxTime: maxTxTime, maxRxOctets: maxRxOctets,
+                maxRxTime: maxRxTime
+            ).meta
         case let .phyUpdateComplete(status, handle, txPHY, rxPHY):
             LEPHYUpdateComplete(status: status, handle: handle, txPHY: txPHY, rxPHY: rxPHY).meta
         }
@@ -138,8 +149,10 @@ public struct LEConnectionComplete: LEConnectionSubevent {
     public var centralClockAccuracy: UInt8
 
     /// Creates the subevent from its fields.
-    public init(status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8, peerAddress: BluetoothAddress,
-                parameters: LEConnectionParameters, centralClockAccuracy: UInt8) {
+    public init(
+        status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8, peerAddress: BluetoothAddress,
+        parameters: LEConnectionParameters, centralClockAccuracy: UInt8
+    ) {
         self.status = status
         self.handle = handle
         self.role = role
@@ -152,15 +165,17 @@ public struct LEConnectionComplete: LEConnectionSubevent {
     /// Status, Connection_Handle, Role, Peer_Address_Type, Peer_Address, the connection
     /// parameters, Central_Clock_Accuracy.
     public static let layout = MessageLayout(
-        "LE_Connection_Complete", Self.init(status:handle:role:peerAddressType:peerAddress:parameters:centralClockAccuracy:),
+        "LE_Connection_Complete",
+        Self.init(status:handle:role:peerAddressType:peerAddress:parameters:centralClockAccuracy:),
         Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Role", \.role),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress), .group(\.parameters),
         Field("Central_Clock_Accuracy", \.centralClockAccuracy))
 
     /// A connection complete.
     public var event: LEConnectionEvent {
-        .connectionComplete(status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
-                            parameters: parameters)
+        .connectionComplete(
+            status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
+            parameters: parameters)
     }
 }
 
@@ -189,9 +204,11 @@ public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
     public var centralClockAccuracy: UInt8
 
     /// Creates the subevent from its fields.
-    public init(status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8, peerAddress: BluetoothAddress,
-                localResolvablePrivateAddress: BluetoothAddress, peerResolvablePrivateAddress: BluetoothAddress,
-                parameters: LEConnectionParameters, centralClockAccuracy: UInt8) {
+    public init(
+        status: HCIStatus, handle: ConnectionHandle, role: UInt8, peerAddressType: UInt8, peerAddress: BluetoothAddress,
+        localResolvablePrivateAddress: BluetoothAddress, peerResolvablePrivateAddress: BluetoothAddress,
+        parameters: LEConnectionParameters, centralClockAccuracy: UInt8
+    ) {
         self.status = status
         self.handle = handle
         self.role = role
@@ -208,8 +225,9 @@ public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
     /// parameters, Central_Clock_Accuracy.
     public static let layout = MessageLayout(
         "LE_Enhanced_Connection_Complete",
-        Self.init(status:handle:role:peerAddressType:peerAddress:localResolvablePrivateAddress:peerResolvablePrivateAddress:
-                  parameters:centralClockAccuracy:),
+        Self.init(
+            status:handle:role:peerAddressType:peerAddress:localResolvablePrivateAddress:peerResolvablePrivateAddress:
+            parameters:centralClockAccuracy:),
         Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Role", \.role),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
         Field("Local_Resolvable_Private_Address", \.localResolvablePrivateAddress),
@@ -218,8 +236,9 @@ public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
 
     /// A connection complete; the resolvable private addresses are not part of it.
     public var event: LEConnectionEvent {
-        .connectionComplete(status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
-                            parameters: parameters)
+        .connectionComplete(
+            status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
+            parameters: parameters)
     }
 }
 
@@ -243,9 +262,10 @@ public struct LEEnhancedConnectionCompleteV2: LEConnectionSubevent {
     }
 
     /// v1's fields, Advertising_Handle, Sync_Handle.
-    public static let layout = MessageLayout("LE_Enhanced_Connection_Complete_v2", Self.init(connection:advertisingHandle:syncHandle:),
-                                             .group(\.connection), Field("Advertising_Handle", \.advertisingHandle),
-                                             Field("Sync_Handle", \.syncHandle))
+    public static let layout = MessageLayout(
+        "LE_Enhanced_Connection_Complete_v2", Self.init(connection:advertisingHandle:syncHandle:),
+        .group(\.connection), Field("Advertising_Handle", \.advertisingHandle),
+        Field("Sync_Handle", \.syncHandle))
 
     /// A connection complete, as v1's.
     public var event: LEConnectionEvent { connection.event }
@@ -270,11 +290,14 @@ public struct LEConnectionUpdateComplete: LEConnectionSubevent {
     }
 
     /// Status, Connection_Handle, the connection parameters.
-    public static let layout = MessageLayout("LE_Connection_Update_Complete", Self.init(status:handle:parameters:),
-                                             Field("Status", \.status), Field("Connection_Handle", \.handle), .group(\.parameters))
+    public static let layout = MessageLayout(
+        "LE_Connection_Update_Complete", Self.init(status:handle:parameters:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle), .group(\.parameters))
 
     /// A connection update complete.
-    public var event: LEConnectionEvent { .connectionUpdateComplete(status: status, handle: handle, parameters: parameters) }
+    public var event: LEConnectionEvent {
+        .connectionUpdateComplete(status: status, handle: handle, parameters: parameters)
+    }
 }
 
 /// LE Read Remote Features Complete (0x04, 7.7.65.4): the features the peer's link layer
@@ -297,8 +320,9 @@ public struct LEReadRemoteFeaturesComplete: LEConnectionSubevent {
     }
 
     /// Status, Connection_Handle, LE_Features.
-    public static let layout = MessageLayout("LE_Read_Remote_Features_Complete", Self.init(status:handle:features:),
-                                             Field("Status", \.status), Field("Connection_Handle", \.handle), Field("LE_Features", \.features))
+    public static let layout = MessageLayout(
+        "LE_Read_Remote_Features_Complete", Self.init(status:handle:features:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle), Field("LE_Features", \.features))
 
     /// A remote features complete.
     public var event: LEConnectionEvent { .remoteFeaturesComplete(status: status, handle: handle, features: features) }
@@ -321,8 +345,9 @@ public struct LERemoteConnectionParameterRequest: LEConnectionSubevent {
     }
 
     /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout.
-    public static let layout = MessageLayout("LE_Remote_Connection_Parameter_Request", Self.init(handle:parameters:),
-                                             Field("Connection_Handle", \.handle), .group(\.parameters))
+    public static let layout = MessageLayout(
+        "LE_Remote_Connection_Parameter_Request", Self.init(handle:parameters:),
+        Field("Connection_Handle", \.handle), .group(\.parameters))
 
     /// A remote connection parameter request.
     public var event: LEConnectionEvent { .remoteConnectionParameterRequest(handle: handle, parameters: parameters) }
@@ -345,7 +370,9 @@ public struct LEDataLengthChange: LEConnectionSubevent {
     public var maxRxTime: UInt16
 
     /// Creates the subevent from its fields.
-    public init(handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
+    public init(
+        handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16
+    ) {
         self.handle = handle
         self.maxTxOctets = maxTxOctets
         self.maxTxTime = maxTxTime
@@ -354,14 +381,17 @@ public struct LEDataLengthChange: LEConnectionSubevent {
     }
 
     /// Connection_Handle, Max_TX_Octets, Max_TX_Time, Max_RX_Octets, Max_RX_Time.
-    public static let layout = MessageLayout("LE_Data_Length_Change", Self.init(handle:maxTxOctets:maxTxTime:maxRxOctets:maxRxTime:),
-                                             Field("Connection_Handle", \.handle), Field("Max_TX_Octets", \.maxTxOctets),
-                                             Field("Max_TX_Time", \.maxTxTime), Field("Max_RX_Octets", \.maxRxOctets),
-                                             Field("Max_RX_Time", \.maxRxTime))
+    public static let layout = MessageLayout(
+        "LE_Data_Length_Change", Self.init(handle:maxTxOctets:maxTxTime:maxRxOctets:maxRxTime:),
+        Field("Connection_Handle", \.handle), Field("Max_TX_Octets", \.maxTxOctets),
+        Field("Max_TX_Time", \.maxTxTime), Field("Max_RX_Octets", \.maxRxOctets),
+        Field("Max_RX_Time", \.maxRxTime))
 
     /// A data length change.
     public var event: LEConnectionEvent {
-        .dataLengthChange(handle: handle, maxTxOctets: maxTxOctets, maxTxTime: maxTxTime, maxRxOctets: maxRxOctets, maxRxTime: maxRxTime)
+        .dataLengthChange(
+            handle: handle, maxTxOctets: maxTxOctets, maxTxTime: maxTxTime, maxRxOctets: maxRxOctets,
+            maxRxTime: maxRxTime)
     }
 }
 
@@ -387,10 +417,13 @@ public struct LEPHYUpdateComplete: LEConnectionSubevent {
     }
 
     /// Status, Connection_Handle, TX_PHY, RX_PHY.
-    public static let layout = MessageLayout("LE_PHY_Update_Complete", Self.init(status:handle:txPHY:rxPHY:),
-                                             Field("Status", \.status), Field("Connection_Handle", \.handle),
-                                             Field("TX_PHY", \.txPHY), Field("RX_PHY", \.rxPHY))
+    public static let layout = MessageLayout(
+        "LE_PHY_Update_Complete", Self.init(status:handle:txPHY:rxPHY:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle),
+        Field("TX_PHY", \.txPHY), Field("RX_PHY", \.rxPHY))
 
     /// A PHY update complete.
-    public var event: LEConnectionEvent { .phyUpdateComplete(status: status, handle: handle, txPHY: txPHY, rxPHY: rxPHY) }
+    public var event: LEConnectionEvent {
+        .phyUpdateComplete(status: status, handle: handle, txPHY: txPHY, rxPHY: rxPHY)
+    }
 }

@@ -160,19 +160,25 @@ public final class ConnectionManager {
     /// cancelled and ``ConnectionError/connectionTimeout`` thrown; with a nil `timeout` it
     /// waits until the peer answers or ``cancelConnect()`` is called. With `setUp`, the link's
     /// remote features are read and data length and PHY raised when both sides can.
-    public func connect(to address: BluetoothAddress, type: AddressType, timeout: Duration? = .seconds(10),
-                        parameters: LEConnectionRequest = .init(), setUp: Bool = true) async throws(ConnectionError) -> LEConnection {
+    public func connect(
+        to address: BluetoothAddress, type: AddressType, timeout: Duration? = .seconds(10),
+        parameters: LEConnectionRequest = .init(), setUp: Bool = true
+    ) async throws(ConnectionError) -> LEConnection {
         guard case .idle = attempt else { throw .busy }
         guard let info = controller.info else { throw .hci(.notRunning) }
         let peerType = type == .anonymous ? 0 : type.rawValue
-        let extended = info.leFeatures.contains(.extendedAdvertising) && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
+        let extended =
+            info.leFeatures.contains(.extendedAdvertising)
+            && info.supportedCommands.supports(LEExtendedCreateConnection.opcode) == true
         let outcome = Outcome(), ended = Expectation<HCIStatus>()
         attempt = .connecting(outcome, linkEnd: ended)
         do {
             if extended {
-                try await controller.send(LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
+                try await controller.send(
+                    LEExtendedCreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
             } else {
-                try await controller.send(LECreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
+                try await controller.send(
+                    LECreateConnection(peerAddressType: peerType, peerAddress: address, parameters: parameters))
             }
         } catch {
             attempt = .idle
@@ -188,7 +194,9 @@ public final class ConnectionManager {
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
         stopWaiting(ended, forTheEndOf: handle)
-        guard let connection = link(handle)?.connection else { throw .disconnected(ended.delivered ?? .unspecifiedError) }
+        guard let connection = link(handle)?.connection else {
+            throw .disconnected(ended.delivered ?? .unspecifiedError)
+        }
         return connection
     }
 
@@ -208,7 +216,9 @@ public final class ConnectionManager {
 
     /// Disconnects and waits for Disconnection Complete; returns its reason.
     @discardableResult
-    public func disconnect(_ handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection) async throws(ConnectionError) -> HCIStatus {
+    public func disconnect(_ handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection)
+        async throws(ConnectionError) -> HCIStatus
+    {
         guard let link = link(handle) else { throw .notConnected(handle) }
         let done = Expectation<HCIStatus>()
         waitForTheEnd(of: link, done)
@@ -228,11 +238,17 @@ public final class ConnectionManager {
 
     /// Asks the controller for new parameters and returns those in effect afterwards.
     @discardableResult
-    public func updateParameters(_ handle: ConnectionHandle, _ parameters: LEConnectionRequest) async throws(ConnectionError) -> LEConnectionParameters {
+    public func updateParameters(_ handle: ConnectionHandle, _ parameters: LEConnectionRequest)
+        async throws(ConnectionError) -> LEConnectionParameters
+    {
         guard link(handle) != nil else { throw .notConnected(handle) }
-        guard parameters.isValid else { throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters)) }
-        let event = try await request(LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
-                                      "LE Connection Update Complete") { if case .connectionUpdateComplete = $0 { true } else { false } }
+        guard parameters.isValid else {
+            throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters))
+        }
+        let event = try await request(
+            LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
+            "LE Connection Update Complete"
+        ) { if case .connectionUpdateComplete = $0 { true } else { false } }
         guard case let .connectionUpdateComplete(status, _, applied) = event, status.isSuccess else {
             if case let .connectionUpdateComplete(status, _, _) = event { throw .failed(status) }
             throw .eventTimeout("LE Connection Update Complete")
@@ -253,7 +269,9 @@ public final class ConnectionManager {
     public func setUp(_ handle: ConnectionHandle) async {
         guard let info = controller.info else { return }
         do {
-            _ = try await request(LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete") {
+            _ = try await request(
+                LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete"
+            ) {
                 if case .remoteFeaturesComplete = $0 { true } else { false }
             }
         } catch {
@@ -261,16 +279,23 @@ public final class ConnectionManager {
         }
         let remote = link(handle)?.connection.remoteFeatures ?? []
         if info.leFeatures.contains(.dataPacketLengthExtension), remote.contains(.dataPacketLengthExtension),
-           let maximum = info.maximumDataLength {
+            let maximum = info.maximumDataLength
+        {
             do {
-                _ = try await controller.send(LESetDataLength(handle: handle, txOctets: maximum.supportedMaxTxOctets, txTime: maximum.supportedMaxTxTime))
+                _ = try await controller.send(
+                    LESetDataLength(
+                        handle: handle, txOctets: maximum.supportedMaxTxOctets, txTime: maximum.supportedMaxTxTime))
             } catch {
                 logger.log(.info, "LE Set Data Length on \(hex(handle, digits: 4)): \(error)")
             }
         }
-        if info.leFeatures.contains(.twoMegabitPHY), remote.contains(.twoMegabitPHY), info.supportedCommands.supports(LESetPHY.self) {
+        if info.leFeatures.contains(.twoMegabitPHY), remote.contains(.twoMegabitPHY),
+            info.supportedCommands.supports(LESetPHY.self)
+        {
             do {
-                _ = try await request(LESetPHY(handle: handle, txPHYs: 0x02, rxPHYs: 0x02), handle: handle, "LE PHY Update Complete") {
+                _ = try await request(
+                    LESetPHY(handle: handle, txPHYs: 0x02, rxPHYs: 0x02), handle: handle, "LE PHY Update Complete"
+                ) {
                     if case .phyUpdateComplete = $0 { true } else { false }
                 }
             } catch {
@@ -282,8 +307,10 @@ public final class ConnectionManager {
     /// Sends a command answered by Command Status and waits for the event that ends it on
     /// connection `handle`; the wait is registered first, so an event that comes in the
     /// same read as the Command Status is not missed.
-    private func request<C: HCICommand>(_ command: C, handle: ConnectionHandle, _ what: String,
-                                        _ matches: @escaping (LEConnectionEvent) -> Bool) async throws(ConnectionError) -> LEConnectionEvent {
+    private func request<C: HCICommand>(
+        _ command: C, handle: ConnectionHandle, _ what: String,
+        _ matches: @escaping (LEConnectionEvent) -> Bool
+    ) async throws(ConnectionError) -> LEConnectionEvent {
         nextWaiter += 1
         let id = nextWaiter
         let outcome = Expectation<Result<LEConnectionEvent, ConnectionError>>()
@@ -308,7 +335,8 @@ public final class ConnectionManager {
         Task { @BluetoothActor [controller, logger] in
             do {
                 if accept {
-                    _ = try await controller.send(LERemoteConnectionParameterRequestReply(handle: handle, parameters: request))
+                    _ = try await controller.send(
+                        LERemoteConnectionParameterRequestReply(handle: handle, parameters: request))
                 } else {
                     _ = try await controller.send(LERemoteConnectionParameterRequestNegativeReply(handle: handle))
                 }

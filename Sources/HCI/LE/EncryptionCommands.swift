@@ -18,8 +18,13 @@ public struct LEEnableEncryption: HCICommand {
     public var longTermKey: [UInt8]
 
     /// Encrypt `handle` with `longTermKey`, identified to the peer by `ediv` and `random`.
-    public init(handle: ConnectionHandle, random: [UInt8] = [UInt8](repeating: 0, count: 8), ediv: UInt16 = 0, longTermKey: [UInt8]) {
-        precondition(random.count == 8 && longTermKey.count == 16, "LE Enable Encryption takes an 8-octet Rand and a 16-octet LTK")
+    public init(
+        handle: ConnectionHandle, random: [UInt8] = [UInt8](repeating: 0, count: 8), ediv: UInt16 = 0,
+        longTermKey: [UInt8]
+    ) {
+        precondition(
+            random.count == 8 && longTermKey.count == 16,
+            "LE Enable Encryption takes an 8-octet Rand and a 16-octet LTK")
         self.handle = handle
         self.random = random
         self.ediv = ediv
@@ -27,9 +32,10 @@ public struct LEEnableEncryption: HCICommand {
     }
 
     /// Connection_Handle, Random_Number, Encrypted_Diversifier, Long_Term_Key.
-    public static let layout = MessageLayout("LE_Enable_Encryption", Self.init(handle:random:ediv:longTermKey:),
-                                             Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
-                                             Field("Encrypted_Diversifier", \.ediv), .octets("Long_Term_Key", count: 16, \.longTermKey))
+    public static let layout = MessageLayout(
+        "LE_Enable_Encryption", Self.init(handle:random:ediv:longTermKey:),
+        Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
+        Field("Encrypted_Diversifier", \.ediv), .octets("Long_Term_Key", count: 16, \.longTermKey))
 }
 
 /// Encryption Key Refresh Complete (0x30): an encrypted link now uses the new key.
@@ -46,8 +52,9 @@ public struct EncryptionKeyRefreshComplete: HCIEventParameters {
         self.handle = handle
     }
     /// Status, Connection_Handle.
-    public static let layout = MessageLayout("Encryption_Key_Refresh_Complete", Self.init(status:handle:),
-                                             Field("Status", \.status), Field("Connection_Handle", \.handle))
+    public static let layout = MessageLayout(
+        "Encryption_Key_Refresh_Complete", Self.init(status:handle:),
+        Field("Status", \.status), Field("Connection_Handle", \.handle))
 }
 
 /// LE Long Term Key Request (0x05, 7.7.65.5): as the peripheral, the controller asks for the
@@ -70,9 +77,10 @@ public struct LELongTermKeyRequest: LESubeventParameters {
     }
 
     /// Connection_Handle, Random_Number, Encrypted_Diversifier.
-    public static let layout = MessageLayout("LE_Long_Term_Key_Request", Self.init(handle:random:ediv:),
-                                             Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
-                                             Field("Encrypted_Diversifier", \.ediv))
+    public static let layout = MessageLayout(
+        "LE_Long_Term_Key_Request", Self.init(handle:random:ediv:),
+        Field("Connection_Handle", \.handle), .octets("Random_Number", count: 8, \.random),
+        Field("Encrypted_Diversifier", \.ediv))
 }
 
 /// HCI_LE_Long_Term_Key_Request_Reply (0x201A, 7.8.25): the key for the link the
@@ -95,8 +103,9 @@ public struct LELongTermKeyRequestReply: HCICommand {
     }
 
     /// Connection_Handle, Long_Term_Key.
-    public static let layout = MessageLayout("LE_Long_Term_Key_Request_Reply", Self.init(handle:longTermKey:),
-                                             Field("Connection_Handle", \.handle), .octets("Long_Term_Key", count: 16, \.longTermKey))
+    public static let layout = MessageLayout(
+        "LE_Long_Term_Key_Request_Reply", Self.init(handle:longTermKey:),
+        Field("Connection_Handle", \.handle), .octets("Long_Term_Key", count: 16, \.longTermKey))
 }
 
 /// HCI_LE_Long_Term_Key_Request_Negative_Reply (0x201B, 7.8.26): no key for that link.
@@ -112,5 +121,6 @@ public struct LELongTermKeyRequestNegativeReply: HCICommand {
     public init(handle: ConnectionHandle) { self.handle = handle }
 
     /// Connection_Handle.
-    public static let layout = MessageLayout("LE_Long_Term_Key_Request_Negative_Reply", Self.init(handle:), Field("Connection_Handle", \.handle))
+    public static let layout = MessageLayout(
+        "LE_Long_Term_Key_Request_Negative_Reply", Self.init(handle:), Field("Connection_Handle", \.handle))
 }

@@ -19,8 +19,9 @@ public struct LESetAdvertisingSetRandomAddress: HCICommand {
     }
 
     /// Advertising_Handle, Random_Address.
-    public static let layout = MessageLayout("LE_Set_Advertising_Set_Random_Address", Self.init(advertisingHandle:address:),
-                                             Field("Advertising_Handle", \.advertisingHandle), Field("Random_Address", \.address))
+    public static let layout = MessageLayout(
+        "LE_Set_Advertising_Set_Random_Address", Self.init(advertisingHandle:address:),
+        Field("Advertising_Handle", \.advertisingHandle), Field("Random_Address", \.address))
 }
 
 /// Advertising_Event_Properties of an extended advertising set (7.8.53).
@@ -84,11 +85,15 @@ public struct LESetExtendedAdvertisingParameters: HCICommand {
 
     /// Extended advertising parameters; by default connectable and scannable with legacy PDUs
     /// every 100 ms on all channels, LE 1M.
-    public init(advertisingHandle: UInt8 = 0, eventProperties: AdvertisingEventProperties = [.connectable, .scannable, .legacy],
-                intervalMin: UInt32 = 0xA0, intervalMax: UInt32 = 0xA0, channelMap: UInt8 = 0x07, ownAddressType: UInt8 = 0,
-                peerAddressType: UInt8 = 0, peerAddress: BluetoothAddress = BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
-                filterPolicy: UInt8 = 0, txPower: Int8 = 0x7F, primaryPHY: UInt8 = 0x01, secondaryMaxSkip: UInt8 = 0,
-                secondaryPHY: UInt8 = 0x01, sid: UInt8 = 0, scanRequestNotification: Bool = false) {
+    public init(
+        advertisingHandle: UInt8 = 0,
+        eventProperties: AdvertisingEventProperties = [.connectable, .scannable, .legacy],
+        intervalMin: UInt32 = 0xA0, intervalMax: UInt32 = 0xA0, channelMap: UInt8 = 0x07, ownAddressType: UInt8 = 0,
+        peerAddressType: UInt8 = 0,
+        peerAddress: BluetoothAddress = BluetoothAddress(littleEndianBytes: [0, 0, 0, 0, 0, 0]),
+        filterPolicy: UInt8 = 0, txPower: Int8 = 0x7F, primaryPHY: UInt8 = 0x01, secondaryMaxSkip: UInt8 = 0,
+        secondaryPHY: UInt8 = 0x01, sid: UInt8 = 0, scanRequestNotification: Bool = false
+    ) {
         self.advertisingHandle = advertisingHandle
         self.eventProperties = eventProperties
         self.intervalMin = intervalMin
@@ -113,10 +118,13 @@ public struct LESetExtendedAdvertisingParameters: HCICommand {
     /// Advertising_SID, Scan_Request_Notification_Enable.
     public static let layout = MessageLayout(
         "LE_Set_Extended_Advertising_Parameters",
-        Self.init(advertisingHandle:eventProperties:intervalMin:intervalMax:channelMap:ownAddressType:peerAddressType:peerAddress:
-                  filterPolicy:txPower:primaryPHY:secondaryMaxSkip:secondaryPHY:sid:scanRequestNotification:),
+        Self.init(
+            advertisingHandle:eventProperties:intervalMin:intervalMax:channelMap:ownAddressType:peerAddressType:
+            peerAddress:
+            filterPolicy:txPower:primaryPHY:secondaryMaxSkip:secondaryPHY:sid:scanRequestNotification:),
         Field("Advertising_Handle", \.advertisingHandle), Field("Advertising_Event_Properties", \.eventProperties),
-        .uint24("Primary_Advertising_Interval_Min", \.intervalMin), .uint24("Primary_Advertising_Interval_Max", \.intervalMax),
+        .uint24("Primary_Advertising_Interval_Min", \.intervalMin),
+        .uint24("Primary_Advertising_Interval_Max", \.intervalMax),
         Field("Primary_Advertising_Channel_Map", \.channelMap), Field("Own_Address_Type", \.ownAddressType),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress),
         Field("Advertising_Filter_Policy", \.filterPolicy), Field("Advertising_TX_Power", \.txPower),
@@ -131,8 +139,9 @@ public struct LESetExtendedAdvertisingParameters: HCICommand {
         /// The return parameters from their field.
         public init(selectedTxPower: Int8) { self.selectedTxPower = selectedTxPower }
         /// Selected_TX_Power.
-        public static let layout = MessageLayout("LE_Set_Extended_Advertising_Parameters", Self.init(selectedTxPower:),
-                                                 Field("Selected_TX_Power", \.selectedTxPower))
+        public static let layout = MessageLayout(
+            "LE_Set_Extended_Advertising_Parameters", Self.init(selectedTxPower:),
+            Field("Selected_TX_Power", \.selectedTxPower))
     }
 }
 
@@ -158,7 +167,8 @@ public enum AdvertisingDataOperation: UInt8, Sendable {
         let starts = Array(stride(from: 0, to: data.count, by: maximumFragmentLength))
         return starts.enumerated().map { index, start in
             let part = data[start..<min(start + maximumFragmentLength, data.count)]
-            let operation: AdvertisingDataOperation = index == 0 ? .firstFragment : index == starts.count - 1 ? .lastFragment : .intermediateFragment
+            let operation: AdvertisingDataOperation =
+                index == 0 ? .firstFragment : index == starts.count - 1 ? .lastFragment : .intermediateFragment
             return (operation, part)
         }
     }
@@ -178,8 +188,10 @@ public struct LESetExtendedAdvertisingData: HCICommand {
     public var data: ArraySlice<UInt8>
 
     /// A fragment of set `advertisingHandle`'s data.
-    public init(advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
-                data: ArraySlice<UInt8>) {
+    public init(
+        advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
+        data: ArraySlice<UInt8>
+    ) {
         self.advertisingHandle = advertisingHandle
         self.operation = operation
         self.fragmentPreference = fragmentPreference
@@ -187,10 +199,11 @@ public struct LESetExtendedAdvertisingData: HCICommand {
     }
 
     /// Advertising_Handle, Operation, Fragment_Preference, Advertising_Data_Length, Advertising_Data.
-    public static let layout = MessageLayout("LE_Set_Extended_Advertising_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
-                                             Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
-                                             Field("Fragment_Preference", \.fragmentPreference),
-                                             .lengthPrefixed("Advertising_Data_Length", "Advertising_Data", maximum: 251, \.data))
+    public static let layout = MessageLayout(
+        "LE_Set_Extended_Advertising_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
+        Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
+        Field("Fragment_Preference", \.fragmentPreference),
+        .lengthPrefixed("Advertising_Data_Length", "Advertising_Data", maximum: 251, \.data))
 }
 
 /// HCI_LE_Set_Extended_Scan_Response_Data (0x2038, 7.8.55).
@@ -207,8 +220,10 @@ public struct LESetExtendedScanResponseData: HCICommand {
     public var data: ArraySlice<UInt8>
 
     /// A fragment of set `advertisingHandle`'s scan response.
-    public init(advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
-                data: ArraySlice<UInt8>) {
+    public init(
+        advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
+        data: ArraySlice<UInt8>
+    ) {
         self.advertisingHandle = advertisingHandle
         self.operation = operation
         self.fragmentPreference = fragmentPreference
@@ -216,10 +231,11 @@ public struct LESetExtendedScanResponseData: HCICommand {
     }
 
     /// Advertising_Handle, Operation, Fragment_Preference, Scan_Response_Data_Length, Scan_Response_Data.
-    public static let layout = MessageLayout("LE_Set_Extended_Scan_Response_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
-                                             Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
-                                             Field("Fragment_Preference", \.fragmentPreference),
-                                             .lengthPrefixed("Scan_Response_Data_Length", "Scan_Response_Data", maximum: 251, \.data))
+    public static let layout = MessageLayout(
+        "LE_Set_Extended_Scan_Response_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
+        Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
+        Field("Fragment_Preference", \.fragmentPreference),
+        .lengthPrefixed("Scan_Response_Data_Length", "Scan_Response_Data", maximum: 251, \.data))
 }
 
 /// HCI_LE_Set_Extended_Advertising_Enable (0x2039, 7.8.56).
@@ -244,9 +260,10 @@ public struct LESetExtendedAdvertisingEnable: HCICommand {
         }
 
         /// Advertising_Handle[i], Duration[i], Max_Extended_Advertising_Events[i].
-        public static let layout = MessageLayout("Advertising_Set", Self.init(advertisingHandle:duration:maxEvents:),
-                                                 Field("Advertising_Handle", \.advertisingHandle), Field("Duration", \.duration),
-                                                 Field("Max_Extended_Advertising_Events", \.maxEvents))
+        public static let layout = MessageLayout(
+            "Advertising_Set", Self.init(advertisingHandle:duration:maxEvents:),
+            Field("Advertising_Handle", \.advertisingHandle), Field("Duration", \.duration),
+            Field("Max_Extended_Advertising_Events", \.maxEvents))
     }
 
     /// Whether the sets advertise.
@@ -261,8 +278,10 @@ public struct LESetExtendedAdvertisingEnable: HCICommand {
     }
 
     /// Enable, Num_Sets, then each set's fields.
-    public static let layout = MessageLayout("LE_Set_Extended_Advertising_Enable", Self.init(enable:sets:),
-                                             .flag("Enable", \.enable), .counted("Num_Sets", "Advertising_Handle[i], Duration[i], Max_Extended_Advertising_Events[i]", \.sets))
+    public static let layout = MessageLayout(
+        "LE_Set_Extended_Advertising_Enable", Self.init(enable:sets:),
+        .flag("Enable", \.enable),
+        .counted("Num_Sets", "Advertising_Handle[i], Duration[i], Max_Extended_Advertising_Events[i]", \.sets))
 }
 
 /// HCI_LE_Read_Maximum_Advertising_Data_Length (0x203A, 7.8.57).
@@ -281,8 +300,9 @@ public struct LEReadMaximumAdvertisingDataLength: HCICommand {
         /// The return parameters from their field.
         public init(maximumLength: UInt16) { self.maximumLength = maximumLength }
         /// Max_Advertising_Data_Length.
-        public static let layout = MessageLayout("LE_Read_Maximum_Advertising_Data_Length", Self.init(maximumLength:),
-                                                 Field("Max_Advertising_Data_Length", \.maximumLength))
+        public static let layout = MessageLayout(
+            "LE_Read_Maximum_Advertising_Data_Length", Self.init(maximumLength:),
+            Field("Max_Advertising_Data_Length", \.maximumLength))
     }
 }
 
@@ -302,8 +322,9 @@ public struct LEReadNumberOfSupportedAdvertisingSets: HCICommand {
         /// The return parameters from their field.
         public init(count: UInt8) { self.count = count }
         /// Num_Supported_Advertising_Sets.
-        public static let layout = MessageLayout("LE_Read_Number_of_Supported_Advertising_Sets", Self.init(count:),
-                                                 Field("Num_Supported_Advertising_Sets", \.count))
+        public static let layout = MessageLayout(
+            "LE_Read_Number_of_Supported_Advertising_Sets", Self.init(count:),
+            Field("Num_Supported_Advertising_Sets", \.count))
     }
 }
 
@@ -316,8 +337,9 @@ public struct LERemoveAdvertisingSet: HCICommand {
     /// Removes set `advertisingHandle`.
     public init(advertisingHandle: UInt8) { self.advertisingHandle = advertisingHandle }
     /// Advertising_Handle.
-    public static let layout = MessageLayout("LE_Remove_Advertising_Set", Self.init(advertisingHandle:),
-                                             Field("Advertising_Handle", \.advertisingHandle))
+    public static let layout = MessageLayout(
+        "LE_Remove_Advertising_Set", Self.init(advertisingHandle:),
+        Field("Advertising_Handle", \.advertisingHandle))
 }
 
 /// HCI_LE_Clear_Advertising_Sets (0x203D, 7.8.60).
@@ -345,7 +367,8 @@ public struct LEAdvertisingSetTerminated: LESubeventParameters {
     public var completedEvents: UInt8
 
     /// The subevent from its fields.
-    public init(status: HCIStatus, advertisingHandle: UInt8, connectionHandle: ConnectionHandle, completedEvents: UInt8) {
+    public init(status: HCIStatus, advertisingHandle: UInt8, connectionHandle: ConnectionHandle, completedEvents: UInt8)
+    {
         self.status = status
         self.advertisingHandle = advertisingHandle
         self.connectionHandle = connectionHandle
@@ -353,8 +376,9 @@ public struct LEAdvertisingSetTerminated: LESubeventParameters {
     }
 
     /// Status, Advertising_Handle, Connection_Handle, Num_Completed_Extended_Advertising_Events.
-    public static let layout = MessageLayout("LE_Advertising_Set_Terminated", Self.init(status:advertisingHandle:connectionHandle:completedEvents:),
-                                             Field("Status", \.status), Field("Advertising_Handle", \.advertisingHandle),
-                                             Field("Connection_Handle", \.connectionHandle),
-                                             Field("Num_Completed_Extended_Advertising_Events", \.completedEvents))
+    public static let layout = MessageLayout(
+        "LE_Advertising_Set_Terminated", Self.init(status:advertisingHandle:connectionHandle:completedEvents:),
+        Field("Status", \.status), Field("Advertising_Handle", \.advertisingHandle),
+        Field("Connection_Handle", \.connectionHandle),
+        Field("Num_Completed_Extended_Advertising_Events", \.completedEvents))
 }

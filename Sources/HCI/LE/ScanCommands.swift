@@ -26,7 +26,9 @@ public struct LESetScanParameters: HCICommand {
     public var filterPolicy: UInt8
 
     /// Scanning parameters.
-    public init(scanType: LEScanType, interval: UInt16, window: UInt16, ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0) {
+    public init(
+        scanType: LEScanType, interval: UInt16, window: UInt16, ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0
+    ) {
         self.scanType = scanType
         self.interval = interval
         self.window = window
@@ -35,10 +37,11 @@ public struct LESetScanParameters: HCICommand {
     }
 
     /// LE_Scan_Type, LE_Scan_Interval, LE_Scan_Window, Own_Address_Type, Scanning_Filter_Policy.
-    public static let layout = MessageLayout("LE_Set_Scan_Parameters", Self.init(scanType:interval:window:ownAddressType:filterPolicy:),
-                                             .code("LE_Scan_Type", \.scanType), Field("LE_Scan_Interval", \.interval),
-                                             Field("LE_Scan_Window", \.window), Field("Own_Address_Type", \.ownAddressType),
-                                             Field("Scanning_Filter_Policy", \.filterPolicy))
+    public static let layout = MessageLayout(
+        "LE_Set_Scan_Parameters", Self.init(scanType:interval:window:ownAddressType:filterPolicy:),
+        .code("LE_Scan_Type", \.scanType), Field("LE_Scan_Interval", \.interval),
+        Field("LE_Scan_Window", \.window), Field("Own_Address_Type", \.ownAddressType),
+        Field("Scanning_Filter_Policy", \.filterPolicy))
 }
 
 /// HCI_LE_Set_Scan_Enable (0x200C).
@@ -57,8 +60,9 @@ public struct LESetScanEnable: HCICommand {
     }
 
     /// LE_Scan_Enable, Filter_Duplicates.
-    public static let layout = MessageLayout("LE_Set_Scan_Enable", Self.init(enable:filterDuplicates:),
-                                             .flag("LE_Scan_Enable", \.enable), .flag("Filter_Duplicates", \.filterDuplicates))
+    public static let layout = MessageLayout(
+        "LE_Set_Scan_Enable", Self.init(enable:filterDuplicates:),
+        .flag("LE_Scan_Enable", \.enable), .flag("Filter_Duplicates", \.filterDuplicates))
 }
 
 /// HCI_LE_Set_Extended_Scan_Parameters (0x2041): scanning on the LE 1M PHY (and Coded,
@@ -84,9 +88,10 @@ public struct LESetExtendedScanParameters: HCICommand {
         }
 
         /// Scan_Type, Scan_Interval, Scan_Window: one entry of each array.
-        public static let layout = MessageLayout("Scanning_PHY", Self.init(scanType:interval:window:),
-                                                 .code("Scan_Type", \.scanType), Field("Scan_Interval", \.interval),
-                                                 Field("Scan_Window", \.window))
+        public static let layout = MessageLayout(
+            "Scanning_PHY", Self.init(scanType:interval:window:),
+            .code("Scan_Type", \.scanType), Field("Scan_Interval", \.interval),
+            Field("Scan_Window", \.window))
     }
 
     /// 0x00 public, 0x01 random.
@@ -109,17 +114,21 @@ public struct LESetExtendedScanParameters: HCICommand {
     /// Own_Address_Type, Scanning_Filter_Policy, Scanning_PHYs, then a ``PHYParameters`` for
     /// each bit set in Scanning_PHYs: one field, since the bits say how many follow.
     public static let layout = MessageLayout(
-        "LE_Set_Extended_Scan_Parameters", { Self(ownAddressType: $0, filterPolicy: $1, scanningPHYs: $2.bits, phys: $2.phys) },
+        "LE_Set_Extended_Scan_Parameters",
+        { Self(ownAddressType: $0, filterPolicy: $1, scanningPHYs: $2.bits, phys: $2.phys) },
         Field("Own_Address_Type", \.ownAddressType), Field("Scanning_Filter_Policy", \.filterPolicy),
-        Field<Self, (bits: UInt8, phys: [PHYParameters])>("Scanning_PHYs, Scan_Type[i], Scan_Interval[i], Scan_Window[i]", read: { reader throws(DecodingError) in
-            let bits = try reader.readUInt8()
-            var phys: [PHYParameters] = []
-            for _ in 0..<bits.nonzeroBitCount { phys.append(try PHYParameters(from: &reader)) }
-            return (bits, phys)
-        }, write: { command, writer in
-            writer.write(command.scanningPHYs)
-            for phy in command.phys { phy.encode(to: &writer) }
-        }))
+        Field<Self, (bits: UInt8, phys: [PHYParameters])>(
+            "Scanning_PHYs, Scan_Type[i], Scan_Interval[i], Scan_Window[i]",
+            read: { reader throws(DecodingError) in
+                let bits = try reader.readUInt8()
+                var phys: [PHYParameters] = []
+                for _ in 0..<bits.nonzeroBitCount { phys.append(try PHYParameters(from: &reader)) }
+                return (bits, phys)
+            },
+            write: { command, writer in
+                writer.write(command.scanningPHYs)
+                for phy in command.phys { phy.encode(to: &writer) }
+            }))
 }
 
 /// HCI_LE_Set_Extended_Scan_Enable (0x2042).
@@ -144,7 +153,8 @@ public struct LESetExtendedScanEnable: HCICommand {
     }
 
     /// Enable, Filter_Duplicates, Duration, Period.
-    public static let layout = MessageLayout("LE_Set_Extended_Scan_Enable", Self.init(enable:filterDuplicates:duration:period:),
-                                             .flag("Enable", \.enable), Field("Filter_Duplicates", \.filterDuplicates),
-                                             Field("Duration", \.duration), Field("Period", \.period))
+    public static let layout = MessageLayout(
+        "LE_Set_Extended_Scan_Enable", Self.init(enable:filterDuplicates:duration:period:),
+        .flag("Enable", \.enable), Field("Filter_Duplicates", \.filterDuplicates),
+        Field("Duration", \.duration), Field("Period", \.period))
 }

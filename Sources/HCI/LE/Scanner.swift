@@ -14,8 +14,10 @@ public struct ScanOptions: Sendable, Equatable {
     public var services: [BluetoothUUID]
 
     /// Scan options; the defaults are an active scan, one discovery per peripheral.
-    public init(active: Bool = true, interval: UInt16 = 0x0060, window: UInt16 = 0x0030,
-                allowDuplicates: Bool = false, services: [BluetoothUUID] = []) {
+    public init(
+        active: Bool = true, interval: UInt16 = 0x0060, window: UInt16 = 0x0030,
+        allowDuplicates: Bool = false, services: [BluetoothUUID] = []
+    ) {
         self.active = active
         self.interval = interval
         self.window = window
@@ -77,17 +79,24 @@ public final class Scanner {
     public var isScanning: Bool { if case .scanning = state { true } else { false } }
 
     /// Starts scanning; `onDiscovery` is called for every discovery until ``stop()``.
-    public func start(_ options: ScanOptions = ScanOptions(), onDiscovery: @escaping (Discovery) -> Void) async throws(HCIError) {
+    public func start(_ options: ScanOptions = ScanOptions(), onDiscovery: @escaping (Discovery) -> Void)
+        async throws(HCIError)
+    {
         guard case .idle = state else { return }
         guard let info = controller.info else { throw .notRunning }
-        let extended = info.leFeatures.contains(.extendedAdvertising)
+        let extended =
+            info.leFeatures.contains(.extendedAdvertising)
             && info.supportedCommands.supports(LESetExtendedScanParameters.self)
             && info.supportedCommands.supports(LESetExtendedScanEnable.self)
         let type: LEScanType = options.active ? .active : .passive
         if extended {
-            try await controller.send(LESetExtendedScanParameters(phys: [.init(scanType: type, interval: options.interval, window: options.window)]))
+            try await controller.send(
+                LESetExtendedScanParameters(phys: [
+                    .init(scanType: type, interval: options.interval, window: options.window)
+                ]))
         } else {
-            try await controller.send(LESetScanParameters(scanType: type, interval: options.interval, window: options.window))
+            try await controller.send(
+                LESetScanParameters(scanType: type, interval: options.interval, window: options.window))
         }
         self.onDiscovery = onDiscovery
         awaitingResponse = [:]
@@ -98,7 +107,8 @@ public final class Scanner {
         // The controller filters repeats too when duplicates are not wanted: less traffic.
         do {
             if extended {
-                try await controller.send(LESetExtendedScanEnable(enable: true, filterDuplicates: options.allowDuplicates ? 0 : 1))
+                try await controller.send(
+                    LESetExtendedScanEnable(enable: true, filterDuplicates: options.allowDuplicates ? 0 : 1))
             } else {
                 try await controller.send(LESetScanEnable(enable: true, filterDuplicates: !options.allowDuplicates))
             }
@@ -131,7 +141,10 @@ public final class Scanner {
             guard let decoded = try AdvertisingReport.decode(meta) else { return }
             reports = decoded
         } catch {
-            logger.log(.warning, "malformed \(meta.name): \(error); \(logger.hexDump(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode)))")
+            logger.log(
+                .warning,
+                "malformed \(meta.name): \(error); \(logger.hexDump(meta.parameters, secrets: HCISecretFields.leSubevent(meta.subeventCode)))"
+            )
             return
         }
         for report in reports { handle(report) }
@@ -147,7 +160,9 @@ public final class Scanner {
             return
         }
         if let head = fragments.removeValue(forKey: key) { report.data = head + report.data }
-        if report.dataStatus == 2 { logger.log(.info, "advertising data of \(report.address) was truncated by the controller") }
+        if report.dataStatus == 2 {
+            logger.log(.info, "advertising data of \(report.address) was truncated by the controller")
+        }
 
         if report.isScanResponse {
             emit(awaitingResponse.removeValue(forKey: key) ?? report, scanResponse: report)
@@ -169,9 +184,11 @@ public final class Scanner {
         if !options.allowDuplicates {
             guard reported.insert(key).inserted else { return }
         }
-        onDiscovery?(Discovery(address: advertisement.address, addressType: advertisement.addressType,
-                               rssi: scanResponse?.rssi ?? advertisement.rssi, txPower: advertisement.txPower,
-                               connectable: advertisement.connectable, advertisement: data,
-                               hasScanResponse: scanResponse != nil))
+        onDiscovery?(
+            Discovery(
+                address: advertisement.address, addressType: advertisement.addressType,
+                rssi: scanResponse?.rssi ?? advertisement.rssi, txPower: advertisement.txPower,
+                connectable: advertisement.connectable, advertisement: data,
+                hasScanResponse: scanResponse != nil))
     }
 }

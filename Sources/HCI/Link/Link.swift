@@ -83,7 +83,9 @@ public final class Link {
     public var attachmentCount: Int { attached.count }
 
     /// What `owner` keeps on this link, if anything.
-    public func attachment<Attachment: LinkAttachment>(for owner: AnyObject, as _: Attachment.Type = Attachment.self) -> Attachment? {
+    public func attachment<Attachment: LinkAttachment>(for owner: AnyObject, as _: Attachment.Type = Attachment.self)
+        -> Attachment?
+    {
         let key = ObjectIdentifier(owner)
         for entry in attached where entry.owner == key { return entry.state as? Attachment }
         return nil
@@ -92,7 +94,9 @@ public final class Link {
     /// What `owner` keeps on this link, made with `make` and attached at `layer` if there
     /// is none yet. On a closed link the made state is closed at once (and not kept), so a
     /// late caller sees the link's end instead of waiting on it.
-    public func attachment<Attachment: LinkAttachment>(for owner: AnyObject, layer: Layer, make: () -> Attachment) -> Attachment {
+    public func attachment<Attachment: LinkAttachment>(for owner: AnyObject, layer: Layer, make: () -> Attachment)
+        -> Attachment
+    {
         if let existing: Attachment = attachment(for: owner) { return existing }
         let made = make()
         if case let .closed(reason) = state {

@@ -245,14 +245,18 @@ public struct ACLDataPacket: Sendable, Equatable {
     }
 
     /// The first header field: the handle with the PB and BC flags above it.
-    private var headerField: UInt16 { handle.rawValue | UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14 }
+    private var headerField: UInt16 {
+        handle.rawValue | UInt16(boundary.rawValue) << 12 | UInt16(broadcast & 0b11) << 14
+    }
 
     /// The H4 indicator and the ACL header, five octets in a value that lives on the stack:
     /// what a transport writes in front of ``data`` to send the packet without copying it.
     public var h4Header: (UInt8, UInt8, UInt8, UInt8, UInt8) {
         let field = headerField, length = UInt16(data.count)
-        return (H4PacketType.acl.rawValue, UInt8(truncatingIfNeeded: field), UInt8(field >> 8),
-                UInt8(truncatingIfNeeded: length), UInt8(length >> 8))
+        return (
+            H4PacketType.acl.rawValue, UInt8(truncatingIfNeeded: field), UInt8(field >> 8),
+            UInt8(truncatingIfNeeded: length), UInt8(length >> 8)
+        )
     }
 }
 

@@ -26,8 +26,10 @@ public enum HCISecretFields {
         case 0x0430:  // 7.1.34 Remote_OOB_Data_Request_Reply
             [SecretField("C", offset: 6, length: 16), SecretField("R", offset: 22, length: 16)]
         case 0x0445:  // 7.1.53 Remote_OOB_Extended_Data_Request_Reply
-            [SecretField("C_192", offset: 6, length: 16), SecretField("R_192", offset: 22, length: 16),
-             SecretField("C_256", offset: 38, length: 16), SecretField("R_256", offset: 54, length: 16)]
+            [
+                SecretField("C_192", offset: 6, length: 16), SecretField("R_192", offset: 22, length: 16),
+                SecretField("C_256", offset: 38, length: 16), SecretField("R_256", offset: 54, length: 16),
+            ]
         case 0x0C11:  // 7.3.9 Write_Stored_Link_Key: Num_Keys_To_Write, BD_ADDR[i], Link_Key[i]
             linkKeyArray(parameters)
         case 0x2017:  // 7.8.22 LE_Encrypt: a legacy host computes keys and RPAs with it
@@ -50,8 +52,10 @@ public enum HCISecretFields {
         case 0x0C57:  // 7.3.60 Read_Local_OOB_Data
             [SecretField("C", offset: 1, length: 16), SecretField("R", offset: 17, length: 16)]
         case 0x0C7D:  // 7.3.95 Read_Local_OOB_Extended_Data
-            [SecretField("C_192", offset: 1, length: 16), SecretField("R_192", offset: 17, length: 16),
-             SecretField("C_256", offset: 33, length: 16), SecretField("R_256", offset: 49, length: 16)]
+            [
+                SecretField("C_192", offset: 1, length: 16), SecretField("R_192", offset: 17, length: 16),
+                SecretField("C_256", offset: 33, length: 16), SecretField("R_256", offset: 49, length: 16),
+            ]
         case 0x2017: [SecretField("Encrypted_Data", offset: 1, length: 16)]  // 7.8.22 LE_Encrypt
         // 7.8.23 LE_Rand: this host makes no keys from it, but others do (Android's legacy
         // SMP draws its keys and nonces from it), and `trace --redact` meets their captures.

@@ -7,5 +7,6 @@ import BluetoothCore
 public protocol PacketRedacting: Sendable {
     /// The secret fields of one packet, offsets counted from the first octet of `body` (the
     /// packet after its H4 indicator), clipped to the octets present.
-    mutating func secretFields(type: H4PacketType, body: ArraySlice<UInt8>, direction: BTSnoop.Direction) -> [SecretField]
+    mutating func secretFields(type: H4PacketType, body: ArraySlice<UInt8>, direction: BTSnoop.Direction)
+        -> [SecretField]
 }

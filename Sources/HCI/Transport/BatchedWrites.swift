@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CBluetooth
 
@@ -14,8 +14,12 @@ package enum BatchedWrites {
 
     /// Writes each packet as one datagram (`sendmmsg`), on a packet socket: the HCI user
     /// channel takes one HCI packet per datagram. False with `errno` set on failure.
-    package static func sendDatagrams(_ fd: Int32, _ packets: [ACLDataPacket],
-                                      sendmmsg: (Int32, UnsafeMutablePointer<mmsghdr>, UInt32, Int32) -> Int32 = { CBluetooth.sendmmsg($0, $1, $2, $3) }) -> Bool {
+    package static func sendDatagrams(
+        _ fd: Int32, _ packets: [ACLDataPacket],
+        sendmmsg: (Int32, UnsafeMutablePointer<mmsghdr>, UInt32, Int32) -> Int32 = {
+            CBluetooth.sendmmsg($0, $1, $2, $3)
+        }
+    ) -> Bool {
         var start = 0
         while start < packets.count {
             let chunk = packets[start..<min(start + maximumBatch, packets.count)]
@@ -49,12 +53,16 @@ package enum BatchedWrites {
     /// Writes the packets end to end into a byte stream (`writev`): a UART, a TCP or Unix
     /// socket. Short writes and EINTR resume where they stopped. False with `errno` set on
     /// failure.
-    package static func writeStream(_ fd: Int32, _ packets: [ACLDataPacket],
-                                    writev: (Int32, UnsafePointer<iovec>, Int32) -> Int = Glibc.writev) -> Bool {
+    package static func writeStream(
+        _ fd: Int32, _ packets: [ACLDataPacket],
+        writev: (Int32, UnsafePointer<iovec>, Int32) -> Int = Glibc.writev
+    ) -> Bool {
         var start = 0
         while start < packets.count {
             let chunk = packets[start..<min(start + maximumBatch, packets.count)]
-            let ok = withGathered(chunk) { vectors in writeAll(fd, vectors: vectors, count: 2 * chunk.count, writev: writev) }
+            let ok = withGathered(chunk) { vectors in
+                writeAll(fd, vectors: vectors, count: 2 * chunk.count, writev: writev)
+            }
             guard ok else { return false }
             start += chunk.count
         }
@@ -63,7 +71,9 @@ package enum BatchedWrites {
 
     /// Calls `body` with two I/O vectors per packet, its header then its data, all valid
     /// for the call.
-    private static func withGathered(_ packets: ArraySlice<ACLDataPacket>, _ body: (UnsafeMutablePointer<iovec>) -> Bool) -> Bool {
+    private static func withGathered(
+        _ packets: ArraySlice<ACLDataPacket>, _ body: (UnsafeMutablePointer<iovec>) -> Bool
+    ) -> Bool {
         let headerSize = 5
         let headers = UnsafeMutableRawPointer.allocate(byteCount: headerSize * packets.count, alignment: 1)
         let vectors = UnsafeMutablePointer<iovec>.allocate(capacity: 2 * packets.count)
@@ -72,7 +82,9 @@ package enum BatchedWrites {
             vectors.deallocate()
         }
         for (index, packet) in packets.enumerated() {
-            withUnsafeBytes(of: packet.h4Header) { (headers + headerSize * index).copyMemory(from: $0.baseAddress!, byteCount: headerSize) }
+            withUnsafeBytes(of: packet.h4Header) {
+                (headers + headerSize * index).copyMemory(from: $0.baseAddress!, byteCount: headerSize)
+            }
             vectors[2 * index] = iovec(iov_base: headers + headerSize * index, iov_len: headerSize)
         }
         return withData(packets, vectors + 1, body: { body(vectors) })
@@ -80,7 +92,9 @@ package enum BatchedWrites {
 
     /// Fills every other vector from `vectors` with the packets' data, each pointer valid
     /// while the calls nest (at most ``maximumBatch`` deep), then calls `body`.
-    private static func withData(_ packets: ArraySlice<ACLDataPacket>, _ vectors: UnsafeMutablePointer<iovec>, body: () -> Bool) -> Bool {
+    private static func withData(
+        _ packets: ArraySlice<ACLDataPacket>, _ vectors: UnsafeMutablePointer<iovec>, body: () -> Bool
+    ) -> Bool {
         guard let packet = packets.first else { return body() }
         return packet.data.withUnsafeBytes { data in
             vectors.pointee = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)

@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A descriptor transport's reading side, run by the event loop each time the descriptor is
@@ -22,8 +22,10 @@ final class DescriptorReader: @unchecked Sendable {
     /// From a controller: ACL, SCO, events and ISO; a command byte means lost framing.
     private var framer: H4Framer
 
-    init(fd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int, packetSocket: Bool,
-         deliver: @escaping @Sendable (TransportDelivery) -> Void) {
+    init(
+        fd: Int32, name: String, capture: BTSnoopWriter?, framerLimit: Int, packetSocket: Bool,
+        deliver: @escaping @Sendable (TransportDelivery) -> Void
+    ) {
         self.fd = fd
         self.name = name
         self.capture = capture

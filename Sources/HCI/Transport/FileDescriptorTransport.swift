@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 import CBluetooth
@@ -42,13 +42,16 @@ public final class FileDescriptorTransport: HCITransport {
 
     /// Wraps an open descriptor; the transport owns it from now on.
     public convenience init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096) {
-        self.init(descriptor: descriptor, name: name, capture: capture, framerLimit: framerLimit, watchName: Self.watchName)
+        self.init(
+            descriptor: descriptor, name: name, capture: capture, framerLimit: framerLimit, watchName: Self.watchName)
     }
 
     /// As ``init(descriptor:name:capture:framerLimit:)``, its watch named `watchName`: unit
     /// tests name theirs apart, so the integration tests, which run beside them and count
     /// the stack's watches by name, count only their own.
-    package init(descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096, watchName: String) {
+    package init(
+        descriptor: Int32, name: String, capture: BTSnoopWriter? = nil, framerLimit: Int = 4096, watchName: String
+    ) {
         fd = descriptor
         self.name = name
         self.capture = capture
@@ -60,7 +63,8 @@ public final class FileDescriptorTransport: HCITransport {
     private static func isPacketSocket(_ descriptor: Int32) -> Bool {
         var type: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else { return false }  // not a socket: a UART
+        // Not a socket: a UART.
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else { return false }
         // SOCK_RAW and SOCK_SEQPACKET (<bits/socket_type.h>); named by value, since naming
         // Glibc's enum here hides SOCK_STREAM from StreamSocket in an optimised build.
         return type == 3 || type == 5
@@ -79,14 +83,16 @@ public final class FileDescriptorTransport: HCITransport {
     public func start(_ deliver: @escaping @Sendable (TransportDelivery) -> Void) throws(TransportError) {
         try state.withLock { (state: inout State) throws(TransportError) in
             guard case .ready = state else { throw TransportError.closed }
-            let reader = DescriptorReader(fd: fd, name: name, capture: capture, framerLimit: framerLimit, packetSocket: isPacketSocket,
-                                          deliver: deliver)
+            let reader = DescriptorReader(
+                fd: fd, name: name, capture: capture, framerLimit: framerLimit, packetSocket: isPacketSocket,
+                deliver: deliver)
             let watching = Result { () throws(EventLoop.WatchError) in
                 try EventLoop.stack.watch(fd, name: watchName) { watch in reader.readOnce(watch) }
             }
             switch watching {
             case .success(let watch): state = .running(watch)
-            case .failure(let error): throw TransportError.openFailed(what: "\(name) (watching it for reading)", errno: error.errno)
+            case .failure(let error):
+                throw TransportError.openFailed(what: "\(name) (watching it for reading)", errno: error.errno)
             }
         }
     }

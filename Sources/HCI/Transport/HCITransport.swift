@@ -87,7 +87,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
                 + "or grant it once with 'sudo setcap cap_net_admin+ep <path to bluejay>'"
         case let .noSuchAdapter(adapter, present):
             "no adapter \(adapter) (ENODEV); "
-                + (present.isEmpty ? "this machine has no Bluetooth adapters (/sys/class/bluetooth is empty)"
+                + (present.isEmpty
+                    ? "this machine has no Bluetooth adapters (/sys/class/bluetooth is empty)"
                     : "adapters present: \(present.joined(separator: ", "))")
         case .bluetoothUnsupportedByKernel:
             "this kernel has no Bluetooth support (EAFNOSUPPORT: socket(AF_BLUETOOTH) failed); load it with "

@@ -9,7 +9,8 @@ import Synchronization
 public struct MockTransportOpener: Sendable {
     /// Opens the recording at `path` (only the peer at `peer`, when given), recording to
     /// `capture`.
-    public typealias Open = @Sendable (_ path: String, _ peer: BluetoothAddress?, _ capture: BTSnoopWriter?) throws(TransportError)
+    public typealias Open =
+        @Sendable (_ path: String, _ peer: BluetoothAddress?, _ capture: BTSnoopWriter?) throws(TransportError)
         -> any HCITransport
 
     let open: Open

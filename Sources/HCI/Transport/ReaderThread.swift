@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CSystem
 
@@ -28,12 +28,14 @@ package final class ReaderThread: Sendable {
     package init(name: String, _ run: @escaping @Sendable () -> Void) throws(TransportError) {
         let body = Unmanaged.passRetained(Body(name: name, run)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), body.name)
-            body.run()
-            return nil
-        }, body)
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
+                pthread_setname_np(pthread_self(), body.name)
+                body.run()
+                return nil
+            }, body)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(body).release()
             throw .openFailed(what: "reader thread", errno: result)

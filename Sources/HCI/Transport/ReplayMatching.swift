@@ -79,35 +79,58 @@ public struct ReplayRule: Sendable, Equatable {
     /// under the same rules.) Fixtures/traces/README.md shows the same table.
     public static let standard: [ReplayRule] = [
         // Core Vol 4, Part E, 7.8.4: the address our host would make up.
-        ReplayRule(.command(HCIOpcode(rawValue: 0x2005)), "LE_Set_Random_Address",
-                   [ReplayField("Random_Address", offset: 0, length: 6, .randomAddress)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x2005)), "LE_Set_Random_Address",
+            [ReplayField("Random_Address", offset: 0, length: 6, .randomAddress)]),
         // 7.8.53: Advertising_Handle is exact.
-        ReplayRule(.command(HCIOpcode(rawValue: 0x2035)), "LE_Set_Advertising_Set_Random_Address",
-                   [ReplayField("Random_Address", offset: 1, length: 6, .randomAddress)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x2035)), "LE_Set_Advertising_Set_Random_Address",
+            [ReplayField("Random_Address", offset: 1, length: 6, .randomAddress)]),
         // 7.8.22: Key and Plaintext_Data of a host-side AES computation (legacy pairing, RPAs).
-        ReplayRule(.command(HCIOpcode(rawValue: 0x2017)), "LE_Encrypt",
-                   [ReplayField("Key", offset: 0, length: 16, .derived), ReplayField("Plaintext_Data", offset: 16, length: 16, .derived)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x2017)), "LE_Encrypt",
+            [
+                ReplayField("Key", offset: 0, length: 16, .derived),
+                ReplayField("Plaintext_Data", offset: 16, length: 16, .derived),
+            ]),
         // 7.8.24: Connection_Handle is exact; the key and its identifiers were agreed in pairing.
-        ReplayRule(.command(HCIOpcode(rawValue: 0x2019)), "LE_Enable_Encryption",
-                   [ReplayField("Random_Number", offset: 2, length: 8, .random), ReplayField("Encrypted_Diversifier", offset: 10, length: 2, .random),
-                    ReplayField("Long_Term_Key", offset: 12, length: 16, .random)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x2019)), "LE_Enable_Encryption",
+            [
+                ReplayField("Random_Number", offset: 2, length: 8, .random),
+                ReplayField("Encrypted_Diversifier", offset: 10, length: 2, .random),
+                ReplayField("Long_Term_Key", offset: 12, length: 16, .random),
+            ]),
         // 7.8.25 (peripheral role): the LTK of the bond.
-        ReplayRule(.command(HCIOpcode(rawValue: 0x201A)), "LE_Long_Term_Key_Request_Reply",
-                   [ReplayField("Long_Term_Key", offset: 2, length: 16, .random)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x201A)), "LE_Long_Term_Key_Request_Reply",
+            [ReplayField("Long_Term_Key", offset: 2, length: 16, .random)]),
         // 7.8.38: Peer_IRK is the peer's (exact); Local_IRK is ours.
-        ReplayRule(.command(HCIOpcode(rawValue: 0x2027)), "LE_Add_Device_To_Resolving_List",
-                   [ReplayField("Local_IRK", offset: 23, length: 16, .random)]),
+        ReplayRule(
+            .command(HCIOpcode(rawValue: 0x2027)), "LE_Add_Device_To_Resolving_List",
+            [ReplayField("Local_IRK", offset: 23, length: 16, .random)]),
         // Core Vol 3, Part H, 3.5 and 3.6: SMP values offsets from the Code octet.
-        ReplayRule(.smp(code: 0x03), "Pairing_Confirm", [ReplayField("Confirm_Value", offset: 1, length: 16, .derived)]),
+        ReplayRule(
+            .smp(code: 0x03), "Pairing_Confirm", [ReplayField("Confirm_Value", offset: 1, length: 16, .derived)]),
         ReplayRule(.smp(code: 0x04), "Pairing_Random", [ReplayField("Random_Value", offset: 1, length: 16, .random)]),
-        ReplayRule(.smp(code: 0x06), "Encryption_Information", [ReplayField("Long_Term_Key", offset: 1, length: 16, .random)]),
-        ReplayRule(.smp(code: 0x07), "Central_Identification",
-                   [ReplayField("EDIV", offset: 1, length: 2, .random), ReplayField("Rand", offset: 3, length: 8, .random)]),
-        ReplayRule(.smp(code: 0x08), "Identity_Information", [ReplayField("Identity_Resolving_Key", offset: 1, length: 16, .random)]),
-        ReplayRule(.smp(code: 0x0A), "Signing_Information", [ReplayField("Signature_Key", offset: 1, length: 16, .random)]),
-        ReplayRule(.smp(code: 0x0C), "Pairing_Public_Key",
-                   [ReplayField("Public_Key_X", offset: 1, length: 32, .random), ReplayField("Public_Key_Y", offset: 33, length: 32, .random)]),
-        ReplayRule(.smp(code: 0x0D), "Pairing_DHKey_Check", [ReplayField("DHKey_Check", offset: 1, length: 16, .derived)]),
+        ReplayRule(
+            .smp(code: 0x06), "Encryption_Information", [ReplayField("Long_Term_Key", offset: 1, length: 16, .random)]),
+        ReplayRule(
+            .smp(code: 0x07), "Central_Identification",
+            [ReplayField("EDIV", offset: 1, length: 2, .random), ReplayField("Rand", offset: 3, length: 8, .random)]),
+        ReplayRule(
+            .smp(code: 0x08), "Identity_Information",
+            [ReplayField("Identity_Resolving_Key", offset: 1, length: 16, .random)]),
+        ReplayRule(
+            .smp(code: 0x0A), "Signing_Information", [ReplayField("Signature_Key", offset: 1, length: 16, .random)]),
+        ReplayRule(
+            .smp(code: 0x0C), "Pairing_Public_Key",
+            [
+                ReplayField("Public_Key_X", offset: 1, length: 32, .random),
+                ReplayField("Public_Key_Y", offset: 33, length: 32, .random),
+            ]),
+        ReplayRule(
+            .smp(code: 0x0D), "Pairing_DHKey_Check", [ReplayField("DHKey_Check", offset: 1, length: 16, .derived)]),
     ]
 }
 
@@ -150,7 +173,8 @@ public struct ReplayMatcher: Sendable {
     /// (`expected`). Returns nil when they match, else why not.
     public mutating func match(expected: [UInt8], actual: [UInt8]) -> String? {
         guard expected.first == actual.first else {
-            return "the host sent \(Self.typeName(actual.first)) where the recording has \(Self.typeName(expected.first))"
+            return
+                "the host sent \(Self.typeName(actual.first)) where the recording has \(Self.typeName(expected.first))"
         }
         guard expected.count == actual.count else {
             return "the host's packet is \(actual.count) octets long, the recording's \(expected.count)"
@@ -175,7 +199,9 @@ public struct ReplayMatcher: Sendable {
             let handle = (UInt16(expected[1]) | UInt16(expected[2]) << 8) & 0x0FFF
             let boundary = (expected[2] >> 4) & 0x3
             aclHandle = handle
-            var state = boundary == ACLPacketBoundary.continuing.rawValue ? (pdus[handle] ?? PDUState(rule: nil, offset: 0)) : PDUState(rule: nil, offset: 0)
+            var state =
+                boundary == ACLPacketBoundary.continuing.rawValue
+                ? (pdus[handle] ?? PDUState(rule: nil, offset: 0)) : PDUState(rule: nil, offset: 0)
             if boundary != ACLPacketBoundary.continuing.rawValue, expected.count >= 10 {
                 let channel = UInt16(expected[7]) | UInt16(expected[8]) << 8
                 if channel == 0x0006 { state.rule = smpRules[expected[9]] }
@@ -188,7 +214,8 @@ public struct ReplayMatcher: Sendable {
                     let fieldRange = 4 + field.offset..<4 + field.offset + field.length
                     let overlap = fieldRange.clamped(to: pduRange!)
                     if !overlap.isEmpty {
-                        covered.append((overlap.lowerBound - start + 5..<overlap.upperBound - start + 5, field, index, rule))
+                        covered.append(
+                            (overlap.lowerBound - start + 5..<overlap.upperBound - start + 5, field, index, rule))
                     }
                 }
             }
@@ -200,7 +227,8 @@ public struct ReplayMatcher: Sendable {
         // Exact everywhere else.
         let coveredOctets = Set(covered.flatMap { Array($0.range) })
         if let first = expected.indices.first(where: { !coveredOctets.contains($0) && expected[$0] != actual[$0] }) {
-            return "octet \(first) differs (counting the H4 packet type as octet 0): recorded \(hex(expected[first], digits: 2)), sent \(hex(actual[first], digits: 2))"
+            return
+                "octet \(first) differs (counting the H4 packet type as octet 0): recorded \(hex(expected[first], digits: 2)), sent \(hex(actual[first], digits: 2))"
         }
         // Each field, once its octets are all in (a field may span ACL fragments).
         for piece in covered {
@@ -231,24 +259,28 @@ public struct ReplayMatcher: Sendable {
         switch field.kind {
         case .derived:
             guard boundValueDiffered || recorded == sent else {
-                return "differs although every random value so far equals its recording: recorded \(recorded.hexString()), sent \(sent.hexString())"
+                return
+                    "differs although every random value so far equals its recording: recorded \(recorded.hexString()), sent \(sent.hexString())"
             }
             return nil
         case .randomAddress:
             // Little-endian on the wire: the sub-type bits are in the last octet.
             if let last = recorded.last, let sentLast = sent.last, last & 0xC0 != sentLast & 0xC0 {
-                return "the address sub-type (top two bits) changed: recorded \(hex(last >> 6, digits: 1)), sent \(hex(sentLast >> 6, digits: 1))"
+                return
+                    "the address sub-type (top two bits) changed: recorded \(hex(last >> 6, digits: 1)), sent \(hex(sentLast >> 6, digits: 1))"
             }
             fallthrough
         case .random:
             if let bound = recordedToActual[recorded] {
                 guard bound == sent else {
-                    return "the recorded value \(recorded.hexString()) was sent as \(bound.hexString()) before, now as \(sent.hexString())"
+                    return
+                        "the recorded value \(recorded.hexString()) was sent as \(bound.hexString()) before, now as \(sent.hexString())"
                 }
                 return nil
             }
             if let other = actualToRecorded[sent] {
-                return "the host reused \(sent.hexString()), which stands for recorded \(other.hexString()), where the recording has a new value \(recorded.hexString())"
+                return
+                    "the host reused \(sent.hexString()), which stands for recorded \(other.hexString()), where the recording has a new value \(recorded.hexString())"
             }
             recordedToActual[recorded] = sent
             actualToRecorded[sent] = recorded
@@ -319,11 +351,13 @@ public func describeH4(_ bytes: [UInt8]) -> String {
     guard let packet = try? HCIPacket(h4: bytes[...]) else { return "(undecodable)" }
     switch packet {
     case let .command(command):
-        return "HCI Command \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
+        return
+            "HCI Command \(command.opcode.name) (\(hex(command.opcode.rawValue, digits: 4))) plen \(command.parameters.count)"
     case let .event(event):
         return "HCI Event \(HCINames.event(event.code)) (\(hex(event.code, digits: 2))) plen \(event.parameters.count)"
     case let .acl(acl):
-        var line = "ACL handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
+        var line =
+            "ACL handle \(hex(acl.handle, digits: 4)) flags \(hex(acl.boundary.rawValue, digits: 2)) dlen \(acl.data.count)"
         if acl.boundary.startsPDU, acl.data.count >= 4 {
             let base = acl.data.startIndex
             let channel = UInt16(acl.data[base + 2]) | UInt16(acl.data[base + 3]) << 8

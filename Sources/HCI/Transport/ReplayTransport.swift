@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 import CSystem
@@ -40,9 +40,13 @@ public final class ReplayTransport: HCITransport {
     private let path: String
 
     /// Loads the recording at `path`; the host's packets are matched under `rules`.
-    public init(path: String, capture: BTSnoopWriter? = nil, rules: [ReplayRule] = ReplayRule.standard) throws(TransportError) {
+    public init(path: String, capture: BTSnoopWriter? = nil, rules: [ReplayRule] = ReplayRule.standard)
+        throws(TransportError)
+    {
         let file: BTSnoopFile
-        do { file = try BTSnoopFile(path: path) } catch { throw .openFailed(what: "replay:\(path) (\(error))", errno: 0) }
+        do { file = try BTSnoopFile(path: path) } catch {
+            throw .openFailed(what: "replay:\(path) (\(error))", errno: 0)
+        }
         let packets = file.records.filter { if case .packet = $0.content { true } else { false } }
         shared = Shared(Script(records: packets, matcher: ReplayMatcher(rules: rules)))
         wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
@@ -68,10 +72,13 @@ public final class ReplayTransport: HCITransport {
     public var verdict: ReplayMismatch? {
         shared.script.withLock { script in
             if let mismatch = script.mismatch { return mismatch }
-            guard let record = script.records[script.next...].first(where: { $0.direction == .sent }) else { return nil }
+            guard let record = script.records[script.next...].first(where: { $0.direction == .sent }) else {
+                return nil
+            }
             let remaining = script.records[script.next...].filter { $0.direction == .sent }.count
-            return ReplayMismatch(recordNumber: record.number, expected: Self.h4(record), actual: nil,
-                                  reason: "the host stopped, but the recording has \(remaining) more host→controller packet(s)")
+            return ReplayMismatch(
+                recordNumber: record.number, expected: Self.h4(record), actual: nil,
+                reason: "the host stopped, but the recording has \(remaining) more host→controller packet(s)")
         }
     }
 
@@ -105,21 +112,24 @@ public final class ReplayTransport: HCITransport {
         let (mismatch, isNew): (ReplayMismatch?, Bool) = shared.script.withLock { script in
             if let earlier = script.mismatch { return (earlier, false) }
             guard script.next < script.records.count else {
-                script.mismatch = ReplayMismatch(recordNumber: nil, expected: nil, actual: bytes,
-                                                 reason: "the recording has ended but the host sent another packet")
+                script.mismatch = ReplayMismatch(
+                    recordNumber: nil, expected: nil, actual: bytes,
+                    reason: "the recording has ended but the host sent another packet")
                 return (script.mismatch, true)
             }
             let record = script.records[script.next]
             let expected = Self.h4(record)
-            let reason: String? = if record.direction != .sent {
-                "the recording expects the controller's packet here, not one from the host"
-            } else if let expected {
-                script.matcher.match(expected: expected, actual: bytes)
-            } else {
-                "the record is no HCI packet"
-            }
+            let reason: String? =
+                if record.direction != .sent {
+                    "the recording expects the controller's packet here, not one from the host"
+                } else if let expected {
+                    script.matcher.match(expected: expected, actual: bytes)
+                } else {
+                    "the record is no HCI packet"
+                }
             if let reason {
-                script.mismatch = ReplayMismatch(recordNumber: record.number, expected: expected, actual: bytes, reason: reason)
+                script.mismatch = ReplayMismatch(
+                    recordNumber: record.number, expected: expected, actual: bytes, reason: reason)
                 return (script.mismatch, true)
             }
             script.next += 1
@@ -156,7 +166,8 @@ public final class ReplayTransport: HCITransport {
             var packets: [HCIPacket] = []
             while script.next < script.records.count, script.records[script.next].direction == .received {
                 if case let .packet(type, body) = script.records[script.next].content,
-                   let packet = try? HCIPacket(type: type, body: body) {
+                    let packet = try? HCIPacket(type: type, body: body)
+                {
                     packets.append(packet)
                 }
                 script.next += 1

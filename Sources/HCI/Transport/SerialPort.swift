@@ -1,14 +1,16 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CBluetooth
 
 /// A UART in raw mode for H4 (a controller on /dev/ttyACM0, /dev/ttyS1, a pty).
 enum SerialPort {
-    static let supportedRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 500_000, 576_000,
-                                 921_600, 1_000_000, 1_152_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000,
-                                 3_500_000, 4_000_000]
+    static let supportedRates = [
+        9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 500_000, 576_000,
+        921_600, 1_000_000, 1_152_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000,
+        3_500_000, 4_000_000,
+    ]
 
     /// The termios speed constant for a baud rate, or nil when there is none.
     static func speedConstant(_ rate: Int) -> speed_t? {

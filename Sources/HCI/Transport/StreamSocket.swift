@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Connected stream sockets for H4 over TCP or a Unix socket.
@@ -18,7 +18,9 @@ enum StreamSocket {
         var lastError: Int32 = ECONNREFUSED
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            let fd = socket(
+                info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                info.pointee.ai_protocol)
             if fd >= 0 {
                 if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
                     var one: Int32 = 1
@@ -49,7 +51,9 @@ enum StreamSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .openFailed(what: "unix:\(path)", errno: errno) }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else {
             let code = errno

@@ -31,12 +31,15 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses a transport string; the error says what forms exist.
     public init(parsing text: String) throws(TransportError) {
-        let usage = "expected hci0, hci:N, serial:/dev/ttyX[,baud=N][,flow=rtscts|none], tcp:HOST:PORT, unix:PATH, replay:FILE or mock:FILE[,peer=ADDRESS]"
+        let usage =
+            "expected hci0, hci:N, serial:/dev/ttyX[,baud=N][,flow=rtscts|none], tcp:HOST:PORT, unix:PATH, replay:FILE or mock:FILE[,peer=ADDRESS]"
         if text.hasPrefix("hci") {
             var rest = text.dropFirst(3)
             if rest.first == ":" { rest = rest.dropFirst() }
             if rest.hasPrefix("hci") { rest = rest.dropFirst(3) }
-            guard let index = decimal(rest, as: UInt16.self) else { throw .invalidSpec("bad adapter in '\(text)': \(usage)") }
+            guard let index = decimal(rest, as: UInt16.self) else {
+                throw .invalidSpec("bad adapter in '\(text)': \(usage)")
+            }
             self = .userChannel(index: index)
             return
         }
@@ -55,7 +58,9 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
                 switch (pair.first, pair.count == 2 ? pair[1] : nil) {
                 case ("baud", let number?):
                     guard let rate = decimal(number, as: Int.self), SerialPort.speedConstant(rate) != nil else {
-                        throw .invalidSpec("unsupported baud rate '\(number)' (supported: \(SerialPort.supportedRates.map(String.init).joined(separator: ", ")))")
+                        throw .invalidSpec(
+                            "unsupported baud rate '\(number)' (supported: \(SerialPort.supportedRates.map(String.init).joined(separator: ", ")))"
+                        )
                     }
                     baud = rate
                 case ("flow", "rtscts"): flow = true
@@ -65,8 +70,10 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
             }
             self = .serial(path: path, baudRate: baud, flowControl: flow)
         case "tcp":
-            guard let portColon = value.lastIndex(of: ":"), let port = decimal(value[value.index(after: portColon)...], as: UInt16.self),
-                  port != 0 else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
+            guard let portColon = value.lastIndex(of: ":"),
+                let port = decimal(value[value.index(after: portColon)...], as: UInt16.self),
+                port != 0
+            else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
             var host = String(value[..<portColon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             guard !host.isEmpty else { throw .invalidSpec("tcp transport needs HOST:PORT, got '\(value)'") }
@@ -90,7 +97,9 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
                 peer = address
                 path = String(value[..<start])
             }
-            guard !path.isEmpty else { throw .invalidSpec("mock transport needs a btsnoop file: mock:FILE[,peer=ADDRESS]") }
+            guard !path.isEmpty else {
+                throw .invalidSpec("mock transport needs a btsnoop file: mock:FILE[,peer=ADDRESS]")
+            }
             self = .mock(path: path, peer: peer)
         default:
             throw .invalidSpec("unknown transport '\(text)': \(usage)")
@@ -113,7 +122,9 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     /// written to that btsnoop file. A user channel whose adapter is busy or not there yet
     /// (the kernel's own init) is retried for a while, waiting on `clock`: the caller's
     /// actor is not blocked meanwhile.
-    public func open(capture: BTSnoopWriter? = nil, clock: any Clock<Duration>) async throws(TransportError) -> any HCITransport {
+    public func open(capture: BTSnoopWriter? = nil, clock: any Clock<Duration>) async throws(TransportError)
+        -> any HCITransport
+    {
         guard case let .userChannel(index) = self else { return try open(capture: capture) }
         return try userChannel(try await UserChannel.open(index: index, clock: clock), capture: capture)
     }
@@ -123,26 +134,32 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
     /// directions is also written to that btsnoop file. A `mock:` one goes to `mock`, by
     /// default the opener this process installed (``MockTransportOpener/installed``).
     public func open(capture: BTSnoopWriter? = nil, mock: MockTransportOpener? = MockTransportOpener.installed)
-        throws(TransportError) -> any HCITransport {
+        throws(TransportError) -> any HCITransport
+    {
         switch self {
         case let .userChannel(index):
             return try userChannel(try UserChannel.open(index: index), capture: capture)
         case let .serial(path, baud, flow):
-            return FileDescriptorTransport(descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
-                                           name: description, capture: capture)
+            return FileDescriptorTransport(
+                descriptor: try SerialPort.open(path: path, baudRate: baud, flowControl: flow),
+                name: description, capture: capture)
         case let .tcp(host, port):
-            return FileDescriptorTransport(descriptor: try StreamSocket.connectTCP(host: host, port: port),
-                                           name: description, capture: capture)
+            return FileDescriptorTransport(
+                descriptor: try StreamSocket.connectTCP(host: host, port: port),
+                name: description, capture: capture)
         case let .unix(path):
-            return FileDescriptorTransport(descriptor: try StreamSocket.connectUnix(path: path),
-                                           name: description, capture: capture)
+            return FileDescriptorTransport(
+                descriptor: try StreamSocket.connectUnix(path: path),
+                name: description, capture: capture)
         case let .replay(path):
             return try ReplayTransport(path: path, capture: capture)
         case let .mock(path, peer):
             // The virtual controller serves ATT and GATT, layers above this module.
             guard let mock else {
-                throw .invalidSpec("\(description): mock transports are opened by the VirtualController module: "
-                                   + "call VirtualController.enableMockTransport() once before opening one (bluejay and bluejay-gateway do)")
+                throw .invalidSpec(
+                    "\(description): mock transports are opened by the VirtualController module: "
+                        + "call VirtualController.enableMockTransport() once before opening one (bluejay and bluejay-gateway do)"
+                )
             }
             return try mock.open(path, peer, capture)
         }
@@ -157,6 +174,8 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 /// A number written as decimal digits only: the integer initialisers alone also accept a
 /// sign, so `hci+1` or `baud=+9600` would parse as if written canonically.
 private func decimal<T: FixedWidthInteger>(_ text: some StringProtocol, as _: T.Type) -> T? {
-    guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+    guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+        return nil
+    }
     return T(text)
 }

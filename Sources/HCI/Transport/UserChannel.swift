@@ -1,6 +1,6 @@
 import BluetoothCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CBluetooth
 
@@ -24,7 +24,9 @@ enum UserChannel {
     /// caller's actor is free while the kernel finishes with the adapter. `retrying` is told
     /// the errno of each bind that failed and is about to be retried (the tests watch the
     /// kernel's init window). Cancelled while it waits, it gives up with the last bind's error.
-    static func open(index: UInt16, clock: any Clock<Duration>, retrying: (Int32) -> Void = { _ in }) async throws(TransportError) -> Int32 {
+    static func open(index: UInt16, clock: any Clock<Duration>, retrying: (Int32) -> Void = { _ in })
+        async throws(TransportError) -> Int32
+    {
         let fd = try unboundSocket(index)
         var retries = Retries()
         while true {
@@ -82,7 +84,10 @@ enum UserChannel {
         /// `adapter` asks the kernel (nil: it cannot say), only for EBUSY past the short window.
         mutating func allow(_ code: Int32, adapter: () -> KernelState?) -> Bool {
             guard code == EBUSY || code == ENODEV else { return false }
-            guard waited < retryWindowMilliseconds || (code == EBUSY && waited < setupWindowMilliseconds && adapter() == .initializing) else {
+            guard
+                waited < retryWindowMilliseconds
+                    || (code == EBUSY && waited < setupWindowMilliseconds && adapter() == .initializing)
+            else {
                 return false
             }
             waited += retryIntervalMilliseconds
@@ -92,7 +97,7 @@ enum UserChannel {
 
     /// `HCIGETDEVINFO`, `_IOR('H', 211, int)` in <bluetooth/hci.h> (a macro Swift cannot import).
     private static let getDeviceInfo: UInt = {
-        let direction: UInt = 2 << 30 // _IOC_READ
+        let direction: UInt = 2 << 30  // _IOC_READ
         let size: UInt = UInt(MemoryLayout<Int32>.size) << 16
         let type: UInt = UInt(UInt8(ascii: "H")) << 8
         let number: UInt = 211
@@ -142,12 +147,14 @@ enum UserChannel {
         switch code {
         case EBUSY where state == .down:
             // Its setup in the kernel did not finish (HCI_Reset timed out): busy for good.
-            return .openFailed(what: "\(adapter) (busy but neither up nor initializing: the kernel's setup of it did not finish; "
-                                   + "see 'dmesg | grep \(adapter)', then reload its driver or replug it)", errno: code)
+            return .openFailed(
+                what: "\(adapter) (busy but neither up nor initializing: the kernel's setup of it did not finish; "
+                    + "see 'dmesg | grep \(adapter)', then reload its driver or replug it)", errno: code)
         case EBUSY: return .adapterBusy(adapter: adapter)
         case EPERM, EACCES: return .permissionDenied(adapter: adapter, errno: code)
         case ENODEV: return .noSuchAdapter(adapter: adapter, present: presentAdapters())
-        case ERFKILL: return .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
+        case ERFKILL:
+            return .openFailed(what: "\(adapter) (blocked by rfkill: 'sudo rfkill unblock bluetooth')", errno: code)
         default: return .openFailed(what: adapter, errno: code)
         }
     }
@@ -158,7 +165,9 @@ enum UserChannel {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name.hasPrefix("hci"), !name.contains(":") { names.append(name) }
         }
         return names.sorted()

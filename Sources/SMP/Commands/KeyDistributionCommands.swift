@@ -14,7 +14,8 @@ public struct EncryptionInformation: SMPCommand {
     public init(longTermKey: SecretValue) { self.longTermKey = longTermKey }
 
     /// Long_Term_Key.
-    public static let layout = MessageLayout("Encryption_Information", Self.init(longTermKey:), Field("Long_Term_Key", \.longTermKey))
+    public static let layout = MessageLayout(
+        "Encryption_Information", Self.init(longTermKey:), Field("Long_Term_Key", \.longTermKey))
     /// `.encryptionInformation(self)`.
     public var pdu: SMPPDU { .encryptionInformation(self) }
 }
@@ -36,7 +37,8 @@ public struct CentralIdentification: SMPCommand {
     }
 
     /// EDIV, Rand.
-    public static let layout = MessageLayout("Central_Identification", Self.init(ediv:random:), Field("EDIV", \.ediv), Field("Rand", \.random))
+    public static let layout = MessageLayout(
+        "Central_Identification", Self.init(ediv:random:), Field("EDIV", \.ediv), Field("Rand", \.random))
     /// `.centralIdentification(self)`.
     public var pdu: SMPPDU { .centralIdentification(self) }
 }
@@ -52,8 +54,9 @@ public struct IdentityInformation: SMPCommand {
     public init(identityResolvingKey: SecretValue) { self.identityResolvingKey = identityResolvingKey }
 
     /// Identity_Resolving_Key.
-    public static let layout = MessageLayout("Identity_Information", Self.init(identityResolvingKey:),
-                                             Field("Identity_Resolving_Key", \.identityResolvingKey))
+    public static let layout = MessageLayout(
+        "Identity_Information", Self.init(identityResolvingKey:),
+        Field("Identity_Resolving_Key", \.identityResolvingKey))
     /// `.identityInformation(self)`.
     public var pdu: SMPPDU { .identityInformation(self) }
 }
@@ -74,8 +77,9 @@ public struct IdentityAddressInformation: SMPCommand {
     }
 
     /// AddrType, BD_ADDR.
-    public static let layout = MessageLayout("Identity_Address_Information", Self.init(addressType:address:),
-                                             Field.octet("AddrType", in: 0...1, \.addressType), Field("BD_ADDR", \.address))
+    public static let layout = MessageLayout(
+        "Identity_Address_Information", Self.init(addressType:address:),
+        Field.octet("AddrType", in: 0...1, \.addressType), Field("BD_ADDR", \.address))
     /// `.identityAddressInformation(self)`.
     public var pdu: SMPPDU { .identityAddressInformation(self) }
 }
@@ -91,7 +95,8 @@ public struct SigningInformation: SMPCommand {
     public init(signatureKey: SecretValue) { self.signatureKey = signatureKey }
 
     /// Signature_Key.
-    public static let layout = MessageLayout("Signing_Information", Self.init(signatureKey:), Field("Signature_Key", \.signatureKey))
+    public static let layout = MessageLayout(
+        "Signing_Information", Self.init(signatureKey:), Field("Signature_Key", \.signatureKey))
     /// `.signingInformation(self)`.
     public var pdu: SMPPDU { .signingInformation(self) }
 }
@@ -107,7 +112,8 @@ public struct SecurityRequest: SMPCommand {
     public init(authentication: AuthenticationRequirements) { self.authentication = authentication }
 
     /// AuthReq.
-    public static let layout = MessageLayout("Security_Request", Self.init(authentication:), Field("AuthReq", \.authentication))
+    public static let layout = MessageLayout(
+        "Security_Request", Self.init(authentication:), Field("AuthReq", \.authentication))
     /// `.securityRequest(self)`.
     public var pdu: SMPPDU { .securityRequest(self) }
 }

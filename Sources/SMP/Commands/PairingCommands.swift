@@ -13,7 +13,8 @@ public struct PairingRequest: SMPCommand {
     public init(features: PairingFeatures) { self.features = features }
 
     /// The six fields of the pairing features.
-    public static let layout: some SMPParameters<Self> = PairingFeatures.layout("Pairing_Request", Self.init(features:), \.features)
+    public static let layout: some SMPParameters<Self> = PairingFeatures.layout(
+        "Pairing_Request", Self.init(features:), \.features)
     /// `.pairingRequest(self)`.
     public var pdu: SMPPDU { .pairingRequest(self) }
 }
@@ -29,7 +30,8 @@ public struct PairingResponse: SMPCommand {
     public init(features: PairingFeatures) { self.features = features }
 
     /// The six fields of the pairing features.
-    public static let layout: some SMPParameters<Self> = PairingFeatures.layout("Pairing_Response", Self.init(features:), \.features)
+    public static let layout: some SMPParameters<Self> = PairingFeatures.layout(
+        "Pairing_Response", Self.init(features:), \.features)
     /// `.pairingResponse(self)`.
     public var pdu: SMPPDU { .pairingResponse(self) }
 }
@@ -45,7 +47,8 @@ public struct PairingConfirm: SMPCommand {
     public init(confirmValue: SecretValue) { self.confirmValue = confirmValue }
 
     /// Confirm_Value.
-    public static let layout = MessageLayout("Pairing_Confirm", Self.init(confirmValue:), Field("Confirm_Value", \.confirmValue))
+    public static let layout = MessageLayout(
+        "Pairing_Confirm", Self.init(confirmValue:), Field("Confirm_Value", \.confirmValue))
     /// `.pairingConfirm(self)`.
     public var pdu: SMPPDU { .pairingConfirm(self) }
 }
@@ -61,7 +64,8 @@ public struct PairingRandom: SMPCommand {
     public init(randomValue: SecretValue) { self.randomValue = randomValue }
 
     /// Random_Value.
-    public static let layout = MessageLayout("Pairing_Random", Self.init(randomValue:), Field("Random_Value", \.randomValue))
+    public static let layout = MessageLayout(
+        "Pairing_Random", Self.init(randomValue:), Field("Random_Value", \.randomValue))
     /// `.pairingRandom(self)`.
     public var pdu: SMPPDU { .pairingRandom(self) }
 }
@@ -99,7 +103,8 @@ public struct PairingPublicKey: SMPCommand {
     }
 
     /// Public_Key_X, Public_Key_Y.
-    public static let layout = MessageLayout("Pairing_Public_Key", Self.init(x:y:), Field("Public_Key_X", \.x), Field("Public_Key_Y", \.y))
+    public static let layout = MessageLayout(
+        "Pairing_Public_Key", Self.init(x:y:), Field("Public_Key_X", \.x), Field("Public_Key_Y", \.y))
     /// `.pairingPublicKey(self)`.
     public var pdu: SMPPDU { .pairingPublicKey(self) }
 }
@@ -115,7 +120,8 @@ public struct PairingDHKeyCheck: SMPCommand {
     public init(dhKeyCheck: SecretValue) { self.dhKeyCheck = dhKeyCheck }
 
     /// DHKey_Check.
-    public static let layout = MessageLayout("Pairing_DHKey_Check", Self.init(dhKeyCheck:), Field("DHKey_Check", \.dhKeyCheck))
+    public static let layout = MessageLayout(
+        "Pairing_DHKey_Check", Self.init(dhKeyCheck:), Field("DHKey_Check", \.dhKeyCheck))
     /// `.pairingDHKeyCheck(self)`.
     public var pdu: SMPPDU { .pairingDHKeyCheck(self) }
 }
@@ -132,8 +138,9 @@ public struct PairingKeypressNotification: SMPCommand {
     public init(notificationType: UInt8) { self.notificationType = notificationType }
 
     /// Notification_Type.
-    public static let layout = MessageLayout("Pairing_Keypress_Notification", Self.init(notificationType:),
-                                             Field("Notification_Type", \.notificationType))
+    public static let layout = MessageLayout(
+        "Pairing_Keypress_Notification", Self.init(notificationType:),
+        Field("Notification_Type", \.notificationType))
     /// `.pairingKeypressNotification(self)`.
     public var pdu: SMPPDU { .pairingKeypressNotification(self) }
 }

@@ -2,7 +2,7 @@ import BluetoothCore
 import CBluetooth
 import CSystem
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import HCI
 import L2CAP
@@ -83,8 +83,10 @@ public final class VirtualController: HCITransport {
 
     /// A controller with `peripherals` in range; `name` is its transport string. With
     /// `capture`, every packet in both directions is also written to that btsnoop file.
-    public init(peripherals: [RecordedPeripheral], address: BluetoothAddress = defaultAddress, name: String = "virtual",
-                capture: BTSnoopWriter? = nil) throws(TransportError) {
+    public init(
+        peripherals: [RecordedPeripheral], address: BluetoothAddress = defaultAddress, name: String = "virtual",
+        capture: BTSnoopWriter? = nil
+    ) throws(TransportError) {
         shared = Shared(State(peripherals: peripherals.map(VirtualPeripheral.init)))
         wakeFd = eventfd(0, Int32(EFD_CLOEXEC))
         guard wakeFd >= 0 else { throw .openFailed(what: "\(name) (eventfd)", errno: errno) }
@@ -139,7 +141,8 @@ public final class VirtualController: HCITransport {
                 }
                 if let next = nextAdvertising {
                     let left = now.duration(to: next)
-                    timeout = Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+                    timeout = Int32(
+                        max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
                 } else {
                     timeout = -1
                 }
@@ -195,7 +198,11 @@ public final class VirtualController: HCITransport {
         shared.state.withLock { state in
             guard !state.stopped else { return }
             for handle in state.links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-                state.outbox.append(.event(HCIEvent.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)).packet))
+                state.outbox.append(
+                    .event(
+                        HCIEvent.disconnectionComplete(
+                            DisconnectionComplete(status: .success, handle: handle, reason: reason)
+                        ).packet))
             }
             state.links = [:]
             Self.wake(wakeFd)
@@ -212,7 +219,8 @@ public final class VirtualController: HCITransport {
     private static func handle(_ acl: ACLDataPacket, state: inout State) {
         guard var link = state.links[acl.handle] else { return }
         // The packet has left the host's buffer the moment it arrives here.
-        state.outbox.append(.event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(acl.handle, 1)])).packet))
+        state.outbox.append(
+            .event(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(acl.handle, 1)])).packet))
         let frames = state.peripherals[link.peripheral].receive(acl, on: &link.peer)
         state.links[acl.handle] = link
         for frame in frames {
@@ -233,18 +241,24 @@ public final class VirtualController: HCITransport {
             scan.reported.insert(index)
             let record = peripheral.record
             let type = advertisedType(record.addressType)
-            reports.append(AdvertisingReport(connectable: true, scannable: true, directed: false, isScanResponse: false, legacy: true,
-                                             addressType: type, address: record.address, rssi: -50,
-                                             data: legacyData(record.advertisingData ?? synthesizedData(record))))
+            reports.append(
+                AdvertisingReport(
+                    connectable: true, scannable: true, directed: false, isScanResponse: false, legacy: true,
+                    addressType: type, address: record.address, rssi: -50,
+                    data: legacyData(record.advertisingData ?? synthesizedData(record))))
             if scan.active {
-                reports.append(AdvertisingReport(connectable: true, scannable: true, directed: false, isScanResponse: true, legacy: true,
-                                                 addressType: type, address: record.address, rssi: -50,
-                                                 data: legacyData(record.scanResponseData ?? [])))
+                reports.append(
+                    AdvertisingReport(
+                        connectable: true, scannable: true, directed: false, isScanResponse: true, legacy: true,
+                        addressType: type, address: record.address, rssi: -50,
+                        data: legacyData(record.scanResponseData ?? [])))
             }
         }
         state.scan = scan
         // A report event holds what fits in its 255 octets; one per advertisement is simplest.
-        for report in reports { state.outbox.append(.event(HCIEvent.leMeta(AdvertisingReport.encode([report], extended: false)).packet)) }
+        for report in reports {
+            state.outbox.append(.event(HCIEvent.leMeta(AdvertisingReport.encode([report], extended: false)).packet))
+        }
     }
 
     /// The type a report or connection event gives: the identity types of the recording
@@ -260,7 +274,9 @@ public final class VirtualController: HCITransport {
         if let name = record.name, !name.isEmpty {
             let bytes = Array(name.utf8)
             let room = 31 - data.count - 2
-            data += bytes.count <= room ? [UInt8(bytes.count + 1), 0x09] + bytes : [UInt8(room + 1), 0x08] + bytes.prefix(room)
+            data +=
+                bytes.count <= room
+                ? [UInt8(bytes.count + 1), 0x09] + bytes : [UInt8(room + 1), 0x08] + bytes.prefix(room)
         }
         return data
     }

@@ -49,7 +49,9 @@ public final class RecordedATTServer: ATTServer {
 
     /// The answer from the recording for the client on `bearer`, whose CCCDs and prepare
     /// queue are kept on the bearer.
-    private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+    private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> (
+        response: [UInt8]?, pushes: [RecordedNotification]
+    ) {
         let state = bearer.serverState as? LinkState ?? LinkState()
         bearer.serverState = state
         state.link.encrypted = isEncrypted(bearer.connection)

@@ -60,10 +60,14 @@ final class RecordedServer {
     }
 
     /// Errors that say something lasting about a handle, whatever the value or offset.
-    private static let lastingErrors: Set<ATTErrorCode> = [.invalidHandle, .readNotPermitted, .writeNotPermitted,
-                                                            .requestNotSupported, .insufficientAuthorization]
-    private static let securityErrors: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption,
-                                                             .encryptionKeySizeTooShort]
+    private static let lastingErrors: Set<ATTErrorCode> = [
+        .invalidHandle, .readNotPermitted, .writeNotPermitted,
+        .requestNotSupported, .insufficientAuthorization,
+    ]
+    private static let securityErrors: Set<ATTErrorCode> = [
+        .insufficientAuthentication, .insufficientEncryption,
+        .encryptionKeySizeTooShort,
+    ]
 
     /// The server for `peripheral`'s recorded database.
     init(_ peripheral: RecordedPeripheral) {
@@ -80,8 +84,12 @@ final class RecordedServer {
         for attribute in attributes {
             if let type = attribute.type, Self.declarationTypes.contains(type) {
                 currentValue = nil
-                if type == .characteristic { currentValue = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle }
-            } else if attribute.type == .clientCharacteristicConfiguration, let value = currentValue, attribute.handle > value {
+                if type == .characteristic {
+                    currentValue = attribute.value.flatMap(CharacteristicDeclaration.init(value:))?.valueHandle
+                }
+            } else if attribute.type == .clientCharacteristicConfiguration, let value = currentValue,
+                attribute.handle > value
+            {
                 cccdOfValue[value] = attribute.handle
             }
         }
@@ -114,20 +122,26 @@ final class RecordedServer {
                 permissions = [.read, .write, .writeWithoutResponse]
             }
             if served == nil, type != .clientCharacteristicConfiguration { unknownValues.insert(attribute.handle) }
-            table.add(Attribute(handle: attribute.handle, type: type, value: served ?? [], permissions: permissions,
-                                groupEndHandle: attribute.groupEndHandle))
+            table.add(
+                Attribute(
+                    handle: attribute.handle, type: type, value: served ?? [], permissions: permissions,
+                    groupEndHandle: attribute.groupEndHandle))
         }
         self.table = table
         self.undiscovered = undiscovered
         self.unknownValues = unknownValues
 
         var securityRefusals: [AttributeHandle: ATTErrorCode] = [:]
-        for attribute in attributes where attribute.requiresEncryption { securityRefusals[attribute.handle] = .insufficientAuthentication }
+        for attribute in attributes where attribute.requiresEncryption {
+            securityRefusals[attribute.handle] = .insufficientAuthentication
+        }
         var refusals: [RefusalKey: ATTErrorCode] = [:]
         for error in peripheral.errors where !error.overridden {
             if Self.securityErrors.contains(error.code), !error.encrypted, securityRefusals[error.handle] != nil {
                 securityRefusals[error.handle] = error.code
-            } else if Self.lastingErrors.contains(error.code) || (error.code.rawValue >= 0x80 && Self.readOpcodes.contains(error.request)) {
+            } else if Self.lastingErrors.contains(error.code)
+                || (error.code.rawValue >= 0x80 && Self.readOpcodes.contains(error.request))
+            {
                 guard Self.byHandleOpcodes.contains(error.request) else { continue }
                 refusals[RefusalKey(opcode: error.request.rawValue, handle: error.handle)] = error.code
             }
@@ -147,15 +161,20 @@ final class RecordedServer {
         }
         self.reactionsByKey = reactionsByKey
         let cccds = Set(cccdOfValue.values)
-        guardingCCCDs = Set(peripheral.reactions.compactMap { reaction in
-            if case let .write(handle, _) = reaction.trigger, cccds.contains(handle) { handle } else { nil }
-        })
+        guardingCCCDs = Set(
+            peripheral.reactions.compactMap { reaction in
+                if case let .write(handle, _) = reaction.trigger, cccds.contains(handle) { handle } else { nil }
+            })
     }
 
-    private static let declarationTypes: Set<BluetoothUUID> = [.primaryService, .secondaryService, .include, .characteristic]
+    private static let declarationTypes: Set<BluetoothUUID> = [
+        .primaryService, .secondaryService, .include, .characteristic,
+    ]
     private static let readOpcodes: Set<ATTOpcode> = [.readRequest, .readBlobRequest]
-    private static let byHandleOpcodes: Set<ATTOpcode> = [.readRequest, .readBlobRequest, .writeRequest, .writeCommand,
-                                                          .prepareWriteRequest, .signedWriteCommand]
+    private static let byHandleOpcodes: Set<ATTOpcode> = [
+        .readRequest, .readBlobRequest, .writeRequest, .writeCommand,
+        .prepareWriteRequest, .signedWriteCommand,
+    ]
 
     /// The table's answer to a request that needs nothing kept of the client (reads,
     /// finds, writes; the link keeps its own prepare queue, ``Link``).
@@ -167,10 +186,14 @@ final class RecordedServer {
     /// Answers one request or command from the client on `link`, where `mtu` is the
     /// bearer's ATT_MTU: the response (nil for a command) and the notifications and
     /// indications the recording shows the peer sending next.
-    func respond(to pdu: ArraySlice<UInt8>, link: inout Link, mtu: Int) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+    func respond(to pdu: ArraySlice<UInt8>, link: inout Link, mtu: Int) -> (
+        response: [UInt8]?, pushes: [RecordedNotification]
+    ) {
         guard let first = pdu.first else { return (nil, []) }
         let opcode = ATTOpcode(rawValue: first)
-        func refuse(_ handle: AttributeHandle, _ code: ATTErrorCode) -> (response: [UInt8]?, pushes: [RecordedNotification]) {
+        func refuse(_ handle: AttributeHandle, _ code: ATTErrorCode) -> (
+            response: [UInt8]?, pushes: [RecordedNotification]
+        ) {
             (opcode.isCommand ? nil : ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded(), [])
         }
         switch opcode {
@@ -200,12 +223,17 @@ final class RecordedServer {
             }
             guard offset <= value.count else { return refuse(handle, .invalidOffset) }
             let part = value[offset...].prefix(mtu - 1)
-            return (opcode == .readRequest ? ReadResponse(value: part).encoded() : ReadBlobResponse(value: part).encoded(), [])
+            return (
+                opcode == .readRequest ? ReadResponse(value: part).encoded() : ReadBlobResponse(value: part).encoded(),
+                []
+            )
         case .readMultipleRequest:
             guard let request = try? ReadMultipleRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
             for handle in request.handles {
                 if let code = refusal(.readRequest, handle, link) { return refuse(handle, code) }
-                if unknownValues.contains(handle) || undiscovered[handle] != nil { return refuse(handle, .attributeNotFound) }
+                if unknownValues.contains(handle) || undiscovered[handle] != nil {
+                    return refuse(handle, .attributeNotFound)
+                }
             }
             return (tableAnswer(pdu, mtu: mtu), [])
         case .writeRequest, .writeCommand, .signedWriteCommand:
@@ -222,15 +250,21 @@ final class RecordedServer {
                 guard let command = try? WriteCommand(decoding: pdu) else { return (nil, []) }
                 (handle, value) = (command.handle, Array(command.value))
             }
-            if let code = refusal(opcode == .signedWriteCommand ? .writeCommand : opcode, handle, link) { return refuse(handle, code) }
-            if let code = write(handle, value, link: &link, command: opcode != .writeRequest) { return refuse(handle, code) }
+            if let code = refusal(opcode == .signedWriteCommand ? .writeCommand : opcode, handle, link) {
+                return refuse(handle, code)
+            }
+            if let code = write(handle, value, link: &link, command: opcode != .writeRequest) {
+                return refuse(handle, code)
+            }
             return (opcode == .writeRequest ? WriteResponse().encoded() : nil, pushes(after: handle, value, link: link))
         case .prepareWriteRequest:
             guard let request = try? PrepareWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
             if let code = refusal(opcode, request.handle, link) { return refuse(request.handle, code) }
             guard exists(request.handle) else { return refuse(request.handle, .invalidHandle) }
             link.prepared.append((request.handle, Int(request.offset), Array(request.value)))
-            return (PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded(), [])
+            return (
+                PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded(), []
+            )
         case .executeWriteRequest:
             guard let request = try? ExecuteWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
             let queue = link.prepared
@@ -251,7 +285,9 @@ final class RecordedServer {
             }
             var pushes: [RecordedNotification] = []
             for handle in order {
-                if let code = write(handle, values[handle]!, link: &link, command: false) { return refuse(handle, code) }
+                if let code = write(handle, values[handle]!, link: &link, command: false) {
+                    return refuse(handle, code)
+                }
                 pushes += self.pushes(after: handle, values[handle]!, link: link)
             }
             return (ExecuteWriteResponse().encoded(), pushes)
@@ -271,7 +307,9 @@ final class RecordedServer {
     private func refusal(_ opcode: ATTOpcode, _ handle: AttributeHandle, _ link: Link) -> ATTErrorCode? {
         if !link.encrypted, let code = securityRefusals[handle] { return code }
         if let code = refusals[RefusalKey(opcode: opcode.rawValue, handle: handle)] { return code }
-        if opcode == .readBlobRequest { return refusals[RefusalKey(opcode: ATTOpcode.readRequest.rawValue, handle: handle)] }
+        if opcode == .readBlobRequest {
+            return refusals[RefusalKey(opcode: ATTOpcode.readRequest.rawValue, handle: handle)]
+        }
         return nil
     }
 
@@ -301,14 +339,17 @@ final class RecordedServer {
             return nil
         }
         guard table.attribute(at: handle) != nil else { return .invalidHandle }
-        let request: [UInt8] = command ? WriteCommand(handle: handle, value: value[...]).encoded()
+        let request: [UInt8] =
+            command
+            ? WriteCommand(handle: handle, value: value[...]).encoded()
             : WriteRequest(handle: handle, value: value[...]).encoded()
         let answer = tableAnswer(request[...], mtu: 65535)
         if command {
             // A command gets no answer; whether it took is read back from the table.
             guard table.value(of: handle) == value else { return .writeNotPermitted }
         } else if let answer, answer.first == ATTOpcode.errorResponse.rawValue,
-                  let error = try? ErrorResponse(decoding: answer[...]) {
+            let error = try? ErrorResponse(decoding: answer[...])
+        {
             return error.error
         }
         unknownValues.remove(handle)
@@ -323,9 +364,12 @@ final class RecordedServer {
     private func pushes(after handle: AttributeHandle, _ value: [UInt8], link: Link) -> [RecordedNotification] {
         var chosen: [RecordedNotification] = []
         let exact = ReactionKey.exact(handle, value)
-        if let index = next(reactionsByKey[exact] != nil ? exact : .handle(handle)) { chosen += reactions[index].notifications }
+        if let index = next(reactionsByKey[exact] != nil ? exact : .handle(handle)) {
+            chosen += reactions[index].notifications
+        }
         if let valueHandle = valueOfCCCD[handle], value.contains(where: { $0 != 0 }),
-           let index = next(.subscription(valueHandle)) {
+            let index = next(.subscription(valueHandle))
+        {
             chosen += reactions[index].notifications
         }
         return chosen.compactMap { enabled($0, link: link) }

@@ -59,7 +59,9 @@ final class VirtualPeripheral {
         switch ATTOpcode(rawValue: first) {
         case .exchangeMTURequest:
             guard let request = try? ExchangeMTURequest(decoding: pdu) else {
-                return [attFrame(ErrorResponse(requestOpcode: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded())]
+                return [
+                    attFrame(ErrorResponse(requestOpcode: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded())
+                ]
             }
             link.mtu = max(Self.defaultMTU, min(Int(request.clientRxMTU), receiveMTU))
             return [attFrame(ExchangeMTUResponse(serverRxMTU: UInt16(receiveMTU)).encoded())]
@@ -98,7 +100,11 @@ final class VirtualPeripheral {
     /// and rejects get nothing.
     private func signaling(_ payload: ArraySlice<UInt8>) -> [BasicFrame] {
         func reply(_ code: SignalingCode, _ identifier: UInt8, _ data: [UInt8]) -> [BasicFrame] {
-            [BasicFrame(channel: .leSignaling, payload: SignalingCommand(code: code, identifier: identifier, data: data).encoded()[...])]
+            [
+                BasicFrame(
+                    channel: .leSignaling,
+                    payload: SignalingCommand(code: code, identifier: identifier, data: data).encoded()[...])
+            ]
         }
         guard let command = try? SignalingCommand(decoding: payload) else {
             return reply(.commandReject, payload.dropFirst().first ?? 0, CommandRejectReason.commandNotUnderstood.data)
@@ -106,17 +112,23 @@ final class VirtualPeripheral {
         let refused = CreditBasedConnectionResult(rawValue: 0x0002, enhanced: false)
         switch command.code {
         case .leCreditBasedConnectionRequest:
-            return reply(.leCreditBasedConnectionResponse, command.identifier,
-                         LECreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: refused).encoded())
+            return reply(
+                .leCreditBasedConnectionResponse, command.identifier,
+                LECreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: refused)
+                    .encoded())
         case .creditBasedConnectionRequest:
             // A zero Destination CID for each Source CID asked for (Part A, 4.26).
             let asked = (try? CreditBasedConnectionRequest(command: command))?.sourceCIDs.count ?? 0
             let result = CreditBasedConnectionResult(rawValue: 0x0002, enhanced: true)
-            return reply(.creditBasedConnectionResponse, command.identifier,
-                         CreditBasedConnectionResponse(mtu: 0, mps: 0, initialCredits: 0, result: result,
-                                                       destinationCIDs: Array(repeating: 0, count: asked)).encoded())
-        case .commandReject, .disconnectionResponse, .connectionParameterUpdateResponse, .leCreditBasedConnectionResponse,
-             .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
+            return reply(
+                .creditBasedConnectionResponse, command.identifier,
+                CreditBasedConnectionResponse(
+                    mtu: 0, mps: 0, initialCredits: 0, result: result,
+                    destinationCIDs: Array(repeating: 0, count: asked)
+                ).encoded())
+        case .commandReject, .disconnectionResponse, .connectionParameterUpdateResponse,
+            .leCreditBasedConnectionResponse,
+            .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
             return []
         default:
             return reply(.commandReject, command.identifier, CommandRejectReason.commandNotUnderstood.data)

@@ -40,10 +40,12 @@ public struct RecordedPeripheral: Sendable, Equatable {
     public var reactions: [RecordedReaction]
 
     /// A peer with nothing recorded beyond its address.
-    public init(address: BluetoothAddress, addressType: AddressType, addressIsMadeUp: Bool = false,
-                connectionHandles: [ConnectionHandle] = [], advertisingData: [UInt8]? = nil, scanResponseData: [UInt8]? = nil,
-                name: String? = nil, attributes: [RecordedAttribute] = [], mtu: Int? = nil, errors: [RecordedError] = [],
-                reactions: [RecordedReaction] = []) {
+    public init(
+        address: BluetoothAddress, addressType: AddressType, addressIsMadeUp: Bool = false,
+        connectionHandles: [ConnectionHandle] = [], advertisingData: [UInt8]? = nil, scanResponseData: [UInt8]? = nil,
+        name: String? = nil, attributes: [RecordedAttribute] = [], mtu: Int? = nil, errors: [RecordedError] = [],
+        reactions: [RecordedReaction] = []
+    ) {
         self.address = address
         self.addressType = addressType
         self.addressIsMadeUp = addressIsMadeUp
@@ -87,8 +89,10 @@ public struct RecordedAttribute: Sendable, Equatable {
     public var requiresEncryption: Bool
 
     /// An attribute.
-    public init(handle: AttributeHandle, type: BluetoothUUID?, value: [UInt8]? = nil, initialValue: [UInt8]? = nil,
-                groupEndHandle: AttributeHandle? = nil, requiresEncryption: Bool = false) {
+    public init(
+        handle: AttributeHandle, type: BluetoothUUID?, value: [UInt8]? = nil, initialValue: [UInt8]? = nil,
+        groupEndHandle: AttributeHandle? = nil, requiresEncryption: Bool = false
+    ) {
         self.handle = handle
         self.type = type
         self.value = value
@@ -113,7 +117,9 @@ public struct RecordedError: Sendable, Equatable {
     public var overridden: Bool
 
     /// An error as recorded.
-    public init(request: ATTOpcode, handle: AttributeHandle, code: ATTErrorCode, encrypted: Bool, overridden: Bool = false) {
+    public init(
+        request: ATTOpcode, handle: AttributeHandle, code: ATTErrorCode, encrypted: Bool, overridden: Bool = false
+    ) {
         self.request = request
         self.handle = handle
         self.code = code

@@ -68,22 +68,28 @@ extension RecordedPeripheral {
             let next = position + 1 < declarations.count ? declarations[position + 1].handle - 1 : lastHandle
             let end = max(declaration.handle, declaration.groupEndHandle ?? next)
             let inside = attributes.filter { $0.handle > declaration.handle && $0.handle <= end }
-            var service = RecordedService(handle: declaration.handle, endHandle: end, isPrimary: declaration.type == primary,
-                                          uuid: declaration.value.flatMap(Self.uuid(from:)), includes: [], characteristics: [])
+            var service = RecordedService(
+                handle: declaration.handle, endHandle: end, isPrimary: declaration.type == primary,
+                uuid: declaration.value.flatMap(Self.uuid(from:)), includes: [], characteristics: [])
             // Where each characteristic's descriptors stop: the next declaration of any kind.
             let declared = inside.filter { attribute in attribute.type.map(declarationTypes.contains) ?? false }
             let boundaries: [Int] = declared.map { Int($0.handle.rawValue) } + [Int(end.rawValue) + 1]
             for attribute in inside {
                 if attribute.type == include {
                     service.includes.append(Self.include(attribute))
-                } else if attribute.type == characteristic, let declaration = attribute.value.flatMap(CharacteristicDeclaration.init(value:)) {
+                } else if attribute.type == characteristic,
+                    let declaration = attribute.value.flatMap(CharacteristicDeclaration.init(value:))
+                {
                     let valueHandle = declaration.valueHandle
                     let stop = boundaries.first { $0 > Int(attribute.handle.rawValue) } ?? Int(end.rawValue) + 1
-                    let descriptors = inside.filter { $0.handle > valueHandle && Int($0.handle.rawValue) < stop && $0.type != nil }
-                    service.characteristics.append(RecordedCharacteristic(
-                        declarationHandle: attribute.handle, valueHandle: valueHandle, uuid: declaration.uuid,
-                        properties: declaration.properties, value: self.attribute(at: valueHandle)?.value,
-                        initialValue: self.attribute(at: valueHandle)?.initialValue, descriptors: descriptors))
+                    let descriptors = inside.filter {
+                        $0.handle > valueHandle && Int($0.handle.rawValue) < stop && $0.type != nil
+                    }
+                    service.characteristics.append(
+                        RecordedCharacteristic(
+                            declarationHandle: attribute.handle, valueHandle: valueHandle, uuid: declaration.uuid,
+                            properties: declaration.properties, value: self.attribute(at: valueHandle)?.value,
+                            initialValue: self.attribute(at: valueHandle)?.initialValue, descriptors: descriptors))
                 }
             }
             services.append(service)
@@ -99,7 +105,9 @@ extension RecordedPeripheral {
     /// service's discovery is not in the recording).
     public var attributesOutsideServices: [RecordedAttribute] {
         let ranges = services.map { $0.handle...$0.endHandle }
-        return attributes.filter { attribute in attribute.type != nil && !ranges.contains { $0.contains(attribute.handle) } }
+        return attributes.filter { attribute in
+            attribute.type != nil && !ranges.contains { $0.contains(attribute.handle) }
+        }
     }
 
     /// What the recording does not show of this peer, in words: the gaps a stand-in for it
@@ -119,28 +127,37 @@ extension RecordedPeripheral {
         }
         let services = services
         if services.isEmpty { missing.append("no service discovery recorded") }
-        for service in services where service.characteristics.isEmpty && service.includes.isEmpty && service.endHandle > service.handle {
-            missing.append("characteristic discovery not recorded for service \(hex(service.handle, digits: 4))"
-                           + (service.uuid.map { " (\($0.nameAndValue))" } ?? ""))
+        for service in services
+        where service.characteristics.isEmpty && service.includes.isEmpty && service.endHandle > service.handle {
+            missing.append(
+                "characteristic discovery not recorded for service \(hex(service.handle, digits: 4))"
+                    + (service.uuid.map { " (\($0.nameAndValue))" } ?? ""))
         }
         for service in services {
             for characteristic in service.characteristics {
                 if characteristic.value == nil {
-                    missing.append("value never seen: \(hex(characteristic.valueHandle, digits: 4)) (\(characteristic.uuid.nameAndValue))")
+                    missing.append(
+                        "value never seen: \(hex(characteristic.valueHandle, digits: 4)) (\(characteristic.uuid.nameAndValue))"
+                    )
                 }
                 for descriptor in characteristic.descriptors where descriptor.value == nil {
-                    missing.append("value never seen: \(hex(descriptor.handle, digits: 4)) (\(descriptor.type.map(\.nameAndValue) ?? "unknown type"))")
+                    missing.append(
+                        "value never seen: \(hex(descriptor.handle, digits: 4)) (\(descriptor.type.map(\.nameAndValue) ?? "unknown type"))"
+                    )
                 }
             }
         }
         let outside = attributesOutsideServices
         if !outside.isEmpty {
-            missing.append("attributes outside any recorded service (its discovery is not in the recording): "
-                           + outside.map { hex($0.handle, digits: 4) }.joined(separator: ", "))
+            missing.append(
+                "attributes outside any recorded service (its discovery is not in the recording): "
+                    + outside.map { hex($0.handle, digits: 4) }.joined(separator: ", "))
         }
         let undiscovered = undiscoveredAttributes
         if !undiscovered.isEmpty {
-            missing.append("handles known only from use, never discovered: " + undiscovered.map { hex($0.handle, digits: 4) }.joined(separator: ", "))
+            missing.append(
+                "handles known only from use, never discovered: "
+                    + undiscovered.map { hex($0.handle, digits: 4) }.joined(separator: ", "))
         }
         return missing
     }

@@ -174,21 +174,26 @@ struct ReconstructionWalk {
             end(handle)
             bredr.insert(handle)
         case DisconnectionComplete.code:
-            guard case let .disconnectionComplete(disconnection)? = try? HCIEvent(packet), disconnection.status.isSuccess else { return }
+            guard case let .disconnectionComplete(disconnection)? = try? HCIEvent(packet),
+                disconnection.status.isSuccess
+            else { return }
             end(disconnection.handle)
             bredr.remove(disconnection.handle)
         case EncryptionChange.codeV1, EncryptionChange.codeV2:
             guard case let .encryptionChange(change)? = try? HCIEvent(packet), change.status.isSuccess else { return }
             setEncrypted(change.encryptionEnabled != 0, on: change.handle)
         case EncryptionKeyRefreshComplete.code:
-            guard case let .encryptionKeyRefreshComplete(refresh)? = try? HCIEvent(packet), refresh.status.isSuccess else { return }
+            guard case let .encryptionKeyRefreshComplete(refresh)? = try? HCIEvent(packet), refresh.status.isSuccess
+            else { return }
             setEncrypted(true, on: refresh.handle)
         case LEMetaEvent.code:
             guard case let .leMeta(meta)? = try? HCIEvent(packet) else { return }
             if let reports = try? AdvertisingReport.decode(meta) {
                 for report in reports { add(report) }
-            } else if case let .connectionComplete(status, handle, _, peerAddressType, peerAddress, _)? = try? LEConnectionEvent.decode(meta),
-                      status.isSuccess {
+            } else if case let .connectionComplete(status, handle, _, peerAddressType, peerAddress, _)? =
+                try? LEConnectionEvent.decode(meta),
+                status.isSuccess
+            {
                 connect(handle, address: peerAddress, type: AddressType(rawValue: peerAddressType) ?? .random)
             }
         default:
@@ -199,7 +204,9 @@ struct ReconstructionWalk {
     /// A link the capture found already open (no connection event announced it) is made up
     /// here, so it keeps its encryption for the ATT traffic that follows.
     mutating func setEncrypted(_ encrypted: Bool, on handle: ConnectionHandle) {
-        if links[handle] == nil, mayMakeUpLink(handle) { links[handle] = Link(peer: nil, madeUp: true, encrypted: false) }
+        if links[handle] == nil, mayMakeUpLink(handle) {
+            links[handle] = Link(peer: nil, madeUp: true, encrypted: false)
+        }
         links[handle]?.encrypted = encrypted
     }
 
@@ -262,7 +269,11 @@ struct ReconstructionWalk {
         guard links[handle] != nil || mayMakeUpLink(handle) else { return }
         guard frame.channel == .att, let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
         if links[handle] == nil { links[handle] = Link(peer: nil, madeUp: true, encrypted: false) }
-        if received { peerSent(frame.payload, opcode: opcode, on: handle) } else { hostSent(frame.payload, opcode: opcode, on: handle) }
+        if received {
+            peerSent(frame.payload, opcode: opcode, on: handle)
+        } else {
+            hostSent(frame.payload, opcode: opcode, on: handle)
+        }
     }
 
     /// The peer of the link on `handle`, made up the first time a made-up link has
@@ -275,7 +286,8 @@ struct ReconstructionWalk {
             index = known
         } else {
             index = peers.count
-            peers.append(Peer(peripheral: RecordedPeripheral(address: address, addressType: .random, addressIsMadeUp: true)))
+            peers.append(
+                Peer(peripheral: RecordedPeripheral(address: address, addressType: .random, addressIsMadeUp: true)))
             peerIndex[address] = index
         }
         peers[index].peripheral.connectionHandles.append(handle)
@@ -286,22 +298,24 @@ struct ReconstructionWalk {
     /// A static random address (the two most significant bits set) from an FNV-1a hash of
     /// every packet of the recording and the handle.
     mutating func madeUpAddress(for handle: ConnectionHandle) -> BluetoothAddress {
-        let recording = recordingHash ?? {
-            var hash = FNV1a()
-            for record in file.records {
-                switch record.content {
-                case let .packet(type, body):
-                    hash.add(type.rawValue)
-                    hash.add(body)
-                case let .unknownType(byte, body):
-                    hash.add(byte)
-                    hash.add(body)
-                case .monitor:
-                    break
+        let recording =
+            recordingHash
+            ?? {
+                var hash = FNV1a()
+                for record in file.records {
+                    switch record.content {
+                    case let .packet(type, body):
+                        hash.add(type.rawValue)
+                        hash.add(body)
+                    case let .unknownType(byte, body):
+                        hash.add(byte)
+                        hash.add(body)
+                    case .monitor:
+                        break
+                    }
                 }
-            }
-            return hash.value
-        }()
+                return hash.value
+            }()
         recordingHash = recording
         var hash = FNV1a(value: recording)
         hash.add([UInt8(handle.rawValue & 0xFF), UInt8(handle.rawValue >> 8)])
@@ -318,8 +332,8 @@ struct ReconstructionWalk {
     mutating func hostSent(_ pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on handle: ConnectionHandle) {
         switch opcode {
         case .exchangeMTURequest, .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readRequest,
-             .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest, .prepareWriteRequest,
-             .executeWriteRequest, .readMultipleVariableRequest:
+            .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest, .prepareWriteRequest,
+            .executeWriteRequest, .readMultipleVariableRequest:
             links[handle]?.pending = PendingRequest(opcode: opcode, pdu: pdu)
         case .writeCommand:
             guard let command = try? WriteCommand.decodeCountingExtraOctets(pdu).pdu else { return }
@@ -341,22 +355,31 @@ struct ReconstructionWalk {
         switch opcode {
         case .handleValueNotification:
             guard let notification = try? HandleValueNotification.decodeCountingExtraOctets(pdu).pdu else { return }
-            notified(RecordedNotification(handle: notification.handle, value: Array(notification.value), isIndication: false), link: handle)
+            notified(
+                RecordedNotification(
+                    handle: notification.handle, value: Array(notification.value), isIndication: false), link: handle)
         case .handleValueIndication:
             guard let indication = try? HandleValueIndication.decodeCountingExtraOctets(pdu).pdu else { return }
-            notified(RecordedNotification(handle: indication.handle, value: Array(indication.value), isIndication: true), link: handle)
+            notified(
+                RecordedNotification(handle: indication.handle, value: Array(indication.value), isIndication: true),
+                link: handle)
         case .multipleHandleValueNotification:
-            guard let notification = try? MultipleHandleValueNotification.decodeCountingExtraOctets(pdu).pdu else { return }
+            guard let notification = try? MultipleHandleValueNotification.decodeCountingExtraOctets(pdu).pdu else {
+                return
+            }
             for entry in notification.entries {
-                notified(RecordedNotification(handle: entry.handle, value: Array(entry.value), isIndication: false), link: handle)
+                notified(
+                    RecordedNotification(handle: entry.handle, value: Array(entry.value), isIndication: false),
+                    link: handle)
             }
         case .exchangeMTURequest:
             guard let request = try? ExchangeMTURequest.decodeCountingExtraOctets(pdu).pdu else { return }
             let peer = peer(of: handle)
             peers[peer].peripheral.mtu = Int(request.clientRxMTU)
-        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse, .readByTypeResponse,
-             .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse, .writeResponse,
-             .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse:
+        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
+            .readByTypeResponse,
+            .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse, .writeResponse,
+            .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse:
             // One outstanding request: whatever comes back settles it, matched or not.
             guard let request = links[handle]?.pending else { return }
             links[handle]?.pending = nil

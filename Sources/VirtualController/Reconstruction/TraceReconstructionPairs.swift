@@ -7,9 +7,13 @@ import TraceDecoding
 
 /// A recorded request and its response, paired: what each tells of the peer's database.
 extension ReconstructionWalk {
-    mutating func answered(_ request: PendingRequest, with pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on link: ConnectionHandle) {
+    mutating func answered(
+        _ request: PendingRequest, with pdu: ArraySlice<UInt8>, opcode: ATTOpcode, on link: ConnectionHandle
+    ) {
         if opcode == .errorResponse {
-            guard let error = try? ErrorResponse.decodeCountingExtraOctets(pdu).pdu, error.requestOpcode == request.opcode else { return }
+            guard let error = try? ErrorResponse.decodeCountingExtraOctets(pdu).pdu,
+                error.requestOpcode == request.opcode
+            else { return }
             failed(request, error, on: link)
             return
         }
@@ -21,7 +25,8 @@ extension ReconstructionWalk {
             peers[peer].peripheral.mtu = Int(response.serverRxMTU)
         case .readByGroupTypeRequest:
             guard let request = try? ReadByGroupTypeRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? ReadByGroupTypeResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? ReadByGroupTypeResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             for entry in response.entries {
                 update(peer, entry.handle) { attribute in
@@ -32,7 +37,8 @@ extension ReconstructionWalk {
             }
         case .findByTypeValueRequest:
             guard let request = try? FindByTypeValueRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? FindByTypeValueResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? FindByTypeValueResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             let type = BluetoothUUID(request.attributeType)
             let grouping = request.attributeType == 0x2800 || request.attributeType == 0x2801
@@ -45,7 +51,8 @@ extension ReconstructionWalk {
             }
         case .readByTypeRequest:
             guard let request = try? ReadByTypeRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? ReadByTypeResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? ReadByTypeResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             for entry in response.entries {
                 let value = Array(entry.value)
@@ -74,7 +81,8 @@ extension ReconstructionWalk {
             }
         case .readRequest:
             guard let request = try? ReadRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? ReadResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? ReadResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             let value = Array(response.value)
             update(peer, request.handle) { $0.value = value }
@@ -83,10 +91,13 @@ extension ReconstructionWalk {
             succeeded(ATTOpcode.readRequest, request.handle, peer: peer, link: link)
         case .readBlobRequest:
             guard let request = try? ReadBlobRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? ReadBlobResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? ReadBlobResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             let offset = Int(request.offset)
-            let base = offset == 0 ? [] : (links[link]?.blobs[request.handle] ?? peers[peer].attributes[request.handle]?.value ?? [])
+            let base =
+                offset == 0
+                ? [] : (links[link]?.blobs[request.handle] ?? peers[peer].attributes[request.handle]?.value ?? [])
             guard base.count >= offset else {
                 // A gap before the offset: the start of the value is not in the recording.
                 succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
@@ -102,13 +113,17 @@ extension ReconstructionWalk {
             // (which the specification does not ask for, but a client may send) splits for
             // sure; read here without the two-handle minimum of the strict decoder.
             let handles = request.pdu.dropFirst()
-            guard handles.count == 2, let response = try? ReadMultipleResponse.decodeCountingExtraOctets(pdu).pdu else { return }
-            let handle = AttributeHandle(rawValue: UInt16(handles[handles.startIndex]) | UInt16(handles[handles.startIndex + 1]) << 8)
+            guard handles.count == 2, let response = try? ReadMultipleResponse.decodeCountingExtraOctets(pdu).pdu else {
+                return
+            }
+            let handle = AttributeHandle(
+                rawValue: UInt16(handles[handles.startIndex]) | UInt16(handles[handles.startIndex + 1]) << 8)
             let peer = peer(of: link)
             update(peer, handle) { $0.value = Array(response.values) }
         case .readMultipleVariableRequest:
             guard let request = try? ReadMultipleVariableRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  let response = try? ReadMultipleVariableResponse.decodeCountingExtraOctets(pdu).pdu else { return }
+                let response = try? ReadMultipleVariableResponse.decodeCountingExtraOctets(pdu).pdu
+            else { return }
             let peer = peer(of: link)
             for (handle, entry) in zip(request.handles, response.entries) {
                 let value = Array(entry.value)
@@ -118,19 +133,23 @@ extension ReconstructionWalk {
             }
         case .writeRequest:
             guard let request = try? WriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  (try? WriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
+                (try? WriteResponse.decodeCountingExtraOctets(pdu)) != nil
+            else { return }
             let peer = peer(of: link)
             write(Array(request.value), to: request.handle, peer: peer, link: link)
             succeeded(ATTOpcode.writeRequest, request.handle, peer: peer, link: link)
         case .prepareWriteRequest:
             guard let request = try? PrepareWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  (try? PrepareWriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
-            links[link]?.prepared.append(PreparedPart(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
+                (try? PrepareWriteResponse.decodeCountingExtraOctets(pdu)) != nil
+            else { return }
+            links[link]?.prepared.append(
+                PreparedPart(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
             let peer = peer(of: link)
             succeeded(ATTOpcode.prepareWriteRequest, request.handle, peer: peer, link: link)
         case .executeWriteRequest:
             guard let request = try? ExecuteWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
-                  (try? ExecuteWriteResponse.decodeCountingExtraOctets(pdu)) != nil else { return }
+                (try? ExecuteWriteResponse.decodeCountingExtraOctets(pdu)) != nil
+            else { return }
             let parts = links[link]?.prepared ?? []
             links[link]?.prepared = []
             guard request.flags == .write, !parts.isEmpty else { return }
@@ -173,8 +192,10 @@ extension ReconstructionWalk {
     mutating func failed(_ request: PendingRequest, _ error: ErrorResponse, on link: ConnectionHandle) {
         let peer = peer(of: link)
         let encrypted = links[link]?.encrypted ?? false
-        peers[peer].peripheral.errors.append(RecordedError(request: error.requestOpcode, handle: error.handle, code: error.error,
-                                                           encrypted: encrypted))
+        peers[peer].peripheral.errors.append(
+            RecordedError(
+                request: error.requestOpcode, handle: error.handle, code: error.error,
+                encrypted: encrypted))
         if request.opcode == .executeWriteRequest { links[link]?.prepared = [] }
         // An error about one attribute shows it exists, unless it says the handle is invalid.
         guard Self.singleHandleRequests.contains(error.requestOpcode), error.error != .invalidHandle else { return }
@@ -184,9 +205,13 @@ extension ReconstructionWalk {
     }
 
     /// The codes that say a request needs a more secure link (Part F, 3.4.1.1).
-    static let securityCodes: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort]
+    static let securityCodes: Set<ATTErrorCode> = [
+        .insufficientAuthentication, .insufficientEncryption, .encryptionKeySizeTooShort,
+    ]
     /// The requests on one attribute whose security errors mark it as needing encryption.
-    static let singleHandleRequests: Set<ATTOpcode> = [.readRequest, .readBlobRequest, .writeRequest, .prepareWriteRequest]
+    static let singleHandleRequests: Set<ATTOpcode> = [
+        .readRequest, .readBlobRequest, .writeRequest, .prepareWriteRequest,
+    ]
 
     /// A request of kind `opcode` on `handle` succeeded (a request on one attribute: Read,
     /// Read Blob, Write, Prepare Write): earlier errors of the same kind on it are overridden.
@@ -216,7 +241,8 @@ extension ReconstructionWalk {
         peers[peer].initialSettled.insert(handle)
         update(peer, handle) { $0.value = value }
         links[link]?.blobs[handle] = nil
-        peers[peer].peripheral.reactions.append(RecordedReaction(trigger: .write(handle: handle, value: value), notifications: []))
+        peers[peer].peripheral.reactions.append(
+            RecordedReaction(trigger: .write(handle: handle, value: value), notifications: []))
         links[link]?.currentReaction = peers[peer].peripheral.reactions.count - 1
     }
 
@@ -230,7 +256,8 @@ extension ReconstructionWalk {
         } else if let subscription = links[link]?.subscriptions[notification.handle] {
             reaction = subscription
         } else {
-            peers[peer].peripheral.reactions.append(RecordedReaction(trigger: .subscription(handle: notification.handle), notifications: []))
+            peers[peer].peripheral.reactions.append(
+                RecordedReaction(trigger: .subscription(handle: notification.handle), notifications: []))
             reaction = peers[peer].peripheral.reactions.count - 1
             links[link]?.subscriptions[notification.handle] = reaction
         }

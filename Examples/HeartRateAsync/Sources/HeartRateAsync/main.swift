@@ -42,7 +42,9 @@ struct HeartRateAsync {
         print("scanning for a heart-rate sensor")
         var sensor: PeripheralIdentifier?
         for try await discovery in bluejay.discoveries(serviceIdentifiers: [HeartRate.service], duration: 15) {
-            print("found \(discovery.peripheralIdentifier.name) (\(discovery.peripheralIdentifier)), RSSI \(discovery.rssi) dBm")
+            print(
+                "found \(discovery.peripheralIdentifier.name) (\(discovery.peripheralIdentifier)), RSSI \(discovery.rssi) dBm"
+            )
             sensor = discovery.peripheralIdentifier
             break
         }
@@ -63,7 +65,8 @@ struct HeartRateAsync {
         // Blocking calls on a thread of their own, holding Bluejay's queue until they return.
         let rates = try await bluejay.run { peripheral -> [Int] in
             var rates: [Int] = []
-            try peripheral.listen(to: HeartRate.measurement, timeout: .seconds(10)) { (measurement: HeartRateMeasurement) in
+            try peripheral.listen(to: HeartRate.measurement, timeout: .seconds(10)) {
+                (measurement: HeartRateMeasurement) in
                 rates.append(measurement.beatsPerMinute)
                 return rates.count == 3 ? .done : .keepListening
             }

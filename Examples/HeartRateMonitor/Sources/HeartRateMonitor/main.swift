@@ -45,13 +45,18 @@ final class HeartRateMonitor {
     func start(transport: String) {
         bluejay.start(mode: .new(StartOptions(transport: transport)))
         print("scanning for a heart-rate sensor")
-        bluejay.scan(duration: 15, serviceIdentifiers: [HeartRate.service], discovery: { discovery, _ in
-            print("found \(discovery.peripheralIdentifier.name) (\(discovery.peripheralIdentifier)), RSSI \(discovery.rssi) dBm")
-            return .connect(discovery, { result in self.connected(result) })
-        }, stopped: { found, error in
-            if let error { self.fail("scan: \(error)") }
-            if found.isEmpty { self.fail("no heart-rate sensor found in 15 s") }
-        })
+        bluejay.scan(
+            duration: 15, serviceIdentifiers: [HeartRate.service],
+            discovery: { discovery, _ in
+                print(
+                    "found \(discovery.peripheralIdentifier.name) (\(discovery.peripheralIdentifier)), RSSI \(discovery.rssi) dBm"
+                )
+                return .connect(discovery, { result in self.connected(result) })
+            },
+            stopped: { found, error in
+                if let error { self.fail("scan: \(error)") }
+                if found.isEmpty { self.fail("no heart-rate sensor found in 15 s") }
+            })
     }
 
     func connected(_ result: ConnectionResult) {
@@ -84,20 +89,27 @@ final class HeartRateMonitor {
     /// found and the completion, back on the main actor, keeps it.
     func backgroundTask() {
         let beats = beats
-        bluejay.run(backgroundTask: { peripheral -> (UInt8, [Int]) in
-            let location: UInt8 = try peripheral.read(from: HeartRate.sensorLocation)
-            var rates: [Int] = []
-            try peripheral.listen(to: HeartRate.measurement, timeout: .seconds(10)) { (measurement: HeartRateMeasurement) in
-                rates.append(measurement.beatsPerMinute)
-                return rates.count == beats ? .done : .keepListening
-            }
-            return (location, rates)
-        }, completionOnMainThread: { result in
-            guard case let .success((location, rates)) = result else { return self.fail("background task: \(result)") }
-            print("background task: sensor location \(location), heart rates \(rates.map(String.init).joined(separator: ", ")) bpm")
-            self.heard += rates
-            self.disconnect()
-        })
+        bluejay.run(
+            backgroundTask: { peripheral -> (UInt8, [Int]) in
+                let location: UInt8 = try peripheral.read(from: HeartRate.sensorLocation)
+                var rates: [Int] = []
+                try peripheral.listen(to: HeartRate.measurement, timeout: .seconds(10)) {
+                    (measurement: HeartRateMeasurement) in
+                    rates.append(measurement.beatsPerMinute)
+                    return rates.count == beats ? .done : .keepListening
+                }
+                return (location, rates)
+            },
+            completionOnMainThread: { result in
+                guard case let .success((location, rates)) = result else {
+                    return self.fail("background task: \(result)")
+                }
+                print(
+                    "background task: sensor location \(location), heart rates \(rates.map(String.init).joined(separator: ", ")) bpm"
+                )
+                self.heard += rates
+                self.disconnect()
+            })
     }
 
     func disconnect() {
