@@ -42,9 +42,10 @@ let package = Package(
         // What every layer shares, below HCI: bytes and message layouts, UUIDs, addresses,
         // handles, the logger, the serial actor, clocks.
         // epoll, eventfd and thread naming, which the Glibc module does not bring in.
-        .target(name: "CSystem"),
-        .target(name: "BluetoothCore", dependencies: ["CSystem", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "HCI", dependencies: ["CBluetooth", "CSystem", "BluetoothCore"]),
+        .target(name: "CBluejaySystem"),
+        .target(
+            name: "BluetoothCore", dependencies: ["CBluejaySystem", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "HCI", dependencies: ["CBluetooth", "CBluejaySystem", "BluetoothCore"]),
         .target(name: "L2CAP", dependencies: ["BluetoothCore", "HCI"]),
         .target(name: "ATT", dependencies: ["BluetoothCore", "HCI", "L2CAP"]),
         .target(name: "GATT", dependencies: ["BluetoothCore", "HCI", "ATT", "BluetoothCrypto"]),
@@ -71,7 +72,7 @@ let package = Package(
         .target(
             name: "VirtualController",
             dependencies: [
-                "BluetoothCore", "CBluetooth", "CSystem", "HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding",
+                "BluetoothCore", "CBluetooth", "CBluejaySystem", "HCI", "L2CAP", "ATT", "GATT", "SMP", "TraceDecoding",
             ]),
         .executableTarget(
             name: "bluejay",

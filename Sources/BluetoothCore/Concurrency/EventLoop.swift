@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import Synchronization
-import CSystem
+import CBluejaySystem
 
 /// The thread the stack runs on: ``BluetoothActor``'s executor, and an `epoll` loop over the
 /// descriptors transports read (issue 51, after SwiftNIO's event loops that serve as

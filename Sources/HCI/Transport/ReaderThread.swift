@@ -2,7 +2,7 @@ import BluetoothCore
 #if canImport(Glibc)
     import Glibc
 #endif
-import CSystem
+import CBluejaySystem
 
 /// A dedicated POSIX thread that delivers packets from outside the event loop (a replay, a
 /// `mock:` virtual controller), joined on close so none is left behind.

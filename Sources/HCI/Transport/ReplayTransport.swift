@@ -3,7 +3,7 @@ import BluetoothCore
     import Glibc
 #endif
 import Synchronization
-import CSystem
+import CBluejaySystem
 import CBluetooth
 
 /// Plays the controller's side of a btsnoop recording and checks that the host sends

@@ -1,6 +1,6 @@
 import BluetoothCore
 import CBluetooth
-import CSystem
+import CBluejaySystem
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,7 +1,7 @@
 // What Swift's Glibc module does not bring in: epoll and eventfd, which the stack's event
 // loop waits on, and thread naming. Deliberately no logic here; everything else is Swift.
-#ifndef CSYSTEM_H
-#define CSYSTEM_H
+#ifndef CBLUEJAYSYSTEM_H
+#define CBLUEJAYSYSTEM_H
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
