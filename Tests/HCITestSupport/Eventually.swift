@@ -24,7 +24,7 @@ package func eventually(
 /// advertisers heard through a ThreadSanitizer build on a loaded machine can take minutes);
 /// gives up only once `progress` has not changed for `stall`: a hang guard on a stall, not
 /// on the whole run's time. Says whether `condition` held.
-package func eventually<Progress: Equatable>(
+package func eventually<Progress: Equatable & Sendable>(
     stallingAfter stall: Duration = hangGuardWait, isolation: isolated (any Actor)? = #isolation,
     progress: () async -> Progress, _ condition: () async -> Bool
 ) async -> Bool {
