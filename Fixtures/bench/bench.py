@@ -567,14 +567,16 @@ def footprint(static, static_map, transport, address, seconds):
     components, sections = footprint_report.map_components(static_map)
     size = os.path.getsize(static)
     footprint_report.print_components(components, size)
-    profiles = footprint_report.listen_rss(static, transport, address, seconds, footprint_report.map_inputs(static_map))
-    footprint_report.print_rss(profiles, seconds)
+    inputs = footprint_report.map_inputs(static_map)
+    profiles = footprint_report.listen_rss(static, transport, address, seconds, inputs)
+    serve = footprint_report.serve_rss(static, seconds, inputs)
+    footprint_report.print_rss(profiles, seconds, serve)
     flooded, idle = profiles['flood']['vm_hwm_bytes'], profiles['idle']['vm_hwm_bytes']
+    keys = ('causes', 'detail', 'threads_max', 'binary_pages_by_component')
     return {'static_binary_bytes': size, 'components': components,
             'peak_rss_bytes_listen': flooded, 'peak_rss_bytes_idle': idle, 'listen_seconds': seconds,
-            'listen_rss_by_cause': {name: {k: profiles[name][k] for k in ('causes', 'detail', 'threads_max', 'values_received',
-                                                                          'binary_pages_by_component')}
-                                    for name in ('idle', 'flood')}}
+            'listen_rss_by_cause': {name: {k: profiles[name][k] for k in keys + ('values_received',)} for name in ('idle', 'flood')},
+            'peak_rss_bytes_serve': serve['vm_hwm_bytes'], 'serve_rss_by_cause': {k: serve[k] for k in keys + ('notifying',)}}
 
 
 def goals(results):
@@ -669,6 +671,9 @@ def main():
         results['l2cap_vs_gatt'] = l2cap_vs_gatt(options.bench, transport, address, 3, 262144)
         results['footprint'] = footprint(options.static, options.static_map or os.path.join(os.path.dirname(options.static), 'bluejay.map'),
                                          transport, address, options.listen_seconds)
+        # The static binary's serve, as the board runs it (`peak_rss_bytes` above is the
+        # release build's, linked to the shared Swift libraries).
+        results['serve']['static_peak_rss_bytes'] = results['footprint']['peak_rss_bytes_serve']
     finally:
         peer.terminate()
         peer.wait()

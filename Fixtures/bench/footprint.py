@@ -6,9 +6,11 @@
                       section came from, grouped (Swift runtime, stdlib, FoundationEssentials,
                       BoringSSL, ArgumentParser, each of our modules, ...); what the linker
                       made itself (dynamic symbols, relocations, the unwind index) on its own rows
-  RSS by cause        `bluejay listen` against the Bumble peer, idle and under its flood:
-                      the largest sample of /proc/PID/smaps, by cause (Fixtures/bench/rss.py),
-                      and the kernel's high-water mark (VmHWM)
+  RSS by cause        `bluejay listen` against the Bumble peer, idle and under its flood,
+                      and `bluejay serve` with the Bumble central connected, reading and
+                      subscribed (as bench.py's serve row): the largest sample of
+                      /proc/PID/smaps, by cause (Fixtures/bench/rss.py), and the kernel's
+                      high-water mark (VmHWM)
 
 `bench.py` calls the same functions for bench/results.json.
 """
@@ -19,6 +21,7 @@ import re
 import struct
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rss  # noqa: E402
@@ -199,6 +202,45 @@ def listen_rss(binary, transport, address, seconds, inputs=None, env=None):
     return result
 
 
+def serve_rss(binary, seconds, inputs=None, env=None):
+    """The profile of `bluejay serve` (`peripheral.py`'s database: a value notified every 10
+    ms) while the Bumble central is connected, has read and is subscribed, as `bench.py`'s
+    serve row measures it; with the link map's inputs, the binary's resident pages by component."""
+    import peripheral
+    env = dict(env or os.environ, BLUEJAY_STORE=tempfile.mkdtemp(prefix='bluejay-footprint-'))
+    central = peripheral.Central()
+    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as database:
+        json.dump(peripheral.SERVED, database)
+    argv = [binary, 'serve', database.name, '--transport', central.transport, '--duration', str(seconds + 2)]
+    outcome = {}
+
+    def run():
+        try:
+            outcome['profile'] = rss.profile(argv, env)
+        except Exception as error:  # reported below, on the caller's thread
+            outcome['error'] = error
+    worker = threading.Thread(target=run)
+    try:
+        worker.start()
+        handle = central.subscribe(peripheral.SERVED['name'], '2A6E')
+        central.send(op='read', handle=handle)
+        worker.join()
+        received = len(central.send(op='values', handle=handle, count=1)['values'])
+    finally:
+        worker.join()
+        central.stop()
+        os.unlink(database.name)
+    if 'error' in outcome:
+        raise outcome['error']
+    profile = outcome['profile']
+    profile.pop('stderr')
+    profile['notifying'] = received == 1
+    pages = profile.pop('binary_pages')
+    if inputs:
+        profile['binary_pages_by_component'] = pages_by_component(inputs, pages)
+    return profile
+
+
 CAUSES = [('binary', 'binary pages touched'), ('libraries', 'shared libraries (glibc, libstdc++, libm)'),
           ('heap', 'heap (malloc arenas and large blocks)'), ('stacks', 'thread stacks'), ('other', 'other (vdso, ...)')]
 DETAIL = [('binary_code_rodata', 'binary: code and read-only data'), ('binary_data', 'binary: writable data (relocated)'),
@@ -207,27 +249,37 @@ DETAIL = [('binary_code_rodata', 'binary: code and read-only data'), ('binary_da
           ('stacks_threads', 'stacks: other threads')]
 
 
-def print_rss(profiles, seconds):
-    idle, flood = profiles['idle'], profiles['flood']
-    print(f'RSS of bluejay listen against the Bumble peer ({seconds} s each), at the largest sample, by cause')
-    print(f'  {"cause":<64} {"idle":>10} {"flood":>10}')
+def print_rss(profiles, seconds, serve=None):
+    """The listen profiles (idle, flood) side by side, and serve's beside them when given."""
+    columns = [('listen idle', profiles['idle']), ('listen flood', profiles['flood'])] + ([('serve', serve)] if serve else [])
+    flood = profiles['flood']
+
+    def row(label, value):
+        print(f'  {label:<58}' + ''.join(value(profile) for _, profile in columns))
+
+    def megabytes(figure):
+        return lambda profile: f' {figure(profile) / 1e6:>10.2f} MB'
+    print(f'RSS of bluejay listen against the Bumble peer{" and of bluejay serve to the Bumble central" if serve else ""}'
+          f' ({seconds} s each), at the largest sample, by cause')
+    print(f'  {"cause":<58}' + ''.join(f' {name:>13}' for name, _ in columns))
     for key, label in CAUSES:
-        print(f'  {label:<64} {idle["causes"][key] / 1e6:>7.2f} MB {flood["causes"][key] / 1e6:>7.2f} MB')
+        row(label, megabytes(lambda profile, key=key: profile['causes'][key]))
     for key, label in DETAIL:
-        print(f'    {label:<62} {idle["detail"][key] / 1e6:>7.2f} MB {flood["detail"][key] / 1e6:>7.2f} MB')
-    libraries = sorted((k for k in flood['detail'] if k.startswith('library ')), key=lambda k: -flood['detail'][k])
+        row('  ' + label, megabytes(lambda profile, key=key: profile['detail'][key]))
+    libraries = sorted({k for _, profile in columns for k in profile['detail'] if k.startswith('library ')},
+                       key=lambda k: -flood['detail'].get(k, 0))
     for key in libraries:
-        print(f'    {"libraries: " + key[len("library "):]:<62} {idle["detail"].get(key, 0) / 1e6:>7.2f} MB {flood["detail"][key] / 1e6:>7.2f} MB')
-    print(f'  {"sum at that sample":<64} {idle["sampled_peak_bytes"] / 1e6:>7.2f} MB {flood["sampled_peak_bytes"] / 1e6:>7.2f} MB')
-    print(f'  {"peak (VmHWM, the kernel high-water mark)":<64} {idle["vm_hwm_bytes"] / 1e6:>7.2f} MB {flood["vm_hwm_bytes"] / 1e6:>7.2f} MB')
-    print(f'  {"threads":<64} {idle["threads_max"]:>10} {flood["threads_max"]:>10}')
-    print(f'  {"values received":<64} {idle["values_received"] or 0:>10,} {flood["values_received"] or 0:>10,}')
+        row('  libraries: ' + key[len('library '):], megabytes(lambda profile, key=key: profile['detail'].get(key, 0)))
+    row('sum at that sample', megabytes(lambda profile: profile['sampled_peak_bytes']))
+    row('peak (VmHWM, the kernel high-water mark)', megabytes(lambda profile: profile['vm_hwm_bytes']))
+    row('threads', lambda profile: f' {profile["threads_max"]:>13}')
+    row('values received (listen)', lambda profile: f' {profile.get("values_received") or 0:>13,}')
     if 'binary_pages_by_component' in flood:
         print('  binary pages touched, by component (/proc/PID/pagemap at that sample, placed by the link map):')
-        idle_pages, flood_pages = idle.get('binary_pages_by_component', {}), flood['binary_pages_by_component']
-        for name, size in sorted(flood_pages.items(), key=lambda kv: -kv[1]):
-            if size >= 100_000:
-                print(f'    {name:<62} {idle_pages.get(name, 0) / 1e6:>7.2f} MB {size / 1e6:>7.2f} MB')
+        names = {name for _, profile in columns for name in profile.get('binary_pages_by_component', {})}
+        for name in sorted(names, key=lambda n: -max(p.get('binary_pages_by_component', {}).get(n, 0) for _, p in columns)):
+            if max(p.get('binary_pages_by_component', {}).get(name, 0) for _, p in columns) >= 100_000:
+                row('  ' + name, megabytes(lambda profile, name=name: profile.get('binary_pages_by_component', {}).get(name, 0)))
     print('  ru_maxrss is not used: Linux carries the parent\'s resident size into a child across exec, so a')
     print(f'  child of this Python process reports at least the Python process\'s own ({flood["ru_maxrss_bytes"] / 1e6:.1f} MB here).')
     print()
@@ -250,11 +302,12 @@ def main():
     finally:
         peer.terminate()
         peer.wait()
-    print_rss(profiles, options.seconds)
+    serve = serve_rss(options.static, options.seconds, map_inputs(options.map))
+    print_rss(profiles, options.seconds, serve)
     if options.json:
         with open(options.json, 'w') as out:
-            json.dump({'static_binary_bytes': size, 'components': components, 'sections': sections, 'listen': profiles},
-                      out, indent=2, sort_keys=True)
+            json.dump({'static_binary_bytes': size, 'components': components, 'sections': sections, 'listen': profiles,
+                       'serve': serve}, out, indent=2, sort_keys=True)
 
 
 if __name__ == '__main__':
