@@ -83,24 +83,26 @@ final class QueuedOperation: Sendable {
 
     /// Ends the operation; true when this call ended it, so the caller delivers the
     /// outcome, false when it had already ended (cancelled, failed).
-    func claim() -> Bool { end() != nil }
+    func claim() -> Bool {
+        if case .ended = end() { false } else { true }
+    }
 
     /// Ends the operation with `error`, unless it already ended: a ``BluejayError``, or
     /// whatever error the app handed ``Bluejay/cancelEverything(error:shouldDisconnect:)``.
     /// After a loss (``outlive(_:)``) it ends with the loss's error instead, which says why.
     func fail(_ error: any Error) {
-        guard let loss = end() else { return }
-        onFailure(loss ?? error)
+        switch end() {
+        case .ended: return
+        case .live: onFailure(error)
+        case let .outliving(loss): onFailure(loss)
+        }
     }
 
-    /// Ends the operation: nil when it had already ended, else the loss it outlived, if any.
-    private func end() -> (any Error)?? {
+    /// Ends the operation; returns the phase it ended from (`.ended`: it had already ended).
+    private func end() -> Phase {
         state.withLock { state in
-            switch state.phase {
-            case .ended: return nil
-            case .live: state.phase = .ended; return .some(nil)
-            case let .outliving(loss): state.phase = .ended; return .some(loss)
-            }
+            defer { state.phase = .ended }
+            return state.phase
         }
     }
 
@@ -195,10 +197,7 @@ final class OperationQueue: Sendable {
     /// Ends every waiting operation and the running one with `error`; the running one's
     /// cancel hook stops its work.
     func cancelAll(_ error: any Error) {
-        let (cancelled, running) = state.withLock { state in
-            defer { state.waiting = [] }
-            return (state.waiting, state.running)
-        }
+        let (cancelled, running) = takeWaiting()
         for operation in cancelled { operation.fail(error) }
         if let running, !running.isFinished {
             running.fail(error)
@@ -211,15 +210,23 @@ final class OperationQueue: Sendable {
     /// answer if it came before the loss (the loss is handled in a later job than the
     /// answer's arrival, so the answer's task may not have run yet), else `loss`.
     func endAll(losing loss: any Error) {
-        if let running, running.kind.endsWithItsLink {
+        let (waiting, running) = takeWaiting()
+        for operation in waiting { operation.fail(loss) }
+        guard let running, !running.isFinished else { return }
+        if running.kind.endsWithItsLink {
             running.outlive(loss)
-            let waiting = state.withLock { state in
-                defer { state.waiting = [] }
-                return state.waiting
-            }
-            for operation in waiting { operation.fail(loss) }
         } else {
-            cancelAll(loss)
+            running.fail(loss)
+            running.onCancel?(loss)
+        }
+    }
+
+    /// Takes every waiting operation off the queue, and says which one runs: in one step,
+    /// so an add from the other actor lands either among them or after them.
+    private func takeWaiting() -> (waiting: [QueuedOperation], running: QueuedOperation?) {
+        state.withLock { state in
+            defer { state.waiting = [] }
+            return (state.waiting, state.running)
         }
     }
 }
