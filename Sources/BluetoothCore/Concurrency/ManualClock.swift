@@ -42,9 +42,7 @@ public final class ManualClock: Clock, Sendable {
     var entryCount: Int { state.withLock { $0.sleepers.count } }
 
     /// How many tasks are sleeping on this clock.
-    public var sleeperCount: Int {
-        state.withLock { state in state.sleepers.values.filter { if case .waiting = $0 { true } else { false } }.count }
-    }
+    public var sleeperCount: Int { sleepingUntil.count }
 
     /// When each sleeping task is to wake (its deadline's offset from the clock's start),
     /// earliest first.
