@@ -227,10 +227,8 @@ enum PeripheralSession {
         defer { manager.close() }
         let events = manager.events()
         do { try await setUp(manager) } catch { throw CLIError("\(error)") }
-        print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
-        addresses?.announce(manager)
-        flushStandardOutput()
-
+        // Ctrl-C is caught before the lines a script waits for are printed: one sent on seeing
+        // them would otherwise find SIGINT's default, and the process would die of it.
         let (stops, stop) = AsyncStream<Void>.makeStream()
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT)
@@ -240,6 +238,9 @@ enum PeripheralSession {
         }
         source.resume()
         defer { source.cancel() }
+        print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
+        addresses?.announce(manager)
+        flushStandardOutput()
         if let duration {
             Task {
                 try? await Task.sleep(for: .seconds(duration))
