@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "HCI", targets: ["HCI"]),
+        .library(name: "GAP", targets: ["GAP"]),
         .library(name: "L2CAP", targets: ["L2CAP"]),
         .library(name: "ATT", targets: ["ATT"]),
         .library(name: "GATT", targets: ["GATT"]),
@@ -46,6 +47,9 @@ let package = Package(
         .target(
             name: "BluetoothCore", dependencies: ["CBluejaySystem", .product(name: "Logging", package: "swift-log")]),
         .target(name: "HCI", dependencies: ["CBluetooth", "CBluejaySystem", "BluetoothCore"]),
+        // The Generic Access Profile's procedures over HCI (Core Vol 3, Part C): connecting,
+        // scanning, advertising and its private addresses, the parameter policy.
+        .target(name: "GAP", dependencies: ["BluetoothCore", "HCI"]),
         .target(name: "L2CAP", dependencies: ["BluetoothCore", "HCI"]),
         .target(name: "ATT", dependencies: ["BluetoothCore", "HCI", "L2CAP"]),
         .target(name: "GATT", dependencies: ["BluetoothCore", "HCI", "ATT", "BluetoothCrypto"]),
@@ -56,7 +60,7 @@ let package = Package(
         .target(
             name: "Bluejay",
             dependencies: [
-                "BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
+                "BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "SMP", dependencies: ["BluetoothCore", "HCI", "L2CAP", "Storage", "BluetoothCrypto"]),
@@ -78,7 +82,7 @@ let package = Package(
             name: "bluejay",
             dependencies: [
                 "BluetoothCore", "Storage",
-                "CBluetooth", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
+                "CBluetooth", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
                 "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -101,7 +105,7 @@ let package = Package(
         .target(
             name: "BenchSupport",
             dependencies: [
-                "BluetoothCore", "HCI", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport",
+                "BluetoothCore", "HCI", "GAP", "L2CAP", "ATT", "GATT", "Bluejay", "VirtualController", "HCITestSupport",
             ],
             path: "Benchmarks/BenchSupport"),
         // `bluejay-bench` (make bench): the in-memory paths timed side by side with Bumble's
@@ -135,6 +139,8 @@ let package = Package(
             dependencies: [
                 "BluetoothCore", "HCI", "HCITestSupport", "TestTraits", .product(name: "Logging", package: "swift-log"),
             ]),
+        // Connecting, scanning and advertising against the scripted controller.
+        .testTarget(name: "GAPTests", dependencies: ["BluetoothCore", "HCI", "GAP", "HCITestSupport", "TestTraits"]),
         .testTarget(
             name: "L2CAPTests", dependencies: ["BluetoothCore", "HCI", "L2CAP", "HCITestSupport", "TestTraits"]),
         .testTarget(name: "ATTTests", dependencies: ["BluetoothCore", "HCI", "ATT", "HCITestSupport"]),
@@ -156,7 +162,7 @@ let package = Package(
         .testTarget(
             name: "GATTTests",
             dependencies: [
-                "ATT", "BluetoothCore", "HCI", "L2CAP", "GATT", "DiscoveryCache", "HCITestSupport", "TestTraits",
+                "ATT", "BluetoothCore", "HCI", "GAP", "L2CAP", "GATT", "DiscoveryCache", "HCITestSupport", "TestTraits",
             ]),
         .testTarget(
             name: "BluejayTests",
@@ -175,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay",
+                "BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay",
                 "TraceDecoding", "HCITestSupport", "TraceTestSupport", "TestTraits",
                 "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log"),
             ]),
@@ -192,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "ReplayTests",
             dependencies: [
-                "BluetoothCore", "Storage", "HCI", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay",
+                "BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay",
                 "TraceDecoding", "HCITestSupport", "TestTraits",
             ]),
         // Fuzz targets for every decoder of outside bytes (docs/Testing.md, "Fuzzing"): run over their
@@ -208,13 +214,13 @@ let package = Package(
             name: "bluejay-fuzz-seeds", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["BluetoothCore", "FuzzTargets", "HCI", "HCITestSupport"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
-        .testTarget(name: "CLITests", dependencies: ["BluetoothCore", "bluejay", "HCI", "TestTraits"]),
+        .testTarget(name: "CLITests", dependencies: ["BluetoothCore", "bluejay", "HCI", "GAP", "TestTraits"]),
         // The mock: transport: peers rebuilt from recordings (small captures built in memory,
         // the shipped real traces), served to the whole stack and the CLI.
         .testTarget(
             name: "VirtualControllerTests",
             dependencies: [
-                "BluetoothCore", "L2CAP", "VirtualController", "Bluejay", "GATT", "ATT", "HCI", "TraceDecoding",
+                "BluetoothCore", "L2CAP", "VirtualController", "Bluejay", "GATT", "ATT", "HCI", "GAP", "TraceDecoding",
                 "HCITestSupport", "TraceTestSupport", "TestTraits",
             ]),
     ],

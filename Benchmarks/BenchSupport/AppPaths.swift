@@ -16,6 +16,7 @@ import ATT
 import Bluejay
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 import HCI
 import L2CAP
@@ -117,8 +118,8 @@ public final class SeqpacketReceivePath {
         controller = HCIController(transport: transport, configuration: .init(logger: .silent))
         try await controller.start()
         connections = ConnectionManager(controller: controller, logger: .silent)
-        channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
-        bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: .silent)
+        channels = L2CAPChannels(controller: controller, logger: .silent)
+        bearers = ATTBearers(controller: controller, channels: channels, logger: .silent)
         let link = try await connections.connect(to: FloodPeripheral.address, type: .random, timeout: .seconds(10))
         client = GATTClient(bearer: try bearers.bearer(for: link.handle))
         _ = try await client.exchangeMTU()

@@ -14,6 +14,7 @@ import ATT
 import Bluejay
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 import HCI
 import HCITestSupport
@@ -76,8 +77,8 @@ public struct InMemoryStack {
         controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
         connections = ConnectionManager(controller: controller, logger: .silent)
-        channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
-        bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: .silent)
+        channels = L2CAPChannels(controller: controller, logger: .silent)
+        bearers = ATTBearers(controller: controller, channels: channels, logger: .silent)
         fake.deliver(.packets(try Self.frame(connectionComplete())))
         _ = try await controller.send(ReadBDADDR())  // the event above is handled by now
         client = GATTClient(bearer: try bearers.bearer(for: benchConnection))

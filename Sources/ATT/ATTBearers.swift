@@ -10,7 +10,6 @@ import L2CAP
 public final class ATTBearers {
     private let controller: HCIController
     private let channels: L2CAPChannels
-    private let connections: ConnectionManager
     private let logger: HCILogger
     private var closeHandler: Int?
 
@@ -36,12 +35,11 @@ public final class ATTBearers {
 
     /// Takes over the ATT channel of `channels`.
     public init(
-        controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager,
+        controller: HCIController, channels: L2CAPChannels,
         preferredMTU: UInt16 = ATTBearer.maximumMTU, logger: HCILogger = .standardError
     ) {
         self.controller = controller
         self.channels = channels
-        self.connections = connections
         self.preferredMTU = preferredMTU
         self.logger = logger.layer("att")
         // Held strongly by the channels and the controller until ``close()``, which the
@@ -88,8 +86,9 @@ public final class ATTBearers {
 
     private func drop(_ handle: ConnectionHandle, because reason: ATTError) {
         logger.log(.error, "handle \(hex(handle, digits: 4)): \(reason)")
-        Task { @BluetoothActor [connections, logger] in
-            do { try await connections.disconnect(handle, reason: .remoteUserTerminatedConnection) } catch {
+        guard let link = controller.link(handle) else { return }
+        Task { @BluetoothActor [controller, logger] in
+            do { try await controller.disconnect(link, reason: .remoteUserTerminatedConnection) } catch {
                 logger.log(.warning, "disconnecting \(hex(handle, digits: 4)) after an ATT failure: \(error)")
             }
         }

@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import DiscoveryCache
+import GAP
 import GATT
 import HCI
 import L2CAP
@@ -144,13 +145,15 @@ public final class BluetoothHost {
         self.controller = controller
         self.info = info
         connections = ConnectionManager(controller: controller, logger: logger)
-        channels = L2CAPChannels(controller: controller, connections: connections, logger: logger)
-        bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: logger)
+        channels = L2CAPChannels(controller: controller, logger: logger)
+        // GAP's one policy for new parameters, however the peer asks (L2CAP or the link layer).
+        channels.acceptParameters = { [connections] handle, request in connections.acceptParameters(handle, request) }
+        bearers = ATTBearers(controller: controller, channels: channels, logger: logger)
         bearers.server = LocalGATTServer(deviceName: deviceName)
         cache = DiscoveryCache(store: store, enabled: cacheEnabled, logger: logger)
         scanner = Scanner(controller: controller, logger: logger)
         security = SecurityManager(
-            controller: controller, channels: channels, connections: connections, store: store, logger: logger)
+            controller: controller, channels: channels, store: store, logger: logger)
         // Handles are reused: a link that ends takes its client with it, whoever asked for it.
         clients = PerLink(controller: controller, layer: .gatt)
         clients.onClose = { [cache] _, client, _ in cache.finish(client) }

@@ -1,4 +1,5 @@
 import BluetoothCore
+import HCI
 
 /// Our advertising as a peripheral (Core Vol 4, Part E, 7.8.5–7.8.9 legacy, 7.8.52–7.8.60
 /// extended; Vol 3, Part C, 11 for the data): one advertising set, started, updated and

@@ -1,4 +1,5 @@
 import BluetoothCore
+import HCI
 
 // What an app asks of the advertising set (Advertiser): the kind, our address, the
 // parameters, what happens after a central connects, and the errors.

@@ -1,62 +1,5 @@
 import BluetoothCore
-
-/// One LE connection as the host knows it.
-public struct LEConnection: Sendable, Equatable {
-    /// The connection handle.
-    public let handle: ConnectionHandle
-    /// 0x00 central, 0x01 peripheral (our role).
-    public let role: UInt8
-    /// The peer's address type as the controller reported it.
-    public let peerAddressType: UInt8
-    /// The peer's address.
-    public let peerAddress: BluetoothAddress
-    /// Interval, latency and supervision timeout now in use.
-    public internal(set) var parameters: LEConnectionParameters
-    /// Transmit PHY: 1 = 1M, 2 = 2M, 3 = Coded.
-    public internal(set) var txPHY: UInt8 = 1
-    /// Receive PHY: 1 = 1M, 2 = 2M, 3 = Coded.
-    public internal(set) var rxPHY: UInt8 = 1
-    /// Maximum link-layer payload octets sent (27 until data length is extended).
-    public internal(set) var maxTxOctets: UInt16 = 27
-    /// Maximum link-layer payload octets received.
-    public internal(set) var maxRxOctets: UInt16 = 27
-    /// The peer's LE features, once read.
-    public internal(set) var remoteFeatures: LEFeatures?
-}
-
-/// Why a connection operation failed.
-public enum ConnectionError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The peer was not found in the time allowed; the attempt was cancelled.
-    case connectionTimeout
-    /// The attempt was cancelled by the host.
-    case cancelled
-    /// Another connection attempt is in progress (the controller allows one at a time).
-    case busy
-    /// The controller reported the connection failed with this status.
-    case failed(HCIStatus)
-    /// No connection has this handle.
-    case notConnected(ConnectionHandle)
-    /// The link went down while waiting; the reason.
-    case disconnected(HCIStatus)
-    /// An expected event did not arrive in time.
-    case eventTimeout(String)
-    /// A command failed.
-    case hci(HCIError)
-
-    /// Readable, with codes by name.
-    public var description: String {
-        switch self {
-        case .connectionTimeout: "connectionTimeout: the peripheral did not answer in time; the attempt was cancelled"
-        case .cancelled: "the connection attempt was cancelled"
-        case .busy: "another connection attempt is in progress"
-        case let .failed(status): "connection failed: \(status)"
-        case let .notConnected(handle): "no connection with handle \(hex(handle, digits: 4))"
-        case let .disconnected(reason): "disconnected: \(reason)"
-        case let .eventTimeout(what): "timed out waiting for \(what)"
-        case let .hci(error): error.description
-        }
-    }
-}
+import HCI
 
 /// Creates, tracks and ends LE connections as a central: LE (Extended) Create Connection
 /// with a timeout that cancels, Disconnect, and the set-up a link wants right after it
@@ -82,21 +25,15 @@ public final class ConnectionManager {
         }
     }
 
-    private struct Waiter {
-        let handle: ConnectionHandle
-        let matches: (LEConnectionEvent) -> Bool
-        let outcome: Expectation<Result<LEConnectionEvent, ConnectionError>>
-    }
-
     private let controller: HCIController
     private let logger: HCILogger
     private var observer: Int?
     private var attempt: Attempt = .idle
-    private var waiters: [Int: Waiter] = [:]
-    /// The waits for a link's end this manager registered on links (``disconnect(_:reason:)``,
-    /// an attempt's `linkEnd`): ``close()`` ends them, as no end can reach it after that.
+    /// The connection attempt's timer.
+    private let deadlines: Deadlines
+    /// The waits for a link's end this manager registered on links (an attempt's
+    /// `linkEnd`): ``close()`` ends them, as no end can reach it after that.
     private var endWaits: [Expectation<HCIStatus>] = []
-    private var nextWaiter = 0
     private var isClosed = false
 
     /// Live connections by handle (the controller's links; none once closed).
@@ -112,7 +49,8 @@ public final class ConnectionManager {
 
     /// The open link `handle`, while this manager runs.
     private func link(_ handle: ConnectionHandle) -> Link? { isClosed ? nil : controller.link(handle) }
-    /// Called when a connection's interval, latency or supervision timeout changes.
+    /// Called when LE Connection Update Complete reports a link's interval, latency and
+    /// supervision timeout (the link's ``LEConnection`` holds them by then).
     public var onParametersChanged: ((LEConnection) -> Void)?
     /// Called when a connection ends, with its reason.
     public var onDisconnection: ((LEConnection, HCIStatus) -> Void)?
@@ -127,17 +65,17 @@ public final class ConnectionManager {
     /// Watches `controller`'s events from now on.
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
-        self.logger = logger.layer("hci")
+        self.logger = logger.layer("gap")
+        deadlines = Deadlines(clock: controller.clock)
         observer = controller.addLEConnectionObserver { [weak self] event, _ in self?.handle(event) }
     }
 
-    /// Stops watching events; pending waits end with ``ConnectionError/hci(_:)``, waits for
-    /// a disconnection end at once, and no link is tracked any more.
+    /// Stops watching events; a connection attempt ends with ``ConnectionError/hci(_:)``,
+    /// and no link is tracked any more.
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
-        for (_, waiter) in waiters { waiter.outcome.fulfill(.failure(.hci(.notRunning))) }
-        waiters = [:]
+        deadlines.cancelAll()
         if case let .connecting(outcome, _) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         if case let .cancelling(_, outcome, _) = attempt { outcome.fulfill(.failure(.hci(.notRunning))) }
         attempt = .idle
@@ -186,10 +124,10 @@ public final class ConnectionManager {
         }
         // No timeout (nil): no timer; the attempt waits until a peer answers or it is cancelled.
         let timer = timeout.map { timeout in
-            controller.deadlines.schedule(after: timeout) { [weak self] in self?.abandonAttempt(.connectionTimeout) }
+            deadlines.schedule(after: timeout) { [weak self] in self?.abandonAttempt(.connectionTimeout) }
         }
         let result = await outcome.value()
-        if let timer { controller.deadlines.cancel(timer) }
+        if let timer { deadlines.cancel(timer) }
         let handle = try result.get()
         // The link may go down while it is set up: the caller hears the real reason.
         if setUp { await self.setUp(handle) }
@@ -220,15 +158,7 @@ public final class ConnectionManager {
         async throws(ConnectionError) -> HCIStatus
     {
         guard let link = link(handle) else { throw .notConnected(handle) }
-        let done = Expectation<HCIStatus>()
-        waitForTheEnd(of: link, done)
-        do { try await controller.send(Disconnect(handle: handle, reason: reason)) } catch {
-            stopWaiting(done, forTheEndOf: handle)
-            throw .hci(error)
-        }
-        let reason = await done.value()
-        endWaits.removeAll { $0 === done }
-        return reason
+        return try await controller.disconnect(link, reason: reason)
     }
 
     private func stopWaiting(_ waiter: Expectation<HCIStatus>, forTheEndOf handle: ConnectionHandle) {
@@ -241,25 +171,14 @@ public final class ConnectionManager {
     public func updateParameters(_ handle: ConnectionHandle, _ parameters: LEConnectionRequest)
         async throws(ConnectionError) -> LEConnectionParameters
     {
-        guard link(handle) != nil else { throw .notConnected(handle) }
-        guard parameters.isValid else {
-            throw .hci(.commandFailed(LEConnectionUpdate.opcode, .invalidHCICommandParameters))
-        }
-        let event = try await request(
-            LEConnectionUpdate(handle: handle, parameters: parameters), handle: handle,
-            "LE Connection Update Complete"
-        ) { if case .connectionUpdateComplete = $0 { true } else { false } }
-        guard case let .connectionUpdateComplete(status, _, applied) = event, status.isSuccess else {
-            if case let .connectionUpdateComplete(status, _, _) = event { throw .failed(status) }
-            throw .eventTimeout("LE Connection Update Complete")
-        }
-        return applied
+        guard let link = link(handle) else { throw .notConnected(handle) }
+        return try await controller.updateParameters(link, parameters, timeout: eventTimeout)
     }
 
     /// Reads the link's RSSI in dBm.
     public func readRSSI(_ handle: ConnectionHandle) async throws(ConnectionError) -> Int8 {
-        guard link(handle) != nil else { throw .notConnected(handle) }
-        do { return try await controller.send(ReadRSSI(handle: handle)).rssi } catch { throw .hci(error) }
+        guard let link = link(handle) else { throw .notConnected(handle) }
+        return try await controller.readRSSI(link)
     }
 
     /// Remote features, then the longest data length, then 2M PHY — each only when both
@@ -267,17 +186,18 @@ public final class ConnectionManager {
     /// connection we initiate; a peripheral runs it on a link a central made (any side may
     /// start these procedures).
     public func setUp(_ handle: ConnectionHandle) async {
-        guard let info = controller.info else { return }
+        guard let info = controller.info, let link = link(handle) else { return }
         do {
-            _ = try await request(
-                LEReadRemoteFeatures(handle: handle), handle: handle, "LE Read Remote Features Complete"
+            _ = try await controller.request(
+                LEReadRemoteFeatures(handle: handle), on: link, awaiting: "LE Read Remote Features Complete",
+                timeout: eventTimeout
             ) {
                 if case .remoteFeaturesComplete = $0 { true } else { false }
             }
         } catch {
             logger.log(.info, "reading remote features of \(hex(handle, digits: 4)): \(error)")
         }
-        let remote = link(handle)?.connection.remoteFeatures ?? []
+        let remote = link.connection.remoteFeatures ?? []
         if info.leFeatures.contains(.dataPacketLengthExtension), remote.contains(.dataPacketLengthExtension),
             let maximum = info.maximumDataLength
         {
@@ -293,8 +213,9 @@ public final class ConnectionManager {
             info.supportedCommands.supports(LESetPHY.self)
         {
             do {
-                _ = try await request(
-                    LESetPHY(handle: handle, txPHYs: 0x02, rxPHYs: 0x02), handle: handle, "LE PHY Update Complete"
+                _ = try await controller.request(
+                    LESetPHY(handle: handle, txPHYs: 0x02, rxPHYs: 0x02), on: link, awaiting: "LE PHY Update Complete",
+                    timeout: eventTimeout
                 ) {
                     if case .phyUpdateComplete = $0 { true } else { false }
                 }
@@ -302,29 +223,6 @@ public final class ConnectionManager {
                 logger.log(.info, "LE Set PHY on \(hex(handle, digits: 4)): \(error)")
             }
         }
-    }
-
-    /// Sends a command answered by Command Status and waits for the event that ends it on
-    /// connection `handle`; the wait is registered first, so an event that comes in the
-    /// same read as the Command Status is not missed.
-    private func request<C: HCICommand>(
-        _ command: C, handle: ConnectionHandle, _ what: String,
-        _ matches: @escaping (LEConnectionEvent) -> Bool
-    ) async throws(ConnectionError) -> LEConnectionEvent {
-        nextWaiter += 1
-        let id = nextWaiter
-        let outcome = Expectation<Result<LEConnectionEvent, ConnectionError>>()
-        waiters[id] = Waiter(handle: handle, matches: matches, outcome: outcome)
-        do { try await controller.send(command) } catch {
-            waiters[id] = nil
-            throw .hci(error)
-        }
-        let timer = controller.deadlines.schedule(after: eventTimeout) { [weak self] in
-            self?.waiters.removeValue(forKey: id)?.outcome.fulfill(.failure(.eventTimeout(what)))
-        }
-        let result = await outcome.value()
-        controller.deadlines.cancel(timer)
-        return try result.get()
     }
 
     /// Answers an LE Remote Connection Parameter Request: the controller holds the link
@@ -346,8 +244,7 @@ public final class ConnectionManager {
         }
     }
 
-    /// What the manager keeps on each link: its end fails the waits for the link's events
-    /// and tells ``onDisconnection``.
+    /// What the manager keeps on each link: its end tells ``onDisconnection``.
     private final class Watch: LinkAttachment {
         weak var manager: ConnectionManager?
 
@@ -356,13 +253,7 @@ public final class ConnectionManager {
         func linkClosed(_ link: Link, _ reason: HCIStatus) { manager?.linkEnded(link, reason) }
     }
 
-    private func linkEnded(_ link: Link, _ reason: HCIStatus) {
-        for (id, waiter) in waiters where waiter.handle == link.handle {
-            waiters[id] = nil
-            waiter.outcome.fulfill(.failure(.disconnected(reason)))
-        }
-        onDisconnection?(link.connection, reason)
-    }
+    private func linkEnded(_ link: Link, _ reason: HCIStatus) { onDisconnection?(link.connection, reason) }
 
     private func handle(_ event: LEConnectionEvent) {
         switch event {
@@ -383,27 +274,13 @@ public final class ConnectionManager {
                 // The link may have come up just before the cancel: then it is ours.
                 outcome.fulfill(status.isSuccess ? .success(handle) : .failure(reason))
             }
-        case let .connectionUpdateComplete(status, handle, parameters):
-            if status.isSuccess, let link = link(handle), link.connection.parameters != parameters {
-                link.connection.parameters = parameters
-                onParametersChanged?(link.connection)
-            }
-        case let .remoteFeaturesComplete(status, handle, features):
-            if status.isSuccess { link(handle)?.connection.remoteFeatures = features }
-        case let .dataLengthChange(handle, maxTxOctets, _, maxRxOctets, _):
-            link(handle)?.connection.maxTxOctets = maxTxOctets
-            link(handle)?.connection.maxRxOctets = maxRxOctets
-        case let .phyUpdateComplete(status, handle, txPHY, rxPHY):
-            if status.isSuccess {
-                link(handle)?.connection.txPHY = txPHY
-                link(handle)?.connection.rxPHY = rxPHY
-            }
+        case let .connectionUpdateComplete(status, handle, _):
+            // The controller applied it to the link before telling anyone.
+            if status.isSuccess, let link = link(handle) { onParametersChanged?(link.connection) }
+        case .remoteFeaturesComplete, .dataLengthChange, .phyUpdateComplete:
+            break  // facts the controller keeps on the link
         case let .remoteConnectionParameterRequest(handle, request):
             answerParameterRequest(handle, request)
-        }
-        for (id, waiter) in waiters where waiter.handle == event.handle && waiter.matches(event) {
-            waiters[id] = nil
-            waiter.outcome.fulfill(.success(event))
         }
     }
 }

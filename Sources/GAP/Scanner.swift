@@ -1,4 +1,5 @@
 import BluetoothCore
+import HCI
 
 /// What a scan is looking for.
 public struct ScanOptions: Sendable, Equatable {

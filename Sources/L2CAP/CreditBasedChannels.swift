@@ -71,13 +71,13 @@ public final class CreditBasedChannels {
     /// Channels over `l2cap`'s links: it routes LE signaling and dynamic CIDs here; each
     /// link's state is kept on the link, and ends with it.
     convenience init(
-        attachingTo l2cap: L2CAPChannels, controller: HCIController, connections: ConnectionManager, logger: HCILogger
+        attachingTo l2cap: L2CAPChannels, controller: HCIController, logger: HCILogger
     ) {
         self.init(
             transmit: { (handle, channel, frame) throws(HCIError) in try l2cap.send(frame, on: channel, handle: handle)
             },
             links: LinkAttachedStore(controller: controller), clock: controller.clock, logger: logger)
-        isLinkUp = { [weak connections] handle in connections?.connection(handle) != nil }
+        isLinkUp = { [controller] handle in controller.link(handle) != nil }
     }
 
     /// Ends every channel and request (as a lost controller does).

@@ -5,14 +5,17 @@ import HCI
 /// handle, fragments outgoing frames to the controller's ACL buffer size, and hands each
 /// fixed channel's payloads to its protocol (ATT 0x0004, SMP 0x0006). It answers the LE
 /// signaling channel (0x0005) itself: Connection Parameter Update Requests are accepted
-/// when `ConnectionManager.acceptParameters` agrees and applied with LE Connection
-/// Update; credit-based channels and their signaling go to ``creditBased``; anything it
+/// when ``acceptParameters`` agrees and applied with LE Connection Update; credit-based channels and their signaling go to ``creditBased``; anything it
 /// does not understand gets a Command Reject.
 @BluetoothActor
 public final class L2CAPChannels {
     private let controller: HCIController
-    private let connections: ConnectionManager
     private let logger: HCILogger
+    /// Decides whether to accept the parameters a peripheral asks for in a Connection
+    /// Parameter Update Request (connection handle, request); by default every request
+    /// inside the specification's limits. The host sets GAP's policy here, so both ways a
+    /// peer can ask (this one and the link layer's) get one answer.
+    public var acceptParameters: (ConnectionHandle, LEConnectionRequest) -> Bool = { _, request in request.isValid }
     /// What L2CAP keeps on a link: the PDU being reassembled. Made when the link's first
     /// packet arrives; it ends with the link, taking a half-received PDU with it.
     private final class LinkState: LinkAttachment {
@@ -41,7 +44,7 @@ public final class L2CAPChannels {
     public var creditBased: CreditBasedChannels {
         if let creditBasedChannels { return creditBasedChannels }
         let made = CreditBasedChannels(
-            attachingTo: self, controller: controller, connections: connections, logger: logger)
+            attachingTo: self, controller: controller, logger: logger)
         creditBasedChannels = made
         return made
     }
@@ -54,9 +57,8 @@ public final class L2CAPChannels {
     public private(set) var droppedFrames = 0
 
     /// Takes over `controller`'s ACL data.
-    public init(controller: HCIController, connections: ConnectionManager, logger: HCILogger = .standardError) {
+    public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
-        self.connections = connections
         self.logger = logger.layer("l2cap")
         // The controller holds this object strongly until ``close()``, which its own close
         // calls: a weakly referenced object carries a side table that makes every retain
@@ -172,14 +174,14 @@ public final class L2CAPChannels {
                         data: CommandRejectReason.commandNotUnderstood.data), handle)
                 return
             }
-            let accept = connections.acceptParameters(handle, request.parameters)
+            let accept = acceptParameters(handle, request.parameters)
             reply(
                 SignalingCommand(
                     code: .connectionParameterUpdateResponse, identifier: command.identifier,
                     data: ConnectionParameterUpdateResponse(accepted: accept).encoded()), handle)
-            guard accept else { return }
-            Task { @BluetoothActor [connections, logger] in
-                do { try await connections.updateParameters(handle, request.parameters) } catch {
+            guard accept, let link = controller.link(handle) else { return }
+            Task { @BluetoothActor [controller, logger] in
+                do { try await controller.updateParameters(link, request.parameters) } catch {
                     logger.log(.warning, "applying the peripheral's parameters on \(hex(handle, digits: 4)): \(error)")
                 }
             }

@@ -67,7 +67,6 @@ public final class SecurityManager {
 
     let controller: HCIController
     private let channels: L2CAPChannels
-    private let connections: ConnectionManager
     let logger: HCILogger
     /// Our IRK: made (and stored) the first time a pairing distributes it, not before, so
     /// a command that never pairs leaves the store untouched.
@@ -93,13 +92,12 @@ public final class SecurityManager {
 
     /// Attaches to the SMP channel of every link of `channels`; bonds in `store`.
     public init(
-        controller: HCIController, channels: L2CAPChannels, connections: ConnectionManager, store: StoreDirectory,
+        controller: HCIController, channels: L2CAPChannels, store: StoreDirectory,
         policy: PairingPolicy = PairingPolicy(), logger: HCILogger = .standardError
     ) {
         self.controller = controller
         deadlines = Deadlines(clock: controller.clock)
         self.channels = channels
-        self.connections = connections
         self.bonds = BondStore(store: store)
         self.policy = policy
         self.logger = logger.layer("smp")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluejay
 import BluetoothCore
+import GAP
 import HCI
 
 /// `--address` and `--renew` of `bluejay advertise` and `serve`: the address advertising

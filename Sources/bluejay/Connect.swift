@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bluejay
 import BluetoothCore
+import GAP
 import HCI
 
 /// `bluejay connect ADDRESS`: connect, show the link, disconnect.

@@ -5,6 +5,7 @@ import BluetoothCore
 import CBluetooth
 import Dispatch
 import DiscoveryCache
+import GAP
 import GATT
 import HCI
 import L2CAP

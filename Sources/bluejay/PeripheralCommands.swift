@@ -3,6 +3,7 @@ import Bluejay
 import BluetoothCore
 import Dispatch
 import FoundationEssentials
+import GAP
 import GATT
 import HCI
 

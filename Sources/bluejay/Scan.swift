@@ -1,5 +1,6 @@
 import ArgumentParser
 import BluetoothCore
+import GAP
 import HCI
 import SMP
 import TraceDecoding

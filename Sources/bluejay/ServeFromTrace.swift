@@ -1,5 +1,6 @@
 import Bluejay
 import BluetoothCore
+import GAP
 import HCI
 import VirtualController
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ATT
 import BluetoothCore
+import GAP
 import GATT
 import HCI
 import SMP

@@ -1,4 +1,5 @@
 import BluetoothCore
+@testable import GAP
 @testable import bluejay
 @testable import HCI
 import Testing

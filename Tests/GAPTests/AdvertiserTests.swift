@@ -1,4 +1,5 @@
 import BluetoothCore
+import GAP
 import HCI
 import HCITestSupport
 import Testing

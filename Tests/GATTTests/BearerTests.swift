@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 /// The ATT bearer against scripted PDUs: one request at a time, matching, timeout, closing,

@@ -1,5 +1,6 @@
 import ATT
 import BluetoothCore
+import GAP
 import GATT
 import HCI
 import HCITestSupport
@@ -27,8 +28,8 @@ struct OwnershipTests {
         let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
         let connections = ConnectionManager(controller: controller, logger: .silent)
-        let channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: channels, connections: connections, logger: .silent)
+        let channels = L2CAPChannels(controller: controller, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: channels, logger: .silent)
         fake.deliverEvent(
             LEConnectionEvent.connectionComplete(
                 status: .success, handle: 0x40, role: 0, peerAddressType: 1,

@@ -2,6 +2,7 @@ import ATT
 import BluetoothCore
 import GATT
 import HCI
+import HCITestSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 /// The far end of a bearer in a unit test: each PDU the bearer sends must equal the next
@@ -72,15 +73,6 @@ final class ScriptedServer {
         let client = bearer.preferredMTU
         expect(hexLE(0x02, client), hexLE(0x03, server))
         try await bearer.exchangeMTU()
-    }
-}
-
-/// Bytes from hex text with optional spaces.
-func bytes(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    return stride(from: 0, to: digits.count, by: 2).map { offset in
-        let start = digits.index(digits.startIndex, offsetBy: offset)
-        return UInt8(digits[start..<digits.index(start, offsetBy: 2)], radix: 16)!
     }
 }
 

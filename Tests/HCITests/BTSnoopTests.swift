@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 // btsnoop files: what BTSnoopWriter writes reads back; captures cut off mid-record keep

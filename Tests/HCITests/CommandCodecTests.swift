@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 // Every command this stack sends, and what its Command Complete returns, against byte

@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 // Each command, event and LE subevent is declared once, by its layout; the names in those

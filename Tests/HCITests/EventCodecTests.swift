@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 // Every event the host decodes, against H4 bytes written out from the Core specification

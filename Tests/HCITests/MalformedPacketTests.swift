@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import TestTraits
 import Testing
 

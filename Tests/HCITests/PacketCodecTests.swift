@@ -1,5 +1,6 @@
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 // The five H4 packet types, the ACL header flags, opcodes, addresses and the byte reader,

@@ -5,21 +5,6 @@ import BluetoothCore
 import HCI
 import Testing
 
-/// Bytes from hex text: `"01 03 0c 00"` (spaces optional) — the way the Core
-/// specification and btmon print packets, so expected values read like the spec.
-func bytes(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    precondition(digits.count % 2 == 0, "odd number of hex digits in \(text)")
-    var result: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        result.append(UInt8(digits[index..<next], radix: 16)!)
-        index = next
-    }
-    return result
-}
-
 /// The real-world traces the repository ships, in `Fixtures/real-traces`. Derived from
 /// this file's path, never from the working directory, so `swift test` works from anywhere.
 enum Traces {

@@ -1,5 +1,6 @@
 @testable import BluetoothCore
 import Foundation
+import GAP
 @testable import HCI
 import L2CAP
 import Testing

@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 @testable import HCI
 import L2CAP
@@ -146,9 +147,9 @@ extension IntegrationTests {
             transport: try TransportSpec(parsing: peer.transport).open(capture: capture), clock: clock,
             configuration: quiet)
         let manager = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, logger: .silent)
         let bearers = ATTBearers(
-            controller: controller, channels: l2cap, connections: manager, preferredMTU: preferredMTU, logger: .silent)
+            controller: controller, channels: l2cap, preferredMTU: preferredMTU, logger: .silent)
         bearers.server = LocalGATTServer()
         do {
             try await controller.start()

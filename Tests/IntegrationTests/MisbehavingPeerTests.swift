@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 @testable import HCI
 import HCITestSupport
@@ -127,8 +128,8 @@ struct TwoPeripheralRig {
             transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: configuration)
         try await controller.start()
         manager = ConnectionManager(controller: controller, logger: .silent)
-        l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: .silent)
+        l2cap = L2CAPChannels(controller: controller, logger: .silent)
+        bearers = ATTBearers(controller: controller, channels: l2cap, logger: .silent)
         let (ends, feed) = AsyncStream.makeStream(of: ConnectionHandle.self)
         manager.onDisconnection = { connection, _ in feed.yield(connection.handle) }
         linkEnds = ends

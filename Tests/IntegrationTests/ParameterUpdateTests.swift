@@ -1,5 +1,6 @@
 import BluetoothCore
 import Foundation
+import GAP
 @testable import HCI
 import L2CAP
 import Testing
@@ -15,7 +16,7 @@ extension IntegrationTests {
             transport: try TransportSpec(parsing: peer.transport).open(), configuration: quiet)
         try await controller.start()
         let connections = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, logger: .silent)
         var attReplies: [[UInt8]] = []
         l2cap.setHandler(for: .att) { _, payload in attReplies.append(Array(payload)) }
         let connection = try await connections.connect(to: BluetoothAddress(peer.address)!, type: .random, setUp: false)

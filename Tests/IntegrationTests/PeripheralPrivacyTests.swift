@@ -1,6 +1,7 @@
 import Bluejay
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 import HCI
 import HCITestSupport

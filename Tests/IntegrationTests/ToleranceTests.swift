@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 @testable import HCI
 import HCITestSupport
@@ -52,8 +53,8 @@ extension IntegrationTests {
         // Connect and read: LE Connection Complete, Number Of Completed Packets and the rest
         // all padded.
         let manager = ConnectionManager(controller: controller, logger: logger)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: logger)
-        let bearers = ATTBearers(controller: controller, channels: l2cap, connections: manager, logger: logger)
+        let l2cap = L2CAPChannels(controller: controller, logger: logger)
+        let bearers = ATTBearers(controller: controller, channels: l2cap, logger: logger)
         bearers.server = LocalGATTServer()
         defer { bearers.close(); l2cap.close(); manager.close() }
         let connection = try await manager.connect(to: address, type: .random, timeout: .seconds(10))

@@ -1,5 +1,6 @@
 import BluetoothCore
 import Foundation
+import GAP
 @testable import HCI
 import L2CAP
 import HCITestSupport
@@ -24,7 +25,7 @@ extension IntegrationTests {
             transport: try TransportSpec(parsing: peer.transport).open(), clock: clock, configuration: quiet)
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, logger: .silent)
         var attReplies: [ConnectionHandle: BluetoothCore.Expectation<[UInt8]?>] = [:]
         l2cap.setHandler(for: .att) { handle, payload in attReplies[handle]?.fulfill(Array(payload)) }
 

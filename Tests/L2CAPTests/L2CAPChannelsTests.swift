@@ -11,7 +11,6 @@ struct L2CAPChannelsTests {
     struct Link {
         let fake: FakeController
         let controller: HCIController
-        let connections: ConnectionManager
         let l2cap: L2CAPChannels
     }
 
@@ -21,8 +20,7 @@ struct L2CAPChannelsTests {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
-        let connections = ConnectionManager(controller: controller, logger: .silent)
-        let l2cap = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
+        let l2cap = L2CAPChannels(controller: controller, logger: .silent)
         l2cap.setHandler(for: .att) { handle, payload in received(handle, Array(payload)) }
         for handle: ConnectionHandle in [0x40, 0x41] {
             let parameters: [UInt8] =
@@ -31,8 +29,8 @@ struct L2CAPChannelsTests {
             fake.deliverEvent(.leMeta(LEMetaEvent(subeventCode: 0x01, parameters: parameters[...])))
         }
         try await controller.send(ReadBDADDR())
-        #expect(connections.connections.count == 2)
-        return Link(fake: fake, controller: controller, connections: connections, l2cap: l2cap)
+        #expect(controller.links.count == 2)
+        return Link(fake: fake, controller: controller, l2cap: l2cap)
     }
 
     func acl(_ handle: ConnectionHandle, _ boundary: ACLPacketBoundary, _ bytes: [UInt8]) -> HCIPacket {
@@ -134,10 +132,10 @@ struct L2CAPChannelsTests {
         link.controller.close()
     }
 
-    @Test func signalingAsksTheConnectionManagersParameterPolicy() async throws {
+    @Test func signalingAsksTheParameterPolicy() async throws {
         let link = try await link { _, _ in }
         var asked: [ConnectionHandle] = []
-        link.connections.acceptParameters = { handle, _ in
+        link.l2cap.acceptParameters = { handle, _ in
             asked.append(handle)
             return false
         }

@@ -2,6 +2,7 @@ import ATT
 import BluetoothCore
 import DiscoveryCache
 import Foundation
+import GAP
 import GATT
 import HCI
 import L2CAP
@@ -73,9 +74,9 @@ struct APIReplayTests {
     ) async throws -> T {
         try await replaying(name) { controller, _ in
             let manager = ConnectionManager(controller: controller, logger: .silent)
-            let channels = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
+            let channels = L2CAPChannels(controller: controller, logger: .silent)
             let bearers = ATTBearers(
-                controller: controller, channels: channels, connections: manager, preferredMTU: mtu, logger: .silent)
+                controller: controller, channels: channels, preferredMTU: mtu, logger: .silent)
             bearers.server = LocalGATTServer()
             defer {
                 bearers.close()
@@ -288,8 +289,8 @@ extension APIReplayTests {
         defer { controller.close() }
         try await controller.start()
         let manager = ConnectionManager(controller: controller, logger: .silent)
-        let channels = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-        let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, logger: .silent)
+        let channels = L2CAPChannels(controller: controller, logger: .silent)
+        let bearers = ATTBearers(controller: controller, channels: channels, logger: .silent)
         bearers.server = LocalGATTServer()
         defer {
             bearers.close()

@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 import HCI
 import L2CAP
@@ -21,13 +22,13 @@ extension APIReplayTests {
         // Exact octets: with the seed, every nonce, key and our IRK is the recorded one.
         try await replaying(name, rules: []) { controller, _ in
             let manager = ConnectionManager(controller: controller, logger: .silent)
-            let channels = L2CAPChannels(controller: controller, connections: manager, logger: .silent)
-            let bearers = ATTBearers(controller: controller, channels: channels, connections: manager, logger: .silent)
+            let channels = L2CAPChannels(controller: controller, logger: .silent)
+            let bearers = ATTBearers(controller: controller, channels: channels, logger: .silent)
             bearers.server = LocalGATTServer()
             let store = NSTemporaryDirectory() + "bluejay-api-replay-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: store) }
             let security = SecurityManager(
-                controller: controller, channels: channels, connections: manager, store: StoreDirectory(path: store),
+                controller: controller, channels: channels, store: StoreDirectory(path: store),
                 logger: .silent)
             security.entropy = .seeded(seed)
             defer {

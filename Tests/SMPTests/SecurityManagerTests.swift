@@ -70,11 +70,10 @@ struct SecurityManagerTests {
         let clock = ManualClock()
         let controller = HCIController(transport: fake, clock: clock, configuration: .init(logger: .silent))
         try await controller.start()
-        let connections = ConnectionManager(controller: controller, logger: .silent)
-        let channels = L2CAPChannels(controller: controller, connections: connections, logger: .silent)
+        let channels = L2CAPChannels(controller: controller, logger: .silent)
         let store = NSTemporaryDirectory() + "bluejay-smp-\(UUID().uuidString)"
         let security = SecurityManager(
-            controller: controller, channels: channels, connections: connections, store: StoreDirectory(path: store),
+            controller: controller, channels: channels, store: StoreDirectory(path: store),
             policy: policy, logger: .silent)
         let parameters: [UInt8] =
             [0x00, UInt8(Rig.handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes

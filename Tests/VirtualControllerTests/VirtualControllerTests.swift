@@ -2,6 +2,7 @@ import ATT
 import Bluejay
 import BluetoothCore
 import Foundation
+import GAP
 import GATT
 import HCI
 import Testing

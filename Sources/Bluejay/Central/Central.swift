@@ -1,5 +1,6 @@
 import BluetoothCore
 import FoundationEssentials
+import GAP
 import GATT
 import HCI
 import Synchronization

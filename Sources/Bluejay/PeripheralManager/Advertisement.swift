@@ -1,4 +1,5 @@
 import BluetoothCore
+import GAP
 import HCI
 
 /// What a peripheral advertises, in typed fields (Core Supplement Part A): the AD

@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import FoundationEssentials
+import GAP
 import GATT
 import HCI
 import L2CAP

@@ -1,4 +1,5 @@
 import BluetoothCore
+import GAP
 import HCI
 
 /// The address we advertise from (Core 6.0 Vol 6, Part B, 1.3; Vol 3, Part C, 10.7):

@@ -471,17 +471,8 @@ public final class HCIController {
                 logger.log(.warning, "malformed \(meta.name): \(error)")
                 connectionEvent = nil
             }
-            if case let .connectionComplete(status, handle, role, peerType, peer, parameters)? = connectionEvent,
-                status.isSuccess
-            {
-                // A handle the controller reuses without having ended it: the old link is gone.
-                openLinks.removeValue(forKey: handle)?.close(.unspecifiedError)
-                openLinks[handle] = Link(
-                    LEConnection(
-                        handle: handle, role: role, peerAddressType: peerType, peerAddress: peer, parameters: parameters
-                    ))
-            }
             if let connectionEvent {
+                apply(connectionEvent)
                 for token in leConnectionObservers.keys.sorted() {
                     leConnectionObservers[token]?(connectionEvent, meta)
                 }

@@ -32,7 +32,7 @@ public final class Link {
     /// The layers that keep state on a link, from the bottom up. A closing link closes
     /// them from the top down.
     public enum Layer: Int, Sendable, Comparable {
-        /// Connections, advertising, privacy.
+        /// GAP's procedures: connecting, advertising, privacy.
         case gap
         /// Reassembly, signaling, credit-based channels.
         case l2cap
@@ -44,8 +44,8 @@ public final class Link {
         case att
         /// The GATT client and the GATT server's per-client state.
         case gatt
-        /// What tells the app of the link's end (``ConnectionManager/onDisconnection``, the
-        /// advertiser's) and the app-facing objects: closed first, so the app hears of the
+        /// What tells the app of the link's end (GAP's connection manager and advertiser) and
+        /// the app-facing objects: closed first, so the app hears of the
         /// end before any layer's waiters fail for it, and sees their failures as the end's.
         case host
 
@@ -62,7 +62,8 @@ public final class Link {
     /// The connection handle, unique among open links (a later link may reuse it).
     public let handle: ConnectionHandle
     /// What the controller reported of the link: roles, addresses, parameters, PHY, data
-    /// length, the peer's features (kept current by ``ConnectionManager``).
+    /// length, the peer's features (kept current by the controller, from the LE events that
+    /// report them: ``HCIController/request(_:on:awaiting:timeout:until:)``).
     public internal(set) var connection: LEConnection
     /// Open or closed.
     public private(set) var state: State = .open
@@ -70,6 +71,9 @@ public final class Link {
     private var endWaiters: [Expectation<HCIStatus>] = []
     /// Waiting for this link's queued ACL packets to be completed (``HCIController/waitUntilDelivered(handle:timeout:)``).
     var drainWaiters: [Expectation<Bool>] = []
+    /// Procedures on this link waiting for the LE event that ends them
+    /// (``HCIController/request(_:on:awaiting:timeout:until:)``).
+    var eventWaits: [LinkEventWait] = []
 
     init(_ connection: LEConnection) {
         handle = connection.handle
@@ -128,7 +132,7 @@ public final class Link {
 
     /// Closes the link once: every attachment, the highest layer first and the newest
     /// first within a layer; then the waits on its ACL data (nothing of it is left to
-    /// send) and on its end.
+    /// send), its procedures (failed with the reason) and the waits on its end.
     func close(_ reason: HCIStatus) {
         guard state == .open else { return }
         state = .closed(reason)
@@ -138,6 +142,9 @@ public final class Link {
         for state in closing { state.linkClosed(self, reason) }
         for waiter in drainWaiters { waiter.fulfill(true) }
         drainWaiters.removeAll()
+        let procedures = eventWaits
+        eventWaits.removeAll()
+        for wait in procedures { wait.outcome.fulfill(.failure(.disconnected(reason))) }
         for waiter in endWaiters { waiter.fulfill(reason) }
         endWaiters.removeAll()
     }
