@@ -120,7 +120,7 @@ consumer: deps venv
 # Bluejay catalog (Sources/Bluejay/Bluejay.docc) and every public symbol, links across
 # modules checked. Any DocC warning fails the target. Open the archive with `docc preview`,
 # or give DOCS_OUTPUT=DIR for a static site (--transform-for-static-hosting).
-DOC_TARGETS := BluetoothCore HCI GAP L2CAP ATT GATT Storage DiscoveryCache SMP BluetoothCrypto TraceDecoding Bluejay
+DOC_TARGETS := BluetoothCore HCI GAP L2CAP ATT GATT Storage DiscoveryCache SMP BluetoothCrypto TraceDecoding Host Bluejay
 DOCS_OUTPUT ?=
 docs: deps
 	@mkdir -p .build; $(SWIFT) package $(if $(DOCS_OUTPUT),--allow-writing-to-directory $(DOCS_OUTPUT)) generate-documentation \

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ATT", targets: ["ATT"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "DiscoveryCache", targets: ["DiscoveryCache"]),
+        .library(name: "Host", targets: ["Host"]),
         .library(name: "Bluejay", targets: ["Bluejay"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "Storage", targets: ["Storage"]),
@@ -56,11 +57,16 @@ let package = Package(
         // The store directory: atomic files, mode 0600 (GATT cache and bonds).
         .target(name: "Storage", dependencies: ["BluetoothCore"]),
         .target(name: "DiscoveryCache", dependencies: ["ATT", "BluetoothCore", "GATT", "Storage"]),
+        // The stack's one wiring (BluetoothHost: every layer on one controller, a GATT client
+        // per link) and what it shares with the faces above: BluejayError, the identifiers.
+        .target(
+            name: "Host",
+            dependencies: ["BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP"]),
         // The public facade: Bluejay's API over the stack.
         .target(
             name: "Bluejay",
             dependencies: [
-                "BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP",
+                "BluetoothCore", "Storage", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Host",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "SMP", dependencies: ["BluetoothCore", "HCI", "L2CAP", "Storage", "BluetoothCrypto"]),
@@ -82,7 +88,8 @@ let package = Package(
             name: "bluejay",
             dependencies: [
                 "BluetoothCore", "Storage",
-                "CBluetooth", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Bluejay", "TraceDecoding",
+                "CBluetooth", "HCI", "GAP", "L2CAP", "ATT", "GATT", "DiscoveryCache", "SMP", "Host", "Bluejay",
+                "TraceDecoding",
                 "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

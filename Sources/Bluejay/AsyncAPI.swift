@@ -103,7 +103,7 @@ extension Bluejay {
 
     /// Reads the link's RSSI (HCI Read RSSI), in dBm. Like the callback ``readRSSI()``, it
     /// does not wait for the queue: it asks the controller at once, and throws the same way
-    /// (``BluejayError/backgroundTaskRunning``, ``BluejayError/notConnected``).
+    /// (`BluejayError.backgroundTaskRunning`, `BluejayError.notConnected`).
     public func readRSSI() async throws -> Int {
         let (host, connection) = try linkForRSSI()
         let result = await Task { @BluetoothActor () -> Result<Int8, ConnectionError> in
@@ -134,7 +134,7 @@ extension Bluejay {
     /// iteration stops (or the stream is dropped) and the sequence ends with an error when
     /// the listen fails or the link goes. At most ``StartOptions/listenBufferLimit`` values
     /// wait for the iteration: one more and, after those, the sequence ends with
-    /// ``BluejayError/listenOverflow(_:limit:)`` and the listen is turned off.
+    /// `BluejayError.listenOverflow(_:limit:)` and the listen is turned off.
     public func values<R: Receivable & Sendable>(of characteristicIdentifier: CharacteristicIdentifier)
         -> AsyncThrowingStream<R, any Error>
     {

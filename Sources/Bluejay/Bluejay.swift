@@ -71,7 +71,7 @@ public final class Bluejay {
         /// Coming up the first time; operations wait for the outcome.
         case starting(OneShot<Result<BluetoothHost, BluejayError>>)
         /// Coming back after the controller was lost. As on iOS while Bluetooth is off,
-        /// operations fail at once with ``BluejayError/bluetoothUnavailable`` rather than
+        /// operations fail at once with `BluejayError.bluetoothUnavailable` rather than
         /// wait; the link followed is remade by itself once the controller is back.
         case recovering(OneShot<Result<BluetoothHost, BluejayError>>)
         /// Up: operations run on it.
@@ -239,7 +239,7 @@ public final class Bluejay {
         }
     }
 
-    /// The host and the connected link; fails `operation` with ``BluejayError/notConnected``.
+    /// The host and the connected link; fails `operation` with `BluejayError.notConnected`.
     nonisolated func connected(_ operation: QueuedOperation) async -> (BluetoothHost, Connection)? {
         guard let host = await readyHost(operation) else { return nil }
         guard let connection, !operation.isFinished else {
@@ -249,7 +249,7 @@ public final class Bluejay {
         return (host, connection)
     }
 
-    /// What an operation on `host` failed with: ``BluejayError/bluetoothUnavailable`` when
+    /// What an operation on `host` failed with: `BluejayError.bluetoothUnavailable` when
     /// the controller has failed meanwhile (a read cut short by a lost controller says so,
     /// not what the cut left behind, such as a closed bearer), else `error`. The operation
     /// ends before the controller's loss is handled, which ends the others the same way.

@@ -46,7 +46,7 @@ extension Bluejay {
 
     /// Connects to `peripheralIdentifier`. Fails at once when already connected or
     /// connecting; stops a running scan first. With a timeout, a peripheral that does not
-    /// answer in time ends with ``BluejayError/connectionTimedOut``; by default there is
+    /// answer in time ends with `BluejayError.connectionTimedOut`; by default there is
     /// none, as in Bluejay's reference: the attempt waits until the peripheral answers or
     /// the app cancels it.
     public func connect(

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// that decodes straight from the view (the integers here do) saves that copy, which is
 /// what matters for a characteristic that notifies thousands of times a second.
 public protocol Receivable {
-    /// Decodes the value; throws ``BluejayError/notEnoughData(expected:actual:)`` (or your own
+    /// Decodes the value; throws `BluejayError.notEnoughData(expected:actual:)` (or your own
     /// error) when the bytes do not hold one.
     init(bluetoothData: Data) throws
     /// Decodes the value from a view of the received bytes (indices as in the buffer they
@@ -37,7 +37,7 @@ public protocol BluejaySendable {
 
 extension Data {
     /// `length` bytes from `start`, read as `T` in little-endian order (Bluetooth's). Throws
-    /// ``BluejayError/notEnoughData(expected:actual:)`` when the data is too short, rather
+    /// `BluejayError.notEnoughData(expected:actual:)` when the data is too short, rather
     /// than reading past its end.
     @inlinable
     public func extract<T: FixedWidthInteger>(start: Int, length: Int) throws -> T {

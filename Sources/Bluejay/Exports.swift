@@ -3,6 +3,14 @@
 // the logger, the serial actor), so it comes whole; from the other layers, only the types
 // an app meets through this API.
 @_exported import BluetoothCore
+// The stack's wiring, and the error and identifiers it shares with the faces.
+@_exported import class Host.BluetoothHost
+@_exported import struct Host.HostResources
+@_exported import enum Host.BluejayError
+@_exported import struct Host.ServiceIdentifier
+@_exported import struct Host.CharacteristicIdentifier
+@_exported import struct Host.PeripheralIdentifier
+@_exported import typealias Host.TransportOpener
 @_exported import struct ATT.ATTErrorCode
 @_exported import enum ATT.ATTError
 @_exported import struct GATT.Characteristic

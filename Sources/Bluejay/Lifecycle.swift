@@ -6,7 +6,7 @@ extension Bluejay {
     // MARK: Lifecycle
 
     /// Brings the host up (or adopts one). Operations asked for before it is up wait for it;
-    /// if it cannot come up they fail with ``BluejayError/startFailed(_:)``.
+    /// if it cannot come up they fail with `BluejayError.startFailed(_:)`.
     public func start(mode: StartMode = .new(.default)) {
         guard !hasStarted else {
             log("start(mode:) called twice; ignored")
@@ -156,7 +156,7 @@ extension Bluejay {
 
     /// The controller stopped by itself: its transport closed or failed, or it reported a
     /// Hardware Error. As Bluejay's reference does when Bluetooth goes off, everything under
-    /// way ends with ``BluejayError/bluetoothUnavailable`` (the log names the failure; a read
+    /// way ends with `BluejayError.bluetoothUnavailable` (the log names the failure; a read
     /// or write whose answer arrived before the loss is delivered) and observers hear Bluetooth is unavailable; the link ends like any lost link (so
     /// auto-reconnect and listens carry on once a controller is back). Then, if Bluejay
     /// opened the transport itself, it is reopened as ``StartOptions/controllerRecovery``
@@ -287,7 +287,7 @@ extension Bluejay {
 
     /// Ends the running and every queued operation with `error` and, by default, disconnects.
     /// `error` is any error, as in Bluejay's reference: each completion gets it as its
-    /// `.failure`, or `.cancelled` for ``BluejayError/cancelled``.
+    /// `.failure`, or `.cancelled` for `BluejayError.cancelled`.
     public func cancelEverything(error: any Error = BluejayError.cancelled, shouldDisconnect: Bool = true) {
         queue.cancelAll(error)
         guard shouldDisconnect else { return }

@@ -3,7 +3,7 @@ import Synchronization
 /// The values of one listen on their way from the stack to the app's callback: counted from
 /// arrival until the callback has run, and bounded (``StartOptions/listenBufferLimit``). A
 /// peer that notifies faster than the app takes values cannot grow it past the limit; the
-/// value that would is the listen's end instead (``BluejayError/listenOverflow(_:limit:)``).
+/// value that would is the listen's end instead (`BluejayError.listenOverflow(_:limit:)`).
 final class ListenBacklog: Sendable {
     /// What became of an arriving value.
     enum Arrival: Equatable {

@@ -82,7 +82,7 @@ extension Bluejay {
 
     /// Subscribes to a characteristic (notifications when it offers them, else
     /// indications); `completion` gets every value until ``endListen(to:completion:)`` or
-    /// the link ends. A second listen fails with ``BluejayError/multipleListenTrapped``
+    /// the link ends. A second listen fails with `BluejayError.multipleListenTrapped`
     /// unless the first was `.replaceable`.
     public func listen<R: Receivable>(
         to characteristicIdentifier: CharacteristicIdentifier,
@@ -236,7 +236,7 @@ extension Bluejay {
     }
 
     /// The app fell more than the backlog's limit behind a listen: what came before the
-    /// overflow has been delivered; the listen ends with ``BluejayError/listenOverflow(_:limit:)``
+    /// overflow has been delivered; the listen ends with `BluejayError.listenOverflow(_:limit:)`
     /// and its subscription is turned off, so the peer stops sending. The link stays up.
     private func listenOverflowed(_ listener: Listener) {
         let characteristicIdentifier = listener.characteristic

@@ -196,8 +196,8 @@ extension Bluejay {
 
     /// Asks the controller for the link's RSSI; the reading (or the error, e.g. a controller
     /// that does not support Read RSSI) goes to the RSSI observers. Throws
-    /// ``BluejayError/backgroundTaskRunning`` while a background task runs (the task reads
-    /// it with ``SynchronizedPeripheral/readRSSI()``) and ``BluejayError/notConnected``
+    /// `BluejayError.backgroundTaskRunning` while a background task runs (the task reads
+    /// it with ``SynchronizedPeripheral/readRSSI()``) and `BluejayError.notConnected`
     /// when not connected, as Bluejay's reference says.
     public func readRSSI() throws {
         let (host, connection) = try linkForRSSI()

@@ -87,7 +87,7 @@ final class QueuedOperation: Sendable {
         if case .ended = end() { false } else { true }
     }
 
-    /// Ends the operation with `error`, unless it already ended: a ``BluejayError``, or
+    /// Ends the operation with `error`, unless it already ended: a `BluejayError`, or
     /// whatever error the app handed ``Bluejay/cancelEverything(error:shouldDisconnect:)``.
     /// After a loss (``outlive(_:)``) it ends with the loss's error instead, which says why.
     func fail(_ error: any Error) {

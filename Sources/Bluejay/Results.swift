@@ -88,7 +88,7 @@ extension Duration {
 public enum MultipleListenOption: Int, Sendable {
     /// The new listen replaces the old one's callback.
     case replaceable
-    /// The new listen fails with ``BluejayError/multipleListenTrapped``.
+    /// The new listen fails with `BluejayError.multipleListenTrapped`.
     case trap
 }
 
@@ -138,7 +138,7 @@ public struct ScanDiscovery: Sendable {
     }
 
     /// The peripheral, as Bluejay's README names it (`discovery.peripheral.identifier`):
-    /// on iOS a `CBPeripheral`, here its ``PeripheralIdentifier``.
+    /// on iOS a `CBPeripheral`, here its `PeripheralIdentifier`.
     public var peripheral: PeripheralIdentifier { peripheralIdentifier }
 }
 

@@ -50,7 +50,7 @@ public struct StartOptions: Sendable {
     public var openTransport: TransportOpener?
     /// How many values of one listen may wait for the app, received but with the callback
     /// not yet run (the app, or the queue it chose, is slower than the peer). One more and
-    /// the listen ends with ``BluejayError/listenOverflow(_:limit:)`` and its notifications
+    /// the listen ends with `BluejayError.listenOverflow(_:limit:)` and its notifications
     /// are turned off: memory stays bounded, nothing is dropped silently, and the link and
     /// every other listen go on. The values before the overflow are all delivered.
     public var listenBufferLimit: Int
@@ -112,10 +112,6 @@ public struct StartOptions: Sendable {
         StartOptions(transport: ProcessInfo.processInfo.environment["BLUEJAY_TRANSPORT"] ?? "hci0")
     }
 }
-
-/// Opens a controller's transport, recording to `capture` when given (what
-/// ``StartOptions/openTransport`` holds).
-public typealias TransportOpener = @Sendable (_ capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport
 
 /// How Bluejay brings back a controller it lost: the transport closed or failed (a USB
 /// adapter unplugged, an emulator restarted) or the controller reported a Hardware Error

@@ -130,7 +130,7 @@ public final class SynchronizedPeripheral: Sendable {
 
     /// Subscribes and hands each value to `completion` until it answers `.done`, then
     /// unsubscribes. With a timeout, waiting longer than that for a value throws
-    /// ``BluejayError/listenTimedOut``.
+    /// `BluejayError.listenTimedOut`.
     public func listen<R: Receivable>(
         to characteristicIdentifier: CharacteristicIdentifier, timeout: Timeout = .none,
         completion: (R) -> ListenAction
@@ -157,7 +157,7 @@ public final class SynchronizedPeripheral: Sendable {
     /// Like ``writeAndListen(writeTo:value:type:listenTo:timeoutInSeconds:completion:)``, but
     /// gathers notifications until `expectedLength` bytes have come, however the peripheral
     /// splits them, before decoding; more bytes than expected throw
-    /// ``BluejayError/tooMuchData(expected:actual:)``.
+    /// `BluejayError.tooMuchData(expected:actual:)`.
     public func writeAndAssemble<S: BluejaySendable, R: Receivable>(
         writeTo charToWriteTo: CharacteristicIdentifier, value: S,
         listenTo charToListenTo: CharacteristicIdentifier, expectedLength: Int,
@@ -195,7 +195,7 @@ public final class SynchronizedPeripheral: Sendable {
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
-    /// The next value, or the error that ended the task, or ``BluejayError/listenTimedOut``.
+    /// The next value, or the error that ended the task, or `BluejayError.listenTimedOut`.
     private func next(_ inbox: Inbox, _ timeout: Timeout) throws -> [UInt8] {
         let value = inbox.take(timeout: timeout)
         try checkCancelled()

@@ -50,7 +50,7 @@ public final class ConnectionManager {
     /// The open link `handle`, while this manager runs.
     private func link(_ handle: ConnectionHandle) -> Link? { isClosed ? nil : controller.link(handle) }
     /// Called when LE Connection Update Complete reports a link's interval, latency and
-    /// supervision timeout (the link's ``LEConnection`` holds them by then).
+    /// supervision timeout (the link's `LEConnection` holds them by then).
     public var onParametersChanged: ((LEConnection) -> Void)?
     /// Called when a connection ends, with its reason.
     public var onDisconnection: ((LEConnection, HCIStatus) -> Void)?
@@ -70,7 +70,7 @@ public final class ConnectionManager {
         observer = controller.addLEConnectionObserver { [weak self] event, _ in self?.handle(event) }
     }
 
-    /// Stops watching events; a connection attempt ends with ``ConnectionError/hci(_:)``,
+    /// Stops watching events; a connection attempt ends with `ConnectionError.hci(_:)`,
     /// and no link is tracked any more.
     public func close() {
         if let observer { controller.removeEventObserver(observer) }
@@ -95,7 +95,7 @@ public final class ConnectionManager {
     public var isConnecting: Bool { if case .idle = attempt { false } else { true } }
 
     /// Connects to a peripheral. If it has not connected after `timeout`, the attempt is
-    /// cancelled and ``ConnectionError/connectionTimeout`` thrown; with a nil `timeout` it
+    /// cancelled and `ConnectionError.connectionTimeout` thrown; with a nil `timeout` it
     /// waits until the peer answers or ``cancelConnect()`` is called. With `setUp`, the link's
     /// remote features are read and data length and PHY raised when both sides can.
     public func connect(
@@ -138,7 +138,7 @@ public final class ConnectionManager {
         return connection
     }
 
-    /// Cancels a connection attempt in progress; it ends with ``ConnectionError/cancelled``.
+    /// Cancels a connection attempt in progress; it ends with `ConnectionError.cancelled`.
     public func cancelConnect() { abandonAttempt(.cancelled) }
 
     private func abandonAttempt(_ reason: ConnectionError) {

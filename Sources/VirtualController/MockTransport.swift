@@ -29,7 +29,7 @@ extension VirtualController {
 }
 
 extension VirtualController {
-    /// Lets this process open `mock:` transports (``HCI/TransportSpec/mock(path:peer:)``), through
+    /// Lets this process open `mock:` transports (`TransportSpec.mock(path:peer:)`), through
     /// any API that takes a transport string: each opens a virtual controller over the
     /// recording. Call it once, before the first; the `bluejay` tool and `bluejay-gateway` do.
     public static func enableMockTransport() {

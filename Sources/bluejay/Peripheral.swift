@@ -8,6 +8,7 @@ import DiscoveryCache
 import GAP
 import GATT
 import HCI
+import Host
 import L2CAP
 import SMP
 

@@ -8,7 +8,7 @@ import HCI
 /// Multiple, Read Multiple Variable, Read By Group Type (primary and secondary services),
 /// Write Request, Write Command, and Prepare and Execute Write (a queue per client, bounded
 /// by ``maximumPreparedOctets``, kept by the caller: ``Client``). Values and write decisions an app's handlers own come in
-/// through ``answer(to:connection:mtu:outside:)``: the rules stay here, whoever holds the
+/// through ``answer(to:connection:mtu:outside:client:)``: the rules stay here, whoever holds the
 /// value. Every other request, Exchange MTU included (the bearer owns
 /// it), gets Request Not Supported; unknown commands and PDUs that are not requests
 /// (responses, notifications, indications, confirmations) get no answer. Permissions that

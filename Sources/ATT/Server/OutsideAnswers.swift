@@ -6,7 +6,7 @@ import BluetoothCore
 ///
 /// The table applies every rule of the protocol (ranges, permissions, grouping, truncation
 /// to ATT_MTU, prepare queues) in one place. When a request reaches an attribute whose
-/// value or write decision lives outside, ``AttributeServer/answer(to:connection:mtu:outside:)``
+/// value or write decision lives outside, ``AttributeServer/answer(to:connection:mtu:outside:client:)``
 /// stops and names it (``TableAnswer``); the owner asks its handler, adds the answer here,
 /// and asks the table again. Handlers are asked only for the attributes the response
 /// reaches, in handle order, each once per request.

@@ -73,7 +73,7 @@ public final class Central {
         self.reopening = reopening
     }
 
-    /// A central on a stack already up. It becomes the host's ``BluetoothHost/central``
+    /// A central on a stack already up. It becomes the host's `BluetoothHost.central`
     /// (each peripheral it connects hears of its link's end from the link itself). It
     /// cannot ``reset()``: it did not open the transport.
     public init(host: BluetoothHost) {
@@ -102,7 +102,7 @@ public final class Central {
     }
 
     /// The host closed: the scan and every peripheral's streams end.
-    func hostClosed() {
+    package func hostClosed() {
         endScan(throwing: BluejayError.bluetoothUnavailable)
         for peripheral in known.values { peripheral.closed() }
         stateChanged()
@@ -117,9 +117,9 @@ public final class Central {
     /// Scans (actively) and yields each peripheral advertising one of `uuids` (any, when nil
     /// or empty) once, or every advertisement with `allowDuplicates`. One scan at a time, as
     /// BlueCap's: while one runs (``isScanning``), another fails at once with
-    /// ``BluejayError/alreadyScanning`` (BlueCap's `isScanning` error) and the first goes on.
+    /// `BluejayError.alreadyScanning` (BlueCap's `isScanning` error) and the first goes on.
     /// The stream throws when the scan cannot start (the controller's error) or the
-    /// controller is lost (``BluejayError/bluetoothUnavailable``); it ends when
+    /// controller is lost (`BluejayError.bluetoothUnavailable`); it ends when
     /// ``stopScanning()`` is called, the consumer stops, or `timeout` has passed (BlueCap's
     /// scan timeout; where BlueCap fails with `serviceScanTimeout` when nothing was found, the
     /// stream here simply ends, empty). At most `capacity` discoveries wait for a consumer
@@ -255,9 +255,9 @@ public final class Central {
         }
     }
 
-    /// The known peripherals whose ``PeripheralIdentifier/uuid`` is one of `identifiers`
+    /// The known peripherals whose `PeripheralIdentifier.uuid` is one of `identifiers`
     /// (BlueCap's `retrievePeripherals(withIdentifiers:)`; on Linux the UUID stands for an
-    /// address, see ``PeripheralIdentifier/uuid``).
+    /// address, see `PeripheralIdentifier.uuid`).
     public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [Peripheral] {
         retrievePeripherals().filter { identifiers.contains($0.identifier.uuid) }
     }

@@ -31,12 +31,12 @@ extension Central {
     ///
     /// Everything of the old controller ends: the scan, every link, and every
     /// ``Peripheral`` (its operations and streams end with
-    /// ``BluejayError/bluetoothUnavailable``). Ask ``peripheral(_:)`` again for the new
+    /// `BluejayError.bluetoothUnavailable`). Ask ``peripheral(_:)`` again for the new
     /// ones. Bonds and the discovery cache are in the store, so they carry over.
     ///
     /// Throws the bring-up's error when the controller does not come up (the state is then
     /// ``ManagerState/poweredOff``, and `reset()` may be tried again), and
-    /// ``BluejayError/bluetoothUnavailable`` for a central that was handed its host (it
+    /// `BluejayError.bluetoothUnavailable` for a central that was handed its host (it
     /// cannot open that transport) or was closed. A reset while one runs waits for it.
     public func reset() async throws(BluejayError) {
         if let resetting { return try await resetting.value.get() }

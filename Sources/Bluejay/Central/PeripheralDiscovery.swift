@@ -7,7 +7,7 @@ import HCI
 extension Peripheral {
     /// Discovers the services `uuids` (every service, with their characteristics and
     /// descriptors, when nil) and returns those found; BlueCap's `discoverServices(_:timeout:)`
-    /// with ``BluejayError/operationTimedOut(_:)`` for its `serviceDiscoveryTimeout`. What
+    /// with `BluejayError.operationTimedOut(_:)` for its `serviceDiscoveryTimeout`. What
     /// is found stays known to the link (and the discovery cache).
     public func discoverServices(_ uuids: [BluetoothUUID]?, timeout: Duration? = nil) async throws(BluejayError)
         -> [ServiceIdentifier]
@@ -38,8 +38,8 @@ extension Peripheral {
 
     /// Discovers the characteristics `uuids` of `service` (all of them when nil) and returns
     /// those found: BlueCap's `Service.discoverCharacteristics(_:timeout:)`, with
-    /// ``BluejayError/operationTimedOut(_:)`` for its `characteristicDiscoveryTimeout`.
-    /// Throws ``BluejayError/missingService(_:)`` when the peripheral has no such service.
+    /// `BluejayError.operationTimedOut(_:)` for its `characteristicDiscoveryTimeout`.
+    /// Throws `BluejayError.missingService(_:)` when the peripheral has no such service.
     public func discoverCharacteristics(
         _ uuids: [BluetoothUUID]?, of service: ServiceIdentifier,
         timeout: Duration? = nil
@@ -63,7 +63,7 @@ extension Peripheral {
         try await discoverCharacteristics(nil, of: service, timeout: timeout)
     }
 
-    /// Runs `body`, giving up with ``BluejayError/operationTimedOut(_:)`` (naming `what`)
+    /// Runs `body`, giving up with `BluejayError.operationTimedOut(_:)` (naming `what`)
     /// after `timeout` (never, when nil). The body itself runs on: its queue turn ends
     /// when its request is answered or the link goes.
     func within<T: Sendable>(

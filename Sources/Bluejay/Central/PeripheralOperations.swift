@@ -49,7 +49,7 @@ extension Peripheral {
     }
 
     /// Reads the whole value of `characteristic`; with a `timeout`, throws
-    /// ``BluejayError/operationTimedOut(_:)`` when it has not come by then (BlueCap's
+    /// `BluejayError.operationTimedOut(_:)` when it has not come by then (BlueCap's
     /// `readTimeout`).
     public func read(from characteristic: CharacteristicIdentifier, timeout: Duration? = nil) async throws(BluejayError)
         -> [UInt8]

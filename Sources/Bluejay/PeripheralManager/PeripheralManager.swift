@@ -70,7 +70,7 @@ public enum PeripheralManagerEvent: Sendable, Equatable {
 /// try await manager.updateValue([0x2A, 0x09], for: BluetoothUUID(UInt16(0x2A6E)))
 /// ```
 ///
-/// It runs on a ``BluetoothHost``: the host's GAP/GATT services come first in the database
+/// It runs on a `BluetoothHost`: the host's GAP/GATT services come first in the database
 /// (its Device Name is `name`), the app's services after them.
 @BluetoothActor
 public final class PeripheralManager {

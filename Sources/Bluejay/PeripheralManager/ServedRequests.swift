@@ -7,7 +7,7 @@ public struct ConnectedCentral: Sendable, Hashable {
     /// Its link.
     public let handle: ConnectionHandle
     /// Where Core Bluetooth gives a `UUID` per central, one derived from its address, the
-    /// same in every run (as ``PeripheralIdentifier/uuid``); nil-address links give a zero UUID.
+    /// same in every run (as `PeripheralIdentifier.uuid`); nil-address links give a zero UUID.
     public let identifier: UUID
     /// The longest value one notification carries to it: its ATT_MTU less 3.
     public let maximumUpdateValueLength: Int

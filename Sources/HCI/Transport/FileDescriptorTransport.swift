@@ -8,7 +8,7 @@ import CBluetooth
 /// H4 over a file descriptor: a UART, a TCP or Unix stream socket, or the HCI user
 /// channel socket (which returns one whole H4 packet per read, a special case of a stream).
 ///
-/// The descriptor is watched by the stack's event loop (``EventLoop/stack``): each time it is
+/// The descriptor is watched by the stack's event loop (`EventLoop.stack`): each time it is
 /// readable, one read (on a packet socket, every packet queued) is framed and delivered on
 /// the loop thread, which is the stack's actor, so no thread switch stands between the
 /// controller's bytes and the layers. Closing cancels the watch (waiting for a read under

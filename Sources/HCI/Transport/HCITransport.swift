@@ -23,7 +23,7 @@ public protocol HCITransport: AnyObject, Sendable, CustomStringConvertible {
     /// together. A transport that can writes them in one system call; by default each goes
     /// through ``send(_:)``.
     func send(acl packets: [ACLDataPacket]) throws(TransportError)
-    /// Whether deliveries come from a watch on ``EventLoop/stack`` (between the actor's jobs,
+    /// Whether deliveries come from a watch on `EventLoop.stack` (between the actor's jobs,
     /// never from inside one of its calls): the controller then handles each in the same
     /// turn. A transport that may deliver from inside ``send(_:)`` (a fake answering at
     /// once) must say false, or the answer would arrive before the send returned.

@@ -7,10 +7,26 @@ import HCI
 import L2CAP
 import SMP
 
+/// Opens a controller's transport, recording to `capture` when given (what Bluejay's
+/// `StartOptions.openTransport` holds).
+public typealias TransportOpener = @Sendable (_ capture: BTSnoopWriter?) throws(TransportError) -> any HCITransport
+
+/// What the app-facing objects on a host (Bluejay's central and peripheral manager) hear from
+/// it: the controller's state changed, and the host closed. The host holds its central until
+/// it closes, and its peripheral manager weakly.
+@BluetoothActor
+package protocol HostFace: AnyObject {
+    /// The controller's state changed (it failed, or the host closed).
+    func hostStateChanged()
+    /// The host closed: let go of it.
+    func hostClosed()
+}
+
 /// One controller with the whole stack on it: connections, L2CAP, the ATT bearers with our
-/// GAP/GATT server, a GATT client per link, the discovery cache and a scanner. This is what
-/// ``Bluejay`` runs on, and what ``Bluejay/stopAndExtractBluetoothState()`` hands back for
-/// other code to use.
+/// GAP/GATT server, a GATT client per link, the discovery cache and a scanner: the one
+/// wiring of the layers, under the app-facing faces (Bluejay's `Bluejay`, `Central`,
+/// `PeripheralManager`) and the `bluejay` tool. It is what `Bluejay` runs on, and what
+/// `Bluejay.stopAndExtractBluetoothState()` hands back for other code to use.
 @BluetoothActor
 public final class BluetoothHost {
     /// The controller.
@@ -32,10 +48,10 @@ public final class BluetoothHost {
     /// The GATT client on each link that has one, kept on the link: what it discovered is
     /// saved when the link ends.
     private let clients: PerLink<GATTClient>
-    /// The central on this host, once made (``central``).
-    private var madeCentral: Central?
+    /// The central on this host, once made (Bluejay's `BluetoothHost.central`).
+    package private(set) var centralFace: (any HostFace)?
     /// The peripheral manager on this host, if one was made: told when the state changes.
-    weak var peripheralManager: PeripheralManager?
+    package weak var peripheralManager: (any HostFace)?
     /// Whether ``close()`` ran: a closed host does nothing more.
     public private(set) var isClosed = false
     /// The longest value a long read follows (`GATTClient.maximumValueLength`), for every
@@ -48,7 +64,7 @@ public final class BluetoothHost {
     public var onUnhandledValue:
         ((ConnectionHandle, AttributeHandle, CharacteristicIdentifier?, ArraySlice<UInt8>) -> Void)?
     /// The btsnoop writer the transport records to (closed with the host).
-    nonisolated let capture: BTSnoopWriter?
+    package nonisolated let capture: BTSnoopWriter?
     /// What every timeout of this host sleeps on, so armed timers can be counted (nil for a
     /// controller brought up elsewhere, whose clock is its own).
     private let timers: CountingClock<ContinuousClock>?
@@ -77,7 +93,7 @@ public final class BluetoothHost {
 
     /// Opens the btsnoop file at `path` to record to (nil: no capture); `redacted`, with
     /// every packet's secrets zeroed (``PacketSecrets``).
-    static func openCapture(_ path: String?, redacted: Bool = false) throws(BluejayError) -> BTSnoopWriter? {
+    package static func openCapture(_ path: String?, redacted: Bool = false) throws(BluejayError) -> BTSnoopWriter? {
         guard let path else { return nil }
         do { return try BTSnoopWriter(path: path, redactor: redacted ? PacketSecrets() : nil) } catch {
             throw .startFailed("capture \(path): \(error)")
@@ -87,7 +103,7 @@ public final class BluetoothHost {
     /// Opens the transport string `transport` names, or calls `opener` instead when given
     /// (then `transport` only names it in the error), recording to `capture`. A user channel
     /// still busy is retried on `clock`, off this actor, so the stack is not held up.
-    static func open(
+    package static func open(
         _ transport: String, capture: BTSnoopWriter?, using opener: TransportOpener? = nil,
         clock: any Clock<Duration>
     ) async throws(BluejayError) -> any HCITransport {
@@ -158,8 +174,8 @@ public final class BluetoothHost {
         clients = PerLink(controller: controller, layer: .gatt)
         clients.onClose = { [cache] _, client, _ in cache.finish(client) }
         controller.onFailure = { [weak self] error in
-            self?.madeCentral?.stateChanged()
-            self?.peripheralManager?.stateChanged()
+            self?.centralFace?.hostStateChanged()
+            self?.peripheralManager?.hostStateChanged()
             self?.onControllerFailure?(error)
         }
     }
@@ -199,13 +215,9 @@ public final class BluetoothHost {
         return client
     }
 
-    /// The central of this host, made on first use: the one ``Central`` that hears its links
-    /// end (Bluejay runs its one peripheral on it).
-    public var central: Central { madeCentral ?? Central(host: self) }
-
-    /// `central` is this host's central from now on (a new one replaces the last); a
-    /// closed host keeps none, so the two do not hold each other for ever.
-    func register(_ central: Central) { if !isClosed { madeCentral = central } }
+    /// `central` is this host's central from now on (a new one replaces the last); a closed
+    /// host keeps none, so the two do not hold each other for ever.
+    package func register(_ central: any HostFace) { if !isClosed { centralFace = central } }
 
     /// The client of a live link, if one was made.
     public func existingClient(for handle: ConnectionHandle) -> GATTClient? { clients[handle] }
@@ -220,13 +232,14 @@ public final class BluetoothHost {
 
     /// Detaches every layer and closes the transport; the capture stays open when it is to
     /// go on in the host that replaces this one.
-    func close(keepingCapture: Bool) {
+    package func close(keepingCapture: Bool) {
         onControllerFailure = nil
         // The central and its host hold each other until now.
         isClosed = true
-        madeCentral?.hostClosed()
-        madeCentral = nil
-        peripheralManager?.stateChanged()
+        let closing = centralFace
+        centralFace = nil
+        closing?.hostClosed()
+        peripheralManager?.hostClosed()
         for handle in clients.handles { linkEnded(handle) }
         security.close()
         bearers.close()

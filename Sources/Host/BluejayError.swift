@@ -9,7 +9,7 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     /// Bluejay has not been started, or the controller is gone: lost, or coming back after
     /// a loss (the log names what the controller failed with).
     case bluetoothUnavailable
-    /// ``Bluejay/start(mode:)`` was called twice.
+    /// `Bluejay.start(mode:)` was called twice.
     case alreadyStarted
     /// Not connected to a peripheral.
     case notConnected
@@ -20,9 +20,9 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     /// A scan is in progress.
     case alreadyScanning
     /// A background task is running, and it alone talks to the peripheral until it ends
-    /// (``Bluejay/readRSSI()->()`` throws this, as Bluejay's reference says).
+    /// (`Bluejay.readRSSI()->()` throws this, as Bluejay's reference says).
     case backgroundTaskRunning
-    /// Cancelled (by ``Bluejay/cancelEverything(error:shouldDisconnect:)`` or a disconnect).
+    /// Cancelled (by `Bluejay.cancelEverything(error:shouldDisconnect:)` or a disconnect).
     case cancelled
     /// The connection attempt timed out and was cancelled.
     case connectionTimedOut
@@ -34,12 +34,12 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case multipleListenTrapped
     /// A synchronous listen waited longer than its timeout.
     case listenTimedOut
-    /// The app fell more than `limit` values behind a listen (``StartOptions/listenBufferLimit``):
+    /// The app fell more than `limit` values behind a listen (`StartOptions.listenBufferLimit`):
     /// the listen ended and its notifications were turned off.
     case listenOverflow(CharacteristicIdentifier, limit: Int)
     /// The data is shorter than what was to be read from it.
     case notEnoughData(expected: Int, actual: Int)
-    /// More data arrived than was expected (``SynchronizedPeripheral/writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:completion:)``).
+    /// More data arrived than was expected (`SynchronizedPeripheral.writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:completion:)`).
     case tooMuchData(expected: Int, actual: Int)
     /// `extract(start:length:)` was asked for more bytes than the type holds, or a negative range.
     case invalidExtraction(start: Int, length: Int, type: String)
@@ -53,7 +53,7 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
     case hci(HCIError)
     /// The transport could not be opened or the controller not brought up.
     case startFailed(String)
-    /// An operation given a timeout (a ``Peripheral``'s read, write or discovery: BlueCap's
+    /// An operation given a timeout (a `Peripheral`'s read, write or discovery: BlueCap's
     /// per-operation timeouts) did not finish in it; what it was. The request itself may
     /// still be answered later: ATT has one request at a time and no way to take one back.
     case operationTimedOut(String)
@@ -90,13 +90,13 @@ public enum BluejayError: Error, Sendable, CustomStringConvertible {
 
     /// Whether `error` is Bluejay's own ``cancelled``, which a completion reports as its
     /// `.cancelled` case; any other error, an app's own handed to
-    /// ``Bluejay/cancelEverything(error:shouldDisconnect:)`` included, is a `.failure`.
-    static func isCancellation(_ error: any Error) -> Bool {
+    /// `Bluejay.cancelEverything(error:shouldDisconnect:)` included, is a `.failure`.
+    package static func isCancellation(_ error: any Error) -> Bool {
         if case .cancelled? = error as? BluejayError { true } else { false }
     }
 
     /// Maps a lower layer's GATT error, naming the missing service or characteristic.
-    static func from(_ error: GATTError, _ characteristic: CharacteristicIdentifier? = nil) -> BluejayError {
+    package static func from(_ error: GATTError, _ characteristic: CharacteristicIdentifier? = nil) -> BluejayError {
         switch error {
         case let .serviceNotFound(uuid): .missingService(characteristic?.service ?? ServiceIdentifier(uuid: uuid))
         case let .characteristicNotFound(uuid, service):
