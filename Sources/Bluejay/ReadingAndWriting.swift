@@ -14,34 +14,11 @@ extension Bluejay {
         from characteristicIdentifier: CharacteristicIdentifier,
         completion: @escaping @MainActor (ReadResult<R>) -> Void
     ) {
-        queue.add(
-            QueuedOperation(
-                .read,
-                body: { [weak self] operation in
-                    guard let self, let (host, link) = await self.connected(operation) else { return }
-                    let result = await Self.onClient(host, link.handle) { client throws(GATTError) in
-                        try await client.readValue(characteristicIdentifier)
-                    }
-                    switch result {
-                    case let .success(bytes):
-                        if operation.claim() {
-                            self.post {
-                                do { completion(.success(try R(bluetoothBytes: bytes[...]))) } catch {
-                                    completion(.failure(error))
-                                }
-                            }
-                        }
-                    case let .failure(error):
-                        operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
-                    }
-                },
-                onFailure: failing { error in
-                    if BluejayError.isCancellation(error) {
-                        completion(.cancelled)
-                    } else {
-                        completion(.failure(error))
-                    }
-                }))
+        request(.read, about: characteristicIdentifier, completion: completion) { client throws(GATTError) in
+            try await client.readValue(characteristicIdentifier)
+        } outcome: { bytes in
+            do { return .success(try R(bluetoothBytes: bytes[...])) } catch { return .failure(error) }
+        }
     }
 
     /// Writes `value` to a characteristic, with or without a response.
@@ -50,26 +27,47 @@ extension Bluejay {
         completion: @escaping @MainActor (WriteResult) -> Void
     ) {
         let bytes = [UInt8](value.toBluetoothData())
+        request(.write, about: characteristicIdentifier, completion: completion) { client throws(GATTError) in
+            try await client.write(bytes, to: characteristicIdentifier, type: type)
+        } outcome: { _ in
+            .success
+        }
+    }
+
+    /// One request about `characteristic` to the connected peripheral's GATT client, through
+    /// the queue: the answer claims the operation and reaches `completion` as `outcome` makes
+    /// it (on the main actor, where the app's decoding runs); a failure ends the operation with
+    /// its cause, and a cancellation reaches `completion` as cancelled.
+    private func request<Answer: Sendable, Outcome: RequestOutcome>(
+        _ kind: OperationKind, about characteristic: CharacteristicIdentifier,
+        completion: @escaping @MainActor (Outcome) -> Void,
+        _ body: @escaping @Sendable (GATTClient) async throws(GATTError) -> Answer,
+        outcome: @escaping @MainActor @Sendable (Answer) -> Outcome
+    ) {
         queue.add(
             QueuedOperation(
-                .write,
+                kind,
                 body: { [weak self] operation in
                     guard let self, let (host, link) = await self.connected(operation) else { return }
-                    let result = await Self.onClient(host, link.handle) { client throws(GATTError) in
-                        try await client.write(bytes, to: characteristicIdentifier, type: type)
-                    }
-                    switch result {
-                    case .success: if operation.claim() { self.post { completion(.success) } }
-                    case let .failure(error):
-                        operation.fail(Self.cause(.from(error, characteristicIdentifier), on: host))
+                    switch await Self.onClient(host, link.handle, body) {
+                    case let .success(answer): if operation.claim() { self.post { completion(outcome(answer)) } }
+                    case let .failure(error): operation.fail(Self.cause(.from(error, characteristic), on: host))
                     }
                 },
                 onFailure: failing { error in
-                    if BluejayError.isCancellation(error) {
-                        completion(.cancelled)
-                    } else {
-                        completion(.failure(error))
-                    }
+                    completion(BluejayError.isCancellation(error) ? .cancelled : .failure(error))
                 }))
     }
 }
+
+/// What a read or a write reports: cancelled, or failed with why (``ReadResult``,
+/// ``WriteResult``).
+protocol RequestOutcome {
+    /// Cancelled.
+    static var cancelled: Self { get }
+    /// Failed, with why.
+    static func failure(_ error: any Error) -> Self
+}
+
+extension ReadResult: RequestOutcome {}
+extension WriteResult: RequestOutcome {}
