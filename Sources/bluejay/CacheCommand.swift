@@ -8,6 +8,7 @@ import TraceDecoding
 /// `bluejay cache list|clear`: the GATT discovery cache.
 struct Cache: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "cache",
         abstract: "Show or clear the GATT discovery cache.",
         discussion:
             "Entries live in $BLUEJAY_STORE/gatt-cache (else $XDG_STATE_HOME/bluejay/gatt-cache, else ~/.local/state/bluejay/gatt-cache), one JSON file per peer.",
@@ -16,6 +17,7 @@ struct Cache: AsyncParsableCommand {
     /// `bluejay cache list`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the cached peers: identity, services, database hash.")
 
         @Flag(
@@ -55,7 +57,8 @@ struct Cache: AsyncParsableCommand {
 
     /// `bluejay cache clear [ADDRESS]`.
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Forget one peer's cached database, or all of them.")
+        static let configuration = CommandConfiguration(
+            commandName: "clear", abstract: "Forget one peer's cached database, or all of them.")
 
         @Argument(
             help:

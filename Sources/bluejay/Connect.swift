@@ -7,6 +7,7 @@ import HCI
 /// `bluejay connect ADDRESS`: connect, show the link, disconnect.
 struct Connect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "connect",
         abstract: "Connect to a peripheral, print the connection's parameters, then disconnect.",
         discussion:
             "ADDRESS is AA:BB:CC:DD:EE:FF with an optional /random or /public (default: the type seen in a short scan, else public)."

@@ -8,6 +8,7 @@ import TraceDecoding
 /// `bluejay demo`: Bluejay's heart-rate demo as a terminal program, on the Bluejay API.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "The heart-rate demo: scan, connect, read, listen, a background task, listen again, disconnect.",
         discussion: """
             Runs against the bundled virtual heart-rate peripheral (Fixtures/peer/peer.py; `make demo` starts it) \

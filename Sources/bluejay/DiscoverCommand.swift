@@ -8,6 +8,7 @@ import TraceDecoding
 /// procedure, exactly as asked.
 struct Discover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "discover",
         abstract: "Run one GATT discovery procedure.",
         discussion: """
             bluejay discover ADDRESS services [--uuid UUID]        Discover All Primary Services, or by UUID (Find By Type Value)

@@ -8,6 +8,7 @@ import TraceDecoding
 /// `bluejay gatt ADDRESS`: the peer's whole attribute tree.
 struct Gatt: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "gatt",
         abstract: "Discover a peripheral's whole GATT database and read every readable value.",
         discussion: """
             Prints services, included services, characteristics (handles, properties) and descriptors, \

@@ -5,6 +5,7 @@ import HCI
 /// `bluejay info`: bring the controller up and say what it is.
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "info",
         abstract: "Show the controller's version, manufacturer, address, LE features and buffers.")
 
     @OptionGroup var common: CommonOptions

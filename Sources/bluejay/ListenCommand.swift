@@ -8,6 +8,7 @@ import TraceDecoding
 /// `bluejay listen`.
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "listen",
         abstract: "Subscribe to a characteristic and print each notification or indication.",
         discussion: """
             bluejay listen ADDRESS SERVICE CHARACTERISTIC     notifications when offered, else indications

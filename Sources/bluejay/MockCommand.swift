@@ -10,6 +10,7 @@ import VirtualController
 /// serve them, and what the recording does not show of them.
 struct Mock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mock",
         abstract: "Show the peers a btsnoop recording lets a virtual controller stand in for.",
         discussion: """
             Rebuilds every LE peer the recording host connected to from the recording alone: its address, \

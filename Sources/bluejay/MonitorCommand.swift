@@ -11,6 +11,7 @@ import TraceDecoding
 /// `bluejay monitor`: a gateway in one command, on ``Central``.
 struct Monitor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "monitor",
         abstract:
             "Connect to every ADDRESS, listen to one characteristic on each, print each value; reconnect dropped peers.",
         discussion: """

@@ -45,6 +45,7 @@ final class TerminalPairing: PairingDelegate {
 /// `bluejay pair ADDRESS`: pair and bond now.
 struct Pair: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pair",
         abstract: "Pair with a peripheral and store the bond.",
         discussion:
             "LE Secure Connections (Just Works, Numeric Comparison, Passkey Entry) or LE legacy pairing (Just Works, Passkey Entry), as the IO capabilities decide. Passkeys and confirmations are asked for on the terminal (standard input). Bonds live in $BLUEJAY_STORE/bonds."
@@ -84,6 +85,7 @@ struct Pair: AsyncParsableCommand {
 /// `bluejay bonds`: the stored bonds, without their keys.
 struct Bonds: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bonds",
         abstract: "List the stored bonds (never their keys).", subcommands: [StressWrite.self])
 
     /// `bluejay bonds stress-write`: a test hook for the durability test (SIGKILL at random
@@ -143,7 +145,8 @@ struct Bonds: AsyncParsableCommand {
 
 /// `bluejay unpair ADDRESS`: forget a bond.
 struct Unpair: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Forget the bond with a peer (its identity address).")
+    static let configuration = CommandConfiguration(
+        commandName: "unpair", abstract: "Forget the bond with a peer (its identity address).")
 
     @Argument(help: "The peer's identity address: AA:BB:CC:DD:EE:FF.")
     var address: String

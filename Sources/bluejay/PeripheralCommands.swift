@@ -15,6 +15,7 @@ import HCI
 /// stack's own GAP/GATT services).
 struct Advertise: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "advertise",
         abstract: "Advertise as a peripheral until interrupted (or for --duration seconds).",
         discussion: """
             The advertisement carries the flags, the --service UUIDs and the name, shared out between \
@@ -96,6 +97,7 @@ struct Advertise: AsyncParsableCommand {
 /// `bluejay serve DB.json`: a GATT server from a JSON file, advertised.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve a GATT database from a JSON file, advertising it, until interrupted.",
         discussion: """
             DB.json: {"name": "Thermometer", "appearance": 0, "advertise": ["181A"], "services": [{"uuid": "181A", \

@@ -12,6 +12,7 @@ import TraceDecoding
 /// `bluejay scan`: find advertising peripherals.
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Scan for advertising peripherals.",
         discussion: """
             Prints one row per peripheral (address, type, RSSI, name, services, manufacturer data), \

@@ -10,6 +10,7 @@ import TraceDecoding
 /// `bluejay trace FILE…`: decode btsnoop files packet by packet, or count what they hold.
 struct Trace: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "trace",
         abstract: "Decode btsnoop files (datalinks 1001, 1002 and btmon's 2001).",
         discussion: """
             Without --summary, prints one line per packet. With --check, prints one line per file: \

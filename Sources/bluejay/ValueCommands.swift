@@ -41,6 +41,7 @@ func format(_ value: [UInt8], hexOnly: Bool, utf8: Bool) -> String {
 /// `bluejay read`.
 struct Read: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "read",
         abstract: "Read a value: by SERVICE CHARACTERISTIC, by --handle, by --uuid, or several by --handles.",
         discussion: """
             bluejay read ADDRESS SERVICE CHARACTERISTIC      finds the characteristic by UUID, reads it whole (Read + Read Blob)
@@ -227,6 +228,7 @@ struct Read: AsyncParsableCommand {
 /// `bluejay write`.
 struct Write: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "write",
         abstract: "Write a value: by SERVICE CHARACTERISTIC or by --handle.",
         discussion: """
             bluejay write ADDRESS SERVICE CHARACTERISTIC HEXBYTES   Write Request (Prepare/Execute when longer than ATT_MTU - 3)
