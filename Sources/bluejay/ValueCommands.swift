@@ -209,7 +209,12 @@ struct Read: AsyncParsableCommand {
             }
         let (peripheral, common) = (peripheral, common)
         guard eachLine else {
-            for line in try await peripheral.withSecuredClient(common, discovery: uuids != nil, read) { print(line) }
+            // Out as soon as read: the link's end, the cache's save and the controller's close
+            // follow, and a script waits for the value, not for them.
+            try await peripheral.withSecuredClient(common, discovery: uuids != nil) { client, manager, link, security in
+                for line in try await read(client, manager, link, security) { print(line) }
+                flushStandardOutput()
+            }
             return
         }
         try await peripheral.withPeripheralHost(common, discovery: uuids != nil) { host, type in
