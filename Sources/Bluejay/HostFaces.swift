@@ -10,7 +10,7 @@ extension BluetoothHost {
 }
 
 extension Central: HostFace {
-    /// The controller failed or a reset began or ended: the state streams hear it.
+    /// The controller failed: the state streams hear it.
     package func hostStateChanged() { stateChanged() }
 }
 

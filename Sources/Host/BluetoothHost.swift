@@ -16,7 +16,7 @@ public typealias TransportOpener = @Sendable (_ capture: BTSnoopWriter?) throws(
 /// it closes, and its peripheral manager weakly.
 @BluetoothActor
 package protocol HostFace: AnyObject {
-    /// The controller's state changed (it failed, or the host closed).
+    /// The controller failed by itself (transport lost, Hardware Error).
     func hostStateChanged()
     /// The host closed: let go of it.
     func hostClosed()

@@ -5,8 +5,9 @@ import HCI
 /// handle, fragments outgoing frames to the controller's ACL buffer size, and hands each
 /// fixed channel's payloads to its protocol (ATT 0x0004, SMP 0x0006). It answers the LE
 /// signaling channel (0x0005) itself: Connection Parameter Update Requests are accepted
-/// when ``acceptParameters`` agrees and applied with LE Connection Update; credit-based channels and their signaling go to ``creditBased``; anything it
-/// does not understand gets a Command Reject.
+/// when ``acceptParameters`` agrees and applied with LE Connection Update; credit-based
+/// channels and their signaling go to ``creditBased``; anything it does not understand gets a
+/// Command Reject.
 @BluetoothActor
 public final class L2CAPChannels {
     private let controller: HCIController

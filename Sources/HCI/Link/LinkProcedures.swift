@@ -40,8 +40,12 @@ extension HCIController {
             break  // a question for the host's policy (GAP), not a fact about the link
         }
         guard let link = link(event.handle), !link.eventWaits.isEmpty else { return }
-        let answered = link.eventWaits.filter { $0.matches(event) }
-        link.eventWaits.removeAll { $0.matches(event) }
+        var answered: [LinkEventWait] = []
+        link.eventWaits.removeAll { wait in
+            guard wait.matches(event) else { return false }
+            answered.append(wait)
+            return true
+        }
         for wait in answered { wait.outcome.fulfill(.success(event)) }
     }
 
