@@ -208,21 +208,22 @@ struct Read: AsyncParsableCommand {
                 return [format(value, hexOnly: hexOnly, utf8: utf8)]
             }
         let (peripheral, common) = (peripheral, common)
+        // Out as soon as read: the link's end (and for one read, the cache's save and the
+        // controller's close) follow, and a script waits for the value, not for them.
+        @BluetoothActor func readAndPrint(
+            _ client: GATTClient, _ manager: ConnectionManager, _ link: LEConnection, _ security: SecurityManager
+        ) async throws {
+            for line in try await read(client, manager, link, security) { print(line) }
+            flushStandardOutput()
+        }
         guard eachLine else {
-            // Out as soon as read: the link's end, the cache's save and the controller's close
-            // follow, and a script waits for the value, not for them.
-            try await peripheral.withSecuredClient(common, discovery: uuids != nil) { client, manager, link, security in
-                for line in try await read(client, manager, link, security) { print(line) }
-                flushStandardOutput()
-            }
+            try await peripheral.withSecuredClient(common, discovery: uuids != nil, readAndPrint)
             return
         }
         try await peripheral.withPeripheralHost(common, discovery: uuids != nil) { host, type in
             while await standardInputLine() != nil {
-                for line in try await peripheral.connectSecured(
-                    host, type: type, common: common, discovery: uuids != nil, read)
-                { print(line) }
-                flushStandardOutput()
+                try await peripheral.connectSecured(
+                    host, type: type, common: common, discovery: uuids != nil, readAndPrint)
                 // The link is down: what a script waits for before it asks again.
                 printToStandardError("disconnected")
             }
