@@ -11,7 +11,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -94,25 +93,10 @@ SERVED = {'name': 'Bluejay Serve RSS', 'services': [{'uuid': '181A', 'characteri
 
 def serve_rss(bluejay, seconds):
     '''Peak RSS (VmHWM) of `bluejay serve` with the central connected, reading and subscribed
-    to a value notified every 10 ms, read just before it exits.'''
-    central = Central()
-    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as database:
-        json.dump(SERVED, database)
-    try:
-        serve = subprocess.Popen([bluejay, 'serve', database.name, '--transport', central.transport, '--duration', str(seconds + 2)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        handle = central.subscribe('Bluejay Serve RSS', '2A6E')
-        central.send(op='read', handle=handle)
-        time.sleep(seconds)
-        with open(f'/proc/{serve.pid}/status') as status:
-            fields = dict(line.split(':', 1) for line in status if ':' in line)
-        peak = int(fields['VmHWM'].split()[0]) * 1024
-        received = len(central.send(op='values', handle=handle, count=1)['values'])
-        serve.wait()
-        return {'peak_rss_bytes': peak, 'seconds': seconds, 'notifying': received == 1}
-    finally:
-        central.stop()
-        os.unlink(database.name)
+    to a value notified every 10 ms: footprint.py's profile of it (one way of running it).'''
+    import footprint
+    profile = footprint.serve_rss(bluejay, seconds)
+    return {'peak_rss_bytes': profile['vm_hwm_bytes'], 'seconds': seconds, 'notifying': profile['notifying']}
 
 
 def peripheral(bluejay, bench, runs, count=200000, peer_count=20000, seconds=5):
