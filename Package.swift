@@ -174,8 +174,8 @@ let package = Package(
         .testTarget(
             name: "BluejayTests",
             dependencies: [
-                "BluetoothCore", "HCI", "Bluejay", "DiscoveryCache", "GATT", "HCITestSupport", "TestTraits",
-                "VirtualController",
+                "BluetoothCore", "HCI", "GAP", "L2CAP", "Bluejay", "DiscoveryCache", "GATT", "HCITestSupport",
+                "TestTraits", "VirtualController",
             ]),
         // Imports Bluejay alone, with MemberImportVisibility: builds only if `import Bluejay`
         // is all an app needs.
@@ -221,7 +221,12 @@ let package = Package(
             name: "bluejay-fuzz-seeds", dependencies: ["BluetoothCore", "FuzzTargets", "HCI"], path: "Fuzz/Seeds"),
         .testTarget(name: "FuzzTargetTests", dependencies: ["BluetoothCore", "FuzzTargets", "HCI", "HCITestSupport"]),
         // The command-line tool's own pieces (e.g. the live scan table), without a controller.
-        .testTarget(name: "CLITests", dependencies: ["BluetoothCore", "bluejay", "HCI", "GAP", "TestTraits"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: [
+                "BluetoothCore", "bluejay", "HCI", "GAP", "TestTraits",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // The mock: transport: peers rebuilt from recordings (small captures built in memory,
         // the shipped real traces), served to the whole stack and the CLI.
         .testTarget(
