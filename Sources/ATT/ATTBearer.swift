@@ -341,12 +341,30 @@ public final class ATTBearer {
         case .handleValueConfirmation:
             confirmIndication(pdu)
         default:
-            if let answer = server?.respond(to: pdu, on: self) {
-                reply(OutgoingFrame(payload: answer))
-            } else if !opcode.isCommand, server == nil {
-                reply(ErrorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported))
-            }
+            serve(opcode, pdu)
         }
+    }
+
+    /// Hands a request or command to the server, decoded once; what cannot be decoded is
+    /// answered here (Invalid PDU, Request Not Supported), or dropped if it is a command.
+    private func serve(_ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>) {
+        guard let server else {
+            if !opcode.isCommand { reply(ErrorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported)) }
+            return
+        }
+        let request: ATTRequest
+        do throws(ATTRequestRefusal) {
+            request = try ATTRequest(decoding: pdu)
+        } catch {
+            guard let response = error.response else {
+                discard(error.reason)
+                return
+            }
+            logger.log(.info, "handle \(hex(connection, digits: 4)): \(error.reason); answered \(response.error)")
+            reply(response)
+            return
+        }
+        if let answer = server.respond(to: request, on: self) { reply(OutgoingFrame(payload: answer)) }
     }
 
     /// Decodes what the server sent under the tolerance rule: octets past a fixed format

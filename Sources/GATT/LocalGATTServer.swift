@@ -192,7 +192,7 @@ public final class LocalGATTServer: ATTServer {
 
     /// Answers one request or command from the peer on `bearer` (its prepare queue kept on
     /// the bearer).
-    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        attributes.respond(to: pdu, connection: bearer.connection, mtu: bearer.mtu, client: &bearer.tableClient)
+    public func respond(to request: ATTRequest, on bearer: ATTBearer) -> [UInt8]? {
+        attributes.respond(to: request, connection: bearer.connection, mtu: bearer.mtu, client: &bearer.tableClient)
     }
 }

@@ -75,8 +75,12 @@ struct AttributeServerTests {
         _ server: AttributeServer, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle = 0x0040, mtu: Int,
         outside: OutsideAnswers
     ) -> TableAnswer {
-        server.answer(
-            to: pdu, connection: connection, mtu: mtu, outside: outside,
+        guard let request = try? ATTRequest(decoding: pdu) else {
+            Issue.record("not a request: \(pdu.hexDump)")
+            return .response(nil)
+        }
+        return server.answer(
+            to: request, connection: connection, mtu: mtu, outside: outside,
             client: &clients.byConnection[connection, default: .init()])
     }
 
@@ -383,9 +387,10 @@ struct AttributeServerTests {
     }
 
     @Test("Works through the ATTServer protocol")
-    func existential() {
+    func existential() throws {
         let server: any ATTServer = gapServer()
         let bearer = ATTBearer(connection: 0x40, logger: .silent) { (_: [UInt8]) throws(HCIError) in }
-        #expect(server.respond(to: hexBytes("0a 05 00")[...], on: bearer) == [0x0B, 0x00, 0x00])
+        #expect(
+            server.respond(to: try ATTRequest(decoding: hexBytes("0a 05 00")[...]), on: bearer) == [0x0B, 0x00, 0x00])
     }
 }

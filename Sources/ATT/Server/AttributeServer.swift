@@ -7,11 +7,10 @@ import HCI
 /// Answers Find Information, Find By Type Value, Read By Type, Read, Read Blob, Read
 /// Multiple, Read Multiple Variable, Read By Group Type (primary and secondary services),
 /// Write Request, Write Command, and Prepare and Execute Write (a queue per client, bounded
-/// by ``maximumPreparedOctets``, kept by the caller: ``Client``). Values and write decisions an app's handlers own come in
-/// through ``answer(to:connection:mtu:outside:client:)``: the rules stay here, whoever holds the
-/// value. Every other request, Exchange MTU included (the bearer owns
-/// it), gets Request Not Supported; unknown commands and PDUs that are not requests
-/// (responses, notifications, indications, confirmations) get no answer. Permissions that
+/// by ``maximumPreparedOctets``, kept by the caller: ``Client``), each handed over decoded
+/// (``ATTRequest``). Values and write decisions an app's handlers own come in through
+/// ``answer(to:connection:mtu:outside:client:)``: the rules stay here, whoever holds the
+/// value. A Signed Write Command is ignored (the table holds no signing key). Permissions that
 /// need encryption or authentication are checked against ``linkSecurity``, those that
 /// need authorization against ``isAuthorized`` (without it, always Insufficient
 /// Authorization).
@@ -109,51 +108,56 @@ public final class AttributeServer {
 
     /// Answers one request or command PDU (opcode first) received on connection `connection`
     /// from `client`, where `mtu` is the bearer's ATT_MTU now (at least 23 is assumed);
-    /// returns the response PDU (an Error Response when it fails), or nil for a command, an
-    /// empty PDU, or a PDU that is not a request. Every value comes from the table.
+    /// returns the response PDU (an Error Response when it fails, Invalid PDU when it is
+    /// malformed), or nil for a command, an empty PDU, or a PDU that is not a request. Every
+    /// value comes from the table. For a reader that holds bytes, not a decoded request
+    /// (the fuzz targets, a test); the bearer decodes once and calls
+    /// the `respond(to:connection:mtu:client:)` taking an ``ATTRequest``.
     public func respond(to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int, client: inout Client)
+        -> [UInt8]?
+    {
+        do throws(ATTRequestRefusal) {
+            return respond(to: try ATTRequest(decoding: pdu), connection: connection, mtu: mtu, client: &client)
+        } catch {
+            return error.response?.encoded()
+        }
+    }
+
+    /// Answers one decoded request or command from `client` on connection `connection`,
+    /// where `mtu` is the bearer's ATT_MTU now: the response PDU (an Error Response when it
+    /// fails), or nil for a command. Every value comes from the table.
+    public func respond(to request: ATTRequest, connection: ConnectionHandle, mtu: Int, client: inout Client)
         -> [UInt8]?
     {
         guard
             case let .response(response) = answer(
-                to: pdu, connection: connection, mtu: mtu, outside: .none, client: &client)
+                to: request, connection: connection, mtu: mtu, outside: .none, client: &client)
         else {
             preconditionFailure("a table with nothing outside needs nothing from outside")
         }
         return response
     }
 
-    /// Answers one request or command PDU as ``respond(to:connection:mtu:client:)`` does,
-    /// except that the values and write decisions `outside` names come from there: when the
-    /// answer needs one it has not been given, it says which (``TableAnswer``), and nothing
-    /// has changed.
+    /// Answers one request or command as the `respond(to:connection:mtu:client:)` taking an
+    /// ``ATTRequest`` does, except that the values and write decisions `outside` names come from there:
+    /// when the answer needs one it has not been given, it says which (``TableAnswer``),
+    /// and nothing has changed.
     public func answer(
-        to pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+        to request: ATTRequest, connection: ConnectionHandle, mtu: Int,
         outside: OutsideAnswers, client: inout Client
     ) -> TableAnswer {
-        guard let first = pdu.first else { return .response(nil) }
-        let opcode = ATTOpcode(rawValue: first)
-        if Self.notRequests.contains(opcode) { return .response(nil) }
         do throws(Stop) {
-            if opcode.isCommand {
-                if opcode == .writeCommand {
-                    let command = try decode(WriteCommand.self, pdu)
-                    try write(
-                        handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
-                        connection: connection, outside: outside)
-                }
-                return .response(nil)
-            }
             return .response(
-                try answer(opcode, pdu, connection: connection, mtu: max(mtu, 23), outside: outside, client: &client))
+                try answer(request, connection: connection, mtu: max(mtu, 23), outside: outside, client: &client))
         } catch {
             switch error {
             // A command gets no answer, refused or not (3.3).
             case let .refused(refusal):
                 return .response(
-                    opcode.isCommand
+                    request.isCommand
                         ? nil
-                        : ErrorResponse(requestOpcode: opcode, handle: refusal.handle, error: refusal.code).encoded())
+                        : ErrorResponse(requestOpcode: request.opcode, handle: refusal.handle, error: refusal.code)
+                            .encoded())
             case let .needsRead(handle, offset): return .needsRead(handle, offset: offset)
             case let .needsWriteDecision(handle, value, withResponse):
                 return .needsWriteDecision(handle, value: value, withResponse: withResponse)
@@ -178,84 +182,61 @@ public final class AttributeServer {
         }
     }
 
-    /// Opcodes the server receives but never answers: they are not requests.
-    private static let notRequests: Set<ATTOpcode> = [
-        .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
-        .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
-        .writeResponse, .prepareWriteResponse, .executeWriteResponse, .handleValueNotification,
-        .handleValueIndication, .handleValueConfirmation, .readMultipleVariableResponse,
-        .multipleHandleValueNotification,
-    ]
-
-    /// The response to a request, or why there is none yet.
+    /// The response to a request (nil for a command), or why there is none yet.
     private func answer(
-        _ opcode: ATTOpcode, _ pdu: ArraySlice<UInt8>, connection: ConnectionHandle, mtu: Int,
+        _ request: ATTRequest, connection: ConnectionHandle, mtu: Int,
         outside: OutsideAnswers, client: inout Client
-    ) throws(Stop) -> [UInt8] {
-        switch opcode {
-        case .findInformationRequest:
-            return try findInformation(try decode(FindInformationRequest.self, pdu), mtu: mtu).encoded()
-        case .findByTypeValueRequest:
-            return try findByTypeValue(try decode(FindByTypeValueRequest.self, pdu), mtu: mtu, connection: connection)
-                .encoded()
-        case .readByTypeRequest:
-            return try readByType(
-                try decode(ReadByTypeRequest.self, pdu), mtu: mtu, connection: connection, outside: outside
-            ).encoded()
-        case .readByGroupTypeRequest:
-            return try readByGroupType(try decode(ReadByGroupTypeRequest.self, pdu), mtu: mtu).encoded()
-        case .readRequest:
-            let request = try decode(ReadRequest.self, pdu)
+    ) throws(Stop) -> [UInt8]? {
+        switch request {
+        case let .findInformation(request):
+            return try findInformation(request, mtu: mtu).encoded()
+        case let .findByTypeValue(request):
+            return try findByTypeValue(request, mtu: mtu, connection: connection).encoded()
+        case let .readByType(request):
+            return try readByType(request, mtu: mtu, connection: connection, outside: outside).encoded()
+        case let .readByGroupType(request):
+            return try readByGroupType(request, mtu: mtu).encoded()
+        case let .read(request):
             let value = try readableValue(at: request.handle, offset: 0, connection: connection, outside: outside)
             return ReadResponse(value: value.prefix(mtu - 1)).encoded()
-        case .readBlobRequest:
-            let request = try decode(ReadBlobRequest.self, pdu)
+        case let .readBlob(request):
             let value = try readableValue(
                 at: request.handle, offset: Int(request.offset), connection: connection, outside: outside)
             // 3.4.4.5: an offset past the value's end is Invalid Offset; at the end, an empty part.
             guard Int(request.offset) <= value.count else { throw .refusal(request.handle, .invalidOffset) }
             return ReadBlobResponse(value: value[Int(request.offset)...].prefix(mtu - 1)).encoded()
-        case .readMultipleRequest:
-            let request = try decode(ReadMultipleRequest.self, pdu)
+        case let .readMultiple(request):
             var values: [UInt8] = []
             for handle in request.handles {
                 values += try readableValue(at: handle, offset: 0, connection: connection, outside: outside)
             }
             return ReadMultipleResponse(values: values.prefix(mtu - 1)).encoded()
-        case .readMultipleVariableRequest:
-            return try readMultipleVariable(
-                try decode(ReadMultipleVariableRequest.self, pdu), mtu: mtu, connection: connection,
-                outside: outside
-            ).encoded()
-        case .prepareWriteRequest:
-            let request = try decode(PrepareWriteRequest.self, pdu)
-            // The response echoes the part (3.4.6.2): a request longer than ATT_MTU could
-            // not be answered within it, and was never a valid PDU on this bearer.
-            guard pdu.count <= mtu else { throw .refusal(request.handle, .invalidPDU) }
+        case let .readMultipleVariable(request):
+            return try readMultipleVariable(request, mtu: mtu, connection: connection, outside: outside).encoded()
+        case let .prepareWrite(request):
+            // The response echoes the part (3.4.6.2): a request longer than ATT_MTU (opcode,
+            // handle, offset, part) could not be answered within it, and was never a valid
+            // PDU on this bearer.
+            guard 5 + request.value.count <= mtu else { throw .refusal(request.handle, .invalidPDU) }
             try prepare(request, connection: connection, queue: &client.prepared)
             return PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded()
-        case .executeWriteRequest:
-            try executeWrite(
-                try decode(ExecuteWriteRequest.self, pdu), connection: connection, outside: outside,
-                queue: &client.prepared)
+        case let .executeWrite(request):
+            try executeWrite(request, connection: connection, outside: outside, queue: &client.prepared)
             return ExecuteWriteResponse().encoded()
-        case .writeRequest:
-            let request = try decode(WriteRequest.self, pdu)
+        case let .write(request):
             try write(
                 handle: request.handle, value: Array(request.value), needs: .write, connection: connection,
                 outside: outside)
             return WriteResponse().encoded()
-        default:
-            throw .refusal(0x0000, .requestNotSupported)
-        }
-    }
-
-    /// Decodes a request; a malformed one is Invalid PDU.
-    func decode<P: ATTPDU>(_ type: P.Type, _ pdu: ArraySlice<UInt8>) throws(Stop) -> P {
-        do {
-            return try P(decoding: pdu)
-        } catch {
-            throw .refusal(0x0000, .invalidPDU)
+        case let .writeCommand(command):
+            try write(
+                handle: command.handle, value: Array(command.value), needs: .writeWithoutResponse,
+                connection: connection, outside: outside)
+            return nil
+        case .signedWriteCommand:
+            // The table holds no CSRK to check a signature with (3.4.5.4): ignored, as a
+            // command it cannot act on.
+            return nil
         }
     }
 

@@ -47,7 +47,7 @@ extension ATTBearer {
 /// A bare table can serve a bearer too, its client's queue kept on the bearer.
 extension AttributeServer: ATTServer {
     /// Answers from the table for the client on `bearer`.
-    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        respond(to: pdu, connection: bearer.connection, mtu: bearer.mtu, client: &bearer.tableClient)
+    public func respond(to request: ATTRequest, on bearer: ATTBearer) -> [UInt8]? {
+        respond(to: request, connection: bearer.connection, mtu: bearer.mtu, client: &bearer.tableClient)
     }
 }

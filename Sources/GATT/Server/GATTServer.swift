@@ -67,8 +67,8 @@ public final class GATTServer: ATTServer {
         var table = AttributeServer.Client()
         /// Its CCCD values, by CCCD handle (absent: 0x0000).
         var cccds: [AttributeHandle: UInt16] = [:]
-        /// While a handler runs for it: its PDUs waiting, in order.
-        var waiting: [[UInt8]]?
+        /// While a handler runs for it: its requests waiting, in order.
+        var waiting: [ATTRequest]?
         /// The bonded client it is (the bond's identity), once bound.
         var bonded: String?
     }
@@ -206,9 +206,9 @@ public final class GATTServer: ATTServer {
 
     // MARK: - ATTServer
 
-    /// Answers a PDU from `bearer`'s client: at once from the table, or later, when the
+    /// Answers a request from `bearer`'s client: at once from the table, or later, when the
     /// request goes to an app's handler.
-    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
+    public func respond(to request: ATTRequest, on bearer: ATTBearer) -> [UInt8]? {
         let client = client(on: bearer)
         if let waiting = client.waiting {
             guard waiting.count < maximumWaitingPDUs else {
@@ -219,13 +219,13 @@ public final class GATTServer: ATTServer {
                 )
                 return nil
             }
-            client.waiting?.append(Array(pdu))
+            client.waiting?.append(request)
             return nil
         }
-        return answer(pdu, on: bearer)
+        return answer(request, on: bearer)
     }
 
-    /// `bearer`'s link ended: its client (CCCDs, prepare queue, waiting PDUs) went with it.
+    /// `bearer`'s link ended: its client (CCCDs, prepare queue, waiting requests) went with it.
     public func bearerClosed(_ bearer: ATTBearer) { served.removeAll { $0 === bearer } }
 
     /// Forgets the client on link `connection` now (its CCCDs, prepare queue and waiting
@@ -237,56 +237,44 @@ public final class GATTServer: ATTServer {
 
     /// The answer now, or nil when the app's authorizer or a handler will give it (then the
     /// link's PDUs wait).
-    private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        guard let request = authorizationRequest(pdu, connection: bearer.connection) else {
-            switch plan(pdu, on: bearer, answers: OutsideAnswers.none, granted: nil) {
+    private func answer(_ request: ATTRequest, on bearer: ATTBearer) -> [UInt8]? {
+        guard let asked = authorizationRequest(request, connection: bearer.connection) else {
+            switch plan(request, on: bearer, answers: OutsideAnswers.none, granted: nil) {
             case let .now(answer): return answer
             case let .later(work):
                 defer_(on: bearer, work)
                 return nil
             }
         }
-        let pdu = Array(pdu)
         defer_(on: bearer) { [weak self] in
             guard let self else { return nil }
-            guard let authorizer, await authorizer(request) else {
+            guard let authorizer, await authorizer(asked) else {
                 // A command gets no answer, refused or not.
-                guard !ATTOpcode(rawValue: pdu[0]).isCommand else { return nil }
+                guard !request.isCommand else { return nil }
                 return ErrorResponse(
-                    requestOpcode: ATTOpcode(rawValue: pdu[0]), handle: request.handle,
-                    error: .insufficientAuthorization
+                    requestOpcode: request.opcode, handle: asked.handle, error: .insufficientAuthorization
                 ).encoded()
             }
-            return await plan(pdu[...], on: bearer, answers: OutsideAnswers.none, granted: request).result()
+            return await plan(request, on: bearer, answers: OutsideAnswers.none, granted: asked).result()
         }
         return nil
     }
 
-    /// What to ask the app before `pdu` is served: a read or write naming one attribute that
-    /// needs authorization for it, and that the client may otherwise have (permitted, its
-    /// link secure enough); nil when nothing is to be asked (the table refuses the rest).
-    private func authorizationRequest(_ pdu: ArraySlice<UInt8>, connection: ConnectionHandle)
+    /// What to ask the app before `request` is served: a read or write naming one attribute
+    /// that needs authorization for it, and that the client may otherwise have (permitted,
+    /// its link secure enough); nil when nothing is to be asked (the table refuses the rest).
+    private func authorizationRequest(_ request: ATTRequest, connection: ConnectionHandle)
         -> GATTAuthorizationRequest?
     {
-        guard let first = pdu.first else { return nil }
         let access: GATTAuthorizationRequest.Access, handle: AttributeHandle
         var offset = 0, value: [UInt8] = []
-        switch ATTOpcode(rawValue: first) {
-        case .readRequest:
-            guard let request = try? ReadRequest(decoding: pdu) else { return nil }
-            (access, handle) = (.read, request.handle)
-        case .readBlobRequest:
-            guard let request = try? ReadBlobRequest(decoding: pdu) else { return nil }
-            (access, handle, offset) = (.read, request.handle, Int(request.offset))
-        case .writeRequest:
-            guard let request = try? WriteRequest(decoding: pdu) else { return nil }
-            (access, handle, value) = (.write, request.handle, Array(request.value))
-        case .writeCommand:
-            guard let command = try? WriteCommand(decoding: pdu) else { return nil }
-            (access, handle, value) = (.write, command.handle, Array(command.value))
-        case .prepareWriteRequest:
-            guard let request = try? PrepareWriteRequest(decoding: pdu) else { return nil }
-            (access, handle, offset, value) = (.write, request.handle, Int(request.offset), Array(request.value))
+        switch request {
+        case let .read(read): (access, handle) = (.read, read.handle)
+        case let .readBlob(read): (access, handle, offset) = (.read, read.handle, Int(read.offset))
+        case let .write(write): (access, handle, value) = (.write, write.handle, Array(write.value))
+        case let .writeCommand(command): (access, handle, value) = (.write, command.handle, Array(command.value))
+        case let .prepareWrite(part):
+            (access, handle, offset, value) = (.write, part.handle, Int(part.offset), Array(part.value))
         default:
             return nil
         }
@@ -301,7 +289,7 @@ public final class GATTServer: ATTServer {
             ? attributes.readRefusal(attribute, connection: connection)
             : attributes.writeRefusal(
                 handle: handle, length: 0,
-                needs: first == ATTOpcode.writeCommand.rawValue ? .writeWithoutResponse : .write,
+                needs: request.opcode == .writeCommand ? .writeWithoutResponse : .write,
                 connection: connection)
         guard refusal == nil else { return nil }
         return GATTAuthorizationRequest(
@@ -324,14 +312,14 @@ public final class GATTServer: ATTServer {
         }
     }
 
-    /// How `pdu` from `bearer`'s client is answered: the table answers, with `granted`'s
+    /// How `request` from `bearer`'s client is answered: the table answers, with `granted`'s
     /// authorization; when it needs a handler's value or decision, the handler is asked and
     /// the table asked again with its answer (``OutsideAnswers``). Every read and write of
     /// every request takes this one path.
     /// `answers` holds what the handlers answered for this request so far; which attributes
     /// they own is taken anew each time, so a handler the app removed meanwhile is not asked.
     private func plan(
-        _ pdu: ArraySlice<UInt8>, on bearer: ATTBearer, answers: OutsideAnswers,
+        _ request: ATTRequest, on bearer: ATTBearer, answers: OutsideAnswers,
         granted grant: GATTAuthorizationRequest?
     ) -> Plan {
         let connection = bearer.connection
@@ -341,7 +329,7 @@ public final class GATTServer: ATTServer {
         granted = grant.map { ($0.connection, $0.handle) }
         let link = client(on: bearer)
         let answer = attributes.answer(
-            to: pdu, connection: connection, mtu: bearer.mtu, outside: outside, client: &link.table)
+            to: request, connection: connection, mtu: bearer.mtu, outside: outside, client: &link.table)
         granted = nil
         switch answer {
         case let .response(response):
@@ -350,33 +338,31 @@ public final class GATTServer: ATTServer {
             guard let handler = readHandlers[handle] else {
                 preconditionFailure("no read handler at \(hex(handle, digits: 4))")
             }
-            let request = GATTReadRequest(
+            let read = GATTReadRequest(
                 connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
                 offset: offset)
-            let pdu = Array(pdu)
             return .later { [weak self] in
-                let result = await handler(request)
+                let result = await handler(read)
                 guard let self else { return nil }
                 // Kept as the stored value too: what notifications and the app read last.
                 if case let .success(value) = result { attributes.setValue(value, of: handle) }
                 var outside = outside
                 outside.reads[handle] = result
-                return await plan(pdu[...], on: bearer, answers: outside, granted: grant).result()
+                return await plan(request, on: bearer, answers: outside, granted: grant).result()
             }
         case let .needsWriteDecision(handle, value, withResponse):
             guard let handler = writeHandlers[handle] else {
                 preconditionFailure("no write handler at \(hex(handle, digits: 4))")
             }
-            let request = GATTWriteRequest(
+            let write = GATTWriteRequest(
                 connection: connection, handle: handle, uuid: valueUUIDs[handle] ?? uuid(at: handle),
                 value: value, withResponse: withResponse)
-            let pdu = Array(pdu)
             return .later { [weak self] in
-                let code = await handler(request)
+                let code = await handler(write)
                 guard let self else { return nil }
                 var outside = outside
                 outside.writes[handle] = code.map(OutsideAnswers.WriteDecision.refused) ?? .accepted
-                return await plan(pdu[...], on: bearer, answers: outside, granted: grant).result()
+                return await plan(request, on: bearer, answers: outside, granted: grant).result()
             }
         }
     }
@@ -399,7 +385,7 @@ public final class GATTServer: ATTServer {
 
     /// Answers the PDUs that waited on `bearer`'s link until one goes to a handler again.
     private func drain(_ bearer: ATTBearer) {
-        // A link that ended meanwhile took its client and its waiting PDUs with it.
+        // A link that ended meanwhile took its client and its waiting requests with it.
         guard let client = bearer.serverState as? LinkClient else { return }
         while var queue = client.waiting {
             guard !queue.isEmpty else {
@@ -408,7 +394,7 @@ public final class GATTServer: ATTServer {
             }
             let next = queue.removeFirst()
             client.waiting = nil
-            let answer = answer(next[...], on: bearer)
+            let answer = answer(next, on: bearer)
             if let answer { bearer.sendResponse(answer) }
             // A handler took it: the rest waits behind it.
             if client.waiting != nil {

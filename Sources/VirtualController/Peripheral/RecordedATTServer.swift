@@ -31,8 +31,8 @@ public final class RecordedATTServer: ATTServer {
     public var preferredMTU: UInt16 { UInt16(min(max(record.mtu ?? 23, 23), 517)) }
 
     /// Answers, then sends the recorded reaction on `bearer`.
-    public func respond(to pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> [UInt8]? {
-        let (response, pushes) = answer(pdu, on: bearer)
+    public func respond(to request: ATTRequest, on bearer: ATTBearer) -> [UInt8]? {
+        let (response, pushes) = answer(request, on: bearer)
         if !pushes.isEmpty {
             Task { @BluetoothActor in
                 for push in pushes {
@@ -49,12 +49,12 @@ public final class RecordedATTServer: ATTServer {
 
     /// The answer from the recording for the client on `bearer`, whose CCCDs and prepare
     /// queue are kept on the bearer.
-    private func answer(_ pdu: ArraySlice<UInt8>, on bearer: ATTBearer) -> (
+    private func answer(_ request: ATTRequest, on bearer: ATTBearer) -> (
         response: [UInt8]?, pushes: [RecordedNotification]
     ) {
         let state = bearer.serverState as? LinkState ?? LinkState()
         bearer.serverState = state
         state.link.encrypted = isEncrypted(bearer.connection)
-        return server.respond(to: pdu, link: &state.link, mtu: bearer.mtu)
+        return server.respond(to: request, link: &state.link, mtu: bearer.mtu)
     }
 }

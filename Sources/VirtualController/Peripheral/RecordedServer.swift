@@ -178,36 +178,31 @@ final class RecordedServer {
 
     /// The table's answer to a request that needs nothing kept of the client (reads,
     /// finds, writes; the link keeps its own prepare queue, ``Link``).
-    private func tableAnswer(_ pdu: ArraySlice<UInt8>, mtu: Int) -> [UInt8]? {
+    private func tableAnswer(_ request: ATTRequest, mtu: Int) -> [UInt8]? {
         var noQueue = AttributeServer.Client()
-        return table.respond(to: pdu, connection: 0, mtu: mtu, client: &noQueue)
+        return table.respond(to: request, connection: 0, mtu: mtu, client: &noQueue)
     }
 
     /// Answers one request or command from the client on `link`, where `mtu` is the
     /// bearer's ATT_MTU: the response (nil for a command) and the notifications and
     /// indications the recording shows the peer sending next.
-    func respond(to pdu: ArraySlice<UInt8>, link: inout Link, mtu: Int) -> (
+    func respond(to request: ATTRequest, link: inout Link, mtu: Int) -> (
         response: [UInt8]?, pushes: [RecordedNotification]
     ) {
-        guard let first = pdu.first else { return (nil, []) }
-        let opcode = ATTOpcode(rawValue: first)
+        let opcode = request.opcode
         func refuse(_ handle: AttributeHandle, _ code: ATTErrorCode) -> (
             response: [UInt8]?, pushes: [RecordedNotification]
         ) {
             (opcode.isCommand ? nil : ErrorResponse(requestOpcode: opcode, handle: handle, error: code).encoded(), [])
         }
-        switch opcode {
-        case .readRequest, .readBlobRequest:
-            let handle: AttributeHandle
-            var offset = 0
-            if opcode == .readRequest {
-                guard let request = try? ReadRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
-                handle = request.handle
-            } else {
-                guard let request = try? ReadBlobRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
-                handle = request.handle
-                offset = Int(request.offset)
-            }
+        switch request {
+        case .read, .readBlob:
+            let (handle, offset) =
+                switch request {
+                case let .readBlob(blob): (blob.handle, Int(blob.offset))
+                case let .read(read): (read.handle, 0)
+                default: preconditionFailure("a read")
+                }
             if let code = refusal(opcode, handle, link) { return refuse(handle, code) }
             let value: [UInt8]
             if valueOfCCCD[handle] != nil || (table.attribute(at: handle)?.type == .clientCharacteristicConfiguration) {
@@ -219,7 +214,7 @@ final class RecordedServer {
             } else if unknownValues.contains(handle) {
                 return refuse(handle, .attributeNotFound)
             } else {
-                return (tableAnswer(pdu, mtu: mtu), [])
+                return (tableAnswer(request, mtu: mtu), [])
             }
             guard offset <= value.count else { return refuse(handle, .invalidOffset) }
             let part = value[offset...].prefix(mtu - 1)
@@ -227,29 +222,23 @@ final class RecordedServer {
                 opcode == .readRequest ? ReadResponse(value: part).encoded() : ReadBlobResponse(value: part).encoded(),
                 []
             )
-        case .readMultipleRequest:
-            guard let request = try? ReadMultipleRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
-            for handle in request.handles {
+        case let .readMultiple(read):
+            for handle in read.handles {
                 if let code = refusal(.readRequest, handle, link) { return refuse(handle, code) }
                 if unknownValues.contains(handle) || undiscovered[handle] != nil {
                     return refuse(handle, .attributeNotFound)
                 }
             }
-            return (tableAnswer(pdu, mtu: mtu), [])
-        case .writeRequest, .writeCommand, .signedWriteCommand:
-            let handle: AttributeHandle
-            let value: [UInt8]
-            if opcode == .writeRequest {
-                guard let request = try? WriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
-                (handle, value) = (request.handle, Array(request.value))
-            } else if opcode == .signedWriteCommand {
+            return (tableAnswer(request, mtu: mtu), [])
+        case .write, .writeCommand, .signedWriteCommand:
+            let (handle, value) =
+                switch request {
+                case let .write(write): (write.handle, Array(write.value))
+                case let .writeCommand(command): (command.handle, Array(command.value))
                 // The virtual peer holds no CSRK: the signature is not checked.
-                guard let command = try? SignedWriteCommand(decoding: pdu) else { return (nil, []) }
-                (handle, value) = (command.handle, Array(command.value))
-            } else {
-                guard let command = try? WriteCommand(decoding: pdu) else { return (nil, []) }
-                (handle, value) = (command.handle, Array(command.value))
-            }
+                case let .signedWriteCommand(command): (command.handle, Array(command.value))
+                default: preconditionFailure("a write")
+                }
             if let code = refusal(opcode == .signedWriteCommand ? .writeCommand : opcode, handle, link) {
                 return refuse(handle, code)
             }
@@ -257,19 +246,15 @@ final class RecordedServer {
                 return refuse(handle, code)
             }
             return (opcode == .writeRequest ? WriteResponse().encoded() : nil, pushes(after: handle, value, link: link))
-        case .prepareWriteRequest:
-            guard let request = try? PrepareWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
-            if let code = refusal(opcode, request.handle, link) { return refuse(request.handle, code) }
-            guard exists(request.handle) else { return refuse(request.handle, .invalidHandle) }
-            link.prepared.append((request.handle, Int(request.offset), Array(request.value)))
-            return (
-                PrepareWriteResponse(handle: request.handle, offset: request.offset, value: request.value).encoded(), []
-            )
-        case .executeWriteRequest:
-            guard let request = try? ExecuteWriteRequest(decoding: pdu) else { return refuse(0, .invalidPDU) }
+        case let .prepareWrite(part):
+            if let code = refusal(opcode, part.handle, link) { return refuse(part.handle, code) }
+            guard exists(part.handle) else { return refuse(part.handle, .invalidHandle) }
+            link.prepared.append((part.handle, Int(part.offset), Array(part.value)))
+            return (PrepareWriteResponse(handle: part.handle, offset: part.offset, value: part.value).encoded(), [])
+        case let .executeWrite(execute):
             let queue = link.prepared
             link.prepared = []
-            guard request.flags == .write else { return (ExecuteWriteResponse().encoded(), []) }
+            guard execute.flags == .write else { return (ExecuteWriteResponse().encoded(), []) }
             // Each handle's parts, laid over its current value in the order they came.
             var order: [AttributeHandle] = []
             var values: [AttributeHandle: [UInt8]] = [:]
@@ -292,7 +277,7 @@ final class RecordedServer {
             }
             return (ExecuteWriteResponse().encoded(), pushes)
         default:
-            return (tableAnswer(pdu, mtu: mtu), [])
+            return (tableAnswer(request, mtu: mtu), [])
         }
     }
 
@@ -339,11 +324,11 @@ final class RecordedServer {
             return nil
         }
         guard table.attribute(at: handle) != nil else { return .invalidHandle }
-        let request: [UInt8] =
+        let request: ATTRequest =
             command
-            ? WriteCommand(handle: handle, value: value[...]).encoded()
-            : WriteRequest(handle: handle, value: value[...]).encoded()
-        let answer = tableAnswer(request[...], mtu: 65535)
+            ? .writeCommand(WriteCommand(handle: handle, value: value[...]))
+            : .write(WriteRequest(handle: handle, value: value[...]))
+        let answer = tableAnswer(request, mtu: 65535)
         if command {
             // A command gets no answer; whether it took is read back from the table.
             guard table.value(of: handle) == value else { return .writeNotPermitted }

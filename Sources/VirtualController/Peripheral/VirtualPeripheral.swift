@@ -69,7 +69,13 @@ final class VirtualPeripheral {
             link.awaitingConfirmation = false
             return flush(&link)
         default:
-            let (response, pushes) = server.respond(to: pdu, link: &link.att, mtu: link.mtu)
+            let request: ATTRequest
+            do throws(ATTRequestRefusal) {
+                request = try ATTRequest(decoding: pdu)
+            } catch {
+                return error.response.map { [attFrame($0.encoded())] } ?? []
+            }
+            let (response, pushes) = server.respond(to: request, link: &link.att, mtu: link.mtu)
             link.outbound += pushes
             return (response.map { [attFrame($0)] } ?? []) + flush(&link)
         }
