@@ -79,8 +79,12 @@ public final class Advertiser {
     /// Called with each new resolvable private address once the controller advertises
     /// from it.
     public var onAddressRenewed: ((BluetoothAddress) -> Void)?
-    /// Renews the resolvable private address on the controller's clock.
-    private var renewalTimer: Task<Void, Never>?
+    /// The advertiser's timers (the private address's renewal), on the controller's clock.
+    private let deadlines: Deadlines
+    /// The next renewal of the resolvable private address, while one is due.
+    private var renewal: Deadlines.Token?
+    /// Counts cancelled renewals: one under way then does not schedule the next.
+    private var renewalGeneration = 0
     /// The enable that resumes advertising after a link, while it is on its way: a renewal
     /// waits for it, so its disable cannot overtake it and leave the set running while its
     /// address changes.
@@ -95,6 +99,7 @@ public final class Advertiser {
     public init(controller: HCIController, logger: HCILogger = .standardError) {
         self.controller = controller
         self.logger = logger.layer("hci")
+        deadlines = Deadlines(clock: controller.clock)
         observer = controller.addLEConnectionObserver { [weak self] event, meta in self?.handle(event, meta) }
     }
 
@@ -103,8 +108,7 @@ public final class Advertiser {
         if let observer { controller.removeEventObserver(observer) }
         observer = nil
         for link in controller.links { link.detach(self) }
-        renewalTimer?.cancel()
-        renewalTimer = nil
+        cancelRenewal()
         state = .idle
     }
 
@@ -153,8 +157,7 @@ public final class Advertiser {
             }
         if isAdvertising { try await enable(false, commands) }
         state = .idle
-        renewalTimer?.cancel()
-        renewalTimer = nil
+        cancelRenewal()
         try await configure(configuration, address, commands)
         try await enable(true, commands)
         randomAddress = address
@@ -200,8 +203,7 @@ public final class Advertiser {
         guard let commands else { throw .notSupported("LE advertising commands") }
         let wasAdvertising = isAdvertising
         state = .idle
-        renewalTimer?.cancel()
-        renewalTimer = nil
+        cancelRenewal()
         if wasAdvertising { try await enable(false, commands) }
     }
 
@@ -263,20 +265,28 @@ public final class Advertiser {
         }
     }
 
-    /// Renews the resolvable private address every `interval` on the controller's clock
-    /// (a manual clock in tests) until advertising stops or starts again.
+    /// Renews the resolvable private address `interval` after the last renewal ended, until
+    /// advertising stops or starts again.
     private func scheduleRenewal(every interval: Duration) {
-        let clock = controller.clock
-        renewalTimer = Task { @BluetoothActor [weak self] in
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: interval) } catch { return }
-                guard let self else { return }
+        let generation = renewalGeneration
+        renewal = deadlines.schedule(after: interval) { [weak self] in
+            self?.renewal = nil
+            Task { @BluetoothActor [weak self] in
+                guard let self, generation == renewalGeneration else { return }
                 do throws(AdvertisingError) { try await renewPrivateAddress() } catch {
-                    // The old address stays; the next tick tries again.
+                    // The old address stays; the next renewal tries again.
                     logger.log(.warning, "renewing the resolvable private address: \(error)")
                 }
+                if generation == renewalGeneration { scheduleRenewal(every: interval) }
             }
         }
+    }
+
+    /// No more renewals, and none in progress schedules another.
+    private func cancelRenewal() {
+        if let renewal { deadlines.cancel(renewal) }
+        renewal = nil
+        renewalGeneration += 1
     }
 
     // MARK: - Commands
