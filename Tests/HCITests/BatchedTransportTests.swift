@@ -223,6 +223,13 @@ struct BatchedTransportTests {
         defer { controller.close() }
         try await controller.start()
         let buffers = try #require(controller.aclFlow?.bufferCount)  // the fake's 4
+        // ACL data needs its link, which counts its packets in the controller.
+        let connected = LEConnectionEvent.connectionComplete(
+            status: .success, handle: 0x40, role: 0, peerAddressType: 1,
+            peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
+            parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400))
+        relay.send(.event(HCIEvent.leMeta(connected.encoded()).packet))
+        try await controller.send(ReadBDADDR())  // a round trip: the link is up
         let packets: [ACLDataPacket] = (0..<(3 * buffers + 1)).map { index in
             ACLDataPacket(
                 handle: 0x40, boundary: .firstNonFlushable, data: [UInt8](repeating: UInt8(index), count: 27)[...])

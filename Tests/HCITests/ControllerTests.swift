@@ -201,6 +201,18 @@ struct ControllerTests {
         let fake = FakeController()  // 4 LE buffers of 27 bytes
         let controller = HCIController(transport: fake, configuration: quiet)
         try await controller.start()
+        for (handle, peer) in [(ConnectionHandle(0x40), "F0:0D:B1:E7:00:01"), (0x41, "F0:0D:B1:E7:00:02")] {
+            fake.deliverEvent(
+                LEConnectionEvent.connectionComplete(
+                    status: .success, handle: handle, role: 0, peerAddressType: 1,
+                    peerAddress: BluetoothAddress(peer)!,
+                    parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        }
+        try await controller.send(ReadBDADDR())  // a round trip: both links are up
+        // ACL data needs an open link: its credits are counted there.
+        #expect(throws: HCIError.noSuchConnection(0x42)) {
+            try controller.sendACL(ACLDataPacket(handle: 0x42, boundary: .firstNonFlushable, data: [0]))
+        }
         let burst: [ACLDataPacket] = (0..<20).map { (index: Int) -> ACLDataPacket in
             let data: [UInt8] = [UInt8(index), 1, 2]
             return ACLDataPacket(handle: index < 15 ? 0x40 : 0x41, boundary: .firstNonFlushable, data: data[...])
@@ -208,6 +220,7 @@ struct ControllerTests {
         for packet in burst { try controller.sendACL(packet) }
         #expect(fake.sentACL == [ACLDataPacket](burst.prefix(4)))
         #expect(controller.aclFlow?.queuedCount == 16)
+        #expect(controller.link(0x40)?.packetsInController == 4 && controller.link(0x41)?.packetsInController == 0)
 
         // Two buffers come back: exactly two more go out, in order.
         fake.deliverEvent(.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, 2)])))
@@ -215,11 +228,14 @@ struct ControllerTests {
         #expect(fake.sentACL == [ACLDataPacket](burst.prefix(6)))
         #expect(controller.aclFlow?.inFlight == 4)
 
-        // A controller that over-reports completions is clamped to what is outstanding.
-        fake.deliverEvent(.numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, 100)])))
+        // A controller that over-reports completions is clamped to what is outstanding, on
+        // that link; a handle with no link gives nothing back at all.
+        fake.deliverEvent(
+            .numberOfCompletedPackets(NumberOfCompletedPackets(completions: [(0x40, 100), (0x41, 3), (0x99, 5)])))
         try await controller.send(ReadBDADDR())
         #expect(fake.sentACL == [ACLDataPacket](burst.prefix(10)))
         #expect(controller.aclFlow?.inFlight == 4)
+        #expect(controller.link(0x40)?.packetsInController == 4 && controller.link(0x41)?.packetsInController == 0)
 
         // Handle 0x40 disconnects: its buffers come back, its queued packets are dropped,
         // and the other link's packets flow.

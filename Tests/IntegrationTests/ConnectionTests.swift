@@ -93,8 +93,8 @@ extension IntegrationTests {
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         #expect(manager.connections.isEmpty, "no connection handle left", sourceLocation: sourceLocation)
-        #expect(controller.aclFlow?.outstanding.isEmpty == true, "no ACL credit left", sourceLocation: sourceLocation)
-        #expect(controller.aclFlow?.inFlight == 0, sourceLocation: sourceLocation)
+        #expect(controller.aclFlow?.inFlight == 0, "no ACL credit left", sourceLocation: sourceLocation)
+        #expect(controller.aclFlow?.queuedCount == 0, sourceLocation: sourceLocation)
         #expect(controller.queuedCommandCount == 0, sourceLocation: sourceLocation)
         #expect(clock.sleeperCount == 0, "no timer left", sourceLocation: sourceLocation)
         #expect(clock.entryCount == 0, "no stale timer entry left", sourceLocation: sourceLocation)

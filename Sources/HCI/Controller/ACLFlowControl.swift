@@ -4,7 +4,9 @@ import BluetoothCore
 /// outstanding than the controller has buffers. A credit is spent per packet sent and
 /// comes back with Number Of Completed Packets, or when its connection ends.
 ///
-/// A value type with no I/O: the controller feeds it and sends what it releases.
+/// A value type with no I/O: the controller feeds it and sends what it releases. It keeps
+/// what is shared by every link (the free buffers and the queue, in order); how many of a
+/// link's packets sit in the controller is the link's own count (``Link/packetsInController``).
 public struct ACLFlowControl: Sendable {
     /// The controller's buffer count.
     public let bufferCount: Int
@@ -12,8 +14,6 @@ public struct ACLFlowControl: Sendable {
     public let bufferLength: Int
     /// Buffers free right now.
     public private(set) var available: Int
-    /// Packets sent and not yet completed, per connection handle.
-    public private(set) var outstanding: [ConnectionHandle: Int] = [:]
     private var queue: [ACLDataPacket] = []
     private var queueHead = 0
 
@@ -30,10 +30,9 @@ public struct ACLFlowControl: Sendable {
     /// Packets in the controller's buffers.
     public var inFlight: Int { bufferCount - available }
 
-    /// Whether everything sent on `handle` has left the host and been completed by the
-    /// controller (nothing queued, nothing outstanding).
-    public func isDrained(_ handle: ConnectionHandle) -> Bool {
-        outstanding[handle] == nil && !queue[queueHead...].contains { $0.handle == handle }
+    /// Whether a packet on `handle` waits for a credit.
+    public func hasQueued(_ handle: ConnectionHandle) -> Bool {
+        queue[queueHead...].contains { $0.handle == handle }
     }
 
     /// Queues a packet; returns the packets that may be sent now, in order. (The tests'
@@ -55,7 +54,6 @@ public struct ACLFlowControl: Sendable {
         let packet = queue[queueHead]
         queueHead += 1
         available -= 1
-        outstanding[packet.handle, default: 0] += 1
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
@@ -63,39 +61,24 @@ public struct ACLFlowControl: Sendable {
         return packet
     }
 
-    /// Number Of Completed Packets for `handle`. Returns what may be sent now. A count
-    /// larger than what is outstanding on that handle is clamped: a controller bug must
-    /// not let us overrun its buffers later.
-    /// (The tests' form of ``credit(handle:count:)`` then ``nextSendable()``.)
-    package mutating func completed(handle: ConnectionHandle, count: Int) -> (released: [ACLDataPacket], excess: Int) {
-        let excess = credit(handle: handle, count: count)
-        return (releaseAll(), excess)
+    /// `count` buffers are free again: what a link's owner took back from it (Number Of
+    /// Completed Packets, clamped to what the link had in the controller; or the link's
+    /// end). More than are in use is clamped: a caller's slip must not let us overrun the
+    /// controller later.
+    public mutating func free(_ count: Int) {
+        available = min(bufferCount, available + count)
     }
 
-    /// Returns `count` credits of `handle` (Number Of Completed Packets), clamped to what
-    /// is outstanding on it; returns how many more the controller claimed.
-    public mutating func credit(handle: ConnectionHandle, count: Int) -> Int {
-        let outstandingOnHandle = outstanding[handle, default: 0]
-        let credited = min(count, outstandingOnHandle)
-        outstanding[handle] = outstandingOnHandle - credited == 0 ? nil : outstandingOnHandle - credited
-        available += credited
-        return count - credited
+    /// `count` buffers are free again; returns what may be sent now. (The tests' form of
+    /// ``free(_:)`` then ``nextSendable()``.)
+    package mutating func released(freeing count: Int) -> [ACLDataPacket] {
+        free(count)
+        return releaseAll()
     }
 
-    /// The connection ended: its buffers are free again (the controller flushes them) and
-    /// its queued packets are dropped and returned in `dropped`.
-    /// (The tests' form of ``forget(handle:)`` then ``nextSendable()``.)
-    package mutating func disconnected(handle: ConnectionHandle) -> (
-        released: [ACLDataPacket], dropped: [ACLDataPacket]
-    ) {
-        let dropped = forget(handle: handle)
-        return (releaseAll(), dropped)
-    }
-
-    /// The connection ended: its credits come back and its queued packets are dropped
-    /// (returned).
-    public mutating func forget(handle: ConnectionHandle) -> [ACLDataPacket] {
-        available += outstanding.removeValue(forKey: handle) ?? 0
+    /// The connection ended: its queued packets are dropped (returned). Its buffers are the
+    /// link's to give back (``free(_:)``), as the link knows how many it holds.
+    public mutating func drop(handle: ConnectionHandle) -> [ACLDataPacket] {
         let pending = queue[queueHead...]
         let dropped = pending.filter { $0.handle == handle }
         queue = pending.filter { $0.handle != handle }

@@ -424,11 +424,13 @@ public final class HCIController {
         case .numberOfCompletedPackets(let completed):
             guard aclFlow != nil else { return }
             for completion in completed.completions {
-                let excess = aclFlow?.credit(handle: completion.handle, count: Int(completion.count)) ?? 0
-                if excess > 0 {
+                let count = Int(completion.count)
+                let taken = link(completion.handle)?.completePackets(count) ?? 0
+                aclFlow?.free(taken)
+                if taken < count {
                     logger.log(
                         .warning,
-                        "controller completed \(excess) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding"
+                        "controller completed \(count - taken) more packet(s) on handle \(hex(completion.handle, digits: 4)) than were outstanding"
                     )
                 }
             }
@@ -436,12 +438,15 @@ public final class HCIController {
             wakeDrainWaiters()
         case .disconnectionComplete(let disconnection):
             // A failed Disconnect (non-zero status) leaves the link and its buffers as they were.
-            if disconnection.status.isSuccess, let dropped = aclFlow?.forget(handle: disconnection.handle) {
+            if disconnection.status.isSuccess, let dropped = aclFlow?.drop(handle: disconnection.handle) {
                 if !dropped.isEmpty {
                     logger.log(
                         .info,
                         "dropped \(dropped.count) queued ACL packet(s) of disconnected handle \(hex(disconnection.handle, digits: 4))"
                     )
+                }
+                if let link = link(disconnection.handle) {
+                    aclFlow?.free(link.completePackets(link.packetsInController))
                 }
                 try? transmitReleased()
                 wakeDrainWaiters()

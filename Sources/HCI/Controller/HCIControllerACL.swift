@@ -10,7 +10,7 @@ extension HCIController {
     /// last distributed key, a final Write Command): a Disconnect may otherwise overtake them.
     @discardableResult
     public func waitUntilDelivered(handle: ConnectionHandle, timeout: Duration = .seconds(2)) async -> Bool {
-        guard let flow = aclFlow, !flow.isDrained(handle), let link = link(handle) else { return true }
+        guard let flow = aclFlow, let link = link(handle), !isDrained(link, flow) else { return true }
         let drained = Expectation<Bool>()
         link.drainWaiters.append(drained)
         let timer = deadlines.schedule(after: timeout) { drained.fulfill(false) }
@@ -22,19 +22,26 @@ extension HCIController {
 
     /// Wakes the drain waiters of the links that have nothing left to send.
     func wakeDrainWaiters() {
-        for link in openLinks.values
-        where !link.drainWaiters.isEmpty && (aclFlow.map { $0.isDrained(link.handle) } ?? true) {
+        for link in openLinks.values where !link.drainWaiters.isEmpty && (aclFlow.map { isDrained(link, $0) } ?? true) {
             for waiter in link.drainWaiters { waiter.fulfill(true) }
         }
     }
 
-    /// Queues an ACL packet for the controller. It goes out as soon as a controller
-    /// buffer is free; never more are outstanding than the controller has buffers.
+    /// Whether everything sent on `link` has left the host and been completed by the
+    /// controller: nothing queued, nothing in the controller.
+    private func isDrained(_ link: Link, _ flow: ACLFlowControl) -> Bool {
+        link.packetsInController == 0 && !flow.hasQueued(link.handle)
+    }
+
+    /// Queues an ACL packet for the controller, on an open link. It goes out as soon as a
+    /// controller buffer is free; never more are outstanding than the controller has buffers.
     public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
         guard case .running = state, let bufferLength = aclFlow?.bufferLength else {
             if case let .failed(error) = state { throw error }
             throw .notRunning
         }
+        // Its credit is counted on its link until the controller completes it.
+        guard openLinks.index(forKey: packet.handle) != nil else { throw .noSuchConnection(packet.handle) }
         guard packet.data.count <= bufferLength else {
             throw .aclPacketTooLong(length: packet.data.count, bufferLength: bufferLength)
         }
@@ -51,7 +58,13 @@ extension HCIController {
         guard case .running = state else { return }
         // What the credits release goes out in one system call; the kept array allocates nothing.
         released.removeAll(keepingCapacity: true)
-        while let packet = aclFlow?.nextSendable() { released.append(packet) }
+        var link: Link?  // consecutive packets are most often one link's
+        while let packet = aclFlow?.nextSendable() {
+            if link?.handle != packet.handle { link = self.link(packet.handle) }
+            // Queued packets are dropped with their link, so each has one here.
+            link?.packetsInController += 1
+            released.append(packet)
+        }
         guard !released.isEmpty else { return }
         defer { released.removeAll(keepingCapacity: true) }  // holds no frame past the write
         do {

@@ -18,6 +18,8 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
     case aclPacketTooLong(length: Int, bufferLength: Int)
     /// The controller is not running (not started, closed, or failed before).
     case notRunning
+    /// ACL data for a connection handle no open link has (it ended, or never was).
+    case noSuchConnection(ConnectionHandle)
 
     /// A one-line message naming the command or code involved.
     public var description: String {
@@ -33,6 +35,7 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .aclPacketTooLong(length, bufferLength):
             "ACL packet of \(length) bytes exceeds the controller's \(bufferLength)-byte buffers"
         case .notRunning: "the controller is not running"
+        case let .noSuchConnection(handle): "no open link has connection handle \(hex(handle, digits: 4))"
         }
     }
 }

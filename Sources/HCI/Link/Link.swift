@@ -69,6 +69,10 @@ public final class Link {
     public private(set) var state: State = .open
     private var attached: [Attached] = []
     private var endWaiters: [Expectation<HCIStatus>] = []
+    /// ACL packets sent on this link that the controller has not yet reported complete
+    /// (Number Of Completed Packets): the link's share of the controller's buffers, all
+    /// given back when it closes (Core Vol 4, Part E, 4.1.1).
+    public internal(set) var packetsInController = 0
     /// Waiting for this link's queued ACL packets to be completed (``HCIController/waitUntilDelivered(handle:timeout:)``).
     var drainWaiters: [Expectation<Bool>] = []
     /// Procedures on this link waiting for the LE event that ends them
@@ -82,6 +86,15 @@ public final class Link {
 
     /// Whether the link is up.
     public var isOpen: Bool { state == .open }
+
+    /// Takes back `count` packets the controller reports complete, at most as many as the
+    /// link has there (a controller that over-reports must not let us overrun it later);
+    /// returns how many it took.
+    func completePackets(_ count: Int) -> Int {
+        let taken = min(count, packetsInController)
+        packetsInController -= taken
+        return taken
+    }
 
     /// How many layers keep state on the link now.
     public var attachmentCount: Int { attached.count }
