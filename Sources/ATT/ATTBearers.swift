@@ -45,11 +45,7 @@ public final class ATTBearers {
         // Held strongly by the channels and the controller until ``close()``, which the
         // controller's close calls (no weak references on the receive path: see L2CAPChannels).
         closeHandler = controller.addCloseHandler { self.close() }
-        channels.setHandler(for: .att) { handle, payload in
-            do { try self.bearer(for: handle).receive(payload) } catch {
-                self.logger.log(.warning, "ATT PDU on \(hex(handle, digits: 4)): \(error)")
-            }
-        }
+        channels.setHandler(for: .att) { link, payload in self.bearer(on: link).receive(payload) }
     }
 
     /// Detaches from the ATT channel and closes every bearer.
@@ -65,6 +61,13 @@ public final class ATTBearers {
     public func bearer(for handle: ConnectionHandle) throws(ATTError) -> ATTBearer {
         if let recent, recent.connection == handle, recent.isOpen { return recent }
         guard let link = controller.link(handle) else { throw .notConnected(handle) }
+        return bearer(on: link)
+    }
+
+    /// The bearer of `link`, made on first use.
+    public func bearer(on link: Link) -> ATTBearer {
+        if let recent, recent.connection == link.handle, recent.isOpen { return recent }
+        let handle = link.handle
         if let bearer = link.attachment(for: self, as: ATTBearer.self) {
             recent = bearer
             return bearer

@@ -36,7 +36,7 @@ public final class L2CAPChannels {
     /// concrete class, not a generic ``PerLink``: a generic lookup per packet cost the
     /// receive path 15%).
     private var recent: LinkState?
-    private var handlers = SmallMap<ChannelIdentifier, (ConnectionHandle, ArraySlice<UInt8>) -> Void>()
+    private var handlers = SmallMap<ChannelIdentifier, (Link, ArraySlice<UInt8>) -> Void>()
     private var closeHandler: Int?
     private var creditBasedChannels: CreditBasedChannels?
 
@@ -64,7 +64,7 @@ public final class L2CAPChannels {
         // The controller holds this object strongly until ``close()``, which its own close
         // calls: a weakly referenced object carries a side table that makes every retain
         // and release on the receive path slow.
-        controller.onACLData = { packet in self.receive(packet) }
+        controller.onACLData = { packet, link in self.receive(packet, on: link) }
         closeHandler = controller.addCloseHandler { self.close() }
     }
 
@@ -88,19 +88,16 @@ public final class L2CAPChannels {
 
     private var states: [LinkState] { controller.links.compactMap { $0.attachment(for: self, as: LinkState.self) } }
 
-    /// L2CAP's state on the open link `handle`, made on first use; nil when no link is open.
-    private func state(_ handle: ConnectionHandle) -> LinkState? {
-        if let recent, recent.handle == handle, recent.isOpen { return recent }
-        guard let link = controller.link(handle) else { return nil }
-        let state = link.attachment(for: self, layer: .l2cap) { LinkState(handle) }
+    /// L2CAP's state on `link`, made on first use.
+    private func state(on link: Link) -> LinkState {
+        if let recent, recent.handle == link.handle, recent.isOpen { return recent }
+        let state = link.attachment(for: self, layer: .l2cap) { LinkState(link.handle) }
         recent = state
         return state
     }
 
-    /// Delivers every frame of `channel` to `handler` (connection handle, payload).
-    public func setHandler(
-        for channel: ChannelIdentifier, _ handler: @escaping (ConnectionHandle, ArraySlice<UInt8>) -> Void
-    ) {
+    /// Delivers every frame of `channel` to `handler`, with the link it came on.
+    public func setHandler(for channel: ChannelIdentifier, _ handler: @escaping (Link, ArraySlice<UInt8>) -> Void) {
         handlers[channel] = handler
     }
 
@@ -123,12 +120,8 @@ public final class L2CAPChannels {
         }
     }
 
-    private func receive(_ packet: ACLDataPacket) {
-        guard let state = state(packet.handle) else {
-            // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
-            logger.log(.debug, "ACL on unknown handle \(hex(packet.handle, digits: 4)) ignored")
-            return
-        }
+    private func receive(_ packet: ACLDataPacket, on link: Link) {
+        let state = state(on: link)
         let (frame, problem) = state.reassembler.append(packet)
         if let problem {
             droppedFrames += 1
@@ -142,7 +135,7 @@ public final class L2CAPChannels {
             creditBased.receive(frame.payload, on: channel, handle: packet.handle)
         default:
             if let handler = handlers[frame.channel] {
-                handler(packet.handle, frame.payload)
+                handler(link, frame.payload)
             } else {
                 logger.log(
                     .info,

@@ -103,7 +103,7 @@ public final class SecurityManager {
         self.logger = logger.layer("smp")
         links = PerLink(controller: controller, layer: .security)
         links.onClose = { [weak self] _, link, _ in self?.end(link) }
-        channels.setHandler(for: .smp) { [weak self] handle, payload in self?.receive(handle, payload) }
+        channels.setHandler(for: .smp) { [weak self] link, payload in self?.receive(link.handle, payload) }
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
 

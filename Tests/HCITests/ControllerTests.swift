@@ -165,6 +165,30 @@ struct ControllerTests {
     /// A failed controller ends its links itself; their ACL credits come back and their
     /// queued packets are dropped, as after a real Disconnection Complete, so the failed
     /// host holds nothing.
+    /// The controller hands each ACL packet over with its open link, found once, so the layers
+    /// above need no lookup; a packet on a handle no open link has (vendor debug data) goes
+    /// nowhere.
+    @Test func aclDataComesWithItsLink() async throws {
+        let fake = FakeController()
+        let controller = HCIController(transport: fake, configuration: quiet)
+        try await controller.start()
+        var delivered: [(ConnectionHandle, ObjectIdentifier)] = []
+        controller.onACLData = { packet, link in delivered.append((packet.handle, ObjectIdentifier(link))) }
+        fake.deliverEvent(
+            LEConnectionEvent.connectionComplete(
+                status: .success, handle: 0x40, role: 0, peerAddressType: 1,
+                peerAddress: BluetoothAddress("F0:0D:B1:E7:00:01")!,
+                parameters: LEConnectionParameters(interval: 24, latency: 0, supervisionTimeout: 400)))
+        for handle: ConnectionHandle in [0x40, 0x0EDC, 0x40] {
+            fake.deliver(.packets([.acl(ACLDataPacket(handle: handle, boundary: .firstFlushable, data: [1]))]))
+        }
+        try await controller.send(ReadBDADDR())  // a round trip: every packet above was handled
+        let link = try #require(controller.link(0x40))
+        #expect(delivered.map(\.0) == [0x40, 0x40])
+        #expect(delivered.allSatisfy { $0.1 == ObjectIdentifier(link) })
+        controller.close()
+    }
+
     @Test func hardwareErrorReleasesTheLinksBuffers() async throws {
         let fake = FakeController()
         let controller = HCIController(transport: fake, configuration: quiet)

@@ -27,7 +27,7 @@ extension IntegrationTests {
         let manager = ConnectionManager(controller: controller, logger: .silent)
         let l2cap = L2CAPChannels(controller: controller, logger: .silent)
         var attReplies: [ConnectionHandle: BluetoothCore.Expectation<[UInt8]?>] = [:]
-        l2cap.setHandler(for: .att) { handle, payload in attReplies[handle]?.fulfill(Array(payload)) }
+        l2cap.setHandler(for: .att) { link, payload in attReplies[link.handle]?.fulfill(Array(payload)) }
 
         // Sequential connects; the first link stays up while the second comes up.
         let first = try await manager.connect(to: addresses[0], type: .random, timeout: .seconds(10))

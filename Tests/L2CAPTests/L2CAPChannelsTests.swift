@@ -21,7 +21,7 @@ struct L2CAPChannelsTests {
         let controller = HCIController(transport: fake, configuration: .init(logger: .silent))
         try await controller.start()
         let l2cap = L2CAPChannels(controller: controller, logger: .silent)
-        l2cap.setHandler(for: .att) { handle, payload in received(handle, Array(payload)) }
+        l2cap.setHandler(for: .att) { link, payload in received(link.handle, Array(payload)) }
         for handle: ConnectionHandle in [0x40, 0x41] {
             let parameters: [UInt8] =
                 [0x00, UInt8(handle.rawValue), 0x00, 0x00, 0x01] + BluetoothAddress("F0:0D:B1:E7:00:01")!.bytes

@@ -113,8 +113,12 @@ public final class HCIController {
         for token in eventObservers.keys.sorted() { eventObservers[token]?(event) }
     }
 
-    /// Called for every ACL packet from the controller.
-    public var onACLData: ((ACLDataPacket) -> Void)?
+    /// Called for every ACL packet from the controller with its open link, found once here
+    /// so the layers above are handed the link rather than look it up. A packet on a handle
+    /// no open link has (vendor debug data, a link we never saw) is logged and dropped.
+    public var onACLData: ((ACLDataPacket, Link) -> Void)?
+    /// The link of the last ACL packet: packets come link after link, so most need no search.
+    private var lastACLLink: Link?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
     /// The open links, the one record of them (each layer keeps its per-link state on the
@@ -241,6 +245,7 @@ public final class HCIController {
         openLinks.removeAll()
         for link in ended { link.close(.connectionTerminatedByLocalHost) }
         onACLData = nil
+        lastACLLink = nil
         eventObservers.removeAll()
         deadlines.cancelAll()
     }
@@ -402,7 +407,15 @@ public final class HCIController {
             }
             handle(event)
         case .acl(let acl):
-            onACLData?(acl)
+            if let link = lastACLLink, link.handle == acl.handle, link.isOpen {
+                onACLData?(acl, link)
+            } else if let link = link(acl.handle) {
+                lastACLLink = link
+                onACLData?(acl, link)
+            } else {
+                // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
+                logger.log(.debug, "ACL on handle \(hex(acl.handle, digits: 4)), which no open link has, ignored")
+            }
         case .command, .sco, .iso:
             logger.log(.debug, "ignored \(packet.type) packet from the controller")
         }
