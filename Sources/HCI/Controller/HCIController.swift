@@ -118,6 +118,7 @@ public final class HCIController {
     /// no open link has (vendor debug data, a link we never saw) is logged and dropped.
     public var onACLData: ((ACLDataPacket, Link) -> Void)?
     /// The link of the last ACL packet: packets come link after link, so most need no search.
+    /// Always open: a link's end takes it off.
     private var lastACLLink: Link?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
@@ -243,9 +244,9 @@ public final class HCIController {
         // What the layers left on the links ends with them; no Disconnection Complete will come.
         let ended = openLinks.values
         openLinks.removeAll()
+        lastACLLink = nil
         for link in ended { link.close(.connectionTerminatedByLocalHost) }
         onACLData = nil
-        lastACLLink = nil
         eventObservers.removeAll()
         deadlines.cancelAll()
     }
@@ -407,7 +408,7 @@ public final class HCIController {
             }
             handle(event)
         case .acl(let acl):
-            if let link = lastACLLink, link.handle == acl.handle, link.isOpen {
+            if let link = lastACLLink, link.handle == acl.handle {
                 onACLData?(acl, link)
             } else if let link = link(acl.handle) {
                 lastACLLink = link
@@ -467,6 +468,7 @@ public final class HCIController {
             // The link closes (every layer's state on it, the highest first) before anyone
             // hears of its end, so what they do next finds nothing of it left.
             if disconnection.status.isSuccess {
+                if lastACLLink?.handle == disconnection.handle { lastACLLink = nil }
                 openLinks.removeValue(forKey: disconnection.handle)?.close(disconnection.reason)
             }
             dispatch(event)
