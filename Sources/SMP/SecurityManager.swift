@@ -103,7 +103,7 @@ public final class SecurityManager {
         self.logger = logger.layer("smp")
         links = PerLink(controller: controller, layer: .security)
         links.onClose = { [weak self] _, link, _ in self?.end(link) }
-        channels.setHandler(for: .smp) { [weak self] link, payload in self?.receive(link.handle, payload) }
+        channels.setHandler(for: .smp) { [weak self] link, payload in self?.receive(link, payload) }
         observer = controller.addEventObserver { [weak self] event in self?.handle(event) }
     }
 
@@ -355,8 +355,10 @@ public final class SecurityManager {
         for waiter in link.securing ?? [] { waiter.resume(returning: .failure(.disconnected)) }
     }
 
-    private func receive(_ handle: ConnectionHandle, _ payload: ArraySlice<UInt8>) {
-        if links[handle]?.timedOut == true {
+    /// A PDU on `link`'s SMP channel, handed over with its link.
+    private func receive(_ link: Link, _ payload: ArraySlice<UInt8>) {
+        let handle = link.handle
+        if links[link]?.timedOut == true {
             return logger.log(
                 .warning, "handle \(hex(handle, digits: 4)): SMP after the SMP timeout ignored (Part H, 3.4)")
         }
@@ -366,11 +368,11 @@ public final class SecurityManager {
             let reason: PairingFailedReason =
                 if case .unknownCode = error { .commandNotSupported } else { .invalidParameters }
             try? send(PairingFailed(reason: reason), handle)
-            links[handle]?.session?.end(.protocolError("\(error)"))
+            links[link]?.session?.end(.protocolError("\(error)"))
             return
         }
-        if let session = links[handle]?.session {
-            links[handle]?.watchdog?.restart()
+        if let session = links[link]?.session {
+            links[link]?.watchdog?.restart()
             return session.receive(pdu)
         }
         switch pdu {
@@ -393,7 +395,7 @@ public final class SecurityManager {
             respond(handle, to: command.features)
         case .pairingFailed:
             break  // Nothing to fail.
-        case _ where links[handle]?.pairingFailed == true:
+        case _ where links[link]?.pairingFailed == true:
             logger.log(.debug, "handle \(hex(handle, digits: 4)): \(pdu.code) after the pairing failed; dropped")
         default:
             logger.log(.warning, "handle \(hex(handle, digits: 4)): \(pdu.code) outside a pairing; refused")

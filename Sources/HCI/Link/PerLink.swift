@@ -4,8 +4,9 @@ import BluetoothCore
 /// the layer's: a value exists only while its link is open, and the link's close hands it
 /// to ``onClose`` once, in the layer's turn (``Link/Layer``).
 ///
-/// Reads and writes by connection handle, as the layers' entry points still take handles:
-/// a write for a handle with no open link is dropped, as the link it was meant for is gone.
+/// Reads and writes by the ``Link`` a layer was handed, or by connection handle where an
+/// entry point still takes one: a write for a handle with no open link is dropped, as the
+/// link it was meant for is gone.
 @BluetoothActor
 public final class PerLink<Value> {
     /// What a closing link calls, shared by the owner and its slots (no reference back to
@@ -56,9 +57,18 @@ public final class PerLink<Value> {
         get { slot(handle)?.value }
         set {
             guard let link = controller.link(handle) else { return }
+            self[link] = newValue
+        }
+    }
+
+    /// The value on `link`, for a layer handed the link (no lookup by handle); assigning nil
+    /// takes it off without ``onClose``.
+    public subscript(link: Link) -> Value? {
+        get { link.attachment(for: self, as: Slot.self)?.value }
+        set {
             if let newValue {
                 if let slot: Slot = link.attachment(for: self) { return slot.value = newValue }
-                _ = link.attachment(for: self, layer: layer) { Slot(newValue, handle: handle, hooks: hooks) }
+                _ = link.attachment(for: self, layer: layer) { Slot(newValue, handle: link.handle, hooks: hooks) }
             } else {
                 link.detach(self)
             }
