@@ -1,4 +1,5 @@
 import BluetoothCore
+import Synchronization
 import BluetoothCrypto
 import FoundationEssentials
 import HCI
@@ -248,12 +249,23 @@ public struct Bond: Codable, Sendable, Equatable {
 
 /// The bonds in the store directory's `bonds/` folder: one file per peer identity, written
 /// atomically with mode 0600. Keys never reach a log line.
+///
+/// A bond file read once is kept (decoded) while the file stays the same (``FileStamp``): a
+/// bonded reconnection asks for the peer's bond several times before its link is encrypted,
+/// and each time cost a read and a JSON decode. A file another process writes or removes is
+/// read again, or found gone, at the next ask. Copies of one store share what they keep.
 public struct BondStore: Sendable {
     /// The folder the bond files live in.
     public let directory: StoreDirectory
+    /// The bonds read so far, by file name, with the stamp of the file they came from.
+    private let kept = KeptBonds()
 
     /// The bonds under `store`'s `bonds/` folder.
     public init(store: StoreDirectory) { directory = store.subdirectory("bonds") }
+
+    /// How many times a bond file was read and decoded (for the tests: a file unchanged is
+    /// read once).
+    package var fileReads: Int { kept.reads.withLock { $0 } }
 
     /// The file name of a peer's bond: its identity address without colons. What else the
     /// store keeps of a bonded peer is named the same way, in a folder of its own.
@@ -288,10 +300,27 @@ public struct BondStore: Sendable {
     }
 
     private func load(_ name: String) -> Bond? {
-        guard name.hasSuffix(".json"), let bond = directory.readJSON(Bond.self, from: name), bond.isUsable
-        else { return nil }
+        guard name.hasSuffix(".json"), let stamp = directory.stamp(of: name) else { return nil }
+        if let kept = kept.entries.withLock({ $0[name] }), kept.stamp == stamp { return kept.bond }
+        kept.reads.withLock { $0 += 1 }
+        let bond = directory.readJSON(Bond.self, from: name).flatMap { $0.isUsable ? $0 : nil }
+        kept.entries.withLock { entries in
+            // Bounded: a folder of more bonds than this is read again as it is walked.
+            if entries.count >= KeptBonds.limit { entries.removeAll() }
+            entries[name] = (stamp, bond)
+        }
         return bond
     }
+}
+
+/// What a ``BondStore`` and its copies keep of the files they read.
+private final class KeptBonds: Sendable {
+    /// The most files kept at once.
+    static let limit = 256
+    /// Each file's last reading: its stamp then, and the usable bond it held (nil: none).
+    let entries = Mutex<[String: (stamp: FileStamp, bond: Bond?)]>([:])
+    /// Files read and decoded so far.
+    let reads = Mutex(0)
 }
 
 extension BondStore {

@@ -57,6 +57,32 @@ import Testing
         #expect(store.localIdentityResolvingKey() == store.localIdentityResolvingKey())
     }
 
+    /// A bond file is read and decoded once while it stays the same, by every copy of the
+    /// store; a file written again (by this process or another) or removed is seen at once.
+    @Test func anUnchangedBondFileIsReadOnce() throws {
+        let path = NSTemporaryDirectory() + "bluejay-kept-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = BondStore(store: StoreDirectory(path: path))
+        let copy = store
+        let identity = try #require(BluetoothAddress("F0:0D:B1:E7:00:02"))
+        var bond = Bond(
+            address: identity, addressType: .random, longTermKey: Array(0..<16), ediv: 0x1234, random: Array(0..<8),
+            secureConnections: false, authenticated: false)
+        try store.save(bond)
+        for _ in 0..<4 { #expect(copy.bond(for: identity, type: .random) == bond) }
+        #expect(store.fileReads == 1, "four asks, one read")
+
+        // Written again by another store (another process): the new bond, read anew.
+        bond.authenticated = true
+        try BondStore(store: StoreDirectory(path: path)).save(bond)
+        #expect(store.bond(for: identity, type: .random) == bond)
+        #expect(store.fileReads == 2)
+
+        // Removed behind its back: gone at the next ask.
+        #expect(try BondStore(store: StoreDirectory(path: path)).remove(identity))
+        #expect(store.bond(for: identity, type: .random) == nil)
+    }
+
     /// The store's modes: the store and `bonds/` folders 0700 when it makes them, every bond
     /// file and our IRK's file 0600, and no temporary file left behind.
     @Test func keyFilesAre0600InFolders0700() throws {
