@@ -308,7 +308,7 @@ bench-check:
 	$(CT_BINARY)
 	@$(BENCH_RUN) benchmark thresholds check $(BENCH_FLAGS); status=$$?; \
 	if [ $$status = 4 ]; then echo "bench-check FAILED: allocations fell below the thresholds; record them with 'make bench-thresholds' and commit Benchmarks/Thresholds"; exit 1; fi; \
-	if [ $$status != 0 ]; then echo "bench-check FAILED: allocations above Benchmarks/Thresholds (exit $$status)"; fi; exit $$status
+	if [ $$status != 0 ]; then echo "bench-check FAILED: allocations differ from Benchmarks/Thresholds (exit $$status): a table saying BETTER is a fall, to record with 'make bench-thresholds'; otherwise a rise"; fi; exit $$status
 bench-thresholds:
 	$(BENCH_RUN) --allow-writing-to-package-directory benchmark thresholds update $(BENCH_FLAGS)
 
