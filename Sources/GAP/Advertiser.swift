@@ -265,19 +265,19 @@ public final class Advertiser {
         }
     }
 
-    /// Renews the resolvable private address `interval` after the last renewal ended, until
-    /// advertising stops or starts again.
+    /// Renews the private address `interval` after each renewal ends, until advertising stops or restarts.
     private func scheduleRenewal(every interval: Duration) {
         let generation = renewalGeneration
         renewal = deadlines.schedule(after: interval) { [weak self] in
             self?.renewal = nil
+            // `self.` throughout: Swift 6.0 wants it in a closure nested in one that keeps self optional.
             Task { @BluetoothActor [weak self] in
-                guard let self, generation == renewalGeneration else { return }
-                do throws(AdvertisingError) { try await renewPrivateAddress() } catch {
+                guard let self, generation == self.renewalGeneration else { return }
+                do throws(AdvertisingError) { try await self.renewPrivateAddress() } catch {
                     // The old address stays; the next renewal tries again.
-                    logger.log(.warning, "renewing the resolvable private address: \(error)")
+                    self.logger.log(.warning, "renewing the resolvable private address: \(error)")
                 }
-                if generation == renewalGeneration { scheduleRenewal(every: interval) }
+                if generation == self.renewalGeneration { self.scheduleRenewal(every: interval) }
             }
         }
     }
