@@ -209,13 +209,14 @@ struct Read: AsyncParsableCommand {
             }
         let (peripheral, common) = (peripheral, common)
         // Out as soon as read: the link's end (and for one read, the cache's save and the
-        // controller's close) follow, and a script waits for the value, not for them.
-        @BluetoothActor func readAndPrint(
-            _ client: GATTClient, _ manager: ConnectionManager, _ link: LEConnection, _ security: SecurityManager
-        ) async throws {
-            for line in try await read(client, manager, link, security) { print(line) }
-            flushStandardOutput()
-        }
+        // controller's close) follow, and a script waits for the value, not for them. A closure,
+        // not a local function: Swift 6.0 takes a local function as not Sendable.
+        let readAndPrint:
+            @BluetoothActor (GATTClient, ConnectionManager, LEConnection, SecurityManager) async throws -> Void =
+                { client, manager, link, security in
+                    for line in try await read(client, manager, link, security) { print(line) }
+                    flushStandardOutput()
+                }
         guard eachLine else {
             try await peripheral.withSecuredClient(common, discovery: uuids != nil, readAndPrint)
             return
