@@ -119,7 +119,7 @@ public final class HCIController {
     public var onACLData: ((ACLDataPacket, Link) -> Void)?
     /// The link of the last ACL packet: packets come link after link, so most need no search.
     /// Always open: a link's end takes it off.
-    private var lastACLLink: Link?
+    var lastACLLink: Link?
     /// Called once when the controller stops because of an error.
     public var onFailure: ((HCIError) -> Void)?
     /// The open links, the one record of them (each layer keeps its per-link state on the
@@ -408,15 +408,7 @@ public final class HCIController {
             }
             handle(event)
         case .acl(let acl):
-            if let link = lastACLLink, link.handle == acl.handle {
-                onACLData?(acl, link)
-            } else if let link = link(acl.handle) {
-                lastACLLink = link
-                onACLData?(acl, link)
-            } else {
-                // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
-                logger.log(.debug, "ACL on handle \(hex(acl.handle, digits: 4)), which no open link has, ignored")
-            }
+            receiveACL(acl)
         case .command, .sco, .iso:
             logger.log(.debug, "ignored \(packet.type) packet from the controller")
         }

@@ -33,6 +33,20 @@ extension HCIController {
         link.packetsInController == 0 && !flow.hasQueued(link.handle)
     }
 
+    /// Hands an ACL packet from the controller to ``onACLData`` with its open link; drops one
+    /// on a handle no open link has.
+    func receiveACL(_ acl: ACLDataPacket) {
+        if let link = lastACLLink, link.handle == acl.handle {
+            onACLData?(acl, link)
+        } else if let link = link(acl.handle) {
+            lastACLLink = link
+            onACLData?(acl, link)
+        } else {
+            // Vendor debug data (Qualcomm uses 0x0EDC) or traffic of a link we never saw.
+            logger.log(.debug, "ACL on handle \(hex(acl.handle, digits: 4)), which no open link has, ignored")
+        }
+    }
+
     /// Queues an ACL packet for the controller, on an open link. It goes out as soon as a
     /// controller buffer is free; never more are outstanding than the controller has buffers.
     public func sendACL(_ packet: ACLDataPacket) throws(HCIError) {
