@@ -79,7 +79,10 @@ struct ServerConformanceProtocolTests {
     @Test(.hangGuard)
     func indicationsWaitForEachConfirmation() async throws {
         let server = try makeConformanceServer()
-        let link = RawLink(server)
+        // A clock that stands still: the first indication's 30 s ATT timeout cannot close the
+        // bearer before the second is queued, however long a loaded machine takes to get there
+        // (under ThreadSanitizer, beside other work, it once took longer than that).
+        let link = RawLink(server, clock: ManualClock())
         #expect(link.send("12 20 00 02 00") == "13")
         let before = link.outbox.pdus.count
         let first = Task { @BluetoothActor in try await server.indicate(0x001F, value: conformanceLongValue, to: 0x0040)

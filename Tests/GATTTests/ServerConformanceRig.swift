@@ -142,10 +142,10 @@ final class RawLink {
     let bearer: ATTBearer
     let outbox: Outbox
 
-    /// A link on `connection` whose server is `server`.
-    init(_ server: GATTServer, connection: ConnectionHandle = 0x0040) {
+    /// A link on `connection` whose server is `server`; its ATT timeouts (30 s) run on `clock`.
+    init(_ server: GATTServer, connection: ConnectionHandle = 0x0040, clock: any Clock<Duration> = ContinuousClock()) {
         let outbox = Outbox()
-        bearer = ATTBearer(connection: connection, logger: .silent) { (pdu: [UInt8]) throws(HCIError) in
+        bearer = ATTBearer(connection: connection, clock: clock, logger: .silent) { (pdu: [UInt8]) throws(HCIError) in
             outbox.pdus.append(pdu)
         }
         bearer.server = server

@@ -72,11 +72,16 @@ final class GatewayFleetRig {
         .joined(separator: "\n")
     }
 
-    /// Stops what still runs and removes the files.
+    /// Stops what still runs and returns; a thread of its own waits for the gateways to
+    /// exit and then removes the files, so no thread of the cooperative pool is held while
+    /// they shut down.
     func stop() {
         for process in processes.values where process.isRunning { process.terminate() }
-        for process in processes.values { process.waitUntilExit() }
-        try? FileManager.default.removeItem(atPath: directory)
+        let processes = Array(processes.values), directory = directory
+        Thread.detachNewThread {
+            for process in processes { process.waitUntilExit() }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 }
 

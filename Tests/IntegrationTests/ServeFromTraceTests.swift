@@ -183,9 +183,14 @@ final class ServingProcess: @unchecked Sendable {
         }
     }
 
+    /// Interrupts the process and returns: its exit is waited for on a thread of its own,
+    /// which then removes its store, so no thread of the cooperative pool is held meanwhile.
     func stop() {
         if process.isRunning { process.interrupt() }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: store)
+        let process = process, store = store
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: store)
+        }
     }
 }
