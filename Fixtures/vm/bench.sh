@@ -59,7 +59,6 @@ outside() {
     printf '%s' "$why" | tr '\n' ' ' > "$OUTSIDE"
     exit 3
 }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # CPU time (utime + stime, clock ticks) of the processes given.
 TICK=$(getconf CLK_TCK)
@@ -147,9 +146,9 @@ measure_flood() {  # PIDS-VARIABLE COUNT-COMMAND…
     shift
     wait_for 60 positive "$@" || return 1
     local t0 c0 p0 k0 t1 c1 p1 k1
-    t0=$(now_ms); c0=$("$@"); p0=$(ticks "${pids[@]}"); k0=$(kernel_ticks); b0=$(ticks $BTVIRT); s0=$(ticks $serve)
+    stamp_ms; t0=$NOW_MS; c0=$("$@"); p0=$(ticks "${pids[@]}"); k0=$(kernel_ticks); b0=$(ticks $BTVIRT); s0=$(ticks $serve)
     sleep "$WINDOW"  # the measurement window itself
-    t1=$(now_ms); c1=$("$@"); p1=$(ticks "${pids[@]}"); k1=$(kernel_ticks); b1=$(ticks $BTVIRT); s1=$(ticks $serve)
+    stamp_ms; t1=$NOW_MS; c1=$("$@"); p1=$(ticks "${pids[@]}"); k1=$(kernel_ticks); b1=$(ticks $BTVIRT); s1=$(ticks $serve)
     # A process gone before the window's end took its CPU time with it: no figure, not a wrong one.
     local pid
     for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 2; done
@@ -162,12 +161,16 @@ measure_flood() {  # PIDS-VARIABLE COUNT-COMMAND…
 # Runs `bluejay read ADDRESS` of the readable characteristic; ELAPSED: ms from the start to
 # the value printed (stdbuf: the line is written as printed, not at exit).
 timed_read() {  # LABEL ADDRESS
-    local t0 pid
-    t0=$(now_ms)
-    stdbuf -oL "$BLUEJAY" read "$2" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$LOGS/bluejay-$1.out" 2> "$LOGS/bluejay-$1.err" &
+    local t0 pid out=$LOGS/bluejay-$1.out rd lines=() partial=""
+    : > "$out"
+    exec {rd}< "$out"
+    stamp_ms; t0=$NOW_MS
+    stdbuf -oL "$BLUEJAY" read "$2" "$SERVICE" "$READABLE" --utf8 --transport hci0 > "$out" 2> "$LOGS/bluejay-$1.err" &
     pid=$!
-    wait_for 60 grep -qF "$VALUE" "$LOGS/bluejay-$1.out" || die "bluejay $1 read: $(cat "$LOGS/bluejay-$1.err")"
-    ELAPSED=$(($(now_ms) - t0))
+    printed_value() { read_new_lines "$rd" lines partial; [[ "${lines[*]}" == *"$VALUE"* ]]; }
+    wait_for 60 printed_value || die "bluejay $1 read: $(cat "$LOGS/bluejay-$1.err")"
+    stamp_ms; ELAPSED=$((NOW_MS - t0))
+    exec {rd}<&-
     wait $pid || die "bluejay $1 read failed: $(cat "$LOGS/bluejay-$1.err")"
 }
 
@@ -179,22 +182,30 @@ timed_read() {  # LABEL ADDRESS
 # "disconnected" once a link is down, so the second starts from no link, as BlueZ's does.
 # ELAPSED, as timed_read.
 resident_read() {
-    local fifo pid fd t0 out=$LOGS/bluejay-resident.out err=$LOGS/bluejay-resident.err
+    local fifo pid fd t0 out=$LOGS/bluejay-resident.out err=$LOGS/bluejay-resident.err rd lines=() partial=""
     fifo=$(mktemp -u /tmp/bluejay-lines.XXXXXX)
     mkfifo "$fifo"
+    : > "$out"
+    exec {rd}< "$out"
     "$BLUEJAY" read "$PEER/public" "$SERVICE" "$READABLE" --utf8 --each-line --transport hci0 < "$fifo" > "$out" 2> "$err" &
     pid=$!
     exec {fd}> "$fifo"
-    values() { grep -cF "$VALUE" "$out"; }
+    # (values: counted from the output as it grows, with builtins alone; see nap in lib.sh)
+    values_reach() {
+        local line count=0
+        read_new_lines "$rd" lines partial
+        for line in "${lines[@]}"; do [[ $line == *"$VALUE"* ]] && count=$((count + 1)); done
+        [ "$count" -ge "$1" ]
+    }
     links_ended() { grep -cx disconnected "$err"; }
     echo first >&$fd
-    wait_for 60 reached 1 values && wait_for 30 reached 1 links_ended || die "bluejay resident first read: $(cat "$err")"
-    t0=$(now_ms)
+    wait_for 60 values_reach 1 && wait_for 30 reached 1 links_ended || die "bluejay resident first read: $(cat "$err")"
+    stamp_ms; t0=$NOW_MS
     echo second >&$fd
-    wait_for 60 reached 2 values || die "bluejay resident read: $(cat "$err")"
-    ELAPSED=$(($(now_ms) - t0))
+    wait_for 60 values_reach 2 || die "bluejay resident read: $(cat "$err")"
+    stamp_ms; ELAPSED=$((NOW_MS - t0))
     wait_for 30 reached 2 links_ended || die "bluejay resident read did not disconnect: $(cat "$err")"
-    exec {fd}>&-  # the end of its input: it closes the controller and exits
+    exec {fd}>&- {rd}<&-  # the end of its input: it closes the controller and exits
     rm -f "$fifo"
     reap $pid 20
 }
@@ -254,7 +265,7 @@ run_bluez() {
     dbus-daemon --system --fork --print-pid > /tmp/dbus.pid || outside "dbus-daemon"
     dbus=$(head -n 1 /tmp/dbus.pid)
     # (1) From bluetoothd's start: adapter up (power on), scan, connect, discover, read.
-    t0=$(now_ms)
+    stamp_ms; t0=$NOW_MS
     bluetoothd -n -f /tmp/main.conf > "$LOGS/bluetoothd-$run.log" 2>&1 &
     bluetoothd=$!
     ctl_start "/tmp/vmbench-bluetoothctl.log"
@@ -262,31 +273,31 @@ run_bluez() {
     ctl_wait 30 "Agent registered" || outside "bluetoothctl did not start: $(ctl_output | tail -n 5)"
     ctl power on
     ctl_wait 30 "Changing power on succeeded" || outside "power on: $(ctl_output | tail -n 5)"
-    local powered=$(($(now_ms) - t0))
+    stamp_ms; local powered=$((NOW_MS - t0))
     ctl scan on
     ctl_wait 30 "Device $PEER" || outside "BlueZ did not find $PEER: $(ctl_output | tail -n 5)"
-    local found=$(($(now_ms) - t0))
+    stamp_ms; local found=$((NOW_MS - t0))
     ctl scan off
     ctl connect "$PEER"
     ctl_wait 60 "Connection successful" || outside "BlueZ connect: $(ctl_output | tail -n 8)"
-    local connected=$(($(now_ms) - t0))
+    stamp_ms; local connected=$((NOW_MS - t0))
     ctl_wait 60 "ServicesResolved: yes" || outside "BlueZ discovery: $(ctl_output | tail -n 8)"
-    local resolved=$(($(now_ms) - t0))
+    stamp_ms; local resolved=$((NOW_MS - t0))
     ctl gatt.select-attribute "${READABLE,,}"
     ctl gatt.read
     ctl_wait 30 "$VALUE" || outside "BlueZ read: $(ctl_output | tail -n 8)"
-    cold=$(($(now_ms) - t0))
+    stamp_ms; cold=$((NOW_MS - t0))
     # (2) Pair, disconnect, reconnect bonded (BlueZ keeps the bond and the GATT cache).
     ctl_pair "$PEER" || outside "BlueZ pair: $(ctl_output | tail -n 8)"
     ctl disconnect "$PEER"
     ctl_wait 30 "Successful disconnected|Connected: no" || outside "BlueZ disconnect: $(ctl_output | tail -n 8)"
-    t0=$(now_ms)
+    stamp_ms; t0=$NOW_MS
     ctl connect "$PEER"
     ctl_wait 60 "ServicesResolved: yes" || outside "BlueZ reconnect: $(ctl_output | tail -n 8)"
     ctl gatt.select-attribute "${READABLE,,}"
     ctl gatt.read
     ctl_wait 30 "$VALUE" || outside "BlueZ bonded read: $(ctl_output | tail -n 8)"
-    bonded=$(($(now_ms) - t0))
+    stamp_ms; bonded=$((NOW_MS - t0))
     # (3) The flood through StartNotify: each value a PropertiesChanged signal to bluetoothctl.
     ctl gatt.select-attribute "${FLOOD,,}"
     ctl gatt.notify on

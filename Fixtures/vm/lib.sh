@@ -1,10 +1,23 @@
 # What the guest's scripts share (sourced by scenarios.sh and bench.sh).
 #
 #   wait_for S COMMAND…  poll COMMAND every 10 ms until it succeeds, at most S seconds
+#   nap [SECONDS]        sleep (10 ms by default) with no process forked
+#   stamp_ms             NOW_MS: milliseconds of the wall clock, with no process forked
 #   adapter_up/adapter_down hciN, address_of hciN   (from hciconfig)
 #   initialized hciN     the kernel's own init of a new controller is over
 #   stop PID             SIGTERM, reaped; killed after 10 s
 #   start_btvirt LOG     (re)starts `btvirt -l2` (pid in BTVIRT), waits until hci0 and hci1 are initialized
+
+# Under TCG on one vCPU, every process the polling forks (sleep, grep, tail, a command
+# substitution's subshell) takes its share of the CPU from the process being timed: a
+# bluejay starting up lost most. The waits on a timed path therefore use bash builtins
+# alone: a nap is a `read` with a timeout on a FIFO that nothing writes to.
+NAP_FIFO=$(mktemp -u /tmp/nap.XXXXXX)
+mkfifo "$NAP_FIFO"
+exec {NAP_FD}<> "$NAP_FIFO"
+rm -f "$NAP_FIFO"
+nap() { read -r -t "${1:-0.01}" -u "$NAP_FD" NAP_DISCARD || true; }
+stamp_ms() { local t=${EPOCHREALTIME/./}; NOW_MS=$((t / 1000)); }
 
 wait_for() {
     local seconds=$1 deadline
@@ -12,8 +25,28 @@ wait_for() {
     deadline=$((SECONDS + seconds))
     until "$@"; do
         [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.01
+        nap
     done
+}
+
+# Following a file another process writes, from where the last look ended, with builtins
+# alone (see nap): FD is the file opened for reading; each whole line read is appended to
+# the array LINES names; an unfinished last line waits in the variable PARTIAL names.
+# mapfile, not a `read` loop: after BlueZ's flood, bluetoothctl's output holds some 10 MB
+# of hex dumps, which a loop in bash reads slower under TCG than bluetoothctl writes them.
+read_new_lines() {  # FD LINES PARTIAL
+    local -n follow_lines=$2 follow_partial=$3
+    local follow_new=() follow_count
+    mapfile -u "$1" follow_new
+    follow_count=${#follow_new[@]}
+    [ "$follow_count" -gt 0 ] || return 0
+    follow_new[0]=$follow_partial${follow_new[0]}
+    follow_partial=""
+    if [[ ${follow_new[follow_count - 1]} != *$'\n' ]]; then
+        follow_partial=${follow_new[follow_count - 1]}
+        unset 'follow_new[follow_count - 1]'
+    fi
+    follow_lines+=("${follow_new[@]%$'\n'}")
 }
 adapter_up() { hciconfig "$1" 2>/dev/null | grep -qw UP; }
 adapter_down() { hciconfig "$1" 2>/dev/null | grep -qw DOWN; }
@@ -56,7 +89,8 @@ start_btvirt() {  # LOG
 
 # bluetoothctl, driven from a script:
 # commands go in through a FIFO, its output lands in a file, and each wait looks for a
-# line printed since the last command, polling the file every 10 ms (not a fixed sleep).
+# line printed since the last command, reading what the file gained every 10 ms (not a
+# fixed sleep), with no process forked (see nap).
 #
 #   ctl_start LOG        start bluetoothctl, output to LOG
 #   ctl COMMAND…         send one command line
@@ -76,24 +110,42 @@ ctl_start() {
     stdbuf -oL bluetoothctl < "$CTL_FIFO" > "$CTL_LOG" 2>&1 &
     CTL_PID=$!
     exec {CTL_FD}> "$CTL_FIFO"
-    CTL_MARK=0
+    exec {CTL_RD}< "$CTL_LOG"
+    # CTL_SEEN: the whole lines printed since the last command; CTL_PARTIAL: an unfinished
+    # one (a prompt); CTL_LINES: whole lines before the last command (for ctl_output).
+    CTL_SEEN=() CTL_PARTIAL="" CTL_LINES=0 CTL_MARK=0
 }
 
 ctl() {
-    CTL_MARK=$(wc -l < "$CTL_LOG")
-    # Written from a subshell: to a bluetoothctl that has crashed, the write's SIGPIPE ends
-    # the subshell alone, not the script, and the next ctl_wait reports it.
-    (printf '%s\n' "$*" >&"$CTL_FD") 2>/dev/null
+    read_new_lines "$CTL_RD" CTL_SEEN CTL_PARTIAL
+    CTL_LINES=$((CTL_LINES + ${#CTL_SEEN[@]}))
+    CTL_MARK=$CTL_LINES
+    CTL_SEEN=()
+    # To a bluetoothctl that has crashed the write fails (EPIPE, SIGPIPE ignored for it
+    # alone) and the next ctl_wait reports it; the script goes on.
+    trap '' PIPE
+    printf '%s\n' "$*" >&"$CTL_FD" 2>/dev/null
+    trap - PIPE
+}
+
+# Whether a line printed since the last command matches REGEX (an ERE, as grep -E takes).
+ctl_seen() {
+    local line
+    read_new_lines "$CTL_RD" CTL_SEEN CTL_PARTIAL
+    for line in "${CTL_SEEN[@]}" "$CTL_PARTIAL"; do
+        [[ $line =~ $1 ]] && return 0
+    done
+    return 1
 }
 
 ctl_wait() {
     local deadline=$((SECONDS + $1))
-    until tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; do
+    until ctl_seen "$2"; do
         # A bluetoothctl that has ended (BlueZ 5.66's has crashed) prints nothing more: no
         # waiting out the deadline, but one last look at what it printed before it ended.
-        kill -0 "$CTL_PID" 2>/dev/null || { tail -n +$((CTL_MARK + 1)) "$CTL_LOG" | grep -aqE -- "$2"; return; }
+        kill -0 "$CTL_PID" 2>/dev/null || { ctl_seen "$2"; return; }
         [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.01
+        nap
     done
 }
 
@@ -113,8 +165,10 @@ ctl_output() {
 }
 
 ctl_stop() {
-    (printf 'quit\n' >&"$CTL_FD") 2>/dev/null  # (a subshell, as in ctl)
-    exec {CTL_FD}>&-
+    trap '' PIPE  # (as in ctl)
+    printf 'quit\n' >&"$CTL_FD" 2>/dev/null
+    trap - PIPE
+    exec {CTL_FD}>&- {CTL_RD}<&-
     # bluetoothctl leaves on quit or at the end of its input; a hang is not waited out.
     local deadline=$((SECONDS + 5))
     while kill -0 "$CTL_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
