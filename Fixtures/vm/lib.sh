@@ -129,17 +129,21 @@ ctl() {
 }
 
 # Whether a line printed since the last command matches REGEX (an ERE, as grep -E takes).
+# The lines this wait has looked at already (CTL_LOOKED) are not looked at again, and the
+# rest are matched as one text, a line a line: after BlueZ's flood, bluetoothctl goes on
+# printing values it had queued, thousands of lines, and a loop over them in bash on every
+# look took longer under TCG with each look.
 ctl_seen() {
-    local line
     read_new_lines "$CTL_RD" CTL_SEEN CTL_PARTIAL
-    for line in "${CTL_SEEN[@]}" "$CTL_PARTIAL"; do
-        [[ $line =~ $1 ]] && return 0
-    done
+    local IFS=$'\n'
+    [[ "${CTL_SEEN[*]:CTL_LOOKED}"$'\n'"$CTL_PARTIAL" =~ $1 ]] && return 0
+    CTL_LOOKED=${#CTL_SEEN[@]}
     return 1
 }
 
 ctl_wait() {
     local deadline=$((SECONDS + $1))
+    CTL_LOOKED=0
     until ctl_seen "$2"; do
         # A bluetoothctl that has ended (BlueZ 5.66's has crashed) prints nothing more: no
         # waiting out the deadline, but one last look at what it printed before it ended.
