@@ -10,6 +10,11 @@ bonded_resident_first_value_ms (bluejay only, beside the contract's keys): the b
 reconnection by a bluejay process already up, as BlueZ's daemon is; bonded_first_value_ms is
 a new process's (start and controller init included).
 
+process_start_ms, info_ms (bluejay only): what a new process pays before any link, each
+waited for to its end: `bluejay bonds --help` (the process's start and argument parsing), and
+`bluejay info` (the start, the controller's bring-up, its reads and the close); medians, with
+_runs. They split bonded_first_value_ms, whose process starts and brings the controller up too.
+
 threads (bluejay only): the most threads `bluejay listen` had during the flood
 (/proc/PID/status, sampled in the guest), the maximum across runs: a bound on what a run
 needs, where a median would hide a run that started more. threads_runs has each run's.
@@ -92,6 +97,11 @@ def summarize(runs):
     if resident:
         bluejay["bonded_resident_first_value_ms"] = median(resident)
         bluejay["bonded_resident_first_value_ms_runs"] = resident
+    for key in ("process_start_ms", "info_ms"):
+        values = [r[key] for r in bj if key in r]
+        if values:
+            bluejay[key] = median(values)
+            bluejay[key + "_runs"] = values
     # The most threads of `bluejay listen` in the flood: the maximum across runs (see above).
     threads = [r["threads"] for r in bj if "threads" in r]
     if threads:
@@ -177,6 +187,9 @@ def main():
     print(f"vmbench ({env['accel']}, {env.get('vcpus', '?')} vCPUs, kernel {env.get('kernel', '?')}, BlueZ {env.get('bluez', '?')}, "
           f"{env['runs_per_stack']} runs each, medians; {args.output}):")
     print(table(bluejay, bluez))
+    if "process_start_ms" in bluejay:
+        print(f"bluejay, a new process before any link: start {bluejay['process_start_ms']} ms (`bonds --help`), "
+              f"start + controller bring-up + close {bluejay['info_ms']} ms (`info`)")
     if "threads" in bluejay:
         print(f"bluejay listen: {bluejay['threads']} threads at most in the flood (runs: {bluejay['threads_runs']})")
     for name, s in (("bluejay", bluejay), ("BlueZ", bluez)):

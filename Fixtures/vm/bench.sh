@@ -212,10 +212,21 @@ resident_read() {
 
 # --- bluejay ---------------------------------------------------------------------------------
 run_bluejay() {
-    local run=$1 store cold bonded resident pid
+    local run=$1 store cold bonded resident pid t0
     store=$(mktemp -d)
     export BLUEJAY_STORE=$store
     wait_for 20 adapter_down hci0 || outside "hci0 is still up (bluetoothd?)"
+    # (0) What a new process pays before any link, each run to its end (bash waits for it,
+    # no polling): the start alone (`bonds --help`: argument parsing, no controller), and
+    # `info`: the start, the controller's bring-up, its reads and the close.
+    local started info
+    stamp_ms; t0=$NOW_MS
+    "$BLUEJAY" bonds --help > /dev/null 2>&1 || die "bluejay bonds --help failed"
+    stamp_ms; started=$((NOW_MS - t0))
+    stamp_ms; t0=$NOW_MS
+    "$BLUEJAY" info --transport hci0 > "$LOGS/bluejay-info.out" 2> "$LOGS/bluejay-info.err" \
+        || die "bluejay info: $(cat "$LOGS/bluejay-info.err")"
+    stamp_ms; info=$((NOW_MS - t0))
     # (1) A new process, a new store: no bond, no cache; no address type, so it scans for us.
     timed_read cold "$PEER"
     cold=$ELAPSED
@@ -249,9 +260,9 @@ run_bluejay() {
     tail -n 1 /tmp/bluejay-flood.out > "$LOGS/bluejay-flood.last"
     rm -f /tmp/bluejay-flood.out
     unset BLUEJAY_STORE
-    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}, "threads": %d, "retries": [%s]}\n' \
-        "$run" "$cold" "$bonded" "$resident" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" "$threads" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
-    echo "   bluejay run $run: first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB, ${threads} threads at most"
+    printf '{"stack": "bluejay", "run": %d, "first_value_ms": %d, "bonded_first_value_ms": %d, "bonded_resident_first_value_ms": %d, "process_start_ms": %d, "info_ms": %d, "notifications_per_s": %s, "received": %d, "sent": %s, "window_s": %s, "cpu_s": {"bluejay": %s}, "kernel_threads_s": %s, "btvirt_s": %s, "peripheral_s": %s, "peak_rss_bytes": {"bluejay": %d}, "threads": %d, "retries": [%s]}\n' \
+        "$run" "$cold" "$bonded" "$resident" "$started" "$info" "$RATE" "$RECEIVED" "${sent:-0}" "$WINDOW" "$CPU_PROCESSES" "$CPU_KERNEL" "$CPU_BTVIRT" "$CPU_SERVE" "$hwm" "$threads" "$RETRIES_JSON" >> "$OUT/runs.jsonl"
+    echo "   bluejay run $run: start ${started} ms, info ${info} ms, first value ${cold} ms, bonded ${bonded} ms (staying up ${resident} ms), flood ${RATE}/s (${RECEIVED} in ${WINDOW} s, peripheral sent ${sent:-?} in all), CPU bluejay ${CPU_PROCESSES} s + kernel threads ${CPU_KERNEL} s, VmHWM $((hwm / 1024)) KiB, ${threads} threads at most"
 }
 
 # --- BlueZ -----------------------------------------------------------------------------------
