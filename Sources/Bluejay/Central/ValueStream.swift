@@ -173,10 +173,13 @@ final class ValueBuffer: Sendable {
         case let .ended(.failed(error)): throw error
         case .wait: break
         }
-        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does. Both take
-        // the caller's actor (their isolation parameter defaults to #isolation, here `actor`).
+        // A cancelled consumer's stream ends, as an AsyncThrowingStream's does. The operation
+        // names `actor`, and so runs on it: a closure takes an isolated parameter's isolation
+        // only when it captures the parameter (SE-0420). Without it the closure was
+        // nonisolated, and every value the consumer waited for hopped to the global pool and
+        // back (a pool thread woken twice, and the loop once, per value in the gateway).
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { wait($0) }
+            try await withCheckedThrowingContinuation(isolation: actor) { wait($0) }
         } onCancel: {
             finish(throwing: nil)
         }
