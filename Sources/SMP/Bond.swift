@@ -265,7 +265,7 @@ public struct BondStore: Sendable {
 
     /// How many times a bond file was read and decoded (for the tests: a file unchanged is
     /// read once).
-    package var fileReads: Int { kept.reads.withLock { $0 } }
+    package var fileReads: Int { kept.state.withLock { $0.reads } }
 
     /// The file name of a peer's bond: its identity address without colons. What else the
     /// store keeps of a bonded peer is named the same way, in a folder of its own.
@@ -301,13 +301,15 @@ public struct BondStore: Sendable {
 
     private func load(_ name: String) -> Bond? {
         guard name.hasSuffix(".json"), let stamp = directory.stamp(of: name) else { return nil }
-        if let kept = kept.entries.withLock({ $0[name] }), kept.stamp == stamp { return kept.bond }
-        kept.reads.withLock { $0 += 1 }
+        if let entry = kept.state.withLock({ $0.entries[name] }), entry.stamp == stamp { return entry.bond }
+        // Read and decoded outside the lock; a file changed meanwhile is kept under the older
+        // stamp, so the next ask reads it again.
         let bond = directory.readJSON(Bond.self, from: name).flatMap { $0.isUsable ? $0 : nil }
-        kept.entries.withLock { entries in
+        kept.state.withLock { state in
+            state.reads += 1
             // Bounded: a folder of more bonds than this is read again as it is walked.
-            if entries.count >= KeptBonds.limit { entries.removeAll() }
-            entries[name] = (stamp, bond)
+            if state.entries.count >= KeptBonds.limit { state.entries.removeAll() }
+            state.entries[name] = (stamp, bond)
         }
         return bond
     }
@@ -317,10 +319,13 @@ public struct BondStore: Sendable {
 private final class KeptBonds: Sendable {
     /// The most files kept at once.
     static let limit = 256
-    /// Each file's last reading: its stamp then, and the usable bond it held (nil: none).
-    let entries = Mutex<[String: (stamp: FileStamp, bond: Bond?)]>([:])
-    /// Files read and decoded so far.
-    let reads = Mutex(0)
+    struct State {
+        /// Each file's last reading: its stamp then, and the usable bond it held (nil: none).
+        var entries: [String: (stamp: FileStamp, bond: Bond?)] = [:]
+        /// Files read and decoded so far.
+        var reads = 0
+    }
+    let state = Mutex(State())
 }
 
 extension BondStore {

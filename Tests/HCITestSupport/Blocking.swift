@@ -34,6 +34,17 @@ package func waitUntilExit(_ process: Process) async {
     await blocking { process.value.waitUntilExit() }
 }
 
+/// Returns at once; a thread of its own waits for each of `processes` to end and then runs
+/// `cleanUp` (removing their files): how a test's `stop()`, often called from a `defer`,
+/// lets processes shut down without holding a thread of the cooperative pool.
+package func cleanUpAfterExit(of processes: [Process], _ cleanUp: @escaping @Sendable () -> Void) {
+    let processes = HandedOver(value: processes)
+    Thread.detachNewThread {
+        for process in processes.value { process.waitUntilExit() }
+        cleanUp()
+    }
+}
+
 /// The next octets `handle` has (empty at its end), read off the cooperative pool.
 package func availableData(_ handle: FileHandle) async -> Data {
     await blocking { handle.availableData }

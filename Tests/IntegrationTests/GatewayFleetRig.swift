@@ -72,16 +72,11 @@ final class GatewayFleetRig {
         .joined(separator: "\n")
     }
 
-    /// Stops what still runs and returns; a thread of its own waits for the gateways to
-    /// exit and then removes the files, so no thread of the cooperative pool is held while
-    /// they shut down.
+    /// Stops what still runs and returns; the files go once every gateway has ended.
     func stop() {
         for process in processes.values where process.isRunning { process.terminate() }
-        let processes = Array(processes.values), directory = directory
-        Thread.detachNewThread {
-            for process in processes { process.waitUntilExit() }
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        let directory = directory
+        cleanUpAfterExit(of: Array(processes.values)) { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
 

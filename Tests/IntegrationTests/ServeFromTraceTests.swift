@@ -183,14 +183,10 @@ final class ServingProcess: @unchecked Sendable {
         }
     }
 
-    /// Interrupts the process and returns: its exit is waited for on a thread of its own,
-    /// which then removes its store, so no thread of the cooperative pool is held meanwhile.
+    /// Interrupts the process and returns; its store goes once it has ended.
     func stop() {
         if process.isRunning { process.interrupt() }
-        let process = process, store = store
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(atPath: store)
-        }
+        let store = store
+        cleanUpAfterExit(of: [process]) { try? FileManager.default.removeItem(atPath: store) }
     }
 }

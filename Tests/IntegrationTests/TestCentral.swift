@@ -79,11 +79,8 @@ final class TestCentral: @unchecked Sendable {
         stopped = true
         try? input.close()
         if process.isRunning { process.terminate() }
-        let process = process, logPath = logPath
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(atPath: logPath)
-        }
+        let logPath = logPath
+        cleanUpAfterExit(of: [process]) { try? FileManager.default.removeItem(atPath: logPath) }
     }
 
     deinit { stop() }
