@@ -103,14 +103,7 @@ enum MonitorSession {
         // The run ends on Ctrl-C (true) or when every peripheral gave up (false). The signal
         // handler runs on a dispatch queue and only says so.
         let (stops, stop) = AsyncStream<Bool>.makeStream()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT)
-        source.setEventHandler { @Sendable in
-            // A second Ctrl-C ends the process at once, should the shutdown hang.
-            signal(SIGINT, SIG_DFL)
-            stop.yield(true)
-        }
-        source.resume()
+        let source = await catchInterrupts { stop.yield(true) }
         defer { source.cancel() }
 
         // A peripheral is done when its stream ends: it gave up, dropped with no retries

@@ -231,15 +231,9 @@ enum PeripheralSession {
         let events = manager.events()
         do { try await setUp(manager) } catch { throw CLIError("\(error)") }
         // Ctrl-C is caught before the lines a script waits for are printed: one sent on seeing
-        // them would otherwise find SIGINT's default, and the process would die of it.
+        // them would otherwise be lost, or find SIGINT's default and end the process.
         let (stops, stop) = AsyncStream<Void>.makeStream()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT)
-        source.setEventHandler { @Sendable in
-            signal(SIGINT, SIG_DFL)
-            stop.yield(())
-        }
-        source.resume()
+        let source = await catchInterrupts { stop.yield(()) }
         defer { source.cancel() }
         print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
         addresses?.announce(manager)
