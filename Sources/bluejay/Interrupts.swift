@@ -12,7 +12,11 @@ import Dispatch
 /// seeing the lines printed next (as scripts and the tests do) was lost under load, and the
 /// process ran on (26 of 30 starts lost a SIGINT sent right after `resume()`; none once the
 /// registration was waited for).
-func catchInterrupts(_ handler: @escaping @Sendable () -> Void) async -> any DispatchSourceSignal {
+///
+/// It runs on the caller's actor, so the source (not Sendable) stays with the caller.
+func catchInterrupts(
+    isolation: isolated (any Actor)? = #isolation, _ handler: @escaping @Sendable () -> Void
+) async -> any DispatchSourceSignal {
     // Ignored from here: the source takes it over, and the default would end the process.
     signal(SIGINT, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGINT)
