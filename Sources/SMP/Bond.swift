@@ -250,7 +250,7 @@ public struct Bond: Codable, Sendable, Equatable {
 /// The bonds in the store directory's `bonds/` folder: one file per peer identity, written
 /// atomically with mode 0600. Keys never reach a log line.
 ///
-/// A bond file read once is kept (decoded) while the file stays the same (``FileStamp``): a
+/// A bond file read once is kept (decoded) while the file stays the same (`FileStamp`, in Storage): a
 /// bonded reconnection asks for the peer's bond several times before its link is encrypted,
 /// and each time cost a read and a JSON decode. A file another process writes or removes is
 /// read again, or found gone, at the next ask. Copies of one store share what they keep.
