@@ -96,13 +96,8 @@ extension PairingSession {
                 PairingConfirm(confirmValue: SecretValue(lsbFirst(fromMSBFirst: f4(u: pkbX, v: pkaX, x: nb, z: 0)))))
             na = try await receiveRandom()
             try link.send(PairingRandom(randomValue: SecretValue(lsbFirst(fromMSBFirst: nb))))
-            if method == .numericComparison {
-                // The user confirms before our DHKey check goes (2.3.5.6.2, step 6b).
-                let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
-                guard await delegate?.confirm(numericValue: value) == true else {
-                    throw fail(.numericComparisonFailed, "the values were not confirmed")
-                }
-            }
+            // The user confirms before our DHKey check goes (2.3.5.6.2, step 6b).
+            if method == .numericComparison { try await confirmNumericValue(pkaX: pkaX, pkbX: pkbX, na: na, nb: nb) }
         case .passkeyEntry, .passkeyEntryBothInput:
             r = try await obtainPasskey(method)
             // Twenty rounds, one bit of the passkey each (2.3.5.6.3): the initiator's
@@ -124,18 +119,15 @@ extension PairingSession {
             }
         }
 
-        // Authentication stage 2: A is the initiator (the central), B is us.
-        let (a, b) = stage2Addresses
-        let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
+        // Authentication stage 2: the central's check first, then ours.
+        let (ea, eb, ltk) = stage2(dhKey: dhKey, na: na, nb: nb, r: r, request, response)
         switch try await next() {
         case let .pairingDHKeyCheck(check):
-            let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
             guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == ea else {
                 throw fail(.dhKeyCheckFailed, "the central's DHKey check value does not match")
             }
         case let other: throw unexpected(other, "Pairing DHKey Check")
         }
-        let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
         try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: eb))))
         return ltk.reversed()  // to wire order
     }

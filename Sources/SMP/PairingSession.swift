@@ -87,12 +87,8 @@ final class PairingSession {
         localCSRK: @escaping @BluetoothActor () -> SecretBytes,
         entropy: PairingEntropy = .system
     ) {
-        self.entropy = entropy
-        self.localCSRK = localCSRK
-        self.link = link
-        self.policy = policy
-        self.delegate = delegate
-        self.localIRK = localIRK
+        (self.entropy, self.localCSRK, self.link, self.policy, self.delegate, self.localIRK) =
+            (entropy, localCSRK, link, policy, delegate, localIRK)
     }
 
     // MARK: Inbox
@@ -274,12 +270,7 @@ final class PairingSession {
             guard f4(u: pkbX, v: pkaX, x: nb, z: 0) == cb else {
                 throw fail(.confirmValueFailed, "the peer's confirm value does not match its nonce")
             }
-            if method == .numericComparison {
-                let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
-                guard await delegate?.confirm(numericValue: value) == true else {
-                    throw fail(.numericComparisonFailed, "the values were not confirmed")
-                }
-            }
+            if method == .numericComparison { try await confirmNumericValue(pkaX: pkaX, pkbX: pkbX, na: na, nb: nb) }
         case .passkeyEntry, .passkeyEntryBothInput:
             r = try await obtainPasskey(method)
             nb = []
@@ -302,14 +293,11 @@ final class PairingSession {
             }
         }
 
-        // Authentication stage 2: keys from f5, checks from f6.
-        let (a, b) = stage2Addresses
-        let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
-        let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
+        // Authentication stage 2: our check first, then the peer's.
+        let (ea, eb, ltk) = stage2(dhKey: dhKey, na: na, nb: nb, r: r, request, response)
         try link.send(PairingDHKeyCheck(dhKeyCheck: SecretValue(lsbFirst(fromMSBFirst: ea))))
         switch try await next() {
         case let .pairingDHKeyCheck(check):
-            let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
             guard msbFirst(fromLSBFirst: check.dhKeyCheck.bytes) == eb else {
                 throw fail(.dhKeyCheckFailed, "the peer's DHKey check value does not match")
             }
@@ -357,6 +345,15 @@ final class PairingSession {
         switch try await next() {
         case let .pairingRandom(nonce): return msbFirst(fromLSBFirst: nonce.randomValue.bytes)
         case let other: throw unexpected(other, "Pairing Random")
+        }
+    }
+
+    /// Numeric Comparison's check by the user (Part H, 2.3.5.6.2): both sides show the six
+    /// digits of g2(PKax, PKbx, Na, Nb), and pairing goes on only when the user says they match.
+    func confirmNumericValue(pkaX: [UInt8], pkbX: [UInt8], na: [UInt8], nb: [UInt8]) async throws(SMPError) {
+        let value = g2(u: pkaX, v: pkbX, x: na, y: nb) % 1_000_000
+        guard await delegate?.confirm(numericValue: value) == true else {
+            throw fail(.numericComparisonFailed, "the values were not confirmed")
         }
     }
 
@@ -424,9 +421,23 @@ final class PairingSession {
             rat: link.responder.type, ra: Array(link.responder.address.bytes.reversed()))
     }
 
+    /// Authentication stage 2's values (Part H, 2.3.5.6.5), the same on both sides: the LTK
+    /// (with the MacKey) from f5, and from f6 the initiator's DHKey check Ea and the
+    /// responder's Eb. Nonces most significant first; the LTK too.
+    func stage2(
+        dhKey: SecretBytes, na: [UInt8], nb: [UInt8], r: SecretBytes, _ request: PairingFeatures,
+        _ response: PairingFeatures
+    ) -> (ea: [UInt8], eb: [UInt8], ltk: SecretBytes) {
+        let (a, b) = stage2Addresses
+        let (macKey, ltk) = f5(w: dhKey, n1: na, n2: nb, a1: a, a2: b)
+        let ea = f6(w: macKey, n1: na, n2: nb, r: r, ioCap: request.ioCap, a1: a, a2: b)
+        let eb = f6(w: macKey, n1: nb, n2: na, r: r, ioCap: response.ioCap, a1: b, a2: a)
+        return (ea, eb, ltk)
+    }
+
     /// A and B of f5 and f6 (Part H, 2.2.7): the initiator's and the responder's address
     /// type octet and address, most significant first.
-    var stage2Addresses: (a: [UInt8], b: [UInt8]) {
+    private var stage2Addresses: (a: [UInt8], b: [UInt8]) {
         (
             [link.initiator.type] + link.initiator.address.bytes.reversed(),
             [link.responder.type] + link.responder.address.bytes.reversed()
