@@ -29,18 +29,13 @@ enum UserChannel {
     {
         let fd = try unboundSocket(index)
         var retries = Retries()
-        while true {
-            let code = bindUserChannel(fd, index)
-            if code == 0 { return fd }
-            if retries.allow(code, adapter: { kernelState(fd, index) }) {
-                retrying(code)
-                // Cancelled while waiting: give up with what the last bind said.
-                if (try? await clock.sleep(for: .milliseconds(retryIntervalMilliseconds))) != nil { continue }
+        while let code = try bindOnce(fd, index, &retries, retrying) {
+            // Cancelled while waiting: give up with what the last bind said.
+            if (try? await clock.sleep(for: .milliseconds(retryIntervalMilliseconds))) == nil {
+                throw giveUp(fd, index, code)
             }
-            let state = code == EBUSY ? kernelState(fd, index) : nil
-            close(fd)
-            throw failure(code, index, state)
         }
+        return fd
     }
 
     /// As ``open(index:clock:retrying:)``, for a caller that can only block: the calling
@@ -48,18 +43,30 @@ enum UserChannel {
     static func open(index: UInt16, retrying: (Int32) -> Void = { _ in }) throws(TransportError) -> Int32 {
         let fd = try unboundSocket(index)
         var retries = Retries()
-        while true {
-            let code = bindUserChannel(fd, index)
-            if code == 0 { return fd }
-            if retries.allow(code, adapter: { kernelState(fd, index) }) {
-                retrying(code)
-                usleep(useconds_t(retryIntervalMilliseconds * 1000))
-                continue
-            }
-            let state = code == EBUSY ? kernelState(fd, index) : nil
-            close(fd)
-            throw failure(code, index, state)
+        while try bindOnce(fd, index, &retries, retrying) != nil {
+            usleep(useconds_t(retryIntervalMilliseconds * 1000))
         }
+        return fd
+    }
+
+    /// Binds `fd` once: nil when it is bound; the failed bind's errno when `retries` allows
+    /// another try after a wait (`retrying` is told); an error, with `fd` closed, otherwise.
+    private static func bindOnce(
+        _ fd: Int32, _ index: UInt16, _ retries: inout Retries, _ retrying: (Int32) -> Void
+    ) throws(TransportError) -> Int32? {
+        let code = bindUserChannel(fd, index)
+        if code == 0 { return nil }
+        guard retries.allow(code, adapter: { kernelState(fd, index) }) else { throw giveUp(fd, index, code) }
+        retrying(code)
+        return code
+    }
+
+    /// Closes `fd` after a bind that failed with `code`: the error that says why, with what
+    /// the kernel says of a busy adapter.
+    private static func giveUp(_ fd: Int32, _ index: UInt16, _ code: Int32) -> TransportError {
+        let state = code == EBUSY ? kernelState(fd, index) : nil
+        close(fd)
+        return failure(code, index, state)
     }
 
     /// What the kernel says of an adapter (HCIGETDEVINFO's device flags).
