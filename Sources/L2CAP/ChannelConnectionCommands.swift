@@ -21,10 +21,7 @@ public struct ConnectionRequest: SignalingPDU {
     public var sourceCID: UInt16
 
     /// A request for a channel to `psm`, the requester receiving on `sourceCID`.
-    public init(psm: PSM, sourceCID: UInt16) {
-        self.psm = psm
-        self.sourceCID = sourceCID
-    }
+    public init(psm: PSM, sourceCID: UInt16) { (self.psm, self.sourceCID) = (psm, sourceCID) }
 
     /// PSM, Source_CID.
     public static let layout = MessageLayout(
@@ -54,10 +51,7 @@ public struct ConnectionResponse: SignalingPDU {
         destinationCID: UInt16, sourceCID: UInt16, result: ConnectionResult,
         status: ConnectionStatus = .noFurtherInformation
     ) {
-        self.destinationCID = destinationCID
-        self.sourceCID = sourceCID
-        self.result = result
-        self.status = status
+        (self.destinationCID, self.sourceCID, self.result, self.status) = (destinationCID, sourceCID, result, status)
     }
 
     /// Destination_CID, Source_CID, Result, Status.
@@ -82,8 +76,7 @@ public struct CreateChannelRequest: SignalingPDU {
 
     /// A request for `request`'s channel on controller `controllerID`.
     public init(_ request: ConnectionRequest, controllerID: UInt8) {
-        self.request = request
-        self.controllerID = controllerID
+        (self.request, self.controllerID) = (request, controllerID)
     }
 
     /// PSM, Source_CID (a Connection Request's), Controller_ID.
@@ -169,13 +162,34 @@ public struct ConnectionStatus: WireRawRepresentable, Hashable, Sendable, Custom
     public var description: String { hex(rawValue, digits: 4) + (name.map { " \($0)" } ?? "") }
 }
 
-/// L2CAP_DISCONNECTION_REQ (0x06, 4.6), on either signaling channel: close a channel, named
-/// as the requester sees it.
-public struct DisconnectionRequest: SignalingPDU {
-    /// 0x06.
-    public static var code: SignalingCode { .disconnectionRequest }
+/// L2CAP_DISCONNECTION_REQ and L2CAP_DISCONNECTION_RSP (4.6, 4.7): both name the channel by
+/// its two CIDs, the response echoing the request's.
+public protocol DisconnectionPDU: SignalingPDU {
+    /// The CID of the device receiving the request.
+    var destinationCID: UInt16 { get }
+    /// The CID of the device sending the request.
+    var sourceCID: UInt16 { get }
+    /// The PDU naming the channel between `destinationCID` and `sourceCID`.
+    init(destinationCID: UInt16, sourceCID: UInt16)
+}
+
+extension DisconnectionPDU {
     /// Both signaling channels.
     public static var channels: SignalingChannels { [.bredr, .le] }
+
+    /// Destination_CID, Source_CID: the layout of the PDU called `name`.
+    static func channelEnds(_ name: String) -> MessageLayout<Self, UInt16, UInt16> {
+        MessageLayout(
+            name, Self.init(destinationCID:sourceCID:), Field("Destination_CID", \.destinationCID),
+            Field("Source_CID", \.sourceCID))
+    }
+}
+
+/// L2CAP_DISCONNECTION_REQ (0x06, 4.6), on either signaling channel: close a channel, named
+/// as the requester sees it.
+public struct DisconnectionRequest: DisconnectionPDU {
+    /// 0x06.
+    public static var code: SignalingCode { .disconnectionRequest }
     /// The CID of the device receiving the request (the one the requester sends to).
     public var destinationCID: UInt16
     /// The CID of the device sending the request (the one it receives on).
@@ -183,22 +197,17 @@ public struct DisconnectionRequest: SignalingPDU {
 
     /// A request to close the channel between `destinationCID` and `sourceCID`.
     public init(destinationCID: UInt16, sourceCID: UInt16) {
-        self.destinationCID = destinationCID
-        self.sourceCID = sourceCID
+        (self.destinationCID, self.sourceCID) = (destinationCID, sourceCID)
     }
 
     /// Destination_CID, Source_CID.
-    public static let layout = MessageLayout(
-        "Disconnection_Req", Self.init(destinationCID:sourceCID:),
-        Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
+    public static let layout = channelEnds("Disconnection_Req")
 }
 
 /// L2CAP_DISCONNECTION_RSP (0x07, 4.7): the channel is closed; its CIDs echo the request's.
-public struct DisconnectionResponse: SignalingPDU {
+public struct DisconnectionResponse: DisconnectionPDU {
     /// 0x07.
     public static var code: SignalingCode { .disconnectionResponse }
-    /// Both signaling channels.
-    public static var channels: SignalingChannels { [.bredr, .le] }
     /// The CID of the device sending the response (the request's Destination CID).
     public var destinationCID: UInt16
     /// The CID of the device receiving the response (the request's Source CID).
@@ -206,14 +215,11 @@ public struct DisconnectionResponse: SignalingPDU {
 
     /// A response closing the channel between `destinationCID` and `sourceCID`.
     public init(destinationCID: UInt16, sourceCID: UInt16) {
-        self.destinationCID = destinationCID
-        self.sourceCID = sourceCID
+        (self.destinationCID, self.sourceCID) = (destinationCID, sourceCID)
     }
 
     /// Destination_CID, Source_CID.
-    public static let layout = MessageLayout(
-        "Disconnection_Rsp", Self.init(destinationCID:sourceCID:),
-        Field("Destination_CID", \.destinationCID), Field("Source_CID", \.sourceCID))
+    public static let layout = channelEnds("Disconnection_Rsp")
 }
 
 // A field of the connection requests here and of the credit based ones, as its raw value.

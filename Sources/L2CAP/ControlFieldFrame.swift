@@ -42,8 +42,8 @@ public enum ControlFieldFrame: Sendable, Equatable {
         public var final: Bool
     }
 
-    /// The SAR field of an I-frame.
-    public enum SegmentationAndReassembly: UInt8, Sendable, Equatable, CustomStringConvertible {
+    /// The SAR field of an I-frame; printed by its case's name (`unsegmented`, `start`, …).
+    public enum SegmentationAndReassembly: UInt8, Sendable, Equatable {
         /// 0b00: a whole SDU.
         case unsegmented = 0
         /// 0b01: the first segment; an SDU length field precedes the information.
@@ -52,16 +52,6 @@ public enum ControlFieldFrame: Sendable, Equatable {
         case end = 2
         /// 0b11: a middle segment.
         case continuation = 3
-
-        /// `unsegmented`, `start`, `end`, `continuation`.
-        public var description: String {
-            switch self {
-            case .unsegmented: "unsegmented"
-            case .start: "start"
-            case .end: "end"
-            case .continuation: "continuation"
-            }
-        }
     }
 
     /// The S field of an S-frame.

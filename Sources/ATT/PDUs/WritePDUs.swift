@@ -4,7 +4,7 @@ import BluetoothCore
 // Write (Core Vol 3, Part F, 3.4.5 and 3.4.6).
 
 /// ATT_WRITE_REQ (0x12, 3.4.5.1): a write the server acknowledges.
-public struct WriteRequest: ATTPDU {
+public struct WriteRequest: AttributeValuePDU {
     /// 0x12.
     public static var opcode: ATTOpcode { .writeRequest }
     /// The attribute to write.
@@ -13,15 +13,10 @@ public struct WriteRequest: ATTPDU {
     public var value: ArraySlice<UInt8>
 
     /// A request to write `value` to the attribute at `handle`.
-    public init(handle: AttributeHandle, value: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.value = value
-    }
+    public init(handle: AttributeHandle, value: ArraySlice<UInt8>) { (self.handle, self.value) = (handle, value) }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout(
-        "Write_Req", Self.init(handle:value:),
-        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = handleAndValue("Write_Req")
 }
 
 /// ATT_WRITE_RSP (0x13, 3.4.5.2): the write succeeded. No parameters.
@@ -37,7 +32,7 @@ public struct WriteResponse: ATTPDU {
 }
 
 /// ATT_WRITE_CMD (0x52, 3.4.5.3): a write with no response.
-public struct WriteCommand: ATTPDU {
+public struct WriteCommand: AttributeValuePDU {
     /// 0x52.
     public static var opcode: ATTOpcode { .writeCommand }
     /// The attribute to write.
@@ -46,15 +41,10 @@ public struct WriteCommand: ATTPDU {
     public var value: ArraySlice<UInt8>
 
     /// A command writing `value` to the attribute at `handle`.
-    public init(handle: AttributeHandle, value: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.value = value
-    }
+    public init(handle: AttributeHandle, value: ArraySlice<UInt8>) { (self.handle, self.value) = (handle, value) }
 
     /// Attribute_Handle, Attribute_Value.
-    public static let layout = MessageLayout(
-        "Write_Cmd", Self.init(handle:value:),
-        Field("Attribute_Handle", \.handle), .rest("Attribute_Value", \.value))
+    public static let layout = handleAndValue("Write_Cmd")
 }
 
 /// ATT_SIGNED_WRITE_CMD (0xD2, 3.4.5.4): a write command followed by a 12-byte
@@ -71,9 +61,7 @@ public struct SignedWriteCommand: ATTPDU {
 
     /// A command writing `value` to the attribute at `handle`, signed with `signature`.
     public init(handle: AttributeHandle, value: ArraySlice<UInt8>, signature: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.value = value
-        self.signature = signature
+        (self.handle, self.value, self.signature) = (handle, value, signature)
     }
 
     /// Attribute_Handle, Attribute_Value (all but the last 12 octets), Authentication_Signature.
@@ -96,7 +84,7 @@ public struct SignedWriteCommand: ATTPDU {
 }
 
 /// ATT_PREPARE_WRITE_REQ (0x16, 3.4.6.1): queues part of a long or reliable write.
-public struct PrepareWriteRequest: ATTPDU {
+public struct PrepareWriteRequest: PreparedWritePDU {
     /// 0x16.
     public static var opcode: ATTOpcode { .prepareWriteRequest }
     /// The attribute to write.
@@ -108,20 +96,15 @@ public struct PrepareWriteRequest: ATTPDU {
 
     /// A request to queue `value` for the attribute at `handle`, at `offset`.
     public init(handle: AttributeHandle, offset: UInt16, value: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.offset = offset
-        self.value = value
+        (self.handle, self.offset, self.value) = (handle, offset, value)
     }
 
     /// Attribute_Handle, Value_Offset, Part_Attribute_Value.
-    public static let layout = MessageLayout(
-        "Prepare_Write_Req", Self.init(handle:offset:value:),
-        Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
-        .rest("Part_Attribute_Value", \.value))
+    public static let layout = preparedPart("Prepare_Write_Req")
 }
 
 /// ATT_PREPARE_WRITE_RSP (0x17, 3.4.6.2): echoes the queued part.
-public struct PrepareWriteResponse: ATTPDU {
+public struct PrepareWriteResponse: PreparedWritePDU {
     /// 0x17.
     public static var opcode: ATTOpcode { .prepareWriteResponse }
     /// The attribute the part is for.
@@ -133,16 +116,11 @@ public struct PrepareWriteResponse: ATTPDU {
 
     /// A response echoing `value` for the attribute at `handle`, at `offset`.
     public init(handle: AttributeHandle, offset: UInt16, value: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.offset = offset
-        self.value = value
+        (self.handle, self.offset, self.value) = (handle, offset, value)
     }
 
     /// Attribute_Handle, Value_Offset, Part_Attribute_Value.
-    public static let layout = MessageLayout(
-        "Prepare_Write_Rsp", Self.init(handle:offset:value:),
-        Field("Attribute_Handle", \.handle), Field("Value_Offset", \.offset),
-        .rest("Part_Attribute_Value", \.value))
+    public static let layout = preparedPart("Prepare_Write_Rsp")
 }
 
 /// ATT_EXECUTE_WRITE_REQ (0x18, 3.4.6.3): writes or cancels the queued parts.

@@ -20,10 +20,8 @@ public struct LEConnectionRequest: Sendable, Equatable, LaidOut {
     public init(
         intervalMin: UInt16 = 24, intervalMax: UInt16 = 40, latency: UInt16 = 0, supervisionTimeout: UInt16 = 400
     ) {
-        self.intervalMin = intervalMin
-        self.intervalMax = intervalMax
-        self.latency = latency
-        self.supervisionTimeout = supervisionTimeout
+        (self.intervalMin, self.intervalMax, self.latency, self.supervisionTimeout) =
+            (intervalMin, intervalMax, latency, supervisionTimeout)
     }
 
     /// Connection_Interval_Min, Connection_Interval_Max, Max_Latency, Supervision_Timeout
@@ -215,10 +213,7 @@ public struct ReadRSSI: HCICommand {
         /// Signal strength in dBm.
         public var rssi: Int8
         /// Return parameters.
-        public init(handle: ConnectionHandle, rssi: Int8) {
-            self.handle = handle
-            self.rssi = rssi
-        }
+        public init(handle: ConnectionHandle, rssi: Int8) { (self.handle, self.rssi) = (handle, rssi) }
         /// Connection_Handle, RSSI.
         public static let layout = MessageLayout(
             "Read_RSSI", Self.init(handle:rssi:), Field("Connection_Handle", \.handle), Field("RSSI", \.rssi))
@@ -238,9 +233,7 @@ public struct LESetDataLength: HCICommand {
 
     /// Ask for `txOctets`/`txTime` on `handle`.
     public init(handle: ConnectionHandle, txOctets: UInt16, txTime: UInt16) {
-        self.handle = handle
-        self.txOctets = txOctets
-        self.txTime = txTime
+        (self.handle, self.txOctets, self.txTime) = (handle, txOctets, txTime)
     }
 
     /// Connection_Handle, TX_Octets, TX_Time.
@@ -271,11 +264,8 @@ public struct LESetPHY: HCICommand {
 
     /// Prefer `tx`/`rx` on `handle`.
     public init(handle: ConnectionHandle, allPHYs: UInt8 = 0, txPHYs: UInt8, rxPHYs: UInt8, phyOptions: UInt16 = 0) {
-        self.handle = handle
-        self.allPHYs = allPHYs
-        self.txPHYs = txPHYs
-        self.rxPHYs = rxPHYs
-        self.phyOptions = phyOptions
+        (self.handle, self.allPHYs, self.txPHYs, self.rxPHYs, self.phyOptions) =
+            (handle, allPHYs, txPHYs, rxPHYs, phyOptions)
     }
 
     /// Connection_Handle, All_PHYs, TX_PHYs, RX_PHYs, PHY_Options.
@@ -285,72 +275,96 @@ public struct LESetPHY: HCICommand {
         Field("TX_PHYs", \.txPHYs), Field("RX_PHYs", \.rxPHYs), Field("PHY_Options", \.phyOptions))
 }
 
-/// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
-/// Update Complete follows.
-public struct LEConnectionUpdate: HCICommand {
-    /// OGF 0x08, OCF 0x013.
-    public static let opcode = HCIOpcode(rawValue: 0x2013)
-    /// Answered by Command Status.
-    public static var completion: HCICommandCompletion { .commandStatus }
+/// HCI_LE_Connection_Update (0x2013) and HCI_LE_Remote_Connection_Parameter_Request_Reply
+/// (0x2020): a connection's handle, the parameters asked for or accepted, and the connection
+/// event lengths. The two commands have the same parameters; `Kind` says which one this is
+/// (``LEConnectionUpdate``, ``LERemoteConnectionParameterRequestReply``).
+public struct LEConnectionParametersCommand<Kind: ConnectionParametersCommandKind>: HCICommand {
+    /// What Command Complete returns, if the command ends with it.
+    public typealias ReturnParameters = Kind.ReturnParameters
+    /// The command's opcode.
+    public static var opcode: HCIOpcode { Kind.opcode }
+    /// Which event ends the command.
+    public static var completion: HCICommandCompletion { Kind.completion }
     /// The connection.
     public var handle: ConnectionHandle
-    /// The parameters asked for.
+    /// The interval range, latency and supervision timeout asked for or accepted.
     public var parameters: LEConnectionRequest
     /// Minimum length of a connection event, units of 0.625 ms (a hint; 0, none).
     public var minCELength: UInt16
     /// Maximum length of a connection event, units of 0.625 ms (a hint; 0, none).
     public var maxCELength: UInt16
 
-    /// Ask for `parameters` on `handle`.
+    /// The command for `parameters` on `handle`.
     public init(
         handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0
     ) {
-        self.handle = handle
-        self.parameters = parameters
-        self.minCELength = minCELength
-        self.maxCELength = maxCELength
-    }
-
-    /// Connection_Handle, the connection parameters, Min_CE_Length, Max_CE_Length.
-    public static let layout = MessageLayout(
-        "LE_Connection_Update", Self.init(handle:parameters:minCELength:maxCELength:),
-        Field("Connection_Handle", \.handle), .group(\.parameters),
-        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
-}
-
-/// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
-/// peer asked for in an LE Remote Connection Parameter Request.
-public struct LERemoteConnectionParameterRequestReply: HCICommand {
-    /// OGF 0x08, OCF 0x020.
-    public static let opcode = HCIOpcode(rawValue: 0x2020)
-    /// The connection.
-    public var handle: ConnectionHandle
-    /// The interval range, latency and supervision timeout to run with.
-    public var parameters: LEConnectionRequest
-    /// Minimum length of a connection event, units of 0.625 ms (a hint).
-    public var minCELength: UInt16
-    /// Maximum length of a connection event, units of 0.625 ms (a hint).
-    public var maxCELength: UInt16
-
-    /// Accept `parameters` on `handle`.
-    public init(
-        handle: ConnectionHandle, parameters: LEConnectionRequest, minCELength: UInt16 = 0, maxCELength: UInt16 = 0
-    ) {
-        self.handle = handle
-        self.parameters = parameters
-        self.minCELength = minCELength
-        self.maxCELength = maxCELength
+        (self.handle, self.parameters, self.minCELength, self.maxCELength) =
+            (handle, parameters, minCELength, maxCELength)
     }
 
     /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout, Min_CE_Length,
     /// Max_CE_Length.
-    public static let layout = MessageLayout(
-        "LE_Remote_Connection_Parameter_Request_Reply", Self.init(handle:parameters:minCELength:maxCELength:),
-        Field("Connection_Handle", \.handle), .group(\.parameters),
-        Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
+    public static var layout: Layout { Kind.layout }
 
+    /// The layout's type: the four fields.
+    public typealias Layout = MessageLayout<Self, ConnectionHandle, LEConnectionRequest, UInt16, UInt16>
+
+    /// The layout of command `name`.
+    static func layout(_ name: String) -> Layout {
+        MessageLayout(
+            name, Self.init(handle:parameters:minCELength:maxCELength:),
+            Field("Connection_Handle", \.handle), .group(\.parameters),
+            Field("Min_CE_Length", \.minCELength), Field("Max_CE_Length", \.maxCELength))
+    }
+}
+
+/// Which of the two commands an ``LEConnectionParametersCommand`` is.
+public protocol ConnectionParametersCommandKind: Sendable {
+    /// What Command Complete returns.
+    associatedtype ReturnParameters: HCIParameters
+    /// The command's opcode.
+    static var opcode: HCIOpcode { get }
+    /// Which event ends the command.
+    static var completion: HCICommandCompletion { get }
+    /// The command's layout.
+    static var layout: LEConnectionParametersCommand<Self>.Layout { get }
+}
+
+/// HCI_LE_Connection_Update (0x2013): new parameters for a connection; LE Connection
+/// Update Complete follows.
+public typealias LEConnectionUpdate = LEConnectionParametersCommand<ConnectionUpdateKind>
+
+/// The kind of ``LEConnectionUpdate``: answered by Command Status.
+public enum ConnectionUpdateKind: ConnectionParametersCommandKind {
+    /// Nothing: the command ends with Command Status.
+    public typealias ReturnParameters = NoParameters
+    /// OGF 0x08, OCF 0x013.
+    public static let opcode = HCIOpcode(rawValue: 0x2013)
+    /// Command Status.
+    public static var completion: HCICommandCompletion { .commandStatus }
+    /// Connection_Handle, the connection parameters, Min_CE_Length, Max_CE_Length.
+    public static let layout = LEConnectionUpdate.layout("LE_Connection_Update")
+}
+
+/// HCI_LE_Remote_Connection_Parameter_Request_Reply (0x2020): accept the parameters the
+/// peer asked for in an LE Remote Connection Parameter Request.
+public typealias LERemoteConnectionParameterRequestReply = LEConnectionParametersCommand<
+    RemoteConnectionParameterRequestReplyKind
+>
+
+/// The kind of ``LERemoteConnectionParameterRequestReply``: answered by Command Complete.
+public enum RemoteConnectionParameterRequestReplyKind: ConnectionParametersCommandKind {
     /// The connection handle.
     public typealias ReturnParameters = ConnectionHandleReturn
+    /// OGF 0x08, OCF 0x020.
+    public static let opcode = HCIOpcode(rawValue: 0x2020)
+    /// Command Complete.
+    public static var completion: HCICommandCompletion { .commandComplete }
+    /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout, Min_CE_Length,
+    /// Max_CE_Length.
+    public static let layout = LERemoteConnectionParameterRequestReply.layout(
+        "LE_Remote_Connection_Parameter_Request_Reply")
 }
 
 /// HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply (0x2021): refuse the
@@ -367,8 +381,7 @@ public struct LERemoteConnectionParameterRequestNegativeReply: HCICommand {
 
     /// Refuse the request on `handle`.
     public init(handle: ConnectionHandle, reason: HCIStatus = .unacceptableConnectionParameters) {
-        self.handle = handle
-        self.reason = reason
+        (self.handle, self.reason) = (handle, reason)
     }
 
     /// Connection_Handle, Reason.

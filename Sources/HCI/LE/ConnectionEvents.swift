@@ -11,9 +11,7 @@ public struct LEConnectionParameters: Sendable, Equatable, LaidOut {
 
     /// Parameters as reported by the controller.
     public init(interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
-        self.interval = interval
-        self.latency = latency
-        self.supervisionTimeout = supervisionTimeout
+        (self.interval, self.latency, self.supervisionTimeout) = (interval, latency, supervisionTimeout)
     }
 
     /// Connection_Interval, Peripheral_Latency, Supervision_Timeout.
@@ -127,10 +125,37 @@ public protocol LEConnectionSubevent: LESubeventParameters {
     var event: LEConnectionEvent { get }
 }
 
+/// LE Connection Complete and LE Enhanced Connection Complete: the fields the host acts on,
+/// which both carry. The enhanced one's resolvable private addresses are not part of the
+/// event.
+public protocol LEConnectionCompletion: LEConnectionSubevent {
+    /// Status: 0x00 if the connection exists.
+    var status: HCIStatus { get }
+    /// Connection_Handle of the new link.
+    var handle: ConnectionHandle { get }
+    /// Role: 0x00 central, 0x01 peripheral.
+    var role: UInt8 { get }
+    /// Peer_Address_Type.
+    var peerAddressType: UInt8 { get }
+    /// Peer_Address.
+    var peerAddress: BluetoothAddress { get }
+    /// The interval, latency and timeout the connection runs with.
+    var parameters: LEConnectionParameters { get }
+}
+
+extension LEConnectionCompletion {
+    /// A connection complete.
+    public var event: LEConnectionEvent {
+        .connectionComplete(
+            status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
+            parameters: parameters)
+    }
+}
+
 // MARK: The connection subevents (Core Vol 4, Part E, 7.7.65)
 
 /// LE Connection Complete (0x01, 7.7.65.1): a connection was created, or creating it failed.
-public struct LEConnectionComplete: LEConnectionSubevent {
+public struct LEConnectionComplete: LEConnectionCompletion {
     /// 0x01.
     public static let subeventCode: UInt8 = 0x01
     /// Status: 0x00 if the connection exists.
@@ -170,18 +195,11 @@ public struct LEConnectionComplete: LEConnectionSubevent {
         Field("Status", \.status), Field("Connection_Handle", \.handle), Field("Role", \.role),
         Field("Peer_Address_Type", \.peerAddressType), Field("Peer_Address", \.peerAddress), .group(\.parameters),
         Field("Central_Clock_Accuracy", \.centralClockAccuracy))
-
-    /// A connection complete.
-    public var event: LEConnectionEvent {
-        .connectionComplete(
-            status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
-            parameters: parameters)
-    }
 }
 
 /// LE Enhanced Connection Complete [v1] (0x0A, 7.7.65.10): LE Connection Complete with the
 /// resolvable private addresses in use, from a controller that resolves them.
-public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
+public struct LEEnhancedConnectionComplete: LEConnectionCompletion {
     /// 0x0A.
     public static let subeventCode: UInt8 = 0x0A
     /// Status: 0x00 if the connection exists.
@@ -233,13 +251,6 @@ public struct LEEnhancedConnectionComplete: LEConnectionSubevent {
         Field("Local_Resolvable_Private_Address", \.localResolvablePrivateAddress),
         Field("Peer_Resolvable_Private_Address", \.peerResolvablePrivateAddress), .group(\.parameters),
         Field("Central_Clock_Accuracy", \.centralClockAccuracy))
-
-    /// A connection complete; the resolvable private addresses are not part of it.
-    public var event: LEConnectionEvent {
-        .connectionComplete(
-            status: status, handle: handle, role: role, peerAddressType: peerAddressType, peerAddress: peerAddress,
-            parameters: parameters)
-    }
 }
 
 /// LE Enhanced Connection Complete [v2] (0x29, 7.7.65.10): v1's fields, then the
@@ -256,9 +267,7 @@ public struct LEEnhancedConnectionCompleteV2: LEConnectionSubevent {
 
     /// Creates the subevent from its fields.
     public init(connection: LEEnhancedConnectionComplete, advertisingHandle: UInt8, syncHandle: UInt16) {
-        self.connection = connection
-        self.advertisingHandle = advertisingHandle
-        self.syncHandle = syncHandle
+        (self.connection, self.advertisingHandle, self.syncHandle) = (connection, advertisingHandle, syncHandle)
     }
 
     /// v1's fields, Advertising_Handle, Sync_Handle.
@@ -284,9 +293,7 @@ public struct LEConnectionUpdateComplete: LEConnectionSubevent {
 
     /// Creates the subevent from its fields.
     public init(status: HCIStatus, handle: ConnectionHandle, parameters: LEConnectionParameters) {
-        self.status = status
-        self.handle = handle
-        self.parameters = parameters
+        (self.status, self.handle, self.parameters) = (status, handle, parameters)
     }
 
     /// Status, Connection_Handle, the connection parameters.
@@ -314,9 +321,7 @@ public struct LEReadRemoteFeaturesComplete: LEConnectionSubevent {
 
     /// Creates the subevent from its fields.
     public init(status: HCIStatus, handle: ConnectionHandle, features: LEFeatures) {
-        self.status = status
-        self.handle = handle
-        self.features = features
+        (self.status, self.handle, self.features) = (status, handle, features)
     }
 
     /// Status, Connection_Handle, LE_Features.
@@ -340,8 +345,7 @@ public struct LERemoteConnectionParameterRequest: LEConnectionSubevent {
 
     /// Creates the subevent from its fields.
     public init(handle: ConnectionHandle, parameters: LEConnectionRequest) {
-        self.handle = handle
-        self.parameters = parameters
+        (self.handle, self.parameters) = (handle, parameters)
     }
 
     /// Connection_Handle, Interval_Min, Interval_Max, Max_Latency, Timeout.
@@ -373,11 +377,8 @@ public struct LEDataLengthChange: LEConnectionSubevent {
     public init(
         handle: ConnectionHandle, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16
     ) {
-        self.handle = handle
-        self.maxTxOctets = maxTxOctets
-        self.maxTxTime = maxTxTime
-        self.maxRxOctets = maxRxOctets
-        self.maxRxTime = maxRxTime
+        (self.handle, self.maxTxOctets, self.maxTxTime, self.maxRxOctets, self.maxRxTime) =
+            (handle, maxTxOctets, maxTxTime, maxRxOctets, maxRxTime)
     }
 
     /// Connection_Handle, Max_TX_Octets, Max_TX_Time, Max_RX_Octets, Max_RX_Time.
@@ -410,10 +411,7 @@ public struct LEPHYUpdateComplete: LEConnectionSubevent {
 
     /// Creates the subevent from its fields.
     public init(status: HCIStatus, handle: ConnectionHandle, txPHY: UInt8, rxPHY: UInt8) {
-        self.status = status
-        self.handle = handle
-        self.txPHY = txPHY
-        self.rxPHY = rxPHY
+        (self.status, self.handle, self.txPHY, self.rxPHY) = (status, handle, txPHY, rxPHY)
     }
 
     /// Status, Connection_Handle, TX_PHY, RX_PHY.

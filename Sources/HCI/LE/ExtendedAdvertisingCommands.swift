@@ -14,8 +14,7 @@ public struct LESetAdvertisingSetRandomAddress: HCICommand {
 
     /// Sets the random address of set `advertisingHandle`.
     public init(advertisingHandle: UInt8, address: BluetoothAddress) {
-        self.advertisingHandle = advertisingHandle
-        self.address = address
+        (self.advertisingHandle, self.address) = (advertisingHandle, address)
     }
 
     /// Advertising_Handle, Random_Address.
@@ -174,10 +173,13 @@ public enum AdvertisingDataOperation: UInt8, Sendable {
     }
 }
 
-/// HCI_LE_Set_Extended_Advertising_Data (0x2037, 7.8.54).
-public struct LESetExtendedAdvertisingData: HCICommand {
-    /// OGF 0x08, OCF 0x037.
-    public static let opcode = HCIOpcode(rawValue: 0x2037)
+/// HCI_LE_Set_Extended_Advertising_Data (0x2037, 7.8.54) and
+/// HCI_LE_Set_Extended_Scan_Response_Data (0x2038, 7.8.55): one fragment of an advertising
+/// set's data or scan response. The two commands have the same parameters; `Kind` says which
+/// one this is (``LESetExtendedAdvertisingData``, ``LESetExtendedScanResponseData``).
+public struct LESetExtendedData<Kind: ExtendedDataKind>: HCICommand {
+    /// The command's opcode.
+    public static var opcode: HCIOpcode { Kind.opcode }
     /// The set.
     public var advertisingHandle: UInt8
     /// Which fragment this is.
@@ -187,55 +189,62 @@ public struct LESetExtendedAdvertisingData: HCICommand {
     /// This fragment's data, at most 251 octets.
     public var data: ArraySlice<UInt8>
 
-    /// A fragment of set `advertisingHandle`'s data.
+    /// A fragment of set `advertisingHandle`'s data or scan response.
     public init(
         advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
         data: ArraySlice<UInt8>
     ) {
-        self.advertisingHandle = advertisingHandle
-        self.operation = operation
-        self.fragmentPreference = fragmentPreference
-        self.data = data
+        (self.advertisingHandle, self.operation, self.fragmentPreference, self.data) =
+            (advertisingHandle, operation, fragmentPreference, data)
     }
 
+    /// Advertising_Handle, Operation, Fragment_Preference, then the data's length and the
+    /// data under the names of `Kind`'s command.
+    public static var layout: Layout { Kind.layout }
+
+    /// The layout's type: the four fields.
+    public typealias Layout = MessageLayout<Self, UInt8, AdvertisingDataOperation, UInt8, ArraySlice<UInt8>>
+
+    /// The layout of command `name`, whose data fields are called `length` and `data`.
+    static func layout(_ name: String, length: String, data: String) -> Layout {
+        MessageLayout(
+            name, Self.init(advertisingHandle:operation:fragmentPreference:data:),
+            Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
+            Field("Fragment_Preference", \.fragmentPreference),
+            .lengthPrefixed(length, data, maximum: 251, \.data))
+    }
+}
+
+/// Which of the two commands an ``LESetExtendedData`` is: its opcode and its layout.
+public protocol ExtendedDataKind: Sendable {
+    /// The command's opcode.
+    static var opcode: HCIOpcode { get }
+    /// The command's layout.
+    static var layout: LESetExtendedData<Self>.Layout { get }
+}
+
+/// HCI_LE_Set_Extended_Advertising_Data (0x2037, 7.8.54).
+public typealias LESetExtendedAdvertisingData = LESetExtendedData<ExtendedAdvertisingDataKind>
+
+/// The kind of ``LESetExtendedAdvertisingData``.
+public enum ExtendedAdvertisingDataKind: ExtendedDataKind {
+    /// OGF 0x08, OCF 0x037.
+    public static let opcode = HCIOpcode(rawValue: 0x2037)
     /// Advertising_Handle, Operation, Fragment_Preference, Advertising_Data_Length, Advertising_Data.
-    public static let layout = MessageLayout(
-        "LE_Set_Extended_Advertising_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
-        Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
-        Field("Fragment_Preference", \.fragmentPreference),
-        .lengthPrefixed("Advertising_Data_Length", "Advertising_Data", maximum: 251, \.data))
+    public static let layout = LESetExtendedData<Self>.layout(
+        "LE_Set_Extended_Advertising_Data", length: "Advertising_Data_Length", data: "Advertising_Data")
 }
 
 /// HCI_LE_Set_Extended_Scan_Response_Data (0x2038, 7.8.55).
-public struct LESetExtendedScanResponseData: HCICommand {
+public typealias LESetExtendedScanResponseData = LESetExtendedData<ExtendedScanResponseDataKind>
+
+/// The kind of ``LESetExtendedScanResponseData``.
+public enum ExtendedScanResponseDataKind: ExtendedDataKind {
     /// OGF 0x08, OCF 0x038.
     public static let opcode = HCIOpcode(rawValue: 0x2038)
-    /// The set.
-    public var advertisingHandle: UInt8
-    /// Which fragment this is.
-    public var operation: AdvertisingDataOperation
-    /// 0x00: the controller may fragment; 0x01: it should not.
-    public var fragmentPreference: UInt8
-    /// This fragment's data, at most 251 octets.
-    public var data: ArraySlice<UInt8>
-
-    /// A fragment of set `advertisingHandle`'s scan response.
-    public init(
-        advertisingHandle: UInt8, operation: AdvertisingDataOperation = .complete, fragmentPreference: UInt8 = 0x01,
-        data: ArraySlice<UInt8>
-    ) {
-        self.advertisingHandle = advertisingHandle
-        self.operation = operation
-        self.fragmentPreference = fragmentPreference
-        self.data = data
-    }
-
     /// Advertising_Handle, Operation, Fragment_Preference, Scan_Response_Data_Length, Scan_Response_Data.
-    public static let layout = MessageLayout(
-        "LE_Set_Extended_Scan_Response_Data", Self.init(advertisingHandle:operation:fragmentPreference:data:),
-        Field("Advertising_Handle", \.advertisingHandle), .code("Operation", \.operation),
-        Field("Fragment_Preference", \.fragmentPreference),
-        .lengthPrefixed("Scan_Response_Data_Length", "Scan_Response_Data", maximum: 251, \.data))
+    public static let layout = LESetExtendedData<Self>.layout(
+        "LE_Set_Extended_Scan_Response_Data", length: "Scan_Response_Data_Length", data: "Scan_Response_Data")
 }
 
 /// HCI_LE_Set_Extended_Advertising_Enable (0x2039, 7.8.56).
@@ -254,9 +263,7 @@ public struct LESetExtendedAdvertisingEnable: HCICommand {
 
         /// Set `advertisingHandle`, with no limit by default.
         public init(advertisingHandle: UInt8, duration: UInt16 = 0, maxEvents: UInt8 = 0) {
-            self.advertisingHandle = advertisingHandle
-            self.duration = duration
-            self.maxEvents = maxEvents
+            (self.advertisingHandle, self.duration, self.maxEvents) = (advertisingHandle, duration, maxEvents)
         }
 
         /// Advertising_Handle[i], Duration[i], Max_Extended_Advertising_Events[i].
@@ -272,10 +279,7 @@ public struct LESetExtendedAdvertisingEnable: HCICommand {
     public var sets: [Set]
 
     /// Starts or stops `sets`.
-    public init(enable: Bool, sets: [Set]) {
-        self.enable = enable
-        self.sets = sets
-    }
+    public init(enable: Bool, sets: [Set]) { (self.enable, self.sets) = (enable, sets) }
 
     /// Enable, Num_Sets, then each set's fields.
     public static let layout = MessageLayout(

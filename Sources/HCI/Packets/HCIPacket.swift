@@ -271,28 +271,17 @@ public struct SCODataPacket: Sendable, Equatable {
 
     /// A SCO packet from its fields.
     public init(handle: ConnectionHandle, flags: UInt8, data: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.flags = flags
-        self.data = data
+        (self.handle, self.flags, self.data) = (handle, flags, data)
     }
 
     /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        let header = try reader.readUInt16()
-        handle = ConnectionHandle(rawValue: header)
-        flags = UInt8(header >> 12)
-        let length = Int(try reader.readUInt8())
-        guard reader.count == length else {
-            throw .lengthMismatch(field: "SCO data length", declared: length, actual: reader.count)
-        }
-        data = try reader.readBytes(length)
+        (handle, flags, data) = try readSynchronousPacket(&reader, wideLength: false, "SCO data length")
     }
 
     /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
-        writer.write(handle.rawValue | UInt16(flags) << 12)
-        writer.write(UInt8(data.count))
-        writer.write(bytes: data)
+        writeSynchronousPacket(&writer, handle, flags, data, wideLength: false)
     }
 }
 
@@ -307,28 +296,39 @@ public struct ISODataPacket: Sendable, Equatable {
 
     /// An ISO packet from its fields.
     public init(handle: ConnectionHandle, flags: UInt8, data: ArraySlice<UInt8>) {
-        self.handle = handle
-        self.flags = flags
-        self.data = data
+        (self.handle, self.flags, self.data) = (handle, flags, data)
     }
 
     /// Decodes the packet (its header, then exactly the length it declares).
     public init(from reader: inout ByteReader) throws(DecodingError) {
-        let header = try reader.readUInt16()
-        handle = ConnectionHandle(rawValue: header)
-        flags = UInt8(header >> 12)
-        let lengthField = try reader.readUInt16()
-        let length = Int(lengthField & 0x3FFF)
-        guard reader.count == length else {
-            throw .lengthMismatch(field: "ISO data length", declared: length, actual: reader.count)
-        }
-        data = try reader.readBytes(length)
+        (handle, flags, data) = try readSynchronousPacket(&reader, wideLength: true, "ISO data length")
     }
 
     /// Writes the packet: its header, then its payload.
     public func encode(to writer: inout ByteWriter) {
-        writer.write(handle.rawValue | UInt16(flags) << 12)
-        writer.write(UInt16(data.count))
-        writer.write(bytes: data)
+        writeSynchronousPacket(&writer, handle, flags, data, wideLength: true)
     }
+}
+
+/// Reads what SCO and ISO packets share: Connection_Handle and four flag bits in two octets,
+/// then the payload's length (one octet; or, `wideLength`, the low 14 bits of two) and
+/// exactly that payload: a mismatch is an error about `lengthField`.
+private func readSynchronousPacket(_ reader: inout ByteReader, wideLength: Bool, _ lengthField: String)
+    throws(DecodingError) -> (ConnectionHandle, UInt8, ArraySlice<UInt8>)
+{
+    let header = try reader.readUInt16()
+    let length = wideLength ? Int(try reader.readUInt16() & 0x3FFF) : Int(try reader.readUInt8())
+    guard reader.count == length else {
+        throw .lengthMismatch(field: lengthField, declared: length, actual: reader.count)
+    }
+    return (ConnectionHandle(rawValue: header), UInt8(header >> 12), try reader.readBytes(length))
+}
+
+/// Writes an SCO or ISO packet as `readSynchronousPacket` reads it.
+private func writeSynchronousPacket(
+    _ writer: inout ByteWriter, _ handle: ConnectionHandle, _ flags: UInt8, _ data: ArraySlice<UInt8>, wideLength: Bool
+) {
+    writer.write(handle.rawValue | UInt16(flags) << 12)
+    if wideLength { writer.write(UInt16(data.count)) } else { writer.write(UInt8(data.count)) }
+    writer.write(bytes: data)
 }
