@@ -2,8 +2,8 @@ import BluetoothCore
 import HCI
 import L2CAP
 
-/// Follows the connection-oriented L2CAP channels of every link of a capture from both
-/// sides' signaling, so that each frame on a dynamic CID is read as what its channel
+/// Follows the connection-oriented L2CAP channels of one link of a capture from both
+/// sides' signaling (``TraceWalk`` keeps one per link), so that each frame on a dynamic CID is read as what its channel
 /// carries: its PSM, and its mode's framing (B-, K-, I- or S-frames).
 ///
 /// Which way a CID maps (Core Vol 3, Part A, 2.1 and 4): each end of a channel is named by
@@ -19,7 +19,7 @@ import L2CAP
 /// of a Credit Based Connection Response; a pending response waits for the next one. A
 /// Disconnection Request makes one closing (its frames are discarded:
 /// ``DynamicFrame/closing``) until the Disconnection Response closes it; a link's end (or a
-/// new link on its handle) forgets all of them. A CID opened again (reused after a
+/// new link on its handle) forgets all of them, with the tracker. A CID opened again (reused after a
 /// disconnection the capture missed) takes the new channel. A channel's mode is set by the
 /// Configuration Requests the other side accepted.
 struct ChannelTracker: Sendable {
@@ -154,69 +154,47 @@ struct ChannelTracker: Sendable {
         var identifier: UInt8
     }
 
-    private struct Link: Sendable {
-        var type: LinkType?
-        var endpoints: [Endpoint: EndpointState] = [:]
-        var channels: [Int: Channel] = [:]
-        var requests: [RequestKey: Request] = [:]
-        var nextChannel = 0
-    }
-
-    private var links: [ConnectionHandle: Link] = [:]
-
-    /// A tracker that knows no link yet.
-    init() {}
-
-    /// A connection event: the handle is a new link, whatever it was before.
-    mutating func announce(_ announcement: LinkAnnouncement) {
-        links[announcement.handle] = Link(type: announcement.type)
-    }
-
-    /// A successful Disconnection Complete: the link and its channels are gone.
-    mutating func disconnected(_ handle: ConnectionHandle) {
-        links[handle] = nil
-    }
-
     /// The link's kind: announced, or inferred from the signaling channel it used; nil when
     /// neither has happened.
-    func linkType(_ handle: ConnectionHandle) -> LinkType? { links[handle]?.type }
+    private(set) var type: LinkType?
+    private var endpoints: [Endpoint: EndpointState] = [:]
+    private var channels: [Int: Channel] = [:]
+    private var requests: [RequestKey: Request] = [:]
+    private var nextChannel = 0
 
-    /// Reads one whole PDU of `handle`, travelling the way `received` says, and follows what
+    /// The tracker of a link of kind `type` (nil: unknown until its signaling says), with no
+    /// channel open.
+    init(type: LinkType? = nil) { self.type = type }
+
+    /// Reads one whole PDU of the link, travelling the way `received` says, and follows what
     /// its signaling opens and closes.
-    mutating func process(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> Content {
+    mutating func process(_ frame: BasicFrame, received: Bool) -> Content {
         let cid = frame.channel.rawValue
         switch cid {
         case ChannelIdentifier.signaling.rawValue:
             let control = ControlFrame(payload: frame.payload)
-            Self.update(&links[handle, default: Link()], inferring: .bredr) { link in
-                for command in control.commands {
-                    Self.follow(command, signalingChannel: cid, received: received, link: &link)
-                }
+            if type == nil { type = .bredr }
+            for command in control.commands {
+                Self.follow(command, signalingChannel: cid, received: received, link: &self)
             }
             return .signaling(control)
         case ChannelIdentifier.leSignaling.rawValue:
             let command = try? SignalingCommand(decoding: frame.payload)
-            Self.update(&links[handle, default: Link()], inferring: .le) { link in
-                if let command { Self.follow(command, signalingChannel: cid, received: received, link: &link) }
-            }
+            if type == nil { type = .le }
+            if let command { Self.follow(command, signalingChannel: cid, received: received, link: &self) }
             return .fixed
         case ..<0x0040:
             return .fixed
         default:
-            return .dynamic(dynamic(frame, handle: handle, received: received))
+            return .dynamic(dynamic(frame, received: received))
         }
-    }
-
-    /// Runs `body` on `link`, first taking `type` as the link's kind if nothing said otherwise.
-    private static func update(_ link: inout Link, inferring type: LinkType, _ body: (inout Link) -> Void) {
-        if link.type == nil { link.type = type }
-        body(&link)
     }
 
     // MARK: Signaling
 
-    private static func follow(_ command: SignalingCommand, signalingChannel: UInt16, received: Bool, link: inout Link)
-    {
+    private static func follow(
+        _ command: SignalingCommand, signalingChannel: UInt16, received: Bool, link: inout ChannelTracker
+    ) {
         // The key a request of this command's direction is kept under, and the key of the
         // request a response of this direction answers.
         let asRequest = RequestKey(
@@ -337,7 +315,7 @@ struct ChannelTracker: Sendable {
     /// the requester (with the response) carry its CID, frames to the responder the other.
     private static func openChannel(
         _ psm: PSM, creditBased: Bool, requesterCID: UInt16, responderCID: UInt16, responseReceived: Bool,
-        link: inout Link
+        link: inout ChannelTracker
     ) {
         let ends = [
             Endpoint(received: responseReceived, cid: requesterCID),
@@ -354,17 +332,17 @@ struct ChannelTracker: Sendable {
         for end in ends { link.endpoints[end] = EndpointState(channel: index) }
     }
 
-    private static func closeChannel(_ index: Int, link: inout Link) {
+    private static func closeChannel(_ index: Int, link: inout ChannelTracker) {
         guard let channel = link.channels.removeValue(forKey: index) else { return }
         for end in channel.ends where link.endpoints[end]?.channel == index { link.endpoints[end] = nil }
     }
 
     // MARK: Data
 
-    private mutating func dynamic(_ frame: BasicFrame, handle: ConnectionHandle, received: Bool) -> DynamicFrame {
+    private mutating func dynamic(_ frame: BasicFrame, received: Bool) -> DynamicFrame {
         let cid = frame.channel.rawValue
         let end = Endpoint(received: received, cid: cid)
-        guard let index = links[handle]?.endpoints[end]?.channel, let channel = links[handle]?.channels[index] else {
+        guard let index = endpoints[end]?.channel, let channel = channels[index] else {
             return DynamicFrame(cid: cid, psm: nil, layout: .basic, sdu: frame.payload)
         }
         var result = DynamicFrame(cid: cid, psm: channel.psm, layout: .basic)
@@ -372,7 +350,7 @@ struct ChannelTracker: Sendable {
             result.closing = true
         } else if channel.creditBased {
             result.layout = .kFrame
-            let outcome = links[handle]?.endpoints[end]?.sdu.appendKFrame(frame.payload) ?? (.none, nil)
+            let outcome = endpoints[end]?.sdu.appendKFrame(frame.payload) ?? (.none, nil)
             result.take(outcome)
         } else if channel.mode == .basic {
             result.sdu = frame.payload
@@ -388,7 +366,7 @@ struct ChannelTracker: Sendable {
                 case .information(let information):
                     result.layout = .information(information)
                     let outcome =
-                        links[handle]?.endpoints[end]?.sdu.appendSegment(
+                        endpoints[end]?.sdu.appendSegment(
                             information.sar, sduLength: information.sduLength,
                             information: information.information) ?? (.none, nil)
                     result.take(outcome)

@@ -60,10 +60,7 @@ public struct TraceCheck: Sendable, Equatable {
         /// A failure at `recordNumber`, for `reason`, of a record holding `bytes` with
         /// `secrets` among them.
         public init(recordNumber: Int, reason: String, bytes: [UInt8], secrets: [SecretField] = []) {
-            self.recordNumber = recordNumber
-            self.reason = reason
-            self.bytes = bytes
-            self.secrets = secrets
+            (self.recordNumber, self.reason, self.bytes, self.secrets) = (recordNumber, reason, bytes, secrets)
         }
 
         /// `record 12: …: 04 0e …`.

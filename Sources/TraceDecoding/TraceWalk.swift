@@ -14,6 +14,12 @@ import L2CAP
 /// mid-connection announces nothing, so everything is followed; in a capture that
 /// announces its links, ACL on another handle is often vendor data (Qualcomm's 0x0EDC),
 /// framed as L2CAP but not read as signaling.
+///
+/// Everything the walk knows of a handle is one record, made when the handle first shows
+/// and dropped when its link ends or a new one takes the handle: its reassembly in each
+/// direction, its channels, and the link's serial number, which names that link (not the
+/// handle, which a later link may take) to a walk's user that keeps something of its own
+/// per link (the reconstruction behind `mock:`).
 package struct TraceWalk: Sendable {
     /// What one record is, after the walk has taken it.
     package enum Step: Sendable {
@@ -42,13 +48,17 @@ package struct TraceWalk: Sendable {
         var content: ChannelTracker.Content?
     }
 
-    private struct ReassemblyKey: Hashable {
-        var handle: ConnectionHandle
-        var received: Bool
+    /// What the walk keeps of one handle.
+    private struct LinkRecord: Sendable {
+        /// The link's number: the records made before it.
+        let serial: Int
+        /// PDUs under way from the controller to the host, and from the host.
+        var received = Reassembler(), sent = Reassembler()
+        var channels: ChannelTracker
     }
 
-    private var reassemblers: [ReassemblyKey: Reassembler] = [:]
-    private var channels = ChannelTracker()
+    private var links: [ConnectionHandle: LinkRecord] = [:]
+    private var recordsMade = 0
     /// Links announced and not ended.
     private(set) package var liveHandles: Set<ConnectionHandle> = []
     /// Every handle a connection event has announced so far.
@@ -73,7 +83,24 @@ package struct TraceWalk: Sendable {
     }
 
     /// The kind of the link on `handle`, when its announcement or its channels said.
-    package func linkType(_ handle: ConnectionHandle) -> LinkType? { channels.linkType(handle) }
+    package func linkType(_ handle: ConnectionHandle) -> LinkType? { links[handle]?.channels.type }
+
+    /// The serial number of the link on `handle` (0 for the first record the walk made, and
+    /// so on), or nil when the walk has no record of the handle.
+    package func serial(_ handle: ConnectionHandle) -> Int? { links[handle]?.serial }
+
+    /// The serial number of the link on `handle`, its record made now if it has none.
+    package mutating func makeSerial(_ handle: ConnectionHandle) -> Int {
+        if let serial = links[handle]?.serial { return serial }
+        links[handle] = newRecord()
+        return recordsMade - 1
+    }
+
+    /// A record of a link of kind `type` (nil: unknown until its signaling says).
+    private mutating func newRecord(type: LinkType? = nil) -> LinkRecord {
+        defer { recordsMade += 1 }
+        return LinkRecord(serial: recordsMade, channels: ChannelTracker(type: type))
+    }
 
     /// Takes `handle` for an announced link without its event (a packet shown on its own).
     package mutating func assumeAnnounced(_ handle: ConnectionHandle) {
@@ -104,13 +131,10 @@ package struct TraceWalk: Sendable {
             follow(event)
             return .packet(packet, acl: nil)
         case .acl(let acl):
-            let (frame, problem) = reassemblers[
-                ReassemblyKey(handle: acl.handle, received: received), default: Reassembler()
-            ].append(acl)
             let followed = isFollowed(acl.handle)
-            let content = frame.flatMap {
-                followed ? channels.process($0, handle: acl.handle, received: received) : nil
-            }
+            if links[acl.handle] == nil { links[acl.handle] = newRecord() }
+            let (frame, problem, content) = Self.reassemble(
+                acl, received: received, followed: followed, in: &links[acl.handle]!)
             return .packet(
                 packet,
                 acl: ACLStep(frame: frame, problem: problem, received: received, followed: followed, content: content))
@@ -119,26 +143,29 @@ package struct TraceWalk: Sendable {
         }
     }
 
+    /// Adds `acl` to its direction's PDU under way in `link`; a PDU it completes on a
+    /// followed handle is read by the link's channels.
+    private static func reassemble(_ acl: ACLDataPacket, received: Bool, followed: Bool, in link: inout LinkRecord)
+        -> (BasicFrame?, ReassemblyProblem?, ChannelTracker.Content?)
+    {
+        let (frame, problem) = received ? link.received.append(acl) : link.sent.append(acl)
+        let content = frame.flatMap { followed ? link.channels.process($0, received: received) : nil }
+        return (frame, problem, content)
+    }
+
     /// Links begin with their connection events and end with a successful disconnection;
-    /// a link's PDUs in progress and its channels go with it.
+    /// a link's record (its PDUs in progress, its channels, its serial) goes with it.
     private mutating func follow(_ event: HCIEventPacket) {
         if let announcement = LinkAnnouncement(event) {
-            forget(announcement.handle)
+            links[announcement.handle] = newRecord(type: announcement.type)
             liveHandles.insert(announcement.handle)
             announcedHandles.insert(announcement.handle)
-            channels.announce(announcement)
         } else if event.code == DisconnectionComplete.code,
             case let .disconnectionComplete(disconnection)? = try? HCIEvent(event),
             disconnection.status.isSuccess
         {
-            forget(disconnection.handle)
+            links[disconnection.handle] = nil
             liveHandles.remove(disconnection.handle)
-            channels.disconnected(disconnection.handle)
         }
-    }
-
-    private mutating func forget(_ handle: ConnectionHandle) {
-        reassemblers[ReassemblyKey(handle: handle, received: true)] = nil
-        reassemblers[ReassemblyKey(handle: handle, received: false)] = nil
     }
 }

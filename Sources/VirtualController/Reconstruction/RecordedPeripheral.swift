@@ -93,12 +93,8 @@ public struct RecordedAttribute: Sendable, Equatable {
         handle: AttributeHandle, type: BluetoothUUID?, value: [UInt8]? = nil, initialValue: [UInt8]? = nil,
         groupEndHandle: AttributeHandle? = nil, requiresEncryption: Bool = false
     ) {
-        self.handle = handle
-        self.type = type
-        self.value = value
-        self.initialValue = initialValue
-        self.groupEndHandle = groupEndHandle
-        self.requiresEncryption = requiresEncryption
+        (self.handle, self.type, self.value, self.initialValue, self.groupEndHandle, self.requiresEncryption) =
+            (handle, type, value, initialValue, groupEndHandle, requiresEncryption)
     }
 }
 
@@ -120,11 +116,8 @@ public struct RecordedError: Sendable, Equatable {
     public init(
         request: ATTOpcode, handle: AttributeHandle, code: ATTErrorCode, encrypted: Bool, overridden: Bool = false
     ) {
-        self.request = request
-        self.handle = handle
-        self.code = code
-        self.encrypted = encrypted
-        self.overridden = overridden
+        (self.request, self.handle, self.code, self.encrypted, self.overridden) =
+            (request, handle, code, encrypted, overridden)
     }
 }
 
@@ -148,8 +141,7 @@ public struct RecordedReaction: Sendable, Equatable {
 
     /// A reaction.
     public init(trigger: Trigger, notifications: [RecordedNotification]) {
-        self.trigger = trigger
-        self.notifications = notifications
+        (self.trigger, self.notifications) = (trigger, notifications)
     }
 }
 
@@ -164,8 +156,6 @@ public struct RecordedNotification: Sendable, Equatable {
 
     /// A notification or indication.
     public init(handle: AttributeHandle, value: [UInt8], isIndication: Bool) {
-        self.handle = handle
-        self.value = value
-        self.isIndication = isIndication
+        (self.handle, self.value, self.isIndication) = (handle, value, isIndication)
     }
 }

@@ -69,10 +69,7 @@ public struct TraceReconstructionError: Error, Sendable, Equatable, CustomString
     public var reason: BTSnoopError
 
     /// An error about `path`.
-    public init(path: String, reason: BTSnoopError) {
-        self.path = path
-        self.reason = reason
-    }
+    public init(path: String, reason: BTSnoopError) { (self.path, self.reason) = (path, reason) }
 
     /// `PATH: not a btsnoop file: bad magic …` (the reason names the path itself when the
     /// file could not be opened).
@@ -138,9 +135,10 @@ struct ReconstructionWalk {
     let file: BTSnoopFile
     var peers: [Peer] = []
     var peerIndex: [BluetoothAddress: Int] = [:]
-    var links: [ConnectionHandle: Link] = [:]
     /// The walk every trace tool takes: records to packets, announced links, reassembly.
     var walk: TraceWalk
+    /// Each link's state, by the walk's serial number of the link (`self[link:]`).
+    var linkStates: [Link?] = []
     /// BR/EDR handles (a BR/EDR Connection Complete announced them): no LE peer on them.
     var bredr: Set<ConnectionHandle> = []
     var advertisers: [BluetoothAddress: Advertiser] = [:]
@@ -150,6 +148,18 @@ struct ReconstructionWalk {
     init(file: BTSnoopFile) {
         self.file = file
         walk = TraceWalk(file: file)
+    }
+
+    /// The state of the link on `handle`: nil until set. It is kept by the walk's serial
+    /// number of the link, so it ends with the link, and a new link on the handle starts
+    /// afresh. Modified in place (`_modify`: a copy per change would copy its tables).
+    subscript(link handle: ConnectionHandle) -> Link? {
+        get { walk.serial(handle).flatMap { $0 < linkStates.count ? linkStates[$0] : nil } }
+        _modify {
+            let serial = walk.makeSerial(handle)
+            if linkStates.count <= serial { linkStates += repeatElement(nil, count: serial + 1 - linkStates.count) }
+            yield &linkStates[serial]
+        }
     }
 
     // MARK: Records
@@ -171,13 +181,11 @@ struct ReconstructionWalk {
         case 0x03:
             // Connection Complete (BR/EDR), read as the trace tools read it: its handle is no LE link.
             guard let handle = LinkAnnouncement(packet)?.handle else { return }
-            end(handle)
             bredr.insert(handle)
         case DisconnectionComplete.code:
             guard case let .disconnectionComplete(disconnection)? = try? HCIEvent(packet),
                 disconnection.status.isSuccess
             else { return }
-            end(disconnection.handle)
             bredr.remove(disconnection.handle)
         case EncryptionChange.codeV1, EncryptionChange.codeV2:
             guard case let .encryptionChange(change)? = try? HCIEvent(packet), change.status.isSuccess else { return }
@@ -204,10 +212,10 @@ struct ReconstructionWalk {
     /// A link the capture found already open (no connection event announced it) is made up
     /// here, so it keeps its encryption for the ATT traffic that follows.
     mutating func setEncrypted(_ encrypted: Bool, on handle: ConnectionHandle) {
-        if links[handle] == nil, mayMakeUpLink(handle) {
-            links[handle] = Link(peer: nil, madeUp: true, encrypted: false)
+        if self[link: handle] == nil, mayMakeUpLink(handle) {
+            self[link: handle] = Link(peer: nil, madeUp: true, encrypted: false)
         }
-        links[handle]?.encrypted = encrypted
+        self[link: handle]?.encrypted = encrypted
     }
 
     /// Whether traffic on `handle` with no link belongs to an LE link the capture found open:
@@ -217,7 +225,6 @@ struct ReconstructionWalk {
     }
 
     mutating func connect(_ handle: ConnectionHandle, address: BluetoothAddress, type: AddressType) {
-        end(handle)
         bredr.remove(handle)
         let index: Int
         if let known = peerIndex[address] {
@@ -229,13 +236,7 @@ struct ReconstructionWalk {
             peerIndex[address] = index
         }
         peers[index].peripheral.connectionHandles.append(handle)
-        links[handle] = Link(peer: index, madeUp: false, encrypted: false)
-    }
-
-    /// The link on `handle` is over: its state goes with it (its reassembly goes with it in
-    /// the walk).
-    mutating func end(_ handle: ConnectionHandle) {
-        links[handle] = nil
+        self[link: handle] = Link(peer: index, madeUp: false, encrypted: false)
     }
 
     // MARK: Advertising
@@ -266,9 +267,9 @@ struct ReconstructionWalk {
     mutating func add(_ frame: BasicFrame, of handle: ConnectionHandle, received: Bool) {
         guard !bredr.contains(handle) else { return }
         // A handle a connection event announced and a disconnection ended carries nothing now.
-        guard links[handle] != nil || mayMakeUpLink(handle) else { return }
+        guard self[link: handle] != nil || mayMakeUpLink(handle) else { return }
         guard frame.channel == .att, let opcode = frame.payload.first.map(ATTOpcode.init(rawValue:)) else { return }
-        if links[handle] == nil { links[handle] = Link(peer: nil, madeUp: true, encrypted: false) }
+        if self[link: handle] == nil { self[link: handle] = Link(peer: nil, madeUp: true, encrypted: false) }
         if received {
             peerSent(frame.payload, opcode: opcode, on: handle)
         } else {
@@ -279,7 +280,7 @@ struct ReconstructionWalk {
     /// The peer of the link on `handle`, made up the first time a made-up link has
     /// something to record.
     mutating func peer(of handle: ConnectionHandle) -> Int {
-        if let index = links[handle]?.peer { return index }
+        if let index = self[link: handle]?.peer { return index }
         let address = madeUpAddress(for: handle)
         let index: Int
         if let known = peerIndex[address] {
@@ -291,7 +292,7 @@ struct ReconstructionWalk {
             peerIndex[address] = index
         }
         peers[index].peripheral.connectionHandles.append(handle)
-        links[handle]?.peer = index
+        self[link: handle]?.peer = index
         return index
     }
 
@@ -334,7 +335,7 @@ struct ReconstructionWalk {
         case .exchangeMTURequest, .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readRequest,
             .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest, .prepareWriteRequest,
             .executeWriteRequest, .readMultipleVariableRequest:
-            links[handle]?.pending = PendingRequest(opcode: opcode, pdu: pdu)
+            self[link: handle]?.pending = PendingRequest(opcode: opcode, pdu: pdu)
         case .writeCommand:
             guard let command = try? WriteCommand.decodeCountingExtraOctets(pdu).pdu else { return }
             let peer = peer(of: handle)
@@ -381,8 +382,8 @@ struct ReconstructionWalk {
             .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse, .writeResponse,
             .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse:
             // One outstanding request: whatever comes back settles it, matched or not.
-            guard let request = links[handle]?.pending else { return }
-            links[handle]?.pending = nil
+            guard let request = self[link: handle]?.pending else { return }
+            self[link: handle]?.pending = nil
             answered(request, with: pdu, opcode: opcode, on: handle)
         default:
             // Requests to the host's own server and anything unknown.
@@ -419,8 +420,7 @@ struct ReconstructionWalk {
 extension TraceReconstruction {
     /// The result of a walk.
     init(peripherals: [RecordedPeripheral], advertisersNotConnected: Int) {
-        self.peripherals = peripherals
-        self.advertisersNotConnected = advertisersNotConnected
+        (self.peripherals, self.advertisersNotConnected) = (peripherals, advertisersNotConnected)
     }
 }
 

@@ -68,7 +68,7 @@ extension ReconstructionWalk {
                         attribute.type = request.attributeType
                         attribute.value = Self.longer(attribute.value, value)
                     }
-                    links[link]?.blobs[entry.handle] = value
+                    self[link: link]?.blobs[entry.handle] = value
                 }
             }
         case .findInformationRequest:
@@ -87,7 +87,7 @@ extension ReconstructionWalk {
             let value = Array(response.value)
             update(peer, request.handle) { $0.value = value }
             observed(value, of: request.handle, peer: peer, continuing: false)
-            links[link]?.blobs[request.handle] = value
+            self[link: link]?.blobs[request.handle] = value
             succeeded(ATTOpcode.readRequest, request.handle, peer: peer, link: link)
         case .readBlobRequest:
             guard let request = try? ReadBlobRequest.decodeCountingExtraOctets(request.pdu).pdu,
@@ -97,14 +97,14 @@ extension ReconstructionWalk {
             let offset = Int(request.offset)
             let base =
                 offset == 0
-                ? [] : (links[link]?.blobs[request.handle] ?? peers[peer].attributes[request.handle]?.value ?? [])
+                ? [] : (self[link: link]?.blobs[request.handle] ?? peers[peer].attributes[request.handle]?.value ?? [])
             guard base.count >= offset else {
                 // A gap before the offset: the start of the value is not in the recording.
                 succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
                 return
             }
             let value = Array(base[..<offset]) + response.value
-            links[link]?.blobs[request.handle] = value
+            self[link: link]?.blobs[request.handle] = value
             update(peer, request.handle) { $0.value = value }
             observed(value, of: request.handle, peer: peer, continuing: offset > 0)
             succeeded(ATTOpcode.readBlobRequest, request.handle, peer: peer, link: link)
@@ -142,7 +142,7 @@ extension ReconstructionWalk {
             guard let request = try? PrepareWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
                 (try? PrepareWriteResponse.decodeCountingExtraOctets(pdu)) != nil
             else { return }
-            links[link]?.prepared.append(
+            self[link: link]?.prepared.append(
                 PreparedPart(handle: request.handle, offset: Int(request.offset), value: Array(request.value)))
             let peer = peer(of: link)
             succeeded(ATTOpcode.prepareWriteRequest, request.handle, peer: peer, link: link)
@@ -150,8 +150,8 @@ extension ReconstructionWalk {
             guard let request = try? ExecuteWriteRequest.decodeCountingExtraOctets(request.pdu).pdu,
                 (try? ExecuteWriteResponse.decodeCountingExtraOctets(pdu)) != nil
             else { return }
-            let parts = links[link]?.prepared ?? []
-            links[link]?.prepared = []
+            let parts = self[link: link]?.prepared ?? []
+            self[link: link]?.prepared = []
             guard request.flags == .write, !parts.isEmpty else { return }
             let peer = peer(of: link)
             for (handle, value) in Self.assemble(parts) {
@@ -191,12 +191,12 @@ extension ReconstructionWalk {
 
     mutating func failed(_ request: PendingRequest, _ error: ErrorResponse, on link: ConnectionHandle) {
         let peer = peer(of: link)
-        let encrypted = links[link]?.encrypted ?? false
+        let encrypted = self[link: link]?.encrypted ?? false
         peers[peer].peripheral.errors.append(
             RecordedError(
                 request: error.requestOpcode, handle: error.handle, code: error.error,
                 encrypted: encrypted))
-        if request.opcode == .executeWriteRequest { links[link]?.prepared = [] }
+        if request.opcode == .executeWriteRequest { self[link: link]?.prepared = [] }
         // An error about one attribute shows it exists, unless it says the handle is invalid.
         guard Self.singleHandleRequests.contains(error.requestOpcode), error.error != .invalidHandle else { return }
         update(peer, error.handle) { attribute in
@@ -220,7 +220,7 @@ extension ReconstructionWalk {
     /// security requirement; the attribute keeps it only if another kind of request still
     /// says so.
     mutating func succeeded(_ opcode: ATTOpcode, _ handle: AttributeHandle, peer: Int, link: ConnectionHandle) {
-        let encrypted = links[link]?.encrypted ?? false
+        let encrypted = self[link: link]?.encrypted ?? false
         var errors = peers[peer].peripheral.errors
         for index in errors.indices where errors[index].request == opcode && errors[index].handle == handle {
             errors[index].overridden = true
@@ -240,10 +240,11 @@ extension ReconstructionWalk {
     mutating func write(_ value: [UInt8], to handle: AttributeHandle, peer: Int, link: ConnectionHandle) {
         peers[peer].initialSettled.insert(handle)
         update(peer, handle) { $0.value = value }
-        links[link]?.blobs[handle] = nil
+        self[link: link]?.blobs[handle] = nil
         peers[peer].peripheral.reactions.append(
             RecordedReaction(trigger: .write(handle: handle, value: value), notifications: []))
-        links[link]?.currentReaction = peers[peer].peripheral.reactions.count - 1
+        let reaction = peers[peer].peripheral.reactions.count - 1
+        self[link: link]?.currentReaction = reaction
     }
 
     mutating func notified(_ notification: RecordedNotification, link: ConnectionHandle) {
@@ -251,15 +252,15 @@ extension ReconstructionWalk {
         update(peer, notification.handle) { $0.value = notification.value }
         observed(notification.value, of: notification.handle, peer: peer, continuing: false)
         let reaction: Int
-        if let current = links[link]?.currentReaction {
+        if let current = self[link: link]?.currentReaction {
             reaction = current
-        } else if let subscription = links[link]?.subscriptions[notification.handle] {
+        } else if let subscription = self[link: link]?.subscriptions[notification.handle] {
             reaction = subscription
         } else {
             peers[peer].peripheral.reactions.append(
                 RecordedReaction(trigger: .subscription(handle: notification.handle), notifications: []))
             reaction = peers[peer].peripheral.reactions.count - 1
-            links[link]?.subscriptions[notification.handle] = reaction
+            self[link: link]?.subscriptions[notification.handle] = reaction
         }
         peers[peer].peripheral.reactions[reaction].notifications.append(notification)
     }
