@@ -12,10 +12,7 @@ public struct DecodedAdvertisement: Sendable, Equatable {
     public var values: [String: AdvertisementValue]
 
     /// A decoded advertisement of `format`.
-    public init(format: String, values: [String: AdvertisementValue]) {
-        self.format = format
-        self.values = values
-    }
+    public init(format: String, values: [String: AdvertisementValue]) { (self.format, self.values) = (format, values) }
 
     /// The vendor-specific values (`values["extra"]`), empty when there are none.
     public var extra: [String: AdvertisementValue] {

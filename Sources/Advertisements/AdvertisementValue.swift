@@ -8,10 +8,7 @@ public struct DecimalNumber: Sendable, Hashable, CustomStringConvertible {
     public var exponent: Int
 
     /// `significand` × 10^`exponent`.
-    public init(_ significand: Int64, exponent: Int = 0) {
-        self.significand = significand
-        self.exponent = exponent
-    }
+    public init(_ significand: Int64, exponent: Int = 0) { (self.significand, self.exponent) = (significand, exponent) }
 
     /// `value` rounded to `places` decimal places (for formats that send IEEE floats).
     public init(rounding value: Double, places: Int) {

@@ -20,12 +20,8 @@ struct NumericField: Sendable {
         _ name: String, width: Int, signed: Bool = false, multiplier: Int64 = 1, exponent: Int = 0,
         littleEndian: Bool = true
     ) {
-        self.name = name
-        self.width = width
-        self.signed = signed
-        self.multiplier = multiplier
-        self.exponent = exponent
-        self.littleEndian = littleEndian
+        (self.name, self.width, self.signed, self.multiplier, self.exponent, self.littleEndian) =
+            (name, width, signed, multiplier, exponent, littleEndian)
     }
 
     /// The raw integer of `bytes` (exactly `width` of them).

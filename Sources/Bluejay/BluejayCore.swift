@@ -18,10 +18,7 @@ final class BluejayCore: Sendable {
         /// Its subscriber token on the link's peripheral, once subscribed.
         var token: Int?
 
-        init(listener: Bluejay.Listener, token: Int? = nil) {
-            self.listener = listener
-            self.token = token
-        }
+        init(listener: Bluejay.Listener, token: Int? = nil) { (self.listener, self.token) = (listener, token) }
     }
 
     struct State: Sendable {

@@ -53,13 +53,8 @@ extension Bluejay {
             backlog: ListenBacklog, makesData: Bool,
             deliver: @escaping (ArraySlice<UInt8>, inout DataArena) -> Void, end: @escaping (any Error) -> Void
         ) {
-            self.characteristic = characteristic
-            self.makesData = makesData
-            self.option = option
-            self.tag = tag
-            self.backlog = backlog
-            self.deliver = deliver
-            self.end = end
+            (self.characteristic, self.makesData, self.option, self.tag, self.backlog, self.deliver, self.end) =
+                (characteristic, makesData, option, tag, backlog, deliver, end)
         }
 
         /// Delivers a value that did not come through the subscription (one that arrived

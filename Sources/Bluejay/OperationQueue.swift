@@ -62,9 +62,7 @@ final class QueuedOperation: Sendable {
         _ kind: OperationKind, body: @escaping @BluetoothActor @Sendable (QueuedOperation) async -> Void,
         onFailure: @escaping @Sendable (any Error) -> Void
     ) {
-        self.kind = kind
-        self.body = body
-        self.onFailure = onFailure
+        (self.kind, self.body, self.onFailure) = (kind, body, onFailure)
     }
 
     @BluetoothActor

@@ -106,9 +106,8 @@ public struct WarningOptions: Sendable, Equatable {
     public init(
         notifyOnConnection: Bool = false, notifyOnDisconnection: Bool = false, notifyOnNotification: Bool = false
     ) {
-        self.notifyOnConnection = notifyOnConnection
-        self.notifyOnDisconnection = notifyOnDisconnection
-        self.notifyOnNotification = notifyOnNotification
+        (self.notifyOnConnection, self.notifyOnDisconnection, self.notifyOnNotification) =
+            (notifyOnConnection, notifyOnDisconnection, notifyOnNotification)
     }
 
     /// No warnings.

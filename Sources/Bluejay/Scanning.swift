@@ -187,8 +187,7 @@ private struct ScanFindings {
     private var blacklisted: Set<PeripheralIdentifier> = []
 
     init(allowDuplicates: Bool, throttleRSSIDelta: Int) {
-        self.allowDuplicates = allowDuplicates
-        self.throttleRSSIDelta = throttleRSSIDelta
+        (self.allowDuplicates, self.throttleRSSIDelta) = (allowDuplicates, throttleRSSIDelta)
     }
 
     /// Takes a report heard at `now`; returns what to tell the app of: a new peripheral,

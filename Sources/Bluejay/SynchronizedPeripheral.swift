@@ -26,10 +26,7 @@ public final class SynchronizedPeripheral: Sendable {
         host: BluetoothHost, handle: ConnectionHandle, identifier: PeripheralIdentifier,
         listenEnded: @escaping @Sendable (CharacteristicIdentifier) -> Void
     ) {
-        self.host = host
-        self.handle = handle
-        self.identifier = identifier
-        self.listenEnded = listenEnded
+        (self.host, self.handle, self.identifier, self.listenEnded) = (host, handle, identifier, listenEnded)
     }
 
     /// Makes the blocked call and every later one throw `error` (the task was cancelled,

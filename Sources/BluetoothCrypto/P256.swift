@@ -123,10 +123,7 @@ public struct P256PublicKey: Sendable, Equatable {
     let y: FieldElement
 
     /// A point known to be on the curve.
-    init(x: FieldElement, y: FieldElement) {
-        self.x = x
-        self.y = y
-    }
+    init(x: FieldElement, y: FieldElement) { (self.x, self.y) = (x, y) }
 
     /// The point whose coordinates are `rawRepresentation`, X || Y, 32 octets each, most
     /// significant first (as the Pairing Public Key PDU carries them, reversed); `nil` unless
@@ -193,11 +190,7 @@ struct ProjectivePoint {
     }
 
     /// The point (x : y : z).
-    init(x: FieldElement, y: FieldElement, z: FieldElement) {
-        self.x = x
-        self.y = y
-        self.z = z
-    }
+    init(x: FieldElement, y: FieldElement, z: FieldElement) { (self.x, self.y, self.z) = (x, y, z) }
 
     /// (X/Z, Y/Z). Z is 0 only at infinity, which no caller reaches; it would give (0, 0).
     func affine() -> (x: FieldElement, y: FieldElement) {

@@ -148,10 +148,7 @@ struct UInt256: Equatable, Sendable {
 
     /// The number w0 + w1·2^64 + w2·2^128 + w3·2^192.
     init(_ w0: UInt64, _ w1: UInt64, _ w2: UInt64, _ w3: UInt64) {
-        self.w0 = w0
-        self.w1 = w1
-        self.w2 = w2
-        self.w3 = w3
+        (self.w0, self.w1, self.w2, self.w3) = (w0, w1, w2, w3)
     }
 
     /// The number whose big-endian octets are `bytes`; `nil` unless they are 32.

@@ -36,11 +36,8 @@ public struct CacheEntry: Sendable, Equatable {
         identity: String, databaseHash: [UInt8]?, bonded: Bool, serviceChangedBonded: Bool = false,
         database: GATTDatabase
     ) {
-        self.identity = identity
-        self.databaseHash = databaseHash
-        self.bonded = bonded
-        self.serviceChangedBonded = serviceChangedBonded
-        self.database = database
+        (self.identity, self.databaseHash, self.bonded, self.serviceChangedBonded, self.database) =
+            (identity, databaseHash, bonded, serviceChangedBonded, database)
     }
 
     /// The format name in the file.

@@ -64,8 +64,7 @@ public final class Advertiser {
         let localAddress: (type: AddressType, address: BluetoothAddress)
 
         init(_ advertiser: Advertiser, localAddress: (type: AddressType, address: BluetoothAddress)) {
-            self.advertiser = advertiser
-            self.localAddress = localAddress
+            (self.advertiser, self.localAddress) = (advertiser, localAddress)
         }
 
         func linkClosed(_ link: Link, _ reason: HCIStatus) { advertiser?.linkEnded(link.handle, reason) }

@@ -19,11 +19,8 @@ public struct ScanOptions: Sendable, Equatable {
         active: Bool = true, interval: UInt16 = 0x0060, window: UInt16 = 0x0030,
         allowDuplicates: Bool = false, services: [BluetoothUUID] = []
     ) {
-        self.active = active
-        self.interval = interval
-        self.window = window
-        self.allowDuplicates = allowDuplicates
-        self.services = services
+        (self.active, self.interval, self.window, self.allowDuplicates, self.services) =
+            (active, interval, window, allowDuplicates, services)
     }
 }
 

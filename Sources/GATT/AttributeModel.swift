@@ -15,10 +15,7 @@ public struct Service: Sendable, Hashable, CustomStringConvertible {
 
     /// A service spanning `handle...endGroupHandle`.
     public init(uuid: BluetoothUUID, handle: AttributeHandle, endGroupHandle: AttributeHandle, isPrimary: Bool = true) {
-        self.uuid = uuid
-        self.handle = handle
-        self.endGroupHandle = endGroupHandle
-        self.isPrimary = isPrimary
+        (self.uuid, self.handle, self.endGroupHandle, self.isPrimary) = (uuid, handle, endGroupHandle, isPrimary)
     }
 
     /// Every handle of the service's group.
@@ -39,8 +36,7 @@ public struct IncludedService: Sendable, Hashable {
 
     /// An include declaration at `declarationHandle` naming `service`.
     public init(declarationHandle: AttributeHandle, service: Service) {
-        self.declarationHandle = declarationHandle
-        self.service = service
+        (self.declarationHandle, self.service) = (declarationHandle, service)
     }
 }
 
@@ -94,9 +90,7 @@ public struct CharacteristicDeclaration: Sendable, Hashable {
 
     /// A declaration from its fields.
     public init(properties: CharacteristicProperties, valueHandle: AttributeHandle, uuid: BluetoothUUID) {
-        self.properties = properties
-        self.valueHandle = valueHandle
-        self.uuid = uuid
+        (self.properties, self.valueHandle, self.uuid) = (properties, valueHandle, uuid)
     }
 
     /// The declaration a declaration attribute's value holds; nil unless it is 5 or 19 octets.
@@ -134,11 +128,8 @@ public struct Characteristic: Sendable, Hashable, CustomStringConvertible {
         uuid: BluetoothUUID, declarationHandle: AttributeHandle, properties: CharacteristicProperties,
         valueHandle: AttributeHandle, endHandle: AttributeHandle
     ) {
-        self.uuid = uuid
-        self.declarationHandle = declarationHandle
-        self.properties = properties
-        self.valueHandle = valueHandle
-        self.endHandle = endHandle
+        (self.uuid, self.declarationHandle, self.properties, self.valueHandle, self.endHandle) =
+            (uuid, declarationHandle, properties, valueHandle, endHandle)
     }
 
     /// Whether descriptors may follow the value (Part G, 4.7.1: skip the search when not).
@@ -158,10 +149,7 @@ public struct Descriptor: Sendable, Hashable, CustomStringConvertible {
     public var handle: AttributeHandle
 
     /// A descriptor at `handle`.
-    public init(uuid: BluetoothUUID, handle: AttributeHandle) {
-        self.uuid = uuid
-        self.handle = handle
-    }
+    public init(uuid: BluetoothUUID, handle: AttributeHandle) { (self.uuid, self.handle) = (uuid, handle) }
 
     /// `2902 Client Characteristic Configuration 0x0004`.
     public var description: String { "\(uuid.nameAndValue) \(hex(handle, digits: 4))" }

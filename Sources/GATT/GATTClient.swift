@@ -11,10 +11,7 @@ public struct HandleValue: Sendable, Hashable {
     public var value: [UInt8]
 
     /// `value` at `handle`.
-    public init(handle: AttributeHandle, value: [UInt8]) {
-        self.handle = handle
-        self.value = value
-    }
+    public init(handle: AttributeHandle, value: [UInt8]) { (self.handle, self.value) = (handle, value) }
 }
 
 /// What a Client Characteristic Configuration descriptor is set to.

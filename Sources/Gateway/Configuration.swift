@@ -402,9 +402,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 
     /// An error at `line` in `field`.
     public init(line: Int?, field: String?, message: String) {
-        self.line = line
-        self.field = field
-        self.message = message
+        (self.line, self.field, self.message) = (line, field, message)
     }
 
     init(yaml error: YamlError) {

@@ -34,9 +34,7 @@ public struct AdvertisementDecoding: Sendable, Equatable {
 
     /// Decoding of every advertisement, one `values` a second per device at most, no keys.
     public init(enabled: Bool = true, rateLimit: Duration? = .seconds(1), keys: [BluetoothAddress: [UInt8]] = [:]) {
-        self.enabled = enabled
-        self.rateLimit = rateLimit
-        self.keys = keys
+        (self.enabled, self.rateLimit, self.keys) = (enabled, rateLimit, keys)
     }
 
     init(_ fields: Fields) throws(ConfigurationError) {

@@ -59,9 +59,7 @@ public final class GatewayService {
         var connected = false
 
         init(rule: PeripheralRule, peripheral: Peripheral, address: BluetoothAddress) {
-            self.rule = rule
-            self.peripheral = peripheral
-            self.address = address
+            (self.rule, self.peripheral, self.address) = (rule, peripheral, address)
         }
     }
 

@@ -21,9 +21,7 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The discovery of gateway `gateway` under `prefix`.
     public init(prefix: String, gateway: String, topics: Topics) {
-        self.prefix = prefix
-        self.gateway = gateway
-        self.topics = topics
+        (self.prefix, self.gateway, self.topics) = (prefix, gateway, topics)
     }
 
     /// The gateway's device identifier, `bluejay_GATEWAY`: each peripheral's device names it

@@ -68,8 +68,7 @@ public struct FleetLeases: Sendable {
 
         /// A reading.
         public init(instant: ContinuousClock.Instant, epochMilliseconds: Int64) {
-            self.instant = instant
-            self.epochMilliseconds = epochMilliseconds
+            (self.instant, self.epochMilliseconds) = (instant, epochMilliseconds)
         }
 
         /// The clocks now.

@@ -33,12 +33,8 @@ public struct Lease: Sendable, Equatable, CustomStringConvertible {
 
     /// A lease.
     public init(holder: String, rssi: Int, time: Int64, state: State, leases: Int = 0, from: String? = nil) {
-        self.holder = holder
-        self.rssi = rssi
-        self.time = time
-        self.state = state
-        self.leases = leases
-        self.from = from
+        (self.holder, self.rssi, self.time, self.state, self.leases, self.from) =
+            (holder, rssi, time, state, leases, from)
     }
 
     /// The retained payload: JSON with sorted keys (`from` only in a handover claim).

@@ -54,9 +54,7 @@ final class CallbackSink: Sendable {
     let pipe: PublishPipe
 
     init(session: Int, events: AsyncStream<MQTTEvent>.Continuation, pipe: PublishPipe) {
-        self.session = session
-        self.events = events
-        self.pipe = pipe
+        (self.session, self.events, self.pipe) = (session, events, pipe)
     }
 
     static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackSink? {

@@ -18,9 +18,7 @@ public struct PresenceTracking: Sendable, Equatable {
     public init(
         devices: [BluetoothAddress] = [], awayAfter: Duration = .seconds(180), irks: [BluetoothAddress: [UInt8]] = [:]
     ) {
-        self.devices = devices
-        self.awayAfter = awayAfter
-        self.irks = irks
+        (self.devices, self.awayAfter, self.irks) = (devices, awayAfter, irks)
     }
 
     /// Every tracked device by the address its topics use.
@@ -66,8 +64,7 @@ struct PresenceTracker {
     private static let resolvedLimit = 4096
 
     init(_ tracking: PresenceTracking, started: ContinuousClock.Instant) {
-        self.tracking = tracking
-        self.started = started
+        (self.tracking, self.started) = (tracking, started)
     }
 
     /// The tracked device `address` is, if any: itself, or the identity whose IRK made it.

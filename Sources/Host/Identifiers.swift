@@ -36,10 +36,7 @@ public struct CharacteristicIdentifier: Hashable, Sendable, CustomStringConverti
     }
 
     /// A characteristic by UUID value inside `service`.
-    public init(uuid: BluetoothUUID, service: ServiceIdentifier) {
-        self.uuid = uuid
-        self.service = service
-    }
+    public init(uuid: BluetoothUUID, service: ServiceIdentifier) { (self.uuid, self.service) = (uuid, service) }
 
     /// `2A37 Heart Rate Measurement in 180D Heart Rate`.
     public var description: String { "\(uuid.nameAndValue) in \(service)" }

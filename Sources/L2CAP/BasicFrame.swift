@@ -45,8 +45,7 @@ public struct BasicFrame: Sendable, Equatable {
 
     /// A frame carrying `payload` on `channel`.
     public init(channel: ChannelIdentifier, payload: ArraySlice<UInt8>) {
-        self.channel = channel
-        self.payload = payload
+        (self.channel, self.payload) = (channel, payload)
     }
 
     /// Decodes a whole PDU; its length field must match the bytes present.

@@ -21,9 +21,7 @@ public struct ConfigurationRequest: SignalingPDU {
 
     /// A request from its fields.
     public init(destinationCID: UInt16, flags: UInt16 = 0, options: [ConfigurationOption]) {
-        self.destinationCID = destinationCID
-        self.flags = flags
-        self.options = options
+        (self.destinationCID, self.flags, self.options) = (destinationCID, flags, options)
     }
 
     /// Destination_CID, Flags, Configuration_Options (to the end of the command).
@@ -195,12 +193,8 @@ public struct RetransmissionAndFlowControl: LaidOut, Equatable, CustomStringConv
         mode: ChannelMode, transmitWindow: UInt8, maxTransmit: UInt8, retransmissionTimeout: UInt16,
         monitorTimeout: UInt16, mps: UInt16
     ) {
-        self.mode = mode
-        self.transmitWindow = transmitWindow
-        self.maxTransmit = maxTransmit
-        self.retransmissionTimeout = retransmissionTimeout
-        self.monitorTimeout = monitorTimeout
-        self.mps = mps
+        (self.mode, self.transmitWindow, self.maxTransmit, self.retransmissionTimeout, self.monitorTimeout, self.mps) =
+            (mode, transmitWindow, maxTransmit, retransmissionTimeout, monitorTimeout, mps)
     }
 
     /// Mode, TxWindow_Size, MaxTransmit, Retransmission_Time_Out, Monitor_Time_Out, Maximum_PDU_Size.

@@ -22,9 +22,7 @@ public struct CreditBasedChannelParameters: Sendable, Equatable {
 
     /// Parameters from their values (checked when a channel is opened or served).
     public init(mtu: UInt16 = 2048, mps: UInt16 = 247, initialCredits: UInt16 = 64) {
-        self.mtu = mtu
-        self.mps = mps
-        self.initialCredits = initialCredits
+        (self.mtu, self.mps, self.initialCredits) = (mtu, mps, initialCredits)
     }
 
     /// Whether these are within the limits of the mode: nil if so, else what is wrong.

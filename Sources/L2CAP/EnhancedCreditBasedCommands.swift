@@ -27,11 +27,8 @@ public struct CreditBasedConnectionRequest: SignalingPDU {
 
     /// A request from its fields.
     public init(psm: PSM, mtu: UInt16, mps: UInt16, initialCredits: UInt16, sourceCIDs: [UInt16]) {
-        self.psm = psm
-        self.mtu = mtu
-        self.mps = mps
-        self.initialCredits = initialCredits
-        self.sourceCIDs = sourceCIDs
+        (self.psm, self.mtu, self.mps, self.initialCredits, self.sourceCIDs) =
+            (psm, mtu, mps, initialCredits, sourceCIDs)
     }
 
     /// SPSM, MTU, MPS, Initial_Credits, then the Source_CIDs to the end of the command. More
@@ -65,11 +62,8 @@ public struct CreditBasedConnectionResponse: SignalingPDU {
     public init(
         mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult, destinationCIDs: [UInt16]
     ) {
-        self.mtu = mtu
-        self.mps = mps
-        self.initialCredits = initialCredits
-        self.result = result
-        self.destinationCIDs = destinationCIDs
+        (self.mtu, self.mps, self.initialCredits, self.result, self.destinationCIDs) =
+            (mtu, mps, initialCredits, result, destinationCIDs)
     }
 
     /// MTU, MPS, Initial_Credits, Result (named from the enhanced table), then the
@@ -96,9 +90,7 @@ public struct CreditBasedReconfigureRequest: SignalingPDU {
 
     /// A request from its fields.
     public init(mtu: UInt16, mps: UInt16, destinationCIDs: [UInt16]) {
-        self.mtu = mtu
-        self.mps = mps
-        self.destinationCIDs = destinationCIDs
+        (self.mtu, self.mps, self.destinationCIDs) = (mtu, mps, destinationCIDs)
     }
 
     /// MTU, MPS, then the Destination_CIDs to the end of the command.

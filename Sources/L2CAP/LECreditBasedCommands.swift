@@ -23,11 +23,7 @@ public struct LECreditBasedConnectionRequest: SignalingPDU {
 
     /// A request from its fields.
     public init(psm: PSM, sourceCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16) {
-        self.psm = psm
-        self.sourceCID = sourceCID
-        self.mtu = mtu
-        self.mps = mps
-        self.initialCredits = initialCredits
+        (self.psm, self.sourceCID, self.mtu, self.mps, self.initialCredits) = (psm, sourceCID, mtu, mps, initialCredits)
     }
 
     /// SPSM, Source_CID, MTU, MPS, Initial_Credits.
@@ -58,11 +54,8 @@ public struct LECreditBasedConnectionResponse: SignalingPDU {
     public init(
         destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: CreditBasedConnectionResult
     ) {
-        self.destinationCID = destinationCID
-        self.mtu = mtu
-        self.mps = mps
-        self.initialCredits = initialCredits
-        self.result = result
+        (self.destinationCID, self.mtu, self.mps, self.initialCredits, self.result) =
+            (destinationCID, mtu, mps, initialCredits, result)
     }
 
     /// Destination_CID, MTU, MPS, Initial_Credits, Result (named from the LE table).
@@ -85,10 +78,7 @@ public struct FlowControlCreditIndication: SignalingPDU {
     public var credits: UInt16
 
     /// An indication from its fields.
-    public init(cid: UInt16, credits: UInt16) {
-        self.cid = cid
-        self.credits = credits
-    }
+    public init(cid: UInt16, credits: UInt16) { (self.cid, self.credits) = (cid, credits) }
 
     /// CID, Credits.
     public static let layout = MessageLayout(
@@ -106,10 +96,7 @@ public struct CreditBasedConnectionResult: Hashable, Sendable, CustomStringConve
     public let enhanced: Bool
 
     /// Wraps a result from the wire.
-    public init(rawValue: UInt16, enhanced: Bool) {
-        self.rawValue = rawValue
-        self.enhanced = enhanced
-    }
+    public init(rawValue: UInt16, enhanced: Bool) { (self.rawValue, self.enhanced) = (rawValue, enhanced) }
 
     /// Every channel asked for was opened (0x0000).
     public var isSuccess: Bool { rawValue == 0 }

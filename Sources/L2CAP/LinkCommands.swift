@@ -19,10 +19,7 @@ public struct CommandReject: SignalingPDU {
     public var data: ArraySlice<UInt8>
 
     /// A reject for `reason`, with its `data`.
-    public init(reason: CommandRejectReason, data: ArraySlice<UInt8> = []) {
-        self.reason = reason
-        self.data = data
-    }
+    public init(reason: CommandRejectReason, data: ArraySlice<UInt8> = []) { (self.reason, self.data) = (reason, data) }
 
     /// Reason, Data (the rest of the command).
     public static let layout = MessageLayout(
@@ -50,10 +47,7 @@ public struct CommandReject: SignalingPDU {
         public var remoteCID: UInt16
 
         /// The data naming `localCID` and `remoteCID`.
-        public init(localCID: UInt16, remoteCID: UInt16) {
-            self.localCID = localCID
-            self.remoteCID = remoteCID
-        }
+        public init(localCID: UInt16, remoteCID: UInt16) { (self.localCID, self.remoteCID) = (localCID, remoteCID) }
 
         /// Local_Endpoint, Remote_Endpoint.
         public static let layout = MessageLayout(
@@ -169,9 +163,7 @@ public struct InformationResponse: SignalingPDU {
 
     /// A response about `infoType`.
     public init(infoType: UInt16, result: UInt16, data: ArraySlice<UInt8> = []) {
-        self.infoType = infoType
-        self.result = result
-        self.data = data
+        (self.infoType, self.result, self.data) = (infoType, result, data)
     }
 
     /// InfoType, Result, Data (the rest of the command).

@@ -17,9 +17,7 @@ public struct SignalingCommand: LaidOut, Equatable {
 
     /// A command with its data.
     public init(code: SignalingCode, identifier: UInt8, data: [UInt8]) {
-        self.code = code
-        self.identifier = identifier
-        self.data = data
+        (self.code, self.identifier, self.data) = (code, identifier, data)
     }
 
     /// Code, Identifier, then Length and the Data it counts. Reading stops after the data,

@@ -76,11 +76,8 @@ final class HeartRateDemo {
         service: ServiceIdentifier(uuid: "B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00"))
 
     init(transport: String, capture: String?, redactCapture: Bool = false, beats: Int, logger: HCILogger) {
-        self.transport = transport
-        self.capture = capture
-        self.redactCapture = redactCapture
-        self.beats = beats
-        self.logger = logger
+        (self.transport, self.capture, self.redactCapture, self.beats, self.logger) =
+            (transport, capture, redactCapture, beats, logger)
     }
 
     static let locations = ["Other", "Chest", "Wrist", "Finger", "Hand", "Ear Lobe", "Foot"]

@@ -218,10 +218,7 @@ final class ChunkReader: Sendable {
     private let chunk: Int
     private let stopped = Mutex(false)
 
-    init(fd: Int32, chunk: Int) {
-        self.fd = fd
-        self.chunk = chunk
-    }
+    init(fd: Int32, chunk: Int) { (self.fd, self.chunk) = (fd, chunk) }
 
     /// The next chunk, or nil at the end of the input (or once stopped).
     func next() async -> [UInt8]? {

@@ -14,8 +14,7 @@ public struct FindInformationRequest: ATTPDU {
 
     /// A request for `startingHandle...endingHandle`.
     public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle) {
-        self.startingHandle = startingHandle
-        self.endingHandle = endingHandle
+        (self.startingHandle, self.endingHandle) = (startingHandle, endingHandle)
     }
 
     /// Starting_Handle, Ending_Handle.
@@ -35,10 +34,7 @@ public struct FindInformationResponse: ATTPDU {
         public var type: BluetoothUUID
 
         /// An entry for the attribute at `handle`.
-        public init(handle: AttributeHandle, type: BluetoothUUID) {
-            self.handle = handle
-            self.type = type
-        }
+        public init(handle: AttributeHandle, type: BluetoothUUID) { (self.handle, self.type) = (handle, type) }
     }
 
     /// 0x05.
@@ -109,10 +105,8 @@ public struct FindByTypeValueRequest: ATTPDU {
         startingHandle: AttributeHandle, endingHandle: AttributeHandle, attributeType: UInt16,
         attributeValue: ArraySlice<UInt8>
     ) {
-        self.startingHandle = startingHandle
-        self.endingHandle = endingHandle
-        self.attributeType = attributeType
-        self.attributeValue = attributeValue
+        (self.startingHandle, self.endingHandle, self.attributeType, self.attributeValue) =
+            (startingHandle, endingHandle, attributeType, attributeValue)
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Type, Attribute_Value.
@@ -133,8 +127,7 @@ public struct FindByTypeValueResponse: ATTPDU {
 
         /// An entry for `foundHandle...groupEndHandle`.
         public init(foundHandle: AttributeHandle, groupEndHandle: AttributeHandle) {
-            self.foundHandle = foundHandle
-            self.groupEndHandle = groupEndHandle
+            (self.foundHandle, self.groupEndHandle) = (foundHandle, groupEndHandle)
         }
 
         /// Found_Attribute_Handle, Group_End_Handle.

@@ -13,9 +13,7 @@ public struct ErrorResponse: ATTPDU, CustomStringConvertible {
 
     /// An error response to `requestOpcode` about `handle`.
     public init(requestOpcode: ATTOpcode, handle: AttributeHandle, error: ATTErrorCode) {
-        self.requestOpcode = requestOpcode
-        self.handle = handle
-        self.error = error
+        (self.requestOpcode, self.handle, self.error) = (requestOpcode, handle, error)
     }
 
     /// Request_Opcode_In_Error, Attribute_Handle_In_Error, Error_Code.

@@ -18,9 +18,7 @@ public struct ReadByTypeRequest: ATTPDU {
 
     /// A request for the attributes of `attributeType` in `startingHandle...endingHandle`.
     public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle, attributeType: BluetoothUUID) {
-        self.startingHandle = startingHandle
-        self.endingHandle = endingHandle
-        self.attributeType = attributeType
+        (self.startingHandle, self.endingHandle, self.attributeType) = (startingHandle, endingHandle, attributeType)
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Type.
@@ -41,10 +39,7 @@ public struct ReadByTypeResponse: ATTPDU {
         public var value: ArraySlice<UInt8>
 
         /// An entry for the attribute at `handle`.
-        public init(handle: AttributeHandle, value: ArraySlice<UInt8>) {
-            self.handle = handle
-            self.value = value
-        }
+        public init(handle: AttributeHandle, value: ArraySlice<UInt8>) { (self.handle, self.value) = (handle, value) }
 
         /// Attribute_Handle, Attribute_Value (the rest of the entry).
         public static let layout = MessageLayout(
@@ -107,10 +102,7 @@ public struct ReadBlobRequest: ATTPDU {
     public var offset: UInt16
 
     /// A request to read the attribute at `handle` from `offset`.
-    public init(handle: AttributeHandle, offset: UInt16) {
-        self.handle = handle
-        self.offset = offset
-    }
+    public init(handle: AttributeHandle, offset: UInt16) { (self.handle, self.offset) = (handle, offset) }
 
     /// Attribute_Handle, Value_Offset.
     public static let layout = MessageLayout(
@@ -177,9 +169,7 @@ public struct ReadByGroupTypeRequest: ATTPDU {
 
     /// A request for the groups of `groupType` in `startingHandle...endingHandle`.
     public init(startingHandle: AttributeHandle, endingHandle: AttributeHandle, groupType: BluetoothUUID) {
-        self.startingHandle = startingHandle
-        self.endingHandle = endingHandle
-        self.groupType = groupType
+        (self.startingHandle, self.endingHandle, self.groupType) = (startingHandle, endingHandle, groupType)
     }
 
     /// Starting_Handle, Ending_Handle, Attribute_Group_Type.
@@ -203,9 +193,7 @@ public struct ReadByGroupTypeResponse: ATTPDU {
 
         /// An entry for the group `handle...endGroupHandle`.
         public init(handle: AttributeHandle, endGroupHandle: AttributeHandle, value: ArraySlice<UInt8>) {
-            self.handle = handle
-            self.endGroupHandle = endGroupHandle
-            self.value = value
+            (self.handle, self.endGroupHandle, self.value) = (handle, endGroupHandle, value)
         }
 
         /// Attribute_Handle, End_Group_Handle, Attribute_Value (the rest of the entry).
@@ -259,10 +247,7 @@ public struct ReadMultipleVariableResponse: ATTPDU {
         public var value: ArraySlice<UInt8>
 
         /// An entry whose value may be truncated (`value.count < length`).
-        public init(length: UInt16, value: ArraySlice<UInt8>) {
-            self.length = length
-            self.value = value
-        }
+        public init(length: UInt16, value: ArraySlice<UInt8>) { (self.length, self.value) = (length, value) }
 
         /// A whole value (`length` is its count).
         public init(value: ArraySlice<UInt8>) { self.init(length: UInt16(value.count), value: value) }

@@ -109,9 +109,7 @@ public struct ATTRequestRefusal: Error, Sendable, Equatable, CustomStringConvert
 
     /// A refusal of `opcode`'s PDU with `code`.
     public init(opcode: ATTOpcode?, code: ATTErrorCode = .requestNotSupported, reason: String) {
-        self.opcode = opcode
-        self.code = code
-        self.reason = reason
+        (self.opcode, self.code, self.reason) = (opcode, code, reason)
     }
 
     /// The Error Response the client is sent: none for a command (3.3) or a PDU that is no

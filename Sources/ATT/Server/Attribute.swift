@@ -57,10 +57,7 @@ public struct AttributeRefusal: Error, Sendable, Equatable {
     public let code: ATTErrorCode
 
     /// A refusal of `handle` with `code`.
-    public init(handle: AttributeHandle, code: ATTErrorCode) {
-        self.handle = handle
-        self.code = code
-    }
+    public init(handle: AttributeHandle, code: ATTErrorCode) { (self.handle, self.code) = (handle, code) }
 }
 
 /// One attribute of a local server (Core Vol 3, Part F, 3.2): handle, type, value and
@@ -84,10 +81,7 @@ public struct Attribute: Sendable, Equatable {
         handle: AttributeHandle, type: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read,
         groupEndHandle: AttributeHandle? = nil
     ) {
-        self.handle = handle
-        self.type = type
-        self.value = value
-        self.permissions = permissions
-        self.groupEndHandle = groupEndHandle
+        (self.handle, self.type, self.value, self.permissions, self.groupEndHandle) =
+            (handle, type, value, permissions, groupEndHandle)
     }
 }

@@ -33,8 +33,7 @@ public struct OutsideAnswers: Sendable {
 
     /// Handlers for the values at `readHandled` and the writes at `writeHandled`, not asked yet.
     public init(readHandled: Set<AttributeHandle>, writeHandled: Set<AttributeHandle>) {
-        self.readHandled = readHandled
-        self.writeHandled = writeHandled
+        (self.readHandled, self.writeHandled) = (readHandled, writeHandled)
     }
 }
 

@@ -114,8 +114,7 @@ final class ValueBuffer: Sendable {
         private let onTermination: @Sendable () -> Void
 
         init(_ buffer: ValueBuffer, onTermination: @escaping @Sendable () -> Void) {
-            self.buffer = buffer
-            self.onTermination = onTermination
+            (self.buffer, self.onTermination) = (buffer, onTermination)
         }
 
         deinit { onTermination() }

@@ -14,9 +14,7 @@ public struct ConnectedCentral: Sendable, Hashable {
 
     /// A central on link `handle`.
     public init(handle: ConnectionHandle, identifier: UUID, maximumUpdateValueLength: Int) {
-        self.handle = handle
-        self.identifier = identifier
-        self.maximumUpdateValueLength = maximumUpdateValueLength
+        (self.handle, self.identifier, self.maximumUpdateValueLength) = (handle, identifier, maximumUpdateValueLength)
     }
 }
 

@@ -7,10 +7,7 @@ public struct ADStructure: Sendable, Equatable {
     public var data: [UInt8]
 
     /// A structure of `type` carrying `data`.
-    public init(type: UInt8, data: [UInt8]) {
-        self.type = type
-        self.data = data
-    }
+    public init(type: UInt8, data: [UInt8]) { (self.type, self.data) = (type, data) }
 }
 
 /// AD type codes (Bluetooth Assigned Numbers, 2.3).
@@ -197,8 +194,7 @@ public struct ManufacturerData: Sendable, Equatable {
 
     /// Data of `companyIdentifier`.
     public init(companyIdentifier: UInt16, data: [UInt8]) {
-        self.companyIdentifier = companyIdentifier
-        self.data = data
+        (self.companyIdentifier, self.data) = (companyIdentifier, data)
     }
 }
 

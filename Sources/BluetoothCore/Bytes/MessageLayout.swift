@@ -57,9 +57,7 @@ public struct Field<Message, Value>: Sendable {
         _ name: String, read: @escaping @Sendable (inout ByteReader) throws(DecodingError) -> Value,
         write: @escaping @Sendable (Message, inout ByteWriter) -> Void
     ) {
-        self.name = name
-        self.read = read
-        self.write = write
+        (self.name, self.read, self.write) = (name, read, write)
     }
 }
 

@@ -70,10 +70,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private final class Start {
         let loop: EventLoop
         let name: String
-        init(loop: EventLoop, name: String) {
-            self.loop = loop
-            self.name = name
-        }
+        init(loop: EventLoop, name: String) { (self.loop, self.name) = (loop, name) }
     }
 
     /// Whether the caller runs on the loop thread (in a job or a watch's handler).

@@ -17,9 +17,7 @@ public struct SecretField: Sendable, Hashable, CustomStringConvertible {
 
     /// A field of `length` octets at `offset`.
     public init(_ name: String, offset: Int, length: Int) {
-        self.name = name
-        self.offset = offset
-        self.length = length
+        (self.name, self.offset, self.length) = (name, offset, length)
     }
 
     /// The octets the field covers.

@@ -30,9 +30,7 @@ public struct BondedClientRecord: Codable, Sendable, Equatable {
 
         /// A CCCD value.
         public init(handle: UInt16, characteristic: String, value: UInt16) {
-            self.handle = handle
-            self.characteristic = characteristic
-            self.value = value
+            (self.handle, self.characteristic, self.value) = (handle, characteristic, value)
         }
     }
 
@@ -49,9 +47,7 @@ public struct BondedClientRecord: Codable, Sendable, Equatable {
 
     /// A record of `client`.
     public init(client: String, databaseHash: String, cccds: [CCCD]) {
-        self.client = client
-        self.databaseHash = databaseHash
-        self.cccds = cccds
+        (self.client, self.databaseHash, self.cccds) = (client, databaseHash, cccds)
     }
 
     /// Whether this version reads it.

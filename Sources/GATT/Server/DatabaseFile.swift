@@ -27,10 +27,7 @@ public struct DatabaseFile: Sendable {
         public let values: [[UInt8]]
 
         /// Values notified `every` apart.
-        public init(every: Duration, values: [[UInt8]]) {
-            self.every = every
-            self.values = values
-        }
+        public init(every: Duration, values: [[UInt8]]) { (self.every, self.values) = (every, values) }
     }
 
     /// A characteristic of the file: what the server lays out, and what `serve` does with it.

@@ -48,10 +48,7 @@ public struct GATTReadRequest: Sendable, Equatable {
 
     /// A read of `handle` from `offset`.
     public init(connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, offset: Int) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.offset = offset
+        (self.connection, self.handle, self.uuid, self.offset) = (connection, handle, uuid, offset)
     }
 }
 
@@ -73,11 +70,8 @@ public struct GATTWriteRequest: Sendable, Equatable {
     public init(
         connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, value: [UInt8], withResponse: Bool
     ) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.value = value
-        self.withResponse = withResponse
+        (self.connection, self.handle, self.uuid, self.value, self.withResponse) =
+            (connection, handle, uuid, value, withResponse)
     }
 }
 
@@ -112,12 +106,8 @@ public struct GATTAuthorizationRequest: Sendable, Equatable {
         connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, access: Access, offset: Int = 0,
         value: [UInt8] = []
     ) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.access = access
-        self.offset = offset
-        self.value = value
+        (self.connection, self.handle, self.uuid, self.access, self.offset, self.value) =
+            (connection, handle, uuid, access, offset, value)
     }
 }
 
@@ -139,10 +129,7 @@ public struct GATTSubscription: Sendable, Equatable {
         connection: ConnectionHandle, handle: AttributeHandle, uuid: BluetoothUUID, notifications: Bool,
         indications: Bool
     ) {
-        self.connection = connection
-        self.handle = handle
-        self.uuid = uuid
-        self.notifications = notifications
-        self.indications = indications
+        (self.connection, self.handle, self.uuid, self.notifications, self.indications) =
+            (connection, handle, uuid, notifications, indications)
     }
 }

@@ -20,10 +20,7 @@ public struct MutableDescriptor: Sendable, Equatable {
     public init(
         uuid: BluetoothUUID, value: [UInt8], permissions: AttributePermissions = .read, handle: AttributeHandle? = nil
     ) {
-        self.uuid = uuid
-        self.value = value
-        self.permissions = permissions
-        self.handle = handle
+        (self.uuid, self.value, self.permissions, self.handle) = (uuid, value, permissions, handle)
     }
 
     /// A Characteristic User Description (0x2901): `text` as UTF-8, read-only.
@@ -126,9 +123,7 @@ public struct IncludeDefinition: Sendable, Equatable {
 
     /// An include of the service `uuid` (at `serviceHandle`), declared at `handle`.
     public init(uuid: BluetoothUUID, serviceHandle: AttributeHandle? = nil, handle: AttributeHandle? = nil) {
-        self.uuid = uuid
-        self.serviceHandle = serviceHandle
-        self.handle = handle
+        (self.uuid, self.serviceHandle, self.handle) = (uuid, serviceHandle, handle)
     }
 }
 

@@ -165,12 +165,8 @@ public struct BTSnoopRecord: Sendable {
         number: Int, timestamp: Int64, direction: BTSnoop.Direction, flags: UInt32, originalLength: Int,
         content: Content
     ) {
-        self.number = number
-        self.timestamp = timestamp
-        self.direction = direction
-        self.flags = flags
-        self.originalLength = originalLength
-        self.content = content
+        (self.number, self.timestamp, self.direction, self.flags, self.originalLength, self.content) =
+            (number, timestamp, direction, flags, originalLength, content)
     }
 
     /// Microseconds since 1970-01-01. A corrupt timestamp too far in the past to shift

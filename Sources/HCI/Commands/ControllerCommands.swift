@@ -52,11 +52,8 @@ public struct ReadLocalVersionInformation: HCICommand {
             hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8, companyIdentifier: UInt16,
             lmpSubversion: UInt16
         ) {
-            self.hciVersion = hciVersion
-            self.hciSubversion = hciSubversion
-            self.lmpVersion = lmpVersion
-            self.companyIdentifier = companyIdentifier
-            self.lmpSubversion = lmpSubversion
+            (self.hciVersion, self.hciSubversion, self.lmpVersion, self.companyIdentifier, self.lmpSubversion) =
+                (hciVersion, hciSubversion, lmpVersion, companyIdentifier, lmpSubversion)
         }
 
         /// HCI_Version, HCI_Subversion, LMP_Version, Company_Identifier, LMP_Subversion.
@@ -189,8 +186,7 @@ public struct Disconnect: HCICommand {
 
     /// Ends the link `handle`, by default with 0x13 Remote User Terminated Connection.
     public init(handle: ConnectionHandle, reason: HCIStatus = .remoteUserTerminatedConnection) {
-        self.handle = handle
-        self.reason = reason
+        (self.handle, self.reason) = (handle, reason)
     }
 
     /// Connection_Handle, Reason.

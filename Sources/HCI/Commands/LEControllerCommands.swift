@@ -32,8 +32,8 @@ public struct LEReadBufferSize: HCICommand {
         public var totalNumLEACLDataPackets: UInt8
         /// Creates the return parameters from their fields.
         public init(leACLDataPacketLength: UInt16, totalNumLEACLDataPackets: UInt8) {
-            self.leACLDataPacketLength = leACLDataPacketLength
-            self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
+            (self.leACLDataPacketLength, self.totalNumLEACLDataPackets) =
+                (leACLDataPacketLength, totalNumLEACLDataPackets)
         }
         /// LE_ACL_Data_Packet_Length, Total_Num_LE_ACL_Data_Packets.
         public static let layout = MessageLayout(
@@ -129,10 +129,8 @@ public struct LEReadMaximumDataLength: HCICommand {
             supportedMaxTxOctets: UInt16, supportedMaxTxTime: UInt16, supportedMaxRxOctets: UInt16,
             supportedMaxRxTime: UInt16
         ) {
-            self.supportedMaxTxOctets = supportedMaxTxOctets
-            self.supportedMaxTxTime = supportedMaxTxTime
-            self.supportedMaxRxOctets = supportedMaxRxOctets
-            self.supportedMaxRxTime = supportedMaxRxTime
+            (self.supportedMaxTxOctets, self.supportedMaxTxTime, self.supportedMaxRxOctets, self.supportedMaxRxTime) =
+                (supportedMaxTxOctets, supportedMaxTxTime, supportedMaxRxOctets, supportedMaxRxTime)
         }
         /// Supported_Max_TX_Octets, Supported_Max_TX_Time, Supported_Max_RX_Octets,
         /// Supported_Max_RX_Time.

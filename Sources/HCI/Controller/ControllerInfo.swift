@@ -37,9 +37,7 @@ public struct ControllerInfo: Sendable, Equatable {
 
         /// A pool of `count` buffers of `length` bytes, as `source` reported it.
         public init(length: Int, count: Int, source: HCIOpcode) {
-            self.length = length
-            self.count = count
-            self.source = source
+            (self.length, self.count, self.source) = (length, count, source)
         }
 
         /// `12 × 251 bytes (LE_Read_Buffer_Size_v2)`.

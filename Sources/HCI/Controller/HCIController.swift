@@ -17,8 +17,7 @@ public final class HCIController {
 
         /// Tunables with the given command timeout and logger.
         public init(commandTimeout: Duration = .seconds(5), logger: HCILogger = .standardError) {
-            self.commandTimeout = commandTimeout
-            self.logger = logger
+            (self.commandTimeout, self.logger) = (commandTimeout, logger)
         }
     }
 
@@ -43,8 +42,7 @@ public final class HCIController {
         var timeout: Deadlines.Token?
 
         init(packet: HCICommandPacket, continuation: CheckedContinuation<Result<CommandResult, HCIError>, Never>) {
-            self.packet = packet
-            self.continuation = continuation
+            (self.packet, self.continuation) = (packet, continuation)
         }
     }
 

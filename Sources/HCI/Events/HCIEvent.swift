@@ -115,9 +115,8 @@ public struct CommandComplete: HCIEventParameters {
 
     /// Creates the event from its fields.
     public init(numHCICommandPackets: UInt8, opcode: HCIOpcode, returnParameters: ArraySlice<UInt8>) {
-        self.numHCICommandPackets = numHCICommandPackets
-        self.opcode = opcode
-        self.returnParameters = returnParameters
+        (self.numHCICommandPackets, self.opcode, self.returnParameters) =
+            (numHCICommandPackets, opcode, returnParameters)
     }
 
     /// Num_HCI_Command_Packets, Command_Opcode, Return_Parameters (the command's: decoded
@@ -141,9 +140,7 @@ public struct CommandStatus: HCIEventParameters {
 
     /// Creates the event from its fields.
     public init(status: HCIStatus, numHCICommandPackets: UInt8, opcode: HCIOpcode) {
-        self.status = status
-        self.numHCICommandPackets = numHCICommandPackets
-        self.opcode = opcode
+        (self.status, self.numHCICommandPackets, self.opcode) = (status, numHCICommandPackets, opcode)
     }
 
     /// Status, Num_HCI_Command_Packets, Command_Opcode.
@@ -166,9 +163,7 @@ public struct DisconnectionComplete: HCIEventParameters {
 
     /// Creates the event from its fields.
     public init(status: HCIStatus, handle: ConnectionHandle, reason: HCIStatus) {
-        self.status = status
-        self.handle = handle
-        self.reason = reason
+        (self.status, self.handle, self.reason) = (status, handle, reason)
     }
 
     /// Status, Connection_Handle, Reason.
@@ -198,10 +193,7 @@ public struct EncryptionChange: Sendable, Equatable {
 
     /// Creates the event from its fields; a `keySize` makes it v2.
     public init(status: HCIStatus, handle: ConnectionHandle, encryptionEnabled: UInt8, keySize: UInt8? = nil) {
-        self.status = status
-        self.handle = handle
-        self.encryptionEnabled = encryptionEnabled
-        self.keySize = keySize
+        (self.status, self.handle, self.encryptionEnabled, self.keySize) = (status, handle, encryptionEnabled, keySize)
     }
 
     /// v1: Status, Connection_Handle, Encryption_Enabled.
@@ -311,8 +303,7 @@ public struct LEMetaEvent: HCIEventParameters {
 
     /// Creates the event from its fields.
     public init(subeventCode: UInt8, parameters: ArraySlice<UInt8>) {
-        self.subeventCode = subeventCode
-        self.parameters = parameters
+        (self.subeventCode, self.parameters) = (subeventCode, parameters)
     }
 
     /// Subevent_Code, then the subevent's parameters (decoded by its declaration, an

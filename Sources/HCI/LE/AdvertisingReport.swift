@@ -145,11 +145,8 @@ public struct LEAdvertisingReport: LESubeventParameters {
             eventType: EventType, addressType: AddressType, address: BluetoothAddress, data: ArraySlice<UInt8>,
             rssi: Int8
         ) {
-            self.eventType = eventType
-            self.addressType = addressType
-            self.address = address
-            self.data = data
-            self.rssi = rssi
+            (self.eventType, self.addressType, self.address, self.data, self.rssi) =
+                (eventType, addressType, address, data, rssi)
         }
 
         /// The legacy report of `report`: the PDU kind its flags say, scan response first.

@@ -47,10 +47,7 @@ public struct EncryptionKeyRefreshComplete: HCIEventParameters {
     /// Connection_Handle of the link.
     public var handle: ConnectionHandle
     /// Creates the event from its fields.
-    public init(status: HCIStatus, handle: ConnectionHandle) {
-        self.status = status
-        self.handle = handle
-    }
+    public init(status: HCIStatus, handle: ConnectionHandle) { (self.status, self.handle) = (status, handle) }
     /// Status, Connection_Handle.
     public static let layout = MessageLayout(
         "Encryption_Key_Refresh_Complete", Self.init(status:handle:),
@@ -71,9 +68,7 @@ public struct LELongTermKeyRequest: LESubeventParameters {
 
     /// The subevent from its fields.
     public init(handle: ConnectionHandle, random: [UInt8], ediv: UInt16) {
-        self.handle = handle
-        self.random = random
-        self.ediv = ediv
+        (self.handle, self.random, self.ediv) = (handle, random, ediv)
     }
 
     /// Connection_Handle, Random_Number, Encrypted_Diversifier.

@@ -29,11 +29,8 @@ public struct LESetScanParameters: HCICommand {
     public init(
         scanType: LEScanType, interval: UInt16, window: UInt16, ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0
     ) {
-        self.scanType = scanType
-        self.interval = interval
-        self.window = window
-        self.ownAddressType = ownAddressType
-        self.filterPolicy = filterPolicy
+        (self.scanType, self.interval, self.window, self.ownAddressType, self.filterPolicy) =
+            (scanType, interval, window, ownAddressType, filterPolicy)
     }
 
     /// LE_Scan_Type, LE_Scan_Interval, LE_Scan_Window, Own_Address_Type, Scanning_Filter_Policy.
@@ -55,8 +52,7 @@ public struct LESetScanEnable: HCICommand {
 
     /// Starts or stops legacy scanning.
     public init(enable: Bool, filterDuplicates: Bool) {
-        self.enable = enable
-        self.filterDuplicates = filterDuplicates
+        (self.enable, self.filterDuplicates) = (enable, filterDuplicates)
     }
 
     /// LE_Scan_Enable, Filter_Duplicates.
@@ -82,9 +78,7 @@ public struct LESetExtendedScanParameters: HCICommand {
 
         /// Parameters for one PHY.
         public init(scanType: LEScanType, interval: UInt16, window: UInt16) {
-            self.scanType = scanType
-            self.interval = interval
-            self.window = window
+            (self.scanType, self.interval, self.window) = (scanType, interval, window)
         }
 
         /// Scan_Type, Scan_Interval, Scan_Window: one entry of each array.
@@ -105,10 +99,8 @@ public struct LESetExtendedScanParameters: HCICommand {
 
     /// Extended scanning parameters.
     public init(ownAddressType: UInt8 = 0, filterPolicy: UInt8 = 0, scanningPHYs: UInt8 = 0x01, phys: [PHYParameters]) {
-        self.ownAddressType = ownAddressType
-        self.filterPolicy = filterPolicy
-        self.scanningPHYs = scanningPHYs
-        self.phys = phys
+        (self.ownAddressType, self.filterPolicy, self.scanningPHYs, self.phys) =
+            (ownAddressType, filterPolicy, scanningPHYs, phys)
     }
 
     /// Own_Address_Type, Scanning_Filter_Policy, Scanning_PHYs, then a ``PHYParameters`` for
@@ -146,10 +138,7 @@ public struct LESetExtendedScanEnable: HCICommand {
 
     /// Starts or stops extended scanning.
     public init(enable: Bool, filterDuplicates: UInt8, duration: UInt16 = 0, period: UInt16 = 0) {
-        self.enable = enable
-        self.filterDuplicates = filterDuplicates
-        self.duration = duration
-        self.period = period
+        (self.enable, self.filterDuplicates, self.duration, self.period) = (enable, filterDuplicates, duration, period)
     }
 
     /// Enable, Filter_Duplicates, Duration, Period.

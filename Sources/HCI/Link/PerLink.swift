@@ -22,9 +22,7 @@ public final class PerLink<Value> {
         let hooks: Hooks
 
         init(_ value: Value, handle: ConnectionHandle, hooks: Hooks) {
-            self.value = value
-            self.handle = handle
-            self.hooks = hooks
+            (self.value, self.handle, self.hooks) = (value, handle, hooks)
         }
 
         func linkClosed(_ link: Link, _ reason: HCIStatus) { hooks.onClose?(handle, value, reason) }
@@ -43,10 +41,7 @@ public final class PerLink<Value> {
     }
 
     /// Values kept on `controller`'s links, at `layer`.
-    public init(controller: HCIController, layer: Link.Layer) {
-        self.controller = controller
-        self.layer = layer
-    }
+    public init(controller: HCIController, layer: Link.Layer) { (self.controller, self.layer) = (controller, layer) }
 
     private func slot(_ handle: ConnectionHandle) -> Slot? {
         controller.link(handle)?.attachment(for: self)

@@ -10,10 +10,7 @@ package final class ReaderThread: Sendable {
     private final class Body: @unchecked Sendable {
         let name: String
         let run: @Sendable () -> Void
-        init(name: String, _ run: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.run = run
-        }
+        init(name: String, _ run: @escaping @Sendable () -> Void) { (self.name, self.run) = (name, run) }
     }
 
     private let thread: pthread_t

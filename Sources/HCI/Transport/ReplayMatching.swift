@@ -42,10 +42,7 @@ public struct ReplayField: Sendable, Equatable {
 
     /// A field `length` octets long at `offset`.
     public init(_ name: String, offset: Int, length: Int, _ kind: Kind) {
-        self.name = name
-        self.offset = offset
-        self.length = length
-        self.kind = kind
+        (self.name, self.offset, self.length, self.kind) = (name, offset, length, kind)
     }
 }
 
@@ -68,9 +65,7 @@ public struct ReplayRule: Sendable, Equatable {
 
     /// A rule for `target`.
     public init(_ target: Target, _ name: String, _ fields: [ReplayField]) {
-        self.target = target
-        self.name = name
-        self.fields = fields
+        (self.target, self.name, self.fields) = (target, name, fields)
     }
 
     /// The rules replay uses by default: every value a BLE host legitimately makes up.
@@ -310,10 +305,7 @@ public struct ReplayMismatch: Error, Equatable, Sendable, CustomStringConvertibl
 
     /// A mismatch report.
     public init(recordNumber: Int?, expected: [UInt8]?, actual: [UInt8]?, reason: String) {
-        self.recordNumber = recordNumber
-        self.expected = expected
-        self.actual = actual
-        self.reason = reason
+        (self.recordNumber, self.expected, self.actual, self.reason) = (recordNumber, expected, actual, reason)
     }
 
     /// The report's first line: where and what, without the packets.

@@ -31,10 +31,7 @@ public struct CentralIdentification: SMPCommand {
     public var random: Octets8
 
     /// The identification (`ediv`, `random`).
-    public init(ediv: UInt16, random: Octets8) {
-        self.ediv = ediv
-        self.random = random
-    }
+    public init(ediv: UInt16, random: Octets8) { (self.ediv, self.random) = (ediv, random) }
 
     /// EDIV, Rand.
     public static let layout = MessageLayout(
@@ -72,8 +69,7 @@ public struct IdentityAddressInformation: SMPCommand {
 
     /// The information (`addressType`, `address`).
     public init(addressType: UInt8, address: BluetoothAddress) {
-        self.addressType = addressType
-        self.address = address
+        (self.addressType, self.address) = (addressType, address)
     }
 
     /// AddrType, BD_ADDR.

@@ -97,10 +97,7 @@ public struct PairingPublicKey: SMPCommand {
     public var y: Octets32
 
     /// The key (`x`, `y`).
-    public init(x: Octets32, y: Octets32) {
-        self.x = x
-        self.y = y
-    }
+    public init(x: Octets32, y: Octets32) { (self.x, self.y) = (x, y) }
 
     /// Public_Key_X, Public_Key_Y.
     public static let layout = MessageLayout(
