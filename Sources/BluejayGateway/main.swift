@@ -52,6 +52,30 @@ let logger = Logger(label: "bluejay-gateway")
 VirtualController.enableMockTransport()
 let notifier = SystemdNotifier()
 
+// SIGTERM and SIGINT end the service cleanly: offline, disconnect, exit 0. Their sources are
+// registered before the service starts, so before READY=1: until its source is registered a
+// signal is ignored (SIG_IGN keeps the default from ending the process), and a SIGTERM lost
+// there would leave systemd waiting out its stop timeout. The main queue registers nothing
+// before dispatchMain(), so the sources run on a global one.
+let stopRequests = AsyncStream<Void>.makeStream()
+let registered = DispatchSemaphore(value: 0)
+var sources: [any DispatchSourceSignal] = []
+for number in [SIGTERM, SIGINT] {
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    // Nonisolated (`@Sendable`): top-level code is the main actor's, and these run on a
+    // global queue.
+    source.setEventHandler { @Sendable in
+        notifier.notify("STOPPING=1")
+        signal(number, SIG_DFL)  // a second one ends the process at once
+        stopRequests.continuation.yield()
+    }
+    source.setRegistrationHandler { @Sendable in registered.signal() }
+    source.resume()
+    sources.append(source)
+}
+for _ in sources { registered.wait() }
+
 let service = Task { @BluetoothActor in
     let gateway = GatewayService(configuration: configuration, logger: logger)
     do {
@@ -62,19 +86,11 @@ let service = Task { @BluetoothActor in
     }
 }
 let watchdog = notifier.startWatchdog { @BluetoothActor in true }
-
-// SIGTERM and SIGINT end the service cleanly: offline, disconnect, exit 0.
-var sources: [any DispatchSourceSignal] = []
-for number in [SIGTERM, SIGINT] {
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-    source.setEventHandler {
-        notifier.notify("STOPPING=1")
-        signal(number, SIG_DFL)  // a second one ends the process at once
+Task {
+    for await _ in stopRequests.stream {
         service.cancel()
+        break
     }
-    source.resume()
-    sources.append(source)
 }
 Task {
     await service.value
