@@ -1,5 +1,6 @@
 import Foundation
 import HCITestSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -56,43 +57,5 @@ import Testing
             if !clean { break }  // each wait is a two-minute hang guard: one failure says it
         }
         await broker.stop()
-    }
-}
-
-/// A Unix datagram socket standing in for systemd's notify socket.
-private final class NotifySocket: Sendable {
-    let path: String
-    private let fd: Int32
-
-    init(path: String) throws {
-        self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw TestPeerError(description: "socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0 else { throw TestPeerError(description: "bind \(path): errno \(errno)") }
-        // A hang guard on each wait, not a speed check: a sanitized gateway under load starts slowly.
-        var timeout = timeval(tv_sec: 120, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    /// The next datagram, or nil when none came within the timeout.
-    func next() -> String? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(fd, &buffer, buffer.count, 0)
-        return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
-    }
-
-    deinit {
-        close(fd)
-        unlink(path)
     }
 }
