@@ -103,8 +103,8 @@ enum MonitorSession {
         // The run ends on Ctrl-C (true) or when every peripheral gave up (false). The signal
         // handler runs on a dispatch queue and only says so.
         let (stops, stop) = AsyncStream<Bool>.makeStream()
-        let source = await catchInterrupts { stop.yield(true) }
-        defer { source.cancel() }
+        let sources = catchStopSignals([SIGINT]) { stop.yield(true) }
+        defer { for source in sources { source.cancel() } }
 
         // A peripheral is done when its stream ends: it gave up, dropped with no retries
         // left, or could not be listened to. When all are done, so is the run.

@@ -233,8 +233,8 @@ enum PeripheralSession {
         // Ctrl-C is caught before the lines a script waits for are printed: one sent on seeing
         // them would otherwise be lost, or find SIGINT's default and end the process.
         let (stops, stop) = AsyncStream<Void>.makeStream()
-        let source = await catchInterrupts { stop.yield(()) }
-        defer { source.cancel() }
+        let sources = catchStopSignals([SIGINT]) { stop.yield(()) }
+        defer { for source in sources { source.cancel() } }
         print("advertising as \(name) (\(manager.advertiser.commands?.rawValue ?? "no") advertising commands)")
         addresses?.announce(manager)
         flushStandardOutput()
