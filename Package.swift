@@ -106,7 +106,10 @@ let package = Package(
             ]),
         .executableTarget(
             name: "BluejayGateway",
-            dependencies: ["Bluejay", "Gateway", "VirtualController", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "Bluejay", "BluetoothCore", "Gateway", "VirtualController",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The receive and send paths in memory, for bluejay-bench and BluejayBenchmarks; the
         // app-facing receive paths over a flooding peripheral on the virtual controller.
         .target(

@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothCore
 import Dispatch
 import Foundation
 import Gateway
@@ -52,29 +53,13 @@ let logger = Logger(label: "bluejay-gateway")
 VirtualController.enableMockTransport()
 let notifier = SystemdNotifier()
 
-// SIGTERM and SIGINT end the service cleanly: offline, disconnect, exit 0. Their sources are
-// registered before the service starts, so before READY=1: until its source is registered a
-// signal is ignored (SIG_IGN keeps the default from ending the process), and a SIGTERM lost
-// there would leave systemd waiting out its stop timeout. The main queue registers nothing
-// before dispatchMain(), so the sources run on a global one.
+// SIGTERM and SIGINT end the service cleanly: offline, disconnect, exit 0. Caught before the
+// service starts, so before READY=1: systemd's stop is never lost.
 let stopRequests = AsyncStream<Void>.makeStream()
-let registered = DispatchSemaphore(value: 0)
-var sources: [any DispatchSourceSignal] = []
-for number in [SIGTERM, SIGINT] {
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-    // Nonisolated (`@Sendable`): top-level code is the main actor's, and these run on a
-    // global queue.
-    source.setEventHandler { @Sendable in
-        notifier.notify("STOPPING=1")
-        signal(number, SIG_DFL)  // a second one ends the process at once
-        stopRequests.continuation.yield()
-    }
-    source.setRegistrationHandler { @Sendable in registered.signal() }
-    source.resume()
-    sources.append(source)
+let sources = catchStopSignals([SIGTERM, SIGINT]) {
+    notifier.notify("STOPPING=1")
+    stopRequests.continuation.yield()
 }
-for _ in sources { registered.wait() }
 
 let service = Task { @BluetoothActor in
     let gateway = GatewayService(configuration: configuration, logger: logger)
