@@ -159,9 +159,13 @@ public final class ATTBearer {
     {
         do throws(ATTError) { return try await transact(request, expecting: Response.self) } catch {
             guard case let .errorResponse(response) = error, Self.securityErrors.contains(response.error),
-                let onSecurityRequired,
-                await onSecurityRequired(response.error)
+                let onSecurityRequired
             else { throw error }
+            let secured = await onSecurityRequired(response.error)
+            // A link lost while it was being secured ends the request as it ends every request
+            // under way, not with the refusal that started the pairing.
+            if case let .closed(reason) = state { throw reason }
+            guard secured else { throw error }
             return try await transact(request, expecting: Response.self)
         }
     }

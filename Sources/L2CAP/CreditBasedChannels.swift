@@ -156,7 +156,9 @@ public final class CreditBasedChannels {
             }
             if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
                 securityAsked = true
-                if await onSecurityRequired(handle, response.result) { continue }
+                let secured = await onSecurityRequired(handle, response.result)
+                if let reason = link.endReason { throw .linkLost(reason) }
+                if secured { continue }
             }
             throw .refused(response.result)
         }
@@ -215,7 +217,9 @@ public final class CreditBasedChannels {
             if !opened.isEmpty { return opened }
             if !securityAsked, Self.wantsSecurity(response.result), let onSecurityRequired {
                 securityAsked = true
-                if await onSecurityRequired(handle, response.result) { continue }
+                let secured = await onSecurityRequired(handle, response.result)
+                if let reason = link.endReason { throw .linkLost(reason) }
+                if secured { continue }
             }
             if response.result.isSuccess { throw .protocolViolation("all successful, but no valid Destination CID") }
             throw .refused(response.result)

@@ -28,6 +28,9 @@ public final class CreditBasedLink: LinkAttachment {
     var reserved: Set<UInt16> = []
     /// Requests waiting for their response, by identifier.
     var pending: [UInt8: PendingRequest] = [:]
+    /// Why the link ended, once it has: a request waiting on something else (securing the
+    /// link) learns of the end here.
+    private(set) var endReason: HCIStatus?
 
     /// State for link `handle`, nothing open yet.
     public init(handle: ConnectionHandle) { self.handle = handle }
@@ -43,6 +46,7 @@ public final class CreditBasedLink: LinkAttachment {
 
     /// Fails every request and ends every channel: the link ended with `reason`.
     func end(_ reason: HCIStatus) {
+        endReason = reason
         let requests = pending.values, open = channels.values
         pending.removeAll()
         channels.removeAll()

@@ -382,6 +382,28 @@ struct CreditBasedChannelsTests {
         }
     }
 
+    /// The link is lost while it is being secured: the open ends as link lost, with the
+    /// reason, not with the refusal that started the pairing.
+    @Test func aLinkLostWhileItIsSecuredEndsTheOpenAsLinkLost() async throws {
+        let loop = Loopback()
+        serveEcho(loop)
+        loop.intercept = { side, command in
+            guard side == .a, command.code == .leCreditBasedConnectionRequest else { return false }
+            let refusal = LECreditBasedConnectionResponse(
+                destinationCID: 0, mtu: 23, mps: 23, initialCredits: 0,
+                result: CreditBasedConnectionResult(rawValue: 0x0008, enhanced: false))
+            loop.inject(from: .b, cid: 0x0005, refusal.command(identifier: command.identifier).encoded())
+            return true
+        }
+        loop.a.onSecurityRequired = { handle, _ in
+            loop.a.linkEnded(handle, reason: .connectionTimeout)
+            return false
+        }
+        await #expect(throws: CreditBasedChannelError.linkLost(.connectionTimeout)) {
+            _ = try await loop.a.open(psm: Self.echo, on: Self.handle)
+        }
+    }
+
     @Test func aLinkThatEndsEndsItsChannelsWithTheReason() async throws {
         let loop = Loopback()
         serveEcho(loop)
