@@ -66,7 +66,8 @@ struct Pair: AsyncParsableCommand {
         let line = try await peripheral.withSecuredClient(common, discovery: false) { _, _, connection, security in
             let pairing = try await security.pair(connection.handle)
             let bond = pairing.bond
-            let file = security.bonds.directory.path + "/" + bond.address.filter { $0 != ":" } + ".json"
+            let name = BondStore.fileName(bond.address)
+            let file = security.bonds.directory.path + "/" + name
             if json {
                 return
                     "{\"address\": \(JSONValue.quote(connection.peerAddress.description)), \"method\": \(JSONValue.quote(pairing.method.description)), "
@@ -76,7 +77,7 @@ struct Pair: AsyncParsableCommand {
             return
                 "paired with \(connection.peerAddress): \(pairing.method), \(pairing.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), "
                 + "key size \(bond.keySize)\(bond.authenticated ? ", authenticated" : ""); identity \(bond.address)/\(bond.addressType); "
-                + "bond stored as bonds/\(bond.address.filter { $0 != ":" }).json in the store"
+                + "bond stored as bonds/\(name) in the store"
         }
         print(line)
     }
