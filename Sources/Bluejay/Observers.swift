@@ -218,9 +218,13 @@ extension Bluejay {
     }
 
     /// The link a Read RSSI asks about, or why it cannot be asked: a background task
-    /// running (it alone talks to the peripheral until it ends), or no link.
+    /// running (it alone talks to the peripheral until it ends), or no link. A task whose
+    /// outcome is decided has ended, though the queue may not have moved on yet: its
+    /// completion, which runs on the main actor, may ask at once.
     func linkForRSSI() throws(BluejayError) -> (BluetoothHost, Connection) {
-        if queue.running?.kind == .backgroundTask { throw .backgroundTaskRunning }
+        if let running = queue.running, running.kind == .backgroundTask, !running.isFinished {
+            throw .backgroundTaskRunning
+        }
         guard let connection, let host else { throw .notConnected }
         return (host, connection)
     }

@@ -183,11 +183,18 @@ struct ReferenceBehaviourTests {
         // A task that holds the queue until told to end.
         let release = DispatchSemaphore(value: 0)
         var ran: RunResult<Int>?
+        // The task's completion may ask at once: the task has ended, whether or not the
+        // queue has moved on yet.
+        var askedInCompletion: String?
         bluejay.run(
             backgroundTask: { peripheral in
                 release.wait()
                 return try peripheral.readRSSI()
-            }, completionOnMainThread: { ran = $0 })
+            },
+            completionOnMainThread: {
+                ran = $0
+                do { try Self.readRSSI(bluejay) } catch { askedInCompletion = "\(error)" }
+            })
         #expect(await eventually { bluejay.queue.running?.kind == .backgroundTask })
         do {
             try Self.readRSSI(bluejay)
@@ -204,6 +211,7 @@ struct ReferenceBehaviourTests {
         release.signal()
         #expect(await eventually { ran != nil })
         guard case .success? = ran else { Issue.record("the task's own Read RSSI: \(String(describing: ran))"); return }
+        #expect(askedInCompletion == nil, "readRSSI() in the task's completion: \(askedInCompletion ?? "")")
         // The task over, the app may ask again.
         _ = try await bluejay.readRSSI()
         if let host = bluejay.stopAndExtractBluetoothState().host {
