@@ -2,6 +2,7 @@
 import Foundation
 import GAP
 @testable import HCI
+import HCITestSupport
 import L2CAP
 import Testing
 
@@ -97,7 +98,9 @@ extension IntegrationTests {
         #expect(controller.aclFlow?.queuedCount == 0, sourceLocation: sourceLocation)
         #expect(controller.queuedCommandCount == 0, sourceLocation: sourceLocation)
         #expect(clock.sleeperCount == 0, "no timer left", sourceLocation: sourceLocation)
-        #expect(clock.entryCount == 0, "no stale timer entry left", sourceLocation: sourceLocation)
+        // A sleep cancelled before it began leaves a mark that its task clears when it runs,
+        // which on a loaded machine may be a moment after the cancel.
+        #expect(await eventually { clock.entryCount == 0 }, "no stale timer entry left", sourceLocation: sourceLocation)
         if let l2cap {
             #expect(l2cap.pendingReassemblies == 0, "no half-received PDU left", sourceLocation: sourceLocation)
             #expect(l2cap.trackedLinks == 0, "no link's L2CAP state left", sourceLocation: sourceLocation)
