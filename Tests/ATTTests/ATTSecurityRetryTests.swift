@@ -1,6 +1,7 @@
 import ATT
 import BluetoothCore
 import HCI
+import HCITestSupport
 import Testing
 
 /// A request refused for want of security asks the bearer's owner to secure the link, then is
@@ -23,15 +24,8 @@ struct ATTSecurityRetryTests {
             }
         }
 
-        /// Waits until `count` PDUs were sent; false if they were not within a hang guard.
-        func sentCount(_ count: Int) async -> Bool {
-            let deadline = ContinuousClock.now + .seconds(120)
-            while sent.count < count {
-                guard ContinuousClock.now < deadline else { return false }
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-            return true
-        }
+        /// Waits until `count` PDUs were sent; false if they were not within the hang guard.
+        func sentCount(_ count: Int) async -> Bool { await eventually { self.sent.count >= count } }
 
         /// A Read Request of attribute 0x0003, sent and refused with Insufficient Encryption;
         /// it goes on as the bearer's owner answers.
