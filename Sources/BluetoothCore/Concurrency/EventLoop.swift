@@ -22,7 +22,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// The loop thread's name (visible in /proc/PID/task/*/comm, gdb, top -H).
     public static let threadName = "bluejay-loop"
 
-    private let epoll: Int32
+    fileprivate let epoll: Int32
     /// Written to wake a sleeping loop; watched under token 0.
     private let wakeFd: Int32
     /// Guards `jobs`, `sleeping`, `woken`, `watches` and `nextToken`.
@@ -39,6 +39,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Set by every enqueue, cleared when the loop takes the queue: what the loop spins on
     /// before it sleeps, without taking the lock.
     private let hasJobs = Atomic<Bool>(false)
+    /// Work for the end of the turn (``whenTurnEnds(_:)``); the loop thread's alone.
+    private var turnEnd: [() -> Void] = []
     /// How long the loop looks at `hasJobs` before it sleeps.
     private static let spinNanoseconds: UInt64 = 20_000
 
@@ -110,6 +112,15 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on the loop thread once the jobs queued so far have run, before the loop
+    /// looks at its descriptors again: how a connection writes what a turn's work queued in one
+    /// system call. Unlike ``execute(_:)`` it is not a hand-over (the loop does not spin for
+    /// more after it). Only on the loop thread.
+    public func whenTurnEnds(_ work: @escaping () -> Void) {
+        checkIsolated()
+        turnEnd.append(work)
+    }
+
     /// Called by `assumeIsolated` and friends when the runtime does not know the current
     /// executor (code running in a watch's handler): isolated exactly when on the loop thread.
     public func checkIsolated() {
@@ -118,8 +129,20 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     // MARK: Watches
 
+    /// What a watched descriptor is ready for, as the last `epoll_wait` said.
+    public struct Readiness: OptionSet, Sendable {
+        public let rawValue: UInt32
+        /// Creates a set from `epoll`'s bits.
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Readable, or hung up or in error (a read then says which).
+        public static let readable = Readiness(rawValue: 1)
+        /// Writable (only while ``Watch/wantsWritable(_:)`` asked for it).
+        public static let writable = Readiness(rawValue: 2)
+    }
+
     /// A descriptor watched for reading; its handler runs on the loop thread while it is
-    /// readable (level-triggered: one read per turn is enough, the rest waits for the next).
+    /// readable (level-triggered: one read per turn is enough, the rest waits for the next),
+    /// and, while asked for (``wantsWritable(_:)``), writable.
     public final class Watch: @unchecked Sendable {
         fileprivate let token: UInt64
         fileprivate let fd: Int32
@@ -130,6 +153,10 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         /// Held while the handler runs, so a cancel from another thread waits for it.
         private let running = ThreadLock()
         private let cancelled = Atomic<Bool>(false)
+        /// Whether the descriptor is watched for writing too (loop thread only).
+        private var writable = false
+        /// What the descriptor is ready for, in the handler now running (loop thread only).
+        public private(set) var readiness: Readiness = []
 
         fileprivate init(token: UInt64, fd: Int32, name: String, loop: EventLoop, handler: @escaping (Watch) -> Void) {
             self.token = token
@@ -139,11 +166,25 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             self.handler = handler
         }
 
-        fileprivate func fire() {
+        fileprivate func fire(_ events: UInt32) {
             running.lock()
             defer { running.unlock() }
             guard !cancelled.load(ordering: .acquiring) else { return }
+            let hangUp = EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue
+            readiness = events & hangUp != 0 ? .readable : []
+            if events & EPOLLOUT.rawValue != 0 { readiness.insert(.writable) }
             handler(self)
+        }
+
+        /// Watches for writing too (`true`) or no longer (`false`): a socket whose output the
+        /// kernel could not take at once, or whose connection is under way. On the loop thread.
+        public func wantsWritable(_ on: Bool) {
+            guard on != writable, !cancelled.load(ordering: .acquiring) else { return }
+            writable = on
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | (on ? EPOLLOUT.rawValue : 0)
+            event.data.u64 = token
+            _ = epoll_ctl(loop.epoll, EPOLL_CTL_MOD, fd, &event)
         }
 
         /// Stops watching. No handler runs after it returns, except the one that called it;
@@ -231,6 +272,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 }
             }
             running.removeAll(keepingCapacity: true)
+            while !turnEnd.isEmpty {
+                let ending = turnEnd
+                turnEnd = []
+                for work in ending { work() }
+            }
 
             // What is ready now, without sleeping.
             var count = epoll_wait(epoll, &events, Int32(events.count), 0)
@@ -273,7 +319,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 }
                 // A watch cancelled by an earlier handler in this batch is gone already.
                 guard let watch = lock.withLock({ watches[token] }) else { continue }
-                watch.fire()
+                watch.fire(events[index].events)
             }
         }
     }
