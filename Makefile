@@ -7,7 +7,7 @@ VENV         := .venv
 PEER_PY      := $(VENV)/bin/python
 PEER         := Fixtures/peer/peer.py
 BLUEJAY      := .build/debug/bluejay
-APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv libmosquitto-dev mosquitto mosquitto-clients
+APT_PACKAGES := libbluetooth-dev tshark bluez python3-venv libssl-dev openssl mosquitto mosquitto-clients
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # btsnoop of the demo session, for tshark or `bluejay trace`.
 DEMO_CAPTURE ?= demo.btsnoop
@@ -23,7 +23,7 @@ VM_ARTIFACTS := $(CURDIR)/artifacts/vm
 all: build
 
 # System packages: the BlueZ headers for the C shim, tshark/btmon to check captures,
-# libmosquitto (the gateway's MQTT client), the mosquitto broker its tests and
+# libssl-dev and openssl (the gateway's TLS, its tests' certificates), the mosquitto broker its tests and
 # `make gateway-demo` start and mosquitto_sub (the demo's subscriber), python3-venv for the
 # test peer. Installed only when missing.
 deps:

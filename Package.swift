@@ -23,7 +23,7 @@ let package = Package(
         .library(name: "VirtualController", targets: ["VirtualController"]),
         .executable(name: "bluejay", targets: ["bluejay"]),
         // `bluejay gateway CONFIG.yaml` runs this: BLE peripherals bridged to an MQTT broker
-        // (docs/Gateway.md). Its own binary, so YAML and libmosquitto stay out of `bluejay`.
+        // (docs/Gateway.md). Its own binary, so YAML and OpenSSL stay out of `bluejay`.
         .executable(name: "bluejay-gateway", targets: ["BluejayGateway"]),
         // The in-memory paths and the flooding peripheral, for the package-benchmark suite
         // (Benchmarks/Package.swift, which can use only products). Not API.
@@ -93,14 +93,14 @@ let package = Package(
                 "VirtualController", "Advertisements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        // libmosquitto, Eclipse's MQTT client (Debian's libmosquitto-dev), for the gateway.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // OpenSSL (Debian's libssl-dev), for the gateway's mqtts:// connections.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // The gateway's logic on the public Central API: configuration, topics, the MQTT
         // client and its bounded outbox, value decoding, Home Assistant discovery.
         .target(
             name: "Gateway",
             dependencies: [
-                "Bluejay", "BluetoothCore", "HCI", "SMP", "CMosquitto", "Advertisements",
+                "Bluejay", "BluetoothCore", "HCI", "SMP", "COpenSSL", "Advertisements",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -34,8 +34,8 @@ step "copied the source" $((SECONDS - started)) copy
 export GIT_CONFIG_GLOBAL=/build/gitconfig
 /src/Fixtures/arm64/sdk.sh /build/sdks /build/root
 
-# SwiftPM's own pkg-config reads the arm64 root's .pc files first (libmosquitto for the
-# gateway's CMosquitto), with their paths under the root; clang and lld get the root as
+# SwiftPM's own pkg-config reads the arm64 root's .pc files first (OpenSSL for the
+# gateway's COpenSSL), with their paths under the root; clang and lld get the root as
 # --sysroot from the SDK.
 export PKG_CONFIG_PATH=/build/root/usr/lib/aarch64-linux-gnu/pkgconfig:/build/root/usr/share/pkgconfig
 export PKG_CONFIG_SYSROOT_DIR=/build/root

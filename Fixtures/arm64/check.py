@@ -4,7 +4,7 @@
   check.py --python .venv/bin/python --x86 .build/debug/bluejay [--work .build/arm64]
 
 Every aarch64 program runs as `qemu-aarch64-static -L ROOT PROGRAM …`, ROOT being the arm64
-root (Fixtures/arm64/root.sh): its ld.so, libc, libstdc++ and libmosquitto1, as a board's.
+root (Fixtures/arm64/root.sh): its ld.so, libc, libstdc++ and libssl3t64, as a board's.
 Explicit rather than through binfmt_misc, so that nothing on the machine is registered.
 
 The checks:

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The arm64 root of `make arm64` (default .build/arm64/root): Debian 13's arm64 files, for
 # two uses at once. It is the sysroot that Debian's amd64 Swift cross-compiles against
-# (headers, crt files, libc, libstdc++, libbluetooth and libmosquitto to link with, and
+# (headers, crt files, libc, libstdc++, libbluetooth and OpenSSL to link with, and
 # the aarch64 half of Debian's Swift: the swiftmodules, the static runtime, swiftrt.o),
 # and the root that qemu-aarch64 runs the binaries in (-L: the board's ld.so, libc and
-# libmosquitto1; the Swift runtime's shared libraries for the test bundles).
+# libssl3t64; the Swift runtime's shared libraries for the test bundles).
 #
 # mmdebstrap's extract variant: packages are unpacked, not installed, so nothing arm64 runs
 # (no qemu, no maintainer scripts) and it takes seconds. Packages whose files are unpacked:
 # - libc6-dev, libgcc-14-dev, libstdc++-14-dev: what clang and lld need to compile the C
 #   shims and link (the static Swift runtime links libstdc++);
-# - libbluetooth-dev (the user channel's C shim), libmosquitto-dev (the gateway; its
-#   libmosquitto1 is what the gateway links dynamically, as on a board);
+# - libbluetooth-dev (the user channel's C shim), libssl-dev (the gateway's TLS; its
+#   libssl3t64 is what the gateway links dynamically, as on a board);
 # - libswiftlang: Swift's runtime as shared libraries (/usr/libexec/swift/lib/swift/linux),
 #   what the test bundles link (Swift Testing and XCTest have no static libraries in 6.0).
 # From `swiftlang` (the compiler package, 400 MB: clang, lld, lldb for arm64) only the
@@ -30,7 +30,7 @@ cd "$(dirname "$0")/../.."
 ROOT=${1:-.build/arm64/root}
 SUITE=${SUITE:-trixie}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-PACKAGES=${PACKAGES:-libc6-dev libgcc-14-dev libstdc++-14-dev libbluetooth-dev libmosquitto-dev libswiftlang}
+PACKAGES=${PACKAGES:-libc6-dev libgcc-14-dev libstdc++-14-dev libbluetooth-dev libssl-dev libswiftlang}
 # The parts of swiftlang's .deb taken (tar member names).
 SWIFTLANG_PARTS="./usr/libexec/swift/lib/swift ./usr/libexec/swift/lib/swift_static ./usr/lib/swift ./usr/libexec/swift/lib/clang"
 

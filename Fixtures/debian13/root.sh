@@ -19,9 +19,9 @@ SUITE=${SUITE:-trixie}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 # What a build of every product and test bundle needs: the compiler (swiftlang brings
 # clang, the linker and the Swift runtime, Foundation, XCTest, Swift Testing), the BlueZ
-# headers for the C shim, libmosquitto for the gateway (found by pkg-config), git for
+# headers for the C shim, OpenSSL for the gateway's TLS (found by pkg-config), git for
 # SwiftPM to fetch the dependencies, rsync for build.sh's copy of the source.
-PACKAGES=${PACKAGES:-swiftlang libbluetooth-dev libmosquitto-dev pkg-config git ca-certificates rsync}
+PACKAGES=${PACKAGES:-swiftlang libbluetooth-dev libssl-dev pkg-config git ca-certificates rsync}
 
 STAMP="$ROOT/.bluejay-root"
 want="suite=$SUITE arch=$ARCH packages=$PACKAGES"

@@ -1,5 +1,5 @@
-// libmosquitto (Debian's libmosquitto-dev), the MQTT client the gateway uses.
-#include <mosquitto.h>
-// The gateway's own network thread for it (MQTTLoop.swift): its wake-up and its corked writes.
-#include <sys/eventfd.h>
-#include <netinet/tcp.h>
+// OpenSSL (Debian's libssl-dev): TLS for the gateway's mqtts:// connections, over memory BIOs
+// (MQTTTransport.swift: the socket's reads and writes stay the gateway's own).
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>

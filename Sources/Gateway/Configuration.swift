@@ -19,6 +19,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var username: String?
     /// See ``username``.
     public var password: String?
+    /// `ca_file:`: the certificate authorities (PEM) trusted for `mqtts://`, in place of the
+    /// system's.
+    public var caFile: String?
     /// The first level of every topic (`prefix:`, default `bluejay`).
     public var prefix: String
     /// MQTT keepalive (`keepalive:`, default 30 s).
@@ -88,6 +91,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         broker = try top.required("broker", BrokerAddress.init)
         username = try top.optional("username", Fields.nonEmpty)
         password = try top.optional("password", { $0 })
+        caFile = try top.optional("ca_file", Fields.nonEmpty)
         prefix = try top.optional("prefix", TopicLevel.make) ?? "bluejay"
         keepAlive = try top.optional("keepalive", Fields.duration) ?? .seconds(30)
         queueLimit = try top.optional("queue", Fields.count(1...10_000_000)) ?? 10_000
@@ -120,7 +124,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         try top.rejectUnknown(
             Set([
-                "gateway", "transport", "broker", "username", "password", "prefix", "keepalive", "queue",
+                "gateway", "transport", "broker", "username", "password", "ca_file", "prefix", "keepalive", "queue",
                 "broker_backoff",
                 "broker_backoff_max", "retries", "backoff", "connection_timeout", "advertisements", "homeassistant",
                 "stats_every", "peripherals", "fleet", "max_links", "metrics", "log_level", "scan",

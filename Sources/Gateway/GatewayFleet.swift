@@ -58,10 +58,10 @@ extension GatewayService {
             switch action {
             case .publish(let address, let lease):
                 logger.debug("lease \(address): \(lease)")
-                await mqtt.setRetained(topics.lease(address), lease.payload)
+                mqtt.setRetained(topics.lease(address), lease.payload)
             case .clear(let address):
                 logger.info("lease \(address) released")
-                await mqtt.clearRetained(topics.lease(address))
+                mqtt.clearRetained(topics.lease(address))
             case .connect(let address):
                 guard let entry = bound[address] else { continue }
                 logger.info("lease \(address) is ours: connecting")
@@ -74,7 +74,7 @@ extension GatewayService {
                 entry.work = []
                 await entry.peripheral.disconnect()
                 entry.connected = false
-                await mqtt.setRetained(topics.status(entry.address), Array("offline".utf8))
+                mqtt.setRetained(topics.status(entry.address), Array("offline".utf8))
             }
         }
     }

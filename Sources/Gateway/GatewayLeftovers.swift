@@ -26,7 +26,7 @@ extension GatewayService {
             return
         }
         logger.info("\(address): left online by an earlier run; marking it offline")
-        await mqtt.setRetained(message.topic, Array("offline".utf8))
+        mqtt.setRetained(message.topic, Array("offline".utf8))
     }
 
     /// A retained Home Assistant configuration of ours that this configuration no longer
@@ -35,6 +35,6 @@ extension GatewayService {
     private func staleConfiguration(_ message: MQTTMessage) async {
         guard message.retained, staleDiscovery?.isStale(message.topic, payload: message.payload) == true else { return }
         logger.info("\(message.topic): announced by an earlier run, no longer configured; deleting it")
-        await mqtt.clearRetained(message.topic)
+        mqtt.clearRetained(message.topic)
     }
 }

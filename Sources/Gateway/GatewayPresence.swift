@@ -11,7 +11,7 @@ extension GatewayService {
         if let discovery {
             for device in configuration.presence.tracked {
                 let message = discovery.tracker(of: device)
-                await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+                mqtt.setRetained(message.topic, Array(message.payload.utf8))
             }
         }
         let tick = configuration.presence.awayAfter / 4
@@ -37,7 +37,7 @@ extension GatewayService {
 
     private func publish(_ state: PresenceState, of device: BluetoothAddress) async {
         logger.info("\(device.description.uppercased()): \(state.rawValue)")
-        await mqtt.setRetained(topics.presence(device), Array(state.rawValue.utf8))
+        mqtt.setRetained(topics.presence(device), Array(state.rawValue.utf8))
     }
 }
 

@@ -121,8 +121,8 @@ extension GatewayService {
             let payload = Self.valuesJSON(decoded, rssi: discovery.rssi)
             logger.debug("\(key) \(decoded.format): \(String(decoding: payload, as: UTF8.self))")
             await announce(decoded, at: address, key: key)
-            // After its entities' announcement (retained, on the client's actor, which hands
-            // it to libmosquitto before it returns): Home Assistant knows them first.
+            // After its entities' announcement (retained, queued by the client before this
+            // value, on the same connection): Home Assistant knows them first.
             mqtt.send(topics.values(address), payload)
         }
     }
@@ -135,7 +135,7 @@ extension GatewayService {
         guard !keys.isSubset(of: known) else { return }
         announcedValues[key] = known.union(keys)
         for message in discovery.sensors(of: decoded, at: address) {
-            await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+            mqtt.setRetained(message.topic, Array(message.payload.utf8))
         }
     }
 

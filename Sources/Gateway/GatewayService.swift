@@ -110,6 +110,7 @@ public final class GatewayService {
             will: (Topics(prefix: configuration.prefix, gateway: configuration.gateway).status, "offline"),
             backoff: configuration.brokerBackoff, backoffLimit: configuration.brokerBackoffLimit,
             queueLimit: configuration.queueLimit)
+        options.caFile = configuration.caFile
         options.duplicateID = "another gateway uses the id '\(configuration.gateway)' on this broker"
         mqtt = MQTTClient(options: options, logger: logger)
     }
@@ -119,37 +120,37 @@ public final class GatewayService {
     /// cannot be opened. `ready` runs once both are started (systemd's READY=1).
     public func run(ready: @Sendable () -> Void = {}) async throws(BluejayError) {
         logger.debug("\(configuration)")
-        await mqtt.subscribe(topics.setFilter)
+        mqtt.subscribe(topics.setFilter)
         // A run killed outright left its peripherals `online` (retained; the will covers only
         // the gateway's status): configured addresses start `offline`, other leftovers are
         // answered as they arrive (``staleStatus(_:_:)``).
-        await mqtt.subscribe(topics.peripheralStatusFilter)
+        mqtt.subscribe(topics.peripheralStatusFilter)
         for rule in configuration.peripherals {
             if case .address(let identifier) = rule.match {
-                await mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8))
+                mqtt.setRetained(topics.status(identifier.address), Array("offline".utf8))
             }
         }
         // Home Assistant configurations this file no longer announces are found the same
         // way and deleted (GatewayLeftovers.swift).
-        if let staleDiscovery { await mqtt.subscribe(staleDiscovery.filter) }
+        if let staleDiscovery { mqtt.subscribe(staleDiscovery.filter) }
         if configuration.fleet {
             leases = FleetLeases(
                 gateway: configuration.gateway, maxLinks: configuration.maxLinks ?? .max, started: .now)
-            await mqtt.subscribe(topics.leaseFilter)
-            await mqtt.subscribe(topics.gatewayStatusFilter)
+            mqtt.subscribe(topics.leaseFilter)
+            mqtt.subscribe(topics.gatewayStatusFilter)
         }
-        await mqtt.start()
+        mqtt.start()
         logger.debug("opening the controller \(configuration.transport)")
         let central: Central
         do { central = try await Central(transport: configuration.transport, store: store, logger: hciLogger) } catch {
-            await mqtt.setRetained(topics.status, Array("offline".utf8))
+            mqtt.setRetained(topics.status, Array("offline".utf8))
             _ = await mqtt.flushRetained(within: .seconds(2))
-            await mqtt.close()
+            mqtt.close()
             throw error
         }
-        await mqtt.setRetained(topics.status, Array("online".utf8))
+        mqtt.setRetained(topics.status, Array("online".utf8))
         if let discovery {
-            await mqtt.setRetained(discovery.gatewayStatus.topic, Array(discovery.gatewayStatus.payload.utf8))
+            mqtt.setRetained(discovery.gatewayStatus.topic, Array(discovery.gatewayStatus.payload.utf8))
         }
         logger.info("gateway \(configuration.gateway) on \(configuration.transport), broker \(configuration.broker)")
         for (index, rule) in configuration.peripherals.enumerated() {
@@ -208,19 +209,19 @@ public final class GatewayService {
         if var leases {
             let actions = leases.releaseAll()
             self.leases = leases
-            for case .clear(let address) in actions { await mqtt.clearRetained(topics.lease(address)) }
+            for case .clear(let address) in actions { mqtt.clearRetained(topics.lease(address)) }
         }
         await central.stopScanning()
         for bound in bound.values {
             for task in bound.work { task.cancel() }
-            await mqtt.setRetained(topics.status(bound.address), Array("offline".utf8))
+            mqtt.setRetained(topics.status(bound.address), Array("offline".utf8))
             await bound.peripheral.disconnect()
         }
         await publishStats()
         metricsEndpoint?.stop()
-        await mqtt.setRetained(topics.status, Array("offline".utf8))
+        mqtt.setRetained(topics.status, Array("offline".utf8))
         _ = await mqtt.flushRetained(within: .seconds(2))
-        await mqtt.close()
+        mqtt.close()
         central.close()
     }
 
@@ -236,7 +237,7 @@ public final class GatewayService {
         bound[key] = entry
         leases?.mayCarry(key)
         logger.debug("\(address): \(rule.match), connecting under its policy")
-        await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+        mqtt.setRetained(topics.status(address), Array("offline".utf8))
         await announceToHomeAssistant(entry)
         let events = peripheral.connectionEvents()
         tasks.append(Task { for await event in events { await self.handle(event, of: entry) } })
@@ -269,12 +270,12 @@ public final class GatewayService {
         case .connected:
             logger.info("\(address) connected")
             entry.connected = true
-            await mqtt.setRetained(topics.status(address), Array("online".utf8))
+            mqtt.setRetained(topics.status(address), Array("online".utf8))
             if entry.work.isEmpty { entry.work = startWork(entry) }
         case .disconnected(let reason):
             logger.warning("\(address) disconnected: \(reason)")
             entry.connected = false
-            await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+            mqtt.setRetained(topics.status(address), Array("offline".utf8))
         case .reconnecting(let attempt, let delay):
             counters.peripheralReconnects += 1
             logger.info("\(address) reconnecting (attempt \(attempt)) in \(delay)")
@@ -286,7 +287,7 @@ public final class GatewayService {
             entry.connected = false
             for task in entry.work { task.cancel() }
             entry.work = []
-            await mqtt.setRetained(topics.status(address), Array("offline".utf8))
+            mqtt.setRetained(topics.status(address), Array("offline".utf8))
             if var leases {
                 // In a fleet the lease goes, for a gateway that hears it better.
                 logger.warning("\(address) gave up: \(reason); releasing its lease")
@@ -378,18 +379,18 @@ public final class GatewayService {
         for message in discovery.sensors(of: entry.rule, at: entry.address)
             + discovery.texts(of: entry.rule, at: entry.address)
         {
-            await mqtt.setRetained(message.topic, Array(message.payload.utf8))
+            mqtt.setRetained(message.topic, Array(message.payload.utf8))
         }
     }
 
     /// The counters at `PREFIX/GATEWAY/stats` (retained).
     public func publishStats() async {
-        await mqtt.setRetained(topics.stats, Array(JSONText.encode(await statsFields()).utf8))
+        mqtt.setRetained(topics.stats, Array(JSONText.encode(await statsFields()).utf8))
     }
 
     /// The counters, by their names in `PREFIX/GATEWAY/stats`.
     private func statsFields() async -> [String: Int] {
-        let broker = await mqtt.snapshot()
+        let broker = mqtt.snapshot()
         let links = bound.values.filter(\.connected).count
         var fields: [String: Int] = [
             "values": counters.values, "values_dropped": counters.valuesDropped, "reads": counters.reads,

@@ -33,6 +33,6 @@ extension GatewayService {
         logger.warning("\(message.topic): \(reason)")
         let payload = String(decoding: message.payload.prefix(64), as: UTF8.self)
         let text = JSONText.encode(["topic": message.topic, "payload": payload, "error": reason])
-        Task { await self.mqtt.publish(self.topics.error, Array(text.utf8)) }
+        Task { self.mqtt.publish(self.topics.error, Array(text.utf8)) }
     }
 }

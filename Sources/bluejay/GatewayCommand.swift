@@ -5,7 +5,7 @@ import FoundationEssentials
 #endif
 
 /// `bluejay gateway CONFIG.yaml`: runs `bluejay-gateway`, a program of its own so that YAML
-/// and libmosquitto stay out of this binary (docs/Gateway.md).
+/// and OpenSSL stay out of this binary (docs/Gateway.md).
 struct GatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",

@@ -283,9 +283,14 @@ struct OutboxTests {
 
     /// Takes what the window allows, numbers it from `id` on; the payloads taken.
     static func send(_ outbox: inout Outbox, from id: Int32) -> [UInt8] {
-        let batch = outbox.take()
-        outbox.numbered(batch.indices.map { id + Int32($0) })
-        return batch.map { $0.payload[0] }
+        var next = id
+        var taken: [UInt8] = []
+        while let (message, _) = outbox.next(numbered: {
+            defer { next += 1 }; return next
+        }) {
+            taken.append(message.payload[0])
+        }
+        return taken
     }
 
     /// Sends and acknowledges everything left, a window at a time; the payloads in the order sent.
@@ -327,21 +332,24 @@ struct OutboxTests {
         #expect(Self.drain(&outbox, firstID: 2) == [2, 3], "0 went out, 1 was dropped for 3")
     }
 
-    /// A batch counts in flight while the client numbers it; what it refused, and a batch
-    /// a lost connection caught on its way, wait again in front, in order.
-    @Test func aBatchTheClientRefusedInPartWaitsAgainInFront() {
-        var outbox = Outbox(limit: 10, window: 3)
-        for index in 0..<5 { outbox.append(Self.message(index)) }
-        let first = outbox.take(), none = outbox.take()
-        #expect(first.map(\.payload) == [[0], [1], [2]])
-        #expect(none.isEmpty, "the batch fills the window")
-        outbox.numbered([7])
-        #expect(outbox.inFlightCount == 1 && outbox.depth == 5, "the two refused wait again")
-        let acknowledged = outbox.acknowledged(id: 7)
-        let second = outbox.take()
-        #expect(acknowledged && second.map(\.payload) == [[1], [2], [3]])
+    /// A QoS 0 message takes no room in the window and waits for no acknowledgement: a
+    /// lost connection sends it no second time.
+    @Test func qos0MessagesAreDoneOnceSent() {
+        var outbox = Outbox(limit: 10, window: 1)
+        outbox.append(Self.message(0))
+        outbox.append(Outbox.Message(topic: "t", payload: [1], qos: 0))
+        outbox.append(Outbox.Message(topic: "t", payload: [2], qos: 0))
+        outbox.append(Self.message(3))
+        let first = outbox.next { 5 }
+        #expect(first?.id == 5 && first?.message.payload == [0])
+        #expect(outbox.next { 6 } == nil, "the window is full")
+        outbox.acknowledged(id: 5)
+        let second = outbox.next { 6 }, third = outbox.next { 7 }
+        #expect(second?.id == nil && second?.message.payload == [1])
+        #expect(third?.id == nil && third?.message.payload == [2])
+        let fourth = outbox.next { 8 }
+        #expect(fourth?.id == 8 && outbox.inFlightCount == 1)
         outbox.connectionLost()
-        #expect(outbox.inFlightCount == 0 && outbox.depth == 4)
-        #expect(Self.drain(&outbox, firstID: 10) == [1, 2, 3, 4])
+        #expect(Self.drain(&outbox, firstID: 10) == [3], "the QoS 0 messages are not sent again")
     }
 }

@@ -217,7 +217,7 @@ extension IntegrationTests {
         let problems = Self.advertiserProblems(values, count: count)
         let problemCount = problems.count
         #expect(problemCount == 0, "\(problems.prefix(3))")
-        let queue = await gateway.mqtt.snapshot()
+        let queue = gateway.mqtt.snapshot()
         #expect(queue.dropped == 0, "nothing dropped by the queue")
         // Counters that include every reading seen here (the periodic ones may be older).
         let published = values.values.map(\.count).reduce(0, +)

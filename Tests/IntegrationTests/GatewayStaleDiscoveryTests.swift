@@ -51,9 +51,9 @@ extension IntegrationTests {
         let otherGateway = "homeassistant/sensor/bluejay_gw1_x_C0FFEE000022_2A37/config"
         let others = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
         #expect(await eventually { await others.client.snapshot().connected })
-        await others.client.setRetained(
+        others.client.setRetained(
             decoded, Array(#"{"device":{"identifiers":["bluejay_A4C138000001"],"via_device":"bluejay_gw1"}}"#.utf8))
-        await others.client.setRetained(
+        others.client.setRetained(
             otherGateway,
             Array(#"{"device":{"identifiers":["bluejay_C0FFEE000022"],"via_device":"bluejay_gw1_x"}}"#.utf8))
         #expect(await others.client.flushRetained(within: hangGuardWait))
@@ -76,7 +76,7 @@ extension IntegrationTests {
         }
         // The gateway reads its messages in order, and the broker sent the replay before this
         // /set: once it is refused, every replayed configuration has been looked at.
-        await recorder.client.publish("bluejay/gw1/C0:FF:EE:00:00:99/180D/2A39/set", Array("01".utf8))
+        recorder.client.publish("bluejay/gw1/C0:FF:EE:00:00:99/180D/2A39/set", Array("01".utf8))
         #expect(await eventually { await !recorder.payloads(gateway.topics.error).isEmpty })
         for topic in [kept, decoded, otherGateway, "homeassistant/binary_sensor/bluejay_gw1_status/config"] {
             #expect(await !deleted(topic), "\(topic) kept")

@@ -132,7 +132,7 @@ extension IntegrationTests {
         // through /set); the policy reconnects it and its values go on.
         let dropped = peer.addresses[1]
         let droppedValues = "\(root)/\(dropped)/\(Self.heartRateTopic)"
-        await recorder.client.publish(
+        recorder.client.publish(
             "\(root)/\(dropped)/B1E70001-9D3B-4C7A-8A5E-6F2D0C1B0A00/B1E70006-9D3B-4C7A-8A5E-6F2D0C1B0A00/set",
             Array("0208".utf8))
         #expect(
@@ -187,8 +187,8 @@ extension IntegrationTests {
         #expect(await eventually { await recorder.payloads(location).count >= 1 })
         #expect(await recorder.payloads(location).allSatisfy { $0 == "01" })
 
-        await recorder.client.publish(location + "/set", Array("zz".utf8))
-        await recorder.client.publish("bluejay/gw1/\(peer.address)/180F/2A19/set", Array("05".utf8))
+        recorder.client.publish(location + "/set", Array("zz".utf8))
+        recorder.client.publish("bluejay/gw1/\(peer.address)/180F/2A19/set", Array("05".utf8))
         #expect(await eventually { await recorder.payloads(gateway.topics.error).count == 2 })
         let errors = await recorder.payloads(gateway.topics.error)
         #expect(errors[0].contains("not hex") && errors[0].contains(location + "/set"), "\(errors)")
@@ -212,7 +212,7 @@ extension IntegrationTests {
         let stateTopic = fields["state_topic"] as? String, pattern = fields["pattern"] as? String
         #expect(stateTopic == location && pattern == HomeAssistantDiscovery.hexPattern, "\(fields)")
         let command = try #require(fields["command_topic"] as? String)
-        await recorder.client.publish(command, Array("0x03".utf8))
+        recorder.client.publish(command, Array("0x03".utf8))
         #expect(
             await eventually { await recorder.payloads(location).last == "03" },
             "the entity's command reached the peripheral")
@@ -245,7 +245,7 @@ extension IntegrationTests {
             await eventually { await gateway.mqtt.snapshot().queueDepth >= 3 }, "values queued while the broker is down"
         )
         try await broker.restart()
-        let queued = await gateway.mqtt.snapshot()
+        let queued = gateway.mqtt.snapshot()
         #expect(
             await eventually {
                 let counters = await gateway.mqtt.snapshot()
@@ -258,7 +258,7 @@ extension IntegrationTests {
             beats.append(beat)
         }
         #expect(Self.consecutive(beats), "no value lost across the restart: \(beats)")
-        let counters = await gateway.mqtt.snapshot()
+        let counters = gateway.mqtt.snapshot()
         #expect(counters.reconnects >= 1 && counters.dropped == 0)
         run.cancel()
         _ = await run.result
@@ -305,12 +305,12 @@ extension IntegrationTests {
             options: .init(
                 broker: try BrokerAddress(broker.url), clientID: "refused", backoff: .milliseconds(50),
                 backoffLimit: .milliseconds(100)), logger: Self.quietLogger)
-        await client.start()
+        client.start()
         #expect(await eventually { await client.snapshot().refusals >= 2 }, "refused, and tried again")
-        let counters = await client.snapshot()
+        let counters = client.snapshot()
         #expect(counters.lastRefusal?.contains("not authorised") == true, "\(String(describing: counters.lastRefusal))")
         #expect(!counters.connected)
-        await client.close()
+        client.close()
     }
 
     /// `bluejay gateway` runs `bluejay-gateway`: a configuration error names its line and

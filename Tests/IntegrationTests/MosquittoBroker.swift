@@ -21,7 +21,12 @@ final class MosquittoBroker: @unchecked Sendable {
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
 
-    init(persistent: Bool = false, anonymous: Bool = true) async throws {
+    /// The certificate authority of a TLS broker (`tls: true`): a PEM file for `ca_file`.
+    var caFile: String { "\(directory)/ca.pem" }
+
+    /// A broker; with `tls`, its one listener speaks TLS only, with a certificate for
+    /// 127.0.0.1 and `localhost` signed by an authority made for it (``caFile``).
+    init(persistent: Bool = false, anonymous: Bool = true, tls: Bool = false) async throws {
         guard Self.executable != nil else {
             throw TestPeerError(description: "no mosquitto: run 'make deps', which installs it")
         }
@@ -32,12 +37,36 @@ final class MosquittoBroker: @unchecked Sendable {
             "listener \(port) 127.0.0.1", "allow_anonymous \(anonymous)", "log_dest file \(directory)/mosquitto.log",
             "log_type all", "max_queued_messages 100000",
         ]
+        if tls {
+            try await Self.makeCertificates(in: directory)
+            lines += ["certfile \(directory)/server.pem", "keyfile \(directory)/server.key"]
+        }
         // As root, mosquitto would drop to its own user, who cannot write here.
         if getuid() == 0 { lines.append("user root") }
         if persistent { lines += ["persistence true", "persistence_location \(directory)/", "autosave_interval 3600"] }
         try (lines.joined(separator: "\n") + "\n").write(
             toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
         try await start()
+    }
+
+    /// An authority and a server certificate signed by it (P-256 keys, two days), made by the
+    /// `openssl` tool (`make deps` installs it).
+    private static func makeCertificates(in directory: String) async throws {
+        let script = """
+            set -e
+            cd '\(directory)'
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \\
+                -subj /CN=bluejay-test-authority -keyout ca.key -out ca.pem
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \\
+                -subj /CN=localhost -keyout server.key -out server.csr
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \\
+                -extfile server.ext -out server.pem
+            """
+        let result = try await run(URL(fileURLWithPath: "/bin/sh"), ["-c", script])
+        guard result.status == 0 else {
+            throw TestPeerError(description: "cannot make the broker's certificates: \(result.stderr)")
+        }
     }
 
     /// Starts it and waits until it accepts TCP connections. posix_spawn and waitpid, not

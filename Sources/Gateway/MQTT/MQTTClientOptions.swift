@@ -24,6 +24,9 @@ extension MQTTClient {
         /// acknowledged); false keeps the broker's session of ``clientID``: its subscriptions
         /// and the QoS 1 messages queued for it while away (a subscriber that must miss nothing).
         public var cleanSession = true
+        /// The certificate authorities (a PEM file) trusted for `mqtts://`, in place of the
+        /// system's (`ca_file:`; a broker with its own authority).
+        public var caFile: String?
         /// What the takeover error gives as the cause when the broker keeps closing our
         /// connections right after accepting them (the gateway's: `another gateway uses the id
         /// 'gw1' on this broker`); nil says another client uses ``clientID``.

@@ -20,11 +20,10 @@ struct Outbox {
     /// Waiting, oldest first, from `head` on (the slots before `head` are spent).
     private var waiting: [Message] = []
     private var head = 0
-    /// Handed to the client and not yet acknowledged, in the order handed over, from
-    /// `flightHead` on: `id` nil while a batch is on its way (``take(_:)``), until
-    /// ``numbered(_:)``. The broker acknowledges in order, so the oldest is the one looked
-    /// for first: no search and no move of the rest per acknowledgement.
-    private var flight: [(id: Int32?, message: Message)] = []
+    /// Sent at QoS 1 and not yet acknowledged, in the order sent, from `flightHead` on. The
+    /// broker acknowledges in order, so the oldest is the one looked for first: no search and
+    /// no move of the rest per acknowledgement.
+    private var flight: [(id: Int32, message: Message)] = []
     private var flightHead = 0
     /// Messages dropped because the queue was full.
     private(set) var dropped = 0
@@ -37,7 +36,7 @@ struct Outbox {
     /// Messages held: waiting and in flight (the broker queue depth of the counters).
     var depth: Int { waiting.count - head + inFlightCount }
 
-    /// Messages in flight (numbered or on their way).
+    /// Messages in flight.
     var inFlightCount: Int { flight.count - flightHead }
 
     /// Queues `message`; when the queue is full the oldest waiting message makes room.
@@ -56,32 +55,18 @@ struct Outbox {
         compact()
     }
 
-    /// The next messages to send, as many as the window has room for, counted in flight at
-    /// once: the client numbers them outside the lock that guards this outbox, then
-    /// ``numbered(_:)`` says which it took.
-    mutating func take() -> [Message] {
-        let count = min(window - inFlightCount, waiting.count - head)
-        guard count > 0 else { return [] }
-        let batch = Array(waiting[head..<head + count])
-        for message in batch { flight.append((nil, message)) }
-        head += count
+    /// The next message to send, if the window has room, with its packet identifier: a QoS 1
+    /// message is numbered `id()` and counts in flight until acknowledged; a QoS 0 message
+    /// (nil) is done once sent, as QoS 0 has it.
+    mutating func next(numbered id: () -> Int32) -> (message: Message, id: Int32?)? {
+        guard inFlightCount < window, head < waiting.count else { return nil }
+        let message = waiting[head]
+        head += 1
         compact()
-        return batch
-    }
-
-    /// The client numbered the first `ids.count` messages of the last ``take()``; the rest
-    /// (it refused them: the connection is going) wait again, in front, in order.
-    mutating func numbered(_ ids: [Int32]) {
-        var index = flight.count
-        while index > flightHead, flight[index - 1].id == nil { index -= 1 }
-        for id in ids where index < flight.count {
-            flight[index].id = id
-            index += 1
-        }
-        guard index < flight.count else { return }
-        waiting = flight[index...].map(\.message) + waiting[head...]
-        head = 0
-        flight.removeSubrange(index...)
+        guard message.qos > 0 else { return (message, nil) }
+        let number = id()
+        flight.append((number, message))
+        return (message, number)
     }
 
     /// The broker acknowledged `id` (false: not one of ours, e.g. a retained status).
