@@ -131,8 +131,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// What a watched descriptor is ready for, as the last `epoll_wait` said.
     public struct Readiness: OptionSet, Sendable {
+        /// The set's bits (``readable`` 1, ``writable`` 2).
         public let rawValue: UInt32
-        /// Creates a set from `epoll`'s bits.
+        /// Creates a set from its bits.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
         /// Readable, or hung up or in error (a read then says which).
         public static let readable = Readiness(rawValue: 1)
