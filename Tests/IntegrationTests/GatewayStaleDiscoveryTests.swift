@@ -50,7 +50,7 @@ extension IntegrationTests {
         let decoded = "homeassistant/sensor/bluejay_gw1_A4C138000001_temperature/config"
         let otherGateway = "homeassistant/sensor/bluejay_gw1_x_C0FFEE000022_2A37/config"
         let others = try await MQTTRecorder(broker: broker, filter: "bluejay/#")
-        #expect(await eventually { await others.client.snapshot().connected })
+        #expect(await eventually { others.client.snapshot().connected })
         others.client.setRetained(
             decoded, Array(#"{"device":{"identifiers":["bluejay_A4C138000001"],"via_device":"bluejay_gw1"}}"#.utf8))
         others.client.setRetained(

@@ -242,13 +242,13 @@ extension IntegrationTests {
         await broker.stop()
         // Values come on while the broker is away: they wait in the gateway's queue.
         #expect(
-            await eventually { await gateway.mqtt.snapshot().queueDepth >= 3 }, "values queued while the broker is down"
+            await eventually { gateway.mqtt.snapshot().queueDepth >= 3 }, "values queued while the broker is down"
         )
         try await broker.restart()
         let queued = gateway.mqtt.snapshot()
         #expect(
             await eventually {
-                let counters = await gateway.mqtt.snapshot()
+                let counters = gateway.mqtt.snapshot()
                 return counters.queueDepth == 0 && counters.connected
             })
         #expect(await eventually { await Self.beats(recorder.payloads(values)).count >= 2 + queued.queueDepth + 1 })
@@ -306,7 +306,7 @@ extension IntegrationTests {
                 broker: try BrokerAddress(broker.url), clientID: "refused", backoff: .milliseconds(50),
                 backoffLimit: .milliseconds(100)), logger: Self.quietLogger)
         client.start()
-        #expect(await eventually { await client.snapshot().refusals >= 2 }, "refused, and tried again")
+        #expect(await eventually { client.snapshot().refusals >= 2 }, "refused, and tried again")
         let counters = client.snapshot()
         #expect(counters.lastRefusal?.contains("not authorised") == true, "\(String(describing: counters.lastRefusal))")
         #expect(!counters.connected)

@@ -114,6 +114,12 @@ final class MosquittoBroker: @unchecked Sendable {
         await blocking { Self.reap(pid) }
     }
 
+    /// Stops the broker where it is (SIGSTOP): its connections stay open and nothing answers.
+    func pause() { if let pid { kill(pid, SIGSTOP) } }
+
+    /// Lets a paused broker go on (SIGCONT).
+    func resume() { if let pid { kill(pid, SIGCONT) } }
+
     /// Stopped and started again on the same port, with the same state directory.
     func restart() async throws {
         await stop()

@@ -150,6 +150,8 @@ public final class MQTTClient {
         }
         await withCheckedContinuation { retainedWaiters.append($0) }
         timer.cancel()
+        // A connection lost meanwhile forgot what was in flight: not acknowledged.
+        guard case .connected = state else { return false }
         return retainedInFlight.isEmpty
     }
 

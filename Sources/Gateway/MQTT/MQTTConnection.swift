@@ -86,6 +86,13 @@ final class MQTTConnection {
         connect(from: 0)
     }
 
+    /// Its owner closes it; dropped open (a client freed with it), it still lets go of the
+    /// socket and its watch.
+    deinit {
+        watch?.cancel()
+        if socket >= 0 { Glibc.close(socket) }
+    }
+
     /// Queues `packet`; it leaves with the rest of this turn's, in one write.
     func send(_ packet: MQTTPacket) {
         guard case .open = phase else { return }
