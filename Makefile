@@ -159,7 +159,7 @@ swift60:
 
 # bluejay for boards: bluejay and bluejay-gateway for aarch64-unknown-linux-gnu with Debian
 # 13's Swift (swiftlang 6.0.3), the Swift runtime linked in (--static-swift-stdlib: a board
-# needs no Swift; the gateway links the board's libmosquitto1), left at .build/arm64/bluejay
+# needs no Swift; the gateway links the board's OpenSSL, libssl3t64), left at .build/arm64/bluejay
 # and .build/arm64/bluejay-gateway, the arm64 root they were built against and run in at
 # .build/arm64/root; then run under qemu-aarch64 (Fixtures/arm64/check.py): against the
 # Bumble peer (info, scan, gatt, read, write, listen --count, pair; serve read by the host's

@@ -8,7 +8,7 @@ import Testing
 /// executables, may import what they like.
 @Suite struct FootprintTests {
     /// The targets that are not linked into `bluejay`.
-    static let outside: Set<String> = ["BluejayGateway", "Gateway", "BluejayBench", "CMosquitto", "CBluetooth"]
+    static let outside: Set<String> = ["BluejayGateway", "Gateway", "BluejayBench", "COpenSSL", "CBluetooth"]
 
     @Test func nothingLinkedIntoTheToolImportsFullFoundation() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
