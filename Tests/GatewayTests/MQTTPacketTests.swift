@@ -58,7 +58,7 @@ struct MQTTPacketTests {
             .init(topic: "a/b", payload: [1, 2], qos: 1, retain: true, duplicate: true, id: 0x1234))
         #expect(Self.bytes(publish) == [0x3B, 9, 0, 3, 0x61, 0x2F, 0x62, 0x12, 0x34, 1, 2])
         #expect(try MQTTPacket.decode(Self.bytes(publish)[...])?.packet == publish)
-        let subscribe = MQTTPacket.subscribe(id: 10, filters: [("a/#", 1)])
+        let subscribe = MQTTPacket.subscribe(id: 10, filters: [.init(filter: "a/#", qos: 1)])
         #expect(Self.bytes(subscribe) == [0x82, 8, 0, 10, 0, 3, 0x61, 0x2F, 0x23, 1])
         #expect(Self.bytes(.puback(id: 0x0102)) == [0x40, 2, 1, 2])
         #expect(Self.bytes(.pingreq) == [0xC0, 0])

@@ -212,7 +212,7 @@ public final class MQTTClient {
         let id = takeID()
         subscribing[id] = filters
         for filter in filters { logger.debug("subscribing to \(filter)") }
-        connection.send(.subscribe(id: id, filters: filters.map { ($0, 1) }))
+        connection.send(.subscribe(id: id, filters: filters.map { .init(filter: $0, qos: 1) }))
     }
 
     func releaseRetainedWaiters() {

@@ -12,7 +12,7 @@ enum MQTTPacket: Equatable {
     /// PUBACK (3.4): QoS 1's acknowledgement.
     case puback(id: UInt16)
     /// SUBSCRIBE (3.8): topic filters, each with its maximum QoS.
-    case subscribe(id: UInt16, filters: [(filter: String, qos: UInt8)])
+    case subscribe(id: UInt16, filters: [Subscription])
     /// SUBACK (3.9): a return code per filter (0x80 is a failure).
     case suback(id: UInt16, codes: [UInt8])
     /// UNSUBACK (3.11).
@@ -43,6 +43,12 @@ enum MQTTPacket: Equatable {
         var retain: Bool
     }
 
+    /// One topic filter of SUBSCRIBE, with the highest QoS it asks for.
+    struct Subscription: Equatable {
+        var filter: String
+        var qos: UInt8
+    }
+
     /// PUBLISH's fields.
     struct Publish: Equatable {
         var topic: String
@@ -52,20 +58,6 @@ enum MQTTPacket: Equatable {
         var duplicate = false
         /// The packet identifier (QoS 1).
         var id: UInt16?
-    }
-
-    static func == (lhs: MQTTPacket, rhs: MQTTPacket) -> Bool {
-        switch (lhs, rhs) {
-        case (.subscribe(let a, let x), .subscribe(let b, let y)):
-            a == b && x.map(\.filter) == y.map(\.filter) && x.map(\.qos) == y.map(\.qos)
-        case (.connect(let a), .connect(let b)): a == b
-        case (.connack(let a, let x), .connack(let b, let y)): a == b && x == y
-        case (.publish(let a), .publish(let b)): a == b
-        case (.puback(let a), .puback(let b)), (.unsuback(let a), .unsuback(let b)): a == b
-        case (.suback(let a, let x), .suback(let b, let y)): a == b && x == y
-        case (.pingreq, .pingreq), (.pingresp, .pingresp), (.disconnect, .disconnect): true
-        default: false
-        }
     }
 
     /// The largest Remaining Length (2.2.3): four bytes of seven bits.
@@ -107,9 +99,9 @@ enum MQTTPacket: Equatable {
         case .subscribe(let id, let filters):
             var body: [UInt8] = []
             Self.append(id, to: &body)
-            for (filter, qos) in filters {
-                Self.append(string: filter, to: &body)
-                body.append(qos)
+            for subscription in filters {
+                Self.append(string: subscription.filter, to: &body)
+                body.append(subscription.qos)
             }
             Self.append(type: 8, flags: 0b0010, body: body, to: &out)
         case .puback(let id): Self.append(type: 4, flags: 0, body: [UInt8(id >> 8), UInt8(id & 0xFF)], to: &out)

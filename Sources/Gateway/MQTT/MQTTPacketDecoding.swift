@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Reading the packets a broker sends out of the bytes received (MQTT 3.1.1, section 2.2 and
 /// each packet's section).
 extension MQTTPacket {
@@ -29,64 +31,67 @@ extension MQTTPacket {
 
     private static func decode(type: UInt8, flags: UInt8, body: ArraySlice<UInt8>) throws(MalformedPacket) -> MQTTPacket
     {
-        var reader = Reader(bytes: body)
+        var reader = ByteReader(body)
         switch type {
         case 2:
-            guard body.count == 2 else {
-                throw MalformedPacket(description: "a CONNACK of \(body.count) bytes (2 expected)")
-            }
-            return .connack(sessionPresent: body[body.startIndex] & 1 != 0, code: body[body.startIndex + 1])
+            try reader.expectCount(2, of: "CONNACK")
+            return .connack(sessionPresent: try reader.field("CONNACK") & 1 != 0, code: try reader.field("CONNACK"))
         case 3:
             let qos = flags >> 1 & 3
             guard qos < 2 else {
                 throw MalformedPacket(description: "a PUBLISH at QoS \(qos) (we subscribe at QoS 1 at most)")
             }
             let topic = try reader.string("PUBLISH's topic")
-            let id = qos > 0 ? try reader.uint16("PUBLISH's packet identifier") : nil
+            let id = qos > 0 ? try reader.identifier("PUBLISH's packet identifier") : nil
             return .publish(
                 Publish(
-                    topic: topic, payload: Array(reader.rest), qos: qos, retain: flags & 1 != 0,
+                    topic: topic, payload: Array(reader.readRest()), qos: qos, retain: flags & 1 != 0,
                     duplicate: flags & 8 != 0, id: id))
-        case 4: return .puback(id: try reader.only16("PUBACK"))
+        case 4:
+            try reader.expectCount(2, of: "PUBACK")
+            return .puback(id: try reader.identifier("PUBACK"))
         case 9:
-            let id = try reader.uint16("SUBACK's packet identifier")
-            return .suback(id: id, codes: Array(reader.rest))
-        case 11: return .unsuback(id: try reader.only16("UNSUBACK"))
+            let id = try reader.identifier("SUBACK's packet identifier")
+            return .suback(id: id, codes: Array(reader.readRest()))
+        case 11:
+            try reader.expectCount(2, of: "UNSUBACK")
+            return .unsuback(id: try reader.identifier("UNSUBACK"))
         case 13: return .pingresp
         default:
             throw MalformedPacket(
                 description: "a control packet of type \(type), which a broker does not send to this client")
         }
     }
+}
 
-    /// Reads a packet's fields in order.
-    private struct Reader {
-        var bytes: ArraySlice<UInt8>
-
-        var rest: ArraySlice<UInt8> { bytes }
-
-        mutating func uint16(_ what: String) throws(MalformedPacket) -> UInt16 {
-            guard bytes.count >= 2 else { throw MalformedPacket(description: "\(what) cut short") }
-            let value = UInt16(bytes[bytes.startIndex]) << 8 | UInt16(bytes[bytes.startIndex + 1])
-            bytes = bytes.dropFirst(2)
-            return value
+/// MQTT's fields on the stack's byte reader: big-endian, where Bluetooth's are little-endian.
+extension ByteReader {
+    /// One byte of `what`.
+    fileprivate mutating func field(_ what: String) throws(MQTTPacket.MalformedPacket) -> UInt8 {
+        do throws(DecodingError) { return try readUInt8() } catch {
+            throw MQTTPacket.MalformedPacket(description: "\(what) cut short")
         }
+    }
 
-        /// A packet that is a packet identifier and nothing else.
-        mutating func only16(_ what: String) throws(MalformedPacket) -> UInt16 {
-            guard bytes.count == 2 else {
-                throw MalformedPacket(description: "a \(what) of \(bytes.count) bytes (2 expected)")
-            }
-            return try uint16(what)
+    /// A Two Byte Integer (1.5.2): most significant byte first.
+    fileprivate mutating func identifier(_ what: String) throws(MQTTPacket.MalformedPacket) -> UInt16 {
+        do throws(DecodingError) { return try readUInt16().byteSwapped } catch {
+            throw MQTTPacket.MalformedPacket(description: "\(what) cut short")
         }
+    }
 
-        /// A UTF-8 encoded string (1.5.3); bytes that are not UTF-8 are shown as U+FFFD.
-        mutating func string(_ what: String) throws(MalformedPacket) -> String {
-            let count = Int(try uint16(what))
-            guard bytes.count >= count else { throw MalformedPacket(description: "\(what) cut short") }
-            let text = String(decoding: bytes.prefix(count), as: UTF8.self)
-            bytes = bytes.dropFirst(count)
-            return text
+    /// A UTF-8 encoded string (1.5.3); bytes that are not UTF-8 are shown as U+FFFD.
+    fileprivate mutating func string(_ what: String) throws(MQTTPacket.MalformedPacket) -> String {
+        let count = Int(try identifier(what))
+        do throws(DecodingError) { return String(decoding: try readBytes(count), as: UTF8.self) } catch {
+            throw MQTTPacket.MalformedPacket(description: "\(what) cut short")
+        }
+    }
+
+    /// A packet whose body is exactly `count` bytes.
+    fileprivate func expectCount(_ count: Int, of what: String) throws(MQTTPacket.MalformedPacket) {
+        guard self.count == count else {
+            throw MQTTPacket.MalformedPacket(description: "a \(what) of \(self.count) bytes (\(count) expected)")
         }
     }
 }
