@@ -63,12 +63,11 @@ final class MQTTConnection {
     private let tls: TLSSession?
     private let report: @BluetoothActor (Event) -> Void
     /// Packets queued this turn, not yet written (plain bytes: TLS encrypts them on the flush).
+    /// Not empty exactly while a flush is queued for the turn's end: the flush empties it.
     private var pending: [UInt8] = []
     /// Bytes for the socket that it did not take yet.
     private var wire: [UInt8] = []
     private var wireSent = 0
-    /// A flush is queued on the loop for this turn's packets.
-    private var flushQueued = false
     /// What was received and not yet decoded (a packet's start waits for its end).
     private var input: [UInt8] = []
     private var scratch = [UInt8](repeating: 0, count: 65_536)
@@ -96,10 +95,10 @@ final class MQTTConnection {
     /// Queues `packet`; it leaves with the rest of this turn's, in one write.
     func send(_ packet: MQTTPacket) {
         guard case .open = phase else { return }
+        let flushQueued = !pending.isEmpty
         packet.encode(into: &pending)
         packetsSent += 1
         guard !flushQueued else { return }
-        flushQueued = true
         EventLoop.stack.whenTurnEnds { [weak self] in BluetoothActor.assumeIsolated { self?.flush() } }
     }
 
@@ -276,7 +275,6 @@ final class MQTTConnection {
 
     /// Writes what this turn queued (encrypted first for TLS).
     private func flush() {
-        flushQueued = false
         guard case .open = phase, !pending.isEmpty else { return }
         if let tls {
             do throws(TLSSession.Failure) { try tls.write(pending[...]) } catch { return end(.tls(error)) }
@@ -311,49 +309,5 @@ final class MQTTConnection {
             wireSent = 0
         }
         watch?.wantsWritable(!drained)
-    }
-}
-
-/// A socket address from `getaddrinfo`.
-struct SocketAddress: Sendable {
-    let family: Int32
-    private let storage: sockaddr_storage
-    private let length: socklen_t
-
-    init(_ info: addrinfo) {
-        family = info.ai_family
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: info.ai_addr, count: Int(info.ai_addrlen)))
-        }
-        self.storage = storage
-        length = info.ai_addrlen
-    }
-
-    func withPointer<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
-        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
-    }
-
-    /// The addresses of `host`'s `port`, for TCP (blocking: `getaddrinfo`), or its error.
-    static func resolve(_ host: String, port: Int) -> Result<[SocketAddress], AddressError> {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let list else { return .failure(AddressError(description: String(cString: gai_strerror(rc)))) }
-        defer { freeaddrinfo(list) }
-        var addresses: [SocketAddress] = []
-        var next: UnsafeMutablePointer<addrinfo>? = list
-        while let entry = next {
-            addresses.append(SocketAddress(entry.pointee))
-            next = entry.pointee.ai_next
-        }
-        return addresses.isEmpty ? .failure(AddressError(description: "no address")) : .success(addresses)
-    }
-
-    /// Why a host name has no address.
-    struct AddressError: Error {
-        var description: String
     }
 }

@@ -15,6 +15,8 @@ final class TLSSession {
     private let input: OpaquePointer
     /// Bytes OpenSSL wrote, for the network.
     private let output: OpaquePointer
+    /// Where ``read(into:)`` has OpenSSL decrypt, before the bytes join the caller's.
+    private var chunk = [UInt8](repeating: 0, count: 16_384)
 
     /// What went wrong, with OpenSSL's reason.
     struct Failure: Error, CustomStringConvertible {
@@ -85,7 +87,6 @@ final class TLSSession {
 
     /// The application data decrypted so far, appended to `plain`.
     func read(into plain: inout [UInt8]) throws(Failure) {
-        var chunk = [UInt8](repeating: 0, count: 16_384)
         while true {
             ERR_clear_error()
             let count = chunk.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }

@@ -6,34 +6,26 @@ import BluetoothCore
 /// Connected stream sockets for H4 over TCP or a Unix socket.
 enum StreamSocket {
     static func connectTCP(host: String, port: UInt16) throws(TransportError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw .openFailed(what: "tcp:\(host):\(port) (\(String(cString: gai_strerror(status))))", errno: 0)
+        let addresses: [SocketAddress]
+        switch SocketAddress.resolve(host, port: Int(port)) {
+        case .success(let found): addresses = found
+        case .failure(let error): throw .openFailed(what: "tcp:\(host):\(port) (\(error))", errno: 0)
         }
-        defer { freeaddrinfo(list) }
         var lastError: Int32 = ECONNREFUSED
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let info = entry {
-            let fd = socket(
-                info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
-                info.pointee.ai_protocol)
-            if fd >= 0 {
-                if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    var one: Int32 = 1
-                    // HCI packets are small and latency matters more than batching.
-                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                    return fd
-                }
+        for address in addresses {
+            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else {
                 lastError = errno
-                close(fd)
-            } else {
-                lastError = errno
+                continue
             }
-            entry = info.pointee.ai_next
+            if address.withPointer({ connect(fd, $0, $1) }) == 0 {
+                var one: Int32 = 1
+                // HCI packets are small and latency matters more than batching.
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return fd
+            }
+            lastError = errno
+            close(fd)
         }
         throw .openFailed(what: "tcp:\(host):\(port)", errno: lastError)
     }
